@@ -1,0 +1,376 @@
+//! Artifact rows: writing an index or an update in one transaction, and the
+//! queries that answer `source scan` and drive incremental updates.
+
+use rusqlite::{Transaction, params};
+
+use super::sources::{NewSource, insert_source};
+use super::{Catalog, bump_generation, db_error, now_timestamp};
+use crate::error::Result;
+use crate::scan::{ArtifactKind, Platform};
+
+/// One file of an artifact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRecord {
+    /// Repository path.
+    pub path: String,
+    /// `file`, `executable` or `symlink`.
+    pub mode: &'static str,
+    /// Git blob id (hex).
+    pub git_blob: String,
+    /// blake3 of the blob's bytes (hex).
+    pub blake3: String,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+/// An artifact as read from a commit, ready to be written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexedArtifact {
+    /// Kind.
+    pub kind: ArtifactKind,
+    /// Repository path: the folder of a skill, the file otherwise.
+    pub path: String,
+    /// Display name.
+    pub name: String,
+    /// One-line description.
+    pub description: Option<String>,
+    /// Platform its location implies.
+    pub platform: Option<Platform>,
+    /// Repository path of the main file.
+    pub main_file: String,
+    /// Repository path its bytes were read from (a symlink's target).
+    pub content_path: String,
+    /// Frontmatter as a JSON object.
+    pub frontmatter_json: Option<String>,
+    /// A skill with vendor agent metadata.
+    pub has_vendor_agent: bool,
+    /// Problems met while reading it.
+    pub warnings: Vec<String>,
+    /// blake3 over its (path, mode, blob id) list; changes when any file changes.
+    pub content_digest: String,
+    /// Size of the main file's content in bytes.
+    pub main_size: u64,
+    /// Main file text, capped.
+    pub text: String,
+    /// Whether `text` was cut.
+    pub truncated: bool,
+    /// Every file that makes up the artifact.
+    pub files: Vec<FileRecord>,
+}
+
+/// A commit being recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitInfo {
+    /// Commit id (hex).
+    pub sha: String,
+    /// Tree id of the scanned folder (hex).
+    pub tree_sha: String,
+    /// Commit time, RFC 3339.
+    pub committed_at: Option<String>,
+}
+
+/// A live artifact, as much as an update needs to compare it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveArtifact {
+    /// Row id.
+    pub id: i64,
+    /// Kind.
+    pub kind: ArtifactKind,
+    /// Repository path.
+    pub path: String,
+    /// Display name.
+    pub name: String,
+    /// Digest to compare against a fresh read.
+    pub content_digest: String,
+}
+
+/// What an update changes.
+#[derive(Debug, Default)]
+pub struct SourceChanges {
+    /// New artifacts (or ones back at a path they had left).
+    pub added: Vec<IndexedArtifact>,
+    /// Changed artifacts with their row ids.
+    pub modified: Vec<(i64, IndexedArtifact)>,
+    /// Row ids of artifacts that are gone.
+    pub removed: Vec<i64>,
+}
+
+/// One row of `source scan`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArtifactSummary {
+    /// Kind.
+    pub kind: ArtifactKind,
+    /// Display name.
+    pub name: String,
+    /// Repository path.
+    pub path: String,
+    /// One-line description.
+    pub description: Option<String>,
+    /// A skill with vendor agent metadata.
+    pub has_vendor_agent: bool,
+}
+
+impl Catalog {
+    /// Registers a source together with its first index, atomically.
+    pub fn add_indexed_source(
+        &mut self,
+        source: &NewSource<'_>,
+        resolved_ref: Option<&str>,
+        commit: &CommitInfo,
+        artifacts: &[IndexedArtifact],
+    ) -> Result<i64> {
+        let tx = self.write()?;
+        let source_id = insert_source(&tx, source)?;
+        let changes = SourceChanges {
+            added: artifacts.to_vec(),
+            ..SourceChanges::default()
+        };
+        write_changes(&tx, source_id, resolved_ref, commit, &changes, true)?;
+        bump_generation(&tx)?;
+        tx.commit().map_err(db_error)?;
+        Ok(source_id)
+    }
+
+    /// Records a fetch that moved the source to `commit` with `changes`.
+    pub fn record_update(
+        &mut self,
+        source_id: i64,
+        resolved_ref: Option<&str>,
+        commit: &CommitInfo,
+        changes: &SourceChanges,
+    ) -> Result<()> {
+        let tx = self.write()?;
+        write_changes(&tx, source_id, resolved_ref, commit, changes, false)?;
+        bump_generation(&tx)?;
+        tx.commit().map_err(db_error)
+    }
+
+    /// Records a fetch that found nothing new.
+    pub fn touch_fetched(&mut self, source_id: i64, resolved_ref: Option<&str>) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE sources SET fetched_at = ?2, resolved_ref = COALESCE(?3, resolved_ref) WHERE id = ?1",
+                params![source_id, now_timestamp(), resolved_ref],
+            )
+            .map_err(db_error)?;
+        Ok(())
+    }
+
+    /// Live artifacts of a source at or below any of `roots` (repository paths;
+    /// `""` means every artifact), and those whose content comes from `content_paths`.
+    pub fn live_artifacts_in(
+        &self,
+        source_id: i64,
+        roots: &[String],
+        content_paths: &[String],
+    ) -> Result<Vec<LiveArtifact>> {
+        let mut found = Vec::new();
+        let mut under = self
+            .conn
+            .prepare_cached(
+                "SELECT id, kind, path, name, content_digest FROM artifacts
+                 WHERE source_id = ?1 AND removed_commit_id IS NULL AND path >= ?2 AND path < ?3",
+            )
+            .map_err(db_error)?;
+        for root in roots {
+            // `root0` bounds every `root/...` path ('0' follows '/'); the filter drops `root-x` and the like.
+            let upper = if root.is_empty() {
+                "\u{10FFFF}".to_string()
+            } else {
+                format!("{root}0")
+            };
+            let rows = under
+                .query_map(params![source_id, root, upper], live_from_row)
+                .map_err(db_error)?;
+            for row in rows {
+                let artifact = row.map_err(db_error)?;
+                let inside = root.is_empty()
+                    || artifact.path == *root
+                    || artifact
+                        .path
+                        .strip_prefix(root.as_str())
+                        .is_some_and(|rest| rest.starts_with('/'));
+                if inside {
+                    found.push(artifact);
+                }
+            }
+        }
+        let mut by_content = self
+            .conn
+            .prepare_cached(
+                "SELECT id, kind, path, name, content_digest FROM artifacts
+                 WHERE source_id = ?1 AND removed_commit_id IS NULL AND content_path = ?2",
+            )
+            .map_err(db_error)?;
+        for path in content_paths {
+            let rows = by_content
+                .query_map(params![source_id, path], live_from_row)
+                .map_err(db_error)?;
+            for row in rows {
+                found.push(row.map_err(db_error)?);
+            }
+        }
+        found.sort_by_key(|a| a.id);
+        found.dedup_by_key(|a| a.id);
+        Ok(found)
+    }
+
+    /// Live artifacts of a source, by kind then path, optionally of one kind.
+    pub fn scan_source(&self, source_id: i64, kind: Option<ArtifactKind>) -> Result<Vec<ArtifactSummary>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT kind, name, path, description, has_vendor_agent FROM artifacts
+                 WHERE source_id = ?1 AND removed_commit_id IS NULL AND (?2 IS NULL OR kind = ?2)
+                 ORDER BY CASE kind WHEN 'skill' THEN 0 WHEN 'agent' THEN 1 WHEN 'prompt' THEN 2 ELSE 3 END, path",
+            )
+            .map_err(db_error)?;
+        let rows = stmt
+            .query_map(params![source_id, kind.map(ArtifactKind::as_str)], |r| {
+                Ok(ArtifactSummary {
+                    kind: kind_from_sql(&r.get::<_, String>(0)?),
+                    name: r.get(1)?,
+                    path: r.get(2)?,
+                    description: r.get(3)?,
+                    has_vendor_agent: r.get(4)?,
+                })
+            })
+            .map_err(db_error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
+    }
+}
+
+fn live_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LiveArtifact> {
+    Ok(LiveArtifact {
+        id: r.get(0)?,
+        kind: kind_from_sql(&r.get::<_, String>(1)?),
+        path: r.get(2)?,
+        name: r.get(3)?,
+        content_digest: r.get(4)?,
+    })
+}
+
+/// The schema's CHECK constraint guarantees one of the four kinds.
+fn kind_from_sql(text: &str) -> ArtifactKind {
+    ArtifactKind::parse(text).unwrap_or(ArtifactKind::Instruction)
+}
+
+/// Writes a commit and its artifact changes, and points the source at the commit.
+fn write_changes(
+    tx: &Transaction<'_>,
+    source_id: i64,
+    resolved_ref: Option<&str>,
+    commit: &CommitInfo,
+    changes: &SourceChanges,
+    fresh: bool,
+) -> Result<()> {
+    let now = now_timestamp();
+    let commit_id: i64 = tx
+        .query_row(
+            "INSERT INTO commits (source_id, sha, tree_sha, committed_at, indexed_at) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (source_id, sha) DO UPDATE SET indexed_at = excluded.indexed_at RETURNING id",
+            params![source_id, commit.sha, commit.tree_sha, commit.committed_at, now],
+            |r| r.get(0),
+        )
+        .map_err(db_error)?;
+
+    let mut upsert = tx
+        .prepare_cached(
+            "INSERT INTO artifacts (source_id, kind, path, name, description, platform, main_file, content_path,
+                 frontmatter_json, has_vendor_agent, warnings_json, content_digest, main_size,
+                 first_commit_id, last_changed_commit_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14)
+             ON CONFLICT (source_id, kind, path) DO UPDATE SET
+                 name = excluded.name, description = excluded.description, platform = excluded.platform,
+                 main_file = excluded.main_file, content_path = excluded.content_path,
+                 frontmatter_json = excluded.frontmatter_json, has_vendor_agent = excluded.has_vendor_agent,
+                 warnings_json = excluded.warnings_json, content_digest = excluded.content_digest,
+                 main_size = excluded.main_size, last_changed_commit_id = excluded.last_changed_commit_id,
+                 removed_commit_id = NULL
+             RETURNING id",
+        )
+        .map_err(db_error)?;
+    let mut insert_text = tx
+        .prepare_cached("INSERT OR REPLACE INTO artifact_texts (artifact_id, body, truncated) VALUES (?1, ?2, ?3)")
+        .map_err(db_error)?;
+    let mut delete_files = tx
+        .prepare_cached("DELETE FROM artifact_files WHERE artifact_id = ?1")
+        .map_err(db_error)?;
+    let mut insert_file = tx
+        .prepare_cached(
+            "INSERT INTO artifact_files (artifact_id, path, mode, git_blob, blake3, size) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .map_err(db_error)?;
+    let mut insert_event = tx
+        .prepare_cached(
+            "INSERT INTO artifact_events (artifact_id, commit_id, change, recorded_at) VALUES (?1, ?2, ?3, ?4)",
+        )
+        .map_err(db_error)?;
+    let mut remove = tx
+        .prepare_cached("UPDATE artifacts SET removed_commit_id = ?2, last_changed_commit_id = ?2 WHERE id = ?1")
+        .map_err(db_error)?;
+
+    let written = changes
+        .added
+        .iter()
+        .map(|a| ("added", a))
+        .chain(changes.modified.iter().map(|(_, a)| ("modified", a)));
+    for (change, artifact) in written {
+        let warnings =
+            (!artifact.warnings.is_empty()).then(|| serde_json::to_string(&artifact.warnings).unwrap_or_default());
+        let id: i64 = upsert
+            .query_row(
+                params![
+                    source_id,
+                    artifact.kind.as_str(),
+                    artifact.path,
+                    artifact.name,
+                    artifact.description,
+                    artifact.platform.map(Platform::as_str),
+                    artifact.main_file,
+                    artifact.content_path,
+                    artifact.frontmatter_json,
+                    artifact.has_vendor_agent,
+                    warnings,
+                    artifact.content_digest,
+                    artifact.main_size as i64,
+                    commit_id
+                ],
+                |r| r.get(0),
+            )
+            .map_err(db_error)?;
+        insert_text
+            .execute(params![id, artifact.text, artifact.truncated])
+            .map_err(db_error)?;
+        if !fresh {
+            delete_files.execute([id]).map_err(db_error)?;
+        }
+        for file in &artifact.files {
+            insert_file
+                .execute(params![
+                    id,
+                    file.path,
+                    file.mode,
+                    file.git_blob,
+                    file.blake3,
+                    file.size as i64
+                ])
+                .map_err(db_error)?;
+        }
+        insert_event
+            .execute(params![id, commit_id, change, now])
+            .map_err(db_error)?;
+    }
+    for id in &changes.removed {
+        remove.execute(params![id, commit_id]).map_err(db_error)?;
+        insert_event
+            .execute(params![id, commit_id, "removed", now])
+            .map_err(db_error)?;
+    }
+    tx.execute(
+        "UPDATE sources SET head_commit_id = ?2, fetched_at = ?3, resolved_ref = COALESCE(?4, resolved_ref) WHERE id = ?1",
+        params![source_id, commit_id, now, resolved_ref],
+    )
+    .map_err(db_error)?;
+    Ok(())
+}

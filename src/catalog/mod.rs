@@ -1,0 +1,214 @@
+//! The SQLite catalog: the single source of truth every read is answered from.
+//!
+//! This module owns all SQL; nothing else in the crate imports rusqlite. The
+//! schema lives in `migrations/` and is applied by refinery on open. Connections
+//! run in WAL mode with foreign keys on and a busy timeout, so a CLI command and a
+//! server can share one catalog. Every write is one explicit transaction that
+//! also bumps the catalog generation, which derived data (the search index)
+//! compares against to know whether it is current.
+
+mod artifacts;
+mod sources;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
+
+use crate::error::{Error, ErrorCode, Result};
+
+pub use artifacts::{ArtifactSummary, CommitInfo, FileRecord, IndexedArtifact, LiveArtifact, SourceChanges};
+pub use sources::{NewSource, SourceRecord};
+
+mod embedded {
+    refinery::embed_migrations!("migrations");
+}
+
+/// An open, migrated catalog.
+pub struct Catalog {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Catalog {
+    /// Opens (creating when missing) and migrates the catalog at `path`.
+    pub fn open(path: &Path) -> Result<Self> {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
+        }
+        let mut conn = Connection::open(path).map_err(|e| open_error(path, e))?;
+        conn.busy_timeout(Duration::from_secs(10))
+            .map_err(|e| open_error(path, e))?;
+        conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
+            .map_err(|e| open_error(path, e))?;
+        migrate(&mut conn, path)?;
+        Ok(Self {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The catalog file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The generation counter, bumped by every write.
+    pub fn generation(&self) -> Result<u64> {
+        let value: String = self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = 'generation'", [], |r| r.get(0))
+            .map_err(db_error)?;
+        value
+            .parse()
+            .map_err(|_| Error::new(ErrorCode::CatalogError, "the catalog generation is unreadable"))
+    }
+
+    /// Starts a write transaction that takes the write lock at once.
+    fn write(&mut self) -> Result<Transaction<'_>> {
+        self.conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(db_error)
+    }
+}
+
+/// Bumps the generation inside a write transaction.
+fn bump_generation(tx: &Transaction<'_>) -> Result<()> {
+    tx.execute(
+        "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'",
+        [],
+    )
+    .map_err(db_error)?;
+    Ok(())
+}
+
+fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
+    let runner = embedded::migrations::runner();
+    let latest = runner.get_migrations().iter().map(|m| m.version()).max().unwrap_or(0);
+    let applied: Option<i64> = conn
+        .query_row("SELECT MAX(version) FROM refinery_schema_history", [], |r| r.get(0))
+        .optional()
+        .unwrap_or(None)
+        .flatten();
+    match applied {
+        Some(v) if i64::from(latest) == v => return Ok(()),
+        Some(v) if v > i64::from(latest) => {
+            return Err(Error::new(
+                ErrorCode::CatalogTooNew,
+                format!(
+                    "the catalog `{}` has schema version {v}, newer than this aam understands ({latest})",
+                    path.display()
+                ),
+            )
+            .with_hint("upgrade aam, or point `AAM_HOME` at another folder"));
+        }
+        _ => {}
+    }
+    runner.run(conn).map_err(|e| {
+        Error::new(
+            ErrorCode::CatalogError,
+            format!("failed to migrate the catalog `{}`", path.display()),
+        )
+        .with_hint("check that the file is writable and not damaged; `aam doctor` can tell more")
+        .with_source(e)
+    })?;
+    Ok(())
+}
+
+fn open_error(path: &Path, e: rusqlite::Error) -> Error {
+    Error::new(
+        ErrorCode::CatalogError,
+        format!("failed to open the catalog `{}`", path.display()),
+    )
+    .with_hint("check that `AAM_HOME` is writable and the file is a SQLite database")
+    .with_source(e)
+}
+
+/// Wraps a SQLite failure without showing SQL to the user.
+fn db_error(e: rusqlite::Error) -> Error {
+    let busy = matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    );
+    let (message, hint) = if busy {
+        (
+            "the catalog is locked by another aam process",
+            "wait for the other command to finish and try again",
+        )
+    } else {
+        (
+            "a catalog query failed",
+            "run `aam -v` for details; `aam doctor` checks the catalog",
+        )
+    };
+    Error::new(ErrorCode::CatalogError, message)
+        .with_hint(hint)
+        .with_source(e)
+}
+
+/// Now, as an RFC 3339 UTC timestamp with second precision.
+pub fn now_timestamp() -> String {
+    let now = time::OffsetDateTime::now_utc()
+        .replace_nanosecond(0)
+        .unwrap_or_else(|_| time::OffsetDateTime::now_utc());
+    now.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opens_migrates_and_reopens() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nested/catalog.db");
+        let catalog = Catalog::open(&path).unwrap();
+        assert_eq!(catalog.generation().unwrap(), 0);
+        let mode: String = catalog.conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+        assert_eq!(mode, "wal");
+        let fk: i64 = catalog.conn.query_row("PRAGMA foreign_keys", [], |r| r.get(0)).unwrap();
+        assert_eq!(fk, 1);
+        drop(catalog);
+        Catalog::open(&path).unwrap();
+    }
+
+    #[test]
+    fn schema_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let catalog = Catalog::open(&dir.path().join("c.db")).unwrap();
+        let mut stmt = catalog
+            .conn
+            .prepare("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'refinery%' ORDER BY type DESC, name")
+            .unwrap();
+        let schema: Vec<String> = stmt.query_map([], |r| r.get(0)).unwrap().map(|r| r.unwrap()).collect();
+        insta::assert_snapshot!(schema.join(";\n\n"));
+    }
+
+    #[test]
+    fn newer_catalog_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.db");
+        let catalog = Catalog::open(&path).unwrap();
+        catalog
+            .conn
+            .execute(
+                "INSERT INTO refinery_schema_history (version, name, applied_on, checksum) VALUES (999, 'future', '', '0')",
+                [],
+            )
+            .unwrap();
+        drop(catalog);
+        let err = Catalog::open(&path).err().unwrap();
+        assert_eq!(err.code(), ErrorCode::CatalogTooNew);
+    }
+
+    #[test]
+    fn not_a_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.db");
+        std::fs::write(&path, b"this is not sqlite, just text padding it out to a page or so").unwrap();
+        let err = Catalog::open(&path).err().unwrap();
+        assert_eq!(err.code(), ErrorCode::CatalogError);
+        assert!(!err.message().contains("SELECT"));
+    }
+}

@@ -1,0 +1,179 @@
+//! Source rows: registration, listing, removal and remembered defaults.
+
+use rusqlite::{OptionalExtension, Row, params};
+
+use super::{Catalog, bump_generation, db_error, now_timestamp};
+use crate::error::Result;
+
+/// A registered source as the catalog knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceRecord {
+    /// Row id.
+    pub id: i64,
+    /// Unique name.
+    pub name: String,
+    /// `git` or `local`.
+    pub kind: String,
+    /// Credential-free URL.
+    pub url: String,
+    /// Folder under `cache/git/` holding its objects.
+    pub cache_key: String,
+    /// Requested ref; `None` follows the remote's default branch.
+    pub ref_name: Option<String>,
+    /// What the ref resolved to at the last fetch (branch name for the default).
+    pub resolved_ref: Option<String>,
+    /// Folder the scan is limited to (`""` = whole tree).
+    pub scope_path: String,
+    /// One of the built-in default sources.
+    pub is_default: bool,
+    /// Commit the catalog reflects, `None` until first fetched.
+    pub head_commit: Option<String>,
+    /// Row id of that commit.
+    pub head_commit_id: Option<i64>,
+    /// When it was registered.
+    pub added_at: String,
+    /// When it was last fetched.
+    pub fetched_at: Option<String>,
+    /// Live artifacts indexed from it.
+    pub artifact_count: i64,
+}
+
+/// What is known about a source before its first index.
+#[derive(Debug, Clone)]
+pub struct NewSource<'a> {
+    /// Unique name.
+    pub name: &'a str,
+    /// `git` or `local`.
+    pub kind: &'a str,
+    /// Credential-free URL.
+    pub url: &'a str,
+    /// Folder under `cache/git/`.
+    pub cache_key: &'a str,
+    /// Requested ref.
+    pub ref_name: Option<&'a str>,
+    /// Scope folder.
+    pub scope_path: &'a str,
+    /// One of the built-in defaults.
+    pub is_default: bool,
+}
+
+const SOURCE_COLUMNS: &str = "s.id, s.name, s.kind, s.url, s.cache_key, s.ref_name, s.resolved_ref, s.scope_path, \
+     s.is_default, c.sha, s.head_commit_id, s.added_at, s.fetched_at, \
+     (SELECT COUNT(*) FROM artifacts a WHERE a.source_id = s.id AND a.removed_commit_id IS NULL)";
+
+fn source_from_row(row: &Row<'_>) -> rusqlite::Result<SourceRecord> {
+    Ok(SourceRecord {
+        id: row.get(0)?,
+        name: row.get(1)?,
+        kind: row.get(2)?,
+        url: row.get(3)?,
+        cache_key: row.get(4)?,
+        ref_name: row.get(5)?,
+        resolved_ref: row.get(6)?,
+        scope_path: row.get(7)?,
+        is_default: row.get(8)?,
+        head_commit: row.get(9)?,
+        head_commit_id: row.get(10)?,
+        added_at: row.get(11)?,
+        fetched_at: row.get(12)?,
+        artifact_count: row.get(13)?,
+    })
+}
+
+impl Catalog {
+    /// Every source, by name.
+    pub fn list_sources(&self) -> Result<Vec<SourceRecord>> {
+        let sql = format!(
+            "SELECT {SOURCE_COLUMNS} FROM sources s LEFT JOIN commits c ON c.id = s.head_commit_id ORDER BY s.name"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql).map_err(db_error)?;
+        let rows = stmt.query_map([], source_from_row).map_err(db_error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
+    }
+
+    /// The source called `name`, if any.
+    pub fn find_source(&self, name: &str) -> Result<Option<SourceRecord>> {
+        let sql = format!(
+            "SELECT {SOURCE_COLUMNS} FROM sources s LEFT JOIN commits c ON c.id = s.head_commit_id WHERE s.name = ?1"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql).map_err(db_error)?;
+        stmt.query_row([name], source_from_row).optional().map_err(db_error)
+    }
+
+    /// Registers a source without indexing it (built-in defaults are added this
+    /// way); a default registered again is no longer remembered as dismissed.
+    pub fn insert_unfetched_source(&mut self, source: &NewSource<'_>) -> Result<i64> {
+        let tx = self.write()?;
+        let id = insert_source(&tx, source)?;
+        tx.execute("DELETE FROM dismissed_defaults WHERE name = ?1", [source.name])
+            .map_err(db_error)?;
+        bump_generation(&tx)?;
+        tx.commit().map_err(db_error)?;
+        Ok(id)
+    }
+
+    /// Deletes a source with its commits, artifacts and events. A default source
+    /// is remembered as dismissed so it is never re-added silently.
+    pub fn remove_source(&mut self, id: i64) -> Result<()> {
+        let tx = self.write()?;
+        let (name, is_default): (String, bool) = tx
+            .query_row("SELECT name, is_default FROM sources WHERE id = ?1", [id], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .map_err(db_error)?;
+        if is_default {
+            tx.execute(
+                "INSERT OR REPLACE INTO dismissed_defaults (name, dismissed_at) VALUES (?1, ?2)",
+                params![name, now_timestamp()],
+            )
+            .map_err(db_error)?;
+        }
+        tx.execute("UPDATE sources SET head_commit_id = NULL WHERE id = ?1", [id])
+            .map_err(db_error)?;
+        tx.execute("DELETE FROM sources WHERE id = ?1", [id])
+            .map_err(db_error)?;
+        bump_generation(&tx)?;
+        tx.commit().map_err(db_error)
+    }
+
+    /// Whether any source other than `except_id` keeps its objects under `cache_key`.
+    pub fn cache_shared(&self, cache_key: &str, except_id: i64) -> Result<bool> {
+        self.conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM sources WHERE cache_key = ?1 AND id <> ?2)",
+                params![cache_key, except_id],
+                |r| r.get(0),
+            )
+            .map_err(db_error)
+    }
+
+    /// Names of built-in defaults the user removed.
+    pub fn dismissed_defaults(&self) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT name FROM dismissed_defaults ORDER BY name")
+            .map_err(db_error)?;
+        let rows = stmt.query_map([], |r| r.get(0)).map_err(db_error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
+    }
+}
+
+/// Inserts a source row inside an open transaction.
+pub(super) fn insert_source(tx: &rusqlite::Transaction<'_>, source: &NewSource<'_>) -> Result<i64> {
+    tx.execute(
+        "INSERT INTO sources (name, kind, url, cache_key, ref_name, scope_path, is_default, added_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            source.name,
+            source.kind,
+            source.url,
+            source.cache_key,
+            source.ref_name,
+            source.scope_path,
+            source.is_default,
+            now_timestamp()
+        ],
+    )
+    .map_err(db_error)?;
+    Ok(tx.last_insert_rowid())
+}

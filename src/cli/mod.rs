@@ -1,0 +1,263 @@
+//! The command-line front end: parse arguments, call one tool, render its output.
+//!
+//! No business logic lives here. `--json` prints exactly the tool's output type;
+//! otherwise output is rendered for people. Data goes to stdout; progress,
+//! warnings, logs and errors go to stderr. Exit codes: 0 ok, 1 a failure the user
+//! can act on, 2 a usage or internal error; a closed stdout pipe exits 0.
+
+mod progress;
+mod render;
+
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+use serde::Serialize;
+
+use crate::config::AamHome;
+use crate::error::{Error, Result};
+use crate::scan::ArtifactKind;
+use crate::tools::sources::{
+    SourceAdd, SourceAddInput, SourceDiff, SourceDiffInput, SourceEnableDefaults, SourceEnableDefaultsInput,
+    SourceList, SourceListInput, SourceRemove, SourceRemoveInput, SourceScan, SourceScanInput, SourceUpdate,
+    SourceUpdateInput, UpdateStatus,
+};
+use crate::tools::{Context, Tool};
+
+/// Catalog AI-agent artifacts (skills, agents, prompts, instructions) from git sources.
+#[derive(Debug, Parser)]
+#[command(name = "aam", version, propagate_version = true, max_term_width = 100)]
+struct Cli {
+    /// Log more (-v: info, -vv: debug, -vvv: trace); `AAM_LOG` sets a filter directly.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    /// Print machine-readable JSON: exactly the operation's output type.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Track git repositories of artifacts and see what changed upstream.
+    #[command(subcommand)]
+    Source(SourceCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum SourceCommand {
+    /// Register a git repository as a source, fetch it and index its artifacts.
+    Add {
+        /// `owner/repo[@ref|#sha]`, `https://...`, `git+https://...`, `git@host:owner/repo.git`,
+        /// `ssh://...`, `file:///abs/path`, or a local path (`./x`, `../x`, `/abs/x`).
+        spec: String,
+        /// Branch, tag or full commit id to follow (default: the remote's default branch).
+        #[arg(long = "ref", value_name = "REF")]
+        git_ref: Option<String>,
+        /// Limit the scan to this folder of the repository.
+        #[arg(long)]
+        path: Option<String>,
+        /// Name of the source (default: `owner/repo`, `owner/repo:<folder>` when scoped, or the folder name).
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// List registered sources.
+    List,
+    /// List the artifacts indexed from a source.
+    Scan {
+        /// Source name.
+        name: String,
+        /// Only this kind: skill, agent, prompt or instruction.
+        #[arg(long = "type", value_name = "TYPE")]
+        kind: Option<String>,
+    },
+    /// Fetch sources and index what changed.
+    Update {
+        /// Source to update (default: all).
+        name: Option<String>,
+        /// Update every source, going on past failures.
+        #[arg(long, conflicts_with = "name")]
+        all: bool,
+        /// Report what would change without changing the catalog.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Show what changed upstream since the indexed commit, without changing anything.
+    Diff {
+        /// Source name.
+        name: String,
+    },
+    /// Remove a source and its catalog records.
+    Remove {
+        /// Source name.
+        name: String,
+        /// Also delete the cached repository when no other source uses it.
+        #[arg(long)]
+        purge_cache: bool,
+    },
+    /// Register the built-in default sources (without fetching them).
+    EnableDefaults {
+        /// Also re-add defaults you removed earlier.
+        #[arg(long)]
+        restore: bool,
+    },
+}
+
+/// Runs the CLI and returns the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return e.exit_code();
+        }
+    };
+    init_tracing(cli.verbose);
+    let json = cli.json;
+    match run(cli) {
+        Ok(code) => code,
+        Err(err) => report_error(&err, json),
+    }
+}
+
+fn init_tracing(verbose: u8) {
+    let filter = std::env::var("AAM_LOG")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| {
+            let level = match verbose {
+                0 => "warn",
+                1 => "info",
+                2 => "debug",
+                _ => "trace",
+            };
+            format!("{level},rmcp=warn")
+        });
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .without_time()
+        .with_target(verbose > 1)
+        .try_init();
+}
+
+fn run(cli: Cli) -> Result<i32> {
+    let cwd = std::env::current_dir().map_err(|e| Error::io("read", std::path::Path::new("."), e))?;
+    let mut ctx = Context::new(AamHome::from_env()?, cwd);
+    if !cli.json && std::io::stderr().is_terminal() {
+        ctx.progress = Arc::new(progress::TerminalProgress::default());
+    }
+    let out = Output { json: cli.json };
+    match cli.command {
+        Command::Source(command) => run_source(&ctx, &out, command),
+    }
+}
+
+fn run_source(ctx: &Context, out: &Output, command: SourceCommand) -> Result<i32> {
+    match command {
+        SourceCommand::Add {
+            spec,
+            git_ref,
+            path,
+            name,
+        } => {
+            let input = SourceAddInput {
+                spec,
+                git_ref,
+                path,
+                name,
+            };
+            out.emit(&SourceAdd::run(ctx, input)?, render::source_added)
+        }
+        SourceCommand::List => out.emit(&SourceList::run(ctx, SourceListInput {})?, render::source_list),
+        SourceCommand::Scan { name, kind } => {
+            let kind = kind.as_deref().map(parse_kind).transpose()?;
+            out.emit(
+                &SourceScan::run(ctx, SourceScanInput { name, kind })?,
+                render::source_scan,
+            )
+        }
+        SourceCommand::Update { name, all, dry_run } => {
+            let output = SourceUpdate::run(ctx, SourceUpdateInput { name, all, dry_run })?;
+            let failed = output.sources.iter().any(|s| s.status == UpdateStatus::Failed);
+            out.emit(&output, render::source_update)?;
+            Ok(if failed { 1 } else { 0 })
+        }
+        SourceCommand::Diff { name } => out.emit(&SourceDiff::run(ctx, SourceDiffInput { name })?, render::source_diff),
+        SourceCommand::Remove { name, purge_cache } => out.emit(
+            &SourceRemove::run(ctx, SourceRemoveInput { name, purge_cache })?,
+            render::source_removed,
+        ),
+        SourceCommand::EnableDefaults { restore } => out.emit(
+            &SourceEnableDefaults::run(ctx, SourceEnableDefaultsInput { restore })?,
+            render::defaults_enabled,
+        ),
+    }
+}
+
+fn parse_kind(text: &str) -> Result<ArtifactKind> {
+    ArtifactKind::parse(text).ok_or_else(|| {
+        Error::invalid_argument(format!("`{text}` is not an artifact type"))
+            .with_hint("use one of `skill`, `agent`, `prompt`, `instruction`")
+    })
+}
+
+/// Where and how results are written.
+struct Output {
+    json: bool,
+}
+
+impl Output {
+    /// Prints `value` as JSON or through `human`, and returns exit code 0.
+    fn emit<T: Serialize>(&self, value: &T, human: fn(&T) -> String) -> Result<i32> {
+        let text = if self.json {
+            let mut text = serde_json::to_string_pretty(value)
+                .map_err(|e| Error::internal(format!("cannot encode the output: {e}")))?;
+            text.push('\n');
+            text
+        } else {
+            human(value)
+        };
+        write_stdout(&text)?;
+        Ok(0)
+    }
+}
+
+/// Writes to stdout; a closed pipe (`aam ... | head`) is not an error.
+fn write_stdout(text: &str) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => Err(Error::io("write", std::path::Path::new("<stdout>"), e)),
+    }
+}
+
+fn report_error(err: &Error, json: bool) -> i32 {
+    if json {
+        let body = serde_json::json!({ "error": err.to_body() });
+        let _ = write_stdout(&format!("{body:#}\n"));
+    }
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(stderr, "error[{}]: {}", err.code(), err.message());
+    for cause in err.causes() {
+        tracing::info!("caused by: {cause}");
+    }
+    if let Some(hint) = err.hint() {
+        let _ = writeln!(stderr, "hint: {hint}");
+    }
+    err.code().exit_code()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_valid() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,261 @@
+//! Human-readable rendering of tool outputs. Pure functions from output to text.
+
+use crate::tools::sources::{
+    ArtifactRef, CountsByType, ScannedArtifact, SourceAddOutput, SourceDiffOutput, SourceEnableDefaultsOutput,
+    SourceListOutput, SourceRemoveOutput, SourceScanOutput, SourceUpdateOutput, UpdateStatus,
+};
+
+/// Widest a description column gets before it is cut.
+const DESCRIPTION_WIDTH: usize = 60;
+
+/// Left-aligned columns separated by two spaces, trailing spaces trimmed.
+fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let mut text = String::new();
+        for (cell, width) in cells.iter().zip(&widths) {
+            text.push_str(cell);
+            text.push_str(&" ".repeat(width - cell.chars().count() + 2));
+        }
+        text.trim_end().to_string() + "\n"
+    };
+    let mut out = line(headers.to_vec());
+    for row in rows {
+        out.push_str(&line(row.iter().map(String::as_str).collect()));
+    }
+    out
+}
+
+fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(12)]
+}
+
+fn cut(text: &str, width: usize) -> String {
+    match text.char_indices().nth(width.saturating_sub(1)) {
+        Some((i, _)) if text.chars().count() > width => format!("{}…", &text[..i]),
+        _ => text.to_string(),
+    }
+}
+
+fn counts(c: &CountsByType) -> String {
+    let part = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    [
+        part(c.skills, "skill", "skills"),
+        part(c.agents, "agent", "agents"),
+        part(c.prompts, "prompt", "prompts"),
+        part(c.instructions, "instruction", "instructions"),
+    ]
+    .join(", ")
+}
+
+/// `aam source add`.
+pub fn source_added(o: &SourceAddOutput) -> String {
+    let scope = if o.path.is_empty() {
+        String::new()
+    } else {
+        format!(", path `{}`", o.path)
+    };
+    format!(
+        "Added source `{}` ({} at `{}` {}{scope})\nIndexed {} artifacts: {}\n",
+        o.name,
+        o.url,
+        o.git_ref,
+        short(&o.commit),
+        o.artifact_count,
+        counts(&o.artifacts_by_type)
+    )
+}
+
+/// `aam source list`.
+pub fn source_list(o: &SourceListOutput) -> String {
+    if o.0.is_empty() {
+        return "No sources yet. Add one with `aam source add <owner/repo | URL | path>`.\n".to_string();
+    }
+    let rows: Vec<Vec<String>> =
+        o.0.iter()
+            .map(|s| {
+                vec![
+                    format!("{}{}", s.name, if s.default { " (default)" } else { "" }),
+                    s.kind.clone(),
+                    s.git_ref.clone().unwrap_or_else(|| "-".into()),
+                    if s.path.is_empty() { "/".into() } else { s.path.clone() },
+                    s.artifact_count.to_string(),
+                    s.last_commit
+                        .as_deref()
+                        .map_or("never fetched".into(), |c| short(c).to_string()),
+                    s.last_fetched.clone().unwrap_or_else(|| "-".into()),
+                    s.url.clone(),
+                ]
+            })
+            .collect();
+    table(
+        &["NAME", "TYPE", "REF", "PATH", "ARTIFACTS", "COMMIT", "FETCHED", "URL"],
+        &rows,
+    )
+}
+
+/// `aam source scan`.
+pub fn source_scan(o: &SourceScanOutput) -> String {
+    let scope = if o.scan_path.is_empty() {
+        String::new()
+    } else {
+        format!(", path `{}`", o.scan_path)
+    };
+    let mut out = format!(
+        "Source `{}` at {}{scope}: {} artifacts\n",
+        o.source_name,
+        short(&o.commit),
+        o.total
+    );
+    let groups: [(&str, &Vec<ScannedArtifact>); 4] = [
+        ("Skills", &o.artifacts.skills),
+        ("Agents", &o.artifacts.agents),
+        ("Prompts", &o.artifacts.prompts),
+        ("Instructions", &o.artifacts.instructions),
+    ];
+    for (title, items) in groups {
+        if items.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("\n{title} ({})\n", items.len()));
+        let rows: Vec<Vec<String>> = items
+            .iter()
+            .map(|a| {
+                let name = if a.has_vendor_agent {
+                    format!("{} [+agent]", a.name)
+                } else {
+                    a.name.clone()
+                };
+                vec![
+                    name,
+                    a.path.clone(),
+                    cut(a.description.as_deref().unwrap_or(""), DESCRIPTION_WIDTH),
+                ]
+            })
+            .collect();
+        for line in table(&["NAME", "PATH", "DESCRIPTION"], &rows).lines() {
+            out.push_str("  ");
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// `aam source update`.
+pub fn source_update(o: &SourceUpdateOutput) -> String {
+    if o.sources.is_empty() {
+        return "No sources to update. Add one with `aam source add`.\n".to_string();
+    }
+    let mut out = String::new();
+    for s in &o.sources {
+        let from = s.old_commit.as_deref().map_or("(never fetched)", short);
+        let to = s.new_commit.as_deref().map_or("?", short);
+        let delta = format!("+{} ~{} -{}", s.new_count, s.modified_count, s.removed_count);
+        let line = match s.status {
+            UpdateStatus::Updated => format!("{}: updated {from} -> {to} ({delta})", s.name),
+            UpdateStatus::WouldUpdate => format!("{}: would update {from} -> {to} ({delta})", s.name),
+            UpdateStatus::UpToDate => format!("{}: up to date at {to}", s.name),
+            UpdateStatus::Failed => {
+                let why = s.error.as_ref().map_or("unknown error".to_string(), |e| {
+                    format!("[{}] {}", e.code.as_str(), e.message)
+                });
+                format!("{}: failed: {why}", s.name)
+            }
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    if o.sources.len() > 1 {
+        out.push_str(&format!(
+            "{} new, {} modified in total\n",
+            o.total_new, o.total_modified
+        ));
+    }
+    out
+}
+
+/// `aam source diff`.
+pub fn source_diff(o: &SourceDiffOutput) -> String {
+    let from = o.old_commit.as_deref().map_or("(never fetched)", short);
+    let mut out = format!("Source `{}`: {from} -> {}\n", o.source_name, short(&o.new_commit));
+    if !o.has_changes {
+        out.push_str(&format!("No artifact changes ({} unchanged)\n", o.unchanged_count));
+        return out;
+    }
+    let section = |out: &mut String, mark: char, list: &[ArtifactRef]| {
+        for a in list {
+            out.push_str(&format!("{mark} {:<11} {}  ({})\n", a.kind.as_str(), a.name, a.path));
+        }
+    };
+    section(&mut out, '+', &o.new_artifacts);
+    section(&mut out, '~', &o.modified_artifacts);
+    section(&mut out, '-', &o.removed_artifacts);
+    out.push_str(&format!(
+        "{} new, {} modified, {} removed, {} unchanged\n",
+        o.new_artifacts.len(),
+        o.modified_artifacts.len(),
+        o.removed_artifacts.len(),
+        o.unchanged_count
+    ));
+    out
+}
+
+/// `aam source remove`.
+pub fn source_removed(o: &SourceRemoveOutput) -> String {
+    let mut out = format!("Removed source `{}`", o.removed);
+    if o.cache_purged {
+        out.push_str(" and its cache");
+    }
+    out.push('\n');
+    if o.was_default {
+        out.push_str("It was a default source; `aam source enable-defaults --restore` brings it back.\n");
+    }
+    out
+}
+
+/// `aam source enable-defaults`.
+pub fn defaults_enabled(o: &SourceEnableDefaultsOutput) -> String {
+    let mut out = String::new();
+    let list = |names: &[String]| names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+    if !o.added.is_empty() {
+        out.push_str(&format!("Added {}\n", list(&o.added)));
+        out.push_str("Fetch and index them with `aam source update --all`.\n");
+    }
+    if !o.already_present.is_empty() {
+        out.push_str(&format!("Already registered: {}\n", list(&o.already_present)));
+    }
+    if !o.dismissed.is_empty() {
+        out.push_str(&format!(
+            "Skipped (removed earlier): {}; pass `--restore` to add them again\n",
+            list(&o.dismissed)
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_aligns_and_trims() {
+        let text = table(
+            &["A", "LONGER"],
+            &[vec!["wide cell".into(), "x".into()], vec!["b".into(), "".into()]],
+        );
+        assert_eq!(text, "A          LONGER\nwide cell  x\nb\n");
+    }
+
+    #[test]
+    fn cut_marks_truncation() {
+        assert_eq!(cut("abcdef", 4), "abc…");
+        assert_eq!(cut("abc", 4), "abc");
+        assert_eq!(cut("ééééé", 3), "éé…");
+    }
+}

@@ -1,0 +1,254 @@
+//! The product's one error type.
+//!
+//! Every failure a user can meet carries a stable [`ErrorCode`] (`AAM_*`), a
+//! [`Category`] shared with the MCP layer, a message that says what went wrong
+//! (lowercase, no trailing period, values in backticks) and an optional hint that
+//! says what to do next. Messages never contain SQL, stack traces or secrets: the
+//! underlying cause is kept in `source` for `-v` logs only.
+
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// Result alias used across the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Broad classes of failure, shared by the CLI, MCP and tool-call front ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Category {
+    /// The request itself is wrong.
+    InvalidInput,
+    /// Something named in the request does not exist.
+    NotFound,
+    /// The request clashes with existing state.
+    Conflict,
+    /// Credentials are missing or were refused.
+    Unauthorized,
+    /// The operation is not allowed here.
+    Forbidden,
+    /// The operation took too long.
+    Timeout,
+    /// A remote party refused or failed.
+    UpstreamError,
+    /// A bug, or local state aam cannot repair by itself.
+    InternalError,
+}
+
+macro_rules! error_codes {
+    ($( $(#[$doc:meta])* $variant:ident = $code:literal, $category:ident; )*) => {
+        /// Stable machine-readable error codes.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ErrorCode {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl ErrorCode {
+            /// Every code, in declaration order.
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant),*];
+
+            /// The stable `AAM_*` string.
+            pub fn as_str(self) -> &'static str {
+                match self { $(ErrorCode::$variant => $code,)* }
+            }
+
+            /// The category this code belongs to.
+            pub fn category(self) -> Category {
+                match self { $(ErrorCode::$variant => Category::$category,)* }
+            }
+        }
+    };
+}
+
+error_codes! {
+    /// An argument is malformed or out of range.
+    InvalidArgument = "AAM_INVALID_ARGUMENT", InvalidInput;
+    /// A source spec is not one of the accepted forms.
+    SourceUrlInvalid = "AAM_SOURCE_URL_INVALID", InvalidInput;
+    /// No source has the given name.
+    SourceNotFound = "AAM_SOURCE_NOT_FOUND", NotFound;
+    /// A source with that name is already registered.
+    SourceAlreadyExists = "AAM_SOURCE_ALREADY_EXISTS", Conflict;
+    /// The source is registered but has never been fetched.
+    SourceNotIndexed = "AAM_SOURCE_NOT_INDEXED", NotFound;
+    /// The scope path does not exist in the source's tree.
+    SourcePathNotFound = "AAM_SOURCE_PATH_NOT_FOUND", NotFound;
+    /// A branch, tag or commit could not be found on the remote.
+    GitRefNotFound = "AAM_GIT_REF_NOT_FOUND", NotFound;
+    /// The first fetch of a remote failed.
+    GitCloneFailed = "AAM_GIT_CLONE_FAILED", UpstreamError;
+    /// Fetching new commits from a remote failed.
+    GitFetchFailed = "AAM_GIT_FETCH_FAILED", UpstreamError;
+    /// The remote refused the credentials, or needs some.
+    GitAuthFailed = "AAM_GIT_AUTH_FAILED", Unauthorized;
+    /// The network could not be reached.
+    NetworkError = "AAM_NETWORK_ERROR", UpstreamError;
+    /// The local git cache is missing objects or unreadable.
+    CacheCorrupted = "AAM_CACHE_CORRUPTED", InternalError;
+    /// The catalog database failed.
+    CatalogError = "AAM_CATALOG_ERROR", InternalError;
+    /// The catalog was written by a newer aam.
+    CatalogTooNew = "AAM_CATALOG_TOO_NEW", Conflict;
+    /// A file could not be read or written.
+    IoError = "AAM_IO_ERROR", InternalError;
+    /// A bug in aam.
+    Internal = "AAM_INTERNAL_ERROR", InternalError;
+}
+
+impl ErrorCode {
+    /// Process exit code: 1 for failures the user can act on, 2 for internal errors.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            ErrorCode::Internal => 2,
+            _ => 1,
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ErrorCode {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// An error with a stable code, a user-facing message and an optional hint.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct Error {
+    code: ErrorCode,
+    message: String,
+    hint: Option<String>,
+    #[source]
+    source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+}
+
+impl Error {
+    /// A new error with `code` and a user-facing `message`.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            hint: None,
+            source: None,
+        }
+    }
+
+    /// Attaches what the user should do next.
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// Keeps the underlying cause for logs; it is never shown as the message.
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Box::new(source));
+        self
+    }
+
+    /// Shorthand for [`ErrorCode::InvalidArgument`].
+    pub fn invalid_argument(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidArgument, message)
+    }
+
+    /// Shorthand for an internal error (a bug).
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Internal, message)
+            .with_hint("this is a bug in aam; please report it with the output of `aam -vv`")
+    }
+
+    /// An I/O failure on `path`, doing `action` (`"read"`, `"write"`, ...).
+    pub fn io(action: &str, path: &std::path::Path, source: std::io::Error) -> Self {
+        Self::new(
+            ErrorCode::IoError,
+            format!("failed to {action} `{}`: {source}", path.display()),
+        )
+        .with_source(source)
+    }
+
+    /// The stable code.
+    pub fn code(&self) -> ErrorCode {
+        self.code
+    }
+
+    /// The category of the code.
+    pub fn category(&self) -> Category {
+        self.code.category()
+    }
+
+    /// The user-facing message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// What to do next, when known.
+    pub fn hint(&self) -> Option<&str> {
+        self.hint.as_deref()
+    }
+
+    /// The chain of underlying causes, for verbose logs.
+    pub fn causes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut next = self.source.as_deref().map(|e| e as &dyn std::error::Error);
+        while let Some(err) = next {
+            out.push(err.to_string());
+            next = err.source();
+        }
+        out
+    }
+
+    /// The structured form front ends return to machines.
+    pub fn to_body(&self) -> ErrorBody {
+        ErrorBody {
+            code: self.code,
+            category: self.category(),
+            message: self.message.clone(),
+            hint: self.hint.clone(),
+        }
+    }
+}
+
+/// The machine-readable shape of an error (`--json` on failure, MCP structured content).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ErrorBody {
+    /// Stable `AAM_*` code.
+    #[schemars(with = "String")]
+    pub code: ErrorCode,
+    /// Broad class of the failure.
+    pub category: Category,
+    /// What went wrong.
+    pub message: String,
+    /// What to do next.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn codes_are_unique_and_prefixed() {
+        let mut seen = HashSet::new();
+        for code in ErrorCode::ALL {
+            assert!(code.as_str().starts_with("AAM_"), "{code}");
+            assert!(seen.insert(code.as_str()), "duplicate code {code}");
+        }
+    }
+
+    #[test]
+    fn body_carries_code_category_and_hint() {
+        let err = Error::new(ErrorCode::SourceNotFound, "no source named `x`").with_hint("run `aam source list`");
+        let body = serde_json::to_value(err.to_body()).unwrap();
+        assert_eq!(body["code"], "AAM_SOURCE_NOT_FOUND");
+        assert_eq!(body["category"], "NOT_FOUND");
+        assert_eq!(body["hint"], "run `aam source list`");
+    }
+}

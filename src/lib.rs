@@ -1,0 +1,15 @@
+//! aam: catalog, search, package and install AI-agent artifacts from git sources.
+//!
+//! Domain modules (`catalog`, `scan`, `sources`) are synchronous libraries with no
+//! knowledge of any front end. The tool registry (`tools`) defines every operation
+//! once; the CLI (`cli`) is a thin layer that parses arguments, calls a tool and
+//! renders its output.
+
+pub mod catalog;
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod progress;
+pub mod scan;
+pub mod sources;
+pub mod tools;

@@ -1,0 +1,161 @@
+//! YAML frontmatter: the `---` block at the top of a markdown file.
+//!
+//! Parsing never fails. Valid YAML becomes a JSON object; YAML that does not parse
+//! (common in `.mdc` rules: `globs: **/*`) is read line by line as `key: value`
+//! pairs, and the problem is reported so it can be recorded as a warning.
+
+use serde_json::{Map, Value};
+
+/// What was found at the top of a file.
+#[derive(Debug, Default, PartialEq)]
+pub struct Frontmatter {
+    /// The frontmatter as a JSON object, when there was any.
+    pub fields: Option<Map<String, Value>>,
+    /// The text after the frontmatter block (the whole text when there is none).
+    pub body_offset: usize,
+    /// Problems found while reading it.
+    pub warnings: Vec<String>,
+}
+
+impl Frontmatter {
+    /// A string field, trimmed, when present and non-empty.
+    pub fn string(&self, key: &str) -> Option<String> {
+        let value = self.fields.as_ref()?.get(key)?;
+        let text = match value {
+            Value::String(s) => s.trim().to_string(),
+            Value::Number(n) => n.to_string(),
+            Value::Bool(b) => b.to_string(),
+            _ => return None,
+        };
+        (!text.is_empty()).then_some(text)
+    }
+}
+
+/// Splits and parses the frontmatter of `text` (already free of a byte-order mark).
+pub fn parse(text: &str) -> Frontmatter {
+    let Some(first_line_end) = opening_fence_end(text) else {
+        return Frontmatter::default();
+    };
+    let mut offset = first_line_end;
+    let mut yaml_end = None;
+    for line in text[first_line_end..].split_inclusive('\n') {
+        let bare = line.trim_end_matches(['\n', '\r']);
+        if bare.trim_end() == "---" || bare.trim_end() == "..." {
+            yaml_end = Some((offset, offset + line.len()));
+            break;
+        }
+        offset += line.len();
+    }
+    let Some((yaml_stop, body_offset)) = yaml_end else {
+        return Frontmatter {
+            fields: None,
+            body_offset: 0,
+            warnings: vec!["frontmatter starts with `---` but is never closed; read as plain text".into()],
+        };
+    };
+    let yaml = text[first_line_end..yaml_stop].replace("\r\n", "\n");
+    let mut warnings = Vec::new();
+    let fields = match serde_yaml_ng::from_str::<Value>(&yaml) {
+        Ok(Value::Object(map)) => Some(map),
+        Ok(Value::Null) => None,
+        Ok(_) => {
+            warnings.push("frontmatter is not a mapping of keys to values; ignored".into());
+            None
+        }
+        Err(err) => {
+            let location = err
+                .location()
+                .map(|l| format!(" at line {}", l.line() + 1))
+                .unwrap_or_default();
+            warnings.push(format!("frontmatter is not valid YAML{location}; read line by line"));
+            Some(lenient(&yaml))
+        }
+    };
+    Frontmatter {
+        fields,
+        body_offset,
+        warnings,
+    }
+}
+
+/// The end of a `---` opening line, when the text starts with one.
+fn opening_fence_end(text: &str) -> Option<usize> {
+    let rest = text.strip_prefix("---")?;
+    let line_end = rest.find('\n').map(|i| i + 1).unwrap_or(rest.len());
+    rest[..line_end].trim().is_empty().then_some(3 + line_end)
+}
+
+/// Top-level `key: value` lines, for YAML that does not parse.
+fn lenient(yaml: &str) -> Map<String, Value> {
+    let mut map = Map::new();
+    for line in yaml.lines() {
+        if line.starts_with([' ', '\t', '#', '-']) {
+            continue;
+        }
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
+        let key = key.trim();
+        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            continue;
+        }
+        let value = value.trim();
+        let unquoted = value
+            .strip_prefix('"')
+            .and_then(|v| v.strip_suffix('"'))
+            .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+            .unwrap_or(value);
+        map.entry(key.to_string())
+            .or_insert_with(|| Value::String(unquoted.to_string()));
+    }
+    map
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn valid_yaml() {
+        let fm = parse("---\nname: x\ndescription: \"Does y\"\ntools: [a, b]\n---\n# Body\n");
+        assert_eq!(fm.string("name").as_deref(), Some("x"));
+        assert_eq!(fm.string("description").as_deref(), Some("Does y"));
+        assert_eq!(fm.fields.unwrap()["tools"], serde_json::json!(["a", "b"]));
+        assert!(fm.warnings.is_empty());
+    }
+
+    #[test]
+    fn crlf_and_body_offset() {
+        let text = "---\r\nname: x\r\n---\r\nbody\r\n";
+        let fm = parse(text);
+        assert_eq!(fm.string("name").as_deref(), Some("x"));
+        assert_eq!(&text[fm.body_offset..], "body\r\n");
+    }
+
+    #[test]
+    fn invalid_yaml_is_read_line_by_line() {
+        let fm = parse("---\ndescription: \"TS rules\"\nglobs: **/*\nalwaysApply: false\n---\nbody");
+        assert_eq!(fm.string("description").as_deref(), Some("TS rules"));
+        assert_eq!(fm.string("globs").as_deref(), Some("**/*"));
+        assert_eq!(fm.warnings.len(), 1);
+        assert!(fm.warnings[0].contains("not valid YAML"), "{:?}", fm.warnings);
+    }
+
+    #[test]
+    fn unclosed_and_non_mapping() {
+        let fm = parse("---\nname: x\nno end");
+        assert!(fm.fields.is_none());
+        assert_eq!(fm.body_offset, 0);
+        assert!(fm.warnings[0].contains("never closed"));
+        let fm = parse("---\n- a\n- b\n---\n");
+        assert!(fm.fields.is_none());
+        assert!(fm.warnings[0].contains("not a mapping"));
+    }
+
+    #[test]
+    fn no_frontmatter() {
+        assert_eq!(parse("# Title\n---\n"), Frontmatter::default());
+        assert_eq!(parse("----\nx: y\n----\n"), Frontmatter::default());
+        assert_eq!(parse("").fields, None);
+    }
+}

@@ -1,0 +1,596 @@
+//! The git cache: one bare repository per remote, read and fetched with gix.
+//!
+//! Each source keeps its own refs under `refs/aam/<source key>/` so sources that
+//! share a remote share objects but never move each other. Repositories are
+//! opened with isolated configuration (the user's git config never changes
+//! behaviour) and a delta-base cache (without it every blob read re-inflates its
+//! whole delta chain). Nothing here checks out a work tree, writes remote config
+//! or runs a `git` process itself.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use gix::bstr::ByteSlice;
+use gix::credentials::helper::Action;
+use gix::objs::tree::{EntryKind, EntryMode};
+use gix::protocol::handshake::Ref;
+use gix::refs::transaction::PreviousValue;
+use gix::remote::{Direction, fetch::Tags, ref_map};
+use gix::{ObjectId, Repository};
+
+use crate::error::{Error, ErrorCode, Result};
+
+pub use gix::ObjectId as Oid;
+
+/// What to fetch for a source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefWant {
+    /// The remote's default branch (its `HEAD`).
+    DefaultBranch,
+    /// A branch or tag by short name, or a commit id (full or abbreviated).
+    Named(String),
+}
+
+impl RefWant {
+    /// From an optional user-given ref.
+    pub fn from_ref(r: Option<&str>) -> Self {
+        r.map_or(Self::DefaultBranch, |r| Self::Named(r.to_string()))
+    }
+}
+
+/// The result of a fetch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fetched {
+    /// The commit the destination ref now points at.
+    pub commit: ObjectId,
+    /// The branch, tag or commit id the request resolved to.
+    pub resolved_ref: String,
+}
+
+/// How a file entry is stored in a tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileMode {
+    /// A regular file.
+    File,
+    /// An executable file.
+    Executable,
+    /// A symbolic link; its blob holds the target path.
+    Symlink,
+}
+
+impl FileMode {
+    /// The catalog's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::File => "file",
+            Self::Executable => "executable",
+            Self::Symlink => "symlink",
+        }
+    }
+
+    fn from_mode(mode: EntryMode) -> Option<Self> {
+        match mode.kind() {
+            EntryKind::Blob => Some(Self::File),
+            EntryKind::BlobExecutable => Some(Self::Executable),
+            EntryKind::Link => Some(Self::Symlink),
+            EntryKind::Tree | EntryKind::Commit => None,
+        }
+    }
+}
+
+/// A file in a tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeFile {
+    /// Repository path.
+    pub path: String,
+    /// How it is stored.
+    pub mode: FileMode,
+    /// Its blob.
+    pub oid: ObjectId,
+}
+
+/// What a path names in a tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathTarget {
+    /// A folder.
+    Tree(ObjectId),
+    /// A file.
+    File(FileMode, ObjectId),
+}
+
+/// Whether `path` is the root of a git repository (work tree or bare).
+pub fn is_repository(path: &Path) -> bool {
+    gix::open_opts(path, gix::open::Options::isolated()).is_ok()
+}
+
+/// A bare repository in the cache.
+pub struct GitCache {
+    repo: Repository,
+    dir: PathBuf,
+}
+
+/// Never set: fetches run to completion unless they fail.
+static NEVER_INTERRUPT: AtomicBool = AtomicBool::new(false);
+
+fn open_options() -> gix::open::Options {
+    gix::open::Options::isolated().config_overrides(["core.deltaBaseCacheLimit=256m"])
+}
+
+impl GitCache {
+    /// Opens an existing cache; a missing or unreadable one is `AAM_CACHE_CORRUPTED`.
+    pub fn open(dir: &Path) -> Result<Self> {
+        match gix::open_opts(dir, open_options()) {
+            Ok(repo) => Ok(Self {
+                repo,
+                dir: dir.to_path_buf(),
+            }),
+            Err(e) => Err(cache_corrupted(dir).with_source(e)),
+        }
+    }
+
+    /// Opens the cache at `dir`, creating an empty bare repository when there is
+    /// none. Returns whether it was created.
+    pub fn open_or_create(dir: &Path) -> Result<(Self, bool)> {
+        let empty = std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(true);
+        if empty {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
+            gix::init_bare(dir).map_err(|e| {
+                Error::new(
+                    ErrorCode::IoError,
+                    format!("failed to create the git cache `{}`", dir.display()),
+                )
+                .with_hint("check that `AAM_HOME` is writable")
+                .with_source(e)
+            })?;
+        }
+        Ok((Self::open(dir)?, empty))
+    }
+
+    /// The cache folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Fetches `want` from `url` into the local ref `dst`.
+    pub fn fetch(&self, url: &str, want: &RefWant, dst: &str, first_fetch: bool) -> Result<Fetched> {
+        let remote_url = || redact_url(url);
+        let attempts = if url.starts_with("file://") { 1 } else { 3 };
+        let mut delay = Duration::from_millis(500);
+        let mut attempt = 1;
+        loop {
+            match self.try_fetch(url, want, dst) {
+                Ok(fetched) => return Ok(fetched),
+                Err(FetchError::Aam(e)) => return Err(e),
+                Err(FetchError::Git(e)) => {
+                    let failure = classify(&e);
+                    if failure == Failure::Network && attempt < attempts {
+                        tracing::warn!("fetching {} failed ({e}); retrying in {delay:?}", remote_url());
+                        std::thread::sleep(delay);
+                        delay *= 2;
+                        attempt += 1;
+                        continue;
+                    }
+                    return Err(fetch_error(failure, &remote_url(), first_fetch, attempt).with_source(e));
+                }
+            }
+        }
+    }
+
+    fn try_fetch(&self, url: &str, want: &RefWant, dst: &str) -> Result<Fetched, FetchError> {
+        match want {
+            RefWant::DefaultBranch => {
+                let outcome = self.receive(url, &[format!("+HEAD:{dst}")])?;
+                let branch = outcome.ref_map.mappings.iter().find_map(|m| {
+                    m.remote
+                        .as_target()
+                        .and_then(|t| t.strip_prefix(b"refs/heads/"))
+                        .map(|b| b.to_str_lossy().into_owned())
+                });
+                let commit = self.peel_ref_to_commit(dst)?;
+                Ok(Fetched {
+                    commit,
+                    resolved_ref: branch.unwrap_or_else(|| "HEAD".to_string()),
+                })
+            }
+            RefWant::Named(name) => {
+                let refs = self.list_remote(url)?;
+                if refs.branches.iter().any(|b| b == name) {
+                    self.receive(url, &[format!("+refs/heads/{name}:{dst}")])?;
+                } else if refs.tags.iter().any(|t| t == name) {
+                    self.receive(url, &[format!("+refs/tags/{name}:{dst}")])?;
+                } else if is_commit_like(name) {
+                    return self.fetch_commit(url, name, dst);
+                } else {
+                    return Err(FetchError::Aam(ref_not_found(name, &redact_url(url))));
+                }
+                let commit = self.peel_ref_to_commit(dst)?;
+                self.set_ref(dst, commit)?;
+                Ok(Fetched {
+                    commit,
+                    resolved_ref: name.clone(),
+                })
+            }
+        }
+    }
+
+    /// Fetches every branch and tag, then pins `dst` to the commit `id` among them.
+    fn fetch_commit(&self, url: &str, id: &str, dst: &str) -> Result<Fetched, FetchError> {
+        let scratch = format!("{dst}-scan");
+        self.receive(
+            url,
+            &[
+                format!("+refs/heads/*:{scratch}/heads/*"),
+                format!("+refs/tags/*:{scratch}/tags/*"),
+            ],
+        )?;
+        let found = self
+            .repo
+            .rev_parse_single(id)
+            .ok()
+            .and_then(|obj| obj.object().ok())
+            .and_then(|obj| obj.peel_to_commit().ok())
+            .map(|c| c.id);
+        let refs: Vec<String> = self
+            .repo
+            .references()
+            .and_then(|platform| {
+                platform.prefixed(format!("{scratch}/").as_str()).map(|iter| {
+                    iter.filter_map(|r| r.ok())
+                        .map(|r| r.name().as_bstr().to_string())
+                        .collect()
+                })
+            })
+            .unwrap_or_default();
+        for name in refs {
+            self.delete_ref(&name)?;
+        }
+        let Some(commit) = found else {
+            return Err(FetchError::Aam(ref_not_found(id, &redact_url(url))));
+        };
+        self.set_ref(dst, commit)?;
+        Ok(Fetched {
+            commit,
+            resolved_ref: commit.to_string(),
+        })
+    }
+
+    fn remote(&self, url: &str, refspecs: &[String]) -> Result<gix::Remote<'_>, FetchError> {
+        Ok(self
+            .repo
+            .remote_at(url)?
+            .with_fetch_tags(Tags::None)
+            .with_refspecs(refspecs.iter().map(String::as_str), Direction::Fetch)?)
+    }
+
+    fn receive(&self, url: &str, refspecs: &[String]) -> Result<gix::remote::fetch::Outcome, FetchError> {
+        let remote = self.remote(url, refspecs)?;
+        let prepare = remote
+            .connect(Direction::Fetch)?
+            .with_credentials(credentials_for(url))
+            .prepare_fetch(gix::progress::Discard, ref_map::Options::default())?;
+        if prepare.ref_map().is_missing_required_mapping() {
+            return Err(FetchError::Aam(ref_not_found(
+                refspecs.first().map(String::as_str).unwrap_or("HEAD"),
+                &redact_url(url),
+            )));
+        }
+        Ok(prepare.receive(gix::progress::Discard, &NEVER_INTERRUPT)?)
+    }
+
+    fn list_remote(&self, url: &str) -> Result<RemoteRefs, FetchError> {
+        // Fetch refspecs with a glob must be two-sided; listing writes nothing, so the destination is unused.
+        let specs = [
+            "+refs/heads/*:refs/aam-list/heads/*".to_string(),
+            "+refs/tags/*:refs/aam-list/tags/*".to_string(),
+        ];
+        let remote = self.remote(url, &specs)?;
+        let (map, _) = remote
+            .connect(Direction::Fetch)?
+            .with_credentials(credentials_for(url))
+            .ref_map(gix::progress::Discard, ref_map::Options::default())?;
+        let mut refs = RemoteRefs::default();
+        for r in &map.remote_refs {
+            let name = match r {
+                Ref::Direct { full_ref_name, .. }
+                | Ref::Peeled { full_ref_name, .. }
+                | Ref::Symbolic { full_ref_name, .. } => full_ref_name.to_str_lossy(),
+                Ref::Unborn { .. } => continue,
+            };
+            if let Some(branch) = name.strip_prefix("refs/heads/") {
+                refs.branches.push(branch.to_string());
+            } else if let Some(tag) = name.strip_prefix("refs/tags/") {
+                refs.tags.push(tag.to_string());
+            }
+        }
+        Ok(refs)
+    }
+
+    fn peel_ref_to_commit(&self, name: &str) -> Result<ObjectId, FetchError> {
+        let mut reference = self.repo.find_reference(name)?;
+        let commit = reference.peel_to_commit()?;
+        Ok(commit.id)
+    }
+
+    /// Points the local ref `name` at `id`.
+    pub fn set_ref(&self, name: &str, id: ObjectId) -> Result<()> {
+        self.repo
+            .reference(name, id, PreviousValue::Any, "aam")
+            .map_err(|e| self.write_error(e))?;
+        Ok(())
+    }
+
+    /// Deletes the local ref `name` when it exists.
+    pub fn delete_ref(&self, name: &str) -> Result<()> {
+        let found = self.repo.try_find_reference(name).map_err(|e| self.write_error(e))?;
+        if let Some(r) = found {
+            r.delete().map_err(|e| self.write_error(e))?;
+        }
+        Ok(())
+    }
+
+    /// The commit a local ref points at, if it exists.
+    pub fn ref_target(&self, name: &str) -> Option<ObjectId> {
+        let mut reference = self.repo.try_find_reference(name).ok().flatten()?;
+        reference.peel_to_commit().ok().map(|c| c.id)
+    }
+
+    /// Whether `id` is a commit present in the cache.
+    pub fn has_commit(&self, id: ObjectId) -> bool {
+        matches!(self.repo.try_find_header(id), Ok(Some(h)) if h.kind() == gix::objs::Kind::Commit)
+    }
+
+    /// The root tree and commit time of `commit`.
+    pub fn commit_tree(&self, commit: ObjectId) -> Result<(ObjectId, Option<String>)> {
+        let commit = self.repo.find_commit(commit).map_err(|e| self.corrupted(e))?;
+        let tree = commit.tree_id().map_err(|e| self.corrupted(e))?.detach();
+        let when = commit
+            .time()
+            .ok()
+            .and_then(|t| time::OffsetDateTime::from_unix_timestamp(t.seconds).ok())
+            .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok());
+        Ok((tree, when))
+    }
+
+    /// What `path` names under `root` (a tree id); `""` is `root` itself.
+    pub fn lookup(&self, root: ObjectId, path: &str) -> Result<Option<PathTarget>> {
+        if path.is_empty() {
+            return Ok(Some(PathTarget::Tree(root)));
+        }
+        let tree = self.repo.find_tree(root).map_err(|e| self.corrupted(e))?;
+        let entry = tree
+            .lookup_entry(path.split('/').filter(|c| !c.is_empty()))
+            .map_err(|e| self.corrupted(e))?;
+        Ok(entry.and_then(|e| {
+            let mode = e.mode();
+            if mode.is_tree() {
+                Some(PathTarget::Tree(e.object_id()))
+            } else {
+                FileMode::from_mode(mode).map(|m| PathTarget::File(m, e.object_id()))
+            }
+        }))
+    }
+
+    /// The names of the entries directly inside the tree `id`.
+    pub fn tree_entry_names(&self, id: ObjectId) -> Result<Vec<String>> {
+        let tree = self.repo.find_tree(id).map_err(|e| self.corrupted(e))?;
+        let decoded = tree.decode().map_err(|e| self.corrupted(e))?;
+        Ok(decoded
+            .entries
+            .iter()
+            .map(|e| e.filename.to_str_lossy().into_owned())
+            .collect())
+    }
+
+    /// Every file below the tree `id`, with paths prefixed by `prefix` (its repository path).
+    pub fn files_under(&self, id: ObjectId, prefix: &str) -> Result<Vec<TreeFile>> {
+        let tree = self.repo.find_tree(id).map_err(|e| self.corrupted(e))?;
+        let entries = tree.traverse().breadthfirst.files().map_err(|e| self.corrupted(e))?;
+        Ok(entries
+            .into_iter()
+            .filter_map(|e| {
+                let mode = FileMode::from_mode(e.mode)?;
+                let rel = e.filepath.to_str_lossy();
+                let path = if prefix.is_empty() {
+                    rel.into_owned()
+                } else {
+                    format!("{prefix}/{rel}")
+                };
+                Some(TreeFile { path, mode, oid: e.oid })
+            })
+            .collect())
+    }
+
+    /// Repository paths of files added, modified or deleted between two root trees.
+    /// Unchanged subtrees are skipped by id, so the cost follows the change.
+    pub fn changed_paths(&self, old: ObjectId, new: ObjectId) -> Result<Vec<String>> {
+        use gix::diff::tree::recorder::Change;
+        let old_tree = self.repo.find_tree(old).map_err(|e| self.corrupted(e))?;
+        let new_tree = self.repo.find_tree(new).map_err(|e| self.corrupted(e))?;
+        let mut recorder = gix::diff::tree::Recorder::default();
+        gix::diff::tree(
+            gix::objs::TreeRefIter::from_bytes(&old_tree.data, self.repo.object_hash()),
+            gix::objs::TreeRefIter::from_bytes(&new_tree.data, self.repo.object_hash()),
+            &mut gix::diff::tree::State::default(),
+            &self.repo.objects,
+            &mut recorder,
+        )
+        .map_err(|e| self.corrupted(e))?;
+        let is_file = |m: &EntryMode| FileMode::from_mode(*m).is_some();
+        let mut paths: Vec<String> = recorder
+            .records
+            .into_iter()
+            .filter_map(|change| {
+                let (path, touched_file) = match change {
+                    Change::Addition { entry_mode, path, .. } | Change::Deletion { entry_mode, path, .. } => {
+                        (path, is_file(&entry_mode))
+                    }
+                    Change::Modification {
+                        previous_entry_mode,
+                        entry_mode,
+                        path,
+                        ..
+                    } => (path, is_file(&previous_entry_mode) || is_file(&entry_mode)),
+                };
+                touched_file.then(|| path.to_str_lossy().into_owned())
+            })
+            .collect();
+        paths.sort();
+        paths.dedup();
+        Ok(paths)
+    }
+
+    /// The bytes of a blob.
+    pub fn read_blob(&self, id: ObjectId) -> Result<Vec<u8>> {
+        let mut blob = self.repo.find_blob(id).map_err(|e| self.corrupted(e))?;
+        Ok(blob.take_data())
+    }
+
+    fn corrupted(&self, e: impl std::error::Error + Send + Sync + 'static) -> Error {
+        cache_corrupted(&self.dir).with_source(e)
+    }
+
+    fn write_error(&self, e: impl std::error::Error + Send + Sync + 'static) -> Error {
+        Error::new(
+            ErrorCode::IoError,
+            format!("failed to update refs in the git cache `{}`", self.dir.display()),
+        )
+        .with_hint("check that `AAM_HOME` is writable")
+        .with_source(e)
+    }
+}
+
+/// Branch and tag names a remote advertises.
+#[derive(Debug, Default)]
+struct RemoteRefs {
+    branches: Vec<String>,
+    tags: Vec<String>,
+}
+
+enum FetchError {
+    /// Already a product error.
+    Aam(Error),
+    /// A gix failure still to be classified.
+    Git(gix::Error),
+}
+
+impl From<gix::Error> for FetchError {
+    fn from(e: gix::Error) -> Self {
+        Self::Git(e)
+    }
+}
+
+impl From<Error> for FetchError {
+    fn from(e: Error) -> Self {
+        Self::Aam(e)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Failure {
+    Auth,
+    RepositoryNotFound,
+    Network,
+    Other,
+}
+
+fn classify(err: &gix::Error) -> Failure {
+    use gix::protocol::transport::client::Error as TransportError;
+    if err.is_unauthenticated() || err.is_permission_denied() {
+        return Failure::Auth;
+    }
+    let mentions = |needle: &str| err.iter_errors().any(|e| e.to_string().contains(needle));
+    if mentions("Received HTTP status 404")
+        || mentions("is a valid git directory")
+        || mentions("does not appear to be a git repository")
+    {
+        return Failure::RepositoryNotFound;
+    }
+    let transient = err.is_retryable()
+        || err.can_retry()
+        || err
+            .downcast_any_ref::<TransportError>()
+            .is_some_and(|e| matches!(e, TransportError::Io(_) | TransportError::Http(_)))
+        || err.downcast_any_ref::<std::io::Error>().is_some();
+    if transient { Failure::Network } else { Failure::Other }
+}
+
+fn fetch_error(failure: Failure, url: &str, first_fetch: bool, attempts: u32) -> Error {
+    let (code, verb) = if first_fetch {
+        (ErrorCode::GitCloneFailed, "clone")
+    } else {
+        (ErrorCode::GitFetchFailed, "fetch")
+    };
+    match failure {
+        Failure::Auth => {
+            let hint = if url.starts_with("https://") {
+                "set a token with read access in `GH_TOKEN` or `GITHUB_TOKEN` (used for github.com), or use an ssh URL with a key loaded in your ssh agent"
+            } else {
+                "check that your ssh key is loaded (`ssh-add -l`) and has access to the repository"
+            };
+            Error::new(ErrorCode::GitAuthFailed, format!("authentication to `{url}` failed")).with_hint(hint)
+        }
+        Failure::RepositoryNotFound => Error::new(code, format!("failed to {verb} `{url}`: repository not found"))
+            .with_hint("check the spelling; a private repository also needs credentials (`GH_TOKEN` or an ssh key)"),
+        Failure::Network => Error::new(
+            ErrorCode::NetworkError,
+            format!("failed to reach `{url}` after {attempts} attempt(s)"),
+        )
+        .with_hint("check your network connection and try again"),
+        Failure::Other => {
+            Error::new(code, format!("failed to {verb} `{url}`")).with_hint("run again with `-v` for details")
+        }
+    }
+}
+
+fn ref_not_found(name: &str, url: &str) -> Error {
+    let name = name.trim_start_matches('+').split(':').next().unwrap_or(name);
+    Error::new(
+        ErrorCode::GitRefNotFound,
+        format!("`{name}` is not a branch, tag or commit of `{url}`"),
+    )
+    .with_hint("pass an existing branch, tag or full commit id with `--ref`")
+}
+
+fn cache_corrupted(dir: &Path) -> Error {
+    Error::new(
+        ErrorCode::CacheCorrupted,
+        format!("the git cache `{}` is missing or damaged", dir.display()),
+    )
+    .with_hint("run `aam source update <name>` to fetch it again")
+}
+
+fn is_commit_like(name: &str) -> bool {
+    (4..=40).contains(&name.len()) && name.chars().all(|c| c.is_ascii_hexdigit())
+}
+
+/// The URL with any credentials replaced, safe to show.
+fn redact_url(url: &str) -> String {
+    super::spec::redact(url)
+}
+
+/// Credentials for one fetch: a GitHub token from the environment for github.com
+/// over https, nothing otherwise. Never prompts and never consults git helpers.
+fn credentials_for(
+    url: &str,
+) -> impl FnMut(Action) -> gix::Result<Option<gix::credentials::protocol::Outcome>> + use<> {
+    let token = url
+        .starts_with("https://github.com/")
+        .then(|| {
+            ["GH_TOKEN", "GITHUB_TOKEN"]
+                .iter()
+                .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+        })
+        .flatten();
+    move |action| match action {
+        Action::Get(ctx) => Ok(token.clone().map(|password| gix::credentials::protocol::Outcome {
+            identity: gix::sec::identity::Account {
+                username: "x-access-token".to_string(),
+                password,
+                oauth_refresh_token: None,
+            },
+            next: ctx.into(),
+        })),
+        Action::Store(_) | Action::Erase(_) => Ok(None),
+    }
+}

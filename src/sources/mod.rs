@@ -1,0 +1,9 @@
+//! Git sources: spec parsing, the bare-repository cache and indexing commits.
+//!
+//! `spec` turns user input into a validated, credential-free [`spec::SourceSpec`];
+//! `git` owns every gix call (fetch, trees, blobs, diffs); `index` combines git
+//! with the `scan` rules to produce catalog records, fully or incrementally.
+
+pub mod git;
+pub mod index;
+pub mod spec;

@@ -1,0 +1,688 @@
+//! Parsing what users type after `aam source add`.
+//!
+//! A spec becomes a [`SourceSpec`]: a credential-free URL to fetch, the cache key
+//! that names its bare repository, an optional ref and an optional scope path.
+//! Pure string work plus one file-system check for local paths; no git here.
+//! Credentials found in a URL are dropped on the spot and only their presence is
+//! remembered, so they can never be stored, printed or logged.
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::{Error, ErrorCode, Result};
+
+/// The forms `aam source add` accepts, shown whenever a spec is refused.
+pub const ACCEPTED_FORMS: &str = "accepted forms: `owner/repo`, `owner/repo@ref`, `owner/repo#sha`, \
+`https://host/owner/repo(.git)`, `https://github.com/owner/repo/tree/<ref>/<path>`, \
+`https://host/group/repo/-/tree/<ref>/<path>`, `git+https://...`, `git@host:owner/repo.git`, \
+`ssh://git@host/owner/repo.git`, `file:///abs/path`, and local paths `./x`, `../x`, `/abs/x`";
+
+/// Whether a source lives on a remote host or in a local folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceKind {
+    /// A remote reached over https or ssh.
+    Git,
+    /// A repository on this machine.
+    Local,
+}
+
+impl SourceKind {
+    /// The catalog's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceKind::Git => "git",
+            SourceKind::Local => "local",
+        }
+    }
+}
+
+/// A parsed, validated source spec.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceSpec {
+    /// Remote or local.
+    pub kind: SourceKind,
+    /// The URL to fetch from, without credentials.
+    pub url: String,
+    /// Lowercase host (with `_port` when one is given), or `local`.
+    pub host: String,
+    /// `owner/repo` (or `group/sub/repo`) for remotes; the absolute folder for local repositories.
+    pub repo_path: String,
+    /// Branch, tag or commit to follow; `None` follows the remote's default branch.
+    pub git_ref: Option<String>,
+    /// Folder inside the repository the scan is limited to (`""` = everything).
+    pub scope: String,
+    /// The spec carried credentials, which were dropped.
+    pub had_credentials: bool,
+}
+
+impl SourceSpec {
+    /// Parses `spec`, resolving local paths against `cwd`.
+    pub fn parse(spec: &str, cwd: &Path) -> Result<Self> {
+        let spec = spec.trim();
+        if spec.is_empty() {
+            return Err(invalid("the source spec is empty"));
+        }
+        if spec.starts_with('-') {
+            return Err(invalid(format!("`{spec}` looks like an option, not a source")));
+        }
+        if spec.chars().any(|c| c.is_control() || c.is_whitespace()) {
+            return Err(invalid("the source spec contains spaces or control characters"));
+        }
+        if let Some(rest) = spec.strip_prefix("git+") {
+            return match rest {
+                _ if rest.starts_with("https://") => parse_https(rest),
+                _ if rest.starts_with("ssh://") => parse_ssh_url(rest),
+                _ => Err(invalid(format!("`{}` is not a supported transport", redact(spec)))),
+            };
+        }
+        if spec.starts_with("https://") {
+            return parse_https(spec);
+        }
+        if spec.starts_with("ssh://") {
+            return parse_ssh_url(spec);
+        }
+        if let Some(path) = spec.strip_prefix("file://") {
+            if !path.starts_with('/') {
+                return Err(invalid("a `file://` URL needs an absolute path (`file:///abs/path`)"));
+            }
+            return parse_local(Path::new(path), cwd);
+        }
+        if spec.starts_with("http://") {
+            return Err(
+                invalid(format!("plain `http://` is refused: `{}`", redact(spec))).with_hint("use `https://` instead")
+            );
+        }
+        if spec.contains("::") || spec.contains("://") {
+            return Err(invalid(format!(
+                "`{}` uses a transport aam does not accept",
+                redact(spec)
+            )));
+        }
+        if spec == "." || spec == ".." || spec.starts_with("./") || spec.starts_with("../") || spec.starts_with('/') {
+            return parse_local(Path::new(spec), cwd);
+        }
+        if let Some((user_host, path)) = spec.split_once(':')
+            && user_host.contains('@')
+        {
+            return parse_scp(spec, user_host, path);
+        }
+        parse_shorthand(spec)
+    }
+
+    /// Applies `--ref` and `--path`, refusing a conflict with what the spec already says.
+    pub fn with_overrides(mut self, git_ref: Option<&str>, path: Option<&str>) -> Result<Self> {
+        if let Some(r) = git_ref {
+            validate_ref(r)?;
+            match &self.git_ref {
+                Some(existing) if existing != r => {
+                    return Err(Error::invalid_argument(format!(
+                        "the spec names ref `{existing}` but `--ref` says `{r}`"
+                    ))
+                    .with_hint("give the ref once, either in the spec or with `--ref`"));
+                }
+                _ => self.git_ref = Some(r.to_string()),
+            }
+        }
+        if let Some(p) = path {
+            let p = normalize_scope(p)?;
+            if !self.scope.is_empty() && self.scope != p {
+                return Err(Error::invalid_argument(format!(
+                    "the spec names path `{}` but `--path` says `{p}`",
+                    self.scope
+                ))
+                .with_hint("give the path once, either in the spec or with `--path`"));
+            }
+            self.scope = p;
+        }
+        Ok(self)
+    }
+
+    /// The name used when `--name` is not given: `owner/repo`, `owner/repo:<last path
+    /// component>` when scoped, or the folder name for local repositories.
+    pub fn default_name(&self) -> String {
+        let base = match self.kind {
+            SourceKind::Git => self.repo_path.clone(),
+            SourceKind::Local => {
+                let folder = Path::new(&self.repo_path)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "local".to_string());
+                folder.strip_suffix(".git").unwrap_or(&folder).to_string()
+            }
+        };
+        match self.scope.rsplit('/').next() {
+            Some(last) if !last.is_empty() => format!("{base}:{last}"),
+            _ => base,
+        }
+    }
+
+    /// The cache folder (relative to `cache/git/`) shared by every source on this remote.
+    pub fn cache_key(&self) -> String {
+        let path = self.repo_path.trim_start_matches('/');
+        let path = path.strip_suffix(".git").unwrap_or(path);
+        format!("{}/{}", self.host, path)
+    }
+}
+
+/// Checks a user-chosen source name.
+pub fn validate_name(name: &str) -> Result<()> {
+    let ok_char = |c: char| c.is_ascii_alphanumeric() || "-_./:@+".contains(c);
+    if name.is_empty() || name.len() > 128 || name.starts_with(['-', '.']) || !name.chars().all(ok_char) {
+        return Err(Error::invalid_argument(format!("`{name}` is not a valid source name"))
+            .with_hint("use up to 128 letters, digits and `-_./:@+`, not starting with `-` or `.`"));
+    }
+    Ok(())
+}
+
+/// Checks a branch, tag or commit name the way git's ref-format rules do.
+pub fn validate_ref(r: &str) -> Result<()> {
+    if !is_valid_ref(r) {
+        return Err(
+            Error::invalid_argument(format!("`{r}` is not a valid branch, tag or commit"))
+                .with_hint("pass a branch name, a tag name or a full commit id"),
+        );
+    }
+    Ok(())
+}
+
+fn is_valid_ref(r: &str) -> bool {
+    !(r.is_empty()
+        || r.starts_with(['-', '/', '.'])
+        || r.ends_with(['/', '.'])
+        || r.ends_with(".lock")
+        || r.contains("..")
+        || r.contains("@{")
+        || r.contains("//")
+        || r.chars()
+            .any(|c| c.is_control() || c.is_whitespace() || "~^:?*[\\".contains(c)))
+}
+
+/// Ref checks inside a spec report the spec as invalid.
+fn spec_ref(spec: &str, r: &str) -> Result<String> {
+    if is_valid_ref(r) {
+        Ok(r.to_string())
+    } else {
+        Err(invalid(format!(
+            "`{r}` in `{}` is not a valid branch, tag or commit",
+            redact(spec)
+        )))
+    }
+}
+
+/// Normalizes a scope path: relative, `/`-separated, no `.`/`..` parts, no trailing `/`.
+pub fn normalize_scope(p: &str) -> Result<String> {
+    let trimmed = p.trim_start_matches("./").trim_matches('/');
+    let parts: Vec<&str> = trimmed.split('/').filter(|s| !s.is_empty()).collect();
+    let bad = p.starts_with('/')
+        || p.contains('\\')
+        || p.chars().any(|c| c.is_control())
+        || parts.iter().any(|s| *s == "." || *s == "..");
+    if bad {
+        return Err(
+            Error::invalid_argument(format!("`{p}` is not a valid path inside a repository"))
+                .with_hint("give a relative folder such as `skills` or `skills/.curated`, without `..`"),
+        );
+    }
+    Ok(parts.join("/"))
+}
+
+fn invalid(message: impl Into<String>) -> Error {
+    Error::new(ErrorCode::SourceUrlInvalid, message).with_hint(ACCEPTED_FORMS)
+}
+
+/// Replaces any `user:password@` in a URL-ish string so it can be shown.
+pub fn redact(spec: &str) -> String {
+    let Some(scheme_end) = spec.find("://") else {
+        return spec.to_string();
+    };
+    let rest = &spec[scheme_end + 3..];
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{}***@{}", &spec[..scheme_end + 3], &rest[at + 1..]),
+        None => spec.to_string(),
+    }
+}
+
+/// Splits `scheme://[user[:pass]@]host[:port]/path?query#frag`.
+struct UrlParts<'a> {
+    user: Option<&'a str>,
+    had_password: bool,
+    host: &'a str,
+    port: Option<&'a str>,
+    path: &'a str,
+}
+
+fn split_url<'a>(original: &str, rest: &'a str) -> Result<UrlParts<'a>> {
+    let rest = rest.split(['?', '#']).next().unwrap_or(rest);
+    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let (userinfo, hostport) = match authority.rsplit_once('@') {
+        Some((u, h)) => (Some(u), h),
+        None => (None, authority),
+    };
+    let (user, had_password) = match userinfo {
+        Some(u) => match u.split_once(':') {
+            Some((name, _)) => (Some(name), true),
+            None => (Some(u), false),
+        },
+        None => (None, false),
+    };
+    let (host, port) = match hostport.rsplit_once(':') {
+        Some((h, p)) => (h, Some(p)),
+        None => (hostport, None),
+    };
+    if !valid_host(host) {
+        return Err(invalid(format!("`{}` has no valid host", redact(original))));
+    }
+    if let Some(p) = port
+        && (p.is_empty() || !p.chars().all(|c| c.is_ascii_digit()))
+    {
+        return Err(invalid(format!("`{}` has an invalid port", redact(original))));
+    }
+    Ok(UrlParts {
+        user,
+        had_password,
+        host,
+        port,
+        path,
+    })
+}
+
+fn valid_host(host: &str) -> bool {
+    !host.is_empty()
+        && !host.starts_with(['-', '.'])
+        && host.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+}
+
+fn host_key(host: &str, port: Option<&str>) -> String {
+    let host = host.to_ascii_lowercase();
+    match port {
+        Some(p) => format!("{host}_{p}"),
+        None => host,
+    }
+}
+
+fn valid_segment(s: &str) -> bool {
+    !s.is_empty()
+        && s != "."
+        && s != ".."
+        && !s.starts_with('-')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.~".contains(c))
+}
+
+/// Validates `owner/repo`-like segments and drops a trailing `.git`.
+fn repo_path(original: &str, segments: &[&str]) -> Result<String> {
+    if segments.len() < 2 || !segments.iter().all(|s| valid_segment(s)) {
+        return Err(invalid(format!(
+            "`{}` does not name a repository as `owner/repo`",
+            redact(original)
+        )));
+    }
+    let joined = segments.join("/");
+    Ok(joined.strip_suffix(".git").unwrap_or(&joined).to_string())
+}
+
+fn parse_https(spec: &str) -> Result<SourceSpec> {
+    let rest = &spec["https://".len()..];
+    let parts = split_url(spec, rest)?;
+    let segments: Vec<&str> = parts.path.split('/').filter(|s| !s.is_empty()).collect();
+    let is_github = parts.host.eq_ignore_ascii_case("github.com");
+    let (repo_segments, tree): (&[&str], Option<&[&str]>) = if let Some(dash) = segments.iter().position(|s| *s == "-")
+    {
+        // GitLab: group/sub/repo/-/tree/<ref>/<path>
+        match segments.get(dash + 1) {
+            Some(&"tree") => (&segments[..dash], Some(&segments[dash + 2..])),
+            _ => return Err(invalid(format!("`{}` is not a repository or folder URL", redact(spec)))),
+        }
+    } else if is_github && segments.len() > 2 {
+        match segments[2] {
+            "tree" => (&segments[..2], Some(&segments[3..])),
+            _ => return Err(invalid(format!("`{}` is not a repository or folder URL", redact(spec)))),
+        }
+    } else {
+        (&segments[..], None)
+    };
+    let repo = repo_path(spec, repo_segments)?;
+    let (git_ref, scope) = match tree {
+        Some([r, path @ ..]) => {
+            let scope = normalize_scope(&path.join("/"))
+                .map_err(|_| invalid(format!("`{}` has an invalid path", redact(spec))))?;
+            (Some(spec_ref(spec, r)?), scope)
+        }
+        Some([]) => return Err(invalid(format!("`{}` names no branch after `tree/`", redact(spec)))),
+        None => (None, String::new()),
+    };
+    let port = parts.port.map(|p| format!(":{p}")).unwrap_or_default();
+    Ok(SourceSpec {
+        kind: SourceKind::Git,
+        url: format!("https://{}{port}/{repo}.git", parts.host.to_ascii_lowercase()),
+        host: host_key(parts.host, parts.port),
+        repo_path: repo,
+        git_ref,
+        scope,
+        had_credentials: parts.user.is_some(),
+    })
+}
+
+fn parse_ssh_url(spec: &str) -> Result<SourceSpec> {
+    let rest = &spec["ssh://".len()..];
+    let parts = split_url(spec, rest)?;
+    let segments: Vec<&str> = parts.path.split('/').filter(|s| !s.is_empty()).collect();
+    let repo = repo_path(spec, &segments)?;
+    if let Some(user) = parts.user
+        && !valid_segment(user)
+    {
+        return Err(invalid(format!("`{}` has an invalid user name", redact(spec))));
+    }
+    let user = parts.user.map(|u| format!("{u}@")).unwrap_or_default();
+    let port = parts.port.map(|p| format!(":{p}")).unwrap_or_default();
+    Ok(SourceSpec {
+        kind: SourceKind::Git,
+        url: format!("ssh://{user}{}{port}/{repo}.git", parts.host.to_ascii_lowercase()),
+        host: host_key(parts.host, parts.port),
+        repo_path: repo,
+        git_ref: None,
+        scope: String::new(),
+        had_credentials: parts.had_password,
+    })
+}
+
+fn parse_scp(spec: &str, user_host: &str, path: &str) -> Result<SourceSpec> {
+    let (user, host) = user_host.rsplit_once('@').unwrap_or(("", user_host));
+    if !valid_segment(user) || !valid_host(host) {
+        return Err(invalid(format!(
+            "`{spec}` is not a valid `user@host:owner/repo.git` spec"
+        )));
+    }
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let repo = repo_path(spec, &segments)?;
+    Ok(SourceSpec {
+        kind: SourceKind::Git,
+        url: format!("{user}@{}:{repo}.git", host.to_ascii_lowercase()),
+        host: host.to_ascii_lowercase(),
+        repo_path: repo,
+        git_ref: None,
+        scope: String::new(),
+        had_credentials: false,
+    })
+}
+
+fn parse_shorthand(spec: &str) -> Result<SourceSpec> {
+    let (repo_part, git_ref) = if let Some((repo, sha)) = spec.split_once('#') {
+        if sha.len() < 7 || sha.len() > 40 || !sha.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Err(invalid(format!("`{sha}` after `#` is not a commit id")));
+        }
+        (repo, Some(sha.to_ascii_lowercase()))
+    } else if let Some((repo, r)) = spec.split_once('@') {
+        (repo, Some(spec_ref(spec, r)?))
+    } else {
+        (spec, None)
+    };
+    let segments: Vec<&str> = repo_part.split('/').collect();
+    if segments.len() != 2 {
+        return Err(invalid(format!("`{spec}` is not a source spec")));
+    }
+    let repo = repo_path(spec, &segments)?;
+    Ok(SourceSpec {
+        kind: SourceKind::Git,
+        url: format!("https://github.com/{repo}.git"),
+        host: "github.com".to_string(),
+        repo_path: repo,
+        git_ref,
+        scope: String::new(),
+        had_credentials: false,
+    })
+}
+
+fn parse_local(path: &Path, cwd: &Path) -> Result<SourceSpec> {
+    let joined = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        cwd.join(path)
+    };
+    let absolute: PathBuf = match joined.canonicalize() {
+        Ok(p) => p,
+        Err(_) => {
+            return Err(Error::new(
+                ErrorCode::SourceUrlInvalid,
+                format!("`{}` does not exist", path.display()),
+            )
+            .with_hint("pass the path of a git repository on this machine"));
+        }
+    };
+    if !absolute.is_dir() {
+        return Err(Error::new(
+            ErrorCode::SourceUrlInvalid,
+            format!("`{}` is not a folder", path.display()),
+        )
+        .with_hint("pass the path of a git repository on this machine"));
+    }
+    let text = absolute.to_str().ok_or_else(|| {
+        Error::new(
+            ErrorCode::SourceUrlInvalid,
+            format!("`{}` is not valid UTF-8", path.display()),
+        )
+        .with_hint("move the repository to a folder whose path is UTF-8")
+    })?;
+    if absolute.components().any(|c| matches!(c, Component::ParentDir)) {
+        return Err(invalid(format!("`{}` could not be resolved", path.display())));
+    }
+    Ok(SourceSpec {
+        kind: SourceKind::Local,
+        url: format!("file://{text}"),
+        host: "local".to_string(),
+        repo_path: text.to_string(),
+        git_ref: None,
+        scope: String::new(),
+        had_credentials: false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    fn parse(spec: &str) -> SourceSpec {
+        SourceSpec::parse(spec, Path::new("/")).unwrap_or_else(|e| panic!("{spec}: {e}"))
+    }
+
+    #[rstest]
+    #[case(
+        "openai/skills",
+        "https://github.com/openai/skills.git",
+        "github.com/openai/skills",
+        None,
+        "",
+        "openai/skills"
+    )]
+    #[case(
+        "openai/skills@v2",
+        "https://github.com/openai/skills.git",
+        "github.com/openai/skills",
+        Some("v2"),
+        "",
+        "openai/skills"
+    )]
+    #[case(
+        "openai/skills#ABCDEF1",
+        "https://github.com/openai/skills.git",
+        "github.com/openai/skills",
+        Some("abcdef1"),
+        "",
+        "openai/skills"
+    )]
+    #[case(
+        "https://github.com/o/r",
+        "https://github.com/o/r.git",
+        "github.com/o/r",
+        None,
+        "",
+        "o/r"
+    )]
+    #[case(
+        "https://GitHub.com/o/r.git/",
+        "https://github.com/o/r.git",
+        "github.com/o/r",
+        None,
+        "",
+        "o/r"
+    )]
+    #[case(
+        "https://github.com/openai/skills/tree/main/skills/.curated",
+        "https://github.com/openai/skills.git",
+        "github.com/openai/skills",
+        Some("main"),
+        "skills/.curated",
+        "openai/skills:.curated"
+    )]
+    #[case(
+        "https://gitlab.com/g/sub/repo/-/tree/dev/rules",
+        "https://gitlab.com/g/sub/repo.git",
+        "gitlab.com/g/sub/repo",
+        Some("dev"),
+        "rules",
+        "g/sub/repo:rules"
+    )]
+    #[case(
+        "https://git.example.com:8443/team/repo.git",
+        "https://git.example.com:8443/team/repo.git",
+        "git.example.com_8443/team/repo",
+        None,
+        "",
+        "team/repo"
+    )]
+    #[case(
+        "git+https://github.com/o/r.git",
+        "https://github.com/o/r.git",
+        "github.com/o/r",
+        None,
+        "",
+        "o/r"
+    )]
+    #[case(
+        "git@github.com:o/r.git",
+        "git@github.com:o/r.git",
+        "github.com/o/r",
+        None,
+        "",
+        "o/r"
+    )]
+    #[case(
+        "ssh://git@github.com/o/r.git",
+        "ssh://git@github.com/o/r.git",
+        "github.com/o/r",
+        None,
+        "",
+        "o/r"
+    )]
+    #[case(
+        "ssh://git@host:2222/o/r",
+        "ssh://git@host:2222/o/r.git",
+        "host_2222/o/r",
+        None,
+        "",
+        "o/r"
+    )]
+    fn accepted(
+        #[case] spec: &str,
+        #[case] url: &str,
+        #[case] key: &str,
+        #[case] git_ref: Option<&str>,
+        #[case] scope: &str,
+        #[case] name: &str,
+    ) {
+        let parsed = parse(spec);
+        assert_eq!(parsed.url, url);
+        assert_eq!(parsed.cache_key(), key);
+        assert_eq!(parsed.git_ref.as_deref(), git_ref);
+        assert_eq!(parsed.scope, scope);
+        assert_eq!(parsed.default_name(), name);
+        assert_eq!(parsed.kind, SourceKind::Git);
+    }
+
+    #[rstest]
+    #[case("")]
+    #[case("-uhttps://evil")]
+    #[case("--upload-pack=touch /tmp/x")]
+    #[case("http://github.com/o/r")]
+    #[case("ext::sh -c touch% /tmp/pwned")]
+    #[case("fd::17")]
+    #[case("git://github.com/o/r")]
+    #[case("ftp://host/o/r")]
+    #[case("justaname")]
+    #[case("a/b/c")]
+    #[case("o/r#nothex")]
+    #[case("o/r@bad..ref")]
+    #[case("https://github.com/o")]
+    #[case("https://github.com/o/r/pulls")]
+    #[case("https://-host/o/r")]
+    #[case("https://github.com/o/../r")]
+    #[case("git@github.com:o")]
+    #[case("file://relative/path")]
+    #[case("./does/not/exist")]
+    fn refused(#[case] spec: &str) {
+        let err = SourceSpec::parse(spec, Path::new("/")).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::SourceUrlInvalid, "{spec}: {err}");
+        assert!(err.hint().is_some());
+    }
+
+    #[test]
+    fn refused_lists_accepted_forms() {
+        let err = SourceSpec::parse("nonsense", Path::new("/")).unwrap_err();
+        assert!(err.hint().unwrap().contains("owner/repo@ref"));
+    }
+
+    #[test]
+    fn credentials_are_dropped_and_never_shown() {
+        let parsed = parse("https://user:s3cret@github.com/o/r.git");
+        assert!(parsed.had_credentials);
+        assert!(!parsed.url.contains("s3cret") && !parsed.url.contains("user"));
+        let err = SourceSpec::parse("http://user:s3cret@github.com/o/r", Path::new("/")).unwrap_err();
+        assert!(!err.message().contains("s3cret"), "{}", err.message());
+        let err = SourceSpec::parse("https://user:s3cret@github.com/o", Path::new("/")).unwrap_err();
+        assert!(!err.message().contains("s3cret"), "{}", err.message());
+    }
+
+    #[test]
+    fn local_paths_resolve_against_cwd() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("my-repo");
+        std::fs::create_dir(&repo).unwrap();
+        let parsed = SourceSpec::parse("./my-repo", dir.path()).unwrap();
+        let canonical = repo.canonicalize().unwrap();
+        assert_eq!(parsed.kind, SourceKind::Local);
+        assert_eq!(parsed.url, format!("file://{}", canonical.display()));
+        assert_eq!(parsed.default_name(), "my-repo");
+        assert_eq!(parsed.cache_key(), format!("local{}", canonical.display()));
+        let via_url = SourceSpec::parse(&format!("file://{}", canonical.display()), Path::new("/")).unwrap();
+        assert_eq!(via_url, parsed);
+        let scoped = parsed.with_overrides(None, Some("./fixtures/")).unwrap();
+        assert_eq!(scoped.scope, "fixtures");
+        assert_eq!(scoped.default_name(), "my-repo:fixtures");
+    }
+
+    #[test]
+    fn overrides_conflict_with_spec() {
+        let err = parse("o/r@main").with_overrides(Some("dev"), None).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument);
+        assert_eq!(
+            parse("o/r@main")
+                .with_overrides(Some("main"), None)
+                .unwrap()
+                .git_ref
+                .as_deref(),
+            Some("main")
+        );
+        let err = parse("o/r").with_overrides(None, Some("../up")).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument);
+    }
+
+    #[rstest]
+    #[case("ok-name", true)]
+    #[case("openai/skills:.curated", true)]
+    #[case("-bad", false)]
+    #[case("has space", false)]
+    #[case("", false)]
+    fn names(#[case] name: &str, #[case] ok: bool) {
+        assert_eq!(validate_name(name).is_ok(), ok, "{name}");
+    }
+}

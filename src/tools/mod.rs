@@ -1,0 +1,175 @@
+//! The tool registry: every operation aam offers, defined once.
+//!
+//! A tool is a type implementing [`Tool`]: a stable `aam_*` name, a description
+//! written for an agent, typed input and output (serde + schemars), a risk level
+//! and a function over a [`Context`]. The CLI calls tools by type and renders their
+//! output; machine front ends go through [`registry`], which erases the types to
+//! JSON in and JSON out with the same validation. Nothing here parses arguments
+//! or prints: front ends do that.
+
+pub mod sources;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use schemars::{JsonSchema, Schema};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::catalog::Catalog;
+use crate::config::AamHome;
+use crate::error::{Error, Result};
+use crate::progress::{NoProgress, Progress};
+
+/// How much a tool can change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Risk {
+    /// Reads only.
+    Read,
+    /// Adds or updates state.
+    Write,
+    /// Removes state.
+    Destructive,
+}
+
+/// What every tool call runs against.
+#[derive(Clone)]
+pub struct Context {
+    /// Where the catalog and caches live.
+    pub home: AamHome,
+    /// The directory relative paths are resolved against.
+    pub cwd: PathBuf,
+    /// Where long operations report progress.
+    pub progress: Arc<dyn Progress>,
+}
+
+impl Context {
+    /// A context without progress reporting.
+    pub fn new(home: AamHome, cwd: PathBuf) -> Self {
+        Self {
+            home,
+            cwd,
+            progress: Arc::new(NoProgress),
+        }
+    }
+
+    /// Opens (and migrates) the catalog.
+    pub fn catalog(&self) -> Result<Catalog> {
+        Catalog::open(&self.home.catalog_path())
+    }
+}
+
+/// One operation: typed input and output plus what an agent needs to know about it.
+pub trait Tool {
+    /// Stable snake_case name (`aam_source_add`).
+    const NAME: &'static str;
+    /// Short human title.
+    const TITLE: &'static str;
+    /// What it returns, when to use it, what to call next.
+    const DESCRIPTION: &'static str;
+    /// How much it can change.
+    const RISK: Risk;
+    /// Whether calling it twice with the same input has the effect of calling it once.
+    const IDEMPOTENT: bool;
+    /// Request type.
+    type Input: DeserializeOwned + JsonSchema;
+    /// Response type.
+    type Output: Serialize + JsonSchema;
+
+    /// Runs the operation.
+    fn run(ctx: &Context, input: Self::Input) -> Result<Self::Output>;
+}
+
+/// A tool with its types erased, for machine front ends.
+pub struct ToolSpec {
+    /// Stable name.
+    pub name: &'static str,
+    /// Short human title.
+    pub title: &'static str,
+    /// Description for agents.
+    pub description: &'static str,
+    /// How much it can change.
+    pub risk: Risk,
+    /// Idempotency.
+    pub idempotent: bool,
+    /// JSON Schema of the input.
+    pub input_schema: fn() -> Schema,
+    /// JSON Schema of the output.
+    pub output_schema: fn() -> Schema,
+    /// Runs it on JSON input, returning JSON output.
+    pub call: fn(&Context, serde_json::Value) -> Result<serde_json::Value>,
+}
+
+fn call_json<T: Tool>(ctx: &Context, input: serde_json::Value) -> Result<serde_json::Value> {
+    let input: T::Input = serde_json::from_value(input)
+        .map_err(|e| Error::invalid_argument(format!("invalid input for `{}`: {e}", T::NAME)))?;
+    let output = T::run(ctx, input)?;
+    serde_json::to_value(output).map_err(|e| Error::internal(format!("cannot encode the output of `{}`: {e}", T::NAME)))
+}
+
+fn spec<T: Tool>() -> ToolSpec {
+    ToolSpec {
+        name: T::NAME,
+        title: T::TITLE,
+        description: T::DESCRIPTION,
+        risk: T::RISK,
+        idempotent: T::IDEMPOTENT,
+        input_schema: || schemars::schema_for!(T::Input),
+        output_schema: || schemars::schema_for!(T::Output),
+        call: call_json::<T>,
+    }
+}
+
+/// Every registered tool, sorted by name.
+pub fn registry() -> Vec<ToolSpec> {
+    let mut tools = vec![
+        spec::<sources::SourceAdd>(),
+        spec::<sources::SourceList>(),
+        spec::<sources::SourceScan>(),
+        spec::<sources::SourceUpdate>(),
+        spec::<sources::SourceDiff>(),
+        spec::<sources::SourceRemove>(),
+        spec::<sources::SourceEnableDefaults>(),
+    ];
+    tools.sort_by_key(|t| t.name);
+    tools
+}
+
+/// Finds a registered tool by name.
+pub fn find(name: &str) -> Option<ToolSpec> {
+    registry().into_iter().find(|t| t.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_prefixed_and_schemas_build() {
+        let tools = registry();
+        let mut names: Vec<_> = tools.iter().map(|t| t.name).collect();
+        names.dedup();
+        assert_eq!(names.len(), tools.len());
+        for tool in &tools {
+            assert!(tool.name.starts_with("aam_"), "{}", tool.name);
+            assert!(!tool.description.is_empty());
+            let input = serde_json::to_value((tool.input_schema)()).unwrap();
+            assert_eq!(input["type"], "object", "{}", tool.name);
+            serde_json::to_value((tool.output_schema)()).unwrap();
+        }
+        assert!(find("aam_source_add").is_some());
+        assert!(find("aam_nope").is_none());
+    }
+
+    #[test]
+    fn json_calls_validate_input() {
+        let home = tempfile::tempdir().unwrap();
+        let ctx = Context::new(AamHome::at(home.path().to_path_buf()), home.path().to_path_buf());
+        let list = find("aam_source_list").unwrap();
+        assert_eq!((list.call)(&ctx, serde_json::json!({})).unwrap(), serde_json::json!([]));
+        let err = (list.call)(&ctx, serde_json::json!({"bogus": 1})).unwrap_err();
+        assert_eq!(err.code(), crate::error::ErrorCode::InvalidArgument);
+        assert!(err.message().contains("bogus"), "{}", err.message());
+    }
+}

@@ -1,0 +1,1011 @@
+//! Source tools: add, list, scan, update, diff, remove and enable-defaults.
+//!
+//! Reads (`list`, `scan`) are catalog queries. Writes fetch with gix, index the
+//! commit, and record the result in one catalog transaction; on failure they
+//! leave the catalog untouched and remove any cache state they created.
+
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Context, Risk, Tool};
+use crate::catalog::{Catalog, CommitInfo, LiveArtifact, NewSource, SourceChanges, SourceRecord};
+use crate::error::{Error, ErrorBody, ErrorCode, Result};
+use crate::scan::ArtifactKind;
+use crate::sources::git::{Fetched, GitCache, Oid, RefWant, is_repository};
+use crate::sources::index::{Snapshot, reconcile};
+use crate::sources::spec::{SourceKind, SourceSpec, validate_name};
+
+// ---------------------------------------------------------------- shared types
+
+/// Artifact counts by kind.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct CountsByType {
+    /// Skills.
+    pub skills: u64,
+    /// Agents.
+    pub agents: u64,
+    /// Prompts.
+    pub prompts: u64,
+    /// Instructions.
+    pub instructions: u64,
+}
+
+impl CountsByType {
+    fn add(&mut self, kind: ArtifactKind) {
+        match kind {
+            ArtifactKind::Skill => self.skills += 1,
+            ArtifactKind::Agent => self.agents += 1,
+            ArtifactKind::Prompt => self.prompts += 1,
+            ArtifactKind::Instruction => self.instructions += 1,
+        }
+    }
+}
+
+/// An artifact named in a change report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ArtifactRef {
+    /// Display name.
+    pub name: String,
+    /// Kind.
+    #[serde(rename = "type")]
+    pub kind: ArtifactKind,
+    /// Repository path.
+    pub path: String,
+}
+
+// ---------------------------------------------------------------- add
+
+/// Input of `aam_source_add`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceAddInput {
+    /// `owner/repo[@ref|#sha]`, an https/ssh/git+https URL, `file:///abs/path` or a local path.
+    pub spec: String,
+    /// Branch, tag or full commit id to follow (default: the remote's default branch).
+    #[serde(default, rename = "ref")]
+    pub git_ref: Option<String>,
+    /// Folder inside the repository to limit the scan to.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Name for the source (default: `owner/repo`, `owner/repo:<folder>` when scoped, or the local folder name).
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// Output of `aam_source_add`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceAddOutput {
+    /// Name of the new source.
+    pub name: String,
+    /// Credential-free URL.
+    pub url: String,
+    /// The branch, tag or commit it follows.
+    #[serde(rename = "ref")]
+    pub git_ref: String,
+    /// Scope folder (`""` = whole repository).
+    pub path: String,
+    /// Commit indexed.
+    pub commit: String,
+    /// Artifacts found.
+    pub artifact_count: u64,
+    /// Artifacts found, by kind.
+    pub artifacts_by_type: CountsByType,
+}
+
+/// Registers a git repository as a source and indexes it.
+pub struct SourceAdd;
+
+impl Tool for SourceAdd {
+    const NAME: &'static str = "aam_source_add";
+    const TITLE: &'static str = "Add a source";
+    const DESCRIPTION: &'static str = "Register a git repository (GitHub shorthand, https/ssh URL or local path) as an artifact source, fetch it and index every skill, agent, prompt and instruction in it. Returns the source name, the commit indexed and counts per type. Next: `aam_source_scan` to see the artifacts, `aam_search` to find one.";
+    const RISK: Risk = Risk::Write;
+    const IDEMPOTENT: bool = false;
+    type Input = SourceAddInput;
+    type Output = SourceAddOutput;
+
+    fn run(ctx: &Context, input: SourceAddInput) -> Result<SourceAddOutput> {
+        let spec = SourceSpec::parse(&input.spec, &ctx.cwd)?
+            .with_overrides(input.git_ref.as_deref(), input.path.as_deref())?;
+        if spec.had_credentials {
+            tracing::warn!(
+                "credentials in the URL were ignored and not stored; set `GH_TOKEN` or use an ssh URL for private repositories"
+            );
+        }
+        let name = input.name.unwrap_or_else(|| spec.default_name());
+        validate_name(&name)?;
+        let mut catalog = ctx.catalog()?;
+        if catalog.find_source(&name)?.is_some() {
+            return Err(Error::new(
+                ErrorCode::SourceAlreadyExists,
+                format!("a source named `{name}` already exists"),
+            )
+            .with_hint(format!(
+                "run `aam source update {name}` to fetch it again, or pass `--name` to add it under another name"
+            )));
+        }
+        if spec.kind == SourceKind::Local {
+            ensure_git_repository(Path::new(&spec.repo_path))?;
+        }
+        let cache_dir = ctx.home.git_cache_dir().join(spec.cache_key());
+        let (cache, created) = GitCache::open_or_create(&cache_dir)?;
+        let head = head_ref(&name);
+        let mut cleanup = CacheCleanup {
+            cache: &cache,
+            cache_root: ctx.home.git_cache_dir(),
+            created_dir: created.then(|| cache_dir.clone()),
+            refs: vec![head.clone()],
+        };
+        ctx.progress.start(&format!("fetching {}", spec.url), None);
+        let fetched = cache.fetch(&spec.url, &RefWant::from_ref(spec.git_ref.as_deref()), &head, created);
+        ctx.progress.finish();
+        let fetched = fetched?;
+        let (root_tree, committed_at) = cache.commit_tree(fetched.commit)?;
+        let snapshot = Snapshot::new(&cache, root_tree, &spec.scope, &root_name(&spec.url, &spec.scope));
+        let Some(scope_tree) = snapshot.scope_tree()? else {
+            return Err(path_not_found(&spec.scope, &fetched));
+        };
+        let artifacts = snapshot.index_all(ctx.progress.as_ref())?;
+        let commit = CommitInfo {
+            sha: fetched.commit.to_string(),
+            tree_sha: scope_tree.to_string(),
+            committed_at,
+        };
+        let new_source = NewSource {
+            name: &name,
+            kind: spec.kind.as_str(),
+            url: &spec.url,
+            cache_key: &spec.cache_key(),
+            ref_name: spec.git_ref.as_deref(),
+            scope_path: &spec.scope,
+            is_default: false,
+        };
+        catalog.add_indexed_source(&new_source, Some(&fetched.resolved_ref), &commit, &artifacts)?;
+        cleanup.disarm();
+        let mut counts = CountsByType::default();
+        for artifact in &artifacts {
+            counts.add(artifact.kind);
+        }
+        Ok(SourceAddOutput {
+            name,
+            url: spec.url,
+            git_ref: fetched.resolved_ref,
+            path: spec.scope,
+            commit: commit.sha,
+            artifact_count: artifacts.len() as u64,
+            artifacts_by_type: counts,
+        })
+    }
+}
+
+// ---------------------------------------------------------------- list
+
+/// Input of `aam_source_list`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceListInput {}
+
+/// One registered source.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceListEntry {
+    /// Unique name.
+    pub name: String,
+    /// `git` for remotes, `local` for repositories on this machine.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Credential-free URL.
+    pub url: String,
+    /// The branch, tag or commit it follows (`null` until first fetched when following the default branch).
+    #[serde(rename = "ref")]
+    pub git_ref: Option<String>,
+    /// Scope folder (`""` = whole repository).
+    pub path: String,
+    /// Live artifacts indexed from it.
+    pub artifact_count: u64,
+    /// Last fetch time (RFC 3339), `null` when never fetched.
+    pub last_fetched: Option<String>,
+    /// Commit the catalog reflects, `null` when never fetched.
+    pub last_commit: Option<String>,
+    /// One of the built-in default sources.
+    pub default: bool,
+}
+
+/// Output of `aam_source_list`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(transparent)]
+pub struct SourceListOutput(pub Vec<SourceListEntry>);
+
+/// Lists every registered source.
+pub struct SourceList;
+
+impl Tool for SourceList {
+    const NAME: &'static str = "aam_source_list";
+    const TITLE: &'static str = "List sources";
+    const DESCRIPTION: &'static str = "List every registered source with its URL, ref, scope path, artifact count, last fetch time and indexed commit, from the catalog (no network). Next: `aam_source_scan` for one source's artifacts, `aam_source_diff` to see what changed upstream.";
+    const RISK: Risk = Risk::Read;
+    const IDEMPOTENT: bool = true;
+    type Input = SourceListInput;
+    type Output = SourceListOutput;
+
+    fn run(ctx: &Context, _input: SourceListInput) -> Result<SourceListOutput> {
+        let sources = ctx.catalog()?.list_sources()?;
+        Ok(SourceListOutput(
+            sources
+                .into_iter()
+                .map(|s| SourceListEntry {
+                    git_ref: s.ref_name.clone().or(s.resolved_ref.clone()),
+                    name: s.name,
+                    kind: s.kind,
+                    url: s.url,
+                    path: s.scope_path,
+                    artifact_count: s.artifact_count as u64,
+                    last_fetched: s.fetched_at,
+                    last_commit: s.head_commit,
+                    default: s.is_default,
+                })
+                .collect(),
+        ))
+    }
+}
+
+// ---------------------------------------------------------------- scan
+
+/// Input of `aam_source_scan`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceScanInput {
+    /// Source name.
+    pub name: String,
+    /// Only artifacts of this kind.
+    #[serde(default, rename = "type")]
+    pub kind: Option<ArtifactKind>,
+}
+
+/// One artifact in a scan.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScannedArtifact {
+    /// Display name.
+    pub name: String,
+    /// Repository path: the folder of a skill, the file otherwise.
+    pub path: String,
+    /// One-line description.
+    pub description: Option<String>,
+    /// A skill with companion vendor agent metadata (`agents/*.yaml`).
+    pub has_vendor_agent: bool,
+}
+
+/// Artifacts grouped by kind.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ArtifactsByType {
+    /// Skills.
+    pub skills: Vec<ScannedArtifact>,
+    /// Agents.
+    pub agents: Vec<ScannedArtifact>,
+    /// Prompts.
+    pub prompts: Vec<ScannedArtifact>,
+    /// Instructions.
+    pub instructions: Vec<ScannedArtifact>,
+}
+
+/// Output of `aam_source_scan`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceScanOutput {
+    /// Source name.
+    pub source_name: String,
+    /// Commit the artifacts were indexed at.
+    pub commit: String,
+    /// Scope folder (`""` = whole repository).
+    pub scan_path: String,
+    /// Artifacts by kind, each sorted by path.
+    pub artifacts: ArtifactsByType,
+    /// Number of artifacts listed.
+    pub total: u64,
+}
+
+/// Lists a source's indexed artifacts.
+pub struct SourceScan;
+
+impl Tool for SourceScan {
+    const NAME: &'static str = "aam_source_scan";
+    const TITLE: &'static str = "Scan a source";
+    const DESCRIPTION: &'static str = "List the artifacts indexed from one source, grouped by type (skills, agents, prompts, instructions) with path, description and whether a skill has vendor agent metadata. Answered from the catalog at the source's indexed commit; no network. Next: `aam_info` for one artifact, `aam_source_update` to refresh.";
+    const RISK: Risk = Risk::Read;
+    const IDEMPOTENT: bool = true;
+    type Input = SourceScanInput;
+    type Output = SourceScanOutput;
+
+    fn run(ctx: &Context, input: SourceScanInput) -> Result<SourceScanOutput> {
+        let catalog = ctx.catalog()?;
+        let source = find_source(&catalog, &input.name)?;
+        let Some(commit) = source.head_commit.clone() else {
+            return Err(not_indexed(&source.name));
+        };
+        let mut artifacts = ArtifactsByType::default();
+        let rows = catalog.scan_source(source.id, input.kind)?;
+        let total = rows.len() as u64;
+        for row in rows {
+            let group = match row.kind {
+                ArtifactKind::Skill => &mut artifacts.skills,
+                ArtifactKind::Agent => &mut artifacts.agents,
+                ArtifactKind::Prompt => &mut artifacts.prompts,
+                ArtifactKind::Instruction => &mut artifacts.instructions,
+            };
+            group.push(ScannedArtifact {
+                name: row.name,
+                path: row.path,
+                description: row.description,
+                has_vendor_agent: row.has_vendor_agent,
+            });
+        }
+        Ok(SourceScanOutput {
+            source_name: source.name,
+            commit,
+            scan_path: source.scope_path,
+            artifacts,
+            total,
+        })
+    }
+}
+
+// ---------------------------------------------------------------- update
+
+/// Input of `aam_source_update`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceUpdateInput {
+    /// Source to update; omit (or set `all`) to update every source.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Update every source, going on past failures.
+    #[serde(default)]
+    pub all: bool,
+    /// Fetch and report what would change without changing the catalog.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// How one source's update went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum UpdateStatus {
+    /// Moved to a new commit.
+    Updated,
+    /// Already at the newest commit.
+    UpToDate,
+    /// Dry run: would move to a new commit.
+    WouldUpdate,
+    /// Failed; see `error`.
+    Failed,
+}
+
+/// One source's update report.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceUpdateReport {
+    /// Source name.
+    pub name: String,
+    /// Commit before the update (`null` if never indexed).
+    pub old_commit: Option<String>,
+    /// Commit after the update (`null` when it failed).
+    pub new_commit: Option<String>,
+    /// Artifacts that appeared.
+    pub new_count: u64,
+    /// Artifacts whose files changed.
+    pub modified_count: u64,
+    /// Artifacts that disappeared.
+    pub removed_count: u64,
+    /// Outcome.
+    pub status: UpdateStatus,
+    /// Why it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorBody>,
+}
+
+/// Output of `aam_source_update`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceUpdateOutput {
+    /// One report per source.
+    pub sources: Vec<SourceUpdateReport>,
+    /// New artifacts across sources.
+    pub total_new: u64,
+    /// Modified artifacts across sources.
+    pub total_modified: u64,
+}
+
+/// Fetches sources and records what changed.
+pub struct SourceUpdate;
+
+impl Tool for SourceUpdate {
+    const NAME: &'static str = "aam_source_update";
+    const TITLE: &'static str = "Update sources";
+    const DESCRIPTION: &'static str = "Fetch one source (or all) and record the new commit: only the files that changed are re-read, and one change event is stored per new, modified or removed artifact. Returns per-source counts and status; with `all`, a failing source is reported and the others still update. Also repairs a missing or damaged cache. Use `dry_run` (or `aam_source_diff`) to preview.";
+    const RISK: Risk = Risk::Write;
+    const IDEMPOTENT: bool = true;
+    type Input = SourceUpdateInput;
+    type Output = SourceUpdateOutput;
+
+    fn run(ctx: &Context, input: SourceUpdateInput) -> Result<SourceUpdateOutput> {
+        let mut catalog = ctx.catalog()?;
+        let targets = match (&input.name, input.all) {
+            (Some(_), true) => {
+                return Err(Error::invalid_argument("give a source name or `--all`, not both"));
+            }
+            (Some(name), false) => vec![find_source(&catalog, name)?],
+            (None, _) => catalog.list_sources()?,
+        };
+        let single = input.name.is_some();
+        let mut reports = Vec::with_capacity(targets.len());
+        for source in targets {
+            match update_one(ctx, &mut catalog, &source, input.dry_run) {
+                Ok(report) => reports.push(report),
+                Err(e) if single => return Err(e),
+                Err(e) => {
+                    tracing::warn!("updating `{}` failed: {e}", source.name);
+                    reports.push(SourceUpdateReport {
+                        name: source.name.clone(),
+                        old_commit: source.head_commit.clone(),
+                        new_commit: None,
+                        new_count: 0,
+                        modified_count: 0,
+                        removed_count: 0,
+                        status: UpdateStatus::Failed,
+                        error: Some(e.to_body()),
+                    });
+                }
+            }
+        }
+        Ok(SourceUpdateOutput {
+            total_new: reports.iter().map(|r| r.new_count).sum(),
+            total_modified: reports.iter().map(|r| r.modified_count).sum(),
+            sources: reports,
+        })
+    }
+}
+
+fn update_one(
+    ctx: &Context,
+    catalog: &mut Catalog,
+    source: &SourceRecord,
+    dry_run: bool,
+) -> Result<SourceUpdateReport> {
+    let (cache, _) = open_cache_repairing(ctx, source)?;
+    let target = if dry_run {
+        pending_ref(&source.name)
+    } else {
+        head_ref(&source.name)
+    };
+    let plan = plan_update(ctx, catalog, &cache, source, &target);
+    if dry_run {
+        cache.delete_ref(&target)?;
+    }
+    let plan = plan?;
+    let status = match (&plan.changes, dry_run) {
+        (None, false) => {
+            catalog.touch_fetched(source.id, Some(&plan.fetched.resolved_ref))?;
+            UpdateStatus::UpToDate
+        }
+        (None, true) => UpdateStatus::UpToDate,
+        (Some(_), true) => UpdateStatus::WouldUpdate,
+        (Some(changes), false) => {
+            catalog.record_update(source.id, Some(&plan.fetched.resolved_ref), &plan.commit, changes)?;
+            UpdateStatus::Updated
+        }
+    };
+    let changes = plan.changes.as_ref();
+    Ok(SourceUpdateReport {
+        name: source.name.clone(),
+        old_commit: source.head_commit.clone(),
+        new_commit: Some(plan.commit.sha.clone()),
+        new_count: changes.map_or(0, |c| c.added.len() as u64),
+        modified_count: changes.map_or(0, |c| c.modified.len() as u64),
+        removed_count: changes.map_or(0, |c| c.removed.len() as u64),
+        status,
+        error: None,
+    })
+}
+
+// ---------------------------------------------------------------- diff
+
+/// Input of `aam_source_diff`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceDiffInput {
+    /// Source name.
+    pub name: String,
+}
+
+/// Output of `aam_source_diff`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceDiffOutput {
+    /// Source name.
+    pub source_name: String,
+    /// Commit the catalog reflects (`null` if never indexed).
+    pub old_commit: Option<String>,
+    /// Newest commit upstream.
+    pub new_commit: String,
+    /// Artifacts that would appear.
+    pub new_artifacts: Vec<ArtifactRef>,
+    /// Artifacts whose files changed.
+    pub modified_artifacts: Vec<ArtifactRef>,
+    /// Artifacts that would disappear.
+    pub removed_artifacts: Vec<ArtifactRef>,
+    /// Live artifacts left as they are.
+    pub unchanged_count: u64,
+    /// Whether anything would change.
+    pub has_changes: bool,
+}
+
+/// Shows what changed upstream without changing the catalog.
+pub struct SourceDiff;
+
+impl Tool for SourceDiff {
+    const NAME: &'static str = "aam_source_diff";
+    const TITLE: &'static str = "Diff a source against upstream";
+    const DESCRIPTION: &'static str = "Fetch a source's ref into a temporary ref and list the artifacts that are new, modified or removed compared with the indexed commit, without changing the catalog. Next: `aam_source_update` to apply the changes.";
+    const RISK: Risk = Risk::Read;
+    const IDEMPOTENT: bool = true;
+    type Input = SourceDiffInput;
+    type Output = SourceDiffOutput;
+
+    fn run(ctx: &Context, input: SourceDiffInput) -> Result<SourceDiffOutput> {
+        let catalog = ctx.catalog()?;
+        let source = find_source(&catalog, &input.name)?;
+        let cache_dir = cache_dir(ctx, &source);
+        let cache = match source.head_commit {
+            Some(_) => GitCache::open(&cache_dir)?,
+            None => GitCache::open_or_create(&cache_dir)?.0,
+        };
+        let pending = pending_ref(&source.name);
+        let plan = plan_update(ctx, &catalog, &cache, &source, &pending);
+        cache.delete_ref(&pending)?;
+        let plan = plan?;
+        let changes = plan.changes.unwrap_or_default();
+        let refs = |artifacts: &mut dyn Iterator<Item = ArtifactRef>| {
+            let mut list: Vec<ArtifactRef> = artifacts.collect();
+            list.sort_by(|a, b| (a.kind, &a.path).cmp(&(b.kind, &b.path)));
+            list
+        };
+        let new_artifacts = refs(&mut changes.added.iter().map(|a| ArtifactRef {
+            name: a.name.clone(),
+            kind: a.kind,
+            path: a.path.clone(),
+        }));
+        let modified_artifacts = refs(&mut changes.modified.iter().map(|(_, a)| ArtifactRef {
+            name: a.name.clone(),
+            kind: a.kind,
+            path: a.path.clone(),
+        }));
+        let removed_artifacts = refs(&mut plan.removed.iter().map(|a| ArtifactRef {
+            name: a.name.clone(),
+            kind: a.kind,
+            path: a.path.clone(),
+        }));
+        let touched = (modified_artifacts.len() + removed_artifacts.len()) as u64;
+        Ok(SourceDiffOutput {
+            source_name: source.name,
+            old_commit: source.head_commit,
+            new_commit: plan.commit.sha,
+            has_changes: !(new_artifacts.is_empty() && modified_artifacts.is_empty() && removed_artifacts.is_empty()),
+            unchanged_count: (source.artifact_count as u64).saturating_sub(touched),
+            new_artifacts,
+            modified_artifacts,
+            removed_artifacts,
+        })
+    }
+}
+
+// ---------------------------------------------------------------- remove
+
+/// Input of `aam_source_remove`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceRemoveInput {
+    /// Source name.
+    pub name: String,
+    /// Also delete the cached repository, when no other source uses it.
+    #[serde(default)]
+    pub purge_cache: bool,
+}
+
+/// Output of `aam_source_remove`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceRemoveOutput {
+    /// Name of the removed source.
+    pub removed: String,
+    /// Whether its cached repository was deleted.
+    pub cache_purged: bool,
+    /// Whether it was a built-in default (it will not be re-added by `enable-defaults`).
+    pub was_default: bool,
+}
+
+/// Removes a source and its catalog records.
+pub struct SourceRemove;
+
+impl Tool for SourceRemove {
+    const NAME: &'static str = "aam_source_remove";
+    const TITLE: &'static str = "Remove a source";
+    const DESCRIPTION: &'static str = "Remove a source and every artifact, commit and change event recorded for it. With `purge_cache`, also delete its cached git repository unless another source shares it. A removed default source is remembered and not re-added by `aam_source_enable_defaults`.";
+    const RISK: Risk = Risk::Destructive;
+    const IDEMPOTENT: bool = false;
+    type Input = SourceRemoveInput;
+    type Output = SourceRemoveOutput;
+
+    fn run(ctx: &Context, input: SourceRemoveInput) -> Result<SourceRemoveOutput> {
+        let mut catalog = ctx.catalog()?;
+        let source = find_source(&catalog, &input.name)?;
+        let shared = catalog.cache_shared(&source.cache_key, source.id)?;
+        catalog.remove_source(source.id)?;
+        let dir = cache_dir(ctx, &source);
+        let mut cache_purged = false;
+        if input.purge_cache && !shared {
+            if dir.exists() {
+                std::fs::remove_dir_all(&dir).map_err(|e| Error::io("delete", &dir, e))?;
+            }
+            cache_purged = true;
+        } else {
+            if input.purge_cache {
+                tracing::warn!("kept the cache `{}`: other sources use it", dir.display());
+            }
+            if let Ok(cache) = GitCache::open(&dir) {
+                cache.delete_ref(&head_ref(&source.name))?;
+            }
+        }
+        Ok(SourceRemoveOutput {
+            removed: source.name,
+            cache_purged,
+            was_default: source.is_default,
+        })
+    }
+}
+
+// ---------------------------------------------------------------- enable-defaults
+
+/// The built-in default sources: name, GitHub repository, scope.
+pub const DEFAULT_SOURCES: [(&str, &str, &str); 4] = [
+    ("github/awesome-copilot", "github/awesome-copilot", "skills"),
+    ("openai/skills:.curated", "openai/skills", "skills/.curated"),
+    ("anthropics/skills", "anthropics/skills", "skills"),
+    ("microsoft/skills", "microsoft/skills", ".github/skills"),
+];
+
+/// Input of `aam_source_enable_defaults`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceEnableDefaultsInput {
+    /// Also re-add defaults the user removed earlier.
+    #[serde(default)]
+    pub restore: bool,
+}
+
+/// Output of `aam_source_enable_defaults`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceEnableDefaultsOutput {
+    /// Defaults registered now (not fetched yet).
+    pub added: Vec<String>,
+    /// Defaults that were already registered.
+    pub already_present: Vec<String>,
+    /// Defaults left out because the user removed them (pass `restore` to re-add).
+    pub dismissed: Vec<String>,
+}
+
+/// Registers the built-in default sources.
+pub struct SourceEnableDefaults;
+
+impl Tool for SourceEnableDefaults {
+    const NAME: &'static str = "aam_source_enable_defaults";
+    const TITLE: &'static str = "Enable default sources";
+    const DESCRIPTION: &'static str = "Register the built-in default sources (github/awesome-copilot, openai/skills:.curated, anthropics/skills, microsoft/skills) without fetching them. Defaults the user removed are skipped unless `restore` is set. Next: `aam_source_update` with `all` to fetch and index them.";
+    const RISK: Risk = Risk::Write;
+    const IDEMPOTENT: bool = true;
+    type Input = SourceEnableDefaultsInput;
+    type Output = SourceEnableDefaultsOutput;
+
+    fn run(ctx: &Context, input: SourceEnableDefaultsInput) -> Result<SourceEnableDefaultsOutput> {
+        let mut catalog = ctx.catalog()?;
+        let dismissed_names = catalog.dismissed_defaults()?;
+        let mut out = SourceEnableDefaultsOutput {
+            added: Vec::new(),
+            already_present: Vec::new(),
+            dismissed: Vec::new(),
+        };
+        for (name, repo, scope) in DEFAULT_SOURCES {
+            if catalog.find_source(name)?.is_some() {
+                out.already_present.push(name.to_string());
+                continue;
+            }
+            if dismissed_names.iter().any(|d| d == name) && !input.restore {
+                out.dismissed.push(name.to_string());
+                continue;
+            }
+            let spec = SourceSpec::parse(repo, &ctx.cwd)?.with_overrides(None, Some(scope))?;
+            catalog.insert_unfetched_source(&NewSource {
+                name,
+                kind: spec.kind.as_str(),
+                url: &spec.url,
+                cache_key: &spec.cache_key(),
+                ref_name: None,
+                scope_path: &spec.scope,
+                is_default: true,
+            })?;
+            out.added.push(name.to_string());
+        }
+        Ok(out)
+    }
+}
+
+// ---------------------------------------------------------------- helpers
+
+/// The private ref namespace of a source in its cache.
+fn ref_namespace(name: &str) -> String {
+    let digest = blake3::hash(name.as_bytes()).to_hex();
+    format!("refs/aam/{}", &digest[..16])
+}
+
+fn head_ref(name: &str) -> String {
+    format!("{}/head", ref_namespace(name))
+}
+
+fn pending_ref(name: &str) -> String {
+    format!("{}/pending", ref_namespace(name))
+}
+
+fn cache_dir(ctx: &Context, source: &SourceRecord) -> PathBuf {
+    ctx.home.git_cache_dir().join(&source.cache_key)
+}
+
+/// The name of a skill whose `SKILL.md` sits at the scope root.
+fn root_name(url: &str, scope: &str) -> String {
+    let last = |s: &str| {
+        s.trim_end_matches('/')
+            .rsplit(['/', ':'])
+            .next()
+            .unwrap_or("")
+            .to_string()
+    };
+    if scope.is_empty() {
+        let repo = last(url);
+        repo.strip_suffix(".git").unwrap_or(&repo).to_string()
+    } else {
+        last(scope)
+    }
+}
+
+fn find_source(catalog: &Catalog, name: &str) -> Result<SourceRecord> {
+    if let Some(source) = catalog.find_source(name)? {
+        return Ok(source);
+    }
+    let names: Vec<String> = catalog.list_sources()?.into_iter().map(|s| s.name).collect();
+    let hint = if names.is_empty() {
+        "no sources are registered; add one with `aam source add <spec>`".to_string()
+    } else {
+        format!("registered sources: {}; see `aam source list`", quoted_list(&names))
+    };
+    Err(Error::new(ErrorCode::SourceNotFound, format!("no source named `{name}`")).with_hint(hint))
+}
+
+fn quoted_list(names: &[String]) -> String {
+    const SHOWN: usize = 10;
+    let mut text = names
+        .iter()
+        .take(SHOWN)
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        text.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    text
+}
+
+fn not_indexed(name: &str) -> Error {
+    Error::new(
+        ErrorCode::SourceNotIndexed,
+        format!("source `{name}` has not been fetched yet"),
+    )
+    .with_hint(format!("run `aam source update {name}` to fetch and index it"))
+}
+
+fn path_not_found(scope: &str, fetched: &Fetched) -> Error {
+    Error::new(
+        ErrorCode::SourcePathNotFound,
+        format!(
+            "`{scope}` is not a folder at `{}` ({})",
+            fetched.resolved_ref,
+            short(&fetched.commit.to_string())
+        ),
+    )
+    .with_hint("check the folder name; paths are case-sensitive and relative to the repository root")
+}
+
+fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(12)]
+}
+
+fn ensure_git_repository(path: &Path) -> Result<()> {
+    if !is_repository(path) {
+        return Err(Error::new(
+            ErrorCode::SourceUrlInvalid,
+            format!("`{}` is not a git repository", path.display()),
+        )
+        .with_hint("pass the root folder of a git repository (one with a `.git` folder), or run `git init` there"));
+    }
+    Ok(())
+}
+
+/// Opens a source's cache, replacing a missing or damaged one with a fresh
+/// repository (the fetch that follows fills it again). Returns whether it was rebuilt.
+fn open_cache_repairing(ctx: &Context, source: &SourceRecord) -> Result<(GitCache, bool)> {
+    let dir = cache_dir(ctx, source);
+    match GitCache::open(&dir) {
+        Ok(cache) => {
+            let intact = source
+                .head_commit
+                .as_deref()
+                .and_then(|sha| Oid::from_hex(sha.as_bytes()).ok())
+                .is_none_or(|id| cache.has_commit(id));
+            if intact {
+                return Ok((cache, false));
+            }
+            tracing::warn!(
+                "the cache of `{}` lacks its indexed commit; fetching again",
+                source.name
+            );
+            Ok((cache, true))
+        }
+        Err(_) => {
+            if dir.exists() {
+                tracing::warn!("the cache of `{}` is damaged; fetching it again", source.name);
+                std::fs::remove_dir_all(&dir).map_err(|e| Error::io("delete", &dir, e))?;
+            }
+            let (cache, _) = GitCache::open_or_create(&dir)?;
+            Ok((cache, true))
+        }
+    }
+}
+
+/// What an update would do.
+struct UpdatePlan {
+    fetched: Fetched,
+    commit: CommitInfo,
+    /// `None` when already at the newest commit.
+    changes: Option<SourceChanges>,
+    /// The artifacts `changes.removed` refers to.
+    removed: Vec<LiveArtifact>,
+}
+
+/// Fetches a source into `target` and works out the changes against the catalog.
+fn plan_update(
+    ctx: &Context,
+    catalog: &Catalog,
+    cache: &GitCache,
+    source: &SourceRecord,
+    target: &str,
+) -> Result<UpdatePlan> {
+    let old = source
+        .head_commit
+        .as_deref()
+        .and_then(|sha| Oid::from_hex(sha.as_bytes()).ok());
+    let fetched = match pinned_commit(cache, source) {
+        Some(fetched) => {
+            cache.set_ref(target, fetched.commit)?;
+            fetched
+        }
+        None => {
+            ctx.progress.start(&format!("fetching {}", source.name), None);
+            let fetched = cache.fetch(
+                &source.url,
+                &RefWant::from_ref(source.ref_name.as_deref()),
+                target,
+                old.is_none(),
+            );
+            ctx.progress.finish();
+            fetched?
+        }
+    };
+    let (new_root, committed_at) = cache.commit_tree(fetched.commit)?;
+    let snapshot = Snapshot::new(
+        cache,
+        new_root,
+        &source.scope_path,
+        &root_name(&source.url, &source.scope_path),
+    );
+    let scope_tree = snapshot
+        .scope_tree()?
+        .unwrap_or_else(|| Oid::empty_tree(gix::hash::Kind::Sha1));
+    let commit = CommitInfo {
+        sha: fetched.commit.to_string(),
+        tree_sha: scope_tree.to_string(),
+        committed_at,
+    };
+    if old == Some(fetched.commit) {
+        return Ok(UpdatePlan {
+            fetched,
+            commit,
+            changes: None,
+            removed: Vec::new(),
+        });
+    }
+    let regions = match old.filter(|id| cache.has_commit(*id)) {
+        Some(old) => {
+            let (old_root, _) = cache.commit_tree(old)?;
+            let changed = cache.changed_paths(old_root, new_root)?;
+            let by_content: Vec<String> = catalog
+                .live_artifacts_in(source.id, &[], &changed)?
+                .into_iter()
+                .map(|a| a.path)
+                .collect();
+            snapshot.regions_for(&changed, &by_content)?
+        }
+        None => vec![source.scope_path.clone()],
+    };
+    let before = catalog.live_artifacts_in(source.id, &regions, &[])?;
+    let after = snapshot.index_regions(&regions, ctx.progress.as_ref())?;
+    let changes = reconcile(before.clone(), after);
+    let removed = before.into_iter().filter(|a| changes.removed.contains(&a.id)).collect();
+    Ok(UpdatePlan {
+        fetched,
+        commit,
+        changes: Some(changes),
+        removed,
+    })
+}
+
+/// A source pinned to a commit id (full or abbreviated) already in the cache needs no fetch.
+fn pinned_commit(cache: &GitCache, source: &SourceRecord) -> Option<Fetched> {
+    let requested = source.ref_name.as_deref()?;
+    let resolved = source.resolved_ref.as_deref()?;
+    let pinned = resolved.len() == 40 && resolved.starts_with(&requested.to_ascii_lowercase());
+    let id = pinned.then(|| Oid::from_hex(resolved.as_bytes()).ok()).flatten()?;
+    cache.has_commit(id).then(|| Fetched {
+        commit: id,
+        resolved_ref: resolved.to_string(),
+    })
+}
+
+/// Undoes cache changes of a failed `source add`: deletes a cache it created, or
+/// the refs it wrote into a shared one.
+struct CacheCleanup<'c> {
+    cache: &'c GitCache,
+    cache_root: PathBuf,
+    created_dir: Option<PathBuf>,
+    refs: Vec<String>,
+}
+
+impl CacheCleanup<'_> {
+    fn disarm(&mut self) {
+        self.created_dir = None;
+        self.refs.clear();
+    }
+}
+
+impl Drop for CacheCleanup<'_> {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.created_dir {
+            let _ = std::fs::remove_dir_all(dir);
+            // Folders created on the way (`cache/git/<host>/<owner>`) go too, when empty.
+            let mut parent = dir.parent();
+            while let Some(p) = parent.filter(|p| p.starts_with(&self.cache_root)) {
+                if std::fs::remove_dir(p).is_err() {
+                    break;
+                }
+                parent = p.parent();
+            }
+            return;
+        }
+        for name in &self.refs {
+            let _ = self.cache.delete_ref(name);
+        }
+    }
+}
