@@ -177,14 +177,34 @@ pub fn resolve_link(link: &str, target: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
+/// Folders never searched for artifacts: VCS data, dependencies and build output.
+pub const IGNORED_DIRS: [&str; 10] = [
+    ".git",
+    "node_modules",
+    ".venv",
+    "venv",
+    "__pycache__",
+    "dist",
+    "build",
+    "target",
+    "vendor",
+    ".tox",
+];
+
+fn ignored(path: &str) -> bool {
+    path.split('/').any(|part| IGNORED_DIRS.contains(&part))
+}
+
 /// Finds the artifacts among `paths` (files relative to the scan root, any order).
 /// `listed` holds files named by plugin manifests; `root_name` names a skill whose
 /// `SKILL.md` sits at the scan root.
 pub fn detect(paths: &[&str], listed: &BTreeMap<String, ArtifactKind>, root_name: &str) -> Vec<Detected> {
-    let skill_roots = skill_roots(paths);
+    let kept: Vec<usize> = (0..paths.len()).filter(|&i| !ignored(paths[i])).collect();
+    let skill_roots = skill_roots(kept.iter().map(|&i| paths[i]));
     let mut skills: BTreeMap<&str, Detected> = BTreeMap::new();
     let mut others = Vec::new();
-    for (index, path) in paths.iter().enumerate() {
+    for index in kept {
+        let path = &paths[index];
         if let Some(root) = owning_skill(path, &skill_roots) {
             let skill = skills
                 .entry(root)
@@ -218,7 +238,7 @@ pub fn detect(paths: &[&str], listed: &BTreeMap<String, ArtifactKind>, root_name
 }
 
 /// Folders that hold a skill file, mapped to that file's path.
-fn skill_roots<'a>(paths: &[&'a str]) -> BTreeMap<&'a str, &'a str> {
+fn skill_roots<'a>(paths: impl Iterator<Item = &'a str>) -> BTreeMap<&'a str, &'a str> {
     let mut roots: BTreeMap<&str, &str> = BTreeMap::new();
     for path in paths {
         let (dir, file) = split_dir(path);

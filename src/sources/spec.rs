@@ -87,9 +87,8 @@ impl SourceSpec {
             return parse_local(Path::new(path), cwd);
         }
         if spec.starts_with("http://") {
-            return Err(
-                invalid(format!("plain `http://` is refused: `{}`", redact(spec))).with_hint("use `https://` instead")
-            );
+            return Err(invalid(format!("plain `http://` is refused: `{}`", redact(spec)))
+                .with_hint(format!("use `https://` instead; {ACCEPTED_FORMS}")));
         }
         if spec.contains("::") || spec.contains("://") {
             return Err(invalid(format!(

@@ -1,0 +1,234 @@
+//! Every error a user can meet on the source commands: its code, its message and
+//! hint, and that the catalog and cache are left exactly as they were.
+
+use std::net::TcpListener;
+
+use crate::support::{TestEnv, skill};
+
+/// A home with one indexed source, so "unchanged" has something to compare.
+fn seeded() -> (TestEnv, String) {
+    let env = TestEnv::new();
+    let repo = env.repo("seed");
+    repo.write("skills/a/SKILL.md", skill("a", "A"));
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path()]);
+    let path = repo.path().to_string();
+    (env, path)
+}
+
+/// Runs `args` expecting `code`, and checks nothing changed. Returns the error body.
+fn fails_cleanly(env: &TestEnv, args: &[&str], code: &str) -> serde_json::Value {
+    let before = env.state();
+    let body = env.json_err(args, code);
+    assert_eq!(before, env.state(), "`{args:?}` changed the catalog or cache");
+    body
+}
+
+#[test]
+fn malformed_specs_are_refused_with_the_accepted_forms() {
+    let (env, _) = seeded();
+    for spec in [
+        "nonsense",
+        "http://github.com/o/r",
+        "ext::sh -c touch% /tmp/pwned",
+        "git://host/o/r",
+        "a/b/c",
+        "-x",
+    ] {
+        let body = if spec == "-x" {
+            fails_cleanly(&env, &["source", "add", "--", spec], "AAM_SOURCE_URL_INVALID")
+        } else {
+            fails_cleanly(&env, &["source", "add", spec], "AAM_SOURCE_URL_INVALID")
+        };
+        assert!(
+            body["hint"].as_str().unwrap().contains("owner/repo@ref"),
+            "{spec}: {body}"
+        );
+        assert_eq!(body["category"], "INVALID_INPUT");
+    }
+    let body = fails_cleanly(
+        &env,
+        &["source", "add", "http://github.com/o/r"],
+        "AAM_SOURCE_URL_INVALID",
+    );
+    assert!(body["message"].as_str().unwrap().contains("plain `http://` is refused"));
+}
+
+#[test]
+fn local_paths_that_are_not_repositories() {
+    let (env, _) = seeded();
+    std::fs::create_dir_all(env.path("plain-folder")).unwrap();
+    let body = fails_cleanly(&env, &["source", "add", "./plain-folder"], "AAM_SOURCE_URL_INVALID");
+    assert!(
+        body["message"].as_str().unwrap().contains("is not a git repository"),
+        "{body}"
+    );
+    let body = fails_cleanly(&env, &["source", "add", "./missing"], "AAM_SOURCE_URL_INVALID");
+    assert!(body["message"].as_str().unwrap().contains("does not exist"), "{body}");
+}
+
+#[test]
+fn duplicate_names_point_to_update() {
+    let (env, path) = seeded();
+    let body = fails_cleanly(&env, &["source", "add", &path], "AAM_SOURCE_ALREADY_EXISTS");
+    assert_eq!(body["message"], "a source named `seed` already exists");
+    assert!(body["hint"].as_str().unwrap().contains("aam source update seed"));
+    assert_eq!(body["category"], "CONFLICT");
+}
+
+#[test]
+fn invalid_names_refs_and_paths() {
+    let (env, path) = seeded();
+    fails_cleanly(
+        &env,
+        &["source", "add", &path, "--name", "bad name"],
+        "AAM_INVALID_ARGUMENT",
+    );
+    fails_cleanly(
+        &env,
+        &["source", "add", &path, "--ref", "a..b", "--name", "x"],
+        "AAM_INVALID_ARGUMENT",
+    );
+    fails_cleanly(
+        &env,
+        &["source", "add", &path, "--path", "../up", "--name", "x"],
+        "AAM_INVALID_ARGUMENT",
+    );
+}
+
+#[test]
+fn missing_refs_and_scope_paths_leave_no_cache_behind() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    repo.write("skills/a/SKILL.md", skill("a", "A"));
+    repo.commit("c1");
+    let before = env.state();
+    let body = env.json_err(
+        &["source", "add", repo.path(), "--ref", "no-such-branch"],
+        "AAM_GIT_REF_NOT_FOUND",
+    );
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("`no-such-branch` is not a branch, tag or commit")
+    );
+    let body = env.json_err(
+        &["source", "add", repo.path(), "--ref", "deadbeef00"],
+        "AAM_GIT_REF_NOT_FOUND",
+    );
+    assert!(body["message"].as_str().unwrap().contains("deadbeef00"));
+    let body = env.json_err(
+        &["source", "add", repo.path(), "--path", "nope/folder"],
+        "AAM_SOURCE_PATH_NOT_FOUND",
+    );
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("`nope/folder` is not a folder"),
+        "{body}"
+    );
+    let after = env.state();
+    let cache_entries: Vec<&String> = after.keys().filter(|k| k.starts_with("cache ")).collect();
+    assert!(
+        cache_entries.is_empty(),
+        "a failed first add removes the cache it made: {cache_entries:?}"
+    );
+    assert_eq!(before.keys().filter(|k| k.starts_with("table")).count(), 0);
+
+    // With a cache already shared with another source, the failed add removes only its refs.
+    env.json(&["source", "add", repo.path()]);
+    fails_cleanly(
+        &env,
+        &["source", "add", repo.path(), "--name", "other", "--path", "nope"],
+        "AAM_SOURCE_PATH_NOT_FOUND",
+    );
+}
+
+#[test]
+fn unknown_sources_list_the_registered_ones() {
+    let (env, _) = seeded();
+    for args in [
+        vec!["source", "scan", "nope"],
+        vec!["source", "update", "nope"],
+        vec!["source", "diff", "nope"],
+        vec!["source", "remove", "nope"],
+    ] {
+        let body = fails_cleanly(&env, &args, "AAM_SOURCE_NOT_FOUND");
+        assert_eq!(body["message"], "no source named `nope`");
+        assert!(body["hint"].as_str().unwrap().contains("`seed`"), "{body}");
+    }
+    let empty = TestEnv::new();
+    let body = empty.json_err(&["source", "scan", "nope"], "AAM_SOURCE_NOT_FOUND");
+    assert!(body["hint"].as_str().unwrap().contains("aam source add"));
+}
+
+#[test]
+fn bad_type_filter_names_the_valid_ones() {
+    let (env, _) = seeded();
+    let body = fails_cleanly(
+        &env,
+        &["source", "scan", "seed", "--type", "widget"],
+        "AAM_INVALID_ARGUMENT",
+    );
+    assert!(
+        body["hint"]
+            .as_str()
+            .unwrap()
+            .contains("`skill`, `agent`, `prompt`, `instruction`")
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let (env, _) = seeded();
+    let run = env.aam(&["source", "update", "seed", "--all"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    let run = env.aam(&["source", "frobnicate"]);
+    assert_eq!(run.code, 2, "{run:?}");
+}
+
+#[test]
+fn unreachable_hosts_are_network_errors_after_retries() {
+    let (env, _) = seeded();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    // Credentials in the URL are dropped before anything is fetched, stored or printed.
+    let url = format!("https://user:s3cret-token@127.0.0.1:{port}/o/r.git");
+    let started = std::time::Instant::now();
+    let before = env.state();
+    let run = env.aam(&["--json", "source", "add", &url]);
+    let body = run.err("AAM_NETWORK_ERROR");
+    assert_eq!(before, env.state());
+    assert!(
+        body["message"].as_str().unwrap().contains("after 3 attempt(s)"),
+        "{body}"
+    );
+    assert!(
+        started.elapsed() >= std::time::Duration::from_millis(1400),
+        "backoff between the 3 tries"
+    );
+    let all_output = format!("{}{}", run.stdout, run.stderr);
+    assert!(!all_output.contains("s3cret-token"), "secret leaked: {all_output}");
+    assert!(
+        run.stderr.contains("credentials in the URL were ignored"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_catalog_from_a_newer_aam_is_refused() {
+    let (env, _) = seeded();
+    let conn = rusqlite::Connection::open(env.home().join("catalog.db")).unwrap();
+    conn.execute(
+        "INSERT INTO refinery_schema_history (version, name, applied_on, checksum) VALUES (99, 'future', '', '0')",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let body = fails_cleanly(&env, &["source", "list"], "AAM_CATALOG_TOO_NEW");
+    assert!(body["hint"].as_str().unwrap().contains("upgrade aam"));
+}

@@ -1,0 +1,6 @@
+//! Integration tests: the real `aam` binary against real git repositories,
+//! a real SQLite catalog and a temporary `AAM_HOME` per test.
+
+mod errors;
+mod sources;
+mod support;

@@ -1,0 +1,699 @@
+//! `aam source ...` end to end against real git repositories.
+
+use serde_json::{Value, json};
+
+use crate::support::{Repo, TestEnv, skill};
+
+/// A repository with one artifact in every layout the scanner knows, plus oddities.
+fn layouts_repo(env: &TestEnv) -> Repo {
+    let repo = env.repo("layouts");
+    repo.write("skills/alpha/SKILL.md", skill("alpha", "First skill"))
+        .write("skills/alpha/scripts/run.sh", "#!/bin/sh\necho hi\n")
+        .write("skills/alpha/agents/openai.yaml", "interface: {}\n")
+        .write("skills/.curated/beta/SKILL.md", skill("beta", "Curated skill"))
+        .write("skills/.system/gamma/SKILL.md", "# Gamma Heading\n\nNo frontmatter.\n")
+        .write("plugins/p/skills/delta/SKILL.md", skill("delta", "Plugin skill"))
+        .write(
+            "plugins/p/agents/reviewer.md",
+            "---\nname: reviewer\ndescription: Reviews\n---\n",
+        )
+        .write("plugins/p/commands/ship.md", "# Ship it\n")
+        .write(".claude/skills/eps/SKILL.md", skill("eps", "Claude skill"))
+        .write(".claude/agents/helper.md", "---\ndescription: Helps\n---\n")
+        .write(".claude/commands/deploy.md", "# Deploy\n")
+        .write(".github/skills/zeta/SKILL.md", skill("zeta", "Copilot skill"))
+        .write(".github/agents/planner.agent.md", "---\ndescription: Plans\n---\n")
+        .write(
+            ".github/prompts/review.prompt.md",
+            "---\ndescription: Reviews code\n---\n",
+        )
+        .write(
+            ".github/instructions/style.instructions.md",
+            "---\napplyTo: \"**/*.rs\"\n---\n# Style\n",
+        )
+        .write(".github/copilot-instructions.md", "# Copilot rules\n")
+        .write(
+            ".cursor/rules/rule.mdc",
+            "---\ndescription: Cursor rule\nglobs: **/*.ts\n---\nbody\n",
+        )
+        .write(".cursorrules", "be nice\n")
+        .write("agents/solo.md", "---\nname: solo\ndescription: Solo agent\n---\n")
+        .write("prompts/fix.md", "# Fix things\n")
+        .write("instructions/team.md", "# Team rules\n")
+        .write("chatmodes/expert.chatmode.md", "---\ndescription: Expert mode\n---\n")
+        .write("AGENTS.md", "# Agents guide\n")
+        .symlink("CLAUDE.md", "AGENTS.md")
+        .write("node_modules/pkg/agents/ignored.md", "# ignored\n")
+        .write("README.md", "# Readme\n");
+    repo.commit("layouts");
+    repo
+}
+
+#[test]
+fn add_indexes_every_layout_and_scan_answers_from_the_catalog() {
+    let env = TestEnv::new();
+    let repo = layouts_repo(&env);
+    let added = env.json(&["source", "add", repo.path()]);
+    assert_eq!(added["name"], "layouts");
+    assert_eq!(added["ref"], "main");
+    assert_eq!(added["path"], "");
+    assert_eq!(
+        added["url"],
+        format!("file://{}", repo.dir.canonicalize().unwrap().display())
+    );
+    assert_eq!(added["commit"], repo.git(&["rev-parse", "HEAD"]));
+    assert_eq!(
+        added["artifacts_by_type"],
+        json!({"skills": 6, "agents": 5, "prompts": 4, "instructions": 7})
+    );
+    assert_eq!(added["artifact_count"], 22);
+
+    let scan = env.json(&["source", "scan", "layouts"]);
+    assert_eq!(scan["total"], 22);
+    assert_eq!(scan["commit"], added["commit"]);
+    let names = |kind: &str| -> Vec<String> {
+        scan["artifacts"][kind]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| format!("{} {}", a["name"].as_str().unwrap(), a["path"].as_str().unwrap()))
+            .collect()
+    };
+    assert_eq!(
+        names("skills"),
+        [
+            "eps .claude/skills/eps",
+            "zeta .github/skills/zeta",
+            "delta plugins/p/skills/delta",
+            "beta skills/.curated/beta",
+            "gamma skills/.system/gamma",
+            "alpha skills/alpha",
+        ]
+    );
+    assert_eq!(
+        names("agents"),
+        [
+            "helper .claude/agents/helper.md",
+            "planner .github/agents/planner.agent.md",
+            "solo agents/solo.md",
+            "expert chatmodes/expert.chatmode.md",
+            "reviewer plugins/p/agents/reviewer.md",
+        ]
+    );
+    assert_eq!(
+        names("prompts"),
+        [
+            "deploy .claude/commands/deploy.md",
+            "review .github/prompts/review.prompt.md",
+            "ship plugins/p/commands/ship.md",
+            "fix prompts/fix.md",
+        ]
+    );
+    assert_eq!(
+        names("instructions"),
+        [
+            "rule .cursor/rules/rule.mdc",
+            "cursorrules .cursorrules",
+            "copilot-instructions .github/copilot-instructions.md",
+            "style .github/instructions/style.instructions.md",
+            "codex-instructions AGENTS.md",
+            "claude-instructions CLAUDE.md",
+            "team instructions/team.md",
+        ]
+    );
+    let alpha = &scan["artifacts"]["skills"][5];
+    assert_eq!(alpha["has_vendor_agent"], true);
+    assert_eq!(alpha["description"], "First skill");
+    assert_eq!(scan["artifacts"]["skills"][4]["description"], "Gamma Heading");
+
+    // Only one kind.
+    let agents = env.json(&["source", "scan", "layouts", "--type", "agent"]);
+    assert_eq!(agents["total"], 5);
+    assert_eq!(agents["artifacts"]["skills"], json!([]));
+
+    // Every file of a skill is recorded with its blob id, blake3 and size.
+    let files = env.query(
+        "SELECT f.path || ' ' || f.mode || ' ' || f.size FROM artifact_files f JOIN artifacts a ON a.id = f.artifact_id
+         WHERE a.path = 'skills/alpha' ORDER BY f.path",
+        &[],
+    );
+    let expected = [
+        format!("skills/alpha/SKILL.md file {}", skill("alpha", "First skill").len()),
+        "skills/alpha/agents/openai.yaml file 14".to_string(),
+        "skills/alpha/scripts/run.sh file 18".to_string(),
+    ];
+    assert_eq!(files, expected);
+    // The symlinked CLAUDE.md reads AGENTS.md's text.
+    let claude = env.query(
+        "SELECT a.content_path || ' ' || t.body FROM artifacts a JOIN artifact_texts t ON t.artifact_id = a.id
+         WHERE a.path = 'CLAUDE.md'",
+        &[],
+    );
+    assert_eq!(claude, ["AGENTS.md # Agents guide\n"]);
+}
+
+#[test]
+fn human_output_is_readable_and_progress_stays_off_pipes() {
+    let env = TestEnv::new();
+    let repo = layouts_repo(&env);
+    let run = env.aam(&["source", "add", repo.path(), "--name", "demo"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.starts_with("Added source `demo`"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("Indexed 22 artifacts: 6 skills, 5 agents, 4 prompts, 7 instructions")
+    );
+    assert_eq!(run.stderr, "", "no progress bars or logs in a pipe");
+    let list = env.aam(&["source", "list"]);
+    assert!(list.stdout.starts_with("NAME"), "{}", list.stdout);
+    assert!(list.stdout.contains("demo"));
+    let scan = env.aam(&["source", "scan", "demo"]);
+    assert!(scan.stdout.contains("Skills (6)"), "{}", scan.stdout);
+    assert!(scan.stdout.contains("alpha [+agent]"), "{}", scan.stdout);
+}
+
+#[test]
+fn oddities_are_indexed_with_warnings() {
+    let env = TestEnv::new();
+    let repo = env.repo("odd");
+    let mut huge = skill("huge", "Big one").into_bytes();
+    huge.extend(std::iter::repeat_n(b'x', 300 * 1024));
+    repo.write(
+        "skills/bad-yaml/SKILL.md",
+        "---\nname: bad-yaml\ndescription: [unclosed\n---\nbody\n",
+    )
+    .write(
+        "skills/bom/SKILL.md",
+        b"\xEF\xBB\xBF---\nname: bom\ndescription: With BOM\n---\n".as_slice(),
+    )
+    .write(
+        "skills/crlf/SKILL.md",
+        "---\r\nname: crlf\r\ndescription: Windows\r\n---\r\nbody\r\n",
+    )
+    .write(
+        "skills/latin1/SKILL.md",
+        b"---\nname: latin1\ndescription: caf\xe9\n---\n".as_slice(),
+    )
+    .write("skills/empty/SKILL.md", "")
+    .write("skills/huge/SKILL.md", huge)
+    .write("skills/-dash/SKILL.md", skill("Not Kebab", "Odd name"))
+    .write("skills/dup1/SKILL.md", skill("same", "One"))
+    .write("skills/dup2/SKILL.md", skill("same", "Two"))
+    .write("skills/outer/SKILL.md", skill("outer", "Outer"))
+    .write("skills/outer/inner/SKILL.md", skill("inner", "Nested"))
+    .write("rules/glob.mdc", "---\ndescription: Globs\nglobs: **/*\n---\nrule\n")
+    .symlink("agents/escape.md", "../../outside.md")
+    .symlink("agents/dangling.md", "missing.md");
+    repo.commit("oddities");
+    env.json(&["source", "add", repo.path()]);
+    let rows = env.artifacts("odd");
+    let find = |path: &str| -> String {
+        rows.iter()
+            .find(|r| r.split(' ').nth(1) == Some(path))
+            .unwrap_or_else(|| panic!("{path} missing from {rows:#?}"))
+            .clone()
+    };
+    assert!(find("skills/bad-yaml").contains("not valid YAML"));
+    assert!(find("skills/bom").contains(" bom With BOM "), "{}", find("skills/bom"));
+    assert!(
+        find("skills/bom").ends_with(" -"),
+        "no warning for a BOM: {}",
+        find("skills/bom")
+    );
+    assert!(find("skills/crlf").contains(" crlf Windows "));
+    assert!(find("skills/latin1").contains("not valid UTF-8"));
+    assert!(find("skills/empty").contains("file is empty"));
+    assert!(find("skills/huge").contains("only the first 256 KiB"));
+    assert!(find("skills/-dash").contains(" Not Kebab Odd name "));
+    assert!(find("skills/dup1").contains(" same One "));
+    assert!(find("skills/dup2").contains(" same Two "));
+    assert!(find("skills/outer/inner").contains(" inner Nested "));
+    assert!(find("rules/glob.mdc").contains(" glob Globs "));
+    assert!(find("rules/glob.mdc").contains("not valid YAML"));
+    assert!(find("agents/escape.md").contains("points outside the repository"));
+    assert!(find("agents/dangling.md").contains("not a file here"));
+    let huge_size = env.query(
+        "SELECT CAST(main_size AS TEXT) FROM artifacts WHERE path = 'skills/huge'",
+        &[],
+    );
+    assert_eq!(huge_size, [(skill("huge", "Big one").len() + 300 * 1024).to_string()]);
+}
+
+#[test]
+fn update_records_adds_modifications_removals_and_renames_incrementally() {
+    let env = TestEnv::new();
+    let repo = env.repo("up");
+    repo.write("skills/keep/SKILL.md", skill("keep", "Unchanged"))
+        .write("skills/edit/SKILL.md", skill("edit", "Edited later"))
+        .write("skills/helper/SKILL.md", skill("helper", "Has a helper file"))
+        .write("skills/helper/notes.md", "v1\n")
+        .write("agents/gone.md", "---\nname: gone\n---\n")
+        .write("prompts/old-name.md", "# Prompt\n")
+        .write("AGENTS.md", "# Guide v1\n")
+        .symlink("CLAUDE.md", "AGENTS.md");
+    let c1 = repo.commit("c1");
+    env.json(&["source", "add", repo.path()]);
+
+    // Nothing upstream: up to date.
+    let same = env.json(&["source", "update", "up"]);
+    assert_eq!(same["sources"][0]["status"], "up_to_date");
+
+    repo.write("skills/new/SKILL.md", skill("new", "Added"))
+        .write("skills/edit/SKILL.md", skill("edit", "Edited now"))
+        .write("skills/helper/notes.md", "v2\n")
+        .remove("agents/gone.md")
+        .write("AGENTS.md", "# Guide v2\n")
+        .write("README.md", "not an artifact\n");
+    repo.git(&["mv", "prompts/old-name.md", "prompts/new-name.md"]);
+    let c2 = repo.commit("c2");
+
+    let diff = env.json(&["source", "diff", "up"]);
+    assert_eq!(diff["old_commit"], c1);
+    assert_eq!(diff["new_commit"], c2);
+    assert_eq!(diff["has_changes"], true);
+    let refs = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|a| format!("{} {}", a["type"].as_str().unwrap(), a["path"].as_str().unwrap()))
+            .collect()
+    };
+    assert_eq!(
+        refs(&diff["new_artifacts"]),
+        ["skill skills/new", "prompt prompts/new-name.md"]
+    );
+    assert_eq!(
+        refs(&diff["modified_artifacts"]),
+        [
+            "skill skills/edit",
+            "skill skills/helper",
+            "instruction AGENTS.md",
+            "instruction CLAUDE.md"
+        ]
+    );
+    assert_eq!(
+        refs(&diff["removed_artifacts"]),
+        ["agent agents/gone.md", "prompt prompts/old-name.md"]
+    );
+    assert_eq!(diff["unchanged_count"], 1);
+
+    let updated = env.json(&["source", "update", "up"]);
+    let report = &updated["sources"][0];
+    assert_eq!(report["status"], "updated");
+    assert_eq!(
+        (report["old_commit"].clone(), report["new_commit"].clone()),
+        (json!(c1), json!(c2))
+    );
+    assert_eq!(
+        (
+            report["new_count"].clone(),
+            report["modified_count"].clone(),
+            report["removed_count"].clone()
+        ),
+        (json!(2), json!(4), json!(2))
+    );
+    assert_eq!(updated["total_new"], 2);
+    assert_eq!(updated["total_modified"], 4);
+
+    // One event per changed artifact, on the new commit.
+    let events = env.query(
+        "SELECT e.change || ' ' || a.path FROM artifact_events e JOIN artifacts a ON a.id = e.artifact_id
+         JOIN commits c ON c.id = e.commit_id WHERE c.sha = ?1 ORDER BY a.path",
+        &[&c2],
+    );
+    assert_eq!(
+        events,
+        [
+            "modified AGENTS.md",
+            "modified CLAUDE.md",
+            "removed agents/gone.md",
+            "added prompts/new-name.md",
+            "removed prompts/old-name.md",
+            "modified skills/edit",
+            "modified skills/helper",
+            "added skills/new",
+        ]
+    );
+
+    // The incremental result equals a fresh index of the same commit.
+    env.json(&["source", "add", repo.path(), "--name", "fresh"]);
+    assert_eq!(env.artifacts("up"), env.artifacts("fresh"));
+
+    // Back to c1 (a force-push): the removed artifacts come back at their paths.
+    repo.git(&["reset", "-q", "--hard", &c1]);
+    let back = env.json(&["source", "update", "up"]);
+    assert_eq!(back["sources"][0]["new_count"], 2);
+    assert_eq!(back["sources"][0]["removed_count"], 2);
+    env.json(&["source", "remove", "fresh"]);
+    env.json(&["source", "add", repo.path(), "--name", "fresh"]);
+    assert_eq!(env.artifacts("up"), env.artifacts("fresh"));
+}
+
+#[test]
+fn skill_files_appearing_and_disappearing_move_ownership() {
+    let env = TestEnv::new();
+    let repo = env.repo("own");
+    repo.write("kit/agents/a.md", "---\nname: a\n---\n")
+        .write("kit/README.md", "kit\n");
+    repo.commit("plain agents");
+    env.json(&["source", "add", repo.path()]);
+    assert_eq!(
+        env.json(&["source", "scan", "own"])["artifacts"]["agents"][0]["path"],
+        "kit/agents/a.md"
+    );
+
+    // A SKILL.md appears above the agent: the folder is now a skill that owns it.
+    repo.write("kit/SKILL.md", skill("kit", "Now a skill"));
+    repo.commit("kit becomes a skill");
+    let update = env.json(&["source", "update", "own"]);
+    assert_eq!(update["sources"][0]["new_count"], 1);
+    assert_eq!(update["sources"][0]["removed_count"], 1);
+    env.json(&["source", "add", repo.path(), "--name", "fresh"]);
+    assert_eq!(env.artifacts("own"), env.artifacts("fresh"));
+
+    // A nested skill takes its files away from the outer one.
+    repo.write("kit/sub/SKILL.md", skill("sub", "Nested"));
+    repo.commit("nested");
+    let update = env.json(&["source", "update", "own"]);
+    assert_eq!(update["sources"][0]["new_count"], 1);
+    assert_eq!(
+        update["sources"][0]["modified_count"], 0,
+        "the outer skill's files did not change"
+    );
+    repo.write("kit/sub/extra.md", "x\n");
+    repo.commit("file in nested skill");
+    let update = env.json(&["source", "update", "own"]);
+    assert_eq!(update["sources"][0]["modified_count"], 1);
+
+    // Removing the skill file turns the folder back into loose artifacts.
+    repo.remove("kit/SKILL.md");
+    repo.commit("no longer a skill");
+    let update = env.json(&["source", "update", "own"]);
+    assert_eq!(update["sources"][0]["new_count"], 1, "{update}");
+    assert_eq!(update["sources"][0]["removed_count"], 1);
+    env.json(&["source", "remove", "fresh"]);
+    env.json(&["source", "add", repo.path(), "--name", "fresh"]);
+    assert_eq!(env.artifacts("own"), env.artifacts("fresh"));
+}
+
+#[test]
+fn two_sources_on_one_repository_share_objects_but_not_refs() {
+    let env = TestEnv::new();
+    let repo = env.repo("shared");
+    repo.write("skills/one/SKILL.md", skill("one", "One"));
+    let c1 = repo.commit("c1");
+    repo.git(&["branch", "stable"]);
+    env.json(&["source", "add", repo.path(), "--name", "tip"]);
+    env.json(&["source", "add", repo.path(), "--name", "stable", "--ref", "stable"]);
+    let caches = std::fs::read_dir(env.home().join("cache/git/local")).unwrap().count();
+    assert_eq!(caches, 1);
+
+    repo.write("skills/two/SKILL.md", skill("two", "Two"));
+    let c2 = repo.commit("c2");
+    let updated = env.json(&["source", "update", "tip"]);
+    assert_eq!(updated["sources"][0]["new_commit"], c2);
+    let list = env.json(&["source", "list"]);
+    let commit_of =
+        |name: &str| list.as_array().unwrap().iter().find(|s| s["name"] == name).unwrap()["last_commit"].clone();
+    assert_eq!(commit_of("tip"), json!(c2));
+    assert_eq!(
+        commit_of("stable"),
+        json!(c1),
+        "updating one source never moves another"
+    );
+    let stable = env.json(&["source", "update", "stable"]);
+    assert_eq!(stable["sources"][0]["status"], "up_to_date");
+
+    // Removing one with --purge-cache keeps the cache the other still uses.
+    let removed = env.json(&["source", "remove", "tip", "--purge-cache"]);
+    assert_eq!(
+        removed,
+        json!({"removed": "tip", "cache_purged": false, "was_default": false})
+    );
+    assert_eq!(env.json(&["source", "scan", "stable"])["total"], 1);
+    let removed = env.json(&["source", "remove", "stable", "--purge-cache"]);
+    assert_eq!(removed["cache_purged"], true);
+    assert!(
+        !env.home()
+            .join("cache/git/local")
+            .join(repo.dir.canonicalize().unwrap().strip_prefix("/").unwrap())
+            .exists()
+    );
+}
+
+#[test]
+fn path_scoped_sources_see_only_their_folder() {
+    let env = TestEnv::new();
+    let repo = env.repo("scoped");
+    repo.write("skills/.curated/a/SKILL.md", skill("a", "A"))
+        .write("skills/.curated/b/SKILL.md", skill("b", "B"))
+        .write("skills/.system/c/SKILL.md", skill("c", "C"))
+        .write("agents/x.md", "---\nname: x\n---\n");
+    repo.commit("c1");
+    let added = env.json(&["source", "add", repo.path(), "--path", "skills/.curated"]);
+    assert_eq!(added["name"], "scoped:.curated");
+    assert_eq!(added["path"], "skills/.curated");
+    assert_eq!(added["artifact_count"], 2);
+    let scan = env.json(&["source", "scan", "scoped:.curated"]);
+    assert_eq!(scan["scan_path"], "skills/.curated");
+
+    // Changes outside the scope move the commit but change nothing.
+    repo.write("skills/.system/c/SKILL.md", skill("c", "C2"))
+        .write("agents/y.md", "# y\n");
+    repo.commit("outside");
+    let update = env.json(&["source", "update", "scoped:.curated"]);
+    let report = &update["sources"][0];
+    assert_eq!(report["status"], "updated");
+    assert_eq!(
+        (report["new_count"].clone(), report["modified_count"].clone()),
+        (json!(0), json!(0))
+    );
+
+    repo.write("skills/.curated/b/SKILL.md", skill("b", "B2"))
+        .write("skills/.curated/d/SKILL.md", skill("d", "D"));
+    repo.commit("inside");
+    let update = env.json(&["source", "update", "scoped:.curated"]);
+    assert_eq!(update["sources"][0]["new_count"], 1);
+    assert_eq!(update["sources"][0]["modified_count"], 1);
+
+    // A GitHub-style tree URL carries the ref and path (through a file URL here).
+    let url_scoped = env.json(&[
+        "source",
+        "add",
+        &format!("file://{}", repo.path()),
+        "--path",
+        "skills/.system",
+        "--ref",
+        "main",
+    ]);
+    assert_eq!(url_scoped["name"], "scoped:.system");
+    assert_eq!(url_scoped["artifact_count"], 1);
+}
+
+#[test]
+fn branches_tags_and_commits_as_refs() {
+    let env = TestEnv::new();
+    let repo = env.repo("refs");
+    repo.write("skills/v1/SKILL.md", skill("v1", "First"));
+    let c1 = repo.commit("c1");
+    repo.git(&["tag", "-a", "v1.0", "-m", "annotated"]);
+    repo.git(&["tag", "light", &c1]);
+    repo.write("skills/v2/SKILL.md", skill("v2", "Second"));
+    let c2 = repo.commit("c2");
+    repo.git(&["checkout", "-q", "-b", "dev"]);
+    repo.write("skills/dev/SKILL.md", skill("dev", "Dev only"));
+    let c3 = repo.commit("c3");
+    repo.git(&["checkout", "-q", "main"]);
+
+    let cases = [
+        ("tag", "v1.0", &c1, 1),
+        ("light", "light", &c1, 1),
+        ("branch", "dev", &c3, 3),
+        ("full", c1.as_str(), &c1, 1),
+        ("short", &c2[..10], &c2, 2),
+    ];
+    for (name, git_ref, commit, count) in cases {
+        let added = env.json(&["source", "add", repo.path(), "--ref", git_ref, "--name", name]);
+        assert_eq!(added["commit"], json!(commit), "{name}");
+        assert_eq!(added["artifact_count"], count, "{name}");
+    }
+    let default = env.json(&["source", "add", repo.path(), "--name", "default"]);
+    assert_eq!(
+        (default["ref"].clone(), default["commit"].clone()),
+        (json!("main"), json!(c2))
+    );
+
+    // The branch follows new commits; tags and commits stay put.
+    repo.git(&["checkout", "-q", "dev"]);
+    repo.write("skills/dev2/SKILL.md", skill("dev2", "More dev"));
+    repo.commit("c4");
+    repo.git(&["checkout", "-q", "main"]);
+    let all = env.json(&["source", "update", "--all"]);
+    let status: Vec<String> = all["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| format!("{} {}", s["name"].as_str().unwrap(), s["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        status,
+        [
+            "branch updated",
+            "default up_to_date",
+            "full up_to_date",
+            "light up_to_date",
+            "short up_to_date",
+            "tag up_to_date"
+        ]
+    );
+}
+
+#[test]
+fn update_all_goes_on_past_a_failing_source() {
+    let env = TestEnv::new();
+    let good = env.repo("good");
+    good.write("skills/a/SKILL.md", skill("a", "A"));
+    good.commit("c1");
+    let doomed = env.repo("doomed");
+    doomed.write("skills/b/SKILL.md", skill("b", "B"));
+    doomed.commit("c1");
+    env.json(&["source", "add", good.path()]);
+    env.json(&["source", "add", doomed.path()]);
+    std::fs::remove_dir_all(&doomed.dir).unwrap();
+    good.write("skills/c/SKILL.md", skill("c", "C"));
+    good.commit("c2");
+
+    let run = env.aam(&["--json", "source", "update", "--all"]);
+    assert_eq!(run.code, 1, "a failed source makes the run fail: {run:?}");
+    let out = run.json();
+    assert_eq!(out["sources"][0]["name"], "doomed");
+    assert_eq!(out["sources"][0]["status"], "failed");
+    assert_eq!(out["sources"][0]["error"]["code"], "AAM_GIT_FETCH_FAILED");
+    assert_eq!(out["sources"][1]["status"], "updated");
+    assert_eq!(out["total_new"], 1);
+    // The failed source still answers from the catalog.
+    assert_eq!(env.json(&["source", "scan", "doomed"])["total"], 1);
+}
+
+#[test]
+fn dry_run_and_diff_change_nothing() {
+    let env = TestEnv::new();
+    let repo = env.repo("dry");
+    repo.write("skills/a/SKILL.md", skill("a", "A"));
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path()]);
+    repo.write("skills/b/SKILL.md", skill("b", "B"));
+    let c2 = repo.commit("c2");
+    let before = env.state();
+    let dry = env.json(&["source", "update", "dry", "--dry-run"]);
+    assert_eq!(dry["sources"][0]["status"], "would_update");
+    assert_eq!(dry["sources"][0]["new_count"], 1);
+    let diff = env.json(&["source", "diff", "dry"]);
+    assert_eq!(diff["new_commit"], c2);
+    let after = env.state();
+    let changed: Vec<&String> = after
+        .iter()
+        .filter(|(k, v)| before.get(*k) != Some(v))
+        .map(|(k, _)| k)
+        .filter(|k| k.starts_with("table"))
+        .collect();
+    assert!(changed.is_empty(), "catalog changed: {changed:?}");
+    assert_eq!(env.json(&["source", "scan", "dry"])["total"], 1);
+}
+
+#[test]
+fn defaults_are_registered_unfetched_and_removal_is_remembered() {
+    let env = TestEnv::new();
+    let enabled = env.json(&["source", "enable-defaults"]);
+    assert_eq!(
+        enabled["added"],
+        json!([
+            "github/awesome-copilot",
+            "openai/skills:.curated",
+            "anthropics/skills",
+            "microsoft/skills"
+        ])
+    );
+    let list = env.json(&["source", "list"]);
+    let rows: Vec<String> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            format!(
+                "{} {} {} {}",
+                s["name"].as_str().unwrap(),
+                s["url"].as_str().unwrap(),
+                s["path"].as_str().unwrap(),
+                s["default"]
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "anthropics/skills https://github.com/anthropics/skills.git skills true",
+            "github/awesome-copilot https://github.com/github/awesome-copilot.git skills true",
+            "microsoft/skills https://github.com/microsoft/skills.git .github/skills true",
+            "openai/skills:.curated https://github.com/openai/skills.git skills/.curated true",
+        ]
+    );
+    assert!(
+        list.as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["last_fetched"].is_null() && s["last_commit"].is_null())
+    );
+    assert!(!env.home().join("cache").exists(), "nothing fetched");
+
+    let err = env.json_err(&["source", "scan", "anthropics/skills"], "AAM_SOURCE_NOT_INDEXED");
+    assert!(
+        err["hint"]
+            .as_str()
+            .unwrap()
+            .contains("aam source update anthropics/skills")
+    );
+
+    let removed = env.json(&["source", "remove", "anthropics/skills"]);
+    assert_eq!(removed["was_default"], true);
+    let again = env.json(&["source", "enable-defaults"]);
+    assert_eq!(again["added"], json!([]));
+    assert_eq!(again["dismissed"], json!(["anthropics/skills"]));
+    assert_eq!(again["already_present"].as_array().unwrap().len(), 3);
+    let restored = env.json(&["source", "enable-defaults", "--restore"]);
+    assert_eq!(restored["added"], json!(["anthropics/skills"]));
+}
+
+#[test]
+fn cache_damage_is_reported_and_update_repairs_it() {
+    let env = TestEnv::new();
+    let repo = env.repo("fragile");
+    repo.write("skills/a/SKILL.md", skill("a", "A"));
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path()]);
+    let cache = env
+        .home()
+        .join("cache/git/local")
+        .join(repo.dir.canonicalize().unwrap().strip_prefix("/").unwrap());
+    std::fs::remove_dir_all(cache.join("objects")).unwrap();
+    std::fs::remove_dir_all(cache.join("refs")).unwrap();
+
+    let before = env.state();
+    let err = env.json_err(&["source", "diff", "fragile"], "AAM_CACHE_CORRUPTED");
+    assert!(err["hint"].as_str().unwrap().contains("aam source update"));
+    assert_eq!(before, env.state());
+
+    let repaired = env.json(&["source", "update", "fragile"]);
+    assert_eq!(repaired["sources"][0]["status"], "up_to_date");
+    let diff = env.json(&["source", "diff", "fragile"]);
+    assert_eq!(diff["has_changes"], false);
+    assert_eq!(diff["unchanged_count"], 1);
+
+    // A cache deleted outright is rebuilt the same way.
+    std::fs::remove_dir_all(&cache).unwrap();
+    env.json_err(&["source", "diff", "fragile"], "AAM_CACHE_CORRUPTED");
+    repo.write("skills/b/SKILL.md", skill("b", "B"));
+    repo.commit("c2");
+    let repaired = env.json(&["source", "update", "fragile"]);
+    assert_eq!(repaired["sources"][0]["new_count"], 1);
+}
