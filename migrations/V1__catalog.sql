@@ -12,6 +12,7 @@ CREATE TABLE sources (
     scope_path      TEXT    NOT NULL DEFAULT '',   -- folder the scan is limited to; '' = whole tree
     is_default      INTEGER NOT NULL DEFAULT 0,
     head_commit_id  INTEGER REFERENCES commits (id) ON DELETE SET NULL,
+    artifact_count  INTEGER NOT NULL DEFAULT 0,    -- live artifacts, kept in step by every index write
     added_at        TEXT    NOT NULL,
     fetched_at      TEXT
 );

@@ -217,26 +217,35 @@ impl Catalog {
 
     /// Live artifacts of a source, by kind then path, optionally of one kind.
     pub fn scan_source(&self, source_id: i64, kind: Option<ArtifactKind>) -> Result<Vec<ArtifactSummary>> {
+        // One query per kind walks the (source, kind, path) index in order: no sort.
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT kind, name, path, description, has_vendor_agent FROM artifacts
-                 WHERE source_id = ?1 AND removed_commit_id IS NULL AND (?2 IS NULL OR kind = ?2)
-                 ORDER BY CASE kind WHEN 'skill' THEN 0 WHEN 'agent' THEN 1 WHEN 'prompt' THEN 2 ELSE 3 END, path",
+                "SELECT name, path, description, has_vendor_agent FROM artifacts
+                 WHERE source_id = ?1 AND kind = ?2 AND removed_commit_id IS NULL ORDER BY path",
             )
             .map_err(db_error)?;
-        let rows = stmt
-            .query_map(params![source_id, kind.map(ArtifactKind::as_str)], |r| {
-                Ok(ArtifactSummary {
-                    kind: kind_from_sql(&r.get::<_, String>(0)?),
-                    name: r.get(1)?,
-                    path: r.get(2)?,
-                    description: r.get(3)?,
-                    has_vendor_agent: r.get(4)?,
+        let mut out = Vec::new();
+        for k in ArtifactKind::ALL
+            .into_iter()
+            .filter(|k| kind.is_none_or(|wanted| wanted == *k))
+        {
+            let rows = stmt
+                .query_map(params![source_id, k.as_str()], |r| {
+                    Ok(ArtifactSummary {
+                        kind: k,
+                        name: r.get(0)?,
+                        path: r.get(1)?,
+                        description: r.get(2)?,
+                        has_vendor_agent: r.get(3)?,
+                    })
                 })
-            })
-            .map_err(db_error)?;
-        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
+                .map_err(db_error)?;
+            for row in rows {
+                out.push(row.map_err(db_error)?);
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -367,9 +376,12 @@ fn write_changes(
             .execute(params![id, commit_id, "removed", now])
             .map_err(db_error)?;
     }
+    let count_delta = changes.added.len() as i64 - changes.removed.len() as i64;
     tx.execute(
-        "UPDATE sources SET head_commit_id = ?2, fetched_at = ?3, resolved_ref = COALESCE(?4, resolved_ref) WHERE id = ?1",
-        params![source_id, commit_id, now, resolved_ref],
+        "UPDATE sources SET head_commit_id = ?2, fetched_at = ?3, resolved_ref = COALESCE(?4, resolved_ref),
+             artifact_count = artifact_count + ?5
+         WHERE id = ?1",
+        params![source_id, commit_id, now, resolved_ref, count_delta],
     )
     .map_err(db_error)?;
     Ok(())

@@ -58,8 +58,7 @@ pub struct NewSource<'a> {
 }
 
 const SOURCE_COLUMNS: &str = "s.id, s.name, s.kind, s.url, s.cache_key, s.ref_name, s.resolved_ref, s.scope_path, \
-     s.is_default, c.sha, s.head_commit_id, s.added_at, s.fetched_at, \
-     (SELECT COUNT(*) FROM artifacts a WHERE a.source_id = s.id AND a.removed_commit_id IS NULL)";
+     s.is_default, c.sha, s.head_commit_id, s.added_at, s.fetched_at, s.artifact_count";
 
 fn source_from_row(row: &Row<'_>) -> rusqlite::Result<SourceRecord> {
     Ok(SourceRecord {

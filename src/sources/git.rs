@@ -147,15 +147,14 @@ impl GitCache {
         Ok((Self::open(dir)?, empty))
     }
 
-    /// The cache folder.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
-    /// Fetches `want` from `url` into the local ref `dst`.
+    /// Fetches `want` from `url` into the local ref `dst`. Local repositories
+    /// (`file://`) are read in-process; remotes go through gix's fetch protocol.
     pub fn fetch(&self, url: &str, want: &RefWant, dst: &str, first_fetch: bool) -> Result<Fetched> {
+        if let Some(path) = url.strip_prefix("file://") {
+            return self.fetch_local(Path::new(path), want, dst, first_fetch);
+        }
         let remote_url = || redact_url(url);
-        let attempts = if url.starts_with("file://") { 1 } else { 3 };
+        let attempts = 3;
         let mut delay = Duration::from_millis(500);
         let mut attempt = 1;
         loop {
@@ -212,6 +211,43 @@ impl GitCache {
                 })
             }
         }
+    }
+
+    /// "Fetches" from a repository on this machine the way `git clone --local`
+    /// does: object files (immutable, content-addressed) are hard-linked into the
+    /// cache, or copied across file systems, and the wanted ref is resolved by
+    /// opening the repository directly. The cache stays a complete, standalone
+    /// copy, and no process is spawned.
+    fn fetch_local(&self, path: &Path, want: &RefWant, dst: &str, first_fetch: bool) -> Result<Fetched> {
+        let (code, verb) = if first_fetch {
+            (ErrorCode::GitCloneFailed, "clone")
+        } else {
+            (ErrorCode::GitFetchFailed, "fetch")
+        };
+        let source = gix::open_opts(path, gix::open::Options::isolated()).map_err(|e| {
+            Error::new(
+                code,
+                format!(
+                    "failed to {verb} `{}`: it is not a git repository (any more)",
+                    path.display()
+                ),
+            )
+            .with_hint("check that the folder exists and holds a git repository; remove the source if it moved")
+            .with_source(e)
+        })?;
+        let (commit, resolved_ref) = resolve_local(&source, want)
+            .map_err(|e| e.unwrap_or_else(|| ref_not_found(&want_text(want), &format!("file://{}", path.display()))))?;
+        let copied = link_objects(&source.common_dir().join("objects"), &self.dir.join("objects"))
+            .map_err(|e| Error::io("copy objects into", &self.dir, e))?;
+        tracing::debug!("linked {copied} object files from {}", path.display());
+        // Reopen so the object database sees packs that arrived after it was opened.
+        let cache = Self::open(&self.dir)?;
+        if !cache.has_commit(commit) {
+            return Err(Error::new(code, format!("failed to {verb} `{}`: its objects are not all in its own object store", path.display()))
+                .with_hint("repositories that borrow objects (`git clone --shared`, alternates) are not supported as local sources; clone it normally"));
+        }
+        cache.set_ref(dst, commit)?;
+        Ok(Fetched { commit, resolved_ref })
     }
 
     /// Fetches every branch and tag, then pins `dst` to the commit `id` among them.
@@ -329,12 +365,6 @@ impl GitCache {
         Ok(())
     }
 
-    /// The commit a local ref points at, if it exists.
-    pub fn ref_target(&self, name: &str) -> Option<ObjectId> {
-        let mut reference = self.repo.try_find_reference(name).ok().flatten()?;
-        reference.peel_to_commit().ok().map(|c| c.id)
-    }
-
     /// Whether `id` is a commit present in the cache.
     pub fn has_commit(&self, id: ObjectId) -> bool {
         matches!(self.repo.try_find_header(id), Ok(Some(h)) if h.kind() == gix::objs::Kind::Commit)
@@ -352,33 +382,21 @@ impl GitCache {
         Ok((tree, when))
     }
 
-    /// What `path` names under `root` (a tree id); `""` is `root` itself.
-    pub fn lookup(&self, root: ObjectId, path: &str) -> Result<Option<PathTarget>> {
-        if path.is_empty() {
-            return Ok(Some(PathTarget::Tree(root)));
-        }
-        let tree = self.repo.find_tree(root).map_err(|e| self.corrupted(e))?;
-        let entry = tree
-            .lookup_entry(path.split('/').filter(|c| !c.is_empty()))
-            .map_err(|e| self.corrupted(e))?;
-        Ok(entry.and_then(|e| {
-            let mode = e.mode();
-            if mode.is_tree() {
-                Some(PathTarget::Tree(e.object_id()))
-            } else {
-                FileMode::from_mode(mode).map(|m| PathTarget::File(m, e.object_id()))
-            }
-        }))
-    }
-
-    /// The names of the entries directly inside the tree `id`.
-    pub fn tree_entry_names(&self, id: ObjectId) -> Result<Vec<String>> {
+    /// The entries directly inside the tree `id`: name and what it names.
+    pub fn tree_entries(&self, id: ObjectId) -> Result<Vec<(String, PathTarget)>> {
         let tree = self.repo.find_tree(id).map_err(|e| self.corrupted(e))?;
         let decoded = tree.decode().map_err(|e| self.corrupted(e))?;
         Ok(decoded
             .entries
             .iter()
-            .map(|e| e.filename.to_str_lossy().into_owned())
+            .filter_map(|e| {
+                let target = if e.mode.is_tree() {
+                    PathTarget::Tree(e.oid.to_owned())
+                } else {
+                    PathTarget::File(FileMode::from_mode(e.mode)?, e.oid.to_owned())
+                };
+                Some((e.filename.to_str_lossy().into_owned(), target))
+            })
             .collect())
     }
 
@@ -460,6 +478,103 @@ impl GitCache {
     }
 }
 
+/// Resolves `want` in a local repository: branch first, then tag, then commit id.
+/// `Err(None)` means the name matched nothing.
+fn resolve_local(repo: &Repository, want: &RefWant) -> Result<(ObjectId, String), Option<Error>> {
+    let peel = |name: &str| -> Option<ObjectId> {
+        let mut reference = repo.try_find_reference(name).ok().flatten()?;
+        reference.peel_to_commit().ok().map(|c| c.id)
+    };
+    match want {
+        RefWant::DefaultBranch => {
+            let commit = repo.head_commit().map_err(|_| None)?.id;
+            let branch = repo.head_name().ok().flatten().and_then(|n| {
+                n.as_bstr()
+                    .strip_prefix(b"refs/heads/")
+                    .map(|b| b.to_str_lossy().into_owned())
+            });
+            Ok((commit, branch.unwrap_or_else(|| "HEAD".to_string())))
+        }
+        RefWant::Named(name) => {
+            if let Some(commit) = peel(&format!("refs/heads/{name}")).or_else(|| peel(&format!("refs/tags/{name}"))) {
+                return Ok((commit, name.clone()));
+            }
+            if !is_commit_like(name) {
+                return Err(None);
+            }
+            let commit = repo
+                .rev_parse_single(name.as_str())
+                .ok()
+                .and_then(|id| id.object().ok())
+                .and_then(|obj| obj.peel_to_commit().ok())
+                .map(|c| c.id)
+                .ok_or(None)?;
+            Ok((commit, commit.to_string()))
+        }
+    }
+}
+
+fn want_text(want: &RefWant) -> String {
+    match want {
+        RefWant::DefaultBranch => "HEAD".to_string(),
+        RefWant::Named(name) => name.clone(),
+    }
+}
+
+/// Hard-links (or copies) every pack and loose object of `from` that `to` lacks.
+/// Packs land data first, index last, so a reader never sees an index without its
+/// pack. Returns how many files were added.
+fn link_objects(from: &Path, to: &Path) -> std::io::Result<usize> {
+    let mut added = 0;
+    let mut packs: Vec<PathBuf> = match std::fs::read_dir(from.join("pack")) {
+        Ok(dir) => dir.filter_map(|e| e.ok().map(|e| e.path())).collect(),
+        Err(_) => Vec::new(),
+    };
+    packs.retain(|p| p.extension().is_some_and(|x| x == "idx"));
+    for idx in packs {
+        let pack = idx.with_extension("pack");
+        let (Some(pack_name), Some(idx_name)) = (pack.file_name(), idx.file_name()) else {
+            continue;
+        };
+        let target_idx = to.join("pack").join(idx_name);
+        if target_idx.exists() || !pack.exists() {
+            continue;
+        }
+        link_or_copy(&pack, &to.join("pack").join(pack_name))?;
+        link_or_copy(&idx, &target_idx)?;
+        added += 2;
+    }
+    for fanout in std::fs::read_dir(from)?.filter_map(|e| e.ok()) {
+        let name = fanout.file_name();
+        let is_fanout = name.len() == 2 && name.to_str().is_some_and(|n| n.chars().all(|c| c.is_ascii_hexdigit()));
+        if !is_fanout {
+            continue;
+        }
+        for object in std::fs::read_dir(fanout.path())?.filter_map(|e| e.ok()) {
+            let target = to.join(&name).join(object.file_name());
+            if !target.exists() {
+                std::fs::create_dir_all(to.join(&name))?;
+                link_or_copy(&object.path(), &target)?;
+                added += 1;
+            }
+        }
+    }
+    Ok(added)
+}
+
+/// A hard link when both sides share a file system, else a copy that lands atomically.
+fn link_or_copy(from: &Path, to: &Path) -> std::io::Result<()> {
+    match std::fs::hard_link(from, to) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(_) => {
+            let tmp = to.with_extension("aam-tmp");
+            std::fs::copy(from, &tmp)?;
+            std::fs::rename(&tmp, to)
+        }
+    }
+}
+
 /// Branch and tag names a remote advertises.
 #[derive(Debug, Default)]
 struct RemoteRefs {
@@ -500,10 +615,7 @@ fn classify(err: &gix::Error) -> Failure {
         return Failure::Auth;
     }
     let mentions = |needle: &str| err.iter_errors().any(|e| e.to_string().contains(needle));
-    if mentions("Received HTTP status 404")
-        || mentions("is a valid git directory")
-        || mentions("does not appear to be a git repository")
-    {
+    if mentions("Received HTTP status 404") || mentions("does not appear to be a git repository") {
         return Failure::RepositoryNotFound;
     }
     let transient = err.is_retryable()
@@ -592,5 +704,57 @@ fn credentials_for(
             next: ctx.into(),
         })),
         Action::Store(_) | Action::Erase(_) => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_objects_are_linked_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join("source");
+        let git = |args: &[&str]| {
+            let status = std::process::Command::new("git")
+                .args(args)
+                .current_dir(&source)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .status()
+                .unwrap();
+            assert!(status.success(), "git {args:?}");
+        };
+        std::fs::create_dir(&source).unwrap();
+        git(&["init", "-q", "-b", "main"]);
+        std::fs::write(source.join("SKILL.md"), "# s\n").unwrap();
+        git(&["add", "-A"]);
+        git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one"]);
+        git(&["repack", "-q"]);
+        std::fs::write(source.join("extra.md"), "loose\n").unwrap();
+        git(&["add", "-A"]);
+        git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "two"]);
+
+        let (cache, created) = GitCache::open_or_create(&dir.path().join("cache")).unwrap();
+        assert!(created);
+        let fetched = cache
+            .fetch(
+                &format!("file://{}", source.display()),
+                &RefWant::DefaultBranch,
+                "refs/aam/t/head",
+                true,
+            )
+            .unwrap();
+        assert_eq!(fetched.resolved_ref, "main");
+        let mut head = cache.repo.find_reference("refs/aam/t/head").unwrap();
+        assert_eq!(head.peel_to_commit().unwrap().id, fetched.commit);
+        let (tree, _) = GitCache::open(&cache.dir).unwrap().commit_tree(fetched.commit).unwrap();
+        assert_eq!(
+            GitCache::open(&cache.dir).unwrap().files_under(tree, "").unwrap().len(),
+            2
+        );
+        // Everything is already there the second time.
+        let again = link_objects(&source.join(".git/objects"), &cache.dir.join("objects")).unwrap();
+        assert_eq!(again, 0);
     }
 }

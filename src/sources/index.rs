@@ -6,13 +6,18 @@
 //! (or single files) whose detection can change when the given paths change, so
 //! an update re-reads only what changed, however large the repository.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
 
 use super::git::{FileMode, GitCache, Oid, PathTarget, TreeFile};
 use crate::catalog::{FileRecord, IndexedArtifact, LiveArtifact, SourceChanges};
 use crate::error::Result;
 use crate::progress::Progress;
 use crate::scan::{self, ArtifactKind, Detected};
+
+/// The entries of one folder, by name.
+type Listing = HashMap<String, PathTarget>;
 
 /// How many symlinks are followed in a row before giving up.
 const MAX_LINK_HOPS: usize = 8;
@@ -23,8 +28,9 @@ pub struct Snapshot<'c> {
     root_tree: Oid,
     scope: String,
     root_name: String,
-    /// Whether each folder holds a skill file (memoized tree lookups).
-    skill_dirs: std::cell::RefCell<HashMap<String, bool>>,
+    /// Decoded folders by repository path (`None`: not a folder), so each tree is
+    /// read once however often paths below it are looked up.
+    listings: RefCell<HashMap<String, Option<Rc<Listing>>>>,
 }
 
 impl<'c> Snapshot<'c> {
@@ -36,13 +42,13 @@ impl<'c> Snapshot<'c> {
             root_tree,
             scope: scope.to_string(),
             root_name: root_name.to_string(),
-            skill_dirs: Default::default(),
+            listings: Default::default(),
         }
     }
 
     /// The id of the scope folder's tree, `None` when the scope does not exist.
     pub fn scope_tree(&self) -> Result<Option<Oid>> {
-        Ok(match self.cache.lookup(self.root_tree, &self.scope)? {
+        Ok(match self.lookup(&self.scope)? {
             Some(PathTarget::Tree(id)) => Some(id),
             _ => None,
         })
@@ -83,7 +89,7 @@ impl<'c> Snapshot<'c> {
     pub fn index_regions(&self, regions: &[String], progress: &dyn Progress) -> Result<Vec<IndexedArtifact>> {
         let mut files = Vec::new();
         for region in regions {
-            match self.cache.lookup(self.root_tree, region)? {
+            match self.lookup(region)? {
                 Some(PathTarget::Tree(id)) => files.extend(self.cache.files_under(id, region)?),
                 Some(PathTarget::File(mode, oid)) => files.push(TreeFile {
                     path: region.clone(),
@@ -150,19 +156,31 @@ impl<'c> Snapshot<'c> {
     }
 
     fn is_skill_dir(&self, dir: &str) -> Result<bool> {
-        if let Some(&known) = self.skill_dirs.borrow().get(dir) {
-            return Ok(known);
+        Ok(self
+            .listing(dir)?
+            .is_some_and(|entries| entries.keys().any(|n| n.eq_ignore_ascii_case("SKILL.md"))))
+    }
+
+    /// What a repository path names in this commit; `""` is the root folder.
+    fn lookup(&self, path: &str) -> Result<Option<PathTarget>> {
+        if path.is_empty() {
+            return Ok(Some(PathTarget::Tree(self.root_tree)));
         }
-        let found = match self.cache.lookup(self.root_tree, dir)? {
-            Some(PathTarget::Tree(id)) => self
-                .cache
-                .tree_entry_names(id)?
-                .iter()
-                .any(|n| n.eq_ignore_ascii_case("SKILL.md")),
-            _ => false,
+        let (dir, name) = split_dir(path);
+        Ok(self.listing(dir)?.and_then(|entries| entries.get(name).copied()))
+    }
+
+    /// The decoded entries of the folder at `dir`, `None` when it is not a folder.
+    fn listing(&self, dir: &str) -> Result<Option<Rc<Listing>>> {
+        if let Some(known) = self.listings.borrow().get(dir) {
+            return Ok(known.clone());
+        }
+        let listing = match self.lookup(dir)? {
+            Some(PathTarget::Tree(id)) => Some(Rc::new(self.cache.tree_entries(id)?.into_iter().collect())),
+            _ => None,
         };
-        self.skill_dirs.borrow_mut().insert(dir.to_string(), found);
-        Ok(found)
+        self.listings.borrow_mut().insert(dir.to_string(), listing.clone());
+        Ok(listing)
     }
 
     /// Files listed by plugin manifests inside the regions or above them.
@@ -180,9 +198,7 @@ impl<'c> Snapshot<'c> {
                 } else {
                     format!("{dir}/.claude-plugin/plugin.json")
                 };
-                if let Some(PathTarget::File(FileMode::File | FileMode::Executable, oid)) =
-                    self.cache.lookup(self.root_tree, &manifest)?
-                {
+                if let Some(PathTarget::File(FileMode::File | FileMode::Executable, oid)) = self.lookup(&manifest)? {
                     manifests.insert(manifest, oid);
                 }
                 if dir.is_empty() || dir == self.scope {
@@ -269,7 +285,7 @@ impl<'c> Snapshot<'c> {
                     "symlink `{link}` points outside the repository (`{target}`); not followed"
                 )));
             };
-            match self.cache.lookup(self.root_tree, &resolved)? {
+            match self.lookup(&resolved)? {
                 Some(PathTarget::File(FileMode::Symlink, oid)) => {
                     target = String::from_utf8_lossy(&self.cache.read_blob(oid)?).into_owned();
                     link = resolved;

@@ -104,7 +104,14 @@ impl SourceSpec {
         {
             return parse_scp(spec, user_host, path);
         }
-        parse_shorthand(spec)
+        parse_shorthand(spec).map_err(|err| {
+            // `my-repo` or `some/dir` that exists here was probably meant as a local path.
+            if cwd.join(spec).is_dir() {
+                err.with_hint(format!("to add the local folder, write `./{spec}`"))
+            } else {
+                err
+            }
+        })
     }
 
     /// Applies `--ref` and `--path`, refusing a conflict with what the spec already says.
@@ -657,6 +664,15 @@ mod tests {
         let scoped = parsed.with_overrides(None, Some("./fixtures/")).unwrap();
         assert_eq!(scoped.scope, "fixtures");
         assert_eq!(scoped.default_name(), "my-repo:fixtures");
+    }
+
+    #[test]
+    fn existing_folders_get_a_local_path_hint() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("corpus")).unwrap();
+        let err = SourceSpec::parse("corpus", dir.path()).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::SourceUrlInvalid);
+        assert_eq!(err.hint(), Some("to add the local folder, write `./corpus`"));
     }
 
     #[test]

@@ -893,6 +893,7 @@ fn plan_update(
     source: &SourceRecord,
     target: &str,
 ) -> Result<UpdatePlan> {
+    let started = std::time::Instant::now();
     let old = source
         .head_commit
         .as_deref()
@@ -914,6 +915,7 @@ fn plan_update(
             fetched?
         }
     };
+    tracing::debug!(elapsed = ?started.elapsed(), "fetched `{}`", source.name);
     let (new_root, committed_at) = cache.commit_tree(fetched.commit)?;
     let snapshot = Snapshot::new(
         cache,
@@ -941,6 +943,7 @@ fn plan_update(
         Some(old) => {
             let (old_root, _) = cache.commit_tree(old)?;
             let changed = cache.changed_paths(old_root, new_root)?;
+            tracing::debug!(elapsed = ?started.elapsed(), "{} paths changed", changed.len());
             let by_content: Vec<String> = catalog
                 .live_artifacts_in(source.id, &[], &changed)?
                 .into_iter()
@@ -950,8 +953,10 @@ fn plan_update(
         }
         None => vec![source.scope_path.clone()],
     };
+    tracing::debug!(elapsed = ?started.elapsed(), "{} regions to index", regions.len());
     let before = catalog.live_artifacts_in(source.id, &regions, &[])?;
     let after = snapshot.index_regions(&regions, ctx.progress.as_ref())?;
+    tracing::debug!(elapsed = ?started.elapsed(), "indexed {} artifacts", after.len());
     let changes = reconcile(before.clone(), after);
     let removed = before.into_iter().filter(|a| changes.removed.contains(&a.id)).collect();
     Ok(UpdatePlan {

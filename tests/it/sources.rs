@@ -347,6 +347,7 @@ fn update_records_adds_modifications_removals_and_renames_incrementally() {
     env.json(&["source", "remove", "fresh"]);
     env.json(&["source", "add", repo.path(), "--name", "fresh"]);
     assert_eq!(env.artifacts("up"), env.artifacts("fresh"));
+    env.assert_counts_consistent();
 }
 
 #[test]
@@ -394,6 +395,7 @@ fn skill_files_appearing_and_disappearing_move_ownership() {
     env.json(&["source", "remove", "fresh"]);
     env.json(&["source", "add", repo.path(), "--name", "fresh"]);
     assert_eq!(env.artifacts("own"), env.artifacts("fresh"));
+    env.assert_counts_consistent();
 }
 
 #[test]

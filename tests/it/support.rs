@@ -162,6 +162,16 @@ impl TestEnv {
         )
     }
 
+    /// Asserts every source's stored artifact count matches its live artifacts.
+    pub fn assert_counts_consistent(&self) {
+        let drifted = self.query(
+            "SELECT s.name FROM sources s WHERE s.artifact_count <>
+                 (SELECT COUNT(*) FROM artifacts a WHERE a.source_id = s.id AND a.removed_commit_id IS NULL)",
+            &[],
+        );
+        assert!(drifted.is_empty(), "artifact counts drifted for {drifted:?}");
+    }
+
     /// Runs a one-column query against the catalog.
     pub fn query(&self, sql: &str, params: &[&str]) -> Vec<String> {
         let conn = rusqlite::Connection::open(self.home().join("catalog.db")).unwrap();
