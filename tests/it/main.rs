@@ -3,5 +3,6 @@
 
 mod corpus;
 mod errors;
+mod quickstart;
 mod sources;
 mod support;
