@@ -72,6 +72,8 @@ error_codes! {
     SourceAlreadyExists = "AAM_SOURCE_ALREADY_EXISTS", Conflict;
     /// The source is registered but has never been fetched.
     SourceNotIndexed = "AAM_SOURCE_NOT_INDEXED", NotFound;
+    /// Another process changed the same state first.
+    Conflict = "AAM_CONFLICT", Conflict;
     /// The scope path does not exist in the source's tree.
     SourcePathNotFound = "AAM_SOURCE_PATH_NOT_FOUND", NotFound;
     /// A branch, tag or commit could not be found on the remote.

@@ -5,7 +5,7 @@ use rusqlite::{Transaction, params};
 
 use super::sources::{NewSource, insert_source};
 use super::{Catalog, bump_generation, db_error, now_timestamp};
-use crate::error::Result;
+use crate::error::{Error, ErrorCode, Result};
 use crate::scan::{ArtifactKind, Platform};
 
 /// One file of an artifact.
@@ -131,15 +131,32 @@ impl Catalog {
         Ok(source_id)
     }
 
-    /// Records a fetch that moved the source to `commit` with `changes`.
+    /// Records a fetch that moved the source from `expected_head` to `commit` with
+    /// `changes`. Fails with `AAM_CONFLICT`, writing nothing, when another process
+    /// moved the source first: the changes were computed against a stale state.
     pub fn record_update(
         &mut self,
         source_id: i64,
+        expected_head: Option<&str>,
         resolved_ref: Option<&str>,
         commit: &CommitInfo,
         changes: &SourceChanges,
     ) -> Result<()> {
         let tx = self.write()?;
+        let (name, head): (String, Option<String>) = tx
+            .query_row(
+                "SELECT s.name, c.sha FROM sources s LEFT JOIN commits c ON c.id = s.head_commit_id WHERE s.id = ?1",
+                [source_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(db_error)?;
+        if head.as_deref() != expected_head {
+            return Err(Error::new(
+                ErrorCode::Conflict,
+                format!("source `{name}` was updated by another aam process meanwhile"),
+            )
+            .with_hint("run the command again"));
+        }
         write_changes(&tx, source_id, resolved_ref, commit, changes, false)?;
         bump_generation(&tx)?;
         tx.commit().map_err(db_error)

@@ -203,6 +203,59 @@ mod tests {
     }
 
     #[test]
+    fn stale_updates_and_duplicate_names_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut catalog = Catalog::open(&dir.path().join("c.db")).unwrap();
+        let source = NewSource {
+            name: "x",
+            kind: "git",
+            url: "https://example.invalid/o/r.git",
+            cache_key: "example.invalid/o/r",
+            ref_name: None,
+            scope_path: "",
+            is_default: false,
+        };
+        let commit = |c: char| CommitInfo {
+            sha: c.to_string().repeat(40),
+            tree_sha: "t".repeat(40),
+            committed_at: None,
+        };
+        let id = catalog
+            .add_indexed_source(&source, Some("main"), &commit('a'), &[])
+            .unwrap();
+        let generation = catalog.generation().unwrap();
+        let stale = catalog
+            .record_update(
+                id,
+                Some(&commit('c').sha),
+                Some("main"),
+                &commit('b'),
+                &SourceChanges::default(),
+            )
+            .unwrap_err();
+        assert_eq!(stale.code(), ErrorCode::Conflict);
+        assert_eq!(
+            catalog.find_source("x").unwrap().unwrap().head_commit,
+            Some(commit('a').sha)
+        );
+        assert_eq!(catalog.generation().unwrap(), generation, "nothing was written");
+        catalog
+            .record_update(
+                id,
+                Some(&commit('a').sha),
+                Some("main"),
+                &commit('b'),
+                &SourceChanges::default(),
+            )
+            .unwrap();
+        assert_eq!(catalog.generation().unwrap(), generation + 1);
+        let duplicate = catalog
+            .add_indexed_source(&source, None, &commit('a'), &[])
+            .unwrap_err();
+        assert_eq!(duplicate.code(), ErrorCode::SourceAlreadyExists);
+    }
+
+    #[test]
     fn not_a_database() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.db");

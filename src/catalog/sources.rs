@@ -3,7 +3,7 @@
 use rusqlite::{OptionalExtension, Row, params};
 
 use super::{Catalog, bump_generation, db_error, now_timestamp};
-use crate::error::Result;
+use crate::error::{Error, ErrorCode, Result};
 
 /// A registered source as the catalog knows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -159,7 +159,7 @@ impl Catalog {
 
 /// Inserts a source row inside an open transaction.
 pub(super) fn insert_source(tx: &rusqlite::Transaction<'_>, source: &NewSource<'_>) -> Result<i64> {
-    tx.execute(
+    let inserted = tx.execute(
         "INSERT INTO sources (name, kind, url, cache_key, ref_name, scope_path, is_default, added_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         params![
@@ -172,7 +172,15 @@ pub(super) fn insert_source(tx: &rusqlite::Transaction<'_>, source: &NewSource<'
             source.is_default,
             now_timestamp()
         ],
-    )
-    .map_err(db_error)?;
-    Ok(tx.last_insert_rowid())
+    );
+    match inserted {
+        Ok(_) => Ok(tx.last_insert_rowid()),
+        // Another process registered the same name since the caller checked.
+        Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ConstraintViolation) => Err(Error::new(
+            ErrorCode::SourceAlreadyExists,
+            format!("a source named `{}` already exists", source.name),
+        )
+        .with_hint(format!("run `aam source update {}` to fetch it again", source.name))),
+        Err(e) => Err(db_error(e)),
+    }
 }

@@ -636,11 +636,15 @@ fn fetch_error(failure: Failure, url: &str, first_fetch: bool, attempts: u32) ->
     match failure {
         Failure::Auth => {
             let hint = if url.starts_with("https://") {
-                "set a token with read access in `GH_TOKEN` or `GITHUB_TOKEN` (used for github.com), or use an ssh URL with a key loaded in your ssh agent"
+                "the repository is private or does not exist: check the name, then set a token with read access in `GH_TOKEN` or `GITHUB_TOKEN` (used for github.com), or use an ssh URL with a key loaded in your ssh agent"
             } else {
-                "check that your ssh key is loaded (`ssh-add -l`) and has access to the repository"
+                "check the repository name and that your ssh key is loaded (`ssh-add -l`) and has access to it"
             };
-            Error::new(ErrorCode::GitAuthFailed, format!("authentication to `{url}` failed")).with_hint(hint)
+            Error::new(
+                ErrorCode::GitAuthFailed,
+                format!("`{url}` refused access without valid credentials"),
+            )
+            .with_hint(hint)
         }
         Failure::RepositoryNotFound => Error::new(code, format!("failed to {verb} `{url}`: repository not found"))
             .with_hint("check the spelling; a private repository also needs credentials (`GH_TOKEN` or an ssh key)"),
@@ -710,6 +714,22 @@ fn credentials_for(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn failures_map_to_codes_with_actionable_hints() {
+        let auth = fetch_error(Failure::Auth, "https://github.com/o/private.git", true, 1);
+        assert_eq!(auth.code(), ErrorCode::GitAuthFailed);
+        assert!(auth.hint().unwrap().contains("GH_TOKEN"));
+        let ssh = fetch_error(Failure::Auth, "git@github.com:o/private.git", false, 1);
+        assert!(ssh.hint().unwrap().contains("ssh-add"));
+        let missing = fetch_error(Failure::RepositoryNotFound, "https://host/o/r.git", true, 1);
+        assert_eq!(missing.code(), ErrorCode::GitCloneFailed);
+        let later = fetch_error(Failure::Other, "https://host/o/r.git", false, 1);
+        assert_eq!(later.code(), ErrorCode::GitFetchFailed);
+        let offline = fetch_error(Failure::Network, "https://host/o/r.git", false, 3);
+        assert_eq!(offline.code(), ErrorCode::NetworkError);
+        assert!(offline.message().contains("3 attempt(s)"));
+    }
 
     #[test]
     fn local_objects_are_linked_once() {

@@ -496,7 +496,13 @@ fn update_one(
         (None, true) => UpdateStatus::UpToDate,
         (Some(_), true) => UpdateStatus::WouldUpdate,
         (Some(changes), false) => {
-            catalog.record_update(source.id, Some(&plan.fetched.resolved_ref), &plan.commit, changes)?;
+            catalog.record_update(
+                source.id,
+                source.head_commit.as_deref(),
+                Some(&plan.fetched.resolved_ref),
+                &plan.commit,
+                changes,
+            )?;
             UpdateStatus::Updated
         }
     };
