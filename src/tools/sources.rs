@@ -576,26 +576,9 @@ impl Tool for SourceDiff {
         cache.delete_ref(&pending)?;
         let plan = plan?;
         let changes = plan.changes.unwrap_or_default();
-        let refs = |artifacts: &mut dyn Iterator<Item = ArtifactRef>| {
-            let mut list: Vec<ArtifactRef> = artifacts.collect();
-            list.sort_by(|a, b| (a.kind, &a.path).cmp(&(b.kind, &b.path)));
-            list
-        };
-        let new_artifacts = refs(&mut changes.added.iter().map(|a| ArtifactRef {
-            name: a.name.clone(),
-            kind: a.kind,
-            path: a.path.clone(),
-        }));
-        let modified_artifacts = refs(&mut changes.modified.iter().map(|(_, a)| ArtifactRef {
-            name: a.name.clone(),
-            kind: a.kind,
-            path: a.path.clone(),
-        }));
-        let removed_artifacts = refs(&mut plan.removed.iter().map(|a| ArtifactRef {
-            name: a.name.clone(),
-            kind: a.kind,
-            path: a.path.clone(),
-        }));
+        let new_artifacts = artifact_refs(changes.added.iter().map(|a| (a.kind, &a.name, &a.path)));
+        let modified_artifacts = artifact_refs(changes.modified.iter().map(|(_, a)| (a.kind, &a.name, &a.path)));
+        let removed_artifacts = artifact_refs(plan.removed.iter().map(|a| (a.kind, &a.name, &a.path)));
         let touched = (modified_artifacts.len() + removed_artifacts.len()) as u64;
         Ok(SourceDiffOutput {
             source_name: source.name,
@@ -608,6 +591,19 @@ impl Tool for SourceDiff {
             removed_artifacts,
         })
     }
+}
+
+/// Change-report entries sorted by kind, then path.
+fn artifact_refs<'a>(artifacts: impl Iterator<Item = (ArtifactKind, &'a String, &'a String)>) -> Vec<ArtifactRef> {
+    let mut list: Vec<ArtifactRef> = artifacts
+        .map(|(kind, name, path)| ArtifactRef {
+            name: name.clone(),
+            kind,
+            path: path.clone(),
+        })
+        .collect();
+    list.sort_by(|a, b| (a.kind, &a.path).cmp(&(b.kind, &b.path)));
+    list
 }
 
 // ---------------------------------------------------------------- remove
