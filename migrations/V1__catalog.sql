@@ -12,7 +12,11 @@ CREATE TABLE sources (
     scope_path      TEXT    NOT NULL DEFAULT '',   -- folder the scan is limited to; '' = whole tree
     is_default      INTEGER NOT NULL DEFAULT 0,
     head_commit_id  INTEGER REFERENCES commits (id) ON DELETE SET NULL,
-    artifact_count  INTEGER NOT NULL DEFAULT 0,    -- live artifacts, kept in step by every index write
+    -- live artifacts per kind, kept in step by every index write
+    skill_count        INTEGER NOT NULL DEFAULT 0,
+    agent_count        INTEGER NOT NULL DEFAULT 0,
+    prompt_count       INTEGER NOT NULL DEFAULT 0,
+    instruction_count  INTEGER NOT NULL DEFAULT 0,
     added_at        TEXT    NOT NULL,
     fetched_at      TEXT
 );
@@ -49,7 +53,7 @@ CREATE TABLE artifacts (
 );
 CREATE INDEX artifacts_path ON artifacts (source_id, path);
 CREATE INDEX artifacts_content_path ON artifacts (source_id, content_path);
-CREATE INDEX artifacts_name ON artifacts (name);
+CREATE INDEX artifacts_name ON artifacts (name COLLATE NOCASE);
 
 -- The main file's text (capped), so the search index can be rebuilt from the catalog alone.
 CREATE TABLE artifact_texts (

@@ -76,6 +76,10 @@ error_codes! {
     Conflict = "AAM_CONFLICT", Conflict;
     /// The scope path does not exist in the source's tree.
     SourcePathNotFound = "AAM_SOURCE_PATH_NOT_FOUND", NotFound;
+    /// No artifact has the given name.
+    ArtifactNotFound = "AAM_ARTIFACT_NOT_FOUND", NotFound;
+    /// A name matches several artifacts.
+    ArtifactAmbiguous = "AAM_ARTIFACT_AMBIGUOUS", InvalidInput;
     /// A branch, tag or commit could not be found on the remote.
     GitRefNotFound = "AAM_GIT_REF_NOT_FOUND", NotFound;
     /// The first fetch of a remote failed.
@@ -92,6 +96,8 @@ error_codes! {
     CatalogError = "AAM_CATALOG_ERROR", InternalError;
     /// The catalog was written by a newer aam.
     CatalogTooNew = "AAM_CATALOG_TOO_NEW", Conflict;
+    /// The search index failed.
+    IndexError = "AAM_INDEX_ERROR", InternalError;
     /// A file could not be read or written.
     IoError = "AAM_IO_ERROR", InternalError;
     /// A bug in aam.

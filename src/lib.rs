@@ -10,6 +10,8 @@ pub mod cli;
 pub mod config;
 pub mod error;
 pub mod progress;
+pub mod project;
 pub mod scan;
+pub mod search;
 pub mod sources;
 pub mod tools;

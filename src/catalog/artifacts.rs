@@ -91,8 +91,8 @@ pub struct SourceChanges {
     pub added: Vec<IndexedArtifact>,
     /// Changed artifacts with their row ids.
     pub modified: Vec<(i64, IndexedArtifact)>,
-    /// Row ids of artifacts that are gone.
-    pub removed: Vec<i64>,
+    /// Artifacts that are gone.
+    pub removed: Vec<LiveArtifact>,
 }
 
 /// One row of `source scan`.
@@ -111,24 +111,26 @@ pub struct ArtifactSummary {
 }
 
 impl Catalog {
-    /// Registers a source together with its first index, atomically.
+    /// Registers a source together with its first index, atomically. Artifacts
+    /// stream in from `artifacts` (an error from it aborts the whole write), so
+    /// memory stays flat however large the source is.
     pub fn add_indexed_source(
         &mut self,
         source: &NewSource<'_>,
         resolved_ref: Option<&str>,
         commit: &CommitInfo,
-        artifacts: &[IndexedArtifact],
-    ) -> Result<i64> {
+        artifacts: impl Iterator<Item = Result<IndexedArtifact>>,
+    ) -> Result<(i64, WriteOutcome)> {
         let tx = self.write()?;
         let source_id = insert_source(&tx, source)?;
-        let changes = SourceChanges {
-            added: artifacts.to_vec(),
-            ..SourceChanges::default()
-        };
-        write_changes(&tx, source_id, resolved_ref, commit, &changes, true)?;
-        bump_generation(&tx)?;
+        let mut writer = ChangeWriter::new(&tx, source_id, commit, true)?;
+        for artifact in artifacts {
+            writer.write(&artifact?, "added")?;
+        }
+        let mut outcome = writer.finish(resolved_ref)?;
+        outcome.generation = bump_generation(&tx)?;
         tx.commit().map_err(db_error)?;
-        Ok(source_id)
+        Ok((source_id, outcome))
     }
 
     /// Records a fetch that moved the source from `expected_head` to `commit` with
@@ -141,7 +143,7 @@ impl Catalog {
         resolved_ref: Option<&str>,
         commit: &CommitInfo,
         changes: &SourceChanges,
-    ) -> Result<()> {
+    ) -> Result<WriteOutcome> {
         let tx = self.write()?;
         let (name, head): (String, Option<String>) = tx
             .query_row(
@@ -157,9 +159,20 @@ impl Catalog {
             )
             .with_hint("run the command again"));
         }
-        write_changes(&tx, source_id, resolved_ref, commit, changes, false)?;
-        bump_generation(&tx)?;
-        tx.commit().map_err(db_error)
+        let mut writer = ChangeWriter::new(&tx, source_id, commit, false)?;
+        for artifact in &changes.added {
+            writer.write(artifact, "added")?;
+        }
+        for (_, artifact) in &changes.modified {
+            writer.write(artifact, "modified")?;
+        }
+        for artifact in &changes.removed {
+            writer.remove(artifact)?;
+        }
+        let mut outcome = writer.finish(resolved_ref)?;
+        outcome.generation = bump_generation(&tx)?;
+        tx.commit().map_err(db_error)?;
+        Ok(outcome)
     }
 
     /// Records a fetch that found nothing new.
@@ -277,77 +290,85 @@ fn live_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LiveArtifact> {
 }
 
 /// The schema's CHECK constraint guarantees one of the four kinds.
-fn kind_from_sql(text: &str) -> ArtifactKind {
+pub(super) fn kind_from_sql(text: &str) -> ArtifactKind {
     ArtifactKind::parse(text).unwrap_or(ArtifactKind::Instruction)
 }
 
-/// Writes a commit and its artifact changes, and points the source at the commit.
-fn write_changes(
-    tx: &Transaction<'_>,
+/// What a write did, for keeping derived data (the search index) in step.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct WriteOutcome {
+    /// The catalog generation after the write.
+    pub generation: u64,
+    /// Ids of artifacts added or modified.
+    pub written: Vec<i64>,
+    /// Ids of artifacts removed.
+    pub removed: Vec<i64>,
+    /// Artifacts added, by kind (in [`ArtifactKind::ALL`] order).
+    pub added_by_kind: [u64; 4],
+}
+
+fn kind_index(kind: ArtifactKind) -> usize {
+    ArtifactKind::ALL.iter().position(|k| *k == kind).unwrap_or(0)
+}
+
+/// Writes one commit's artifact changes inside an open transaction.
+struct ChangeWriter<'t> {
+    tx: &'t Transaction<'t>,
     source_id: i64,
-    resolved_ref: Option<&str>,
-    commit: &CommitInfo,
-    changes: &SourceChanges,
+    commit_id: i64,
     fresh: bool,
-) -> Result<()> {
-    let now = now_timestamp();
-    let commit_id: i64 = tx
-        .query_row(
-            "INSERT INTO commits (source_id, sha, tree_sha, committed_at, indexed_at) VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT (source_id, sha) DO UPDATE SET indexed_at = excluded.indexed_at RETURNING id",
-            params![source_id, commit.sha, commit.tree_sha, commit.committed_at, now],
-            |r| r.get(0),
-        )
-        .map_err(db_error)?;
+    now: String,
+    /// Live artifacts gained per kind (negative when lost).
+    delta: [i64; 4],
+    outcome: WriteOutcome,
+}
 
-    let mut upsert = tx
-        .prepare_cached(
-            "INSERT INTO artifacts (source_id, kind, path, name, description, platform, main_file, content_path,
-                 frontmatter_json, has_vendor_agent, warnings_json, content_digest, main_size,
-                 first_commit_id, last_changed_commit_id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14)
-             ON CONFLICT (source_id, kind, path) DO UPDATE SET
-                 name = excluded.name, description = excluded.description, platform = excluded.platform,
-                 main_file = excluded.main_file, content_path = excluded.content_path,
-                 frontmatter_json = excluded.frontmatter_json, has_vendor_agent = excluded.has_vendor_agent,
-                 warnings_json = excluded.warnings_json, content_digest = excluded.content_digest,
-                 main_size = excluded.main_size, last_changed_commit_id = excluded.last_changed_commit_id,
-                 removed_commit_id = NULL
-             RETURNING id",
-        )
-        .map_err(db_error)?;
-    let mut insert_text = tx
-        .prepare_cached("INSERT OR REPLACE INTO artifact_texts (artifact_id, body, truncated) VALUES (?1, ?2, ?3)")
-        .map_err(db_error)?;
-    let mut delete_files = tx
-        .prepare_cached("DELETE FROM artifact_files WHERE artifact_id = ?1")
-        .map_err(db_error)?;
-    let mut insert_file = tx
-        .prepare_cached(
-            "INSERT INTO artifact_files (artifact_id, path, mode, git_blob, blake3, size) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        )
-        .map_err(db_error)?;
-    let mut insert_event = tx
-        .prepare_cached(
-            "INSERT INTO artifact_events (artifact_id, commit_id, change, recorded_at) VALUES (?1, ?2, ?3, ?4)",
-        )
-        .map_err(db_error)?;
-    let mut remove = tx
-        .prepare_cached("UPDATE artifacts SET removed_commit_id = ?2, last_changed_commit_id = ?2 WHERE id = ?1")
-        .map_err(db_error)?;
+impl<'t> ChangeWriter<'t> {
+    fn new(tx: &'t Transaction<'t>, source_id: i64, commit: &CommitInfo, fresh: bool) -> Result<Self> {
+        let now = now_timestamp();
+        let commit_id: i64 = tx
+            .query_row(
+                "INSERT INTO commits (source_id, sha, tree_sha, committed_at, indexed_at) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (source_id, sha) DO UPDATE SET indexed_at = excluded.indexed_at RETURNING id",
+                params![source_id, commit.sha, commit.tree_sha, commit.committed_at, now],
+                |r| r.get(0),
+            )
+            .map_err(db_error)?;
+        Ok(Self {
+            tx,
+            source_id,
+            commit_id,
+            fresh,
+            now,
+            delta: [0; 4],
+            outcome: WriteOutcome::default(),
+        })
+    }
 
-    let written = changes
-        .added
-        .iter()
-        .map(|a| ("added", a))
-        .chain(changes.modified.iter().map(|(_, a)| ("modified", a)));
-    for (change, artifact) in written {
+    /// Inserts or replaces an artifact (reviving one that had been removed).
+    fn write(&mut self, artifact: &IndexedArtifact, change: &str) -> Result<()> {
+        let tx = self.tx;
         let warnings =
             (!artifact.warnings.is_empty()).then(|| serde_json::to_string(&artifact.warnings).unwrap_or_default());
-        let id: i64 = upsert
+        let id: i64 = tx
+            .prepare_cached(
+                "INSERT INTO artifacts (source_id, kind, path, name, description, platform, main_file, content_path,
+                     frontmatter_json, has_vendor_agent, warnings_json, content_digest, main_size,
+                     first_commit_id, last_changed_commit_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14)
+                 ON CONFLICT (source_id, kind, path) DO UPDATE SET
+                     name = excluded.name, description = excluded.description, platform = excluded.platform,
+                     main_file = excluded.main_file, content_path = excluded.content_path,
+                     frontmatter_json = excluded.frontmatter_json, has_vendor_agent = excluded.has_vendor_agent,
+                     warnings_json = excluded.warnings_json, content_digest = excluded.content_digest,
+                     main_size = excluded.main_size, last_changed_commit_id = excluded.last_changed_commit_id,
+                     removed_commit_id = NULL
+                 RETURNING id",
+            )
+            .map_err(db_error)?
             .query_row(
                 params![
-                    source_id,
+                    self.source_id,
                     artifact.kind.as_str(),
                     artifact.path,
                     artifact.name,
@@ -360,17 +381,27 @@ fn write_changes(
                     warnings,
                     artifact.content_digest,
                     artifact.main_size as i64,
-                    commit_id
+                    self.commit_id
                 ],
                 |r| r.get(0),
             )
             .map_err(db_error)?;
-        insert_text
+        tx.prepare_cached("INSERT OR REPLACE INTO artifact_texts (artifact_id, body, truncated) VALUES (?1, ?2, ?3)")
+            .map_err(db_error)?
             .execute(params![id, artifact.text, artifact.truncated])
             .map_err(db_error)?;
-        if !fresh {
-            delete_files.execute([id]).map_err(db_error)?;
+        if !self.fresh {
+            tx.prepare_cached("DELETE FROM artifact_files WHERE artifact_id = ?1")
+                .map_err(db_error)?
+                .execute([id])
+                .map_err(db_error)?;
         }
+        let mut insert_file = tx
+            .prepare_cached(
+                "INSERT INTO artifact_files (artifact_id, path, mode, git_blob, blake3, size)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )
+            .map_err(db_error)?;
         for file in &artifact.files {
             insert_file
                 .execute(params![
@@ -383,23 +414,60 @@ fn write_changes(
                 ])
                 .map_err(db_error)?;
         }
-        insert_event
-            .execute(params![id, commit_id, change, now])
-            .map_err(db_error)?;
+        self.event(id, change)?;
+        if change == "added" {
+            self.delta[kind_index(artifact.kind)] += 1;
+            self.outcome.added_by_kind[kind_index(artifact.kind)] += 1;
+        }
+        self.outcome.written.push(id);
+        Ok(())
     }
-    for id in &changes.removed {
-        remove.execute(params![id, commit_id]).map_err(db_error)?;
-        insert_event
-            .execute(params![id, commit_id, "removed", now])
+
+    /// Marks a live artifact removed at this commit.
+    fn remove(&mut self, artifact: &LiveArtifact) -> Result<()> {
+        self.tx
+            .prepare_cached("UPDATE artifacts SET removed_commit_id = ?2, last_changed_commit_id = ?2 WHERE id = ?1")
+            .map_err(db_error)?
+            .execute(params![artifact.id, self.commit_id])
             .map_err(db_error)?;
+        self.event(artifact.id, "removed")?;
+        self.delta[kind_index(artifact.kind)] -= 1;
+        self.outcome.removed.push(artifact.id);
+        Ok(())
     }
-    let count_delta = changes.added.len() as i64 - changes.removed.len() as i64;
-    tx.execute(
-        "UPDATE sources SET head_commit_id = ?2, fetched_at = ?3, resolved_ref = COALESCE(?4, resolved_ref),
-             artifact_count = artifact_count + ?5
-         WHERE id = ?1",
-        params![source_id, commit_id, now, resolved_ref, count_delta],
-    )
-    .map_err(db_error)?;
-    Ok(())
+
+    fn event(&self, artifact_id: i64, change: &str) -> Result<()> {
+        self.tx
+            .prepare_cached(
+                "INSERT INTO artifact_events (artifact_id, commit_id, change, recorded_at) VALUES (?1, ?2, ?3, ?4)",
+            )
+            .map_err(db_error)?
+            .execute(params![artifact_id, self.commit_id, change, self.now])
+            .map_err(db_error)?;
+        Ok(())
+    }
+
+    /// Points the source at the commit and updates its counts.
+    fn finish(self, resolved_ref: Option<&str>) -> Result<WriteOutcome> {
+        let [skills, agents, prompts, instructions] = self.delta;
+        self.tx
+            .execute(
+                "UPDATE sources SET head_commit_id = ?2, fetched_at = ?3, resolved_ref = COALESCE(?4, resolved_ref),
+                     skill_count = skill_count + ?5, agent_count = agent_count + ?6,
+                     prompt_count = prompt_count + ?7, instruction_count = instruction_count + ?8
+                 WHERE id = ?1",
+                params![
+                    self.source_id,
+                    self.commit_id,
+                    self.now,
+                    resolved_ref,
+                    skills,
+                    agents,
+                    prompts,
+                    instructions
+                ],
+            )
+            .map_err(db_error)?;
+        Ok(self.outcome)
+    }
 }

@@ -8,6 +8,8 @@
 //! compares against to know whether it is current.
 
 mod artifacts;
+mod browse;
+mod packages;
 mod sources;
 
 use std::path::{Path, PathBuf};
@@ -17,7 +19,11 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 
 use crate::error::{Error, ErrorCode, Result};
 
-pub use artifacts::{ArtifactSummary, CommitInfo, FileRecord, IndexedArtifact, LiveArtifact, SourceChanges};
+pub use artifacts::{
+    ArtifactSummary, CommitInfo, FileRecord, IndexedArtifact, LiveArtifact, SourceChanges, WriteOutcome,
+};
+pub use browse::{ArtifactDetail, Keyset, ListFilter, ListedArtifact, RowFilter, SEARCH_BODY_CHARS, SearchRow};
+pub use packages::{NewPackage, PackageMember};
 pub use sources::{NewSource, SourceRecord};
 
 mod embedded {
@@ -72,14 +78,16 @@ impl Catalog {
     }
 }
 
-/// Bumps the generation inside a write transaction.
-fn bump_generation(tx: &Transaction<'_>) -> Result<()> {
-    tx.execute(
-        "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'",
-        [],
-    )
-    .map_err(db_error)?;
-    Ok(())
+/// Bumps the generation inside a write transaction, returning the new value.
+fn bump_generation(tx: &Transaction<'_>) -> Result<u64> {
+    let value: i64 = tx
+        .query_row(
+            "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation' RETURNING CAST(value AS INTEGER)",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(db_error)?;
+    Ok(value as u64)
 }
 
 fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
@@ -220,8 +228,8 @@ mod tests {
             tree_sha: "t".repeat(40),
             committed_at: None,
         };
-        let id = catalog
-            .add_indexed_source(&source, Some("main"), &commit('a'), &[])
+        let (id, _) = catalog
+            .add_indexed_source(&source, Some("main"), &commit('a'), std::iter::empty())
             .unwrap();
         let generation = catalog.generation().unwrap();
         let stale = catalog
@@ -250,7 +258,7 @@ mod tests {
             .unwrap();
         assert_eq!(catalog.generation().unwrap(), generation + 1);
         let duplicate = catalog
-            .add_indexed_source(&source, None, &commit('a'), &[])
+            .add_indexed_source(&source, None, &commit('a'), std::iter::empty())
             .unwrap_err();
         assert_eq!(duplicate.code(), ErrorCode::SourceAlreadyExists);
     }

@@ -58,7 +58,8 @@ pub struct NewSource<'a> {
 }
 
 const SOURCE_COLUMNS: &str = "s.id, s.name, s.kind, s.url, s.cache_key, s.ref_name, s.resolved_ref, s.scope_path, \
-     s.is_default, c.sha, s.head_commit_id, s.added_at, s.fetched_at, s.artifact_count";
+     s.is_default, c.sha, s.head_commit_id, s.added_at, s.fetched_at, \
+     s.skill_count + s.agent_count + s.prompt_count + s.instruction_count";
 
 fn source_from_row(row: &Row<'_>) -> rusqlite::Result<SourceRecord> {
     Ok(SourceRecord {
@@ -106,14 +107,14 @@ impl Catalog {
         let id = insert_source(&tx, source)?;
         tx.execute("DELETE FROM dismissed_defaults WHERE name = ?1", [source.name])
             .map_err(db_error)?;
-        bump_generation(&tx)?;
         tx.commit().map_err(db_error)?;
         Ok(id)
     }
 
-    /// Deletes a source with its commits, artifacts and events. A default source
-    /// is remembered as dismissed so it is never re-added silently.
-    pub fn remove_source(&mut self, id: i64) -> Result<()> {
+    /// Deletes a source with its commits, artifacts and events, returning the new
+    /// generation. A default source is remembered as dismissed so it is never
+    /// re-added silently.
+    pub fn remove_source(&mut self, id: i64) -> Result<u64> {
         let tx = self.write()?;
         let (name, is_default): (String, bool) = tx
             .query_row("SELECT name, is_default FROM sources WHERE id = ?1", [id], |r| {
@@ -131,8 +132,9 @@ impl Catalog {
             .map_err(db_error)?;
         tx.execute("DELETE FROM sources WHERE id = ?1", [id])
             .map_err(db_error)?;
-        bump_generation(&tx)?;
-        tx.commit().map_err(db_error)
+        let generation = bump_generation(&tx)?;
+        tx.commit().map_err(db_error)?;
+        Ok(generation)
     }
 
     /// Whether any source other than `except_id` keeps its objects under `cache_key`.

@@ -17,6 +17,9 @@ use serde::Serialize;
 use crate::config::AamHome;
 use crate::error::{Error, Result};
 use crate::scan::ArtifactKind;
+use crate::tools::artifacts::{CandidatesInput, Info, InfoInput, ListAvailable, ListInput, SourceCandidates};
+use crate::tools::catalog::{Reindex, ReindexInput};
+use crate::tools::search::{Search, SearchInput, SearchSort};
 use crate::tools::sources::{
     SourceAdd, SourceAddInput, SourceDiff, SourceDiffInput, SourceEnableDefaults, SourceEnableDefaultsInput,
     SourceList, SourceListInput, SourceRemove, SourceRemoveInput, SourceScan, SourceScanInput, SourceUpdate,
@@ -43,6 +46,68 @@ enum Command {
     /// Track git repositories of artifacts and see what changed upstream.
     #[command(subcommand)]
     Source(SourceCommand),
+    /// Search every indexed artifact (literal text, ranked by name, then description, then body).
+    Search {
+        /// Words to look for; empty lists everything. `source/name` ranks that artifact first.
+        query: Vec<String>,
+        /// Only this type (repeatable): skill, agent, prompt, instruction.
+        #[arg(long = "type", value_name = "TYPE")]
+        types: Vec<String>,
+        /// Only this source (repeatable).
+        #[arg(long = "source", value_name = "SOURCE")]
+        sources: Vec<String>,
+        /// Only artifacts for this platform (and platform-neutral ones): cursor, claude, copilot, codex.
+        #[arg(long)]
+        platform: Option<String>,
+        /// Results per page (1 to 1000).
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+        /// Results to skip.
+        #[arg(long, default_value_t = 0)]
+        offset: u32,
+        /// Order of results.
+        #[arg(long, value_enum, default_value_t = SortArg::Relevance)]
+        sort: SortArg,
+    },
+    /// Show one artifact: files, frontmatter, preview, warnings and how to install it.
+    Info {
+        /// `source/name`, `source/path`, or a name only one source has.
+        name: String,
+    },
+    /// List available artifacts, grouped by source.
+    List {
+        /// List the artifacts available from sources.
+        #[arg(long, required = true)]
+        available: bool,
+        /// Only this source (repeatable).
+        #[arg(long = "source", value_name = "SOURCE")]
+        sources: Vec<String>,
+        /// Only this type (repeatable).
+        #[arg(long = "type", value_name = "TYPE")]
+        types: Vec<String>,
+        /// Artifacts per page (1 to 1000).
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+        /// Continue after this `next_cursor`.
+        #[arg(long)]
+        cursor: Option<String>,
+    },
+    /// Maintain the catalog.
+    #[command(subcommand)]
+    Catalog(CatalogCommand),
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum SortArg {
+    Relevance,
+    Name,
+    Recent,
+}
+
+#[derive(Debug, Subcommand)]
+enum CatalogCommand {
+    /// Rebuild the search index from the catalog.
+    Reindex,
 }
 
 #[derive(Debug, Subcommand)]
@@ -102,6 +167,21 @@ enum SourceCommand {
         #[arg(long)]
         restore: bool,
     },
+    /// List artifacts no package holds yet: this project's own, then every source's.
+    Candidates {
+        /// Only this source (`local` for this project's own artifacts).
+        #[arg(long)]
+        source: Option<String>,
+        /// Only this type: skill, agent, prompt, instruction.
+        #[arg(long = "type", value_name = "TYPE")]
+        kind: Option<String>,
+        /// Candidates per page (1 to 1000).
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+        /// Continue after this `next_cursor`.
+        #[arg(long)]
+        cursor: Option<String>,
+    },
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -137,10 +217,35 @@ fn init_tracing(verbose: u8) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .without_time()
-        .with_target(verbose > 1)
+        .event_format(LogLine)
         .try_init();
+}
+
+/// Log lines for people: `warning: message`, fields after the message.
+struct LogLine;
+
+impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for LogLine
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
+        mut writer: tracing_subscriber::fmt::format::Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        let level = match *event.metadata().level() {
+            tracing::Level::ERROR => "error",
+            tracing::Level::WARN => "warning",
+            tracing::Level::INFO => "info",
+            tracing::Level::DEBUG => "debug",
+            tracing::Level::TRACE => "trace",
+        };
+        write!(writer, "{level}: ")?;
+        ctx.field_format().format_fields(writer.by_ref(), event)?;
+        writeln!(writer)
+    }
 }
 
 fn run(cli: Cli) -> Result<i32> {
@@ -152,6 +257,54 @@ fn run(cli: Cli) -> Result<i32> {
     let out = Output { json: cli.json };
     match cli.command {
         Command::Source(command) => run_source(&ctx, &out, command),
+        Command::Search {
+            query,
+            types,
+            sources,
+            platform,
+            limit,
+            offset,
+            sort,
+        } => {
+            let input = SearchInput {
+                query: query.join(" "),
+                types,
+                source: sources,
+                platform,
+                limit,
+                offset,
+                sort: match sort {
+                    SortArg::Relevance => SearchSort::Relevance,
+                    SortArg::Name => SearchSort::Name,
+                    SortArg::Recent => SearchSort::Recent,
+                },
+            };
+            let output = Search::run(&ctx, input)?;
+            if !out.json {
+                for warning in &output.warnings {
+                    eprintln!("warning: {warning}");
+                }
+            }
+            out.emit(&output, render::search)
+        }
+        Command::Info { name } => out.emit(&Info::run(&ctx, InfoInput { name })?, render::info),
+        Command::List {
+            available: _,
+            sources,
+            types,
+            limit,
+            cursor,
+        } => {
+            let types = types.iter().map(|t| parse_kind(t)).collect::<Result<_>>()?;
+            let input = ListInput {
+                source: sources,
+                types,
+                limit,
+                cursor,
+            };
+            out.emit(&ListAvailable::run(&ctx, input)?, render::available)
+        }
+        Command::Catalog(CatalogCommand::Reindex) => out.emit(&Reindex::run(&ctx, ReindexInput {})?, render::reindexed),
     }
 }
 
@@ -194,6 +347,21 @@ fn run_source(ctx: &Context, out: &Output, command: SourceCommand) -> Result<i32
             &SourceEnableDefaults::run(ctx, SourceEnableDefaultsInput { restore })?,
             render::defaults_enabled,
         ),
+        SourceCommand::Candidates {
+            source,
+            kind,
+            limit,
+            cursor,
+        } => {
+            let kind = kind.as_deref().map(parse_kind).transpose()?;
+            let input = CandidatesInput {
+                source,
+                kind,
+                limit,
+                cursor,
+            };
+            out.emit(&SourceCandidates::run(ctx, input)?, render::candidates)
+        }
     }
 }
 

@@ -1,5 +1,8 @@
 //! Human-readable rendering of tool outputs. Pure functions from output to text.
 
+use crate::tools::artifacts::{CandidatesOutput, InfoOutput, ListOutput};
+use crate::tools::catalog::ReindexOutput;
+use crate::tools::search::SearchOutput;
 use crate::tools::sources::{
     ArtifactRef, CountsByType, ScannedArtifact, SourceAddOutput, SourceDiffOutput, SourceEnableDefaultsOutput,
     SourceListOutput, SourceRemoveOutput, SourceScanOutput, SourceUpdateOutput, UpdateStatus,
@@ -237,6 +240,162 @@ pub fn defaults_enabled(o: &SourceEnableDefaultsOutput) -> String {
         ));
     }
     out
+}
+
+/// `aam search`.
+pub fn search(o: &SearchOutput) -> String {
+    if o.results.is_empty() {
+        let mut out = if o.total > 0 {
+            format!("No results on this page; {} match in total.\n", o.total)
+        } else if o.query.trim().is_empty() {
+            "No artifacts indexed yet. Add a source with `aam source add`.\n".to_string()
+        } else {
+            format!("No artifacts match `{}`.\n", o.query.trim())
+        };
+        if !o.suggestions.is_empty() {
+            out.push_str(&format!("Did you mean: {}?\n", o.suggestions.join(", ")));
+        }
+        return out;
+    }
+    let rows: Vec<Vec<String>> = o
+        .results
+        .iter()
+        .map(|r| {
+            let name = if r.installed {
+                format!("{} (installed)", r.name)
+            } else {
+                r.name.clone()
+            };
+            vec![
+                name,
+                r.kind.as_str().to_string(),
+                r.source.clone(),
+                cut(r.description.as_deref().unwrap_or(""), DESCRIPTION_WIDTH),
+            ]
+        })
+        .collect();
+    let mut out = table(&["NAME", "TYPE", "SOURCE", "DESCRIPTION"], &rows);
+    out.push_str(&format!("showing {} of {}\n", o.results.len(), o.total));
+    out
+}
+
+/// `aam info`.
+pub fn info(o: &InfoOutput) -> String {
+    let mut out = format!("{} ({})\n", o.qualified_name, o.kind.as_str());
+    if let Some(d) = &o.description {
+        out.push_str(&format!("{d}\n"));
+    }
+    out.push('\n');
+    let commit = o.commit.as_deref().map_or("-", short);
+    let fields = [
+        ("source", format!("{} ({})", o.source, o.source_url)),
+        ("commit", commit.to_string()),
+        ("path", o.path.clone()),
+        ("platform", o.platform.clone().unwrap_or_else(|| "any".into())),
+        ("install", o.install_command.clone()),
+    ];
+    for (key, value) in fields {
+        out.push_str(&format!("{key:>9}: {value}\n"));
+    }
+    out.push_str(&format!("\nFiles ({})\n", o.files.len()));
+    let rows: Vec<Vec<String>> = o
+        .files
+        .iter()
+        .map(|f| vec![f.path.clone(), f.size.to_string(), short(&f.blake3).to_string()])
+        .collect();
+    for line in table(&["PATH", "SIZE", "BLAKE3"], &rows).lines() {
+        out.push_str(&format!("  {line}\n"));
+    }
+    if !o.warnings.is_empty() {
+        out.push_str("\nWarnings\n");
+        for w in &o.warnings {
+            out.push_str(&format!("  - {w}\n"));
+        }
+    }
+    out.push_str("\nPreview\n");
+    for line in o.preview.lines() {
+        out.push_str(&format!("  {line}\n"));
+    }
+    if o.preview_truncated {
+        out.push_str("  …\n");
+    }
+    out
+}
+
+/// `aam list --available`.
+pub fn available(o: &ListOutput) -> String {
+    if o.sources.is_empty() {
+        return "No artifacts available. Add a source with `aam source add`.\n".to_string();
+    }
+    let mut out = String::new();
+    let mut shown = 0;
+    for group in &o.sources {
+        out.push_str(&format!("{}\n", group.source));
+        let rows: Vec<Vec<String>> = group
+            .artifacts
+            .iter()
+            .map(|a| {
+                vec![
+                    a.name.clone(),
+                    a.kind.as_str().to_string(),
+                    cut(a.description.as_deref().unwrap_or(""), DESCRIPTION_WIDTH),
+                ]
+            })
+            .collect();
+        shown += rows.len();
+        for line in table(&["NAME", "TYPE", "DESCRIPTION"], &rows).lines() {
+            out.push_str(&format!("  {line}\n"));
+        }
+    }
+    out.push_str(&page_footer(
+        shown,
+        o.total,
+        o.next_cursor.as_deref(),
+        "aam list --available",
+    ));
+    out
+}
+
+/// `aam source candidates`.
+pub fn candidates(o: &CandidatesOutput) -> String {
+    if o.candidates.is_empty() {
+        return "No candidates: every artifact is already in a package.\n".to_string();
+    }
+    let rows: Vec<Vec<String>> = o
+        .candidates
+        .iter()
+        .map(|c| {
+            vec![
+                c.source.clone(),
+                c.kind.as_str().to_string(),
+                c.name.clone(),
+                c.path.clone(),
+            ]
+        })
+        .collect();
+    let mut out = table(&["SOURCE", "TYPE", "NAME", "PATH"], &rows);
+    out.push_str(&page_footer(
+        o.candidates.len(),
+        o.total,
+        o.next_cursor.as_deref(),
+        "aam source candidates",
+    ));
+    out
+}
+
+fn page_footer(shown: usize, total: u64, next: Option<&str>, command: &str) -> String {
+    match next {
+        Some(cursor) => format!("showing {shown} of {total}; next page: {command} --cursor {cursor}\n"),
+        None => format!("showing {shown} of {total}\n"),
+    }
+}
+
+/// `aam catalog reindex`.
+pub fn reindexed(o: &ReindexOutput) -> String {
+    format!(
+        "Rebuilt the search index: {} documents at catalog generation {} in {} ms\n",
+        o.documents, o.generation, o.elapsed_ms
+    )
 }
 
 #[cfg(test)]

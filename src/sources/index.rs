@@ -16,6 +16,24 @@ use crate::error::Result;
 use crate::progress::Progress;
 use crate::scan::{self, ArtifactKind, Detected};
 
+/// Files of some regions and the artifacts found among them.
+pub struct Detection {
+    files: Vec<TreeFile>,
+    detected: Vec<Detected>,
+}
+
+impl Detection {
+    /// How many artifacts were found.
+    pub fn len(&self) -> usize {
+        self.detected.len()
+    }
+
+    /// Whether none were found.
+    pub fn is_empty(&self) -> bool {
+        self.detected.is_empty()
+    }
+}
+
 /// The entries of one folder, by name.
 type Listing = HashMap<String, PathTarget>;
 
@@ -54,11 +72,6 @@ impl<'c> Snapshot<'c> {
         })
     }
 
-    /// Every artifact in the scope.
-    pub fn index_all(&self, progress: &dyn Progress) -> Result<Vec<IndexedArtifact>> {
-        self.index_regions(std::slice::from_ref(&self.scope), progress)
-    }
-
     /// The regions (repository paths) whose artifacts can differ when `changed`
     /// paths change, plus the `extra` regions given. Paths outside the scope are
     /// ignored; nested regions merge.
@@ -85,8 +98,9 @@ impl<'c> Snapshot<'c> {
         Ok(merge_regions(regions))
     }
 
-    /// Detects and reads the artifacts inside `regions` (folders or files).
-    pub fn index_regions(&self, regions: &[String], progress: &dyn Progress) -> Result<Vec<IndexedArtifact>> {
+    /// Finds the artifacts inside `regions` (folders or files) by path rules,
+    /// without reading their contents yet.
+    pub fn detect(&self, regions: &[String]) -> Result<Detection> {
         let mut files = Vec::new();
         for region in regions {
             match self.lookup(region)? {
@@ -104,14 +118,34 @@ impl<'c> Snapshot<'c> {
         let listed = self.plugin_listings(regions, &files)?;
         let relative: Vec<&str> = files.iter().filter_map(|f| self.relative(&f.path)).collect();
         let detected = scan::detect(&relative, &listed, &self.root_name);
-        progress.start("indexing", Some(detected.len() as u64));
-        let mut out = Vec::with_capacity(detected.len());
-        for found in &detected {
-            out.push(self.read_artifact(found, &files)?);
+        Ok(Detection { files, detected })
+    }
+
+    /// Reads the detected artifacts one by one, reporting each to `progress`.
+    pub fn read<'s>(
+        &'s self,
+        detection: &'s Detection,
+        progress: &'s dyn Progress,
+    ) -> impl Iterator<Item = Result<IndexedArtifact>> + 's {
+        progress.start("indexing", Some(detection.detected.len() as u64));
+        detection.detected.iter().map(move |found| {
+            let artifact = self.read_artifact(found, &detection.files);
             progress.advance(1);
-        }
+            artifact
+        })
+    }
+
+    /// Detects and reads every artifact inside `regions`.
+    pub fn index_regions(&self, regions: &[String], progress: &dyn Progress) -> Result<Vec<IndexedArtifact>> {
+        let detection = self.detect(regions)?;
+        let artifacts = self.read(&detection, progress).collect();
         progress.finish();
-        Ok(out)
+        artifacts
+    }
+
+    /// The scope root, as the one region covering everything.
+    pub fn scope(&self) -> &str {
+        &self.scope
     }
 
     /// The path relative to the scope root, `None` when outside the scope.
@@ -316,8 +350,8 @@ pub fn reconcile(old: Vec<LiveArtifact>, new: Vec<IndexedArtifact>) -> SourceCha
             Some(_) => {}
         }
     }
-    let mut removed: Vec<i64> = old_by_key.into_values().map(|a| a.id).collect();
-    removed.sort_unstable();
+    let mut removed: Vec<LiveArtifact> = old_by_key.into_values().collect();
+    removed.sort_by_key(|a| a.id);
     changes.removed = removed;
     changes
 }

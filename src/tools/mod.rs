@@ -7,6 +7,9 @@
 //! JSON in and JSON out with the same validation. Nothing here parses arguments
 //! or prints: front ends do that.
 
+pub mod artifacts;
+pub mod catalog;
+pub mod search;
 pub mod sources;
 
 use std::path::PathBuf;
@@ -20,6 +23,7 @@ use crate::catalog::Catalog;
 use crate::config::AamHome;
 use crate::error::{Error, Result};
 use crate::progress::{NoProgress, Progress};
+use crate::search::{IndexChange, SearchIndex};
 
 /// How much a tool can change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
@@ -58,6 +62,42 @@ impl Context {
     pub fn catalog(&self) -> Result<Catalog> {
         Catalog::open(&self.home.catalog_path())
     }
+}
+
+/// Runs a catalog write while holding the search index's writer lock, then
+/// brings the index along. `write` returns its value, what changed, and the
+/// generation after the write. The catalog is the truth: when the index cannot be
+/// opened or updated the write still stands, and the next search rebuilds the index.
+pub(crate) fn indexed_write<T>(
+    ctx: &Context,
+    catalog: &mut Catalog,
+    write: impl FnOnce(&mut Catalog) -> Result<(T, IndexChange, u64)>,
+) -> Result<T> {
+    let warn = |e: Error| tracing::warn!("search index not updated ({e}); the next search rebuilds it");
+    let index = SearchIndex::open(&ctx.home).map_err(warn).ok();
+    let updater = index.as_ref().and_then(|i| i.writer().map_err(warn).ok());
+    let before = catalog.generation()?;
+    let (value, change, after) = write(catalog)?;
+    if let Some(updater) = updater
+        && let Err(e) = updater.apply(catalog, &change, before, after)
+    {
+        warn(e);
+    }
+    Ok(value)
+}
+
+/// The display form of an artifact's identity: `source/name`.
+pub fn qualified_name(source: &str, name: &str) -> String {
+    format!("{source}/{name}")
+}
+
+/// Reads `text` as `source/rest` when a registered source name is a prefix of it
+/// (the longest such name wins, since source names may contain `/`).
+pub fn split_qualified<'t>(text: &'t str, source_names: &[String]) -> Option<(&'t str, &'t str)> {
+    text.match_indices('/')
+        .map(|(i, _)| (&text[..i], &text[i + 1..]))
+        .filter(|(source, rest)| !rest.is_empty() && source_names.iter().any(|n| n == source))
+        .max_by_key(|(source, _)| source.len())
 }
 
 /// One operation: typed input and output plus what an agent needs to know about it.
@@ -131,6 +171,11 @@ pub fn registry() -> Vec<ToolSpec> {
         spec::<sources::SourceDiff>(),
         spec::<sources::SourceRemove>(),
         spec::<sources::SourceEnableDefaults>(),
+        spec::<artifacts::SourceCandidates>(),
+        spec::<search::Search>(),
+        spec::<artifacts::Info>(),
+        spec::<artifacts::ListAvailable>(),
+        spec::<catalog::Reindex>(),
     ];
     tools.sort_by_key(|t| t.name);
     tools
@@ -160,6 +205,17 @@ mod tests {
         }
         assert!(find("aam_source_add").is_some());
         assert!(find("aam_nope").is_none());
+    }
+
+    #[test]
+    fn qualified_names_split_on_the_longest_source() {
+        let sources = vec!["o/r".to_string(), "o/r:skills".to_string(), "solo".to_string()];
+        assert_eq!(split_qualified("o/r/pdf", &sources), Some(("o/r", "pdf")));
+        assert_eq!(split_qualified("o/r:skills/pdf", &sources), Some(("o/r:skills", "pdf")));
+        assert_eq!(split_qualified("solo/skills/x", &sources), Some(("solo", "skills/x")));
+        assert_eq!(split_qualified("pdf", &sources), None);
+        assert_eq!(split_qualified("o/r/", &sources), None);
+        assert_eq!(split_qualified("other/x", &sources), None);
     }
 
     #[test]

@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Context, Risk, Tool};
-use crate::catalog::{Catalog, CommitInfo, LiveArtifact, NewSource, SourceChanges, SourceRecord};
+use super::{Context, Risk, Tool, indexed_write};
+use crate::catalog::{Catalog, CommitInfo, NewSource, SourceChanges, SourceRecord};
 use crate::error::{Error, ErrorBody, ErrorCode, Result};
 use crate::scan::ArtifactKind;
+use crate::search::IndexChange;
 use crate::sources::git::{Fetched, GitCache, Oid, RefWant, is_repository};
 use crate::sources::index::{Snapshot, reconcile};
 use crate::sources::spec::{SourceKind, SourceSpec, validate_name};
@@ -30,17 +31,6 @@ pub struct CountsByType {
     pub prompts: u64,
     /// Instructions.
     pub instructions: u64,
-}
-
-impl CountsByType {
-    fn add(&mut self, kind: ArtifactKind) {
-        match kind {
-            ArtifactKind::Skill => self.skills += 1,
-            ArtifactKind::Agent => self.agents += 1,
-            ArtifactKind::Prompt => self.prompts += 1,
-            ArtifactKind::Instruction => self.instructions += 1,
-        }
-    }
 }
 
 /// An artifact named in a change report.
@@ -149,7 +139,7 @@ impl Tool for SourceAdd {
         let Some(scope_tree) = snapshot.scope_tree()? else {
             return Err(path_not_found(&spec.scope, &fetched));
         };
-        let artifacts = snapshot.index_all(ctx.progress.as_ref())?;
+        let detection = snapshot.detect(std::slice::from_ref(&spec.scope))?;
         let commit = CommitInfo {
             sha: fetched.commit.to_string(),
             tree_sha: scope_tree.to_string(),
@@ -164,19 +154,34 @@ impl Tool for SourceAdd {
             scope_path: &spec.scope,
             is_default: false,
         };
-        catalog.add_indexed_source(&new_source, Some(&fetched.resolved_ref), &commit, &artifacts)?;
+        let outcome = indexed_write(ctx, &mut catalog, |catalog| {
+            let artifacts = snapshot.read(&detection, ctx.progress.as_ref());
+            let (_, outcome) =
+                catalog.add_indexed_source(&new_source, Some(&fetched.resolved_ref), &commit, artifacts)?;
+            let change = IndexChange::Artifacts {
+                written: outcome.written.clone(),
+                removed: Vec::new(),
+            };
+            let generation = outcome.generation;
+            Ok((outcome, change, generation))
+        });
+        ctx.progress.finish();
+        let outcome = outcome?;
         cleanup.disarm();
-        let mut counts = CountsByType::default();
-        for artifact in &artifacts {
-            counts.add(artifact.kind);
-        }
+        let [skills, agents, prompts, instructions] = outcome.added_by_kind;
+        let counts = CountsByType {
+            skills,
+            agents,
+            prompts,
+            instructions,
+        };
         Ok(SourceAddOutput {
             name,
             url: spec.url,
             git_ref: fetched.resolved_ref,
             path: spec.scope,
             commit: commit.sha,
-            artifact_count: artifacts.len() as u64,
+            artifact_count: skills + agents + prompts + instructions,
             artifacts_by_type: counts,
         })
     }
@@ -496,13 +501,20 @@ fn update_one(
         (None, true) => UpdateStatus::UpToDate,
         (Some(_), true) => UpdateStatus::WouldUpdate,
         (Some(changes), false) => {
-            catalog.record_update(
-                source.id,
-                source.head_commit.as_deref(),
-                Some(&plan.fetched.resolved_ref),
-                &plan.commit,
-                changes,
-            )?;
+            indexed_write(ctx, catalog, |catalog| {
+                let outcome = catalog.record_update(
+                    source.id,
+                    source.head_commit.as_deref(),
+                    Some(&plan.fetched.resolved_ref),
+                    &plan.commit,
+                    changes,
+                )?;
+                let change = IndexChange::Artifacts {
+                    written: outcome.written,
+                    removed: outcome.removed,
+                };
+                Ok(((), change, outcome.generation))
+            })?;
             UpdateStatus::Updated
         }
     };
@@ -578,7 +590,7 @@ impl Tool for SourceDiff {
         let changes = plan.changes.unwrap_or_default();
         let new_artifacts = artifact_refs(changes.added.iter().map(|a| (a.kind, &a.name, &a.path)));
         let modified_artifacts = artifact_refs(changes.modified.iter().map(|(_, a)| (a.kind, &a.name, &a.path)));
-        let removed_artifacts = artifact_refs(plan.removed.iter().map(|a| (a.kind, &a.name, &a.path)));
+        let removed_artifacts = artifact_refs(changes.removed.iter().map(|a| (a.kind, &a.name, &a.path)));
         let touched = (modified_artifacts.len() + removed_artifacts.len()) as u64;
         Ok(SourceDiffOutput {
             source_name: source.name,
@@ -647,7 +659,10 @@ impl Tool for SourceRemove {
         let mut catalog = ctx.catalog()?;
         let source = find_source(&catalog, &input.name)?;
         let shared = catalog.cache_shared(&source.cache_key, source.id)?;
-        catalog.remove_source(source.id)?;
+        indexed_write(ctx, &mut catalog, |catalog| {
+            let generation = catalog.remove_source(source.id)?;
+            Ok(((), IndexChange::SourceRemoved(source.id), generation))
+        })?;
         let dir = cache_dir(ctx, &source);
         let mut cache_purged = false;
         if input.purge_cache && !shared {
@@ -883,8 +898,6 @@ struct UpdatePlan {
     commit: CommitInfo,
     /// `None` when already at the newest commit.
     changes: Option<SourceChanges>,
-    /// The artifacts `changes.removed` refers to.
-    removed: Vec<LiveArtifact>,
 }
 
 /// Fetches a source into `target` and works out the changes against the catalog.
@@ -938,7 +951,6 @@ fn plan_update(
             fetched,
             commit,
             changes: None,
-            removed: Vec::new(),
         });
     }
     let regions = match old.filter(|id| cache.has_commit(*id)) {
@@ -959,13 +971,11 @@ fn plan_update(
     let before = catalog.live_artifacts_in(source.id, &regions, &[])?;
     let after = snapshot.index_regions(&regions, ctx.progress.as_ref())?;
     tracing::debug!(elapsed = ?started.elapsed(), "indexed {} artifacts", after.len());
-    let changes = reconcile(before.clone(), after);
-    let removed = before.into_iter().filter(|a| changes.removed.contains(&a.id)).collect();
+    let changes = reconcile(before, after);
     Ok(UpdatePlan {
         fetched,
         commit,
         changes: Some(changes),
-        removed,
     })
 }
 

@@ -1,8 +1,10 @@
 //! Integration tests: the real `aam` binary against real git repositories,
 //! a real SQLite catalog and a temporary `AAM_HOME` per test.
 
+mod candidates;
 mod corpus;
 mod errors;
 mod quickstart;
+mod search;
 mod sources;
 mod support;

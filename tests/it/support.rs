@@ -165,8 +165,12 @@ impl TestEnv {
     /// Asserts every source's stored artifact count matches its live artifacts.
     pub fn assert_counts_consistent(&self) {
         let drifted = self.query(
-            "SELECT s.name FROM sources s WHERE s.artifact_count <>
-                 (SELECT COUNT(*) FROM artifacts a WHERE a.source_id = s.id AND a.removed_commit_id IS NULL)",
+            "SELECT s.name || ' ' || k.kind FROM sources s
+                 JOIN (SELECT 'skill' AS kind UNION ALL SELECT 'agent' UNION ALL SELECT 'prompt' UNION ALL SELECT 'instruction') k
+                 WHERE CASE k.kind WHEN 'skill' THEN s.skill_count WHEN 'agent' THEN s.agent_count
+                                   WHEN 'prompt' THEN s.prompt_count ELSE s.instruction_count END
+                    <> (SELECT COUNT(*) FROM artifacts a
+                        WHERE a.source_id = s.id AND a.kind = k.kind AND a.removed_commit_id IS NULL)",
             &[],
         );
         assert!(drifted.is_empty(), "artifact counts drifted for {drifted:?}");

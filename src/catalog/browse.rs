@@ -1,0 +1,399 @@
+//! Reads over live artifacts: rows for the search index, keyset-paged listings
+//! (candidates, available artifacts) and single-artifact details.
+
+use rusqlite::{OptionalExtension, params, params_from_iter};
+
+use super::{Catalog, db_error};
+use crate::error::Result;
+use crate::scan::ArtifactKind;
+
+/// Longest part of a main file fed to the search index, in characters.
+pub const SEARCH_BODY_CHARS: i64 = 32 * 1024;
+
+/// What the search index holds for one artifact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchRow {
+    /// Artifact id.
+    pub id: i64,
+    /// Source id.
+    pub source_id: i64,
+    /// Source name.
+    pub source: String,
+    /// Kind.
+    pub kind: ArtifactKind,
+    /// Display name.
+    pub name: String,
+    /// Platform, when the location implies one.
+    pub platform: Option<String>,
+    /// Repository path.
+    pub path: String,
+    /// One-line description.
+    pub description: Option<String>,
+    /// Main file text, capped at [`SEARCH_BODY_CHARS`].
+    pub body: String,
+    /// Increases with every indexed commit: larger is more recent.
+    pub changed_seq: i64,
+}
+
+/// Which live artifacts to read for the search index.
+#[derive(Debug, Clone, Copy)]
+pub enum RowFilter<'a> {
+    /// Every live artifact.
+    All,
+    /// These artifact ids (those no longer live are skipped).
+    Ids(&'a [i64]),
+}
+
+/// A position in the keyset order `(source_id, kind, path)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Keyset {
+    /// Source id.
+    pub source_id: i64,
+    /// Kind.
+    pub kind: ArtifactKind,
+    /// Repository path.
+    pub path: String,
+}
+
+/// A live artifact in a paged listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedArtifact {
+    /// Artifact id.
+    pub id: i64,
+    /// Source id.
+    pub source_id: i64,
+    /// Source name.
+    pub source: String,
+    /// Kind.
+    pub kind: ArtifactKind,
+    /// Display name.
+    pub name: String,
+    /// Repository path.
+    pub path: String,
+    /// One-line description.
+    pub description: Option<String>,
+    /// A skill with vendor agent metadata.
+    pub has_vendor_agent: bool,
+}
+
+/// Filters shared by paged listings.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter {
+    /// Only these source ids (empty: all).
+    pub source_ids: Vec<i64>,
+    /// Only these kinds (empty: all).
+    pub kinds: Vec<ArtifactKind>,
+    /// Leave out artifacts that some package already holds.
+    pub exclude_packaged: bool,
+}
+
+/// Everything recorded about one artifact.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArtifactDetail {
+    /// Artifact id.
+    pub id: i64,
+    /// Source name.
+    pub source: String,
+    /// Source URL.
+    pub source_url: String,
+    /// Kind.
+    pub kind: ArtifactKind,
+    /// Display name.
+    pub name: String,
+    /// Repository path.
+    pub path: String,
+    /// Main file path.
+    pub main_file: String,
+    /// One-line description.
+    pub description: Option<String>,
+    /// Platform.
+    pub platform: Option<String>,
+    /// Frontmatter as a JSON object text.
+    pub frontmatter_json: Option<String>,
+    /// Problems recorded at scan time (JSON array text).
+    pub warnings_json: Option<String>,
+    /// A skill with vendor agent metadata.
+    pub has_vendor_agent: bool,
+    /// Commit the artifact was last indexed at.
+    pub commit: Option<String>,
+    /// Main file text (capped at scan time).
+    pub body: String,
+    /// Whether the text was cut at scan time.
+    pub truncated: bool,
+    /// `(path, size, blake3)` of every file.
+    pub files: Vec<(String, u64, String)>,
+}
+
+const LISTED_COLUMNS: &str = "a.id, a.source_id, s.name, a.kind, a.name, a.path, a.description, a.has_vendor_agent";
+
+fn listed_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ListedArtifact> {
+    Ok(ListedArtifact {
+        id: r.get(0)?,
+        source_id: r.get(1)?,
+        source: r.get(2)?,
+        kind: super::artifacts::kind_from_sql(&r.get::<_, String>(3)?),
+        name: r.get(4)?,
+        path: r.get(5)?,
+        description: r.get(6)?,
+        has_vendor_agent: r.get(7)?,
+    })
+}
+
+impl Catalog {
+    /// Streams search-index rows to `each`.
+    pub fn for_each_search_row(
+        &self,
+        filter: RowFilter<'_>,
+        mut each: impl FnMut(SearchRow) -> Result<()>,
+    ) -> Result<()> {
+        let base = "SELECT a.id, a.source_id, s.name, a.kind, a.name, a.platform, a.path, a.description,
+                    substr(COALESCE(t.body, ''), 1, ?1), a.last_changed_commit_id
+             FROM artifacts a JOIN sources s ON s.id = a.source_id
+             LEFT JOIN artifact_texts t ON t.artifact_id = a.id
+             WHERE a.removed_commit_id IS NULL";
+        let to_row = |r: &rusqlite::Row<'_>| {
+            Ok(SearchRow {
+                id: r.get(0)?,
+                source_id: r.get(1)?,
+                source: r.get(2)?,
+                kind: super::artifacts::kind_from_sql(&r.get::<_, String>(3)?),
+                name: r.get(4)?,
+                platform: r.get(5)?,
+                path: r.get(6)?,
+                description: r.get(7)?,
+                body: r.get(8)?,
+                changed_seq: r.get::<_, Option<i64>>(9)?.unwrap_or(0),
+            })
+        };
+        match filter {
+            RowFilter::All => {
+                let mut stmt = self.conn.prepare(base).map_err(db_error)?;
+                let rows = stmt.query_map([SEARCH_BODY_CHARS], to_row).map_err(db_error)?;
+                for row in rows {
+                    each(row.map_err(db_error)?)?;
+                }
+            }
+            RowFilter::Ids(ids) => {
+                let mut stmt = self
+                    .conn
+                    .prepare_cached(&format!("{base} AND a.id = ?2"))
+                    .map_err(db_error)?;
+                for id in ids {
+                    let row = stmt
+                        .query_row(params![SEARCH_BODY_CHARS, id], to_row)
+                        .optional()
+                        .map_err(db_error)?;
+                    if let Some(row) = row {
+                        each(row)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One page of live artifacts after `after` in `(source_id, kind, path)` order.
+    /// The order is served by the `(source_id, kind, path)` index, so every page
+    /// costs the same however deep it is.
+    pub fn list_page(&self, filter: &ListFilter, after: Option<&Keyset>, limit: usize) -> Result<Vec<ListedArtifact>> {
+        let mut sql = format!(
+            "SELECT {LISTED_COLUMNS} FROM artifacts a JOIN sources s ON s.id = a.source_id
+             WHERE a.removed_commit_id IS NULL"
+        );
+        let mut args: Vec<rusqlite::types::Value> = Vec::new();
+        if let Some(after) = after {
+            sql.push_str(" AND (a.source_id, a.kind, a.path) > (?, ?, ?)");
+            args.push(after.source_id.into());
+            args.push(after.kind.as_str().to_string().into());
+            args.push(after.path.clone().into());
+        }
+        push_filter(&mut sql, &mut args, filter);
+        sql.push_str(" ORDER BY a.source_id, a.kind, a.path LIMIT ?");
+        args.push((limit as i64).into());
+        let mut stmt = self.conn.prepare_cached(&sql).map_err(db_error)?;
+        let rows = stmt
+            .query_map(params_from_iter(args), listed_from_row)
+            .map_err(db_error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
+    }
+
+    /// How many live artifacts match `filter`, from the per-source counts (and,
+    /// when packaged ones are excluded, the few package rows): no full scan.
+    pub fn count_listed(&self, filter: &ListFilter) -> Result<u64> {
+        let kinds: Vec<ArtifactKind> = if filter.kinds.is_empty() {
+            ArtifactKind::ALL.to_vec()
+        } else {
+            filter.kinds.clone()
+        };
+        let columns: Vec<String> = kinds.iter().map(|k| format!("{}_count", k.as_str())).collect();
+        let mut sql = format!("SELECT COALESCE(SUM({}), 0) FROM sources", columns.join(" + "));
+        let mut args: Vec<rusqlite::types::Value> = Vec::new();
+        if !filter.source_ids.is_empty() {
+            sql.push_str(&format!(" WHERE id IN ({})", placeholders(filter.source_ids.len())));
+            args.extend(filter.source_ids.iter().map(|&id| id.into()));
+        }
+        let live: i64 = self
+            .conn
+            .query_row(&sql, params_from_iter(args), |r| r.get(0))
+            .map_err(db_error)?;
+        if !filter.exclude_packaged {
+            return Ok(live as u64);
+        }
+        let mut sql = "SELECT COUNT(DISTINCT a.id) FROM package_artifacts pa JOIN artifacts a ON a.id = pa.artifact_id
+                       WHERE a.removed_commit_id IS NULL"
+            .to_string();
+        let mut args = Vec::new();
+        let only_sources = ListFilter {
+            exclude_packaged: false,
+            ..filter.clone()
+        };
+        push_filter(&mut sql, &mut args, &only_sources);
+        let packaged: i64 = self
+            .conn
+            .query_row(&sql, params_from_iter(args), |r| r.get(0))
+            .map_err(db_error)?;
+        Ok((live - packaged).max(0) as u64)
+    }
+
+    /// Which of a project's own artifacts (by kind and path) some package holds.
+    pub fn packaged_project_paths(&self, project_root: &str) -> Result<Vec<(ArtifactKind, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT DISTINCT kind, path FROM package_artifacts WHERE project_root = ?1")
+            .map_err(db_error)?;
+        let rows = stmt
+            .query_map([project_root], |r| {
+                Ok((super::artifacts::kind_from_sql(&r.get::<_, String>(0)?), r.get(1)?))
+            })
+            .map_err(db_error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
+    }
+
+    /// Live artifacts of `source_id` (or of every source) named `name`, case-insensitively.
+    pub fn artifacts_named(&self, source_id: Option<i64>, name: &str) -> Result<Vec<ListedArtifact>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {LISTED_COLUMNS} FROM artifacts a JOIN sources s ON s.id = a.source_id
+                 WHERE a.removed_commit_id IS NULL AND a.name = ?1 COLLATE NOCASE AND (?2 IS NULL OR a.source_id = ?2)
+                 ORDER BY s.name, a.kind, a.path"
+            ))
+            .map_err(db_error)?;
+        let rows = stmt
+            .query_map(params![name, source_id], listed_from_row)
+            .map_err(db_error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
+    }
+
+    /// The live artifact of `source_id` at repository `path`, if any.
+    pub fn artifact_at(&self, source_id: i64, path: &str) -> Result<Option<ListedArtifact>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {LISTED_COLUMNS} FROM artifacts a JOIN sources s ON s.id = a.source_id
+                 WHERE a.removed_commit_id IS NULL AND a.source_id = ?1 AND a.path = ?2 ORDER BY a.kind LIMIT 1"
+            ))
+            .map_err(db_error)?;
+        stmt.query_row(params![source_id, path], listed_from_row)
+            .optional()
+            .map_err(db_error)
+    }
+
+    /// Everything recorded about the artifact `id`.
+    pub fn artifact_detail(&self, id: i64) -> Result<Option<ArtifactDetail>> {
+        let detail = self
+            .conn
+            .query_row(
+                "SELECT a.id, s.name, s.url, a.kind, a.name, a.path, a.main_file, a.description, a.platform,
+                        a.frontmatter_json, a.warnings_json, a.has_vendor_agent, c.sha,
+                        COALESCE(t.body, ''), COALESCE(t.truncated, 0)
+                 FROM artifacts a JOIN sources s ON s.id = a.source_id
+                 LEFT JOIN commits c ON c.id = a.last_changed_commit_id
+                 LEFT JOIN artifact_texts t ON t.artifact_id = a.id
+                 WHERE a.id = ?1",
+                [id],
+                |r| {
+                    Ok(ArtifactDetail {
+                        id: r.get(0)?,
+                        source: r.get(1)?,
+                        source_url: r.get(2)?,
+                        kind: super::artifacts::kind_from_sql(&r.get::<_, String>(3)?),
+                        name: r.get(4)?,
+                        path: r.get(5)?,
+                        main_file: r.get(6)?,
+                        description: r.get(7)?,
+                        platform: r.get(8)?,
+                        frontmatter_json: r.get(9)?,
+                        warnings_json: r.get(10)?,
+                        has_vendor_agent: r.get(11)?,
+                        commit: r.get(12)?,
+                        body: r.get(13)?,
+                        truncated: r.get(14)?,
+                        files: Vec::new(),
+                    })
+                },
+            )
+            .optional()
+            .map_err(db_error)?;
+        let Some(mut detail) = detail else {
+            return Ok(None);
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT path, size, blake3 FROM artifact_files WHERE artifact_id = ?1 ORDER BY path")
+            .map_err(db_error)?;
+        let files = stmt
+            .query_map([id], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64, r.get(2)?)))
+            .map_err(db_error)?;
+        detail.files = files.collect::<rusqlite::Result<_>>().map_err(db_error)?;
+        Ok(Some(detail))
+    }
+
+    /// Which of `ids` a package installed in `project_root` holds.
+    pub fn installed_among(&self, project_root: &str, ids: &[i64]) -> Result<std::collections::HashSet<i64>> {
+        if ids.is_empty() {
+            return Ok(Default::default());
+        }
+        let sql = format!(
+            "SELECT DISTINCT pa.artifact_id FROM package_artifacts pa JOIN installs i ON i.package_id = pa.package_id
+             WHERE i.project_root = ? AND pa.artifact_id IN ({})",
+            placeholders(ids.len())
+        );
+        let mut args: Vec<rusqlite::types::Value> = vec![project_root.to_string().into()];
+        args.extend(ids.iter().map(|&id| id.into()));
+        let mut stmt = self.conn.prepare(&sql).map_err(db_error)?;
+        let rows = stmt.query_map(params_from_iter(args), |r| r.get(0)).map_err(db_error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
+    }
+
+    /// Every source name, sorted.
+    pub fn source_names(&self) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT name FROM sources ORDER BY name")
+            .map_err(db_error)?;
+        let rows = stmt.query_map([], |r| r.get(0)).map_err(db_error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
+    }
+}
+
+fn placeholders(n: usize) -> String {
+    vec!["?"; n].join(", ")
+}
+
+fn push_filter(sql: &mut String, args: &mut Vec<rusqlite::types::Value>, filter: &ListFilter) {
+    if !filter.source_ids.is_empty() {
+        sql.push_str(&format!(
+            " AND a.source_id IN ({})",
+            placeholders(filter.source_ids.len())
+        ));
+        args.extend(filter.source_ids.iter().map(|&id| id.into()));
+    }
+    if !filter.kinds.is_empty() {
+        sql.push_str(&format!(" AND a.kind IN ({})", placeholders(filter.kinds.len())));
+        args.extend(filter.kinds.iter().map(|k| k.as_str().to_string().into()));
+    }
+    if filter.exclude_packaged {
+        sql.push_str(" AND NOT EXISTS (SELECT 1 FROM package_artifacts pa WHERE pa.artifact_id = a.id)");
+    }
+}

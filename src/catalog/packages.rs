@@ -1,0 +1,95 @@
+//! Package rows: which artifacts a package took, so candidates can leave them out.
+
+use rusqlite::params;
+
+use super::{Catalog, db_error, now_timestamp};
+use crate::error::{Error, ErrorCode, Result};
+use crate::scan::ArtifactKind;
+
+/// A package being recorded.
+#[derive(Debug, Clone)]
+pub struct NewPackage<'a> {
+    /// Package name (`name` or `@scope/name`).
+    pub name: &'a str,
+    /// Semantic version.
+    pub version: &'a str,
+    /// One-line description.
+    pub description: Option<&'a str>,
+    /// The manifest as JSON.
+    pub manifest_json: &'a str,
+    /// `project`, `source` or `registry`.
+    pub origin: &'a str,
+    /// Where its artifacts came from, as JSON.
+    pub provenance_json: Option<&'a str>,
+    /// blake3 of the packed archive, once packed.
+    pub archive_blake3: Option<&'a str>,
+}
+
+/// An artifact a package holds: a catalog artifact, or a project's own file.
+#[derive(Debug, Clone)]
+pub struct PackageMember<'a> {
+    /// The catalog artifact, for artifacts taken from a source.
+    pub artifact_id: Option<i64>,
+    /// The project folder, for a project's own artifacts.
+    pub project_root: Option<&'a str>,
+    /// Kind.
+    pub kind: ArtifactKind,
+    /// Name inside the package.
+    pub name: &'a str,
+    /// Path in the source repository or the project.
+    pub path: &'a str,
+}
+
+impl Catalog {
+    /// Records a package and its members in one transaction.
+    pub fn insert_package(&mut self, package: &NewPackage<'_>, members: &[PackageMember<'_>]) -> Result<i64> {
+        let tx = self.write()?;
+        let inserted = tx.execute(
+            "INSERT INTO packages (name, version, description, manifest_json, origin, provenance_json, archive_blake3, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                package.name,
+                package.version,
+                package.description,
+                package.manifest_json,
+                package.origin,
+                package.provenance_json,
+                package.archive_blake3,
+                now_timestamp()
+            ],
+        );
+        match inserted {
+            Ok(_) => {}
+            Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ConstraintViolation) => {
+                return Err(Error::new(
+                    ErrorCode::Conflict,
+                    format!("package `{}@{}` is already recorded", package.name, package.version),
+                )
+                .with_hint("bump the version in `aam.yaml`"));
+            }
+            Err(e) => return Err(db_error(e)),
+        }
+        let package_id = tx.last_insert_rowid();
+        let mut insert = tx
+            .prepare_cached(
+                "INSERT INTO package_artifacts (package_id, artifact_id, project_root, kind, name, path)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )
+            .map_err(db_error)?;
+        for m in members {
+            insert
+                .execute(params![
+                    package_id,
+                    m.artifact_id,
+                    m.project_root,
+                    m.kind.as_str(),
+                    m.name,
+                    m.path
+                ])
+                .map_err(db_error)?;
+        }
+        drop(insert);
+        tx.commit().map_err(db_error)?;
+        Ok(package_id)
+    }
+}

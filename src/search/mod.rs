@@ -1,0 +1,344 @@
+//! The tantivy full-text index: one document per live artifact, derived from the
+//! catalog and never from git.
+//!
+//! The index lives in `$AAM_HOME/index-v1/` (bump the version when the schema or
+//! tokenizers change; the new folder is built from the catalog). Every commit
+//! records, as its payload, the catalog generation it reflects. Writers hold
+//! tantivy's writer lock across their catalog write and the index update, so a
+//! reader that finds the index behind the catalog and cannot take the lock knows a
+//! writer is mid-way and searches what is there; one that can take the lock
+//! rebuilds. Readers never block writers.
+
+mod query;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use tantivy::directory::error::LockError;
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
+};
+use tantivy::tokenizer::{LowerCaser, NgramTokenizer, TextAnalyzer};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, TantivyError, Term};
+
+use crate::catalog::{Catalog, RowFilter, SearchRow};
+use crate::config::AamHome;
+use crate::error::{Error, ErrorCode, Result};
+use crate::progress::Progress;
+
+pub use query::{Hit, SearchRequest, SearchResults, SortOrder};
+
+/// Folder name of the current index layout.
+pub const INDEX_DIR: &str = "index-v1";
+
+/// Longest name prefix indexed for prefix matches, in characters.
+const MAX_PREFIX: usize = 64;
+
+/// Writer memory budget (allocated as documents arrive, not up front).
+const WRITER_HEAP: usize = 128 * 1024 * 1024;
+
+/// How long a writer waits for another process's writer to finish.
+const LOCK_WAIT: Duration = Duration::from_secs(60);
+
+/// The schema's fields.
+#[derive(Clone, Copy)]
+struct Fields {
+    id: Field,
+    source_id: Field,
+    source: Field,
+    kind: Field,
+    platform: Field,
+    path: Field,
+    name: Field,
+    name_lc: Field,
+    name_prefix: Field,
+    name_ngram: Field,
+    name_words: Field,
+    description: Field,
+    body: Field,
+    changed_seq: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let tokenized = |tokenizer: &str, record: IndexRecordOption| {
+        TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(tokenizer)
+                .set_index_option(record),
+        )
+    };
+    let fields = Fields {
+        id: b.add_u64_field("id", INDEXED | STORED | FAST),
+        source_id: b.add_u64_field("source_id", INDEXED),
+        source: b.add_text_field("source", STRING | STORED),
+        kind: b.add_text_field("kind", STRING | STORED),
+        platform: b.add_text_field("platform", STRING | STORED),
+        path: b.add_text_field("path", STORED),
+        name: b.add_text_field("name", STORED),
+        name_lc: b.add_text_field("name_lc", STRING | FAST),
+        name_prefix: b.add_text_field("name_prefix", tokenized("aam_prefix", IndexRecordOption::Basic)),
+        name_ngram: b.add_text_field("name_ngram", tokenized("aam_ngram", IndexRecordOption::Basic)),
+        name_words: b.add_text_field("name_words", tokenized("default", IndexRecordOption::WithFreqs)),
+        description: b.add_text_field(
+            "description",
+            tokenized("default", IndexRecordOption::WithFreqs).set_stored(),
+        ),
+        body: b.add_text_field("body", tokenized("default", IndexRecordOption::WithFreqs)),
+        changed_seq: b.add_i64_field("changed_seq", FAST),
+    };
+    (b.build(), fields)
+}
+
+/// The search index of one `AAM_HOME`.
+pub struct SearchIndex {
+    index: Index,
+    fields: Fields,
+    dir: PathBuf,
+}
+
+impl SearchIndex {
+    /// Opens the index, creating it when missing and recreating it (empty, so
+    /// that it gets rebuilt) when it cannot be read.
+    pub fn open(home: &AamHome) -> Result<Self> {
+        let dir = home.root().join(INDEX_DIR);
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io("create", &dir, e))?;
+        let (schema, fields) = schema();
+        let index = match open_or_create(&dir, schema.clone()) {
+            Ok(index) => index,
+            Err(e) => {
+                tracing::warn!("the search index is unreadable ({e}); it will be rebuilt from the catalog");
+                clear_dir(&dir)?;
+                open_or_create(&dir, schema).map_err(|e| index_error(&dir, e))?
+            }
+        };
+        register_tokenizers(&index)?;
+        Ok(Self { index, fields, dir })
+    }
+
+    /// The catalog generation the last commit recorded, `None` for a new index.
+    pub fn generation(&self) -> Option<u64> {
+        self.index.load_metas().ok()?.payload?.parse().ok()
+    }
+
+    /// Takes the writer lock, waiting up to a minute for another process's writer.
+    pub fn writer(&self) -> Result<IndexUpdater<'_>> {
+        let started = Instant::now();
+        loop {
+            if let Some(updater) = self.try_writer()? {
+                return Ok(updater);
+            }
+            if started.elapsed() > LOCK_WAIT {
+                return Err(Error::new(
+                    ErrorCode::Conflict,
+                    "another aam process has held the search index for a minute",
+                )
+                .with_hint("wait for it to finish and try again"));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Takes the writer lock if no other process holds it.
+    pub fn try_writer(&self) -> Result<Option<IndexUpdater<'_>>> {
+        match self.index.writer::<TantivyDocument>(WRITER_HEAP) {
+            Ok(writer) => Ok(Some(IndexUpdater { index: self, writer })),
+            Err(TantivyError::LockFailure(LockError::LockBusy, _)) => Ok(None),
+            Err(e) => Err(index_error(&self.dir, e)),
+        }
+    }
+
+    /// Brings the index up to the catalog's generation: a no-op when current; a
+    /// rebuild when stale and no other process is writing. Returns whether it rebuilt.
+    pub fn ensure_current(&self, catalog: &Catalog, progress: &dyn Progress) -> Result<bool> {
+        let generation = catalog.generation()?;
+        if self.generation() == Some(generation) {
+            return Ok(false);
+        }
+        // A new index is being built by someone else: wait for it. A stale one is
+        // being brought along by a writer right now: search it as it is.
+        let updater = if self.generation().is_none() {
+            self.writer()?
+        } else {
+            match self.try_writer()? {
+                Some(updater) => updater,
+                None => {
+                    tracing::debug!("search index behind the catalog while another process writes; searching it as is");
+                    return Ok(false);
+                }
+            }
+        };
+        // Another process may have caught up while we waited for the lock.
+        if self.generation() == Some(catalog.generation()?) {
+            return Ok(false);
+        }
+        updater.rebuild(catalog, progress)?;
+        Ok(true)
+    }
+
+    fn reader(&self) -> Result<IndexReader> {
+        self.index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(|e| index_error(&self.dir, e))
+    }
+}
+
+/// What a catalog write changed, for the index to follow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IndexChange {
+    /// These artifacts were added or modified, those removed.
+    Artifacts {
+        /// Added or modified artifact ids.
+        written: Vec<i64>,
+        /// Removed artifact ids.
+        removed: Vec<i64>,
+    },
+    /// A whole source (by id) is gone.
+    SourceRemoved(i64),
+}
+
+/// Holds the index writer lock; applies one catalog write, or rebuilds.
+pub struct IndexUpdater<'i> {
+    index: &'i SearchIndex,
+    writer: IndexWriter,
+}
+
+/// What a rebuild did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RebuildStats {
+    /// Documents written.
+    pub documents: u64,
+    /// Catalog generation the index now reflects.
+    pub generation: u64,
+}
+
+impl IndexUpdater<'_> {
+    /// Applies `change`, made by a catalog write that moved the generation from
+    /// `before` to `after`. When the index did not reflect `before` it is rebuilt
+    /// instead, so it can never drift from the catalog.
+    pub fn apply(self, catalog: &Catalog, change: &IndexChange, before: u64, after: u64) -> Result<()> {
+        if self.index.generation() != Some(before) {
+            tracing::debug!("search index was not at generation {before}; rebuilding");
+            self.rebuild(catalog, &crate::progress::NoProgress)?;
+            return Ok(());
+        }
+        let f = self.index.fields;
+        match change {
+            IndexChange::Artifacts { written, removed } => {
+                for &id in written.iter().chain(removed) {
+                    self.writer.delete_term(Term::from_field_u64(f.id, id as u64));
+                }
+                let writer = &self.writer;
+                catalog.for_each_search_row(RowFilter::Ids(written), |row| add_row(writer, f, row, &self.index.dir))?;
+            }
+            IndexChange::SourceRemoved(source_id) => {
+                self.writer
+                    .delete_term(Term::from_field_u64(f.source_id, *source_id as u64));
+            }
+        }
+        self.commit(after)
+    }
+
+    /// Replaces every document with the catalog's live artifacts.
+    pub fn rebuild(self, catalog: &Catalog, progress: &dyn Progress) -> Result<RebuildStats> {
+        let dir = self.index.dir.clone();
+        let generation = catalog.generation()?;
+        self.writer.delete_all_documents().map_err(|e| index_error(&dir, e))?;
+        let total = catalog.count_listed(&Default::default())?;
+        progress.start("indexing", Some(total));
+        let mut documents = 0u64;
+        let f = self.index.fields;
+        let writer = &self.writer;
+        catalog.for_each_search_row(RowFilter::All, |row| {
+            add_row(writer, f, row, &dir)?;
+            documents += 1;
+            if documents.is_multiple_of(1024) {
+                progress.advance(1024);
+            }
+            Ok(())
+        })?;
+        self.commit(generation)?;
+        progress.finish();
+        Ok(RebuildStats { documents, generation })
+    }
+
+    fn commit(mut self, generation: u64) -> Result<()> {
+        let dir = &self.index.dir;
+        let mut prepared = self.writer.prepare_commit().map_err(|e| index_error(dir, e))?;
+        prepared.set_payload(&generation.to_string());
+        prepared.commit().map_err(|e| index_error(dir, e))?;
+        self.writer.wait_merging_threads().map_err(|e| index_error(dir, e))?;
+        Ok(())
+    }
+}
+
+fn add_row(writer: &IndexWriter, f: Fields, row: SearchRow, dir: &Path) -> Result<()> {
+    let name_lc = row.name.to_lowercase();
+    let mut doc = TantivyDocument::default();
+    doc.add_u64(f.id, row.id as u64);
+    doc.add_u64(f.source_id, row.source_id as u64);
+    doc.add_text(f.source, &row.source);
+    doc.add_text(f.kind, row.kind.as_str());
+    doc.add_text(f.platform, row.platform.as_deref().unwrap_or(""));
+    doc.add_text(f.path, &row.path);
+    doc.add_text(f.name, &row.name);
+    doc.add_text(f.name_prefix, &name_lc);
+    doc.add_text(f.name_ngram, &name_lc);
+    doc.add_text(f.name_lc, name_lc);
+    doc.add_text(f.name_words, &row.name);
+    if let Some(description) = &row.description {
+        doc.add_text(f.description, description);
+    }
+    doc.add_text(f.body, &row.body);
+    doc.add_i64(f.changed_seq, row.changed_seq);
+    writer.add_document(doc).map_err(|e| index_error(dir, e))?;
+    Ok(())
+}
+
+fn open_or_create(dir: &Path, schema: Schema) -> tantivy::Result<Index> {
+    let directory = tantivy::directory::MmapDirectory::open(dir)?;
+    let index = Index::open_or_create(directory, schema)?;
+    // Reading the metas proves the segment list is readable.
+    index.load_metas()?;
+    index.searchable_segments()?;
+    Ok(index)
+}
+
+fn register_tokenizers(index: &Index) -> Result<()> {
+    let build = |tokenizer: tantivy::Result<NgramTokenizer>| -> Result<TextAnalyzer> {
+        let tokenizer = tokenizer.map_err(|e| Error::internal(format!("invalid tokenizer: {e}")))?;
+        Ok(TextAnalyzer::builder(tokenizer).filter(LowerCaser).build())
+    };
+    index
+        .tokenizers()
+        .register("aam_prefix", build(NgramTokenizer::prefix_only(1, MAX_PREFIX))?);
+    index
+        .tokenizers()
+        .register("aam_ngram", build(NgramTokenizer::all_ngrams(2, 3))?);
+    Ok(())
+}
+
+/// Empties a folder without removing it.
+fn clear_dir(dir: &Path) -> Result<()> {
+    for entry in std::fs::read_dir(dir).map_err(|e| Error::io("read", dir, e))? {
+        let path = entry.map_err(|e| Error::io("read", dir, e))?.path();
+        let removed = if path.is_dir() {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+        removed.map_err(|e| Error::io("delete", &path, e))?;
+    }
+    Ok(())
+}
+
+fn index_error(dir: &Path, e: impl std::error::Error + Send + Sync + 'static) -> Error {
+    Error::new(
+        ErrorCode::IndexError,
+        format!("the search index `{}` failed", dir.display()),
+    )
+    .with_hint("run `aam catalog reindex` to rebuild it from the catalog")
+    .with_source(e)
+}

@@ -1,0 +1,376 @@
+//! Ranked search over the index.
+//!
+//! The query is literal text, never parsed as a query language. Matches fall into
+//! tiers, ranked in this order: the qualified `source/name` asked for, exact name,
+//! name prefix, name contains, description, body. Inside a tier documents are
+//! ranked by BM25 over name words, description and body, then by name, then by
+//! id, so the order is total and pages never overlap or skip.
+
+use tantivy::collector::sort_key::{SortBySimilarityScore, SortByStaticFastValue, SortByString};
+use tantivy::collector::{Count, TopDocs};
+use tantivy::query::{AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, FuzzyTermQuery, Occur, Query, TermQuery};
+use tantivy::schema::{IndexRecordOption, Value};
+use tantivy::{DocAddress, Order, Searcher, TantivyDocument, Term};
+
+use super::{MAX_PREFIX, SearchIndex, index_error};
+use crate::error::Result;
+use crate::scan::{ArtifactKind, Platform};
+
+/// How results are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortOrder {
+    /// By tier, then BM25, then name.
+    Relevance,
+    /// By name.
+    Name,
+    /// Most recently changed first.
+    Recent,
+}
+
+/// One search.
+#[derive(Debug, Clone)]
+pub struct SearchRequest<'a> {
+    /// Literal query text; empty browses everything.
+    pub query: &'a str,
+    /// A `source/name` reading of the query to rank first, when it names a source.
+    pub qualified: Option<(&'a str, &'a str)>,
+    /// Only these kinds (empty: all).
+    pub kinds: &'a [ArtifactKind],
+    /// Only these sources (empty: all).
+    pub sources: &'a [String],
+    /// Only artifacts for this platform, plus platform-neutral ones.
+    pub platform: Option<Platform>,
+    /// Page size.
+    pub limit: usize,
+    /// Results to skip.
+    pub offset: usize,
+    /// Order.
+    pub sort: SortOrder,
+}
+
+/// One result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// Artifact id in the catalog.
+    pub id: i64,
+    /// Source name.
+    pub source: String,
+    /// Display name.
+    pub name: String,
+    /// Kind.
+    pub kind: ArtifactKind,
+    /// Repository path.
+    pub path: String,
+    /// One-line description.
+    pub description: Option<String>,
+    /// Tier base plus BM25 for relevance order; 0 otherwise.
+    pub score: f32,
+}
+
+/// A page of results.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchResults {
+    /// The page.
+    pub hits: Vec<Hit>,
+    /// Every match, not just this page.
+    pub total: u64,
+    /// Names close to the query, when nothing matched.
+    pub suggestions: Vec<String>,
+}
+
+/// Score added per tier above the lowest, so tiers never interleave.
+const TIER_STEP: f32 = 1000.0;
+
+impl SearchIndex {
+    /// Runs one search.
+    pub fn search(&self, request: &SearchRequest<'_>) -> Result<SearchResults> {
+        let reader = self.reader()?;
+        let searcher = reader.searcher();
+        let plan = Plan::new(self, request)?;
+        let err = |e| index_error(&self.dir, e);
+        let filtered = |q: Box<dyn Query>| plan.with_filters(q);
+        let union: Box<dyn Query> = if plan.tiers.is_empty() {
+            filtered(Box::new(AllQuery))
+        } else {
+            let any = BooleanQuery::new(plan.tiers.iter().map(|t| (Occur::Should, t.box_clone())).collect());
+            filtered(Box::new(any))
+        };
+        let total = searcher.search(union.as_ref(), &Count).map_err(err)? as u64;
+        let addresses: Vec<(f32, DocAddress)> = match (request.sort, plan.tiers.is_empty()) {
+            (SortOrder::Relevance, false) => self.ranked(&searcher, &plan, request)?,
+            (SortOrder::Recent, _) => {
+                let by = (
+                    (SortByStaticFastValue::<i64>::for_field("changed_seq"), Order::Desc),
+                    (
+                        (SortByString::for_field("name_lc"), Order::Asc),
+                        (SortByStaticFastValue::<u64>::for_field("id"), Order::Asc),
+                    ),
+                );
+                let top = TopDocs::with_limit(request.limit)
+                    .and_offset(request.offset)
+                    .order_by(by);
+                searcher
+                    .search(union.as_ref(), &top)
+                    .map_err(err)?
+                    .into_iter()
+                    .map(|(_, a)| (0.0, a))
+                    .collect()
+            }
+            _ => {
+                let by = (
+                    (SortByString::for_field("name_lc"), Order::Asc),
+                    (SortByStaticFastValue::<u64>::for_field("id"), Order::Asc),
+                );
+                let top = TopDocs::with_limit(request.limit)
+                    .and_offset(request.offset)
+                    .order_by(by);
+                searcher
+                    .search(union.as_ref(), &top)
+                    .map_err(err)?
+                    .into_iter()
+                    .map(|(_, a)| (0.0, a))
+                    .collect()
+            }
+        };
+        let mut hits = Vec::with_capacity(addresses.len());
+        for (score, address) in addresses {
+            let doc: TantivyDocument = searcher.doc(address).map_err(err)?;
+            hits.push(self.hit(&doc, score));
+        }
+        let suggestions = if total == 0 && !plan.query_lc.is_empty() {
+            self.suggest(&searcher, &plan)?
+        } else {
+            Vec::new()
+        };
+        Ok(SearchResults {
+            hits,
+            total,
+            suggestions,
+        })
+    }
+
+    /// Walks the tiers in order, skipping `offset` matches and taking `limit`.
+    fn ranked(&self, searcher: &Searcher, plan: &Plan, request: &SearchRequest<'_>) -> Result<Vec<(f32, DocAddress)>> {
+        let err = |e| index_error(&self.dir, e);
+        let mut skip = request.offset;
+        let mut want = request.limit;
+        let mut out = Vec::new();
+        for (tier, filter) in plan.tiers.iter().enumerate() {
+            if want == 0 {
+                break;
+            }
+            let mut clauses: Vec<(Occur, Box<dyn Query>)> =
+                vec![(Occur::Must, Box::new(ConstScoreQuery::new(filter.box_clone(), 0.0)))];
+            clauses.extend(
+                plan.tiers[..tier]
+                    .iter()
+                    .map(|higher| (Occur::MustNot, higher.box_clone())),
+            );
+            if let Some(scoring) = &plan.scoring {
+                clauses.push((Occur::Should, scoring.box_clone()));
+            }
+            let query = plan.with_filters(Box::new(BooleanQuery::new(clauses)));
+            if skip > 0 {
+                let count = searcher.search(query.as_ref(), &Count).map_err(err)?;
+                if count <= skip {
+                    skip -= count;
+                    continue;
+                }
+            }
+            let by = (
+                (SortBySimilarityScore, Order::Desc),
+                (
+                    (SortByString::for_field("name_lc"), Order::Asc),
+                    (SortByStaticFastValue::<u64>::for_field("id"), Order::Asc),
+                ),
+            );
+            let top = TopDocs::with_limit(want).and_offset(skip).order_by(by);
+            let found = searcher.search(query.as_ref(), &top).map_err(err)?;
+            skip = 0;
+            want -= found.len();
+            let base = (plan.tiers.len() - 1 - tier) as f32 * TIER_STEP;
+            out.extend(found.into_iter().map(|((score, _), address)| (base + score, address)));
+        }
+        Ok(out)
+    }
+
+    /// Up to three names within a few typos of the query.
+    fn suggest(&self, searcher: &Searcher, plan: &Plan) -> Result<Vec<String>> {
+        let f = self.fields;
+        let distance = |text: &str| if text.chars().count() <= 4 { 1 } else { 2 };
+        let mut fuzzy: Vec<(Occur, Box<dyn Query>)> = vec![(
+            Occur::Should,
+            Box::new(FuzzyTermQuery::new(
+                Term::from_field_text(f.name_lc, &plan.query_lc),
+                distance(&plan.query_lc),
+                true,
+            )),
+        )];
+        for word in &plan.words {
+            fuzzy.push((
+                Occur::Should,
+                Box::new(FuzzyTermQuery::new(
+                    Term::from_field_text(f.name_words, word),
+                    distance(word),
+                    true,
+                )),
+            ));
+        }
+        let query = plan.with_filters(Box::new(BooleanQuery::new(fuzzy)));
+        let found = searcher
+            .search(query.as_ref(), &TopDocs::with_limit(50).order_by_score())
+            .map_err(|e| index_error(&self.dir, e))?;
+        let mut names: Vec<(usize, String)> = Vec::new();
+        for (_, address) in found {
+            let doc: TantivyDocument = searcher.doc(address).map_err(|e| index_error(&self.dir, e))?;
+            let name = text(&doc, f.name);
+            let distance = strsim::osa_distance(&plan.query_lc, &name.to_lowercase());
+            names.push((distance, name));
+        }
+        names.sort();
+        names.dedup_by(|a, b| a.1 == b.1);
+        Ok(names.into_iter().take(3).map(|(_, name)| name).collect())
+    }
+
+    fn hit(&self, doc: &TantivyDocument, score: f32) -> Hit {
+        let f = self.fields;
+        Hit {
+            id: doc.get_first(f.id).and_then(|v| v.as_u64()).unwrap_or_default() as i64,
+            source: text(doc, f.source),
+            name: text(doc, f.name),
+            kind: ArtifactKind::parse(&text(doc, f.kind)).unwrap_or(ArtifactKind::Instruction),
+            path: text(doc, f.path),
+            description: doc
+                .get_first(f.description)
+                .and_then(|v| v.as_str())
+                .map(str::to_string),
+            score,
+        }
+    }
+}
+
+fn text(doc: &TantivyDocument, field: tantivy::schema::Field) -> String {
+    doc.get_first(field)
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The queries one request turns into.
+struct Plan {
+    query_lc: String,
+    words: Vec<String>,
+    /// Tier filters, best first; empty for an empty query.
+    tiers: Vec<Box<dyn Query>>,
+    /// BM25 over name words, description and body.
+    scoring: Option<Box<dyn Query>>,
+    filters: Vec<Box<dyn Query>>,
+}
+
+impl Plan {
+    fn new(index: &SearchIndex, request: &SearchRequest<'_>) -> Result<Self> {
+        let f = index.fields;
+        let query_lc = request.query.trim().to_lowercase();
+        let words = words(index, &query_lc)?;
+        let term = |field, text: &str| -> Box<dyn Query> {
+            Box::new(TermQuery::new(
+                Term::from_field_text(field, text),
+                IndexRecordOption::Basic,
+            ))
+        };
+        let all_of = |field, items: &[String]| -> Box<dyn Query> {
+            Box::new(BooleanQuery::new(
+                items.iter().map(|w| (Occur::Must, term(field, w))).collect(),
+            ))
+        };
+        let mut tiers: Vec<Box<dyn Query>> = Vec::new();
+        if !query_lc.is_empty() {
+            if let Some((source, name)) = request.qualified {
+                tiers.push(Box::new(BooleanQuery::new(vec![
+                    (Occur::Must, term(f.source, source)),
+                    (Occur::Must, term(f.name_lc, &name.to_lowercase())),
+                ])));
+            }
+            tiers.push(term(f.name_lc, &query_lc));
+            let chars: Vec<char> = query_lc.chars().collect();
+            if chars.len() <= MAX_PREFIX {
+                tiers.push(term(f.name_prefix, &query_lc));
+            }
+            if chars.len() >= 2 {
+                let grams: Vec<String> = if chars.len() == 2 {
+                    vec![query_lc.clone()]
+                } else {
+                    chars.windows(3).map(|w| w.iter().collect()).collect()
+                };
+                tiers.push(all_of(f.name_ngram, &grams));
+            }
+            if !words.is_empty() {
+                tiers.push(all_of(f.description, &words));
+                tiers.push(all_of(f.body, &words));
+            }
+        }
+        let scoring = (!words.is_empty()).then(|| -> Box<dyn Query> {
+            let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+            for word in &words {
+                for (field, boost) in [(f.name_words, 3.0), (f.description, 2.0), (f.body, 1.0)] {
+                    let scored = TermQuery::new(Term::from_field_text(field, word), IndexRecordOption::WithFreqs);
+                    should.push((Occur::Should, Box::new(BoostQuery::new(Box::new(scored), boost))));
+                }
+            }
+            Box::new(BooleanQuery::new(should))
+        });
+        let mut filters: Vec<Box<dyn Query>> = Vec::new();
+        let any_of = |field, values: Vec<&str>| -> Box<dyn Query> {
+            Box::new(BooleanQuery::new(
+                values.into_iter().map(|v| (Occur::Should, term(field, v))).collect(),
+            ))
+        };
+        if !request.kinds.is_empty() {
+            filters.push(any_of(f.kind, request.kinds.iter().map(|k| k.as_str()).collect()));
+        }
+        if !request.sources.is_empty() {
+            filters.push(any_of(f.source, request.sources.iter().map(String::as_str).collect()));
+        }
+        if let Some(platform) = request.platform {
+            filters.push(any_of(f.platform, vec![platform.as_str(), ""]));
+        }
+        Ok(Self {
+            query_lc,
+            words,
+            tiers,
+            scoring,
+            filters,
+        })
+    }
+
+    /// `query` restricted by the request's filters (which never add to the score).
+    fn with_filters(&self, query: Box<dyn Query>) -> Box<dyn Query> {
+        if self.filters.is_empty() {
+            return query;
+        }
+        let mut clauses = vec![(Occur::Must, query)];
+        for filter in &self.filters {
+            clauses.push((
+                Occur::Must,
+                Box::new(ConstScoreQuery::new(filter.box_clone(), 0.0)) as Box<dyn Query>,
+            ));
+        }
+        Box::new(BooleanQuery::new(clauses))
+    }
+}
+
+/// The query's words as the default tokenizer sees them (lowercase, no punctuation).
+fn words(index: &SearchIndex, text: &str) -> Result<Vec<String>> {
+    let mut analyzer = index
+        .index
+        .tokenizer_for_field(index.fields.description)
+        .map_err(|e| index_error(&index.dir, e))?;
+    let mut stream = analyzer.token_stream(text);
+    let mut words = Vec::new();
+    while let Some(token) = stream.next() {
+        if !words.contains(&token.text) {
+            words.push(token.text.clone());
+        }
+    }
+    Ok(words)
+}

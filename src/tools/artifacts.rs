@@ -1,0 +1,641 @@
+//! Artifact tools: `aam_info` (one artifact in full), `aam_list` (available
+//! artifacts by source, paged) and `aam_source_candidates` (artifacts no package
+//! holds yet, paged), all answered from the catalog.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Context, Risk, Tool, qualified_name, split_qualified};
+use crate::catalog::{Catalog, Keyset, ListFilter, ListedArtifact};
+use crate::error::{Error, ErrorCode, Result};
+use crate::project::{self, ProjectArtifact};
+use crate::scan::ArtifactKind;
+use crate::search::{SearchIndex, SearchRequest, SortOrder};
+
+/// Characters of the main file shown as a preview.
+const PREVIEW_CHARS: usize = 2000;
+
+// ---------------------------------------------------------------- info
+
+/// Input of `aam_info`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InfoInput {
+    /// `source/name`, `source/path`, or a name that only one source has.
+    pub name: String,
+}
+
+/// One file of an artifact.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InfoFile {
+    /// Repository path.
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// blake3 of the bytes (hex).
+    pub blake3: String,
+}
+
+/// Output of `aam_info`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InfoOutput {
+    /// Display name.
+    pub name: String,
+    /// `source/name`.
+    pub qualified_name: String,
+    /// Artifact type.
+    #[serde(rename = "type")]
+    pub kind: ArtifactKind,
+    /// Source name.
+    pub source: String,
+    /// Source URL.
+    pub source_url: String,
+    /// Commit the artifact was last changed at in the catalog.
+    pub commit: Option<String>,
+    /// Repository path.
+    pub path: String,
+    /// The file its name and text come from.
+    pub main_file: String,
+    /// One-line description.
+    pub description: Option<String>,
+    /// Platform its location implies.
+    pub platform: Option<String>,
+    /// A skill with vendor agent metadata.
+    pub has_vendor_agent: bool,
+    /// YAML frontmatter as JSON.
+    pub frontmatter: Option<serde_json::Value>,
+    /// Every file, with size and blake3.
+    pub files: Vec<InfoFile>,
+    /// The start of the main file.
+    pub preview: String,
+    /// Whether the preview is shorter than the file.
+    pub preview_truncated: bool,
+    /// Problems recorded when it was indexed.
+    pub warnings: Vec<String>,
+    /// The command that installs it.
+    pub install_command: String,
+}
+
+/// Shows one artifact in full.
+pub struct Info;
+
+impl Tool for Info {
+    const NAME: &'static str = "aam_info";
+    const TITLE: &'static str = "Show an artifact";
+    const DESCRIPTION: &'static str = "Show one artifact: type, source and commit, frontmatter, every file with size and blake3, a preview of its main file, warnings recorded when it was indexed, and the command that installs it. Accepts `source/name`, `source/path`, or a name only one source has. Next: install it, or `aam_search` for similar ones.";
+    const RISK: Risk = Risk::Read;
+    const IDEMPOTENT: bool = true;
+    type Input = InfoInput;
+    type Output = InfoOutput;
+
+    fn run(ctx: &Context, input: InfoInput) -> Result<InfoOutput> {
+        let catalog = ctx.catalog()?;
+        let found = resolve(ctx, &catalog, &input.name)?;
+        let detail = catalog
+            .artifact_detail(found.id)?
+            .ok_or_else(|| not_found(&input.name, Vec::new()))?;
+        let preview_end = detail.body.char_indices().nth(PREVIEW_CHARS).map(|(i, _)| i);
+        let qualified = qualified_name(&detail.source, &detail.name);
+        Ok(InfoOutput {
+            install_command: format!("aam install {}", shell_word(&qualified)),
+            qualified_name: qualified,
+            preview: detail.body[..preview_end.unwrap_or(detail.body.len())].to_string(),
+            preview_truncated: preview_end.is_some() || detail.truncated,
+            warnings: detail
+                .warnings_json
+                .as_deref()
+                .and_then(|w| serde_json::from_str(w).ok())
+                .unwrap_or_default(),
+            frontmatter: detail
+                .frontmatter_json
+                .as_deref()
+                .and_then(|f| serde_json::from_str(f).ok()),
+            files: detail
+                .files
+                .into_iter()
+                .map(|(path, size, blake3)| InfoFile { path, size, blake3 })
+                .collect(),
+            name: detail.name,
+            kind: detail.kind,
+            source: detail.source,
+            source_url: detail.source_url,
+            commit: detail.commit,
+            path: detail.path,
+            main_file: detail.main_file,
+            description: detail.description,
+            platform: detail.platform,
+            has_vendor_agent: detail.has_vendor_agent,
+        })
+    }
+}
+
+/// Finds the one artifact `text` names: `source/name`, `source/path`, or a bare name.
+pub fn resolve(ctx: &Context, catalog: &Catalog, text: &str) -> Result<ListedArtifact> {
+    let sources = catalog.list_sources()?;
+    let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
+    let matches = match split_qualified(text, &names) {
+        Some((source_name, rest)) => {
+            let source_id = sources.iter().find(|s| s.name == source_name).map(|s| s.id);
+            match catalog.artifact_at(source_id.unwrap_or_default(), rest)? {
+                Some(at_path) => vec![at_path],
+                None => catalog.artifacts_named(source_id, rest)?,
+            }
+        }
+        None => catalog.artifacts_named(None, text)?,
+    };
+    match matches.len() {
+        1 => Ok(matches.into_iter().next().unwrap_or_else(|| unreachable!())),
+        0 => Err(not_found(text, suggestions(ctx, catalog, text)?)),
+        _ => {
+            let choices: Vec<String> = matches.iter().map(|m| format!("`{}/{}`", m.source, m.path)).collect();
+            Err(Error::new(
+                ErrorCode::ArtifactAmbiguous,
+                format!("`{text}` names {} artifacts", matches.len()),
+            )
+            .with_hint(format!("name one of them: {}", choices.join(", "))))
+        }
+    }
+}
+
+/// Qualified names of artifacts close to `text`, from the search index.
+fn suggestions(ctx: &Context, catalog: &Catalog, text: &str) -> Result<Vec<String>> {
+    let index = SearchIndex::open(&ctx.home)?;
+    index.ensure_current(catalog, ctx.progress.as_ref())?;
+    let name = text.rsplit('/').next().unwrap_or(text);
+    let found = index.search(&SearchRequest {
+        query: name,
+        qualified: None,
+        kinds: &[],
+        sources: &[],
+        platform: None,
+        limit: 3,
+        offset: 0,
+        sort: SortOrder::Relevance,
+    })?;
+    if !found.hits.is_empty() {
+        return Ok(found.hits.iter().map(|h| qualified_name(&h.source, &h.name)).collect());
+    }
+    let mut qualified = Vec::new();
+    for name in &found.suggestions {
+        for artifact in catalog.artifacts_named(None, name)? {
+            qualified.push(qualified_name(&artifact.source, &artifact.name));
+        }
+    }
+    qualified.truncate(3);
+    Ok(qualified)
+}
+
+fn not_found(text: &str, suggestions: Vec<String>) -> Error {
+    let hint = if suggestions.is_empty() {
+        "find artifacts with `aam search <words>`".to_string()
+    } else {
+        format!(
+            "did you mean {}?",
+            suggestions
+                .iter()
+                .map(|s| format!("`{s}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    Error::new(ErrorCode::ArtifactNotFound, format!("no artifact named `{text}`")).with_hint(hint)
+}
+
+/// Quotes a word for a shell when it needs it.
+fn shell_word(text: &str) -> String {
+    let plain = text.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:@+".contains(c));
+    if plain {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+// ---------------------------------------------------------------- paging
+
+/// Where the next page starts: in the project's own artifacts, or in the catalog.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Cursor {
+    Project { kind: ArtifactKind, path: String },
+    Catalog(Keyset),
+}
+
+impl Cursor {
+    fn encode(&self) -> String {
+        let text = match self {
+            Cursor::Project { kind, path } => format!("p\t{}\t{path}", kind.as_str()),
+            Cursor::Catalog(k) => format!("c\t{}\t{}\t{}", k.source_id, k.kind.as_str(), k.path),
+        };
+        text.bytes().map(|b| format!("{b:02x}")).collect()
+    }
+
+    fn decode(text: &str) -> Result<Self> {
+        let invalid = || invalid_cursor(text);
+        if !text.len().is_multiple_of(2) || !text.is_ascii() {
+            return Err(invalid());
+        }
+        let bytes: Vec<u8> = (0..text.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&text[i..i + 2], 16).map_err(|_| invalid()))
+            .collect::<Result<_>>()?;
+        let decoded = String::from_utf8(bytes).map_err(|_| invalid())?;
+        let (tag, rest) = decoded.split_once('\t').ok_or_else(invalid)?;
+        let parts: Vec<&str> = rest.splitn(if tag == "c" { 3 } else { 2 }, '\t').collect();
+        match (tag, parts.as_slice()) {
+            ("p", [kind, path]) => Ok(Cursor::Project {
+                kind: ArtifactKind::parse(kind).ok_or_else(invalid)?,
+                path: path.to_string(),
+            }),
+            ("c", [source_id, kind, path]) => Ok(Cursor::Catalog(Keyset {
+                source_id: source_id.parse().map_err(|_| invalid())?,
+                kind: ArtifactKind::parse(kind).ok_or_else(invalid)?,
+                path: path.to_string(),
+            })),
+            _ => Err(invalid()),
+        }
+    }
+}
+
+fn invalid_cursor(text: &str) -> Error {
+    Error::invalid_argument(format!("`{text}` is not a cursor from this command"))
+        .with_hint("pass the `next_cursor` of the previous page, or no cursor for the first page")
+}
+
+fn check_limit(limit: u32) -> Result<usize> {
+    if (1..=1000).contains(&limit) {
+        Ok(limit as usize)
+    } else {
+        Err(
+            Error::invalid_argument(format!("`--limit` must be between 1 and 1000, not {limit}"))
+                .with_hint("use `--cursor` with `next_cursor` to page"),
+        )
+    }
+}
+
+fn default_page() -> u32 {
+    50
+}
+
+/// The ids of the named sources; an unknown name is an error listing the known ones.
+fn source_ids(catalog: &Catalog, names: &[String]) -> Result<Vec<i64>> {
+    let sources = catalog.list_sources()?;
+    names
+        .iter()
+        .map(|name| {
+            sources.iter().find(|s| &s.name == name).map(|s| s.id).ok_or_else(|| {
+                let known: Vec<String> = sources.iter().map(|s| format!("`{}`", s.name)).collect();
+                Error::new(ErrorCode::SourceNotFound, format!("no source named `{name}`")).with_hint(format!(
+                    "registered sources: {}",
+                    if known.is_empty() {
+                        "none".into()
+                    } else {
+                        known.join(", ")
+                    }
+                ))
+            })
+        })
+        .collect()
+}
+
+/// One catalog page after `after`, plus the cursor of the next page when there is one.
+fn catalog_page(
+    catalog: &Catalog,
+    filter: &ListFilter,
+    after: Option<&Keyset>,
+    limit: usize,
+) -> Result<(Vec<ListedArtifact>, Option<Keyset>)> {
+    let mut rows = catalog.list_page(filter, after, limit + 1)?;
+    let more = rows.len() > limit;
+    rows.truncate(limit);
+    let next = more.then(|| {
+        rows.last().map(|r| Keyset {
+            source_id: r.source_id,
+            kind: r.kind,
+            path: r.path.clone(),
+        })
+    });
+    Ok((rows, next.flatten()))
+}
+
+// ---------------------------------------------------------------- list --available
+
+/// Input of `aam_list`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListInput {
+    /// Only these sources.
+    #[serde(default)]
+    pub source: Vec<String>,
+    /// Only these types.
+    #[serde(default, rename = "type")]
+    pub types: Vec<ArtifactKind>,
+    /// Page size, 1 to 1000.
+    #[serde(default = "default_page")]
+    pub limit: u32,
+    /// `next_cursor` of the previous page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// An available artifact.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AvailableArtifact {
+    /// Display name.
+    pub name: String,
+    /// Artifact type.
+    #[serde(rename = "type")]
+    pub kind: ArtifactKind,
+    /// Repository path.
+    pub path: String,
+    /// One-line description.
+    pub description: Option<String>,
+}
+
+/// Available artifacts of one source.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceGroup {
+    /// Source name.
+    pub source: String,
+    /// Its artifacts on this page, by type then path.
+    pub artifacts: Vec<AvailableArtifact>,
+}
+
+/// Output of `aam_list`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListOutput {
+    /// This page, grouped by source.
+    pub sources: Vec<SourceGroup>,
+    /// Every available artifact matching the filters.
+    pub total: u64,
+    /// Pass as `cursor` for the next page; `null` on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// Lists available artifacts by source, paged.
+pub struct ListAvailable;
+
+impl Tool for ListAvailable {
+    const NAME: &'static str = "aam_list";
+    const TITLE: &'static str = "List available artifacts";
+    const DESCRIPTION: &'static str = "List the artifacts available from every source (or the given ones), grouped by source, in a stable order with keyset pagination: pass `next_cursor` back as `cursor` for the next page. Next: `aam_info` on one of them.";
+    const RISK: Risk = Risk::Read;
+    const IDEMPOTENT: bool = true;
+    type Input = ListInput;
+    type Output = ListOutput;
+
+    fn run(ctx: &Context, input: ListInput) -> Result<ListOutput> {
+        let limit = check_limit(input.limit)?;
+        let catalog = ctx.catalog()?;
+        let filter = ListFilter {
+            source_ids: source_ids(&catalog, &input.source)?,
+            kinds: input.types,
+            exclude_packaged: false,
+        };
+        let after = match input.cursor.as_deref().map(Cursor::decode).transpose()? {
+            Some(Cursor::Catalog(keyset)) => Some(keyset),
+            Some(Cursor::Project { .. }) => return Err(invalid_cursor(input.cursor.as_deref().unwrap_or_default())),
+            None => None,
+        };
+        let (rows, next) = catalog_page(&catalog, &filter, after.as_ref(), limit)?;
+        let mut sources: Vec<SourceGroup> = Vec::new();
+        for row in rows {
+            let artifact = AvailableArtifact {
+                name: row.name,
+                kind: row.kind,
+                path: row.path,
+                description: row.description,
+            };
+            match sources.last_mut() {
+                Some(group) if group.source == row.source => group.artifacts.push(artifact),
+                _ => sources.push(SourceGroup {
+                    source: row.source,
+                    artifacts: vec![artifact],
+                }),
+            }
+        }
+        Ok(ListOutput {
+            sources,
+            total: catalog.count_listed(&filter)?,
+            next_cursor: next.map(|k| Cursor::Catalog(k).encode()),
+        })
+    }
+}
+
+// ---------------------------------------------------------------- candidates
+
+/// The pseudo-source name of the current project's own artifacts.
+pub const PROJECT_SOURCE: &str = "local";
+
+/// Input of `aam_source_candidates`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CandidatesInput {
+    /// Only this source (`local` for the current project's own artifacts).
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Only this type.
+    #[serde(default, rename = "type")]
+    pub kind: Option<ArtifactKind>,
+    /// Page size, 1 to 1000.
+    #[serde(default = "default_page")]
+    pub limit: u32,
+    /// `next_cursor` of the previous page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// Where a candidate comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceType {
+    /// A registered git source.
+    RemoteGit,
+    /// The current project's working tree.
+    LocalProject,
+}
+
+/// An artifact no package holds yet.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Candidate {
+    /// Source name (`local` for the project).
+    pub source: String,
+    /// Where it comes from.
+    pub source_type: SourceType,
+    /// Display name.
+    pub name: String,
+    /// Artifact type.
+    #[serde(rename = "type")]
+    pub kind: ArtifactKind,
+    /// Path in the repository or project.
+    pub path: String,
+    /// A skill with vendor agent metadata.
+    pub has_vendor_agent: bool,
+}
+
+/// Output of `aam_source_candidates`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CandidatesOutput {
+    /// This page: the project's own artifacts first, then each source's.
+    pub candidates: Vec<Candidate>,
+    /// Every candidate matching the filters.
+    pub total: u64,
+    /// Pass as `cursor` for the next page; `null` on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// Lists artifacts that no package holds yet.
+pub struct SourceCandidates;
+
+impl Tool for SourceCandidates {
+    const NAME: &'static str = "aam_source_candidates";
+    const TITLE: &'static str = "List packaging candidates";
+    const DESCRIPTION: &'static str = "List artifacts that no package holds yet: the current project's own (source `local`, source_type `local_project`) and every registered source's (source_type `remote_git`), in a stable order with keyset pagination (`next_cursor`). Next: create a package from some of them.";
+    const RISK: Risk = Risk::Read;
+    const IDEMPOTENT: bool = true;
+    type Input = CandidatesInput;
+    type Output = CandidatesOutput;
+
+    fn run(ctx: &Context, input: CandidatesInput) -> Result<CandidatesOutput> {
+        let limit = check_limit(input.limit)?;
+        let catalog = ctx.catalog()?;
+        let only_project = input.source.as_deref() == Some(PROJECT_SOURCE);
+        let filter = ListFilter {
+            source_ids: match &input.source {
+                Some(name) if !only_project => source_ids(&catalog, std::slice::from_ref(name))?,
+                _ => Vec::new(),
+            },
+            kinds: input.kind.into_iter().collect(),
+            exclude_packaged: true,
+        };
+        let with_project = input.source.is_none() || only_project;
+        let project_items = if with_project {
+            project_candidates(ctx, &catalog, input.kind)?
+        } else {
+            Vec::new()
+        };
+        let cursor = input.cursor.as_deref().map(Cursor::decode).transpose()?;
+
+        // One more item than asked for tells whether another page follows.
+        let mut items: Vec<(Cursor, Candidate)> = Vec::new();
+        let after_catalog = match &cursor {
+            Some(Cursor::Catalog(keyset)) => Some(keyset),
+            _ => {
+                let start = match &cursor {
+                    Some(Cursor::Project { kind, path }) => project_items
+                        .partition_point(|a| (a.kind.as_str(), a.path.as_str()) <= (kind.as_str(), path.as_str())),
+                    _ => 0,
+                };
+                items.extend(project_items[start..].iter().take(limit + 1).map(|a| {
+                    let at = Cursor::Project {
+                        kind: a.kind,
+                        path: a.path.clone(),
+                    };
+                    (at, project_candidate(a))
+                }));
+                None
+            }
+        };
+        if items.len() <= limit && !only_project {
+            let rows = catalog.list_page(&filter, after_catalog, limit + 1 - items.len())?;
+            items.extend(rows.into_iter().map(|r| {
+                let at = Cursor::Catalog(Keyset {
+                    source_id: r.source_id,
+                    kind: r.kind,
+                    path: r.path.clone(),
+                });
+                let candidate = Candidate {
+                    source: r.source,
+                    source_type: SourceType::RemoteGit,
+                    name: r.name,
+                    kind: r.kind,
+                    path: r.path,
+                    has_vendor_agent: r.has_vendor_agent,
+                };
+                (at, candidate)
+            }));
+        }
+        let next = if items.len() > limit {
+            items.truncate(limit);
+            items.last().map(|(at, _)| at.encode())
+        } else {
+            None
+        };
+        let catalog_total = if only_project {
+            0
+        } else {
+            catalog.count_listed(&filter)?
+        };
+        Ok(CandidatesOutput {
+            candidates: items.into_iter().map(|(_, c)| c).collect(),
+            total: project_items.len() as u64 + catalog_total,
+            next_cursor: next,
+        })
+    }
+}
+
+/// The project's own artifacts that no package holds, sorted like catalog rows (type, then path).
+fn project_candidates(ctx: &Context, catalog: &Catalog, kind: Option<ArtifactKind>) -> Result<Vec<ProjectArtifact>> {
+    let root = project::root(&ctx.cwd);
+    let packaged = catalog.packaged_project_paths(&root.to_string_lossy())?;
+    let mut items: Vec<ProjectArtifact> = project::artifacts(&root)?
+        .into_iter()
+        .filter(|a| kind.is_none_or(|k| k == a.kind))
+        .filter(|a| !packaged.iter().any(|(k, p)| *k == a.kind && *p == a.path))
+        .collect();
+    items.sort_by(|a, b| (a.kind.as_str(), &a.path).cmp(&(b.kind.as_str(), &b.path)));
+    Ok(items)
+}
+
+fn project_candidate(a: &ProjectArtifact) -> Candidate {
+    Candidate {
+        source: PROJECT_SOURCE.to_string(),
+        source_type: SourceType::LocalProject,
+        name: a.name.clone(),
+        kind: a.kind,
+        path: a.path.clone(),
+        has_vendor_agent: a.has_vendor_agent,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_reject_garbage() {
+        let cursors = [
+            Cursor::Project {
+                kind: ArtifactKind::Skill,
+                path: "skills/a b\tc".into(),
+            },
+            Cursor::Catalog(Keyset {
+                source_id: 42,
+                kind: ArtifactKind::Prompt,
+                path: "prompts/é.md".into(),
+            }),
+        ];
+        for cursor in cursors {
+            assert_eq!(Cursor::decode(&cursor.encode()).unwrap(), cursor);
+        }
+        for bad in ["", "zz", "abc", "7009", &"x".repeat(10)] {
+            assert_eq!(
+                Cursor::decode(bad).unwrap_err().code(),
+                ErrorCode::InvalidArgument,
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn shell_words_are_quoted_when_needed() {
+        assert_eq!(shell_word("o/r:skills/pdf"), "o/r:skills/pdf");
+        assert_eq!(shell_word("o/r/it's"), r"'o/r/it'\''s'");
+    }
+}

@@ -1,0 +1,216 @@
+//! `aam_search`: ranked full-text search over every indexed artifact.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Context, Risk, Tool, qualified_name, split_qualified};
+use crate::error::{Error, Result};
+use crate::scan::{ArtifactKind, Platform};
+use crate::search::{SearchIndex, SearchRequest, SortOrder};
+
+/// Longest query accepted, in characters.
+const MAX_QUERY_CHARS: usize = 1024;
+
+/// Result order.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchSort {
+    /// Exact name, name prefix, name contains, description, body; BM25 inside each; then name.
+    #[default]
+    Relevance,
+    /// By name.
+    Name,
+    /// Most recently changed first.
+    Recent,
+}
+
+/// Input of `aam_search`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchInput {
+    /// Literal text (no query syntax); empty browses everything. `source/name` ranks that artifact first.
+    #[serde(default)]
+    pub query: String,
+    /// Only these types (`skill`, `agent`, `prompt`, `instruction`); unknown ones are ignored with a warning.
+    #[serde(default, rename = "type")]
+    pub types: Vec<String>,
+    /// Only these sources; unknown ones are ignored with a warning.
+    #[serde(default)]
+    pub source: Vec<String>,
+    /// Only artifacts for this platform (`cursor`, `claude`, `copilot`, `codex`) and platform-neutral ones.
+    #[serde(default)]
+    pub platform: Option<String>,
+    /// Page size, 1 to 1000.
+    #[serde(default = "default_limit")]
+    pub limit: u32,
+    /// Results to skip.
+    #[serde(default)]
+    pub offset: u32,
+    /// Order of results.
+    #[serde(default)]
+    pub sort: SearchSort,
+}
+
+fn default_limit() -> u32 {
+    20
+}
+
+/// One search result.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchResult {
+    /// Display name.
+    pub name: String,
+    /// `source/name`, accepted by `aam_info` and `aam_install`.
+    pub qualified_name: String,
+    /// Artifact type.
+    #[serde(rename = "type")]
+    pub kind: ArtifactKind,
+    /// Source name.
+    pub source: String,
+    /// Repository path.
+    pub path: String,
+    /// One-line description.
+    pub description: Option<String>,
+    /// Relevance (higher is better; tiers are 1000 apart); 0 for other orders.
+    pub score: f32,
+    /// Whether a package installed in the current project holds it.
+    pub installed: bool,
+}
+
+/// Output of `aam_search`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchOutput {
+    /// The query as given.
+    pub query: String,
+    /// This page of results.
+    pub results: Vec<SearchResult>,
+    /// Every match, not just this page.
+    pub total: u64,
+    /// Filters that were ignored, and why.
+    pub warnings: Vec<String>,
+    /// Up to three names close to the query, when nothing matched.
+    pub suggestions: Vec<String>,
+}
+
+/// Ranked full-text search.
+pub struct Search;
+
+impl Tool for Search {
+    const NAME: &'static str = "aam_search";
+    const TITLE: &'static str = "Search artifacts";
+    const DESCRIPTION: &'static str = "Search every indexed skill, agent, prompt and instruction by literal text, ranked exact name > name prefix > name contains > description > body. Filter by type, source and platform; page with limit/offset. Returns results with qualified names, the total match count, warnings for ignored filters and 'did you mean' suggestions when nothing matched. Next: `aam_info` with a qualified_name for details.";
+    const RISK: Risk = Risk::Read;
+    const IDEMPOTENT: bool = true;
+    type Input = SearchInput;
+    type Output = SearchOutput;
+
+    fn run(ctx: &Context, input: SearchInput) -> Result<SearchOutput> {
+        if !(1..=1000).contains(&input.limit) {
+            return Err(
+                Error::invalid_argument(format!("`--limit` must be between 1 and 1000, not {}", input.limit))
+                    .with_hint("pass a smaller page size and use `--offset` to page"),
+            );
+        }
+        if input.query.chars().count() > MAX_QUERY_CHARS {
+            return Err(
+                Error::invalid_argument(format!("the query is longer than {MAX_QUERY_CHARS} characters"))
+                    .with_hint("search for a shorter phrase"),
+            );
+        }
+        let catalog = ctx.catalog()?;
+        let source_names = catalog.source_names()?;
+        let mut warnings = Vec::new();
+        let kinds = known(&input.types, ArtifactKind::parse, &mut warnings, "type", || {
+            "skill, agent, prompt, instruction".to_string()
+        });
+        let sources = known(
+            &input.source,
+            |s| source_names.iter().find(|n| *n == s).cloned(),
+            &mut warnings,
+            "source",
+            || {
+                if source_names.is_empty() {
+                    "none registered".to_string()
+                } else {
+                    source_names.join(", ")
+                }
+            },
+        );
+        let platform = input.platform.as_deref().and_then(|p| {
+            let found = parse_platform(p);
+            if found.is_none() {
+                warnings.push(format!(
+                    "unknown platform `{p}` ignored; valid platforms: cursor, claude, copilot, codex"
+                ));
+            }
+            found
+        });
+        let index = SearchIndex::open(&ctx.home)?;
+        index.ensure_current(&catalog, ctx.progress.as_ref())?;
+        let query = input.query.trim();
+        let request = SearchRequest {
+            query,
+            qualified: split_qualified(query, &source_names),
+            kinds: &kinds,
+            sources: &sources,
+            platform,
+            limit: input.limit as usize,
+            offset: input.offset as usize,
+            sort: match input.sort {
+                SearchSort::Relevance => SortOrder::Relevance,
+                SearchSort::Name => SortOrder::Name,
+                SearchSort::Recent => SortOrder::Recent,
+            },
+        };
+        let found = index.search(&request)?;
+        let project = crate::project::root(&ctx.cwd);
+        let ids: Vec<i64> = found.hits.iter().map(|h| h.id).collect();
+        let installed = catalog.installed_among(&project.to_string_lossy(), &ids)?;
+        Ok(SearchOutput {
+            query: input.query,
+            results: found
+                .hits
+                .into_iter()
+                .map(|hit| SearchResult {
+                    qualified_name: qualified_name(&hit.source, &hit.name),
+                    installed: installed.contains(&hit.id),
+                    name: hit.name,
+                    kind: hit.kind,
+                    source: hit.source,
+                    path: hit.path,
+                    description: hit.description,
+                    score: hit.score,
+                })
+                .collect(),
+            total: found.total,
+            warnings,
+            suggestions: found.suggestions,
+        })
+    }
+}
+
+/// The values of a filter that are known, warning about the others.
+fn known<T>(
+    values: &[String],
+    parse: impl Fn(&str) -> Option<T>,
+    warnings: &mut Vec<String>,
+    what: &str,
+    valid: impl Fn() -> String,
+) -> Vec<T> {
+    let mut out = Vec::new();
+    for value in values {
+        match parse(value) {
+            Some(v) => out.push(v),
+            None => warnings.push(format!("unknown {what} `{value}` ignored; valid {what}s: {}", valid())),
+        }
+    }
+    out
+}
+
+fn parse_platform(text: &str) -> Option<Platform> {
+    [Platform::Cursor, Platform::Claude, Platform::Copilot, Platform::Codex]
+        .into_iter()
+        .find(|p| p.as_str().eq_ignore_ascii_case(text))
+}

@@ -1,0 +1,421 @@
+//! `aam search`, `aam info`, `aam catalog reindex` and the index kept in step
+//! with the catalog.
+
+use serde_json::{Value, json};
+
+use crate::support::{Repo, TestEnv, skill};
+
+/// A repository where one word, `review`, lands in every ranking tier.
+fn ranking_repo(env: &TestEnv) -> Repo {
+    let repo = env.repo("rank");
+    repo.write("skills/review/SKILL.md", skill("review", "Exact name"))
+        .write("skills/review-b/SKILL.md", skill("Review-B", "Prefix, second by name"))
+        .write("skills/review-a/SKILL.md", skill("review-a", "Prefix, first by name"))
+        .write("skills/code-reviewer/SKILL.md", skill("code-reviewer", "Contains"))
+        .write(
+            "agents/auditor.md",
+            "---\nname: auditor\ndescription: Does a careful review of diffs\n---\nChecks.\n",
+        )
+        .write(
+            "prompts/triage.md",
+            "---\nname: triage\ndescription: Sorts incoming issues\n---\nThen review them.\n",
+        )
+        .write("skills/unrelated/SKILL.md", skill("unrelated", "Nothing to see"))
+        .write("skills/cpp/SKILL.md", skill("c++ guide", "Templates (and *pointers*)"))
+        .write(
+            ".claude/agents/claude-only.md",
+            "---\nname: claude-only\ndescription: For claude\n---\n",
+        )
+        .write(".cursor/rules/cursor-only.mdc", "---\ndescription: For cursor\n---\n");
+    repo.commit("c1");
+    repo
+}
+
+fn names(result: &Value) -> Vec<String> {
+    result["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn ranking_tiers_exact_prefix_contains_description_body() {
+    let env = TestEnv::new();
+    let repo = ranking_repo(&env);
+    env.json(&["source", "add", repo.path()]);
+    let found = env.json(&["search", "review"]);
+    assert_eq!(
+        names(&found),
+        ["review", "review-a", "Review-B", "code-reviewer", "auditor", "triage"]
+    );
+    assert_eq!(found["total"], 6);
+    assert_eq!(found["query"], "review");
+    let first = &found["results"][0];
+    assert_eq!(first["qualified_name"], "rank/review");
+    assert_eq!(first["type"], "skill");
+    assert_eq!(first["source"], "rank");
+    assert_eq!(first["path"], "skills/review");
+    assert_eq!(first["installed"], false);
+    let scores: Vec<f64> = found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["score"].as_f64().unwrap())
+        .collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "scores descend: {scores:?}");
+
+    // Case-insensitive, same order.
+    assert_eq!(names(&env.json(&["search", "REVIEW"])), names(&found));
+    // A qualified name comes first even when it would rank last.
+    assert_eq!(names(&env.json(&["search", "rank/triage"]))[0], "triage");
+    // Sort by name instead of relevance.
+    let by_name = env.json(&["search", "review", "--sort", "name"]);
+    assert_eq!(
+        names(&by_name),
+        ["auditor", "code-reviewer", "review", "review-a", "Review-B", "triage"]
+    );
+}
+
+#[test]
+fn queries_are_literal_text() {
+    let env = TestEnv::new();
+    let repo = ranking_repo(&env);
+    env.json(&["source", "add", repo.path()]);
+    for query in [
+        "\"",
+        ":",
+        "(",
+        "*",
+        "-",
+        "AND",
+        "\"unbalanced",
+        "review AND",
+        "name:review",
+        "(review",
+        "a\\b",
+        "~1^2",
+    ] {
+        let run = env.aam(&["--json", "search", "--", query]);
+        assert_eq!(run.code, 0, "{query}: {run:?}");
+        run.json();
+    }
+    assert_eq!(names(&env.json(&["search", "c++"]))[0], "c++ guide");
+    assert_eq!(names(&env.json(&["search", "*pointers*"])), ["c++ guide"]);
+    assert_eq!(
+        env.json(&["search", "--", "-review"])["total"],
+        6,
+        "punctuation is not an operator"
+    );
+}
+
+#[test]
+fn empty_query_browses_and_limits_are_checked() {
+    let env = TestEnv::new();
+    let repo = ranking_repo(&env);
+    env.json(&["source", "add", repo.path()]);
+    let all = env.json(&["search"]);
+    assert_eq!(all["total"], 10);
+    assert_eq!(all["results"].as_array().unwrap().len(), 10);
+    let two = env.json(&["search", "--limit", "2"]);
+    assert_eq!(two["results"].as_array().unwrap().len(), 2);
+    assert_eq!(two["total"], 10);
+    for bad in ["0", "1001"] {
+        let body = env.json_err(&["search", "review", "--limit", bad], "AAM_INVALID_ARGUMENT");
+        assert!(
+            body["message"].as_str().unwrap().contains("between 1 and 1000"),
+            "{body}"
+        );
+    }
+    let human = env.aam(&["search", "review", "--limit", "3"]);
+    assert!(human.stdout.contains("showing 3 of 6"), "{}", human.stdout);
+}
+
+#[test]
+fn pages_never_overlap_or_skip() {
+    let env = TestEnv::new();
+    let repo = ranking_repo(&env);
+    env.json(&["source", "add", repo.path()]);
+    for query in ["review", ""] {
+        let whole = names(&env.json(&["search", query, "--limit", "100"]));
+        let mut paged = Vec::new();
+        for offset in (0..whole.len()).step_by(2) {
+            let page = env.json(&["search", query, "--limit", "2", "--offset", &offset.to_string()]);
+            paged.extend(names(&page));
+        }
+        assert_eq!(paged, whole, "query `{query}`");
+    }
+    let beyond = env.json(&["search", "review", "--offset", "50"]);
+    assert_eq!(beyond["results"], json!([]));
+    assert_eq!(beyond["total"], 6);
+}
+
+#[test]
+fn typos_get_suggestions() {
+    let env = TestEnv::new();
+    let repo = env.repo("typos");
+    repo.write("skills/kubernetes-helper/SKILL.md", skill("kubernetes-helper", "Helps"))
+        .write("skills/terraform-planner/SKILL.md", skill("terraform-planner", "Plans"));
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path()]);
+    for typo in [
+        "kubernetes-helpr",
+        "kubernetes-hellper",
+        "kubernetse-helper",
+        "terraform-planer",
+        "kuberntes",
+    ] {
+        let found = env.json(&["search", typo]);
+        assert_eq!(found["total"], 0, "{typo}");
+        let suggestions = found["suggestions"].as_array().unwrap();
+        assert!(!suggestions.is_empty() && suggestions.len() <= 3, "{typo}: {found}");
+        let expected = if typo.starts_with('t') {
+            "terraform-planner"
+        } else {
+            "kubernetes-helper"
+        };
+        assert_eq!(suggestions[0], expected, "{typo}");
+    }
+    let human = env.aam(&["search", "kubernetes-helpr"]);
+    assert!(
+        human.stdout.contains("Did you mean: kubernetes-helper?"),
+        "{}",
+        human.stdout
+    );
+    assert_eq!(env.json(&["search", "xylophonist"])["suggestions"], json!([]));
+}
+
+#[test]
+fn filters_and_warnings() {
+    let env = TestEnv::new();
+    let repo = ranking_repo(&env);
+    env.json(&["source", "add", repo.path()]);
+    assert_eq!(names(&env.json(&["search", "review", "--type", "agent"])), ["auditor"]);
+    assert_eq!(
+        names(&env.json(&["search", "review", "--type", "agent", "--type", "prompt"])),
+        ["auditor", "triage"]
+    );
+
+    let warned = env.json(&["search", "review", "--type", "widget", "--source", "nope"]);
+    assert_eq!(warned["total"], 6, "unknown filters are ignored");
+    let warnings = warned["warnings"].as_array().unwrap();
+    assert!(
+        warnings[0]
+            .as_str()
+            .unwrap()
+            .contains("valid types: skill, agent, prompt, instruction")
+    );
+    assert!(warnings[1].as_str().unwrap().contains("valid sources: rank"));
+    let human = env.aam(&["search", "review", "--source", "nope"]);
+    assert!(
+        human.stderr.contains("warning: unknown source `nope` ignored"),
+        "{}",
+        human.stderr
+    );
+
+    let claude = names(&env.json(&["search", "--platform", "claude", "--limit", "100"]));
+    assert!(claude.contains(&"claude-only".to_string()));
+    assert!(!claude.contains(&"cursor-only".to_string()));
+    assert!(
+        claude.contains(&"review".to_string()),
+        "platform-neutral artifacts stay"
+    );
+    let bad_platform = env.json(&["search", "--platform", "emacs"]);
+    assert!(
+        bad_platform["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("valid platforms")
+    );
+
+    repo.write("skills/review-c/SKILL.md", skill("review-c", "Another"));
+    repo.commit("c2");
+    env.json(&["source", "add", repo.path(), "--name", "other"]);
+    let only_other = env.json(&["search", "review-c", "--source", "other"]);
+    assert_eq!(only_other["total"], 1);
+    assert_eq!(only_other["results"][0]["source"], "other");
+}
+
+#[test]
+fn the_index_follows_add_update_and_remove() {
+    let env = TestEnv::new();
+    let repo = env.repo("follow");
+    repo.write("skills/first/SKILL.md", skill("first", "One"));
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path()]);
+    assert_eq!(env.json(&["search", "first"])["total"], 1);
+
+    repo.write("skills/second/SKILL.md", skill("second", "Two"))
+        .write("skills/first/SKILL.md", skill("first", "Renamed words zebra"));
+    repo.commit("c2");
+    env.json(&["source", "update", "follow"]);
+    assert_eq!(env.json(&["search", "second"])["total"], 1);
+    assert_eq!(env.json(&["search", "zebra"])["total"], 1);
+    assert_eq!(
+        env.json(&["search", ""])["total"],
+        2,
+        "the modified artifact was replaced, not duplicated"
+    );
+
+    repo.remove("skills/second");
+    repo.commit("c3");
+    env.json(&["source", "update", "follow"]);
+    assert_eq!(env.json(&["search", "second"])["total"], 0);
+
+    env.json(&["source", "remove", "follow"]);
+    assert_eq!(env.json(&["search", ""])["total"], 0);
+    assert_eq!(index_generation(&env), catalog_generation(&env));
+}
+
+fn index_generation(env: &TestEnv) -> String {
+    let meta = std::fs::read_to_string(env.home().join("index-v1/meta.json")).unwrap();
+    let meta: Value = serde_json::from_str(&meta).unwrap();
+    meta["payload"].as_str().unwrap().to_string()
+}
+
+fn catalog_generation(env: &TestEnv) -> String {
+    env.query("SELECT value FROM meta WHERE key = 'generation'", &[])[0].clone()
+}
+
+#[test]
+fn a_missing_corrupt_or_stale_index_is_rebuilt_from_the_catalog() {
+    let env = TestEnv::new();
+    let repo = ranking_repo(&env);
+    env.json(&["source", "add", repo.path()]);
+    let expected = names(&env.json(&["search", "review"]));
+
+    std::fs::remove_dir_all(env.home().join("index-v1")).unwrap();
+    assert_eq!(
+        names(&env.json(&["search", "review"])),
+        expected,
+        "rebuilt after deletion"
+    );
+
+    std::fs::write(env.home().join("index-v1/meta.json"), "{ not json").unwrap();
+    assert_eq!(
+        names(&env.json(&["search", "review"])),
+        expected,
+        "rebuilt after corruption"
+    );
+
+    for entry in std::fs::read_dir(env.home().join("index-v1")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "store") {
+            std::fs::write(&path, b"garbage").unwrap();
+        }
+    }
+    let run = env.aam(&["--json", "catalog", "reindex"]);
+    let reindexed = run.ok_json();
+    assert_eq!(reindexed["documents"], 10);
+    assert_eq!(names(&env.json(&["search", "review"])), expected, "rebuilt by reindex");
+
+    // A write that reached the catalog but not the index (a crash between the two).
+    let conn = rusqlite::Connection::open(env.home().join("catalog.db")).unwrap();
+    conn.execute(
+        "UPDATE artifacts SET name = 'renamed-behind-its-back' WHERE path = 'skills/unrelated'",
+        [],
+    )
+    .unwrap();
+    conn.execute(
+        "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    assert_eq!(
+        env.json(&["search", "renamed-behind-its-back"])["total"],
+        1,
+        "stale index rebuilt"
+    );
+    assert_eq!(index_generation(&env), catalog_generation(&env));
+}
+
+#[test]
+fn searches_run_while_another_process_updates() {
+    let env = TestEnv::new();
+    let repo = env.repo("busy");
+    repo.write("skills/base/SKILL.md", skill("base", "Always there"));
+    repo.commit("c0");
+    env.json(&["source", "add", repo.path()]);
+    std::thread::scope(|scope| {
+        let reader = scope.spawn(|| {
+            for _ in 0..15 {
+                let found = env.json(&["search", "base"]);
+                assert_eq!(found["total"], 1);
+            }
+        });
+        for i in 1..=5 {
+            repo.write(
+                &format!("skills/extra-{i}/SKILL.md"),
+                skill(&format!("extra-{i}"), "More"),
+            );
+            repo.commit(&format!("c{i}"));
+            env.json(&["source", "update", "busy"]);
+        }
+        reader.join().unwrap();
+    });
+    assert_eq!(env.json(&["search", "extra"])["total"], 5);
+}
+
+#[test]
+fn info_shows_everything_recorded_about_an_artifact() {
+    let env = TestEnv::new();
+    let repo = env.repo("inf");
+    repo.write(
+        "skills/pdf/SKILL.md",
+        "---\nname: pdf\ndescription: Work with PDFs\nlicense: MIT\n---\n# PDF\n",
+    )
+    .write("skills/pdf/scripts/fill.py", "print('fill')\n")
+    .write("skills/dup-one/SKILL.md", skill("dup", "First"))
+    .write("skills/dup-two/SKILL.md", skill("dup", "Second"))
+    .write("rules/bad.mdc", "---\ndescription: Bad\nglobs: **/*\n---\nrule\n");
+    let commit = repo.commit("c1");
+    env.json(&["source", "add", repo.path()]);
+
+    let info = env.json(&["info", "inf/pdf"]);
+    assert_eq!(info["qualified_name"], "inf/pdf");
+    assert_eq!(info["type"], "skill");
+    assert_eq!(info["commit"], commit);
+    assert_eq!(
+        info["frontmatter"],
+        json!({"name": "pdf", "description": "Work with PDFs", "license": "MIT"})
+    );
+    assert_eq!(info["files"].as_array().unwrap().len(), 2);
+    assert_eq!(info["files"][1]["path"], "skills/pdf/scripts/fill.py");
+    assert_eq!(info["files"][1]["size"], 14);
+    assert_eq!(
+        info["files"][1]["blake3"],
+        blake3::hash(b"print('fill')\n").to_hex().to_string()
+    );
+    assert!(info["preview"].as_str().unwrap().contains("# PDF"));
+    assert_eq!(info["install_command"], "aam install inf/pdf");
+    assert_eq!(
+        env.json(&["info", "pdf"])["qualified_name"],
+        "inf/pdf",
+        "a unique bare name works"
+    );
+    assert_eq!(
+        env.json(&["info", "inf/skills/dup-two"])["description"],
+        "Second",
+        "source/path works"
+    );
+
+    let bad = env.json(&["info", "inf/bad"]);
+    assert!(bad["warnings"][0].as_str().unwrap().contains("not valid YAML"));
+
+    let ambiguous = env.json_err(&["info", "inf/dup"], "AAM_ARTIFACT_AMBIGUOUS");
+    assert!(
+        ambiguous["hint"].as_str().unwrap().contains("`inf/skills/dup-one`"),
+        "{ambiguous}"
+    );
+    let missing = env.json_err(&["info", "inf/pfd"], "AAM_ARTIFACT_NOT_FOUND");
+    assert!(missing["hint"].as_str().unwrap().contains("inf/pdf"), "{missing}");
+
+    let human = env.aam(&["info", "inf/pdf"]);
+    assert!(
+        human.stdout.contains("install: aam install inf/pdf"),
+        "{}",
+        human.stdout
+    );
+}
