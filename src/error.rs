@@ -177,6 +177,7 @@ impl Error {
             ErrorCode::IoError,
             format!("failed to {action} `{}`: {source}", path.display()),
         )
+        .with_hint("check that the path exists, that you may write there, and that the disk is not full")
         .with_source(source)
     }
 

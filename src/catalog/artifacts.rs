@@ -40,6 +40,8 @@ pub struct IndexedArtifact {
     pub main_file: String,
     /// Repository path its bytes were read from (a symlink's target).
     pub content_path: String,
+    /// Every path a symlinked main file passes through (targets, missing ones too).
+    pub link_paths: Vec<String>,
     /// Frontmatter as a JSON object.
     pub frontmatter_json: Option<String>,
     /// A skill with vendor agent metadata.
@@ -187,7 +189,8 @@ impl Catalog {
     }
 
     /// Live artifacts of a source at or below any of `roots` (repository paths;
-    /// `""` means every artifact), and those whose content comes from `content_paths`.
+    /// `""` means every artifact), and those whose symlinked main file passes
+    /// through any of `content_paths`.
     pub fn live_artifacts_in(
         &self,
         source_id: i64,
@@ -228,8 +231,9 @@ impl Catalog {
         let mut by_content = self
             .conn
             .prepare_cached(
-                "SELECT id, kind, path, name, content_digest FROM artifacts
-                 WHERE source_id = ?1 AND removed_commit_id IS NULL AND content_path = ?2",
+                "SELECT a.id, a.kind, a.path, a.name, a.content_digest FROM artifact_links l
+                 JOIN artifacts a ON a.id = l.artifact_id
+                 WHERE l.path = ?2 AND a.source_id = ?1 AND a.removed_commit_id IS NULL",
             )
             .map_err(db_error)?;
         for path in content_paths {
@@ -243,6 +247,20 @@ impl Catalog {
         found.sort_by_key(|a| a.id);
         found.dedup_by_key(|a| a.id);
         Ok(found)
+    }
+
+    /// The blobs recorded for an artifact: blob id to (blake3, size).
+    pub fn known_blobs(&self, artifact_id: i64) -> Result<std::collections::HashMap<String, (String, u64)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT git_blob, blake3, size FROM artifact_files WHERE artifact_id = ?1")
+            .map_err(db_error)?;
+        let rows = stmt
+            .query_map([artifact_id], |r| {
+                Ok((r.get(0)?, (r.get(1)?, r.get::<_, i64>(2)? as u64)))
+            })
+            .map_err(db_error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
     }
 
     /// Live artifacts of a source, by kind then path, optionally of one kind.
@@ -391,10 +409,18 @@ impl<'t> ChangeWriter<'t> {
             .execute(params![id, artifact.text, artifact.truncated])
             .map_err(db_error)?;
         if !self.fresh {
-            tx.prepare_cached("DELETE FROM artifact_files WHERE artifact_id = ?1")
-                .map_err(db_error)?
-                .execute([id])
-                .map_err(db_error)?;
+            for table in ["artifact_files", "artifact_links"] {
+                tx.prepare_cached(&format!("DELETE FROM {table} WHERE artifact_id = ?1"))
+                    .map_err(db_error)?
+                    .execute([id])
+                    .map_err(db_error)?;
+            }
+        }
+        let mut insert_link = tx
+            .prepare_cached("INSERT OR IGNORE INTO artifact_links (artifact_id, path) VALUES (?1, ?2)")
+            .map_err(db_error)?;
+        for path in &artifact.link_paths {
+            insert_link.execute(params![id, path]).map_err(db_error)?;
         }
         let mut insert_file = tx
             .prepare_cached(

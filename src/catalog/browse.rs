@@ -42,6 +42,8 @@ pub enum RowFilter<'a> {
     All,
     /// These artifact ids (those no longer live are skipped).
     Ids(&'a [i64]),
+    /// Every live artifact of one source.
+    Source(i64),
 }
 
 /// A position in the keyset order `(source_id, kind, path)`.
@@ -173,6 +175,18 @@ impl Catalog {
                     each(row.map_err(db_error)?)?;
                 }
             }
+            RowFilter::Source(source_id) => {
+                let mut stmt = self
+                    .conn
+                    .prepare(&format!("{base} AND a.source_id = ?2"))
+                    .map_err(db_error)?;
+                let rows = stmt
+                    .query_map(params![SEARCH_BODY_CHARS, source_id], to_row)
+                    .map_err(db_error)?;
+                for row in rows {
+                    each(row.map_err(db_error)?)?;
+                }
+            }
             RowFilter::Ids(ids) => {
                 let mut stmt = self
                     .conn
@@ -192,29 +206,65 @@ impl Catalog {
         Ok(())
     }
 
-    /// One page of live artifacts after `after` in `(source_id, kind, path)` order.
-    /// The order is served by the `(source_id, kind, path)` index, so every page
-    /// costs the same however deep it is.
+    /// One page of live artifacts after `after` in `(source_id, kind, path)` order
+    /// (kinds in alphabetical order). The page is read partition by partition
+    /// (one source and kind at a time) with an equality-plus-range lookup on the
+    /// `(source_id, kind, path)` index, so every page costs the same however deep it is.
     pub fn list_page(&self, filter: &ListFilter, after: Option<&Keyset>, limit: usize) -> Result<Vec<ListedArtifact>> {
-        let mut sql = format!(
-            "SELECT {LISTED_COLUMNS} FROM artifacts a JOIN sources s ON s.id = a.source_id
-             WHERE a.removed_commit_id IS NULL"
-        );
-        let mut args: Vec<rusqlite::types::Value> = Vec::new();
-        if let Some(after) = after {
-            sql.push_str(" AND (a.source_id, a.kind, a.path) > (?, ?, ?)");
-            args.push(after.source_id.into());
-            args.push(after.kind.as_str().to_string().into());
-            args.push(after.path.clone().into());
-        }
-        push_filter(&mut sql, &mut args, filter);
-        sql.push_str(" ORDER BY a.source_id, a.kind, a.path LIMIT ?");
-        args.push((limit as i64).into());
-        let mut stmt = self.conn.prepare_cached(&sql).map_err(db_error)?;
-        let rows = stmt
-            .query_map(params_from_iter(args), listed_from_row)
+        let mut source_ids = if filter.source_ids.is_empty() {
+            let mut stmt = self.conn.prepare_cached("SELECT id FROM sources").map_err(db_error)?;
+            let ids = stmt.query_map([], |r| r.get(0)).map_err(db_error)?;
+            ids.collect::<rusqlite::Result<Vec<i64>>>().map_err(db_error)?
+        } else {
+            filter.source_ids.clone()
+        };
+        source_ids.sort_unstable();
+        source_ids.dedup();
+        let mut kinds = if filter.kinds.is_empty() {
+            ArtifactKind::ALL.to_vec()
+        } else {
+            filter.kinds.clone()
+        };
+        kinds.sort_by_key(|k| k.as_str());
+        kinds.dedup();
+        let packaged = if filter.exclude_packaged {
+            " AND NOT EXISTS (SELECT 1 FROM package_artifacts pa WHERE pa.artifact_id = a.id)"
+        } else {
+            ""
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {LISTED_COLUMNS} FROM artifacts a JOIN sources s ON s.id = a.source_id
+                 WHERE a.source_id = ?1 AND a.kind = ?2 AND a.path > ?3 AND a.removed_commit_id IS NULL{packaged}
+                 ORDER BY a.path LIMIT ?4"
+            ))
             .map_err(db_error)?;
-        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
+        let mut out = Vec::new();
+        for &source_id in &source_ids {
+            for &kind in &kinds {
+                let partition = (source_id, kind.as_str());
+                let path_after = match after {
+                    Some(k) if partition < (k.source_id, k.kind.as_str()) => continue,
+                    Some(k) if partition == (k.source_id, k.kind.as_str()) => k.path.as_str(),
+                    _ => "",
+                };
+                let remaining = (limit - out.len()) as i64;
+                let rows = stmt
+                    .query_map(
+                        params![source_id, kind.as_str(), path_after, remaining],
+                        listed_from_row,
+                    )
+                    .map_err(db_error)?;
+                for row in rows {
+                    out.push(row.map_err(db_error)?);
+                }
+                if out.len() >= limit {
+                    return Ok(out);
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// How many live artifacts match `filter`, from the per-source counts (and,

@@ -12,7 +12,7 @@ mod browse;
 mod packages;
 mod sources;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
@@ -33,7 +33,6 @@ mod embedded {
 /// An open, migrated catalog.
 pub struct Catalog {
     conn: Connection,
-    path: PathBuf,
 }
 
 impl Catalog {
@@ -48,15 +47,7 @@ impl Catalog {
         conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
             .map_err(|e| open_error(path, e))?;
         migrate(&mut conn, path)?;
-        Ok(Self {
-            conn,
-            path: path.to_path_buf(),
-        })
-    }
-
-    /// The catalog file.
-    pub fn path(&self) -> &Path {
-        &self.path
+        Ok(Self { conn })
     }
 
     /// The generation counter, bumped by every write.

@@ -88,7 +88,8 @@ fn opening_fence_end(text: &str) -> Option<usize> {
 /// Top-level `key: value` lines, for YAML that does not parse.
 fn lenient(yaml: &str) -> Map<String, Value> {
     let mut map = Map::new();
-    for line in yaml.lines() {
+    let lines: Vec<&str> = yaml.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
         if line.starts_with([' ', '\t', '#', '-']) {
             continue;
         }
@@ -100,13 +101,29 @@ fn lenient(yaml: &str) -> Map<String, Value> {
             continue;
         }
         let value = value.trim();
-        let unquoted = value
-            .strip_prefix('"')
-            .and_then(|v| v.strip_suffix('"'))
-            .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
-            .unwrap_or(value);
-        map.entry(key.to_string())
-            .or_insert_with(|| Value::String(unquoted.to_string()));
+        let text = if value.starts_with(['|', '>']) {
+            // A block scalar: the indented lines that follow.
+            let block: Vec<&str> = lines[i + 1..]
+                .iter()
+                .take_while(|l| l.starts_with([' ', '\t']) || l.trim().is_empty())
+                .map(|l| l.trim())
+                .collect();
+            block
+                .join(if value.starts_with('|') { "\n" } else { " " })
+                .trim()
+                .to_string()
+        } else if value.starts_with(['[', '{']) {
+            // A flow collection that did not parse: no usable scalar.
+            continue;
+        } else {
+            value
+                .strip_prefix('"')
+                .and_then(|v| v.strip_suffix('"'))
+                .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+                .unwrap_or(value)
+                .to_string()
+        };
+        map.entry(key.to_string()).or_insert_with(|| Value::String(text));
     }
     map
 }
@@ -139,6 +156,14 @@ mod tests {
         assert_eq!(fm.string("globs").as_deref(), Some("**/*"));
         assert_eq!(fm.warnings.len(), 1);
         assert!(fm.warnings[0].contains("not valid YAML"), "{:?}", fm.warnings);
+    }
+
+    #[test]
+    fn lenient_reading_keeps_block_scalars_and_drops_broken_collections() {
+        let fm = parse("---\nname: [broken\ndescription: >\n  Folded over\n  two lines\nglobs: **/*\n---\n");
+        assert_eq!(fm.string("name"), None);
+        assert_eq!(fm.string("description").as_deref(), Some("Folded over two lines"));
+        assert_eq!(fm.string("globs").as_deref(), Some("**/*"));
     }
 
     #[test]

@@ -191,36 +191,51 @@ pub const IGNORED_DIRS: [&str; 10] = [
     ".tox",
 ];
 
-fn ignored(path: &str) -> bool {
-    path.split('/').any(|part| IGNORED_DIRS.contains(&part))
+/// Whether a folder path runs through an ignored folder.
+fn has_ignored_dir(dir: &str) -> bool {
+    dir.split('/').any(|part| IGNORED_DIRS.contains(&part))
 }
+
+/// Root files that are instructions by convention, even in a repository that is one skill.
+const ROOT_INSTRUCTIONS: [&str; 3] = ["CLAUDE.md", "AGENTS.md", ".github/copilot-instructions.md"];
 
 /// Finds the artifacts among `paths` (files relative to the scan root, any order).
 /// `listed` holds files named by plugin manifests; `root_name` names a skill whose
 /// `SKILL.md` sits at the scan root.
 pub fn detect(paths: &[&str], listed: &BTreeMap<String, ArtifactKind>, root_name: &str) -> Vec<Detected> {
-    let kept: Vec<usize> = (0..paths.len()).filter(|&i| !ignored(paths[i])).collect();
-    let skill_roots = skill_roots(kept.iter().map(|&i| paths[i]));
+    // A skill folder may itself be called `build` or `vendor`: only the folders above it count.
+    let skill_roots = skill_roots(
+        paths
+            .iter()
+            .copied()
+            .filter(|p| !has_ignored_dir(split_dir(split_dir(p).0).0)),
+    );
     let mut skills: BTreeMap<&str, Detected> = BTreeMap::new();
     let mut others = Vec::new();
-    for index in kept {
-        let path = &paths[index];
-        if let Some(root) = owning_skill(path, &skill_roots) {
-            let skill = skills
-                .entry(root)
-                .or_insert_with(|| new_skill(root, &skill_roots, root_name));
-            skill.files.push(index);
+    for (index, path) in paths.iter().enumerate() {
+        let owner =
+            owning_skill(path, &skill_roots).filter(|root| !(root.is_empty() && ROOT_INSTRUCTIONS.contains(path)));
+        if let Some(root) = owner {
             let inside = if root.is_empty() {
                 *path
             } else {
                 &path[root.len() + 1..]
             };
+            if has_ignored_dir(split_dir(inside).0) {
+                continue;
+            }
+            let skill = skills
+                .entry(root)
+                .or_insert_with(|| new_skill(root, &skill_roots, root_name));
+            skill.files.push(index);
             if let Some(file) = inside.strip_prefix("agents/")
                 && !file.contains('/')
                 && (file.ends_with(".yaml") || file.ends_with(".yml"))
             {
                 skill.has_vendor_agent = true;
             }
+        } else if has_ignored_dir(split_dir(path).0) {
+            continue;
         } else if let Some(found) = classify(path, listed.get(*path).copied()) {
             others.push(Detected {
                 files: vec![index],
@@ -428,7 +443,16 @@ pub struct Analysis {
 pub fn analyze(detected: &Detected, content: Option<&[u8]>) -> Analysis {
     let mut warnings = Vec::new();
     let bytes = content.unwrap_or_default();
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let bytes = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
+        Some(rest) => {
+            warnings.push("file starts with a byte-order mark; it was ignored".to_string());
+            rest
+        }
+        None => bytes,
+    };
+    if bytes.windows(2).any(|w| w == b"\r\n") {
+        warnings.push("file uses CRLF line endings; read as LF".to_string());
+    }
     if content.is_some() && bytes.iter().all(u8::is_ascii_whitespace) {
         warnings.push("file is empty".to_string());
     }
@@ -596,6 +620,43 @@ mod tests {
     }
 
     #[test]
+    fn vendored_folders_are_skipped_but_skills_may_be_named_like_them() {
+        let paths = [
+            "skills/build/SKILL.md",
+            "skills/build/scripts/run.sh",
+            "skills/build/node_modules/dep/index.js",
+            "node_modules/pkg/skills/x/SKILL.md",
+            "dist/agents/a.md",
+        ];
+        let found = detect(&paths, &BTreeMap::new(), "repo");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].path, "skills/build");
+        assert_eq!(owned_paths(&found[0], &paths).len(), 2);
+    }
+
+    #[test]
+    fn a_root_skill_leaves_the_conventional_instructions_alone() {
+        let paths = [
+            "SKILL.md",
+            "AGENTS.md",
+            "CLAUDE.md",
+            ".github/copilot-instructions.md",
+            "agents/helper.md",
+        ];
+        let found = run(&paths);
+        let got: Vec<_> = found.iter().map(|(k, p, _)| format!("{} {p}", k.as_str())).collect();
+        assert_eq!(
+            got,
+            [
+                "skill ",
+                "instruction .github/copilot-instructions.md",
+                "instruction AGENTS.md",
+                "instruction CLAUDE.md"
+            ]
+        );
+    }
+
+    #[test]
     fn deterministic_order_by_kind_then_path() {
         let paths = [
             "prompts/b.md",
@@ -694,7 +755,9 @@ mod tests {
             (bom_crlf.name.as_str(), bom_crlf.description.as_deref()),
             ("bom", Some("d"))
         );
-        assert!(bom_crlf.warnings.is_empty(), "{:?}", bom_crlf.warnings);
+        assert_eq!(bom_crlf.warnings.len(), 2, "{:?}", bom_crlf.warnings);
+        assert!(bom_crlf.warnings[0].contains("byte-order mark"));
+        assert!(bom_crlf.warnings[1].contains("CRLF"));
 
         let latin1 = analyze_text("agents/a.md", b"# Caf\xe9\n");
         assert_eq!(latin1.description.as_deref(), Some("Caf\u{fffd}"));

@@ -195,6 +195,8 @@ pub enum IndexChange {
         /// Removed artifact ids.
         removed: Vec<i64>,
     },
+    /// A source (by id) was indexed for the first time: all of its artifacts are new.
+    SourceAdded(i64),
     /// A whole source (by id) is gone.
     SourceRemoved(i64),
 }
@@ -232,6 +234,13 @@ impl IndexUpdater<'_> {
                 }
                 let writer = &self.writer;
                 catalog.for_each_search_row(RowFilter::Ids(written), |row| add_row(writer, f, row, &self.index.dir))?;
+            }
+            IndexChange::SourceAdded(source_id) => {
+                self.writer
+                    .delete_term(Term::from_field_u64(f.source_id, *source_id as u64));
+                let writer = &self.writer;
+                let dir = &self.index.dir;
+                catalog.for_each_search_row(RowFilter::Source(*source_id), |row| add_row(writer, f, row, dir))?;
             }
             IndexChange::SourceRemoved(source_id) => {
                 self.writer

@@ -487,7 +487,21 @@ fn resolve_local(repo: &Repository, want: &RefWant) -> Result<(ObjectId, String)
     };
     match want {
         RefWant::DefaultBranch => {
-            let commit = repo.head_commit().map_err(|_| None)?.id;
+            let commit = repo
+                .head_commit()
+                .map_err(|_| {
+                    Some(
+                        Error::new(
+                            ErrorCode::GitRefNotFound,
+                            format!(
+                                "`{}` has no commits yet",
+                                repo.workdir().unwrap_or(repo.git_dir()).display()
+                            ),
+                        )
+                        .with_hint("commit the artifacts first, then add the repository"),
+                    )
+                })?
+                .id;
             let branch = repo.head_name().ok().flatten().and_then(|n| {
                 n.as_bstr()
                     .strip_prefix(b"refs/heads/")

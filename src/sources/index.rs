@@ -128,19 +128,46 @@ impl<'c> Snapshot<'c> {
         progress: &'s dyn Progress,
     ) -> impl Iterator<Item = Result<IndexedArtifact>> + 's {
         progress.start("indexing", Some(detection.detected.len() as u64));
+        let none = KnownBlobs::new();
         detection.detected.iter().map(move |found| {
-            let artifact = self.read_artifact(found, &detection.files);
+            let artifact = self
+                .prepare(found, &detection.files)
+                .and_then(|p| self.read_prepared(p, &none));
             progress.advance(1);
             artifact
         })
     }
 
-    /// Detects and reads every artifact inside `regions`.
-    pub fn index_regions(&self, regions: &[String], progress: &dyn Progress) -> Result<Vec<IndexedArtifact>> {
+    /// What changed in `regions` compared with the artifacts the catalog held
+    /// there (`before`). Only new or changed artifacts are read, and of those only
+    /// the blobs `known_blobs` (asked per previous artifact id) does not already cover.
+    pub fn changes(
+        &self,
+        regions: &[String],
+        before: Vec<LiveArtifact>,
+        known_blobs: impl Fn(i64) -> Result<KnownBlobs>,
+    ) -> Result<SourceChanges> {
         let detection = self.detect(regions)?;
-        let artifacts = self.read(&detection, progress).collect();
-        progress.finish();
-        artifacts
+        let mut old: HashMap<(ArtifactKind, String), LiveArtifact> =
+            before.into_iter().map(|a| ((a.kind, a.path.clone()), a)).collect();
+        let mut changes = SourceChanges::default();
+        for found in &detection.detected {
+            let prepared = self.prepare(found, &detection.files)?;
+            match old.remove(&(found.kind, self.to_repo_path(&found.path))) {
+                None => changes.added.push(self.read_prepared(prepared, &KnownBlobs::new())?),
+                Some(previous) if previous.content_digest != prepared.digest => {
+                    let known = known_blobs(previous.id)?;
+                    changes
+                        .modified
+                        .push((previous.id, self.read_prepared(prepared, &known)?));
+                }
+                Some(_) => {}
+            }
+        }
+        let mut removed: Vec<LiveArtifact> = old.into_values().collect();
+        removed.sort_by_key(|a| a.id);
+        changes.removed = removed;
+        Ok(changes)
     }
 
     /// The scope root, as the one region covering everything.
@@ -252,43 +279,91 @@ impl<'c> Snapshot<'c> {
         Ok(listed)
     }
 
-    /// Reads every file of a detected artifact and builds its record.
-    fn read_artifact(&self, found: &Detected, files: &[TreeFile]) -> Result<IndexedArtifact> {
+    /// Resolves what a detected artifact consists of, reading only symlink blobs:
+    /// enough to compute its digest and decide whether it changed.
+    fn prepare<'d>(&self, found: &'d Detected, files: &'d [TreeFile]) -> Result<Prepared<'d>> {
         let main_path = self.to_repo_path(&found.main_file);
-        let mut records = Vec::with_capacity(found.files.len());
         let mut digest = blake3::Hasher::new();
         let mut main = None;
         for &index in &found.files {
             let file = &files[index];
-            let bytes = self.cache.read_blob(file.oid)?;
+            digest.update(format!("{}\0{}\0{}\n", file.path, file.mode.as_str(), file.oid).as_bytes());
+            if file.path == main_path {
+                main = Some(file);
+            }
+        }
+        let mut link = Link::default();
+        let content = match main {
+            Some(file) if file.mode == FileMode::Symlink => {
+                link = self.follow_link(&main_path, file.oid)?;
+                for hop in &link.visited {
+                    digest.update(
+                        format!("hop\0{}\0{}\n", hop.0, hop.1.map(|o| o.to_string()).unwrap_or_default()).as_bytes(),
+                    );
+                }
+                link.content.clone()
+            }
+            Some(file) => Some((main_path.clone(), file.oid)),
+            None => None,
+        };
+        Ok(Prepared {
+            found,
+            files,
+            main_path,
+            link,
+            content,
+            digest: digest.finalize().to_hex().to_string(),
+        })
+    }
+
+    /// Reads a prepared artifact's blobs and builds its record. `known` maps blob
+    /// ids to (blake3, size) already recorded, so unchanged files are not re-read.
+    fn read_prepared(&self, prepared: Prepared<'_>, known: &KnownBlobs) -> Result<IndexedArtifact> {
+        let Prepared {
+            found,
+            files,
+            main_path,
+            link,
+            content,
+            digest,
+        } = prepared;
+        let mut records = Vec::with_capacity(found.files.len());
+        let mut main_bytes = None;
+        for &index in &found.files {
+            let file = &files[index];
+            let oid = file.oid.to_string();
+            let is_content = content.as_ref().is_some_and(|(path, _)| *path == file.path);
+            let (blake3, size) = match known.get(&oid) {
+                Some(recorded) if !is_content => recorded.clone(),
+                _ => {
+                    let bytes = self.cache.read_blob(file.oid)?;
+                    let summary = (blake3::hash(&bytes).to_hex().to_string(), bytes.len() as u64);
+                    if is_content {
+                        main_bytes = Some(bytes);
+                    }
+                    summary
+                }
+            };
             records.push(FileRecord {
                 path: file.path.clone(),
                 mode: file.mode.as_str(),
-                git_blob: file.oid.to_string(),
-                blake3: blake3::hash(&bytes).to_hex().to_string(),
-                size: bytes.len() as u64,
+                git_blob: oid,
+                blake3,
+                size,
             });
-            digest.update(format!("{}\0{}\0{}\n", file.path, file.mode.as_str(), file.oid).as_bytes());
-            if file.path == main_path {
-                main = Some((file.mode, bytes));
-            }
         }
-        let mut warnings = Vec::new();
-        let (content_path, content) = match main {
-            Some((FileMode::Symlink, target)) => match self.follow_link(&main_path, &target)? {
-                Ok((path, oid)) => {
-                    digest.update(format!("content\0{path}\0{oid}\n").as_bytes());
-                    (path, Some(self.cache.read_blob(oid)?))
-                }
-                Err(problem) => {
-                    warnings.push(problem);
-                    (main_path.clone(), None)
-                }
-            },
-            Some((_, bytes)) => (main_path.clone(), Some(bytes)),
+        let (content_path, content_bytes) = match content {
+            Some((path, oid)) => {
+                let bytes = match main_bytes {
+                    Some(bytes) => bytes,
+                    None => self.cache.read_blob(oid)?,
+                };
+                (path, Some(bytes))
+            }
             None => (main_path.clone(), None),
         };
-        let analysis = scan::analyze(found, content.as_deref());
+        let mut warnings: Vec<String> = link.problem.into_iter().collect();
+        let analysis = scan::analyze(found, content_bytes.as_deref());
         warnings.extend(analysis.warnings);
         Ok(IndexedArtifact {
             kind: found.kind,
@@ -298,62 +373,78 @@ impl<'c> Snapshot<'c> {
             platform: found.platform,
             main_file: main_path,
             content_path,
+            link_paths: link.visited.into_iter().map(|(path, _)| path).collect(),
             frontmatter_json: analysis.frontmatter.map(|f| serde_json::Value::Object(f).to_string()),
             has_vendor_agent: found.has_vendor_agent,
             warnings,
-            content_digest: digest.finalize().to_hex().to_string(),
-            main_size: content.as_ref().map_or(0, |c| c.len() as u64),
+            content_digest: digest,
+            main_size: content_bytes.as_ref().map_or(0, |c| c.len() as u64),
             text: analysis.text,
             truncated: analysis.truncated,
             files: records,
         })
     }
 
-    /// Follows a symlink inside the repository to a file; the `Err` side is a warning.
-    fn follow_link(&self, link: &str, target: &[u8]) -> Result<Result<(String, Oid), String>> {
+    /// Follows a symlink inside the repository, recording every path visited.
+    fn follow_link(&self, link: &str, link_oid: Oid) -> Result<Link> {
+        let mut result = Link::default();
         let mut link = link.to_string();
-        let mut target = String::from_utf8_lossy(target).into_owned();
+        let mut target = String::from_utf8_lossy(&self.cache.read_blob(link_oid)?).into_owned();
         for _ in 0..MAX_LINK_HOPS {
             let Some(resolved) = scan::resolve_link(&link, &target) else {
-                return Ok(Err(format!(
+                result.problem = Some(format!(
                     "symlink `{link}` points outside the repository (`{target}`); not followed"
-                )));
+                ));
+                return Ok(result);
             };
             match self.lookup(&resolved)? {
                 Some(PathTarget::File(FileMode::Symlink, oid)) => {
+                    result.visited.push((resolved.clone(), Some(oid)));
                     target = String::from_utf8_lossy(&self.cache.read_blob(oid)?).into_owned();
                     link = resolved;
                 }
-                Some(PathTarget::File(_, oid)) => return Ok(Ok((resolved, oid))),
+                Some(PathTarget::File(_, oid)) => {
+                    result.visited.push((resolved.clone(), Some(oid)));
+                    result.content = Some((resolved, oid));
+                    return Ok(result);
+                }
                 Some(PathTarget::Tree(_)) | None => {
-                    return Ok(Err(format!(
+                    result.visited.push((resolved, None));
+                    result.problem = Some(format!(
                         "symlink `{link}` points to `{target}`, which is not a file here"
-                    )));
+                    ));
+                    return Ok(result);
                 }
             }
         }
-        Ok(Err(format!("symlink `{link}` is part of a chain too long to follow")))
+        result.problem = Some(format!("symlink `{link}` is part of a chain too long to follow"));
+        Ok(result)
     }
 }
 
-/// Compares what a region held before with what it holds now.
-pub fn reconcile(old: Vec<LiveArtifact>, new: Vec<IndexedArtifact>) -> SourceChanges {
-    let mut old_by_key: HashMap<(ArtifactKind, String), LiveArtifact> =
-        old.into_iter().map(|a| ((a.kind, a.path.clone()), a)).collect();
-    let mut changes = SourceChanges::default();
-    for artifact in new {
-        match old_by_key.remove(&(artifact.kind, artifact.path.clone())) {
-            None => changes.added.push(artifact),
-            Some(previous) if previous.content_digest != artifact.content_digest => {
-                changes.modified.push((previous.id, artifact));
-            }
-            Some(_) => {}
-        }
-    }
-    let mut removed: Vec<LiveArtifact> = old_by_key.into_values().collect();
-    removed.sort_by_key(|a| a.id);
-    changes.removed = removed;
-    changes
+/// Blob id (hex) to the (blake3, size) already recorded for it.
+pub type KnownBlobs = HashMap<String, (String, u64)>;
+
+/// Where a symlinked main file leads.
+#[derive(Debug, Default)]
+struct Link {
+    /// Every path visited after the link itself, with its blob (`None`: missing).
+    visited: Vec<(String, Option<Oid>)>,
+    /// The file the chain ends at.
+    content: Option<(String, Oid)>,
+    /// Why the chain did not end at a file.
+    problem: Option<String>,
+}
+
+/// A detected artifact whose digest is known but whose blobs are not read yet.
+struct Prepared<'d> {
+    found: &'d Detected,
+    files: &'d [TreeFile],
+    main_path: String,
+    link: Link,
+    /// The path and blob the text comes from.
+    content: Option<(String, Oid)>,
+    digest: String,
 }
 
 /// Drops regions contained in other regions.

@@ -16,6 +16,9 @@ pub const ACCEPTED_FORMS: &str = "accepted forms: `owner/repo`, `owner/repo@ref`
 `https://host/group/repo/-/tree/<ref>/<path>`, `git+https://...`, `git@host:owner/repo.git`, \
 `ssh://git@host/owner/repo.git`, `file:///abs/path`, and local paths `./x`, `../x`, `/abs/x`";
 
+/// The cache "host" of local repositories; `_` cannot start a real host name.
+const LOCAL_HOST: &str = "_local";
+
 /// Whether a source lives on a remote host or in a local folder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SourceKind {
@@ -62,10 +65,36 @@ impl SourceSpec {
             return Err(invalid("the source spec is empty"));
         }
         if spec.starts_with('-') {
-            return Err(invalid(format!("`{spec}` looks like an option, not a source")));
+            return Err(invalid(format!(
+                "`{}` looks like an option, not a source",
+                redact(spec)
+            )));
         }
-        if spec.chars().any(|c| c.is_control() || c.is_whitespace()) {
-            return Err(invalid("the source spec contains spaces or control characters"));
+        if spec.chars().any(char::is_control) {
+            return Err(invalid("the source spec contains control characters"));
+        }
+        // Schemes are case-insensitive (`HTTPS://` is `https://`).
+        let lowered;
+        let spec = match spec.find("://") {
+            Some(end) if spec[..end].chars().any(|c| c.is_ascii_uppercase()) => {
+                lowered = format!("{}{}", spec[..end].to_ascii_lowercase(), &spec[end..]);
+                lowered.as_str()
+            }
+            _ => spec,
+        };
+        // Local paths may contain spaces; nothing else may.
+        if let Some(path) = spec.strip_prefix("file://") {
+            if !path.starts_with('/') {
+                return Err(invalid("a `file://` URL needs an absolute path (`file:///abs/path`)"));
+            }
+            return parse_local(Path::new(&percent_decode(path)), cwd);
+        }
+        if spec == "." || spec == ".." || spec.starts_with("./") || spec.starts_with("../") || spec.starts_with('/') {
+            return parse_local(Path::new(spec), cwd);
+        }
+        if spec.chars().any(char::is_whitespace) {
+            return Err(invalid(format!("`{}` contains spaces", redact(spec)))
+                .with_hint(format!("a local folder needs `./` in front; {ACCEPTED_FORMS}")));
         }
         if let Some(rest) = spec.strip_prefix("git+") {
             return match rest {
@@ -80,12 +109,6 @@ impl SourceSpec {
         if spec.starts_with("ssh://") {
             return parse_ssh_url(spec);
         }
-        if let Some(path) = spec.strip_prefix("file://") {
-            if !path.starts_with('/') {
-                return Err(invalid("a `file://` URL needs an absolute path (`file:///abs/path`)"));
-            }
-            return parse_local(Path::new(path), cwd);
-        }
         if spec.starts_with("http://") {
             return Err(invalid(format!("plain `http://` is refused: `{}`", redact(spec)))
                 .with_hint(format!("use `https://` instead; {ACCEPTED_FORMS}")));
@@ -95,9 +118,6 @@ impl SourceSpec {
                 "`{}` uses a transport aam does not accept",
                 redact(spec)
             )));
-        }
-        if spec == "." || spec == ".." || spec.starts_with("./") || spec.starts_with("../") || spec.starts_with('/') {
-            return parse_local(Path::new(spec), cwd);
         }
         if let Some((user_host, path)) = spec.split_once(':')
             && user_host.contains('@')
@@ -151,8 +171,8 @@ impl SourceSpec {
                 let folder = Path::new(&self.repo_path)
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| "local".to_string());
-                folder.strip_suffix(".git").unwrap_or(&folder).to_string()
+                    .unwrap_or_default();
+                name_from_folder(folder.strip_suffix(".git").unwrap_or(&folder))
             }
         };
         match self.scope.rsplit('/').next() {
@@ -167,6 +187,42 @@ impl SourceSpec {
         let path = path.strip_suffix(".git").unwrap_or(path);
         format!("{}/{}", self.host, path)
     }
+}
+
+/// A valid source name made from a folder name: other characters become `-`.
+fn name_from_folder(folder: &str) -> String {
+    let mut name = String::new();
+    for c in folder.chars() {
+        let keep = c.is_ascii_alphanumeric() || "_.+@".contains(c);
+        if keep {
+            name.push(c);
+        } else if !name.ends_with('-') {
+            name.push('-');
+        }
+    }
+    let name = name.trim_matches(|c| c == '-' || c == '.').to_string();
+    if name.is_empty() { "local".to_string() } else { name }
+}
+
+/// Decodes `%XX` escapes of a `file://` URL path.
+fn percent_decode(path: &str) -> String {
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Checks a user-chosen source name.
@@ -238,7 +294,12 @@ fn invalid(message: impl Into<String>) -> Error {
 /// Replaces any `user:password@` in a URL-ish string so it can be shown.
 pub fn redact(spec: &str) -> String {
     let Some(scheme_end) = spec.find("://") else {
-        return spec.to_string();
+        // `user:token@host/...` without a scheme: hide what precedes the `@`.
+        let head = &spec[..spec.find('/').unwrap_or(spec.len())];
+        return match head.rfind('@') {
+            Some(at) if head[..at].contains(':') => format!("***@{}", &spec[at + 1..]),
+            _ => spec.to_string(),
+        };
     };
     let rest = &spec[scheme_end + 3..];
     let authority_end = rest.find('/').unwrap_or(rest.len());
@@ -395,7 +456,8 @@ fn parse_scp(spec: &str, user_host: &str, path: &str) -> Result<SourceSpec> {
     let (user, host) = user_host.rsplit_once('@').unwrap_or(("", user_host));
     if !valid_segment(user) || !valid_host(host) {
         return Err(invalid(format!(
-            "`{spec}` is not a valid `user@host:owner/repo.git` spec"
+            "`{}` is not a valid `user@host:owner/repo.git` spec",
+            redact(spec)
         )));
     }
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
@@ -424,7 +486,7 @@ fn parse_shorthand(spec: &str) -> Result<SourceSpec> {
     };
     let segments: Vec<&str> = repo_part.split('/').collect();
     if segments.len() != 2 {
-        return Err(invalid(format!("`{spec}` is not a source spec")));
+        return Err(invalid(format!("`{}` is not a source spec", redact(spec))));
     }
     let repo = repo_path(spec, &segments)?;
     Ok(SourceSpec {
@@ -474,7 +536,7 @@ fn parse_local(path: &Path, cwd: &Path) -> Result<SourceSpec> {
     Ok(SourceSpec {
         kind: SourceKind::Local,
         url: format!("file://{text}"),
-        host: "local".to_string(),
+        host: LOCAL_HOST.to_string(),
         repo_path: text.to_string(),
         git_ref: None,
         scope: String::new(),
@@ -658,12 +720,38 @@ mod tests {
         assert_eq!(parsed.kind, SourceKind::Local);
         assert_eq!(parsed.url, format!("file://{}", canonical.display()));
         assert_eq!(parsed.default_name(), "my-repo");
-        assert_eq!(parsed.cache_key(), format!("local{}", canonical.display()));
+        assert_eq!(parsed.cache_key(), format!("_local{}", canonical.display()));
         let via_url = SourceSpec::parse(&format!("file://{}", canonical.display()), Path::new("/")).unwrap();
         assert_eq!(via_url, parsed);
         let scoped = parsed.with_overrides(None, Some("./fixtures/")).unwrap();
         assert_eq!(scoped.scope, "fixtures");
         assert_eq!(scoped.default_name(), "my-repo:fixtures");
+    }
+
+    #[test]
+    fn awkward_local_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        let odd = dir.path().join("my repo (1)");
+        std::fs::create_dir(&odd).unwrap();
+        let parsed = SourceSpec::parse("./my repo (1)", dir.path()).unwrap();
+        assert_eq!(parsed.default_name(), "my-repo-1");
+        validate_name(&parsed.default_name()).unwrap();
+        let encoded = format!(
+            "file://{}/my%20repo%20%281%29",
+            dir.path().canonicalize().unwrap().display()
+        );
+        assert_eq!(SourceSpec::parse(&encoded, Path::new("/")).unwrap(), parsed);
+        let err = SourceSpec::parse("my repo", dir.path()).unwrap_err();
+        assert!(err.hint().unwrap().contains("`./`"), "{err:?}");
+    }
+
+    #[test]
+    fn uppercase_schemes_and_schemeless_credentials() {
+        assert_eq!(parse("HTTPS://github.com/o/r").url, "https://github.com/o/r.git");
+        let err = SourceSpec::parse("user:tok3n@github.com/o/r", Path::new("/")).unwrap_err();
+        assert!(!err.message().contains("tok3n"), "{}", err.message());
+        let err = SourceSpec::parse("git:tok3n@host", Path::new("/")).unwrap_err();
+        assert!(!err.message().contains("tok3n"), "{}", err.message());
     }
 
     #[test]

@@ -258,6 +258,11 @@ impl Cursor {
     }
 }
 
+/// The cursor that continues a catalog listing right after `keyset`.
+pub fn cursor_after(keyset: &Keyset) -> String {
+    Cursor::Catalog(keyset.clone()).encode()
+}
+
 fn invalid_cursor(text: &str) -> Error {
     Error::invalid_argument(format!("`{text}` is not a cursor from this command"))
         .with_hint("pass the `next_cursor` of the previous page, or no cursor for the first page")

@@ -15,7 +15,7 @@ use crate::error::{Error, ErrorBody, ErrorCode, Result};
 use crate::scan::ArtifactKind;
 use crate::search::IndexChange;
 use crate::sources::git::{Fetched, GitCache, Oid, RefWant, is_repository};
-use crate::sources::index::{Snapshot, reconcile};
+use crate::sources::index::Snapshot;
 use crate::sources::spec::{SourceKind, SourceSpec, validate_name};
 
 // ---------------------------------------------------------------- shared types
@@ -124,12 +124,7 @@ impl Tool for SourceAdd {
         let cache_dir = ctx.home.git_cache_dir().join(spec.cache_key());
         let (cache, created) = GitCache::open_or_create(&cache_dir)?;
         let head = head_ref(&name);
-        let mut cleanup = CacheCleanup {
-            cache: &cache,
-            cache_root: ctx.home.git_cache_dir(),
-            created_dir: created.then(|| cache_dir.clone()),
-            refs: vec![head.clone()],
-        };
+        let mut cleanup = CacheCleanup::new(ctx, &cache, &cache_dir, created, vec![head.clone()]);
         ctx.progress.start(&format!("fetching {}", spec.url), None);
         let fetched = cache.fetch(&spec.url, &RefWant::from_ref(spec.git_ref.as_deref()), &head, created);
         ctx.progress.finish();
@@ -482,17 +477,19 @@ fn update_one(
     source: &SourceRecord,
     dry_run: bool,
 ) -> Result<SourceUpdateReport> {
-    let (cache, _) = open_cache_repairing(ctx, source)?;
+    let (cache, fresh) = open_cache_repairing(ctx, source)?;
     let target = if dry_run {
         pending_ref(&source.name)
     } else {
         head_ref(&source.name)
     };
+    let mut cleanup = CacheCleanup::new(ctx, &cache, &cache_dir(ctx, source), fresh, Vec::new());
     let plan = plan_update(ctx, catalog, &cache, source, &target);
     if dry_run {
         cache.delete_ref(&target)?;
     }
     let plan = plan?;
+    cleanup.disarm();
     let status = match (&plan.changes, dry_run) {
         (None, false) => {
             catalog.touch_fetched(source.id, Some(&plan.fetched.resolved_ref))?;
@@ -579,14 +576,20 @@ impl Tool for SourceDiff {
         let catalog = ctx.catalog()?;
         let source = find_source(&catalog, &input.name)?;
         let cache_dir = cache_dir(ctx, &source);
-        let cache = match source.head_commit {
-            Some(_) => GitCache::open(&cache_dir)?,
-            None => GitCache::open_or_create(&cache_dir)?.0,
+        let (cache, created) = match source.head_commit {
+            Some(_) => (
+                GitCache::open(&cache_dir)
+                    .map_err(|e| e.with_hint(format!("run `aam source update {}` to fetch it again", source.name)))?,
+                false,
+            ),
+            None => GitCache::open_or_create(&cache_dir)?,
         };
+        let mut cleanup = CacheCleanup::new(ctx, &cache, &cache_dir, created, Vec::new());
         let pending = pending_ref(&source.name);
         let plan = plan_update(ctx, &catalog, &cache, &source, &pending);
         cache.delete_ref(&pending)?;
         let plan = plan?;
+        cleanup.disarm();
         let changes = plan.changes.unwrap_or_default();
         let new_artifacts = artifact_refs(changes.added.iter().map(|a| (a.kind, &a.name, &a.path)));
         let modified_artifacts = artifact_refs(changes.modified.iter().map(|(_, a)| (a.kind, &a.name, &a.path)));
@@ -666,9 +669,7 @@ impl Tool for SourceRemove {
         let dir = cache_dir(ctx, &source);
         let mut cache_purged = false;
         if input.purge_cache && !shared {
-            if dir.exists() {
-                std::fs::remove_dir_all(&dir).map_err(|e| Error::io("delete", &dir, e))?;
-            }
+            remove_cache_dir(&dir, ctx.home.root())?;
             cache_purged = true;
         } else {
             if input.purge_cache {
@@ -861,8 +862,8 @@ fn ensure_git_repository(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Opens a source's cache, replacing a missing or damaged one with a fresh
-/// repository (the fetch that follows fills it again). Returns whether it was rebuilt.
+/// Opens a source's cache, replacing a missing or damaged one with a fresh, empty
+/// repository (the fetch that follows fills it again). Returns whether it is new.
 fn open_cache_repairing(ctx: &Context, source: &SourceRecord) -> Result<(GitCache, bool)> {
     let dir = cache_dir(ctx, source);
     match GitCache::open(&dir) {
@@ -879,17 +880,32 @@ fn open_cache_repairing(ctx: &Context, source: &SourceRecord) -> Result<(GitCach
                 "the cache of `{}` lacks its indexed commit; fetching again",
                 source.name
             );
-            Ok((cache, true))
+            Ok((cache, false))
         }
         Err(_) => {
             if dir.exists() {
                 tracing::warn!("the cache of `{}` is damaged; fetching it again", source.name);
                 std::fs::remove_dir_all(&dir).map_err(|e| Error::io("delete", &dir, e))?;
             }
-            let (cache, _) = GitCache::open_or_create(&dir)?;
-            Ok((cache, true))
+            GitCache::open_or_create(&dir)
         }
     }
+}
+
+/// Deletes a cached repository, then the folders above it that it leaves empty
+/// (`cache/git/<host>/<owner>`, up to but not including `AAM_HOME`).
+fn remove_cache_dir(dir: &Path, home: &Path) -> Result<()> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(|e| Error::io("delete", dir, e))?;
+    }
+    let mut parent = dir.parent();
+    while let Some(p) = parent.filter(|p| p.starts_with(home) && *p != home) {
+        if std::fs::remove_dir(p).is_err() {
+            break;
+        }
+        parent = p.parent();
+    }
+    Ok(())
 }
 
 /// What an update would do.
@@ -938,9 +954,18 @@ fn plan_update(
         &source.scope_path,
         &root_name(&source.url, &source.scope_path),
     );
-    let scope_tree = snapshot
-        .scope_tree()?
-        .unwrap_or_else(|| Oid::empty_tree(gix::hash::Kind::Sha1));
+    let scope_tree = match snapshot.scope_tree()? {
+        Some(tree) => tree,
+        None => {
+            tracing::warn!(
+                "`{}` no longer exists in `{}` at {}; its artifacts are recorded as removed",
+                source.scope_path,
+                source.name,
+                short(&fetched.commit.to_string())
+            );
+            Oid::empty_tree(gix::hash::Kind::Sha1)
+        }
+    };
     let commit = CommitInfo {
         sha: fetched.commit.to_string(),
         tree_sha: scope_tree.to_string(),
@@ -969,9 +994,14 @@ fn plan_update(
     };
     tracing::debug!(elapsed = ?started.elapsed(), "{} regions to index", regions.len());
     let before = catalog.live_artifacts_in(source.id, &regions, &[])?;
-    let after = snapshot.index_regions(&regions, ctx.progress.as_ref())?;
-    tracing::debug!(elapsed = ?started.elapsed(), "indexed {} artifacts", after.len());
-    let changes = reconcile(before, after);
+    let changes = snapshot.changes(&regions, before, |id| catalog.known_blobs(id))?;
+    tracing::debug!(
+        elapsed = ?started.elapsed(),
+        "{} new, {} modified, {} removed",
+        changes.added.len(),
+        changes.modified.len(),
+        changes.removed.len()
+    );
     Ok(UpdatePlan {
         fetched,
         commit,
@@ -995,12 +1025,23 @@ fn pinned_commit(cache: &GitCache, source: &SourceRecord) -> Option<Fetched> {
 /// the refs it wrote into a shared one.
 struct CacheCleanup<'c> {
     cache: &'c GitCache,
-    cache_root: PathBuf,
+    home: PathBuf,
     created_dir: Option<PathBuf>,
     refs: Vec<String>,
 }
 
-impl CacheCleanup<'_> {
+impl<'c> CacheCleanup<'c> {
+    /// Guards a cache that was `created` by this operation (removed on failure),
+    /// or else the `refs` it writes into an existing one.
+    fn new(ctx: &Context, cache: &'c GitCache, dir: &Path, created: bool, refs: Vec<String>) -> Self {
+        Self {
+            cache,
+            home: ctx.home.root().to_path_buf(),
+            created_dir: created.then(|| dir.to_path_buf()),
+            refs,
+        }
+    }
+
     fn disarm(&mut self) {
         self.created_dir = None;
         self.refs.clear();
@@ -1010,15 +1051,7 @@ impl CacheCleanup<'_> {
 impl Drop for CacheCleanup<'_> {
     fn drop(&mut self) {
         if let Some(dir) = &self.created_dir {
-            let _ = std::fs::remove_dir_all(dir);
-            // Folders created on the way (`cache/git/<host>/<owner>`) go too, when empty.
-            let mut parent = dir.parent();
-            while let Some(p) = parent.filter(|p| p.starts_with(&self.cache_root)) {
-                if std::fs::remove_dir(p).is_err() {
-                    break;
-                }
-                parent = p.parent();
-            }
+            let _ = remove_cache_dir(dir, &self.home);
             return;
         }
         for name in &self.refs {

@@ -232,3 +232,33 @@ fn a_catalog_from_a_newer_aam_is_refused() {
     let body = fails_cleanly(&env, &["source", "list"], "AAM_CATALOG_TOO_NEW");
     assert!(body["hint"].as_str().unwrap().contains("upgrade aam"));
 }
+
+#[test]
+fn an_empty_repository_says_it_has_no_commits() {
+    let env = TestEnv::new();
+    let repo = env.repo("empty");
+    let body = env.json_err(&["source", "add", repo.path()], "AAM_GIT_REF_NOT_FOUND");
+    assert!(
+        body["message"].as_str().unwrap().contains("has no commits yet"),
+        "{body}"
+    );
+    assert_eq!(env.json(&["source", "list"]), serde_json::json!([]));
+    assert!(!env.home().join("cache").exists(), "no cache folders left behind");
+}
+
+#[test]
+fn failed_fetches_of_missing_caches_leave_nothing_behind() {
+    let env = TestEnv::new();
+    let repo = env.repo("gone");
+    repo.write("skills/a/SKILL.md", skill("a", "A"));
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path()]);
+    std::fs::remove_dir_all(env.home().join("cache")).unwrap();
+    std::fs::remove_dir_all(&repo.dir).unwrap();
+    fails_cleanly(&env, &["source", "update", "gone"], "AAM_GIT_FETCH_FAILED");
+    fails_cleanly(&env, &["source", "diff", "gone"], "AAM_CACHE_CORRUPTED");
+    assert!(
+        !env.home().join("cache").exists(),
+        "no empty cache repository or folders"
+    );
+}

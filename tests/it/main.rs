@@ -6,5 +6,6 @@ mod corpus;
 mod errors;
 mod quickstart;
 mod search;
+mod shapes;
 mod sources;
 mod support;

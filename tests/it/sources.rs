@@ -215,12 +215,9 @@ fn oddities_are_indexed_with_warnings() {
     };
     assert!(find("skills/bad-yaml").contains("not valid YAML"));
     assert!(find("skills/bom").contains(" bom With BOM "), "{}", find("skills/bom"));
-    assert!(
-        find("skills/bom").ends_with(" -"),
-        "no warning for a BOM: {}",
-        find("skills/bom")
-    );
+    assert!(find("skills/bom").contains("byte-order mark"), "{}", find("skills/bom"));
     assert!(find("skills/crlf").contains(" crlf Windows "));
+    assert!(find("skills/crlf").contains("CRLF line endings"));
     assert!(find("skills/latin1").contains("not valid UTF-8"));
     assert!(find("skills/empty").contains("file is empty"));
     assert!(find("skills/huge").contains("only the first 256 KiB"));
@@ -407,7 +404,7 @@ fn two_sources_on_one_repository_share_objects_but_not_refs() {
     repo.git(&["branch", "stable"]);
     env.json(&["source", "add", repo.path(), "--name", "tip"]);
     env.json(&["source", "add", repo.path(), "--name", "stable", "--ref", "stable"]);
-    let caches = std::fs::read_dir(env.home().join("cache/git/local")).unwrap().count();
+    let caches = std::fs::read_dir(env.home().join("cache/git/_local")).unwrap().count();
     assert_eq!(caches, 1);
 
     repo.write("skills/two/SKILL.md", skill("two", "Two"));
@@ -437,7 +434,7 @@ fn two_sources_on_one_repository_share_objects_but_not_refs() {
     assert_eq!(removed["cache_purged"], true);
     assert!(
         !env.home()
-            .join("cache/git/local")
+            .join("cache/git/_local")
             .join(repo.dir.canonicalize().unwrap().strip_prefix("/").unwrap())
             .exists()
     );
@@ -675,7 +672,7 @@ fn cache_damage_is_reported_and_update_repairs_it() {
     env.json(&["source", "add", repo.path()]);
     let cache = env
         .home()
-        .join("cache/git/local")
+        .join("cache/git/_local")
         .join(repo.dir.canonicalize().unwrap().strip_prefix("/").unwrap());
     std::fs::remove_dir_all(cache.join("objects")).unwrap();
     std::fs::remove_dir_all(cache.join("refs")).unwrap();
@@ -698,4 +695,91 @@ fn cache_damage_is_reported_and_update_repairs_it() {
     repo.commit("c2");
     let repaired = env.json(&["source", "update", "fragile"]);
     assert_eq!(repaired["sources"][0]["new_count"], 1);
+}
+
+#[test]
+fn symlink_chains_and_late_targets_follow_updates() {
+    let env = TestEnv::new();
+    let repo = env.repo("links");
+    repo.write("docs/one.md", "# one\n")
+        .write("docs/two.md", "# two\n")
+        .symlink("AGENTS.md", "docs/one.md")
+        .symlink("CLAUDE.md", "AGENTS.md")
+        .symlink("agents/later.md", "../docs/later.md");
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path()]);
+    let description = |env: &TestEnv, path: &str| {
+        env.query(
+            "SELECT COALESCE(description, '-') FROM artifacts WHERE path = ?1 AND removed_commit_id IS NULL",
+            &[path],
+        )
+    };
+    assert_eq!(description(&env, "CLAUDE.md"), ["one"]);
+    assert_eq!(description(&env, "agents/later.md"), ["-"]);
+
+    // Retarget the middle of the chain, and create the missing target.
+    repo.remove("AGENTS.md")
+        .symlink("AGENTS.md", "docs/two.md")
+        .write("docs/later.md", "# now here\n");
+    repo.commit("c2");
+    let update = env.json(&["source", "update", "links"]);
+    assert_eq!(update["sources"][0]["modified_count"], 3, "{update}");
+    assert_eq!(description(&env, "CLAUDE.md"), ["two"]);
+    assert_eq!(description(&env, "agents/later.md"), ["now here"]);
+    env.json(&["source", "add", repo.path(), "--name", "fresh"]);
+    assert_eq!(env.artifacts("links"), env.artifacts("fresh"));
+}
+
+#[test]
+fn updates_reuse_what_they_already_read() {
+    let env = TestEnv::new();
+    let repo = env.repo("reuse");
+    repo.write("skills/kit/SKILL.md", skill("kit", "v1"))
+        .write("skills/kit/scripts/run.sh", "echo run\n");
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path()]);
+    // Mark the recorded digest of the file that will not change: an update that
+    // re-read it would overwrite the mark.
+    let conn = rusqlite::Connection::open(env.home().join("catalog.db")).unwrap();
+    conn.execute(
+        "UPDATE artifact_files SET blake3 = 'kept' WHERE path = 'skills/kit/scripts/run.sh'",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    repo.write("skills/kit/SKILL.md", skill("kit", "v2"));
+    repo.commit("c2");
+    env.json(&["source", "update", "reuse"]);
+    let digests = env.query("SELECT path || ' ' || blake3 FROM artifact_files ORDER BY path", &[]);
+    assert_eq!(
+        digests[1], "skills/kit/scripts/run.sh kept",
+        "unchanged blob not re-read"
+    );
+    assert_eq!(
+        digests[0],
+        format!(
+            "skills/kit/SKILL.md {}",
+            blake3::hash(skill("kit", "v2").as_bytes()).to_hex()
+        ),
+        "changed blob read"
+    );
+}
+
+#[test]
+fn a_scope_folder_that_disappears_is_reported() {
+    let env = TestEnv::new();
+    let repo = env.repo("vanish");
+    repo.write("skills/a/SKILL.md", skill("a", "A"));
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--path", "skills"]);
+    repo.git(&["mv", "skills", "moved"]);
+    repo.commit("c2");
+    let run = env.aam(&["--json", "source", "update", "vanish:skills"]);
+    assert_eq!(run.json()["sources"][0]["removed_count"], 1);
+    assert!(
+        run.stderr
+            .contains("warning: `skills` no longer exists in `vanish:skills`"),
+        "{}",
+        run.stderr
+    );
 }

@@ -1,0 +1,199 @@
+//! Search, candidates and index-rebuild benchmarks on catalogs built from
+//! `../shared/bench/gen-corpus.sh` (release build: `cargo bench --bench search`).
+//!
+//! Sizes are artifact counts (the generator makes 1.25 artifacts per skill). The
+//! default run covers 1k, 10k and 100k for search and rebuild, and 1M for
+//! candidates; `AAM_BENCH_SIZES="1000 10000"` picks others, and
+//! `AAM_BENCH_CANDIDATES=0` skips the 1M catalog (building it takes minutes).
+//! Catalogs are kept under `target/bench/` between runs.
+//!
+//! Targets (issue #3): `aam search review --json` as a process <= 50 ms at 100k
+//! and <= 5 ms median in process; candidates pages <= 20 ms in process at 1M;
+//! rebuild >= 20,000 artifacts/s with peak memory <= 300 MB at 100k.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use aam::catalog::Keyset;
+use aam::config::AamHome;
+use aam::scan::ArtifactKind;
+use aam::search::{SearchIndex, SearchRequest, SortOrder};
+use aam::tools::artifacts::{CandidatesInput, SourceCandidates, cursor_after};
+use aam::tools::{Context, Tool};
+
+const AAM: &str = env!("CARGO_BIN_EXE_aam");
+
+fn main() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let generator = root.join("../shared/bench/gen-corpus.sh");
+    if !generator.exists() {
+        eprintln!("skipping: {} is absent", generator.display());
+        return;
+    }
+    let work = root.join("target/bench");
+    std::fs::create_dir_all(&work).unwrap();
+    let sizes: Vec<usize> = std::env::var("AAM_BENCH_SIZES")
+        .ok()
+        .map(|s| s.split_whitespace().filter_map(|n| n.parse().ok()).collect())
+        .unwrap_or_else(|| vec![1_000, 10_000, 100_000]);
+    for artifacts in sizes {
+        let home = catalog(&work, &generator, artifacts);
+        search_figures(&home, artifacts);
+        rebuild_figures(&home, artifacts);
+    }
+    if std::env::var("AAM_BENCH_CANDIDATES").as_deref() != Ok("0") {
+        let home = catalog(&work, &generator, 1_000_000);
+        candidate_figures(&home, 1_000_000);
+    }
+}
+
+/// A home holding the corpus of about `artifacts` artifacts, built once.
+fn catalog(work: &Path, generator: &Path, artifacts: usize) -> PathBuf {
+    let skills = (artifacts * 4 / 5).max(20);
+    let corpus = work.join(format!("corpus-{skills}"));
+    let home = work.join(format!("search-home-{artifacts}"));
+    if home.join("catalog.db").exists() {
+        return home;
+    }
+    if !corpus.join(".git").exists() {
+        let _ = std::fs::remove_dir_all(&corpus);
+        let status = Command::new("bash")
+            .arg(generator)
+            .arg(skills.to_string())
+            .arg(&corpus)
+            .status()
+            .unwrap();
+        assert!(status.success(), "gen-corpus failed");
+    }
+    let started = Instant::now();
+    let status = Command::new(AAM)
+        .args(["source", "add"])
+        .arg(&corpus)
+        .args(["--name", "bench"])
+        .env("AAM_HOME", &home)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "aam source add failed");
+    println!(
+        "built a catalog of {artifacts} artifacts in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    home
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn search_figures(home: &Path, artifacts: usize) {
+    let aam_home = AamHome::at(home.to_path_buf());
+    let index = SearchIndex::open(&aam_home).unwrap();
+    let catalog = aam::catalog::Catalog::open(&aam_home.catalog_path()).unwrap();
+    index.ensure_current(&catalog, &aam::progress::NoProgress).unwrap();
+    for query in ["review", "quokka", "xylophonist", ""] {
+        let request = SearchRequest {
+            query,
+            qualified: None,
+            kinds: &[],
+            sources: &[],
+            platform: None,
+            limit: 20,
+            offset: 0,
+            sort: SortOrder::Relevance,
+        };
+        let mut samples = Vec::new();
+        let mut total = 0;
+        for _ in 0..50 {
+            let started = Instant::now();
+            total = index.search(&request).unwrap().total;
+            samples.push(started.elapsed());
+        }
+        println!(
+            "search in process   n={artifacts:<8} query={:<12} median {:>9}  ({total} matches)",
+            format!("{query:?}"),
+            ms(median(samples))
+        );
+    }
+    let mut samples = Vec::new();
+    for _ in 0..20 {
+        let started = Instant::now();
+        let out = Command::new(AAM)
+            .args(["--json", "search", "review"])
+            .env("AAM_HOME", home)
+            .output()
+            .unwrap();
+        samples.push(started.elapsed());
+        assert!(out.status.success());
+    }
+    println!(
+        "search as a process n={artifacts:<8} query=\"review\"     median {:>9}",
+        ms(median(samples))
+    );
+}
+
+fn rebuild_figures(home: &Path, artifacts: usize) {
+    let out = Command::new("/usr/bin/time")
+        .args(["-f", "%M"])
+        .arg(AAM)
+        .args(["--json", "catalog", "reindex"])
+        .env("AAM_HOME", home)
+        .output();
+    let Ok(out) = out else {
+        println!("rebuild: /usr/bin/time is missing; skipped");
+        return;
+    };
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let peak_kb: u64 = String::from_utf8_lossy(&out.stderr)
+        .trim()
+        .lines()
+        .last()
+        .unwrap_or("0")
+        .parse()
+        .unwrap_or(0);
+    let docs = report["documents"].as_u64().unwrap();
+    let elapsed = report["elapsed_ms"].as_u64().unwrap().max(1);
+    println!(
+        "rebuild             n={artifacts:<8} {docs} documents in {elapsed} ms = {} artifacts/s, peak {} MB",
+        docs * 1000 / elapsed,
+        peak_kb / 1024
+    );
+}
+
+fn candidate_figures(home: &Path, artifacts: usize) {
+    let empty_project = tempfile::tempdir().unwrap();
+    let ctx = Context::new(AamHome::at(home.to_path_buf()), empty_project.path().to_path_buf());
+    let deep = cursor_after(&Keyset {
+        source_id: 1,
+        kind: ArtifactKind::Skill,
+        path: "skills/m".to_string(),
+    });
+    for (label, cursor) in [("first page", None), ("deep page", Some(deep))] {
+        let mut samples = Vec::new();
+        let mut total = 0;
+        for _ in 0..30 {
+            let input = CandidatesInput {
+                source: None,
+                kind: None,
+                limit: 50,
+                cursor: cursor.clone(),
+            };
+            let started = Instant::now();
+            let page = SourceCandidates::run(&ctx, input).unwrap();
+            samples.push(started.elapsed());
+            assert_eq!(page.candidates.len(), 50);
+            total = page.total;
+        }
+        println!(
+            "candidates          n={artifacts:<8} {label:<10} --limit 50 median {:>9}  (total {total})",
+            ms(median(samples))
+        );
+    }
+}

@@ -1,0 +1,58 @@
+//! Snapshots of every `--json` shape, so any change to an output contract shows
+//! up in review. Commit ids, times and temporary paths are normalized.
+
+use serde_json::Value;
+
+use crate::support::{TestEnv, skill};
+
+/// Replaces values that differ between runs.
+fn normalize(value: Value, env: &TestEnv) -> Value {
+    match value {
+        Value::String(s) => {
+            let tmp = env.root.path().canonicalize().unwrap().display().to_string();
+            let s = s.replace(&tmp, "<tmp>");
+            let is_sha = s.len() == 40 && s.chars().all(|c| c.is_ascii_hexdigit());
+            let is_time = s.len() == 20 && s.ends_with('Z') && s.as_bytes().get(10) == Some(&b'T');
+            Value::String(if is_sha {
+                "<sha>".into()
+            } else if is_time {
+                "<time>".into()
+            } else {
+                s
+            })
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(|v| normalize(v, env)).collect()),
+        Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (k, normalize(v, env))).collect()),
+        other => other,
+    }
+}
+
+#[test]
+fn json_output_contracts() {
+    let env = TestEnv::new();
+    let repo = env.repo("shapes");
+    repo.write("skills/a/SKILL.md", skill("a", "A"))
+        .write("agents/b.md", "---\nname: b\n---\n");
+    repo.commit("c1");
+    let snap = |name: &str, args: &[&str]| {
+        insta::assert_json_snapshot!(name, normalize(env.json(args), &env));
+    };
+    snap("add", &["source", "add", repo.path()]);
+    snap("list", &["source", "list"]);
+    snap("scan", &["source", "scan", "shapes"]);
+    repo.write("skills/c/SKILL.md", skill("c", "C")).remove("agents/b.md");
+    repo.commit("c2");
+    snap("diff", &["source", "diff", "shapes"]);
+    snap("update_dry_run", &["source", "update", "--dry-run"]);
+    snap("update", &["source", "update", "shapes"]);
+    snap("search", &["search", "a"]);
+    snap("info", &["info", "shapes/a"]);
+    snap("list_available", &["list", "--available"]);
+    snap("candidates", &["source", "candidates", "--source", "shapes"]);
+    let mut reindex = env.json(&["catalog", "reindex"]);
+    reindex["elapsed_ms"] = 0.into();
+    insta::assert_json_snapshot!("reindex", reindex);
+    snap("enable_defaults", &["source", "enable-defaults"]);
+    snap("remove", &["source", "remove", "shapes", "--purge-cache"]);
+    insta::assert_json_snapshot!("error", env.aam(&["--json", "source", "scan", "nope"]).json());
+}
