@@ -112,7 +112,10 @@ fn synthetic_catalog(work: &Path, artifacts: usize) -> PathBuf {
     };
     let record = |i: usize| {
         let (kind, path) = match i % 25 {
-            0 => (ArtifactKind::Instruction, format!("instructions/rule-{i:07}.instructions.md")),
+            0 => (
+                ArtifactKind::Instruction,
+                format!("instructions/rule-{i:07}.instructions.md"),
+            ),
             1 | 2 => (ArtifactKind::Agent, format!("agents/agent-{i:07}.md")),
             3 | 4 => (ArtifactKind::Prompt, format!("prompts/prompt-{i:07}.md")),
             _ => (ArtifactKind::Skill, format!("skills/skill-{i:07}")),
@@ -143,9 +146,15 @@ fn synthetic_catalog(work: &Path, artifacts: usize) -> PathBuf {
             truncated: false,
         })
     };
-    let (_, outcome) = catalog.add_indexed_source(&source, Some("main"), &commit, (0..artifacts).map(record)).unwrap();
-    let members: Vec<(i64, String)> =
-        outcome.written.iter().step_by(20).map(|&id| (id, format!("member-{id}"))).collect();
+    let (_, outcome) = catalog
+        .add_indexed_source(&source, Some("main"), &commit, (0..artifacts).map(record))
+        .unwrap();
+    let members: Vec<(i64, String)> = outcome
+        .written
+        .iter()
+        .step_by(20)
+        .map(|&id| (id, format!("member-{id}")))
+        .collect();
     let members: Vec<PackageMember> = members
         .iter()
         .map(|(id, name)| PackageMember {

@@ -1,8 +1,9 @@
 //! Artifact rows: writing an index or an update in one transaction, and the
 //! queries that answer `source scan` and drive incremental updates.
 
-use rusqlite::{Transaction, params};
+use rusqlite::{OptionalExtension, Transaction, params};
 
+use super::packages::{adjust_packaged, is_packaged};
 use super::sources::{NewSource, insert_source};
 use super::{Catalog, bump_generation, db_error, now_timestamp};
 use crate::error::{Error, ErrorCode, Result};
@@ -366,6 +367,25 @@ impl<'t> ChangeWriter<'t> {
     /// Inserts or replaces an artifact (reviving one that had been removed).
     fn write(&mut self, artifact: &IndexedArtifact, change: &str) -> Result<()> {
         let tx = self.tx;
+        // A removed artifact coming back counts as packaged again if a package holds it.
+        if !self.fresh && change == "added" {
+            let revived: Option<i64> = tx
+                .prepare_cached(
+                    "SELECT id FROM artifacts WHERE source_id = ?1 AND kind = ?2 AND path = ?3
+                       AND removed_commit_id IS NOT NULL",
+                )
+                .map_err(db_error)?
+                .query_row(params![self.source_id, artifact.kind.as_str(), artifact.path], |r| {
+                    r.get(0)
+                })
+                .optional()
+                .map_err(db_error)?;
+            if let Some(id) = revived
+                && is_packaged(tx, id)?
+            {
+                adjust_packaged(tx, self.source_id, artifact.kind.as_str(), 1)?;
+            }
+        }
         let warnings =
             (!artifact.warnings.is_empty()).then(|| serde_json::to_string(&artifact.warnings).unwrap_or_default());
         let id: i64 = tx
@@ -457,6 +477,9 @@ impl<'t> ChangeWriter<'t> {
             .execute(params![artifact.id, self.commit_id])
             .map_err(db_error)?;
         self.event(artifact.id, "removed")?;
+        if is_packaged(self.tx, artifact.id)? {
+            adjust_packaged(self.tx, self.source_id, artifact.kind.as_str(), -1)?;
+        }
         self.delta[kind_index(artifact.kind)] -= 1;
         self.outcome.removed.push(artifact.id);
         Ok(())

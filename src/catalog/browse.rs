@@ -267,42 +267,35 @@ impl Catalog {
         Ok(out)
     }
 
-    /// How many live artifacts match `filter`, from the per-source counts (and,
-    /// when packaged ones are excluded, the few package rows): no full scan.
+    /// How many live artifacts match `filter`, from the per-source counts kept in
+    /// step by every write: a sum over sources, never a scan of artifacts.
     pub fn count_listed(&self, filter: &ListFilter) -> Result<u64> {
         let kinds: Vec<ArtifactKind> = if filter.kinds.is_empty() {
             ArtifactKind::ALL.to_vec()
         } else {
             filter.kinds.clone()
         };
-        let columns: Vec<String> = kinds.iter().map(|k| format!("{}_count", k.as_str())).collect();
-        let mut sql = format!("SELECT COALESCE(SUM({}), 0) FROM sources", columns.join(" + "));
+        let terms: Vec<String> = kinds
+            .iter()
+            .map(|k| {
+                if filter.exclude_packaged {
+                    format!("{0}_count - packaged_{0}_count", k.as_str())
+                } else {
+                    format!("{}_count", k.as_str())
+                }
+            })
+            .collect();
+        let mut sql = format!("SELECT COALESCE(SUM({}), 0) FROM sources", terms.join(" + "));
         let mut args: Vec<rusqlite::types::Value> = Vec::new();
         if !filter.source_ids.is_empty() {
             sql.push_str(&format!(" WHERE id IN ({})", placeholders(filter.source_ids.len())));
             args.extend(filter.source_ids.iter().map(|&id| id.into()));
         }
-        let live: i64 = self
+        let count: i64 = self
             .conn
             .query_row(&sql, params_from_iter(args), |r| r.get(0))
             .map_err(db_error)?;
-        if !filter.exclude_packaged {
-            return Ok(live as u64);
-        }
-        let mut sql = "SELECT COUNT(DISTINCT a.id) FROM package_artifacts pa JOIN artifacts a ON a.id = pa.artifact_id
-                       WHERE a.removed_commit_id IS NULL"
-            .to_string();
-        let mut args = Vec::new();
-        let only_sources = ListFilter {
-            exclude_packaged: false,
-            ..filter.clone()
-        };
-        push_filter(&mut sql, &mut args, &only_sources);
-        let packaged: i64 = self
-            .conn
-            .query_row(&sql, params_from_iter(args), |r| r.get(0))
-            .map_err(db_error)?;
-        Ok((live - packaged).max(0) as u64)
+        Ok(count.max(0) as u64)
     }
 
     /// Which of a project's own artifacts (by kind and path) some package holds.
@@ -429,21 +422,4 @@ impl Catalog {
 
 fn placeholders(n: usize) -> String {
     vec!["?"; n].join(", ")
-}
-
-fn push_filter(sql: &mut String, args: &mut Vec<rusqlite::types::Value>, filter: &ListFilter) {
-    if !filter.source_ids.is_empty() {
-        sql.push_str(&format!(
-            " AND a.source_id IN ({})",
-            placeholders(filter.source_ids.len())
-        ));
-        args.extend(filter.source_ids.iter().map(|&id| id.into()));
-    }
-    if !filter.kinds.is_empty() {
-        sql.push_str(&format!(" AND a.kind IN ({})", placeholders(filter.kinds.len())));
-        args.extend(filter.kinds.iter().map(|k| k.as_str().to_string().into()));
-    }
-    if filter.exclude_packaged {
-        sql.push_str(" AND NOT EXISTS (SELECT 1 FROM package_artifacts pa WHERE pa.artifact_id = a.id)");
-    }
 }

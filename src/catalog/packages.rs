@@ -1,6 +1,6 @@
 //! Package rows: which artifacts a package took, so candidates can leave them out.
 
-use rusqlite::params;
+use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::{Catalog, db_error, now_timestamp};
 use crate::error::{Error, ErrorCode, Result};
@@ -70,6 +70,27 @@ impl Catalog {
             Err(e) => return Err(db_error(e)),
         }
         let package_id = tx.last_insert_rowid();
+        // Live artifacts that no package held before now count as packaged.
+        let mut newly = tx
+            .prepare_cached(
+                "SELECT a.source_id, a.kind FROM artifacts a
+                 WHERE a.id = ?1 AND a.removed_commit_id IS NULL
+                   AND NOT EXISTS (SELECT 1 FROM package_artifacts pa WHERE pa.artifact_id = a.id)",
+            )
+            .map_err(db_error)?;
+        let mut ids: Vec<i64> = members.iter().filter_map(|m| m.artifact_id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        for id in ids {
+            let found: Option<(i64, String)> = newly
+                .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()
+                .map_err(db_error)?;
+            if let Some((source_id, kind)) = found {
+                adjust_packaged(&tx, source_id, &kind, 1)?;
+            }
+        }
+        drop(newly);
         let mut insert = tx
             .prepare_cached(
                 "INSERT INTO package_artifacts (package_id, artifact_id, project_root, kind, name, path)
@@ -92,4 +113,25 @@ impl Catalog {
         tx.commit().map_err(db_error)?;
         Ok(package_id)
     }
+}
+
+/// Adds `delta` to a source's count of packaged live artifacts of `kind`.
+pub(super) fn adjust_packaged(tx: &Transaction<'_>, source_id: i64, kind: &str, delta: i64) -> Result<()> {
+    let column = match ArtifactKind::parse(kind) {
+        Some(k) => format!("packaged_{}_count", k.as_str()),
+        None => return Ok(()),
+    };
+    tx.prepare_cached(&format!("UPDATE sources SET {column} = {column} + ?2 WHERE id = ?1"))
+        .map_err(db_error)?
+        .execute(params![source_id, delta])
+        .map_err(db_error)?;
+    Ok(())
+}
+
+/// Whether some package holds the artifact `id`.
+pub(super) fn is_packaged(tx: &Transaction<'_>, id: i64) -> Result<bool> {
+    tx.prepare_cached("SELECT EXISTS (SELECT 1 FROM package_artifacts WHERE artifact_id = ?1)")
+        .map_err(db_error)?
+        .query_row([id], |r| r.get(0))
+        .map_err(db_error)
 }

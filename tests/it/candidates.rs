@@ -171,6 +171,22 @@ fn packaged_artifacts_stop_being_candidates() {
     let local = candidates(&env, &project, &["--source", "local"]);
     assert_eq!(rows(&local), ["local agent .claude/agents/helper.md"]);
     assert_eq!(local["total"], 1);
+    env.assert_counts_consistent();
+
+    // The packaged skill leaves upstream and comes back: counts follow.
+    let one = crate::support::Repo { dir: env.path("one") };
+    one.remove("skills/a");
+    one.commit("drop a");
+    env.json(&["source", "update", "one"]);
+    env.assert_counts_consistent();
+    assert_eq!(candidates(&env, &project, &[])["total"], 5);
+    one.write("skills/a/SKILL.md", skill("a", "A again"));
+    one.commit("a is back");
+    env.json(&["source", "update", "one"]);
+    env.assert_counts_consistent();
+    let back = candidates(&env, &project, &[]);
+    assert_eq!(back["total"], 5, "still packaged, so still not a candidate");
+    assert!(!rows(&back).contains(&"one skill skills/a".to_string()));
 }
 
 #[test]

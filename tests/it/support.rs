@@ -174,6 +174,17 @@ impl TestEnv {
             &[],
         );
         assert!(drifted.is_empty(), "artifact counts drifted for {drifted:?}");
+        let packaged = self.query(
+            "SELECT s.name || ' ' || k.kind FROM sources s
+                 JOIN (SELECT 'skill' AS kind UNION ALL SELECT 'agent' UNION ALL SELECT 'prompt' UNION ALL SELECT 'instruction') k
+                 WHERE CASE k.kind WHEN 'skill' THEN s.packaged_skill_count WHEN 'agent' THEN s.packaged_agent_count
+                                   WHEN 'prompt' THEN s.packaged_prompt_count ELSE s.packaged_instruction_count END
+                    <> (SELECT COUNT(*) FROM artifacts a
+                        WHERE a.source_id = s.id AND a.kind = k.kind AND a.removed_commit_id IS NULL
+                          AND EXISTS (SELECT 1 FROM package_artifacts pa WHERE pa.artifact_id = a.id))",
+            &[],
+        );
+        assert!(packaged.is_empty(), "packaged counts drifted for {packaged:?}");
     }
 
     /// Runs a one-column query against the catalog.
