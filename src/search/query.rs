@@ -6,7 +6,7 @@
 //! ranked by BM25 over name words, description and body, then by name, then by
 //! id, so the order is total and pages never overlap or skip.
 
-use tantivy::collector::sort_key::{SortBySimilarityScore, SortByStaticFastValue, SortByString};
+use tantivy::collector::sort_key::{SortBySimilarityScore, SortByStaticFastValue, SortByString, SortKeyComputer};
 use tantivy::collector::{Count, TopDocs};
 use tantivy::query::{AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, FuzzyTermQuery, Occur, Query, TermQuery};
 use tantivy::schema::{IndexRecordOption, Value};
@@ -106,30 +106,14 @@ impl SearchIndex {
                         (SortByStaticFastValue::<u64>::for_field("id"), Order::Asc),
                     ),
                 );
-                let top = TopDocs::with_limit(request.limit)
-                    .and_offset(request.offset)
-                    .order_by(by);
-                searcher
-                    .search(union.as_ref(), &top)
-                    .map_err(err)?
-                    .into_iter()
-                    .map(|(_, a)| (0.0, a))
-                    .collect()
+                self.ordered(&searcher, union.as_ref(), by, request)?
             }
             _ => {
                 let by = (
                     (SortByString::for_field("name_lc"), Order::Asc),
                     (SortByStaticFastValue::<u64>::for_field("id"), Order::Asc),
                 );
-                let top = TopDocs::with_limit(request.limit)
-                    .and_offset(request.offset)
-                    .order_by(by);
-                searcher
-                    .search(union.as_ref(), &top)
-                    .map_err(err)?
-                    .into_iter()
-                    .map(|(_, a)| (0.0, a))
-                    .collect()
+                self.ordered(&searcher, union.as_ref(), by, request)?
             }
         };
         let mut hits = Vec::with_capacity(addresses.len());
@@ -147,6 +131,25 @@ impl SearchIndex {
             total,
             suggestions,
         })
+    }
+
+    /// One page of `query` in the order `by` (no relevance score).
+    fn ordered<K>(
+        &self,
+        searcher: &Searcher,
+        query: &dyn Query,
+        by: K,
+        request: &SearchRequest<'_>,
+    ) -> Result<Vec<(f32, DocAddress)>>
+    where
+        K: SortKeyComputer + Send + 'static,
+        K::SortKey: 'static + Clone + Send + Sync + std::fmt::Debug,
+    {
+        let top = TopDocs::with_limit(request.limit)
+            .and_offset(request.offset)
+            .order_by(by);
+        let found = searcher.search(query, &top).map_err(|e| index_error(&self.dir, e))?;
+        Ok(found.into_iter().map(|(_, address)| (0.0, address)).collect())
     }
 
     /// Walks the tiers in order, skipping `offset` matches and taking `limit`.
