@@ -174,7 +174,7 @@ fn synthetic_catalog(work: &Path, artifacts: usize) -> PathBuf {
         provenance_json: None,
         archive_blake3: None,
     };
-    catalog.insert_package(&package, &members).unwrap();
+    catalog.record_package(&package, &members).unwrap();
     println!(
         "built a synthetic catalog of {artifacts} artifacts ({} packaged) in {:.1} s",
         members.len(),

@@ -6,6 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::{Error, ErrorCode, Result};
 
 /// The environment variable that overrides the home folder.
@@ -50,5 +52,85 @@ impl AamHome {
     /// The folder of bare git repositories, one per remote.
     pub fn git_cache_dir(&self) -> PathBuf {
         self.root.join("cache").join("git")
+    }
+
+    /// The settings file.
+    pub fn settings_path(&self) -> PathBuf {
+        self.root.join("config.yaml")
+    }
+
+    /// Reads the settings; a missing file means defaults.
+    pub fn load_settings(&self) -> Result<Settings> {
+        let path = self.settings_path();
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Settings::default()),
+            Err(e) => return Err(Error::io("read", &path, e)),
+        };
+        serde_yaml_ng::from_str(&text).map_err(|e| {
+            Error::new(
+                ErrorCode::SettingsInvalid,
+                format!("the settings file `{}` is invalid: {e}", path.display()),
+            )
+            .with_hint("fix the file by hand, or delete it to start from the defaults")
+        })
+    }
+
+    /// Writes the settings atomically.
+    pub fn save_settings(&self, settings: &Settings) -> Result<()> {
+        let text = serde_yaml_ng::to_string(settings)
+            .map_err(|e| Error::internal(format!("cannot encode the settings: {e}")))?;
+        crate::atomic::write_file(&self.settings_path(), text.as_bytes())
+    }
+}
+
+/// What `config.yaml` holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settings {
+    /// Package registries, in the order they were added.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub registries: Vec<RegistrySetting>,
+}
+
+/// One configured registry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegistrySetting {
+    /// Unique name.
+    pub name: String,
+    /// `file:///abs/path` of a local registry.
+    pub url: String,
+    /// Used when a command names no registry.
+    #[serde(default)]
+    pub default: bool,
+}
+
+impl Settings {
+    /// The registry called `name`, or the default one (or the only one) for `None`.
+    pub fn registry(&self, name: Option<&str>) -> Result<&RegistrySetting> {
+        let found = match name {
+            Some(name) => self.registries.iter().find(|r| r.name == name),
+            None => self
+                .registries
+                .iter()
+                .find(|r| r.default)
+                .or_else(|| (self.registries.len() == 1).then(|| &self.registries[0])),
+        };
+        found.ok_or_else(|| {
+            let known: Vec<String> = self.registries.iter().map(|r| format!("`{}`", r.name)).collect();
+            let message = match name {
+                Some(name) => format!("no registry named `{name}`"),
+                None if self.registries.is_empty() => "no registry is configured".to_string(),
+                None => "no default registry is set and several are configured".to_string(),
+            };
+            let hint = if known.is_empty() {
+                "create one with `aam registry init <path> --default`".to_string()
+            } else {
+                format!(
+                    "configured registries: {}; pass `--registry <name>` or mark one with `--default`",
+                    known.join(", ")
+                )
+            };
+            Error::new(ErrorCode::RegistryNotFound, message).with_hint(hint)
+        })
     }
 }

@@ -96,6 +96,20 @@ error_codes! {
     CatalogError = "AAM_CATALOG_ERROR", InternalError;
     /// The catalog was written by a newer aam.
     CatalogTooNew = "AAM_CATALOG_TOO_NEW", Conflict;
+    /// An `aam.yaml` is invalid.
+    ManifestInvalid = "AAM_MANIFEST_INVALID", InvalidInput;
+    /// An archive is damaged or unsafe.
+    ArchiveInvalid = "AAM_ARCHIVE_INVALID", InvalidInput;
+    /// A registry name or path is unknown.
+    RegistryNotFound = "AAM_REGISTRY_NOT_FOUND", NotFound;
+    /// A folder is not a registry, or a registry is damaged.
+    RegistryInvalid = "AAM_REGISTRY_INVALID", InvalidInput;
+    /// A registry with that name is already configured.
+    RegistryExists = "AAM_REGISTRY_EXISTS", Conflict;
+    /// A package version is already published (versions are immutable).
+    VersionExists = "AAM_VERSION_EXISTS", Conflict;
+    /// The settings file cannot be read or written.
+    SettingsInvalid = "AAM_SETTINGS_INVALID", InvalidInput;
     /// The search index failed.
     IndexError = "AAM_INDEX_ERROR", InternalError;
     /// A file could not be read or written.

@@ -5,10 +5,12 @@
 //! once; the CLI (`cli`) is a thin layer that parses arguments, calls a tool and
 //! renders its output.
 
+pub mod atomic;
 pub mod catalog;
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod packages;
 pub mod progress;
 pub mod project;
 pub mod scan;

@@ -5,10 +5,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::packages::manifest::MANIFEST_FILE;
 use crate::scan::{self, ArtifactKind};
 
 /// Folders of a project never searched for its own artifacts: aam's own state
-/// (installed package copies live there) besides the usual dependency folders.
+/// (installed package copies live there) besides the usual dependency folders, and
+/// package folders (those holding an `aam.yaml`).
 const PROJECT_IGNORED: [&str; 1] = [".aam"];
 
 /// An artifact in the project's working tree.
@@ -24,6 +26,10 @@ pub struct ProjectArtifact {
     pub description: Option<String>,
     /// A skill with vendor agent metadata.
     pub has_vendor_agent: bool,
+    /// The file its name and text come from, relative to the project root.
+    pub main_file: String,
+    /// Every file that makes it up, relative to the project root.
+    pub files: Vec<String>,
 }
 
 /// The project containing `cwd`: the nearest folder with a `.git`, else `cwd`.
@@ -44,7 +50,12 @@ pub fn artifacts(root: &Path) -> Result<Vec<ProjectArtifact>> {
         .require_git(false)
         .filter_entry(|entry| {
             let name = entry.file_name().to_string_lossy();
-            !(scan::IGNORED_DIRS.contains(&name.as_ref()) || PROJECT_IGNORED.contains(&name.as_ref()))
+            let ignored = scan::IGNORED_DIRS.contains(&name.as_ref()) || PROJECT_IGNORED.contains(&name.as_ref());
+            // A package made from the project holds copies of its artifacts, not new ones.
+            let package = entry.depth() > 0
+                && entry.file_type().is_some_and(|t| t.is_dir())
+                && entry.path().join(MANIFEST_FILE).is_file();
+            !(ignored || package)
         })
         .build();
     for entry in walker {
@@ -74,9 +85,11 @@ pub fn artifacts(root: &Path) -> Result<Vec<ProjectArtifact>> {
         out.push(ProjectArtifact {
             kind: found.kind,
             name: analysis.name,
-            path: found.path,
             description: analysis.description,
             has_vendor_agent: found.has_vendor_agent,
+            files: found.files.iter().map(|&i| paths[i].to_string()).collect(),
+            main_file: found.main_file,
+            path: found.path,
         });
     }
     Ok(out)
@@ -98,6 +111,8 @@ mod tests {
         write(".claude/agents/helper.md", "---\nname: helper\n---\n");
         write("CLAUDE.md", "# Project notes\n");
         write(".aam/packages/x/skills/copied/SKILL.md", "# copied\n");
+        write("my-package/aam.yaml", "name: my-package\n");
+        write("my-package/agents/copy.md", "# a copy\n");
         write("node_modules/p/agents/a.md", "# dep\n");
         write("ignored/agents/b.md", "# ignored\n");
         write(".gitignore", "ignored/\n");

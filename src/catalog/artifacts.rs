@@ -250,6 +250,43 @@ impl Catalog {
         Ok(found)
     }
 
+    /// Every file recorded for an artifact, by path, and where its main file's
+    /// content lives (`content_path`).
+    pub fn artifact_files(&self, artifact_id: i64) -> Result<(Vec<FileRecord>, String, String)> {
+        let (main_file, content_path): (String, String) = self
+            .conn
+            .query_row(
+                "SELECT main_file, content_path FROM artifacts WHERE id = ?1",
+                [artifact_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(db_error)?;
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT path, mode, git_blob, blake3, size FROM artifact_files WHERE artifact_id = ?1 ORDER BY path",
+            )
+            .map_err(db_error)?;
+        let rows = stmt
+            .query_map([artifact_id], |r| {
+                let mode: String = r.get(1)?;
+                Ok(FileRecord {
+                    path: r.get(0)?,
+                    mode: match mode.as_str() {
+                        "executable" => "executable",
+                        "symlink" => "symlink",
+                        _ => "file",
+                    },
+                    git_blob: r.get(2)?,
+                    blake3: r.get(3)?,
+                    size: r.get::<_, i64>(4)? as u64,
+                })
+            })
+            .map_err(db_error)?;
+        let files = rows.collect::<rusqlite::Result<_>>().map_err(db_error)?;
+        Ok((files, main_file, content_path))
+    }
+
     /// The blobs recorded for an artifact: blob id to (blake3, size).
     pub fn known_blobs(&self, artifact_id: i64) -> Result<std::collections::HashMap<String, (String, u64)>> {
         let mut stmt = self

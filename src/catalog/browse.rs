@@ -409,6 +409,18 @@ impl Catalog {
         rows.collect::<rusqlite::Result<_>>().map_err(db_error)
     }
 
+    /// Names of the packages installed in `project_root`.
+    pub fn installed_package_names(&self, project_root: &str) -> Result<std::collections::HashSet<String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT DISTINCT p.name FROM installs i JOIN packages p ON p.id = i.package_id WHERE i.project_root = ?1",
+            )
+            .map_err(db_error)?;
+        let rows = stmt.query_map([project_root], |r| r.get(0)).map_err(db_error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
+    }
+
     /// Every source name, sorted.
     pub fn source_names(&self) -> Result<Vec<String>> {
         let mut stmt = self

@@ -10,6 +10,7 @@
 mod artifacts;
 mod browse;
 mod packages;
+mod registries;
 mod sources;
 
 use std::path::Path;
@@ -24,6 +25,7 @@ pub use artifacts::{
 };
 pub use browse::{ArtifactDetail, Keyset, ListFilter, ListedArtifact, RowFilter, SEARCH_BODY_CHARS, SearchRow};
 pub use packages::{NewPackage, PackageMember};
+pub use registries::{PackageFilter, PackageSearchRow, RegistryPackageRecord};
 pub use sources::{NewSource, SourceRecord};
 
 mod embedded {

@@ -3,7 +3,7 @@
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::{Catalog, db_error, now_timestamp};
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::Result;
 use crate::scan::ArtifactKind;
 
 /// A package being recorded.
@@ -41,56 +41,79 @@ pub struct PackageMember<'a> {
 }
 
 impl Catalog {
-    /// Records a package and its members in one transaction.
-    pub fn insert_package(&mut self, package: &NewPackage<'_>, members: &[PackageMember<'_>]) -> Result<i64> {
+    /// Records a package and its members in one transaction. Recording the same
+    /// name and version again replaces its description, manifest and members (an
+    /// author re-creating a package they are still working on).
+    pub fn record_package(&mut self, package: &NewPackage<'_>, members: &[PackageMember<'_>]) -> Result<i64> {
         let tx = self.write()?;
-        let inserted = tx.execute(
-            "INSERT INTO packages (name, version, description, manifest_json, origin, provenance_json, archive_blake3, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
-                package.name,
-                package.version,
-                package.description,
-                package.manifest_json,
-                package.origin,
-                package.provenance_json,
-                package.archive_blake3,
-                now_timestamp()
-            ],
-        );
-        match inserted {
-            Ok(_) => {}
-            Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ConstraintViolation) => {
-                return Err(Error::new(
-                    ErrorCode::Conflict,
-                    format!("package `{}@{}` is already recorded", package.name, package.version),
-                )
-                .with_hint("bump the version in `aam.yaml`"));
-            }
-            Err(e) => return Err(db_error(e)),
-        }
-        let package_id = tx.last_insert_rowid();
-        // Live artifacts that no package held before now count as packaged.
-        let mut newly = tx
-            .prepare_cached(
-                "SELECT a.source_id, a.kind FROM artifacts a
-                 WHERE a.id = ?1 AND a.removed_commit_id IS NULL
-                   AND NOT EXISTS (SELECT 1 FROM package_artifacts pa WHERE pa.artifact_id = a.id)",
+        let existing: Option<i64> = tx
+            .query_row(
+                "SELECT id FROM packages WHERE name = ?1 AND version = ?2",
+                params![package.name, package.version],
+                |r| r.get(0),
             )
+            .optional()
             .map_err(db_error)?;
+        let package_id = match existing {
+            Some(id) => {
+                let old: Vec<i64> = tx
+                    .prepare("SELECT DISTINCT artifact_id FROM package_artifacts WHERE package_id = ?1 AND artifact_id IS NOT NULL")
+                    .map_err(db_error)?
+                    .query_map([id], |r| r.get(0))
+                    .map_err(db_error)?
+                    .collect::<rusqlite::Result<_>>()
+                    .map_err(db_error)?;
+                tx.execute("DELETE FROM package_artifacts WHERE package_id = ?1", [id])
+                    .map_err(db_error)?;
+                for artifact_id in old {
+                    if let Some((source_id, kind)) = live_unpackaged(&tx, artifact_id)? {
+                        adjust_packaged(&tx, source_id, &kind, -1)?;
+                    }
+                }
+                tx.execute(
+                    "UPDATE packages SET description = ?2, manifest_json = ?3, origin = ?4, provenance_json = ?5,
+                         archive_blake3 = ?6, created_at = ?7 WHERE id = ?1",
+                    params![
+                        id,
+                        package.description,
+                        package.manifest_json,
+                        package.origin,
+                        package.provenance_json,
+                        package.archive_blake3,
+                        now_timestamp()
+                    ],
+                )
+                .map_err(db_error)?;
+                id
+            }
+            None => {
+                tx.execute(
+                    "INSERT INTO packages (name, version, description, manifest_json, origin, provenance_json, archive_blake3, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    params![
+                        package.name,
+                        package.version,
+                        package.description,
+                        package.manifest_json,
+                        package.origin,
+                        package.provenance_json,
+                        package.archive_blake3,
+                        now_timestamp()
+                    ],
+                )
+                .map_err(db_error)?;
+                tx.last_insert_rowid()
+            }
+        };
         let mut ids: Vec<i64> = members.iter().filter_map(|m| m.artifact_id).collect();
         ids.sort_unstable();
         ids.dedup();
+        // Live artifacts that no package held before now count as packaged.
         for id in ids {
-            let found: Option<(i64, String)> = newly
-                .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
-                .optional()
-                .map_err(db_error)?;
-            if let Some((source_id, kind)) = found {
+            if let Some((source_id, kind)) = live_unpackaged(&tx, id)? {
                 adjust_packaged(&tx, source_id, &kind, 1)?;
             }
         }
-        drop(newly);
         let mut insert = tx
             .prepare_cached(
                 "INSERT INTO package_artifacts (package_id, artifact_id, project_root, kind, name, path)
@@ -113,6 +136,19 @@ impl Catalog {
         tx.commit().map_err(db_error)?;
         Ok(package_id)
     }
+}
+
+/// The source and kind of a live artifact no package holds, if it is one.
+fn live_unpackaged(tx: &Transaction<'_>, id: i64) -> Result<Option<(i64, String)>> {
+    tx.prepare_cached(
+        "SELECT a.source_id, a.kind FROM artifacts a
+         WHERE a.id = ?1 AND a.removed_commit_id IS NULL
+           AND NOT EXISTS (SELECT 1 FROM package_artifacts pa WHERE pa.artifact_id = a.id)",
+    )
+    .map_err(db_error)?
+    .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+    .optional()
+    .map_err(db_error)
 }
 
 /// Adds `delta` to a source's count of packaged live artifacts of `kind`.

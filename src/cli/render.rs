@@ -2,6 +2,8 @@
 
 use crate::tools::artifacts::{CandidatesOutput, InfoOutput, ListOutput};
 use crate::tools::catalog::ReindexOutput;
+use crate::tools::packages::{PkgCreateOutput, PkgInitOutput, PkgPackOutput, PkgPublishOutput, PkgValidateOutput};
+use crate::tools::registries::{RegistryEntry, RegistryListOutput, RegistryRemoveOutput, type_list};
 use crate::tools::search::SearchOutput;
 use crate::tools::sources::{
     ArtifactRef, CountsByType, ScannedArtifact, SourceAddOutput, SourceDiffOutput, SourceEnableDefaultsOutput,
@@ -266,9 +268,14 @@ pub fn search(o: &SearchOutput) -> String {
             } else {
                 r.name.clone()
             };
+            let kind = if r.artifact_types.is_empty() {
+                r.kind.as_str().to_string()
+            } else {
+                format!("package ({})", type_list(&r.artifact_types))
+            };
             vec![
                 name,
-                r.kind.as_str().to_string(),
+                kind,
                 r.source.clone(),
                 cut(r.description.as_deref().unwrap_or(""), DESCRIPTION_WIDTH),
             ]
@@ -396,6 +403,132 @@ pub fn reindexed(o: &ReindexOutput) -> String {
         "Rebuilt the search index: {} documents at catalog generation {} in {} ms\n",
         o.documents, o.generation, o.elapsed_ms
     )
+}
+
+/// `aam pkg init`.
+pub fn package_initialized(o: &PkgInitOutput) -> String {
+    let mut out = format!(
+        "Created package `{}` {} at {}\n",
+        o.package_name, o.version, o.manifest_path
+    );
+    for file in &o.files {
+        out.push_str(&format!("  {file}\n"));
+    }
+    out.push_str("Edit the example skill, then run `aam pkg validate` and `aam pkg pack`.\n");
+    out
+}
+
+/// `aam pkg create`.
+pub fn package_created(o: &PkgCreateOutput) -> String {
+    let verb = if o.dry_run { "Would create" } else { "Created" };
+    let mut out = format!(
+        "{verb} package `{}` {} with {} artifacts at {}\n",
+        o.package_name,
+        o.version,
+        o.artifacts_included.len(),
+        o.manifest_path
+    );
+    let rows: Vec<Vec<String>> = o
+        .artifacts_included
+        .iter()
+        .map(|a| {
+            vec![
+                a.kind.as_str().to_string(),
+                a.name.clone(),
+                a.path.clone(),
+                a.source_path.clone(),
+            ]
+        })
+        .collect();
+    for line in table(&["TYPE", "NAME", "PATH", "FROM"], &rows).lines() {
+        out.push_str(&format!("  {line}\n"));
+    }
+    if let Some(commit) = &o.provenance.source_commit {
+        let url = o.provenance.source_url.as_deref().unwrap_or("");
+        out.push_str(&format!("Provenance: {url} at {}\n", short(commit)));
+    }
+    out
+}
+
+/// `aam pkg validate`.
+pub fn validated(o: &PkgValidateOutput) -> String {
+    let name = match (&o.package_name, &o.package_version) {
+        (Some(n), Some(v)) => format!("`{n}` {v}"),
+        (Some(n), None) => format!("`{n}`"),
+        _ => "the package".to_string(),
+    };
+    let mut out = if o.valid {
+        format!("{name} is valid ({} artifacts)\n", o.artifact_count)
+    } else {
+        format!("{name} is invalid: {} errors\n", o.errors.len())
+    };
+    for (label, list) in [("error", &o.errors), ("warning", &o.warnings)] {
+        for issue in list.iter() {
+            let field = if issue.field.is_empty() {
+                String::new()
+            } else {
+                format!("{}: ", issue.field)
+            };
+            out.push_str(&format!("  {label}: {field}{}\n", issue.message));
+        }
+    }
+    out
+}
+
+/// `aam pkg pack`.
+pub fn packed(o: &PkgPackOutput) -> String {
+    format!(
+        "Packed `{}` {} into {}\n  {} files, {} bytes, blake3 {}\n",
+        o.package_name, o.version, o.archive, o.file_count, o.size, o.blake3
+    )
+}
+
+/// `aam pkg publish`.
+pub fn published(o: &PkgPublishOutput) -> String {
+    let verb = if o.dry_run { "Would publish" } else { "Published" };
+    format!(
+        "{verb} `{}` {} to registry `{}` (tag `{}`): {}, {} bytes, blake3 {}\n",
+        o.package_name,
+        o.version,
+        o.registry,
+        o.tag,
+        type_list(&o.artifact_types),
+        o.size,
+        short(&o.checksum)
+    )
+}
+
+/// `aam registry init` and `aam registry add`.
+pub fn registry_added(o: &RegistryEntry) -> String {
+    let default = if o.default { " (default)" } else { "" };
+    format!(
+        "Registry `{}`{default} at {}: {} packages\n",
+        o.name, o.url, o.package_count
+    )
+}
+
+/// `aam registry list`.
+pub fn registries(o: &RegistryListOutput) -> String {
+    if o.0.is_empty() {
+        return "No registries. Create one with `aam registry init <path> --default`.\n".to_string();
+    }
+    let rows: Vec<Vec<String>> =
+        o.0.iter()
+            .map(|r| {
+                let name = if r.default {
+                    format!("{} (default)", r.name)
+                } else {
+                    r.name.clone()
+                };
+                vec![name, r.package_count.to_string(), r.url.clone()]
+            })
+            .collect();
+    table(&["NAME", "PACKAGES", "URL"], &rows)
+}
+
+/// `aam registry remove`.
+pub fn registry_removed(o: &RegistryRemoveOutput) -> String {
+    format!("Removed registry `{}` (its folder was left alone)\n", o.removed)
 }
 
 #[cfg(test)]

@@ -21,12 +21,65 @@ use tantivy::schema::{
 use tantivy::tokenizer::{LowerCaser, NgramTokenizer, TextAnalyzer};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, TantivyError, Term};
 
-use crate::catalog::{Catalog, RowFilter, SearchRow};
+use crate::catalog::{Catalog, PackageFilter, PackageSearchRow, RowFilter, SearchRow};
 use crate::config::AamHome;
 use crate::error::{Error, ErrorCode, Result};
 use crate::progress::Progress;
 
 pub use query::{Hit, SearchRequest, SearchResults, SortOrder};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::scan::ArtifactKind;
+
+/// What a search result is: an artifact of some kind, or a registry package.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ResultKind {
+    /// A skill.
+    Skill,
+    /// An agent.
+    Agent,
+    /// A prompt.
+    Prompt,
+    /// An instruction.
+    Instruction,
+    /// A package published to a registry.
+    Package,
+}
+
+impl ResultKind {
+    /// Lowercase singular name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Skill => "skill",
+            Self::Agent => "agent",
+            Self::Prompt => "prompt",
+            Self::Instruction => "instruction",
+            Self::Package => "package",
+        }
+    }
+
+    /// Parses a singular or plural name.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text.to_ascii_lowercase().as_str() {
+            "package" | "packages" => Some(Self::Package),
+            other => ArtifactKind::parse(other).map(Self::from),
+        }
+    }
+}
+
+impl From<ArtifactKind> for ResultKind {
+    fn from(kind: ArtifactKind) -> Self {
+        match kind {
+            ArtifactKind::Skill => Self::Skill,
+            ArtifactKind::Agent => Self::Agent,
+            ArtifactKind::Prompt => Self::Prompt,
+            ArtifactKind::Instruction => Self::Instruction,
+        }
+    }
+}
 
 /// Folder name of the current index layout.
 pub const INDEX_DIR: &str = "index-v1";
@@ -57,6 +110,9 @@ struct Fields {
     description: Field,
     body: Field,
     changed_seq: Field,
+    package_id: Field,
+    registry: Field,
+    artifact_types: Field,
 }
 
 fn schema() -> (Schema, Fields) {
@@ -86,6 +142,9 @@ fn schema() -> (Schema, Fields) {
         ),
         body: b.add_text_field("body", tokenized("default", IndexRecordOption::WithFreqs)),
         changed_seq: b.add_i64_field("changed_seq", FAST),
+        package_id: b.add_u64_field("package_id", INDEXED | STORED),
+        registry: b.add_text_field("registry", STRING),
+        artifact_types: b.add_text_field("artifact_types", STORED),
     };
     (b.build(), fields)
 }
@@ -199,6 +258,10 @@ pub enum IndexChange {
     SourceAdded(i64),
     /// A whole source (by id) is gone.
     SourceRemoved(i64),
+    /// A registry's packages were mirrored again.
+    RegistrySynced(String),
+    /// A registry is gone.
+    RegistryRemoved(String),
 }
 
 /// Holds the index writer lock; applies one catalog write, or rebuilds.
@@ -246,6 +309,17 @@ impl IndexUpdater<'_> {
                 self.writer
                     .delete_term(Term::from_field_u64(f.source_id, *source_id as u64));
             }
+            IndexChange::RegistrySynced(registry) => {
+                self.writer.delete_term(Term::from_field_text(f.registry, registry));
+                let writer = &self.writer;
+                let dir = &self.index.dir;
+                catalog.for_each_package_search_row(PackageFilter::Registry(registry), |row| {
+                    add_package_row(writer, f, row, dir)
+                })?;
+            }
+            IndexChange::RegistryRemoved(registry) => {
+                self.writer.delete_term(Term::from_field_text(f.registry, registry));
+            }
         }
         self.commit(after)
     }
@@ -255,7 +329,7 @@ impl IndexUpdater<'_> {
         let dir = self.index.dir.clone();
         let generation = catalog.generation()?;
         self.writer.delete_all_documents().map_err(|e| index_error(&dir, e))?;
-        let total = catalog.count_listed(&Default::default())?;
+        let total = catalog.count_listed(&Default::default())? + catalog.package_count()?;
         progress.start("indexing", Some(total));
         let mut documents = 0u64;
         let f = self.index.fields;
@@ -266,6 +340,11 @@ impl IndexUpdater<'_> {
             if documents.is_multiple_of(1024) {
                 progress.advance(1024);
             }
+            Ok(())
+        })?;
+        catalog.for_each_package_search_row(PackageFilter::All, |row| {
+            add_package_row(writer, f, row, &dir)?;
+            documents += 1;
             Ok(())
         })?;
         self.commit(generation)?;
@@ -302,6 +381,31 @@ fn add_row(writer: &IndexWriter, f: Fields, row: SearchRow, dir: &Path) -> Resul
     }
     doc.add_text(f.body, &row.body);
     doc.add_i64(f.changed_seq, row.changed_seq);
+    writer.add_document(doc).map_err(|e| index_error(dir, e))?;
+    Ok(())
+}
+
+fn add_package_row(writer: &IndexWriter, f: Fields, row: PackageSearchRow, dir: &Path) -> Result<()> {
+    let name_lc = row.name.to_lowercase();
+    let mut doc = TantivyDocument::default();
+    doc.add_u64(f.package_id, row.id as u64);
+    doc.add_text(f.registry, &row.registry);
+    doc.add_text(f.source, &row.registry);
+    doc.add_text(f.kind, ResultKind::Package.as_str());
+    doc.add_text(f.platform, "");
+    doc.add_text(f.path, format!("{}@{}", row.name, row.version));
+    doc.add_text(f.name, &row.name);
+    doc.add_text(f.name_prefix, &name_lc);
+    doc.add_text(f.name_ngram, &name_lc);
+    doc.add_text(f.name_lc, name_lc);
+    doc.add_text(f.name_words, &row.name);
+    if let Some(description) = &row.description {
+        doc.add_text(f.description, description);
+    }
+    doc.add_text(f.body, &row.summary);
+    let types: Vec<&str> = row.artifact_types.iter().map(|k| k.as_str()).collect();
+    doc.add_text(f.artifact_types, types.join(","));
+    doc.add_i64(f.changed_seq, row.id);
     writer.add_document(doc).map_err(|e| index_error(dir, e))?;
     Ok(())
 }

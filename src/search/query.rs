@@ -12,7 +12,7 @@ use tantivy::query::{AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, FuzzyT
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{DocAddress, Order, Searcher, TantivyDocument, Term};
 
-use super::{MAX_PREFIX, SearchIndex, index_error};
+use super::{MAX_PREFIX, ResultKind, SearchIndex, index_error};
 use crate::error::Result;
 use crate::scan::{ArtifactKind, Platform};
 
@@ -35,7 +35,7 @@ pub struct SearchRequest<'a> {
     /// A `source/name` reading of the query to rank first, when it names a source.
     pub qualified: Option<(&'a str, &'a str)>,
     /// Only these kinds (empty: all).
-    pub kinds: &'a [ArtifactKind],
+    pub kinds: &'a [ResultKind],
     /// Only these sources (empty: all).
     pub sources: &'a [String],
     /// Only artifacts for this platform, plus platform-neutral ones.
@@ -57,10 +57,12 @@ pub struct Hit {
     pub source: String,
     /// Display name.
     pub name: String,
-    /// Kind.
-    pub kind: ArtifactKind,
-    /// Repository path.
+    /// Artifact kind, or package.
+    pub kind: ResultKind,
+    /// Repository path, or `name@version` for a package.
     pub path: String,
+    /// For a package: the artifact types it holds.
+    pub artifact_types: Vec<ArtifactKind>,
     /// One-line description.
     pub description: Option<String>,
     /// Tier base plus BM25 for relevance order; 0 otherwise.
@@ -238,11 +240,19 @@ impl SearchIndex {
     fn hit(&self, doc: &TantivyDocument, score: f32) -> Hit {
         let f = self.fields;
         Hit {
-            id: doc.get_first(f.id).and_then(|v| v.as_u64()).unwrap_or_default() as i64,
+            id: doc
+                .get_first(f.id)
+                .or(doc.get_first(f.package_id))
+                .and_then(|v| v.as_u64())
+                .unwrap_or_default() as i64,
             source: text(doc, f.source),
             name: text(doc, f.name),
-            kind: ArtifactKind::parse(&text(doc, f.kind)).unwrap_or(ArtifactKind::Instruction),
+            kind: ResultKind::parse(&text(doc, f.kind)).unwrap_or(ResultKind::Instruction),
             path: text(doc, f.path),
+            artifact_types: text(doc, f.artifact_types)
+                .split(',')
+                .filter_map(ArtifactKind::parse)
+                .collect(),
             description: doc
                 .get_first(f.description)
                 .and_then(|v| v.as_str())

@@ -104,6 +104,12 @@ pub fn is_repository(path: &Path) -> bool {
     gix::open_opts(path, gix::open::Options::isolated()).is_ok()
 }
 
+/// The commit `HEAD` points at in the repository at `path`, if there is one.
+pub fn head_commit(path: &Path) -> Option<ObjectId> {
+    let repo = gix::open_opts(path, gix::open::Options::isolated()).ok()?;
+    repo.head_id().ok().map(|id| id.detach())
+}
+
 /// A bare repository in the cache.
 pub struct GitCache {
     repo: Repository,

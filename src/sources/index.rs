@@ -22,18 +22,6 @@ pub struct Detection {
     detected: Vec<Detected>,
 }
 
-impl Detection {
-    /// How many artifacts were found.
-    pub fn len(&self) -> usize {
-        self.detected.len()
-    }
-
-    /// Whether none were found.
-    pub fn is_empty(&self) -> bool {
-        self.detected.is_empty()
-    }
-}
-
 /// The entries of one folder, by name.
 type Listing = HashMap<String, PathTarget>;
 
@@ -170,9 +158,12 @@ impl<'c> Snapshot<'c> {
         Ok(changes)
     }
 
-    /// The scope root, as the one region covering everything.
-    pub fn scope(&self) -> &str {
-        &self.scope
+    /// The bytes of the file at a repository path, `None` when it is not a file.
+    pub fn read_path(&self, path: &str) -> Result<Option<Vec<u8>>> {
+        match self.lookup(path)? {
+            Some(PathTarget::File(_, oid)) => Ok(Some(self.cache.read_blob(oid)?)),
+            _ => Ok(None),
+        }
     }
 
     /// The path relative to the scope root, `None` when outside the scope.

@@ -9,6 +9,8 @@
 
 pub mod artifacts;
 pub mod catalog;
+pub mod packages;
+pub mod registries;
 pub mod search;
 pub mod sources;
 
@@ -176,6 +178,15 @@ pub fn registry() -> Vec<ToolSpec> {
         spec::<artifacts::Info>(),
         spec::<artifacts::ListAvailable>(),
         spec::<catalog::Reindex>(),
+        spec::<packages::PkgInit>(),
+        spec::<packages::PkgCreate>(),
+        spec::<packages::PkgValidate>(),
+        spec::<packages::PkgPack>(),
+        spec::<packages::PkgPublish>(),
+        spec::<registries::RegistryInit>(),
+        spec::<registries::RegistryAdd>(),
+        spec::<registries::RegistryList>(),
+        spec::<registries::RegistryRemove>(),
     ];
     tools.sort_by_key(|t| t.name);
     tools

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::{Context, Risk, Tool, qualified_name, split_qualified};
 use crate::error::{Error, Result};
 use crate::scan::{ArtifactKind, Platform};
-use crate::search::{SearchIndex, SearchRequest, SortOrder};
+use crate::search::{ResultKind, SearchIndex, SearchRequest, SortOrder};
 
 /// Longest query accepted, in characters.
 const MAX_QUERY_CHARS: usize = 1024;
@@ -31,7 +31,7 @@ pub struct SearchInput {
     /// Literal text (no query syntax); empty browses everything. `source/name` ranks that artifact first.
     #[serde(default)]
     pub query: String,
-    /// Only these types (`skill`, `agent`, `prompt`, `instruction`); unknown ones are ignored with a warning.
+    /// Only these types (`skill`, `agent`, `prompt`, `instruction`, `package`); unknown ones are ignored with a warning.
     #[serde(default, rename = "type")]
     pub types: Vec<String>,
     /// Only these sources; unknown ones are ignored with a warning.
@@ -61,15 +61,17 @@ fn default_limit() -> u32 {
 pub struct SearchResult {
     /// Display name.
     pub name: String,
-    /// `source/name`, accepted by `aam_info` and `aam_install`.
+    /// `source/name` for artifacts (accepted by `aam_info`); the package name for packages.
     pub qualified_name: String,
-    /// Artifact type.
+    /// Artifact type, or `package` for a package published to a registry.
     #[serde(rename = "type")]
-    pub kind: ArtifactKind,
-    /// Source name.
+    pub kind: ResultKind,
+    /// Source name, or registry name for a package.
     pub source: String,
-    /// Repository path.
+    /// Repository path, or `name@version` for a package.
     pub path: String,
+    /// For a package: the artifact types it holds (empty for artifacts).
+    pub artifact_types: Vec<ArtifactKind>,
     /// One-line description.
     pub description: Option<String>,
     /// Relevance (higher is better; tiers are 1000 apart); 0 for other orders.
@@ -122,8 +124,8 @@ impl Tool for Search {
         let catalog = ctx.catalog()?;
         let source_names = catalog.source_names()?;
         let mut warnings = Vec::new();
-        let kinds = known(&input.types, ArtifactKind::parse, &mut warnings, "type", || {
-            "skill, agent, prompt, instruction".to_string()
+        let kinds = known(&input.types, ResultKind::parse, &mut warnings, "type", || {
+            "skill, agent, prompt, instruction, package".to_string()
         });
         let sources = known(
             &input.source,
@@ -165,19 +167,32 @@ impl Tool for Search {
             },
         };
         let found = index.search(&request)?;
-        let project = crate::project::root(&ctx.cwd);
-        let ids: Vec<i64> = found.hits.iter().map(|h| h.id).collect();
-        let installed = catalog.installed_among(&project.to_string_lossy(), &ids)?;
+        let project = crate::project::root(&ctx.cwd).to_string_lossy().into_owned();
+        let artifact_ids: Vec<i64> = found
+            .hits
+            .iter()
+            .filter(|h| h.kind != ResultKind::Package)
+            .map(|h| h.id)
+            .collect();
+        let installed_artifacts = catalog.installed_among(&project, &artifact_ids)?;
+        let installed_packages = catalog.installed_package_names(&project)?;
         Ok(SearchOutput {
             query: input.query,
             results: found
                 .hits
                 .into_iter()
                 .map(|hit| SearchResult {
-                    qualified_name: qualified_name(&hit.source, &hit.name),
-                    installed: installed.contains(&hit.id),
+                    qualified_name: match hit.kind {
+                        ResultKind::Package => hit.name.clone(),
+                        _ => qualified_name(&hit.source, &hit.name),
+                    },
+                    installed: match hit.kind {
+                        ResultKind::Package => installed_packages.contains(&hit.name),
+                        _ => installed_artifacts.contains(&hit.id),
+                    },
                     name: hit.name,
                     kind: hit.kind,
+                    artifact_types: hit.artifact_types,
                     source: hit.source,
                     path: hit.path,
                     description: hit.description,

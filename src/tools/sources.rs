@@ -800,7 +800,7 @@ fn root_name(url: &str, scope: &str) -> String {
     }
 }
 
-fn find_source(catalog: &Catalog, name: &str) -> Result<SourceRecord> {
+pub(crate) fn find_source(catalog: &Catalog, name: &str) -> Result<SourceRecord> {
     if let Some(source) = catalog.find_source(name)? {
         return Ok(source);
     }
@@ -827,7 +827,7 @@ fn quoted_list(names: &[String]) -> String {
     text
 }
 
-fn not_indexed(name: &str) -> Error {
+pub(crate) fn not_indexed(name: &str) -> Error {
     Error::new(
         ErrorCode::SourceNotIndexed,
         format!("source `{name}` has not been fetched yet"),

@@ -128,7 +128,7 @@ fn packaged_artifacts_stop_being_candidates() {
     assert_eq!(taken.len(), 1);
     let project_root = project.canonicalize().unwrap();
     catalog
-        .insert_package(
+        .record_package(
             &NewPackage {
                 name: "kit",
                 version: "1.0.0",

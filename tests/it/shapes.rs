@@ -5,24 +5,35 @@ use serde_json::Value;
 
 use crate::support::{TestEnv, skill};
 
-/// Replaces values that differ between runs.
+/// Replaces values that differ between runs: commit ids, blake3 digests, times,
+/// temporary paths, and archive sizes (their compressed bytes include times).
 fn normalize(value: Value, env: &TestEnv) -> Value {
     match value {
         Value::String(s) => {
             let tmp = env.root.path().canonicalize().unwrap().display().to_string();
             let s = s.replace(&tmp, "<tmp>");
-            let is_sha = s.len() == 40 && s.chars().all(|c| c.is_ascii_hexdigit());
+            let hex = s.chars().all(|c| c.is_ascii_hexdigit());
             let is_time = s.len() == 20 && s.ends_with('Z') && s.as_bytes().get(10) == Some(&b'T');
-            Value::String(if is_sha {
-                "<sha>".into()
-            } else if is_time {
-                "<time>".into()
-            } else {
-                s
+            Value::String(match s.len() {
+                40 if hex => "<sha>".into(),
+                64 if hex => "<blake3>".into(),
+                _ if is_time => "<time>".into(),
+                _ => s,
             })
         }
         Value::Array(items) => Value::Array(items.into_iter().map(|v| normalize(v, env)).collect()),
-        Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (k, normalize(v, env))).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| {
+                    let v = if k == "size" {
+                        Value::from("<size>")
+                    } else {
+                        normalize(v, env)
+                    };
+                    (k, v)
+                })
+                .collect(),
+        ),
         other => other,
     }
 }
@@ -52,6 +63,25 @@ fn json_output_contracts() {
     let mut reindex = env.json(&["catalog", "reindex"]);
     reindex["elapsed_ms"] = 0.into();
     insta::assert_json_snapshot!("reindex", reindex);
+    snap(
+        "pkg_create",
+        &[
+            "pkg",
+            "create",
+            "--from-source",
+            "shapes",
+            "--all",
+            "--name",
+            "shapes-kit",
+        ],
+    );
+    snap("pkg_validate", &["pkg", "validate", "shapes-kit"]);
+    snap("pkg_pack", &["pkg", "pack", "shapes-kit"]);
+    snap("registry_init", &["registry", "init", "reg", "--default"]);
+    snap("pkg_publish", &["pkg", "publish", "shapes-kit"]);
+    snap("registry_list", &["registry", "list"]);
+    snap("pkg_init", &["pkg", "init", "fresh", "--yes"]);
+    snap("registry_remove", &["registry", "remove", "reg"]);
     snap("enable_defaults", &["source", "enable-defaults"]);
     snap("remove", &["source", "remove", "shapes", "--purge-cache"]);
     insta::assert_json_snapshot!("error", env.aam(&["--json", "source", "scan", "nope"]).json());

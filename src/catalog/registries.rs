@@ -1,0 +1,204 @@
+//! The catalog's mirror of registry packages: what search and resolution read.
+
+use rusqlite::{OptionalExtension, params};
+
+use super::{Catalog, bump_generation, db_error};
+use crate::error::Result;
+use crate::scan::ArtifactKind;
+
+/// One package of a registry, as mirrored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegistryPackageRecord {
+    /// Package name.
+    pub name: String,
+    /// Description of the latest version.
+    pub description: String,
+    /// The version `latest` points at.
+    pub latest_version: String,
+    /// Artifact types in the latest version.
+    pub artifact_types: Vec<ArtifactKind>,
+    /// Artifact names and descriptions, for search.
+    pub summary: String,
+    /// Every version with its registry entry as JSON.
+    pub versions: Vec<(String, String)>,
+    /// Dist-tags: tag to version.
+    pub tags: Vec<(String, String)>,
+}
+
+/// What search indexes of a registry package.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackageSearchRow {
+    /// Row id.
+    pub id: i64,
+    /// Registry name.
+    pub registry: String,
+    /// Package name.
+    pub name: String,
+    /// Latest version.
+    pub version: String,
+    /// Description.
+    pub description: Option<String>,
+    /// Artifact types.
+    pub artifact_types: Vec<ArtifactKind>,
+    /// Artifact names and descriptions.
+    pub summary: String,
+}
+
+/// Which registry packages to read for the search index.
+#[derive(Debug, Clone, Copy)]
+pub enum PackageFilter<'a> {
+    /// Every package of every registry.
+    All,
+    /// Every package of one registry.
+    Registry(&'a str),
+}
+
+impl Catalog {
+    /// Replaces what the catalog holds for `registry` with `packages`, in one
+    /// transaction. Returns the new generation.
+    pub fn sync_registry(&mut self, registry: &str, packages: &[RegistryPackageRecord]) -> Result<u64> {
+        let tx = self.write()?;
+        let names: Vec<&str> = packages.iter().map(|p| p.name.as_str()).collect();
+        {
+            let mut existing = tx
+                .prepare_cached("SELECT id, name FROM registry_packages WHERE registry = ?1")
+                .map_err(db_error)?;
+            let rows: Vec<(i64, String)> = existing
+                .query_map([registry], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(db_error)?
+                .collect::<rusqlite::Result<_>>()
+                .map_err(db_error)?;
+            for (id, name) in rows {
+                if !names.contains(&name.as_str()) {
+                    tx.execute("DELETE FROM registry_packages WHERE id = ?1", [id])
+                        .map_err(db_error)?;
+                }
+            }
+        }
+        for package in packages {
+            let types: Vec<&str> = package.artifact_types.iter().map(|k| k.as_str()).collect();
+            let id: i64 = tx
+                .query_row(
+                    "INSERT INTO registry_packages (registry, name, description, latest_version, artifact_types, summary)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                     ON CONFLICT (registry, name) DO UPDATE SET description = excluded.description,
+                         latest_version = excluded.latest_version, artifact_types = excluded.artifact_types,
+                         summary = excluded.summary
+                     RETURNING id",
+                    params![
+                        registry,
+                        package.name,
+                        package.description,
+                        package.latest_version,
+                        types.join(","),
+                        package.summary
+                    ],
+                    |r| r.get(0),
+                )
+                .map_err(db_error)?;
+            tx.execute("DELETE FROM registry_versions WHERE package_id = ?1", [id])
+                .map_err(db_error)?;
+            tx.execute("DELETE FROM registry_tags WHERE package_id = ?1", [id])
+                .map_err(db_error)?;
+            for (version, entry) in &package.versions {
+                tx.execute(
+                    "INSERT INTO registry_versions (package_id, version, entry_json) VALUES (?1, ?2, ?3)",
+                    params![id, version, entry],
+                )
+                .map_err(db_error)?;
+            }
+            for (tag, version) in &package.tags {
+                tx.execute(
+                    "INSERT INTO registry_tags (package_id, tag, version) VALUES (?1, ?2, ?3)",
+                    params![id, tag, version],
+                )
+                .map_err(db_error)?;
+            }
+        }
+        let generation = bump_generation(&tx)?;
+        tx.commit().map_err(db_error)?;
+        Ok(generation)
+    }
+
+    /// Forgets every package of `registry`. Returns the new generation.
+    pub fn remove_registry(&mut self, registry: &str) -> Result<u64> {
+        let tx = self.write()?;
+        tx.execute("DELETE FROM registry_packages WHERE registry = ?1", [registry])
+            .map_err(db_error)?;
+        let generation = bump_generation(&tx)?;
+        tx.commit().map_err(db_error)?;
+        Ok(generation)
+    }
+
+    /// How many packages the catalog mirrors for `registry`.
+    pub fn registry_package_count(&self, registry: &str) -> Result<u64> {
+        let count: i64 = self
+            .conn
+            .query_row(
+                "SELECT COUNT(*) FROM registry_packages WHERE registry = ?1",
+                [registry],
+                |r| r.get(0),
+            )
+            .map_err(db_error)?;
+        Ok(count as u64)
+    }
+
+    /// The version a tag of a registry package points at.
+    pub fn registry_tag(&self, registry: &str, name: &str, tag: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row(
+                "SELECT t.version FROM registry_tags t JOIN registry_packages p ON p.id = t.package_id
+                 WHERE p.registry = ?1 AND p.name = ?2 AND t.tag = ?3",
+                params![registry, name, tag],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(db_error)
+    }
+
+    /// Streams search rows for registry packages to `each`.
+    pub fn for_each_package_search_row(
+        &self,
+        filter: PackageFilter<'_>,
+        mut each: impl FnMut(PackageSearchRow) -> Result<()>,
+    ) -> Result<()> {
+        let registry = match filter {
+            PackageFilter::All => None,
+            PackageFilter::Registry(name) => Some(name),
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, registry, name, latest_version, description, artifact_types, summary
+                 FROM registry_packages WHERE (?1 IS NULL OR registry = ?1)",
+            )
+            .map_err(db_error)?;
+        let rows = stmt
+            .query_map([registry], |r| {
+                let types: String = r.get(5)?;
+                Ok(PackageSearchRow {
+                    id: r.get(0)?,
+                    registry: r.get(1)?,
+                    name: r.get(2)?,
+                    version: r.get(3)?,
+                    description: r.get(4)?,
+                    artifact_types: types.split(',').filter_map(ArtifactKind::parse).collect(),
+                    summary: r.get(6)?,
+                })
+            })
+            .map_err(db_error)?;
+        for row in rows {
+            each(row.map_err(db_error)?)?;
+        }
+        Ok(())
+    }
+
+    /// How many registry packages the catalog mirrors in all.
+    pub fn package_count(&self) -> Result<u64> {
+        let count: i64 = self
+            .conn
+            .query_row("SELECT COUNT(*) FROM registry_packages", [], |r| r.get(0))
+            .map_err(db_error)?;
+        Ok(count as u64)
+    }
+}

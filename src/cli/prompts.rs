@@ -1,0 +1,94 @@
+//! Questions asked on a terminal when flags leave something open.
+
+use dialoguer::{Input, MultiSelect};
+
+use crate::error::{Error, Result};
+use crate::tools::artifacts::{CandidatesInput, SourceCandidates};
+use crate::tools::packages::{PkgCreateInput, PkgInitInput};
+use crate::tools::sources::{SourceScan, SourceScanInput};
+use crate::tools::{Context, Tool};
+
+fn cancelled(e: dialoguer::Error) -> Error {
+    Error::invalid_argument(format!("no answer: {e}")).with_hint("pass the values as flags, or `--yes` for defaults")
+}
+
+fn ask(prompt: &str, current: &mut Option<String>, default: &str) -> Result<()> {
+    let mut question = Input::<String>::new()
+        .with_prompt(prompt)
+        .allow_empty(default.is_empty());
+    let initial = current.clone().unwrap_or_else(|| default.to_string());
+    if !initial.is_empty() {
+        question = question.default(initial);
+    }
+    let answer = question.interact_text().map_err(cancelled)?;
+    *current = Some(answer).filter(|a| !a.trim().is_empty());
+    Ok(())
+}
+
+/// Asks for the manifest fields `aam pkg init` was not given.
+pub fn init(input: &mut PkgInitInput) -> Result<()> {
+    ask("Package name", &mut input.name, "")?;
+    ask("Version", &mut input.version, "0.1.0")?;
+    ask("Description", &mut input.description, "")?;
+    ask("Author", &mut input.author, "")?;
+    ask("License", &mut input.license, "MIT")?;
+    Ok(())
+}
+
+/// Lets the user tick the artifacts to package; returns their paths.
+pub fn choose_artifacts(ctx: &Context, input: &PkgCreateInput) -> Result<Vec<String>> {
+    let items: Vec<(String, String)> = match &input.from_source {
+        Some(source) => {
+            let scan = SourceScan::run(
+                ctx,
+                SourceScanInput {
+                    name: source.clone(),
+                    kind: None,
+                },
+            )?;
+            let a = &scan.artifacts;
+            [
+                ("skill", &a.skills),
+                ("agent", &a.agents),
+                ("prompt", &a.prompts),
+                ("instruction", &a.instructions),
+            ]
+            .into_iter()
+            .flat_map(|(kind, list)| {
+                list.iter()
+                    .map(move |x| (format!("{kind:<11} {}  ({})", x.name, x.path), x.path.clone()))
+            })
+            .collect()
+        }
+        None => {
+            let local = SourceCandidates::run(
+                ctx,
+                CandidatesInput {
+                    source: Some("local".to_string()),
+                    kind: None,
+                    limit: 1000,
+                    cursor: None,
+                },
+            )?;
+            local
+                .candidates
+                .into_iter()
+                .map(|c| (format!("{:<11} {}  ({})", c.kind.as_str(), c.name, c.path), c.path))
+                .collect()
+        }
+    };
+    if items.is_empty() {
+        return Err(Error::invalid_argument("there are no artifacts to choose from")
+            .with_hint("add skills, agents, prompts or instructions first"));
+    }
+    let labels: Vec<&str> = items.iter().map(|(label, _)| label.as_str()).collect();
+    let picked = MultiSelect::new()
+        .with_prompt("Artifacts to package (space to tick, enter to confirm)")
+        .items(&labels)
+        .interact()
+        .map_err(cancelled)?;
+    if picked.is_empty() {
+        return Err(Error::invalid_argument("no artifacts chosen").with_hint("tick at least one, or pass `--all`"));
+    }
+    Ok(picked.into_iter().map(|i| items[i].1.clone()).collect())
+}

@@ -1,0 +1,281 @@
+//! `.aam` archives: reproducible gzip tarballs, and their safe extraction.
+//!
+//! Packing sorts entries and fixes every piece of metadata (times, owners, modes,
+//! the gzip header), so the same files always give the same bytes. Unpacking
+//! refuses absolute paths, `..`, links and special files, and sizes over the
+//! limits below, naming the offending entry; nothing is written until the whole
+//! archive has been checked.
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use super::layout::PackageFile;
+use super::manifest::MANIFEST_FILE;
+use crate::error::{Error, ErrorCode, Result};
+
+/// Largest archive accepted.
+pub const MAX_ARCHIVE_BYTES: u64 = 64 * 1024 * 1024;
+/// Largest total of unpacked file sizes accepted.
+pub const MAX_UNPACKED_BYTES: u64 = 256 * 1024 * 1024;
+/// Most entries accepted.
+pub const MAX_ENTRIES: usize = 20_000;
+
+/// Builds the archive of `files`, with `manifest` as the content of `aam.yaml`.
+pub fn pack(files: &[PackageFile], manifest: &str) -> Result<Vec<u8>> {
+    let gzip = flate2::GzBuilder::new()
+        .mtime(0)
+        .operating_system(255)
+        .write(Vec::new(), flate2::Compression::default());
+    let mut tar = tar::Builder::new(gzip);
+    tar.mode(tar::HeaderMode::Deterministic);
+    let mut entries: Vec<(&str, Vec<u8>, bool)> = vec![(MANIFEST_FILE, manifest.as_bytes().to_vec(), false)];
+    for file in files.iter().filter(|f| f.path != MANIFEST_FILE) {
+        let bytes = std::fs::read(&file.source).map_err(|e| Error::io("read", &file.source, e))?;
+        entries.push((&file.path, bytes, file.executable));
+    }
+    entries.sort_by(|a, b| a.0.cmp(b.0));
+    for (path, bytes, executable) in entries {
+        let mut header = tar::Header::new_ustar();
+        header.set_size(bytes.len() as u64);
+        header.set_mode(if executable { 0o755 } else { 0o644 });
+        header.set_mtime(0);
+        header.set_uid(0);
+        header.set_gid(0);
+        header.set_entry_type(tar::EntryType::Regular);
+        tar.append_data(&mut header, path, bytes.as_slice())
+            .map_err(|e| archive_error(format!("cannot add `{path}` to the archive: {e}")))?;
+    }
+    let gzip = tar
+        .into_inner()
+        .map_err(|e| archive_error(format!("cannot finish the archive: {e}")))?;
+    let bytes = gzip
+        .finish()
+        .map_err(|e| archive_error(format!("cannot compress the archive: {e}")))?;
+    if bytes.len() as u64 > MAX_ARCHIVE_BYTES {
+        return Err(archive_error(format!(
+            "the archive is {} bytes, over the {} MiB limit",
+            bytes.len(),
+            MAX_ARCHIVE_BYTES / 1024 / 1024
+        )));
+    }
+    Ok(bytes)
+}
+
+/// A checked archive entry.
+struct Entry {
+    path: String,
+    bytes: Vec<u8>,
+    executable: bool,
+}
+
+/// Reads and checks every entry of an archive without writing anything.
+fn read_entries(archive: &[u8]) -> Result<Vec<Entry>> {
+    if archive.len() as u64 > MAX_ARCHIVE_BYTES {
+        return Err(archive_error(format!(
+            "the archive is {} bytes, over the {} MiB limit",
+            archive.len(),
+            MAX_ARCHIVE_BYTES / 1024 / 1024
+        )));
+    }
+    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(archive));
+    let mut entries = Vec::new();
+    let mut total = 0u64;
+    let iter = tar
+        .entries()
+        .map_err(|e| archive_error(format!("not a gzip tar archive: {e}")))?;
+    for entry in iter {
+        let mut entry = entry.map_err(|e| archive_error(format!("damaged archive: {e}")))?;
+        let raw = entry.path_bytes().into_owned();
+        let path = String::from_utf8(raw).map_err(|_| archive_error("an entry name is not UTF-8".to_string()))?;
+        let path = path.trim_start_matches("./").to_string();
+        check_entry_path(&path)?;
+        match entry.header().entry_type() {
+            tar::EntryType::Regular | tar::EntryType::Continuous => {}
+            tar::EntryType::Directory => continue,
+            tar::EntryType::Symlink | tar::EntryType::Link => {
+                return Err(entry_error(&path, "is a link; packages hold regular files only"));
+            }
+            other => return Err(entry_error(&path, &format!("has unsupported type {other:?}"))),
+        }
+        let size = entry
+            .header()
+            .size()
+            .map_err(|_| entry_error(&path, "has an unreadable size"))?;
+        total += size;
+        if total > MAX_UNPACKED_BYTES {
+            return Err(entry_error(
+                &path,
+                &format!(
+                    "takes the unpacked size over the {} MiB limit",
+                    MAX_UNPACKED_BYTES / 1024 / 1024
+                ),
+            ));
+        }
+        if entries.len() >= MAX_ENTRIES {
+            return Err(entry_error(
+                &path,
+                &format!("is past the limit of {MAX_ENTRIES} entries"),
+            ));
+        }
+        let mode = entry.header().mode().unwrap_or(0o644);
+        let mut bytes = Vec::with_capacity(size as usize);
+        (&mut entry)
+            .take(size + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| entry_error(&path, &format!("cannot be read: {e}")))?;
+        if bytes.len() as u64 != size {
+            return Err(entry_error(&path, "does not match its recorded size"));
+        }
+        if entries.iter().any(|e: &Entry| e.path == path) {
+            return Err(entry_error(&path, "appears twice"));
+        }
+        entries.push(Entry {
+            path,
+            bytes,
+            executable: mode & 0o111 != 0,
+        });
+    }
+    if !entries.iter().any(|e| e.path == MANIFEST_FILE) {
+        return Err(archive_error(format!("the archive has no `{MANIFEST_FILE}`")));
+    }
+    Ok(entries)
+}
+
+/// The text of `aam.yaml` inside an archive (after checking every entry).
+pub fn manifest_text(archive: &[u8]) -> Result<String> {
+    let entries = read_entries(archive)?;
+    let manifest = entries
+        .into_iter()
+        .find(|e| e.path == MANIFEST_FILE)
+        .map(|e| e.bytes)
+        .unwrap_or_default();
+    String::from_utf8(manifest).map_err(|_| archive_error(format!("`{MANIFEST_FILE}` is not UTF-8")))
+}
+
+/// Unpacks a checked archive into `dest` (which must not exist yet), returning the
+/// file paths written.
+pub fn unpack(archive: &[u8], dest: &Path) -> Result<Vec<String>> {
+    let entries = read_entries(archive)?;
+    let mut written = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let target = dest.join(&entry.path);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
+        }
+        std::fs::write(&target, &entry.bytes).map_err(|e| Error::io("write", &target, e))?;
+        if entry.executable {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755))
+                .map_err(|e| Error::io("write", &target, e))?;
+        }
+        written.push(entry.path);
+    }
+    Ok(written)
+}
+
+/// Writes an archive file (atomically) and reports its size and blake3.
+pub fn write_archive(path: &Path, bytes: &[u8]) -> Result<(u64, String)> {
+    crate::atomic::write_file(path, bytes)?;
+    let mut hasher = blake3::Hasher::new();
+    hasher.write_all(bytes).map_err(|e| Error::io("read", path, e))?;
+    Ok((bytes.len() as u64, hasher.finalize().to_hex().to_string()))
+}
+
+fn check_entry_path(path: &str) -> Result<()> {
+    if path.is_empty() || path.starts_with('/') || path.contains('\\') || path.contains('\0') {
+        return Err(entry_error(path, "has an absolute or invalid path"));
+    }
+    if path.split('/').any(|p| p == "..") {
+        return Err(entry_error(path, "climbs out of the package with `..`"));
+    }
+    Ok(())
+}
+
+fn archive_error(message: String) -> Error {
+    Error::new(ErrorCode::ArchiveInvalid, message)
+        .with_hint("rebuild the archive with `aam pkg pack`, or ask its author for a clean one")
+}
+
+fn entry_error(path: &str, what: &str) -> Error {
+    archive_error(format!("archive entry `{path}` {what}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hostile(name: &str, kind: tar::EntryType, link: Option<&str>) -> Vec<u8> {
+        let gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        let mut tar = tar::Builder::new(gzip);
+        let mut manifest = tar::Header::new_gnu();
+        manifest.set_size(2);
+        manifest.set_mode(0o644);
+        manifest.set_cksum();
+        tar.append_data(&mut manifest, MANIFEST_FILE, &b"{}"[..]).unwrap();
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(kind);
+        header.set_size(0);
+        header.set_mode(0o644);
+        {
+            // Write the raw name so the tar crate's own path checks cannot clean it up.
+            let raw = header.as_old_mut();
+            raw.name[..name.len()].copy_from_slice(name.as_bytes());
+        }
+        if let Some(target) = link {
+            header.set_link_name(target).unwrap();
+        }
+        header.set_cksum();
+        tar.append(&header, &[][..]).unwrap();
+        tar.into_inner().unwrap().finish().unwrap()
+    }
+
+    #[test]
+    fn hostile_archives_are_refused_naming_the_entry() {
+        let cases = [
+            hostile("/etc/passwd", tar::EntryType::Regular, None),
+            hostile("../escape.md", tar::EntryType::Regular, None),
+            hostile("skills/../../x", tar::EntryType::Regular, None),
+            hostile("link.md", tar::EntryType::Symlink, Some("/etc/passwd")),
+            hostile("hard.md", tar::EntryType::Link, Some("aam.yaml")),
+            hostile("dev", tar::EntryType::Char, None),
+        ];
+        for archive in cases {
+            let dest = tempfile::tempdir().unwrap();
+            let err = unpack(&archive, &dest.path().join("out")).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::ArchiveInvalid);
+            assert!(err.message().contains("archive entry `"), "{}", err.message());
+            assert!(!dest.path().join("out").exists(), "nothing written");
+        }
+        let err = unpack(b"not an archive", Path::new("/nonexistent")).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ArchiveInvalid);
+    }
+
+    #[test]
+    fn packing_is_reproducible_and_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("skills/a")).unwrap();
+        std::fs::write(dir.path().join("skills/a/SKILL.md"), "# a\n").unwrap();
+        std::fs::write(dir.path().join("skills/a/run.sh"), "echo\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            dir.path().join("skills/a/run.sh"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        let files = super::super::layout::package_files(dir.path()).unwrap();
+        let one = pack(&files, "name: x\n").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        std::fs::write(dir.path().join("skills/a/SKILL.md"), "# a\n").unwrap();
+        let two = pack(&super::super::layout::package_files(dir.path()).unwrap(), "name: x\n").unwrap();
+        assert_eq!(one, two, "same input, same bytes");
+        assert_eq!(manifest_text(&one).unwrap(), "name: x\n");
+        let out = dir.path().join("out");
+        let written = unpack(&one, &out).unwrap();
+        assert_eq!(written, ["aam.yaml", "skills/a/SKILL.md", "skills/a/run.sh"]);
+        let mode = std::fs::metadata(out.join("skills/a/run.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o111, 0o111);
+    }
+}

@@ -1,0 +1,7 @@
+//! Packages: the `aam.yaml` manifest, the package layout, reproducible archives
+//! and the local registry.
+
+pub mod archive;
+pub mod layout;
+pub mod manifest;
+pub mod registry;

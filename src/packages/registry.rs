@@ -1,0 +1,291 @@
+//! The local package registry: a folder of immutable, published archives.
+//!
+//! ```text
+//! <root>/aam-registry.json                      marker: {"format": 1}
+//! <root>/index.json                             every package: description, dist-tags, versions
+//! <root>/packages/<name>/<version>/package.aam   the archive
+//! <root>/packages/<name>/<version>/metadata.json its checksum, size, artifacts, dependencies
+//! ```
+//!
+//! Publishing takes an exclusive lock on `<root>/.lock`, refuses a version that
+//! exists, writes the archive and its metadata, then updates the one entry of the
+//! index that changed; every file lands atomically.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::manifest::{Manifest, ManifestArtifacts};
+use crate::atomic;
+use crate::error::{Error, ErrorCode, Result};
+use crate::scan::ArtifactKind;
+
+const MARKER: &str = "aam-registry.json";
+const INDEX: &str = "index.json";
+const FORMAT: u32 = 1;
+
+/// A local registry folder.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    root: PathBuf,
+}
+
+/// `index.json`: every package in the registry.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RegistryIndex {
+    /// Layout version.
+    pub format: u32,
+    /// Packages by name.
+    pub packages: BTreeMap<String, PackageEntry>,
+}
+
+/// One package in the index.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PackageEntry {
+    /// Description of the newest version.
+    pub description: String,
+    /// Tag to version (`latest` always present).
+    pub dist_tags: BTreeMap<String, String>,
+    /// Published versions.
+    pub versions: BTreeMap<String, VersionEntry>,
+}
+
+/// One published version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct VersionEntry {
+    /// Archive path relative to the registry root.
+    pub archive: String,
+    /// blake3 of the archive (hex).
+    pub checksum: String,
+    /// Archive size in bytes.
+    pub size: u64,
+    /// Description of this version.
+    pub description: String,
+    /// Which artifact types it holds.
+    pub artifact_types: Vec<ArtifactKind>,
+    /// Its artifacts.
+    pub artifacts: ManifestArtifacts,
+    /// Its dependencies: name to constraint.
+    pub dependencies: BTreeMap<String, String>,
+    /// When it was published (RFC 3339).
+    pub published_at: String,
+}
+
+impl Registry {
+    /// Makes `root` a registry. An existing registry is kept as it is; a folder
+    /// with other content needs `force`.
+    pub fn init(root: &Path, force: bool) -> Result<Self> {
+        if root.join(MARKER).exists() {
+            return Self::open(root);
+        }
+        let occupied = std::fs::read_dir(root).map(|mut d| d.next().is_some()).unwrap_or(false);
+        if occupied && !force {
+            return Err(Error::new(
+                ErrorCode::RegistryInvalid,
+                format!("`{}` is not empty and is not a registry", root.display()),
+            )
+            .with_hint("choose an empty folder, or pass `--force` to create the registry there anyway"));
+        }
+        atomic::write_file(&root.join(MARKER), format!("{{\"format\": {FORMAT}}}\n").as_bytes())?;
+        let registry = Self {
+            root: root.to_path_buf(),
+        };
+        registry.write_index(&RegistryIndex {
+            format: FORMAT,
+            packages: BTreeMap::new(),
+        })?;
+        Ok(registry)
+    }
+
+    /// Opens the registry at `root`.
+    pub fn open(root: &Path) -> Result<Self> {
+        if !root.join(MARKER).is_file() {
+            return Err(Error::new(
+                ErrorCode::RegistryInvalid,
+                format!("`{}` is not an aam registry (no `{MARKER}`)", root.display()),
+            )
+            .with_hint("create one with `aam registry init <path>`"));
+        }
+        Ok(Self {
+            root: root.to_path_buf(),
+        })
+    }
+
+    /// The registry folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Reads `index.json`.
+    pub fn index(&self) -> Result<RegistryIndex> {
+        let path = self.root.join(INDEX);
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::io("read", &path, e))?;
+        serde_json::from_str(&text).map_err(|e| {
+            Error::new(
+                ErrorCode::RegistryInvalid,
+                format!("the registry index `{}` is damaged: {e}", path.display()),
+            )
+            .with_hint("restore it from a backup; the archives and their metadata.json files are intact")
+        })
+    }
+
+    fn write_index(&self, index: &RegistryIndex) -> Result<()> {
+        let text = serde_json::to_string_pretty(index).map_err(|e| Error::internal(format!("index: {e}")))?;
+        atomic::write_file(&self.root.join(INDEX), text.as_bytes())
+    }
+
+    /// Publishes `archive` (whose manifest is `manifest`) under `tag`. With
+    /// `dry_run`, checks everything and writes nothing.
+    pub fn publish(&self, archive: &[u8], manifest: &Manifest, tag: &str, dry_run: bool) -> Result<VersionEntry> {
+        let _lock = self.lock()?;
+        let mut index = self.index()?;
+        let name = &manifest.name;
+        let version = &manifest.version;
+        if index
+            .packages
+            .get(name)
+            .is_some_and(|p| p.versions.contains_key(version))
+        {
+            return Err(Error::new(
+                ErrorCode::VersionExists,
+                format!("`{name}@{version}` is already published"),
+            )
+            .with_hint("published versions never change: bump `version` in `aam.yaml` and pack again"));
+        }
+        let folder = format!("packages/{name}/{version}");
+        let entry = VersionEntry {
+            archive: format!("{folder}/package.aam"),
+            checksum: blake3::hash(archive).to_hex().to_string(),
+            size: archive.len() as u64,
+            description: manifest.description.clone(),
+            artifact_types: ArtifactKind::ALL
+                .into_iter()
+                .filter(|k| !manifest.artifacts.of(*k).is_empty())
+                .collect(),
+            artifacts: manifest.artifacts.clone(),
+            dependencies: manifest.dependencies.clone(),
+            published_at: crate::catalog::now_timestamp(),
+        };
+        if dry_run {
+            return Ok(entry);
+        }
+        atomic::write_file(&self.root.join(&entry.archive), archive)?;
+        let metadata = serde_json::json!({ "name": name, "version": version, "entry": &entry, "manifest": manifest });
+        atomic::write_file(
+            &self.root.join(format!("{folder}/metadata.json")),
+            format!("{metadata:#}\n").as_bytes(),
+        )?;
+        let package = index.packages.entry(name.clone()).or_default();
+        package.versions.insert(version.clone(), entry.clone());
+        package.dist_tags.insert(tag.to_string(), version.clone());
+        package
+            .dist_tags
+            .entry("latest".to_string())
+            .or_insert_with(|| version.clone());
+        package.description = manifest.description.clone();
+        self.write_index(&index)?;
+        Ok(entry)
+    }
+
+    /// The archive bytes of a published version, checked against its checksum.
+    pub fn archive(&self, entry: &VersionEntry) -> Result<Vec<u8>> {
+        let path = self.root.join(&entry.archive);
+        let bytes = std::fs::read(&path).map_err(|e| Error::io("read", &path, e))?;
+        if blake3::hash(&bytes).to_hex().as_str() != entry.checksum {
+            return Err(Error::new(
+                ErrorCode::RegistryInvalid,
+                format!("`{}` does not match the checksum the registry recorded", path.display()),
+            )
+            .with_hint("the registry was changed by hand; publish the package again under a new version"));
+        }
+        Ok(bytes)
+    }
+
+    fn lock(&self) -> Result<std::fs::File> {
+        let path = self.root.join(".lock");
+        let file = std::fs::File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::io("open", &path, e))?;
+        file.lock().map_err(|e| Error::io("lock", &path, e))?;
+        Ok(file)
+    }
+}
+
+/// The folder of a `file://` registry URL (or a plain path).
+pub fn url_to_path(url: &str) -> Result<PathBuf> {
+    match url.strip_prefix("file://") {
+        Some(path) if path.starts_with('/') => Ok(PathBuf::from(path)),
+        Some(_) => Err(Error::invalid_argument(format!(
+            "`{url}` needs an absolute path: `file:///abs/path`"
+        ))),
+        None if url.contains("://") => Err(Error::invalid_argument(format!(
+            "`{url}` is not a local registry; only `file://` registries are supported"
+        ))
+        .with_hint("create a local registry with `aam registry init <path>`")),
+        None => Ok(PathBuf::from(url)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(version: &str) -> Manifest {
+        let text = format!(
+            "name: kit\nversion: {version}\ndescription: A kit\nartifacts:\n  skills:\n    - name: a\n      path: skills/a\n"
+        );
+        super::super::manifest::check(&text).manifest.unwrap()
+    }
+
+    #[test]
+    fn publish_is_immutable_and_tags_versions() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = Registry::init(&dir.path().join("reg"), false).unwrap();
+        let entry = registry
+            .publish(b"archive-1", &manifest("1.0.0"), "latest", false)
+            .unwrap();
+        assert_eq!(entry.artifact_types, [ArtifactKind::Skill]);
+        assert_eq!(registry.archive(&entry).unwrap(), b"archive-1");
+        let err = registry
+            .publish(b"other", &manifest("1.0.0"), "latest", false)
+            .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::VersionExists);
+        registry
+            .publish(b"archive-2", &manifest("2.0.0-beta.1"), "beta", false)
+            .unwrap();
+        let dry = registry
+            .publish(b"archive-3", &manifest("3.0.0"), "latest", true)
+            .unwrap();
+        assert_eq!(dry.size, 9);
+        let index = registry.index().unwrap();
+        let kit = &index.packages["kit"];
+        assert_eq!(kit.versions.len(), 2, "dry run wrote nothing");
+        assert_eq!(kit.dist_tags["latest"], "1.0.0");
+        assert_eq!(kit.dist_tags["beta"], "2.0.0-beta.1");
+        std::fs::write(registry.root().join(&entry.archive), b"tampered").unwrap();
+        assert_eq!(registry.archive(&entry).unwrap_err().code(), ErrorCode::RegistryInvalid);
+    }
+
+    #[test]
+    fn init_refuses_occupied_folders_without_force() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("file"), "x").unwrap();
+        assert_eq!(
+            Registry::init(dir.path(), false).unwrap_err().code(),
+            ErrorCode::RegistryInvalid
+        );
+        Registry::init(dir.path(), true).unwrap();
+        Registry::init(dir.path(), false).unwrap();
+        assert_eq!(
+            Registry::open(&dir.path().join("nope")).unwrap_err().code(),
+            ErrorCode::RegistryInvalid
+        );
+        assert!(url_to_path("https://example.com/reg").is_err());
+        assert_eq!(url_to_path("file:///tmp/r").unwrap(), PathBuf::from("/tmp/r"));
+    }
+}

@@ -1,0 +1,288 @@
+//! Registry tools: init, add, list and remove local package registries.
+//!
+//! Registries are configured in the settings file; their packages are mirrored
+//! into the catalog (and from there into the search index) whenever a registry
+//! is added or a package is published to it.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Context, Risk, Tool, indexed_write};
+use crate::catalog::{Catalog, RegistryPackageRecord};
+use crate::config::{RegistrySetting, Settings};
+use crate::error::{Error, ErrorCode, Result};
+use crate::packages::registry::{Registry, url_to_path};
+use crate::scan::ArtifactKind;
+use crate::search::IndexChange;
+
+/// Opens a configured registry.
+pub fn open_registry(setting: &RegistrySetting) -> Result<Registry> {
+    Registry::open(&url_to_path(&setting.url)?)
+}
+
+/// Mirrors every package of `registry` into the catalog and the search index.
+pub fn mirror_registry(ctx: &Context, catalog: &mut Catalog, name: &str, registry: &Registry) -> Result<()> {
+    let index = registry.index()?;
+    let mut records = Vec::with_capacity(index.packages.len());
+    for (package, entry) in &index.packages {
+        let Some(latest) = entry
+            .dist_tags
+            .get("latest")
+            .and_then(|v| entry.versions.get(v).map(|e| (v, e)))
+        else {
+            continue;
+        };
+        let (latest_version, latest_entry) = latest;
+        let summary = latest_entry
+            .artifacts
+            .all()
+            .map(|(_, a)| format!("{} {}", a.name, a.description.as_deref().unwrap_or("")))
+            .collect::<Vec<_>>()
+            .join("\n");
+        records.push(RegistryPackageRecord {
+            name: package.clone(),
+            description: entry.description.clone(),
+            latest_version: latest_version.clone(),
+            artifact_types: latest_entry.artifact_types.clone(),
+            summary,
+            versions: entry
+                .versions
+                .iter()
+                .map(|(v, e)| (v.clone(), serde_json::to_string(e).unwrap_or_default()))
+                .collect(),
+            tags: entry.dist_tags.iter().map(|(t, v)| (t.clone(), v.clone())).collect(),
+        });
+    }
+    indexed_write(ctx, catalog, |catalog| {
+        let generation = catalog.sync_registry(name, &records)?;
+        Ok(((), IndexChange::RegistrySynced(name.to_string()), generation))
+    })
+}
+
+/// One configured registry.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RegistryEntry {
+    /// Name.
+    pub name: String,
+    /// `file://` URL.
+    pub url: String,
+    /// Whether commands use it when none is named.
+    pub default: bool,
+    /// Packages it holds (as mirrored in the catalog).
+    pub package_count: u64,
+}
+
+fn entry(catalog: &Catalog, setting: &RegistrySetting) -> Result<RegistryEntry> {
+    Ok(RegistryEntry {
+        name: setting.name.clone(),
+        url: setting.url.clone(),
+        default: setting.default,
+        package_count: catalog.registry_package_count(&setting.name)?,
+    })
+}
+
+/// Adds a registry to the settings (and makes it the only default when asked).
+fn register(ctx: &Context, name: &str, registry: &Registry, default: bool) -> Result<RegistryEntry> {
+    crate::sources::spec::validate_name(name)?;
+    let mut settings = ctx.home.load_settings()?;
+    if settings.registries.iter().any(|r| r.name == name) {
+        return Err(Error::new(
+            ErrorCode::RegistryExists,
+            format!("a registry named `{name}` is already configured"),
+        )
+        .with_hint("pick another name, or remove the existing one with `aam registry remove`"));
+    }
+    let root = registry
+        .root()
+        .canonicalize()
+        .map_err(|e| Error::io("read", registry.root(), e))?;
+    if default {
+        settings.registries.iter_mut().for_each(|r| r.default = false);
+    }
+    let setting = RegistrySetting {
+        name: name.to_string(),
+        url: format!("file://{}", root.display()),
+        default,
+    };
+    settings.registries.push(setting.clone());
+    let mut catalog = ctx.catalog()?;
+    ctx.home.save_settings(&settings)?;
+    mirror_registry(ctx, &mut catalog, name, registry)?;
+    entry(&catalog, &setting)
+}
+
+// ---------------------------------------------------------------- init
+
+/// Input of `aam_registry_init`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RegistryInitInput {
+    /// Folder to create the registry in.
+    pub path: String,
+    /// Name to configure it under (default: the folder's name).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Use it when commands name no registry.
+    #[serde(default)]
+    pub default: bool,
+    /// Create it even if the folder is not empty.
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// Creates a local registry and configures it.
+pub struct RegistryInit;
+
+impl Tool for RegistryInit {
+    const NAME: &'static str = "aam_registry_init";
+    const TITLE: &'static str = "Create a registry";
+    const DESCRIPTION: &'static str = "Create a local package registry in a folder and configure it (named after the folder unless `name` is given). An existing registry there is kept and configured. Next: `aam_publish` packages to it.";
+    const RISK: Risk = Risk::Write;
+    const IDEMPOTENT: bool = false;
+    type Input = RegistryInitInput;
+    type Output = RegistryEntry;
+
+    fn run(ctx: &Context, input: RegistryInitInput) -> Result<RegistryEntry> {
+        let root = ctx.cwd.join(&input.path);
+        let name = input.name.unwrap_or_else(|| {
+            root.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "local".to_string())
+        });
+        crate::sources::spec::validate_name(&name)?;
+        if ctx.home.load_settings()?.registries.iter().any(|r| r.name == name) {
+            return Err(Error::new(
+                ErrorCode::RegistryExists,
+                format!("a registry named `{name}` is already configured"),
+            )
+            .with_hint("pass `--name` with another name"));
+        }
+        let registry = Registry::init(&root, input.force)?;
+        register(ctx, &name, &registry, input.default)
+    }
+}
+
+// ---------------------------------------------------------------- add
+
+/// Input of `aam_registry_add`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RegistryAddInput {
+    /// Name to configure it under.
+    pub name: String,
+    /// `file:///abs/path` (or a path) of an existing local registry.
+    pub url: String,
+    /// Use it when commands name no registry.
+    #[serde(default)]
+    pub default: bool,
+}
+
+/// Configures an existing registry.
+pub struct RegistryAdd;
+
+impl Tool for RegistryAdd {
+    const NAME: &'static str = "aam_registry_add";
+    const TITLE: &'static str = "Add a registry";
+    const DESCRIPTION: &'static str = "Configure an existing local registry under a name and mirror its packages into the catalog so search finds them. Next: `aam_search` or install from it.";
+    const RISK: Risk = Risk::Write;
+    const IDEMPOTENT: bool = false;
+    type Input = RegistryAddInput;
+    type Output = RegistryEntry;
+
+    fn run(ctx: &Context, input: RegistryAddInput) -> Result<RegistryEntry> {
+        let path = ctx.cwd.join(url_to_path(&input.url)?);
+        let registry = Registry::open(&path)?;
+        register(ctx, &input.name, &registry, input.default)
+    }
+}
+
+// ---------------------------------------------------------------- list
+
+/// Input of `aam_registry_list`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RegistryListInput {}
+
+/// Output of `aam_registry_list`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(transparent)]
+pub struct RegistryListOutput(pub Vec<RegistryEntry>);
+
+/// Lists configured registries.
+pub struct RegistryList;
+
+impl Tool for RegistryList {
+    const NAME: &'static str = "aam_registry_list";
+    const TITLE: &'static str = "List registries";
+    const DESCRIPTION: &'static str = "List the configured package registries with their URL, whether they are the default, and how many packages each holds.";
+    const RISK: Risk = Risk::Read;
+    const IDEMPOTENT: bool = true;
+    type Input = RegistryListInput;
+    type Output = RegistryListOutput;
+
+    fn run(ctx: &Context, _input: RegistryListInput) -> Result<RegistryListOutput> {
+        let settings: Settings = ctx.home.load_settings()?;
+        let catalog = ctx.catalog()?;
+        let entries = settings
+            .registries
+            .iter()
+            .map(|r| entry(&catalog, r))
+            .collect::<Result<_>>()?;
+        Ok(RegistryListOutput(entries))
+    }
+}
+
+// ---------------------------------------------------------------- remove
+
+/// Input of `aam_registry_remove`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RegistryRemoveInput {
+    /// Registry name.
+    pub name: String,
+}
+
+/// Output of `aam_registry_remove`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RegistryRemoveOutput {
+    /// Name of the registry forgotten.
+    pub removed: String,
+    /// Whether it was the default.
+    pub was_default: bool,
+}
+
+/// Forgets a registry (its folder is left alone).
+pub struct RegistryRemove;
+
+impl Tool for RegistryRemove {
+    const NAME: &'static str = "aam_registry_remove";
+    const TITLE: &'static str = "Remove a registry";
+    const DESCRIPTION: &'static str = "Stop using a registry: remove it from the settings and its packages from the catalog and search. The registry folder and its archives are not touched.";
+    const RISK: Risk = Risk::Destructive;
+    const IDEMPOTENT: bool = false;
+    type Input = RegistryRemoveInput;
+    type Output = RegistryRemoveOutput;
+
+    fn run(ctx: &Context, input: RegistryRemoveInput) -> Result<RegistryRemoveOutput> {
+        let mut settings = ctx.home.load_settings()?;
+        let setting = settings.registry(Some(&input.name))?.clone();
+        settings.registries.retain(|r| r.name != input.name);
+        ctx.home.save_settings(&settings)?;
+        let mut catalog = ctx.catalog()?;
+        indexed_write(ctx, &mut catalog, |catalog| {
+            let generation = catalog.remove_registry(&input.name)?;
+            Ok(((), IndexChange::RegistryRemoved(input.name.clone()), generation))
+        })?;
+        Ok(RegistryRemoveOutput {
+            removed: setting.name,
+            was_default: setting.default,
+        })
+    }
+}
+
+/// Artifact types named in a package entry, for display.
+pub fn type_list(types: &[ArtifactKind]) -> String {
+    types.iter().map(|k| k.plural()).collect::<Vec<_>>().join(", ")
+}

@@ -1,0 +1,528 @@
+//! Package authoring and the local registry: create, validate, pack, publish.
+
+use std::io::Read;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::support::{TestEnv, skill};
+
+/// Every file of an archive with its bytes.
+fn archive_files(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(bytes));
+    let mut out = Vec::new();
+    for entry in tar.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let path = entry.path().unwrap().display().to_string();
+        let mut data = Vec::new();
+        entry.read_to_end(&mut data).unwrap();
+        out.push((path, data));
+    }
+    out
+}
+
+fn digest(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex().to_string()
+}
+
+#[test]
+fn init_validate_pack_publish_and_read_back() {
+    let env = TestEnv::new();
+    let init = env.json(&[
+        "pkg",
+        "init",
+        "review-kit",
+        "--yes",
+        "--description",
+        "Review helpers",
+        "--license",
+        "MIT",
+    ]);
+    assert_eq!(init["package_name"], "review-kit");
+    assert_eq!(init["files"], json!(["aam.yaml", "skills/review-kit/SKILL.md"]));
+    let valid = env.json(&["pkg", "validate", "review-kit"]);
+    assert_eq!(valid["valid"], true);
+    assert_eq!(valid["artifact_count"], 1);
+
+    // Pack twice, a second apart with the files touched: identical bytes.
+    let first = env.json(&["pkg", "pack", "review-kit"]);
+    let archive = first["archive"].as_str().unwrap().to_string();
+    assert!(archive.ends_with("review-kit/dist/review-kit-0.1.0.aam"), "{archive}");
+    let bytes = std::fs::read(&archive).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let skill_file = env.path("review-kit/skills/review-kit/SKILL.md");
+    std::fs::write(&skill_file, std::fs::read(&skill_file).unwrap()).unwrap();
+    let second = env.json(&["pkg", "pack", "review-kit", "--output", "again.aam"]);
+    assert_eq!(
+        std::fs::read(env.path("again.aam")).unwrap(),
+        bytes,
+        "same input, same bytes"
+    );
+    assert_eq!(first["blake3"], second["blake3"]);
+    assert_eq!(first["blake3"], digest(&bytes));
+    assert_eq!(first["size"], bytes.len());
+
+    // The checksums cover exactly what the archive holds, the manifest excepted.
+    let files = archive_files(&bytes);
+    let names: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(
+        names,
+        ["aam.yaml", "skills/review-kit/SKILL.md"],
+        "dist/ and earlier archives left out"
+    );
+    let manifest: serde_yaml_ng::Value = serde_yaml_ng::from_slice(&files[0].1).unwrap();
+    let recorded = manifest["file_checksums"]["files"].as_mapping().unwrap();
+    assert_eq!(recorded.len(), 1);
+    assert_eq!(
+        recorded.get("skills/review-kit/SKILL.md").unwrap().as_str().unwrap(),
+        digest(&files[1].1)
+    );
+    assert_eq!(env.json(&["pkg", "validate", &archive])["valid"], true);
+
+    env.json(&["registry", "init", "registry", "--default"]);
+    let published = env.json(&["pkg", "publish", &archive]);
+    assert_eq!(published["package_name"], "review-kit");
+    assert_eq!(published["tag"], "latest");
+    assert_eq!(published["artifact_types"], json!(["skill"]));
+    assert_eq!(published["checksum"], digest(&bytes));
+    let stored = env.path("registry").join(published["archive"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read(stored).unwrap(),
+        bytes,
+        "the registry keeps the archive byte for byte"
+    );
+    let index: Value = serde_json::from_slice(&std::fs::read(env.path("registry/index.json")).unwrap()).unwrap();
+    let entry = &index["packages"]["review-kit"];
+    assert_eq!(entry["dist_tags"]["latest"], "0.1.0");
+    assert_eq!(entry["versions"]["0.1.0"]["size"], bytes.len());
+    assert_eq!(entry["versions"]["0.1.0"]["artifact_types"], json!(["skill"]));
+    let metadata: Value =
+        serde_json::from_slice(&std::fs::read(env.path("registry/packages/review-kit/0.1.0/metadata.json")).unwrap())
+            .unwrap();
+    assert_eq!(metadata["entry"]["checksum"], digest(&bytes));
+
+    // Search finds the package next to source artifacts, with its artifact types.
+    let found = env.json(&["search", "review-kit", "--type", "package"]);
+    assert_eq!(found["results"][0]["type"], "package");
+    assert_eq!(found["results"][0]["artifact_types"], json!(["skill"]));
+    assert_eq!(found["results"][0]["path"], "review-kit@0.1.0");
+    assert_eq!(env.json(&["registry", "list"])[0]["package_count"], 1);
+}
+
+#[test]
+fn versions_are_immutable_and_tags_move() {
+    let env = TestEnv::new();
+    env.json(&["pkg", "init", "kit", "--yes"]);
+    env.json(&["registry", "init", "reg", "--default"]);
+    env.json(&["pkg", "publish", "kit"]);
+    let before = std::fs::read(env.path("reg/index.json")).unwrap();
+    let body = env.json_err(&["pkg", "publish", "kit"], "AAM_VERSION_EXISTS");
+    assert!(body["hint"].as_str().unwrap().contains("bump `version`"));
+    assert_eq!(
+        std::fs::read(env.path("reg/index.json")).unwrap(),
+        before,
+        "index untouched"
+    );
+
+    let manifest = env.path("kit/aam.yaml");
+    let text = std::fs::read_to_string(&manifest)
+        .unwrap()
+        .replace("version: 0.1.0", "version: 0.2.0-beta.1");
+    std::fs::write(&manifest, text).unwrap();
+    let dry = env.json(&["pkg", "publish", "kit", "--tag", "beta", "--dry-run"]);
+    assert_eq!(dry["dry_run"], true);
+    assert_eq!(
+        std::fs::read(env.path("reg/index.json")).unwrap(),
+        before,
+        "a dry run writes nothing"
+    );
+    env.json(&["pkg", "publish", "kit", "--tag", "beta"]);
+    let index: Value = serde_json::from_slice(&std::fs::read(env.path("reg/index.json")).unwrap()).unwrap();
+    assert_eq!(
+        index["packages"]["kit"]["dist_tags"],
+        json!({"latest": "0.1.0", "beta": "0.2.0-beta.1"})
+    );
+}
+
+#[test]
+fn registries_are_configured_listed_and_removed() {
+    let env = TestEnv::new();
+    env.json_err(&["pkg", "publish", "."], "AAM_MANIFEST_INVALID");
+    env.json(&["pkg", "init", "kit", "--yes"]);
+    let none = env.json_err(&["pkg", "publish", "kit"], "AAM_REGISTRY_NOT_FOUND");
+    assert!(none["hint"].as_str().unwrap().contains("aam registry init"));
+    std::fs::create_dir_all(env.path("not-a-registry")).unwrap();
+    std::fs::write(env.path("not-a-registry/file"), "x").unwrap();
+    env.json_err(&["registry", "add", "x", "./not-a-registry"], "AAM_REGISTRY_INVALID");
+    env.json_err(&["registry", "init", "not-a-registry"], "AAM_REGISTRY_INVALID");
+    env.json_err(
+        &["registry", "add", "web", "https://example.com/registry"],
+        "AAM_INVALID_ARGUMENT",
+    );
+
+    env.json(&["registry", "init", "one"]);
+    env.json(&["registry", "init", "two"]);
+    let ambiguous = env.json_err(&["pkg", "publish", "kit"], "AAM_REGISTRY_NOT_FOUND");
+    assert!(
+        ambiguous["hint"].as_str().unwrap().contains("`one`, `two`"),
+        "{ambiguous}"
+    );
+    env.json(&["pkg", "publish", "kit", "--registry", "two"]);
+    env.json_err(
+        &["registry", "init", "elsewhere", "--name", "two"],
+        "AAM_REGISTRY_EXISTS",
+    );
+
+    // Another home can add the same registry folder and see its packages.
+    let other = env.json(&[
+        "registry",
+        "add",
+        "copy",
+        &format!("file://{}", env.path("two").display()),
+        "--default",
+    ]);
+    assert_eq!(other["package_count"], 1);
+    assert_eq!(other["default"], true);
+    let list = env.json(&["registry", "list"]);
+    let names: Vec<(&str, bool)> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["name"].as_str().unwrap(), r["default"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(names, [("one", false), ("two", false), ("copy", true)]);
+    assert_eq!(env.json(&["search", "kit", "--type", "package"])["total"], 2);
+    let removed = env.json(&["registry", "remove", "copy"]);
+    assert_eq!(removed, json!({"removed": "copy", "was_default": true}));
+    assert_eq!(env.json(&["search", "kit", "--type", "package"])["total"], 1);
+    assert!(env.path("two/index.json").exists(), "the folder is left alone");
+    env.json_err(&["registry", "remove", "copy"], "AAM_REGISTRY_NOT_FOUND");
+}
+
+/// A project with artifacts in several platform layouts.
+fn project(env: &TestEnv) -> crate::support::Repo {
+    let repo = env.repo("proj");
+    repo.write(
+        ".cursor/rules/style.mdc",
+        "---\ndescription: Style rules\nglobs: \"**/*.ts\"\n---\nBe consistent.\n",
+    )
+    .write(".github/copilot-instructions.md", "# Copilot\n")
+    .write(
+        ".claude/agents/helper.md",
+        "---\nname: helper\ndescription: Helps\n---\nYou help.\n",
+    )
+    .write(".github/agents/planner.agent.md", "---\ndescription: Plans\n---\n")
+    .write("CLAUDE.md", "# Claude notes\n")
+    .write("AGENTS.md", "# Agents notes\n")
+    .write("skills/deploy/SKILL.md", skill("deploy", "Deploys"))
+    .write("skills/deploy/run.sh", "#!/bin/sh\n");
+    repo
+}
+
+#[test]
+fn create_from_a_project() {
+    let env = TestEnv::new();
+    let repo = project(&env);
+    let dir = repo.dir.clone();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.join("skills/deploy/run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let run = |args: &[&str]| {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        env.aam_in(&dir, &all)
+    };
+    let none = run(&["pkg", "create"]).err("AAM_INVALID_ARGUMENT");
+    assert!(none["hint"].as_str().unwrap().contains("--all"));
+    let unknown = run(&["pkg", "create", "--artifacts", "helper,ghost,phantom"]).err("AAM_INVALID_ARGUMENT");
+    assert_eq!(unknown["message"], "no artifact named `ghost`, `phantom`");
+    assert!(!dir.join("proj").exists(), "nothing written on error");
+
+    let dry = run(&["pkg", "create", "--all", "--dry-run"]).ok_json();
+    assert_eq!(dry["dry_run"], true);
+    assert_eq!(dry["artifacts_included"].as_array().unwrap().len(), 7);
+    assert!(!dir.join("proj").exists(), "a dry run writes nothing");
+
+    let created = run(&[
+        "pkg",
+        "create",
+        "--type",
+        "instruction",
+        "--type",
+        "agent",
+        "--platform",
+        "cursor",
+        "--name",
+        "team-rules",
+    ])
+    .ok_json();
+    let included: Vec<String> = created["artifacts_included"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            format!(
+                "{} {} <- {}",
+                a["type"].as_str().unwrap(),
+                a["path"].as_str().unwrap(),
+                a["source_path"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        included,
+        [
+            "agent agents/helper.md <- .claude/agents/helper.md",
+            "agent agents/planner.md <- .github/agents/planner.agent.md",
+            "instruction instructions/style.md <- .cursor/rules/style.mdc",
+            "instruction instructions/copilot-instructions.md <- .github/copilot-instructions.md",
+            "instruction instructions/codex-instructions.md <- AGENTS.md",
+            "instruction instructions/claude-instructions.md <- CLAUDE.md",
+        ]
+    );
+    assert_eq!(created["provenance"]["source_type"], "local_project");
+    let package = dir.join("team-rules");
+    let style = std::fs::read_to_string(package.join("instructions/style.md")).unwrap();
+    assert!(style.contains("globs: \"**/*.ts\""), "frontmatter kept: {style}");
+    assert_eq!(env.json(&["pkg", "validate", package.to_str().unwrap()])["valid"], true);
+
+    // Those artifacts stop being candidates; the package's own copies never are.
+    let candidates = env
+        .aam_in(&dir, &["--json", "source", "candidates", "--source", "local"])
+        .ok_json();
+    let left: Vec<&str> = candidates["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(left, ["skills/deploy"]);
+
+    let taken = run(&["pkg", "create", "--all", "--name", "team-rules"]).err("AAM_CONFLICT");
+    assert!(taken["hint"].as_str().unwrap().contains("--output-dir"));
+    let skill_pkg = run(&[
+        "pkg",
+        "create",
+        "--artifacts",
+        "deploy",
+        "--output-dir",
+        "out/deploy-kit",
+    ])
+    .ok_json();
+    assert_eq!(skill_pkg["package_name"], "proj");
+    let mode = std::fs::metadata(dir.join("out/deploy-kit/skills/deploy/run.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o111, 0o111, "executable bit kept");
+}
+
+#[test]
+fn create_from_a_source_at_its_commit() {
+    let env = TestEnv::new();
+    let repo = env.repo("upstream");
+    repo.write("skills/pdf/SKILL.md", skill("pdf", "PDF v1"))
+        .write("skills/pdf/scripts/fill.py", "print('v1')\n")
+        .write("agents/reviewer.md", "---\nname: reviewer\ndescription: Reviews\n---\n")
+        .write("AGENTS.md", "# Guide\n")
+        .symlink("CLAUDE.md", "AGENTS.md");
+    let c1 = repo.commit("c1");
+    repo.write("skills/pdf/SKILL.md", skill("pdf", "PDF v2"));
+    repo.commit("c2");
+    env.json(&["source", "add", repo.path(), "--ref", &c1, "--name", "up"]);
+
+    let before = env.state();
+    let missing = env.json_err(
+        &["pkg", "create", "--from-source", "nope", "--all"],
+        "AAM_SOURCE_NOT_FOUND",
+    );
+    assert!(missing["hint"].as_str().unwrap().contains("`up`"));
+    let unknown = env.json_err(
+        &[
+            "pkg",
+            "create",
+            "--from-source",
+            "up",
+            "--artifacts",
+            "pdf",
+            "--artifacts",
+            "ghost",
+        ],
+        "AAM_INVALID_ARGUMENT",
+    );
+    assert!(unknown["message"].as_str().unwrap().contains("`ghost`"));
+    assert_eq!(before, env.state(), "nothing written on error");
+    assert!(!env.path("up").exists());
+
+    let created = env.json(&[
+        "pkg",
+        "create",
+        "--from-source",
+        "up",
+        "--artifacts",
+        "pdf,claude-instructions",
+        "--name",
+        "pdf-kit",
+    ]);
+    let provenance = &created["provenance"];
+    assert_eq!(provenance["source_type"], "remote_git");
+    assert_eq!(provenance["source_commit"], c1);
+    assert_eq!(provenance["source_ref"], c1);
+    assert_eq!(
+        provenance["source_url"],
+        format!("file://{}", repo.dir.canonicalize().unwrap().display())
+    );
+    assert!(provenance["fetched_at"].as_str().is_some());
+
+    // Files come from the indexed commit's blobs, not from the work tree (which is at c2).
+    let package = env.path("pdf-kit");
+    let manifest: serde_yaml_ng::Value =
+        serde_yaml_ng::from_slice(&std::fs::read(package.join("aam.yaml")).unwrap()).unwrap();
+    let checksums = manifest["file_checksums"]["files"].as_mapping().unwrap();
+    for (inside, upstream) in [
+        ("skills/pdf/SKILL.md", "skills/pdf/SKILL.md"),
+        ("skills/pdf/scripts/fill.py", "skills/pdf/scripts/fill.py"),
+        ("instructions/claude-instructions.md", "AGENTS.md"),
+    ] {
+        let blob = std::process::Command::new("git")
+            .args(["show", &format!("{c1}:{upstream}")])
+            .current_dir(&repo.dir)
+            .output()
+            .unwrap()
+            .stdout;
+        assert_eq!(std::fs::read(package.join(inside)).unwrap(), blob, "{inside}");
+        assert_eq!(
+            checksums.get(inside).unwrap().as_str().unwrap(),
+            digest(&blob),
+            "{inside}"
+        );
+    }
+    assert!(
+        std::fs::read_to_string(package.join("skills/pdf/SKILL.md"))
+            .unwrap()
+            .contains("PDF v1")
+    );
+    let candidates = env.json(&["source", "candidates", "--source", "up"]);
+    let left: Vec<&str> = candidates["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(left, ["reviewer", "codex-instructions"]);
+}
+
+#[test]
+fn invalid_manifests_report_every_problem_with_its_field() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.path("bad/skills/a")).unwrap();
+    std::fs::write(
+        env.path("bad/aam.yaml"),
+        "name: My_Pkg\nversion: one\ndescription: ''\nartifacts:\n  skills:\n    - name: a\n      path: ../escape\n    - name: b\n      path: skills/missing\n  widgets: []\ndependencies:\n  other: 'bogus'\nplatforms: [emacs]\nsurprise: 1\n",
+    )
+    .unwrap();
+    let run = env.aam(&["--json", "pkg", "validate", "bad"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let out = run.json();
+    assert_eq!(out["valid"], false);
+    let fields: Vec<&str> = out["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["field"].as_str().unwrap())
+        .collect();
+    for field in [
+        "name",
+        "version",
+        "description",
+        "artifacts.skills[0].path",
+        "artifacts.widgets",
+        "dependencies.other",
+        "platforms[0]",
+    ] {
+        assert!(fields.contains(&field), "{field} missing from {fields:?}");
+    }
+    let name_error = out["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["field"] == "name")
+        .unwrap();
+    assert!(
+        name_error["message"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean `my-pkg`")
+    );
+    assert_eq!(out["warnings"][0]["field"], "surprise");
+    assert_eq!(out["package_name"], "My_Pkg");
+    let human = env.aam(&["pkg", "validate", "bad"]);
+    assert!(
+        human
+            .stdout
+            .contains("error: name: `My_Pkg` is not a valid package name"),
+        "{}",
+        human.stdout
+    );
+    let pack = env.json_err(&["pkg", "pack", "bad"], "AAM_MANIFEST_INVALID");
+    assert!(pack["message"].as_str().unwrap().contains("more problems"));
+    assert!(!env.path("bad/dist").exists());
+}
+
+/// An archive holding `aam.yaml` plus one crafted entry.
+fn hostile_archive(path: &Path, name: &str, kind: tar::EntryType, link: Option<&str>) {
+    let gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    let mut builder = tar::Builder::new(gzip);
+    let manifest =
+        "name: evil\nversion: 1.0.0\ndescription: Evil\nartifacts:\n  skills:\n    - name: a\n      path: skills/a\n";
+    let mut header = tar::Header::new_gnu();
+    header.set_size(manifest.len() as u64);
+    header.set_mode(0o644);
+    header.set_cksum();
+    builder
+        .append_data(&mut header, "aam.yaml", manifest.as_bytes())
+        .unwrap();
+    let mut header = tar::Header::new_gnu();
+    header.set_entry_type(kind);
+    header.set_size(0);
+    header.set_mode(0o644);
+    header.as_old_mut().name[..name.len()].copy_from_slice(name.as_bytes());
+    if let Some(target) = link {
+        header.set_link_name(target).unwrap();
+    }
+    header.set_cksum();
+    builder.append(&header, &[][..]).unwrap();
+    std::fs::write(path, builder.into_inner().unwrap().finish().unwrap()).unwrap();
+}
+
+#[test]
+fn hostile_archives_are_refused_naming_the_entry() {
+    let env = TestEnv::new();
+    env.json(&["registry", "init", "reg", "--default"]);
+    let cases = [
+        ("abs.aam", "/etc/passwd", tar::EntryType::Regular, None),
+        ("dots.aam", "../../escape", tar::EntryType::Regular, None),
+        (
+            "link.aam",
+            "skills/a/SKILL.md",
+            tar::EntryType::Symlink,
+            Some("/etc/passwd"),
+        ),
+    ];
+    for (file, entry, kind, link) in cases {
+        let path = env.path(file);
+        hostile_archive(&path, entry, kind, link);
+        let before = env.state();
+        let body = env.json_err(&["pkg", "publish", path.to_str().unwrap()], "AAM_ARCHIVE_INVALID");
+        assert!(
+            body["message"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("archive entry `{entry}`")),
+            "{body}"
+        );
+        assert_eq!(before, env.state());
+        env.json_err(&["pkg", "validate", path.to_str().unwrap()], "AAM_ARCHIVE_INVALID");
+    }
+    let index: Value = serde_json::from_slice(&std::fs::read(env.path("reg/index.json")).unwrap()).unwrap();
+    assert_eq!(index["packages"], json!({}));
+}
