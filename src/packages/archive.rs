@@ -251,6 +251,22 @@ mod tests {
     }
 
     #[test]
+    fn oversized_entries_are_refused_before_reading_them() {
+        let gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        let mut tar = tar::Builder::new(gzip);
+        let mut header = tar::Header::new_gnu();
+        header.set_size(MAX_UNPACKED_BYTES + 1);
+        header.set_mode(0o644);
+        header.set_path("bomb.bin").unwrap();
+        header.set_cksum();
+        // Only the header: the claimed size alone must stop extraction.
+        tar.get_mut().write_all(header.as_bytes()).unwrap();
+        let bytes = tar.into_inner().unwrap().finish().unwrap();
+        let err = unpack(&bytes, Path::new("/nonexistent/out")).unwrap_err();
+        assert!(err.message().contains("archive entry `bomb.bin` takes the unpacked size over"), "{}", err.message());
+    }
+
+    #[test]
     fn packing_is_reproducible_and_round_trips() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("skills/a")).unwrap();
