@@ -16,6 +16,10 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
     let mut file = tempfile::NamedTempFile::new_in(parent).map_err(|e| Error::io("write", path, e))?;
     file.write_all(bytes).map_err(|e| Error::io("write", path, e))?;
+    use std::os::unix::fs::PermissionsExt;
+    file.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(0o644))
+        .map_err(|e| Error::io("write", path, e))?;
     file.as_file().sync_all().map_err(|e| Error::io("write", path, e))?;
     file.persist(path).map_err(|e| Error::io("write", path, e.error))?;
     Ok(())

@@ -90,6 +90,9 @@ pub struct Settings {
     /// Package registries, in the order they were added.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub registries: Vec<RegistrySetting>,
+    /// Platforms `aam install` deploys to when none is named.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub default_platforms: Vec<String>,
 }
 
 /// One configured registry.

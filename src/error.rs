@@ -108,6 +108,14 @@ error_codes! {
     RegistryExists = "AAM_REGISTRY_EXISTS", Conflict;
     /// A package version is already published (versions are immutable).
     VersionExists = "AAM_VERSION_EXISTS", Conflict;
+    /// No package of that name or version can be found.
+    PackageNotFound = "AAM_PACKAGE_NOT_FOUND", NotFound;
+    /// The package is not installed here.
+    PackageNotInstalled = "AAM_PACKAGE_NOT_INSTALLED", NotFound;
+    /// Dependencies ask for versions no single version satisfies.
+    DependencyConflict = "AAM_DEPENDENCY_CONFLICT", Conflict;
+    /// The lock file cannot be read.
+    LockInvalid = "AAM_LOCK_INVALID", InvalidInput;
     /// The settings file cannot be read or written.
     SettingsInvalid = "AAM_SETTINGS_INVALID", InvalidInput;
     /// The search index failed.

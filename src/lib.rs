@@ -9,6 +9,7 @@ pub mod atomic;
 pub mod catalog;
 pub mod cli;
 pub mod config;
+pub mod deploy;
 pub mod error;
 pub mod packages;
 pub mod progress;

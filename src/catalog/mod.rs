@@ -24,7 +24,7 @@ pub use artifacts::{
     ArtifactSummary, CommitInfo, FileRecord, IndexedArtifact, LiveArtifact, SourceChanges, WriteOutcome,
 };
 pub use browse::{ArtifactDetail, Keyset, ListFilter, ListedArtifact, RowFilter, SEARCH_BODY_CHARS, SearchRow};
-pub use packages::{NewPackage, PackageMember};
+pub use packages::{InstallRecord, NewPackage, PackageMember};
 pub use registries::{PackageFilter, PackageSearchRow, RegistryPackageRecord};
 pub use sources::{NewSource, SourceRecord};
 

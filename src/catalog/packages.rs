@@ -46,48 +46,131 @@ impl Catalog {
     /// author re-creating a package they are still working on).
     pub fn record_package(&mut self, package: &NewPackage<'_>, members: &[PackageMember<'_>]) -> Result<i64> {
         let tx = self.write()?;
-        let existing: Option<i64> = tx
-            .query_row(
-                "SELECT id FROM packages WHERE name = ?1 AND version = ?2",
-                params![package.name, package.version],
-                |r| r.get(0),
+        let id = record_package_tx(&tx, package, members)?;
+        tx.commit().map_err(db_error)?;
+        Ok(id)
+    }
+
+    /// Mirrors an install of a project's lock entry: the package and its members,
+    /// one `installs` row per platform, and the checksum of every file written.
+    pub fn record_install(&mut self, install: &InstallRecord<'_>) -> Result<()> {
+        let tx = self.write()?;
+        delete_install(&tx, install.project_root, install.package.name)?;
+        let package_id = record_package_tx(&tx, &install.package, install.members)?;
+        let platforms: Vec<&str> = if install.platforms.is_empty() {
+            vec![""]
+        } else {
+            install.platforms.iter().map(String::as_str).collect()
+        };
+        for platform in platforms {
+            tx.execute(
+                "INSERT INTO installs (project_root, package_id, platform, source_commit, installed_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    install.project_root,
+                    package_id,
+                    platform,
+                    install.source_commit,
+                    now_timestamp()
+                ],
             )
-            .optional()
             .map_err(db_error)?;
-        let package_id = match existing {
-            Some(id) => {
-                let old: Vec<i64> = tx
+        }
+        let mut insert = tx
+            .prepare_cached("INSERT INTO install_files (project_root, package, path, blake3) VALUES (?1, ?2, ?3, ?4)")
+            .map_err(db_error)?;
+        for (path, digest) in install.files {
+            insert
+                .execute(params![install.project_root, install.package.name, path, digest])
+                .map_err(db_error)?;
+        }
+        drop(insert);
+        tx.commit().map_err(db_error)
+    }
+
+    /// Forgets an install of `package` in `project_root`.
+    pub fn remove_install(&mut self, project_root: &str, package: &str) -> Result<()> {
+        let tx = self.write()?;
+        delete_install(&tx, project_root, package)?;
+        tx.commit().map_err(db_error)
+    }
+}
+
+/// What `record_install` mirrors.
+#[derive(Debug, Clone)]
+pub struct InstallRecord<'a> {
+    /// Project (or home) root.
+    pub project_root: &'a str,
+    /// The installed package.
+    pub package: NewPackage<'a>,
+    /// What it holds.
+    pub members: &'a [PackageMember<'a>],
+    /// Platforms deployed to (empty: not deployed).
+    pub platforms: &'a [String],
+    /// Commit the files were read at, for source installs.
+    pub source_commit: Option<&'a str>,
+    /// (lock key, blake3) of every file written.
+    pub files: &'a [(String, String)],
+}
+
+fn delete_install(tx: &Transaction<'_>, project_root: &str, package: &str) -> Result<()> {
+    tx.execute(
+        "DELETE FROM installs WHERE project_root = ?1 AND package_id IN (SELECT id FROM packages WHERE name = ?2)",
+        params![project_root, package],
+    )
+    .map_err(db_error)?;
+    tx.execute(
+        "DELETE FROM install_files WHERE project_root = ?1 AND package = ?2",
+        params![project_root, package],
+    )
+    .map_err(db_error)?;
+    Ok(())
+}
+
+/// Records a package inside an open transaction (see `record_package`).
+fn record_package_tx(tx: &Transaction<'_>, package: &NewPackage<'_>, members: &[PackageMember<'_>]) -> Result<i64> {
+    let existing: Option<i64> = tx
+        .query_row(
+            "SELECT id FROM packages WHERE name = ?1 AND version = ?2",
+            params![package.name, package.version],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(db_error)?;
+    let package_id = match existing {
+        Some(id) => {
+            let old: Vec<i64> = tx
                     .prepare("SELECT DISTINCT artifact_id FROM package_artifacts WHERE package_id = ?1 AND artifact_id IS NOT NULL")
                     .map_err(db_error)?
                     .query_map([id], |r| r.get(0))
                     .map_err(db_error)?
                     .collect::<rusqlite::Result<_>>()
                     .map_err(db_error)?;
-                tx.execute("DELETE FROM package_artifacts WHERE package_id = ?1", [id])
-                    .map_err(db_error)?;
-                for artifact_id in old {
-                    if let Some((source_id, kind)) = live_unpackaged(&tx, artifact_id)? {
-                        adjust_packaged(&tx, source_id, &kind, -1)?;
-                    }
-                }
-                tx.execute(
-                    "UPDATE packages SET description = ?2, manifest_json = ?3, origin = ?4, provenance_json = ?5,
-                         archive_blake3 = ?6, created_at = ?7 WHERE id = ?1",
-                    params![
-                        id,
-                        package.description,
-                        package.manifest_json,
-                        package.origin,
-                        package.provenance_json,
-                        package.archive_blake3,
-                        now_timestamp()
-                    ],
-                )
+            tx.execute("DELETE FROM package_artifacts WHERE package_id = ?1", [id])
                 .map_err(db_error)?;
-                id
+            for artifact_id in old {
+                if let Some((source_id, kind)) = live_unpackaged(tx, artifact_id)? {
+                    adjust_packaged(tx, source_id, &kind, -1)?;
+                }
             }
-            None => {
-                tx.execute(
+            tx.execute(
+                "UPDATE packages SET description = ?2, manifest_json = ?3, origin = ?4, provenance_json = ?5,
+                         archive_blake3 = ?6, created_at = ?7 WHERE id = ?1",
+                params![
+                    id,
+                    package.description,
+                    package.manifest_json,
+                    package.origin,
+                    package.provenance_json,
+                    package.archive_blake3,
+                    now_timestamp()
+                ],
+            )
+            .map_err(db_error)?;
+            id
+        }
+        None => {
+            tx.execute(
                     "INSERT INTO packages (name, version, description, manifest_json, origin, provenance_json, archive_blake3, created_at)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                     params![
@@ -102,40 +185,38 @@ impl Catalog {
                     ],
                 )
                 .map_err(db_error)?;
-                tx.last_insert_rowid()
-            }
-        };
-        let mut ids: Vec<i64> = members.iter().filter_map(|m| m.artifact_id).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        // Live artifacts that no package held before now count as packaged.
-        for id in ids {
-            if let Some((source_id, kind)) = live_unpackaged(&tx, id)? {
-                adjust_packaged(&tx, source_id, &kind, 1)?;
-            }
+            tx.last_insert_rowid()
         }
-        let mut insert = tx
-            .prepare_cached(
-                "INSERT INTO package_artifacts (package_id, artifact_id, project_root, kind, name, path)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )
-            .map_err(db_error)?;
-        for m in members {
-            insert
-                .execute(params![
-                    package_id,
-                    m.artifact_id,
-                    m.project_root,
-                    m.kind.as_str(),
-                    m.name,
-                    m.path
-                ])
-                .map_err(db_error)?;
+    };
+    let mut ids: Vec<i64> = members.iter().filter_map(|m| m.artifact_id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    // Live artifacts that no package held before now count as packaged.
+    for id in ids {
+        if let Some((source_id, kind)) = live_unpackaged(tx, id)? {
+            adjust_packaged(tx, source_id, &kind, 1)?;
         }
-        drop(insert);
-        tx.commit().map_err(db_error)?;
-        Ok(package_id)
     }
+    let mut insert = tx
+        .prepare_cached(
+            "INSERT INTO package_artifacts (package_id, artifact_id, project_root, kind, name, path)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .map_err(db_error)?;
+    for m in members {
+        insert
+            .execute(params![
+                package_id,
+                m.artifact_id,
+                m.project_root,
+                m.kind.as_str(),
+                m.name,
+                m.path
+            ])
+            .map_err(db_error)?;
+    }
+    drop(insert);
+    Ok(package_id)
 }
 
 /// The source and kind of a live artifact no package holds, if it is one.

@@ -156,6 +156,21 @@ impl Catalog {
             .map_err(db_error)
     }
 
+    /// Every dist-tag of a registry package: tag to version.
+    pub fn registry_tags(&self, registry: &str, name: &str) -> Result<Vec<(String, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT t.tag, t.version FROM registry_tags t JOIN registry_packages p ON p.id = t.package_id
+                 WHERE p.registry = ?1 AND p.name = ?2 ORDER BY t.tag",
+            )
+            .map_err(db_error)?;
+        let rows = stmt
+            .query_map(params![registry, name], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(db_error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
+    }
+
     /// Streams search rows for registry packages to `each`.
     pub fn for_each_package_search_row(
         &self,
@@ -191,6 +206,31 @@ impl Catalog {
             each(row.map_err(db_error)?)?;
         }
         Ok(())
+    }
+
+    /// Every published version of `name` in `registry`, with its registry entry as JSON.
+    pub fn registry_versions(&self, registry: &str, name: &str) -> Result<Vec<(String, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT v.version, v.entry_json FROM registry_versions v JOIN registry_packages p ON p.id = v.package_id
+                 WHERE p.registry = ?1 AND p.name = ?2",
+            )
+            .map_err(db_error)?;
+        let rows = stmt
+            .query_map(params![registry, name], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(db_error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
+    }
+
+    /// The registries (by name) that hold a package called `name`.
+    pub fn registries_with(&self, name: &str) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT registry FROM registry_packages WHERE name = ?1 ORDER BY registry")
+            .map_err(db_error)?;
+        let rows = stmt.query_map([name], |r| r.get(0)).map_err(db_error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
     }
 
     /// How many registry packages the catalog mirrors in all.

@@ -20,6 +20,10 @@ use crate::error::{Error, Result};
 use crate::scan::ArtifactKind;
 use crate::tools::artifacts::{CandidatesInput, Info, InfoInput, ListAvailable, ListInput, SourceCandidates};
 use crate::tools::catalog::{Reindex, ReindexInput};
+use crate::tools::install::{
+    Diff, Install, InstallInput, ListInstalled, ListInstalledInput, OnEdited, Outdated, OutdatedInput, PackageInfo,
+    PackageInfoInput, Uninstall, UninstallInput, Upgrade, UpgradeInput, UpgradeOutput, Verify, VerifyInput,
+};
 use crate::tools::packages::{
     PkgCreate, PkgCreateInput, PkgInit, PkgInitInput, PkgPack, PkgPackInput, PkgPublish, PkgPublishInput, PkgValidate,
     PkgValidateInput,
@@ -83,11 +87,17 @@ enum Command {
         /// `source/name`, `source/path`, or a name only one source has.
         name: String,
     },
-    /// List available artifacts, grouped by source.
+    /// List installed packages, or (`--available`) the artifacts sources offer.
     List {
-        /// List the artifacts available from sources.
-        #[arg(long, required = true)]
+        /// List the artifacts available from sources instead, grouped by source.
+        #[arg(long)]
         available: bool,
+        /// Show installed packages as a dependency tree.
+        #[arg(long, conflicts_with = "available")]
+        tree: bool,
+        /// List the home-folder installs.
+        #[arg(short = 'g', long = "global", conflicts_with = "available")]
+        global: bool,
         /// Only this source (repeatable).
         #[arg(long = "source", value_name = "SOURCE")]
         sources: Vec<String>,
@@ -100,6 +110,81 @@ enum Command {
         /// Continue after this `next_cursor`.
         #[arg(long)]
         cursor: Option<String>,
+    },
+    /// Install packages or artifacts and deploy them to agent platforms.
+    Install {
+        /// `name`, `name@constraint`, `@scope/name@1.2`, `source/artifact`, an artifact name, a folder or a `.aam` file.
+        #[arg(required = true)]
+        specs: Vec<String>,
+        /// Platform to deploy to (repeatable): cursor, claude, copilot, codex.
+        #[arg(long = "platform", value_name = "PLATFORM")]
+        platforms: Vec<String>,
+        /// Keep the package copy and lock entry only; deploy nothing.
+        #[arg(long)]
+        no_deploy: bool,
+        /// Install again even when installed; overwrite files aam did not write.
+        #[arg(long)]
+        force: bool,
+        /// Show what would be installed, change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Install into your home folder (e.g. ~/.claude) instead of the project.
+        #[arg(short = 'g', long = "global")]
+        global: bool,
+    },
+    /// Remove an installed package and undeploy it.
+    Uninstall {
+        /// Package name.
+        package: String,
+        /// Remove files even when edited since install.
+        #[arg(long)]
+        force: bool,
+        /// Uninstall from your home folder.
+        #[arg(short = 'g', long = "global")]
+        global: bool,
+    },
+    /// Check installed files against the lock file's checksums.
+    Verify {
+        /// Package name.
+        #[arg(required_unless_present = "all")]
+        package: Option<String>,
+        /// Verify every installed package.
+        #[arg(long, conflicts_with = "package")]
+        all: bool,
+        /// Check the home-folder installs.
+        #[arg(short = 'g', long = "global")]
+        global: bool,
+    },
+    /// Show a unified diff of installed files edited since install.
+    Diff {
+        /// Package name.
+        package: String,
+        /// Check the home-folder installs.
+        #[arg(short = 'g', long = "global")]
+        global: bool,
+    },
+    /// Show which installed packages have newer content or versions.
+    Outdated {
+        /// Check the home-folder installs.
+        #[arg(short = 'g', long = "global")]
+        global: bool,
+    },
+    /// Upgrade outdated packages, protecting local edits.
+    Upgrade {
+        /// Package to upgrade (default: every outdated one).
+        package: Option<String>,
+        /// Show what would change, change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Overwrite files edited since install.
+        #[arg(long, conflicts_with = "backup")]
+        force: bool,
+        /// Back edited files up to $AAM_HOME/backups/ before overwriting them.
+        #[arg(long)]
+        backup: bool,
+        /// Upgrade the home-folder installs.
+        #[arg(short = 'g', long = "global")]
+        global: bool,
     },
     /// Maintain the catalog.
     #[command(subcommand)]
@@ -427,13 +512,36 @@ fn run(cli: Cli) -> Result<i32> {
             }
             out.emit(&output, render::search)
         }
-        Command::Info { name } => out.emit(&Info::run(&ctx, InfoInput { name })?, render::info),
+        Command::Info { name } => {
+            if names_package(&ctx, &name)? {
+                let input = PackageInfoInput { name, global: false };
+                return out.emit(&PackageInfo::run(&ctx, input)?, render::package_info);
+            }
+            out.emit(&Info::run(&ctx, InfoInput { name })?, render::info)
+        }
         Command::List {
-            available: _,
+            available: false,
+            tree,
+            global,
+            ..
+        } => {
+            let output = ListInstalled::run(&ctx, ListInstalledInput { global })?;
+            out.emit(
+                &output,
+                if tree {
+                    render::installed_tree
+                } else {
+                    render::installed
+                },
+            )
+        }
+        Command::List {
+            available: true,
             sources,
             types,
             limit,
             cursor,
+            ..
         } => {
             let types = types.iter().map(|t| parse_kind(t)).collect::<Result<_>>()?;
             let input = ListInput {
@@ -445,9 +553,128 @@ fn run(cli: Cli) -> Result<i32> {
             out.emit(&ListAvailable::run(&ctx, input)?, render::available)
         }
         Command::Catalog(CatalogCommand::Reindex) => out.emit(&Reindex::run(&ctx, ReindexInput {})?, render::reindexed),
+        Command::Install {
+            specs,
+            platforms,
+            no_deploy,
+            force,
+            dry_run,
+            global,
+        } => {
+            let input = InstallInput {
+                specs,
+                platforms,
+                no_deploy,
+                force,
+                dry_run,
+                global,
+            };
+            out.emit(&Install::run(&ctx, input)?, render::installed_packages)
+        }
+        Command::Uninstall { package, force, global } => out.emit(
+            &Uninstall::run(&ctx, UninstallInput { package, force, global })?,
+            render::uninstalled,
+        ),
+        Command::Verify { package, all, global } => {
+            let names = match (package, all) {
+                (Some(name), _) => vec![name],
+                (None, _) => ListInstalled::run(&ctx, ListInstalledInput { global })?
+                    .packages
+                    .into_iter()
+                    .map(|p| p.name)
+                    .collect(),
+            };
+            let reports = names
+                .into_iter()
+                .map(|package| Verify::run(&ctx, VerifyInput { package, global }))
+                .collect::<Result<Vec<_>>>()?;
+            let clean = reports.iter().all(|r| r.is_clean);
+            if all {
+                out.emit(&reports, |r| render::verified_all(r))?;
+            } else {
+                out.emit(&reports[0], render::verified)?;
+            }
+            Ok(if clean { 0 } else { 1 })
+        }
+        Command::Diff { package, global } => {
+            out.emit(&Diff::run(&ctx, VerifyInput { package, global })?, render::diffed)
+        }
+        Command::Outdated { global } => out.emit(&Outdated::run(&ctx, OutdatedInput { global })?, render::outdated),
+        Command::Upgrade {
+            package,
+            dry_run,
+            force,
+            backup,
+            global,
+        } => run_upgrade(&ctx, &out, package, dry_run, force, backup, global),
         Command::Pkg(command) => run_pkg(&ctx, &out, command),
         Command::Registry(command) => run_registry(&ctx, &out, command),
     }
+}
+
+/// Whether `aam info NAME` means a package: an installed or published one, not a `source/artifact`.
+fn names_package(ctx: &Context, name: &str) -> Result<bool> {
+    if name.contains('/') && !name.starts_with('@') {
+        return Ok(false);
+    }
+    match PackageInfo::run(
+        ctx,
+        PackageInfoInput {
+            name: name.to_string(),
+            global: false,
+        },
+    ) {
+        Ok(_) => Ok(true),
+        Err(e) if e.code() == crate::error::ErrorCode::PackageNotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+fn run_upgrade(
+    ctx: &Context,
+    out: &Output,
+    package: Option<String>,
+    dry_run: bool,
+    force: bool,
+    backup: bool,
+    global: bool,
+) -> Result<i32> {
+    let chosen = if force {
+        OnEdited::Force
+    } else if backup {
+        OnEdited::Backup
+    } else {
+        OnEdited::Skip
+    };
+    let input = |package: Option<String>, on_edited, dry_run| UpgradeInput {
+        package,
+        on_edited,
+        dry_run,
+        global,
+    };
+    // On a terminal, ask per package what to do with edited files.
+    let output = if !dry_run && !force && !backup && interactive(out) {
+        let plan = Upgrade::run(ctx, input(package.clone(), OnEdited::Skip, true))?;
+        let mut reports = Vec::new();
+        for report in plan.packages {
+            if report.status != "would_upgrade" {
+                reports.push(report);
+                continue;
+            }
+            let on_edited = if report.modified_files.is_empty() {
+                OnEdited::Skip
+            } else {
+                prompts::on_edited(ctx, &report, global)?
+            };
+            reports.extend(Upgrade::run(ctx, input(Some(report.name.clone()), on_edited, false))?.packages);
+        }
+        UpgradeOutput { packages: reports }
+    } else {
+        Upgrade::run(ctx, input(package, chosen, dry_run))?
+    };
+    let failed = output.packages.iter().any(|p| p.status == "failed");
+    out.emit(&output, render::upgraded)?;
+    Ok(if failed { 1 } else { 0 })
 }
 
 /// Whether questions can be asked: stdin and stderr are terminals and output is not JSON.

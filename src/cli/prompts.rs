@@ -1,9 +1,10 @@
 //! Questions asked on a terminal when flags leave something open.
 
-use dialoguer::{Input, MultiSelect};
+use dialoguer::{Input, MultiSelect, Select};
 
 use crate::error::{Error, Result};
 use crate::tools::artifacts::{CandidatesInput, SourceCandidates};
+use crate::tools::install::{Diff, OnEdited, UpgradeReport, VerifyInput};
 use crate::tools::packages::{PkgCreateInput, PkgInitInput};
 use crate::tools::sources::{SourceScan, SourceScanInput};
 use crate::tools::{Context, Tool};
@@ -91,4 +92,45 @@ pub fn choose_artifacts(ctx: &Context, input: &PkgCreateInput) -> Result<Vec<Str
         return Err(Error::invalid_argument("no artifacts chosen").with_hint("tick at least one, or pass `--all`"));
     }
     Ok(picked.into_iter().map(|i| items[i].1.clone()).collect())
+}
+
+/// Asks what to do with files edited since install before an upgrade overwrites them.
+pub fn on_edited(ctx: &Context, report: &UpgradeReport, global: bool) -> Result<OnEdited> {
+    eprintln!(
+        "`{}` {} -> {} would overwrite files you edited:",
+        report.name, report.from, report.to
+    );
+    for file in &report.modified_files {
+        eprintln!("  {file}");
+    }
+    loop {
+        let choice = Select::new()
+            .with_prompt("What should happen to them?")
+            .items([
+                "back them up, then upgrade",
+                "skip this package",
+                "show the diff",
+                "overwrite them",
+            ])
+            .default(0)
+            .interact()
+            .map_err(cancelled)?;
+        match choice {
+            0 => return Ok(OnEdited::Backup),
+            1 => return Ok(OnEdited::Skip),
+            2 => {
+                let diff = Diff::run(
+                    ctx,
+                    VerifyInput {
+                        package: report.name.clone(),
+                        global,
+                    },
+                )?;
+                for file in diff.modified_files {
+                    eprintln!("{}", file.diff);
+                }
+            }
+            _ => return Ok(OnEdited::Force),
+        }
+    }
 }

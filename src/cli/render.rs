@@ -2,6 +2,10 @@
 
 use crate::tools::artifacts::{CandidatesOutput, InfoOutput, ListOutput};
 use crate::tools::catalog::ReindexOutput;
+use crate::tools::install::{
+    DiffOutput, InstallOutput, ListInstalledOutput, OutdatedOutput, PackageInfoOutput, UninstallOutput, UpgradeOutput,
+    VerifyOutput,
+};
 use crate::tools::packages::{PkgCreateOutput, PkgInitOutput, PkgPackOutput, PkgPublishOutput, PkgValidateOutput};
 use crate::tools::registries::{RegistryEntry, RegistryListOutput, RegistryRemoveOutput, type_list};
 use crate::tools::search::SearchOutput;
@@ -529,6 +533,227 @@ pub fn registries(o: &RegistryListOutput) -> String {
 /// `aam registry remove`.
 pub fn registry_removed(o: &RegistryRemoveOutput) -> String {
     format!("Removed registry `{}` (its folder was left alone)\n", o.removed)
+}
+
+/// `aam install`.
+pub fn installed_packages(o: &InstallOutput) -> String {
+    let mut out = String::new();
+    let verb = if o.dry_run { "Would install" } else { "Installed" };
+    for p in &o.installed {
+        let to = if p.platforms.is_empty() {
+            "no platform".to_string()
+        } else {
+            p.platforms.join(", ")
+        };
+        out.push_str(&format!(
+            "{verb} `{}` {} from {} `{}` ({to}; {} files)\n",
+            p.name, p.version, p.source, p.source_name, p.files_written
+        ));
+    }
+    for s in &o.skipped {
+        out.push_str(&format!(
+            "`{}` {} is {}; pass `--force` to install it again\n",
+            s.name, s.version, s.reason
+        ));
+    }
+    out
+}
+
+/// `aam uninstall`.
+pub fn uninstalled(o: &UninstallOutput) -> String {
+    let mut out = format!(
+        "Uninstalled `{}` {} ({} files removed)\n",
+        o.removed,
+        o.version,
+        o.removed_files.len()
+    );
+    if !o.kept_modified.is_empty() {
+        out.push_str("Kept because you edited them (`--force` removes them):\n");
+        for f in &o.kept_modified {
+            out.push_str(&format!("  {f}\n"));
+        }
+    }
+    if !o.dependents.is_empty() {
+        out.push_str(&format!("warning: still needed by {}\n", o.dependents.join(", ")));
+    }
+    out
+}
+
+/// `aam verify PKG`.
+pub fn verified(o: &VerifyOutput) -> String {
+    let mut out = if !o.has_checksums {
+        format!(
+            "`{}` {}: the lock file records no checksums to verify\n",
+            o.package_name, o.version
+        )
+    } else if o.is_clean {
+        format!(
+            "`{}` {}: {} files as installed\n",
+            o.package_name,
+            o.version,
+            o.ok_files.len()
+        )
+    } else {
+        format!("`{}` {}: changed since install\n", o.package_name, o.version)
+    };
+    for (label, files) in [
+        ("modified", &o.modified_files),
+        ("missing", &o.missing_files),
+        ("untracked", &o.untracked_files),
+    ] {
+        for f in files.iter() {
+            out.push_str(&format!("  {label:<9} {f}\n"));
+        }
+    }
+    out
+}
+
+/// `aam verify --all`.
+pub fn verified_all(o: &[VerifyOutput]) -> String {
+    if o.is_empty() {
+        return "Nothing is installed here.\n".to_string();
+    }
+    o.iter().map(verified).collect()
+}
+
+/// `aam diff`.
+pub fn diffed(o: &DiffOutput) -> String {
+    let mut out = String::new();
+    for f in &o.modified_files {
+        out.push_str(&f.diff);
+    }
+    for f in &o.missing_files {
+        out.push_str(&format!("missing: {f}\n"));
+    }
+    for f in &o.untracked_files {
+        out.push_str(&format!("untracked: {f}\n"));
+    }
+    if out.is_empty() {
+        out = format!("`{}` {} has no changes since install\n", o.package_name, o.version);
+    }
+    out
+}
+
+/// `aam list`.
+pub fn installed(o: &ListInstalledOutput) -> String {
+    if o.packages.is_empty() {
+        return "Nothing is installed here. Install with `aam install <package>`.\n".to_string();
+    }
+    let rows: Vec<Vec<String>> = o
+        .packages
+        .iter()
+        .map(|p| {
+            vec![
+                p.name.clone(),
+                p.version.clone(),
+                format!("{} {}", p.source, p.source_name),
+                p.platforms.join(", "),
+            ]
+        })
+        .collect();
+    table(&["NAME", "VERSION", "FROM", "PLATFORMS"], &rows)
+}
+
+/// `aam list --tree`.
+pub fn installed_tree(o: &ListInstalledOutput) -> String {
+    fn branch(o: &ListInstalledOutput, name: &str, depth: usize, out: &mut String, seen: &mut Vec<String>) {
+        let version = o
+            .packages
+            .iter()
+            .find(|p| p.name == name)
+            .map_or("(not installed)".to_string(), |p| p.version.clone());
+        out.push_str(&format!("{}{name} {version}\n", "  ".repeat(depth)));
+        if seen.contains(&name.to_string()) {
+            return;
+        }
+        seen.push(name.to_string());
+        if let Some(p) = o.packages.iter().find(|p| p.name == name) {
+            for dep in p.dependencies.keys() {
+                branch(o, dep, depth + 1, out, seen);
+            }
+        }
+        seen.pop();
+    }
+    let mut out = String::new();
+    for p in o.packages.iter().filter(|p| !p.is_dependency) {
+        branch(o, &p.name, 0, &mut out, &mut Vec::new());
+    }
+    if out.is_empty() { installed(o) } else { out }
+}
+
+/// `aam info PKG`.
+pub fn package_info(o: &PackageInfoOutput) -> String {
+    let mut out = format!("{}\n", o.name);
+    if let Some(d) = &o.description {
+        out.push_str(&format!("{d}\n"));
+    }
+    let installed = o.installed_version.clone().map_or("no".to_string(), |v| {
+        format!("{v} ({})", o.source.clone().unwrap_or_default())
+    });
+    out.push_str(&format!("\n installed: {installed}\n"));
+    if !o.platforms.is_empty() {
+        out.push_str(&format!(" platforms: {}\n", o.platforms.join(", ")));
+    }
+    if let Some(r) = &o.registry {
+        out.push_str(&format!("  registry: {r}\n  versions: {}\n", o.versions.join(", ")));
+        for (tag, v) in &o.dist_tags {
+            out.push_str(&format!("{tag:>10}: {v}\n"));
+        }
+    }
+    if !o.artifacts.is_empty() {
+        out.push_str(&format!(" artifacts: {}\n", o.artifacts.join(", ")));
+    }
+    for (dep, c) in &o.dependencies {
+        out.push_str(&format!("  requires: {dep} {c}\n"));
+    }
+    out
+}
+
+/// `aam outdated`.
+pub fn outdated(o: &OutdatedOutput) -> String {
+    if o.packages.is_empty() {
+        return "Nothing is installed here.\n".to_string();
+    }
+    let rows: Vec<Vec<String>> = o
+        .packages
+        .iter()
+        .map(|p| {
+            vec![
+                p.name.clone(),
+                p.current.clone(),
+                p.wanted.clone().unwrap_or_else(|| "-".into()),
+                p.latest.clone().unwrap_or_else(|| "-".into()),
+                if p.outdated { "outdated".into() } else { "ok".into() },
+                p.reason.clone(),
+            ]
+        })
+        .collect();
+    table(&["NAME", "CURRENT", "WANTED", "LATEST", "STATUS", "WHY"], &rows)
+}
+
+/// `aam upgrade`.
+pub fn upgraded(o: &UpgradeOutput) -> String {
+    if o.packages.is_empty() {
+        return "Nothing is installed here.\n".to_string();
+    }
+    let mut out = String::new();
+    for p in &o.packages {
+        let line = match p.status.as_str() {
+            "upgraded" => format!("`{}`: upgraded {} -> {}", p.name, p.from, p.to),
+            "would_upgrade" => format!("`{}`: would upgrade {} -> {}", p.name, p.from, p.to),
+            "up_to_date" => format!("`{}`: up to date at {}", p.name, p.from),
+            other => format!("`{}`: {other}: {}", p.name, p.message.clone().unwrap_or_default()),
+        };
+        out.push_str(&line);
+        out.push('\n');
+        if let Some(dir) = &p.backup_dir {
+            out.push_str(&format!("  edited files backed up to {dir}\n"));
+        }
+        for f in &p.modified_files {
+            out.push_str(&format!("  edited: {f}\n"));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

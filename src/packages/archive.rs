@@ -141,6 +141,14 @@ fn read_entries(archive: &[u8]) -> Result<Vec<Entry>> {
     Ok(entries)
 }
 
+/// Every file of a checked archive: path, bytes, executable.
+pub fn files(archive: &[u8]) -> Result<Vec<(String, Vec<u8>, bool)>> {
+    Ok(read_entries(archive)?
+        .into_iter()
+        .map(|e| (e.path, e.bytes, e.executable))
+        .collect())
+}
+
 /// The text of `aam.yaml` inside an archive (after checking every entry).
 pub fn manifest_text(archive: &[u8]) -> Result<String> {
     let entries = read_entries(archive)?;
@@ -263,7 +271,12 @@ mod tests {
         tar.get_mut().write_all(header.as_bytes()).unwrap();
         let bytes = tar.into_inner().unwrap().finish().unwrap();
         let err = unpack(&bytes, Path::new("/nonexistent/out")).unwrap_err();
-        assert!(err.message().contains("archive entry `bomb.bin` takes the unpacked size over"), "{}", err.message());
+        assert!(
+            err.message()
+                .contains("archive entry `bomb.bin` takes the unpacked size over"),
+            "{}",
+            err.message()
+        );
     }
 
     #[test]

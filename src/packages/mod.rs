@@ -3,5 +3,8 @@
 
 pub mod archive;
 pub mod layout;
+pub mod lock;
 pub mod manifest;
 pub mod registry;
+pub mod resolve;
+pub mod store;

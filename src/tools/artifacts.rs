@@ -385,7 +385,7 @@ pub struct ListOutput {
 pub struct ListAvailable;
 
 impl Tool for ListAvailable {
-    const NAME: &'static str = "aam_list";
+    const NAME: &'static str = "aam_list_available";
     const TITLE: &'static str = "List available artifacts";
     const DESCRIPTION: &'static str = "List the artifacts available from every source (or the given ones), grouped by source, in a stable order with keyset pagination: pass `next_cursor` back as `cursor` for the next page. Next: `aam_info` on one of them.";
     const RISK: Risk = Risk::Read;

@@ -9,6 +9,7 @@
 
 pub mod artifacts;
 pub mod catalog;
+pub mod install;
 pub mod packages;
 pub mod registries;
 pub mod search;
@@ -187,6 +188,14 @@ pub fn registry() -> Vec<ToolSpec> {
         spec::<registries::RegistryAdd>(),
         spec::<registries::RegistryList>(),
         spec::<registries::RegistryRemove>(),
+        spec::<install::Install>(),
+        spec::<install::Uninstall>(),
+        spec::<install::Verify>(),
+        spec::<install::Diff>(),
+        spec::<install::ListInstalled>(),
+        spec::<install::Outdated>(),
+        spec::<install::Upgrade>(),
+        spec::<install::PackageInfo>(),
     ];
     tools.sort_by_key(|t| t.name);
     tools

@@ -249,7 +249,7 @@ impl Tool for PkgCreate {
         }
         let mut catalog = ctx.catalog()?;
         let gathered = match &input.from_source {
-            Some(source) => gather_from_source(ctx, &catalog, source, &input)?,
+            Some(source) => gather_from_source(ctx, &catalog, source, &Selection::from(&input))?,
             None => gather_from_project(ctx, &input)?,
         };
         let name = input.name.clone().unwrap_or_else(|| gathered.default_name.clone());
@@ -271,63 +271,17 @@ impl Tool for PkgCreate {
             .with_hint("pass `--output-dir` with a new folder, or remove that one"));
         }
 
-        let mut files: BTreeMap<String, (Vec<u8>, bool)> = BTreeMap::new();
-        let mut artifacts = ManifestArtifacts::default();
-        let mut included = Vec::new();
-        for chosen in &gathered.chosen {
-            let taken: Vec<&str> = artifacts.of(chosen.kind).iter().map(|a| a.name.as_str()).collect();
-            let file_name = unique_name(&artifact_file_name(&chosen.name), &taken);
-            let path = package_path(chosen.kind, &file_name);
-            for (relative, bytes, executable) in &chosen.files {
-                let target = match chosen.kind {
-                    ArtifactKind::Skill => format!("{path}/{relative}"),
-                    _ => path.clone(),
-                };
-                files.insert(target, (bytes.clone(), *executable));
-            }
-            artifacts.of_mut(chosen.kind).push(ManifestArtifact {
-                name: file_name.clone(),
-                path: path.clone(),
-                description: chosen.description.clone(),
-            });
-            included.push(IncludedArtifact {
-                name: file_name,
-                kind: chosen.kind,
-                path,
-                source_path: chosen.source_path.clone(),
-            });
-        }
-        let checksums: BTreeMap<String, String> = files
-            .iter()
-            .map(|(path, (bytes, _))| (path.clone(), blake3::hash(bytes).to_hex().to_string()))
-            .collect();
-        let description = input
-            .description
-            .clone()
-            .unwrap_or_else(|| gathered.default_description(&included));
-        let manifest = Manifest {
-            name: name.clone(),
-            version: version.clone(),
-            description,
-            author: None,
-            license: None,
-            repository: gathered
-                .provenance
-                .source_url
-                .clone()
-                .filter(|u| u.starts_with("https://")),
-            homepage: None,
-            keywords: Vec::new(),
-            artifacts,
-            dependencies: BTreeMap::new(),
-            platforms: input.platforms.clone(),
-            provenance: Some(gathered.provenance.clone()),
-            file_checksums: Some(FileChecksums {
-                algorithm: "blake3".to_string(),
-                files: checksums,
-            }),
-        };
-        check_manifest(&manifest)?;
+        let Built {
+            manifest,
+            files,
+            included,
+        } = assemble(
+            &gathered,
+            &name,
+            &version,
+            input.description.clone(),
+            input.platforms.clone(),
+        )?;
         let manifest_path = output_dir.join(MANIFEST_FILE);
         if !input.dry_run {
             write_package_dir(&output_dir, &manifest, &files)?;
@@ -372,23 +326,122 @@ impl Tool for PkgCreate {
     }
 }
 
+/// Which artifacts to take.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Selection {
+    /// Every one.
+    pub all: bool,
+    /// Every one of these types.
+    pub types: Vec<ArtifactKind>,
+    /// These names or paths.
+    pub artifacts: Vec<String>,
+}
+
+impl From<&PkgCreateInput> for Selection {
+    fn from(input: &PkgCreateInput) -> Self {
+        Self {
+            all: input.all,
+            types: input.types.clone(),
+            artifacts: input.artifacts.clone(),
+        }
+    }
+}
+
+/// A package assembled in memory: its manifest and files.
+pub(crate) struct Built {
+    /// The manifest (with checksums of `files`).
+    pub manifest: Manifest,
+    /// Package path to (bytes, executable); `aam.yaml` not included.
+    pub files: BTreeMap<String, (Vec<u8>, bool)>,
+    /// What went in.
+    pub included: Vec<IncludedArtifact>,
+}
+
+/// Lays gathered artifacts out as a package named `name`.
+pub(crate) fn assemble(
+    gathered: &Gathered,
+    name: &str,
+    version: &str,
+    description: Option<String>,
+    platforms: Vec<String>,
+) -> Result<Built> {
+    let mut files: BTreeMap<String, (Vec<u8>, bool)> = BTreeMap::new();
+    let mut artifacts = ManifestArtifacts::default();
+    let mut included = Vec::new();
+    for chosen in &gathered.chosen {
+        let taken: Vec<&str> = artifacts.of(chosen.kind).iter().map(|a| a.name.as_str()).collect();
+        let file_name = unique_name(&artifact_file_name(&chosen.name), &taken);
+        let path = package_path(chosen.kind, &file_name);
+        for (relative, bytes, executable) in &chosen.files {
+            let target = match chosen.kind {
+                ArtifactKind::Skill => format!("{path}/{relative}"),
+                _ => path.clone(),
+            };
+            files.insert(target, (bytes.clone(), *executable));
+        }
+        artifacts.of_mut(chosen.kind).push(ManifestArtifact {
+            name: file_name.clone(),
+            path: path.clone(),
+            description: chosen.description.clone(),
+        });
+        included.push(IncludedArtifact {
+            name: file_name,
+            kind: chosen.kind,
+            path,
+            source_path: chosen.source_path.clone(),
+        });
+    }
+    let checksums: BTreeMap<String, String> = files
+        .iter()
+        .map(|(path, (bytes, _))| (path.clone(), blake3::hash(bytes).to_hex().to_string()))
+        .collect();
+    let manifest = Manifest {
+        name: name.to_string(),
+        version: version.to_string(),
+        description: description.unwrap_or_else(|| gathered.default_description(&included)),
+        author: None,
+        license: None,
+        repository: gathered
+            .provenance
+            .source_url
+            .clone()
+            .filter(|u| u.starts_with("https://")),
+        homepage: None,
+        keywords: Vec::new(),
+        artifacts,
+        dependencies: BTreeMap::new(),
+        platforms,
+        provenance: Some(gathered.provenance.clone()),
+        file_checksums: Some(FileChecksums {
+            algorithm: "blake3".to_string(),
+            files: checksums,
+        }),
+    };
+    check_manifest(&manifest)?;
+    Ok(Built {
+        manifest,
+        files,
+        included,
+    })
+}
+
 /// An artifact chosen for a package, with its files read.
-struct Chosen {
-    kind: ArtifactKind,
-    name: String,
+pub(crate) struct Chosen {
+    pub kind: ArtifactKind,
+    pub name: String,
     description: Option<String>,
     /// Path in the project or repository.
-    source_path: String,
+    pub source_path: String,
     /// The catalog artifact, for source artifacts.
-    artifact_id: Option<i64>,
+    pub artifact_id: Option<i64>,
     /// (path relative to the artifact, bytes, executable).
     files: Vec<(String, Vec<u8>, bool)>,
 }
 
-struct Gathered {
-    chosen: Vec<Chosen>,
-    provenance: Provenance,
-    default_name: String,
+pub(crate) struct Gathered {
+    pub chosen: Vec<Chosen>,
+    pub provenance: Provenance,
+    pub default_name: String,
     origin_label: String,
     project_root: Option<String>,
 }
@@ -419,7 +472,7 @@ fn plural(n: usize, word: &str) -> String {
 
 /// Picks artifacts by `all`, `types` and names (or paths); unknown names are an
 /// error naming each of them.
-fn choose<T>(items: Vec<T>, input: &PkgCreateInput, key: impl Fn(&T) -> (ArtifactKind, &str, &str)) -> Result<Vec<T>> {
+fn choose<T>(items: Vec<T>, input: &Selection, key: impl Fn(&T) -> (ArtifactKind, &str, &str)) -> Result<Vec<T>> {
     let mut unknown: Vec<String> = input
         .artifacts
         .iter()
@@ -450,6 +503,7 @@ fn choose<T>(items: Vec<T>, input: &PkgCreateInput, key: impl Fn(&T) -> (Artifac
 }
 
 fn gather_from_project(ctx: &Context, input: &PkgCreateInput) -> Result<Gathered> {
+    let selection = Selection::from(input);
     let root = match &input.path {
         Some(path) => ctx.cwd.join(path),
         None => project::root(&ctx.cwd),
@@ -460,7 +514,7 @@ fn gather_from_project(ctx: &Context, input: &PkgCreateInput) -> Result<Gathered
         return Err(Error::invalid_argument(format!("no artifacts found in `{}`", root.display()))
             .with_hint("artifacts are skills (`SKILL.md` folders), agents, prompts and instructions; see `aam source candidates --source local`"));
     }
-    let picked = choose(found, input, |a| (a.kind, a.name.as_str(), a.path.as_str()))?;
+    let picked = choose(found, &selection, |a| (a.kind, a.name.as_str(), a.path.as_str()))?;
     let mut chosen = Vec::new();
     for artifact in picked {
         let mut files = Vec::new();
@@ -507,7 +561,13 @@ fn gather_from_project(ctx: &Context, input: &PkgCreateInput) -> Result<Gathered
     })
 }
 
-fn gather_from_source(ctx: &Context, catalog: &Catalog, source_name: &str, input: &PkgCreateInput) -> Result<Gathered> {
+/// Reads the chosen artifacts of a source from its cached git objects at the indexed commit.
+pub(crate) fn gather_from_source(
+    ctx: &Context,
+    catalog: &Catalog,
+    source_name: &str,
+    input: &Selection,
+) -> Result<Gathered> {
     let source = super::sources::find_source(catalog, source_name)?;
     let Some(commit) = source.head_commit.clone() else {
         return Err(super::sources::not_indexed(&source.name));
@@ -718,7 +778,7 @@ impl Tool for PkgValidate {
         }
         let (checked, extra_errors, extra_warnings) = if path.is_file() && path.extension().is_some_and(|e| e == "aam")
         {
-            validate_archive(&path)?
+            validate_archive(&std::fs::read(&path).map_err(|e| Error::io("read", &path, e))?)?
         } else {
             let dir = if path.is_file() {
                 path.parent().unwrap_or(&path).to_path_buf()
@@ -818,15 +878,26 @@ fn validate_dir(dir: &Path) -> Result<Validation> {
     Ok((checked, errors, warnings))
 }
 
+/// Checks an archive and returns its manifest; any problem is an error.
+pub(crate) fn validate_archive_bytes(bytes: &[u8]) -> Result<Manifest> {
+    let (checked, errors, _) = validate_archive(bytes)?;
+    let all_errors: Vec<Issue> = checked.errors.iter().cloned().chain(errors).collect();
+    if let Some(first) = all_errors.first() {
+        return Err(invalid_manifest(&all_errors, first));
+    }
+    checked
+        .manifest
+        .ok_or_else(|| Error::internal("validated manifest missing"))
+}
+
 /// Checks an archive: entries, manifest, and that every checksum matches what is inside.
-fn validate_archive(path: &Path) -> Result<Validation> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io("read", path, e))?;
-    let checked = manifest::check(&archive::manifest_text(&bytes)?);
+fn validate_archive(bytes: &[u8]) -> Result<Validation> {
+    let checked = manifest::check(&archive::manifest_text(bytes)?);
     let mut errors = Vec::new();
     if let Some(manifest) = &checked.manifest {
         let staging = tempfile::tempdir().map_err(|e| Error::io("create", Path::new("temporary folder"), e))?;
         let root = staging.path().join("package");
-        archive::unpack(&bytes, &root)?;
+        archive::unpack(bytes, &root)?;
         let actual = layout::checksums(&layout::package_files(&root)?)?;
         let recorded = manifest
             .file_checksums
@@ -939,7 +1010,7 @@ impl Tool for PkgPack {
 }
 
 /// Validates a package folder and builds its archive in memory.
-fn pack_dir(dir: &Path) -> Result<(Vec<u8>, Manifest, u64)> {
+pub(crate) fn pack_dir(dir: &Path) -> Result<(Vec<u8>, Manifest, u64)> {
     let (checked, errors, _) = validate_dir(dir)?;
     let all_errors: Vec<Issue> = checked.errors.iter().cloned().chain(errors).collect();
     if let Some(first) = all_errors.first() {
@@ -1027,17 +1098,7 @@ impl Tool for PkgPublish {
         } else {
             std::fs::read(&target).map_err(|e| Error::io("read", &target, e))?
         };
-        let staging = tempfile::tempdir().map_err(|e| Error::io("create", Path::new("temporary folder"), e))?;
-        let archive_path = staging.path().join("package.aam");
-        std::fs::write(&archive_path, &bytes).map_err(|e| Error::io("write", &archive_path, e))?;
-        let (checked, errors, _) = validate_archive(&archive_path)?;
-        let all_errors: Vec<Issue> = checked.errors.iter().cloned().chain(errors).collect();
-        if let Some(first) = all_errors.first() {
-            return Err(invalid_manifest(&all_errors, first));
-        }
-        let manifest = checked
-            .manifest
-            .ok_or_else(|| Error::internal("validated manifest missing"))?;
+        let manifest = validate_archive_bytes(&bytes)?;
         let tag = input.tag.unwrap_or_else(|| "latest".to_string());
         crate::sources::spec::validate_ref(&tag)
             .map_err(|_| Error::invalid_argument(format!("`{tag}` is not a valid tag")))?;

@@ -1,0 +1,273 @@
+//! Deploying package artifacts where each agent platform reads them.
+//!
+//! | type | cursor | copilot | claude | codex |
+//! |---|---|---|---|---|
+//! | skill | `.cursor/skills/<n>/` | `.github/skills/<n>/` | `.claude/skills/<n>/` | `.codex/skills/<n>/` |
+//! | agent | `.cursor/rules/agent-<n>.mdc` | `.github/agents/<n>.agent.md` | `.claude/agents/<n>.md` | section in `AGENTS.md` |
+//! | prompt | `.cursor/prompts/<n>.md` | `.github/prompts/<n>.prompt.md` | `.claude/commands/<n>.md` | `~/.codex/prompts/<n>.md` |
+//! | instruction | `.cursor/rules/<n>.mdc` | `.github/instructions/<n>.instructions.md` | section in `CLAUDE.md` | section in `AGENTS.md` |
+//!
+//! Paths are relative to the project root, or to the home folder for global
+//! installs (where `CLAUDE.md` is `~/.claude/CLAUDE.md` and `AGENTS.md` is
+//! `~/.codex/AGENTS.md`). This module computes targets and file contents; it does
+//! not write anything (see `apply`).
+
+pub mod apply;
+pub mod sections;
+
+use serde_json::{Map, Value};
+
+use crate::scan::{ArtifactKind, Platform, frontmatter};
+
+/// Where one artifact goes on one platform.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A folder holding the skill's files.
+    Dir(Location),
+    /// One file.
+    File(Location),
+    /// A section inside a shared file.
+    Section {
+        /// The shared file.
+        file: Location,
+        /// Section name.
+        name: String,
+        /// Section type.
+        kind: ArtifactKind,
+    },
+}
+
+/// A path relative to the project root, or to the home folder.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Location {
+    /// Relative to the project root (`/`-separated).
+    Project(String),
+    /// Relative to the home folder (`/`-separated).
+    Home(String),
+}
+
+impl Location {
+    /// The key used in lock files: the project-relative path, or `~/path`.
+    pub fn key(&self) -> String {
+        match self {
+            Location::Project(p) => p.clone(),
+            Location::Home(p) => format!("~/{p}"),
+        }
+    }
+
+    /// Parses a lock-file key.
+    pub fn from_key(key: &str) -> Self {
+        match key.strip_prefix("~/") {
+            Some(rest) => Location::Home(rest.to_string()),
+            None => Location::Project(key.to_string()),
+        }
+    }
+
+    /// A path below this one.
+    pub fn join(&self, rest: &str) -> Location {
+        match self {
+            Location::Project(p) => Location::Project(format!("{p}/{rest}")),
+            Location::Home(p) => Location::Home(format!("{p}/{rest}")),
+        }
+    }
+
+    /// The absolute path, given the two roots.
+    pub fn resolve(&self, project: &std::path::Path, home: &std::path::Path) -> std::path::PathBuf {
+        match self {
+            Location::Project(p) => project.join(p),
+            Location::Home(p) => home.join(p),
+        }
+    }
+}
+
+/// Where an artifact of `kind` named `name` goes on `platform`. `global`
+/// installs target the home folder.
+pub fn target(kind: ArtifactKind, name: &str, platform: Platform, global: bool) -> Target {
+    let at = |path: String| {
+        if global {
+            Location::Home(path)
+        } else {
+            Location::Project(path)
+        }
+    };
+    let section = |file: &str, global_file: &str| Target::Section {
+        file: if global {
+            Location::Home(global_file.to_string())
+        } else {
+            Location::Project(file.to_string())
+        },
+        name: name.to_string(),
+        kind,
+    };
+    match (kind, platform) {
+        (ArtifactKind::Skill, Platform::Cursor) => Target::Dir(at(format!(".cursor/skills/{name}"))),
+        (ArtifactKind::Skill, Platform::Copilot) => Target::Dir(at(format!(".github/skills/{name}"))),
+        (ArtifactKind::Skill, Platform::Claude) => Target::Dir(at(format!(".claude/skills/{name}"))),
+        (ArtifactKind::Skill, Platform::Codex) => Target::Dir(at(format!(".codex/skills/{name}"))),
+        (ArtifactKind::Agent, Platform::Cursor) => Target::File(at(format!(".cursor/rules/agent-{name}.mdc"))),
+        (ArtifactKind::Agent, Platform::Copilot) => Target::File(at(format!(".github/agents/{name}.agent.md"))),
+        (ArtifactKind::Agent, Platform::Claude) => Target::File(at(format!(".claude/agents/{name}.md"))),
+        (ArtifactKind::Agent, Platform::Codex) => section("AGENTS.md", ".codex/AGENTS.md"),
+        (ArtifactKind::Prompt, Platform::Cursor) => Target::File(at(format!(".cursor/prompts/{name}.md"))),
+        (ArtifactKind::Prompt, Platform::Copilot) => Target::File(at(format!(".github/prompts/{name}.prompt.md"))),
+        (ArtifactKind::Prompt, Platform::Claude) => Target::File(at(format!(".claude/commands/{name}.md"))),
+        (ArtifactKind::Prompt, Platform::Codex) => Target::File(Location::Home(format!(".codex/prompts/{name}.md"))),
+        (ArtifactKind::Instruction, Platform::Cursor) => Target::File(at(format!(".cursor/rules/{name}.mdc"))),
+        (ArtifactKind::Instruction, Platform::Copilot) => {
+            Target::File(at(format!(".github/instructions/{name}.instructions.md")))
+        }
+        (ArtifactKind::Instruction, Platform::Claude) => section("CLAUDE.md", ".claude/CLAUDE.md"),
+        (ArtifactKind::Instruction, Platform::Codex) => section("AGENTS.md", ".codex/AGENTS.md"),
+    }
+}
+
+/// The platforms by name.
+pub fn parse_platform(text: &str) -> Option<Platform> {
+    [Platform::Cursor, Platform::Claude, Platform::Copilot, Platform::Codex]
+        .into_iter()
+        .find(|p| p.as_str() == text.to_ascii_lowercase())
+}
+
+/// The text deployed for an artifact file (`text` is its main file) on
+/// `platform`: frontmatter adjusted to what the platform reads, merged into one
+/// block (never doubled); content otherwise unchanged. Sections get the body only.
+pub fn render(kind: ArtifactKind, platform: Platform, name: &str, text: &str, section: bool) -> String {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let front = frontmatter::parse(text);
+    let body = &text[front.body_offset..];
+    if section {
+        return body.trim_start_matches(['\r', '\n']).to_string();
+    }
+    let mut fields: Map<String, Value> = front.fields.clone().unwrap_or_default();
+    let description = fields
+        .get("description")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| name.to_string());
+    match (kind, platform) {
+        (ArtifactKind::Agent | ArtifactKind::Instruction, Platform::Cursor) => {
+            if !fields.contains_key("globs")
+                && let Some(apply_to) = fields.remove("applyTo")
+            {
+                fields.insert("globs".into(), apply_to);
+            }
+            fields.entry("description").or_insert(Value::String(description));
+            fields.entry("alwaysApply").or_insert(Value::Bool(false));
+        }
+        (ArtifactKind::Instruction, Platform::Copilot) => {
+            if !fields.contains_key("applyTo")
+                && let Some(globs) = fields.remove("globs")
+            {
+                fields.insert("applyTo".into(), globs);
+            }
+            fields.entry("applyTo").or_insert(Value::String("**".into()));
+            fields.entry("description").or_insert(Value::String(description));
+        }
+        (ArtifactKind::Agent, Platform::Claude) => {
+            fields.insert("name".into(), Value::String(name.to_string()));
+            fields.entry("description").or_insert(Value::String(description));
+        }
+        // Everything else is deployed byte for byte.
+        _ => return text.to_string(),
+    }
+    let yaml = serde_yaml_ng::to_string(&fields).unwrap_or_default();
+    // One blank line between the frontmatter and a non-empty body.
+    let body = body.trim_start_matches(['\r', '\n']);
+    let body = if body.is_empty() {
+        String::new()
+    } else {
+        format!("\n{body}")
+    };
+    format!("---\n{yaml}---\n{body}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_platform_layout() {
+        use ArtifactKind::*;
+        use Platform::*;
+        let path = |t: Target| match t {
+            Target::Dir(l) | Target::File(l) => l.key(),
+            Target::Section { file, name, kind } => format!("{}#{name} {}", file.key(), kind.as_str()),
+        };
+        let cases = [
+            (Skill, Cursor, false, ".cursor/skills/n"),
+            (Skill, Copilot, false, ".github/skills/n"),
+            (Skill, Claude, false, ".claude/skills/n"),
+            (Skill, Codex, false, ".codex/skills/n"),
+            (Skill, Codex, true, "~/.codex/skills/n"),
+            (Agent, Cursor, false, ".cursor/rules/agent-n.mdc"),
+            (Agent, Copilot, false, ".github/agents/n.agent.md"),
+            (Agent, Claude, false, ".claude/agents/n.md"),
+            (Agent, Codex, false, "AGENTS.md#n agent"),
+            (Prompt, Cursor, false, ".cursor/prompts/n.md"),
+            (Prompt, Copilot, false, ".github/prompts/n.prompt.md"),
+            (Prompt, Claude, false, ".claude/commands/n.md"),
+            (Prompt, Codex, false, "~/.codex/prompts/n.md"),
+            (Instruction, Cursor, false, ".cursor/rules/n.mdc"),
+            (Instruction, Copilot, false, ".github/instructions/n.instructions.md"),
+            (Instruction, Claude, false, "CLAUDE.md#n instruction"),
+            (Instruction, Claude, true, "~/.claude/CLAUDE.md#n instruction"),
+            (Instruction, Codex, false, "AGENTS.md#n instruction"),
+            (Instruction, Codex, true, "~/.codex/AGENTS.md#n instruction"),
+        ];
+        for (kind, platform, global, expected) in cases {
+            assert_eq!(
+                path(target(kind, "n", platform, global)),
+                expected,
+                "{kind:?} {platform:?} {global}"
+            );
+        }
+    }
+
+    #[test]
+    fn frontmatter_is_merged_not_doubled() {
+        let mdc = "---\ndescription: TS rules\nglobs: **/*.ts\n---\nUse strict mode.\n";
+        let out = render(ArtifactKind::Instruction, Platform::Cursor, "ts", mdc, false);
+        assert_eq!(out.matches("---\n").count(), 2, "{out}");
+        let front = frontmatter::parse(&out);
+        assert!(front.warnings.is_empty(), "valid YAML now: {out}");
+        assert_eq!(front.string("globs").as_deref(), Some("**/*.ts"));
+        assert_eq!(front.string("alwaysApply").as_deref(), Some("false"));
+        assert!(out.ends_with("\nUse strict mode.\n"));
+
+        let copilot = "---\napplyTo: \"**/*.rs\"\n---\nRust rules\n";
+        let as_cursor = render(ArtifactKind::Instruction, Platform::Cursor, "rs", copilot, false);
+        assert_eq!(
+            frontmatter::parse(&as_cursor).string("globs").as_deref(),
+            Some("**/*.rs")
+        );
+        let back = render(ArtifactKind::Instruction, Platform::Copilot, "rs", &as_cursor, false);
+        assert_eq!(frontmatter::parse(&back).string("applyTo").as_deref(), Some("**/*.rs"));
+
+        let plain = render(
+            ArtifactKind::Instruction,
+            Platform::Copilot,
+            "plain",
+            "# Plain\n",
+            false,
+        );
+        assert_eq!(frontmatter::parse(&plain).string("applyTo").as_deref(), Some("**"));
+        let agent = render(
+            ArtifactKind::Agent,
+            Platform::Claude,
+            "helper",
+            "---\ndescription: Helps\n---\nBody\n",
+            false,
+        );
+        assert_eq!(frontmatter::parse(&agent).string("name").as_deref(), Some("helper"));
+        let prompt = "# Just a prompt\r\n";
+        assert_eq!(
+            render(ArtifactKind::Prompt, Platform::Claude, "p", prompt, false),
+            prompt,
+            "byte for byte"
+        );
+        assert_eq!(
+            render(ArtifactKind::Instruction, Platform::Claude, "x", mdc, true),
+            "Use strict mode.\n"
+        );
+    }
+}

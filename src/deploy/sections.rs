@@ -1,0 +1,149 @@
+//! Sections aam owns inside files users also write (`AGENTS.md`, `CLAUDE.md`).
+//!
+//! A section is
+//! ```text
+//! <!-- BEGIN AAM: <name> <type> -->
+//! ...content...
+//! <!-- END AAM: <name> <type> -->
+//! ```
+//! Adding one appends it after the user's text with exactly one line break in
+//! front (so it starts on a line of its own, after a blank line when the text
+//! ended with a line break); replacing one swaps only what lies between its
+//! markers; removing one takes away exactly what adding it put there. So the user's text before, between and after sections is never
+//! touched, and removing the last section gives back the file byte for byte. The
+//! file's line ending (LF or CRLF) is kept.
+
+/// The marker lines of a section.
+fn markers(name: &str, kind: &str) -> (String, String) {
+    (
+        format!("<!-- BEGIN AAM: {name} {kind} -->"),
+        format!("<!-- END AAM: {name} {kind} -->"),
+    )
+}
+
+/// The line ending a text uses (CRLF when its first line break is one).
+fn line_ending(text: &str) -> &'static str {
+    match text.find('\n') {
+        Some(i) if i > 0 && text.as_bytes()[i - 1] == b'\r' => "\r\n",
+        _ => "\n",
+    }
+}
+
+/// Where a section sits: the byte range to cut when removing it (the line break
+/// aam put in front included), and the range of its content.
+struct Found {
+    cut: std::ops::Range<usize>,
+    content: std::ops::Range<usize>,
+}
+
+fn find(text: &str, name: &str, kind: &str) -> Option<Found> {
+    let (begin, end) = markers(name, kind);
+    let start = text.find(&begin)?;
+    let nl = line_ending(text);
+    let content_start = start + begin.len() + nl.len();
+    let end_at = content_start.min(text.len()) + text.get(content_start..)?.find(&end)?;
+    let mut after = end_at + end.len();
+    if text[after..].starts_with(nl) {
+        after += nl.len();
+    } else if text[after..].starts_with('\n') {
+        after += 1;
+    }
+    let mut before = start;
+    if text[..start].ends_with(nl) {
+        before -= nl.len();
+    } else if text[..start].ends_with('\n') {
+        before -= 1;
+    }
+    Some(Found {
+        cut: before..after,
+        content: content_start..end_at,
+    })
+}
+
+/// The content of a section, when the text has it.
+pub fn get<'t>(text: &'t str, name: &str, kind: &str) -> Option<&'t str> {
+    find(text, name, kind).map(|f| &text[f.content])
+}
+
+/// `text` with the section set to `content`: replaced in place when present,
+/// appended otherwise.
+pub fn upsert(text: &str, name: &str, kind: &str, content: &str) -> String {
+    let nl = line_ending(text);
+    let body = normalize(content, nl);
+    if let Some(found) = find(text, name, kind) {
+        return format!("{}{body}{}", &text[..found.content.start], &text[found.content.end..]);
+    }
+    let (begin, end) = markers(name, kind);
+    let block = format!("{begin}{nl}{body}{end}{nl}");
+    if text.is_empty() {
+        return block;
+    }
+    format!("{text}{nl}{block}")
+}
+
+/// `text` without the section (unchanged when absent).
+pub fn remove(text: &str, name: &str, kind: &str) -> String {
+    match find(text, name, kind) {
+        Some(found) => format!("{}{}", &text[..found.cut.start], &text[found.cut.end..]),
+        None => text.to_string(),
+    }
+}
+
+/// Content with the file's line endings and a final line break.
+fn normalize(content: &str, nl: &str) -> String {
+    let lf = content.replace("\r\n", "\n");
+    let mut body = if nl == "\n" { lf } else { lf.replace('\n', nl) };
+    if !body.is_empty() && !body.ends_with(nl) {
+        body.push_str(nl);
+    }
+    body
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case("")]
+    #[case("User notes.\n")]
+    #[case("User notes without newline")]
+    #[case("User notes.\n\n")]
+    #[case("Line one\r\nLine two\r\n")]
+    #[case("Line one\r\nno final break")]
+    #[case("\n")]
+    fn adding_then_removing_gives_the_file_back(#[case] original: &str) {
+        let one = upsert(original, "a", "instruction", "Rule A\n");
+        let two = upsert(&one, "b", "agent", "Agent B");
+        assert_eq!(get(&two, "a", "instruction").unwrap().trim_end(), "Rule A");
+        assert_eq!(get(&two, "b", "agent").unwrap().trim_end(), "Agent B");
+        assert!(two.starts_with(original), "user text first, untouched");
+        let crlf = original.contains("\r\n");
+        assert_eq!(two.contains("\r\n"), crlf, "line endings kept");
+        // Removing in either order gives back the original exactly.
+        assert_eq!(remove(&remove(&two, "a", "instruction"), "b", "agent"), original);
+        assert_eq!(remove(&remove(&two, "b", "agent"), "a", "instruction"), original);
+    }
+
+    #[test]
+    fn replacing_keeps_text_around_and_between() {
+        let text = "Intro\n";
+        let text = upsert(text, "a", "instruction", "old a");
+        let text = format!("{text}User text between\n");
+        let text = upsert(&text, "b", "instruction", "b");
+        let replaced = upsert(&text, "a", "instruction", "new a\nsecond line");
+        assert_eq!(replaced, text.replace("old a\n", "new a\nsecond line\n"));
+        assert!(replaced.contains("User text between\n"));
+        let without_a = remove(&replaced, "a", "instruction");
+        assert!(without_a.starts_with("Intro\nUser text between\n"), "{without_a:?}");
+        assert_eq!(remove(&without_a, "nope", "agent"), without_a);
+    }
+
+    #[test]
+    fn sections_are_keyed_by_name_and_type() {
+        let text = upsert("", "x", "agent", "agent x");
+        let text = upsert(&text, "x", "instruction", "instruction x");
+        assert_eq!(get(&text, "x", "agent").unwrap(), "agent x\n");
+        assert_eq!(get(&text, "x", "instruction").unwrap(), "instruction x\n");
+    }
+}

@@ -1,0 +1,181 @@
+//! `.aam/aam-lock.yaml`: what a project (or the home folder, for global installs)
+//! has installed, with a checksum for every byte aam wrote.
+//!
+//! Keys are sorted and the file is only rewritten when its content changes, so an
+//! install that changes nothing leaves no diff.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::scan::ArtifactKind;
+
+/// The lock file's path under a project (or home) root.
+pub fn lock_path(root: &Path) -> PathBuf {
+    root.join(".aam").join("aam-lock.yaml")
+}
+
+/// Current lock file layout.
+pub const LOCKFILE_VERSION: u32 = 1;
+
+/// The whole lock file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LockFile {
+    /// Layout version.
+    pub lockfile_version: u32,
+    /// When the set of packages last changed.
+    pub resolved_at: String,
+    /// Installed packages by name.
+    #[serde(default)]
+    pub packages: BTreeMap<String, LockedPackage>,
+}
+
+impl Default for LockFile {
+    fn default() -> Self {
+        Self {
+            lockfile_version: LOCKFILE_VERSION,
+            resolved_at: String::new(),
+            packages: BTreeMap::new(),
+        }
+    }
+}
+
+/// One installed package.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LockedPackage {
+    /// Installed version.
+    pub version: String,
+    /// `registry`, `source`, `local` (a folder) or `archive`.
+    pub source: String,
+    /// Registry name, source name, or path.
+    pub source_name: String,
+    /// Commit the files were read at (source installs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_commit: Option<String>,
+    /// blake3 of the package content (archive, or the files for source installs).
+    pub checksum: String,
+    /// Its dependencies: name to constraint.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub dependencies: BTreeMap<String, String>,
+    /// Platforms it was deployed to.
+    #[serde(default)]
+    pub platforms: Vec<String>,
+    /// What was asked for (`^1.2`, a source artifact...), for `outdated` and `upgrade`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested: Option<String>,
+    /// Source artifacts it was made from, with the digest they had (source installs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<LockedArtifact>,
+    /// Where each artifact went.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deployed: Vec<Deployment>,
+    /// blake3 of every file written: the package copy and every deployed file;
+    /// `FILE#name type` keys hold a section's content.
+    #[serde(default)]
+    pub file_checksums: BTreeMap<String, String>,
+}
+
+/// A source artifact a package was made from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LockedArtifact {
+    /// Artifact type.
+    #[serde(rename = "type")]
+    pub kind: ArtifactKind,
+    /// Repository path.
+    pub path: String,
+    /// Its content digest in the catalog when installed.
+    pub digest: String,
+}
+
+/// One artifact deployed to one platform.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Deployment {
+    /// Platform.
+    pub platform: String,
+    /// Artifact type.
+    #[serde(rename = "type")]
+    pub kind: ArtifactKind,
+    /// Artifact name.
+    pub name: String,
+    /// Where: a folder, a file, or `FILE#name type` for a section.
+    pub target: String,
+}
+
+/// Reads the lock file under `root`; a missing one is empty.
+pub fn read(root: &Path) -> Result<LockFile> {
+    let path = lock_path(root);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(LockFile::default()),
+        Err(e) => return Err(Error::io("read", &path, e)),
+    };
+    serde_yaml_ng::from_str(&text).map_err(|e| {
+        Error::new(
+            ErrorCode::LockInvalid,
+            format!("the lock file `{}` is invalid: {e}", path.display()),
+        )
+        .with_hint("restore it from version control, or delete it and install the packages again")
+    })
+}
+
+/// The lock file's text, keys sorted.
+pub fn to_text(lock: &LockFile) -> String {
+    serde_yaml_ng::to_string(lock).unwrap_or_default()
+}
+
+/// A section's key in `file_checksums` and `deployed`.
+pub fn section_key(file: &str, name: &str, kind: ArtifactKind) -> String {
+    format!("{file}#{name} {}", kind.as_str())
+}
+
+/// Splits a section key into file, name and type.
+pub fn parse_section_key(key: &str) -> Option<(&str, &str, &str)> {
+    let (file, rest) = key.split_once('#')?;
+    let (name, kind) = rest.rsplit_once(' ')?;
+    Some((file, name, kind))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_with_sorted_keys() {
+        let mut lock = LockFile {
+            resolved_at: "2026-01-01T00:00:00Z".into(),
+            ..Default::default()
+        };
+        for name in ["zeta", "alpha"] {
+            lock.packages.insert(
+                name.into(),
+                LockedPackage {
+                    version: "1.0.0".into(),
+                    source: "registry".into(),
+                    source_name: "reg".into(),
+                    source_commit: None,
+                    checksum: "c".into(),
+                    dependencies: BTreeMap::new(),
+                    platforms: vec!["claude".into()],
+                    requested: None,
+                    artifacts: Vec::new(),
+                    deployed: Vec::new(),
+                    file_checksums: BTreeMap::from([("b".into(), "2".into()), ("a".into(), "1".into())]),
+                },
+            );
+        }
+        let text = to_text(&lock);
+        assert!(text.find("alpha").unwrap() < text.find("zeta").unwrap());
+        assert!(text.find("a: '1'").unwrap() < text.find("b: '2'").unwrap(), "{text}");
+        let dir = tempfile::tempdir().unwrap();
+        crate::atomic::write_file(&lock_path(dir.path()), text.as_bytes()).unwrap();
+        assert_eq!(read(dir.path()).unwrap(), lock);
+        assert_eq!(read(&dir.path().join("none")).unwrap(), LockFile::default());
+        assert_eq!(
+            parse_section_key(&section_key("AGENTS.md", "x", ArtifactKind::Agent)),
+            Some(("AGENTS.md", "x", "agent"))
+        );
+    }
+}

@@ -1,0 +1,165 @@
+//! Dependency resolution: one version per package, the highest that satisfies
+//! every constraint on it, found transitively. A package no version can satisfy
+//! is reported with every constraint and who asked for it.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use semver::{Version, VersionReq};
+
+use super::manifest::parse_constraint;
+use crate::error::{Error, ErrorCode, Result};
+
+/// A published version and what it depends on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    /// Its version.
+    pub version: Version,
+    /// Name to constraint.
+    pub dependencies: BTreeMap<String, String>,
+}
+
+/// One constraint and who made it.
+#[derive(Debug, Clone)]
+struct Wanted {
+    req: VersionReq,
+    text: String,
+    by: String,
+}
+
+/// Resolves `requests` (name, constraint) and everything they depend on.
+/// `versions_of` lists the published versions of a package (any order).
+pub fn resolve(
+    requests: &[(String, String)],
+    versions_of: impl Fn(&str) -> Result<Vec<Candidate>>,
+) -> Result<BTreeMap<String, Candidate>> {
+    let mut wanted: BTreeMap<String, Vec<Wanted>> = BTreeMap::new();
+    let mut queue = VecDeque::new();
+    for (name, text) in requests {
+        let req = parse_constraint(text).map_err(|m| Error::invalid_argument(format!("`{name}@{text}`: {m}")))?;
+        wanted.entry(name.clone()).or_default().push(Wanted {
+            req,
+            text: text.clone(),
+            by: "your request".to_string(),
+        });
+        queue.push_back(name.clone());
+    }
+    let mut chosen: BTreeMap<String, Candidate> = BTreeMap::new();
+    let mut steps = 0;
+    while let Some(name) = queue.pop_front() {
+        steps += 1;
+        if steps > 10_000 {
+            return Err(
+                Error::new(ErrorCode::DependencyConflict, "dependency resolution does not settle")
+                    .with_hint("pin the versions of the packages involved"),
+            );
+        }
+        let mut versions = versions_of(&name)?;
+        if versions.is_empty() {
+            let by = wanted
+                .get(&name)
+                .and_then(|w| w.first())
+                .map(|w| w.by.clone())
+                .unwrap_or_default();
+            return Err(Error::new(
+                ErrorCode::PackageNotFound,
+                format!("no package named `{name}` (required by {by})"),
+            )
+            .with_hint("check the name, or add the registry that has it with `aam registry add`"));
+        }
+        versions.sort_by(|a, b| b.version.cmp(&a.version));
+        let constraints = wanted.get(&name).cloned().unwrap_or_default();
+        let Some(pick) = versions
+            .into_iter()
+            .find(|c| constraints.iter().all(|w| w.req.matches(&c.version)))
+        else {
+            let who: Vec<String> = constraints
+                .iter()
+                .map(|w| format!("`{}` (required by {})", w.text, w.by))
+                .collect();
+            return Err(Error::new(
+                ErrorCode::DependencyConflict,
+                format!("no version of `{name}` satisfies {}", who.join(" and ")),
+            )
+            .with_hint("change one of the constraints so they overlap"));
+        };
+        if chosen.get(&name) == Some(&pick) {
+            continue;
+        }
+        let by = format!("`{name}@{}`", pick.version);
+        // The constraints the previously chosen version made no longer hold.
+        if let Some(previous) = chosen.get(&name) {
+            let old_by = format!("`{name}@{}`", previous.version);
+            for (dep, list) in wanted.iter_mut() {
+                let before = list.len();
+                list.retain(|w| w.by != old_by);
+                if list.len() != before {
+                    queue.push_back(dep.clone());
+                }
+            }
+        }
+        for (dep, text) in &pick.dependencies {
+            let req = parse_constraint(text).map_err(|m| {
+                Error::new(
+                    ErrorCode::DependencyConflict,
+                    format!("{by} has an invalid constraint on `{dep}`: {m}"),
+                )
+            })?;
+            wanted.entry(dep.clone()).or_default().push(Wanted {
+                req,
+                text: text.clone(),
+                by: by.clone(),
+            });
+            queue.push_back(dep.clone());
+        }
+        chosen.insert(name, pick);
+    }
+    chosen.retain(|name, _| wanted.get(name).is_some_and(|w| !w.is_empty()));
+    Ok(chosen)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn registry(name: &str) -> Result<Vec<Candidate>> {
+        let c = |v: &str, deps: &[(&str, &str)]| Candidate {
+            version: Version::parse(v).unwrap(),
+            dependencies: deps.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
+        };
+        Ok(match name {
+            "app" => vec![c("1.0.0", &[("lib", "^1.0"), ("util", ">=1.1")])],
+            "lib" => vec![
+                c("1.0.0", &[("util", "^1.0")]),
+                c("1.4.0", &[("util", "^1.2")]),
+                c("2.0.0", &[]),
+            ],
+            "util" => vec![c("1.0.0", &[]), c("1.1.0", &[]), c("1.2.5", &[]), c("2.0.0", &[])],
+            "strict" => vec![c("1.0.0", &[("util", "=1.0.0")])],
+            _ => vec![],
+        })
+    }
+
+    fn versions(map: &BTreeMap<String, Candidate>) -> Vec<String> {
+        map.iter().map(|(n, c)| format!("{n}@{}", c.version)).collect()
+    }
+
+    #[test]
+    fn transitive_highest_satisfying() {
+        let got = resolve(&[("app".into(), "*".into())], registry).unwrap();
+        assert_eq!(versions(&got), ["app@1.0.0", "lib@1.4.0", "util@1.2.5"]);
+        let pinned = resolve(&[("lib".into(), "1.0.0".into())], registry).unwrap();
+        assert_eq!(versions(&pinned), ["lib@1.0.0", "util@1.2.5"]);
+    }
+
+    #[test]
+    fn conflicts_name_who_requires_what() {
+        let err = resolve(&[("app".into(), "*".into()), ("strict".into(), "*".into())], registry).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::DependencyConflict);
+        let message = err.message();
+        assert!(message.contains("no version of `util` satisfies"), "{message}");
+        assert!(message.contains("`=1.0.0` (required by `strict@1.0.0`)"), "{message}");
+        assert!(message.contains("(required by `app@1.0.0`)"), "{message}");
+        let missing = resolve(&[("ghost".into(), "*".into())], registry).unwrap_err();
+        assert_eq!(missing.code(), ErrorCode::PackageNotFound);
+    }
+}

@@ -1,0 +1,61 @@
+//! Content-addressed copies of every file aam deploys, under `$AAM_HOME/objects/`,
+//! so `aam diff` can show what a user changed against what was installed.
+
+use std::path::PathBuf;
+
+use crate::error::{Error, Result};
+
+/// The object store of one `AAM_HOME`.
+pub struct ObjectStore {
+    root: PathBuf,
+}
+
+impl ObjectStore {
+    /// The store under `root` (created on first write).
+    pub fn new(root: PathBuf) -> Self {
+        Self { root }
+    }
+
+    fn path(&self, digest: &str) -> PathBuf {
+        let (fan, rest) = digest.split_at(digest.len().min(2));
+        self.root.join(fan).join(rest)
+    }
+
+    /// Stores `bytes` (once) and returns their blake3.
+    pub fn put(&self, bytes: &[u8]) -> Result<String> {
+        let digest = blake3::hash(bytes).to_hex().to_string();
+        let path = self.path(&digest);
+        if !path.exists() {
+            crate::atomic::write_file(&path, bytes)?;
+        }
+        Ok(digest)
+    }
+
+    /// The bytes stored under `digest`, if any (checked against it).
+    pub fn get(&self, digest: &str) -> Result<Option<Vec<u8>>> {
+        let path = self.path(digest);
+        match std::fs::read(&path) {
+            Ok(bytes) if blake3::hash(&bytes).to_hex().as_str() == digest => Ok(Some(bytes)),
+            Ok(_) => Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io("read", &path, e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stores_by_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ObjectStore::new(dir.path().join("objects"));
+        let digest = store.put(b"hello").unwrap();
+        assert_eq!(store.put(b"hello").unwrap(), digest);
+        assert_eq!(store.get(&digest).unwrap().unwrap(), b"hello");
+        assert_eq!(store.get(&"0".repeat(64)).unwrap(), None);
+        std::fs::write(store.path(&digest), b"tampered").unwrap();
+        assert_eq!(store.get(&digest).unwrap(), None, "a damaged copy is not returned");
+    }
+}
