@@ -571,10 +571,18 @@ fn run(cli: Cli) -> Result<i32> {
             };
             out.emit(&Install::run(&ctx, input)?, render::installed_packages)
         }
-        Command::Uninstall { package, force, global } => out.emit(
-            &Uninstall::run(&ctx, UninstallInput { package, force, global })?,
-            render::uninstalled,
-        ),
+        Command::Uninstall { package, force, global } => {
+            let output = Uninstall::run(&ctx, UninstallInput { package, force, global })?;
+            if !out.json && !output.dependents.is_empty() {
+                let dependents: Vec<String> = output.dependents.iter().map(|d| format!("`{d}`")).collect();
+                eprintln!(
+                    "warning: `{}` is still needed by {}; reinstall it, or uninstall them too",
+                    output.removed,
+                    dependents.join(", ")
+                );
+            }
+            out.emit(&output, render::uninstalled)
+        }
         Command::Verify { package, all, global } => {
             let names = match (package, all) {
                 (Some(name), _) => vec![name],

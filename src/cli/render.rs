@@ -573,9 +573,6 @@ pub fn uninstalled(o: &UninstallOutput) -> String {
             out.push_str(&format!("  {f}\n"));
         }
     }
-    if !o.dependents.is_empty() {
-        out.push_str(&format!("warning: still needed by {}\n", o.dependents.join(", ")));
-    }
     out
 }
 
@@ -752,6 +749,9 @@ pub fn upgraded(o: &UpgradeOutput) -> String {
         for f in &p.modified_files {
             out.push_str(&format!("  edited: {f}\n"));
         }
+    }
+    if o.packages.iter().any(|p| p.status == "skipped") {
+        out.push_str("Edited files were left alone: `aam diff <package>` shows the edits; upgrade with `--backup` to keep a copy of them, or `--force` to overwrite them.\n");
     }
     out
 }

@@ -142,7 +142,8 @@ impl Applied {
         Ok(())
     }
 
-    /// Keeps the changes: deletes backups, and folders that removals left empty.
+    /// Keeps the changes: deletes backups, and folders that removals left empty
+    /// (walking up while they are empty).
     pub fn commit(self) {
         for undo in self.undo {
             if let Undo::Restore { backup, .. } = undo {
@@ -152,7 +153,10 @@ impl Applied {
         let mut dirs = self.emptied_dirs;
         dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
         for dir in dirs {
-            let _ = std::fs::remove_dir(dir);
+            let mut current = Some(dir.as_path());
+            while let Some(d) = current.filter(|d| std::fs::remove_dir(d).is_ok()) {
+                current = d.parent();
+            }
         }
     }
 
@@ -243,6 +247,15 @@ mod tests {
         assert!(!root.join("gone.md").exists());
         let names: Vec<String> = snapshot(root).into_iter().map(|(p, _)| p).collect();
         assert!(names.iter().all(|n| !n.contains("aam-backup")), "{names:?}");
+
+        // Removing the only file of a nested folder removes the folders it emptied.
+        apply(&[Change::Remove {
+            path: root.join("deep/new/file.md"),
+        }])
+        .unwrap()
+        .commit();
+        assert!(!root.join("deep").exists());
+        assert!(root.join("keep.md").exists(), "non-empty folders stay");
     }
 
     #[test]

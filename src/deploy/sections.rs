@@ -29,8 +29,9 @@ fn line_ending(text: &str) -> &'static str {
     }
 }
 
-/// Where a section sits: the byte range to cut when removing it (the line break
-/// aam put in front included), and the range of its content.
+/// Where a section sits: the byte range to cut when removing it (with the line
+/// break aam put in front, unless the user's text now needs it), and the range
+/// of its content.
 struct Found {
     cut: std::ops::Range<usize>,
     content: std::ops::Range<usize>,
@@ -48,12 +49,18 @@ fn find(text: &str, name: &str, kind: &str) -> Option<Found> {
     } else if text[after..].starts_with('\n') {
         after += 1;
     }
-    let mut before = start;
-    if text[..start].ends_with(nl) {
-        before -= nl.len();
+    // The line break in front is aam's when it made a blank line, or when
+    // cutting it cannot join the user's line to the text that follows.
+    let lead = if text[..start].ends_with(nl) {
+        nl.len()
     } else if text[..start].ends_with('\n') {
-        before -= 1;
-    }
+        1
+    } else {
+        0
+    };
+    let rest = &text[after..];
+    let ours = text[..start - lead].ends_with('\n') || rest.is_empty() || rest.starts_with(['\r', '\n']);
+    let before = if ours { start - lead } else { start };
     Some(Found {
         cut: before..after,
         content: content_start..end_at,
@@ -137,6 +144,17 @@ mod tests {
         let without_a = remove(&replaced, "a", "instruction");
         assert!(without_a.starts_with("Intro\nUser text between\n"), "{without_a:?}");
         assert_eq!(remove(&without_a, "nope", "agent"), without_a);
+    }
+
+    #[rstest]
+    #[case("Notes.", "Notes.\nMine above.\nMine below.\n")]
+    #[case("Notes.\r\n", "Notes.\r\n\r\nMine above.\r\nMine below.\r\n")]
+    fn removing_never_joins_the_users_lines(#[case] original: &str, #[case] expected: &str) {
+        let nl = line_ending(original);
+        let text = upsert(original, "a", "instruction", "Rule A");
+        let begin = "<!-- BEGIN AAM: a instruction -->";
+        let text = text.replace(begin, &format!("Mine above.{nl}{begin}")) + &format!("Mine below.{nl}");
+        assert_eq!(remove(&text, "a", "instruction"), expected);
     }
 
     #[test]

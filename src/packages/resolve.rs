@@ -18,6 +18,15 @@ pub struct Candidate {
     pub dependencies: BTreeMap<String, String>,
 }
 
+/// The version chosen for a package, and every constraint it had to meet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// The chosen version.
+    pub candidate: Candidate,
+    /// The constraints on it joined with `, ` (`*` when there were none).
+    pub constraint: String,
+}
+
 /// One constraint and who made it.
 #[derive(Debug, Clone)]
 struct Wanted {
@@ -31,7 +40,7 @@ struct Wanted {
 pub fn resolve(
     requests: &[(String, String)],
     versions_of: impl Fn(&str) -> Result<Vec<Candidate>>,
-) -> Result<BTreeMap<String, Candidate>> {
+) -> Result<BTreeMap<String, Resolved>> {
     let mut wanted: BTreeMap<String, Vec<Wanted>> = BTreeMap::new();
     let mut queue = VecDeque::new();
     for (name, text) in requests {
@@ -113,8 +122,25 @@ pub fn resolve(
         }
         chosen.insert(name, pick);
     }
-    chosen.retain(|name, _| wanted.get(name).is_some_and(|w| !w.is_empty()));
-    Ok(chosen)
+    Ok(chosen
+        .into_iter()
+        .filter_map(|(name, candidate)| {
+            let constraints = wanted.get(&name).filter(|w| !w.is_empty())?;
+            let mut texts: Vec<&str> = constraints
+                .iter()
+                .map(|w| w.text.trim())
+                .filter(|t| *t != "*")
+                .collect();
+            texts.sort();
+            texts.dedup();
+            let constraint = if texts.is_empty() {
+                "*".to_string()
+            } else {
+                texts.join(", ")
+            };
+            Some((name, Resolved { candidate, constraint }))
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -139,14 +165,22 @@ mod tests {
         })
     }
 
-    fn versions(map: &BTreeMap<String, Candidate>) -> Vec<String> {
-        map.iter().map(|(n, c)| format!("{n}@{}", c.version)).collect()
+    fn versions(map: &BTreeMap<String, Resolved>) -> Vec<String> {
+        map.iter()
+            .map(|(n, r)| format!("{n}@{}", r.candidate.version))
+            .collect()
     }
 
     #[test]
     fn transitive_highest_satisfying() {
         let got = resolve(&[("app".into(), "*".into())], registry).unwrap();
         assert_eq!(versions(&got), ["app@1.0.0", "lib@1.4.0", "util@1.2.5"]);
+        let constraints: Vec<&str> = got.values().map(|r| r.constraint.as_str()).collect();
+        assert_eq!(
+            constraints,
+            ["*", "^1.0", ">=1.1, ^1.2"],
+            "what each version had to meet"
+        );
         let pinned = resolve(&[("lib".into(), "1.0.0".into())], registry).unwrap();
         assert_eq!(versions(&pinned), ["lib@1.0.0", "util@1.2.5"]);
     }

@@ -92,10 +92,13 @@ pub(crate) fn prepare_specs(ctx: &Context, catalog: &Catalog, specs: &[String]) 
     let source_names = catalog.source_names()?;
     let mut prepared = Vec::new();
     let mut registry_requests: Vec<(String, String)> = Vec::new();
+    // Explicit paths first, then registry packages, then package folders, then
+    // source artifacts: a package's own folder next to you does not hide the
+    // published package of the same name.
     for spec in specs {
         let path = ctx.cwd.join(spec);
-        let looks_like_path = spec.starts_with('.') || spec.starts_with('/') || spec.ends_with(".aam");
-        if looks_like_path || path.join(MANIFEST_FILE).is_file() {
+        let is_folder = || path.join(MANIFEST_FILE).is_file();
+        if spec.starts_with('.') || spec.starts_with('/') || spec.ends_with(".aam") {
             prepared.push(prepare_path(&path, spec)?);
             continue;
         }
@@ -104,20 +107,28 @@ pub(crate) fn prepare_specs(ctx: &Context, catalog: &Catalog, specs: &[String]) 
             registry_requests.push((format!("@{name}"), constraint));
             continue;
         }
-        if let Some((source, rest)) = split_qualified(spec, &source_names) {
+        if spec.contains('/') {
+            if is_folder() {
+                prepared.push(prepare_path(&path, spec)?);
+                continue;
+            }
+            let Some((source, rest)) = split_qualified(spec, &source_names) else {
+                return Err(Error::new(
+                    ErrorCode::ArtifactNotFound,
+                    format!("`{spec}` names no source artifact"),
+                )
+                .with_hint("qualified names are `<source>/<artifact>`; find them with `aam search`"));
+            };
             prepared.push(prepare_source_artifact(ctx, catalog, source, rest, spec)?);
             continue;
-        }
-        if spec.contains('/') {
-            return Err(Error::new(
-                ErrorCode::ArtifactNotFound,
-                format!("`{spec}` names no source artifact"),
-            )
-            .with_hint("qualified names are `<source>/<artifact>`; find them with `aam search`"));
         }
         let (name, constraint) = split_version(spec);
         if !catalog.registries_with(&name)?.is_empty() {
             registry_requests.push((name, constraint));
+            continue;
+        }
+        if is_folder() {
+            prepared.push(prepare_path(&path, spec)?);
             continue;
         }
         let matches = catalog.artifacts_named(None, &name)?;
@@ -165,6 +176,13 @@ fn files_map(entries: Vec<(String, Vec<u8>, bool)>) -> BTreeMap<String, (Vec<u8>
 }
 
 fn prepare_path(path: &Path, spec: &str) -> Result<Prepared> {
+    if !path.exists() {
+        return Err(Error::new(
+            ErrorCode::PackageNotFound,
+            format!("no package folder or `.aam` archive at `{spec}`"),
+        )
+        .with_hint("check the path; package names and `source/artifact` names do not start with `.` or `/`"));
+    }
     let (bytes, source) = if path.is_dir() {
         (super::packages::pack_dir(path)?.0, "local")
     } else {
@@ -284,8 +302,8 @@ fn prepare_registry(catalog: &Catalog, settings: &Settings, requests: &[(String,
             .collect())
     })?;
     let mut out = Vec::new();
-    for (name, candidate) in resolved {
-        let version = candidate.version.to_string();
+    for (name, resolved) in resolved {
+        let version = resolved.candidate.version.to_string();
         let registry_name = registry_for(catalog, settings, &name)?.unwrap_or_default();
         let setting = settings.registry(Some(&registry_name))?;
         let registry = open_registry(setting)?;
@@ -295,14 +313,13 @@ fn prepare_registry(catalog: &Catalog, settings: &Settings, requests: &[(String,
             .ok_or_else(|| Error::internal(format!("resolved `{name}@{version}` vanished")))?;
         let bytes = registry.archive(&entry)?;
         let manifest = validate_archive_bytes(&bytes)?;
-        let requested = requests.iter().find(|(n, _)| *n == name).map(|(_, c)| c.clone());
         out.push(Prepared {
             files: files_map(archive::files(&bytes)?),
             source: "registry",
             source_name: registry_name,
             source_commit: None,
             checksum: entry.checksum.clone(),
-            requested: Some(requested.unwrap_or_else(|| "*".to_string())),
+            requested: Some(resolved.constraint),
             artifacts: Vec::new(),
             members: members_of(&manifest),
             manifest,
@@ -1442,6 +1459,13 @@ pub struct UpgradeReport {
     pub message: Option<String>,
 }
 
+impl UpgradeReport {
+    fn fail(&mut self, error: &Error) {
+        self.status = "failed".to_string();
+        self.message = Some(format!("[{}] {}", error.code(), error.message()));
+    }
+}
+
 /// Output of `aam_upgrade`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -1476,7 +1500,11 @@ impl Tool for Upgrade {
         };
         let mut reports = Vec::new();
         for name in names {
-            let entry = &lock.packages[&name];
+            // Earlier upgrades in this run may have moved this one along.
+            let lock = lock::read(&roots.root)?;
+            let Some(entry) = lock.packages.get(&name) else {
+                continue;
+            };
             let fresh = freshness(&catalog, &settings, &name, entry)?;
             let mut report = UpgradeReport {
                 name: name.clone(),
@@ -1491,11 +1519,43 @@ impl Tool for Upgrade {
                 reports.push(report);
                 continue;
             }
-            report.modified_files = file_status(&roots, entry)?
-                .into_iter()
-                .filter(|(_, s)| *s == FileState::Modified)
-                .map(|(k, _)| k)
-                .collect();
+            let spec = match entry.source.as_str() {
+                "registry" => format!("{name}@{}", entry.requested.as_deref().unwrap_or("*")),
+                _ => entry.requested.clone().unwrap_or_else(|| name.clone()),
+            };
+            let install = |dry_run| {
+                Install::run(
+                    ctx,
+                    InstallInput {
+                        specs: vec![spec.clone()],
+                        platforms: entry.platforms.clone(),
+                        no_deploy: entry.platforms.is_empty(),
+                        force: false,
+                        dry_run,
+                        global: input.global,
+                    },
+                )
+            };
+            // What the upgrade would replace: this package and any dependency it moves.
+            let planned = match install(true) {
+                Ok(planned) => planned,
+                Err(e) => {
+                    report.fail(&e);
+                    reports.push(report);
+                    continue;
+                }
+            };
+            if let Some(next) = planned.installed.iter().find(|p| p.name == name) {
+                report.to = next.version.clone();
+            }
+            for replaced in planned.installed.iter().filter_map(|p| lock.packages.get(&p.name)) {
+                report.modified_files.extend(
+                    file_status(&roots, replaced)?
+                        .into_iter()
+                        .filter(|(_, s)| *s == FileState::Modified)
+                        .map(|(k, _)| k),
+                );
+            }
             if input.dry_run {
                 report.status = "would_upgrade".to_string();
                 reports.push(report);
@@ -1513,33 +1573,9 @@ impl Tool for Upgrade {
                     OnEdited::Force => {}
                 }
             }
-            let spec = match entry.source.as_str() {
-                "registry" => format!("{name}@{}", fresh.wanted.clone().unwrap_or_else(|| "*".to_string())),
-                _ => entry.requested.clone().unwrap_or_else(|| name.clone()),
-            };
-            let platforms: Vec<String> = entry.platforms.clone();
-            let result = Install::run(
-                ctx,
-                InstallInput {
-                    specs: vec![spec],
-                    platforms: platforms.clone(),
-                    no_deploy: platforms.is_empty(),
-                    force: true,
-                    dry_run: false,
-                    global: input.global,
-                },
-            );
-            match result {
-                Ok(out) => {
-                    report.status = "upgraded".to_string();
-                    if let Some(done) = out.installed.iter().find(|p| p.name == name) {
-                        report.to = done.version.clone();
-                    }
-                }
-                Err(e) => {
-                    report.status = "failed".to_string();
-                    report.message = Some(format!("[{}] {}", e.code(), e.message()));
-                }
+            match install(false) {
+                Ok(_) => report.status = "upgraded".to_string(),
+                Err(e) => report.fail(&e),
             }
             reports.push(report);
         }

@@ -488,10 +488,11 @@ fn choose<T>(items: Vec<T>, input: &Selection, key: impl Fn(&T) -> (ArtifactKind
         let names: Vec<String> = unknown.iter().map(|n| format!("`{n}`")).collect();
         let mut known: Vec<String> = items.iter().map(|i| format!("`{}`", key(i).1)).collect();
         known.truncate(20);
-        return Err(
-            Error::invalid_argument(format!("no artifact named {}", names.join(", ")))
-                .with_hint(format!("available: {}", known.join(", "))),
-        );
+        return Err(Error::new(
+            ErrorCode::ArtifactNotFound,
+            format!("no artifact named {}", names.join(", ")),
+        )
+        .with_hint(format!("available: {}", known.join(", "))));
     }
     Ok(items
         .into_iter()

@@ -4,6 +4,7 @@
 mod candidates;
 mod corpus;
 mod errors;
+mod install;
 mod packages;
 mod quickstart;
 mod search;

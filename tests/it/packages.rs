@@ -233,7 +233,7 @@ fn create_from_a_project() {
     };
     let none = run(&["pkg", "create"]).err("AAM_INVALID_ARGUMENT");
     assert!(none["hint"].as_str().unwrap().contains("--all"));
-    let unknown = run(&["pkg", "create", "--artifacts", "helper,ghost,phantom"]).err("AAM_INVALID_ARGUMENT");
+    let unknown = run(&["pkg", "create", "--artifacts", "helper,ghost,phantom"]).err("AAM_ARTIFACT_NOT_FOUND");
     assert_eq!(unknown["message"], "no artifact named `ghost`, `phantom`");
     assert!(!dir.join("proj").exists(), "nothing written on error");
 
@@ -347,7 +347,7 @@ fn create_from_a_source_at_its_commit() {
             "--artifacts",
             "ghost",
         ],
-        "AAM_INVALID_ARGUMENT",
+        "AAM_ARTIFACT_NOT_FOUND",
     );
     assert!(unknown["message"].as_str().unwrap().contains("`ghost`"));
     assert_eq!(before, env.state(), "nothing written on error");

@@ -80,6 +80,16 @@ fn json_output_contracts() {
     snap("registry_init", &["registry", "init", "reg", "--default"]);
     snap("pkg_publish", &["pkg", "publish", "shapes-kit"]);
     snap("registry_list", &["registry", "list"]);
+    snap("install", &["install", "shapes-kit", "--platform", "claude"]);
+    snap("list_installed", &["list"]);
+    std::fs::write(env.path(".claude/skills/a/SKILL.md"), "edited\n").unwrap();
+    let verify = env.aam(&["--json", "verify", "shapes-kit"]);
+    insta::assert_json_snapshot!("verify", normalize(verify.json(), &env));
+    snap("diff_installed", &["diff", "shapes-kit"]);
+    snap("outdated", &["outdated"]);
+    snap("upgrade", &["upgrade"]);
+    snap("package_info", &["info", "shapes-kit"]);
+    snap("uninstall", &["uninstall", "shapes-kit"]);
     snap("pkg_init", &["pkg", "init", "fresh", "--yes"]);
     snap("registry_remove", &["registry", "remove", "reg"]);
     snap("enable_defaults", &["source", "enable-defaults"]);

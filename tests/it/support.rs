@@ -57,6 +57,12 @@ impl TestEnv {
         self.root.path().join("home")
     }
 
+    /// The user's home folder (`HOME`) the binary sees: global installs and
+    /// `~/.codex/prompts` land here, never in the real one.
+    pub fn user_home(&self) -> PathBuf {
+        self.root.path().join("user")
+    }
+
     pub fn path(&self, rel: &str) -> PathBuf {
         self.root.path().join(rel)
     }
@@ -72,6 +78,7 @@ impl TestEnv {
             .args(args)
             .current_dir(cwd)
             .env("AAM_HOME", self.home())
+            .env("HOME", self.user_home())
             .env_remove("AAM_LOG")
             .env_remove("GH_TOKEN")
             .env_remove("GITHUB_TOKEN")

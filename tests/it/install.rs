@@ -1,0 +1,1017 @@
+//! Installing, deploying and checking packages: platform layouts, sections,
+//! conflicts, atomicity, verify, diff, outdated, upgrade and dependencies.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::support::{Repo, Run, TestEnv, skill};
+
+/// A package folder with one artifact of each type named after the package:
+/// skill `<n>-skill` (with a script), agent `<n>-agent`, prompt `<n>-prompt`
+/// and instruction `<n>-rules` (with `globs`).
+fn package(dir: &Path, name: &str, version: &str, dependencies: &[(&str, &str)]) -> PathBuf {
+    let bare = name.rsplit('/').next().unwrap();
+    let write = |rel: &str, text: &str| {
+        let path = dir.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    let mut manifest = format!(
+        "name: '{name}'\nversion: {version}\ndescription: The {bare} kit\nartifacts:\n  \
+         skills:\n  - name: {bare}-skill\n    path: skills/{bare}-skill\n    description: Skill\n  \
+         agents:\n  - name: {bare}-agent\n    path: agents/{bare}-agent.md\n    description: Agent\n  \
+         prompts:\n  - name: {bare}-prompt\n    path: prompts/{bare}-prompt.md\n    description: Prompt\n  \
+         instructions:\n  - name: {bare}-rules\n    path: instructions/{bare}-rules.md\n    description: Rules\n"
+    );
+    if !dependencies.is_empty() {
+        manifest.push_str("dependencies:\n");
+        for (dep, constraint) in dependencies {
+            manifest.push_str(&format!("  '{dep}': '{constraint}'\n"));
+        }
+    }
+    write("aam.yaml", &manifest);
+    write(
+        &format!("skills/{bare}-skill/SKILL.md"),
+        &skill(&format!("{bare}-skill"), &format!("{bare} skill {version}")),
+    );
+    write(&format!("skills/{bare}-skill/scripts/run.sh"), "#!/bin/sh\necho run\n");
+    use std::os::unix::fs::PermissionsExt;
+    let script = dir.join(format!("skills/{bare}-skill/scripts/run.sh"));
+    std::fs::set_permissions(script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    write(
+        &format!("agents/{bare}-agent.md"),
+        &format!("---\ndescription: {bare} agent\n---\nYou are the {bare} agent, version {version}.\n"),
+    );
+    write(
+        &format!("prompts/{bare}-prompt.md"),
+        &format!("Summarize the change ({version}).\n"),
+    );
+    write(
+        &format!("instructions/{bare}-rules.md"),
+        &format!("---\ndescription: {bare} rules\nglobs: \"**/*.rs\"\n---\nPrefer small functions ({version}).\n"),
+    );
+    dir.to_path_buf()
+}
+
+/// A project folder (a git repository, so it is the project root).
+fn project(env: &TestEnv) -> Repo {
+    env.repo("proj")
+}
+
+/// Runs `aam --json <args>` in `dir`.
+fn run_in(env: &TestEnv, dir: &Path, args: &[&str]) -> Run {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    env.aam_in(dir, &all)
+}
+
+/// Every file below `dir` (`.git` left out) with its bytes.
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.file_name().is_some_and(|n| n == ".git") {
+                continue;
+            }
+            if path.is_dir() {
+                walk(base, &path, out);
+            } else {
+                let rel = path.strip_prefix(base).unwrap().display().to_string();
+                out.insert(rel, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+fn names(map: &BTreeMap<String, Vec<u8>>) -> Vec<&str> {
+    map.keys().map(String::as_str).collect()
+}
+
+fn text(path: impl AsRef<Path>) -> String {
+    std::fs::read_to_string(path.as_ref()).unwrap_or_else(|e| panic!("{}: {e}", path.as_ref().display()))
+}
+
+fn lock(root: &Path) -> serde_yaml_ng::Value {
+    serde_yaml_ng::from_str(&text(root.join(".aam/aam-lock.yaml"))).unwrap()
+}
+
+fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {value}"))
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The content between a section's markers.
+fn section<'t>(text: &'t str, name: &str, kind: &str) -> &'t str {
+    let begin = format!("<!-- BEGIN AAM: {name} {kind} -->");
+    let end = format!("<!-- END AAM: {name} {kind} -->");
+    let start = text.find(&begin).unwrap_or_else(|| panic!("no {begin} in {text:?}")) + begin.len();
+    let stop = text.find(&end).unwrap();
+    text[start..stop].trim_matches(['\r', '\n'])
+}
+
+#[test]
+fn every_platform_layout_is_deployed_recorded_and_undeployed() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    proj.write("README.md", "# My project\n");
+    let before = tree(&proj.dir);
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    let kit = kit.to_str().unwrap();
+    let platforms = [
+        "--platform",
+        "cursor",
+        "--platform",
+        "copilot",
+        "--platform",
+        "claude",
+        "--platform",
+        "codex",
+    ];
+
+    let mut args = vec!["install", kit, "--dry-run"];
+    args.extend(platforms);
+    let dry = run_in(&env, &proj.dir, &args).ok_json();
+    assert_eq!(dry["dry_run"], true);
+    assert_eq!(dry["installed"][0]["name"], "kit");
+    assert_eq!(tree(&proj.dir), before, "a dry run writes nothing");
+
+    args.pop();
+    args.truncate(2);
+    args.extend(platforms);
+    let out = run_in(&env, &proj.dir, &args).ok_json();
+    assert_eq!(out["installed"][0]["version"], "1.0.0");
+    assert_eq!(out["installed"][0]["source"], "local");
+    assert_eq!(
+        out["installed"][0]["platforms"],
+        json!(["claude", "codex", "copilot", "cursor"])
+    );
+
+    let files = tree(&proj.dir);
+    assert_eq!(
+        names(&files),
+        [
+            ".aam/aam-lock.yaml",
+            ".aam/packages/kit/aam.yaml",
+            ".aam/packages/kit/agents/kit-agent.md",
+            ".aam/packages/kit/instructions/kit-rules.md",
+            ".aam/packages/kit/prompts/kit-prompt.md",
+            ".aam/packages/kit/skills/kit-skill/SKILL.md",
+            ".aam/packages/kit/skills/kit-skill/scripts/run.sh",
+            ".claude/agents/kit-agent.md",
+            ".claude/commands/kit-prompt.md",
+            ".claude/skills/kit-skill/SKILL.md",
+            ".claude/skills/kit-skill/scripts/run.sh",
+            ".codex/skills/kit-skill/SKILL.md",
+            ".codex/skills/kit-skill/scripts/run.sh",
+            ".cursor/prompts/kit-prompt.md",
+            ".cursor/rules/agent-kit-agent.mdc",
+            ".cursor/rules/kit-rules.mdc",
+            ".cursor/skills/kit-skill/SKILL.md",
+            ".cursor/skills/kit-skill/scripts/run.sh",
+            ".github/agents/kit-agent.agent.md",
+            ".github/instructions/kit-rules.instructions.md",
+            ".github/prompts/kit-prompt.prompt.md",
+            ".github/skills/kit-skill/SKILL.md",
+            ".github/skills/kit-skill/scripts/run.sh",
+            "AGENTS.md",
+            "CLAUDE.md",
+            "README.md",
+        ]
+    );
+    let codex_prompt = env.user_home().join(".codex/prompts/kit-prompt.md");
+    assert_eq!(text(&codex_prompt), "Summarize the change (1.0.0).\n");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(proj.dir.join(".claude/skills/kit-skill/scripts/run.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o111, 0o111, "scripts stay executable");
+
+    // Frontmatter: merged into one block, globs/applyTo carried over.
+    let cursor_rule = text(proj.dir.join(".cursor/rules/kit-rules.mdc"));
+    assert_eq!(
+        cursor_rule,
+        "---\ndescription: kit rules\nglobs: '**/*.rs'\nalwaysApply: false\n---\n\nPrefer small functions (1.0.0).\n"
+    );
+    let copilot_rule = text(proj.dir.join(".github/instructions/kit-rules.instructions.md"));
+    assert!(copilot_rule.starts_with("---\n"), "{copilot_rule}");
+    assert!(copilot_rule.contains("applyTo: '**/*.rs'"), "{copilot_rule}");
+    assert!(!copilot_rule.contains("globs"), "{copilot_rule}");
+    let claude_agent = text(proj.dir.join(".claude/agents/kit-agent.md"));
+    assert!(
+        claude_agent.contains("name: kit-agent\n") && claude_agent.contains("description: kit agent\n"),
+        "{claude_agent}"
+    );
+    assert_eq!(claude_agent.matches("---\n").count(), 2, "{claude_agent}");
+    let claude = text(proj.dir.join("CLAUDE.md"));
+    assert_eq!(
+        claude,
+        "<!-- BEGIN AAM: kit-rules instruction -->\nPrefer small functions (1.0.0).\n<!-- END AAM: kit-rules instruction -->\n"
+    );
+    let agents = text(proj.dir.join("AGENTS.md"));
+    assert_eq!(
+        section(&agents, "kit-agent", "agent"),
+        "You are the kit agent, version 1.0.0."
+    );
+    assert_eq!(
+        section(&agents, "kit-rules", "instruction"),
+        "Prefer small functions (1.0.0)."
+    );
+
+    // The lock file covers every byte written, and the catalog mirrors it.
+    let locked = lock(&proj.dir);
+    assert_eq!(locked["lockfile_version"], 1);
+    let entry = &locked["packages"]["kit"];
+    assert_eq!(entry["version"], "1.0.0");
+    assert_eq!(entry["source"], "local");
+    let checksums = entry["file_checksums"].as_mapping().unwrap();
+    let mut expected_keys: Vec<String> = files
+        .keys()
+        .filter(|k| !["AGENTS.md", "CLAUDE.md", "README.md", ".aam/aam-lock.yaml"].contains(&k.as_str()))
+        .cloned()
+        .collect();
+    expected_keys.extend([
+        "AGENTS.md#kit-agent agent".to_string(),
+        "AGENTS.md#kit-rules instruction".to_string(),
+        "CLAUDE.md#kit-rules instruction".to_string(),
+        "~/.codex/prompts/kit-prompt.md".to_string(),
+    ]);
+    expected_keys.sort();
+    let mut keys: Vec<String> = checksums.keys().map(|k| k.as_str().unwrap().to_string()).collect();
+    keys.sort();
+    assert_eq!(keys, expected_keys);
+    for (key, bytes) in &files {
+        if let Some(digest) = checksums.get(key.as_str()) {
+            assert_eq!(digest.as_str().unwrap(), blake3::hash(bytes).to_hex().as_str(), "{key}");
+        }
+    }
+    let root = proj.dir.display().to_string();
+    let mirrored = env.query(
+        "SELECT p.name || ' ' || p.version || ' ' || i.platform FROM installs i JOIN packages p ON p.id = i.package_id
+         WHERE i.project_root = ?1 ORDER BY i.platform",
+        &[&root],
+    );
+    assert_eq!(
+        mirrored,
+        [
+            "kit 1.0.0 claude",
+            "kit 1.0.0 codex",
+            "kit 1.0.0 copilot",
+            "kit 1.0.0 cursor"
+        ]
+    );
+    let mirrored_files = env.query(
+        "SELECT COUNT(*) || '' FROM install_files WHERE project_root = ?1 AND package = 'kit'",
+        &[&root],
+    );
+    assert_eq!(mirrored_files, [checksums.len().to_string()]);
+
+    // Installing again changes nothing, not even the lock file's timestamp.
+    let lock_bytes = std::fs::read(proj.dir.join(".aam/aam-lock.yaml")).unwrap();
+    let again = run_in(&env, &proj.dir, &args).ok_json();
+    assert_eq!(again["installed"], json!([]));
+    assert_eq!(again["skipped"][0]["reason"], "already installed");
+    assert_eq!(std::fs::read(proj.dir.join(".aam/aam-lock.yaml")).unwrap(), lock_bytes);
+    let human = env.aam_in(&proj.dir, &args);
+    assert_eq!(human.code, 0, "{human:?}");
+    assert!(human.stdout.contains("already installed"), "{human:?}");
+
+    let verified = run_in(&env, &proj.dir, &["verify", "kit"]).ok_json();
+    assert_eq!(verified["is_clean"], true);
+    assert_eq!(verified["has_checksums"], true);
+    assert_eq!(verified["ok_files"].as_array().unwrap().len(), checksums.len());
+    let listed = run_in(&env, &proj.dir, &["list"]).ok_json();
+    assert_eq!(listed["packages"][0]["name"], "kit");
+
+    // Uninstalling takes away exactly what was added.
+    let removed = run_in(&env, &proj.dir, &["uninstall", "kit"]).ok_json();
+    assert_eq!(removed["kept_modified"], json!([]));
+    let mut after = tree(&proj.dir);
+    after.remove(".aam/aam-lock.yaml");
+    assert_eq!(names(&after), names(&before));
+    assert_eq!(after, before, "the project is as it was");
+    assert!(!codex_prompt.exists());
+    assert!(!proj.dir.join(".claude").exists(), "emptied folders removed");
+    assert!(env.query("SELECT project_root FROM installs", &[]).is_empty());
+    assert!(env.query("SELECT package FROM install_files", &[]).is_empty());
+    run_in(&env, &proj.dir, &["verify", "kit"]).err("AAM_PACKAGE_NOT_INSTALLED");
+}
+
+#[test]
+fn global_installs_land_in_the_home_folder() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    let out = run_in(
+        &env,
+        &proj.dir,
+        &[
+            "install",
+            kit.to_str().unwrap(),
+            "-g",
+            "--platform",
+            "claude",
+            "--platform",
+            "codex",
+        ],
+    )
+    .ok_json();
+    let home = env.user_home();
+    assert_eq!(out["root"], home.display().to_string());
+    let files = tree(&home);
+    assert_eq!(
+        names(&files),
+        [
+            ".aam/aam-lock.yaml",
+            ".aam/packages/kit/aam.yaml",
+            ".aam/packages/kit/agents/kit-agent.md",
+            ".aam/packages/kit/instructions/kit-rules.md",
+            ".aam/packages/kit/prompts/kit-prompt.md",
+            ".aam/packages/kit/skills/kit-skill/SKILL.md",
+            ".aam/packages/kit/skills/kit-skill/scripts/run.sh",
+            ".claude/CLAUDE.md",
+            ".claude/agents/kit-agent.md",
+            ".claude/commands/kit-prompt.md",
+            ".claude/skills/kit-skill/SKILL.md",
+            ".claude/skills/kit-skill/scripts/run.sh",
+            ".codex/AGENTS.md",
+            ".codex/prompts/kit-prompt.md",
+            ".codex/skills/kit-skill/SKILL.md",
+            ".codex/skills/kit-skill/scripts/run.sh",
+        ]
+    );
+    assert_eq!(tree(&proj.dir).len(), 0, "the project is untouched");
+    assert_eq!(
+        run_in(&env, &proj.dir, &["list"]).ok_json()["packages"],
+        json!([]),
+        "not a project install"
+    );
+    assert_eq!(
+        run_in(&env, &proj.dir, &["list", "-g"]).ok_json()["packages"][0]["name"],
+        "kit"
+    );
+    assert_eq!(
+        run_in(&env, &proj.dir, &["verify", "kit", "-g"]).ok_json()["is_clean"],
+        true
+    );
+    run_in(&env, &proj.dir, &["uninstall", "kit", "-g"]).ok_json();
+    assert_eq!(names(&tree(&home)), [".aam/aam-lock.yaml"]);
+}
+
+#[test]
+fn sections_never_touch_the_users_text() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    // CRLF, and no line break at the end.
+    let original = "# Notes\r\n\r\nKeep answers short.";
+    proj.write("CLAUDE.md", original);
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    let other = package(&env.path("other"), "other", "1.0.0", &[]);
+    let install = |dir: &Path| {
+        run_in(
+            &env,
+            &proj.dir,
+            &["install", dir.to_str().unwrap(), "--platform", "claude", "--force"],
+        )
+        .ok_json()
+    };
+    install(&kit);
+    install(&other);
+    let claude = text(proj.dir.join("CLAUDE.md"));
+    assert!(claude.starts_with(original), "{claude:?}");
+    assert_eq!(
+        claude[original.len()..].to_string(),
+        "\r\n<!-- BEGIN AAM: kit-rules instruction -->\r\nPrefer small functions (1.0.0).\r\n<!-- END AAM: kit-rules instruction -->\r\n\
+         \r\n<!-- BEGIN AAM: other-rules instruction -->\r\nPrefer small functions (1.0.0).\r\n<!-- END AAM: other-rules instruction -->\r\n",
+        "CRLF kept, each section appended on lines of its own after a blank line"
+    );
+
+    // The user writes between and after the sections; an upgrade replaces kit's in place.
+    let edited = claude.replace(
+        "<!-- BEGIN AAM: other-rules",
+        "My own line between.\r\n<!-- BEGIN AAM: other-rules",
+    ) + "And my closing words.\r\n";
+    std::fs::write(proj.dir.join("CLAUDE.md"), &edited).unwrap();
+    package(&kit, "kit", "1.1.0", &[]);
+    install(&kit);
+    let upgraded = text(proj.dir.join("CLAUDE.md"));
+    assert_eq!(
+        upgraded,
+        edited.replace(
+            "functions (1.0.0).\r\n<!-- END AAM: kit",
+            "functions (1.1.0).\r\n<!-- END AAM: kit"
+        )
+    );
+    assert_eq!(run_in(&env, &proj.dir, &["verify", "kit"]).ok_json()["is_clean"], true);
+
+    // Removing both sections gives back the user's text, their later lines included.
+    run_in(&env, &proj.dir, &["uninstall", "kit"]).ok_json();
+    run_in(&env, &proj.dir, &["uninstall", "other"]).ok_json();
+    assert_eq!(
+        text(proj.dir.join("CLAUDE.md")),
+        format!("{original}\r\nMy own line between.\r\nAnd my closing words.\r\n")
+    );
+
+    // A file that only ever held aam's section goes away with it; one the user
+    // had is given back byte for byte.
+    std::fs::write(proj.dir.join("CLAUDE.md"), original).unwrap();
+    install(&kit);
+    run_in(&env, &proj.dir, &["uninstall", "kit"]).ok_json();
+    assert_eq!(std::fs::read(proj.dir.join("CLAUDE.md")).unwrap(), original.as_bytes());
+    std::fs::remove_file(proj.dir.join("CLAUDE.md")).unwrap();
+    install(&kit);
+    run_in(&env, &proj.dir, &["uninstall", "kit"]).ok_json();
+    assert!(!proj.dir.join("CLAUDE.md").exists());
+}
+
+#[test]
+fn conflicts_name_the_owner_and_never_overwrite_silently() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    run_in(
+        &env,
+        &proj.dir,
+        &["install", kit.to_str().unwrap(), "--platform", "claude"],
+    )
+    .ok_json();
+    let installed = tree(&proj.dir);
+
+    // Another package deploying a skill of the same name.
+    let clash = package(&env.path("clash"), "clash", "1.0.0", &[]);
+    std::fs::rename(clash.join("skills/clash-skill"), clash.join("skills/kit-skill")).unwrap();
+    let manifest = text(clash.join("aam.yaml")).replace("clash-skill", "kit-skill");
+    std::fs::write(clash.join("aam.yaml"), manifest).unwrap();
+    for args in [
+        vec!["install", clash.to_str().unwrap(), "--platform", "claude"],
+        vec!["install", clash.to_str().unwrap(), "--platform", "claude", "--force"],
+    ] {
+        let body = run_in(&env, &proj.dir, &args).err("AAM_CONFLICT");
+        assert_eq!(
+            body["message"],
+            "`.claude/skills/kit-skill` is already deployed by package `kit`"
+        );
+        assert!(body["hint"].as_str().unwrap().contains("uninstall `kit`"), "{body}");
+        assert_eq!(tree(&proj.dir), installed, "nothing written");
+    }
+
+    // A file the user made is not overwritten without --force.
+    proj.write(".claude/commands/mine-prompt.md", "my own prompt\n");
+    let mine = package(&env.path("mine"), "mine", "1.0.0", &[]);
+    let body = run_in(
+        &env,
+        &proj.dir,
+        &["install", mine.to_str().unwrap(), "--platform", "claude"],
+    )
+    .err("AAM_CONFLICT");
+    assert_eq!(
+        body["message"],
+        "`.claude/commands/mine-prompt.md` exists and was not installed by aam"
+    );
+    assert!(body["hint"].as_str().unwrap().contains("--force"));
+    assert_eq!(
+        text(proj.dir.join(".claude/commands/mine-prompt.md")),
+        "my own prompt\n"
+    );
+    run_in(
+        &env,
+        &proj.dir,
+        &["install", mine.to_str().unwrap(), "--platform", "claude", "--force"],
+    )
+    .ok_json();
+    assert_eq!(
+        text(proj.dir.join(".claude/commands/mine-prompt.md")),
+        "Summarize the change (1.0.0).\n"
+    );
+}
+
+#[test]
+fn a_failed_write_leaves_the_previous_install_intact() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    let kit_path = kit.to_str().unwrap();
+    run_in(&env, &proj.dir, &["install", kit_path, "--platform", "claude"]).ok_json();
+    // Copilot files cannot be written: a file stands where `.github/` must be.
+    proj.write(".github", "not a folder\n");
+    let before = tree(&proj.dir);
+    let home_before = tree(&env.user_home());
+    let catalog_before = env.state();
+
+    package(&kit, "kit", "2.0.0", &[]);
+    let failed = run_in(
+        &env,
+        &proj.dir,
+        &["install", kit_path, "--platform", "claude", "--platform", "copilot"],
+    );
+    assert_eq!(failed.code, 1, "{failed:?}");
+    assert_eq!(failed.json()["error"]["code"], "AAM_IO_ERROR");
+    assert_eq!(
+        tree(&proj.dir),
+        before,
+        "files, sections and lock as they were, no stray files"
+    );
+    assert_eq!(tree(&env.user_home()), home_before);
+    assert_eq!(env.state(), catalog_before, "the catalog mirror is unchanged");
+    assert_eq!(
+        run_in(&env, &proj.dir, &["verify", "kit"]).ok_json()["version"],
+        "1.0.0"
+    );
+
+    // A folder in the way of a file (overwriting forced): the same.
+    std::fs::remove_file(proj.dir.join(".github")).unwrap();
+    proj.write(".github/agents/kit-agent.agent.md/keep.txt", "mine\n");
+    let before = tree(&proj.dir);
+    let failed = run_in(
+        &env,
+        &proj.dir,
+        &[
+            "install",
+            kit_path,
+            "--platform",
+            "claude",
+            "--platform",
+            "copilot",
+            "--force",
+        ],
+    );
+    assert_eq!(failed.code, 1, "{failed:?}");
+    assert_eq!(tree(&proj.dir), before);
+    assert_eq!(env.state(), catalog_before);
+}
+
+#[test]
+fn verify_and_diff_report_edits_file_by_file() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    proj.write("CLAUDE.md", "# Mine\n");
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    run_in(
+        &env,
+        &proj.dir,
+        &[
+            "install",
+            kit.to_str().unwrap(),
+            "--platform",
+            "claude",
+            "--platform",
+            "cursor",
+        ],
+    )
+    .ok_json();
+    run_in(&env, &proj.dir, &["pkg", "validate", ".aam/packages/kit"]).ok_json();
+
+    // Edit the package copy, a deployed file and a section; delete one; add one.
+    let copy = proj.dir.join(".aam/packages/kit/agents/kit-agent.md");
+    std::fs::write(&copy, text(&copy).replace("version 1.0.0", "version 1.0.0, edited")).unwrap();
+    let rule = proj.dir.join(".cursor/rules/kit-rules.mdc");
+    std::fs::write(&rule, text(&rule) + "Also: no globals.\n").unwrap();
+    let claude = proj.dir.join("CLAUDE.md");
+    let claude_text = text(&claude).replace("functions (1.0.0).", "functions (1.0.0), mostly.") + "My trailer\n";
+    std::fs::write(&claude, claude_text).unwrap();
+    std::fs::remove_file(proj.dir.join(".claude/commands/kit-prompt.md")).unwrap();
+    proj.write(".claude/skills/kit-skill/notes.txt", "scratch\n");
+
+    let verify = env.aam_in(&proj.dir, &["--json", "verify", "kit"]);
+    assert_eq!(verify.code, 1, "not clean: {verify:?}");
+    let report = verify.json();
+    assert_eq!(report["package_name"], "kit");
+    assert_eq!(report["version"], "1.0.0");
+    assert_eq!(
+        strings(&report["modified_files"]),
+        [
+            ".aam/packages/kit/agents/kit-agent.md",
+            ".cursor/rules/kit-rules.mdc",
+            "CLAUDE.md#kit-rules instruction",
+        ]
+    );
+    assert_eq!(strings(&report["missing_files"]), [".claude/commands/kit-prompt.md"]);
+    assert_eq!(
+        strings(&report["untracked_files"]),
+        [".claude/skills/kit-skill/notes.txt"]
+    );
+    assert!(strings(&report["ok_files"]).contains(&".claude/agents/kit-agent.md".to_string()));
+    assert_eq!(report["has_checksums"], true);
+    assert_eq!(report["is_clean"], false);
+
+    let diff = run_in(&env, &proj.dir, &["diff", "kit"]).ok_json();
+    let diffs: BTreeMap<String, String> = diff["modified_files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_string(),
+                f["diff"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        diffs[".aam/packages/kit/agents/kit-agent.md"],
+        "--- a/.aam/packages/kit/agents/kit-agent.md\n+++ b/.aam/packages/kit/agents/kit-agent.md\n\
+         @@ -1,4 +1,4 @@\n ---\n description: kit agent\n ---\n\
+         -You are the kit agent, version 1.0.0.\n+You are the kit agent, version 1.0.0, edited.\n"
+    );
+    assert!(
+        diffs[".cursor/rules/kit-rules.mdc"].ends_with(" Prefer small functions (1.0.0).\n+Also: no globals.\n"),
+        "{diffs:?}"
+    );
+    assert!(
+        diffs["CLAUDE.md#kit-rules instruction"]
+            .contains("-Prefer small functions (1.0.0).\n+Prefer small functions (1.0.0), mostly.\n"),
+        "{diffs:?}"
+    );
+    assert!(
+        !diffs["CLAUDE.md#kit-rules instruction"].contains("trailer"),
+        "only the section: {diffs:?}"
+    );
+    assert_eq!(strings(&diff["missing_files"]), [".claude/commands/kit-prompt.md"]);
+    assert_eq!(
+        strings(&diff["untracked_files"]),
+        [".claude/skills/kit-skill/notes.txt"]
+    );
+    let human = env.aam_in(&proj.dir, &["diff", "kit"]);
+    assert!(human.stdout.contains("+Also: no globals."), "{human:?}");
+
+    // Uninstall keeps what was edited, and says so.
+    let removed = run_in(&env, &proj.dir, &["uninstall", "kit"]).ok_json();
+    assert_eq!(
+        strings(&removed["kept_modified"]),
+        [
+            ".aam/packages/kit/agents/kit-agent.md",
+            ".cursor/rules/kit-rules.mdc",
+            "CLAUDE.md#kit-rules instruction",
+        ]
+    );
+    assert_eq!(strings(&removed["missing_files"]), [".claude/commands/kit-prompt.md"]);
+    assert!(rule.exists() && copy.exists());
+    assert!(!proj.dir.join(".claude/agents/kit-agent.md").exists());
+    assert!(text(&claude).contains("mostly."));
+    run_in(&env, &proj.dir, &["verify", "kit"]).err("AAM_PACKAGE_NOT_INSTALLED");
+}
+
+#[test]
+fn a_lock_entry_without_checksums_is_reported_not_refused() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    run_in(&env, &proj.dir, &["install", kit.to_str().unwrap(), "--no-deploy"]).ok_json();
+    let path = proj.dir.join(".aam/aam-lock.yaml");
+    let mut locked = lock(&proj.dir);
+    locked["packages"]["kit"]
+        .as_mapping_mut()
+        .unwrap()
+        .remove("file_checksums");
+    std::fs::write(&path, serde_yaml_ng::to_string(&locked).unwrap()).unwrap();
+    let report = env.aam_in(&proj.dir, &["--json", "verify", "kit"]).json();
+    assert_eq!(report["has_checksums"], false);
+    assert_eq!(report["ok_files"], json!([]));
+
+    std::fs::write(&path, "lockfile_version: [nonsense\n").unwrap();
+    run_in(&env, &proj.dir, &["verify", "kit"]).err("AAM_LOCK_INVALID");
+    let unknown = env.json_err(&["verify", "ghost"], "AAM_PACKAGE_NOT_INSTALLED");
+    assert!(unknown["hint"].as_str().unwrap().contains("aam install"), "{unknown}");
+}
+
+/// A source repository with two skills, added to the catalog as `upstream`.
+fn upstream(env: &TestEnv) -> Repo {
+    let repo = env.repo("upstream");
+    repo.write("skills/pdf/SKILL.md", skill("pdf", "PDF v1"))
+        .write("skills/pdf/scripts/fill.py", "print('v1')\n")
+        .write("skills/docx/SKILL.md", skill("docx", "DOCX v1"));
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--name", "upstream"]);
+    repo
+}
+
+#[test]
+fn outdated_tracks_the_artifacts_not_the_commits() {
+    let env = TestEnv::new();
+    let repo = upstream(&env);
+    let proj = project(&env);
+    let out = run_in(&env, &proj.dir, &["install", "upstream/pdf", "--platform", "claude"]).ok_json();
+    assert_eq!(out["installed"][0]["source"], "source");
+    assert_eq!(out["installed"][0]["source_name"], "upstream");
+    let head = repo.git(&["rev-parse", "HEAD"]);
+    let entry = lock(&proj.dir)["packages"]["pdf"].clone();
+    assert_eq!(entry["source_commit"].as_str(), Some(head.as_str()));
+    assert_eq!(entry["requested"], "upstream/skills/pdf");
+    assert_eq!(
+        text(proj.dir.join(".claude/skills/pdf/scripts/fill.py")),
+        "print('v1')\n",
+        "read from the indexed commit"
+    );
+    let outdated = |env: &TestEnv| run_in(env, &proj.dir, &["outdated"]).ok_json()["packages"][0].clone();
+    assert_eq!(outdated(&env)["outdated"], false);
+
+    // A commit touching another skill: still up to date.
+    repo.write("skills/docx/SKILL.md", skill("docx", "DOCX v2"));
+    repo.commit("c2");
+    env.json(&["source", "update", "upstream"]);
+    let fresh = outdated(&env);
+    assert_eq!(fresh["outdated"], false, "{fresh}");
+    assert_eq!(fresh["reason"], "up to date");
+
+    // Uncommitted work in the clone is never read; a commit touching pdf is.
+    repo.write("skills/pdf/scripts/fill.py", "print('v2')\n");
+    let c3 = repo.commit("c3");
+    repo.write("skills/pdf/scripts/fill.py", "print('dirty')\n");
+    assert_eq!(outdated(&env)["outdated"], false, "not updated yet");
+    env.json(&["source", "update", "upstream"]);
+    let stale = outdated(&env);
+    assert_eq!(stale["outdated"], true, "{stale}");
+    assert!(
+        stale["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("`skills/pdf` changed at "),
+        "{stale}"
+    );
+
+    let upgraded = run_in(&env, &proj.dir, &["upgrade"]).ok_json();
+    assert_eq!(upgraded["packages"][0]["status"], "upgraded", "{upgraded}");
+    assert_eq!(
+        text(proj.dir.join(".claude/skills/pdf/scripts/fill.py")),
+        "print('v2')\n"
+    );
+    assert_eq!(
+        lock(&proj.dir)["packages"]["pdf"]["source_commit"].as_str(),
+        Some(c3.as_str())
+    );
+    assert_eq!(outdated(&env)["outdated"], false);
+    assert_eq!(run_in(&env, &proj.dir, &["verify", "pdf"]).ok_json()["is_clean"], true);
+    let again = run_in(&env, &proj.dir, &["upgrade"]).ok_json();
+    assert_eq!(again["packages"][0]["status"], "up_to_date");
+
+    // The original for `aam diff` comes back after the package copy is edited.
+    let deployed = proj.dir.join(".claude/skills/pdf/SKILL.md");
+    std::fs::write(&deployed, text(&deployed).replace("Body of pdf.", "Body of my pdf.")).unwrap();
+    let diff = run_in(&env, &proj.dir, &["diff", "pdf"]).ok_json();
+    assert!(
+        diff["modified_files"][0]["diff"]
+            .as_str()
+            .unwrap()
+            .contains("-Body of pdf.\n+Body of my pdf.\n"),
+        "{diff}"
+    );
+}
+
+/// A registry `reg` (the default) with `kit` published at each of `versions`.
+fn registry_with(env: &TestEnv, versions: &[&str]) -> PathBuf {
+    env.json(&["registry", "init", "reg", "--default"]);
+    for version in versions {
+        publish(env, "kit", version, &[]);
+    }
+    env.path("reg")
+}
+
+fn publish(env: &TestEnv, name: &str, version: &str, dependencies: &[(&str, &str)]) {
+    let dir = env.path(&format!("src-{}-{version}", name.replace(['@', '/'], "_")));
+    package(&dir, name, version, dependencies);
+    env.json(&["pkg", "publish", dir.to_str().unwrap()]);
+}
+
+#[test]
+fn upgrade_skips_backs_up_or_forces_over_local_edits() {
+    let env = TestEnv::new();
+    registry_with(&env, &["1.0.0"]);
+    let proj = project(&env);
+    run_in(&env, &proj.dir, &["install", "kit@^1.0", "--platform", "claude"]).ok_json();
+    assert_eq!(lock(&proj.dir)["packages"]["kit"]["requested"], "^1.0");
+    publish(&env, "kit", "1.1.0", &[]);
+    publish(&env, "kit", "2.0.0", &[]);
+    let outdated = run_in(&env, &proj.dir, &["outdated"]).ok_json();
+    let kit = &outdated["packages"][0];
+    assert_eq!(
+        (kit["current"].as_str(), kit["wanted"].as_str(), kit["latest"].as_str()),
+        (Some("1.0.0"), Some("1.1.0"), Some("2.0.0"))
+    );
+    assert_eq!(kit["outdated"], true);
+
+    let agent = proj.dir.join(".claude/agents/kit-agent.md");
+    let edited = text(&agent) + "My addition.\n";
+    std::fs::write(&agent, &edited).unwrap();
+    let before = tree(&proj.dir);
+
+    // Dry run and skip (the default off a terminal) leave everything alone.
+    let dry = run_in(&env, &proj.dir, &["upgrade", "--dry-run"]).ok_json();
+    assert_eq!(dry["packages"][0]["status"], "would_upgrade");
+    assert_eq!(dry["packages"][0]["to"], "1.1.0");
+    assert_eq!(
+        strings(&dry["packages"][0]["modified_files"]),
+        [".claude/agents/kit-agent.md"]
+    );
+    let skipped = run_in(&env, &proj.dir, &["upgrade"]).ok_json();
+    assert_eq!(skipped["packages"][0]["status"], "skipped");
+    assert!(
+        skipped["packages"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("backup or force")
+    );
+    assert_eq!(tree(&proj.dir), before);
+    let human = env.aam_in(&proj.dir, &["upgrade"]);
+    assert!(
+        human.stdout.contains("`--backup`") && human.stdout.contains("`--force`"),
+        "{human:?}"
+    );
+
+    // Backup: the edited file is copied out, then the upgrade lands.
+    let backed = run_in(&env, &proj.dir, &["upgrade", "kit", "--backup"]).ok_json();
+    let report = &backed["packages"][0];
+    assert_eq!(
+        (report["status"].as_str(), report["to"].as_str()),
+        (Some("upgraded"), Some("1.1.0"))
+    );
+    let backup_dir = PathBuf::from(report["backup_dir"].as_str().unwrap());
+    assert!(backup_dir.starts_with(env.home().join("backups")), "{backup_dir:?}");
+    assert!(backup_dir.file_name().unwrap().to_str().unwrap().starts_with("kit--"));
+    assert_eq!(text(backup_dir.join(".claude/agents/kit-agent.md")), edited);
+    assert!(text(&agent).contains("version 1.1.0") && !text(&agent).contains("My addition"));
+    assert_eq!(lock(&proj.dir)["packages"]["kit"]["version"], "1.1.0");
+    assert_eq!(
+        lock(&proj.dir)["packages"]["kit"]["requested"],
+        "^1.0",
+        "constraint kept"
+    );
+
+    // Force: overwritten without a copy.
+    publish(&env, "kit", "1.2.0", &[]);
+    std::fs::write(&agent, text(&agent) + "Again mine.\n").unwrap();
+    let forced = run_in(&env, &proj.dir, &["upgrade", "--force"]).ok_json();
+    assert_eq!(forced["packages"][0]["status"], "upgraded");
+    assert_eq!(forced["packages"][0]["backup_dir"], Value::Null);
+    assert!(!text(&agent).contains("Again mine"));
+    assert_eq!(
+        run_in(&env, &proj.dir, &["verify", "kit"]).ok_json()["version"],
+        "1.2.0"
+    );
+    let outdated = run_in(&env, &proj.dir, &["outdated"]).ok_json();
+    assert_eq!(outdated["packages"][0]["outdated"], false, "2.0.0 is outside ^1.0");
+
+    // A package that cannot be upgraded fails the command.
+    publish_only_index(&env);
+    let failed = env.aam_in(&proj.dir, &["--json", "upgrade"]);
+    assert_eq!(failed.code, 1, "{failed:?}");
+    assert_eq!(failed.json()["packages"][0]["status"], "failed");
+}
+
+/// Publishes a version of `kit` and removes its archive, so the registry lists
+/// a version it cannot deliver.
+fn publish_only_index(env: &TestEnv) {
+    publish(env, "kit", "1.3.0", &[]);
+    std::fs::remove_dir_all(env.path("reg/packages/kit/1.3.0")).unwrap();
+}
+
+#[test]
+fn dependencies_resolve_transitively_and_conflicts_say_who_requires_what() {
+    let env = TestEnv::new();
+    env.json(&["registry", "init", "reg", "--default"]);
+    publish(&env, "base", "1.0.0", &[]);
+    publish(&env, "base", "1.1.0", &[]);
+    publish(&env, "base", "2.0.0", &[]);
+    publish(&env, "mid", "1.0.0", &[("base", "^1.0")]);
+    publish(&env, "app", "1.0.0", &[("mid", "^1")]);
+    publish(&env, "other", "1.0.0", &[("base", "^2")]);
+    let proj = project(&env);
+
+    let before = tree(&proj.dir);
+    let body =
+        run_in(&env, &proj.dir, &["install", "app", "other", "--platform", "claude"]).err("AAM_DEPENDENCY_CONFLICT");
+    let message = body["message"].as_str().unwrap();
+    assert!(
+        message.contains("base") && message.contains("mid") && message.contains("^1.0") && message.contains("other"),
+        "{message}"
+    );
+    assert_eq!(tree(&proj.dir), before, "nothing installed");
+
+    let out = run_in(&env, &proj.dir, &["install", "app", "--platform", "claude"]).ok_json();
+    let installed: Vec<String> = out["installed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| format!("{}@{}", p["name"].as_str().unwrap(), p["version"].as_str().unwrap()))
+        .collect();
+    assert_eq!(installed, ["app@1.0.0", "base@1.1.0", "mid@1.0.0"]);
+    let listed = run_in(&env, &proj.dir, &["list"]).ok_json();
+    let flags: Vec<(String, bool)> = listed["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap().to_string(),
+                p["is_dependency"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        flags,
+        [
+            ("app".to_string(), false),
+            ("base".to_string(), true),
+            ("mid".to_string(), true)
+        ]
+    );
+    let tree_view = env.aam_in(&proj.dir, &["list", "--tree"]);
+    assert_eq!(tree_view.stdout, "app 1.0.0\n  mid 1.0.0\n    base 1.1.0\n");
+
+    // Removing a dependency names who still needs it.
+    let removed = run_in(&env, &proj.dir, &["uninstall", "base"]).ok_json();
+    assert_eq!(strings(&removed["dependents"]), ["mid"]);
+    let human = env.aam_in(&proj.dir, &["uninstall", "mid"]);
+    assert!(
+        human.stderr.contains("warning:") && human.stderr.contains("app"),
+        "{human:?}"
+    );
+}
+
+#[test]
+fn every_spec_form_resolves() {
+    let env = TestEnv::new();
+    env.json(&["registry", "init", "reg", "--default"]);
+    publish(&env, "@team/tools", "1.2.0", &[]);
+    publish(&env, "@team/tools", "1.3.0", &[]);
+    publish(&env, "kit", "0.9.0", &[]);
+    let repo = upstream(&env);
+    let second = env.repo("second");
+    second.write("skills/pdf/SKILL.md", skill("pdf", "Another PDF"));
+    second.commit("c1");
+    env.json(&["source", "add", second.path(), "--name", "second"]);
+    let _ = repo;
+    let proj = project(&env);
+    let install = |spec: &str| run_in(&env, &proj.dir, &["install", spec, "--platform", "claude"]);
+
+    let scoped = install("@team/tools@1.2").ok_json();
+    assert_eq!(scoped["installed"][0]["name"], "@team/tools");
+    assert_eq!(scoped["installed"][0]["version"], "1.2.0");
+    assert!(proj.dir.join(".aam/packages/@team/tools/aam.yaml").is_file());
+    assert!(proj.dir.join(".claude/skills/tools-skill/SKILL.md").is_file());
+    let same = install("@team/tools@1.2").ok_json();
+    assert_eq!(same["skipped"][0]["reason"], "already installed");
+    let newer = install("@team/tools@^1").ok_json();
+    assert_eq!(
+        newer["installed"][0]["version"], "1.3.0",
+        "a different version is installed"
+    );
+
+    assert_eq!(install("kit").ok_json()["installed"][0]["version"], "0.9.0");
+    let missing = install("kit@^2").err("AAM_DEPENDENCY_CONFLICT");
+    assert!(missing["message"].as_str().unwrap().contains("^2"), "{missing}");
+
+    // Source artifacts: qualified, unique by name, and ambiguous.
+    let docx = install("docx").ok_json();
+    assert_eq!(docx["installed"][0]["source_name"], "upstream");
+    let ambiguous = install("pdf").err("AAM_ARTIFACT_AMBIGUOUS");
+    let hint = ambiguous["hint"].as_str().unwrap();
+    assert!(
+        hint.contains("`upstream/pdf`") && hint.contains("`second/pdf`"),
+        "{hint}"
+    );
+    assert_eq!(install("second/pdf").ok_json()["installed"][0]["source_name"], "second");
+    install("upstream/nothing").err("AAM_ARTIFACT_NOT_FOUND");
+    install("no-such-thing").err("AAM_PACKAGE_NOT_FOUND");
+
+    // A folder and an archive.
+    let local = package(&env.path("local-kit"), "local-kit", "0.1.0", &[]);
+    let out = run_in(&env, &env.path("."), &["pkg", "pack", local.to_str().unwrap()]).ok_json();
+    let archive = out["archive"].as_str().unwrap().to_string();
+    let from_archive = install(&archive).ok_json();
+    assert_eq!(from_archive["installed"][0]["source"], "archive");
+    assert_eq!(
+        install("../local-kit").ok_json()["skipped"][0]["reason"],
+        "already installed",
+        "the same content from its folder"
+    );
+    let nowhere = install("./nowhere").err("AAM_PACKAGE_NOT_FOUND");
+    assert!(nowhere["message"].as_str().unwrap().contains("nowhere"), "{nowhere}");
+    let listed: Vec<String> = run_in(&env, &proj.dir, &["list"]).ok_json()["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| format!("{} {}", p["name"].as_str().unwrap(), p["source"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            "@team/tools registry",
+            "docx source",
+            "kit registry",
+            "local-kit archive",
+            "pdf source"
+        ]
+    );
+    let info = run_in(&env, &proj.dir, &["info", "@team/tools"]).ok_json();
+    assert_eq!(info["installed_version"], "1.3.0");
+    assert_eq!(info["versions"], json!(["1.2.0", "1.3.0"]));
+}
