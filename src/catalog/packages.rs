@@ -137,57 +137,47 @@ fn record_package_tx(tx: &Transaction<'_>, package: &NewPackage<'_>, members: &[
         )
         .optional()
         .map_err(db_error)?;
-    let package_id = match existing {
-        Some(id) => {
-            let old: Vec<i64> = tx
-                    .prepare("SELECT DISTINCT artifact_id FROM package_artifacts WHERE package_id = ?1 AND artifact_id IS NOT NULL")
-                    .map_err(db_error)?
-                    .query_map([id], |r| r.get(0))
-                    .map_err(db_error)?
-                    .collect::<rusqlite::Result<_>>()
-                    .map_err(db_error)?;
-            tx.execute("DELETE FROM package_artifacts WHERE package_id = ?1", [id])
-                .map_err(db_error)?;
-            for artifact_id in old {
-                if let Some((source_id, kind)) = live_unpackaged(tx, artifact_id)? {
-                    adjust_packaged(tx, source_id, &kind, -1)?;
-                }
-            }
-            tx.execute(
-                "UPDATE packages SET description = ?2, manifest_json = ?3, origin = ?4, provenance_json = ?5,
-                         archive_blake3 = ?6, created_at = ?7 WHERE id = ?1",
-                params![
-                    id,
-                    package.description,
-                    package.manifest_json,
-                    package.origin,
-                    package.provenance_json,
-                    package.archive_blake3,
-                    now_timestamp()
-                ],
+    if let Some(id) = existing {
+        // Its members are replaced below: release the old ones first.
+        let old: Vec<i64> = tx
+            .prepare(
+                "SELECT DISTINCT artifact_id FROM package_artifacts WHERE package_id = ?1 AND artifact_id IS NOT NULL",
             )
+            .map_err(db_error)?
+            .query_map([id], |r| r.get(0))
+            .map_err(db_error)?
+            .collect::<rusqlite::Result<_>>()
             .map_err(db_error)?;
-            id
+        tx.execute("DELETE FROM package_artifacts WHERE package_id = ?1", [id])
+            .map_err(db_error)?;
+        for artifact_id in old {
+            if let Some((source_id, kind)) = live_unpackaged(tx, artifact_id)? {
+                adjust_packaged(tx, source_id, &kind, -1)?;
+            }
         }
-        None => {
-            tx.execute(
-                    "INSERT INTO packages (name, version, description, manifest_json, origin, provenance_json, archive_blake3, created_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                    params![
-                        package.name,
-                        package.version,
-                        package.description,
-                        package.manifest_json,
-                        package.origin,
-                        package.provenance_json,
-                        package.archive_blake3,
-                        now_timestamp()
-                    ],
-                )
-                .map_err(db_error)?;
-            tx.last_insert_rowid()
-        }
-    };
+    }
+    let package_id: i64 = tx
+        .query_row(
+            "INSERT INTO packages (name, version, description, manifest_json, origin, provenance_json, archive_blake3, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+             ON CONFLICT (name, version) DO UPDATE SET description = excluded.description,
+                 manifest_json = excluded.manifest_json, origin = excluded.origin,
+                 provenance_json = excluded.provenance_json, archive_blake3 = excluded.archive_blake3,
+                 created_at = excluded.created_at
+             RETURNING id",
+            params![
+                package.name,
+                package.version,
+                package.description,
+                package.manifest_json,
+                package.origin,
+                package.provenance_json,
+                package.archive_blake3,
+                now_timestamp()
+            ],
+            |r| r.get(0),
+        )
+        .map_err(db_error)?;
     let mut ids: Vec<i64> = members.iter().filter_map(|m| m.artifact_id).collect();
     ids.sort_unstable();
     ids.dedup();
