@@ -7,8 +7,14 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 
-/// Writes `bytes` to `path` atomically, creating parent folders.
+/// Writes `bytes` to `path` atomically (mode 0644), creating parent folders.
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_file_with_mode(path, bytes, 0o644)
+}
+
+/// Writes `bytes` to `path` atomically with permissions `mode`, creating parent
+/// folders. The file never exists with other permissions.
+pub fn write_file_with_mode(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
     let parent = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -18,7 +24,7 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     file.write_all(bytes).map_err(|e| Error::io("write", path, e))?;
     use std::os::unix::fs::PermissionsExt;
     file.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(0o644))
+        .set_permissions(std::fs::Permissions::from_mode(mode))
         .map_err(|e| Error::io("write", path, e))?;
     file.as_file().sync_all().map_err(|e| Error::io("write", path, e))?;
     file.persist(path).map_err(|e| Error::io("write", path, e.error))?;

@@ -118,6 +118,10 @@ error_codes! {
     LockInvalid = "AAM_LOCK_INVALID", InvalidInput;
     /// The settings file cannot be read or written.
     SettingsInvalid = "AAM_SETTINGS_INVALID", InvalidInput;
+    /// The operation is not allowed here (read-only mode, a path outside the served folders).
+    Forbidden = "AAM_FORBIDDEN", Forbidden;
+    /// The operation did not finish within its time limit.
+    Timeout = "AAM_TIMEOUT", Timeout;
     /// The search index failed.
     IndexError = "AAM_INDEX_ERROR", InternalError;
     /// A file could not be read or written.

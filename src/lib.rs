@@ -3,7 +3,7 @@
 //! Domain modules (`catalog`, `scan`, `sources`) are synchronous libraries with no
 //! knowledge of any front end. The tool registry (`tools`) defines every operation
 //! once; the CLI (`cli`) is a thin layer that parses arguments, calls a tool and
-//! renders its output.
+//! renders its output, and the MCP server (`mcp`) offers the same tools to agents.
 
 pub mod atomic;
 pub mod catalog;
@@ -11,6 +11,7 @@ pub mod cli;
 pub mod config;
 pub mod deploy;
 pub mod error;
+pub mod mcp;
 pub mod packages;
 pub mod progress;
 pub mod project;

@@ -63,12 +63,50 @@ impl Catalog {
             .map_err(|_| Error::new(ErrorCode::CatalogError, "the catalog generation is unreadable"))
     }
 
+    /// What the catalog holds, in numbers, with its schema version.
+    pub fn counts(&self) -> Result<CatalogCounts> {
+        self.conn
+            .query_row(
+                "SELECT (SELECT MAX(version) FROM refinery_schema_history),
+                        (SELECT COUNT(*) FROM sources),
+                        (SELECT COUNT(*) FROM artifacts WHERE removed_commit_id IS NULL),
+                        (SELECT COUNT(*) FROM registry_packages),
+                        (SELECT COUNT(*) FROM (SELECT DISTINCT project_root, package_id FROM installs))",
+                [],
+                |r| {
+                    Ok(CatalogCounts {
+                        schema_version: r.get(0)?,
+                        sources: r.get(1)?,
+                        artifacts: r.get(2)?,
+                        registry_packages: r.get(3)?,
+                        installs: r.get(4)?,
+                    })
+                },
+            )
+            .map_err(db_error)
+    }
+
     /// Starts a write transaction that takes the write lock at once.
     fn write(&mut self) -> Result<Transaction<'_>> {
         self.conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(db_error)
     }
+}
+
+/// Sizes of the catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct CatalogCounts {
+    /// Applied migration version.
+    pub schema_version: i64,
+    /// Registered sources.
+    pub sources: i64,
+    /// Live artifacts.
+    pub artifacts: i64,
+    /// Packages of configured registries.
+    pub registry_packages: i64,
+    /// Installed packages, over every project.
+    pub installs: i64,
 }
 
 /// Bumps the generation inside a write transaction, returning the new value.

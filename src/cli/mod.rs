@@ -5,6 +5,7 @@
 //! warnings, logs and errors go to stderr. Exit codes: 0 ok, 1 a failure the user
 //! can act on, 2 a usage or internal error; a closed stdout pipe exits 0.
 
+mod mcp;
 mod progress;
 mod prompts;
 mod render;
@@ -20,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::scan::ArtifactKind;
 use crate::tools::artifacts::{CandidatesInput, Info, InfoInput, ListAvailable, ListInput, SourceCandidates};
 use crate::tools::catalog::{Reindex, ReindexInput};
+use crate::tools::config::{ConfigGet, ConfigGetInput, ConfigSet, ConfigSetInput};
 use crate::tools::install::{
     Diff, Install, InstallInput, ListInstalled, ListInstalledInput, OnEdited, Outdated, OutdatedInput, PackageInfo,
     PackageInfoInput, Uninstall, UninstallInput, Upgrade, UpgradeInput, UpgradeOutput, Verify, VerifyInput,
@@ -195,6 +197,28 @@ enum Command {
     /// Configure local package registries.
     #[command(subcommand)]
     Registry(RegistryCommand),
+    /// Read and change settings (`$AAM_HOME/config.yaml`).
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// Serve aam to AI agents over MCP, or print a client's configuration.
+    #[command(subcommand)]
+    Mcp(mcp::McpCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum ConfigCommand {
+    /// Show every setting, or one.
+    Get {
+        /// Setting to show.
+        key: Option<String>,
+    },
+    /// Change a setting.
+    Set {
+        /// Setting to change.
+        key: String,
+        /// New value (lists comma-separated; "" clears).
+        value: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -417,7 +441,9 @@ pub fn main() -> i32 {
             return e.exit_code();
         }
     };
-    init_tracing(cli.verbose);
+    if !matches!(&cli.command, Command::Mcp(command) if mcp::logs_itself(command)) {
+        init_tracing(cli.verbose);
+    }
     let json = cli.json;
     match run(cli) {
         Ok(code) => code,
@@ -617,6 +643,14 @@ fn run(cli: Cli) -> Result<i32> {
         } => run_upgrade(&ctx, &out, package, dry_run, force, backup, global),
         Command::Pkg(command) => run_pkg(&ctx, &out, command),
         Command::Registry(command) => run_registry(&ctx, &out, command),
+        Command::Config(ConfigCommand::Get { key }) => {
+            out.emit(&ConfigGet::run(&ctx, ConfigGetInput { key })?, render::settings)
+        }
+        Command::Config(ConfigCommand::Set { key, value }) => out.emit(
+            &ConfigSet::run(&ctx, ConfigSetInput { key, value })?,
+            render::setting_changed,
+        ),
+        Command::Mcp(command) => mcp::run(&out, command),
     }
 }
 

@@ -1,7 +1,9 @@
 //! Human-readable rendering of tool outputs. Pure functions from output to text.
 
+use crate::mcp::clients::ClientConfig;
 use crate::tools::artifacts::{CandidatesOutput, InfoOutput, ListOutput};
 use crate::tools::catalog::ReindexOutput;
+use crate::tools::config::{ConfigGetOutput, ConfigSetOutput};
 use crate::tools::install::{
     DiffOutput, InstallOutput, ListInstalledOutput, OutdatedOutput, PackageInfoOutput, UninstallOutput, UpgradeOutput,
     VerifyOutput,
@@ -82,26 +84,27 @@ pub fn source_added(o: &SourceAddOutput) -> String {
 
 /// `aam source list`.
 pub fn source_list(o: &SourceListOutput) -> String {
-    if o.0.is_empty() {
+    if o.sources.is_empty() {
         return "No sources yet. Add one with `aam source add <owner/repo | URL | path>`.\n".to_string();
     }
-    let rows: Vec<Vec<String>> =
-        o.0.iter()
-            .map(|s| {
-                vec![
-                    format!("{}{}", s.name, if s.default { " (default)" } else { "" }),
-                    s.kind.clone(),
-                    s.git_ref.clone().unwrap_or_else(|| "-".into()),
-                    if s.path.is_empty() { "/".into() } else { s.path.clone() },
-                    s.artifact_count.to_string(),
-                    s.last_commit
-                        .as_deref()
-                        .map_or("never fetched".into(), |c| short(c).to_string()),
-                    s.last_fetched.clone().unwrap_or_else(|| "-".into()),
-                    s.url.clone(),
-                ]
-            })
-            .collect();
+    let rows: Vec<Vec<String>> = o
+        .sources
+        .iter()
+        .map(|s| {
+            vec![
+                format!("{}{}", s.name, if s.default { " (default)" } else { "" }),
+                s.kind.clone(),
+                s.git_ref.clone().unwrap_or_else(|| "-".into()),
+                if s.path.is_empty() { "/".into() } else { s.path.clone() },
+                s.artifact_count.to_string(),
+                s.last_commit
+                    .as_deref()
+                    .map_or("never fetched".into(), |c| short(c).to_string()),
+                s.last_fetched.clone().unwrap_or_else(|| "-".into()),
+                s.url.clone(),
+            ]
+        })
+        .collect();
     table(
         &["NAME", "TYPE", "REF", "PATH", "ARTIFACTS", "COMMIT", "FETCHED", "URL"],
         &rows,
@@ -513,20 +516,21 @@ pub fn registry_added(o: &RegistryEntry) -> String {
 
 /// `aam registry list`.
 pub fn registries(o: &RegistryListOutput) -> String {
-    if o.0.is_empty() {
+    if o.registries.is_empty() {
         return "No registries. Create one with `aam registry init <path> --default`.\n".to_string();
     }
-    let rows: Vec<Vec<String>> =
-        o.0.iter()
-            .map(|r| {
-                let name = if r.default {
-                    format!("{} (default)", r.name)
-                } else {
-                    r.name.clone()
-                };
-                vec![name, r.package_count.to_string(), r.url.clone()]
-            })
-            .collect();
+    let rows: Vec<Vec<String>> = o
+        .registries
+        .iter()
+        .map(|r| {
+            let name = if r.default {
+                format!("{} (default)", r.name)
+            } else {
+                r.name.clone()
+            };
+            vec![name, r.package_count.to_string(), r.url.clone()]
+        })
+        .collect();
     table(&["NAME", "PACKAGES", "URL"], &rows)
 }
 
@@ -754,6 +758,34 @@ pub fn upgraded(o: &UpgradeOutput) -> String {
         out.push_str("Edited files were left alone: `aam diff <package>` shows the edits; upgrade with `--backup` to keep a copy of them, or `--force` to overwrite them.\n");
     }
     out
+}
+
+/// `aam config get`.
+pub fn settings(o: &ConfigGetOutput) -> String {
+    let mut out = String::new();
+    for setting in &o.settings {
+        let value = match &setting.value {
+            serde_json::Value::Array(items) if items.iter().all(|i| i.is_string()) => {
+                items.iter().filter_map(|i| i.as_str()).collect::<Vec<_>>().join(",")
+            }
+            serde_json::Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        out.push_str(&format!("{} = {value}\n", setting.key));
+        out.push_str(&format!("  {}\n", setting.description));
+    }
+    out.push_str(&format!("(from {})\n", o.path));
+    out
+}
+
+/// `aam config set`.
+pub fn setting_changed(o: &ConfigSetOutput) -> String {
+    format!("{}: {} -> {}\n", o.key, o.previous, o.value)
+}
+
+/// `aam mcp config`: the snippet alone, so it can be redirected into the file.
+pub fn client_config(o: &ClientConfig) -> String {
+    o.snippet.clone()
 }
 
 #[cfg(test)]

@@ -154,6 +154,7 @@ pub struct SearchIndex {
     index: Index,
     fields: Fields,
     dir: PathBuf,
+    reader: std::sync::OnceLock<IndexReader>,
 }
 
 impl SearchIndex {
@@ -172,7 +173,12 @@ impl SearchIndex {
             }
         };
         register_tokenizers(&index)?;
-        Ok(Self { index, fields, dir })
+        Ok(Self {
+            index,
+            fields,
+            dir,
+            reader: std::sync::OnceLock::new(),
+        })
     }
 
     /// The catalog generation the last commit recorded, `None` for a new index.
@@ -235,12 +241,22 @@ impl SearchIndex {
         Ok(true)
     }
 
-    fn reader(&self) -> Result<IndexReader> {
-        self.index
-            .reader_builder()
-            .reload_policy(ReloadPolicy::Manual)
-            .try_into()
-            .map_err(|e| index_error(&self.dir, e))
+    /// The reader, made once and brought to the last commit (of any process) on each use.
+    fn reader(&self) -> Result<&IndexReader> {
+        let reader = match self.reader.get() {
+            Some(reader) => reader,
+            None => {
+                let made = self
+                    .index
+                    .reader_builder()
+                    .reload_policy(ReloadPolicy::Manual)
+                    .try_into()
+                    .map_err(|e| index_error(&self.dir, e))?;
+                self.reader.get_or_init(|| made)
+            }
+        };
+        reader.reload().map_err(|e| index_error(&self.dir, e))?;
+        Ok(reader)
     }
 }
 

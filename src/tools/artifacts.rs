@@ -10,7 +10,7 @@ use crate::catalog::{Catalog, Keyset, ListFilter, ListedArtifact};
 use crate::error::{Error, ErrorCode, Result};
 use crate::project::{self, ProjectArtifact};
 use crate::scan::ArtifactKind;
-use crate::search::{SearchIndex, SearchRequest, SortOrder};
+use crate::search::{SearchRequest, SortOrder};
 
 /// Characters of the main file shown as a preview.
 const PREVIEW_CHARS: usize = 2000;
@@ -76,6 +76,18 @@ pub struct InfoOutput {
     pub warnings: Vec<String>,
     /// The command that installs it.
     pub install_command: String,
+}
+
+/// The text of an artifact's main file as the catalog keeps it (up to 256 KiB),
+/// with the file's repository path. `name` is `source/name`, `source/path` or a
+/// name only one source has.
+pub fn main_text(ctx: &Context, name: &str) -> Result<(String, String)> {
+    let catalog = ctx.catalog()?;
+    let found = resolve(ctx, &catalog, name)?;
+    let detail = catalog
+        .artifact_detail(found.id)?
+        .ok_or_else(|| not_found(name, Vec::new()))?;
+    Ok((detail.main_file, detail.body))
 }
 
 /// Shows one artifact in full.
@@ -161,7 +173,7 @@ pub fn resolve(ctx: &Context, catalog: &Catalog, text: &str) -> Result<ListedArt
 
 /// Qualified names of artifacts close to `text`, from the search index.
 fn suggestions(ctx: &Context, catalog: &Catalog, text: &str) -> Result<Vec<String>> {
-    let index = SearchIndex::open(&ctx.home)?;
+    let index = ctx.search_index()?;
     index.ensure_current(catalog, ctx.progress.as_ref())?;
     let name = text.rsplit('/').next().unwrap_or(text);
     let found = index.search(&SearchRequest {

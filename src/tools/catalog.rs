@@ -5,7 +5,6 @@ use serde::{Deserialize, Serialize};
 
 use super::{Context, Risk, Tool};
 use crate::error::Result;
-use crate::search::SearchIndex;
 
 /// Input of `aam_catalog_reindex`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -39,7 +38,7 @@ impl Tool for Reindex {
     fn run(ctx: &Context, _input: ReindexInput) -> Result<ReindexOutput> {
         let started = std::time::Instant::now();
         let catalog = ctx.catalog()?;
-        let index = SearchIndex::open(&ctx.home)?;
+        let index = ctx.search_index()?;
         let stats = index.writer()?.rebuild(&catalog, ctx.progress.as_ref())?;
         Ok(ReindexOutput {
             documents: stats.documents,

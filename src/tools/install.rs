@@ -38,6 +38,8 @@ pub(crate) struct Roots {
     pub home: PathBuf,
     /// Whether this is a global (`-g`) install.
     pub global: bool,
+    /// The calling context, whose sandbox (if any) every target must respect.
+    ctx: Context,
 }
 
 impl Roots {
@@ -45,11 +47,22 @@ impl Roots {
         let home = std::env::home_dir()
             .ok_or_else(|| Error::invalid_argument("cannot find the home folder").with_hint("set `HOME`"))?;
         let root = if global {
+            ctx.check_path(&home, "~")?;
             home.clone()
         } else {
             crate::project::root(&ctx.cwd)
         };
-        Ok(Self { root, home, global })
+        Ok(Self {
+            root,
+            home,
+            global,
+            ctx: ctx.clone(),
+        })
+    }
+
+    /// Refuses a target outside the caller's sandbox.
+    fn check(&self, key: &str) -> Result<()> {
+        self.ctx.check_path(&self.path(key), key)
     }
 
     fn path(&self, key: &str) -> PathBuf {
@@ -99,7 +112,7 @@ pub(crate) fn prepare_specs(ctx: &Context, catalog: &Catalog, specs: &[String]) 
         let path = ctx.cwd.join(spec);
         let is_folder = || path.join(MANIFEST_FILE).is_file();
         if spec.starts_with('.') || spec.starts_with('/') || spec.ends_with(".aam") {
-            prepared.push(prepare_path(&path, spec)?);
+            prepared.push(prepare_path(ctx, &path, spec)?);
             continue;
         }
         if let Some(rest) = spec.strip_prefix('@') {
@@ -109,7 +122,7 @@ pub(crate) fn prepare_specs(ctx: &Context, catalog: &Catalog, specs: &[String]) 
         }
         if spec.contains('/') {
             if is_folder() {
-                prepared.push(prepare_path(&path, spec)?);
+                prepared.push(prepare_path(ctx, &path, spec)?);
                 continue;
             }
             let Some((source, rest)) = split_qualified(spec, &source_names) else {
@@ -128,7 +141,7 @@ pub(crate) fn prepare_specs(ctx: &Context, catalog: &Catalog, specs: &[String]) 
             continue;
         }
         if is_folder() {
-            prepared.push(prepare_path(&path, spec)?);
+            prepared.push(prepare_path(ctx, &path, spec)?);
             continue;
         }
         let matches = catalog.artifacts_named(None, &name)?;
@@ -175,7 +188,8 @@ fn files_map(entries: Vec<(String, Vec<u8>, bool)>) -> BTreeMap<String, (Vec<u8>
     entries.into_iter().map(|(p, b, x)| (p, (b, x))).collect()
 }
 
-fn prepare_path(path: &Path, spec: &str) -> Result<Prepared> {
+fn prepare_path(ctx: &Context, path: &Path, spec: &str) -> Result<Prepared> {
+    ctx.check_path(path, spec)?;
     if !path.exists() {
         return Err(Error::new(
             ErrorCode::PackageNotFound,
@@ -466,7 +480,14 @@ impl<'r> Plan<'r> {
         Ok(())
     }
 
-    fn write(&mut self, key: &str, bytes: Vec<u8>, executable: bool, checksums: &mut BTreeMap<String, String>) {
+    fn write(
+        &mut self,
+        key: &str,
+        bytes: Vec<u8>,
+        executable: bool,
+        checksums: &mut BTreeMap<String, String>,
+    ) -> Result<()> {
+        self.roots.check(key)?;
         checksums.insert(key.to_string(), blake3::hash(&bytes).to_hex().to_string());
         self.originals.push(bytes.clone());
         self.changes.push(Change::Write {
@@ -474,6 +495,7 @@ impl<'r> Plan<'r> {
             bytes,
             executable,
         });
+        Ok(())
     }
 
     /// Plans one package: its copy under `.aam/packages/`, its deployments, and
@@ -484,7 +506,7 @@ impl<'r> Plan<'r> {
         let mut deployed = Vec::new();
         let copy = copy_dir(&name);
         for (path, (bytes, executable)) in &package.files {
-            self.write(&format!("{copy}/{path}"), bytes.clone(), *executable, &mut checksums);
+            self.write(&format!("{copy}/{path}"), bytes.clone(), *executable, &mut checksums)?;
         }
         let mut section_keys = Vec::new();
         for (kind, artifact) in package.manifest.artifacts.all() {
@@ -508,7 +530,7 @@ impl<'r> Plan<'r> {
                         let prefix = format!("{}/", artifact.path);
                         for (path, (bytes, executable)) in &package.files {
                             if let Some(rel) = path.strip_prefix(&prefix) {
-                                self.write(&location.join(rel).key(), bytes.clone(), *executable, &mut checksums);
+                                self.write(&location.join(rel).key(), bytes.clone(), *executable, &mut checksums)?;
                             }
                         }
                         deployed.push(deployment(platform, kind, &artifact.name, key));
@@ -520,7 +542,7 @@ impl<'r> Plan<'r> {
                         self.unowned_exists(&key, &name, exists)?;
                         self.claimed.insert(key.clone(), name.clone());
                         let rendered = deploy::render(kind, platform, &artifact.name, &text, false);
-                        self.write(&key, rendered.into_bytes(), false, &mut checksums);
+                        self.write(&key, rendered.into_bytes(), false, &mut checksums)?;
                         deployed.push(deployment(platform, kind, &artifact.name, key));
                     }
                     Target::Section {
@@ -533,6 +555,7 @@ impl<'r> Plan<'r> {
                             continue; // codex agent and instruction of one name share nothing; same key is the same section
                         }
                         self.conflict(&key, &name)?;
+                        self.roots.check(&file.key())?;
                         let path = file.resolve(&self.roots.root, &self.roots.home);
                         let body = deploy::render(kind, platform, &section, &text, true);
                         let current = self.shared_text(&path)?;
@@ -586,6 +609,7 @@ impl<'r> Plan<'r> {
 
     /// Removes one recorded file or section.
     fn remove_key(&mut self, key: &str) -> Result<()> {
+        self.roots.check(key)?;
         match lock::parse_section_key(key) {
             Some((file, section, kind)) => {
                 let path = Location::from_key(file).resolve(&self.roots.root, &self.roots.home);

@@ -9,24 +9,23 @@
 
 pub mod artifacts;
 pub mod catalog;
+pub mod config;
+mod context;
 pub mod install;
 pub mod packages;
 pub mod registries;
 pub mod search;
 pub mod sources;
 
-use std::path::PathBuf;
-use std::sync::Arc;
-
 use schemars::{JsonSchema, Schema};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+pub use context::{Context, PooledCatalog};
+
 use crate::catalog::Catalog;
-use crate::config::AamHome;
 use crate::error::{Error, Result};
-use crate::progress::{NoProgress, Progress};
-use crate::search::{IndexChange, SearchIndex};
+use crate::search::IndexChange;
 
 /// How much a tool can change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
@@ -40,33 +39,6 @@ pub enum Risk {
     Destructive,
 }
 
-/// What every tool call runs against.
-#[derive(Clone)]
-pub struct Context {
-    /// Where the catalog and caches live.
-    pub home: AamHome,
-    /// The directory relative paths are resolved against.
-    pub cwd: PathBuf,
-    /// Where long operations report progress.
-    pub progress: Arc<dyn Progress>,
-}
-
-impl Context {
-    /// A context without progress reporting.
-    pub fn new(home: AamHome, cwd: PathBuf) -> Self {
-        Self {
-            home,
-            cwd,
-            progress: Arc::new(NoProgress),
-        }
-    }
-
-    /// Opens (and migrates) the catalog.
-    pub fn catalog(&self) -> Result<Catalog> {
-        Catalog::open(&self.home.catalog_path())
-    }
-}
-
 /// Runs a catalog write while holding the search index's writer lock, then
 /// brings the index along. `write` returns its value, what changed, and the
 /// generation after the write. The catalog is the truth: when the index cannot be
@@ -77,7 +49,7 @@ pub(crate) fn indexed_write<T>(
     write: impl FnOnce(&mut Catalog) -> Result<(T, IndexChange, u64)>,
 ) -> Result<T> {
     let warn = |e: Error| tracing::warn!("search index not updated ({e}); the next search rebuilds it");
-    let index = SearchIndex::open(&ctx.home).map_err(warn).ok();
+    let index = ctx.search_index().map_err(warn).ok();
     let updater = index.as_ref().and_then(|i| i.writer().map_err(warn).ok());
     let before = catalog.generation()?;
     let (value, change, after) = write(catalog)?;
@@ -115,6 +87,8 @@ pub trait Tool {
     const RISK: Risk;
     /// Whether calling it twice with the same input has the effect of calling it once.
     const IDEMPOTENT: bool;
+    /// Whether it may reach other machines (fetching from git remotes).
+    const OPEN_WORLD: bool = false;
     /// Request type.
     type Input: DeserializeOwned + JsonSchema;
     /// Response type.
@@ -136,6 +110,8 @@ pub struct ToolSpec {
     pub risk: Risk,
     /// Idempotency.
     pub idempotent: bool,
+    /// Whether it may reach other machines.
+    pub open_world: bool,
     /// JSON Schema of the input.
     pub input_schema: fn() -> Schema,
     /// JSON Schema of the output.
@@ -145,8 +121,16 @@ pub struct ToolSpec {
 }
 
 fn call_json<T: Tool>(ctx: &Context, input: serde_json::Value) -> Result<serde_json::Value> {
-    let input: T::Input = serde_json::from_value(input)
-        .map_err(|e| Error::invalid_argument(format!("invalid input for `{}`: {e}", T::NAME)))?;
+    let input: T::Input = serde_path_to_error::deserialize(input).map_err(|e| {
+        let field = e.path().to_string();
+        let problem = e.into_inner();
+        let message = if field == "." {
+            format!("invalid input for `{}`: {problem}", T::NAME)
+        } else {
+            format!("invalid `{field}` for `{}`: {problem}", T::NAME)
+        };
+        Error::invalid_argument(message).with_hint(format!("see the input schema of `{}`", T::NAME))
+    })?;
     let output = T::run(ctx, input)?;
     serde_json::to_value(output).map_err(|e| Error::internal(format!("cannot encode the output of `{}`: {e}", T::NAME)))
 }
@@ -158,6 +142,7 @@ fn spec<T: Tool>() -> ToolSpec {
         description: T::DESCRIPTION,
         risk: T::RISK,
         idempotent: T::IDEMPOTENT,
+        open_world: T::OPEN_WORLD,
         input_schema: || schemars::schema_for!(T::Input),
         output_schema: || schemars::schema_for!(T::Output),
         call: call_json::<T>,
@@ -196,9 +181,36 @@ pub fn registry() -> Vec<ToolSpec> {
         spec::<install::Outdated>(),
         spec::<install::Upgrade>(),
         spec::<install::PackageInfo>(),
+        spec::<config::ConfigGet>(),
+        spec::<config::ConfigSet>(),
     ];
     tools.sort_by_key(|t| t.name);
     tools
+}
+
+/// The tool manifest: every registered tool with its title, description, risk,
+/// idempotency and input/output JSON Schemas.
+pub fn manifest() -> serde_json::Value {
+    let tools: Vec<serde_json::Value> = registry()
+        .iter()
+        .map(|t| {
+            serde_json::json!({
+                "name": t.name,
+                "title": t.title,
+                "description": t.description,
+                "risk": t.risk,
+                "idempotent": t.idempotent,
+                "open_world": t.open_world,
+                "input_schema": (t.input_schema)(),
+                "output_schema": (t.output_schema)(),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "name": env!("CARGO_PKG_NAME"),
+        "version": env!("CARGO_PKG_VERSION"),
+        "tools": tools,
+    })
 }
 
 /// Finds a registered tool by name.
@@ -209,6 +221,7 @@ pub fn find(name: &str) -> Option<ToolSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::AamHome;
 
     #[test]
     fn names_are_unique_prefixed_and_schemas_build() {
@@ -243,9 +256,20 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let ctx = Context::new(AamHome::at(home.path().to_path_buf()), home.path().to_path_buf());
         let list = find("aam_source_list").unwrap();
-        assert_eq!((list.call)(&ctx, serde_json::json!({})).unwrap(), serde_json::json!([]));
+        assert_eq!(
+            (list.call)(&ctx, serde_json::json!({})).unwrap(),
+            serde_json::json!({"sources": []})
+        );
         let err = (list.call)(&ctx, serde_json::json!({"bogus": 1})).unwrap_err();
         assert_eq!(err.code(), crate::error::ErrorCode::InvalidArgument);
         assert!(err.message().contains("bogus"), "{}", err.message());
+        // A wrong type names the field it is in.
+        let search = find("aam_search").unwrap();
+        let err = (search.call)(&ctx, serde_json::json!({"query": "x", "limit": "many"})).unwrap_err();
+        assert!(
+            err.message().starts_with("invalid `limit` for `aam_search`"),
+            "{}",
+            err.message()
+        );
     }
 }

@@ -77,9 +77,9 @@ impl Tool for PkgInit {
 
     fn run(ctx: &Context, input: PkgInitInput) -> Result<PkgInitOutput> {
         let dir = match (&input.dir, &input.name) {
-            (Some(dir), _) => ctx.cwd.join(dir),
-            (None, Some(name)) => ctx.cwd.join(name.rsplit('/').next().unwrap_or(name)),
-            (None, None) => ctx.cwd.clone(),
+            (Some(dir), _) => ctx.path(dir)?,
+            (None, Some(name)) => ctx.path(name.rsplit('/').next().unwrap_or(name))?,
+            (None, None) => ctx.path(".")?,
         };
         let name = match input.name {
             Some(name) => name,
@@ -257,8 +257,8 @@ impl Tool for PkgCreate {
         let version = input.version.clone().unwrap_or_else(|| DEFAULT_VERSION.to_string());
         let bare = name.rsplit('/').next().unwrap_or(&name).to_string();
         let output_dir = match &input.output_dir {
-            Some(dir) => ctx.cwd.join(dir),
-            None => ctx.cwd.join(&bare),
+            Some(dir) => ctx.path(dir)?,
+            None => ctx.path(&bare)?,
         };
         let occupied = std::fs::read_dir(&output_dir)
             .map(|mut d| d.next().is_some())
@@ -506,7 +506,7 @@ fn choose<T>(items: Vec<T>, input: &Selection, key: impl Fn(&T) -> (ArtifactKind
 fn gather_from_project(ctx: &Context, input: &PkgCreateInput) -> Result<Gathered> {
     let selection = Selection::from(input);
     let root = match &input.path {
-        Some(path) => ctx.cwd.join(path),
+        Some(path) => ctx.path(path)?,
         None => project::root(&ctx.cwd),
     };
     let root = root.canonicalize().map_err(|e| Error::io("read", &root, e))?;
@@ -772,7 +772,7 @@ impl Tool for PkgValidate {
     type Output = PkgValidateOutput;
 
     fn run(ctx: &Context, input: PkgValidateInput) -> Result<PkgValidateOutput> {
-        let path = ctx.cwd.join(input.path.as_deref().unwrap_or("."));
+        let path = ctx.path(input.path.as_deref().unwrap_or("."))?;
         if !path.exists() {
             return Err(Error::invalid_argument(format!("`{}` does not exist", path.display()))
                 .with_hint("pass a package folder, its aam.yaml or a .aam archive"));
@@ -992,10 +992,10 @@ impl Tool for PkgPack {
     type Output = PkgPackOutput;
 
     fn run(ctx: &Context, input: PkgPackInput) -> Result<PkgPackOutput> {
-        let dir = ctx.cwd.join(input.path.as_deref().unwrap_or("."));
+        let dir = ctx.path(input.path.as_deref().unwrap_or("."))?;
         let (bytes, manifest, file_count) = pack_dir(&dir)?;
         let output = match &input.output {
-            Some(out) => ctx.cwd.join(out),
+            Some(out) => ctx.path(out)?,
             None => dir.join("dist").join(archive_file_name(&manifest)),
         };
         let (size, blake3) = archive::write_archive(&output, &bytes)?;
@@ -1093,7 +1093,7 @@ impl Tool for PkgPublish {
     type Output = PkgPublishOutput;
 
     fn run(ctx: &Context, input: PkgPublishInput) -> Result<PkgPublishOutput> {
-        let target = ctx.cwd.join(input.archive.as_deref().unwrap_or("."));
+        let target = ctx.path(input.archive.as_deref().unwrap_or("."))?;
         let bytes = if target.is_dir() {
             pack_dir(&target)?.0
         } else {

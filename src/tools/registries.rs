@@ -144,7 +144,7 @@ impl Tool for RegistryInit {
     type Output = RegistryEntry;
 
     fn run(ctx: &Context, input: RegistryInitInput) -> Result<RegistryEntry> {
-        let root = ctx.cwd.join(&input.path);
+        let root = ctx.path(&input.path)?;
         let name = input.name.unwrap_or_else(|| {
             root.file_name()
                 .map(|n| n.to_string_lossy().into_owned())
@@ -191,7 +191,7 @@ impl Tool for RegistryAdd {
     type Output = RegistryEntry;
 
     fn run(ctx: &Context, input: RegistryAddInput) -> Result<RegistryEntry> {
-        let path = ctx.cwd.join(url_to_path(&input.url)?);
+        let path = ctx.path(&url_to_path(&input.url)?.to_string_lossy())?;
         let registry = Registry::open(&path)?;
         register(ctx, &input.name, &registry, input.default)
     }
@@ -206,8 +206,11 @@ pub struct RegistryListInput {}
 
 /// Output of `aam_registry_list`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(transparent)]
-pub struct RegistryListOutput(pub Vec<RegistryEntry>);
+#[serde(deny_unknown_fields)]
+pub struct RegistryListOutput {
+    /// Every configured registry, in the order they were added.
+    pub registries: Vec<RegistryEntry>,
+}
 
 /// Lists configured registries.
 pub struct RegistryList;
@@ -224,12 +227,12 @@ impl Tool for RegistryList {
     fn run(ctx: &Context, _input: RegistryListInput) -> Result<RegistryListOutput> {
         let settings: Settings = ctx.home.load_settings()?;
         let catalog = ctx.catalog()?;
-        let entries = settings
+        let registries = settings
             .registries
             .iter()
             .map(|r| entry(&catalog, r))
             .collect::<Result<_>>()?;
-        Ok(RegistryListOutput(entries))
+        Ok(RegistryListOutput { registries })
     }
 }
 

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::{Context, Risk, Tool, qualified_name, split_qualified};
 use crate::error::{Error, Result};
 use crate::scan::{ArtifactKind, Platform};
-use crate::search::{ResultKind, SearchIndex, SearchRequest, SortOrder};
+use crate::search::{ResultKind, SearchRequest, SortOrder};
 
 /// Longest query accepted, in characters.
 const MAX_QUERY_CHARS: usize = 1024;
@@ -149,7 +149,7 @@ impl Tool for Search {
             }
             found
         });
-        let index = SearchIndex::open(&ctx.home)?;
+        let index = ctx.search_index()?;
         index.ensure_current(&catalog, ctx.progress.as_ref())?;
         let query = input.query.trim();
         let request = SearchRequest {

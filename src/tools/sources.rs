@@ -95,12 +95,16 @@ impl Tool for SourceAdd {
     const DESCRIPTION: &'static str = "Register a git repository (GitHub shorthand, https/ssh URL or local path) as an artifact source, fetch it and index every skill, agent, prompt and instruction in it. Returns the source name, the commit indexed and counts per type. Next: `aam_source_scan` to see the artifacts, `aam_search` to find one.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = false;
+    const OPEN_WORLD: bool = true;
     type Input = SourceAddInput;
     type Output = SourceAddOutput;
 
     fn run(ctx: &Context, input: SourceAddInput) -> Result<SourceAddOutput> {
         let spec = SourceSpec::parse(&input.spec, &ctx.cwd)?
             .with_overrides(input.git_ref.as_deref(), input.path.as_deref())?;
+        if spec.kind == SourceKind::Local {
+            ctx.check_path(Path::new(&spec.repo_path), &input.spec)?;
+        }
         if spec.had_credentials {
             tracing::warn!(
                 "credentials in the URL were ignored and not stored; set `GH_TOKEN` or use an ssh URL for private repositories"
@@ -217,8 +221,11 @@ pub struct SourceListEntry {
 
 /// Output of `aam_source_list`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(transparent)]
-pub struct SourceListOutput(pub Vec<SourceListEntry>);
+#[serde(deny_unknown_fields)]
+pub struct SourceListOutput {
+    /// Every registered source, by name.
+    pub sources: Vec<SourceListEntry>,
+}
 
 /// Lists every registered source.
 pub struct SourceList;
@@ -234,8 +241,8 @@ impl Tool for SourceList {
 
     fn run(ctx: &Context, _input: SourceListInput) -> Result<SourceListOutput> {
         let sources = ctx.catalog()?.list_sources()?;
-        Ok(SourceListOutput(
-            sources
+        Ok(SourceListOutput {
+            sources: sources
                 .into_iter()
                 .map(|s| SourceListEntry {
                     git_ref: s.ref_name.clone().or(s.resolved_ref.clone()),
@@ -249,7 +256,7 @@ impl Tool for SourceList {
                     default: s.is_default,
                 })
                 .collect(),
-        ))
+        })
     }
 }
 
@@ -430,6 +437,7 @@ impl Tool for SourceUpdate {
     const DESCRIPTION: &'static str = "Fetch one source (or all) and record the new commit: only the files that changed are re-read, and one change event is stored per new, modified or removed artifact. Returns per-source counts and status; with `all`, a failing source is reported and the others still update. Also repairs a missing or damaged cache. Use `dry_run` (or `aam_source_diff`) to preview.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
+    const OPEN_WORLD: bool = true;
     type Input = SourceUpdateInput;
     type Output = SourceUpdateOutput;
 
@@ -569,6 +577,7 @@ impl Tool for SourceDiff {
     const DESCRIPTION: &'static str = "Fetch a source's ref into a temporary ref and list the artifacts that are new, modified or removed compared with the indexed commit, without changing the catalog. Next: `aam_source_update` to apply the changes.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
+    const OPEN_WORLD: bool = true;
     type Input = SourceDiffInput;
     type Output = SourceDiffOutput;
 

@@ -242,7 +242,7 @@ fn an_empty_repository_says_it_has_no_commits() {
         body["message"].as_str().unwrap().contains("has no commits yet"),
         "{body}"
     );
-    assert_eq!(env.json(&["source", "list"]), serde_json::json!([]));
+    assert_eq!(env.json(&["source", "list"]), serde_json::json!({"sources": []}));
     assert!(!env.home().join("cache").exists(), "no cache folders left behind");
 }
 

@@ -5,6 +5,7 @@ mod candidates;
 mod corpus;
 mod errors;
 mod install;
+mod mcp;
 mod packages;
 mod quickstart;
 mod search;

@@ -106,7 +106,7 @@ fn init_validate_pack_publish_and_read_back() {
     assert_eq!(found["results"][0]["type"], "package");
     assert_eq!(found["results"][0]["artifact_types"], json!(["skill"]));
     assert_eq!(found["results"][0]["path"], "review-kit@0.1.0");
-    assert_eq!(env.json(&["registry", "list"])[0]["package_count"], 1);
+    assert_eq!(env.json(&["registry", "list"])["registries"][0]["package_count"], 1);
 }
 
 #[test]
@@ -184,7 +184,7 @@ fn registries_are_configured_listed_and_removed() {
     assert_eq!(other["package_count"], 1);
     assert_eq!(other["default"], true);
     let list = env.json(&["registry", "list"]);
-    let names: Vec<(&str, bool)> = list
+    let names: Vec<(&str, bool)> = list["registries"]
         .as_array()
         .unwrap()
         .iter()

@@ -412,8 +412,15 @@ fn two_sources_on_one_repository_share_objects_but_not_refs() {
     let updated = env.json(&["source", "update", "tip"]);
     assert_eq!(updated["sources"][0]["new_commit"], c2);
     let list = env.json(&["source", "list"]);
-    let commit_of =
-        |name: &str| list.as_array().unwrap().iter().find(|s| s["name"] == name).unwrap()["last_commit"].clone();
+    let commit_of = |name: &str| {
+        list["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap()["last_commit"]
+            .clone()
+    };
     assert_eq!(commit_of("tip"), json!(c2));
     assert_eq!(
         commit_of("stable"),
@@ -614,7 +621,7 @@ fn defaults_are_registered_unfetched_and_removal_is_remembered() {
         ])
     );
     let list = env.json(&["source", "list"]);
-    let rows: Vec<String> = list
+    let rows: Vec<String> = list["sources"]
         .as_array()
         .unwrap()
         .iter()
@@ -638,7 +645,8 @@ fn defaults_are_registered_unfetched_and_removal_is_remembered() {
         ]
     );
     assert!(
-        list.as_array()
+        list["sources"]
+            .as_array()
             .unwrap()
             .iter()
             .all(|s| s["last_fetched"].is_null() && s["last_commit"].is_null())

@@ -1,0 +1,434 @@
+//! `aam mcp serve`: the tool registry as an MCP server (rmcp), over stdio or
+//! Streamable HTTP.
+//!
+//! Tools are generated from [`crate::tools::registry`]: read tools are always
+//! listed; write tools only with `--allow-write`, and even then `AAM_READ_ONLY=1`
+//! refuses them. Each call runs on a blocking thread under a time limit, with the
+//! paths it is given confined to the served project and `AAM_HOME`. Domain
+//! failures are tool results (`isError`), never protocol errors.
+
+pub mod clients;
+pub mod http;
+mod prompts;
+mod resources;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::tools::{Context, Risk, ToolSpec, registry};
+
+/// Default time limit of one tool call.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How the server behaves, whatever the transport.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// Whether write tools are listed and callable.
+    pub allow_write: bool,
+    /// Whether write tool calls are refused (`AAM_READ_ONLY`).
+    pub read_only: bool,
+    /// Time limit of one tool call (`AAM_TOOL_TIMEOUT`).
+    pub timeout: Duration,
+    /// `stdio` or `http`, reported by `aam://server/info`.
+    pub transport: &'static str,
+}
+
+impl ServerOptions {
+    /// Options from the environment: `AAM_READ_ONLY`/`READ_ONLY` and
+    /// `AAM_TOOL_TIMEOUT` (seconds, fractions allowed).
+    pub fn from_env(allow_write: bool, transport: &'static str) -> Result<Self> {
+        let flag = |name: &str| {
+            std::env::var(name)
+                .is_ok_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"))
+        };
+        let timeout = match std::env::var("AAM_TOOL_TIMEOUT") {
+            Ok(text) if !text.trim().is_empty() => parse_timeout(&text)?,
+            _ => DEFAULT_TIMEOUT,
+        };
+        Ok(Self {
+            allow_write,
+            read_only: flag("AAM_READ_ONLY") || flag("READ_ONLY"),
+            timeout,
+            transport,
+        })
+    }
+}
+
+fn parse_timeout(text: &str) -> Result<Duration> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| {
+            Error::invalid_argument(format!("`AAM_TOOL_TIMEOUT={text}` is not a number of seconds above 0"))
+                .with_hint("set it to seconds, e.g. `AAM_TOOL_TIMEOUT=120` or `0.5`")
+        })
+}
+
+/// Which transport `aam mcp serve` speaks.
+#[derive(Debug, Clone)]
+pub enum Transport {
+    /// JSON-RPC over stdin/stdout (the client starts the server).
+    Stdio,
+    /// Streamable HTTP.
+    Http(http::HttpOptions),
+}
+
+/// Where and how the server logs (never to stdout).
+#[derive(Debug, Clone)]
+pub struct LogOptions {
+    /// Append to this file instead of stderr.
+    pub file: Option<std::path::PathBuf>,
+    /// `error`, `warn`, `info`, `debug` or `trace`.
+    pub level: String,
+    /// One JSON object per line instead of text.
+    pub json: bool,
+}
+
+/// Runs the server over `ctx` (working directory = the served project) until
+/// the client disconnects (stdio) or the process is told to stop (HTTP).
+pub fn serve(ctx: Context, allow_write: bool, transport: Transport, log: &LogOptions) -> Result<()> {
+    init_logging(log)?;
+    let name = match transport {
+        Transport::Stdio => "stdio",
+        Transport::Http(_) => "http",
+    };
+    let options = ServerOptions::from_env(allow_write, name)?;
+    let home = ctx.home.clone();
+    let server = AamServer::new(ctx, options);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::internal(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(async move {
+        match transport {
+            Transport::Stdio => server.serve_stdio().await,
+            Transport::Http(options) => http::serve(server, &home, &options).await,
+        }
+    })
+}
+
+fn init_logging(log: &LogOptions) -> Result<()> {
+    let level = log.level.to_ascii_lowercase();
+    if !["error", "warn", "info", "debug", "trace"].contains(&level.as_str()) {
+        return Err(Error::invalid_argument(format!("`{}` is not a log level", log.level))
+            .with_hint("use error, warn, info, debug or trace"));
+    }
+    // rmcp logs whole messages at debug: keep it quiet unless asked through AAM_LOG.
+    let filter = std::env::var("AAM_LOG")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| format!("{level},rmcp=warn,refinery_core=warn"));
+    let writer = match &log.file {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|e| Error::io("open", path, e))?;
+            tracing_subscriber::fmt::writer::BoxMakeWriter::new(std::sync::Mutex::new(file))
+        }
+        None => tracing_subscriber::fmt::writer::BoxMakeWriter::new(std::io::stderr),
+    };
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(writer)
+        .with_ansi(false);
+    let installed = if log.json {
+        builder.json().try_init()
+    } else {
+        builder.try_init()
+    };
+    installed.map_err(|e| Error::internal(format!("cannot set up logging: {e}")))
+}
+
+/// The MCP server: cheap to clone, one per session (HTTP) or per process (stdio).
+#[derive(Clone)]
+pub struct AamServer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    ctx: Context,
+    options: ServerOptions,
+    /// The tools this server offers, with their MCP definitions.
+    tools: Vec<(ToolSpec, Tool)>,
+}
+
+impl AamServer {
+    /// A server over `ctx` (whose working directory is the served project).
+    pub fn new(ctx: Context, options: ServerOptions) -> Self {
+        let tools = registry()
+            .into_iter()
+            .filter(|spec| options.allow_write || spec.risk == Risk::Read)
+            .map(|spec| {
+                let tool = describe(&spec);
+                (spec, tool)
+            })
+            .collect();
+        Self {
+            inner: Arc::new(Inner { ctx, options, tools }),
+        }
+    }
+
+    /// Serves one client over stdin/stdout until it disconnects.
+    pub async fn serve_stdio(self) -> Result<()> {
+        let running = self
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| Error::internal(format!("the MCP session failed to start: {e}")))?;
+        running
+            .waiting()
+            .await
+            .map_err(|e| Error::internal(format!("the MCP session ended abnormally: {e}")))?;
+        Ok(())
+    }
+
+    fn ctx(&self) -> &Context {
+        &self.inner.ctx
+    }
+
+    fn options(&self) -> &ServerOptions {
+        &self.inner.options
+    }
+
+    /// Runs a registered tool on a blocking thread under the time limit.
+    async fn run_tool(&self, spec: &ToolSpec, input: Value) -> Result<Value> {
+        let ctx = self.ctx().clone();
+        let call = spec.call;
+        let task = tokio::task::spawn_blocking(move || call(&ctx, input));
+        match tokio::time::timeout(self.options().timeout, task).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(join)) => Err(Error::internal(format!("`{}` stopped unexpectedly: {join}", spec.name))),
+            Err(_) => Err(Error::new(
+                ErrorCode::Timeout,
+                format!(
+                    "`{}` did not finish within {:?}",
+                    spec.name,
+                    self.options().timeout
+                ),
+            )
+            .with_hint(
+                "it may still complete in the background; check its effect before retrying, or raise `AAM_TOOL_TIMEOUT`",
+            )),
+        }
+    }
+
+    /// Calls a read tool by name for a resource.
+    async fn read_with(&self, tool: &str, input: Value) -> Result<Value> {
+        let spec = registry()
+            .into_iter()
+            .find(|t| t.name == tool)
+            .ok_or_else(|| Error::internal(format!("resource tool `{tool}` is not registered")))?;
+        self.run_tool(&spec, input).await
+    }
+}
+
+/// The MCP definition of a registered tool.
+fn describe(spec: &ToolSpec) -> Tool {
+    let object = |schema: schemars::Schema| match serde_json::to_value(schema) {
+        Ok(Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
+    };
+    let annotations = ToolAnnotations::with_title(spec.title)
+        .read_only(spec.risk == Risk::Read)
+        .destructive(spec.risk == Risk::Destructive)
+        .idempotent(spec.idempotent)
+        .open_world(spec.open_world);
+    Tool::new(spec.name, spec.description, object((spec.input_schema)()))
+        .with_title(spec.title)
+        .with_raw_output_schema(Arc::new(object((spec.output_schema)())))
+        .with_annotations(annotations)
+}
+
+/// A failed call as a tool result: `[AAM_CODE] message`, plus the structured body.
+fn error_result(error: &Error) -> CallToolResult {
+    let body = serde_json::to_value(error.to_body()).unwrap_or(Value::Null);
+    let mut text = format!("[{}] {}", error.code(), error.message());
+    if let Some(hint) = error.hint() {
+        text.push_str(&format!("\nhint: {hint}"));
+    }
+    let mut result = CallToolResult::structured_error(body);
+    result.content = vec![ContentBlock::text(text)];
+    result
+}
+
+impl ServerHandler for AamServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_prompts()
+            .build();
+        let mode = if !self.options().allow_write {
+            "Read-only: write tools are not offered (start the server with `--allow-write` for them)."
+        } else if self.options().read_only {
+            "Write tools are listed but refused (AAM_READ_ONLY is set)."
+        } else {
+            "Write tools are enabled."
+        };
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")))
+            .with_instructions(format!(
+                "aam catalogs AI-agent artifacts (skills, agents, prompts, instructions) from git sources. \
+                 Start with `aam_search` to find artifacts and `aam_info` to read one; `aam_list` shows what \
+                 this project has installed. The prompts `find_artifacts`, `package_from_source` and \
+                 `audit_installed` walk through common tasks. {mode}"
+            ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(
+            self.inner.tools.iter().map(|(_, tool)| tool.clone()).collect(),
+        ))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.inner
+            .tools
+            .iter()
+            .find(|(spec, _)| spec.name == name)
+            .map(|(_, tool)| tool.clone())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        let Some((spec, _)) = self.inner.tools.iter().find(|(spec, _)| spec.name == name) else {
+            return Err(ErrorData::invalid_params(
+                format!("tool not found: `{name}`"),
+                Some(serde_json::json!({ "name": name })),
+            ));
+        };
+        let started = Instant::now();
+        let outcome = if spec.risk != Risk::Read && self.options().read_only {
+            Err(Error::new(
+                ErrorCode::Forbidden,
+                format!("`{name}` changes state and this server is read-only"),
+            )
+            .with_hint("unset `AAM_READ_ONLY` (and `READ_ONLY`) and restart the server to allow writes"))
+        } else {
+            let input = Value::Object(request.arguments.unwrap_or_default());
+            self.run_tool(spec, input).await
+        };
+        let elapsed_ms = started.elapsed().as_micros() as f64 / 1000.0;
+        let result = match outcome {
+            Ok(value) => {
+                tracing::info!(request_id = %context.id, tool = %name, duration_ms = elapsed_ms, status = "ok", "tool call");
+                CallToolResult::structured(value)
+            }
+            Err(error) => {
+                tracing::info!(
+                    request_id = %context.id,
+                    tool = %name,
+                    duration_ms = elapsed_ms,
+                    status = "error",
+                    code = %error.code(),
+                    "tool call"
+                );
+                error_result(&error)
+            }
+        };
+        Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(resources::list(self).await))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(resources::templates()))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ReadResourceResponse, ErrorData> {
+        resources::read(self, &request.uri).await.map(Into::into)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(prompts::list()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<GetPromptResponse, ErrorData> {
+        prompts::get(&request.name, request.arguments.as_ref(), self.options().allow_write).map(Into::into)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_are_positive_seconds() {
+        assert_eq!(parse_timeout("2").unwrap(), Duration::from_secs(2));
+        assert_eq!(parse_timeout(" 0.25 ").unwrap(), Duration::from_millis(250));
+        for bad in ["0", "-1", "soon", "NaN", "inf"] {
+            assert_eq!(
+                parse_timeout(bad).unwrap_err().code(),
+                ErrorCode::InvalidArgument,
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_tool_has_object_schemas_and_fitting_annotations() {
+        for spec in registry() {
+            let tool = describe(&spec);
+            assert_eq!(
+                tool.input_schema.get("type"),
+                Some(&Value::from("object")),
+                "{}",
+                spec.name
+            );
+            let output = tool.output_schema.as_ref().unwrap();
+            assert_eq!(output.get("type"), Some(&Value::from("object")), "{}", spec.name);
+            let hints = tool.annotations.unwrap();
+            assert_eq!(hints.read_only_hint, Some(spec.risk == Risk::Read), "{}", spec.name);
+            assert_eq!(
+                hints.destructive_hint,
+                Some(spec.risk == Risk::Destructive),
+                "{}",
+                spec.name
+            );
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! Settings tools: read and change `$AAM_HOME/config.yaml`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{Context, Risk, Tool};
+use crate::config::Settings;
+use crate::deploy::parse_platform;
+use crate::error::{Error, Result};
+
+/// One setting: its key, what it means, how to read it and how to set it.
+struct Key {
+    name: &'static str,
+    about: &'static str,
+    get: fn(&Settings) -> Value,
+    /// `None` for settings other commands own.
+    set: Option<fn(&mut Settings, &str) -> Result<()>>,
+}
+
+const KEYS: &[Key] = &[
+    Key {
+        name: "default_platforms",
+        about: "platforms `aam install` deploys to when none is named (comma-separated: cursor, claude, copilot, codex; empty to detect from the project)",
+        get: |s| Value::from(s.default_platforms.clone()),
+        set: Some(set_default_platforms),
+    },
+    Key {
+        name: "registries",
+        about: "configured package registries (change them with `aam registry add|init|remove`)",
+        get: |s| serde_json::to_value(&s.registries).unwrap_or(Value::Null),
+        set: None,
+    },
+];
+
+fn set_default_platforms(settings: &mut Settings, value: &str) -> Result<()> {
+    let mut platforms = Vec::new();
+    for name in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let platform = parse_platform(name).ok_or_else(|| {
+            Error::invalid_argument(format!("`{name}` is not a platform"))
+                .with_hint("use cursor, claude, copilot or codex")
+        })?;
+        platforms.push(platform.as_str().to_string());
+    }
+    platforms.sort();
+    platforms.dedup();
+    settings.default_platforms = platforms;
+    Ok(())
+}
+
+fn key(name: &str) -> Result<&'static Key> {
+    KEYS.iter().find(|k| k.name == name).ok_or_else(|| {
+        let known: Vec<String> = KEYS.iter().map(|k| format!("`{}`", k.name)).collect();
+        Error::invalid_argument(format!("`{name}` is not a setting"))
+            .with_hint(format!("settings: {}", known.join(", ")))
+    })
+}
+
+/// Input of `aam_config_get`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigGetInput {
+    /// One setting (default: all of them).
+    #[serde(default)]
+    pub key: Option<String>,
+}
+
+/// One setting's value.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Setting {
+    /// Key.
+    pub key: String,
+    /// Current value.
+    pub value: Value,
+    /// What it does.
+    pub description: String,
+    /// Whether `aam_config_set` can change it.
+    pub settable: bool,
+}
+
+/// Output of `aam_config_get`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigGetOutput {
+    /// The settings file.
+    pub path: String,
+    /// The settings asked for.
+    pub settings: Vec<Setting>,
+}
+
+/// Reads settings.
+pub struct ConfigGet;
+
+impl Tool for ConfigGet {
+    const NAME: &'static str = "aam_config_get";
+    const TITLE: &'static str = "Read settings";
+    const DESCRIPTION: &'static str = "Read aam's settings (`$AAM_HOME/config.yaml`): every setting, or one by `key`, with its value, what it does and whether it can be set. Next: `aam_config_set` to change one.";
+    const RISK: Risk = Risk::Read;
+    const IDEMPOTENT: bool = true;
+    type Input = ConfigGetInput;
+    type Output = ConfigGetOutput;
+
+    fn run(ctx: &Context, input: ConfigGetInput) -> Result<ConfigGetOutput> {
+        let settings = ctx.home.load_settings()?;
+        let keys: Vec<&Key> = match &input.key {
+            Some(name) => vec![key(name)?],
+            None => KEYS.iter().collect(),
+        };
+        Ok(ConfigGetOutput {
+            path: ctx.home.settings_path().display().to_string(),
+            settings: keys
+                .into_iter()
+                .map(|k| Setting {
+                    key: k.name.to_string(),
+                    value: (k.get)(&settings),
+                    description: k.about.to_string(),
+                    settable: k.set.is_some(),
+                })
+                .collect(),
+        })
+    }
+}
+
+/// Input of `aam_config_set`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigSetInput {
+    /// Setting to change.
+    pub key: String,
+    /// New value, as text (lists comma-separated; empty to clear).
+    pub value: String,
+}
+
+/// Output of `aam_config_set`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigSetOutput {
+    /// Setting changed.
+    pub key: String,
+    /// Value before.
+    pub previous: Value,
+    /// Value now.
+    pub value: Value,
+}
+
+/// Changes a setting.
+pub struct ConfigSet;
+
+impl Tool for ConfigSet {
+    const NAME: &'static str = "aam_config_set";
+    const TITLE: &'static str = "Change a setting";
+    const DESCRIPTION: &'static str = "Change one of aam's settings (see `aam_config_get` for the keys), validating the value first; the settings file is rewritten atomically. Returns the value before and after.";
+    const RISK: Risk = Risk::Write;
+    const IDEMPOTENT: bool = true;
+    type Input = ConfigSetInput;
+    type Output = ConfigSetOutput;
+
+    fn run(ctx: &Context, input: ConfigSetInput) -> Result<ConfigSetOutput> {
+        let key = key(&input.key)?;
+        let set = key.set.ok_or_else(|| {
+            Error::invalid_argument(format!("`{}` cannot be set here", key.name)).with_hint(key.about)
+        })?;
+        let mut settings = ctx.home.load_settings()?;
+        let previous = (key.get)(&settings);
+        set(&mut settings, &input.value)?;
+        ctx.home.save_settings(&settings)?;
+        Ok(ConfigSetOutput {
+            key: key.name.to_string(),
+            previous,
+            value: (key.get)(&settings),
+        })
+    }
+}

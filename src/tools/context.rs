@@ -1,0 +1,202 @@
+//! What every tool call runs against: the home, the working directory, progress
+//! reporting, connections shared by every call of a process, and (for machine
+//! front ends) the folders paths may point into.
+
+use std::ops::{Deref, DerefMut};
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::catalog::Catalog;
+use crate::config::AamHome;
+use crate::error::{Error, ErrorCode, Result};
+use crate::progress::{NoProgress, Progress};
+use crate::search::SearchIndex;
+
+/// What every tool call runs against.
+#[derive(Clone)]
+pub struct Context {
+    /// Where the catalog and caches live.
+    pub home: AamHome,
+    /// The directory relative paths are resolved against.
+    pub cwd: PathBuf,
+    /// Where long operations report progress.
+    pub progress: Arc<dyn Progress>,
+    shared: Arc<Shared>,
+    sandbox: Option<Arc<Sandbox>>,
+}
+
+/// Connections kept for the life of the process: idle catalog connections and
+/// the search index with its reader.
+#[derive(Default)]
+struct Shared {
+    idle: Mutex<Vec<Catalog>>,
+    index: Mutex<Option<Arc<SearchIndex>>>,
+}
+
+/// The folders (canonical) that paths given to tools must resolve into.
+struct Sandbox {
+    allowed: Vec<PathBuf>,
+}
+
+impl Context {
+    /// A context without progress reporting or path restrictions.
+    pub fn new(home: AamHome, cwd: PathBuf) -> Self {
+        Self {
+            home,
+            cwd,
+            progress: Arc::new(NoProgress),
+            shared: Arc::default(),
+            sandbox: None,
+        }
+    }
+
+    /// Restricts every path a tool is given, and every file an install writes,
+    /// to the working directory's project and `AAM_HOME` (after following links).
+    pub fn sandboxed(mut self, project_root: &Path) -> Result<Self> {
+        let mut allowed = Vec::new();
+        for dir in [project_root, self.home.root()] {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
+            allowed.push(dir.canonicalize().map_err(|e| Error::io("resolve", dir, e))?);
+        }
+        self.sandbox = Some(Arc::new(Sandbox { allowed }));
+        Ok(self)
+    }
+
+    /// A catalog connection: an idle one of this process when there is one,
+    /// else a new one (opened and migrated). It goes back to the pool when dropped.
+    pub fn catalog(&self) -> Result<PooledCatalog> {
+        let idle = self.shared.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let catalog = match idle {
+            Some(catalog) => catalog,
+            None => Catalog::open(&self.home.catalog_path())?,
+        };
+        Ok(PooledCatalog {
+            catalog: Some(catalog),
+            shared: self.shared.clone(),
+        })
+    }
+
+    /// The search index, opened once per process.
+    pub fn search_index(&self) -> Result<Arc<SearchIndex>> {
+        let mut slot = self.shared.index.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(index) = slot.as_ref() {
+            return Ok(index.clone());
+        }
+        let index = Arc::new(SearchIndex::open(&self.home)?);
+        *slot = Some(index.clone());
+        Ok(index)
+    }
+
+    /// `given` resolved against the working directory. Under a sandbox it must
+    /// lead, after following links, into the project or `AAM_HOME`.
+    pub fn path(&self, given: &str) -> Result<PathBuf> {
+        let path = self.cwd.join(given);
+        self.check_path(&path, given)?;
+        Ok(path)
+    }
+
+    /// Refuses `path` (shown to the user as `shown`) when a sandbox is set and
+    /// it resolves outside it.
+    pub fn check_path(&self, path: &Path, shown: &str) -> Result<()> {
+        let Some(sandbox) = &self.sandbox else {
+            return Ok(());
+        };
+        let inside = resolve_links(path).is_some_and(|real| sandbox.allowed.iter().any(|a| real.starts_with(a)));
+        if inside {
+            return Ok(());
+        }
+        Err(Error::new(
+            ErrorCode::Forbidden,
+            format!("`{shown}` is outside the project and AAM_HOME"),
+        )
+        .with_hint("this server only reads and writes inside the project it serves (`--root`) and AAM_HOME"))
+    }
+}
+
+/// `path` with every link followed: the longest existing ancestor is
+/// canonicalized and the rest appended. `None` when the rest climbs with `..`.
+fn resolve_links(path: &Path) -> Option<PathBuf> {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        rest.push(existing.file_name()?);
+        existing = existing.parent()?;
+    }
+    let mut real = existing.canonicalize().ok()?;
+    for part in rest.into_iter().rev() {
+        if Path::new(part).components().any(|c| !matches!(c, Component::Normal(_))) {
+            return None;
+        }
+        real.push(part);
+    }
+    Some(real)
+}
+
+/// A catalog connection that returns to its context's pool when dropped.
+pub struct PooledCatalog {
+    catalog: Option<Catalog>,
+    shared: Arc<Shared>,
+}
+
+impl Deref for PooledCatalog {
+    type Target = Catalog;
+
+    fn deref(&self) -> &Catalog {
+        self.catalog.as_ref().expect("present until dropped")
+    }
+}
+
+impl DerefMut for PooledCatalog {
+    fn deref_mut(&mut self) -> &mut Catalog {
+        self.catalog.as_mut().expect("present until dropped")
+    }
+}
+
+impl Drop for PooledCatalog {
+    fn drop(&mut self) {
+        if let Some(catalog) = self.catalog.take() {
+            self.shared.idle.lock().unwrap_or_else(|e| e.into_inner()).push(catalog);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sandboxed_paths_stay_inside_after_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(project.join("sub")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, project.join("escape")).unwrap();
+        let ctx = Context::new(AamHome::at(dir.path().join("home")), project.clone())
+            .sandboxed(&project)
+            .unwrap();
+        assert!(ctx.path("sub/new-file").is_ok());
+        assert!(ctx.path("not-yet/deeper").is_ok(), "paths that do not exist yet");
+        assert!(ctx.path(dir.path().join("home/registry").to_str().unwrap()).is_ok());
+        for bad in ["../outside", "escape/x", "escape", "/etc/passwd", "sub/../../outside"] {
+            let err = ctx.path(bad).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::Forbidden, "{bad}");
+            assert!(err.message().contains(bad), "{bad}");
+        }
+        let open = Context::new(AamHome::at(dir.path().join("home")), project);
+        assert!(open.path("../outside").is_ok(), "no sandbox, no restriction");
+    }
+
+    #[test]
+    fn catalog_connections_are_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Context::new(AamHome::at(dir.path().to_path_buf()), dir.path().to_path_buf());
+        let first = ctx.catalog().unwrap();
+        let second = ctx.catalog().unwrap();
+        drop(first);
+        drop(second);
+        assert_eq!(ctx.shared.idle.lock().unwrap().len(), 2);
+        let _again = ctx.catalog().unwrap();
+        assert_eq!(ctx.shared.idle.lock().unwrap().len(), 1, "taken from the pool");
+    }
+}

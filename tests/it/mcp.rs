@@ -1,0 +1,648 @@
+//! The MCP server: an in-process client over a duplex for every tool, resource
+//! and prompt; the real binary over stdio; the real binary over Streamable HTTP.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use aam::config::AamHome;
+use aam::mcp::{AamServer, ServerOptions};
+use aam::tools::{Context, registry};
+use rmcp::model::{CallToolRequestParams, CallToolResult, GetPromptRequestParams, ReadResourceRequestParams};
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+use crate::support::{TestEnv, skill};
+
+type Client = RunningService<RoleClient, ()>;
+
+/// A home with a source (`upstream`: skills `pdf` and `docx`), a default
+/// registry (`reg`, holding `kit` 1.0.0) and the test root as the project.
+fn world() -> TestEnv {
+    let env = TestEnv::new();
+    let repo = env.repo("upstream");
+    repo.write("skills/pdf/SKILL.md", skill("pdf", "Fill PDF forms"))
+        .write("skills/docx/SKILL.md", skill("docx", "Edit Word files"));
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--name", "upstream"]);
+    env.json(&["registry", "init", "reg", "--default"]);
+    env.json(&["pkg", "init", "kit", "--yes"]);
+    env.json(&["pkg", "publish", "kit"]);
+    env
+}
+
+fn options(allow_write: bool) -> ServerOptions {
+    ServerOptions {
+        allow_write,
+        read_only: false,
+        timeout: Duration::from_secs(60),
+        transport: "stdio",
+    }
+}
+
+/// A client connected in-process to a server over `env`'s home, serving its root.
+async fn connect(env: &TestEnv, options: ServerOptions) -> Client {
+    let root = env.root.path().canonicalize().unwrap();
+    let ctx = Context::new(AamHome::at(env.home()), root.clone())
+        .sandboxed(&root)
+        .unwrap();
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    let server = AamServer::new(ctx, options);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    ().serve(client_io).await.expect("client connects")
+}
+
+async fn call(client: &Client, tool: &str, arguments: Value) -> CallToolResult {
+    let Value::Object(arguments) = arguments else {
+        panic!("arguments must be an object")
+    };
+    client
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments))
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: protocol error {e}"))
+}
+
+/// The structured output of a successful call.
+async fn ok(client: &Client, tool: &str, arguments: Value) -> Value {
+    let result = call(client, tool, arguments.clone()).await;
+    assert_ne!(result.is_error, Some(true), "{tool} {arguments}: {result:?}");
+    let value = result.structured_content.clone().expect("structured content");
+    let text = result.content[0].as_text().expect("a text block").text.clone();
+    assert_eq!(
+        serde_json::from_str::<Value>(&text).unwrap(),
+        value,
+        "text mirrors the structure"
+    );
+    value
+}
+
+/// The error body of a failed call, checking its text form.
+async fn fails(client: &Client, tool: &str, arguments: Value, code: &str) -> Value {
+    let result = call(client, tool, arguments.clone()).await;
+    assert_eq!(result.is_error, Some(true), "{tool} {arguments}: {result:?}");
+    let body = result.structured_content.clone().expect("structured error");
+    assert_eq!(body["code"], code, "{tool}: {body}");
+    let categories = [
+        "INVALID_INPUT",
+        "NOT_FOUND",
+        "CONFLICT",
+        "UNAUTHORIZED",
+        "FORBIDDEN",
+        "TIMEOUT",
+        "RATE_LIMITED",
+        "UPSTREAM_ERROR",
+        "INTERNAL_ERROR",
+    ];
+    assert!(categories.contains(&body["category"].as_str().unwrap()), "{body}");
+    let text = &result.content[0].as_text().unwrap().text;
+    assert!(text.starts_with(&format!("[{code}] ")), "{text}");
+    body
+}
+
+async fn read(client: &Client, uri: &str) -> String {
+    let result = client
+        .read_resource(ReadResourceRequestParams::new(uri))
+        .await
+        .unwrap_or_else(|e| panic!("{uri}: {e}"));
+    match serde_json::to_value(&result.contents[0]).unwrap() {
+        Value::Object(map) => map["text"].as_str().unwrap().to_string(),
+        other => panic!("{other}"),
+    }
+}
+
+async fn read_json(client: &Client, uri: &str) -> Value {
+    serde_json::from_str(&read(client, uri).await).unwrap()
+}
+
+/// A valid call of every registered tool, in an order that works.
+fn valid_calls(env: &TestEnv) -> Vec<(&'static str, Value)> {
+    let second = env.repo("second");
+    second.write(
+        "agents/helper.md",
+        "---\nname: helper\ndescription: Helps\n---\nYou help.\n",
+    );
+    second.commit("c1");
+    vec![
+        ("aam_source_list", json!({})),
+        ("aam_source_scan", json!({"name": "upstream"})),
+        ("aam_source_diff", json!({"name": "upstream"})),
+        ("aam_source_update", json!({"name": "upstream"})),
+        ("aam_source_add", json!({"spec": "./second"})),
+        ("aam_source_candidates", json!({"source": "upstream"})),
+        ("aam_search", json!({"query": "pdf"})),
+        ("aam_info", json!({"name": "upstream/pdf"})),
+        ("aam_list_available", json!({})),
+        ("aam_catalog_reindex", json!({})),
+        (
+            "aam_create_package",
+            json!({"from_source": "upstream", "artifacts": ["pdf"], "name": "pdf-kit"}),
+        ),
+        ("aam_validate", json!({"path": "pdf-kit"})),
+        ("aam_pack", json!({"path": "pdf-kit"})),
+        ("aam_publish", json!({"archive": "pdf-kit"})),
+        ("aam_init_package", json!({"name": "fresh"})),
+        ("aam_registry_list", json!({})),
+        ("aam_registry_init", json!({"path": "reg2", "name": "reg2"})),
+        ("aam_registry_remove", json!({"name": "reg2"})),
+        ("aam_registry_add", json!({"name": "again", "url": "reg2"})),
+        ("aam_config_set", json!({"key": "default_platforms", "value": "claude"})),
+        ("aam_config_get", json!({})),
+        ("aam_install", json!({"specs": ["kit"]})),
+        ("aam_list", json!({})),
+        ("aam_package_info", json!({"name": "kit"})),
+        ("aam_verify", json!({"package": "kit"})),
+        ("aam_diff", json!({"package": "kit"})),
+        ("aam_outdated", json!({})),
+        ("aam_upgrade", json!({})),
+        ("aam_uninstall", json!({"package": "kit"})),
+        ("aam_source_remove", json!({"name": "second"})),
+        ("aam_source_enable_defaults", json!({})),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_tool_answers_valid_and_invalid_input() {
+    let env = world();
+    let client = connect(&env, options(true)).await;
+    let listed: BTreeSet<String> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    let registered: BTreeSet<String> = registry().iter().map(|t| t.name.to_string()).collect();
+    assert_eq!(
+        listed, registered,
+        "with --allow-write every registered tool is offered"
+    );
+
+    let calls = valid_calls(&env);
+    let covered: BTreeSet<String> = calls.iter().map(|(name, _)| name.to_string()).collect();
+    assert_eq!(covered, registered, "every registered tool has a call here");
+    for (tool, arguments) in calls {
+        let output = ok(&client, tool, arguments).await;
+        assert!(output.is_object(), "{tool}: {output}");
+        // Invalid input names the field.
+        let body = fails(&client, tool, json!({"no_such_field": 1}), "AAM_INVALID_ARGUMENT").await;
+        assert!(
+            body["message"].as_str().unwrap().contains("no_such_field"),
+            "{tool}: {body}"
+        );
+    }
+    // A wrong type and a missing field name theirs too.
+    let body = fails(
+        &client,
+        "aam_search",
+        json!({"query": "x", "limit": "many"}),
+        "AAM_INVALID_ARGUMENT",
+    )
+    .await;
+    assert!(body["message"].as_str().unwrap().contains("`limit`"), "{body}");
+    let body = fails(&client, "aam_source_scan", json!({}), "AAM_INVALID_ARGUMENT").await;
+    assert!(body["message"].as_str().unwrap().contains("`name`"), "{body}");
+    // Domain errors are results with their code, never protocol errors.
+    let body = fails(
+        &client,
+        "aam_source_scan",
+        json!({"name": "ghost"}),
+        "AAM_SOURCE_NOT_FOUND",
+    )
+    .await;
+    assert_eq!(body["category"], "NOT_FOUND");
+    assert!(body["hint"].is_string());
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn write_tools_are_hidden_refused_and_confined() {
+    let env = world();
+    let before = env.state();
+
+    // Without --allow-write: only read tools, and the others are unknown.
+    let reader = connect(&env, options(false)).await;
+    let tools = reader.list_all_tools().await.unwrap();
+    for tool in &tools {
+        let hints = tool.annotations.clone().unwrap();
+        assert_eq!(hints.read_only_hint, Some(true), "{}", tool.name);
+        assert!(tool.output_schema.is_some(), "{}", tool.name);
+    }
+    let names: BTreeSet<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    for read in [
+        "aam_search",
+        "aam_info",
+        "aam_list",
+        "aam_validate",
+        "aam_verify",
+        "aam_diff",
+        "aam_outdated",
+        "aam_source_list",
+        "aam_source_scan",
+        "aam_source_candidates",
+        "aam_source_diff",
+        "aam_registry_list",
+        "aam_config_get",
+    ] {
+        assert!(names.contains(read), "{read} is offered");
+    }
+    for write in [
+        "aam_source_add",
+        "aam_install",
+        "aam_publish",
+        "aam_config_set",
+        "aam_uninstall",
+    ] {
+        assert!(!names.contains(write), "{write} is hidden");
+        let arguments = json!({"specs": ["kit"]}).as_object().unwrap().clone();
+        let err = reader
+            .call_tool(CallToolRequestParams::new(write).with_arguments(arguments))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("tool not found"), "{write}: {err}");
+    }
+    reader.cancel().await.unwrap();
+
+    // Read-only mode refuses every write, even with --allow-write.
+    let mut locked = options(true);
+    locked.read_only = true;
+    let client = connect(&env, locked).await;
+    let body = fails(
+        &client,
+        "aam_install",
+        json!({"specs": ["kit"], "platforms": ["claude"]}),
+        "AAM_FORBIDDEN",
+    )
+    .await;
+    assert_eq!(body["category"], "FORBIDDEN");
+    fails(
+        &client,
+        "aam_source_remove",
+        json!({"name": "upstream"}),
+        "AAM_FORBIDDEN",
+    )
+    .await;
+    assert_eq!(
+        ok(&client, "aam_source_list", json!({})).await["sources"][0]["name"],
+        "upstream"
+    );
+    client.cancel().await.unwrap();
+    assert_eq!(env.state(), before, "nothing changed");
+
+    // Paths outside the project and AAM_HOME are refused, after following links.
+    let client = connect(&env, options(true)).await;
+    std::os::unix::fs::symlink("/tmp", env.path("escape")).unwrap();
+    for (tool, arguments) in [
+        ("aam_validate", json!({"path": "/etc"})),
+        ("aam_registry_init", json!({"path": "../outside-registry"})),
+        ("aam_pack", json!({"path": "kit", "output": "escape/kit.aam"})),
+        (
+            "aam_install",
+            json!({"specs": ["kit"], "platforms": ["claude"], "global": true}),
+        ),
+        ("aam_source_add", json!({"spec": "/etc"})),
+    ] {
+        let body = fails(&client, tool, arguments.clone(), "AAM_FORBIDDEN").await;
+        let message = body["message"].as_str().unwrap();
+        assert!(
+            message.contains("outside the project and AAM_HOME"),
+            "{tool} {arguments}: {message}"
+        );
+    }
+    assert!(!env.root.path().parent().unwrap().join("outside-registry").exists());
+    assert!(!Path::new("/tmp/kit.aam").exists());
+    client.cancel().await.unwrap();
+
+    // A call over its time limit returns TIMEOUT.
+    let mut hurried = options(true);
+    hurried.timeout = Duration::from_millis(1);
+    let client = connect(&env, hurried).await;
+    let body = fails(&client, "aam_source_update", json!({"all": true}), "AAM_TIMEOUT").await;
+    assert_eq!(body["category"], "TIMEOUT");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resources_and_prompts() {
+    let env = world();
+    let client = connect(&env, options(false)).await;
+    let listed: Vec<String> = client
+        .list_all_resources()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.uri.clone())
+        .collect();
+    for uri in [
+        "aam://sources",
+        "aam://packages/installed",
+        "aam://registries",
+        "aam://config",
+        "aam://manifest",
+        "aam://server/info",
+        "aam://sources/upstream",
+    ] {
+        assert!(listed.contains(&uri.to_string()), "{uri} in {listed:?}");
+    }
+    let templates: Vec<String> = client
+        .list_all_resource_templates()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.uri_template.clone())
+        .collect();
+    assert_eq!(
+        templates,
+        [
+            "aam://sources/{name}",
+            "aam://sources/{name}/candidates",
+            "aam://packages/{name}",
+            "aam://artifacts/{source}/{name}"
+        ]
+    );
+
+    assert_eq!(
+        read_json(&client, "aam://sources").await["sources"][0]["name"],
+        "upstream"
+    );
+    let scan = read_json(&client, "aam://sources/upstream").await;
+    assert_eq!(scan["artifacts"]["skills"].as_array().unwrap().len(), 2, "{scan}");
+    let candidates = read_json(&client, "aam://sources/upstream/candidates").await;
+    assert_eq!(candidates["total"], 2);
+    assert_eq!(
+        read_json(&client, "aam://packages/installed").await["packages"],
+        json!([])
+    );
+    assert_eq!(
+        read_json(&client, "aam://packages/kit").await["versions"],
+        json!(["0.1.0"])
+    );
+    assert_eq!(
+        read_json(&client, "aam://registries").await["registries"][0]["name"],
+        "reg"
+    );
+    assert!(read_json(&client, "aam://config").await["settings"].is_array());
+    let manifest = read_json(&client, "aam://manifest").await;
+    assert_eq!(manifest["tools"].as_array().unwrap().len(), registry().len());
+    let info = read_json(&client, "aam://server/info").await;
+    assert_eq!(info["read_only"], true);
+    assert_eq!(info["transport"], "stdio");
+    assert_eq!(info["counts"]["sources"], 1);
+    assert_eq!(info["counts"]["artifacts"], 2);
+    assert!(info["schema_version"].as_i64().unwrap() >= 6);
+    let text = read(&client, "aam://artifacts/upstream/pdf").await;
+    assert!(text.contains("description: Fill PDF forms"), "{text}");
+
+    // Names with `/` are percent-encoded.
+    env.json(&[
+        "source",
+        "add",
+        env.path("upstream").to_str().unwrap(),
+        "--name",
+        "team/tools",
+    ]);
+    let scan = read_json(&client, "aam://sources/team%2Ftools").await;
+    assert_eq!(scan["source_name"], "team/tools", "{scan}");
+    let text = read(&client, "aam://artifacts/team%2Ftools/docx").await;
+    assert!(text.contains("Edit Word files"));
+
+    for missing in [
+        "aam://nope",
+        "aam://sources/ghost",
+        "aam://artifacts/upstream/ghost",
+        "https://x",
+    ] {
+        let err = client
+            .read_resource(ReadResourceRequestParams::new(missing))
+            .await
+            .unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("-32002") || text.contains("-32602"), "{missing}: {text}");
+    }
+
+    let prompts: Vec<String> = client
+        .list_all_prompts()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    assert_eq!(prompts, ["find_artifacts", "package_from_source", "audit_installed"]);
+    let mut arguments = serde_json::Map::new();
+    arguments.insert("task".into(), json!("fill in tax forms"));
+    let prompt = client
+        .get_prompt(GetPromptRequestParams::new("find_artifacts").with_arguments(arguments))
+        .await
+        .unwrap();
+    let message = serde_json::to_value(&prompt.messages[0]).unwrap();
+    let text = message["content"]["text"].as_str().unwrap();
+    assert!(text.contains("fill in tax forms") && text.contains("aam_search") && text.contains("read-only"));
+    let missing = client
+        .get_prompt(GetPromptRequestParams::new("package_from_source"))
+        .await
+        .unwrap_err();
+    assert!(missing.to_string().contains("source"), "{missing}");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_list_snapshot() {
+    let env = TestEnv::new();
+    let client = connect(&env, options(true)).await;
+    let tools = client.list_all_tools().await.unwrap();
+    insta::assert_json_snapshot!("mcp_tools", tools);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_over_stdio() {
+    let env = world();
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_aam"));
+    command
+        .args(["mcp", "serve", "--log-format", "json"])
+        .current_dir(env.root.path())
+        .env("AAM_HOME", env.home())
+        .env("HOME", env.user_home())
+        .env_remove("AAM_READ_ONLY")
+        .env_remove("READ_ONLY");
+    let transport = rmcp::transport::TokioChildProcess::new(command).unwrap();
+    let client = ().serve(transport).await.expect("the server answers on stdout");
+    let info = client.peer_info().unwrap();
+    assert_eq!(info.server_info.as_ref().unwrap().name, "aam");
+    assert_eq!(info.server_info.as_ref().unwrap().version, env!("CARGO_PKG_VERSION"));
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(
+        tools
+            .iter()
+            .all(|t| t.annotations.as_ref().unwrap().read_only_hint == Some(true))
+    );
+    let found = ok(&client, "aam_search", json!({"query": "pdf"})).await;
+    assert_eq!(found["results"][0]["qualified_name"], "upstream/pdf");
+    let candidates = read_json(&client, "aam://sources/upstream/candidates").await;
+    assert_eq!(candidates["total"], 2);
+    client.cancel().await.unwrap();
+}
+
+/// A running `aam mcp serve --transport http`, killed when dropped.
+struct HttpServer {
+    child: Child,
+    url: String,
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const TOKEN: &str = "test-token-0123456789abcdef";
+
+fn start_http(env: &TestEnv) -> HttpServer {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_aam"))
+        .args(["mcp", "serve", "--transport", "http", "--port", "0"])
+        .current_dir(env.root.path())
+        .env("AAM_HOME", env.home())
+        .env("HOME", env.user_home())
+        .env("AAM_MCP_TOKEN", TOKEN)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        let line = lines.next().expect("the server prints where it listens").unwrap();
+        if let Some(rest) = line.strip_prefix("aam MCP server listening on ") {
+            assert!(rest.contains("AAM_MCP_TOKEN"), "{line}");
+            assert!(!rest.contains(TOKEN), "the token itself is never printed");
+            break rest.split_whitespace().next().unwrap().to_string();
+        }
+    };
+    // Keep draining stderr so the server never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    HttpServer { child, url }
+}
+
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "curl", "version": "1"}}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_binary_over_http() {
+    let env = world();
+    let server = start_http(&env);
+    let http = reqwest::Client::new();
+    let post = |token: Option<&str>, origin: Option<&str>, body: Vec<u8>| {
+        let mut request = http
+            .post(&server.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .body(body);
+        if let Some(token) = token {
+            request = request.header("authorization", format!("Bearer {token}"));
+        }
+        if let Some(origin) = origin {
+            request = request.header("origin", origin);
+        }
+        request.send()
+    };
+    let body = || serde_json::to_vec(&initialize()).unwrap();
+
+    let none = post(None, None, body()).await.unwrap();
+    assert_eq!(none.status(), 401);
+    assert_eq!(none.headers()["www-authenticate"], "Bearer");
+    assert_eq!(post(Some("wrong-token"), None, body()).await.unwrap().status(), 401);
+    let foreign = post(Some(TOKEN), Some("http://evil.example"), body()).await.unwrap();
+    assert_eq!(foreign.status(), 403);
+    assert!(
+        foreign.headers().get("access-control-allow-origin").is_none(),
+        "no CORS"
+    );
+    let mut huge = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"pad\":\"".to_vec();
+    // Just over the 1 MiB limit, so the whole body is sent before the server answers.
+    huge.extend(std::iter::repeat_n(b'x', (1 << 20) + 1024));
+    huge.extend(b"\"}}");
+    assert_eq!(post(Some(TOKEN), None, huge).await.unwrap().status(), 413);
+    let good = post(Some(TOKEN), None, body()).await.unwrap();
+    assert_eq!(good.status(), 200);
+    let reply: Value = good.json().await.unwrap();
+    assert_eq!(reply["result"]["serverInfo"]["name"], "aam", "{reply}");
+    assert_eq!(reply["result"]["protocolVersion"], "2025-11-25");
+    let same_origin = post(Some(TOKEN), Some(&server.url.replace("/mcp", "")), body())
+        .await
+        .unwrap();
+    assert_eq!(same_origin.status(), 200);
+    // A 2025-11-25 client goes on without a session (the server is stateless).
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let listed = post(Some(TOKEN), None, serde_json::to_vec(&list).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(listed.status(), 200);
+    let listed: Value = listed.json().await.unwrap();
+    assert!(listed["result"]["tools"].as_array().unwrap().len() > 10, "{listed}");
+
+    // Eight MCP clients (rmcp's, speaking the newest, stateless revision) at
+    // once while the CLI adds and updates a source.
+    let mut clients = Vec::new();
+    for _ in 0..8 {
+        let config =
+            rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(server.url.clone())
+                .auth_header(TOKEN);
+        let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
+        clients.push(().serve(transport).await.expect("connects over HTTP"));
+    }
+    let second = env.repo("second");
+    second.write("skills/slides/SKILL.md", skill("slides", "Make slide decks"));
+    second.commit("c1");
+    let home = env.home();
+    let root = env.root.path().to_path_buf();
+    let writer = tokio::task::spawn_blocking(move || {
+        for args in [
+            vec!["source", "add", "./second", "--name", "second"],
+            vec!["source", "update", "--all"],
+        ] {
+            let status = Command::new(env!("CARGO_BIN_EXE_aam"))
+                .args(&args)
+                .current_dir(&root)
+                .env("AAM_HOME", &home)
+                .output()
+                .unwrap();
+            assert!(status.status.success(), "{args:?}: {status:?}");
+        }
+    });
+    let mut readers = Vec::new();
+    for client in &clients {
+        readers.push(async move {
+            for _ in 0..10 {
+                let found = ok(client, "aam_search", json!({"query": "pdf"})).await;
+                assert_eq!(found["results"][0]["name"], "pdf");
+                ok(client, "aam_source_list", json!({})).await;
+            }
+        });
+    }
+    futures::future::join_all(readers).await;
+    writer.await.unwrap();
+    // The next call sees what the CLI wrote.
+    let sources = ok(&clients[0], "aam_source_list", json!({})).await;
+    let names: Vec<&str> = sources["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["second", "upstream"]);
+    let found = ok(&clients[7], "aam_search", json!({"query": "slides"})).await;
+    assert_eq!(found["results"][0]["qualified_name"], "second/slides");
+    for client in clients {
+        client.cancel().await.unwrap();
+    }
+}
