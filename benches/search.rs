@@ -17,7 +17,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use aam::catalog::Keyset;
 use aam::config::AamHome;
@@ -26,17 +26,14 @@ use aam::search::{SearchIndex, SearchRequest, SortOrder};
 use aam::tools::artifacts::{CandidatesInput, SourceCandidates, cursor_after};
 use aam::tools::{Context, Tool};
 
-const AAM: &str = env!("CARGO_BIN_EXE_aam");
+mod common;
+
+use common::{AAM, catalog, median, ms};
 
 fn main() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let generator = root.join("../shared/bench/gen-corpus.sh");
-    if !generator.exists() {
-        eprintln!("skipping: {} is absent", generator.display());
+    let Some((work, generator)) = common::setup() else {
         return;
-    }
-    let work = root.join("target/bench");
-    std::fs::create_dir_all(&work).unwrap();
+    };
     let sizes: Vec<usize> = std::env::var("AAM_BENCH_SIZES")
         .ok()
         .map(|s| s.split_whitespace().filter_map(|n| n.parse().ok()).collect())
@@ -50,41 +47,6 @@ fn main() {
         let home = synthetic_catalog(&work, 1_000_000);
         candidate_figures(&home, 1_000_000);
     }
-}
-
-/// A home holding the corpus of about `artifacts` artifacts, built once.
-fn catalog(work: &Path, generator: &Path, artifacts: usize) -> PathBuf {
-    let skills = (artifacts * 4 / 5).max(20);
-    let corpus = work.join(format!("corpus-{skills}"));
-    let home = work.join(format!("search-home-{artifacts}"));
-    if home.join("catalog.db").exists() {
-        return home;
-    }
-    if !corpus.join(".git").exists() {
-        let _ = std::fs::remove_dir_all(&corpus);
-        let status = Command::new("bash")
-            .arg(generator)
-            .arg(skills.to_string())
-            .arg(&corpus)
-            .status()
-            .unwrap();
-        assert!(status.success(), "gen-corpus failed");
-    }
-    let started = Instant::now();
-    let status = Command::new(AAM)
-        .args(["source", "add"])
-        .arg(&corpus)
-        .args(["--name", "bench"])
-        .env("AAM_HOME", &home)
-        .stdout(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "aam source add failed");
-    println!(
-        "built a catalog of {artifacts} artifacts in {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
-    home
 }
 
 /// A catalog of `artifacts` synthetic artifacts in one source, built once.
@@ -181,15 +143,6 @@ fn synthetic_catalog(work: &Path, artifacts: usize) -> PathBuf {
         started.elapsed().as_secs_f64()
     );
     home
-}
-
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
 }
 
 fn search_figures(home: &Path, artifacts: usize) {
