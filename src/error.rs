@@ -37,11 +37,11 @@ pub enum Category {
 }
 
 macro_rules! error_codes {
-    ($( $(#[$doc:meta])* $variant:ident = $code:literal, $category:ident; )*) => {
+    ($( #[doc = $doc:literal] $variant:ident = $code:literal, $category:ident; )*) => {
         /// Stable machine-readable error codes.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum ErrorCode {
-            $( $(#[$doc])* $variant, )*
+            $( #[doc = $doc] $variant, )*
         }
 
         impl ErrorCode {
@@ -56,6 +56,11 @@ macro_rules! error_codes {
             /// The category this code belongs to.
             pub fn category(self) -> Category {
                 match self { $(ErrorCode::$variant => Category::$category,)* }
+            }
+
+            /// When this code is returned, in words.
+            pub fn description(self) -> &'static str {
+                match self { $(ErrorCode::$variant => $doc.trim(),)* }
             }
         }
     };
@@ -251,6 +256,7 @@ impl Error {
 
 /// The machine-readable shape of an error (`--json` on failure, MCP structured content).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct ErrorBody {
     /// Stable `AAM_*` code.
     #[schemars(with = "String")]

@@ -11,6 +11,7 @@ pub mod cli;
 pub mod config;
 pub mod deploy;
 pub mod error;
+pub mod manifest;
 pub mod mcp;
 pub mod packages;
 pub mod progress;

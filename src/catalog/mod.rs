@@ -96,6 +96,7 @@ impl Catalog {
 
 /// Sizes of the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct CatalogCounts {
     /// Applied migration version.
     pub schema_version: i64,

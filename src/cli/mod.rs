@@ -9,6 +9,7 @@ mod mcp;
 mod progress;
 mod prompts;
 mod render;
+mod tools;
 
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
@@ -18,7 +19,7 @@ use serde::Serialize;
 
 use crate::config::AamHome;
 use crate::error::{Error, Result};
-use crate::scan::ArtifactKind;
+use crate::scan::{ArtifactKind, Platform};
 use crate::tools::artifacts::{CandidatesInput, Info, InfoInput, ListAvailable, ListInput, SourceCandidates};
 use crate::tools::catalog::{Reindex, ReindexInput};
 use crate::tools::config::{ConfigGet, ConfigGetInput, ConfigSet, ConfigSetInput};
@@ -40,7 +41,7 @@ use crate::tools::sources::{
     SourceList, SourceListInput, SourceRemove, SourceRemoveInput, SourceScan, SourceScanInput, SourceUpdate,
     SourceUpdateInput, UpdateStatus,
 };
-use crate::tools::{Context, Tool};
+use crate::tools::{Context, invoke};
 
 /// Catalog AI-agent artifacts (skills, agents, prompts, instructions) from git sources.
 #[derive(Debug, Parser)]
@@ -119,8 +120,8 @@ enum Command {
         #[arg(required = true)]
         specs: Vec<String>,
         /// Platform to deploy to (repeatable): cursor, claude, copilot, codex.
-        #[arg(long = "platform", value_name = "PLATFORM")]
-        platforms: Vec<String>,
+        #[arg(long = "platform", value_name = "PLATFORM", value_parser = platform_arg)]
+        platforms: Vec<Platform>,
         /// Keep the package copy and lock entry only; deploy nothing.
         #[arg(long)]
         no_deploy: bool,
@@ -203,6 +204,12 @@ enum Command {
     /// Serve aam to AI agents over MCP, or print a client's configuration.
     #[command(subcommand)]
     Mcp(mcp::McpCommand),
+    /// Export the tool registry: manifest, skill doc, other vendors' tool definitions.
+    #[command(subcommand)]
+    Tools(tools::ToolsCommand),
+    /// Call any tool directly, without MCP.
+    #[command(subcommand)]
+    Tool(tools::ToolCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -263,8 +270,8 @@ enum PkgCommand {
         #[arg(long = "type", value_name = "TYPE")]
         types: Vec<String>,
         /// Platform the package targets (repeatable): cursor, claude, copilot, codex.
-        #[arg(long = "platform", value_name = "PLATFORM")]
-        platforms: Vec<String>,
+        #[arg(long = "platform", value_name = "PLATFORM", value_parser = platform_arg)]
+        platforms: Vec<Platform>,
         /// Package name.
         #[arg(long)]
         name: Option<String>,
@@ -530,7 +537,7 @@ fn run(cli: Cli) -> Result<i32> {
                     SortArg::Recent => SearchSort::Recent,
                 },
             };
-            let output = Search::run(&ctx, input)?;
+            let output = invoke::<Search>(&ctx, input)?;
             if !out.json {
                 for warning in &output.warnings {
                     eprintln!("warning: {warning}");
@@ -541,9 +548,9 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Info { name } => {
             if names_package(&ctx, &name)? {
                 let input = PackageInfoInput { name, global: false };
-                return out.emit(&PackageInfo::run(&ctx, input)?, render::package_info);
+                return out.emit(&invoke::<PackageInfo>(&ctx, input)?, render::package_info);
             }
-            out.emit(&Info::run(&ctx, InfoInput { name })?, render::info)
+            out.emit(&invoke::<Info>(&ctx, InfoInput { name })?, render::info)
         }
         Command::List {
             available: false,
@@ -551,7 +558,7 @@ fn run(cli: Cli) -> Result<i32> {
             global,
             ..
         } => {
-            let output = ListInstalled::run(&ctx, ListInstalledInput { global })?;
+            let output = invoke::<ListInstalled>(&ctx, ListInstalledInput { global })?;
             out.emit(
                 &output,
                 if tree {
@@ -576,9 +583,11 @@ fn run(cli: Cli) -> Result<i32> {
                 limit,
                 cursor,
             };
-            out.emit(&ListAvailable::run(&ctx, input)?, render::available)
+            out.emit(&invoke::<ListAvailable>(&ctx, input)?, render::available)
         }
-        Command::Catalog(CatalogCommand::Reindex) => out.emit(&Reindex::run(&ctx, ReindexInput {})?, render::reindexed),
+        Command::Catalog(CatalogCommand::Reindex) => {
+            out.emit(&invoke::<Reindex>(&ctx, ReindexInput {})?, render::reindexed)
+        }
         Command::Install {
             specs,
             platforms,
@@ -595,10 +604,10 @@ fn run(cli: Cli) -> Result<i32> {
                 dry_run,
                 global,
             };
-            out.emit(&Install::run(&ctx, input)?, render::installed_packages)
+            out.emit(&invoke::<Install>(&ctx, input)?, render::installed_packages)
         }
         Command::Uninstall { package, force, global } => {
-            let output = Uninstall::run(&ctx, UninstallInput { package, force, global })?;
+            let output = invoke::<Uninstall>(&ctx, UninstallInput { package, force, global })?;
             if !out.json && !output.dependents.is_empty() {
                 let dependents: Vec<String> = output.dependents.iter().map(|d| format!("`{d}`")).collect();
                 eprintln!(
@@ -612,7 +621,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Verify { package, all, global } => {
             let names = match (package, all) {
                 (Some(name), _) => vec![name],
-                (None, _) => ListInstalled::run(&ctx, ListInstalledInput { global })?
+                (None, _) => invoke::<ListInstalled>(&ctx, ListInstalledInput { global })?
                     .packages
                     .into_iter()
                     .map(|p| p.name)
@@ -620,7 +629,7 @@ fn run(cli: Cli) -> Result<i32> {
             };
             let reports = names
                 .into_iter()
-                .map(|package| Verify::run(&ctx, VerifyInput { package, global }))
+                .map(|package| invoke::<Verify>(&ctx, VerifyInput { package, global }))
                 .collect::<Result<Vec<_>>>()?;
             let clean = reports.iter().all(|r| r.is_clean);
             if all {
@@ -631,9 +640,11 @@ fn run(cli: Cli) -> Result<i32> {
             Ok(if clean { 0 } else { 1 })
         }
         Command::Diff { package, global } => {
-            out.emit(&Diff::run(&ctx, VerifyInput { package, global })?, render::diffed)
+            out.emit(&invoke::<Diff>(&ctx, VerifyInput { package, global })?, render::diffed)
         }
-        Command::Outdated { global } => out.emit(&Outdated::run(&ctx, OutdatedInput { global })?, render::outdated),
+        Command::Outdated { global } => {
+            out.emit(&invoke::<Outdated>(&ctx, OutdatedInput { global })?, render::outdated)
+        }
         Command::Upgrade {
             package,
             dry_run,
@@ -644,13 +655,15 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Pkg(command) => run_pkg(&ctx, &out, command),
         Command::Registry(command) => run_registry(&ctx, &out, command),
         Command::Config(ConfigCommand::Get { key }) => {
-            out.emit(&ConfigGet::run(&ctx, ConfigGetInput { key })?, render::settings)
+            out.emit(&invoke::<ConfigGet>(&ctx, ConfigGetInput { key })?, render::settings)
         }
         Command::Config(ConfigCommand::Set { key, value }) => out.emit(
-            &ConfigSet::run(&ctx, ConfigSetInput { key, value })?,
+            &invoke::<ConfigSet>(&ctx, ConfigSetInput { key, value })?,
             render::setting_changed,
         ),
         Command::Mcp(command) => mcp::run(&out, command),
+        Command::Tools(command) => tools::run_tools(command),
+        Command::Tool(command) => tools::run_tool(command),
     }
 }
 
@@ -659,7 +672,7 @@ fn names_package(ctx: &Context, name: &str) -> Result<bool> {
     if name.contains('/') && !name.starts_with('@') {
         return Ok(false);
     }
-    match PackageInfo::run(
+    match invoke::<PackageInfo>(
         ctx,
         PackageInfoInput {
             name: name.to_string(),
@@ -696,7 +709,7 @@ fn run_upgrade(
     };
     // On a terminal, ask per package what to do with edited files.
     let output = if !dry_run && !force && !backup && interactive(out) {
-        let plan = Upgrade::run(ctx, input(package.clone(), OnEdited::Skip, true))?;
+        let plan = invoke::<Upgrade>(ctx, input(package.clone(), OnEdited::Skip, true))?;
         let mut reports = Vec::new();
         for report in plan.packages {
             if report.status != "would_upgrade" {
@@ -708,15 +721,21 @@ fn run_upgrade(
             } else {
                 prompts::on_edited(ctx, &report, global)?
             };
-            reports.extend(Upgrade::run(ctx, input(Some(report.name.clone()), on_edited, false))?.packages);
+            reports.extend(invoke::<Upgrade>(ctx, input(Some(report.name.clone()), on_edited, false))?.packages);
         }
         UpgradeOutput { packages: reports }
     } else {
-        Upgrade::run(ctx, input(package, chosen, dry_run))?
+        invoke::<Upgrade>(ctx, input(package, chosen, dry_run))?
     };
     let failed = output.packages.iter().any(|p| p.status == "failed");
     out.emit(&output, render::upgraded)?;
     Ok(if failed { 1 } else { 0 })
+}
+
+/// A `--platform` value.
+fn platform_arg(text: &str) -> std::result::Result<Platform, String> {
+    crate::deploy::parse_platform(text)
+        .ok_or_else(|| format!("`{text}` is not a platform; use cursor, claude, copilot or codex"))
 }
 
 /// Whether questions can be asked: stdin and stderr are terminals and output is not JSON.
@@ -746,7 +765,7 @@ fn run_pkg(ctx: &Context, out: &Output, command: PkgCommand) -> Result<i32> {
             if !yes && interactive(out) {
                 prompts::init(&mut input)?;
             }
-            out.emit(&PkgInit::run(ctx, input)?, render::package_initialized)
+            out.emit(&invoke::<PkgInit>(ctx, input)?, render::package_initialized)
         }
         PkgCommand::Create {
             path,
@@ -778,16 +797,16 @@ fn run_pkg(ctx: &Context, out: &Output, command: PkgCommand) -> Result<i32> {
             if !input.all && input.artifacts.is_empty() && input.types.is_empty() && interactive(out) {
                 input.artifacts = prompts::choose_artifacts(ctx, &input)?;
             }
-            out.emit(&PkgCreate::run(ctx, input)?, render::package_created)
+            out.emit(&invoke::<PkgCreate>(ctx, input)?, render::package_created)
         }
         PkgCommand::Validate { path } => {
-            let output = PkgValidate::run(ctx, PkgValidateInput { path })?;
+            let output = invoke::<PkgValidate>(ctx, PkgValidateInput { path })?;
             let valid = output.valid;
             out.emit(&output, render::validated)?;
             Ok(if valid { 0 } else { 1 })
         }
         PkgCommand::Pack { path, output } => {
-            out.emit(&PkgPack::run(ctx, PkgPackInput { path, output })?, render::packed)
+            out.emit(&invoke::<PkgPack>(ctx, PkgPackInput { path, output })?, render::packed)
         }
         PkgCommand::Publish {
             archive,
@@ -801,7 +820,7 @@ fn run_pkg(ctx: &Context, out: &Output, command: PkgCommand) -> Result<i32> {
                 tag,
                 dry_run,
             };
-            out.emit(&PkgPublish::run(ctx, input)?, render::published)
+            out.emit(&invoke::<PkgPublish>(ctx, input)?, render::published)
         }
     }
 }
@@ -820,15 +839,15 @@ fn run_registry(ctx: &Context, out: &Output, command: RegistryCommand) -> Result
                 default,
                 force,
             };
-            out.emit(&RegistryInit::run(ctx, input)?, render::registry_added)
+            out.emit(&invoke::<RegistryInit>(ctx, input)?, render::registry_added)
         }
         RegistryCommand::Add { name, url, default } => out.emit(
-            &RegistryAdd::run(ctx, RegistryAddInput { name, url, default })?,
+            &invoke::<RegistryAdd>(ctx, RegistryAddInput { name, url, default })?,
             render::registry_added,
         ),
-        RegistryCommand::List => out.emit(&RegistryList::run(ctx, RegistryListInput {})?, render::registries),
+        RegistryCommand::List => out.emit(&invoke::<RegistryList>(ctx, RegistryListInput {})?, render::registries),
         RegistryCommand::Remove { name } => out.emit(
-            &RegistryRemove::run(ctx, RegistryRemoveInput { name })?,
+            &invoke::<RegistryRemove>(ctx, RegistryRemoveInput { name })?,
             render::registry_removed,
         ),
     }
@@ -848,29 +867,32 @@ fn run_source(ctx: &Context, out: &Output, command: SourceCommand) -> Result<i32
                 path,
                 name,
             };
-            out.emit(&SourceAdd::run(ctx, input)?, render::source_added)
+            out.emit(&invoke::<SourceAdd>(ctx, input)?, render::source_added)
         }
-        SourceCommand::List => out.emit(&SourceList::run(ctx, SourceListInput {})?, render::source_list),
+        SourceCommand::List => out.emit(&invoke::<SourceList>(ctx, SourceListInput {})?, render::source_list),
         SourceCommand::Scan { name, kind } => {
             let kind = kind.as_deref().map(parse_kind).transpose()?;
             out.emit(
-                &SourceScan::run(ctx, SourceScanInput { name, kind })?,
+                &invoke::<SourceScan>(ctx, SourceScanInput { name, kind })?,
                 render::source_scan,
             )
         }
         SourceCommand::Update { name, all, dry_run } => {
-            let output = SourceUpdate::run(ctx, SourceUpdateInput { name, all, dry_run })?;
+            let output = invoke::<SourceUpdate>(ctx, SourceUpdateInput { name, all, dry_run })?;
             let failed = output.sources.iter().any(|s| s.status == UpdateStatus::Failed);
             out.emit(&output, render::source_update)?;
             Ok(if failed { 1 } else { 0 })
         }
-        SourceCommand::Diff { name } => out.emit(&SourceDiff::run(ctx, SourceDiffInput { name })?, render::source_diff),
+        SourceCommand::Diff { name } => out.emit(
+            &invoke::<SourceDiff>(ctx, SourceDiffInput { name })?,
+            render::source_diff,
+        ),
         SourceCommand::Remove { name, purge_cache } => out.emit(
-            &SourceRemove::run(ctx, SourceRemoveInput { name, purge_cache })?,
+            &invoke::<SourceRemove>(ctx, SourceRemoveInput { name, purge_cache })?,
             render::source_removed,
         ),
         SourceCommand::EnableDefaults { restore } => out.emit(
-            &SourceEnableDefaults::run(ctx, SourceEnableDefaultsInput { restore })?,
+            &invoke::<SourceEnableDefaults>(ctx, SourceEnableDefaultsInput { restore })?,
             render::defaults_enabled,
         ),
         SourceCommand::Candidates {
@@ -886,7 +908,7 @@ fn run_source(ctx: &Context, out: &Output, command: SourceCommand) -> Result<i32
                 limit,
                 cursor,
             };
-            out.emit(&SourceCandidates::run(ctx, input)?, render::candidates)
+            out.emit(&invoke::<SourceCandidates>(ctx, input)?, render::candidates)
         }
     }
 }
@@ -953,5 +975,85 @@ mod tests {
     #[test]
     fn cli_definition_is_valid() {
         Cli::command().debug_assert();
+    }
+
+    /// Each command and the registered tools it calls.
+    const COMMAND_TOOLS: &[(&str, &[&str])] = &[
+        ("source add", &["aam_source_add"]),
+        ("source list", &["aam_source_list"]),
+        ("source scan", &["aam_source_scan"]),
+        ("source update", &["aam_source_update"]),
+        ("source diff", &["aam_source_diff"]),
+        ("source remove", &["aam_source_remove"]),
+        ("source enable-defaults", &["aam_source_enable_defaults"]),
+        ("source candidates", &["aam_source_candidates"]),
+        ("search", &["aam_search"]),
+        ("info", &["aam_info", "aam_package_info"]),
+        ("list", &["aam_list", "aam_list_available"]),
+        ("install", &["aam_install"]),
+        ("uninstall", &["aam_uninstall"]),
+        ("verify", &["aam_verify"]),
+        ("diff", &["aam_diff"]),
+        ("outdated", &["aam_outdated"]),
+        ("upgrade", &["aam_upgrade"]),
+        ("catalog reindex", &["aam_catalog_reindex"]),
+        ("pkg init", &["aam_init_package"]),
+        ("pkg create", &["aam_create_package"]),
+        ("pkg validate", &["aam_validate"]),
+        ("pkg pack", &["aam_pack"]),
+        ("pkg publish", &["aam_publish"]),
+        ("registry init", &["aam_registry_init"]),
+        ("registry add", &["aam_registry_add"]),
+        ("registry list", &["aam_registry_list"]),
+        ("registry remove", &["aam_registry_remove"]),
+        ("config get", &["aam_config_get"]),
+        ("config set", &["aam_config_set"]),
+    ];
+
+    /// Commands that are front ends of the registry itself, not operations.
+    const FRONT_ENDS: &[&str] = &[
+        "mcp serve",
+        "mcp config",
+        "tools manifest",
+        "tools skill-doc",
+        "tools adapters",
+        "tool call",
+    ];
+
+    fn leaves(command: &clap::Command, prefix: &str, out: &mut Vec<String>) {
+        for sub in command.get_subcommands().filter(|c| c.get_name() != "help") {
+            let path = format!("{prefix}{}", sub.get_name()).trim().to_string();
+            if sub.has_subcommands() {
+                leaves(sub, &format!("{path} "), out);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+
+    #[test]
+    fn every_command_has_a_tool_and_every_tool_a_command() {
+        let mut commands = Vec::new();
+        leaves(&Cli::command(), "", &mut commands);
+        let tools: Vec<&str> = crate::tools::registry().iter().map(|t| t.name).collect();
+        for command in &commands {
+            if FRONT_ENDS.contains(&command.as_str()) {
+                continue;
+            }
+            let mapped = COMMAND_TOOLS.iter().find(|(c, _)| c == command);
+            let (_, names) = mapped.unwrap_or_else(|| panic!("`aam {command}` calls no registered tool"));
+            for name in *names {
+                assert!(tools.contains(name), "`aam {command}` maps to unknown tool {name}");
+            }
+        }
+        for tool in tools {
+            assert!(
+                COMMAND_TOOLS.iter().any(|(_, names)| names.contains(&tool)),
+                "{tool} has no command"
+            );
+        }
+        for (command, _) in COMMAND_TOOLS {
+            assert!(commands.iter().any(|c| c == command), "`aam {command}` does not exist");
+        }
     }
 }

@@ -7,7 +7,7 @@ use crate::tools::artifacts::{CandidatesInput, SourceCandidates};
 use crate::tools::install::{Diff, OnEdited, UpgradeReport, VerifyInput};
 use crate::tools::packages::{PkgCreateInput, PkgInitInput};
 use crate::tools::sources::{SourceScan, SourceScanInput};
-use crate::tools::{Context, Tool};
+use crate::tools::{Context, invoke};
 
 fn cancelled(e: dialoguer::Error) -> Error {
     Error::invalid_argument(format!("no answer: {e}")).with_hint("pass the values as flags, or `--yes` for defaults")
@@ -40,7 +40,7 @@ pub fn init(input: &mut PkgInitInput) -> Result<()> {
 pub fn choose_artifacts(ctx: &Context, input: &PkgCreateInput) -> Result<Vec<String>> {
     let items: Vec<(String, String)> = match &input.from_source {
         Some(source) => {
-            let scan = SourceScan::run(
+            let scan = invoke::<SourceScan>(
                 ctx,
                 SourceScanInput {
                     name: source.clone(),
@@ -62,7 +62,7 @@ pub fn choose_artifacts(ctx: &Context, input: &PkgCreateInput) -> Result<Vec<Str
             .collect()
         }
         None => {
-            let local = SourceCandidates::run(
+            let local = invoke::<SourceCandidates>(
                 ctx,
                 CandidatesInput {
                     source: Some("local".to_string()),
@@ -119,7 +119,7 @@ pub fn on_edited(ctx: &Context, report: &UpgradeReport, global: bool) -> Result<
             0 => return Ok(OnEdited::Backup),
             1 => return Ok(OnEdited::Skip),
             2 => {
-                let diff = Diff::run(
+                let diff = invoke::<Diff>(
                     ctx,
                     VerifyInput {
                         package: report.name.clone(),

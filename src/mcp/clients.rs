@@ -37,6 +37,7 @@ pub enum Reach {
 
 /// A snippet and where it goes.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct ClientConfig {
     /// The client.
     pub client: Client,

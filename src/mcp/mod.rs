@@ -26,7 +26,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::tools::{Context, Risk, ToolSpec, registry};
+use crate::tools::{Context, Risk, ToolSpec, log_call, read_only_mode, read_only_refusal, registry};
 
 /// Default time limit of one tool call.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -48,17 +48,13 @@ impl ServerOptions {
     /// Options from the environment: `AAM_READ_ONLY`/`READ_ONLY` and
     /// `AAM_TOOL_TIMEOUT` (seconds, fractions allowed).
     pub fn from_env(allow_write: bool, transport: &'static str) -> Result<Self> {
-        let flag = |name: &str| {
-            std::env::var(name)
-                .is_ok_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"))
-        };
         let timeout = match std::env::var("AAM_TOOL_TIMEOUT") {
             Ok(text) if !text.trim().is_empty() => parse_timeout(&text)?,
             _ => DEFAULT_TIMEOUT,
         };
         Ok(Self {
             allow_write,
-            read_only: flag("AAM_READ_ONLY") || flag("READ_ONLY"),
+            read_only: read_only_mode(),
             timeout,
             transport,
         })
@@ -321,32 +317,15 @@ impl ServerHandler for AamServer {
         };
         let started = Instant::now();
         let outcome = if spec.risk != Risk::Read && self.options().read_only {
-            Err(Error::new(
-                ErrorCode::Forbidden,
-                format!("`{name}` changes state and this server is read-only"),
-            )
-            .with_hint("unset `AAM_READ_ONLY` (and `READ_ONLY`) and restart the server to allow writes"))
+            Err(read_only_refusal(&name))
         } else {
             let input = Value::Object(request.arguments.unwrap_or_default());
             self.run_tool(spec, input).await
         };
-        let elapsed_ms = started.elapsed().as_micros() as f64 / 1000.0;
+        log_call(&context.id.to_string(), &name, started, &outcome);
         let result = match outcome {
-            Ok(value) => {
-                tracing::info!(request_id = %context.id, tool = %name, duration_ms = elapsed_ms, status = "ok", "tool call");
-                CallToolResult::structured(value)
-            }
-            Err(error) => {
-                tracing::info!(
-                    request_id = %context.id,
-                    tool = %name,
-                    duration_ms = elapsed_ms,
-                    status = "error",
-                    code = %error.code(),
-                    "tool call"
-                );
-                error_result(&error)
-            }
+            Ok(value) => CallToolResult::structured(value),
+            Err(error) => error_result(&error),
         };
         Ok(result.into())
     }

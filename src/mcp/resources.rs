@@ -93,7 +93,7 @@ pub(super) async fn read(server: &AamServer, uri: &str) -> Result<ReadResourceRe
         }
         ["registries"] => server.read_with("aam_registry_list", json!({})).await,
         ["config"] => server.read_with("aam_config_get", json!({})).await,
-        ["manifest"] => Ok(crate::tools::manifest()),
+        ["manifest"] => Ok(crate::manifest::manifest()),
         ["server", "info"] => server_info(server).await,
         ["artifacts", source, name] => {
             let qualified = format!("{}/{}", decode(source)?, decode(name)?);

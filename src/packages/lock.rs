@@ -45,6 +45,7 @@ impl Default for LockFile {
 
 /// One installed package.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct LockedPackage {
     /// Installed version.
     pub version: String,
@@ -80,6 +81,7 @@ pub struct LockedPackage {
 
 /// A source artifact a package was made from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct LockedArtifact {
     /// Artifact type.
     #[serde(rename = "type")]
@@ -92,6 +94,7 @@ pub struct LockedArtifact {
 
 /// One artifact deployed to one platform.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Deployment {
     /// Platform.
     pub platform: String,

@@ -54,6 +54,7 @@ pub struct PackageEntry {
 
 /// One published version.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct VersionEntry {
     /// Archive path relative to the registry root.
     pub archive: String,

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Context, Risk, Tool, qualified_name, split_qualified};
+use super::{Context, Example, Expect, Risk, Tool, qualified_name, split_qualified};
 use crate::catalog::{Catalog, Keyset, ListFilter, ListedArtifact};
 use crate::error::{Error, ErrorCode, Result};
 use crate::project::{self, ProjectArtifact};
@@ -99,6 +99,25 @@ impl Tool for Info {
     const DESCRIPTION: &'static str = "Show one artifact: type, source and commit, frontmatter, every file with size and blake3, a preview of its main file, warnings recorded when it was indexed, and the command that installs it. Accepts `source/name`, `source/path`, or a name only one source has. Next: install it, or `aam_search` for similar ones.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[
+        ErrorCode::ArtifactNotFound,
+        ErrorCode::ArtifactAmbiguous,
+        ErrorCode::SourceNotFound,
+    ];
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "a skill by qualified name",
+            input: r#"{"name": "sample/code-review"}"#,
+            expect: Expect::Output(
+                r#"{"name": "code-review", "type": "skill", "source": "sample", "path": "skills/code-review"}"#,
+            ),
+        },
+        Example {
+            title: "a name no source has",
+            input: r#"{"name": "sample/ghost"}"#,
+            expect: Expect::Error(ErrorCode::ArtifactNotFound),
+        },
+    ];
     type Input = InfoInput;
     type Output = InfoOutput;
 
@@ -285,8 +304,8 @@ fn check_limit(limit: u32) -> Result<usize> {
         Ok(limit as usize)
     } else {
         Err(
-            Error::invalid_argument(format!("`--limit` must be between 1 and 1000, not {limit}"))
-                .with_hint("use `--cursor` with `next_cursor` to page"),
+            Error::invalid_argument(format!("`limit` must be between 1 and 1000, not {limit}"))
+                .with_hint("page with `cursor` (`--cursor`) set to the previous `next_cursor`"),
         )
     }
 }
@@ -402,6 +421,15 @@ impl Tool for ListAvailable {
     const DESCRIPTION: &'static str = "List the artifacts available from every source (or the given ones), grouped by source, in a stable order with keyset pagination: pass `next_cursor` back as `cursor` for the next page. Next: `aam_info` on one of them.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::SourceNotFound];
+    const CONSTRAINTS: &'static [&'static str] = &["`limit` is 1 to 1000"];
+    const EXAMPLES: &'static [Example] = &[Example {
+        title: "one source's skills",
+        input: r#"{"source": ["sample"], "type": ["skill"]}"#,
+        expect: Expect::Output(
+            r#"{"sources": [{"source": "sample", "artifacts": [{"name": "changelog-audit"}, {"name": "code-review"}, {"name": "release-notes"}]}], "total": 3}"#,
+        ),
+    }];
     type Input = ListInput;
     type Output = ListOutput;
 
@@ -516,6 +544,15 @@ impl Tool for SourceCandidates {
     const DESCRIPTION: &'static str = "List artifacts that no package holds yet: the current project's own (source `local`, source_type `local_project`) and every registered source's (source_type `remote_git`), in a stable order with keyset pagination (`next_cursor`). Next: create a package from some of them.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::SourceNotFound];
+    const CONSTRAINTS: &'static [&'static str] = &["`limit` is 1 to 1000"];
+    const EXAMPLES: &'static [Example] = &[Example {
+        title: "agents no package holds yet",
+        input: r#"{"source": "sample", "type": "agent"}"#,
+        expect: Expect::Output(
+            r#"{"candidates": [{"source": "sample", "name": "test-planner", "type": "agent", "path": "agents/test-planner.md"}], "total": 1}"#,
+        ),
+    }];
     type Input = CandidatesInput;
     type Output = CandidatesOutput;
 

@@ -3,8 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Context, Risk, Tool};
-use crate::error::Result;
+use super::{Context, Example, Expect, Risk, Tool};
+use crate::error::{ErrorCode, Result};
 
 /// Input of `aam_catalog_reindex`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -32,6 +32,12 @@ impl Tool for Reindex {
     const DESCRIPTION: &'static str = "Rebuild the full-text search index from the catalog (never from git). Searches rebuild a missing or stale index by themselves; use this after suspected damage. Returns the document count, the catalog generation it reflects and the time taken.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::IndexError, ErrorCode::Conflict];
+    const EXAMPLES: &'static [Example] = &[Example {
+        title: "rebuild the search index",
+        input: r#"{}"#,
+        expect: Expect::Output(r#"{"documents": 9}"#),
+    }];
     type Input = ReindexInput;
     type Output = ReindexOutput;
 

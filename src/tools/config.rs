@@ -4,10 +4,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Context, Risk, Tool};
+use super::{Context, Example, Expect, Risk, Tool};
 use crate::config::Settings;
 use crate::deploy::parse_platform;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 
 /// One setting: its key, what it means, how to read it and how to set it.
 struct Key {
@@ -98,6 +98,18 @@ impl Tool for ConfigGet {
     const DESCRIPTION: &'static str = "Read aam's settings (`$AAM_HOME/config.yaml`): every setting, or one by `key`, with its value, what it does and whether it can be set. Next: `aam_config_set` to change one.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "every setting",
+            input: r#"{}"#,
+            expect: Expect::Output(r#"{"settings": [{"key": "default_platforms", "settable": true}]}"#),
+        },
+        Example {
+            title: "an unknown key",
+            input: r#"{"key": "colour"}"#,
+            expect: Expect::Error(ErrorCode::InvalidArgument),
+        },
+    ];
     type Input = ConfigGetInput;
     type Output = ConfigGetOutput;
 
@@ -153,6 +165,21 @@ impl Tool for ConfigSet {
     const DESCRIPTION: &'static str = "Change one of aam's settings (see `aam_config_get` for the keys), validating the value first; the settings file is rewritten atomically. Returns the value before and after.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::SettingsInvalid];
+    const CONSTRAINTS: &'static [&'static str] =
+        &["`default_platforms` takes cursor, claude, copilot and codex, comma-separated"];
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "deploy to two platforms by default",
+            input: r#"{"key": "default_platforms", "value": "cursor,claude"}"#,
+            expect: Expect::Output(r#"{"key": "default_platforms", "value": ["claude", "cursor"]}"#),
+        },
+        Example {
+            title: "a value that is not a platform",
+            input: r#"{"key": "default_platforms", "value": "emacs"}"#,
+            expect: Expect::Error(ErrorCode::InvalidArgument),
+        },
+    ];
     type Input = ConfigSetInput;
     type Output = ConfigSetOutput;
 

@@ -109,7 +109,7 @@ impl Context {
             ErrorCode::Forbidden,
             format!("`{shown}` is outside the project and AAM_HOME"),
         )
-        .with_hint("this server only reads and writes inside the project it serves (`--root`) and AAM_HOME"))
+        .with_hint("only paths inside the project being served (`--root`, or the current folder for `aam tool call`) and AAM_HOME are allowed"))
     }
 }
 

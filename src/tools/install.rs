@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::packages::{Selection, assemble, gather_from_source, validate_archive_bytes};
 use super::registries::open_registry;
-use super::{Context, Risk, Tool, qualified_name, split_qualified};
+use super::{Context, Example, Expect, Risk, Tool, qualified_name, split_qualified};
 use crate::catalog::{Catalog, InstallRecord, NewPackage, PackageMember, now_timestamp};
 use crate::config::Settings;
 use crate::deploy::apply::{self, Applied, Change};
@@ -346,42 +346,44 @@ fn prepare_registry(catalog: &Catalog, settings: &Settings, requests: &[(String,
 
 /// The platforms to deploy to: the ones asked for, else the settings', else the
 /// ones the project already uses.
-pub(crate) fn platforms(ctx: &Context, roots: &Roots, asked: &[String], no_deploy: bool) -> Result<Vec<Platform>> {
+pub(crate) fn platforms(ctx: &Context, roots: &Roots, asked: &[Platform], no_deploy: bool) -> Result<Vec<Platform>> {
     if no_deploy {
         return Ok(Vec::new());
     }
-    let mut names: Vec<String> = asked.to_vec();
-    if names.is_empty() {
-        names = ctx.home.load_settings()?.default_platforms;
+    let mut chosen: Vec<Platform> = asked.to_vec();
+    if chosen.is_empty() {
+        for name in ctx.home.load_settings()?.default_platforms {
+            chosen.push(deploy::parse_platform(&name).ok_or_else(|| {
+                Error::new(
+                    ErrorCode::SettingsInvalid,
+                    format!("`default_platforms` names `{name}`, which is not a platform"),
+                )
+                .with_hint(
+                    "fix it with `aam config set default_platforms cursor,claude` (cursor, claude, copilot, codex)",
+                )
+            })?);
+        }
     }
-    if names.is_empty() {
+    if chosen.is_empty() {
         let exists = |p: &str| roots.root.join(p).exists();
         for (platform, markers) in [
-            ("cursor", &[".cursor"][..]),
-            ("claude", &[".claude", "CLAUDE.md"][..]),
-            ("copilot", &[".github"][..]),
-            ("codex", &[".codex", "AGENTS.md"][..]),
+            (Platform::Cursor, &[".cursor"][..]),
+            (Platform::Claude, &[".claude", "CLAUDE.md"][..]),
+            (Platform::Copilot, &[".github"][..]),
+            (Platform::Codex, &[".codex", "AGENTS.md"][..]),
         ] {
             if markers.iter().any(|m| exists(m)) {
-                names.push(platform.to_string());
+                chosen.push(platform);
             }
         }
     }
-    if names.is_empty() {
+    if chosen.is_empty() {
         return Err(Error::invalid_argument("no platform to deploy to")
-            .with_hint("pass `--platform` (cursor, claude, copilot, codex), set `default_platforms` with `aam config set`, or `--no-deploy`"));
+            .with_hint("name platforms (`--platform`: cursor, claude, copilot, codex), set `default_platforms` with `aam config set`, or skip deploying (`--no-deploy`)"));
     }
-    names.sort();
-    names.dedup();
-    names
-        .iter()
-        .map(|n| {
-            deploy::parse_platform(n).ok_or_else(|| {
-                Error::invalid_argument(format!("`{n}` is not a platform"))
-                    .with_hint("use cursor, claude, copilot or codex")
-            })
-        })
-        .collect()
+    chosen.sort_by_key(|p| p.as_str());
+    chosen.dedup();
+    Ok(chosen)
 }
 
 /// Everything a command will change, built package by package against an
@@ -475,7 +477,7 @@ impl<'r> Plan<'r> {
                 ErrorCode::Conflict,
                 format!("`{key}` exists and was not installed by aam"),
             )
-            .with_hint("move it away, or pass `--force` to overwrite it"));
+            .with_hint("move it away, or install with `force` (`--force`) to overwrite it"));
         }
         Ok(())
     }
@@ -753,7 +755,7 @@ pub struct InstallInput {
     pub specs: Vec<String>,
     /// Platforms to deploy to (default: settings, else the platforms the project uses).
     #[serde(default)]
-    pub platforms: Vec<String>,
+    pub platforms: Vec<Platform>,
     /// Only keep the package copy and lock entry; deploy nothing.
     #[serde(default)]
     pub no_deploy: bool,
@@ -821,6 +823,35 @@ impl Tool for Install {
     const DESCRIPTION: &'static str = "Install packages (from registries, with dependencies resolved transitively), source artifacts (`source/artifact`, read from cached git objects at the indexed commit), folders or `.aam` archives, and deploy their artifacts where each platform (cursor, claude, copilot, codex) reads them. Writes `.aam/aam-lock.yaml` with a checksum for every file. All-or-nothing: a failure leaves everything as it was. Next: `aam_verify`.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[
+        ErrorCode::PackageNotFound,
+        ErrorCode::ArtifactNotFound,
+        ErrorCode::ArtifactAmbiguous,
+        ErrorCode::DependencyConflict,
+        ErrorCode::Conflict,
+        ErrorCode::ManifestInvalid,
+        ErrorCode::ArchiveInvalid,
+        ErrorCode::Forbidden,
+        ErrorCode::LockInvalid,
+    ];
+    const CONSTRAINTS: &'static [&'static str] = &[
+        "all-or-nothing: a failure leaves every file as it was",
+        "machine front ends refuse targets outside the project and AAM_HOME (global installs, Codex prompts)",
+    ];
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "one source artifact for claude",
+            input: r#"{"specs": ["sample/test-planner"], "platforms": ["claude"]}"#,
+            expect: Expect::Output(
+                r#"{"installed": [{"name": "test-planner", "source": "source", "source_name": "sample", "platforms": ["claude"]}], "skipped": []}"#,
+            ),
+        },
+        Example {
+            title: "something nobody has",
+            input: r#"{"specs": ["ghost"], "platforms": ["claude"]}"#,
+            expect: Expect::Error(ErrorCode::PackageNotFound),
+        },
+    ];
     type Input = InstallInput;
     type Output = InstallOutput;
 
@@ -923,6 +954,24 @@ impl Tool for Uninstall {
     const DESCRIPTION: &'static str = "Remove an installed package: undeploy it from every platform it was deployed to and delete its copy, removing only files it wrote that are unchanged; edited files are kept and reported unless `force`. Reports installed packages that depend on it.";
     const RISK: Risk = Risk::Destructive;
     const IDEMPOTENT: bool = false;
+    const ERRORS: &'static [ErrorCode] = &[
+        ErrorCode::PackageNotInstalled,
+        ErrorCode::LockInvalid,
+        ErrorCode::Forbidden,
+    ];
+    const CONSTRAINTS: &'static [&'static str] = &["files edited since install are kept unless `force`"];
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "remove an installed package",
+            input: r#"{"package": "review-kit"}"#,
+            expect: Expect::Output(r#"{"removed": "review-kit", "kept_modified": []}"#),
+        },
+        Example {
+            title: "a package that is not installed",
+            input: r#"{"package": "ghost"}"#,
+            expect: Expect::Error(ErrorCode::PackageNotInstalled),
+        },
+    ];
     type Input = UninstallInput;
     type Output = UninstallOutput;
 
@@ -1107,6 +1156,14 @@ impl Tool for Verify {
     const DESCRIPTION: &'static str = "Compare every file an installed package wrote (its copy and each deployed file or section) with the checksum recorded in the lock file: which are unchanged, modified or missing, and which files appeared in its folders. Next: `aam_diff` to see the changes.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::PackageNotInstalled, ErrorCode::LockInvalid];
+    const EXAMPLES: &'static [Example] = &[Example {
+        title: "an untouched install",
+        input: r#"{"package": "review-kit"}"#,
+        expect: Expect::Output(
+            r#"{"package_name": "review-kit", "is_clean": true, "has_checksums": true, "modified_files": []}"#,
+        ),
+    }];
     type Input = VerifyInput;
     type Output = VerifyOutput;
 
@@ -1175,6 +1232,19 @@ impl Tool for Diff {
     const DESCRIPTION: &'static str = "Show a unified diff of every file of an installed package that was edited since install, against the installed original, plus untracked and missing files. Next: keep the edits, or `aam_upgrade`/`aam_install` with force to restore.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::PackageNotInstalled, ErrorCode::LockInvalid];
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "an installed package without edits",
+            input: r#"{"package": "review-kit"}"#,
+            expect: Expect::Output(r#"{"package_name": "review-kit", "modified_files": [], "missing_files": []}"#),
+        },
+        Example {
+            title: "a package that is not installed",
+            input: r#"{"package": "ghost"}"#,
+            expect: Expect::Error(ErrorCode::PackageNotInstalled),
+        },
+    ];
     type Input = VerifyInput;
     type Output = DiffOutput;
 
@@ -1271,6 +1341,14 @@ impl Tool for ListInstalled {
     const DESCRIPTION: &'static str = "List the packages installed in the current project (or the home folder) from its lock file: version, where each came from, platforms and dependencies. Next: `aam_verify` or `aam_outdated`.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::LockInvalid];
+    const EXAMPLES: &'static [Example] = &[Example {
+        title: "what the project has installed",
+        input: r#"{}"#,
+        expect: Expect::Output(
+            r#"{"packages": [{"name": "review-kit", "version": "1.0.0", "source": "registry", "platforms": ["claude"]}]}"#,
+        ),
+    }];
     type Input = ListInstalledInput;
     type Output = ListInstalledOutput;
 
@@ -1345,6 +1423,15 @@ impl Tool for Outdated {
     const DESCRIPTION: &'static str = "For each installed package: whether its source artifacts changed at the source's indexed commit (a new commit that does not touch them does not count), or a newer registry version satisfies its constraint. Answered from the catalog; run `aam_source_update` first for fresh sources. Next: `aam_upgrade`.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::LockInvalid];
+    const CONSTRAINTS: &'static [&'static str] = &["answers from the catalog: update sources first for fresh results"];
+    const EXAMPLES: &'static [Example] = &[Example {
+        title: "a newer version satisfies the constraint",
+        input: r#"{}"#,
+        expect: Expect::Output(
+            r#"{"packages": [{"name": "review-kit", "current": "1.0.0", "wanted": "1.1.0", "latest": "1.1.0", "outdated": true}]}"#,
+        ),
+    }];
     type Input = OutdatedInput;
     type Output = OutdatedOutput;
 
@@ -1507,6 +1594,16 @@ impl Tool for Upgrade {
     const DESCRIPTION: &'static str = "Upgrade outdated installed packages (or one) to the newest version their constraint allows, or the source's current content. Files edited since install are never overwritten silently: `on_edited` skips the package (default), backs the files up first, or forces. Reports each package's status.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::PackageNotInstalled, ErrorCode::LockInvalid];
+    const CONSTRAINTS: &'static [&'static str] =
+        &["edited files are never overwritten silently: `on_edited` skips (default), backs up or forces"];
+    const EXAMPLES: &'static [Example] = &[Example {
+        title: "upgrade within the constraint",
+        input: r#"{"package": "review-kit"}"#,
+        expect: Expect::Output(
+            r#"{"packages": [{"name": "review-kit", "from": "1.0.0", "to": "1.1.0", "status": "upgraded"}]}"#,
+        ),
+    }];
     type Input = UpgradeInput;
     type Output = UpgradeOutput;
 
@@ -1552,7 +1649,11 @@ impl Tool for Upgrade {
                     ctx,
                     InstallInput {
                         specs: vec![spec.clone()],
-                        platforms: entry.platforms.clone(),
+                        platforms: entry
+                            .platforms
+                            .iter()
+                            .filter_map(|p| deploy::parse_platform(p))
+                            .collect(),
                         no_deploy: entry.platforms.is_empty(),
                         force: false,
                         dry_run,
@@ -1672,6 +1773,21 @@ impl Tool for PackageInfo {
     const DESCRIPTION: &'static str = "Show a package: the version installed here (with its source and platforms) and what its registry publishes (versions, dist-tags, artifacts, dependencies). Next: `aam_install` or `aam_upgrade`.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::PackageNotFound];
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "an installed registry package",
+            input: r#"{"name": "review-kit"}"#,
+            expect: Expect::Output(
+                r#"{"name": "review-kit", "installed_version": "1.0.0", "versions": ["1.0.0", "1.1.0"], "artifacts": ["skill/code-review"]}"#,
+            ),
+        },
+        Example {
+            title: "a package nobody has",
+            input: r#"{"name": "ghost"}"#,
+            expect: Expect::Error(ErrorCode::PackageNotFound),
+        },
+    ];
     type Input = PackageInfoInput;
     type Output = PackageInfoOutput;
 

@@ -24,7 +24,7 @@ use serde::de::DeserializeOwned;
 pub use context::{Context, PooledCatalog};
 
 use crate::catalog::Catalog;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 use crate::search::IndexChange;
 
 /// How much a tool can change.
@@ -89,6 +89,13 @@ pub trait Tool {
     const IDEMPOTENT: bool;
     /// Whether it may reach other machines (fetching from git remotes).
     const OPEN_WORLD: bool = false;
+    /// Error codes particular to it (every tool may also fail with the codes in
+    /// [`COMMON_ERRORS`]).
+    const ERRORS: &'static [ErrorCode] = &[];
+    /// Limits on its input or effects, in words.
+    const CONSTRAINTS: &'static [&'static str] = &[];
+    /// Documented calls, runnable against the fixture world (see [`Example`]).
+    const EXAMPLES: &'static [Example];
     /// Request type.
     type Input: DeserializeOwned + JsonSchema;
     /// Response type.
@@ -96,6 +103,41 @@ pub trait Tool {
 
     /// Runs the operation.
     fn run(ctx: &Context, input: Self::Input) -> Result<Self::Output>;
+}
+
+/// Codes any tool may fail with: bad input, and local failures.
+pub const COMMON_ERRORS: &[ErrorCode] = &[
+    ErrorCode::InvalidArgument,
+    ErrorCode::CatalogError,
+    ErrorCode::IoError,
+    ErrorCode::Internal,
+];
+
+/// A documented call of a tool.
+///
+/// Examples double as contract tests: `tests/it/contract.rs` builds the fixture
+/// world (source `sample` from `fixtures/sample`; registry `local`, the default,
+/// with `review-kit` 1.0.0 and 1.1.0; `review-kit@1.0.0` installed for claude in
+/// the project; an unpublished package folder `team-rules`; a second registry
+/// folder `extra-registry`) and runs every example through the registry: read
+/// tools first, then write tools, then destructive ones, each group by name.
+pub struct Example {
+    /// What it shows.
+    pub title: &'static str,
+    /// The input, as JSON text.
+    pub input: &'static str,
+    /// What the call produces.
+    pub expect: Expect,
+}
+
+/// The outcome of an [`Example`].
+pub enum Expect {
+    /// Part of the output, as JSON text: every key given must be in the output
+    /// with that value; arrays match element by element from the start (an empty
+    /// array matches only an empty one).
+    Output(&'static str),
+    /// The call fails with this code.
+    Error(ErrorCode),
 }
 
 /// A tool with its types erased, for machine front ends.
@@ -112,12 +154,73 @@ pub struct ToolSpec {
     pub idempotent: bool,
     /// Whether it may reach other machines.
     pub open_world: bool,
+    /// Error codes particular to it.
+    pub errors: &'static [ErrorCode],
+    /// Limits, in words.
+    pub constraints: &'static [&'static str],
+    /// Documented calls.
+    pub examples: &'static [Example],
     /// JSON Schema of the input.
     pub input_schema: fn() -> Schema,
     /// JSON Schema of the output.
     pub output_schema: fn() -> Schema,
     /// Runs it on JSON input, returning JSON output.
     pub call: fn(&Context, serde_json::Value) -> Result<serde_json::Value>,
+}
+
+/// Runs a tool by type (as the CLI does), logging the call like every front end.
+pub fn invoke<T: Tool>(ctx: &Context, input: T::Input) -> Result<T::Output> {
+    let request_id = next_request_id();
+    logged(&request_id, T::NAME, || T::run(ctx, input))
+}
+
+/// Runs `call` for `tool`, then logs the request id, tool, duration, status and
+/// error code at info level (stderr, or the server's log file).
+pub fn logged<T>(request_id: &str, tool: &str, call: impl FnOnce() -> Result<T>) -> Result<T> {
+    let started = std::time::Instant::now();
+    let result = call();
+    log_call(request_id, tool, started, &result);
+    result
+}
+
+/// Logs one finished call: request id, tool, duration, status and error code.
+pub fn log_call<T>(request_id: &str, tool: &str, started: std::time::Instant, result: &Result<T>) {
+    let duration_ms = started.elapsed().as_micros() as f64 / 1000.0;
+    match result {
+        Ok(_) => tracing::info!(request_id, tool, duration_ms, status = "ok", "tool call"),
+        Err(e) => tracing::info!(
+            request_id,
+            tool,
+            duration_ms,
+            status = "error",
+            code = e.code().as_str(),
+            "tool call"
+        ),
+    }
+}
+
+/// Whether `AAM_READ_ONLY` (or `READ_ONLY`) is set to a true value: machine
+/// front ends then refuse every tool that is not a read.
+pub fn read_only_mode() -> bool {
+    ["AAM_READ_ONLY", "READ_ONLY"].iter().any(|name| {
+        std::env::var(name).is_ok_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"))
+    })
+}
+
+/// The refusal of a write tool in read-only mode.
+pub fn read_only_refusal(tool: &str) -> Error {
+    Error::new(
+        ErrorCode::Forbidden,
+        format!("`{tool}` changes state and read-only mode is on"),
+    )
+    .with_hint("unset `AAM_READ_ONLY` (and `READ_ONLY`) to allow writes")
+}
+
+/// A request id unique within this process: `<pid>-<n>`.
+pub fn next_request_id() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}-{n}", std::process::id())
 }
 
 fn call_json<T: Tool>(ctx: &Context, input: serde_json::Value) -> Result<serde_json::Value> {
@@ -143,6 +246,9 @@ fn spec<T: Tool>() -> ToolSpec {
         risk: T::RISK,
         idempotent: T::IDEMPOTENT,
         open_world: T::OPEN_WORLD,
+        errors: T::ERRORS,
+        constraints: T::CONSTRAINTS,
+        examples: T::EXAMPLES,
         input_schema: || schemars::schema_for!(T::Input),
         output_schema: || schemars::schema_for!(T::Output),
         call: call_json::<T>,
@@ -186,31 +292,6 @@ pub fn registry() -> Vec<ToolSpec> {
     ];
     tools.sort_by_key(|t| t.name);
     tools
-}
-
-/// The tool manifest: every registered tool with its title, description, risk,
-/// idempotency and input/output JSON Schemas.
-pub fn manifest() -> serde_json::Value {
-    let tools: Vec<serde_json::Value> = registry()
-        .iter()
-        .map(|t| {
-            serde_json::json!({
-                "name": t.name,
-                "title": t.title,
-                "description": t.description,
-                "risk": t.risk,
-                "idempotent": t.idempotent,
-                "open_world": t.open_world,
-                "input_schema": (t.input_schema)(),
-                "output_schema": (t.output_schema)(),
-            })
-        })
-        .collect();
-    serde_json::json!({
-        "name": env!("CARGO_PKG_NAME"),
-        "version": env!("CARGO_PKG_VERSION"),
-        "tools": tools,
-    })
 }
 
 /// Finds a registered tool by name.

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::registries::{mirror_registry, open_registry};
-use super::{Context, Risk, Tool};
+use super::{Context, Example, Expect, Risk, Tool};
 use crate::catalog::{Catalog, ListedArtifact, NewPackage, PackageMember, now_timestamp};
 use crate::error::{Error, ErrorCode, Result};
 use crate::packages::archive;
@@ -17,7 +17,7 @@ use crate::packages::manifest::{
     artifact_file_name, check_package_name,
 };
 use crate::project;
-use crate::scan::ArtifactKind;
+use crate::scan::{ArtifactKind, Platform};
 use crate::sources::git::{GitCache, Oid};
 use crate::sources::index::Snapshot;
 
@@ -72,6 +72,21 @@ impl Tool for PkgInit {
     const DESCRIPTION: &'static str = "Create a new package folder: an `aam.yaml` manifest and one example skill to edit. Fails if the folder already has an `aam.yaml`. Next: add artifacts, then `aam_validate`, pack and publish.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = false;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::ManifestInvalid, ErrorCode::Conflict];
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "scaffold a package",
+            input: r#"{"name": "starter-kit"}"#,
+            expect: Expect::Output(
+                r#"{"package_name": "starter-kit", "files": ["aam.yaml", "skills/starter-kit/SKILL.md"]}"#,
+            ),
+        },
+        Example {
+            title: "a name that is not valid",
+            input: r#"{"name": "Bad_Name"}"#,
+            expect: Expect::Error(ErrorCode::ManifestInvalid),
+        },
+    ];
     type Input = PkgInitInput;
     type Output = PkgInitOutput;
 
@@ -173,7 +188,7 @@ pub struct PkgCreateInput {
     pub types: Vec<ArtifactKind>,
     /// Platforms the package is meant for.
     #[serde(default)]
-    pub platforms: Vec<String>,
+    pub platforms: Vec<Platform>,
     /// Package name (default: from the project folder or the source).
     #[serde(default)]
     pub name: Option<String>,
@@ -233,6 +248,28 @@ impl Tool for PkgCreate {
     const DESCRIPTION: &'static str = "Create a package from artifacts: the current project's own (detected like sources), or with `from_source` a registered source's, read from its cached git objects at the indexed commit. Copies them into the package layout, writes `aam.yaml` with provenance and blake3 checksums, and records the package so its artifacts stop being candidates. Choose with `artifacts`, `type` or `all`. Next: `aam_validate`, then pack and `aam_publish`.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = false;
+    const ERRORS: &'static [ErrorCode] = &[
+        ErrorCode::SourceNotFound,
+        ErrorCode::ArtifactNotFound,
+        ErrorCode::ManifestInvalid,
+        ErrorCode::Conflict,
+        ErrorCode::CacheCorrupted,
+    ];
+    const CONSTRAINTS: &'static [&'static str] = &["the output folder must not exist or be empty"];
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "a package from a source's artifact",
+            input: r#"{"from_source": "sample", "artifacts": ["release-notes"], "name": "notes-kit"}"#,
+            expect: Expect::Output(
+                r#"{"package_name": "notes-kit", "version": "0.1.0", "artifacts_included": [{"name": "release-notes", "type": "skill"}]}"#,
+            ),
+        },
+        Example {
+            title: "an artifact the source does not have",
+            input: r#"{"from_source": "sample", "artifacts": ["ghost"], "name": "ghost-kit"}"#,
+            expect: Expect::Error(ErrorCode::ArtifactNotFound),
+        },
+    ];
     type Input = PkgCreateInput;
     type Output = PkgCreateOutput;
 
@@ -240,12 +277,6 @@ impl Tool for PkgCreate {
         if !input.all && input.artifacts.is_empty() && input.types.is_empty() {
             return Err(Error::invalid_argument("no artifacts chosen")
                 .with_hint("pass `--all`, `--type <type>` or `--artifacts <names>`"));
-        }
-        for platform in &input.platforms {
-            if !manifest::PLATFORMS.contains(&platform.as_str()) {
-                return Err(Error::invalid_argument(format!("`{platform}` is not a platform"))
-                    .with_hint(format!("use one of {}", manifest::PLATFORMS.join(", "))));
-            }
         }
         let mut catalog = ctx.catalog()?;
         let gathered = match &input.from_source {
@@ -280,7 +311,7 @@ impl Tool for PkgCreate {
             &name,
             &version,
             input.description.clone(),
-            input.platforms.clone(),
+            input.platforms.iter().map(|p| p.as_str().to_string()).collect(),
         )?;
         let manifest_path = output_dir.join(MANIFEST_FILE);
         if !input.dry_run {
@@ -768,6 +799,21 @@ impl Tool for PkgValidate {
     const DESCRIPTION: &'static str = "Check a package folder, its aam.yaml or a .aam archive: every manifest field, that listed artifacts exist, and that file checksums match. Returns all errors and warnings at once, each with its field path; `valid` is false when there is any error. Next: fix and run again, then pack.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::ManifestInvalid, ErrorCode::ArchiveInvalid];
+    const CONSTRAINTS: &'static [&'static str] =
+        &["paths must be inside the project or AAM_HOME when called by a machine front end"];
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "a package folder",
+            input: r#"{"path": "review-kit"}"#,
+            expect: Expect::Output(r#"{"valid": true, "package_name": "review-kit", "errors": []}"#),
+        },
+        Example {
+            title: "a path that does not exist",
+            input: r#"{"path": "nowhere"}"#,
+            expect: Expect::Error(ErrorCode::InvalidArgument),
+        },
+    ];
     type Input = PkgValidateInput;
     type Output = PkgValidateOutput;
 
@@ -988,6 +1034,16 @@ impl Tool for PkgPack {
     const DESCRIPTION: &'static str = "Pack a valid package folder into a reproducible `.aam` archive (sorted entries, fixed metadata: the same files give the same bytes), with checksums recomputed over exactly what the archive holds. Hidden files, build folders and earlier archives are left out. Returns the archive path, size and blake3. Next: `aam_publish`.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::ManifestInvalid, ErrorCode::ArchiveInvalid];
+    const CONSTRAINTS: &'static [&'static str] = &[
+        "archives are reproducible: same files, same bytes",
+        "at most 64 MiB and 20,000 entries",
+    ];
+    const EXAMPLES: &'static [Example] = &[Example {
+        title: "pack a package folder",
+        input: r#"{"path": "team-rules"}"#,
+        expect: Expect::Output(r#"{"package_name": "team-rules", "version": "0.1.0", "file_count": 2}"#),
+    }];
     type Input = PkgPackInput;
     type Output = PkgPackOutput;
 
@@ -1089,6 +1145,26 @@ impl Tool for PkgPublish {
     const DESCRIPTION: &'static str = "Publish a `.aam` archive (or a package folder, packed first) to a registry. Versions are immutable: publishing one that exists fails with AAM_VERSION_EXISTS. Sets a dist-tag (default `latest`) and makes the package searchable. Returns the stored archive's path, checksum and size.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = false;
+    const ERRORS: &'static [ErrorCode] = &[
+        ErrorCode::VersionExists,
+        ErrorCode::RegistryNotFound,
+        ErrorCode::RegistryInvalid,
+        ErrorCode::ManifestInvalid,
+        ErrorCode::ArchiveInvalid,
+    ];
+    const CONSTRAINTS: &'static [&'static str] = &["versions are immutable"];
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "publish a package folder",
+            input: r#"{"archive": "team-rules"}"#,
+            expect: Expect::Output(r#"{"package_name": "team-rules", "version": "0.1.0", "tag": "latest"}"#),
+        },
+        Example {
+            title: "a version that is already published",
+            input: r#"{"archive": "review-kit"}"#,
+            expect: Expect::Error(ErrorCode::VersionExists),
+        },
+    ];
     type Input = PkgPublishInput;
     type Output = PkgPublishOutput;
 

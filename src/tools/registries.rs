@@ -7,7 +7,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Context, Risk, Tool, indexed_write};
+use super::{Context, Example, Expect, Risk, Tool, indexed_write};
 use crate::catalog::{Catalog, RegistryPackageRecord};
 use crate::config::{RegistrySetting, Settings};
 use crate::error::{Error, ErrorCode, Result};
@@ -140,6 +140,16 @@ impl Tool for RegistryInit {
     const DESCRIPTION: &'static str = "Create a local package registry in a folder and configure it (named after the folder unless `name` is given). An existing registry there is kept and configured. Next: `aam_publish` packages to it.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = false;
+    const ERRORS: &'static [ErrorCode] = &[
+        ErrorCode::RegistryInvalid,
+        ErrorCode::RegistryExists,
+        ErrorCode::SettingsInvalid,
+    ];
+    const EXAMPLES: &'static [Example] = &[Example {
+        title: "create and configure a registry",
+        input: r#"{"path": "new-registry", "name": "new"}"#,
+        expect: Expect::Output(r#"{"name": "new", "default": false, "package_count": 0}"#),
+    }];
     type Input = RegistryInitInput;
     type Output = RegistryEntry;
 
@@ -187,6 +197,24 @@ impl Tool for RegistryAdd {
     const DESCRIPTION: &'static str = "Configure an existing local registry under a name and mirror its packages into the catalog so search finds them. Next: `aam_search` or install from it.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = false;
+    const ERRORS: &'static [ErrorCode] = &[
+        ErrorCode::RegistryInvalid,
+        ErrorCode::RegistryExists,
+        ErrorCode::SettingsInvalid,
+    ];
+    const CONSTRAINTS: &'static [&'static str] = &["only local (`file://`) registries"];
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "configure an existing registry folder",
+            input: r#"{"name": "mirror", "url": "extra-registry"}"#,
+            expect: Expect::Output(r#"{"name": "mirror", "default": false}"#),
+        },
+        Example {
+            title: "a remote URL",
+            input: r#"{"name": "web", "url": "https://example.com/registry"}"#,
+            expect: Expect::Error(ErrorCode::InvalidArgument),
+        },
+    ];
     type Input = RegistryAddInput;
     type Output = RegistryEntry;
 
@@ -221,6 +249,14 @@ impl Tool for RegistryList {
     const DESCRIPTION: &'static str = "List the configured package registries with their URL, whether they are the default, and how many packages each holds.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::SettingsInvalid];
+    const EXAMPLES: &'static [Example] = &[Example {
+        title: "the configured registries",
+        input: r#"{}"#,
+        expect: Expect::Output(
+            r#"{"registries": [{"name": "local", "default": true, "package_count": 1}, {"name": "extra-registry", "default": false, "package_count": 0}]}"#,
+        ),
+    }];
     type Input = RegistryListInput;
     type Output = RegistryListOutput;
 
@@ -265,6 +301,20 @@ impl Tool for RegistryRemove {
     const DESCRIPTION: &'static str = "Stop using a registry: remove it from the settings and its packages from the catalog and search. The registry folder and its archives are not touched.";
     const RISK: Risk = Risk::Destructive;
     const IDEMPOTENT: bool = false;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::RegistryNotFound, ErrorCode::SettingsInvalid];
+    const CONSTRAINTS: &'static [&'static str] = &["the registry's files are kept"];
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "forget a registry",
+            input: r#"{"name": "extra-registry"}"#,
+            expect: Expect::Output(r#"{"removed": "extra-registry", "was_default": false}"#),
+        },
+        Example {
+            title: "a registry that is not configured",
+            input: r#"{"name": "ghost"}"#,
+            expect: Expect::Error(ErrorCode::RegistryNotFound),
+        },
+    ];
     type Input = RegistryRemoveInput;
     type Output = RegistryRemoveOutput;
 

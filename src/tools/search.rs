@@ -3,8 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Context, Risk, Tool, qualified_name, split_qualified};
-use crate::error::{Error, Result};
+use super::{Context, Example, Expect, Risk, Tool, qualified_name, split_qualified};
+use crate::error::{Error, ErrorCode, Result};
 use crate::scan::{ArtifactKind, Platform};
 use crate::search::{ResultKind, SearchRequest, SortOrder};
 
@@ -105,14 +105,35 @@ impl Tool for Search {
     const DESCRIPTION: &'static str = "Search every indexed skill, agent, prompt and instruction by literal text, ranked exact name > name prefix > name contains > description > body. Filter by type, source and platform; page with limit/offset. Returns results with qualified names, the total match count, warnings for ignored filters and 'did you mean' suggestions when nothing matched. Next: `aam_info` with a qualified_name for details.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::IndexError];
+    const CONSTRAINTS: &'static [&'static str] = &["`limit` is 1 to 1000", "the query is literal text: no operators"];
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "a name prefix ranks above a name that only contains the word",
+            input: r#"{"query": "review"}"#,
+            expect: Expect::Output(
+                r#"{"results": [{"qualified_name": "review-kit", "type": "package"}, {"qualified_name": "sample/code-review", "type": "skill"}], "total": 2}"#,
+            ),
+        },
+        Example {
+            title: "a typo gets suggestions",
+            input: r#"{"query": "reveiw"}"#,
+            expect: Expect::Output(r#"{"results": [], "total": 0, "suggestions": ["review-kit"]}"#),
+        },
+        Example {
+            title: "a limit out of range",
+            input: r#"{"query": "review", "limit": 0}"#,
+            expect: Expect::Error(ErrorCode::InvalidArgument),
+        },
+    ];
     type Input = SearchInput;
     type Output = SearchOutput;
 
     fn run(ctx: &Context, input: SearchInput) -> Result<SearchOutput> {
         if !(1..=1000).contains(&input.limit) {
             return Err(
-                Error::invalid_argument(format!("`--limit` must be between 1 and 1000, not {}", input.limit))
-                    .with_hint("pass a smaller page size and use `--offset` to page"),
+                Error::invalid_argument(format!("`limit` must be between 1 and 1000, not {}", input.limit))
+                    .with_hint("pass a smaller page size and page with `offset` (`--offset`)"),
             );
         }
         if input.query.chars().count() > MAX_QUERY_CHARS {

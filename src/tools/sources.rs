@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Context, Risk, Tool, indexed_write};
+use super::{Context, Example, Expect, Risk, Tool, indexed_write};
 use crate::catalog::{Catalog, CommitInfo, NewSource, SourceChanges, SourceRecord};
 use crate::error::{Error, ErrorBody, ErrorCode, Result};
 use crate::scan::ArtifactKind;
@@ -22,6 +22,7 @@ use crate::sources::spec::{SourceKind, SourceSpec, validate_name};
 
 /// Artifact counts by kind.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct CountsByType {
     /// Skills.
     pub skills: u64,
@@ -96,6 +97,40 @@ impl Tool for SourceAdd {
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = false;
     const OPEN_WORLD: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[
+        ErrorCode::SourceUrlInvalid,
+        ErrorCode::SourceAlreadyExists,
+        ErrorCode::SourcePathNotFound,
+        ErrorCode::GitCloneFailed,
+        ErrorCode::GitAuthFailed,
+        ErrorCode::GitRefNotFound,
+        ErrorCode::NetworkError,
+        ErrorCode::Conflict,
+        ErrorCode::Forbidden,
+    ];
+    const CONSTRAINTS: &'static [&'static str] = &[
+        "credentials in URLs are never stored",
+        "local paths must be inside the project or AAM_HOME when called by a machine front end",
+    ];
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "a local repository scoped to a folder",
+            input: r#"{"spec": "./sample-repo", "path": "skills", "name": "sample-skills"}"#,
+            expect: Expect::Output(
+                r#"{"name": "sample-skills", "path": "skills", "artifact_count": 3, "artifacts_by_type": {"skills": 3}}"#,
+            ),
+        },
+        Example {
+            title: "a name that is taken",
+            input: r#"{"spec": "./sample-repo", "name": "sample"}"#,
+            expect: Expect::Error(ErrorCode::SourceAlreadyExists),
+        },
+        Example {
+            title: "a transport aam refuses",
+            input: r#"{"spec": "http://example.com/o/r.git"}"#,
+            expect: Expect::Error(ErrorCode::SourceUrlInvalid),
+        },
+    ];
     type Input = SourceAddInput;
     type Output = SourceAddOutput;
 
@@ -236,6 +271,13 @@ impl Tool for SourceList {
     const DESCRIPTION: &'static str = "List every registered source with its URL, ref, scope path, artifact count, last fetch time and indexed commit, from the catalog (no network). Next: `aam_source_scan` for one source's artifacts, `aam_source_diff` to see what changed upstream.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
+    const EXAMPLES: &'static [Example] = &[Example {
+        title: "every registered source",
+        input: r#"{}"#,
+        expect: Expect::Output(
+            r#"{"sources": [{"name": "sample", "type": "local", "ref": "main", "artifact_count": 8}]}"#,
+        ),
+    }];
     type Input = SourceListInput;
     type Output = SourceListOutput;
 
@@ -326,6 +368,14 @@ impl Tool for SourceScan {
     const DESCRIPTION: &'static str = "List the artifacts indexed from one source, grouped by type (skills, agents, prompts, instructions) with path, description and whether a skill has vendor agent metadata. Answered from the catalog at the source's indexed commit; no network. Next: `aam_info` for one artifact, `aam_source_update` to refresh.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::SourceNotFound, ErrorCode::SourceNotIndexed];
+    const EXAMPLES: &'static [Example] = &[Example {
+        title: "one source's skills",
+        input: r#"{"name": "sample", "type": "skill"}"#,
+        expect: Expect::Output(
+            r#"{"source_name": "sample", "total": 3, "artifacts": {"skills": [{"name": "changelog-audit"}, {"name": "code-review"}, {"name": "release-notes"}]}}"#,
+        ),
+    }];
     type Input = SourceScanInput;
     type Output = SourceScanOutput;
 
@@ -438,6 +488,26 @@ impl Tool for SourceUpdate {
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
     const OPEN_WORLD: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[
+        ErrorCode::SourceNotFound,
+        ErrorCode::GitFetchFailed,
+        ErrorCode::GitAuthFailed,
+        ErrorCode::GitRefNotFound,
+        ErrorCode::NetworkError,
+        ErrorCode::Conflict,
+    ];
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "a source already at its upstream commit",
+            input: r#"{"name": "sample"}"#,
+            expect: Expect::Output(r#"{"sources": [{"name": "sample", "status": "up_to_date", "new_count": 0}]}"#),
+        },
+        Example {
+            title: "an unknown source",
+            input: r#"{"name": "ghost"}"#,
+            expect: Expect::Error(ErrorCode::SourceNotFound),
+        },
+    ];
     type Input = SourceUpdateInput;
     type Output = SourceUpdateOutput;
 
@@ -445,7 +515,7 @@ impl Tool for SourceUpdate {
         let mut catalog = ctx.catalog()?;
         let targets = match (&input.name, input.all) {
             (Some(_), true) => {
-                return Err(Error::invalid_argument("give a source name or `--all`, not both"));
+                return Err(Error::invalid_argument("give a source `name` or `all`, not both"));
             }
             (Some(name), false) => vec![find_source(&catalog, name)?],
             (None, _) => catalog.list_sources()?,
@@ -578,6 +648,28 @@ impl Tool for SourceDiff {
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
     const OPEN_WORLD: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[
+        ErrorCode::SourceNotFound,
+        ErrorCode::SourceNotIndexed,
+        ErrorCode::GitFetchFailed,
+        ErrorCode::GitAuthFailed,
+        ErrorCode::GitRefNotFound,
+        ErrorCode::NetworkError,
+    ];
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "nothing changed upstream",
+            input: r#"{"name": "sample"}"#,
+            expect: Expect::Output(
+                r#"{"source_name": "sample", "has_changes": false, "new_artifacts": [], "modified_artifacts": [], "removed_artifacts": []}"#,
+            ),
+        },
+        Example {
+            title: "an unknown source",
+            input: r#"{"name": "ghost"}"#,
+            expect: Expect::Error(ErrorCode::SourceNotFound),
+        },
+    ];
     type Input = SourceDiffInput;
     type Output = SourceDiffOutput;
 
@@ -664,6 +756,12 @@ impl Tool for SourceRemove {
     const DESCRIPTION: &'static str = "Remove a source and every artifact, commit and change event recorded for it. With `purge_cache`, also delete its cached git repository unless another source shares it. A removed default source is remembered and not re-added by `aam_source_enable_defaults`.";
     const RISK: Risk = Risk::Destructive;
     const IDEMPOTENT: bool = false;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::SourceNotFound];
+    const EXAMPLES: &'static [Example] = &[Example {
+        title: "remove a source",
+        input: r#"{"name": "sample"}"#,
+        expect: Expect::Output(r#"{"removed": "sample"}"#),
+    }];
     type Input = SourceRemoveInput;
     type Output = SourceRemoveOutput;
 
@@ -736,6 +834,14 @@ impl Tool for SourceEnableDefaults {
     const DESCRIPTION: &'static str = "Register the built-in default sources (github/awesome-copilot, openai/skills:.curated, anthropics/skills, microsoft/skills) without fetching them. Defaults the user removed are skipped unless `restore` is set. Next: `aam_source_update` with `all` to fetch and index them.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
+    const CONSTRAINTS: &'static [&'static str] = &["registers without fetching; `aam_source_update` fetches"];
+    const EXAMPLES: &'static [Example] = &[Example {
+        title: "register the default sources",
+        input: r#"{}"#,
+        expect: Expect::Output(
+            r#"{"added": ["github/awesome-copilot", "openai/skills:.curated", "anthropics/skills", "microsoft/skills"]}"#,
+        ),
+    }];
     type Input = SourceEnableDefaultsInput;
     type Output = SourceEnableDefaultsOutput;
 

@@ -2,6 +2,7 @@
 //! a real SQLite catalog and a temporary `AAM_HOME` per test.
 
 mod candidates;
+mod contract;
 mod corpus;
 mod errors;
 mod install;
@@ -12,3 +13,4 @@ mod search;
 mod shapes;
 mod sources;
 mod support;
+mod tool_cli;

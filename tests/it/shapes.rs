@@ -1,42 +1,7 @@
 //! Snapshots of every `--json` shape, so any change to an output contract shows
 //! up in review. Commit ids, times and temporary paths are normalized.
 
-use serde_json::Value;
-
-use crate::support::{TestEnv, skill};
-
-/// Replaces values that differ between runs: commit ids, blake3 digests, times,
-/// temporary paths, and archive sizes (their compressed bytes include times).
-fn normalize(value: Value, env: &TestEnv) -> Value {
-    match value {
-        Value::String(s) => {
-            let tmp = env.root.path().canonicalize().unwrap().display().to_string();
-            let s = s.replace(&tmp, "<tmp>");
-            let hex = s.chars().all(|c| c.is_ascii_hexdigit());
-            let is_time = s.len() == 20 && s.ends_with('Z') && s.as_bytes().get(10) == Some(&b'T');
-            Value::String(match s.len() {
-                40 if hex => "<sha>".into(),
-                64 if hex => "<blake3>".into(),
-                _ if is_time => "<time>".into(),
-                _ => s,
-            })
-        }
-        Value::Array(items) => Value::Array(items.into_iter().map(|v| normalize(v, env)).collect()),
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .map(|(k, v)| {
-                    let v = if k == "size" {
-                        Value::from("<size>")
-                    } else {
-                        normalize(v, env)
-                    };
-                    (k, v)
-                })
-                .collect(),
-        ),
-        other => other,
-    }
-}
+use crate::support::{TestEnv, normalize, skill};
 
 #[test]
 fn json_output_contracts() {

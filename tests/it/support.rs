@@ -74,6 +74,11 @@ impl TestEnv {
 
     /// Runs `aam` with `args` in `cwd`.
     pub fn aam_in(&self, cwd: &Path, args: &[&str]) -> Run {
+        self.aam_with(cwd, &[], args)
+    }
+
+    /// Runs `aam` with `args` in `cwd` and the extra environment `vars`.
+    pub fn aam_with(&self, cwd: &Path, vars: &[(&str, &str)], args: &[&str]) -> Run {
         let output = Command::new(env!("CARGO_BIN_EXE_aam"))
             .args(args)
             .current_dir(cwd)
@@ -82,6 +87,9 @@ impl TestEnv {
             .env_remove("AAM_LOG")
             .env_remove("GH_TOKEN")
             .env_remove("GITHUB_TOKEN")
+            .env_remove("AAM_READ_ONLY")
+            .env_remove("READ_ONLY")
+            .envs(vars.iter().copied())
             .output()
             .expect("run aam");
         Run {
@@ -289,4 +297,37 @@ impl Repo {
 /// A skill file with frontmatter.
 pub fn skill(name: &str, description: &str) -> String {
     format!("---\nname: {name}\ndescription: {description}\n---\n\n# {name}\n\nBody of {name}.\n")
+}
+
+/// Replaces values that differ between runs: commit ids, blake3 digests, times,
+/// temporary paths, and archive sizes (their compressed bytes include times).
+pub fn normalize(value: Value, env: &TestEnv) -> Value {
+    match value {
+        Value::String(s) => {
+            let tmp = env.root.path().canonicalize().unwrap().display().to_string();
+            let s = s.replace(&tmp, "<tmp>");
+            let hex = s.chars().all(|c| c.is_ascii_hexdigit());
+            let is_time = s.len() == 20 && s.ends_with('Z') && s.as_bytes().get(10) == Some(&b'T');
+            Value::String(match s.len() {
+                40 if hex => "<sha>".into(),
+                64 if hex => "<blake3>".into(),
+                _ if is_time => "<time>".into(),
+                _ => s,
+            })
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(|v| normalize(v, env)).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| {
+                    let v = match k.as_str() {
+                        "size" => Value::from("<size>"),
+                        "elapsed_ms" => Value::from("<ms>"),
+                        _ => normalize(v, env),
+                    };
+                    (k, v)
+                })
+                .collect(),
+        ),
+        other => other,
+    }
 }

@@ -1,0 +1,173 @@
+//! The registry's command-line front ends on the real binary: `aam tool call`
+//! (validation, read-only rule, confinement, logs, exit codes) and
+//! `aam tools manifest|skill-doc|adapters` (deterministic files; the skill
+//! installs with aam itself).
+
+use serde_json::{Value, json};
+
+use crate::support::{TestEnv, skill};
+
+/// A home with one source `team` holding the skill `code-review`.
+fn world() -> TestEnv {
+    let env = TestEnv::new();
+    let repo = env.repo("team-repo");
+    repo.write(
+        "skills/code-review/SKILL.md",
+        skill("code-review", "Review a diff for bugs"),
+    );
+    repo.commit("one skill");
+    env.json(&["source", "add", "./team-repo", "--name", "team"]);
+    env
+}
+
+fn call(env: &TestEnv, vars: &[(&str, &str)], name: &str, input: &str) -> crate::support::Run {
+    env.aam_with(env.root.path(), vars, &["-v", "tool", "call", name, input])
+}
+
+#[test]
+fn a_call_prints_the_output_and_logs_it() {
+    let env = world();
+    let run = call(&env, &[], "aam_search", r#"{"query": "review"}"#);
+    let output = run.ok_json();
+    assert_eq!(output["results"][0]["name"], "code-review", "{output}");
+    for field in [
+        "tool call",
+        "request_id=",
+        "tool=\"aam_search\"",
+        "duration_ms=",
+        "status=\"ok\"",
+    ] {
+        assert!(run.stderr.contains(field), "log lacks {field}: {}", run.stderr);
+    }
+
+    // The same input from a file, and no input at all (`{}`).
+    std::fs::write(env.path("input.json"), r#"{"query": "review", "limit": 1}"#).unwrap();
+    let from_file = env
+        .aam(&["tool", "call", "aam_search", "--input", "input.json"])
+        .ok_json();
+    assert_eq!(from_file["results"], json!([output["results"][0]]));
+    let sources = env.aam(&["tool", "call", "aam_source_list"]).ok_json();
+    assert_eq!(sources["sources"][0]["name"], "team");
+}
+
+#[test]
+fn a_tool_error_exits_1_with_its_code_and_is_logged() {
+    let env = world();
+    let run = call(&env, &[], "aam_info", r#"{"name": "team/nope"}"#);
+    run.err("AAM_ARTIFACT_NOT_FOUND");
+    for field in [
+        "status=\"error\"",
+        "code=\"AAM_ARTIFACT_NOT_FOUND\"",
+        "tool=\"aam_info\"",
+    ] {
+        assert!(run.stderr.contains(field), "log lacks {field}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn invalid_input_names_the_field() {
+    let env = world();
+    for (input, field) in [
+        (r#"{"query": "x", "limit": "ten"}"#, "`limit`"),
+        (r#"{"query": "x", "colour": 1}"#, "`colour`"),
+        (r#"{"query": "x", "limit": 0}"#, "`limit`"),
+    ] {
+        let body = call(&env, &[], "aam_search", input).err("AAM_INVALID_ARGUMENT");
+        let message = body["message"].as_str().unwrap();
+        assert!(message.contains(field), "{input}: {message}");
+    }
+    let body = call(&env, &[], "aam_source_remove", "{}").err("AAM_INVALID_ARGUMENT");
+    assert!(body["message"].as_str().unwrap().contains("`name`"), "{body}");
+
+    let body = call(&env, &[], "aam_search", "{query").err("AAM_INVALID_ARGUMENT");
+    assert!(body["message"].as_str().unwrap().contains("not JSON"), "{body}");
+
+    let body = call(&env, &[], "aam_serch", "{}").err("AAM_INVALID_ARGUMENT");
+    assert!(body["hint"].as_str().unwrap().contains("`aam_search`"), "{body}");
+}
+
+#[test]
+fn read_only_mode_refuses_writes_and_changes_nothing() {
+    let env = world();
+    let before = env.state();
+    for (name, input) in [
+        ("aam_source_remove", r#"{"name": "team", "purge_cache": true}"#),
+        ("aam_source_update", r#"{"all": true}"#),
+        ("aam_catalog_reindex", "{}"),
+    ] {
+        let run = call(&env, &[("AAM_READ_ONLY", "1")], name, input);
+        let body = run.err("AAM_FORBIDDEN");
+        assert!(body["message"].as_str().unwrap().contains(name), "{body}");
+        assert!(run.stderr.contains("code=\"AAM_FORBIDDEN\""), "{}", run.stderr);
+    }
+    assert_eq!(env.state(), before, "read-only mode changed the home");
+    // Reads still work, and the same write goes through without the setting.
+    call(&env, &[("AAM_READ_ONLY", "1")], "aam_source_list", "{}").ok_json();
+    call(&env, &[], "aam_source_remove", r#"{"name": "team"}"#).ok_json();
+    assert!(env.artifacts("team").is_empty());
+}
+
+#[test]
+fn paths_outside_the_folder_and_home_are_forbidden() {
+    let env = world();
+    let outside = tempfile::tempdir().unwrap();
+    let input = json!({ "path": outside.path() }).to_string();
+    let body = call(&env, &[], "aam_validate", &input).err("AAM_FORBIDDEN");
+    assert!(
+        body["message"].as_str().unwrap().contains("outside the project"),
+        "{body}"
+    );
+}
+
+#[test]
+fn exports_are_deterministic_and_the_skill_installs_with_aam() {
+    let env = TestEnv::new();
+    let manifest = env.aam(&["tools", "manifest"]);
+    assert_eq!(manifest.code, 0, "{manifest:?}");
+    env.aam(&["tools", "manifest", "--output", "out/manifest.json"]);
+    let written = std::fs::read_to_string(env.path("out/manifest.json")).unwrap();
+    assert_eq!(written, manifest.stdout, "stdout and --output differ");
+    assert_eq!(
+        env.aam(&["tools", "manifest"]).stdout,
+        manifest.stdout,
+        "not deterministic"
+    );
+    let tools: Value = serde_json::from_str(&manifest.stdout).unwrap();
+    assert_eq!(tools["schema_version"], 1);
+
+    for format in ["openai", "anthropic", "gemini"] {
+        let run = env.aam(&["tools", "adapters", "--format", format]);
+        assert_eq!(run.code, 0, "{run:?}");
+        let definitions: Value = serde_json::from_str(&run.stdout).unwrap();
+        // Gemini wraps its declarations in one `Tool` object.
+        let definitions = match format {
+            "gemini" => definitions[0]["functionDeclarations"].clone(),
+            _ => definitions,
+        };
+        assert_eq!(
+            definitions.as_array().map(Vec::len),
+            tools["tools"].as_array().map(Vec::len),
+            "{format}"
+        );
+    }
+    let run = env.aam(&["tools", "adapters", "--format", "llama"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("openai"), "{}", run.stderr);
+
+    let doc = env.aam(&["tools", "skill-doc"]).stdout;
+    assert!(doc.starts_with("---\nname: aam\ndescription: "), "{doc}");
+    env.aam(&["tools", "skill-doc", "--output", "doc"]);
+    assert_eq!(std::fs::read_to_string(env.path("doc/SKILL.md")).unwrap(), doc);
+
+    // The skill as a package, deployed by aam itself.
+    let run = env.aam(&["tools", "skill-doc", "--package", "aam-skill"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let valid = env.json(&["pkg", "validate", "aam-skill"]);
+    assert_eq!(valid["valid"], true, "{valid}");
+    env.json(&["install", "./aam-skill", "--platform", "claude"]);
+    let deployed = std::fs::read_to_string(env.path(".claude/skills/aam/SKILL.md")).unwrap();
+    assert_eq!(deployed, doc);
+    let verified = env.json(&["verify", "--all"]);
+    assert_eq!(verified[0]["package_name"], "aam-skill", "{verified}");
+    assert_eq!(verified[0]["is_clean"], true, "{verified}");
+}
