@@ -31,6 +31,25 @@ pub fn write_file_with_mode(path: &Path, bytes: &[u8], mode: u32) -> Result<()> 
     Ok(())
 }
 
+/// Lands `path` atomically (mode 0644) with what `fill` writes into the
+/// temporary file at the given path; nothing is left behind when `fill` fails.
+pub fn write_with<T>(path: &Path, fill: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
+    let file = tempfile::NamedTempFile::new_in(parent).map_err(|e| Error::io("write", path, e))?;
+    let value = fill(file.path())?;
+    use std::os::unix::fs::PermissionsExt;
+    let done = std::fs::File::open(file.path()).map_err(|e| Error::io("write", path, e))?;
+    done.set_permissions(std::fs::Permissions::from_mode(0o644))
+        .map_err(|e| Error::io("write", path, e))?;
+    done.sync_all().map_err(|e| Error::io("write", path, e))?;
+    file.persist(path).map_err(|e| Error::io("write", path, e.error))?;
+    Ok(value)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -54,6 +54,11 @@ impl AamHome {
         self.root.join("cache").join("git")
     }
 
+    /// The bearer token file `aam mcp serve --transport http` generates.
+    pub fn mcp_token_path(&self) -> PathBuf {
+        self.root.join("mcp-token")
+    }
+
     /// The settings file.
     pub fn settings_path(&self) -> PathBuf {
         self.root.join("config.yaml")

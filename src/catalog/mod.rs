@@ -8,6 +8,7 @@
 //! compares against to know whether it is current.
 
 mod artifacts;
+mod audit;
 mod browse;
 mod packages;
 mod registries;
@@ -22,6 +23,10 @@ use crate::error::{Error, ErrorCode, Result};
 
 pub use artifacts::{
     ArtifactSummary, CommitInfo, FileRecord, IndexedArtifact, LiveArtifact, SourceChanges, WriteOutcome,
+};
+pub use audit::{
+    CatalogStats, ExportArtifact, ExportCommit, ExportCounts, ExportFile, ExportInstall, ExportPackage, ExportRecord,
+    ExportSource, InstalledFile, Orphan, SourceStats,
 };
 pub use browse::{ArtifactDetail, Keyset, ListFilter, ListedArtifact, RowFilter, SEARCH_BODY_CHARS, SearchRow};
 pub use packages::{InstallRecord, NewPackage, PackageMember};
@@ -122,17 +127,28 @@ fn bump_generation(tx: &Transaction<'_>) -> Result<u64> {
     Ok(value as u64)
 }
 
+/// The newest migration version this build carries.
+fn latest_migration() -> i64 {
+    let runner = embedded::migrations::runner();
+    runner
+        .get_migrations()
+        .iter()
+        .map(|m| i64::from(m.version()))
+        .max()
+        .unwrap_or(0)
+}
+
 fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
     let runner = embedded::migrations::runner();
-    let latest = runner.get_migrations().iter().map(|m| m.version()).max().unwrap_or(0);
+    let latest = latest_migration();
     let applied: Option<i64> = conn
         .query_row("SELECT MAX(version) FROM refinery_schema_history", [], |r| r.get(0))
         .optional()
         .unwrap_or(None)
         .flatten();
     match applied {
-        Some(v) if i64::from(latest) == v => return Ok(()),
-        Some(v) if v > i64::from(latest) => {
+        Some(v) if latest == v => return Ok(()),
+        Some(v) if v > latest => {
             return Err(Error::new(
                 ErrorCode::CatalogTooNew,
                 format!(

@@ -14,15 +14,18 @@ mod tools;
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use serde::Serialize;
 
 use crate::config::AamHome;
 use crate::error::{Error, Result};
 use crate::scan::{ArtifactKind, Platform};
 use crate::tools::artifacts::{CandidatesInput, Info, InfoInput, ListAvailable, ListInput, SourceCandidates};
-use crate::tools::catalog::{Reindex, ReindexInput};
-use crate::tools::config::{ConfigGet, ConfigGetInput, ConfigSet, ConfigSetInput};
+use crate::tools::catalog::{
+    Check, CheckInput, Export, ExportFormat, ExportInput, Reindex, ReindexInput, Repair, RepairInput, Stats, StatsInput,
+};
+use crate::tools::config::{ConfigGet, ConfigGetInput, ConfigSet, ConfigSetInput, Init, InitInput};
+use crate::tools::doctor::{Doctor, DoctorInput};
 use crate::tools::install::{
     Diff, Install, InstallInput, ListInstalled, ListInstalledInput, OnEdited, Outdated, OutdatedInput, PackageInfo,
     PackageInfoInput, Uninstall, UninstallInput, Upgrade, UpgradeInput, UpgradeOutput, Verify, VerifyInput,
@@ -201,6 +204,22 @@ enum Command {
     /// Read and change settings (`$AAM_HOME/config.yaml`).
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Set aam up for this project: platforms to deploy to, the catalog, default sources.
+    Init {
+        /// Platform to install into by default (repeatable; default: the ones the project uses).
+        #[arg(long = "platform", value_name = "PLATFORM", value_parser = platform_arg)]
+        platforms: Vec<Platform>,
+        /// Accept the detected platforms and register the default sources without asking.
+        #[arg(long, short)]
+        yes: bool,
+    },
+    /// Check settings, catalog, index, caches, project platforms, installs and the MCP token (exit 1 on a failure).
+    Doctor,
+    /// Print shell completions (e.g. `aam completions bash > ~/.local/share/bash-completion/completions/aam`).
+    Completions {
+        /// Shell to complete in.
+        shell: clap_complete::Shell,
+    },
     /// Serve aam to AI agents over MCP, or print a client's configuration.
     #[command(subcommand)]
     Mcp(mcp::McpCommand),
@@ -214,11 +233,13 @@ enum Command {
 
 #[derive(Debug, Subcommand)]
 enum ConfigCommand {
-    /// Show every setting, or one.
+    /// Print one setting's value.
     Get {
-        /// Setting to show.
-        key: Option<String>,
+        /// Setting to show (`aam config list` shows them all).
+        key: String,
     },
+    /// Show every setting with what it does.
+    List,
     /// Change a setting.
     Set {
         /// Setting to change.
@@ -363,6 +384,23 @@ enum SortArg {
 enum CatalogCommand {
     /// Rebuild the search index from the catalog.
     Reindex,
+    /// Write the catalog to one file for offline audits (a consistent snapshot, even while aam writes).
+    Export {
+        /// sqlite (every table), jsonl (a record per artifact, then sources, commits, packages, installs) or csv (artifacts).
+        #[arg(long, value_enum, default_value_t = ExportFormat::Sqlite)]
+        format: ExportFormat,
+        /// File to write (default `aam-catalog.<db|jsonl|csv>`); `-` prints jsonl or csv to stdout.
+        #[arg(long, short, value_name = "PATH")]
+        output: Option<String>,
+    },
+    /// Counts per source and type, sizes on disk, index generation, last update times.
+    Stats,
+    /// Check integrity, foreign keys, migrations, the index, the caches and rows (exit 1 on a failure).
+    Check {
+        /// Rebuild the index and fetch missing cache objects again, then check again.
+        #[arg(long)]
+        repair: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -585,8 +623,31 @@ fn run(cli: Cli) -> Result<i32> {
             };
             out.emit(&invoke::<ListAvailable>(&ctx, input)?, render::available)
         }
-        Command::Catalog(CatalogCommand::Reindex) => {
-            out.emit(&invoke::<Reindex>(&ctx, ReindexInput {})?, render::reindexed)
+        Command::Catalog(command) => run_catalog(&ctx, &out, command),
+        Command::Init { platforms, yes } => {
+            let mut input = InitInput {
+                platforms,
+                add_default_sources: yes,
+            };
+            if !yes && interactive(&out) {
+                prompts::setup(&ctx, &mut input)?;
+            }
+            let output = invoke::<Init>(&ctx, input)?;
+            if !yes && !output.default_sources_added.is_empty() && !out.json {
+                eprintln!("hint: register the default sources later with `aam source enable-defaults`");
+            }
+            out.emit(&output, render::initialized)
+        }
+        Command::Doctor => {
+            let output = invoke::<Doctor>(&ctx, DoctorInput {})?;
+            out.emit(&output, render::doctor)?;
+            Ok(if output.healthy { 0 } else { 1 })
+        }
+        Command::Completions { shell } => {
+            let mut text = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "aam", &mut text);
+            write_stdout(&String::from_utf8_lossy(&text))?;
+            Ok(0)
         }
         Command::Install {
             specs,
@@ -654,9 +715,14 @@ fn run(cli: Cli) -> Result<i32> {
         } => run_upgrade(&ctx, &out, package, dry_run, force, backup, global),
         Command::Pkg(command) => run_pkg(&ctx, &out, command),
         Command::Registry(command) => run_registry(&ctx, &out, command),
-        Command::Config(ConfigCommand::Get { key }) => {
-            out.emit(&invoke::<ConfigGet>(&ctx, ConfigGetInput { key })?, render::settings)
-        }
+        Command::Config(ConfigCommand::Get { key }) => out.emit(
+            &invoke::<ConfigGet>(&ctx, ConfigGetInput { key: Some(key) })?,
+            render::setting_value,
+        ),
+        Command::Config(ConfigCommand::List) => out.emit(
+            &invoke::<ConfigGet>(&ctx, ConfigGetInput { key: None })?,
+            render::settings,
+        ),
         Command::Config(ConfigCommand::Set { key, value }) => out.emit(
             &invoke::<ConfigSet>(&ctx, ConfigSetInput { key, value })?,
             render::setting_changed,
@@ -664,6 +730,48 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Mcp(command) => mcp::run(&out, command),
         Command::Tools(command) => tools::run_tools(command),
         Command::Tool(command) => tools::run_tool(command),
+    }
+}
+
+fn run_catalog(ctx: &Context, out: &Output, command: CatalogCommand) -> Result<i32> {
+    match command {
+        CatalogCommand::Reindex => out.emit(&invoke::<Reindex>(ctx, ReindexInput {})?, render::reindexed),
+        CatalogCommand::Export { format, output } if output.as_deref() == Some("-") => {
+            if format == ExportFormat::Sqlite {
+                return Err(Error::invalid_argument("a SQLite export cannot go to stdout")
+                    .with_hint("pass `--output FILE`, or `--format jsonl` or `--format csv` for stdout"));
+            }
+            let dir = tempfile::tempdir().map_err(|e| Error::io("create", &std::env::temp_dir(), e))?;
+            let file = dir.path().join(format!("export.{}", format.extension()));
+            let input = ExportInput {
+                format,
+                output: Some(file.display().to_string()),
+            };
+            invoke::<Export>(ctx, input)?;
+            let mut reader = std::fs::File::open(&file).map_err(|e| Error::io("read", &file, e))?;
+            let mut stdout = std::io::stdout().lock();
+            match std::io::copy(&mut reader, &mut stdout).and_then(|_| stdout.flush()) {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    Err(Error::io("write", std::path::Path::new("<stdout>"), e))
+                }
+                _ => Ok(0),
+            }
+        }
+        CatalogCommand::Export { format, output } => out.emit(
+            &invoke::<Export>(ctx, ExportInput { format, output })?,
+            render::exported,
+        ),
+        CatalogCommand::Stats => out.emit(&invoke::<Stats>(ctx, StatsInput {})?, render::stats),
+        CatalogCommand::Check { repair: false } => {
+            let output = invoke::<Check>(ctx, CheckInput {})?;
+            out.emit(&output, render::checked)?;
+            Ok(if output.healthy { 0 } else { 1 })
+        }
+        CatalogCommand::Check { repair: true } => {
+            let output = invoke::<Repair>(ctx, RepairInput {})?;
+            out.emit(&output, render::repaired)?;
+            Ok(if output.healthy { 0 } else { 1 })
+        }
     }
 }
 
@@ -970,7 +1078,6 @@ fn report_error(err: &Error, json: bool) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn cli_definition_is_valid() {
@@ -1006,8 +1113,14 @@ mod tests {
         ("registry add", &["aam_registry_add"]),
         ("registry list", &["aam_registry_list"]),
         ("registry remove", &["aam_registry_remove"]),
+        ("catalog export", &["aam_catalog_export"]),
+        ("catalog stats", &["aam_catalog_stats"]),
+        ("catalog check", &["aam_catalog_check", "aam_catalog_repair"]),
         ("config get", &["aam_config_get"]),
+        ("config list", &["aam_config_get"]),
         ("config set", &["aam_config_set"]),
+        ("init", &["aam_init"]),
+        ("doctor", &["aam_doctor"]),
     ];
 
     /// Commands that are front ends of the registry itself, not operations.
@@ -1018,6 +1131,7 @@ mod tests {
         "tools skill-doc",
         "tools adapters",
         "tool call",
+        "completions",
     ];
 
     fn leaves(command: &clap::Command, prefix: &str, out: &mut Vec<String>) {

@@ -1,9 +1,12 @@
 //! Questions asked on a terminal when flags leave something open.
 
-use dialoguer::{Input, MultiSelect, Select};
+use dialoguer::{Confirm, Input, MultiSelect, Select};
 
+use crate::deploy::detect_platforms;
 use crate::error::{Error, Result};
+use crate::scan::Platform;
 use crate::tools::artifacts::{CandidatesInput, SourceCandidates};
+use crate::tools::config::InitInput;
 use crate::tools::install::{Diff, OnEdited, UpgradeReport, VerifyInput};
 use crate::tools::packages::{PkgCreateInput, PkgInitInput};
 use crate::tools::sources::{SourceScan, SourceScanInput};
@@ -133,4 +136,30 @@ pub fn on_edited(ctx: &Context, report: &UpgradeReport, global: bool) -> Result<
             _ => return Ok(OnEdited::Force),
         }
     }
+}
+
+/// Asks `aam init` which platforms to deploy to (the detected ones ticked) and
+/// whether to register the default sources.
+pub fn setup(ctx: &Context, input: &mut InitInput) -> Result<()> {
+    let detected: Vec<Platform> = detect_platforms(&crate::project::root(&ctx.cwd))
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect();
+    if input.platforms.is_empty() {
+        let all = [Platform::Claude, Platform::Codex, Platform::Copilot, Platform::Cursor];
+        let ticked: Vec<bool> = all.iter().map(|p| detected.contains(p)).collect();
+        let chosen = MultiSelect::new()
+            .with_prompt("Platforms to install into by default (space ticks, enter accepts)")
+            .items(all.map(|p| p.as_str()))
+            .defaults(&ticked)
+            .interact()
+            .map_err(cancelled)?;
+        input.platforms = chosen.into_iter().map(|i| all[i]).collect();
+    }
+    input.add_default_sources = Confirm::new()
+        .with_prompt("Register the built-in default sources (fetched on `aam source update`)?")
+        .default(true)
+        .interact()
+        .map_err(cancelled)?;
+    Ok(())
 }

@@ -2,8 +2,12 @@
 
 use crate::mcp::clients::ClientConfig;
 use crate::tools::artifacts::{CandidatesOutput, InfoOutput, ListOutput};
-use crate::tools::catalog::ReindexOutput;
-use crate::tools::config::{ConfigGetOutput, ConfigSetOutput};
+use crate::tools::catalog::{
+    CheckOutput, CheckStatus, ExportFormat, ExportOutput, HealthCheck, ReindexOutput, RepairOutput, StatsOutput,
+    TypeCounts,
+};
+use crate::tools::config::{ConfigGetOutput, ConfigSetOutput, InitOutput};
+use crate::tools::doctor::DoctorOutput;
 use crate::tools::install::{
     DiffOutput, InstallOutput, ListInstalledOutput, OutdatedOutput, PackageInfoOutput, UninstallOutput, UpgradeOutput,
     VerifyOutput,
@@ -760,27 +764,215 @@ pub fn upgraded(o: &UpgradeOutput) -> String {
     out
 }
 
-/// `aam config get`.
+fn setting_text(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Array(items) if items.iter().all(|i| i.is_string()) => {
+            items.iter().filter_map(|i| i.as_str()).collect::<Vec<_>>().join(",")
+        }
+        serde_json::Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// `aam config list`.
 pub fn settings(o: &ConfigGetOutput) -> String {
     let mut out = String::new();
     for setting in &o.settings {
-        let value = match &setting.value {
-            serde_json::Value::Array(items) if items.iter().all(|i| i.is_string()) => {
-                items.iter().filter_map(|i| i.as_str()).collect::<Vec<_>>().join(",")
-            }
-            serde_json::Value::String(text) => text.clone(),
-            other => other.to_string(),
-        };
-        out.push_str(&format!("{} = {value}\n", setting.key));
+        out.push_str(&format!("{} = {}\n", setting.key, setting_text(&setting.value)));
         out.push_str(&format!("  {}\n", setting.description));
     }
     out.push_str(&format!("(from {})\n", o.path));
     out
 }
 
+/// `aam config get KEY`: the value alone, for scripts.
+pub fn setting_value(o: &ConfigGetOutput) -> String {
+    o.settings
+        .iter()
+        .map(|setting| setting_text(&setting.value) + "\n")
+        .collect()
+}
+
 /// `aam config set`.
 pub fn setting_changed(o: &ConfigSetOutput) -> String {
     format!("{}: {} -> {}\n", o.key, o.previous, o.value)
+}
+
+/// `aam catalog export`.
+pub fn exported(o: &ExportOutput) -> String {
+    let r = &o.records;
+    if o.format == ExportFormat::Csv {
+        return format!(
+            "Exported {} artifacts to {} (csv, {}, {} ms)\n",
+            r.artifacts,
+            o.path,
+            bytes(o.bytes),
+            o.elapsed_ms
+        );
+    }
+    format!(
+        "Exported {} artifacts, {} sources, {} commits, {} packages and {} installs to {} ({}, {}, {} ms)\n",
+        r.artifacts,
+        r.sources,
+        r.commits,
+        r.packages,
+        r.installs,
+        o.path,
+        o.format.as_str(),
+        bytes(o.bytes),
+        o.elapsed_ms
+    )
+}
+
+fn type_counts(c: &TypeCounts) -> Vec<String> {
+    [c.skill, c.agent, c.prompt, c.instruction, c.total]
+        .iter()
+        .map(|n| n.to_string())
+        .collect()
+}
+
+fn bytes(n: u64) -> String {
+    match n {
+        n if n >= 1 << 30 => format!("{:.1} GiB", n as f64 / f64::from(1u32 << 30)),
+        n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / f64::from(1u32 << 20)),
+        n if n >= 1 << 10 => format!("{:.1} KiB", n as f64 / 1024.0),
+        n => format!("{n} B"),
+    }
+}
+
+/// `aam catalog stats`.
+pub fn stats(o: &StatsOutput) -> String {
+    let mut rows: Vec<Vec<String>> = o
+        .sources
+        .iter()
+        .map(|s| {
+            let mut row = vec![s.name.clone()];
+            row.extend(type_counts(&s.artifacts));
+            row.push(s.commit.as_deref().map(short).unwrap_or("-").to_string());
+            row.push(s.fetched_at.clone().unwrap_or_else(|| "never".into()));
+            row.push(bytes(s.cache_bytes));
+            row
+        })
+        .collect();
+    let mut total = vec!["(all)".to_string()];
+    total.extend(type_counts(&o.artifacts));
+    total.extend(["".into(), o.last_fetched_at.clone().unwrap_or_default(), "".into()]);
+    rows.push(total);
+    let mut out = table(
+        &[
+            "SOURCE",
+            "SKILLS",
+            "AGENTS",
+            "PROMPTS",
+            "INSTRUCTIONS",
+            "TOTAL",
+            "COMMIT",
+            "FETCHED",
+            "CACHE",
+        ],
+        &rows,
+    );
+    out.push_str(&format!(
+        "\nCatalog: schema {}, generation {}, {} artifacts ever, {} commits, {} packages, {} registry packages, {} installs\n",
+        o.schema_version, o.generation, o.artifacts_ever, o.commits, o.packages, o.registry_packages, o.installs
+    ));
+    out.push_str(&format!(
+        "Index: {}{}{}\n",
+        o.index.status,
+        o.index
+            .generation
+            .map(|g| format!(", generation {g}"))
+            .unwrap_or_default(),
+        o.index
+            .documents
+            .map(|d| format!(", {d} documents"))
+            .unwrap_or_default()
+    ));
+    out.push_str(&format!(
+        "Disk: catalog {}, index {}, caches {}, installed originals {} (in {})\n",
+        bytes(o.disk.catalog),
+        bytes(o.disk.index),
+        bytes(o.disk.caches),
+        bytes(o.disk.objects),
+        o.home
+    ));
+    if let Some(at) = &o.last_indexed_at {
+        out.push_str(&format!("Last indexed: {at}\n"));
+    }
+    out
+}
+
+fn health(checks: &[HealthCheck], summary: &str) -> String {
+    let mut out = String::new();
+    for check in checks {
+        let mark = match check.status {
+            CheckStatus::Pass => "ok  ",
+            CheckStatus::Warn => "warn",
+            CheckStatus::Fail => "FAIL",
+        };
+        out.push_str(&format!("{mark}  {:<13} {}\n", check.name, check.message));
+        if let Some(suggestion) = &check.suggestion {
+            out.push_str(&format!("      {:<13} -> {suggestion}\n", ""));
+        }
+    }
+    out.push_str(&format!("\n{summary}\n"));
+    out
+}
+
+/// `aam catalog check`.
+pub fn checked(o: &CheckOutput) -> String {
+    health(&o.checks, &o.summary)
+}
+
+/// `aam catalog check --repair`.
+pub fn repaired(o: &RepairOutput) -> String {
+    let mut out = String::new();
+    if o.actions.is_empty() {
+        out.push_str("Nothing to repair.\n\n");
+    }
+    for action in &o.actions {
+        match &action.error {
+            None => out.push_str(&format!("repaired  {}: {}\n", action.check, action.action)),
+            Some(error) => out.push_str(&format!("failed    {}: {} ({error})\n", action.check, action.action)),
+        }
+    }
+    if !o.actions.is_empty() {
+        out.push('\n');
+    }
+    out + &health(&o.checks, &o.summary)
+}
+
+/// `aam doctor`.
+pub fn doctor(o: &DoctorOutput) -> String {
+    health(&o.checks, &o.summary)
+}
+
+/// `aam init`.
+pub fn initialized(o: &InitOutput) -> String {
+    let mut out = String::new();
+    if o.detected.is_empty() {
+        out.push_str(&format!("No platform folders found in {}\n", o.project_root));
+    } else {
+        let found: Vec<String> = o
+            .detected
+            .iter()
+            .map(|d| format!("{} ({})", d.platform.as_str(), d.marker))
+            .collect();
+        out.push_str(&format!("Found in {}: {}\n", o.project_root, found.join(", ")));
+    }
+    if o.default_platforms.is_empty() {
+        out.push_str("default_platforms: none (installs need `--platform`)\n");
+    } else {
+        out.push_str(&format!("default_platforms: {}\n", o.default_platforms.join(",")));
+    }
+    out.push_str(&format!("Settings: {}\nCatalog: {}\n", o.settings_path, o.catalog_path));
+    if !o.default_sources_added.is_empty() {
+        out.push_str(&format!(
+            "Registered default sources: {} (fetch them with `aam source update --all`)\n",
+            o.default_sources_added.join(", ")
+        ));
+    }
+    out
 }
 
 /// `aam mcp config`: the snippet alone, so it can be redirected into the file.

@@ -15,6 +15,8 @@
 pub mod apply;
 pub mod sections;
 
+use std::path::Path;
+
 use serde_json::{Map, Value};
 
 use crate::scan::{ArtifactKind, Platform, frontmatter};
@@ -119,6 +121,26 @@ pub fn target(kind: ArtifactKind, name: &str, platform: Platform, global: bool) 
         (ArtifactKind::Instruction, Platform::Claude) => section("CLAUDE.md", ".claude/CLAUDE.md"),
         (ArtifactKind::Instruction, Platform::Codex) => section("AGENTS.md", ".codex/AGENTS.md"),
     }
+}
+
+/// The platforms a project already uses, each with the first marker found
+/// (`.cursor`, `.claude` or `CLAUDE.md`, `.github`, `.codex` or `AGENTS.md`).
+pub fn detect_platforms(root: &Path) -> Vec<(Platform, &'static str)> {
+    let markers: [(Platform, &[&'static str]); 4] = [
+        (Platform::Cursor, &[".cursor"]),
+        (Platform::Claude, &[".claude", "CLAUDE.md"]),
+        (Platform::Copilot, &[".github"]),
+        (Platform::Codex, &[".codex", "AGENTS.md"]),
+    ];
+    markers
+        .into_iter()
+        .filter_map(|(platform, names)| {
+            names
+                .iter()
+                .find(|name| root.join(name).exists())
+                .map(|name| (platform, *name))
+        })
+        .collect()
 }
 
 /// The platforms by name.

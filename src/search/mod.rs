@@ -260,6 +260,49 @@ impl SearchIndex {
     }
 }
 
+/// What a look at the index on disk found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IndexState {
+    /// Never built (searches build it).
+    Missing,
+    /// Present but unreadable, with why.
+    Unreadable(String),
+    /// Readable.
+    Readable {
+        /// Catalog generation it reflects (`None` before the first commit).
+        generation: Option<u64>,
+        /// Documents it holds.
+        documents: u64,
+    },
+}
+
+impl SearchIndex {
+    /// Looks at the index without opening it for use, so nothing is repaired or
+    /// created: every segment is opened and its documents counted.
+    pub fn inspect(home: &AamHome) -> IndexState {
+        let dir = home.root().join(INDEX_DIR);
+        if !dir.join("meta.json").exists() {
+            return IndexState::Missing;
+        }
+        let probe = || -> tantivy::Result<IndexState> {
+            let index = Index::open_in_dir(&dir)?;
+            let generation = index.load_metas()?.payload.and_then(|p| p.parse().ok());
+            let reader: IndexReader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
+            Ok(IndexState::Readable {
+                generation,
+                documents: reader.searcher().num_docs(),
+            })
+        };
+        probe().unwrap_or_else(|e| IndexState::Unreadable(e.to_string()))
+    }
+
+    /// Deletes the index's files so that the next open starts empty.
+    pub fn discard(home: &AamHome) -> Result<()> {
+        let dir = home.root().join(INDEX_DIR);
+        if dir.exists() { clear_dir(&dir) } else { Ok(()) }
+    }
+}
+
 /// What a catalog write changed, for the index to follow.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IndexChange {

@@ -1,10 +1,15 @@
-//! Catalog maintenance tools.
+//! Catalog maintenance tools: reindex, export, statistics, check and repair.
+
+use std::io::Write;
+use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Context, Example, Expect, Risk, Tool};
-use crate::error::{ErrorCode, Result};
+use crate::catalog::{ExportCounts, ExportRecord};
+use crate::error::{Error, ErrorCode, Result};
+use crate::search::{INDEX_DIR, IndexState, SearchIndex};
 
 /// Input of `aam_catalog_reindex`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -52,4 +57,806 @@ impl Tool for Reindex {
             elapsed_ms: started.elapsed().as_millis() as u64,
         })
     }
+}
+
+// ---------------------------------------------------------------- export
+
+/// Formats `aam_catalog_export` writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ExportFormat {
+    /// A SQLite database: the whole catalog, every table.
+    #[default]
+    Sqlite,
+    /// JSON lines: one self-contained record per artifact, then sources, commits, packages and installs.
+    Jsonl,
+    /// A flat table of artifacts with a header row.
+    Csv,
+}
+
+impl ExportFormat {
+    /// The format's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Sqlite => "sqlite",
+            Self::Jsonl => "jsonl",
+            Self::Csv => "csv",
+        }
+    }
+
+    /// The file extension of the format.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Self::Sqlite => "db",
+            Self::Jsonl => "jsonl",
+            Self::Csv => "csv",
+        }
+    }
+}
+
+/// Input of `aam_catalog_export`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExportInput {
+    /// Format (default `sqlite`).
+    #[serde(default)]
+    pub format: ExportFormat,
+    /// File to write (default `aam-catalog.<db|jsonl|csv>` in the current folder); replaced atomically.
+    #[serde(default)]
+    pub output: Option<String>,
+}
+
+/// Output of `aam_catalog_export`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExportOutput {
+    /// Format written.
+    pub format: ExportFormat,
+    /// File written.
+    pub path: String,
+    /// Records of each kind in the export.
+    pub records: ExportCounts,
+    /// Size of the file in bytes.
+    pub bytes: u64,
+    /// Wall time in milliseconds.
+    pub elapsed_ms: u64,
+}
+
+/// The columns of the CSV export, in order.
+pub const CSV_COLUMNS: [&str; 14] = [
+    "source",
+    "source_url",
+    "ref",
+    "commit",
+    "type",
+    "name",
+    "path",
+    "description",
+    "platform",
+    "main_file",
+    "content_digest",
+    "file_count",
+    "total_size",
+    "files",
+];
+
+/// Exports the catalog for offline audits.
+pub struct Export;
+
+impl Tool for Export {
+    const NAME: &'static str = "aam_catalog_export";
+    const TITLE: &'static str = "Export the catalog";
+    const DESCRIPTION: &'static str = "Write the catalog to one file for offline audits, as a consistent snapshot even while other aam processes write: `sqlite` (every table; open it with any SQLite tool), `jsonl` (one self-contained record per artifact with source URL, ref, commit, path, type, name, description and every file's size and blake3, then sources, commits, packages and installs; each record names its kind in `record`) or `csv` (a flat artifacts table). Returns the path, record counts and size.";
+    const RISK: Risk = Risk::Write;
+    const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::IoError, ErrorCode::CatalogError];
+    const CONSTRAINTS: &'static [&'static str] =
+        &["`output` must lie inside the project or AAM_HOME when called over MCP or `aam tool call`"];
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "export every artifact as JSON lines",
+            input: r#"{"format": "jsonl", "output": "audit/catalog.jsonl"}"#,
+            expect: Expect::Output(
+                r#"{"format": "jsonl", "records": {"artifacts": 8, "sources": 1, "packages": 1, "installs": 1}}"#,
+            ),
+        },
+        Example {
+            title: "a SQLite snapshot for any SQLite tool",
+            input: r#"{"format": "sqlite", "output": "audit/catalog.db"}"#,
+            expect: Expect::Output(r#"{"format": "sqlite", "records": {"artifacts": 8}}"#),
+        },
+        Example {
+            title: "a format that does not exist",
+            input: r#"{"format": "xml"}"#,
+            expect: Expect::Error(ErrorCode::InvalidArgument),
+        },
+    ];
+    type Input = ExportInput;
+    type Output = ExportOutput;
+
+    fn run(ctx: &Context, input: ExportInput) -> Result<ExportOutput> {
+        let started = std::time::Instant::now();
+        let given = input
+            .output
+            .unwrap_or_else(|| format!("aam-catalog.{}", input.format.extension()));
+        let path = ctx.path(&given)?;
+        let catalog = ctx.catalog()?;
+        let records = crate::atomic::write_with(&path, |temp| match input.format {
+            ExportFormat::Sqlite => catalog.snapshot_into(temp),
+            ExportFormat::Jsonl => {
+                let mut out = std::io::BufWriter::new(create(temp)?);
+                let counts = catalog.export_records(ctx.progress.as_ref(), &mut |record| {
+                    serde_json::to_writer(&mut out, &record).map_err(|e| write_error(temp, e.into()))?;
+                    out.write_all(b"\n").map_err(|e| write_error(temp, e))
+                })?;
+                out.flush().map_err(|e| write_error(temp, e))?;
+                Ok(counts)
+            }
+            ExportFormat::Csv => {
+                let mut out = csv::Writer::from_writer(std::io::BufWriter::new(create(temp)?));
+                out.write_record(CSV_COLUMNS).map_err(|e| write_error(temp, e.into()))?;
+                let counts = catalog.export_records(ctx.progress.as_ref(), &mut |record| {
+                    let ExportRecord::Artifact(a) = record else {
+                        return Ok(());
+                    };
+                    let files = serde_json::to_string(&a.files).unwrap_or_default();
+                    let size: i64 = a.files.iter().map(|f| f.size).sum();
+                    out.write_record([
+                        a.source.as_str(),
+                        &a.source_url,
+                        a.git_ref.as_deref().unwrap_or_default(),
+                        a.commit.as_deref().unwrap_or_default(),
+                        &a.kind,
+                        &a.name,
+                        &a.path,
+                        a.description.as_deref().unwrap_or_default(),
+                        a.platform.as_deref().unwrap_or_default(),
+                        &a.main_file,
+                        &a.content_digest,
+                        &a.files.len().to_string(),
+                        &size.to_string(),
+                        &files,
+                    ])
+                    .map_err(|e| write_error(temp, e.into()))
+                })?;
+                out.flush().map_err(|e| write_error(temp, e))?;
+                Ok(ExportCounts {
+                    artifacts: counts.artifacts,
+                    ..ExportCounts::default()
+                })
+            }
+        })?;
+        let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        Ok(ExportOutput {
+            format: input.format,
+            path: path.display().to_string(),
+            records,
+            bytes,
+            elapsed_ms: started.elapsed().as_millis() as u64,
+        })
+    }
+}
+
+fn create(path: &Path) -> Result<std::fs::File> {
+    std::fs::File::create(path).map_err(|e| write_error(path, e))
+}
+
+fn write_error(path: &Path, e: std::io::Error) -> Error {
+    Error::io("write", path, e)
+}
+
+// ---------------------------------------------------------------- stats
+
+/// Input of `aam_catalog_stats`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StatsInput {}
+
+/// Live artifacts by type.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TypeCounts {
+    /// Skills.
+    pub skill: i64,
+    /// Agents.
+    pub agent: i64,
+    /// Prompts.
+    pub prompt: i64,
+    /// Instructions.
+    pub instruction: i64,
+    /// All of them.
+    pub total: i64,
+}
+
+impl TypeCounts {
+    fn of(counts: [i64; 4]) -> Self {
+        let [skill, agent, prompt, instruction] = counts;
+        Self {
+            skill,
+            agent,
+            prompt,
+            instruction,
+            total: counts.iter().sum(),
+        }
+    }
+}
+
+/// One source in the statistics.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceStat {
+    /// Source name.
+    pub name: String,
+    /// Live artifacts by type.
+    pub artifacts: TypeCounts,
+    /// Indexed commit.
+    pub commit: Option<String>,
+    /// Last fetch (RFC 3339).
+    pub fetched_at: Option<String>,
+    /// Size of its git cache in bytes (shared caches count for each source).
+    pub cache_bytes: u64,
+}
+
+/// Sizes on disk, in bytes.
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DiskUsage {
+    /// `catalog.db` with its write-ahead log.
+    pub catalog: u64,
+    /// The search index.
+    pub index: u64,
+    /// Every git cache.
+    pub caches: u64,
+    /// Installed originals kept for `aam diff`.
+    pub objects: u64,
+}
+
+/// The search index's state.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IndexStat {
+    /// `current`, `stale`, `missing` or `unreadable`.
+    pub status: String,
+    /// Catalog generation it reflects.
+    pub generation: Option<u64>,
+    /// Documents it holds.
+    pub documents: Option<u64>,
+}
+
+/// Output of `aam_catalog_stats`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StatsOutput {
+    /// `AAM_HOME`.
+    pub home: String,
+    /// Applied catalog schema version.
+    pub schema_version: i64,
+    /// Catalog generation (bumped by every write).
+    pub generation: u64,
+    /// Live artifacts by type, over every source.
+    pub artifacts: TypeCounts,
+    /// Artifacts ever indexed, including removed ones.
+    pub artifacts_ever: i64,
+    /// Indexed commits.
+    pub commits: i64,
+    /// Packages recorded.
+    pub packages: i64,
+    /// Packages of configured registries.
+    pub registry_packages: i64,
+    /// Installs (package and platform, per project).
+    pub installs: i64,
+    /// Each source.
+    pub sources: Vec<SourceStat>,
+    /// The search index.
+    pub index: IndexStat,
+    /// Sizes on disk.
+    pub disk: DiskUsage,
+    /// Last fetch of any source.
+    pub last_fetched_at: Option<String>,
+    /// Last index of any commit.
+    pub last_indexed_at: Option<String>,
+}
+
+/// Reports what the catalog holds.
+pub struct Stats;
+
+impl Tool for Stats {
+    const NAME: &'static str = "aam_catalog_stats";
+    const TITLE: &'static str = "Catalog statistics";
+    const DESCRIPTION: &'static str = "Numbers about the catalog: live artifacts per source and type, artifacts ever seen, commits, packages and installs, sizes on disk (catalog, index, caches, installed originals), the search index's generation against the catalog's, and the last fetch and index times. Next: `aam_catalog_check` when something looks off.";
+    const RISK: Risk = Risk::Read;
+    const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::CatalogError];
+    const EXAMPLES: &'static [Example] = &[Example {
+        title: "what the catalog holds",
+        input: r#"{}"#,
+        expect: Expect::Output(
+            r#"{"artifacts": {"total": 8}, "sources": [{"name": "sample", "artifacts": {"total": 8}}], "index": {"status": "current"}}"#,
+        ),
+    }];
+    type Input = StatsInput;
+    type Output = StatsOutput;
+
+    fn run(ctx: &Context, _input: StatsInput) -> Result<StatsOutput> {
+        let catalog = ctx.catalog()?;
+        let stats = catalog.stats()?;
+        let (schema_version, _) = catalog.schema_versions()?;
+        let mut totals = [0i64; 4];
+        let sources: Vec<SourceStat> = stats
+            .sources
+            .iter()
+            .map(|s| {
+                for (total, n) in totals.iter_mut().zip(s.counts) {
+                    *total += n;
+                }
+                SourceStat {
+                    name: s.name.clone(),
+                    artifacts: TypeCounts::of(s.counts),
+                    commit: s.commit.clone(),
+                    fetched_at: s.fetched_at.clone(),
+                    cache_bytes: dir_size(&ctx.home.git_cache_dir().join(&s.cache_key)),
+                }
+            })
+            .collect();
+        let catalog_path = ctx.home.catalog_path();
+        let wal = catalog_path.with_extension("db-wal");
+        let root = ctx.home.root();
+        Ok(StatsOutput {
+            home: root.display().to_string(),
+            schema_version,
+            generation: stats.generation,
+            artifacts: TypeCounts::of(totals),
+            artifacts_ever: stats.artifacts_ever,
+            commits: stats.commits,
+            packages: stats.packages,
+            registry_packages: stats.registry_packages,
+            installs: stats.installs,
+            last_fetched_at: sources.iter().filter_map(|s| s.fetched_at.clone()).max(),
+            last_indexed_at: stats.last_indexed_at,
+            sources,
+            index: index_stat(ctx, stats.generation),
+            disk: DiskUsage {
+                catalog: file_size(&catalog_path) + file_size(&wal),
+                index: dir_size(&root.join(INDEX_DIR)),
+                caches: dir_size(&ctx.home.git_cache_dir()),
+                objects: dir_size(&root.join("objects")),
+            },
+        })
+    }
+}
+
+fn index_stat(ctx: &Context, generation: u64) -> IndexStat {
+    match SearchIndex::inspect(&ctx.home) {
+        IndexState::Missing => IndexStat {
+            status: "missing".into(),
+            generation: None,
+            documents: None,
+        },
+        IndexState::Unreadable(_) => IndexStat {
+            status: "unreadable".into(),
+            generation: None,
+            documents: None,
+        },
+        IndexState::Readable {
+            generation: indexed,
+            documents,
+        } => IndexStat {
+            status: if indexed == Some(generation) {
+                "current"
+            } else {
+                "stale"
+            }
+            .into(),
+            generation: indexed,
+            documents: Some(documents),
+        },
+    }
+}
+
+fn file_size(path: &Path) -> u64 {
+    std::fs::symlink_metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+/// Bytes of every file under `dir` (links not followed); 0 when missing.
+fn dir_size(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|entry| match entry.file_type() {
+            Ok(t) if t.is_dir() => dir_size(&entry.path()),
+            Ok(_) => entry.metadata().map(|m| m.len()).unwrap_or(0),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+// ---------------------------------------------------------------- check and repair
+
+/// How a health check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckStatus {
+    /// Nothing to do.
+    Pass,
+    /// Works, but worth a look.
+    Warn,
+    /// Broken: something will fail.
+    Fail,
+}
+
+/// One health check's finding.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HealthCheck {
+    /// Stable check name.
+    pub name: String,
+    /// Outcome.
+    pub status: CheckStatus,
+    /// What was found.
+    pub message: String,
+    /// What to do about it, when anything.
+    pub suggestion: Option<String>,
+}
+
+impl HealthCheck {
+    fn new(name: &str, status: CheckStatus, message: impl Into<String>, suggestion: Option<String>) -> Self {
+        Self {
+            name: name.to_string(),
+            status,
+            message: message.into(),
+            suggestion,
+        }
+    }
+
+    pub(crate) fn pass(name: &str, message: impl Into<String>) -> Self {
+        Self::new(name, CheckStatus::Pass, message, None)
+    }
+
+    pub(crate) fn warn(name: &str, message: impl Into<String>, suggestion: impl Into<String>) -> Self {
+        Self::new(name, CheckStatus::Warn, message, Some(suggestion.into()))
+    }
+
+    pub(crate) fn fail(name: &str, message: impl Into<String>, suggestion: impl Into<String>) -> Self {
+        Self::new(name, CheckStatus::Fail, message, Some(suggestion.into()))
+    }
+}
+
+/// `N checks: P passed, W warnings, F failed`.
+pub(crate) fn summary(checks: &[HealthCheck]) -> String {
+    let count = |status| checks.iter().filter(|c| c.status == status).count();
+    format!(
+        "{} checks: {} passed, {} warnings, {} failed",
+        checks.len(),
+        count(CheckStatus::Pass),
+        count(CheckStatus::Warn),
+        count(CheckStatus::Fail)
+    )
+}
+
+/// Input of `aam_catalog_check`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckInput {}
+
+/// Output of `aam_catalog_check`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckOutput {
+    /// Whether no check failed.
+    pub healthy: bool,
+    /// Every check.
+    pub checks: Vec<HealthCheck>,
+    /// One line.
+    pub summary: String,
+}
+
+/// Checks the catalog, the index and the caches.
+pub struct Check;
+
+impl Tool for Check {
+    const NAME: &'static str = "aam_catalog_check";
+    const TITLE: &'static str = "Check the catalog";
+    const DESCRIPTION: &'static str = "Check the catalog without changing anything: SQLite integrity and foreign keys, migrations current, the search index readable and at the catalog's generation, each source's indexed commit present in its git cache, artifact rows without file rows or text, and caches no source uses. Each check passes, warns or fails with a suggestion. Next: `aam_catalog_repair` fixes the index and the caches.";
+    const RISK: Risk = Risk::Read;
+    const IDEMPOTENT: bool = true;
+    const EXAMPLES: &'static [Example] = &[Example {
+        title: "a healthy catalog",
+        input: r#"{}"#,
+        expect: Expect::Output(
+            r#"{"healthy": true, "checks": [{"name": "integrity", "status": "pass"}, {"name": "foreign_keys", "status": "pass"}]}"#,
+        ),
+    }];
+    type Input = CheckInput;
+    type Output = CheckOutput;
+
+    fn run(ctx: &Context, _input: CheckInput) -> Result<CheckOutput> {
+        Ok(check_output(catalog_checks(ctx)))
+    }
+}
+
+fn check_output(checks: Vec<HealthCheck>) -> CheckOutput {
+    CheckOutput {
+        healthy: checks.iter().all(|c| c.status != CheckStatus::Fail),
+        summary: summary(&checks),
+        checks,
+    }
+}
+
+/// Names of the checks `aam_catalog_repair` can fix.
+const INDEX_CHECK: &str = "index";
+const CACHES_CHECK: &str = "caches";
+
+/// Every catalog check; a catalog that cannot be opened is one failed check.
+pub(crate) fn catalog_checks(ctx: &Context) -> Vec<HealthCheck> {
+    let catalog = match ctx.catalog() {
+        Ok(catalog) => catalog,
+        Err(e) => {
+            return vec![HealthCheck::fail(
+                "catalog",
+                format!("the catalog cannot be opened: {}", e.message()),
+                e.hint().unwrap_or("check `AAM_HOME`").to_string(),
+            )];
+        }
+    };
+    let mut checks = Vec::new();
+    let listed = |items: &[String]| {
+        let mut text = items.iter().take(5).cloned().collect::<Vec<_>>().join("; ");
+        if items.len() > 5 {
+            text.push_str(&format!("; and {} more", items.len() - 5));
+        }
+        text
+    };
+    checks.push(match catalog.integrity_problems() {
+        Ok(problems) if problems.is_empty() => HealthCheck::pass("integrity", "SQLite integrity check passed"),
+        Ok(problems) => HealthCheck::fail(
+            "integrity",
+            format!("SQLite reports damage: {}", listed(&problems)),
+            "export what can be read with `aam catalog export --format jsonl`, then move catalog.db aside and re-add the sources",
+        ),
+        Err(e) => HealthCheck::fail("integrity", e.message().to_string(), "the catalog file is damaged; move it aside and re-add the sources"),
+    });
+    checks.push(match catalog.foreign_key_violations() {
+        Ok(found) if found.is_empty() => HealthCheck::pass("foreign_keys", "every reference points at a row"),
+        Ok(found) => HealthCheck::fail(
+            "foreign_keys",
+            format!("{} rows point at nothing: {}", found.len(), listed(&found)),
+            "remove and re-add the affected sources (`aam source remove`, `aam source add`)",
+        ),
+        Err(e) => HealthCheck::fail("foreign_keys", e.message().to_string(), "the catalog file is damaged"),
+    });
+    checks.push(match catalog.schema_versions() {
+        Ok((applied, latest)) if applied == latest => {
+            HealthCheck::pass("migrations", format!("schema version {applied} is current"))
+        }
+        Ok((applied, latest)) => HealthCheck::fail(
+            "migrations",
+            format!("schema version {applied}, but this aam expects {latest}"),
+            "run any aam command with write access to migrate it, or use the aam that wrote it",
+        ),
+        Err(e) => HealthCheck::fail("migrations", e.message().to_string(), "the catalog file is damaged"),
+    });
+    checks.push(match catalog.generation() {
+        Ok(generation) => index_check(ctx, generation),
+        Err(e) => HealthCheck::fail(INDEX_CHECK, e.message().to_string(), "the catalog file is damaged"),
+    });
+    checks.push(match catalog.list_sources() {
+        Ok(sources) => caches_check(ctx, &sources),
+        Err(e) => HealthCheck::fail(CACHES_CHECK, e.message().to_string(), "the catalog file is damaged"),
+    });
+    checks.push(match catalog.orphan_rows() {
+        Ok(orphans) if orphans.is_empty() => {
+            HealthCheck::pass("rows", "every live artifact has its file rows and text")
+        }
+        Ok(orphans) => {
+            let shown: Vec<String> = orphans.iter().map(|o| format!("{} lacks {}", o.row, o.lacks)).collect();
+            HealthCheck::fail(
+                "rows",
+                format!("{} artifact rows are incomplete: {}", orphans.len(), listed(&shown)),
+                "remove and re-add the sources named (`aam source remove NAME`, then `aam source add`)",
+            )
+        }
+        Err(e) => HealthCheck::fail("rows", e.message().to_string(), "the catalog file is damaged"),
+    });
+    let known: Vec<String> = catalog
+        .list_sources()
+        .map(|s| s.into_iter().map(|s| s.cache_key).collect())
+        .unwrap_or_default();
+    let unused: Vec<String> = cached_repositories(&ctx.home.git_cache_dir())
+        .into_iter()
+        .filter(|key| !known.contains(key))
+        .collect();
+    checks.push(if unused.is_empty() {
+        HealthCheck::pass("files", "every cache on disk belongs to a source")
+    } else {
+        HealthCheck::warn(
+            "files",
+            format!("{} caches belong to no source: {}", unused.len(), listed(&unused)),
+            format!("delete them from {} to free space", ctx.home.git_cache_dir().display()),
+        )
+    });
+    checks
+}
+
+fn index_check(ctx: &Context, generation: u64) -> HealthCheck {
+    let repair = "run `aam catalog check --repair` (or `aam catalog reindex`)";
+    match SearchIndex::inspect(&ctx.home) {
+        IndexState::Missing => HealthCheck::warn(
+            INDEX_CHECK,
+            "the search index has not been built yet (the next search builds it)",
+            repair,
+        ),
+        IndexState::Unreadable(why) => {
+            HealthCheck::fail(INDEX_CHECK, format!("the search index is unreadable: {why}"), repair)
+        }
+        IndexState::Readable {
+            generation: Some(indexed),
+            documents,
+        } if indexed == generation => HealthCheck::pass(
+            INDEX_CHECK,
+            format!("the search index is at the catalog's generation {generation} ({documents} documents)"),
+        ),
+        IndexState::Readable {
+            generation: indexed, ..
+        } => HealthCheck::fail(
+            INDEX_CHECK,
+            format!(
+                "the search index reflects generation {}, the catalog is at {generation}",
+                indexed.map_or("none".to_string(), |g| g.to_string())
+            ),
+            repair,
+        ),
+    }
+}
+
+fn caches_check(ctx: &Context, sources: &[crate::catalog::SourceRecord]) -> HealthCheck {
+    let broken: Vec<String> = sources
+        .iter()
+        .filter(|s| super::sources::cache_holds_head(ctx, s) == Some(false))
+        .map(|s| s.name.clone())
+        .collect();
+    if broken.is_empty() {
+        let fetched = sources.iter().filter(|s| s.head_commit.is_some()).count();
+        HealthCheck::pass(
+            CACHES_CHECK,
+            format!("the caches of all {fetched} fetched sources hold their indexed commits"),
+        )
+    } else {
+        HealthCheck::fail(
+            CACHES_CHECK,
+            format!(
+                "{} of {} sources lack their indexed commit in their git cache: {}",
+                broken.len(),
+                sources.len(),
+                broken.join(", ")
+            ),
+            "run `aam catalog check --repair` to fetch them again",
+        )
+    }
+}
+
+/// Cache keys (`host/path`) of the git repositories under `root`.
+fn cached_repositories(root: &Path) -> Vec<String> {
+    fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
+        if dir.join("objects").is_dir() && dir.join("HEAD").is_file() {
+            if let Ok(rel) = dir.strip_prefix(root) {
+                out.push(rel.to_string_lossy().into_owned());
+            }
+            return;
+        }
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                walk(&entry.path(), root, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, root, &mut out);
+    out.sort();
+    out
+}
+
+/// Input of `aam_catalog_repair`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RepairInput {}
+
+/// One thing a repair did.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RepairAction {
+    /// The check it answers.
+    pub check: String,
+    /// What was done.
+    pub action: String,
+    /// Whether it worked.
+    pub ok: bool,
+    /// Why not, when it did not.
+    pub error: Option<String>,
+}
+
+/// Output of `aam_catalog_repair`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RepairOutput {
+    /// What was done.
+    pub actions: Vec<RepairAction>,
+    /// Whether no check fails after the repair.
+    pub healthy: bool,
+    /// Every check, after the repair.
+    pub checks: Vec<HealthCheck>,
+    /// One line, after the repair.
+    pub summary: String,
+}
+
+/// Repairs what can be repaired.
+pub struct Repair;
+
+impl Tool for Repair {
+    const NAME: &'static str = "aam_catalog_repair";
+    const TITLE: &'static str = "Repair the catalog";
+    const DESCRIPTION: &'static str = "Run the catalog checks and fix what can be fixed without losing anything: rebuild a damaged or stale search index from the catalog, and fetch each source's indexed commit again into a missing or damaged git cache. Says what it did and checks again. Damaged catalog rows are reported, not repaired.";
+    const RISK: Risk = Risk::Write;
+    const IDEMPOTENT: bool = true;
+    const OPEN_WORLD: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::IndexError, ErrorCode::Conflict];
+    const EXAMPLES: &'static [Example] = &[Example {
+        title: "nothing to repair",
+        input: r#"{}"#,
+        expect: Expect::Output(r#"{"actions": [], "healthy": true}"#),
+    }];
+    type Input = RepairInput;
+    type Output = RepairOutput;
+
+    fn run(ctx: &Context, _input: RepairInput) -> Result<RepairOutput> {
+        let before = catalog_checks(ctx);
+        let failing = |name: &str| before.iter().any(|c| c.name == name && c.status != CheckStatus::Pass);
+        let mut actions = Vec::new();
+        if failing(CACHES_CHECK) {
+            let catalog = ctx.catalog()?;
+            for source in catalog.list_sources()? {
+                if super::sources::cache_holds_head(ctx, &source) != Some(false) {
+                    continue;
+                }
+                let outcome = super::sources::restore_cache(ctx, &source);
+                actions.push(RepairAction {
+                    check: CACHES_CHECK.to_string(),
+                    action: format!(
+                        "fetched commit {} of `{}` again",
+                        source.head_commit.as_deref().unwrap_or_default(),
+                        source.name
+                    ),
+                    ok: outcome.is_ok(),
+                    error: outcome.err().map(|e| e.message().to_string()),
+                });
+            }
+        }
+        if failing(INDEX_CHECK) {
+            let outcome = rebuild_index(ctx);
+            actions.push(RepairAction {
+                check: INDEX_CHECK.to_string(),
+                action: "rebuilt the search index from the catalog".to_string(),
+                ok: outcome.is_ok(),
+                error: outcome.err().map(|e| e.message().to_string()),
+            });
+        }
+        let after = check_output(catalog_checks(ctx));
+        Ok(RepairOutput {
+            actions,
+            healthy: after.healthy,
+            checks: after.checks,
+            summary: after.summary,
+        })
+    }
+}
+
+/// Rebuilds the index, first discarding it when it cannot be read.
+fn rebuild_index(ctx: &Context) -> Result<()> {
+    if matches!(SearchIndex::inspect(&ctx.home), IndexState::Unreadable(_)) {
+        SearchIndex::discard(&ctx.home)?;
+    }
+    let catalog = ctx.catalog()?;
+    ctx.search_index()?.writer()?.rebuild(&catalog, ctx.progress.as_ref())?;
+    Ok(())
 }

@@ -1,13 +1,15 @@
-//! Settings tools: read and change `$AAM_HOME/config.yaml`.
+//! Settings tools: set aam up for a project, read and change `$AAM_HOME/config.yaml`.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::sources::{SourceEnableDefaults, SourceEnableDefaultsInput};
 use super::{Context, Example, Expect, Risk, Tool};
 use crate::config::Settings;
-use crate::deploy::parse_platform;
+use crate::deploy::{detect_platforms, parse_platform};
 use crate::error::{Error, ErrorCode, Result};
+use crate::scan::Platform;
 
 /// One setting: its key, what it means, how to read it and how to set it.
 struct Key {
@@ -196,6 +198,108 @@ impl Tool for ConfigSet {
             key: key.name.to_string(),
             previous,
             value: (key.get)(&settings),
+        })
+    }
+}
+
+/// Input of `aam_init`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InitInput {
+    /// Platforms installs deploy to by default (empty: the ones the project already uses).
+    #[serde(default)]
+    pub platforms: Vec<Platform>,
+    /// Also register the built-in default sources (not fetched until `aam_source_update`).
+    #[serde(default)]
+    pub add_default_sources: bool,
+}
+
+/// A platform found in the project.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DetectedPlatform {
+    /// The platform.
+    pub platform: Platform,
+    /// The file or folder that gave it away.
+    pub marker: String,
+}
+
+/// Output of `aam_init`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InitOutput {
+    /// The project root looked at.
+    pub project_root: String,
+    /// Platforms found in the project.
+    pub detected: Vec<DetectedPlatform>,
+    /// `default_platforms` as now set.
+    pub default_platforms: Vec<String>,
+    /// The settings file written.
+    pub settings_path: String,
+    /// The catalog (created when missing).
+    pub catalog_path: String,
+    /// Default sources registered now.
+    pub default_sources_added: Vec<String>,
+}
+
+/// Sets aam up for a project.
+pub struct Init;
+
+impl Tool for Init {
+    const NAME: &'static str = "aam_init";
+    const TITLE: &'static str = "Set aam up";
+    const DESCRIPTION: &'static str = "Set aam up for the current project: detect the platforms it uses (`.cursor/`, `.claude/` or `CLAUDE.md`, `.github/`, `.codex/` or `AGENTS.md`), save them (or the ones given) as `default_platforms`, create the catalog, and optionally register the built-in default sources. Safe to run again. Next: `aam_source_add` or `aam_source_update`.";
+    const RISK: Risk = Risk::Write;
+    const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::SettingsInvalid];
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "deploy to Claude by default",
+            input: r#"{"platforms": ["claude"]}"#,
+            expect: Expect::Output(r#"{"default_platforms": ["claude"], "default_sources_added": []}"#),
+        },
+        Example {
+            title: "a platform aam does not know",
+            input: r#"{"platforms": ["emacs"]}"#,
+            expect: Expect::Error(ErrorCode::InvalidArgument),
+        },
+    ];
+    type Input = InitInput;
+    type Output = InitOutput;
+
+    fn run(ctx: &Context, input: InitInput) -> Result<InitOutput> {
+        let root = crate::project::root(&ctx.cwd);
+        let detected = detect_platforms(&root);
+        let chosen = if input.platforms.is_empty() {
+            detected.iter().map(|(p, _)| *p).collect()
+        } else {
+            input.platforms
+        };
+        let mut settings = ctx.home.load_settings()?;
+        let mut names: Vec<String> = chosen.iter().map(|p| p.as_str().to_string()).collect();
+        names.sort();
+        names.dedup();
+        settings.default_platforms = names.clone();
+        ctx.home.save_settings(&settings)?;
+        drop(ctx.catalog()?);
+        let default_sources_added = if input.add_default_sources {
+            SourceEnableDefaults::run(ctx, SourceEnableDefaultsInput { restore: false })?.added
+        } else {
+            Vec::new()
+        };
+        Ok(InitOutput {
+            project_root: root.display().to_string(),
+            detected: detected
+                .into_iter()
+                .map(|(platform, marker)| DetectedPlatform {
+                    platform,
+                    marker: marker.to_string(),
+                })
+                .collect(),
+            default_platforms: names,
+            settings_path: ctx.home.settings_path().display().to_string(),
+            catalog_path: ctx.home.catalog_path().display().to_string(),
+            default_sources_added,
         })
     }
 }

@@ -365,17 +365,10 @@ pub(crate) fn platforms(ctx: &Context, roots: &Roots, asked: &[Platform], no_dep
         }
     }
     if chosen.is_empty() {
-        let exists = |p: &str| roots.root.join(p).exists();
-        for (platform, markers) in [
-            (Platform::Cursor, &[".cursor"][..]),
-            (Platform::Claude, &[".claude", "CLAUDE.md"][..]),
-            (Platform::Copilot, &[".github"][..]),
-            (Platform::Codex, &[".codex", "AGENTS.md"][..]),
-        ] {
-            if markers.iter().any(|m| exists(m)) {
-                chosen.push(platform);
-            }
-        }
+        chosen = deploy::detect_platforms(&roots.root)
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
     }
     if chosen.is_empty() {
         return Err(Error::invalid_argument("no platform to deploy to")

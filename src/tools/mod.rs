@@ -11,6 +11,7 @@ pub mod artifacts;
 pub mod catalog;
 pub mod config;
 mod context;
+pub mod doctor;
 pub mod install;
 pub mod packages;
 pub mod registries;
@@ -289,6 +290,12 @@ pub fn registry() -> Vec<ToolSpec> {
         spec::<install::PackageInfo>(),
         spec::<config::ConfigGet>(),
         spec::<config::ConfigSet>(),
+        spec::<config::Init>(),
+        spec::<catalog::Export>(),
+        spec::<catalog::Stats>(),
+        spec::<catalog::Check>(),
+        spec::<catalog::Repair>(),
+        spec::<doctor::Doctor>(),
     ];
     tools.sort_by_key(|t| t.name);
     tools

@@ -1007,6 +1007,32 @@ fn open_cache_repairing(ctx: &Context, source: &SourceRecord) -> Result<(GitCach
     }
 }
 
+/// Whether a source's cache holds the commit the catalog says it is indexed at
+/// (`None` when it has never been fetched, so there is nothing to hold).
+pub(crate) fn cache_holds_head(ctx: &Context, source: &SourceRecord) -> Option<bool> {
+    let id = Oid::from_hex(source.head_commit.as_deref()?.as_bytes()).ok()?;
+    Some(GitCache::open(&cache_dir(ctx, source)).is_ok_and(|cache| cache.has_commit(id)))
+}
+
+/// Fetches a source's indexed commit into its cache again (recreating a missing
+/// or damaged cache), leaving the catalog as it is.
+pub(crate) fn restore_cache(ctx: &Context, source: &SourceRecord) -> Result<()> {
+    let Some(sha) = source.head_commit.as_deref() else {
+        return Ok(());
+    };
+    let (cache, created) = open_cache_repairing(ctx, source)?;
+    ctx.progress.start(&format!("fetching {}", source.name), None);
+    let fetched = cache.fetch(
+        &source.url,
+        &RefWant::Named(sha.to_string()),
+        &head_ref(&source.name),
+        created,
+    );
+    ctx.progress.finish();
+    fetched?;
+    Ok(())
+}
+
 /// Deletes a cached repository, then the folders above it that it leaves empty
 /// (`cache/git/<host>/<owner>`, up to but not including `AAM_HOME`).
 fn remove_cache_dir(dir: &Path, home: &Path) -> Result<()> {

@@ -140,6 +140,14 @@ fn valid_calls(env: &TestEnv) -> Vec<(&'static str, Value)> {
         ("aam_info", json!({"name": "upstream/pdf"})),
         ("aam_list_available", json!({})),
         ("aam_catalog_reindex", json!({})),
+        ("aam_catalog_stats", json!({})),
+        ("aam_catalog_check", json!({})),
+        ("aam_catalog_repair", json!({})),
+        (
+            "aam_catalog_export",
+            json!({"format": "jsonl", "output": "audit.jsonl"}),
+        ),
+        ("aam_doctor", json!({})),
         (
             "aam_create_package",
             json!({"from_source": "upstream", "artifacts": ["pdf"], "name": "pdf-kit"}),
@@ -154,6 +162,7 @@ fn valid_calls(env: &TestEnv) -> Vec<(&'static str, Value)> {
         ("aam_registry_add", json!({"name": "again", "url": "reg2"})),
         ("aam_config_set", json!({"key": "default_platforms", "value": "claude"})),
         ("aam_config_get", json!({})),
+        ("aam_init", json!({"platforms": ["claude"]})),
         ("aam_install", json!({"specs": ["kit"]})),
         ("aam_list", json!({})),
         ("aam_package_info", json!({"name": "kit"})),

@@ -1,0 +1,568 @@
+//! Audits of the catalog itself: consistent exports (a SQLite snapshot, or
+//! records streamed from one read transaction), statistics and health checks.
+
+use std::path::Path;
+
+use rusqlite::params;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{Catalog, db_error, latest_migration};
+use crate::error::{Error, Result};
+use crate::progress::Progress;
+
+/// One exported record, tagged with its kind in a `record` field.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "record", rename_all = "lowercase")]
+pub enum ExportRecord {
+    /// A live artifact, self-contained: where it came from and every file.
+    Artifact(ExportArtifact),
+    /// A registered source.
+    Source(ExportSource),
+    /// A commit a source was indexed at.
+    Commit(ExportCommit),
+    /// A package made from artifacts.
+    Package(ExportPackage),
+    /// A package installed into a project, with the files it wrote.
+    Install(ExportInstall),
+}
+
+/// A live artifact as exported.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExportArtifact {
+    /// Source name.
+    pub source: String,
+    /// The source's credential-free URL.
+    pub source_url: String,
+    /// The ref the source follows, as resolved at its last fetch.
+    #[serde(rename = "ref")]
+    pub git_ref: Option<String>,
+    /// The commit the source is indexed at.
+    pub commit: Option<String>,
+    /// Repository path (a folder for skills).
+    pub path: String,
+    /// `skill`, `agent`, `prompt` or `instruction`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Name.
+    pub name: String,
+    /// Description.
+    pub description: Option<String>,
+    /// Platform its location implies.
+    pub platform: Option<String>,
+    /// The file it is read from.
+    pub main_file: String,
+    /// blake3 over its (path, mode, blob id) list.
+    pub content_digest: String,
+    /// The commit that last changed it.
+    pub last_changed_commit: Option<String>,
+    /// Its files.
+    pub files: Vec<ExportFile>,
+}
+
+/// One file of an exported artifact.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExportFile {
+    /// Repository path.
+    pub path: String,
+    /// `file`, `executable` or `symlink`.
+    pub mode: String,
+    /// Size in bytes.
+    pub size: i64,
+    /// blake3 of the bytes.
+    pub blake3: String,
+    /// Git blob id.
+    pub git_blob: String,
+}
+
+/// A source as exported.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExportSource {
+    /// Name.
+    pub name: String,
+    /// `git` or `local`.
+    pub kind: String,
+    /// Credential-free URL.
+    pub url: String,
+    /// Requested ref.
+    #[serde(rename = "ref")]
+    pub git_ref: Option<String>,
+    /// What the ref resolved to.
+    pub resolved_ref: Option<String>,
+    /// Scope folder (`""` = whole tree).
+    pub scope_path: String,
+    /// Indexed commit.
+    pub commit: Option<String>,
+    /// When it was registered.
+    pub added_at: String,
+    /// When it was last fetched.
+    pub fetched_at: Option<String>,
+}
+
+/// A commit as exported.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExportCommit {
+    /// Source name.
+    pub source: String,
+    /// Commit id.
+    pub sha: String,
+    /// Tree of the scanned folder.
+    pub tree_sha: String,
+    /// Commit time.
+    pub committed_at: Option<String>,
+    /// When it was indexed.
+    pub indexed_at: String,
+}
+
+/// A package as exported.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExportPackage {
+    /// Name.
+    pub name: String,
+    /// Version.
+    pub version: String,
+    /// `project`, `source` or `registry`.
+    pub origin: String,
+    /// Where its artifacts came from.
+    pub provenance: Option<Value>,
+    /// blake3 of its archive, once packed.
+    pub archive_blake3: Option<String>,
+    /// When it was recorded.
+    pub created_at: String,
+}
+
+/// An install as exported.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExportInstall {
+    /// Project (or home) root.
+    pub project_root: String,
+    /// Package name.
+    pub package: String,
+    /// Installed version.
+    pub version: String,
+    /// Platform deployed to.
+    pub platform: String,
+    /// Source commit its artifacts came from, when from a source.
+    pub source_commit: Option<String>,
+    /// When it was installed.
+    pub installed_at: String,
+    /// Files (and `FILE#name type` sections) it wrote, with their blake3.
+    pub files: Vec<InstalledFile>,
+}
+
+/// A file an install wrote.
+#[derive(Debug, Clone, Serialize)]
+pub struct InstalledFile {
+    /// Lock key: project-relative path, `~/...`, or `FILE#name type`.
+    pub path: String,
+    /// blake3 of what was written.
+    pub blake3: String,
+}
+
+/// How many records of each kind an export held.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ExportCounts {
+    /// Artifacts.
+    pub artifacts: u64,
+    /// Sources.
+    pub sources: u64,
+    /// Commits.
+    pub commits: u64,
+    /// Packages.
+    pub packages: u64,
+    /// Installs.
+    pub installs: u64,
+}
+
+/// Per-source numbers for statistics.
+#[derive(Debug, Clone)]
+pub struct SourceStats {
+    /// Name.
+    pub name: String,
+    /// Folder under `cache/git/`.
+    pub cache_key: String,
+    /// Indexed commit.
+    pub commit: Option<String>,
+    /// When it was last fetched.
+    pub fetched_at: Option<String>,
+    /// Live skills, agents, prompts and instructions.
+    pub counts: [i64; 4],
+}
+
+/// Whole-catalog numbers for statistics.
+#[derive(Debug, Clone)]
+pub struct CatalogStats {
+    /// Every source.
+    pub sources: Vec<SourceStats>,
+    /// Artifacts ever seen, live or removed.
+    pub artifacts_ever: i64,
+    /// Indexed commits.
+    pub commits: i64,
+    /// Packages recorded.
+    pub packages: i64,
+    /// Installs (package and platform per project).
+    pub installs: i64,
+    /// Packages of configured registries.
+    pub registry_packages: i64,
+    /// Generation counter.
+    pub generation: u64,
+    /// When anything was last indexed.
+    pub last_indexed_at: Option<String>,
+}
+
+/// A row the catalog holds without what it points at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Orphan {
+    /// Which table.
+    pub table: &'static str,
+    /// Human reference to the row (`source:path`).
+    pub row: String,
+    /// What it lacks.
+    pub lacks: &'static str,
+}
+
+impl Catalog {
+    /// Writes a consistent copy of the catalog into the empty or missing file
+    /// `dest` (SQLite's `VACUUM INTO`: one read transaction, so writers that
+    /// commit meanwhile are not in it), as a plain rollback-journal database.
+    /// Returns what the copy holds.
+    pub fn snapshot_into(&self, dest: &Path) -> Result<ExportCounts> {
+        let target = dest.to_str().ok_or_else(|| {
+            Error::invalid_argument(format!("`{}` is not a UTF-8 path", dest.display()))
+                .with_hint("export to a path made of UTF-8 characters")
+        })?;
+        self.conn.execute("VACUUM INTO ?1", params![target]).map_err(db_error)?;
+        let copy = rusqlite::Connection::open(dest).map_err(db_error)?;
+        copy.query_row("PRAGMA journal_mode = DELETE", [], |_| Ok(()))
+            .map_err(db_error)?;
+        copy.query_row(
+            "SELECT (SELECT COUNT(*) FROM artifacts WHERE removed_commit_id IS NULL), (SELECT COUNT(*) FROM sources),
+                    (SELECT COUNT(*) FROM commits), (SELECT COUNT(*) FROM packages), (SELECT COUNT(*) FROM installs)",
+            [],
+            |r| {
+                Ok(ExportCounts {
+                    artifacts: r.get::<_, i64>(0)? as u64,
+                    sources: r.get::<_, i64>(1)? as u64,
+                    commits: r.get::<_, i64>(2)? as u64,
+                    packages: r.get::<_, i64>(3)? as u64,
+                    installs: r.get::<_, i64>(4)? as u64,
+                })
+            },
+        )
+        .map_err(db_error)
+    }
+
+    /// Streams every record to `visit` from one read transaction (a consistent
+    /// snapshot): artifacts by source, type and path, then sources, commits,
+    /// packages and installs. `progress` advances per artifact.
+    pub fn export_records(
+        &self,
+        progress: &dyn Progress,
+        visit: &mut dyn FnMut(ExportRecord) -> Result<()>,
+    ) -> Result<ExportCounts> {
+        let tx = self.conn.unchecked_transaction().map_err(db_error)?;
+        let mut counts = ExportCounts::default();
+        let total: i64 = tx
+            .query_row(
+                "SELECT COUNT(*) FROM artifacts WHERE removed_commit_id IS NULL",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(db_error)?;
+        progress.start("exporting artifacts", Some(total as u64));
+        let mut stmt = tx
+            .prepare(
+                "SELECT a.id, s.name, s.url, COALESCE(s.resolved_ref, s.ref_name), hc.sha, a.path, a.kind, a.name,
+                        a.description, a.platform, a.main_file, a.content_digest, lc.sha,
+                        f.path, f.mode, f.size, f.blake3, f.git_blob
+                 FROM artifacts a
+                 JOIN sources s ON s.id = a.source_id
+                 LEFT JOIN commits hc ON hc.id = s.head_commit_id
+                 LEFT JOIN commits lc ON lc.id = a.last_changed_commit_id
+                 LEFT JOIN artifact_files f ON f.artifact_id = a.id
+                 WHERE a.removed_commit_id IS NULL
+                 ORDER BY s.name, a.kind, a.path, f.path",
+            )
+            .map_err(db_error)?;
+        let mut rows = stmt.query([]).map_err(db_error)?;
+        let mut current: Option<(i64, ExportArtifact)> = None;
+        while let Some(row) = rows.next().map_err(db_error)? {
+            let id: i64 = row.get(0).map_err(db_error)?;
+            if current.as_ref().is_none_or(|(open, _)| *open != id) {
+                if let Some((_, done)) = current.take() {
+                    visit(ExportRecord::Artifact(done))?;
+                    counts.artifacts += 1;
+                    progress.advance(1);
+                }
+                let artifact = ExportArtifact {
+                    source: row.get(1).map_err(db_error)?,
+                    source_url: row.get(2).map_err(db_error)?,
+                    git_ref: row.get(3).map_err(db_error)?,
+                    commit: row.get(4).map_err(db_error)?,
+                    path: row.get(5).map_err(db_error)?,
+                    kind: row.get(6).map_err(db_error)?,
+                    name: row.get(7).map_err(db_error)?,
+                    description: row.get(8).map_err(db_error)?,
+                    platform: row.get(9).map_err(db_error)?,
+                    main_file: row.get(10).map_err(db_error)?,
+                    content_digest: row.get(11).map_err(db_error)?,
+                    last_changed_commit: row.get(12).map_err(db_error)?,
+                    files: Vec::new(),
+                };
+                current = Some((id, artifact));
+            }
+            let file_path: Option<String> = row.get(13).map_err(db_error)?;
+            if let (Some(path), Some((_, artifact))) = (file_path, current.as_mut()) {
+                artifact.files.push(ExportFile {
+                    path,
+                    mode: row.get(14).map_err(db_error)?,
+                    size: row.get(15).map_err(db_error)?,
+                    blake3: row.get(16).map_err(db_error)?,
+                    git_blob: row.get(17).map_err(db_error)?,
+                });
+            }
+        }
+        if let Some((_, done)) = current.take() {
+            visit(ExportRecord::Artifact(done))?;
+            counts.artifacts += 1;
+            progress.advance(1);
+        }
+        drop(rows);
+        drop(stmt);
+        progress.finish();
+
+        let mut stmt = tx
+            .prepare(
+                "SELECT s.name, s.kind, s.url, s.ref_name, s.resolved_ref, s.scope_path, c.sha, s.added_at, s.fetched_at
+                 FROM sources s LEFT JOIN commits c ON c.id = s.head_commit_id ORDER BY s.name",
+            )
+            .map_err(db_error)?;
+        let sources = stmt
+            .query_map([], |r| {
+                Ok(ExportSource {
+                    name: r.get(0)?,
+                    kind: r.get(1)?,
+                    url: r.get(2)?,
+                    git_ref: r.get(3)?,
+                    resolved_ref: r.get(4)?,
+                    scope_path: r.get(5)?,
+                    commit: r.get(6)?,
+                    added_at: r.get(7)?,
+                    fetched_at: r.get(8)?,
+                })
+            })
+            .map_err(db_error)?;
+        for source in sources {
+            visit(ExportRecord::Source(source.map_err(db_error)?))?;
+            counts.sources += 1;
+        }
+
+        let mut stmt = tx
+            .prepare(
+                "SELECT s.name, c.sha, c.tree_sha, c.committed_at, c.indexed_at
+                 FROM commits c JOIN sources s ON s.id = c.source_id ORDER BY s.name, c.indexed_at, c.id",
+            )
+            .map_err(db_error)?;
+        let commits = stmt
+            .query_map([], |r| {
+                Ok(ExportCommit {
+                    source: r.get(0)?,
+                    sha: r.get(1)?,
+                    tree_sha: r.get(2)?,
+                    committed_at: r.get(3)?,
+                    indexed_at: r.get(4)?,
+                })
+            })
+            .map_err(db_error)?;
+        for commit in commits {
+            visit(ExportRecord::Commit(commit.map_err(db_error)?))?;
+            counts.commits += 1;
+        }
+
+        let mut stmt = tx
+            .prepare(
+                "SELECT name, version, origin, provenance_json, archive_blake3, created_at
+                 FROM packages ORDER BY name, version",
+            )
+            .map_err(db_error)?;
+        let packages = stmt
+            .query_map([], |r| {
+                let provenance: Option<String> = r.get(3)?;
+                Ok(ExportPackage {
+                    name: r.get(0)?,
+                    version: r.get(1)?,
+                    origin: r.get(2)?,
+                    provenance: provenance.and_then(|p| serde_json::from_str(&p).ok()),
+                    archive_blake3: r.get(4)?,
+                    created_at: r.get(5)?,
+                })
+            })
+            .map_err(db_error)?;
+        for package in packages {
+            visit(ExportRecord::Package(package.map_err(db_error)?))?;
+            counts.packages += 1;
+        }
+
+        let mut files = tx
+            .prepare("SELECT path, blake3 FROM install_files WHERE project_root = ?1 AND package = ?2 ORDER BY path")
+            .map_err(db_error)?;
+        let mut stmt = tx
+            .prepare(
+                "SELECT i.project_root, p.name, p.version, i.platform, i.source_commit, i.installed_at
+                 FROM installs i JOIN packages p ON p.id = i.package_id
+                 ORDER BY i.project_root, p.name, i.platform",
+            )
+            .map_err(db_error)?;
+        let installs = stmt
+            .query_map([], |r| {
+                Ok(ExportInstall {
+                    project_root: r.get(0)?,
+                    package: r.get(1)?,
+                    version: r.get(2)?,
+                    platform: r.get(3)?,
+                    source_commit: r.get(4)?,
+                    installed_at: r.get(5)?,
+                    files: Vec::new(),
+                })
+            })
+            .map_err(db_error)?;
+        for install in installs {
+            let mut install = install.map_err(db_error)?;
+            install.files = files
+                .query_map(params![install.project_root, install.package], |r| {
+                    Ok(InstalledFile {
+                        path: r.get(0)?,
+                        blake3: r.get(1)?,
+                    })
+                })
+                .map_err(db_error)?
+                .collect::<rusqlite::Result<_>>()
+                .map_err(db_error)?;
+            visit(ExportRecord::Install(install))?;
+            counts.installs += 1;
+        }
+        Ok(counts)
+    }
+
+    /// Numbers for `aam catalog stats`.
+    pub fn stats(&self) -> Result<CatalogStats> {
+        let tx = self.conn.unchecked_transaction().map_err(db_error)?;
+        let mut stmt = tx
+            .prepare(
+                "SELECT s.name, s.cache_key, c.sha, s.fetched_at,
+                        s.skill_count, s.agent_count, s.prompt_count, s.instruction_count
+                 FROM sources s LEFT JOIN commits c ON c.id = s.head_commit_id ORDER BY s.name",
+            )
+            .map_err(db_error)?;
+        let sources = stmt
+            .query_map([], |r| {
+                Ok(SourceStats {
+                    name: r.get(0)?,
+                    cache_key: r.get(1)?,
+                    commit: r.get(2)?,
+                    fetched_at: r.get(3)?,
+                    counts: [r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?],
+                })
+            })
+            .map_err(db_error)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(db_error)?;
+        let generation = self.generation()?;
+        tx.query_row(
+            "SELECT (SELECT COUNT(*) FROM artifacts), (SELECT COUNT(*) FROM commits),
+                    (SELECT COUNT(*) FROM packages), (SELECT COUNT(*) FROM installs),
+                    (SELECT COUNT(*) FROM registry_packages), (SELECT MAX(indexed_at) FROM commits)",
+            [],
+            |r| {
+                Ok(CatalogStats {
+                    sources: Vec::new(),
+                    artifacts_ever: r.get(0)?,
+                    commits: r.get(1)?,
+                    packages: r.get(2)?,
+                    installs: r.get(3)?,
+                    registry_packages: r.get(4)?,
+                    generation,
+                    last_indexed_at: r.get(5)?,
+                })
+            },
+        )
+        .map(|stats| CatalogStats { sources, ..stats })
+        .map_err(db_error)
+    }
+
+    /// SQLite's own integrity check: the problems it reports (none when sound).
+    pub fn integrity_problems(&self) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare("PRAGMA integrity_check").map_err(db_error)?;
+        let lines = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .map_err(db_error)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(db_error)?;
+        Ok(lines.into_iter().filter(|l| l != "ok").collect())
+    }
+
+    /// Rows whose foreign key points at nothing, as `table (row N) -> parent`.
+    pub fn foreign_key_violations(&self) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare("PRAGMA foreign_key_check").map_err(db_error)?;
+        stmt.query_map([], |r| {
+            let table: String = r.get(0)?;
+            let row: Option<i64> = r.get(1)?;
+            let parent: String = r.get(2)?;
+            Ok(match row {
+                Some(row) => format!("{table} (row {row}) -> {parent}"),
+                None => format!("{table} -> {parent}"),
+            })
+        })
+        .map_err(db_error)?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(db_error)
+    }
+
+    /// The applied migration version and the newest this build knows.
+    pub fn schema_versions(&self) -> Result<(i64, i64)> {
+        let applied: i64 = self
+            .conn
+            .query_row(
+                "SELECT COALESCE(MAX(version), 0) FROM refinery_schema_history",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(db_error)?;
+        Ok((applied, latest_migration()))
+    }
+
+    /// Live artifacts without file rows or without the text search is rebuilt from.
+    pub fn orphan_rows(&self) -> Result<Vec<Orphan>> {
+        let mut orphans = Vec::new();
+        for (lacks, sql) in [
+            (
+                "file rows",
+                "SELECT s.name || ':' || a.path FROM artifacts a JOIN sources s ON s.id = a.source_id
+                 WHERE a.removed_commit_id IS NULL
+                   AND NOT EXISTS (SELECT 1 FROM artifact_files f WHERE f.artifact_id = a.id)
+                 ORDER BY 1",
+            ),
+            (
+                "its text",
+                "SELECT s.name || ':' || a.path FROM artifacts a JOIN sources s ON s.id = a.source_id
+                 WHERE a.removed_commit_id IS NULL
+                   AND NOT EXISTS (SELECT 1 FROM artifact_texts t WHERE t.artifact_id = a.id)
+                 ORDER BY 1",
+            ),
+        ] {
+            let mut stmt = self.conn.prepare(sql).map_err(db_error)?;
+            let rows = stmt
+                .query_map([], |r| r.get::<_, String>(0))
+                .map_err(db_error)?
+                .collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(db_error)?;
+            orphans.extend(rows.into_iter().map(|row| Orphan {
+                table: "artifacts",
+                row,
+                lacks,
+            }));
+        }
+        Ok(orphans)
+    }
+}

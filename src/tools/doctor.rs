@@ -1,0 +1,160 @@
+//! `aam_doctor`: one look at everything aam depends on, each finding with a
+//! suggestion.
+
+use std::os::unix::fs::PermissionsExt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::catalog::{CheckStatus, HealthCheck, catalog_checks, summary};
+use super::install::{ListInstalled, ListInstalledInput, Verify, VerifyInput};
+use super::{Context, Example, Expect, Risk, Tool};
+use crate::deploy::detect_platforms;
+use crate::error::Result;
+
+/// Input of `aam_doctor`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DoctorInput {}
+
+/// Output of `aam_doctor`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DoctorOutput {
+    /// Whether no check failed (warnings allowed).
+    pub healthy: bool,
+    /// Every check, in order.
+    pub checks: Vec<HealthCheck>,
+    /// One line.
+    pub summary: String,
+}
+
+/// Checks the whole installation.
+pub struct Doctor;
+
+impl Tool for Doctor {
+    const NAME: &'static str = "aam_doctor";
+    const TITLE: &'static str = "Check aam's health";
+    const DESCRIPTION: &'static str = "Check everything aam depends on and say what to do about each problem: settings readable, the catalog checks (integrity, foreign keys, migrations, search index, git caches, rows), platform folders in the current project, installed packages against their lock file checksums, and the MCP token file's permissions. Each check passes, warns or fails with a suggestion; `healthy` is false when any fails. Changes nothing. Next: `aam_catalog_repair` for index and cache failures.";
+    const RISK: Risk = Risk::Read;
+    const IDEMPOTENT: bool = true;
+    const EXAMPLES: &'static [Example] = &[Example {
+        title: "a healthy setup",
+        input: r#"{}"#,
+        expect: Expect::Output(
+            r#"{"healthy": true, "checks": [{"name": "settings", "status": "pass"}, {"name": "integrity", "status": "pass"}]}"#,
+        ),
+    }];
+    type Input = DoctorInput;
+    type Output = DoctorOutput;
+
+    fn run(ctx: &Context, _input: DoctorInput) -> Result<DoctorOutput> {
+        let mut checks = vec![settings_check(ctx)];
+        checks.extend(catalog_checks(ctx));
+        checks.push(platforms_check(ctx));
+        checks.push(installs_check(ctx));
+        checks.push(token_check(ctx));
+        Ok(DoctorOutput {
+            healthy: checks.iter().all(|c| c.status != CheckStatus::Fail),
+            summary: summary(&checks),
+            checks,
+        })
+    }
+}
+
+fn settings_check(ctx: &Context) -> HealthCheck {
+    let path = ctx.home.settings_path();
+    match ctx.home.load_settings() {
+        Ok(_) if path.exists() => HealthCheck::pass("settings", format!("{} is valid", path.display())),
+        Ok(_) => HealthCheck::pass("settings", "no settings file: defaults apply"),
+        Err(e) => HealthCheck::fail(
+            "settings",
+            e.message().to_string(),
+            e.hint().unwrap_or("fix or delete the settings file").to_string(),
+        ),
+    }
+}
+
+fn platforms_check(ctx: &Context) -> HealthCheck {
+    let root = crate::project::root(&ctx.cwd);
+    let found = detect_platforms(&root);
+    if found.is_empty() {
+        return HealthCheck::warn(
+            "platforms",
+            format!("no platform folder in {}", root.display()),
+            "run `aam init --platform <cursor|claude|copilot|codex>` or pass `--platform` to `aam install`",
+        );
+    }
+    let names: Vec<String> = found
+        .iter()
+        .map(|(platform, marker)| format!("{} ({marker})", platform.as_str()))
+        .collect();
+    HealthCheck::pass("platforms", format!("found {}", names.join(", ")))
+}
+
+fn installs_check(ctx: &Context) -> HealthCheck {
+    let listed = match ListInstalled::run(ctx, ListInstalledInput { global: false }) {
+        Ok(listed) => listed,
+        Err(e) => {
+            return HealthCheck::fail(
+                "installs",
+                e.message().to_string(),
+                e.hint().unwrap_or("fix the lock file").to_string(),
+            );
+        }
+    };
+    if listed.packages.is_empty() {
+        return HealthCheck::pass("installs", "no packages installed in this project");
+    }
+    let (mut modified, mut missing) = (Vec::new(), Vec::new());
+    for package in &listed.packages {
+        let input = VerifyInput {
+            package: package.name.clone(),
+            global: false,
+        };
+        match Verify::run(ctx, input) {
+            Ok(report) if !report.missing_files.is_empty() => missing.push(package.name.clone()),
+            Ok(report) if !report.modified_files.is_empty() => modified.push(package.name.clone()),
+            Ok(_) => {}
+            Err(_) => missing.push(package.name.clone()),
+        }
+    }
+    let count = listed.packages.len();
+    if !missing.is_empty() {
+        HealthCheck::fail(
+            "installs",
+            format!("{count} packages installed; files missing from {}", missing.join(", ")),
+            format!("see `aam verify {}`; reinstall with `aam install --force`", missing[0]),
+        )
+    } else if !modified.is_empty() {
+        HealthCheck::warn(
+            "installs",
+            format!("{count} packages installed; files edited in {}", modified.join(", ")),
+            format!("see the edits with `aam diff {}`", modified[0]),
+        )
+    } else {
+        HealthCheck::pass(
+            "installs",
+            format!("{count} packages installed, every file as installed"),
+        )
+    }
+}
+
+fn token_check(ctx: &Context) -> HealthCheck {
+    let path = ctx.home.mcp_token_path();
+    match std::fs::metadata(&path) {
+        Err(_) => HealthCheck::pass("mcp_token", "no MCP token file"),
+        Ok(meta) if meta.permissions().mode() & 0o077 == 0 => {
+            HealthCheck::pass("mcp_token", format!("{} is private to its owner", path.display()))
+        }
+        Ok(meta) => HealthCheck::fail(
+            "mcp_token",
+            format!(
+                "{} can be read by others (mode {:o})",
+                path.display(),
+                meta.permissions().mode() & 0o777
+            ),
+            format!("run `chmod 600 {}`, or delete it to get a new token", path.display()),
+        ),
+    }
+}

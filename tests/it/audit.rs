@@ -1,0 +1,461 @@
+//! Offline audit and health on the real binary: catalog export (consistent
+//! while a writer runs; jsonl and csv round-trip every artifact), stats, check
+//! and repair against real damage, doctor, init, config and completions.
+
+use std::collections::BTreeSet;
+use std::os::unix::fs::PermissionsExt;
+
+use serde_json::Value;
+
+use crate::support::{TestEnv, skill};
+
+/// The live artifacts as the catalog holds them: (source, type, path, name,
+/// description, files as `path size blake3`).
+fn catalog_artifacts(env: &TestEnv) -> BTreeSet<String> {
+    let conn = rusqlite::Connection::open(env.home().join("catalog.db")).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT s.name, a.kind, a.path, a.name, COALESCE(a.description, ''),
+                    (SELECT group_concat(f.path || ' ' || f.size || ' ' || f.blake3, '|')
+                     FROM (SELECT * FROM artifact_files WHERE artifact_id = a.id ORDER BY path) f)
+             FROM artifacts a JOIN sources s ON s.id = a.source_id WHERE a.removed_commit_id IS NULL",
+        )
+        .unwrap();
+    stmt.query_map([], |r| {
+        let cells: Vec<String> = (0..6).map(|i| r.get::<_, String>(i)).collect::<Result<_, _>>()?;
+        Ok(cells.join("\t"))
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+fn files_key(files: &Value) -> String {
+    files
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {} {}",
+                f["path"].as_str().unwrap(),
+                f["size"],
+                f["blake3"].as_str().unwrap()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("|")
+}
+
+/// A home with a source whose names and descriptions need quoting in CSV and JSON.
+fn awkward_world() -> TestEnv {
+    let env = TestEnv::new();
+    let repo = env.repo("team");
+    repo.write(
+        "skills/quoting/SKILL.md",
+        "---\nname: quoting\ndescription: \"Commas, \\\"quotes\\\" and\\nnew lines; ünïcödé\"\n---\nBody\n",
+    );
+    repo.write("skills/plain/SKILL.md", skill("plain", "A plain skill"));
+    repo.write("skills/plain/scripts/run.sh", "#!/bin/sh\necho hi\n");
+    repo.write(
+        "agents/reviewer.md",
+        "---\nname: reviewer\ndescription: Reviews, carefully\n---\n",
+    );
+    repo.write(
+        ".cursor/rules/style.mdc",
+        "---\ndescription: Style rules\n---\nUse tabs.\n",
+    );
+    repo.commit("artifacts");
+    env.json(&["source", "add", "./team", "--name", "team"]);
+    env
+}
+
+#[test]
+fn jsonl_and_csv_round_trip_every_artifact() {
+    let env = awkward_world();
+    env.json(&["install", "team/plain", "--platform", "claude"]);
+    let expected = catalog_artifacts(&env);
+    assert_eq!(expected.len(), 4, "{expected:?}");
+
+    let out = env.json(&[
+        "catalog",
+        "export",
+        "--format",
+        "jsonl",
+        "--output",
+        "out/catalog.jsonl",
+    ]);
+    assert_eq!(out["records"]["artifacts"], 4, "{out}");
+    let text = std::fs::read_to_string(env.path("out/catalog.jsonl")).unwrap();
+    let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let kinds: Vec<&str> = records.iter().map(|r| r["record"].as_str().unwrap()).collect();
+    let artifacts: BTreeSet<String> = records
+        .iter()
+        .filter(|r| r["record"] == "artifact")
+        .map(|r| {
+            assert_eq!(
+                r["source_url"].as_str().unwrap(),
+                format!("file://{}", env.path("team").display())
+            );
+            assert_eq!(r["commit"].as_str().unwrap().len(), 40, "{r}");
+            assert_eq!(r["ref"], "main");
+            [
+                r["source"].as_str().unwrap().to_string(),
+                r["type"].as_str().unwrap().to_string(),
+                r["path"].as_str().unwrap().to_string(),
+                r["name"].as_str().unwrap().to_string(),
+                r["description"].as_str().unwrap_or_default().to_string(),
+                files_key(&r["files"]),
+            ]
+            .join("\t")
+        })
+        .collect();
+    assert_eq!(artifacts, expected);
+    for kind in ["source", "commit", "package", "install"] {
+        assert!(kinds.contains(&kind), "no {kind} record: {kinds:?}");
+    }
+    let install = records.iter().find(|r| r["record"] == "install").unwrap();
+    assert_eq!(install["package"], "plain", "{install}");
+    assert!(
+        install["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["path"] == ".claude/skills/plain/SKILL.md"),
+        "{install}"
+    );
+
+    // `-` streams to stdout, byte for byte the same as the file.
+    let piped = env.aam(&["catalog", "export", "--format", "jsonl", "--output", "-"]);
+    assert_eq!(piped.code, 0, "{piped:?}");
+    assert_eq!(piped.stdout, text);
+
+    env.json(&["catalog", "export", "--format", "csv", "--output", "out/catalog.csv"]);
+    let mut reader = csv::Reader::from_path(env.path("out/catalog.csv")).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    assert_eq!(&headers[0], "source");
+    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let rows: BTreeSet<String> = reader
+        .records()
+        .map(|row| {
+            let row = row.unwrap();
+            let files: Value = serde_json::from_str(&row[column("files")]).unwrap();
+            assert_eq!(row[column("file_count")], files.as_array().unwrap().len().to_string());
+            ["source", "type", "path", "name", "description"]
+                .iter()
+                .map(|c| row[column(c)].to_string())
+                .chain([files_key(&files)])
+                .collect::<Vec<_>>()
+                .join("\t")
+        })
+        .collect();
+    assert_eq!(rows, expected);
+}
+
+#[test]
+fn a_sqlite_export_is_consistent_while_a_writer_runs() {
+    let env = TestEnv::new();
+    let repo = env.repo("big");
+    for i in 0..200 {
+        repo.write(
+            &format!("skills/s{i:03}/SKILL.md"),
+            skill(&format!("s{i:03}"), "Base skill"),
+        );
+    }
+    repo.commit("base");
+    env.json(&["source", "add", "./big", "--name", "big"]);
+
+    let seen = std::thread::scope(|scope| {
+        let writer = scope.spawn(|| {
+            for round in 1..=6 {
+                for i in 0..25 {
+                    repo.write(
+                        &format!("skills/r{round}-{i:02}/SKILL.md"),
+                        skill(&format!("r{round}-{i:02}"), "Added while exporting"),
+                    );
+                }
+                repo.commit(&format!("round {round}"));
+                env.json(&["source", "update", "big"]);
+            }
+        });
+        let mut seen = Vec::new();
+        let mut n = 0;
+        let mut last_round = false;
+        while !last_round {
+            // One more export after the writer is done.
+            last_round = writer.is_finished();
+            n += 1;
+            let file = format!("snap-{n}.db");
+            let out = env.json(&["catalog", "export", "--output", &file]);
+            let conn = rusqlite::Connection::open(env.path(&file)).unwrap();
+            let ok: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+            assert_eq!(ok, "ok");
+            let (live, counted, fileless): (i64, i64, i64) = conn
+                .query_row(
+                    "SELECT (SELECT COUNT(*) FROM artifacts WHERE removed_commit_id IS NULL),
+                            (SELECT SUM(skill_count) FROM sources),
+                            (SELECT COUNT(*) FROM artifacts a WHERE NOT EXISTS
+                               (SELECT 1 FROM artifact_files f WHERE f.artifact_id = a.id))",
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .unwrap();
+            assert_eq!(live, counted, "the snapshot is between two writes");
+            assert_eq!(fileless, 0);
+            assert_eq!((live - 200) % 25, 0, "a half-applied update: {live}");
+            assert_eq!(out["records"]["artifacts"], live);
+            let journal: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+            assert_eq!(journal, "delete", "opens without -wal files");
+            seen.push(live);
+        }
+        writer.join().unwrap();
+        seen
+    });
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
+    assert_eq!(seen.last(), Some(&350));
+    assert!(
+        seen.first() < seen.last(),
+        "the exports ran while the writer wrote: {seen:?}"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(env.root.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn stats_count_per_source_and_type() {
+    let env = awkward_world();
+    let stats = env.json(&["catalog", "stats"]);
+    assert_eq!(stats["artifacts"]["skill"], 2, "{stats}");
+    assert_eq!(stats["artifacts"]["agent"], 1);
+    assert_eq!(stats["artifacts"]["instruction"], 1);
+    assert_eq!(stats["artifacts"]["total"], 4);
+    assert_eq!(stats["sources"][0]["name"], "team");
+    assert!(stats["sources"][0]["cache_bytes"].as_u64().unwrap() > 0);
+    assert!(stats["disk"]["catalog"].as_u64().unwrap() > 0);
+    assert_eq!(stats["commits"], 1);
+    assert!(stats["last_fetched_at"].is_string());
+    // The index is built by the first search; stats say so and never build it.
+    assert_eq!(stats["index"]["status"], "current", "source add builds it: {stats}");
+    let human = env.aam(&["catalog", "stats"]);
+    assert!(human.stdout.contains("team"), "{}", human.stdout);
+}
+
+fn check_named<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no check {name}: {report}"))
+}
+
+#[test]
+fn check_finds_damage_and_repair_fixes_the_index_and_caches() {
+    let env = awkward_world();
+    let clean = env.json(&["catalog", "check"]);
+    assert_eq!(clean["healthy"], true, "{clean}");
+
+    // Damage: a corrupt index, a deleted cache, an artifact row without files,
+    // and a file row pointing at no artifact.
+    std::fs::write(env.home().join("index-v1/meta.json"), "garbage").unwrap();
+    std::fs::remove_dir_all(env.home().join("cache/git")).unwrap();
+    let conn = rusqlite::Connection::open(env.home().join("catalog.db")).unwrap();
+    conn.execute_batch(
+        "PRAGMA foreign_keys = OFF;
+         DELETE FROM artifact_files WHERE artifact_id = (SELECT id FROM artifacts WHERE name = 'reviewer');
+         INSERT INTO artifact_files (artifact_id, path, mode, git_blob, blake3, size) VALUES (9999, 'x', 'file', 'b', 'h', 1);",
+    )
+    .unwrap();
+    drop(conn);
+
+    let run = env.aam(&["--json", "catalog", "check"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = run.json();
+    assert_eq!(report["healthy"], false);
+    for name in ["index", "caches", "rows", "foreign_keys"] {
+        let check = check_named(&report, name);
+        assert_eq!(check["status"], "fail", "{check}");
+        assert!(check["suggestion"].is_string(), "{check}");
+    }
+    assert!(
+        check_named(&report, "rows")["message"]
+            .as_str()
+            .unwrap()
+            .contains("team:agents/reviewer.md")
+    );
+    assert!(
+        check_named(&report, "caches")["message"]
+            .as_str()
+            .unwrap()
+            .contains("team")
+    );
+    assert!(
+        check_named(&report, "foreign_keys")["message"]
+            .as_str()
+            .unwrap()
+            .contains("artifact_files")
+    );
+    assert_eq!(check_named(&report, "integrity")["status"], "pass");
+
+    let run = env.aam(&["--json", "catalog", "check", "--repair"]);
+    assert_eq!(run.code, 1, "rows stay broken: {run:?}");
+    let repaired = run.json();
+    let actions: Vec<&str> = repaired["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .inspect(|a| assert_eq!(a["ok"], true, "{a}"))
+        .map(|a| a["check"].as_str().unwrap())
+        .collect();
+    assert_eq!(actions, ["caches", "index"]);
+    assert_eq!(check_named(&repaired, "index")["status"], "pass");
+    assert_eq!(check_named(&repaired, "caches")["status"], "pass");
+    assert_eq!(check_named(&repaired, "rows")["status"], "fail");
+    let found = env.json(&["search", "plain"]);
+    assert_eq!(found["results"][0]["name"], "plain", "{found}");
+    let diff = env.json(&["source", "diff", "team"]);
+    assert_eq!(diff["has_changes"], false, "{diff}");
+}
+
+#[test]
+fn doctor_on_a_healthy_and_a_broken_home() {
+    let env = awkward_world();
+    std::fs::write(env.path("CLAUDE.md"), "# Project\n").unwrap();
+    env.json(&["install", "team/plain", "--platform", "claude"]);
+    let token = env.home().join("mcp-token");
+    std::fs::write(&token, "secret\n").unwrap();
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
+
+    let healthy = env.json(&["doctor"]);
+    assert_eq!(healthy["healthy"], true, "{healthy:#}");
+    for check in healthy["checks"].as_array().unwrap() {
+        assert_eq!(check["status"], "pass", "{check}");
+    }
+    assert!(healthy["summary"].as_str().unwrap().contains("0 failed"));
+
+    std::fs::write(env.home().join("config.yaml"), "default_platforms: [unclosed").unwrap();
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::remove_file(env.path(".claude/skills/plain/SKILL.md")).unwrap();
+    std::fs::write(env.home().join("index-v1/meta.json"), "garbage").unwrap();
+    let run = env.aam(&["--json", "doctor"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let broken = run.json();
+    assert_eq!(broken["healthy"], false);
+    for name in ["settings", "index", "installs", "mcp_token"] {
+        assert_eq!(check_named(&broken, name)["status"], "fail", "{name}: {broken:#}");
+    }
+    assert!(!run.stdout.contains("secret"), "never shows the token");
+    let human = env.aam(&["doctor"]);
+    assert!(human.stdout.contains("FAIL  mcp_token"), "{}", human.stdout);
+    assert!(human.stdout.contains("chmod 600"), "{}", human.stdout);
+}
+
+#[test]
+fn init_detects_platforms_and_settings_are_validated() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.path(".github")).unwrap();
+    std::fs::write(env.path("AGENTS.md"), "# Agents\n").unwrap();
+    let out = env.json(&["init"]);
+    assert_eq!(
+        out["default_platforms"],
+        serde_json::json!(["codex", "copilot"]),
+        "{out}"
+    );
+    assert_eq!(out["detected"][0]["marker"], ".github", "{out}");
+    assert_eq!(out["default_sources_added"], serde_json::json!([]));
+    assert!(env.home().join("catalog.db").is_file());
+
+    let out = env.json(&["init", "--platform", "cursor", "--yes"]);
+    assert_eq!(out["default_platforms"], serde_json::json!(["cursor"]));
+    assert!(!out["default_sources_added"].as_array().unwrap().is_empty(), "{out}");
+    let sources = env.json(&["source", "list"]);
+    assert!(
+        sources["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["last_commit"].is_null())
+    );
+
+    let value = env.aam(&["config", "get", "default_platforms"]);
+    assert_eq!(value.stdout, "cursor\n");
+    let listed = env.json(&["config", "list"]);
+    assert_eq!(listed["settings"][0]["key"], "default_platforms");
+    let body = env.json_err(&["config", "set", "default_platforms", "emacs"], "AAM_INVALID_ARGUMENT");
+    assert!(body["hint"].as_str().unwrap().contains("cursor, claude"), "{body}");
+    let body = env.json_err(&["config", "get", "colour"], "AAM_INVALID_ARGUMENT");
+    assert!(body["hint"].as_str().unwrap().contains("`default_platforms`"), "{body}");
+    let run = env.aam(&["init", "--platform", "emacs"]);
+    assert_eq!(run.code, 2, "{run:?}");
+}
+
+#[test]
+fn completions_for_every_shell() {
+    let env = TestEnv::new();
+    for shell in ["bash", "zsh", "fish", "powershell"] {
+        let run = env.aam(&["completions", shell]);
+        assert_eq!(run.code, 0, "{shell}: {run:?}");
+        assert!(
+            run.stdout.contains("doctor") && run.stdout.contains("export"),
+            "{shell}"
+        );
+    }
+    assert_eq!(env.aam(&["completions", "tcsh"]).code, 2);
+}
+
+#[test]
+fn the_documented_queries_run_on_an_export() {
+    let env = awkward_world();
+    env.json(&["install", "team/plain", "--platform", "claude"]);
+    let repo = crate::support::Repo { dir: env.path("team") };
+    repo.write(
+        "skills/plain/SKILL.md",
+        skill("plain", "A plain skill, changed upstream"),
+    );
+    repo.commit("change plain");
+    env.json(&["source", "update", "team"]);
+    env.json(&["catalog", "export", "--output", "audit.db"]);
+
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/catalog.md")).unwrap();
+    let queries: Vec<&str> = docs
+        .split("```sql\n")
+        .skip(1)
+        .map(|block| block.split("```").next().unwrap())
+        .collect();
+    assert!(queries.len() >= 5, "{queries:?}");
+    let conn = rusqlite::Connection::open(env.path("audit.db")).unwrap();
+    let run = |sql: &str| -> Vec<Vec<String>> {
+        let mut stmt = conn.prepare(sql).unwrap_or_else(|e| panic!("{e}: {sql}"));
+        let width = stmt.column_count();
+        stmt.query_map([], |r| {
+            (0..width)
+                .map(|i| {
+                    Ok(match r.get_ref(i)? {
+                        rusqlite::types::ValueRef::Null => String::new(),
+                        rusqlite::types::ValueRef::Integer(n) => n.to_string(),
+                        other => String::from_utf8_lossy(other.as_bytes().unwrap_or_default()).into_owned(),
+                    })
+                })
+                .collect()
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+    };
+    for sql in &queries {
+        let rows = run(sql);
+        if sql.contains("differ from their source") {
+            let paths: Vec<&str> = rows.iter().map(|r| r[2].as_str()).collect();
+            assert!(paths.contains(&".claude/skills/plain/SKILL.md"), "{rows:?}");
+            assert_ne!(rows[0][3], rows[0][4], "installed from the old commit: {rows:?}");
+        }
+        if sql.contains("update by update") {
+            assert_eq!(rows.len(), 1, "{rows:?}");
+            assert_eq!((rows[0][2].as_str(), rows[0][4].as_str()), ("modified", "skills/plain"));
+        }
+    }
+}
