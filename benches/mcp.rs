@@ -25,10 +25,7 @@ fn main() {
     let Some((work, generator)) = common::setup() else {
         return;
     };
-    let sizes: Vec<usize> = std::env::var("AAM_BENCH_SIZES")
-        .ok()
-        .map(|s| s.split_whitespace().filter_map(|n| n.parse().ok()).collect())
-        .unwrap_or_else(|| vec![10_000]);
+    let sizes = common::sizes(&[10_000]);
     for artifacts in sizes {
         let home = catalog(&work, &generator, artifacts);
         startup_figures(&home, artifacts);

@@ -66,27 +66,42 @@ impl AamHome {
 
     /// Reads the settings; a missing file means defaults.
     pub fn load_settings(&self) -> Result<Settings> {
-        let path = self.settings_path();
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Settings::default()),
-            Err(e) => return Err(Error::io("read", &path, e)),
-        };
-        serde_yaml_ng::from_str(&text).map_err(|e| {
-            Error::new(
-                ErrorCode::SettingsInvalid,
-                format!("the settings file `{}` is invalid: {e}", path.display()),
-            )
-            .with_hint("fix the file by hand, or delete it to start from the defaults")
-        })
+        read_settings(&self.settings_path())
     }
 
     /// Writes the settings atomically.
     pub fn save_settings(&self, settings: &Settings) -> Result<()> {
-        let text = serde_yaml_ng::to_string(settings)
-            .map_err(|e| Error::internal(format!("cannot encode the settings: {e}")))?;
-        crate::atomic::write_file(&self.settings_path(), text.as_bytes())
+        write_settings(&self.settings_path(), settings)
     }
+}
+
+/// A project's own settings file, `<project>/.aam/config.yaml` (written by
+/// `aam init`); its `default_platforms` win over the home's.
+pub fn project_settings_path(project_root: &Path) -> PathBuf {
+    project_root.join(".aam").join("config.yaml")
+}
+
+/// Reads a settings file; a missing file means defaults.
+pub fn read_settings(path: &Path) -> Result<Settings> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Settings::default()),
+        Err(e) => return Err(Error::io("read", path, e)),
+    };
+    serde_yaml_ng::from_str(&text).map_err(|e| {
+        Error::new(
+            ErrorCode::SettingsInvalid,
+            format!("the settings file `{}` is invalid: {e}", path.display()),
+        )
+        .with_hint("fix the file by hand, or delete it to start from the defaults")
+    })
+}
+
+/// Writes a settings file atomically.
+pub fn write_settings(path: &Path, settings: &Settings) -> Result<()> {
+    let text =
+        serde_yaml_ng::to_string(settings).map_err(|e| Error::internal(format!("cannot encode the settings: {e}")))?;
+    crate::atomic::write_file(path, text.as_bytes())
 }
 
 /// What `config.yaml` holds.

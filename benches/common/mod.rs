@@ -57,6 +57,14 @@ pub fn catalog(work: &Path, generator: &Path, artifacts: usize) -> PathBuf {
     home
 }
 
+/// Catalog sizes to measure: `AAM_BENCH_SIZES` (space-separated) or `default`.
+pub fn sizes(default: &[usize]) -> Vec<usize> {
+    std::env::var("AAM_BENCH_SIZES")
+        .ok()
+        .map(|s| s.split_whitespace().filter_map(|n| n.parse().ok()).collect())
+        .unwrap_or_else(|| default.to_vec())
+}
+
 pub fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]

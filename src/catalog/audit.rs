@@ -23,7 +23,7 @@ pub enum ExportRecord {
     Commit(ExportCommit),
     /// A package made from artifacts.
     Package(ExportPackage),
-    /// A package installed into a project, with the files it wrote.
+    /// A package installed in a project, with its platforms and the files it wrote.
     Install(ExportInstall),
 }
 
@@ -131,7 +131,7 @@ pub struct ExportPackage {
     pub created_at: String,
 }
 
-/// An install as exported.
+/// A package installed in a project (on one or more platforms) as exported.
 #[derive(Debug, Clone, Serialize)]
 pub struct ExportInstall {
     /// Project (or home) root.
@@ -140,8 +140,8 @@ pub struct ExportInstall {
     pub package: String,
     /// Installed version.
     pub version: String,
-    /// Platform deployed to.
-    pub platform: String,
+    /// Platforms deployed to.
+    pub platforms: Vec<String>,
     /// Source commit its artifacts came from, when from a source.
     pub source_commit: Option<String>,
     /// When it was installed.
@@ -201,7 +201,7 @@ pub struct CatalogStats {
     pub commits: i64,
     /// Packages recorded.
     pub packages: i64,
-    /// Installs (package and platform per project).
+    /// Installed packages, over every project.
     pub installs: i64,
     /// Packages of configured registries.
     pub registry_packages: i64,
@@ -238,7 +238,8 @@ impl Catalog {
             .map_err(db_error)?;
         copy.query_row(
             "SELECT (SELECT COUNT(*) FROM artifacts WHERE removed_commit_id IS NULL), (SELECT COUNT(*) FROM sources),
-                    (SELECT COUNT(*) FROM commits), (SELECT COUNT(*) FROM packages), (SELECT COUNT(*) FROM installs)",
+                    (SELECT COUNT(*) FROM commits), (SELECT COUNT(*) FROM packages),
+                    (SELECT COUNT(*) FROM (SELECT DISTINCT project_root, package_id FROM installs))",
             [],
             |r| {
                 Ok(ExportCounts {
@@ -409,9 +410,11 @@ impl Catalog {
             .map_err(db_error)?;
         let mut stmt = tx
             .prepare(
-                "SELECT i.project_root, p.name, p.version, i.platform, i.source_commit, i.installed_at
+                "SELECT i.project_root, p.name, p.version, group_concat(i.platform, ','), MAX(i.source_commit),
+                        MAX(i.installed_at)
                  FROM installs i JOIN packages p ON p.id = i.package_id
-                 ORDER BY i.project_root, p.name, i.platform",
+                 GROUP BY i.project_root, p.id
+                 ORDER BY i.project_root, p.name",
             )
             .map_err(db_error)?;
         let installs = stmt
@@ -420,7 +423,12 @@ impl Catalog {
                     project_root: r.get(0)?,
                     package: r.get(1)?,
                     version: r.get(2)?,
-                    platform: r.get(3)?,
+                    platforms: {
+                        let joined: String = r.get(3)?;
+                        let mut platforms: Vec<String> = joined.split(',').map(str::to_string).collect();
+                        platforms.sort();
+                        platforms
+                    },
                     source_commit: r.get(4)?,
                     installed_at: r.get(5)?,
                     files: Vec::new(),
@@ -471,7 +479,8 @@ impl Catalog {
         let generation = self.generation()?;
         tx.query_row(
             "SELECT (SELECT COUNT(*) FROM artifacts), (SELECT COUNT(*) FROM commits),
-                    (SELECT COUNT(*) FROM packages), (SELECT COUNT(*) FROM installs),
+                    (SELECT COUNT(*) FROM packages),
+                    (SELECT COUNT(*) FROM (SELECT DISTINCT project_root, package_id FROM installs)),
                     (SELECT COUNT(*) FROM registry_packages), (SELECT MAX(indexed_at) FROM commits)",
             [],
             |r| {

@@ -632,15 +632,16 @@ fn run(cli: Cli) -> Result<i32> {
             if !yes && interactive(&out) {
                 prompts::setup(&ctx, &mut input)?;
             }
+            let adding = input.add_default_sources;
             let output = invoke::<Init>(&ctx, input)?;
-            if !yes && !output.default_sources_added.is_empty() && !out.json {
+            if !adding && !out.json {
                 eprintln!("hint: register the default sources later with `aam source enable-defaults`");
             }
             out.emit(&output, render::initialized)
         }
         Command::Doctor => {
             let output = invoke::<Doctor>(&ctx, DoctorInput {})?;
-            out.emit(&output, render::doctor)?;
+            out.emit(&output, render::health_report)?;
             Ok(if output.healthy { 0 } else { 1 })
         }
         Command::Completions { shell } => {
@@ -764,7 +765,7 @@ fn run_catalog(ctx: &Context, out: &Output, command: CatalogCommand) -> Result<i
         CatalogCommand::Stats => out.emit(&invoke::<Stats>(ctx, StatsInput {})?, render::stats),
         CatalogCommand::Check { repair: false } => {
             let output = invoke::<Check>(ctx, CheckInput {})?;
-            out.emit(&output, render::checked)?;
+            out.emit(&output, render::health_report)?;
             Ok(if output.healthy { 0 } else { 1 })
         }
         CatalogCommand::Check { repair: true } => {

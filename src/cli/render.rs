@@ -3,11 +3,10 @@
 use crate::mcp::clients::ClientConfig;
 use crate::tools::artifacts::{CandidatesOutput, InfoOutput, ListOutput};
 use crate::tools::catalog::{
-    CheckOutput, CheckStatus, ExportFormat, ExportOutput, HealthCheck, ReindexOutput, RepairOutput, StatsOutput,
+    CheckStatus, ExportFormat, ExportOutput, HealthCheck, HealthReport, ReindexOutput, RepairOutput, StatsOutput,
     TypeCounts,
 };
 use crate::tools::config::{ConfigGetOutput, ConfigSetOutput, InitOutput};
-use crate::tools::doctor::DoctorOutput;
 use crate::tools::install::{
     DiffOutput, InstallOutput, ListInstalledOutput, OutdatedOutput, PackageInfoOutput, UninstallOutput, UpgradeOutput,
     VerifyOutput,
@@ -919,8 +918,8 @@ fn health(checks: &[HealthCheck], summary: &str) -> String {
     out
 }
 
-/// `aam catalog check`.
-pub fn checked(o: &CheckOutput) -> String {
+/// `aam catalog check` and `aam doctor`.
+pub fn health_report(o: &HealthReport) -> String {
     health(&o.checks, &o.summary)
 }
 
@@ -942,11 +941,6 @@ pub fn repaired(o: &RepairOutput) -> String {
     out + &health(&o.checks, &o.summary)
 }
 
-/// `aam doctor`.
-pub fn doctor(o: &DoctorOutput) -> String {
-    health(&o.checks, &o.summary)
-}
-
 /// `aam init`.
 pub fn initialized(o: &InitOutput) -> String {
     let mut out = String::new();
@@ -961,11 +955,14 @@ pub fn initialized(o: &InitOutput) -> String {
         out.push_str(&format!("Found in {}: {}\n", o.project_root, found.join(", ")));
     }
     if o.default_platforms.is_empty() {
-        out.push_str("default_platforms: none (installs need `--platform`)\n");
+        out.push_str("default_platforms: none (each install detects them, or pass `--platform`)\n");
     } else {
         out.push_str(&format!("default_platforms: {}\n", o.default_platforms.join(",")));
     }
-    out.push_str(&format!("Settings: {}\nCatalog: {}\n", o.settings_path, o.catalog_path));
+    out.push_str(&format!(
+        "Project settings: {}\nCatalog: {}\n",
+        o.settings_path, o.catalog_path
+    ));
     if !o.default_sources_added.is_empty() {
         out.push_str(&format!(
             "Registered default sources: {} (fetch them with `aam source update --all`)\n",

@@ -149,9 +149,11 @@ impl Tool for Export {
     const DESCRIPTION: &'static str = "Write the catalog to one file for offline audits, as a consistent snapshot even while other aam processes write: `sqlite` (every table; open it with any SQLite tool), `jsonl` (one self-contained record per artifact with source URL, ref, commit, path, type, name, description and every file's size and blake3, then sources, commits, packages and installs; each record names its kind in `record`) or `csv` (a flat artifacts table). Returns the path, record counts and size.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
-    const ERRORS: &'static [ErrorCode] = &[ErrorCode::IoError, ErrorCode::CatalogError];
-    const CONSTRAINTS: &'static [&'static str] =
-        &["`output` must lie inside the project or AAM_HOME when called over MCP or `aam tool call`"];
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::IoError, ErrorCode::CatalogError, ErrorCode::Forbidden];
+    const CONSTRAINTS: &'static [&'static str] = &[
+        "`output` must lie inside the project or AAM_HOME when called over MCP or `aam tool call`",
+        "inside AAM_HOME, `output` may only be under `exports/`: aam's own files are never replaced",
+    ];
     const EXAMPLES: &'static [Example] = &[
         Example {
             title: "export every artifact as JSON lines",
@@ -180,9 +182,15 @@ impl Tool for Export {
             .output
             .unwrap_or_else(|| format!("aam-catalog.{}", input.format.extension()));
         let path = ctx.path(&given)?;
+        refuse_home_files(ctx, &path)?;
         let catalog = ctx.catalog()?;
         let records = crate::atomic::write_with(&path, |temp| match input.format {
-            ExportFormat::Sqlite => catalog.snapshot_into(temp),
+            ExportFormat::Sqlite => {
+                ctx.progress.start("writing a snapshot of the catalog", None);
+                let counts = catalog.snapshot_into(temp);
+                ctx.progress.finish();
+                counts
+            }
             ExportFormat::Jsonl => {
                 let mut out = std::io::BufWriter::new(create(temp)?);
                 let counts = catalog.export_records(ctx.progress.as_ref(), &mut |record| {
@@ -235,6 +243,35 @@ impl Tool for Export {
             elapsed_ms: started.elapsed().as_millis() as u64,
         })
     }
+}
+
+/// An export never replaces aam's own files: inside `AAM_HOME` it may only
+/// land under `exports/`.
+fn refuse_home_files(ctx: &Context, path: &Path) -> Result<()> {
+    let real = |p: &Path| {
+        let parent = p.parent().and_then(|d| d.canonicalize().ok());
+        match (parent, p.file_name()) {
+            (Some(dir), Some(name)) => dir.join(name),
+            _ => p.to_path_buf(),
+        }
+    };
+    let home = ctx
+        .home
+        .root()
+        .canonicalize()
+        .unwrap_or_else(|_| ctx.home.root().to_path_buf());
+    let target = real(path);
+    if target.starts_with(&home) && !target.starts_with(home.join("exports")) {
+        return Err(Error::new(
+            ErrorCode::Forbidden,
+            format!("`{}` is inside AAM_HOME, where aam keeps its own files", path.display()),
+        )
+        .with_hint(format!(
+            "export into the project or another folder, or under {}",
+            home.join("exports").display()
+        )));
+    }
+    Ok(())
 }
 
 fn create(path: &Path) -> Result<std::fs::File> {
@@ -343,7 +380,7 @@ pub struct StatsOutput {
     pub packages: i64,
     /// Packages of configured registries.
     pub registry_packages: i64,
-    /// Installs (package and platform, per project).
+    /// Installed packages, over every project.
     pub installs: i64,
     /// Each source.
     pub sources: Vec<SourceStat>,
@@ -524,7 +561,7 @@ impl HealthCheck {
 }
 
 /// `N checks: P passed, W warnings, F failed`.
-pub(crate) fn summary(checks: &[HealthCheck]) -> String {
+fn summary(checks: &[HealthCheck]) -> String {
     let count = |status| checks.iter().filter(|c| c.status == status).count();
     format!(
         "{} checks: {} passed, {} warnings, {} failed",
@@ -540,16 +577,27 @@ pub(crate) fn summary(checks: &[HealthCheck]) -> String {
 #[serde(deny_unknown_fields)]
 pub struct CheckInput {}
 
-/// Output of `aam_catalog_check`.
+/// Output of `aam_catalog_check` and `aam_doctor`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct CheckOutput {
-    /// Whether no check failed.
+pub struct HealthReport {
+    /// Whether no check failed (warnings allowed).
     pub healthy: bool,
-    /// Every check.
+    /// Every check, in order.
     pub checks: Vec<HealthCheck>,
     /// One line.
     pub summary: String,
+}
+
+impl HealthReport {
+    /// The report on `checks`.
+    pub(crate) fn of(checks: Vec<HealthCheck>) -> Self {
+        Self {
+            healthy: checks.iter().all(|c| c.status != CheckStatus::Fail),
+            summary: summary(&checks),
+            checks,
+        }
+    }
 }
 
 /// Checks the catalog, the index and the caches.
@@ -569,18 +617,10 @@ impl Tool for Check {
         ),
     }];
     type Input = CheckInput;
-    type Output = CheckOutput;
+    type Output = HealthReport;
 
-    fn run(ctx: &Context, _input: CheckInput) -> Result<CheckOutput> {
-        Ok(check_output(catalog_checks(ctx)))
-    }
-}
-
-fn check_output(checks: Vec<HealthCheck>) -> CheckOutput {
-    CheckOutput {
-        healthy: checks.iter().all(|c| c.status != CheckStatus::Fail),
-        summary: summary(&checks),
-        checks,
+    fn run(ctx: &Context, _input: CheckInput) -> Result<HealthReport> {
+        Ok(HealthReport::of(catalog_checks(ctx)))
     }
 }
 
@@ -593,8 +633,13 @@ pub(crate) fn catalog_checks(ctx: &Context) -> Vec<HealthCheck> {
     let catalog = match ctx.catalog() {
         Ok(catalog) => catalog,
         Err(e) => {
+            let name = if e.code() == ErrorCode::CatalogTooNew {
+                "migrations"
+            } else {
+                "catalog"
+            };
             return vec![HealthCheck::fail(
-                "catalog",
+                name,
                 format!("the catalog cannot be opened: {}", e.message()),
                 e.hint().unwrap_or("check `AAM_HOME`").to_string(),
             )];
@@ -841,7 +886,7 @@ impl Tool for Repair {
                 error: outcome.err().map(|e| e.message().to_string()),
             });
         }
-        let after = check_output(catalog_checks(ctx));
+        let after = HealthReport::of(catalog_checks(ctx));
         Ok(RepairOutput {
             actions,
             healthy: after.healthy,

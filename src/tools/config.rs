@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::sources::{SourceEnableDefaults, SourceEnableDefaultsInput};
 use super::{Context, Example, Expect, Risk, Tool};
-use crate::config::Settings;
+use crate::config::{Settings, project_settings_path, read_settings, write_settings};
 use crate::deploy::{detect_platforms, parse_platform};
 use crate::error::{Error, ErrorCode, Result};
 use crate::scan::Platform;
@@ -232,9 +232,9 @@ pub struct InitOutput {
     pub project_root: String,
     /// Platforms found in the project.
     pub detected: Vec<DetectedPlatform>,
-    /// `default_platforms` as now set.
+    /// The project's `default_platforms` as now set (empty: detect at each install).
     pub default_platforms: Vec<String>,
-    /// The settings file written.
+    /// The project's settings file written (`.aam/config.yaml`).
     pub settings_path: String,
     /// The catalog (created when missing).
     pub catalog_path: String,
@@ -248,7 +248,7 @@ pub struct Init;
 impl Tool for Init {
     const NAME: &'static str = "aam_init";
     const TITLE: &'static str = "Set aam up";
-    const DESCRIPTION: &'static str = "Set aam up for the current project: detect the platforms it uses (`.cursor/`, `.claude/` or `CLAUDE.md`, `.github/`, `.codex/` or `AGENTS.md`), save them (or the ones given) as `default_platforms`, create the catalog, and optionally register the built-in default sources. Safe to run again. Next: `aam_source_add` or `aam_source_update`.";
+    const DESCRIPTION: &'static str = "Set aam up for the current project: detect the platforms it uses (`.cursor/`, `.claude/` or `CLAUDE.md`, `.github/`, `.codex/` or `AGENTS.md`), save them (or the ones given) as the project's `default_platforms` in `.aam/config.yaml` (they win over the home's setting), create the catalog, and optionally register the built-in default sources. Safe to run again. Next: `aam_source_add` or `aam_source_update`.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
     const ERRORS: &'static [ErrorCode] = &[ErrorCode::SettingsInvalid];
@@ -275,12 +275,14 @@ impl Tool for Init {
         } else {
             input.platforms
         };
-        let mut settings = ctx.home.load_settings()?;
+        let settings_path = project_settings_path(&root);
+        ctx.check_path(&settings_path, ".aam/config.yaml")?;
+        let mut settings = read_settings(&settings_path)?;
         let mut names: Vec<String> = chosen.iter().map(|p| p.as_str().to_string()).collect();
         names.sort();
         names.dedup();
         settings.default_platforms = names.clone();
-        ctx.home.save_settings(&settings)?;
+        write_settings(&settings_path, &settings)?;
         drop(ctx.catalog()?);
         let default_sources_added = if input.add_default_sources {
             SourceEnableDefaults::run(ctx, SourceEnableDefaultsInput { restore: false })?.added
@@ -297,7 +299,7 @@ impl Tool for Init {
                 })
                 .collect(),
             default_platforms: names,
-            settings_path: ctx.home.settings_path().display().to_string(),
+            settings_path: settings_path.display().to_string(),
             catalog_path: ctx.home.catalog_path().display().to_string(),
             default_sources_added,
         })

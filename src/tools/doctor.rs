@@ -4,11 +4,12 @@
 use std::os::unix::fs::PermissionsExt;
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-use super::catalog::{CheckStatus, HealthCheck, catalog_checks, summary};
+use super::catalog::{HealthCheck, HealthReport, catalog_checks};
 use super::install::{ListInstalled, ListInstalledInput, Verify, VerifyInput};
 use super::{Context, Example, Expect, Risk, Tool};
+use crate::config::{project_settings_path, read_settings};
 use crate::deploy::detect_platforms;
 use crate::error::Result;
 
@@ -16,18 +17,6 @@ use crate::error::Result;
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DoctorInput {}
-
-/// Output of `aam_doctor`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct DoctorOutput {
-    /// Whether no check failed (warnings allowed).
-    pub healthy: bool,
-    /// Every check, in order.
-    pub checks: Vec<HealthCheck>,
-    /// One line.
-    pub summary: String,
-}
 
 /// Checks the whole installation.
 pub struct Doctor;
@@ -46,32 +35,38 @@ impl Tool for Doctor {
         ),
     }];
     type Input = DoctorInput;
-    type Output = DoctorOutput;
+    type Output = HealthReport;
 
-    fn run(ctx: &Context, _input: DoctorInput) -> Result<DoctorOutput> {
+    fn run(ctx: &Context, _input: DoctorInput) -> Result<HealthReport> {
         let mut checks = vec![settings_check(ctx)];
         checks.extend(catalog_checks(ctx));
         checks.push(platforms_check(ctx));
         checks.push(installs_check(ctx));
         checks.push(token_check(ctx));
-        Ok(DoctorOutput {
-            healthy: checks.iter().all(|c| c.status != CheckStatus::Fail),
-            summary: summary(&checks),
-            checks,
-        })
+        Ok(HealthReport::of(checks))
     }
 }
 
 fn settings_check(ctx: &Context) -> HealthCheck {
-    let path = ctx.home.settings_path();
-    match ctx.home.load_settings() {
-        Ok(_) if path.exists() => HealthCheck::pass("settings", format!("{} is valid", path.display())),
-        Ok(_) => HealthCheck::pass("settings", "no settings file: defaults apply"),
-        Err(e) => HealthCheck::fail(
-            "settings",
-            e.message().to_string(),
-            e.hint().unwrap_or("fix or delete the settings file").to_string(),
-        ),
+    let project = project_settings_path(&crate::project::root(&ctx.cwd));
+    let mut valid = Vec::new();
+    for path in [ctx.home.settings_path(), project] {
+        match read_settings(&path) {
+            Ok(_) if path.exists() => valid.push(path.display().to_string()),
+            Ok(_) => {}
+            Err(e) => {
+                return HealthCheck::fail(
+                    "settings",
+                    e.message().to_string(),
+                    e.hint().unwrap_or("fix or delete the settings file").to_string(),
+                );
+            }
+        }
+    }
+    if valid.is_empty() {
+        HealthCheck::pass("settings", "no settings files: defaults apply")
+    } else {
+        HealthCheck::pass("settings", format!("valid: {}", valid.join(", ")))
     }
 }
 
@@ -116,7 +111,15 @@ fn installs_check(ctx: &Context) -> HealthCheck {
             Ok(report) if !report.missing_files.is_empty() => missing.push(package.name.clone()),
             Ok(report) if !report.modified_files.is_empty() => modified.push(package.name.clone()),
             Ok(_) => {}
-            Err(_) => missing.push(package.name.clone()),
+            Err(e) => {
+                return HealthCheck::fail(
+                    "installs",
+                    format!("`{}` cannot be verified: {}", package.name, e.message()),
+                    e.hint()
+                        .unwrap_or("reinstall it with `aam install --force`")
+                        .to_string(),
+                );
+            }
         }
     }
     let count = listed.packages.len();

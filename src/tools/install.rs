@@ -344,15 +344,23 @@ fn prepare_registry(catalog: &Catalog, settings: &Settings, requests: &[(String,
 
 // ---------------------------------------------------------------- planning
 
-/// The platforms to deploy to: the ones asked for, else the settings', else the
-/// ones the project already uses.
+/// The platforms to deploy to: the ones asked for, else the project's settings
+/// (`aam init`), else the home's, else the ones the project already uses.
 pub(crate) fn platforms(ctx: &Context, roots: &Roots, asked: &[Platform], no_deploy: bool) -> Result<Vec<Platform>> {
     if no_deploy {
         return Ok(Vec::new());
     }
     let mut chosen: Vec<Platform> = asked.to_vec();
+    let mut configured = Vec::new();
+    if chosen.is_empty() && !roots.global {
+        configured =
+            crate::config::read_settings(&crate::config::project_settings_path(&roots.root))?.default_platforms;
+    }
+    if chosen.is_empty() && configured.is_empty() {
+        configured = ctx.home.load_settings()?.default_platforms;
+    }
     if chosen.is_empty() {
-        for name in ctx.home.load_settings()?.default_platforms {
+        for name in configured {
             chosen.push(deploy::parse_platform(&name).ok_or_else(|| {
                 Error::new(
                     ErrorCode::SettingsInvalid,

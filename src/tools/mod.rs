@@ -224,8 +224,24 @@ pub fn next_request_id() -> String {
     format!("{}-{n}", std::process::id())
 }
 
+/// `value` without object members that are `null`: strict function-calling
+/// modes send every optional field, as `null` when unset, which means absent.
+fn without_nulls(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k, without_nulls(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(without_nulls).collect()),
+        other => other,
+    }
+}
+
 fn call_json<T: Tool>(ctx: &Context, input: serde_json::Value) -> Result<serde_json::Value> {
-    let input: T::Input = serde_path_to_error::deserialize(input).map_err(|e| {
+    let input: T::Input = serde_path_to_error::deserialize(without_nulls(input)).map_err(|e| {
         let field = e.path().to_string();
         let problem = e.into_inner();
         let message = if field == "." {

@@ -116,6 +116,7 @@ fn jsonl_and_csv_round_trip_every_artifact() {
     }
     let install = records.iter().find(|r| r["record"] == "install").unwrap();
     assert_eq!(install["package"], "plain", "{install}");
+    assert_eq!(install["platforms"], serde_json::json!(["claude"]), "{install}");
     assert!(
         install["files"]
             .as_array()
@@ -124,6 +125,16 @@ fn jsonl_and_csv_round_trip_every_artifact() {
             .any(|f| f["path"] == ".claude/skills/plain/SKILL.md"),
         "{install}"
     );
+
+    // aam's own files are never replaced.
+    let catalog = env.home().join("catalog.db");
+    let before = std::fs::read(&catalog).unwrap();
+    let body = env.json_err(
+        &["catalog", "export", "--output", catalog.to_str().unwrap()],
+        "AAM_FORBIDDEN",
+    );
+    assert!(body["hint"].as_str().unwrap().contains("exports"), "{body}");
+    assert_eq!(std::fs::read(&catalog).unwrap(), before);
 
     // `-` streams to stdout, byte for byte the same as the file.
     let piped = env.aam(&["catalog", "export", "--format", "jsonl", "--output", "-"]);
@@ -141,6 +152,12 @@ fn jsonl_and_csv_round_trip_every_artifact() {
             let row = row.unwrap();
             let files: Value = serde_json::from_str(&row[column("files")]).unwrap();
             assert_eq!(row[column("file_count")], files.as_array().unwrap().len().to_string());
+            assert_eq!(
+                row[column("source_url")],
+                format!("file://{}", env.path("team").display())
+            );
+            assert_eq!(&row[column("ref")], "main");
+            assert_eq!(row[column("commit")].len(), 40);
             ["source", "type", "path", "name", "description"]
                 .iter()
                 .map(|c| row[column(c)].to_string())
@@ -267,10 +284,14 @@ fn check_finds_damage_and_repair_fixes_the_index_and_caches() {
     conn.execute_batch(
         "PRAGMA foreign_keys = OFF;
          DELETE FROM artifact_files WHERE artifact_id = (SELECT id FROM artifacts WHERE name = 'reviewer');
-         INSERT INTO artifact_files (artifact_id, path, mode, git_blob, blake3, size) VALUES (9999, 'x', 'file', 'b', 'h', 1);",
+         INSERT INTO artifact_files (artifact_id, path, mode, git_blob, blake3, size) VALUES (9999, 'x', 'file', 'b', 'h', 1);
+         DELETE FROM artifact_texts WHERE artifact_id = (SELECT id FROM artifacts WHERE name = 'quoting');",
     )
     .unwrap();
     drop(conn);
+    let stray = env.home().join("cache/git/example.com/gone/repo");
+    std::fs::create_dir_all(stray.join("objects")).unwrap();
+    std::fs::write(stray.join("HEAD"), "ref: refs/heads/main\n").unwrap();
 
     let run = env.aam(&["--json", "catalog", "check"]);
     assert_eq!(run.code, 1, "{run:?}");
@@ -281,11 +302,14 @@ fn check_finds_damage_and_repair_fixes_the_index_and_caches() {
         assert_eq!(check["status"], "fail", "{check}");
         assert!(check["suggestion"].is_string(), "{check}");
     }
+    let rows = check_named(&report, "rows")["message"].as_str().unwrap();
+    assert!(rows.contains("team:agents/reviewer.md lacks file rows"), "{rows}");
+    assert!(rows.contains("team:skills/quoting lacks its text"), "{rows}");
+    let files = check_named(&report, "files");
+    assert_eq!(files["status"], "warn", "{files}");
     assert!(
-        check_named(&report, "rows")["message"]
-            .as_str()
-            .unwrap()
-            .contains("team:agents/reviewer.md")
+        files["message"].as_str().unwrap().contains("example.com/gone/repo"),
+        "{files}"
     );
     assert!(
         check_named(&report, "caches")["message"]
@@ -348,7 +372,6 @@ fn doctor_on_a_healthy_and_a_broken_home() {
     for name in ["settings", "index", "installs", "mcp_token"] {
         assert_eq!(check_named(&broken, name)["status"], "fail", "{name}: {broken:#}");
     }
-    assert!(!run.stdout.contains("secret"), "never shows the token");
     let human = env.aam(&["doctor"]);
     assert!(human.stdout.contains("FAIL  mcp_token"), "{}", human.stdout);
     assert!(human.stdout.contains("chmod 600"), "{}", human.stdout);
@@ -381,8 +404,20 @@ fn init_detects_platforms_and_settings_are_validated() {
             .all(|s| s["last_commit"].is_null())
     );
 
+    let project = std::fs::read_to_string(env.path(".aam/config.yaml")).unwrap();
+    assert!(project.contains("cursor"), "{project}");
+
+    // The project's setting wins over the home's, which wins over detection.
+    env.json(&["config", "set", "default_platforms", "claude"]);
     let value = env.aam(&["config", "get", "default_platforms"]);
-    assert_eq!(value.stdout, "cursor\n");
+    assert_eq!(value.stdout, "claude\n");
+    let repo = env.repo("team");
+    repo.write("skills/pdf/SKILL.md", skill("pdf", "PDFs"));
+    repo.commit("one");
+    env.json(&["source", "add", "./team", "--name", "team"]);
+    env.json(&["install", "team/pdf"]);
+    assert!(env.path(".cursor/skills/pdf/SKILL.md").is_file());
+    assert!(!env.path(".claude/skills/pdf").exists());
     let listed = env.json(&["config", "list"]);
     assert_eq!(listed["settings"][0]["key"], "default_platforms");
     let body = env.json_err(&["config", "set", "default_platforms", "emacs"], "AAM_INVALID_ARGUMENT");
@@ -418,6 +453,13 @@ fn the_documented_queries_run_on_an_export() {
     );
     repo.commit("change plain");
     env.json(&["source", "update", "team"]);
+    let mirror = env.repo("mirror");
+    mirror.write(
+        "skills/plain/SKILL.md",
+        skill("plain", "A plain skill, changed upstream"),
+    );
+    mirror.commit("copy");
+    env.json(&["source", "add", "./mirror", "--name", "mirror"]);
     env.json(&["catalog", "export", "--output", "audit.db"]);
 
     let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/catalog.md")).unwrap();
@@ -446,16 +488,62 @@ fn the_documented_queries_run_on_an_export() {
         .map(Result::unwrap)
         .collect()
     };
+    let shas: Vec<String> = run("SELECT sha FROM commits ORDER BY id")
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
+    let (first, second) = (shas[0].as_str(), shas[1].as_str());
+    let mut checked = 0;
     for sql in &queries {
-        let rows = run(sql);
-        if sql.contains("differ from their source") {
+        let bound = sql
+            .replace(":from", &format!("'{first}'"))
+            .replace(":to", &format!("'{second}'"))
+            .replace(":package", "'plain'");
+        let rows = run(&bound);
+        let has = |row: &[&str]| {
+            rows.iter()
+                .any(|r| r.iter().map(String::as_str).eq(row.iter().copied()))
+        };
+        if sql.contains("came from which commit") {
+            assert!(has(&[first, "skill", "skills/plain", "added"]), "{rows:?}");
+            assert!(has(&[second, "skill", "skills/plain", "modified"]), "{rows:?}");
+        } else if sql.contains("differ from their source") {
             let paths: Vec<&str> = rows.iter().map(|r| r[2].as_str()).collect();
             assert!(paths.contains(&".claude/skills/plain/SKILL.md"), "{rows:?}");
-            assert_ne!(rows[0][3], rows[0][4], "installed from the old commit: {rows:?}");
-        }
-        if sql.contains("update by update") {
+            assert_eq!((rows[0][3].as_str(), rows[0][4].as_str()), (first, second), "{rows:?}");
+        } else if sql.contains("between two updates") {
             assert_eq!(rows.len(), 1, "{rows:?}");
             assert_eq!((rows[0][2].as_str(), rows[0][4].as_str()), ("modified", "skills/plain"));
+        } else if sql.contains("which version of a package") {
+            assert_eq!(rows.len(), 1, "{rows:?}");
+            assert_eq!(rows[0][2], "claude", "{rows:?}");
+        } else if sql.contains("several sources") {
+            assert_eq!(rows.len(), 1, "{rows:?}");
+            assert!(rows[0][1].contains("mirror:skills/plain/SKILL.md"), "{rows:?}");
+        } else {
+            // Artifacts indexed with warnings: none here.
+            assert!(rows.is_empty(), "{sql}: {rows:?}");
         }
+        checked += 1;
+    }
+    assert_eq!(checked, 6);
+}
+
+#[test]
+fn a_catalog_from_a_newer_aam_fails_the_migrations_check() {
+    let env = awkward_world();
+    let conn = rusqlite::Connection::open(env.home().join("catalog.db")).unwrap();
+    conn.execute(
+        "INSERT INTO refinery_schema_history (version, name, applied_on, checksum) VALUES (99, 'future', 'later', '0')",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    for args in [&["--json", "catalog", "check"][..], &["--json", "doctor"][..]] {
+        let run = env.aam(args);
+        assert_eq!(run.code, 1, "{run:?}");
+        let check = check_named(&run.json(), "migrations").clone();
+        assert_eq!(check["status"], "fail", "{check}");
+        assert!(check["message"].as_str().unwrap().contains("newer"), "{check}");
     }
 }

@@ -142,6 +142,46 @@ fn every_example_runs_and_matches_its_schema_and_golden_file() {
 }
 
 /// A JSON value of the wrong type for `schema`.
+/// What a strict-mode model sends: every property of the adapter's schema,
+/// `null` where the example leaves it out. Read tools answer it as they answer
+/// the example.
+#[test]
+fn strict_adapter_inputs_are_accepted() {
+    let env = fixture_world();
+    let ctx = context(&env);
+    let definitions = adapters(&manifest(), Format::Openai);
+    let mut checked = 0;
+    for spec in registry().into_iter().filter(|s| s.risk == Risk::Read) {
+        let definition = definitions
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["function"]["name"] == spec.name)
+            .unwrap();
+        let properties = definition["function"]["parameters"]["properties"].as_object().unwrap();
+        for example in spec.examples.iter().filter(|e| matches!(e.expect, Expect::Output(_))) {
+            let plain: Value = serde_json::from_str(example.input).unwrap();
+            let mut strict = plain.clone();
+            for name in properties.keys() {
+                strict
+                    .as_object_mut()
+                    .unwrap()
+                    .entry(name.clone())
+                    .or_insert(Value::Null);
+            }
+            let expected = (spec.call)(&ctx, plain).map(|o| normalize(o, &env));
+            let got = (spec.call)(&ctx, strict.clone()).map(|o| normalize(o, &env));
+            match (expected, got) {
+                (Ok(expected), Ok(got)) => assert_eq!(got, expected, "{} with {strict}", spec.name),
+                (_, Err(e)) => panic!("{} refuses {strict}: {}", spec.name, e.message()),
+                (Err(e), _) => panic!("{}: {}", spec.name, e.message()),
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 15, "{checked}");
+}
+
 fn wrong_type(schema: &Value, defs: &Value) -> Value {
     if let Some(target) = schema["$ref"].as_str() {
         return wrong_type(&defs[target.rsplit('/').next().unwrap()], defs);

@@ -94,6 +94,9 @@ fn read_only_mode_refuses_writes_and_changes_nothing() {
         ("aam_source_remove", r#"{"name": "team", "purge_cache": true}"#),
         ("aam_source_update", r#"{"all": true}"#),
         ("aam_catalog_reindex", "{}"),
+        ("aam_catalog_repair", "{}"),
+        ("aam_catalog_export", r#"{"output": "audit.db"}"#),
+        ("aam_init", r#"{"platforms": ["claude"]}"#),
     ] {
         let run = call(&env, &[("AAM_READ_ONLY", "1")], name, input);
         let body = run.err("AAM_FORBIDDEN");
@@ -101,6 +104,7 @@ fn read_only_mode_refuses_writes_and_changes_nothing() {
         assert!(run.stderr.contains("code=\"AAM_FORBIDDEN\""), "{}", run.stderr);
     }
     assert_eq!(env.state(), before, "read-only mode changed the home");
+    assert!(!env.path("audit.db").exists() && !env.path(".aam").exists());
     // Reads still work, and the same write goes through without the setting.
     call(&env, &[("AAM_READ_ONLY", "1")], "aam_source_list", "{}").ok_json();
     call(&env, &[], "aam_source_remove", r#"{"name": "team"}"#).ok_json();
