@@ -541,6 +541,18 @@ impl Catalog {
         Ok((applied, latest_migration()))
     }
 
+    /// The blake3 of every file any install wrote (their originals are kept in `objects/`).
+    pub fn installed_digests(&self) -> Result<std::collections::BTreeSet<String>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT DISTINCT blake3 FROM install_files")
+            .map_err(db_error)?;
+        stmt.query_map([], |r| r.get(0))
+            .map_err(db_error)?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(db_error)
+    }
+
     /// Live artifacts without file rows or without the text search is rebuilt from.
     pub fn orphan_rows(&self) -> Result<Vec<Orphan>> {
         let mut orphans = Vec::new();

@@ -31,6 +31,43 @@ impl ObjectStore {
         Ok(digest)
     }
 
+    /// The digests of every stored file.
+    pub fn digests(&self) -> std::collections::BTreeSet<String> {
+        let mut out = std::collections::BTreeSet::new();
+        for fan in std::fs::read_dir(&self.root).into_iter().flatten().flatten() {
+            let prefix = fan.file_name().to_string_lossy().into_owned();
+            for entry in std::fs::read_dir(fan.path()).into_iter().flatten().flatten() {
+                let digest = format!("{prefix}{}", entry.file_name().to_string_lossy());
+                // Temporary files of writes in progress are not objects.
+                if digest.len() == 64 && digest.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    out.insert(digest);
+                }
+            }
+        }
+        out
+    }
+
+    /// Deletes every stored file whose digest is not in `keep`, except those
+    /// stored in the last ten minutes (an install in progress records its files
+    /// after storing them); returns how many it deleted.
+    pub fn retain(&self, keep: &std::collections::BTreeSet<String>) -> Result<usize> {
+        let fresh = |path: &std::path::Path| {
+            std::fs::metadata(path)
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t.elapsed().unwrap_or_default() < std::time::Duration::from_secs(600))
+        };
+        let mut deleted = 0;
+        for digest in self.digests().difference(keep) {
+            let path = self.path(digest);
+            if fresh(&path) {
+                continue;
+            }
+            std::fs::remove_file(&path).map_err(|e| Error::io("delete", &path, e))?;
+            deleted += 1;
+        }
+        Ok(deleted)
+    }
+
     /// The bytes stored under `digest`, if any (checked against it).
     pub fn get(&self, digest: &str) -> Result<Option<Vec<u8>>> {
         let path = self.path(digest);

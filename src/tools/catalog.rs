@@ -1,5 +1,6 @@
 //! Catalog maintenance tools: reindex, export, statistics, check and repair.
 
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::Path;
 
@@ -9,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::{Context, Example, Expect, Risk, Tool};
 use crate::catalog::{ExportCounts, ExportRecord};
 use crate::error::{Error, ErrorCode, Result};
+use crate::packages::store::ObjectStore;
 use crate::search::{INDEX_DIR, IndexState, SearchIndex};
 
 /// Input of `aam_catalog_reindex`.
@@ -606,7 +608,7 @@ pub struct Check;
 impl Tool for Check {
     const NAME: &'static str = "aam_catalog_check";
     const TITLE: &'static str = "Check the catalog";
-    const DESCRIPTION: &'static str = "Check the catalog without changing anything: SQLite integrity and foreign keys, migrations current, the search index readable and at the catalog's generation, each source's indexed commit present in its git cache, artifact rows without file rows or text, and caches no source uses. Each check passes, warns or fails with a suggestion. Next: `aam_catalog_repair` fixes the index and the caches.";
+    const DESCRIPTION: &'static str = "Check the catalog without changing anything: SQLite integrity and foreign keys, migrations current, the search index readable and at the catalog's generation, each source's indexed commit present in its git cache, artifact rows without file rows or text, stored originals of installed files (missing or unused), and caches no source uses. Each check passes, warns or fails with a suggestion. Next: `aam_catalog_repair` fixes the index and the caches.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
     const EXAMPLES: &'static [Example] = &[Example {
@@ -627,6 +629,7 @@ impl Tool for Check {
 /// Names of the checks `aam_catalog_repair` can fix.
 const INDEX_CHECK: &str = "index";
 const CACHES_CHECK: &str = "caches";
+const OBJECTS_CHECK: &str = "objects";
 
 /// Every catalog check; a catalog that cannot be opened is one failed check.
 pub(crate) fn catalog_checks(ctx: &Context) -> Vec<HealthCheck> {
@@ -712,6 +715,10 @@ pub(crate) fn catalog_checks(ctx: &Context) -> Vec<HealthCheck> {
         .into_iter()
         .filter(|key| !known.contains(key))
         .collect();
+    checks.push(match catalog.installed_digests() {
+        Ok(digests) => objects_check(ctx, &digests),
+        Err(e) => HealthCheck::fail(OBJECTS_CHECK, e.message().to_string(), "the catalog file is damaged"),
+    });
     checks.push(if unused.is_empty() {
         HealthCheck::pass("files", "every cache on disk belongs to a source")
     } else {
@@ -781,6 +788,30 @@ fn caches_check(ctx: &Context, sources: &[crate::catalog::SourceRecord]) -> Heal
     }
 }
 
+/// The originals `aam diff` compares installed files with: every file an
+/// install wrote has one, and none is kept that no install wrote.
+fn objects_check(ctx: &Context, installed: &BTreeSet<String>) -> HealthCheck {
+    let stored = ObjectStore::new(ctx.home.root().join("objects")).digests();
+    let missing = installed.difference(&stored).count();
+    let unused = stored.difference(installed).count();
+    match (missing, unused) {
+        (0, 0) => HealthCheck::pass(
+            OBJECTS_CHECK,
+            format!("{} originals of installed files, none missing or unused", stored.len()),
+        ),
+        (0, unused) => HealthCheck::warn(
+            OBJECTS_CHECK,
+            format!("{unused} stored originals belong to no install"),
+            "run `aam catalog check --repair` to delete them",
+        ),
+        (missing, _) => HealthCheck::warn(
+            OBJECTS_CHECK,
+            format!("{missing} installed files have no stored original, so `aam diff` cannot show their changes"),
+            "reinstall the packages concerned (`aam install --force NAME`) to store them again",
+        ),
+    }
+}
+
 /// Cache keys (`host/path`) of the git repositories under `root`.
 fn cached_repositories(root: &Path) -> Vec<String> {
     fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
@@ -841,7 +872,7 @@ pub struct Repair;
 impl Tool for Repair {
     const NAME: &'static str = "aam_catalog_repair";
     const TITLE: &'static str = "Repair the catalog";
-    const DESCRIPTION: &'static str = "Run the catalog checks and fix what can be fixed without losing anything: rebuild a damaged or stale search index from the catalog, and fetch each source's indexed commit again into a missing or damaged git cache. Says what it did and checks again. Damaged catalog rows are reported, not repaired.";
+    const DESCRIPTION: &'static str = "Run the catalog checks and fix what can be fixed without losing anything: rebuild a damaged or stale search index from the catalog, fetch each source's indexed commit again into a missing or damaged git cache, and delete stored originals no install uses (older than ten minutes). Says what it did and checks again. Damaged catalog rows are reported, not repaired.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
     const OPEN_WORLD: bool = true;
@@ -876,6 +907,19 @@ impl Tool for Repair {
                     error: outcome.err().map(|e| e.message().to_string()),
                 });
             }
+        }
+        if failing(OBJECTS_CHECK) {
+            let catalog = ctx.catalog()?;
+            let outcome = ObjectStore::new(ctx.home.root().join("objects")).retain(&catalog.installed_digests()?);
+            actions.push(RepairAction {
+                check: OBJECTS_CHECK.to_string(),
+                action: match &outcome {
+                    Ok(n) => format!("deleted {n} originals no install uses"),
+                    Err(_) => "deleted originals no install uses".to_string(),
+                },
+                ok: outcome.is_ok(),
+                error: outcome.err().map(|e| e.message().to_string()),
+            });
         }
         if failing(INDEX_CHECK) {
             let outcome = rebuild_index(ctx);

@@ -273,8 +273,19 @@ fn check_named<'a>(report: &'a Value, name: &str) -> &'a Value {
 #[test]
 fn check_finds_damage_and_repair_fixes_the_index_and_caches() {
     let env = awkward_world();
+    env.json(&["install", "team/plain", "--platform", "claude"]);
     let clean = env.json(&["catalog", "check"]);
     assert_eq!(clean["healthy"], true, "{clean}");
+    assert_eq!(check_named(&clean, "objects")["status"], "pass", "{clean}");
+    // Originals of an uninstalled package, stored long enough ago to be pruned.
+    env.json(&["uninstall", "plain"]);
+    let objects = env.home().join("objects");
+    let status = std::process::Command::new("find")
+        .arg(&objects)
+        .args(["-type", "f", "-exec", "touch", "-d", "2 hours ago", "{}", "+"])
+        .status()
+        .unwrap();
+    assert!(status.success());
 
     // Damage: a corrupt index, a deleted cache, an artifact row without files,
     // and a file row pointing at no artifact.
@@ -305,6 +316,12 @@ fn check_finds_damage_and_repair_fixes_the_index_and_caches() {
     let rows = check_named(&report, "rows")["message"].as_str().unwrap();
     assert!(rows.contains("team:agents/reviewer.md lacks file rows"), "{rows}");
     assert!(rows.contains("team:skills/quoting lacks its text"), "{rows}");
+    let stored = check_named(&report, "objects");
+    assert_eq!(stored["status"], "warn", "{stored}");
+    assert!(
+        stored["message"].as_str().unwrap().contains("belong to no install"),
+        "{stored}"
+    );
     let files = check_named(&report, "files");
     assert_eq!(files["status"], "warn", "{files}");
     assert!(
@@ -335,7 +352,16 @@ fn check_finds_damage_and_repair_fixes_the_index_and_caches() {
         .inspect(|a| assert_eq!(a["ok"], true, "{a}"))
         .map(|a| a["check"].as_str().unwrap())
         .collect();
-    assert_eq!(actions, ["caches", "index"]);
+    assert_eq!(actions, ["caches", "objects", "index"]);
+    assert_eq!(check_named(&repaired, "objects")["status"], "pass");
+    assert_eq!(
+        std::fs::read_dir(&objects)
+            .unwrap()
+            .flatten()
+            .flat_map(|d| std::fs::read_dir(d.path()).unwrap())
+            .count(),
+        0
+    );
     assert_eq!(check_named(&repaired, "index")["status"], "pass");
     assert_eq!(check_named(&repaired, "caches")["status"], "pass");
     assert_eq!(check_named(&repaired, "rows")["status"], "fail");
