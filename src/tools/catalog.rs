@@ -7,6 +7,7 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::context::resolve_links;
 use super::{Context, Example, Expect, Risk, Tool};
 use crate::catalog::{ExportCounts, ExportRecord};
 use crate::error::{Error, ErrorCode, Result};
@@ -250,19 +251,8 @@ impl Tool for Export {
 /// An export never replaces aam's own files: inside `AAM_HOME` it may only
 /// land under `exports/`.
 fn refuse_home_files(ctx: &Context, path: &Path) -> Result<()> {
-    let real = |p: &Path| {
-        let parent = p.parent().and_then(|d| d.canonicalize().ok());
-        match (parent, p.file_name()) {
-            (Some(dir), Some(name)) => dir.join(name),
-            _ => p.to_path_buf(),
-        }
-    };
-    let home = ctx
-        .home
-        .root()
-        .canonicalize()
-        .unwrap_or_else(|_| ctx.home.root().to_path_buf());
-    let target = real(path);
+    let home = resolve_links(ctx.home.root()).unwrap_or_else(|| ctx.home.root().to_path_buf());
+    let target = resolve_links(path).unwrap_or_else(|| path.to_path_buf());
     if target.starts_with(&home) && !target.starts_with(home.join("exports")) {
         return Err(Error::new(
             ErrorCode::Forbidden,
@@ -689,8 +679,9 @@ pub(crate) fn catalog_checks(ctx: &Context) -> Vec<HealthCheck> {
         Ok(generation) => index_check(ctx, generation),
         Err(e) => HealthCheck::fail(INDEX_CHECK, e.message().to_string(), "the catalog file is damaged"),
     });
-    checks.push(match catalog.list_sources() {
-        Ok(sources) => caches_check(ctx, &sources),
+    let sources = catalog.list_sources();
+    checks.push(match &sources {
+        Ok(sources) => caches_check(ctx, sources),
         Err(e) => HealthCheck::fail(CACHES_CHECK, e.message().to_string(), "the catalog file is damaged"),
     });
     checks.push(match catalog.orphan_rows() {
@@ -707,8 +698,7 @@ pub(crate) fn catalog_checks(ctx: &Context) -> Vec<HealthCheck> {
         }
         Err(e) => HealthCheck::fail("rows", e.message().to_string(), "the catalog file is damaged"),
     });
-    let known: Vec<String> = catalog
-        .list_sources()
+    let known: Vec<String> = sources
         .map(|s| s.into_iter().map(|s| s.cache_key).collect())
         .unwrap_or_default();
     let unused: Vec<String> = cached_repositories(&ctx.home.git_cache_dir())

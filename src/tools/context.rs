@@ -115,7 +115,7 @@ impl Context {
 
 /// `path` with every link followed: the longest existing ancestor is
 /// canonicalized and the rest appended. `None` when the rest climbs with `..`.
-fn resolve_links(path: &Path) -> Option<PathBuf> {
+pub(super) fn resolve_links(path: &Path) -> Option<PathBuf> {
     let mut existing = path;
     let mut rest = Vec::new();
     while !existing.exists() {
