@@ -125,6 +125,10 @@ error_codes! {
     SettingsInvalid = "AAM_SETTINGS_INVALID", InvalidInput;
     /// The operation is not allowed here (read-only mode, a path outside the served folders).
     Forbidden = "AAM_FORBIDDEN", Forbidden;
+    /// A path named by a lock file, manifest, archive or journal leaves the folders aam installs into.
+    UnsafePath = "AAM_UNSAFE_PATH", Forbidden;
+    /// An artifact cannot be deployed safely (a line of it forges an aam section marker).
+    ArtifactRejected = "AAM_ARTIFACT_REJECTED", InvalidInput;
     /// The operation did not finish within its time limit.
     Timeout = "AAM_TIMEOUT", Timeout;
     /// The search index failed.

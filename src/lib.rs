@@ -1,6 +1,6 @@
 //! aam: catalog, search, package and install AI-agent artifacts from git sources.
 //!
-//! Domain modules (`catalog`, `scan`, `sources`) are synchronous libraries with no
+//! Domain modules (`catalog`, `scan`, `sources`, `packages`, `deploy`, `install`) are synchronous libraries with no
 //! knowledge of any front end. The tool registry (`tools`) defines every operation
 //! once; the CLI (`cli`) is a thin layer that parses arguments, calls a tool and
 //! renders its output, and the MCP server (`mcp`) offers the same tools to agents.
@@ -11,6 +11,7 @@ pub mod cli;
 pub mod config;
 pub mod deploy;
 pub mod error;
+pub mod install;
 pub mod manifest;
 pub mod mcp;
 pub mod packages;

@@ -28,7 +28,7 @@ use crate::tools::config::{ConfigGet, ConfigGetInput, ConfigSet, ConfigSetInput,
 use crate::tools::doctor::{Doctor, DoctorInput};
 use crate::tools::install::{
     Diff, Install, InstallInput, ListInstalled, ListInstalledInput, OnEdited, Outdated, OutdatedInput, PackageInfo,
-    PackageInfoInput, Uninstall, UninstallInput, Upgrade, UpgradeInput, UpgradeOutput, Verify, VerifyInput,
+    PackageInfoInput, Uninstall, UninstallInput, Upgrade, UpgradeInput, UpgradeOutput, UpgradeStatus, Verify, VerifyInput,
 };
 use crate::tools::packages::{
     PkgCreate, PkgCreateInput, PkgInit, PkgInitInput, PkgPack, PkgPackInput, PkgPublish, PkgPublishInput, PkgValidate,
@@ -128,15 +128,21 @@ enum Command {
         /// Keep the package copy and lock entry only; deploy nothing.
         #[arg(long)]
         no_deploy: bool,
-        /// Install again even when installed; overwrite files aam did not write.
-        #[arg(long)]
+        /// Install again even when installed; replace files edited since install and files aam did not write.
+        #[arg(long, conflicts_with = "backup")]
         force: bool,
+        /// Save files edited since install to $AAM_HOME/backups/ before replacing them.
+        #[arg(long)]
+        backup: bool,
         /// Show what would be installed, change nothing.
         #[arg(long)]
         dry_run: bool,
         /// Install into your home folder (e.g. ~/.claude) instead of the project.
         #[arg(short = 'g', long = "global")]
         global: bool,
+        /// Fail instead of waiting when another aam command is changing the project.
+        #[arg(long)]
+        no_wait: bool,
     },
     /// Remove an installed package and undeploy it.
     Uninstall {
@@ -148,6 +154,9 @@ enum Command {
         /// Uninstall from your home folder.
         #[arg(short = 'g', long = "global")]
         global: bool,
+        /// Fail instead of waiting when another aam command is changing the project.
+        #[arg(long)]
+        no_wait: bool,
     },
     /// Check installed files against the lock file's checksums.
     Verify {
@@ -191,6 +200,9 @@ enum Command {
         /// Upgrade the home-folder installs.
         #[arg(short = 'g', long = "global")]
         global: bool,
+        /// Fail instead of waiting when another aam command is changing the project.
+        #[arg(long)]
+        no_wait: bool,
     },
     /// Maintain the catalog.
     #[command(subcommand)]
@@ -551,6 +563,13 @@ fn run(cli: Cli) -> Result<i32> {
         ctx.progress = Arc::new(progress::TerminalProgress::default());
     }
     let out = Output { json: cli.json };
+    // An interrupted install, upgrade or uninstall is finished or undone before
+    // anything else looks at the project (unless writes are refused).
+    if !crate::tools::read_only_mode()
+        && let Err(e) = crate::tools::install::recover_pending(&ctx)
+    {
+        tracing::warn!("{}", e.message());
+    }
     match cli.command {
         Command::Source(command) => run_source(&ctx, &out, command),
         Command::Search {
@@ -655,21 +674,38 @@ fn run(cli: Cli) -> Result<i32> {
             platforms,
             no_deploy,
             force,
+            backup,
             dry_run,
             global,
+            no_wait,
         } => {
             let input = InstallInput {
                 specs,
                 platforms,
                 no_deploy,
                 force,
+                backup,
                 dry_run,
                 global,
+                no_wait,
             };
-            out.emit(&invoke::<Install>(&ctx, input)?, render::installed_packages)
+            let output = invoke::<Install>(&ctx, input)?;
+            out.emit(&output, render::installed_packages)?;
+            Ok(if output.kept_edits() { 1 } else { 0 })
         }
-        Command::Uninstall { package, force, global } => {
-            let output = invoke::<Uninstall>(&ctx, UninstallInput { package, force, global })?;
+        Command::Uninstall {
+            package,
+            force,
+            global,
+            no_wait,
+        } => {
+            let input = UninstallInput {
+                package,
+                force,
+                global,
+                no_wait,
+            };
+            let output = invoke::<Uninstall>(&ctx, input)?;
             if !out.json && !output.dependents.is_empty() {
                 let dependents: Vec<String> = output.dependents.iter().map(|d| format!("`{d}`")).collect();
                 eprintln!(
@@ -713,7 +749,8 @@ fn run(cli: Cli) -> Result<i32> {
             force,
             backup,
             global,
-        } => run_upgrade(&ctx, &out, package, dry_run, force, backup, global),
+            no_wait,
+        } => run_upgrade(&ctx, &out, package, dry_run, force, backup, global, no_wait),
         Command::Pkg(command) => run_pkg(&ctx, &out, command),
         Command::Registry(command) => run_registry(&ctx, &out, command),
         Command::Config(ConfigCommand::Get { key }) => out.emit(
@@ -794,6 +831,7 @@ fn names_package(ctx: &Context, name: &str) -> Result<bool> {
     }
 }
 
+#[expect(clippy::too_many_arguments, reason = "one per flag of `aam upgrade`")]
 fn run_upgrade(
     ctx: &Context,
     out: &Output,
@@ -802,6 +840,7 @@ fn run_upgrade(
     force: bool,
     backup: bool,
     global: bool,
+    no_wait: bool,
 ) -> Result<i32> {
     let chosen = if force {
         OnEdited::Force
@@ -815,13 +854,14 @@ fn run_upgrade(
         on_edited,
         dry_run,
         global,
+        no_wait,
     };
     // On a terminal, ask per package what to do with edited files.
     let output = if !dry_run && !force && !backup && interactive(out) {
         let plan = invoke::<Upgrade>(ctx, input(package.clone(), OnEdited::Skip, true))?;
         let mut reports = Vec::new();
         for report in plan.packages {
-            if report.status != "would_upgrade" {
+            if report.status != UpgradeStatus::WouldUpgrade {
                 reports.push(report);
                 continue;
             }
@@ -836,7 +876,10 @@ fn run_upgrade(
     } else {
         invoke::<Upgrade>(ctx, input(package, chosen, dry_run))?
     };
-    let failed = output.packages.iter().any(|p| p.status == "failed");
+    let failed = output
+        .packages
+        .iter()
+        .any(|p| matches!(p.status, UpgradeStatus::Failed | UpgradeStatus::Skipped));
     out.emit(&output, render::upgraded)?;
     Ok(if failed { 1 } else { 0 })
 }

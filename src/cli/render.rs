@@ -8,8 +8,8 @@ use crate::tools::catalog::{
 };
 use crate::tools::config::{ConfigGetOutput, ConfigSetOutput, InitOutput};
 use crate::tools::install::{
-    DiffOutput, InstallOutput, ListInstalledOutput, OutdatedOutput, PackageInfoOutput, UninstallOutput, UpgradeOutput,
-    VerifyOutput,
+    DiffOutput, InstallOutput, ListInstalledOutput, OutdatedOutput, PackageInfoOutput, SkipReason, UninstallOutput,
+    UpgradeOutput, UpgradeStatus, VerifyOutput,
 };
 use crate::tools::packages::{PkgCreateOutput, PkgInitOutput, PkgPackOutput, PkgPublishOutput, PkgValidateOutput};
 use crate::tools::registries::{RegistryEntry, RegistryListOutput, RegistryRemoveOutput, type_list};
@@ -550,18 +550,49 @@ pub fn installed_packages(o: &InstallOutput) -> String {
         let to = if p.platforms.is_empty() {
             "no platform".to_string()
         } else {
-            p.platforms.join(", ")
+            platform_list(&p.platforms)
+        };
+        let replacing = match &p.replaced_version {
+            Some(v) => format!(", replacing {v}"),
+            None => String::new(),
         };
         out.push_str(&format!(
-            "{verb} `{}` {} from {} `{}` ({to}; {} files)\n",
-            p.name, p.version, p.source, p.source_name, p.files_written
+            "{verb} `{}` {} from {} `{}` ({to}; {} files{replacing})\n",
+            p.name,
+            p.version,
+            p.source.as_str(),
+            p.source_name,
+            p.files_written
         ));
+        for target in &p.undeployed {
+            out.push_str(&format!("  undeployed: {target}\n"));
+        }
+        for key in &p.replaced_edits {
+            out.push_str(&format!("  edited file replaced: {key}\n"));
+        }
+        if let Some(dir) = &p.backup_dir {
+            out.push_str(&format!("  edited files backed up to {dir}\n"));
+        }
     }
     for s in &o.skipped {
-        out.push_str(&format!(
-            "`{}` {} is {}; pass `--force` to install it again\n",
-            s.name, s.version, s.reason
-        ));
+        match s.reason {
+            SkipReason::AlreadyInstalled => out.push_str(&format!(
+                "`{}` {} is already installed; pass `--force` to install it again\n",
+                s.name, s.version
+            )),
+            SkipReason::EditedFiles => {
+                out.push_str(&format!(
+                    "`{}` {} was left as it is ({} wanted): files were edited since install\n",
+                    s.name, s.version, s.wanted_version
+                ));
+                for key in &s.modified_files {
+                    out.push_str(&format!("  edited: {key}\n"));
+                }
+            }
+        }
+    }
+    if o.kept_edits() {
+        out.push_str("`aam diff <package>` shows the edits; install with `--backup` to keep a copy of them, or `--force` to replace them.\n");
     }
     out
 }
@@ -650,8 +681,8 @@ pub fn installed(o: &ListInstalledOutput) -> String {
             vec![
                 p.name.clone(),
                 p.version.clone(),
-                format!("{} {}", p.source, p.source_name),
-                p.platforms.join(", "),
+                format!("{} {}", p.source.as_str(), p.source_name),
+                platform_list(&p.platforms),
             ]
         })
         .collect();
@@ -696,7 +727,7 @@ pub fn package_info(o: &PackageInfoOutput) -> String {
     });
     out.push_str(&format!("\n installed: {installed}\n"));
     if !o.platforms.is_empty() {
-        out.push_str(&format!(" platforms: {}\n", o.platforms.join(", ")));
+        out.push_str(&format!(" platforms: {}\n", platform_list(&o.platforms)));
     }
     if let Some(r) = &o.registry {
         out.push_str(&format!("  registry: {r}\n  versions: {}\n", o.versions.join(", ")));
@@ -742,11 +773,13 @@ pub fn upgraded(o: &UpgradeOutput) -> String {
     }
     let mut out = String::new();
     for p in &o.packages {
-        let line = match p.status.as_str() {
-            "upgraded" => format!("`{}`: upgraded {} -> {}", p.name, p.from, p.to),
-            "would_upgrade" => format!("`{}`: would upgrade {} -> {}", p.name, p.from, p.to),
-            "up_to_date" => format!("`{}`: up to date at {}", p.name, p.from),
-            other => format!("`{}`: {other}: {}", p.name, p.message.clone().unwrap_or_default()),
+        let message = p.message.clone().unwrap_or_default();
+        let line = match p.status {
+            UpgradeStatus::Upgraded => format!("`{}`: upgraded {} -> {}", p.name, p.from, p.to),
+            UpgradeStatus::WouldUpgrade => format!("`{}`: would upgrade {} -> {}", p.name, p.from, p.to),
+            UpgradeStatus::UpToDate => format!("`{}`: up to date at {}", p.name, p.from),
+            UpgradeStatus::Skipped => format!("`{}`: skipped: {message}", p.name),
+            UpgradeStatus::Failed => format!("`{}`: failed: {message}", p.name),
         };
         out.push_str(&line);
         out.push('\n');
@@ -757,10 +790,14 @@ pub fn upgraded(o: &UpgradeOutput) -> String {
             out.push_str(&format!("  edited: {f}\n"));
         }
     }
-    if o.packages.iter().any(|p| p.status == "skipped") {
+    if o.packages.iter().any(|p| p.status == UpgradeStatus::Skipped) {
         out.push_str("Edited files were left alone: `aam diff <package>` shows the edits; upgrade with `--backup` to keep a copy of them, or `--force` to overwrite them.\n");
     }
     out
+}
+
+fn platform_list(platforms: &[crate::scan::Platform]) -> String {
+    platforms.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ")
 }
 
 fn setting_text(value: &serde_json::Value) -> String {

@@ -10,9 +10,8 @@
 //! Paths are relative to the project root, or to the home folder for global
 //! installs (where `CLAUDE.md` is `~/.claude/CLAUDE.md` and `AGENTS.md` is
 //! `~/.codex/AGENTS.md`). This module computes targets and file contents; it does
-//! not write anything (see `apply`).
+//! not write anything (see `crate::install`).
 
-pub mod apply;
 pub mod sections;
 
 use std::path::Path;
@@ -145,7 +144,7 @@ pub fn detect_platforms(root: &Path) -> Vec<(Platform, &'static str)> {
 
 /// The platforms by name.
 pub fn parse_platform(text: &str) -> Option<Platform> {
-    [Platform::Cursor, Platform::Claude, Platform::Copilot, Platform::Codex]
+    Platform::ALL
         .into_iter()
         .find(|p| p.as_str() == text.to_ascii_lowercase())
 }

@@ -37,12 +37,58 @@ struct Found {
     content: std::ops::Range<usize>,
 }
 
-fn find(text: &str, name: &str, kind: &str) -> Option<Found> {
+/// What a text holds for one section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section<'t> {
+    /// No marker line of it.
+    Absent,
+    /// Exactly one begin and one end marker line, in order, with no other aam
+    /// marker line between them: its content.
+    Present(&'t str),
+    /// Its markers are doubled, out of order, not on lines of their own, or
+    /// enclose another aam marker: aam leaves it alone.
+    Damaged,
+}
+
+/// The start of every line of `text` that is exactly `marker` (a line break,
+/// LF or CRLF, or the end of the text after it).
+fn marker_lines(text: &str, marker: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for line in text.split_inclusive('\n') {
+        let bare = line.strip_suffix('\n').unwrap_or(line);
+        let bare = bare.strip_suffix('\r').unwrap_or(bare);
+        if bare == marker {
+            out.push(start);
+        }
+        start += line.len();
+    }
+    out
+}
+
+/// Whether a line of `text` looks like an aam section marker: such a line in
+/// an artifact would let it forge or cut another section.
+pub fn forges_marker(text: &str) -> bool {
+    text.lines().any(|line| {
+        let line = line.trim_start();
+        line.starts_with("<!-- BEGIN AAM:") || line.starts_with("<!-- END AAM:")
+    })
+}
+
+fn find(text: &str, name: &str, kind: &str) -> Result<Option<Found>, ()> {
     let (begin, end) = markers(name, kind);
-    let start = text.find(&begin)?;
+    let begins = marker_lines(text, &begin);
+    let ends = marker_lines(text, &end);
+    let (start, end_at) = match (begins.as_slice(), ends.as_slice()) {
+        ([], []) => return Ok(None),
+        ([start], [end_at]) if end_at > start => (*start, *end_at),
+        _ => return Err(()),
+    };
     let nl = line_ending(text);
-    let content_start = start + begin.len() + nl.len();
-    let end_at = content_start.min(text.len()) + text.get(content_start..)?.find(&end)?;
+    let content_start = (start + begin.len() + nl.len()).min(end_at);
+    if forges_marker(&text[content_start..end_at]) {
+        return Err(());
+    }
     let mut after = end_at + end.len();
     if text[after..].starts_with(nl) {
         after += nl.len();
@@ -61,24 +107,40 @@ fn find(text: &str, name: &str, kind: &str) -> Option<Found> {
     let rest = &text[after..];
     let ours = text[..start - lead].ends_with('\n') || rest.is_empty() || rest.starts_with(['\r', '\n']);
     let before = if ours { start - lead } else { start };
-    Some(Found {
+    Ok(Some(Found {
         cut: before..after,
         content: content_start..end_at,
-    })
+    }))
 }
 
-/// The content of a section, when the text has it.
+/// What `text` holds for the section.
+pub fn read<'t>(text: &'t str, name: &str, kind: &str) -> Section<'t> {
+    match find(text, name, kind) {
+        Ok(None) => Section::Absent,
+        Ok(Some(found)) => Section::Present(&text[found.content]),
+        Err(()) => Section::Damaged,
+    }
+}
+
+/// The content of a section, when the text has it intact.
 pub fn get<'t>(text: &'t str, name: &str, kind: &str) -> Option<&'t str> {
-    find(text, name, kind).map(|f| &text[f.content])
+    match read(text, name, kind) {
+        Section::Present(content) => Some(content),
+        Section::Absent | Section::Damaged => None,
+    }
 }
 
 /// `text` with the section set to `content`: replaced in place when present,
-/// appended otherwise.
+/// appended otherwise; unchanged when the section is damaged.
 pub fn upsert(text: &str, name: &str, kind: &str, content: &str) -> String {
     let nl = line_ending(text);
     let body = normalize(content, nl);
-    if let Some(found) = find(text, name, kind) {
-        return format!("{}{body}{}", &text[..found.content.start], &text[found.content.end..]);
+    match find(text, name, kind) {
+        Ok(Some(found)) => {
+            return format!("{}{body}{}", &text[..found.content.start], &text[found.content.end..]);
+        }
+        Ok(None) => {}
+        Err(()) => return text.to_string(),
     }
     let (begin, end) = markers(name, kind);
     let block = format!("{begin}{nl}{body}{end}{nl}");
@@ -88,11 +150,11 @@ pub fn upsert(text: &str, name: &str, kind: &str, content: &str) -> String {
     format!("{text}{nl}{block}")
 }
 
-/// `text` without the section (unchanged when absent).
+/// `text` without the section (unchanged when absent or damaged).
 pub fn remove(text: &str, name: &str, kind: &str) -> String {
     match find(text, name, kind) {
-        Some(found) => format!("{}{}", &text[..found.cut.start], &text[found.cut.end..]),
-        None => text.to_string(),
+        Ok(Some(found)) => format!("{}{}", &text[..found.cut.start], &text[found.cut.end..]),
+        Ok(None) | Err(()) => text.to_string(),
     }
 }
 
@@ -155,6 +217,29 @@ mod tests {
         let begin = "<!-- BEGIN AAM: a instruction -->";
         let text = text.replace(begin, &format!("Mine above.{nl}{begin}")) + &format!("Mine below.{nl}");
         assert_eq!(remove(&text, "a", "instruction"), expected);
+    }
+
+    #[test]
+    fn forged_or_doubled_markers_leave_the_section_alone() {
+        let real = upsert("Mine.\n", "victim", "instruction", "Victim rule");
+        // Another section's body carrying the victim's markers.
+        let forged = format!(
+            "<!-- BEGIN AAM: victim instruction -->\nUser text\n<!-- END AAM: victim instruction -->\n{real}"
+        );
+        assert_eq!(read(&forged, "victim", "instruction"), Section::Damaged);
+        assert_eq!(remove(&forged, "victim", "instruction"), forged, "nothing is cut");
+        assert_eq!(upsert(&forged, "victim", "instruction", "x"), forged);
+        // Markers inside a line are not markers.
+        let inline = "See `<!-- BEGIN AAM: a instruction -->` in docs\n";
+        assert_eq!(read(inline, "a", "instruction"), Section::Absent);
+        // An end before the begin, or another marker enclosed.
+        let swapped = "<!-- END AAM: a instruction -->\n<!-- BEGIN AAM: a instruction -->\n";
+        assert_eq!(read(swapped, "a", "instruction"), Section::Damaged);
+        let nested = upsert("", "a", "instruction", "<!-- END AAM: b agent -->");
+        assert_eq!(read(&nested, "a", "instruction"), Section::Damaged);
+        assert!(forges_marker("text\n  <!-- BEGIN AAM: x agent -->\n"));
+        assert!(!forges_marker("mentions BEGIN AAM in prose\n"));
+        assert_eq!(read(&real, "victim", "instruction"), Section::Present("Victim rule\n"));
     }
 
     #[test]

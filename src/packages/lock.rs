@@ -11,7 +11,33 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::scan::ArtifactKind;
+use crate::scan::{ArtifactKind, Platform};
+
+/// Where an installed package came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    /// A published version in a registry.
+    Registry,
+    /// Artifacts of a registered source, read at its indexed commit.
+    Source,
+    /// A package folder.
+    Local,
+    /// A `.aam` archive file.
+    Archive,
+}
+
+impl Origin {
+    /// Lowercase name, as in the lock file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::Registry => "registry",
+            Origin::Source => "source",
+            Origin::Local => "local",
+            Origin::Archive => "archive",
+        }
+    }
+}
 
 /// The lock file's path under a project (or home) root.
 pub fn lock_path(root: &Path) -> PathBuf {
@@ -50,7 +76,7 @@ pub struct LockedPackage {
     /// Installed version.
     pub version: String,
     /// `registry`, `source`, `local` (a folder) or `archive`.
-    pub source: String,
+    pub source: Origin,
     /// Registry name, source name, or path.
     pub source_name: String,
     /// Commit the files were read at (source installs).
@@ -63,7 +89,7 @@ pub struct LockedPackage {
     pub dependencies: BTreeMap<String, String>,
     /// Platforms it was deployed to.
     #[serde(default)]
-    pub platforms: Vec<String>,
+    pub platforms: Vec<Platform>,
     /// What was asked for (`^1.2`, a source artifact...), for `outdated` and `upgrade`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requested: Option<String>,
@@ -97,7 +123,7 @@ pub struct LockedArtifact {
 #[schemars(deny_unknown_fields)]
 pub struct Deployment {
     /// Platform.
-    pub platform: String,
+    pub platform: Platform,
     /// Artifact type.
     #[serde(rename = "type")]
     pub kind: ArtifactKind,
@@ -134,13 +160,6 @@ pub fn section_key(file: &str, name: &str, kind: ArtifactKind) -> String {
     format!("{file}#{name} {}", kind.as_str())
 }
 
-/// Splits a section key into file, name and type.
-pub fn parse_section_key(key: &str) -> Option<(&str, &str, &str)> {
-    let (file, rest) = key.split_once('#')?;
-    let (name, kind) = rest.rsplit_once(' ')?;
-    Some((file, name, kind))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,12 +175,12 @@ mod tests {
                 name.into(),
                 LockedPackage {
                     version: "1.0.0".into(),
-                    source: "registry".into(),
+                    source: Origin::Registry,
                     source_name: "reg".into(),
                     source_commit: None,
                     checksum: "c".into(),
                     dependencies: BTreeMap::new(),
-                    platforms: vec!["claude".into()],
+                    platforms: vec![Platform::Claude],
                     requested: None,
                     artifacts: Vec::new(),
                     deployed: Vec::new(),
@@ -176,9 +195,6 @@ mod tests {
         crate::atomic::write_file(&lock_path(dir.path()), text.as_bytes()).unwrap();
         assert_eq!(read(dir.path()).unwrap(), lock);
         assert_eq!(read(&dir.path().join("none")).unwrap(), LockFile::default());
-        assert_eq!(
-            parse_section_key(&section_key("AGENTS.md", "x", ArtifactKind::Agent)),
-            Some(("AGENTS.md", "x", "agent"))
-        );
+        assert_eq!(section_key("AGENTS.md", "x", ArtifactKind::Agent), "AGENTS.md#x agent");
     }
 }

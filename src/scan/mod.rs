@@ -83,6 +83,9 @@ pub enum Platform {
 }
 
 impl Platform {
+    /// Every platform.
+    pub const ALL: [Platform; 4] = [Self::Cursor, Self::Claude, Self::Copilot, Self::Codex];
+
     /// Lowercase name, as stored in the catalog.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -1,0 +1,95 @@
+//! Whether an installed package has newer content: registry packages by the
+//! versions their constraint allows, source artifacts by their content digest
+//! at the source's indexed commit (a new commit that does not touch them does
+//! not count). Answered from the catalog.
+
+use crate::catalog::Catalog;
+use crate::config::Settings;
+use crate::error::Result;
+use crate::packages::lock::{LockedPackage, Origin};
+use crate::packages::manifest;
+
+/// One installed package's freshness.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Freshness {
+    /// Newest version its constraint allows (registry packages).
+    pub wanted: Option<String>,
+    /// Newest published version (registry packages).
+    pub latest: Option<String>,
+    /// Whether an upgrade would change it.
+    pub outdated: bool,
+    /// Why, in words.
+    pub reason: String,
+}
+
+/// The registry a package is taken from: the default one when it has it, else
+/// the first configured one that does.
+pub fn registry_for(catalog: &Catalog, settings: &Settings, name: &str) -> Result<Option<String>> {
+    let holding = catalog.registries_with(name)?;
+    let mut ordered: Vec<&crate::config::RegistrySetting> = settings.registries.iter().collect();
+    ordered.sort_by_key(|r| !r.default);
+    Ok(ordered
+        .into_iter()
+        .find(|r| holding.contains(&r.name))
+        .map(|r| r.name.clone()))
+}
+
+/// Compares an installed package with what the catalog knows now.
+pub fn check(catalog: &Catalog, settings: &Settings, name: &str, entry: &LockedPackage) -> Result<Freshness> {
+    let mut out = Freshness {
+        wanted: None,
+        latest: None,
+        outdated: false,
+        reason: "up to date".to_string(),
+    };
+    match entry.source {
+        Origin::Registry => {
+            let registry = registry_for(catalog, settings, name)?.unwrap_or_else(|| entry.source_name.clone());
+            let mut versions: Vec<semver::Version> = catalog
+                .registry_versions(&registry, name)?
+                .into_iter()
+                .filter_map(|(v, _)| semver::Version::parse(&v).ok())
+                .collect();
+            versions.sort();
+            let req = manifest::parse_constraint(entry.requested.as_deref().unwrap_or("*"))
+                .unwrap_or(semver::VersionReq::STAR);
+            let current = semver::Version::parse(&entry.version).ok();
+            out.latest = catalog
+                .registry_tag(&registry, name, "latest")?
+                .or(versions.last().map(|v| v.to_string()));
+            let wanted = versions.iter().rev().find(|v| req.matches(v)).cloned();
+            out.wanted = wanted.as_ref().map(|v| v.to_string());
+            if let (Some(wanted), Some(current)) = (wanted, current)
+                && wanted > current
+            {
+                out.outdated = true;
+                out.reason = format!("{wanted} satisfies `{}`", entry.requested.as_deref().unwrap_or("*"));
+            }
+        }
+        Origin::Source => {
+            let Some(source) = catalog.find_source(&entry.source_name)? else {
+                out.reason = format!("source `{}` is no longer registered", entry.source_name);
+                return Ok(out);
+            };
+            let paths: Vec<String> = entry.artifacts.iter().map(|a| a.path.clone()).collect();
+            let live = catalog.live_artifacts_in(source.id, &paths, &[])?;
+            let head = source.head_commit.clone().unwrap_or_default();
+            for artifact in &entry.artifacts {
+                let now = live.iter().find(|l| l.kind == artifact.kind && l.path == artifact.path);
+                let changed = match now {
+                    None => Some(format!("`{}` was removed upstream", artifact.path)),
+                    Some(l) if l.content_digest != artifact.digest => {
+                        Some(format!("`{}` changed at {}", artifact.path, &head[..12.min(head.len())]))
+                    }
+                    Some(_) => None,
+                };
+                if let Some(reason) = changed {
+                    out.outdated = true;
+                    out.reason = reason;
+                }
+            }
+        }
+        other => out.reason = format!("installed from a {}; nothing to compare with", other.as_str()),
+    }
+    Ok(out)
+}

@@ -1,0 +1,721 @@
+//! One writer per project, and project writes that survive a crash.
+//!
+//! **The project lock.** Every command that changes a project (or the home
+//! folder, for `-g`) holds an exclusive OS file lock on `.aam/lock` from before
+//! it reads the lock file until after it wrote it, so two commands never plan
+//! against the same old state; the second waits, or with `--no-wait` fails.
+//!
+//! **The journal.** Before the first file changes, `.aam/journal.json` records
+//! the plan: every file to write or remove (by lock key, checked like every key
+//! of a lock file), whether it existed, the blake3 of what will be written, the
+//! folders that will be created, and the catalog mirror to apply. Then:
+//! 1. folders are created and new contents staged next to their targets
+//!    (`.<file>.aam-<id>.<n>.new`);
+//! 2. each target that exists is renamed to `.<file>.aam-<id>.<n>.old` and
+//!    the staged file renamed into place (renames within one folder never
+//!    half-happen); the lock file is the last change;
+//! 3. the journal is marked committed, the catalog mirror applied, the `.old`
+//!    files deleted, folders a removal emptied pruned, and the journal deleted.
+//!
+//! Whatever instant the process dies at, the next aam command
+//! ([`recover`]) finds the journal: before the commit mark it rolls back (puts
+//! every `.old` back, deletes what it wrote only when its bytes are exactly what
+//! it wrote, removes staged files and the folders it created); after it, it
+//! rolls forward (deletes the `.old` files and replays the catalog mirror). So a
+//! project is always exactly the old or exactly the new state, with the lock
+//! file matching its files and no temporary file left.
+//!
+//! Tests make crashes deterministic with `AAM_FAULT_AFTER_FILE_OPS=N`, which
+//! aborts the process right after its N-th file operation here.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use super::Roots;
+use super::keys::{self, LOCK_KEY};
+use super::plan::Member;
+use crate::error::{Error, ErrorCode, Result};
+use crate::scan::Platform;
+
+/// The journal's layout version.
+const JOURNAL_VERSION: u32 = 1;
+
+/// One file a command writes (`content`) or removes (`None`), by key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    /// Lock key, shared file or the lock file.
+    pub key: String,
+    /// New bytes and whether the file is executable; `None` removes it.
+    pub content: Option<(Vec<u8>, bool)>,
+}
+
+/// A change to the catalog's mirror of the project's installs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum MirrorOp {
+    /// Record (or replace) one installed package.
+    Record(InstallMirror),
+    /// Forget one installed package.
+    Remove {
+        /// Project (or home) root.
+        project_root: String,
+        /// Package name.
+        package: String,
+    },
+}
+
+/// Everything the catalog keeps of one install.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstallMirror {
+    /// Project (or home) root.
+    pub project_root: String,
+    /// Package name.
+    pub name: String,
+    /// Version.
+    pub version: String,
+    /// Description.
+    pub description: String,
+    /// The manifest as JSON.
+    pub manifest_json: String,
+    /// `registry` or `source` (folders and archives are mirrored as `source`).
+    pub origin: String,
+    /// Archive checksum.
+    pub checksum: String,
+    /// What it holds.
+    pub members: Vec<Member>,
+    /// Platforms deployed to.
+    pub platforms: Vec<Platform>,
+    /// Commit its files were read at.
+    pub source_commit: Option<String>,
+    /// (key, blake3) of every file written.
+    pub files: Vec<(String, String)>,
+}
+
+impl MirrorOp {
+    fn project_root(&self) -> &str {
+        match self {
+            MirrorOp::Record(record) => &record.project_root,
+            MirrorOp::Remove { project_root, .. } => project_root,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Stage {
+    /// Files may be half changed: roll back.
+    Prepared,
+    /// Every file is in place: roll forward.
+    Committed,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Op {
+    key: String,
+    /// blake3 of the new bytes; `None` for a removal.
+    write: Option<String>,
+    executable: bool,
+    existed: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Journal {
+    version: u32,
+    id: String,
+    stage: Stage,
+    ops: Vec<Op>,
+    /// Folders created on the way to targets, outermost first (as keys).
+    created_dirs: Vec<String>,
+    mirror: Vec<MirrorOp>,
+}
+
+/// What [`recover`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recovered {
+    /// The interrupted command had not finished: the old state is back.
+    RolledBack,
+    /// The interrupted command had put every file in place: it was finished.
+    RolledForward,
+}
+
+fn journal_path(root: &Path) -> PathBuf {
+    root.join(".aam").join("journal.json")
+}
+
+/// Whether an interrupted command's journal is waiting under `root`.
+pub fn pending(root: &Path) -> bool {
+    journal_path(root).exists()
+}
+
+// ---------------------------------------------------------------- project lock
+
+/// An exclusive hold on a project's `.aam/lock`; released when dropped.
+pub struct ProjectLock {
+    _file: File,
+}
+
+/// Takes the project lock under `root`. When another command holds it, calls
+/// `waiting` once and waits, or (`no_wait`) fails with `AAM_CONFLICT`.
+pub fn lock_project(root: &Path, no_wait: bool, waiting: impl FnOnce()) -> Result<ProjectLock> {
+    let dir = root.join(".aam");
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io("create", &dir, e))?;
+    let path = dir.join("lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::io("open", &path, e))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) if no_wait => {
+            return Err(Error::new(
+                ErrorCode::Conflict,
+                format!("another aam command is changing `{}`", root.display()),
+            )
+            .with_hint("wait for it to finish, or run again without `--no-wait` to wait for it"));
+        }
+        Err(std::fs::TryLockError::WouldBlock) => {
+            waiting();
+            file.lock().map_err(|e| Error::io("lock", &path, e))?;
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("lock", &path, e)),
+    }
+    Ok(ProjectLock { _file: file })
+}
+
+// ---------------------------------------------------------------- fault injection
+
+static FILE_OPS: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts one file operation; aborts the process at the N-th when
+/// `AAM_FAULT_AFTER_FILE_OPS=N` (crash tests).
+fn tick() {
+    let n = FILE_OPS.fetch_add(1, Ordering::SeqCst) + 1;
+    let limit = std::env::var("AAM_FAULT_AFTER_FILE_OPS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok());
+    if limit == Some(n) {
+        std::process::abort();
+    }
+}
+
+// ---------------------------------------------------------------- applying
+
+/// Makes `changes` (each key at most once) through the journal, then
+/// `apply_mirror(mirror)`. On any error everything is put back; if the
+/// process dies, the next [`recover`] finishes or undoes it. The caller holds
+/// the project lock.
+pub fn apply(
+    roots: &Roots,
+    changes: Vec<FileChange>,
+    mirror: Vec<MirrorOp>,
+    apply_mirror: impl FnOnce(&[MirrorOp]) -> Result<()>,
+) -> Result<()> {
+    let mut ops = Vec::with_capacity(changes.len());
+    let mut paths = Vec::with_capacity(changes.len());
+    let mut contents = Vec::with_capacity(changes.len());
+    let mut created: Vec<String> = Vec::new();
+    for change in changes {
+        let path = roots.file_path(&change.key)?;
+        let meta = std::fs::symlink_metadata(&path).ok();
+        if change.content.is_some() && meta.as_ref().is_some_and(|m| m.is_dir()) {
+            return Err(Error::new(
+                ErrorCode::Conflict,
+                format!("a folder is in the way of `{}`", change.key),
+            )
+            .with_hint("move the folder away and run the command again"));
+        }
+        if change.content.is_none() && !meta.as_ref().is_some_and(|m| !m.is_dir()) {
+            continue; // nothing to remove
+        }
+        if change.content.is_some() {
+            for dir in missing_dirs(roots, &change.key) {
+                if !created.contains(&dir) {
+                    created.push(dir);
+                }
+            }
+        }
+        ops.push(Op {
+            write: change.content.as_ref().map(|(b, _)| blake3::hash(b).to_hex().to_string()),
+            executable: change.content.as_ref().is_some_and(|(_, x)| *x),
+            existed: meta.is_some(),
+            key: change.key,
+        });
+        paths.push(path);
+        contents.push(change.content.map(|(b, _)| b));
+    }
+    if ops.is_empty() {
+        return apply_mirror(&mirror);
+    }
+    created.sort_by_key(|d| d.matches('/').count());
+    let mut journal = Journal {
+        version: JOURNAL_VERSION,
+        id: new_id()?,
+        stage: Stage::Prepared,
+        ops,
+        created_dirs: created,
+        mirror,
+    };
+    write_journal(&roots.root, &journal)?;
+    if let Err(e) = make_changes(roots, &journal, &paths, &contents) {
+        rollback(roots, &journal);
+        remove_journal(&roots.root);
+        return Err(e);
+    }
+    journal.stage = Stage::Committed;
+    if let Err(e) = write_journal(&roots.root, &journal) {
+        rollback(roots, &journal);
+        remove_journal(&roots.root);
+        return Err(e);
+    }
+    tick();
+    if let Err(e) = apply_mirror(&journal.mirror) {
+        rollback(roots, &journal);
+        remove_journal(&roots.root);
+        return Err(e);
+    }
+    finish(roots, &journal);
+    Ok(())
+}
+
+/// The folders (as keys) on the way to `key` that do not exist yet, below its root.
+fn missing_dirs(roots: &Roots, key: &str) -> Vec<String> {
+    let (prefix, rest) = match key.strip_prefix("~/") {
+        Some(rest) => ("~/", rest),
+        None => ("", key),
+    };
+    let mut out = Vec::new();
+    let mut dir = rest;
+    while let Some((parent, _)) = dir.rsplit_once('/') {
+        let dir_key = format!("{prefix}{parent}");
+        let location = crate::deploy::Location::from_key(&dir_key);
+        if std::fs::symlink_metadata(location.resolve(&roots.root, &roots.home)).is_ok() {
+            break;
+        }
+        out.push(dir_key);
+        dir = parent;
+    }
+    out
+}
+
+fn new_id() -> Result<String> {
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).map_err(|e| Error::internal(format!("no randomness: {e}")))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// `.<file>.aam-<id>.<n>.<suffix>` next to `path`.
+fn sibling(path: &Path, id: &str, n: usize, suffix: &str) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.aam-{id}.{n}.{suffix}"))
+}
+
+fn make_changes(roots: &Roots, journal: &Journal, paths: &[PathBuf], contents: &[Option<Vec<u8>>]) -> Result<()> {
+    for dir in &journal.created_dirs {
+        let path = crate::deploy::Location::from_key(dir).resolve(&roots.root, &roots.home);
+        match std::fs::create_dir(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(Error::io("create", &path, e)),
+        }
+        tick();
+    }
+    for (n, (op, path)) in journal.ops.iter().zip(paths).enumerate() {
+        if let Some(bytes) = &contents[n] {
+            let staged = sibling(path, &journal.id, n, "new");
+            stage(&staged, bytes, op.executable)?;
+            tick();
+        }
+    }
+    for (n, (op, path)) in journal.ops.iter().zip(paths).enumerate() {
+        if op.existed {
+            let old = sibling(path, &journal.id, n, "old");
+            std::fs::rename(path, &old).map_err(|e| Error::io("replace", path, e))?;
+            tick();
+        }
+        if op.write.is_some() {
+            let staged = sibling(path, &journal.id, n, "new");
+            std::fs::rename(&staged, path).map_err(|e| Error::io("write", path, e))?;
+            tick();
+        }
+    }
+    Ok(())
+}
+
+fn stage(path: &Path, bytes: &[u8], executable: bool) -> Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mode = if executable { 0o755 } else { 0o644 };
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(path)
+        .map_err(|e| Error::io("write", path, e))?;
+    file.write_all(bytes).map_err(|e| Error::io("write", path, e))?;
+    // The umask may have narrowed the mode.
+    use std::os::unix::fs::PermissionsExt;
+    file.set_permissions(std::fs::Permissions::from_mode(mode))
+        .map_err(|e| Error::io("write", path, e))
+}
+
+fn write_journal(root: &Path, journal: &Journal) -> Result<()> {
+    let text = serde_json::to_vec_pretty(journal).map_err(|e| Error::internal(format!("journal: {e}")))?;
+    crate::atomic::write_file(&journal_path(root), &text)?;
+    if let Ok(dir) = File::open(root.join(".aam")) {
+        let _ = dir.sync_all();
+    }
+    tick();
+    Ok(())
+}
+
+fn remove_journal(root: &Path) {
+    let _ = std::fs::remove_file(journal_path(root));
+}
+
+/// The absolute path of a journal key, `None` when it fails the key checks.
+fn op_path(roots: &Roots, key: &str) -> Option<PathBuf> {
+    roots.file_path(key).ok()
+}
+
+/// Puts the old state back (best effort, every step idempotent).
+fn rollback(roots: &Roots, journal: &Journal) {
+    for (n, op) in journal.ops.iter().enumerate().rev() {
+        let Some(path) = op_path(roots, &op.key) else { continue };
+        let _ = std::fs::remove_file(sibling(&path, &journal.id, n, "new"));
+        let old = sibling(&path, &journal.id, n, "old");
+        if op.existed {
+            if std::fs::symlink_metadata(&old).is_ok() {
+                let _ = std::fs::rename(&old, &path);
+            }
+        } else if let Some(written) = &op.write
+            && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file())
+            && super::state::hash_file(&path).is_ok_and(|h| h == *written)
+        {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+    for dir in journal.created_dirs.iter().rev() {
+        if created_dir_is_ours(journal, dir) {
+            let _ = std::fs::remove_dir(crate::deploy::Location::from_key(dir).resolve(&roots.root, &roots.home));
+        }
+    }
+}
+
+/// A created folder may only be one on the way to a target of the journal.
+fn created_dir_is_ours(journal: &Journal, dir: &str) -> bool {
+    !dir.split('/').any(|p| p.is_empty() || p == "." || p == "..")
+        && journal.ops.iter().any(|op| op.key.starts_with(&format!("{dir}/")))
+}
+
+/// Finishes a committed change: deletes the `.old` files, prunes folders that
+/// removals emptied (inside the folders aam installs into), deletes the journal.
+fn finish(roots: &Roots, journal: &Journal) {
+    for (n, op) in journal.ops.iter().enumerate() {
+        let Some(path) = op_path(roots, &op.key) else { continue };
+        let _ = std::fs::remove_file(sibling(&path, &journal.id, n, "new"));
+        let _ = std::fs::remove_file(sibling(&path, &journal.id, n, "old"));
+        tick();
+        if op.write.is_none() {
+            prune_empty(roots, &op.key);
+        }
+    }
+    remove_journal(&roots.root);
+}
+
+/// Removes the folders above a removed key that are now empty, up to (not
+/// including) the layout folder it lies in: `.claude/skills/x/` goes when
+/// empty, `.claude/skills/` and `.claude/` never do.
+fn prune_empty(roots: &Roots, key: &str) {
+    let global = roots.global;
+    let Some(folder) = keys::owned_folders(global)
+        .into_iter()
+        .map(|f| f.key())
+        .find(|f| key.starts_with(&format!("{f}/")))
+    else {
+        return;
+    };
+    let mut dir = key;
+    while let Some((parent, _)) = dir.rsplit_once('/') {
+        if parent.len() <= folder.len() {
+            break;
+        }
+        let path = crate::deploy::Location::from_key(parent).resolve(&roots.root, &roots.home);
+        if std::fs::remove_dir(&path).is_err() {
+            break;
+        }
+        dir = parent;
+    }
+}
+
+// ---------------------------------------------------------------- recovery
+
+/// Finishes or undoes an interrupted command under `roots.root`, if its
+/// journal is there: rolls back (before the commit mark) or forward (after
+/// it, replaying the catalog mirror with `apply_mirror`), and deletes the
+/// journal. The caller holds the project lock. A journal that does not parse
+/// or names paths aam may not touch is reported, never acted on.
+pub fn recover(
+    roots: &Roots,
+    _held: &ProjectLock,
+    apply_mirror: impl FnOnce(&[MirrorOp]) -> Result<()>,
+) -> Result<Option<Recovered>> {
+    let path = journal_path(&roots.root);
+    let text = match std::fs::read(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io("read", &path, e)),
+    };
+    let journal: Journal = serde_json::from_slice(&text).map_err(|e| invalid_journal(&path, &e.to_string()))?;
+    check_journal(roots, &journal).map_err(|why| invalid_journal(&path, &why))?;
+    let outcome = match journal.stage {
+        Stage::Prepared => {
+            rollback(roots, &journal);
+            remove_journal(&roots.root);
+            Recovered::RolledBack
+        }
+        Stage::Committed => {
+            let root = roots.root_text();
+            let mirror: Vec<MirrorOp> = journal
+                .mirror
+                .iter()
+                .filter(|op| op.project_root() == root)
+                .cloned()
+                .collect();
+            if let Err(e) = apply_mirror(&mirror) {
+                tracing::warn!("the catalog's record of installs was not brought up to date ({e}); `aam doctor` reports it");
+            }
+            finish(roots, &journal);
+            Recovered::RolledForward
+        }
+    };
+    tracing::info!(journal = %journal.id, ?outcome, "recovered an interrupted aam command");
+    Ok(Some(outcome))
+}
+
+fn check_journal(roots: &Roots, journal: &Journal) -> std::result::Result<(), String> {
+    if journal.version != JOURNAL_VERSION {
+        return Err(format!("layout version {} is not {JOURNAL_VERSION}", journal.version));
+    }
+    if journal.id.len() != 16 || !journal.id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err("its id is not 16 hex digits".to_string());
+    }
+    for op in &journal.ops {
+        keys::check_file(&op.key, roots.global).map_err(|why| format!("`{}`: {why}", op.key))?;
+        if op.key != LOCK_KEY {
+            roots.file_path(&op.key).map_err(|e| e.message().to_string())?;
+        }
+    }
+    Ok(())
+}
+
+fn invalid_journal(path: &Path, why: &str) -> Error {
+    Error::new(
+        ErrorCode::LockInvalid,
+        format!("the journal `{}` of an interrupted aam command cannot be used: {why}", path.display()),
+    )
+    .with_hint("check the project's files with `aam verify --all`, then delete the journal file")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project() -> (tempfile::TempDir, Roots) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        std::fs::create_dir_all(root.join(".claude/skills/old")).unwrap();
+        std::fs::create_dir_all(root.join(".aam")).unwrap();
+        std::fs::write(root.join(".claude/skills/old/SKILL.md"), "old").unwrap();
+        std::fs::write(root.join("CLAUDE.md"), "Mine\n").unwrap();
+        let roots = Roots::new(root, dir.path().join("home"), false);
+        (dir, roots)
+    }
+
+    fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let p = e.path();
+                let rel = p.strip_prefix(dir).unwrap().display().to_string();
+                if rel == ".aam/lock" {
+                    continue;
+                }
+                if p.is_dir() {
+                    out.push((rel, b"<dir>".to_vec()));
+                    stack.push(p);
+                } else {
+                    out.push((rel, std::fs::read(&p).unwrap()));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    fn changes() -> Vec<FileChange> {
+        vec![
+            FileChange {
+                key: ".claude/skills/new/deep/SKILL.md".into(),
+                content: Some((b"new".to_vec(), true)),
+            },
+            FileChange {
+                key: ".claude/skills/old/SKILL.md".into(),
+                content: None,
+            },
+            FileChange {
+                key: "CLAUDE.md".into(),
+                content: Some((b"Mine\nand more\n".to_vec(), false)),
+            },
+            FileChange {
+                key: LOCK_KEY.into(),
+                content: Some((b"lock".to_vec(), false)),
+            },
+        ]
+    }
+
+    #[test]
+    fn a_failing_mirror_puts_everything_back() {
+        let (_dir, roots) = project();
+        let before = snapshot(&roots.root);
+        let err = apply(&roots, changes(), Vec::new(), |_| Err(Error::internal("mirror failed"))).unwrap_err();
+        assert_eq!(err.message(), "mirror failed");
+        assert_eq!(snapshot(&roots.root)[..], before[..], "old state, no leftovers");
+    }
+
+    #[test]
+    fn a_successful_apply_leaves_only_the_new_files() {
+        let (_dir, roots) = project();
+        apply(&roots, changes(), Vec::new(), |_| Ok(())).unwrap();
+        let after: Vec<String> = snapshot(&roots.root).into_iter().map(|(p, _)| p).collect();
+        assert_eq!(
+            after,
+            [
+                ".aam",
+                ".aam/aam-lock.yaml",
+                ".claude",
+                ".claude/skills",
+                ".claude/skills/new",
+                ".claude/skills/new/deep",
+                ".claude/skills/new/deep/SKILL.md",
+                "CLAUDE.md"
+            ],
+            "the emptied skill folder is pruned, the layout folder kept"
+        );
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(roots.root.join(".claude/skills/new/deep/SKILL.md"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o755);
+    }
+
+    #[test]
+    fn recovery_rolls_back_before_the_commit_mark_and_forward_after() {
+        for stage in [Stage::Prepared, Stage::Committed] {
+            let (_dir, roots) = project();
+            let before = snapshot(&roots.root);
+            // Make the changes by hand up to the renames, as a killed process leaves them.
+            let mut paths = Vec::new();
+            let mut contents = Vec::new();
+            let mut ops = Vec::new();
+            let mut created = Vec::new();
+            for change in changes() {
+                let path = roots.file_path(&change.key).unwrap();
+                for d in missing_dirs(&roots, &change.key) {
+                    if !created.contains(&d) {
+                        created.push(d);
+                    }
+                }
+                ops.push(Op {
+                    write: change.content.as_ref().map(|(b, _)| blake3::hash(b).to_hex().to_string()),
+                    executable: false,
+                    existed: path.exists(),
+                    key: change.key.clone(),
+                });
+                paths.push(path);
+                contents.push(change.content.map(|(b, _)| b));
+            }
+            created.sort_by_key(|d| d.matches('/').count());
+            let journal = Journal {
+                version: JOURNAL_VERSION,
+                id: "0123456789abcdef".into(),
+                stage,
+                ops,
+                created_dirs: created,
+                mirror: vec![MirrorOp::Remove {
+                    project_root: roots.root_text(),
+                    package: "kit".into(),
+                }],
+            };
+            write_journal(&roots.root, &journal).unwrap();
+            make_changes(&roots, &journal, &paths, &contents).unwrap();
+            let mut replayed = Vec::new();
+            let held = lock_project(&roots.root, true, || {}).unwrap();
+            let outcome = recover(&roots, &held, |ops| {
+                replayed.extend_from_slice(ops);
+                Ok(())
+            })
+            .unwrap();
+            assert!(!pending(&roots.root));
+            if stage == Stage::Prepared {
+                assert_eq!(outcome, Some(Recovered::RolledBack));
+                assert_eq!(snapshot(&roots.root)[..], before[..]);
+                assert!(replayed.is_empty());
+            } else {
+                assert_eq!(outcome, Some(Recovered::RolledForward));
+                assert_eq!(std::fs::read(roots.root.join(LOCK_KEY)).unwrap(), b"lock");
+                assert!(!roots.root.join(".claude/skills/old").exists());
+                assert!(
+                    snapshot(&roots.root).iter().all(|(p, _)| !p.contains(".aam-")),
+                    "no staged or old files left"
+                );
+                assert_eq!(replayed.len(), 1);
+            }
+        }
+    }
+
+    #[test]
+    fn a_hostile_journal_is_refused_untouched() {
+        let (dir, roots) = project();
+        let outside = dir.path().join("victim.txt");
+        std::fs::write(&outside, "precious").unwrap();
+        let journal = Journal {
+            version: JOURNAL_VERSION,
+            id: "0123456789abcdef".into(),
+            stage: Stage::Prepared,
+            ops: vec![Op {
+                key: "../victim.txt".into(),
+                write: Some(blake3::hash(b"precious").to_hex().to_string()),
+                executable: false,
+                existed: false,
+            }],
+            created_dirs: Vec::new(),
+            mirror: Vec::new(),
+        };
+        write_journal(&roots.root, &journal).unwrap();
+        let held = lock_project(&roots.root, true, || {}).unwrap();
+        let err = recover(&roots, &held, |_| Ok(())).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::LockInvalid);
+        assert_eq!(std::fs::read(&outside).unwrap(), b"precious");
+        assert!(pending(&roots.root), "left for the user to look at");
+    }
+
+    #[test]
+    fn the_project_lock_is_exclusive() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = lock_project(dir.path(), true, || {}).unwrap();
+        let err = lock_project(dir.path(), true, || {}).err().unwrap();
+        assert_eq!(err.code(), ErrorCode::Conflict);
+        drop(held);
+        assert!(lock_project(dir.path(), true, || {}).is_ok());
+    }
+}

@@ -1,0 +1,273 @@
+//! The one check every path named by a lock file, a manifest, an archive or a
+//! journal goes through before anything reads, hashes, writes or deletes it.
+//!
+//! A *key* is how the lock file names a file aam wrote: a `/`-separated path
+//! relative to the project root (or, with a `~/` prefix, to the home folder),
+//! or `FILE#name type` for a section inside a shared file. A key is accepted
+//! only when it is a plain relative path (no `..`, no `.`, no empty, absolute,
+//! `~user`, drive-letter, backslash, NUL or control-character parts) that lies
+//! strictly inside a folder the platform layouts own (`.aam/packages/`,
+//! `.claude/skills/`, `~/.codex/prompts/` ...), or names one of the shared
+//! files sections live in. Home keys (`~/...`) are accepted in a project lock
+//! only where a project install really writes to the home folder (Codex
+//! prompts). Links are checked separately, against the real file system, by
+//! [`super::Roots::resolve`].
+
+use crate::deploy::{self, Location, Target};
+use crate::packages::manifest::check_artifact_name;
+use crate::scan::{ArtifactKind, Platform};
+
+/// Where installed package copies live, relative to the root.
+pub const PACKAGES_DIR: &str = ".aam/packages";
+
+/// The lock file's key, relative to the root.
+pub const LOCK_KEY: &str = ".aam/aam-lock.yaml";
+
+/// A key that passed the check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckedKey {
+    /// A whole file.
+    File(Location),
+    /// A section of a shared file.
+    Section {
+        /// The shared file.
+        file: Location,
+        /// Section name.
+        name: String,
+        /// Section type.
+        kind: ArtifactKind,
+    },
+}
+
+impl CheckedKey {
+    /// The file it lives in.
+    pub fn file(&self) -> &Location {
+        match self {
+            CheckedKey::File(location) | CheckedKey::Section { file: location, .. } => location,
+        }
+    }
+}
+
+/// Why a key was refused, in words (the caller names the entry).
+pub type Refusal = String;
+
+/// Checks a lock key for an install whose root is the project (`global` false)
+/// or the home folder (`global` true).
+pub fn check(key: &str, global: bool) -> Result<CheckedKey, Refusal> {
+    match key.split_once('#') {
+        Some((file, section)) => {
+            let location = plain(file, global)?;
+            if !shared_files(global).contains(&location) {
+                return Err(format!("`{file}` is not a file aam keeps sections in"));
+            }
+            let (name, kind) = section
+                .rsplit_once(' ')
+                .ok_or_else(|| "a section key must read `FILE#name type`".to_string())?;
+            let kind = ArtifactKind::parse(kind)
+                .filter(|k| k.as_str() == kind)
+                .ok_or_else(|| format!("`{kind}` is not an artifact type"))?;
+            check_artifact_name(name)?;
+            Ok(CheckedKey::Section {
+                file: location,
+                name: name.to_string(),
+                kind,
+            })
+        }
+        None => {
+            let location = plain(key, global)?;
+            let inside = owned_folders(global)
+                .iter()
+                .any(|folder| strictly_inside(&location, folder));
+            if inside {
+                Ok(CheckedKey::File(location))
+            } else {
+                Err("it is not inside a folder aam installs into".to_string())
+            }
+        }
+    }
+}
+
+/// Checks a path aam writes as a whole file during an install: a key, a
+/// shared file, or the lock file itself.
+pub fn check_file(key: &str, global: bool) -> Result<Location, Refusal> {
+    if key == LOCK_KEY {
+        return Ok(Location::Project(LOCK_KEY.to_string()));
+    }
+    let location = plain(key, global)?;
+    if shared_files(global).contains(&location) {
+        return Ok(location);
+    }
+    match check(key, global)? {
+        CheckedKey::File(location) => Ok(location),
+        CheckedKey::Section { .. } => Err("a section is not a file".to_string()),
+    }
+}
+
+/// The key of a package's copy folder.
+pub fn copy_dir(package: &str) -> String {
+    format!("{PACKAGES_DIR}/{package}")
+}
+
+/// A `/`-separated relative path with an optional `~/` prefix, part by part.
+fn plain(key: &str, global: bool) -> Result<Location, Refusal> {
+    let (location, rest) = match key.strip_prefix("~/") {
+        Some(rest) => (Location::Home(rest.to_string()), rest),
+        None => (Location::Project(key.to_string()), key),
+    };
+    if rest.is_empty() {
+        return Err("it is empty".to_string());
+    }
+    if rest.len() > 4096 {
+        return Err("it is longer than 4096 bytes".to_string());
+    }
+    if rest.starts_with('/') {
+        return Err("it is an absolute path".to_string());
+    }
+    if rest.starts_with('~') {
+        return Err("it starts with `~`".to_string());
+    }
+    if rest.contains('\\') {
+        return Err("it contains a backslash".to_string());
+    }
+    for part in rest.split('/') {
+        match part {
+            "" => return Err("it has an empty path part".to_string()),
+            "." | ".." => return Err(format!("it has a `{part}` part")),
+            _ if part.contains(':') => return Err("it contains `:` (a drive letter or stream)".to_string()),
+            _ if part.chars().any(char::is_control) => {
+                return Err("it contains a NUL or control character".to_string());
+            }
+            _ => {}
+        }
+    }
+    if matches!(location, Location::Home(_)) && !global && !home_allowed_in_project(&location) {
+        return Err("a project install never writes there in the home folder".to_string());
+    }
+    Ok(location)
+}
+
+/// Whether `location` is one of the home-folder places a project install writes.
+fn home_allowed_in_project(location: &Location) -> bool {
+    owned_folders(false)
+        .iter()
+        .filter(|f| matches!(f, Location::Home(_)))
+        .any(|folder| strictly_inside(location, folder))
+}
+
+fn strictly_inside(location: &Location, folder: &Location) -> bool {
+    match (location, folder) {
+        (Location::Project(p), Location::Project(f)) | (Location::Home(p), Location::Home(f)) => {
+            p.strip_prefix(f.as_str()).is_some_and(|rest| rest.starts_with('/'))
+        }
+        _ => false,
+    }
+}
+
+/// Every folder the layouts deploy into, plus the package copies' folder.
+pub fn owned_folders(global: bool) -> Vec<Location> {
+    let mut out = vec![Location::Project(PACKAGES_DIR.to_string())];
+    for kind in ArtifactKind::ALL {
+        for platform in Platform::ALL {
+            let location = match deploy::target(kind, "x", platform, global) {
+                Target::Dir(location) | Target::File(location) => location,
+                Target::Section { .. } => continue,
+            };
+            let parent = |p: &str| p.rsplit_once('/').map(|(dir, _)| dir.to_string());
+            let folder = match &location {
+                Location::Project(p) => parent(p).map(Location::Project),
+                Location::Home(p) => parent(p).map(Location::Home),
+            };
+            if let Some(folder) = folder
+                && !out.contains(&folder)
+            {
+                out.push(folder);
+            }
+        }
+    }
+    out
+}
+
+/// The shared files sections live in (`CLAUDE.md`, `AGENTS.md` ...).
+pub fn shared_files(global: bool) -> Vec<Location> {
+    let mut out = Vec::new();
+    for kind in ArtifactKind::ALL {
+        for platform in Platform::ALL {
+            if let Target::Section { file, .. } = deploy::target(kind, "x", platform, global)
+                && !out.contains(&file)
+            {
+                out.push(file);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case(".claude/skills/pdf/SKILL.md")]
+    #[case(".aam/packages/kit/aam.yaml")]
+    #[case(".aam/packages/@scope/kit/skills/x/SKILL.md")]
+    #[case(".cursor/rules/style.mdc")]
+    #[case(".github/instructions/rs.instructions.md")]
+    #[case("~/.codex/prompts/review.md")]
+    #[case("CLAUDE.md#style instruction")]
+    #[case("AGENTS.md#helper agent")]
+    fn project_keys_that_are_fine(#[case] key: &str) {
+        assert!(check(key, false).is_ok(), "{key}: {:?}", check(key, false));
+    }
+
+    #[rstest]
+    #[case("../outside/x", "`..`")]
+    #[case(".claude/skills/../../../etc/passwd", "`..`")]
+    #[case(".claude/skills/./x", "`.`")]
+    #[case("/etc/passwd", "absolute")]
+    #[case("~/.profile", "home folder")]
+    #[case("~/.ssh/id_rsa", "home folder")]
+    #[case("~root/.profile", "`~`")]
+    #[case("~", "`~`")]
+    #[case("C:/Windows/x", "`:`")]
+    #[case(".claude/skills/C:x", "`:`")]
+    #[case(".claude\\skills\\x", "backslash")]
+    #[case(".claude/skills/a\0b", "control")]
+    #[case(".claude/skills/a\nb", "control")]
+    #[case(".claude/skills//x", "empty")]
+    #[case("", "empty")]
+    #[case(".claude/skills", "not inside")]
+    #[case(".claude/settings.json", "not inside")]
+    #[case("src/main.rs", "not inside")]
+    #[case(".git/config", "not inside")]
+    #[case(".aam/aam-lock.yaml", "not inside")]
+    #[case("README.md#x instruction", "sections in")]
+    #[case("../CLAUDE.md#x instruction", "`..`")]
+    #[case("CLAUDE.md#x", "FILE#name type")]
+    #[case("CLAUDE.md#x potion", "not an artifact type")]
+    #[case("CLAUDE.md#../x instruction", "artifact name")]
+    #[case("CLAUDE.md#x --> instruction", "artifact name")]
+    fn hostile_project_keys_are_refused(#[case] key: &str, #[case] why: &str) {
+        let refusal = check(key, false).expect_err(key);
+        assert!(refusal.contains(why), "{key}: {refusal}");
+    }
+
+    #[test]
+    fn global_installs_own_home_folders_only() {
+        assert!(check("~/.claude/skills/x/SKILL.md", true).is_ok());
+        assert!(check("~/.claude/CLAUDE.md#x instruction", true).is_ok());
+        assert!(check(".aam/packages/kit/aam.yaml", true).is_ok());
+        assert!(check("~/.profile", true).is_err());
+        assert!(check("~/.claude/settings.json", true).is_err());
+        assert!(check("CLAUDE.md#x instruction", true).is_err(), "the project file is not the home one");
+    }
+
+    #[test]
+    fn whole_files_include_the_shared_files_and_the_lock() {
+        assert!(check_file("CLAUDE.md", false).is_ok());
+        assert!(check_file(LOCK_KEY, false).is_ok());
+        assert!(check_file("~/.codex/AGENTS.md", true).is_ok());
+        assert!(check_file("README.md", false).is_err());
+        assert!(check_file("CLAUDE.md#x instruction", false).is_err());
+    }
+}

@@ -1,0 +1,240 @@
+//! Installing packages into a project (or the home folder): what may be
+//! touched, what a command will change, and changing it so that nothing is lost.
+//!
+//! - [`keys`]: the one check every path from a lock file, manifest, archive or
+//!   journal passes before it is read, hashed, written or deleted.
+//! - [`Roots`]: where an install lands, and the link check against the real
+//!   file system.
+//! - [`plan`]: the change list of one command (package copies, deployed files,
+//!   shared sections, stale removals, the lock file), with conflicts and edits
+//!   found before anything changes.
+//! - [`state`]: how recorded files compare with what is on disk, read without
+//!   following links and hashed as streams.
+//! - [`journal`]: the project lock (one writer at a time) and the write-ahead
+//!   journal that makes an interrupted command roll back or forward.
+//! - [`freshness`]: whether an installed package has newer content.
+//!
+//! This module never parses arguments or prints; tools call it.
+
+pub mod freshness;
+pub mod journal;
+pub mod keys;
+pub mod plan;
+pub mod platforms;
+pub mod state;
+
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::packages::lock::{LockFile, LockedPackage};
+use keys::CheckedKey;
+
+/// A check the caller's front end applies to every target (the MCP sandbox).
+pub type Confine = Arc<dyn Fn(&Path, &str) -> Result<()> + Send + Sync>;
+
+/// Where an install lands: the project (or home) root, and the home folder.
+#[derive(Clone)]
+pub struct Roots {
+    /// Project root, or the home folder for global installs.
+    pub root: PathBuf,
+    /// The user's home folder.
+    pub home: PathBuf,
+    /// Whether this is a global (`-g`) install.
+    pub global: bool,
+    confine: Option<Confine>,
+}
+
+impl Roots {
+    /// The roots of an install into `project` (or, `global`, into `home`).
+    pub fn new(project: PathBuf, home: PathBuf, global: bool) -> Self {
+        Self {
+            root: if global { home.clone() } else { project },
+            home,
+            global,
+            confine: None,
+        }
+    }
+
+    /// The same roots, with every target also passed through `confine`.
+    pub fn confined(mut self, confine: Confine) -> Self {
+        self.confine = Some(confine);
+        self
+    }
+
+    /// The root as text (the catalog mirror's key).
+    pub fn root_text(&self) -> String {
+        self.root.display().to_string()
+    }
+
+    /// Checks a lock key (see [`keys::check`]).
+    pub fn check_key(&self, key: &str) -> Result<CheckedKey> {
+        keys::check(key, self.global).map_err(|why| unsafe_path(key, &why))
+    }
+
+    /// The absolute path of a whole-file key (a file key, a shared file or the
+    /// lock file), after the key check and the link check.
+    pub fn file_path(&self, key: &str) -> Result<PathBuf> {
+        let location = keys::check_file(key, self.global).map_err(|why| unsafe_path(key, &why))?;
+        self.resolve(&location, key)
+    }
+
+    /// The absolute path of the file a key lives in (the shared file for a
+    /// section), after the key check and the link check.
+    pub fn key_path(&self, key: &str) -> Result<PathBuf> {
+        let checked = self.check_key(key)?;
+        self.resolve(checked.file(), key)
+    }
+
+    /// `location` made absolute. Refused when a folder on the way is a link
+    /// that leads out of its root (the project, or the home folder), or when
+    /// the front end's confinement refuses it. The last part itself is never
+    /// followed: readers and writers treat a link there as not aam's.
+    pub fn resolve(&self, location: &crate::deploy::Location, shown: &str) -> Result<PathBuf> {
+        let path = location.resolve(&self.root, &self.home);
+        let base = match location {
+            crate::deploy::Location::Project(_) => &self.root,
+            crate::deploy::Location::Home(_) => &self.home,
+        };
+        let real_base = base.canonicalize().unwrap_or_else(|_| base.clone());
+        let parent = path.parent().unwrap_or(base);
+        let inside = real_ancestor(parent).is_some_and(|real| real.starts_with(&real_base));
+        if !inside {
+            return Err(Error::new(
+                ErrorCode::UnsafePath,
+                format!("`{shown}` leads out of `{}` through a link", base.display()),
+            )
+            .with_hint("aam never writes or reads through a link that leaves the folder it installs into; remove the link, or install elsewhere"));
+        }
+        if let Some(confine) = &self.confine {
+            confine(&path, shown)?;
+        }
+        Ok(path)
+    }
+
+    /// Checks every key and target of a lock file (package names included),
+    /// naming the first bad entry.
+    pub fn check_lock(&self, lock: &LockFile) -> Result<()> {
+        for (name, entry) in &lock.packages {
+            self.check_entry(name, entry)?;
+        }
+        Ok(())
+    }
+
+    /// Checks one lock entry: its name, every file key (package-copy keys must
+    /// lie in this package's own copy folder) and every deployment target.
+    pub fn check_entry(&self, name: &str, entry: &LockedPackage) -> Result<()> {
+        let bad = |what: String, why: &str| {
+            Error::new(
+                ErrorCode::LockInvalid,
+                format!("the lock entry of `{name}` names {what}, which aam refuses: {why}"),
+            )
+            .with_hint("the lock file may have been written by someone else: restore it from a trusted copy, or delete the entry and install the package again")
+        };
+        crate::packages::manifest::check_package_name(name).map_err(|why| bad(format!("package `{name}`"), &why))?;
+        let copy = format!("{}/", keys::copy_dir(name));
+        for key in entry
+            .file_checksums
+            .keys()
+            .chain(entry.deployed.iter().map(|d| &d.target))
+        {
+            keys::check(key, self.global).map_err(|why| bad(format!("`{key}`"), &why))?;
+            if key.starts_with(&format!("{}/", keys::PACKAGES_DIR)) && !key.starts_with(&copy) {
+                return Err(bad(format!("`{key}`"), "it lies in another package's copy"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The error for a path that fails the key check.
+pub fn unsafe_path(key: &str, why: &str) -> Error {
+    Error::new(ErrorCode::UnsafePath, format!("`{key}` is not a path aam may touch: {why}"))
+        .with_hint("aam only reads and writes inside the folders it installs into; the file naming it may have been written by someone else")
+}
+
+/// `path` with links followed: its longest existing ancestor canonicalized and
+/// the rest appended (`None` when the rest climbs with `..`).
+fn real_ancestor(path: &Path) -> Option<PathBuf> {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    while std::fs::symlink_metadata(existing).is_err() {
+        rest.push(existing.file_name()?);
+        existing = existing.parent()?;
+    }
+    let mut real = existing.canonicalize().ok()?;
+    for part in rest.into_iter().rev() {
+        if Path::new(part).components().any(|c| !matches!(c, Component::Normal(_))) {
+            return None;
+        }
+        real.push(part);
+    }
+    Some(real)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_out_of_the_project_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        let outside = dir.path().join("outside");
+        let home = dir.path().join("home");
+        for d in [&project, &outside, &home] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::os::unix::fs::symlink(&outside, project.join(".claude")).unwrap();
+        std::fs::create_dir_all(project.join(".cursor/skills")).unwrap();
+        std::os::unix::fs::symlink(&outside, project.join(".cursor/skills/evil")).unwrap();
+        let roots = Roots::new(project.clone(), home, false);
+        let err = roots.key_path(".claude/skills/x/SKILL.md").unwrap_err();
+        assert_eq!(err.code(), ErrorCode::UnsafePath);
+        assert_eq!(
+            roots.key_path(".cursor/skills/evil/SKILL.md").unwrap_err().code(),
+            ErrorCode::UnsafePath
+        );
+        assert_eq!(
+            roots.key_path(".cursor/skills/fine/SKILL.md").unwrap(),
+            project.join(".cursor/skills/fine/SKILL.md")
+        );
+        assert_eq!(
+            roots.key_path("../outside/x").unwrap_err().code(),
+            ErrorCode::UnsafePath
+        );
+        // A link as the last part is not followed here; readers refuse it.
+        assert!(roots.key_path(".cursor/skills/evil").is_ok());
+    }
+
+    #[test]
+    fn lock_entries_are_checked_with_their_package() {
+        let dir = tempfile::tempdir().unwrap();
+        let roots = Roots::new(dir.path().to_path_buf(), dir.path().join("home"), false);
+        let entry = |keys: &[&str]| LockedPackage {
+            version: "1.0.0".into(),
+            source: crate::packages::lock::Origin::Registry,
+            source_name: "r".into(),
+            source_commit: None,
+            checksum: "c".into(),
+            dependencies: Default::default(),
+            platforms: Vec::new(),
+            requested: None,
+            artifacts: Vec::new(),
+            deployed: Vec::new(),
+            file_checksums: keys.iter().map(|k| (k.to_string(), "0".repeat(64))).collect(),
+        };
+        assert!(roots.check_entry("kit", &entry(&[".aam/packages/kit/aam.yaml"])).is_ok());
+        for (name, key) in [
+            ("kit", "../outside/x"),
+            ("kit", "/abs/path"),
+            ("kit", "~/.profile"),
+            ("kit", ".aam/packages/other/aam.yaml"),
+            ("../kit", ".aam/packages/../kit/aam.yaml"),
+        ] {
+            let err = roots.check_entry(name, &entry(&[key])).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::LockInvalid, "{key}");
+            assert!(err.message().contains(name), "{}", err.message());
+        }
+    }
+}

@@ -1,0 +1,418 @@
+//! What one install, upgrade or uninstall will change, worked out completely
+//! before anything is touched.
+//!
+//! A [`Plan`] starts from the lock file and takes packages one by one: each
+//! one's copy under `.aam/packages/`, its deployments on every platform,
+//! shared-file sections (kept in memory until the end, so several packages can
+//! add to one `CLAUDE.md`), and the removal of what an earlier version wrote
+//! and the new one does not. Conflicts (a target another package owns, a file
+//! aam did not write, a damaged section, an artifact whose text forges a
+//! section marker) are errors here, so a command that fails has changed
+//! nothing. [`Plan::execute`] hands the result to the journal.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::Roots;
+use super::journal::{self, FileChange, MirrorOp};
+use super::keys::{self, CheckedKey, LOCK_KEY};
+use crate::catalog::now_timestamp;
+use crate::deploy::sections::{self, Section};
+use crate::deploy::{self, Location, Target};
+use crate::error::{Error, ErrorCode, Result};
+use crate::packages::lock::{self, Deployment, LockFile, LockedArtifact, LockedPackage, Origin, section_key};
+use crate::packages::manifest::Manifest;
+use crate::packages::store::ObjectStore;
+use crate::scan::{ArtifactKind, Platform};
+
+/// One artifact a package holds, as the catalog mirror records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Member {
+    /// The catalog artifact, for artifacts taken from a source.
+    pub artifact_id: Option<i64>,
+    /// Type.
+    pub kind: ArtifactKind,
+    /// Name inside the package.
+    pub name: String,
+    /// Path in the package, or in the source repository.
+    pub path: String,
+}
+
+/// A package ready to install: its manifest, its files and where it came from.
+pub struct Prepared {
+    /// The manifest.
+    pub manifest: Manifest,
+    /// Package files (the manifest included): path to (bytes, executable).
+    pub files: BTreeMap<String, (Vec<u8>, bool)>,
+    /// Where it came from.
+    pub origin: Origin,
+    /// Registry name, source name, or path.
+    pub source_name: String,
+    /// Commit its files were read at (source artifacts).
+    pub source_commit: Option<String>,
+    /// blake3 of the archive (or the manifest, for source artifacts).
+    pub checksum: String,
+    /// What was asked for.
+    pub requested: Option<String>,
+    /// Source artifacts it was made from.
+    pub artifacts: Vec<LockedArtifact>,
+    /// What it holds, for the catalog mirror.
+    pub members: Vec<Member>,
+}
+
+/// Everything a command will change, built package by package against an
+/// in-memory view of shared files.
+pub struct Plan<'r> {
+    roots: &'r Roots,
+    lock: LockFile,
+    /// Shared files (`AGENTS.md`, `CLAUDE.md`) by key: (original text, new text).
+    shared: BTreeMap<String, (Option<String>, String)>,
+    changes: Vec<FileChange>,
+    /// Bytes to keep in the object store for `aam diff`.
+    originals: Vec<Vec<u8>>,
+    /// Target key to the package that claims it in this command.
+    claimed: BTreeMap<String, String>,
+    force: bool,
+}
+
+impl<'r> Plan<'r> {
+    /// A plan over the lock file under the roots (every entry checked first).
+    pub fn new(roots: &'r Roots, force: bool) -> Result<Self> {
+        let lock = lock::read(&roots.root)?;
+        roots.check_lock(&lock)?;
+        Ok(Self {
+            lock,
+            roots,
+            shared: BTreeMap::new(),
+            changes: Vec::new(),
+            originals: Vec::new(),
+            claimed: BTreeMap::new(),
+            force,
+        })
+    }
+
+    /// The lock file as the plan has it so far.
+    pub fn lock(&self) -> &LockFile {
+        &self.lock
+    }
+
+    /// The text a shared file will have (read on first use; never through a link).
+    fn shared_text(&mut self, key: &str) -> Result<String> {
+        if let Some((_, text)) = self.shared.get(key) {
+            return Ok(text.clone());
+        }
+        let path = self.roots.file_path(key)?;
+        let text = match std::fs::symlink_metadata(&path) {
+            Ok(meta) if !meta.file_type().is_file() => {
+                return Err(Error::new(
+                    ErrorCode::UnsafePath,
+                    format!("`{key}` is a link or a folder; aam keeps its sections only in a plain file"),
+                )
+                .with_hint(format!("replace `{key}` with a regular file, or install without the platform that uses it")));
+            }
+            Ok(_) => Some(String::from_utf8_lossy(&std::fs::read(&path).map_err(|e| Error::io("read", &path, e))?).into_owned()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(Error::io("read", &path, e)),
+        };
+        let current = text.clone().unwrap_or_default();
+        self.shared.insert(key.to_string(), (text, current.clone()));
+        Ok(current)
+    }
+
+    fn set_shared_text(&mut self, key: &str, text: String) {
+        if let Some((_, current)) = self.shared.get_mut(key) {
+            *current = text;
+        }
+    }
+
+    /// Which package (other than `except`) deployed `key`.
+    fn owner(&self, key: &str, except: &str) -> Option<String> {
+        if let Some(owner) = self.claimed.get(key).filter(|o| *o != except) {
+            return Some(owner.clone());
+        }
+        self.lock
+            .packages
+            .iter()
+            .filter(|(name, _)| *name != except)
+            .find(|(_, p)| p.deployed.iter().any(|d| d.target == key) || p.file_checksums.contains_key(key))
+            .map(|(name, _)| name.clone())
+    }
+
+    fn conflict(&self, key: &str, package: &str) -> Result<()> {
+        if let Some(owner) = self.owner(key, package) {
+            return Err(Error::new(
+                ErrorCode::Conflict,
+                format!("`{key}` is already deployed by package `{owner}`"),
+            )
+            .with_hint(format!(
+                "uninstall `{owner}` first, or install without the platform that clashes"
+            )));
+        }
+        Ok(())
+    }
+
+    fn unowned_exists(&self, key: &str, package: &str, exists: bool) -> Result<()> {
+        let ours = self.lock.packages.get(package).is_some_and(|p| {
+            p.deployed.iter().any(|d| d.target == key)
+                || p.file_checksums
+                    .keys()
+                    .any(|k| k == key || k.starts_with(&format!("{key}/")))
+        });
+        if exists && !ours && !self.force {
+            return Err(Error::new(
+                ErrorCode::Conflict,
+                format!("`{key}` exists and was not installed by aam"),
+            )
+            .with_hint("move it away, or pass `--force` to overwrite it"));
+        }
+        Ok(())
+    }
+
+    fn write(
+        &mut self,
+        key: &str,
+        bytes: Vec<u8>,
+        executable: bool,
+        checksums: &mut BTreeMap<String, String>,
+    ) -> Result<()> {
+        match self.roots.check_key(key)? {
+            CheckedKey::File(_) => {}
+            CheckedKey::Section { .. } => return Err(keys_error(key)),
+        }
+        self.roots.key_path(key)?;
+        checksums.insert(key.to_string(), blake3::hash(&bytes).to_hex().to_string());
+        self.originals.push(bytes.clone());
+        self.changes.push(FileChange {
+            key: key.to_string(),
+            content: Some((bytes, executable)),
+        });
+        Ok(())
+    }
+
+    /// Plans one package: its copy under `.aam/packages/`, its deployments, and
+    /// the removal of whatever an earlier version deployed that this one does not.
+    pub fn add(&mut self, package: &Prepared, platforms: &[Platform]) -> Result<LockedPackage> {
+        let name = package.manifest.name.clone();
+        crate::packages::manifest::check_package_name(&name)
+            .map_err(|why| super::unsafe_path(&keys::copy_dir(&name), &why))?;
+        let mut checksums = BTreeMap::new();
+        let mut deployed = Vec::new();
+        let copy = keys::copy_dir(&name);
+        for (path, (bytes, executable)) in &package.files {
+            self.write(&format!("{copy}/{path}"), bytes.clone(), *executable, &mut checksums)?;
+        }
+        let mut section_keys = Vec::new();
+        for (kind, artifact) in package.manifest.artifacts.all() {
+            let main = match kind {
+                ArtifactKind::Skill => format!("{}/SKILL.md", artifact.path),
+                _ => artifact.path.clone(),
+            };
+            let text = package
+                .files
+                .get(&main)
+                .map(|(b, _)| String::from_utf8_lossy(b).into_owned())
+                .unwrap_or_default();
+            for &platform in platforms {
+                match deploy::target(kind, &artifact.name, platform, self.roots.global) {
+                    Target::Dir(location) => {
+                        let key = location.key();
+                        self.claim_path(&key, &name, &location)?;
+                        let prefix = format!("{}/", artifact.path);
+                        for (path, (bytes, executable)) in &package.files {
+                            if let Some(rel) = path.strip_prefix(&prefix) {
+                                self.write(&location.join(rel).key(), bytes.clone(), *executable, &mut checksums)?;
+                            }
+                        }
+                        deployed.push(deployment(platform, kind, &artifact.name, key));
+                    }
+                    Target::File(location) => {
+                        let key = location.key();
+                        self.claim_path(&key, &name, &location)?;
+                        let rendered = deploy::render(kind, platform, &artifact.name, &text, false);
+                        self.write(&key, rendered.into_bytes(), false, &mut checksums)?;
+                        deployed.push(deployment(platform, kind, &artifact.name, key));
+                    }
+                    Target::Section {
+                        file,
+                        name: section,
+                        kind,
+                    } => {
+                        let key = section_key(&file.key(), &section, kind);
+                        if self.claimed.get(&key).is_some_and(|o| *o == name) {
+                            continue; // codex agent and instruction of one name share nothing; same key is the same section
+                        }
+                        self.conflict(&key, &name)?;
+                        self.roots.check_key(&key)?;
+                        let body = deploy::render(kind, platform, &section, &text, true);
+                        if sections::forges_marker(&body) {
+                            return Err(Error::new(
+                                ErrorCode::ArtifactRejected,
+                                format!(
+                                    "`{}` of package `{name}` has a line that looks like an aam section marker",
+                                    artifact.name
+                                ),
+                            )
+                            .with_hint(format!(
+                                "such a line could cut another section or your text out of `{}`; remove `<!-- BEGIN AAM: ... -->`/`<!-- END AAM: ... -->` lines from the artifact, or install without the platform that uses sections",
+                                file.key()
+                            )));
+                        }
+                        let file_key = file.key();
+                        let current = self.shared_text(&file_key)?;
+                        let exists = match sections::read(&current, &section, kind.as_str()) {
+                            Section::Absent => false,
+                            Section::Present(_) => true,
+                            Section::Damaged => return Err(damaged(&key)),
+                        };
+                        self.unowned_exists(&key, &name, exists)?;
+                        self.set_shared_text(&file_key, sections::upsert(&current, &section, kind.as_str(), &body));
+                        self.claimed.insert(key.clone(), name.clone());
+                        section_keys.push((key.clone(), file_key, section.clone(), kind));
+                        deployed.push(deployment(platform, kind, &artifact.name, key));
+                    }
+                }
+            }
+        }
+        for (key, file_key, section, kind) in section_keys {
+            let text = self.shared_text(&file_key)?;
+            let content = sections::get(&text, &section, kind.as_str())
+                .unwrap_or_default()
+                .to_string();
+            checksums.insert(key, blake3::hash(content.as_bytes()).to_hex().to_string());
+            self.originals.push(content.into_bytes());
+        }
+        if let Some(previous) = self.lock.packages.get(&name).cloned() {
+            for key in previous.file_checksums.keys().filter(|k| !checksums.contains_key(*k)) {
+                self.remove_key(key)?;
+            }
+        }
+        let mut platforms = platforms.to_vec();
+        platforms.sort_by_key(|p| p.as_str());
+        platforms.dedup();
+        let entry = LockedPackage {
+            version: package.manifest.version.clone(),
+            source: package.origin,
+            source_name: package.source_name.clone(),
+            source_commit: package.source_commit.clone(),
+            checksum: package.checksum.clone(),
+            dependencies: package.manifest.dependencies.clone(),
+            platforms,
+            requested: package.requested.clone(),
+            artifacts: package.artifacts.clone(),
+            deployed,
+            file_checksums: checksums,
+        };
+        self.lock.packages.insert(name, entry.clone());
+        Ok(entry)
+    }
+
+    /// Claims a file or folder target for `package`, refusing one another
+    /// package owns or that exists without being aam's.
+    fn claim_path(&mut self, key: &str, package: &str, location: &Location) -> Result<()> {
+        self.conflict(key, package)?;
+        let path = self.roots.resolve(location, key)?;
+        let exists = std::fs::symlink_metadata(&path).is_ok();
+        self.unowned_exists(key, package, exists)?;
+        self.claimed.insert(key.to_string(), package.to_string());
+        Ok(())
+    }
+
+    /// Removes one recorded file or section (a damaged section is kept).
+    fn remove_key(&mut self, key: &str) -> Result<()> {
+        match self.roots.check_key(key)? {
+            CheckedKey::Section { file, name, kind } => {
+                let file_key = file.key();
+                let current = self.shared_text(&file_key)?;
+                self.set_shared_text(&file_key, sections::remove(&current, &name, kind.as_str()));
+            }
+            CheckedKey::File(_) => {
+                self.roots.key_path(key)?;
+                self.changes.push(FileChange {
+                    key: key.to_string(),
+                    content: None,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Forgets a package: removes the files and sections in `keys`.
+    pub fn remove_package(&mut self, name: &str, keys: &[String]) -> Result<()> {
+        for key in keys {
+            self.remove_key(key)?;
+        }
+        self.lock.packages.remove(name);
+        Ok(())
+    }
+
+    /// The final change list: file changes, shared files, then the lock file
+    /// when its content changed.
+    fn finish(mut self) -> Result<(Vec<FileChange>, LockFile, Vec<Vec<u8>>)> {
+        for (key, (before, after)) in std::mem::take(&mut self.shared) {
+            if before.as_deref() == Some(after.as_str()) {
+                continue;
+            }
+            if after.is_empty() && before.is_some() {
+                self.changes.push(FileChange { key, content: None });
+            } else if !after.is_empty() {
+                self.changes.push(FileChange {
+                    key,
+                    content: Some((after.into_bytes(), false)),
+                });
+            }
+        }
+        let old = lock::read(&self.roots.root)?;
+        let mut new = self.lock;
+        new.lockfile_version = lock::LOCKFILE_VERSION;
+        if new.packages != old.packages || old.resolved_at.is_empty() {
+            new.resolved_at = now_timestamp();
+            self.changes.push(FileChange {
+                key: LOCK_KEY.to_string(),
+                content: Some((lock::to_text(&new).into_bytes(), false)),
+            });
+        } else {
+            new.resolved_at = old.resolved_at;
+        }
+        Ok((self.changes, new, self.originals))
+    }
+
+    /// Applies the plan through the journal: originals kept in the store first,
+    /// then every file change, then `mirror` (the catalog, replayed by recovery
+    /// if the process dies after the files are in place).
+    pub fn execute(
+        self,
+        store: &ObjectStore,
+        mirror: Vec<MirrorOp>,
+        apply_mirror: impl FnOnce(&[MirrorOp]) -> Result<()>,
+    ) -> Result<LockFile> {
+        let roots = self.roots;
+        let (changes, lock, originals) = self.finish()?;
+        for bytes in &originals {
+            store.put(bytes)?;
+        }
+        journal::apply(roots, changes, mirror, apply_mirror)?;
+        Ok(lock)
+    }
+}
+
+fn keys_error(key: &str) -> Error {
+    super::unsafe_path(key, "a section key cannot name a whole file")
+}
+
+fn damaged(key: &str) -> Error {
+    Error::new(
+        ErrorCode::Conflict,
+        format!("the aam section `{key}` is damaged: its marker lines are doubled, moved or enclose another marker"),
+    )
+    .with_hint("fix the `<!-- BEGIN AAM: ... -->`/`<!-- END AAM: ... -->` lines by hand so each appears once, or remove the section")
+}
+
+fn deployment(platform: Platform, kind: ArtifactKind, name: &str, target: String) -> Deployment {
+    Deployment {
+        platform,
+        kind,
+        name: name.to_string(),
+        target,
+    }
+}

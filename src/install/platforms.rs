@@ -1,0 +1,46 @@
+//! Which platforms an install deploys to.
+
+use super::Roots;
+use crate::config::{Settings, project_settings_path, read_settings};
+use crate::deploy;
+use crate::error::{Error, ErrorCode, Result};
+use crate::scan::Platform;
+
+/// The platforms to deploy to: the ones asked for, else the project's settings
+/// (`aam init`), else the home's, else the ones the project already uses.
+pub fn choose(roots: &Roots, home_settings: &Settings, asked: &[Platform]) -> Result<Vec<Platform>> {
+    let mut chosen: Vec<Platform> = asked.to_vec();
+    let mut configured = Vec::new();
+    if chosen.is_empty() && !roots.global {
+        configured = read_settings(&project_settings_path(&roots.root))?.default_platforms;
+    }
+    if chosen.is_empty() && configured.is_empty() {
+        configured = home_settings.default_platforms.clone();
+    }
+    if chosen.is_empty() {
+        for name in configured {
+            chosen.push(deploy::parse_platform(&name).ok_or_else(|| {
+                Error::new(
+                    ErrorCode::SettingsInvalid,
+                    format!("`default_platforms` names `{name}`, which is not a platform"),
+                )
+                .with_hint(
+                    "fix it with `aam config set default_platforms cursor,claude` (cursor, claude, copilot, codex)",
+                )
+            })?);
+        }
+    }
+    if chosen.is_empty() {
+        chosen = deploy::detect_platforms(&roots.root)
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+    }
+    if chosen.is_empty() {
+        return Err(Error::invalid_argument("no platform to deploy to")
+            .with_hint("name platforms (`--platform`: cursor, claude, copilot, codex), set `default_platforms` with `aam config set`, or skip deploying (`--no-deploy`)"));
+    }
+    chosen.sort_by_key(|p| p.as_str());
+    chosen.dedup();
+    Ok(chosen)
+}

@@ -1,0 +1,278 @@
+//! How the files and sections a lock entry records compare with the disk.
+//!
+//! Every key passes [`super::Roots`]'s checks before it is opened. Files are
+//! hashed as streams (memory does not grow with their size) and never read
+//! through a link: a link, a folder or a damaged section where aam wrote a file
+//! or section counts as modified, so nothing follows it and nothing deletes it
+//! unless forced. Walks of package folders never follow links, so a link cycle
+//! cannot trap them.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use super::Roots;
+use super::keys::{CheckedKey, copy_dir};
+use crate::deploy::sections::{self, Section};
+use crate::error::{Error, Result};
+use crate::packages::lock::LockedPackage;
+use crate::scan::ArtifactKind;
+
+/// How a recorded file compares with what is on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileState {
+    /// As installed.
+    Ok,
+    /// Changed, or replaced by something aam did not write.
+    Modified,
+    /// Gone.
+    Missing,
+}
+
+/// The largest file `aam diff` shows; bigger ones are summarized.
+const DIFF_LIMIT: u64 = 4 * 1024 * 1024;
+
+/// The most entries a walk of a package's folders visits.
+const WALK_LIMIT: usize = 100_000;
+
+/// What is on disk for a key.
+enum Current {
+    Missing,
+    /// Not something aam wrote: a link, a folder, a damaged section.
+    Foreign,
+    /// A regular file's path (whole-file keys).
+    File(PathBuf),
+    /// A section's content.
+    Section(String),
+}
+
+fn current(roots: &Roots, key: &str) -> Result<Current> {
+    let checked = roots.check_key(key)?;
+    let path = roots.resolve(checked.file(), key)?;
+    let meta = match std::fs::symlink_metadata(&path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Current::Missing),
+        Err(e) => return Err(Error::io("read", &path, e)),
+    };
+    if !meta.file_type().is_file() {
+        return Ok(Current::Foreign);
+    }
+    match checked {
+        CheckedKey::File(_) => Ok(Current::File(path)),
+        CheckedKey::Section { name, kind, .. } => {
+            let text = read_text(&path)?;
+            Ok(match sections::read(&text, &name, kind.as_str()) {
+                Section::Absent => Current::Missing,
+                Section::Present(content) => Current::Section(content.to_string()),
+                Section::Damaged => Current::Foreign,
+            })
+        }
+    }
+}
+
+fn read_text(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io("read", path, e))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// blake3 of a file, read as a stream.
+pub fn hash_file(path: &Path) -> Result<String> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io("read", path, e))?;
+    let mut hasher = blake3::Hasher::new();
+    hasher
+        .update_reader(file)
+        .map_err(|e| Error::io("read", path, e))?;
+    Ok(hasher.finalize().to_hex().to_string())
+}
+
+/// The state of one recorded key against its recorded digest.
+pub fn key_state(roots: &Roots, key: &str, digest: &str) -> Result<FileState> {
+    Ok(match current(roots, key)? {
+        Current::Missing => FileState::Missing,
+        Current::Foreign => FileState::Modified,
+        Current::File(path) if hash_file(&path)? == digest => FileState::Ok,
+        Current::Section(content) if blake3::hash(content.as_bytes()).to_hex().as_str() == digest => FileState::Ok,
+        Current::File(_) | Current::Section(_) => FileState::Modified,
+    })
+}
+
+/// The state of every file and section a lock entry records.
+pub fn file_status(roots: &Roots, entry: &LockedPackage) -> Result<BTreeMap<String, FileState>> {
+    let mut out = BTreeMap::new();
+    for (key, digest) in &entry.file_checksums {
+        out.insert(key.clone(), key_state(roots, key, digest)?);
+    }
+    Ok(out)
+}
+
+/// The keys of `status` in `state`.
+pub fn keys_in(status: &BTreeMap<String, FileState>, state: FileState) -> Vec<String> {
+    status
+        .iter()
+        .filter(|(_, s)| **s == state)
+        .map(|(k, _)| k.clone())
+        .collect()
+}
+
+/// The current bytes of a key for showing or saving (`None` when gone or too
+/// big to show); never read through a link.
+pub fn current_bytes(roots: &Roots, key: &str) -> Result<Option<Vec<u8>>> {
+    Ok(match current(roots, key)? {
+        Current::Missing | Current::Foreign => None,
+        Current::Section(content) => Some(content.into_bytes()),
+        Current::File(path) => {
+            let file = std::fs::File::open(&path).map_err(|e| Error::io("read", &path, e))?;
+            let mut bytes = Vec::new();
+            file.take(DIFF_LIMIT + 1)
+                .read_to_end(&mut bytes)
+                .map_err(|e| Error::io("read", &path, e))?;
+            (bytes.len() as u64 <= DIFF_LIMIT).then_some(bytes)
+        }
+    })
+}
+
+/// Files in folders a package owns (its copy, deployed skill folders) that it
+/// did not write. Links are listed, never followed.
+pub fn untracked(roots: &Roots, name: &str, entry: &LockedPackage) -> Result<Vec<String>> {
+    let mut dirs = vec![copy_dir(name)];
+    dirs.extend(
+        entry
+            .deployed
+            .iter()
+            .filter(|d| d.kind == ArtifactKind::Skill)
+            .map(|d| d.target.clone()),
+    );
+    let mut out = BTreeSet::new();
+    for dir in dirs {
+        let CheckedKey::File(location) = roots.check_key(&format!("{dir}/x"))? else {
+            continue;
+        };
+        let base = roots.resolve(&location, &dir)?.parent().map(Path::to_path_buf).unwrap_or_default();
+        for rel in walk_files(&base) {
+            let key = format!("{dir}/{rel}");
+            if !entry.file_checksums.contains_key(&key) {
+                out.insert(key);
+            }
+        }
+    }
+    Ok(out.into_iter().collect())
+}
+
+/// Every non-folder entry below `dir`, relative and `/`-separated; links are
+/// entries, never followed.
+fn walk_files(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![(dir.to_path_buf(), String::new())];
+    let mut seen = 0;
+    while let Some((path, rel)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&path) else { continue };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > WALK_LIMIT {
+                return out;
+            }
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let child = if rel.is_empty() { name } else { format!("{rel}/{name}") };
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => stack.push((entry.path(), child)),
+                _ => out.push(child),
+            }
+        }
+    }
+    out
+}
+
+/// A unified diff from `old` to `new`.
+pub fn unified_diff(path: &str, old: &[u8], new: &[u8]) -> String {
+    let old = String::from_utf8_lossy(old);
+    let new = String::from_utf8_lossy(new);
+    similar::TextDiff::from_lines(old.as_ref(), new.as_ref())
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{path}"), &format!("b/{path}"))
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packages::lock::{Deployment, Origin};
+    use crate::scan::Platform;
+
+    fn entry(files: &[(&str, &[u8])]) -> LockedPackage {
+        LockedPackage {
+            version: "1.0.0".into(),
+            source: Origin::Local,
+            source_name: "here".into(),
+            source_commit: None,
+            checksum: "c".into(),
+            dependencies: Default::default(),
+            platforms: vec![Platform::Claude],
+            requested: None,
+            artifacts: Vec::new(),
+            deployed: vec![Deployment {
+                platform: Platform::Claude,
+                kind: ArtifactKind::Skill,
+                name: "s".into(),
+                target: ".claude/skills/s".into(),
+            }],
+            file_checksums: files
+                .iter()
+                .map(|(k, b)| (k.to_string(), blake3::hash(b).to_hex().to_string()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn links_and_cycles_are_never_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        let secret = dir.path().join("secret.txt");
+        std::fs::write(&secret, "secret").unwrap();
+        std::fs::create_dir_all(root.join(".claude/skills/s/loop")).unwrap();
+        std::os::unix::fs::symlink(&secret, root.join(".claude/skills/s/SKILL.md")).unwrap();
+        std::os::unix::fs::symlink(root.join(".claude/skills/s"), root.join(".claude/skills/s/loop/again")).unwrap();
+        let roots = Roots::new(root.clone(), dir.path().join("home"), false);
+        let recorded = entry(&[(".claude/skills/s/SKILL.md", b"secret")]);
+        let status = file_status(&roots, &recorded).unwrap();
+        assert_eq!(
+            status[".claude/skills/s/SKILL.md"],
+            FileState::Modified,
+            "a link is not what aam wrote, even with the same bytes behind it"
+        );
+        assert_eq!(current_bytes(&roots, ".claude/skills/s/SKILL.md").unwrap(), None);
+        assert_eq!(
+            untracked(&roots, "kit", &recorded).unwrap(),
+            [".claude/skills/s/loop/again"],
+            "the cycle is listed once, not walked"
+        );
+    }
+
+    #[test]
+    fn states_of_files_and_sections() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        std::fs::create_dir_all(root.join(".claude/skills/s")).unwrap();
+        std::fs::write(root.join(".claude/skills/s/SKILL.md"), "one").unwrap();
+        std::fs::write(
+            root.join("CLAUDE.md"),
+            sections::upsert("Mine\n", "r", "instruction", "rule"),
+        )
+        .unwrap();
+        let roots = Roots::new(root.clone(), dir.path().join("home"), false);
+        let recorded = entry(&[
+            (".claude/skills/s/SKILL.md", b"one"),
+            (".claude/skills/s/gone.md", b"x"),
+            ("CLAUDE.md#r instruction", b"rule\n"),
+        ]);
+        let status = file_status(&roots, &recorded).unwrap();
+        assert_eq!(keys_in(&status, FileState::Ok).len(), 2);
+        assert_eq!(keys_in(&status, FileState::Missing), [".claude/skills/s/gone.md"]);
+        std::fs::write(root.join(".claude/skills/s/SKILL.md"), "two").unwrap();
+        assert_eq!(
+            key_state(&roots, ".claude/skills/s/SKILL.md", &recorded.file_checksums[".claude/skills/s/SKILL.md"])
+                .unwrap(),
+            FileState::Modified
+        );
+    }
+}

@@ -1,0 +1,807 @@
+//! Install tools: install (which is also how an installed package is upgraded),
+//! uninstall and upgrade; the read tools over installs live in [`installed`].
+//!
+//! Each tool is orchestration over [`crate::install`]: take the project lock
+//! (finishing an interrupted command first), resolve specs, plan, protect
+//! edits, execute through the journal, mirror into the catalog.
+
+mod installed;
+mod specs;
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+pub use installed::{
+    Diff, DiffOutput, FileDiff, ListInstalled, ListInstalledInput, ListInstalledOutput, ListedPackage, Outdated,
+    OutdatedInput, OutdatedOutput, OutdatedPackage, PackageInfo, PackageInfoInput, PackageInfoOutput, Verify,
+    VerifyInput, VerifyOutput,
+};
+
+use super::{Context, Example, Expect, Risk, Tool};
+use crate::catalog::{Catalog, InstallRecord, NewPackage, PackageMember, now_timestamp};
+use crate::error::{Error, ErrorCode, Result};
+use crate::install::journal::{self, InstallMirror, MirrorOp, ProjectLock};
+use crate::install::plan::{Plan, Prepared};
+use crate::install::state::{self, FileState};
+use crate::install::{Roots, freshness, platforms};
+use crate::packages::lock::{self, LockFile, LockedPackage, Origin};
+use crate::packages::store::ObjectStore;
+use crate::scan::Platform;
+
+// ---------------------------------------------------------------- shared
+
+/// The install roots of a call: the working directory's project (or the home
+/// folder), confined like every other path of the call.
+pub(crate) fn roots(ctx: &Context, global: bool) -> Result<Roots> {
+    let home = std::env::home_dir()
+        .ok_or_else(|| Error::invalid_argument("cannot find the home folder").with_hint("set `HOME`"))?;
+    if global {
+        ctx.check_path(&home, "~")?;
+    }
+    let confine_ctx = ctx.clone();
+    Ok(
+        Roots::new(crate::project::root(&ctx.cwd), home, global).confined(std::sync::Arc::new(move |path, shown| {
+            confine_ctx.check_path(path, shown)
+        })),
+    )
+}
+
+/// Takes the project lock for a write and finishes or undoes an interrupted
+/// command first.
+fn begin_write(ctx: &Context, roots: &Roots, no_wait: bool) -> Result<ProjectLock> {
+    let lock = journal::lock_project(&roots.root, no_wait, || {
+        tracing::warn!("waiting for another aam command to finish changing this project");
+    })?;
+    recover_locked(ctx, roots, &lock)?;
+    Ok(lock)
+}
+
+fn recover_locked(ctx: &Context, roots: &Roots, lock: &ProjectLock) -> Result<()> {
+    if let Some(outcome) = journal::recover(roots, lock, |ops| apply_mirror(ctx, ops))? {
+        tracing::warn!(
+            "an interrupted aam command in `{}` was {}",
+            roots.root.display(),
+            match outcome {
+                journal::Recovered::RolledBack => "undone",
+                journal::Recovered::RolledForward => "finished",
+            }
+        );
+    }
+    Ok(())
+}
+
+/// Finishes or undoes an interrupted command in the working directory's
+/// project and in the home folder, if one is pending (every CLI command runs
+/// this first).
+pub fn recover_pending(ctx: &Context) -> Result<()> {
+    for global in [false, true] {
+        let roots = roots(ctx, global)?;
+        if journal::pending(&roots.root) {
+            let lock = journal::lock_project(&roots.root, false, || {
+                tracing::warn!("waiting for another aam command to finish changing this project");
+            })?;
+            recover_locked(ctx, &roots, &lock)?;
+        }
+    }
+    Ok(())
+}
+
+/// Applies catalog mirror operations.
+fn apply_mirror(ctx: &Context, ops: &[MirrorOp]) -> Result<()> {
+    if ops.is_empty() {
+        return Ok(());
+    }
+    let mut catalog = ctx.catalog()?;
+    for op in ops {
+        match op {
+            MirrorOp::Record(record) => record_install(&mut catalog, record)?,
+            MirrorOp::Remove { project_root, package } => catalog.remove_install(project_root, package)?,
+        }
+    }
+    Ok(())
+}
+
+fn record_install(catalog: &mut Catalog, record: &InstallMirror) -> Result<()> {
+    let members: Vec<PackageMember> = record
+        .members
+        .iter()
+        .map(|m| PackageMember {
+            artifact_id: m.artifact_id,
+            project_root: None,
+            kind: m.kind,
+            name: &m.name,
+            path: &m.path,
+        })
+        .collect();
+    let platforms: Vec<String> = record.platforms.iter().map(|p| p.as_str().to_string()).collect();
+    catalog.record_install(&InstallRecord {
+        project_root: &record.project_root,
+        package: NewPackage {
+            name: &record.name,
+            version: &record.version,
+            description: Some(&record.description),
+            manifest_json: &record.manifest_json,
+            origin: &record.origin,
+            provenance_json: None,
+            archive_blake3: Some(&record.checksum),
+        },
+        members: &members,
+        platforms: &platforms,
+        source_commit: record.source_commit.as_deref(),
+        files: &record.files,
+    })
+}
+
+fn mirror_of(roots: &Roots, entry: &LockedPackage, prepared: &Prepared) -> MirrorOp {
+    MirrorOp::Record(InstallMirror {
+        project_root: roots.root_text(),
+        name: prepared.manifest.name.clone(),
+        version: entry.version.clone(),
+        description: prepared.manifest.description.clone(),
+        manifest_json: serde_json::to_string(&prepared.manifest).unwrap_or_default(),
+        origin: match prepared.origin {
+            Origin::Registry => "registry",
+            Origin::Source | Origin::Local | Origin::Archive => "source",
+        }
+        .to_string(),
+        checksum: entry.checksum.clone(),
+        members: prepared.members.clone(),
+        platforms: entry.platforms.clone(),
+        source_commit: entry.source_commit.clone(),
+        files: entry
+            .file_checksums
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    })
+}
+
+fn object_store(ctx: &Context) -> ObjectStore {
+    ObjectStore::new(ctx.home.root().join("objects"))
+}
+
+fn installed<'l>(lock: &'l LockFile, name: &str) -> Result<&'l LockedPackage> {
+    lock.packages.get(name).ok_or_else(|| {
+        let names: Vec<String> = lock.packages.keys().map(|n| format!("`{n}`")).collect();
+        let hint = if names.is_empty() {
+            "nothing is installed here; install with `aam install <package>`".to_string()
+        } else {
+            format!("installed packages: {}", names.join(", "))
+        };
+        Error::new(
+            ErrorCode::PackageNotInstalled,
+            format!("`{name}` is not installed here"),
+        )
+        .with_hint(hint)
+    })
+}
+
+/// Copies edited files to `$AAM_HOME/backups/<pkg>--<timestamp>/`.
+fn backup(ctx: &Context, roots: &Roots, name: &str, keys: &[String]) -> Result<String> {
+    let stamp = now_timestamp().replace(':', "-");
+    let dir = ctx
+        .home
+        .root()
+        .join("backups")
+        .join(format!("{}--{stamp}", name.replace('/', "-")));
+    for key in keys {
+        if let Some(bytes) = state::current_bytes(roots, key)? {
+            let file = key.replace("~/", "home/").replace('#', "--").replace(' ', "-");
+            crate::atomic::write_file(&dir.join(file), &bytes)?;
+        }
+    }
+    Ok(dir.display().to_string())
+}
+
+// ---------------------------------------------------------------- install
+
+/// What to do with files and sections edited since install when a package is
+/// replaced (upgraded, or installed again).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OnEdited {
+    /// Leave the package as it is and report the edited files.
+    #[default]
+    Skip,
+    /// Copy the edited files to `$AAM_HOME/backups/<pkg>--<timestamp>/`, then replace them.
+    Backup,
+    /// Replace them.
+    Force,
+}
+
+/// Input of `aam_install`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InstallInput {
+    /// What to install: `name`, `name@constraint`, `@scope/name@1.2`, `source/artifact`, an artifact name, a folder or a `.aam` archive.
+    pub specs: Vec<String>,
+    /// Platforms to deploy to (default: the ones an installed package already uses, else settings, else the platforms the project uses).
+    #[serde(default)]
+    pub platforms: Vec<Platform>,
+    /// Only keep the package copy and lock entry; deploy nothing.
+    #[serde(default)]
+    pub no_deploy: bool,
+    /// Install again even when installed; replace files edited since install and files aam did not write.
+    #[serde(default)]
+    pub force: bool,
+    /// Save files edited since install to `$AAM_HOME/backups/` before replacing them.
+    #[serde(default)]
+    pub backup: bool,
+    /// Work out everything, change nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+    /// Install into the home folder instead of the project.
+    #[serde(default)]
+    pub global: bool,
+    /// Fail with `AAM_CONFLICT` instead of waiting when another aam command is changing the project.
+    #[serde(default)]
+    pub no_wait: bool,
+}
+
+/// One package installed.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InstalledPackage {
+    /// Name.
+    pub name: String,
+    /// Version.
+    pub version: String,
+    /// Version it replaced, when it was installed already.
+    pub replaced_version: Option<String>,
+    /// Where it came from.
+    pub source: Origin,
+    /// Registry, source or path it came from.
+    pub source_name: String,
+    /// Platforms it was deployed to.
+    pub platforms: Vec<Platform>,
+    /// Files and sections written (package copy included).
+    pub files_written: u64,
+    /// Files and sections of the replaced version that were edited and are now replaced.
+    pub replaced_edits: Vec<String>,
+    /// Where the edited files were saved (with `backup`).
+    pub backup_dir: Option<String>,
+    /// Targets of the replaced version it no longer deploys (platforms dropped).
+    pub undeployed: Vec<String>,
+}
+
+/// Why a package was left as it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SkipReason {
+    /// The same version is installed and every file is as installed.
+    AlreadyInstalled,
+    /// Files or sections were edited since install (pass `backup` or `force`).
+    EditedFiles,
+}
+
+/// A package left as it was.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SkippedPackage {
+    /// Name.
+    pub name: String,
+    /// Version already there.
+    pub version: String,
+    /// Version it would have become.
+    pub wanted_version: String,
+    /// Why.
+    pub reason: SkipReason,
+    /// The edited files and sections that stopped it.
+    pub modified_files: Vec<String>,
+}
+
+/// Output of `aam_install`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InstallOutput {
+    /// Packages installed (or that would be, on a dry run).
+    pub installed: Vec<InstalledPackage>,
+    /// Packages left as they were.
+    pub skipped: Vec<SkippedPackage>,
+    /// The project (or home) root.
+    pub root: String,
+    /// Whether nothing was changed.
+    pub dry_run: bool,
+}
+
+impl InstallOutput {
+    /// Whether a package was left alone because of local edits.
+    pub fn kept_edits(&self) -> bool {
+        self.skipped.iter().any(|s| s.reason == SkipReason::EditedFiles)
+    }
+}
+
+/// Installs packages and deploys their artifacts.
+pub struct Install;
+
+impl Tool for Install {
+    const NAME: &'static str = "aam_install";
+    const TITLE: &'static str = "Install packages";
+    const DESCRIPTION: &'static str = "Install packages (from registries, with dependencies resolved transitively), source artifacts (`source/artifact`, read from cached git objects at the indexed commit), folders or `.aam` archives, and deploy their artifacts where each platform (cursor, claude, copilot, codex) reads them. Installing an installed package again upgrades it in place on the platforms it already uses: files edited since install are kept and the package skipped (reported in `skipped`), unless `backup` or `force`. Writes `.aam/aam-lock.yaml` with a checksum for every file. All-or-nothing, even if killed: a failure leaves everything as it was. Next: `aam_verify`.";
+    const RISK: Risk = Risk::Write;
+    const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[
+        ErrorCode::PackageNotFound,
+        ErrorCode::ArtifactNotFound,
+        ErrorCode::ArtifactAmbiguous,
+        ErrorCode::ArtifactRejected,
+        ErrorCode::DependencyConflict,
+        ErrorCode::Conflict,
+        ErrorCode::ManifestInvalid,
+        ErrorCode::ArchiveInvalid,
+        ErrorCode::Forbidden,
+        ErrorCode::UnsafePath,
+        ErrorCode::LockInvalid,
+        ErrorCode::SettingsInvalid,
+        ErrorCode::CacheCorrupted,
+        ErrorCode::SourceNotFound,
+        ErrorCode::SourceNotIndexed,
+        ErrorCode::RegistryNotFound,
+    ];
+    const CONSTRAINTS: &'static [&'static str] = &[
+        "all-or-nothing, even if the process is killed: the next aam command finishes or undoes it",
+        "files edited since install are never replaced unless `backup` or `force`",
+        "machine front ends refuse targets outside the project and AAM_HOME (global installs, Codex prompts)",
+    ];
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "one source artifact for claude",
+            input: r#"{"specs": ["sample/test-planner"], "platforms": ["claude"]}"#,
+            expect: Expect::Output(
+                r#"{"installed": [{"name": "test-planner", "source": "source", "source_name": "sample", "platforms": ["claude"]}], "skipped": []}"#,
+            ),
+        },
+        Example {
+            title: "something nobody has",
+            input: r#"{"specs": ["ghost"], "platforms": ["claude"]}"#,
+            expect: Expect::Error(ErrorCode::PackageNotFound),
+        },
+    ];
+    type Input = InstallInput;
+    type Output = InstallOutput;
+
+    fn run(ctx: &Context, input: InstallInput) -> Result<InstallOutput> {
+        if input.specs.is_empty() {
+            return Err(Error::invalid_argument("nothing to install")
+                .with_hint("name a package, an artifact, a folder or an archive"));
+        }
+        let on_edited = if input.force {
+            OnEdited::Force
+        } else if input.backup {
+            OnEdited::Backup
+        } else {
+            OnEdited::Skip
+        };
+        install(ctx, &input, on_edited, false)
+    }
+}
+
+/// The one install path: new packages, and installed ones replaced (what an
+/// upgrade is), with edits protected by `on_edited`. With `edits_stop_all`, a
+/// package kept for its edits stops the whole command (an upgrade never moves
+/// a package without the dependencies it moves along).
+fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited, edits_stop_all: bool) -> Result<InstallOutput> {
+    let roots = roots(ctx, input.global)?;
+    let _lock = if input.dry_run {
+        None
+    } else {
+        Some(begin_write(ctx, &roots, input.no_wait)?)
+    };
+    let catalog = ctx.catalog()?;
+    let prepared = specs::prepare_specs(ctx, &catalog, &input.specs)?;
+    drop(catalog);
+    let home_settings = ctx.home.load_settings()?;
+    let mut default_platforms: Option<Vec<Platform>> = None;
+    let mut plan = Plan::new(&roots, input.force)?;
+    let mut output = InstallOutput {
+        installed: Vec::new(),
+        skipped: Vec::new(),
+        root: roots.root_text(),
+        dry_run: input.dry_run,
+    };
+    let mut todo = Vec::new();
+    let mut backups = Vec::new();
+    for package in &prepared {
+        let name = &package.manifest.name;
+        let existing = plan.lock().packages.get(name).cloned();
+        if let Some(existing) = &existing
+            && !input.force
+        {
+            same_origin(name, existing, package)?;
+        }
+        let platforms = if input.no_deploy {
+            Vec::new()
+        } else if !input.platforms.is_empty() {
+            input.platforms.clone()
+        } else if let Some(existing) = &existing {
+            existing.platforms.clone()
+        } else {
+            match &default_platforms {
+                Some(p) => p.clone(),
+                None => {
+                    let chosen = platforms::choose(&roots, &home_settings, &[])?;
+                    default_platforms = Some(chosen.clone());
+                    chosen
+                }
+            }
+        };
+        let status = match &existing {
+            Some(existing) => state::file_status(&roots, existing)?,
+            None => BTreeMap::new(),
+        };
+        let modified = state::keys_in(&status, FileState::Modified);
+        if let Some(existing) = &existing {
+            let same = existing.version == package.manifest.version
+                && existing.checksum == package.checksum
+                && sorted(&existing.platforms) == sorted(&platforms)
+                && status.values().all(|s| *s == FileState::Ok);
+            if same && !input.force {
+                output.skipped.push(skipped(existing, package, SkipReason::AlreadyInstalled, Vec::new()));
+                continue;
+            }
+            if !modified.is_empty() && on_edited == OnEdited::Skip {
+                output
+                    .skipped
+                    .push(skipped(existing, package, SkipReason::EditedFiles, modified));
+                continue;
+            }
+        }
+        let entry = plan.add(package, &platforms)?;
+        let undeployed: Vec<String> = existing
+            .iter()
+            .flat_map(|e| &e.deployed)
+            .filter(|d| !entry.deployed.iter().any(|n| n.target == d.target))
+            .map(|d| d.target.clone())
+            .collect();
+        if on_edited == OnEdited::Backup && !modified.is_empty() {
+            backups.push((output.installed.len(), name.clone(), modified.clone()));
+        }
+        output.installed.push(InstalledPackage {
+            name: name.clone(),
+            version: entry.version.clone(),
+            replaced_version: existing.as_ref().map(|e| e.version.clone()),
+            source: entry.source,
+            source_name: entry.source_name.clone(),
+            platforms: entry.platforms.clone(),
+            files_written: entry.file_checksums.len() as u64,
+            replaced_edits: modified,
+            backup_dir: None,
+            undeployed,
+        });
+        todo.push(mirror_of(&roots, &entry, package));
+    }
+    if edits_stop_all && output.kept_edits() {
+        output.installed.clear();
+        return Ok(output);
+    }
+    if input.dry_run || todo.is_empty() {
+        return Ok(output);
+    }
+    for (index, name, keys) in backups {
+        output.installed[index].backup_dir = Some(backup(ctx, &roots, &name, &keys)?);
+    }
+    plan.execute(&object_store(ctx), todo, |ops| apply_mirror(ctx, ops))?;
+    Ok(output)
+}
+
+fn sorted(platforms: &[Platform]) -> Vec<Platform> {
+    let mut out = platforms.to_vec();
+    out.sort_by_key(|p| p.as_str());
+    out.dedup();
+    out
+}
+
+fn skipped(existing: &LockedPackage, package: &Prepared, reason: SkipReason, modified: Vec<String>) -> SkippedPackage {
+    SkippedPackage {
+        name: package.manifest.name.clone(),
+        version: existing.version.clone(),
+        wanted_version: package.manifest.version.clone(),
+        reason,
+        modified_files: modified,
+    }
+}
+
+/// Refuses to replace an installed package with a same-named one from elsewhere.
+fn same_origin(name: &str, existing: &LockedPackage, package: &Prepared) -> Result<()> {
+    let same = existing.source == package.origin
+        && (existing.source == Origin::Registry || existing.source_name == package.source_name);
+    if same {
+        return Ok(());
+    }
+    let from = |origin: Origin, source: &str| format!("{} `{source}`", origin.as_str());
+    Err(Error::new(
+        ErrorCode::Conflict,
+        format!(
+            "`{name}` is installed from {}; this one comes from {}",
+            from(existing.source, &existing.source_name),
+            from(package.origin, &package.source_name)
+        ),
+    )
+    .with_hint(format!(
+        "uninstall `{name}` first (`aam uninstall {name}`), or pass `--force` to replace it"
+    )))
+}
+
+// ---------------------------------------------------------------- uninstall
+
+/// Input of `aam_uninstall`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UninstallInput {
+    /// Package name.
+    pub package: String,
+    /// Remove files even when they were edited since install.
+    #[serde(default)]
+    pub force: bool,
+    /// Uninstall from the home folder.
+    #[serde(default)]
+    pub global: bool,
+    /// Fail with `AAM_CONFLICT` instead of waiting when another aam command is changing the project.
+    #[serde(default)]
+    pub no_wait: bool,
+}
+
+/// Output of `aam_uninstall`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UninstallOutput {
+    /// Package removed.
+    pub removed: String,
+    /// Its version.
+    pub version: String,
+    /// Files and sections removed.
+    pub removed_files: Vec<String>,
+    /// Files and sections kept because they were edited (pass `force` to remove them).
+    pub kept_modified: Vec<String>,
+    /// Files already gone.
+    pub missing_files: Vec<String>,
+    /// Installed packages that depend on it.
+    pub dependents: Vec<String>,
+}
+
+/// Removes an installed package.
+pub struct Uninstall;
+
+impl Tool for Uninstall {
+    const NAME: &'static str = "aam_uninstall";
+    const TITLE: &'static str = "Uninstall a package";
+    const DESCRIPTION: &'static str = "Remove an installed package: undeploy it from every platform it was deployed to and delete its copy, removing only files it wrote that are unchanged (and only folders it created); edited files and sections are kept and reported unless `force`. Reports installed packages that depend on it.";
+    const RISK: Risk = Risk::Destructive;
+    const IDEMPOTENT: bool = false;
+    const ERRORS: &'static [ErrorCode] = &[
+        ErrorCode::PackageNotInstalled,
+        ErrorCode::LockInvalid,
+        ErrorCode::Forbidden,
+        ErrorCode::UnsafePath,
+        ErrorCode::Conflict,
+    ];
+    const CONSTRAINTS: &'static [&'static str] = &["files edited since install are kept unless `force`"];
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "remove an installed package",
+            input: r#"{"package": "review-kit"}"#,
+            expect: Expect::Output(r#"{"removed": "review-kit", "kept_modified": []}"#),
+        },
+        Example {
+            title: "a package that is not installed",
+            input: r#"{"package": "ghost"}"#,
+            expect: Expect::Error(ErrorCode::PackageNotInstalled),
+        },
+    ];
+    type Input = UninstallInput;
+    type Output = UninstallOutput;
+
+    fn run(ctx: &Context, input: UninstallInput) -> Result<UninstallOutput> {
+        let roots = roots(ctx, input.global)?;
+        let _lock = begin_write(ctx, &roots, input.no_wait)?;
+        let mut plan = Plan::new(&roots, input.force)?;
+        let entry = installed(plan.lock(), &input.package)?.clone();
+        let dependents: Vec<String> = plan
+            .lock()
+            .packages
+            .iter()
+            .filter(|(_, p)| p.dependencies.contains_key(&input.package))
+            .map(|(n, _)| n.clone())
+            .collect();
+        let status = state::file_status(&roots, &entry)?;
+        let mut remove = state::keys_in(&status, FileState::Ok);
+        let mut kept = state::keys_in(&status, FileState::Modified);
+        if input.force {
+            remove.append(&mut kept);
+            remove.sort();
+        }
+        plan.remove_package(&input.package, &remove)?;
+        let mirror = vec![MirrorOp::Remove {
+            project_root: roots.root_text(),
+            package: input.package.clone(),
+        }];
+        plan.execute(&object_store(ctx), mirror, |ops| apply_mirror(ctx, ops))?;
+        Ok(UninstallOutput {
+            removed: input.package,
+            version: entry.version,
+            removed_files: remove,
+            kept_modified: kept,
+            missing_files: state::keys_in(&status, FileState::Missing),
+            dependents,
+        })
+    }
+}
+
+// ---------------------------------------------------------------- upgrade
+
+/// Input of `aam_upgrade`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpgradeInput {
+    /// Package to upgrade (default: every outdated one).
+    #[serde(default)]
+    pub package: Option<String>,
+    /// What to do when files were edited since install.
+    #[serde(default)]
+    pub on_edited: OnEdited,
+    /// Report what would change, change nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+    /// Upgrade the home-folder installs.
+    #[serde(default)]
+    pub global: bool,
+    /// Fail with `AAM_CONFLICT` instead of waiting when another aam command is changing the project.
+    #[serde(default)]
+    pub no_wait: bool,
+}
+
+/// What happened to one package.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum UpgradeStatus {
+    /// Upgraded.
+    Upgraded,
+    /// Would be upgraded (dry run).
+    WouldUpgrade,
+    /// Nothing newer.
+    UpToDate,
+    /// Left alone: files were edited since install.
+    Skipped,
+    /// The upgrade failed; see `message`.
+    Failed,
+}
+
+/// One package's upgrade.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpgradeReport {
+    /// Name.
+    pub name: String,
+    /// Version before.
+    pub from: String,
+    /// Version after (or that would be installed).
+    pub to: String,
+    /// What happened.
+    pub status: UpgradeStatus,
+    /// Files edited since install (of it, or of a dependency the upgrade moves).
+    pub modified_files: Vec<String>,
+    /// Where edited files were copied.
+    pub backup_dir: Option<String>,
+    /// Why it was skipped or failed.
+    pub message: Option<String>,
+}
+
+/// Output of `aam_upgrade`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpgradeOutput {
+    /// One report per package considered.
+    pub packages: Vec<UpgradeReport>,
+}
+
+/// Upgrades installed packages, protecting local edits.
+pub struct Upgrade;
+
+impl Tool for Upgrade {
+    const NAME: &'static str = "aam_upgrade";
+    const TITLE: &'static str = "Upgrade packages";
+    const DESCRIPTION: &'static str = "Upgrade outdated installed packages (or one) to the newest version their constraint allows, or the source's current content, on the platforms they use. Files edited since install are never overwritten silently: `on_edited` skips the package (default), backs the files up first, or forces. Reports each package's status.";
+    const RISK: Risk = Risk::Write;
+    const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[
+        ErrorCode::PackageNotInstalled,
+        ErrorCode::LockInvalid,
+        ErrorCode::UnsafePath,
+        ErrorCode::Conflict,
+    ];
+    const CONSTRAINTS: &'static [&'static str] =
+        &["edited files are never overwritten silently: `on_edited` skips (default), backs up or forces"];
+    const EXAMPLES: &'static [Example] = &[Example {
+        title: "upgrade within the constraint",
+        input: r#"{"package": "review-kit"}"#,
+        expect: Expect::Output(
+            r#"{"packages": [{"name": "review-kit", "from": "1.0.0", "to": "1.1.0", "status": "upgraded"}]}"#,
+        ),
+    }];
+    type Input = UpgradeInput;
+    type Output = UpgradeOutput;
+
+    fn run(ctx: &Context, input: UpgradeInput) -> Result<UpgradeOutput> {
+        let roots = roots(ctx, input.global)?;
+        let lock = lock::read(&roots.root)?;
+        roots.check_lock(&lock)?;
+        let names: Vec<String> = match &input.package {
+            Some(name) => {
+                installed(&lock, name)?;
+                vec![name.clone()]
+            }
+            None => lock.packages.keys().cloned().collect(),
+        };
+        let settings = ctx.home.load_settings()?;
+        let mut reports = Vec::new();
+        for name in names {
+            // Earlier upgrades in this run may have moved this one along.
+            let lock = lock::read(&roots.root)?;
+            let Some(entry) = lock.packages.get(&name) else {
+                continue;
+            };
+            let fresh = {
+                let catalog = ctx.catalog()?;
+                freshness::check(&catalog, &settings, &name, entry)?
+            };
+            let mut report = UpgradeReport {
+                name: name.clone(),
+                from: entry.version.clone(),
+                to: fresh.wanted.clone().unwrap_or_else(|| entry.version.clone()),
+                status: UpgradeStatus::UpToDate,
+                modified_files: Vec::new(),
+                backup_dir: None,
+                message: None,
+            };
+            if !fresh.outdated {
+                reports.push(report);
+                continue;
+            }
+            let spec = match entry.source {
+                Origin::Registry => format!("{name}@{}", entry.requested.as_deref().unwrap_or("*")),
+                _ => entry.requested.clone().unwrap_or_else(|| name.clone()),
+            };
+            let request = InstallInput {
+                specs: vec![spec],
+                no_deploy: entry.platforms.is_empty(),
+                dry_run: input.dry_run,
+                global: input.global,
+                no_wait: input.no_wait,
+                ..Default::default()
+            };
+            // A dry run reports what would be replaced, edits included.
+            let policy = if input.dry_run { OnEdited::Force } else { input.on_edited };
+            match install(ctx, &request, policy, true) {
+                Ok(done) => upgrade_report(&mut report, &done, input.dry_run),
+                Err(e) => {
+                    report.status = UpgradeStatus::Failed;
+                    report.message = Some(format!("[{}] {}", e.code(), e.message()));
+                }
+            }
+            reports.push(report);
+        }
+        Ok(UpgradeOutput { packages: reports })
+    }
+}
+
+fn upgrade_report(report: &mut UpgradeReport, done: &InstallOutput, dry_run: bool) {
+    for package in &done.installed {
+        report.modified_files.extend(package.replaced_edits.iter().cloned());
+        if package.name == report.name {
+            report.to = package.version.clone();
+            report.backup_dir = package.backup_dir.clone();
+            report.status = if dry_run {
+                UpgradeStatus::WouldUpgrade
+            } else {
+                UpgradeStatus::Upgraded
+            };
+        }
+    }
+    for package in done.skipped.iter().filter(|s| s.reason == SkipReason::EditedFiles) {
+        report.modified_files.extend(package.modified_files.iter().cloned());
+        report.status = UpgradeStatus::Skipped;
+        report.message = Some("files were edited since install; choose backup or force".to_string());
+    }
+}

@@ -1,0 +1,269 @@
+//! Turning install specs (`name@^1`, `source/artifact`, a folder, an archive)
+//! into packages ready to install, with dependencies resolved from registries
+//! the same way whatever the spec named.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::super::packages::{Selection, assemble, gather_from_source, pack_dir, validate_archive_bytes};
+use super::super::registries::open_registry;
+use super::super::sources::find_source;
+use super::super::{Context, qualified_name, split_qualified};
+use crate::catalog::Catalog;
+use crate::config::Settings;
+use crate::error::{Error, ErrorCode, Result};
+use crate::install::freshness::registry_for;
+use crate::install::plan::{Member, Prepared};
+use crate::packages::archive;
+use crate::packages::lock::{LockedArtifact, Origin};
+use crate::packages::manifest::{self, MANIFEST_FILE, Manifest, artifact_file_name};
+use crate::packages::registry::VersionEntry;
+use crate::packages::resolve::{Candidate, resolve};
+
+/// Turns install specs into packages ready to deploy (registry packages with
+/// their dependencies resolved transitively; the dependencies of folders and
+/// archives too).
+pub(crate) fn prepare_specs(ctx: &Context, catalog: &Catalog, specs: &[String]) -> Result<Vec<Prepared>> {
+    let settings = ctx.home.load_settings()?;
+    let source_names = catalog.source_names()?;
+    let mut prepared = Vec::new();
+    let mut registry_requests: Vec<(String, String)> = Vec::new();
+    // Explicit paths first, then registry packages, then package folders, then
+    // source artifacts: a package's own folder next to you does not hide the
+    // published package of the same name.
+    for spec in specs {
+        let path = ctx.cwd.join(spec);
+        let is_folder = || path.join(MANIFEST_FILE).is_file();
+        if spec.starts_with('.') || spec.starts_with('/') || spec.ends_with(".aam") {
+            prepared.push(prepare_path(ctx, &path, spec)?);
+            continue;
+        }
+        if let Some(rest) = spec.strip_prefix('@') {
+            let (name, constraint) = split_version(rest);
+            registry_requests.push((format!("@{name}"), constraint));
+            continue;
+        }
+        if spec.contains('/') {
+            if is_folder() {
+                prepared.push(prepare_path(ctx, &path, spec)?);
+                continue;
+            }
+            let Some((source, rest)) = split_qualified(spec, &source_names) else {
+                return Err(Error::new(
+                    ErrorCode::ArtifactNotFound,
+                    format!("`{spec}` names no source artifact"),
+                )
+                .with_hint("qualified names are `<source>/<artifact>`; find them with `aam search`"));
+            };
+            prepared.push(prepare_source_artifact(ctx, catalog, source, rest, spec)?);
+            continue;
+        }
+        let (name, constraint) = split_version(spec);
+        if !catalog.registries_with(&name)?.is_empty() {
+            registry_requests.push((name, constraint));
+            continue;
+        }
+        if is_folder() {
+            prepared.push(prepare_path(ctx, &path, spec)?);
+            continue;
+        }
+        let matches = catalog.artifacts_named(None, &name)?;
+        match matches.as_slice() {
+            [one] => {
+                let spec = qualified_name(&one.source, &one.path);
+                prepared.push(prepare_source_artifact(ctx, catalog, &one.source, &one.path, &spec)?);
+            }
+            [] => {
+                return Err(Error::new(
+                    ErrorCode::PackageNotFound,
+                    format!("no package or artifact named `{name}`"),
+                )
+                .with_hint("find one with `aam search`, or add the registry or source that has it"));
+            }
+            many => {
+                let choices: Vec<String> = many.iter().map(|m| format!("`{}/{}`", m.source, m.name)).collect();
+                return Err(Error::new(
+                    ErrorCode::ArtifactAmbiguous,
+                    format!("`{name}` names {} artifacts", many.len()),
+                )
+                .with_hint(format!(
+                    "install one of them by its qualified name: {}",
+                    choices.join(", ")
+                )));
+            }
+        }
+    }
+    // A folder's or archive's dependencies come from registries, like a
+    // registry package's (unless this command installs them by path too).
+    let by_path: Vec<String> = prepared.iter().map(|p| p.manifest.name.clone()).collect();
+    for package in &prepared {
+        for (dependency, constraint) in &package.manifest.dependencies {
+            if !by_path.contains(dependency) {
+                registry_requests.push((dependency.clone(), constraint.clone()));
+            }
+        }
+    }
+    if !registry_requests.is_empty() {
+        prepared.extend(prepare_registry(catalog, &settings, &registry_requests)?);
+    }
+    Ok(prepared)
+}
+
+/// `name@constraint` (the `@` of a scope is not a separator); no constraint is `*`.
+fn split_version(text: &str) -> (String, String) {
+    match text.rfind('@').filter(|&i| i > 0) {
+        Some(i) => (text[..i].to_string(), text[i + 1..].to_string()),
+        None => (text.to_string(), "*".to_string()),
+    }
+}
+
+fn files_map(entries: Vec<(String, Vec<u8>, bool)>) -> BTreeMap<String, (Vec<u8>, bool)> {
+    entries.into_iter().map(|(p, b, x)| (p, (b, x))).collect()
+}
+
+fn prepare_path(ctx: &Context, path: &Path, spec: &str) -> Result<Prepared> {
+    ctx.check_path(path, spec)?;
+    if !path.exists() {
+        return Err(Error::new(
+            ErrorCode::PackageNotFound,
+            format!("no package folder or `.aam` archive at `{spec}`"),
+        )
+        .with_hint("check the path; package names and `source/artifact` names do not start with `.` or `/`"));
+    }
+    let (bytes, origin) = if path.is_dir() {
+        (pack_dir(path)?.0, Origin::Local)
+    } else {
+        (std::fs::read(path).map_err(|e| Error::io("read", path, e))?, Origin::Archive)
+    };
+    let manifest = validate_archive_bytes(&bytes)?;
+    Ok(Prepared {
+        files: files_map(archive::files(&bytes)?),
+        origin,
+        source_name: path.canonicalize().unwrap_or(path.to_path_buf()).display().to_string(),
+        source_commit: None,
+        checksum: blake3::hash(&bytes).to_hex().to_string(),
+        requested: Some(spec.to_string()),
+        artifacts: Vec::new(),
+        members: members_of(&manifest),
+        manifest,
+    })
+}
+
+fn members_of(manifest: &Manifest) -> Vec<Member> {
+    manifest
+        .artifacts
+        .all()
+        .map(|(kind, a)| Member {
+            artifact_id: None,
+            kind,
+            name: a.name.clone(),
+            path: a.path.clone(),
+        })
+        .collect()
+}
+
+fn prepare_source_artifact(ctx: &Context, catalog: &Catalog, source: &str, rest: &str, spec: &str) -> Result<Prepared> {
+    let selection = Selection {
+        artifacts: vec![rest.to_string()],
+        ..Default::default()
+    };
+    let gathered = gather_from_source(ctx, catalog, source, &selection)?;
+    if gathered.chosen.len() != 1 {
+        let paths: Vec<String> = gathered
+            .chosen
+            .iter()
+            .map(|c| format!("`{source}/{}`", c.source_path))
+            .collect();
+        return Err(Error::new(
+            ErrorCode::ArtifactAmbiguous,
+            format!("`{spec}` names {} artifacts", paths.len()),
+        )
+        .with_hint(format!("name one by its path: {}", paths.join(", "))));
+    }
+    let chosen = &gathered.chosen[0];
+    let commit = gathered.provenance.source_commit.clone().unwrap_or_default();
+    let version = format!("0.0.0+{}", &commit[..commit.len().min(12)]);
+    let built = assemble(&gathered, &artifact_file_name(&chosen.name), &version, None, Vec::new())?;
+    let manifest_text = manifest::to_yaml(&built.manifest);
+    let mut files = built.files;
+    files.insert(MANIFEST_FILE.to_string(), (manifest_text.clone().into_bytes(), false));
+    let source_record = find_source(catalog, source)?;
+    let digests = catalog.live_artifacts_in(source_record.id, std::slice::from_ref(&chosen.source_path), &[])?;
+    Ok(Prepared {
+        artifacts: digests
+            .into_iter()
+            .filter(|a| a.path == chosen.source_path)
+            .map(|a| LockedArtifact {
+                kind: a.kind,
+                path: a.path,
+                digest: a.content_digest,
+            })
+            .collect(),
+        members: vec![Member {
+            artifact_id: chosen.artifact_id,
+            kind: chosen.kind,
+            name: chosen.name.clone(),
+            path: chosen.source_path.clone(),
+        }],
+        manifest: built.manifest,
+        files,
+        origin: Origin::Source,
+        source_name: source.to_string(),
+        source_commit: Some(commit),
+        checksum: blake3::hash(manifest_text.as_bytes()).to_hex().to_string(),
+        requested: Some(qualified_name(source, &chosen.source_path)),
+    })
+}
+
+fn prepare_registry(catalog: &Catalog, settings: &Settings, requests: &[(String, String)]) -> Result<Vec<Prepared>> {
+    let entries = |name: &str| -> Result<Vec<(String, VersionEntry)>> {
+        let Some(registry) = registry_for(catalog, settings, name)? else {
+            return Ok(Vec::new());
+        };
+        catalog
+            .registry_versions(&registry, name)?
+            .into_iter()
+            .map(|(v, json)| {
+                serde_json::from_str::<VersionEntry>(&json)
+                    .map(|e| (v, e))
+                    .map_err(|e| Error::internal(format!("registry entry of `{name}@`: {e}")))
+            })
+            .collect()
+    };
+    let resolved = resolve(requests, |name| {
+        Ok(entries(name)?
+            .into_iter()
+            .filter_map(|(v, e)| {
+                semver::Version::parse(&v).ok().map(|version| Candidate {
+                    version,
+                    dependencies: e.dependencies,
+                })
+            })
+            .collect())
+    })?;
+    let mut out = Vec::new();
+    for (name, resolved) in resolved {
+        let version = resolved.candidate.version.to_string();
+        let registry_name = registry_for(catalog, settings, &name)?.unwrap_or_default();
+        let setting = settings.registry(Some(&registry_name))?;
+        let registry = open_registry(setting)?;
+        let (_, entry) = entries(&name)?
+            .into_iter()
+            .find(|(v, _)| *v == version)
+            .ok_or_else(|| Error::internal(format!("resolved `{name}@{version}` vanished")))?;
+        let bytes = registry.archive(&entry)?;
+        let manifest = validate_archive_bytes(&bytes)?;
+        out.push(Prepared {
+            files: files_map(archive::files(&bytes)?),
+            origin: Origin::Registry,
+            source_name: registry_name,
+            source_commit: None,
+            checksum: entry.checksum.clone(),
+            requested: Some(resolved.constraint),
+            artifacts: Vec::new(),
+            members: members_of(&manifest),
+            manifest,
+        });
+    }
+    Ok(out)
+}
