@@ -129,6 +129,8 @@ struct Journal {
     ops: Vec<Op>,
     /// Folders created on the way to targets, outermost first (as keys).
     created_dirs: Vec<String>,
+    /// Folders to remove once the change is in place, when they are empty.
+    prune_dirs: Vec<String>,
     mirror: Vec<MirrorOp>,
 }
 
@@ -205,13 +207,14 @@ fn tick() {
 
 // ---------------------------------------------------------------- applying
 
-/// Makes `changes` (each key at most once) through the journal, then
-/// `apply_mirror(mirror)`. On any error everything is put back; if the
+/// Makes `changes` (each key at most once) through the journal, removes the
+/// `prune_dirs` that are then empty, and runs `apply_mirror(mirror)`. On any error everything is put back; if the
 /// process dies, the next [`recover`] finishes or undoes it. The caller holds
 /// the project lock.
 pub fn apply(
     roots: &Roots,
     changes: Vec<FileChange>,
+    prune_dirs: Vec<String>,
     mirror: Vec<MirrorOp>,
     apply_mirror: impl FnOnce(&[MirrorOp]) -> Result<()>,
 ) -> Result<()> {
@@ -233,7 +236,7 @@ pub fn apply(
             continue; // nothing to remove
         }
         if change.content.is_some() {
-            for dir in missing_dirs(roots, &change.key) {
+            for dir in roots.missing_dirs(&change.key) {
                 if !created.contains(&dir) {
                     created.push(dir);
                 }
@@ -249,7 +252,9 @@ pub fn apply(
         contents.push(change.content.map(|(b, _)| b));
     }
     if ops.is_empty() {
-        return apply_mirror(&mirror);
+        apply_mirror(&mirror)?;
+        prune(roots, &prune_dirs);
+        return Ok(());
     }
     created.sort_by_key(|d| d.matches('/').count());
     let mut journal = Journal {
@@ -258,6 +263,7 @@ pub fn apply(
         stage: Stage::Prepared,
         ops,
         created_dirs: created,
+        prune_dirs,
         mirror,
     };
     write_journal(&roots.root, &journal)?;
@@ -282,26 +288,6 @@ pub fn apply(
     Ok(())
 }
 
-/// The folders (as keys) on the way to `key` that do not exist yet, below its root.
-fn missing_dirs(roots: &Roots, key: &str) -> Vec<String> {
-    let (prefix, rest) = match key.strip_prefix("~/") {
-        Some(rest) => ("~/", rest),
-        None => ("", key),
-    };
-    let mut out = Vec::new();
-    let mut dir = rest;
-    while let Some((parent, _)) = dir.rsplit_once('/') {
-        let dir_key = format!("{prefix}{parent}");
-        let location = crate::deploy::Location::from_key(&dir_key);
-        if std::fs::symlink_metadata(location.resolve(&roots.root, &roots.home)).is_ok() {
-            break;
-        }
-        out.push(dir_key);
-        dir = parent;
-    }
-    out
-}
-
 fn new_id() -> Result<String> {
     let mut bytes = [0u8; 8];
     getrandom::fill(&mut bytes).map_err(|e| Error::internal(format!("no randomness: {e}")))?;
@@ -320,6 +306,10 @@ fn sibling(path: &Path, id: &str, n: usize, suffix: &str) -> PathBuf {
 fn make_changes(roots: &Roots, journal: &Journal, paths: &[PathBuf], contents: &[Option<Vec<u8>>]) -> Result<()> {
     for dir in &journal.created_dirs {
         let path = crate::deploy::Location::from_key(dir).resolve(&roots.root, &roots.home);
+        // The project root or home folder itself may be missing; it is not ours to remove later.
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
+        }
         match std::fs::create_dir(&path) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
@@ -427,7 +417,20 @@ fn finish(roots: &Roots, journal: &Journal) {
             prune_empty(roots, &op.key);
         }
     }
+    prune(roots, &journal.prune_dirs);
     remove_journal(&roots.root);
+}
+
+/// Removes the folders (deepest first) that are empty; never others.
+fn prune(roots: &Roots, dirs: &[String]) {
+    let mut dirs: Vec<&String> = dirs
+        .iter()
+        .filter(|d| keys::check_dir(d, roots.global).is_ok())
+        .collect();
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.matches('/').count()));
+    for dir in dirs {
+        let _ = std::fs::remove_dir(crate::deploy::Location::from_key(dir).resolve(&roots.root, &roots.home));
+    }
 }
 
 /// Removes the folders above a removed key that are now empty, up to (not
@@ -506,6 +509,9 @@ fn check_journal(roots: &Roots, journal: &Journal) -> std::result::Result<(), St
     }
     if journal.id.len() != 16 || !journal.id.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err("its id is not 16 hex digits".to_string());
+    }
+    for dir in journal.created_dirs.iter().chain(&journal.prune_dirs) {
+        keys::check_dir(dir, roots.global).map_err(|why| format!("folder `{dir}`: {why}"))?;
     }
     for op in &journal.ops {
         keys::check_file(&op.key, roots.global).map_err(|why| format!("`{}`: {why}", op.key))?;
@@ -586,7 +592,7 @@ mod tests {
     fn a_failing_mirror_puts_everything_back() {
         let (_dir, roots) = project();
         let before = snapshot(&roots.root);
-        let err = apply(&roots, changes(), Vec::new(), |_| Err(Error::internal("mirror failed"))).unwrap_err();
+        let err = apply(&roots, changes(), Vec::new(), Vec::new(), |_| Err(Error::internal("mirror failed"))).unwrap_err();
         assert_eq!(err.message(), "mirror failed");
         assert_eq!(snapshot(&roots.root)[..], before[..], "old state, no leftovers");
     }
@@ -594,7 +600,7 @@ mod tests {
     #[test]
     fn a_successful_apply_leaves_only_the_new_files() {
         let (_dir, roots) = project();
-        apply(&roots, changes(), Vec::new(), |_| Ok(())).unwrap();
+        apply(&roots, changes(), Vec::new(), Vec::new(), |_| Ok(())).unwrap();
         let after: Vec<String> = snapshot(&roots.root).into_iter().map(|(p, _)| p).collect();
         assert_eq!(
             after,
@@ -630,7 +636,7 @@ mod tests {
             let mut created = Vec::new();
             for change in changes() {
                 let path = roots.file_path(&change.key).unwrap();
-                for d in missing_dirs(&roots, &change.key) {
+                for d in roots.missing_dirs(&change.key) {
                     if !created.contains(&d) {
                         created.push(d);
                     }
@@ -651,6 +657,7 @@ mod tests {
                 stage,
                 ops,
                 created_dirs: created,
+                prune_dirs: Vec::new(),
                 mirror: vec![MirrorOp::Remove {
                     project_root: roots.root_text(),
                     package: "kit".into(),
@@ -699,6 +706,7 @@ mod tests {
                 existed: false,
             }],
             created_dirs: Vec::new(),
+            prune_dirs: Vec::new(),
             mirror: Vec::new(),
         };
         write_journal(&roots.root, &journal).unwrap();

@@ -103,6 +103,32 @@ pub fn check_file(key: &str, global: bool) -> Result<Location, Refusal> {
     }
 }
 
+/// Checks a folder key aam may remove when it is empty: a plain relative path
+/// on the way to, or inside, a folder the layouts own (`.claude`,
+/// `.claude/skills/x`, `~/.codex` ...).
+pub fn check_dir(key: &str, global: bool) -> Result<Location, Refusal> {
+    let location = match key.strip_prefix("~/") {
+        Some(rest) => {
+            parts(rest)?;
+            Location::Home(rest.to_string())
+        }
+        None => {
+            parts(key)?;
+            Location::Project(key.to_string())
+        }
+    };
+    let related = |a: &str, b: &str| a == b || a.starts_with(&format!("{b}/")) || b.starts_with(&format!("{a}/"));
+    let ok = owned_folders(global).iter().any(|folder| match (&location, folder) {
+        (Location::Project(d), Location::Project(f)) | (Location::Home(d), Location::Home(f)) => related(d, f),
+        _ => false,
+    });
+    if ok {
+        Ok(location)
+    } else {
+        Err("it is not a folder on the way to where aam installs".to_string())
+    }
+}
+
 /// The key of a package's copy folder.
 pub fn copy_dir(package: &str) -> String {
     format!("{PACKAGES_DIR}/{package}")
@@ -114,6 +140,15 @@ fn plain(key: &str, global: bool) -> Result<Location, Refusal> {
         Some(rest) => (Location::Home(rest.to_string()), rest),
         None => (Location::Project(key.to_string()), key),
     };
+    parts(rest)?;
+    if matches!(location, Location::Home(_)) && !global && !home_allowed_in_project(&location) {
+        return Err("a project install never writes there in the home folder".to_string());
+    }
+    Ok(location)
+}
+
+/// Checks the parts of a relative `/`-separated path.
+fn parts(rest: &str) -> Result<(), Refusal> {
     if rest.is_empty() {
         return Err("it is empty".to_string());
     }
@@ -140,10 +175,7 @@ fn plain(key: &str, global: bool) -> Result<Location, Refusal> {
             _ => {}
         }
     }
-    if matches!(location, Location::Home(_)) && !global && !home_allowed_in_project(&location) {
-        return Err("a project install never writes there in the home folder".to_string());
-    }
-    Ok(location)
+    Ok(())
 }
 
 /// Whether `location` is one of the home-folder places a project install writes.
@@ -260,6 +292,16 @@ mod tests {
         assert!(check("~/.profile", true).is_err());
         assert!(check("~/.claude/settings.json", true).is_err());
         assert!(check("CLAUDE.md#x instruction", true).is_err(), "the project file is not the home one");
+    }
+
+    #[test]
+    fn folders_on_the_way_may_be_pruned() {
+        for ok in [".claude", ".claude/skills", ".claude/skills/x/scripts", ".aam", "~/.codex", ".github"] {
+            assert!(check_dir(ok, false).is_ok(), "{ok}");
+        }
+        for bad in ["src", "..", ".claude/../src", "~", "~/.ssh", "/etc", ".git/hooks"] {
+            assert!(check_dir(bad, false).is_err(), "{bad}");
+        }
     }
 
     #[test]

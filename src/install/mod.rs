@@ -143,7 +143,31 @@ impl Roots {
                 return Err(bad(format!("`{key}`"), "it lies in another package's copy"));
             }
         }
+        for dir in &entry.created_dirs {
+            keys::check_dir(dir, self.global).map_err(|why| bad(format!("folder `{dir}`"), &why))?;
+        }
         Ok(())
+    }
+
+    /// The folders (as keys) on the way to `key` that do not exist yet, below
+    /// its root, outermost last.
+    pub fn missing_dirs(&self, key: &str) -> Vec<String> {
+        let (prefix, rest) = match key.strip_prefix("~/") {
+            Some(rest) => ("~/", rest),
+            None => ("", key),
+        };
+        let mut out = Vec::new();
+        let mut dir = rest;
+        while let Some((parent, _)) = dir.rsplit_once('/') {
+            let dir_key = format!("{prefix}{parent}");
+            let location = crate::deploy::Location::from_key(&dir_key);
+            if std::fs::symlink_metadata(location.resolve(&self.root, &self.home)).is_ok() {
+                break;
+            }
+            out.push(dir_key);
+            dir = parent;
+        }
+        out
     }
 }
 
@@ -223,6 +247,7 @@ mod tests {
             artifacts: Vec::new(),
             deployed: Vec::new(),
             file_checksums: keys.iter().map(|k| (k.to_string(), "0".repeat(64))).collect(),
+            created_dirs: Vec::new(),
         };
         assert!(roots.check_entry("kit", &entry(&[".aam/packages/kit/aam.yaml"])).is_ok());
         for (name, key) in [

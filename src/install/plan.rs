@@ -73,6 +73,10 @@ pub struct Plan<'r> {
     originals: Vec<Vec<u8>>,
     /// Target key to the package that claims it in this command.
     claimed: BTreeMap<String, String>,
+    /// Folders the package being added will create.
+    creating: std::collections::BTreeSet<String>,
+    /// Folders to remove after the change when they are empty.
+    prune: Vec<String>,
     force: bool,
 }
 
@@ -88,6 +92,8 @@ impl<'r> Plan<'r> {
             changes: Vec::new(),
             originals: Vec::new(),
             claimed: BTreeMap::new(),
+            creating: Default::default(),
+            prune: Vec::new(),
             force,
         })
     }
@@ -181,6 +187,7 @@ impl<'r> Plan<'r> {
             CheckedKey::Section { .. } => return Err(keys_error(key)),
         }
         self.roots.key_path(key)?;
+        self.creating.extend(self.roots.missing_dirs(key));
         checksums.insert(key.to_string(), blake3::hash(&bytes).to_hex().to_string());
         self.originals.push(bytes.clone());
         self.changes.push(FileChange {
@@ -198,6 +205,7 @@ impl<'r> Plan<'r> {
             .map_err(|why| super::unsafe_path(&keys::copy_dir(&name), &why))?;
         let mut checksums = BTreeMap::new();
         let mut deployed = Vec::new();
+        self.creating.clear();
         let copy = keys::copy_dir(&name);
         for (path, (bytes, executable)) in &package.files {
             self.write(&format!("{copy}/{path}"), bytes.clone(), *executable, &mut checksums)?;
@@ -282,10 +290,13 @@ impl<'r> Plan<'r> {
             checksums.insert(key, blake3::hash(content.as_bytes()).to_hex().to_string());
             self.originals.push(content.into_bytes());
         }
+        let mut created_dirs: std::collections::BTreeSet<String> = std::mem::take(&mut self.creating);
         if let Some(previous) = self.lock.packages.get(&name).cloned() {
             for key in previous.file_checksums.keys().filter(|k| !checksums.contains_key(*k)) {
                 self.remove_key(key)?;
             }
+            self.prune.extend(previous.created_dirs.iter().cloned());
+            created_dirs.extend(previous.created_dirs);
         }
         let mut platforms = platforms.to_vec();
         platforms.sort_by_key(|p| p.as_str());
@@ -302,6 +313,7 @@ impl<'r> Plan<'r> {
             artifacts: package.artifacts.clone(),
             deployed,
             file_checksums: checksums,
+            created_dirs: created_dirs.into_iter().collect(),
         };
         self.lock.packages.insert(name, entry.clone());
         Ok(entry)
@@ -342,13 +354,15 @@ impl<'r> Plan<'r> {
         for key in keys {
             self.remove_key(key)?;
         }
-        self.lock.packages.remove(name);
+        if let Some(entry) = self.lock.packages.remove(name) {
+            self.prune.extend(entry.created_dirs);
+        }
         Ok(())
     }
 
     /// The final change list: file changes, shared files, then the lock file
     /// when its content changed.
-    fn finish(mut self) -> Result<(Vec<FileChange>, LockFile, Vec<Vec<u8>>)> {
+    fn finish(mut self) -> Result<(Vec<FileChange>, LockFile, Vec<Vec<u8>>, Vec<String>)> {
         for (key, (before, after)) in std::mem::take(&mut self.shared) {
             if before.as_deref() == Some(after.as_str()) {
                 continue;
@@ -374,7 +388,7 @@ impl<'r> Plan<'r> {
         } else {
             new.resolved_at = old.resolved_at;
         }
-        Ok((self.changes, new, self.originals))
+        Ok((self.changes, new, self.originals, self.prune))
     }
 
     /// Applies the plan through the journal: originals kept in the store first,
@@ -387,11 +401,11 @@ impl<'r> Plan<'r> {
         apply_mirror: impl FnOnce(&[MirrorOp]) -> Result<()>,
     ) -> Result<LockFile> {
         let roots = self.roots;
-        let (changes, lock, originals) = self.finish()?;
+        let (changes, lock, originals, prune) = self.finish()?;
         for bytes in &originals {
             store.put(bytes)?;
         }
-        journal::apply(roots, changes, mirror, apply_mirror)?;
+        journal::apply(roots, changes, prune, mirror, apply_mirror)?;
         Ok(lock)
     }
 }

@@ -220,6 +220,7 @@ mod tests {
                 .iter()
                 .map(|(k, b)| (k.to_string(), blake3::hash(b).to_hex().to_string()))
                 .collect(),
+            created_dirs: Vec::new(),
         }
     }
 

@@ -103,6 +103,9 @@ pub struct LockedPackage {
     /// `FILE#name type` keys hold a section's content.
     #[serde(default)]
     pub file_checksums: BTreeMap<String, String>,
+    /// Folders its install created (removed on uninstall when empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub created_dirs: Vec<String>,
 }
 
 /// A source artifact a package was made from.
@@ -185,6 +188,7 @@ mod tests {
                     artifacts: Vec::new(),
                     deployed: Vec::new(),
                     file_checksums: BTreeMap::from([("b".into(), "2".into()), ("a".into(), "1".into())]),
+                    created_dirs: Vec::new(),
                 },
             );
         }

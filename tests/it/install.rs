@@ -67,7 +67,8 @@ fn run_in(env: &TestEnv, dir: &Path, args: &[&str]) -> Run {
     env.aam_in(dir, &all)
 }
 
-/// Every file below `dir` (`.git` left out) with its bytes.
+/// Every file below `dir` (`.git` and the project lock file `.aam/lock` left
+/// out) with its bytes.
 fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
         let Ok(entries) = std::fs::read_dir(dir) else { return };
@@ -80,7 +81,9 @@ fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
                 walk(base, &path, out);
             } else {
                 let rel = path.strip_prefix(base).unwrap().display().to_string();
-                out.insert(rel, std::fs::read(&path).unwrap());
+                if rel != ".aam/lock" {
+                    out.insert(rel, std::fs::read(&path).unwrap());
+                }
             }
         }
     }
@@ -280,7 +283,7 @@ fn every_platform_layout_is_deployed_recorded_and_undeployed() {
     let lock_bytes = std::fs::read(proj.dir.join(".aam/aam-lock.yaml")).unwrap();
     let again = run_in(&env, &proj.dir, &args).ok_json();
     assert_eq!(again["installed"], json!([]));
-    assert_eq!(again["skipped"][0]["reason"], "already installed");
+    assert_eq!(again["skipped"][0]["reason"], "already_installed");
     assert_eq!(std::fs::read(proj.dir.join(".aam/aam-lock.yaml")).unwrap(), lock_bytes);
     let human = env.aam_in(&proj.dir, &args);
     assert_eq!(human.code, 0, "{human:?}");
@@ -811,7 +814,9 @@ fn upgrade_skips_backs_up_or_forces_over_local_edits() {
         strings(&dry["packages"][0]["modified_files"]),
         [".claude/agents/kit-agent.md"]
     );
-    let skipped = run_in(&env, &proj.dir, &["upgrade"]).ok_json();
+    let skipped = run_in(&env, &proj.dir, &["upgrade"]);
+    assert_eq!(skipped.code, 1, "kept edits are a non-zero exit: {skipped:?}");
+    let skipped = skipped.json();
     assert_eq!(skipped["packages"][0]["status"], "skipped");
     assert!(
         skipped["packages"][0]["message"]
@@ -958,7 +963,7 @@ fn every_spec_form_resolves() {
     assert!(proj.dir.join(".aam/packages/@team/tools/aam.yaml").is_file());
     assert!(proj.dir.join(".claude/skills/tools-skill/SKILL.md").is_file());
     let same = install("@team/tools@1.2").ok_json();
-    assert_eq!(same["skipped"][0]["reason"], "already installed");
+    assert_eq!(same["skipped"][0]["reason"], "already_installed");
     let newer = install("@team/tools@^1").ok_json();
     assert_eq!(
         newer["installed"][0]["version"], "1.3.0",
@@ -990,7 +995,7 @@ fn every_spec_form_resolves() {
     assert_eq!(from_archive["installed"][0]["source"], "archive");
     assert_eq!(
         install("../local-kit").ok_json()["skipped"][0]["reason"],
-        "already installed",
+        "already_installed",
         "the same content from its folder"
     );
     let nowhere = install("./nowhere").err("AAM_PACKAGE_NOT_FOUND");

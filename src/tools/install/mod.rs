@@ -503,10 +503,15 @@ fn skipped(existing: &LockedPackage, package: &Prepared, reason: SkipReason, mod
     }
 }
 
-/// Refuses to replace an installed package with a same-named one from elsewhere.
+/// Refuses to replace an installed package with a same-named one from
+/// elsewhere (another source, a registry instead of a folder...). A folder
+/// and its archives count as one place.
 fn same_origin(name: &str, existing: &LockedPackage, package: &Prepared) -> Result<()> {
-    let same = existing.source == package.origin
-        && (existing.source == Origin::Registry || existing.source_name == package.source_name);
+    let files = |o: Origin| matches!(o, Origin::Local | Origin::Archive);
+    let same = existing.checksum == package.checksum
+        || (existing.source == Origin::Registry && package.origin == Origin::Registry)
+        || (files(existing.source) && files(package.origin))
+        || (existing.source == package.origin && existing.source_name == package.source_name);
     if same {
         return Ok(());
     }
