@@ -28,7 +28,8 @@ use crate::tools::config::{ConfigGet, ConfigGetInput, ConfigSet, ConfigSetInput,
 use crate::tools::doctor::{Doctor, DoctorInput};
 use crate::tools::install::{
     Diff, Install, InstallInput, ListInstalled, ListInstalledInput, OnEdited, Outdated, OutdatedInput, PackageInfo,
-    PackageInfoInput, Uninstall, UninstallInput, Upgrade, UpgradeInput, UpgradeOutput, UpgradeStatus, Verify, VerifyInput,
+    PackageInfoInput, Uninstall, UninstallInput, Upgrade, UpgradeInput, UpgradeOutput, UpgradeStatus, Verify,
+    VerifyInput,
 };
 use crate::tools::packages::{
     PkgCreate, PkgCreateInput, PkgInit, PkgInitInput, PkgPack, PkgPackInput, PkgPublish, PkgPublishInput, PkgValidate,

@@ -223,9 +223,8 @@ mod tests {
     fn forged_or_doubled_markers_leave_the_section_alone() {
         let real = upsert("Mine.\n", "victim", "instruction", "Victim rule");
         // Another section's body carrying the victim's markers.
-        let forged = format!(
-            "<!-- BEGIN AAM: victim instruction -->\nUser text\n<!-- END AAM: victim instruction -->\n{real}"
-        );
+        let forged =
+            format!("<!-- BEGIN AAM: victim instruction -->\nUser text\n<!-- END AAM: victim instruction -->\n{real}");
         assert_eq!(read(&forged, "victim", "instruction"), Section::Damaged);
         assert_eq!(remove(&forged, "victim", "instruction"), forged, "nothing is cut");
         assert_eq!(upsert(&forged, "victim", "instruction", "x"), forged);

@@ -78,9 +78,11 @@ pub fn check(catalog: &Catalog, settings: &Settings, name: &str, entry: &LockedP
                 let now = live.iter().find(|l| l.kind == artifact.kind && l.path == artifact.path);
                 let changed = match now {
                     None => Some(format!("`{}` was removed upstream", artifact.path)),
-                    Some(l) if l.content_digest != artifact.digest => {
-                        Some(format!("`{}` changed at {}", artifact.path, &head[..12.min(head.len())]))
-                    }
+                    Some(l) if l.content_digest != artifact.digest => Some(format!(
+                        "`{}` changed at {}",
+                        artifact.path,
+                        &head[..12.min(head.len())]
+                    )),
                     Some(_) => None,
                 };
                 if let Some(reason) = changed {

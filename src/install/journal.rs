@@ -243,7 +243,10 @@ pub fn apply(
             }
         }
         ops.push(Op {
-            write: change.content.as_ref().map(|(b, _)| blake3::hash(b).to_hex().to_string()),
+            write: change
+                .content
+                .as_ref()
+                .map(|(b, _)| blake3::hash(b).to_hex().to_string()),
             executable: change.content.as_ref().is_some_and(|(_, x)| *x),
             existed: meta.is_some(),
             key: change.key,
@@ -493,7 +496,9 @@ pub fn recover(
                 .cloned()
                 .collect();
             if let Err(e) = apply_mirror(&mirror) {
-                tracing::warn!("the catalog's record of installs was not brought up to date ({e}); `aam doctor` reports it");
+                tracing::warn!(
+                    "the catalog's record of installs was not brought up to date ({e}); `aam doctor` reports it"
+                );
             }
             finish(roots, &journal);
             Recovered::RolledForward
@@ -525,7 +530,10 @@ fn check_journal(roots: &Roots, journal: &Journal) -> std::result::Result<(), St
 fn invalid_journal(path: &Path, why: &str) -> Error {
     Error::new(
         ErrorCode::LockInvalid,
-        format!("the journal `{}` of an interrupted aam command cannot be used: {why}", path.display()),
+        format!(
+            "the journal `{}` of an interrupted aam command cannot be used: {why}",
+            path.display()
+        ),
     )
     .with_hint("check the project's files with `aam verify --all`, then delete the journal file")
 }
@@ -592,7 +600,10 @@ mod tests {
     fn a_failing_mirror_puts_everything_back() {
         let (_dir, roots) = project();
         let before = snapshot(&roots.root);
-        let err = apply(&roots, changes(), Vec::new(), Vec::new(), |_| Err(Error::internal("mirror failed"))).unwrap_err();
+        let err = apply(&roots, changes(), Vec::new(), Vec::new(), |_| {
+            Err(Error::internal("mirror failed"))
+        })
+        .unwrap_err();
         assert_eq!(err.message(), "mirror failed");
         assert_eq!(snapshot(&roots.root)[..], before[..], "old state, no leftovers");
     }
@@ -642,7 +653,10 @@ mod tests {
                     }
                 }
                 ops.push(Op {
-                    write: change.content.as_ref().map(|(b, _)| blake3::hash(b).to_hex().to_string()),
+                    write: change
+                        .content
+                        .as_ref()
+                        .map(|(b, _)| blake3::hash(b).to_hex().to_string()),
                     executable: false,
                     existed: path.exists(),
                     key: change.key.clone(),

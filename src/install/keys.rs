@@ -291,12 +291,22 @@ mod tests {
         assert!(check(".aam/packages/kit/aam.yaml", true).is_ok());
         assert!(check("~/.profile", true).is_err());
         assert!(check("~/.claude/settings.json", true).is_err());
-        assert!(check("CLAUDE.md#x instruction", true).is_err(), "the project file is not the home one");
+        assert!(
+            check("CLAUDE.md#x instruction", true).is_err(),
+            "the project file is not the home one"
+        );
     }
 
     #[test]
     fn folders_on_the_way_may_be_pruned() {
-        for ok in [".claude", ".claude/skills", ".claude/skills/x/scripts", ".aam", "~/.codex", ".github"] {
+        for ok in [
+            ".claude",
+            ".claude/skills",
+            ".claude/skills/x/scripts",
+            ".aam",
+            "~/.codex",
+            ".github",
+        ] {
             assert!(check_dir(ok, false).is_ok(), "{ok}");
         }
         for bad in ["src", "..", ".claude/../src", "~", "~/.ssh", "/etc", ".git/hooks"] {

@@ -249,7 +249,11 @@ mod tests {
             file_checksums: keys.iter().map(|k| (k.to_string(), "0".repeat(64))).collect(),
             created_dirs: Vec::new(),
         };
-        assert!(roots.check_entry("kit", &entry(&[".aam/packages/kit/aam.yaml"])).is_ok());
+        assert!(
+            roots
+                .check_entry("kit", &entry(&[".aam/packages/kit/aam.yaml"]))
+                .is_ok()
+        );
         for (name, key) in [
             ("kit", "../outside/x"),
             ("kit", "/abs/path"),

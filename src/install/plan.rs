@@ -115,9 +115,13 @@ impl<'r> Plan<'r> {
                     ErrorCode::UnsafePath,
                     format!("`{key}` is a link or a folder; aam keeps its sections only in a plain file"),
                 )
-                .with_hint(format!("replace `{key}` with a regular file, or install without the platform that uses it")));
+                .with_hint(format!(
+                    "replace `{key}` with a regular file, or install without the platform that uses it"
+                )));
             }
-            Ok(_) => Some(String::from_utf8_lossy(&std::fs::read(&path).map_err(|e| Error::io("read", &path, e))?).into_owned()),
+            Ok(_) => Some(
+                String::from_utf8_lossy(&std::fs::read(&path).map_err(|e| Error::io("read", &path, e))?).into_owned(),
+            ),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(Error::io("read", &path, e)),
         };

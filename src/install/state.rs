@@ -79,9 +79,7 @@ fn read_text(path: &Path) -> Result<String> {
 pub fn hash_file(path: &Path) -> Result<String> {
     let file = std::fs::File::open(path).map_err(|e| Error::io("read", path, e))?;
     let mut hasher = blake3::Hasher::new();
-    hasher
-        .update_reader(file)
-        .map_err(|e| Error::io("read", path, e))?;
+    hasher.update_reader(file).map_err(|e| Error::io("read", path, e))?;
     Ok(hasher.finalize().to_hex().to_string())
 }
 
@@ -147,7 +145,11 @@ pub fn untracked(roots: &Roots, name: &str, entry: &LockedPackage) -> Result<Vec
         let CheckedKey::File(location) = roots.check_key(&format!("{dir}/x"))? else {
             continue;
         };
-        let base = roots.resolve(&location, &dir)?.parent().map(Path::to_path_buf).unwrap_or_default();
+        let base = roots
+            .resolve(&location, &dir)?
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
         for rel in walk_files(&base) {
             let key = format!("{dir}/{rel}");
             if !entry.file_checksums.contains_key(&key) {
@@ -165,7 +167,9 @@ fn walk_files(dir: &Path) -> Vec<String> {
     let mut stack = vec![(dir.to_path_buf(), String::new())];
     let mut seen = 0;
     while let Some((path, rel)) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&path) else { continue };
+        let Ok(entries) = std::fs::read_dir(&path) else {
+            continue;
+        };
         for entry in entries.flatten() {
             seen += 1;
             if seen > WALK_LIMIT {
@@ -271,8 +275,12 @@ mod tests {
         assert_eq!(keys_in(&status, FileState::Missing), [".claude/skills/s/gone.md"]);
         std::fs::write(root.join(".claude/skills/s/SKILL.md"), "two").unwrap();
         assert_eq!(
-            key_state(&roots, ".claude/skills/s/SKILL.md", &recorded.file_checksums[".claude/skills/s/SKILL.md"])
-                .unwrap(),
+            key_state(
+                &roots,
+                ".claude/skills/s/SKILL.md",
+                &recorded.file_checksums[".claude/skills/s/SKILL.md"]
+            )
+            .unwrap(),
             FileState::Modified
         );
     }

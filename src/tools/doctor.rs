@@ -88,6 +88,14 @@ fn platforms_check(ctx: &Context) -> HealthCheck {
 }
 
 fn installs_check(ctx: &Context) -> HealthCheck {
+    if crate::install::journal::pending(&crate::project::root(&ctx.cwd)) {
+        return HealthCheck::fail(
+            "installs",
+            "an interrupted install, upgrade or uninstall is pending in this project".to_string(),
+            "run any aam command that may write (e.g. `aam list` without AAM_READ_ONLY) to finish or undo it"
+                .to_string(),
+        );
+    }
     let listed = match ListInstalled::run(ctx, ListInstalledInput { global: false }) {
         Ok(listed) => listed,
         Err(e) => {

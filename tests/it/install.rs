@@ -11,7 +11,7 @@ use crate::support::{Repo, Run, TestEnv, skill};
 /// A package folder with one artifact of each type named after the package:
 /// skill `<n>-skill` (with a script), agent `<n>-agent`, prompt `<n>-prompt`
 /// and instruction `<n>-rules` (with `globs`).
-fn package(dir: &Path, name: &str, version: &str, dependencies: &[(&str, &str)]) -> PathBuf {
+pub(crate) fn package(dir: &Path, name: &str, version: &str, dependencies: &[(&str, &str)]) -> PathBuf {
     let bare = name.rsplit('/').next().unwrap();
     let write = |rel: &str, text: &str| {
         let path = dir.join(rel);
@@ -56,12 +56,12 @@ fn package(dir: &Path, name: &str, version: &str, dependencies: &[(&str, &str)])
 }
 
 /// A project folder (a git repository, so it is the project root).
-fn project(env: &TestEnv) -> Repo {
+pub(crate) fn project(env: &TestEnv) -> Repo {
     env.repo("proj")
 }
 
 /// Runs `aam --json <args>` in `dir`.
-fn run_in(env: &TestEnv, dir: &Path, args: &[&str]) -> Run {
+pub(crate) fn run_in(env: &TestEnv, dir: &Path, args: &[&str]) -> Run {
     let mut all = vec!["--json"];
     all.extend_from_slice(args);
     env.aam_in(dir, &all)
@@ -69,7 +69,7 @@ fn run_in(env: &TestEnv, dir: &Path, args: &[&str]) -> Run {
 
 /// Every file below `dir` (`.git` and the project lock file `.aam/lock` left
 /// out) with its bytes.
-fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+pub(crate) fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
         let Ok(entries) = std::fs::read_dir(dir) else { return };
         for entry in entries {
@@ -92,15 +92,15 @@ fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     out
 }
 
-fn names(map: &BTreeMap<String, Vec<u8>>) -> Vec<&str> {
+pub(crate) fn names(map: &BTreeMap<String, Vec<u8>>) -> Vec<&str> {
     map.keys().map(String::as_str).collect()
 }
 
-fn text(path: impl AsRef<Path>) -> String {
+pub(crate) fn text(path: impl AsRef<Path>) -> String {
     std::fs::read_to_string(path.as_ref()).unwrap_or_else(|e| panic!("{}: {e}", path.as_ref().display()))
 }
 
-fn lock(root: &Path) -> serde_yaml_ng::Value {
+pub(crate) fn lock(root: &Path) -> serde_yaml_ng::Value {
     serde_yaml_ng::from_str(&text(root.join(".aam/aam-lock.yaml"))).unwrap()
 }
 

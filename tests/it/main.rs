@@ -10,6 +10,7 @@ mod install;
 mod mcp;
 mod packages;
 mod quickstart;
+mod safety;
 mod search;
 mod shapes;
 mod sources;

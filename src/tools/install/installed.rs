@@ -11,11 +11,11 @@ use serde::{Deserialize, Serialize};
 use super::super::{Context, Example, Expect, Risk, Tool};
 use super::{installed, object_store, roots};
 use crate::error::{Error, ErrorCode, Result};
+use crate::install::Roots;
 use crate::install::freshness::{self, registry_for};
 use crate::install::journal;
 use crate::install::keys::copy_dir;
 use crate::install::state::{self, FileState};
-use crate::install::Roots;
 use crate::packages::lock::{self, LockFile, Origin};
 use crate::packages::manifest::{self, MANIFEST_FILE};
 use crate::packages::registry::VersionEntry;
@@ -99,7 +99,10 @@ impl Tool for Verify {
         Ok(VerifyOutput {
             package_name: input.package,
             version: entry.version.clone(),
-            is_clean: modified_files.is_empty() && missing_files.is_empty() && untracked_files.is_empty() && !interrupted,
+            is_clean: modified_files.is_empty()
+                && missing_files.is_empty()
+                && untracked_files.is_empty()
+                && !interrupted,
             interrupted,
             has_checksums: !entry.file_checksums.is_empty(),
             ok_files,
@@ -178,10 +181,7 @@ impl Tool for Diff {
                 (None, _) => format!("(the installed original of `{key}` is no longer stored)\n"),
                 (_, None) => format!("(`{key}` is now a link, a folder, a damaged section or too big to show)\n"),
             };
-            modified.push(FileDiff {
-                path: key,
-                diff,
-            });
+            modified.push(FileDiff { path: key, diff });
         }
         Ok(DiffOutput {
             package_name: input.package.clone(),

@@ -438,7 +438,9 @@ fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited, edits_stop_
                 && sorted(&existing.platforms) == sorted(&platforms)
                 && status.values().all(|s| *s == FileState::Ok);
             if same && !input.force {
-                output.skipped.push(skipped(existing, package, SkipReason::AlreadyInstalled, Vec::new()));
+                output
+                    .skipped
+                    .push(skipped(existing, package, SkipReason::AlreadyInstalled, Vec::new()));
                 continue;
             }
             if !modified.is_empty() && on_edited == OnEdited::Skip {
@@ -777,7 +779,11 @@ impl Tool for Upgrade {
                 ..Default::default()
             };
             // A dry run reports what would be replaced, edits included.
-            let policy = if input.dry_run { OnEdited::Force } else { input.on_edited };
+            let policy = if input.dry_run {
+                OnEdited::Force
+            } else {
+                input.on_edited
+            };
             match install(ctx, &request, policy, true) {
                 Ok(done) => upgrade_report(&mut report, &done, input.dry_run),
                 Err(e) => {

@@ -133,7 +133,10 @@ fn prepare_path(ctx: &Context, path: &Path, spec: &str) -> Result<Prepared> {
     let (bytes, origin) = if path.is_dir() {
         (pack_dir(path)?.0, Origin::Local)
     } else {
-        (std::fs::read(path).map_err(|e| Error::io("read", path, e))?, Origin::Archive)
+        (
+            std::fs::read(path).map_err(|e| Error::io("read", path, e))?,
+            Origin::Archive,
+        )
     };
     let manifest = validate_archive_bytes(&bytes)?;
     Ok(Prepared {

@@ -1,0 +1,595 @@
+//! Project safety, tried as an attacker and an unlucky user would: hostile lock
+//! files, reinstalls over local edits, forged section markers, two installs at
+//! once, and a crash at every file operation of install, upgrade and uninstall.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::install::{lock, package, project, run_in, text, tree};
+use crate::support::{Repo, TestEnv, skill};
+
+fn digest(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex().to_string()
+}
+
+/// A lock file whose package `kit` records `files` (key, digest).
+fn write_lock(root: &Path, files: &[(&str, String)]) {
+    let mut text = String::from(
+        "lockfile_version: 1\nresolved_at: '2026-01-01T00:00:00Z'\npackages:\n  kit:\n    version: 1.0.0\n    \
+         source: local\n    source_name: /somewhere\n    checksum: c\n    platforms: [claude]\n    file_checksums:\n",
+    );
+    for (key, digest) in files {
+        text.push_str(&format!("      '{key}': '{digest}'\n"));
+    }
+    std::fs::create_dir_all(root.join(".aam")).unwrap();
+    std::fs::write(root.join(".aam/aam-lock.yaml"), text).unwrap();
+}
+
+#[test]
+fn a_hostile_lock_file_touches_nothing_outside() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    let outside = env.path("outside/x");
+    std::fs::create_dir_all(outside.parent().unwrap()).unwrap();
+    std::fs::write(&outside, "outside secret").unwrap();
+    let absolute = env.path("abs/path");
+    std::fs::create_dir_all(absolute.parent().unwrap()).unwrap();
+    std::fs::write(&absolute, "absolute secret").unwrap();
+    let profile = env.user_home().join(".profile");
+    std::fs::create_dir_all(env.user_home()).unwrap();
+    std::fs::write(&profile, "export PATH=secret\n").unwrap();
+    let victims = [
+        ("../outside/x".to_string(), &outside),
+        (absolute.display().to_string(), &absolute),
+        ("~/.profile".to_string(), &profile),
+    ];
+    for (key, victim) in &victims {
+        let bytes = std::fs::read(victim).unwrap();
+        write_lock(&proj.dir, &[(key, digest(&bytes))]);
+        let lock_before = std::fs::read(proj.dir.join(".aam/aam-lock.yaml")).unwrap();
+        for args in [
+            vec!["install", kit.to_str().unwrap(), "--platform", "claude"],
+            vec!["uninstall", "kit", "--force"],
+            vec!["verify", "kit"],
+            vec!["diff", "kit"],
+            vec!["upgrade"],
+        ] {
+            let run = run_in(&env, &proj.dir, &args);
+            let error = run.err("AAM_LOCK_INVALID");
+            let message = error["message"].as_str().unwrap();
+            assert!(
+                message.contains(key.as_str()) && message.contains("`kit`"),
+                "{args:?}: {message}"
+            );
+            assert!(
+                !run.stdout.contains("secret") && !run.stderr.contains("secret"),
+                "{run:?}"
+            );
+        }
+        // Machine front ends, read-only: no content, no hash oracle.
+        for tool in ["aam_diff", "aam_verify"] {
+            let run = env.aam_with(
+                &proj.dir,
+                &[("AAM_READ_ONLY", "1")],
+                &["tool", "call", tool, r#"{"package": "kit"}"#],
+            );
+            assert_eq!(run.code, 1, "{run:?}");
+            assert!(run.stdout.contains("AAM_LOCK_INVALID"), "{run:?}");
+            assert!(!run.stdout.contains("secret"), "{run:?}");
+        }
+        assert_eq!(std::fs::read(victim).unwrap(), bytes, "{key} untouched");
+        assert_eq!(std::fs::read(proj.dir.join(".aam/aam-lock.yaml")).unwrap(), lock_before);
+    }
+    assert!(env.user_home().exists() && outside.parent().unwrap().exists());
+}
+
+#[test]
+fn links_in_the_project_are_never_read_through_or_followed_out() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let secret = env.path("secret.txt");
+    std::fs::write(&secret, "the secret").unwrap();
+    // A recorded file that is now a link to a file outside.
+    let key = ".claude/skills/kit-skill/SKILL.md";
+    std::fs::create_dir_all(proj.dir.join(".claude/skills/kit-skill")).unwrap();
+    std::os::unix::fs::symlink(&secret, proj.dir.join(key)).unwrap();
+    write_lock(&proj.dir, &[(key, digest(b"the secret"))]);
+    let verified = run_in(&env, &proj.dir, &["verify", "kit"]);
+    assert_eq!(verified.code, 1);
+    assert_eq!(
+        verified.json()["modified_files"][0],
+        key,
+        "a link is not what aam wrote"
+    );
+    let diffed = run_in(&env, &proj.dir, &["diff", "kit"]).ok_json();
+    assert!(!diffed.to_string().contains("the secret"), "{diffed}");
+    let removed = run_in(&env, &proj.dir, &["uninstall", "kit"]).ok_json();
+    assert_eq!(removed["kept_modified"][0], key);
+    assert_eq!(text(&secret), "the secret");
+
+    // A platform folder that is a link out of the project.
+    let outside = env.path("elsewhere");
+    std::fs::create_dir_all(outside.join("skills/kit-skill")).unwrap();
+    std::fs::write(outside.join("skills/kit-skill/SKILL.md"), "the secret").unwrap();
+    std::fs::remove_dir_all(proj.dir.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(&outside, proj.dir.join(".claude")).unwrap();
+    write_lock(&proj.dir, &[(key, digest(b"the secret"))]);
+    run_in(&env, &proj.dir, &["verify", "kit"]).err("AAM_UNSAFE_PATH");
+    run_in(&env, &proj.dir, &["uninstall", "kit", "--force"]).err("AAM_UNSAFE_PATH");
+    assert_eq!(text(outside.join("skills/kit-skill/SKILL.md")), "the secret");
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    std::fs::remove_file(proj.dir.join(".aam/aam-lock.yaml")).unwrap();
+    run_in(
+        &env,
+        &proj.dir,
+        &["install", kit.to_str().unwrap(), "--platform", "claude"],
+    )
+    .err("AAM_UNSAFE_PATH");
+    assert!(!outside.join("agents").exists(), "nothing written through the link");
+}
+
+#[test]
+fn a_symlink_cycle_in_a_deployed_folder_does_not_trap_verify() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    run_in(
+        &env,
+        &proj.dir,
+        &["install", kit.to_str().unwrap(), "--platform", "claude"],
+    )
+    .ok_json();
+    let skill_dir = proj.dir.join(".claude/skills/kit-skill");
+    std::os::unix::fs::symlink(&skill_dir, skill_dir.join("loop")).unwrap();
+    let verified = run_in(&env, &proj.dir, &["verify", "kit"]);
+    assert_eq!(verified.code, 1);
+    assert_eq!(
+        verified.json()["untracked_files"],
+        serde_json::json!([".claude/skills/kit-skill/loop"])
+    );
+    let doctor = env.aam_in(&proj.dir, &["--json", "doctor"]);
+    assert!(doctor.stdout.contains("\"installs\""), "doctor finishes: {doctor:?}");
+}
+
+#[test]
+fn reinstalling_keeps_edits_and_platforms_unless_told_otherwise() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let v1 = package(&env.path("kit-1"), "kit", "1.0.0", &[]);
+    let v2 = package(&env.path("kit-2"), "kit", "1.1.0", &[]);
+    let (v1, v2) = (v1.to_str().unwrap(), v2.to_str().unwrap());
+    run_in(
+        &env,
+        &proj.dir,
+        &["install", v1, "--platform", "claude", "--platform", "copilot"],
+    )
+    .ok_json();
+    let agent = proj.dir.join(".claude/agents/kit-agent.md");
+    std::fs::write(&agent, text(&agent) + "My own line.\n").unwrap();
+    let claude_md = proj.dir.join("CLAUDE.md");
+    std::fs::write(
+        &claude_md,
+        text(&claude_md).replace("Prefer small functions", "Prefer MY functions"),
+    )
+    .unwrap();
+    let before = tree(&proj.dir);
+
+    // A plain install of a newer version keeps the edits and says so.
+    let kept = run_in(&env, &proj.dir, &["install", v2]);
+    assert_eq!(kept.code, 1, "{kept:?}");
+    let kept = kept.json();
+    assert_eq!(kept["installed"], serde_json::json!([]));
+    assert_eq!(kept["skipped"][0]["reason"], "edited_files");
+    assert_eq!(kept["skipped"][0]["wanted_version"], "1.1.0");
+    assert_eq!(
+        kept["skipped"][0]["modified_files"],
+        serde_json::json!([".claude/agents/kit-agent.md", "CLAUDE.md#kit-rules instruction"])
+    );
+    assert_eq!(tree(&proj.dir), before, "nothing changed");
+    let human = env.aam_in(&proj.dir, &["install", v2]);
+    assert!(
+        human.stdout.contains("edited: .claude/agents/kit-agent.md"),
+        "{human:?}"
+    );
+
+    // --backup saves them, upgrades, and keeps both platforms.
+    let saved = run_in(&env, &proj.dir, &["install", v2, "--backup"]).ok_json();
+    let installed = &saved["installed"][0];
+    assert_eq!(installed["replaced_version"], "1.0.0");
+    assert_eq!(installed["platforms"], serde_json::json!(["claude", "copilot"]));
+    let backup = Path::new(installed["backup_dir"].as_str().unwrap());
+    assert!(text(backup.join(".claude/agents/kit-agent.md")).contains("My own line."));
+    assert!(text(&agent).contains("version 1.1.0"));
+    assert!(proj.dir.join(".github/agents/kit-agent.agent.md").exists());
+
+    // --force replaces an edit without a copy.
+    std::fs::write(&agent, "mine again\n").unwrap();
+    let forced = run_in(&env, &proj.dir, &["install", v2, "--force"]).ok_json();
+    assert_eq!(
+        forced["installed"][0]["replaced_edits"],
+        serde_json::json!([".claude/agents/kit-agent.md"])
+    );
+    assert!(text(&agent).contains("version 1.1.0"));
+
+    // Naming fewer platforms undeploys the others, and says which.
+    let narrowed = run_in(&env, &proj.dir, &["install", v2, "--platform", "claude"]).ok_json();
+    let undeployed: Vec<&str> = narrowed["installed"][0]["undeployed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        undeployed.contains(&".github/agents/kit-agent.agent.md"),
+        "{undeployed:?}"
+    );
+    assert!(!proj.dir.join(".github").exists(), "the folders it created are gone");
+
+    // A same-named package from another place is a conflict naming both.
+    let other = env.repo("other");
+    other.write("skills/kit/SKILL.md", skill("kit", "Another kit"));
+    other.commit("c1");
+    env.json(&["source", "add", other.path(), "--name", "other"]);
+    let clash = run_in(&env, &proj.dir, &["install", "other/kit"]).err("AAM_CONFLICT");
+    let message = clash["message"].as_str().unwrap();
+    assert!(
+        message.contains("local") && message.contains("source `other`"),
+        "{message}"
+    );
+    assert_eq!(lock(&proj.dir)["packages"]["kit"]["version"], "1.1.0");
+}
+
+#[test]
+fn folder_installs_resolve_dependencies_like_registry_installs() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let needy = package(&env.path("needy"), "needy", "1.0.0", &[("ghost", "^1")]);
+    let err = run_in(
+        &env,
+        &proj.dir,
+        &["install", needy.to_str().unwrap(), "--platform", "claude"],
+    )
+    .err("AAM_PACKAGE_NOT_FOUND");
+    assert!(err["message"].as_str().unwrap().contains("ghost"), "{err}");
+    assert!(!proj.dir.join(".aam/aam-lock.yaml").exists());
+}
+
+#[test]
+fn section_markers_cannot_be_forged() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let victim = package(&env.path("victim"), "victim", "1.0.0", &[]);
+    run_in(
+        &env,
+        &proj.dir,
+        &["install", victim.to_str().unwrap(), "--platform", "claude"],
+    )
+    .ok_json();
+    let claude_md = proj.dir.join("CLAUDE.md");
+    std::fs::write(&claude_md, text(&claude_md) + "My own notes.\n").unwrap();
+    let before = text(&claude_md);
+
+    // An artifact whose body carries another section's markers is refused.
+    let evil = package(&env.path("evil"), "evil", "1.0.0", &[]);
+    std::fs::write(
+        evil.join("instructions/evil-rules.md"),
+        "Innocent rule.\n<!-- END AAM: victim-rules instruction -->\nTrailing.\n",
+    )
+    .unwrap();
+    let refused = run_in(
+        &env,
+        &proj.dir,
+        &["install", evil.to_str().unwrap(), "--platform", "claude"],
+    )
+    .err("AAM_ARTIFACT_REJECTED");
+    assert!(refused["message"].as_str().unwrap().contains("evil-rules"), "{refused}");
+    assert_eq!(text(&claude_md), before);
+
+    // Markers doubled by hand (or by an older tool): the section is left alone.
+    let doubled = format!("<!-- BEGIN AAM: victim-rules instruction -->\nMy text\n{before}");
+    std::fs::write(&claude_md, &doubled).unwrap();
+    let verified = run_in(&env, &proj.dir, &["verify", "--all"]);
+    assert_eq!(verified.code, 1, "not clean: {verified:?}");
+    let removed = run_in(&env, &proj.dir, &["uninstall", "victim"]).ok_json();
+    assert_eq!(
+        removed["kept_modified"],
+        serde_json::json!(["CLAUDE.md#victim-rules instruction"])
+    );
+    assert_eq!(text(&claude_md), doubled, "not a byte of the user's text lost");
+}
+
+#[test]
+fn uninstall_keeps_platform_folders_the_user_made() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    std::fs::create_dir_all(proj.dir.join(".claude")).unwrap();
+    std::fs::create_dir_all(proj.dir.join(".cursor")).unwrap();
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    let kit = kit.to_str().unwrap();
+    run_in(
+        &env,
+        &proj.dir,
+        &["install", kit, "--platform", "claude", "--platform", "cursor"],
+    )
+    .ok_json();
+    run_in(&env, &proj.dir, &["uninstall", "kit"]).ok_json();
+    assert!(proj.dir.join(".claude").is_dir() && proj.dir.join(".cursor").is_dir());
+    assert!(!proj.dir.join(".claude/skills").exists(), "what aam created is gone");
+}
+
+#[test]
+fn concurrent_installs_are_serialised_and_all_recorded() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let kits: Vec<String> = (0..4)
+        .map(|i| {
+            let name = format!("kit{i}");
+            package(&env.path(&name), &name, "1.0.0", &[]).display().to_string()
+        })
+        .collect();
+    let children: Vec<_> = kits
+        .iter()
+        .map(|kit| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_aam"))
+                .args(["--json", "install", kit, "--platform", "claude"])
+                .current_dir(&proj.dir)
+                .env("AAM_HOME", env.home())
+                .env("HOME", env.user_home())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    }
+    let packages = lock(&proj.dir)["packages"].as_mapping().unwrap().len();
+    assert_eq!(packages, 4, "every install recorded");
+    assert_eq!(run_in(&env, &proj.dir, &["verify", "--all"]).code, 0);
+
+    // While another command holds the project, --no-wait refuses and a plain run waits.
+    let held = std::fs::OpenOptions::new()
+        .write(true)
+        .open(proj.dir.join(".aam/lock"))
+        .unwrap();
+    held.lock().unwrap();
+    let extra = package(&env.path("extra"), "extra", "1.0.0", &[]);
+    let extra = extra.to_str().unwrap().to_string();
+    let refused = run_in(
+        &env,
+        &proj.dir,
+        &["install", &extra, "--platform", "claude", "--no-wait"],
+    );
+    let error = refused.err("AAM_CONFLICT");
+    assert!(
+        error["message"].as_str().unwrap().contains("another aam command"),
+        "{error}"
+    );
+    let releaser = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        drop(held);
+    });
+    let waited = env.aam_in(&proj.dir, &["install", &extra, "--platform", "claude"]);
+    releaser.join().unwrap();
+    assert_eq!(waited.code, 0, "{waited:?}");
+    assert!(waited.stderr.contains("waiting for another aam command"), "{waited:?}");
+}
+
+// ---------------------------------------------------------------- crashes
+
+/// Every file below the project and the user's home (the project lock's file
+/// left out), with its bytes; the temporary folder's path and timestamps are
+/// replaced so that states of two test folders compare.
+fn state(env: &TestEnv, proj: &Repo) -> BTreeMap<String, Vec<u8>> {
+    let mut all = tree(&proj.dir);
+    for (k, v) in tree(&env.user_home()) {
+        all.insert(format!("~/{k}"), v);
+    }
+    let tmp = env.root.path().canonicalize().unwrap().display().to_string();
+    all.into_iter()
+        .map(|(k, v)| match String::from_utf8(v) {
+            Ok(text) => (k, without_times(&text.replace(&tmp, "<tmp>")).into_bytes()),
+            Err(e) => (k, e.into_bytes()),
+        })
+        .collect()
+}
+
+/// `text` with every `YYYY-MM-DDTHH:MM:SSZ` replaced by `<time>` and every
+/// 64-digit hex digest by `<digest>` (manifests record when a source was
+/// fetched, so their digests differ between test folders).
+fn without_times(text: &str) -> String {
+    let shape = b"dddd-dd-ddTdd:dd:ddZ";
+    let bytes = text.as_bytes();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let fits = bytes.len() - i >= shape.len()
+            && shape.iter().zip(&bytes[i..]).all(|(s, b)| match s {
+                b'd' => b.is_ascii_digit(),
+                other => other == b,
+            });
+        let hex = bytes[i..].iter().take_while(|b| b.is_ascii_hexdigit()).count();
+        let at_word_start = i == 0 || !bytes[i - 1].is_ascii_alphanumeric();
+        if fits {
+            out.push_str("<time>");
+            i += shape.len();
+        } else if hex == 64 && at_word_start {
+            out.push_str("<digest>");
+            i += 64;
+        } else {
+            let c = text[i..].chars().next().unwrap();
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
+}
+
+/// What a crash test checks after the command died and one plain command ran.
+fn assert_old_or_new(
+    env: &TestEnv,
+    proj: &Repo,
+    old: &BTreeMap<String, Vec<u8>>,
+    new: &BTreeMap<String, Vec<u8>>,
+    n: usize,
+) -> bool {
+    let now = state(env, proj);
+    let leftovers: Vec<&String> = now
+        .keys()
+        .filter(|k| k.contains(".aam-") || k.ends_with("journal.json"))
+        .collect();
+    assert!(leftovers.is_empty(), "after op {n}: {leftovers:?}");
+    let is_old = now == *old;
+    assert!(
+        is_old || now == *new,
+        "after op {n} the project is neither the old nor the new state: {:?}",
+        now.keys().collect::<Vec<_>>()
+    );
+    // The lock file and the catalog mirror agree with the files.
+    let locked: Vec<String> = if proj.dir.join(".aam/aam-lock.yaml").exists() {
+        lock(&proj.dir)["packages"]
+            .as_mapping()
+            .map(|m| m.keys().map(|k| k.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let mirrored = env.query("SELECT DISTINCT package FROM install_files ORDER BY package", &[]);
+    assert_eq!(locked, mirrored, "after op {n}");
+    let verify = run_in(env, &proj.dir, &["verify", "--all"]);
+    if !locked.is_empty() {
+        assert_eq!(verify.code, 0, "after op {n}: {verify:?}");
+    }
+    is_old
+}
+
+/// Runs `command` with a crash after each of its file operations in turn
+/// (fresh setup each time), checks the old-or-new invariant and a plain
+/// re-run, and returns how many crashes left the old and the new state.
+fn crash_at_every_operation(setup: impl Fn(&TestEnv, &Repo), command: &[&str]) -> (usize, usize) {
+    let fresh = || {
+        let env = TestEnv::new();
+        let proj = project(&env);
+        proj.write("README.md", "# mine\n");
+        std::fs::create_dir_all(env.user_home()).unwrap();
+        setup(&env, &proj);
+        (env, proj)
+    };
+    let (env, proj) = fresh();
+    run_in(&env, &proj.dir, command).ok_json();
+    let new = state(&env, &proj);
+    let (mut olds, mut news) = (0, 0);
+    for n in 1.. {
+        let (env, proj) = fresh();
+        let old = state(&env, &proj);
+        let n_text = n.to_string();
+        let mut args = vec!["--json"];
+        args.extend_from_slice(command);
+        let run = env.aam_with(&proj.dir, &[("AAM_FAULT_AFTER_FILE_OPS", n_text.as_str())], &args);
+        if run.code == 0 {
+            assert!(n > 3, "the command must have file operations to crash at");
+            break;
+        }
+        assert_eq!(run.code, -1, "killed by the fault at op {n}: {run:?}");
+        // Any command finishes or undoes the interrupted one.
+        run_in(&env, &proj.dir, &["list"]).ok_json();
+        if assert_old_or_new(&env, &proj, &old, &new, n) {
+            olds += 1;
+            let again = run_in(&env, &proj.dir, command);
+            assert_eq!(again.code, 0, "a plain re-run after op {n}: {again:?}");
+            assert_eq!(state(&env, &proj), new, "re-run after op {n}");
+        } else {
+            news += 1;
+        }
+    }
+    (olds, news)
+}
+
+fn kit_path(env: &TestEnv, version: &str) -> String {
+    let dir = env.path(&format!("kit-{version}"));
+    if !dir.exists() {
+        package(&dir, "kit", version, &[]);
+    }
+    dir.display().to_string()
+}
+
+#[test]
+fn a_crash_during_install_leaves_the_old_or_the_new_project() {
+    let (olds, news) = crash_at_every_operation(
+        |env, proj| {
+            kit_path(env, "1.0.0");
+            let _ = proj;
+        },
+        &["install", "../kit-1.0.0", "--platform", "claude", "--platform", "codex"],
+    );
+    assert!(olds > 0 && news > 0, "old {olds}, new {news}");
+}
+
+#[test]
+fn a_crash_during_uninstall_leaves_the_old_or_the_new_project() {
+    let (olds, news) = crash_at_every_operation(
+        |env, proj| {
+            let kit = kit_path(env, "1.0.0");
+            run_in(
+                env,
+                &proj.dir,
+                &["install", &kit, "--platform", "claude", "--platform", "codex"],
+            )
+            .ok_json();
+        },
+        &["uninstall", "kit"],
+    );
+    assert!(olds > 0 && news > 0, "old {olds}, new {news}");
+}
+
+#[test]
+fn a_crash_during_upgrade_leaves_the_old_or_the_new_project() {
+    let (olds, news) = crash_at_every_operation(
+        |env, proj| {
+            let repo = env.repo("upstream");
+            repo.write("skills/pdf/SKILL.md", skill("pdf", "PDF v1"))
+                .write("skills/pdf/scripts/fill.py", "print('v1')\n");
+            repo.commit("c1");
+            env.json(&["source", "add", repo.path(), "--name", "upstream"]);
+            run_in(env, &proj.dir, &["install", "upstream/pdf", "--platform", "claude"]).ok_json();
+            repo.write("skills/pdf/SKILL.md", skill("pdf", "PDF v2"))
+                .remove("skills/pdf/scripts/fill.py")
+                .write("skills/pdf/reference.md", "more\n");
+            repo.commit("c2");
+            env.json(&["source", "update", "upstream"]);
+        },
+        &["upgrade"],
+    );
+    assert!(olds > 0 && news > 0, "old {olds}, new {news}");
+}
+
+#[test]
+fn a_crash_report_reaches_verify_when_recovery_cannot_run() {
+    // Read-only mode never writes, so the journal stays and verify says so.
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let kit = kit_path(&env, "1.0.0");
+    let run = env.aam_with(
+        &proj.dir,
+        &[("AAM_FAULT_AFTER_FILE_OPS", "6")],
+        &["install", &kit, "--platform", "claude"],
+    );
+    assert_eq!(run.code, -1);
+    let verified = env.aam_with(&proj.dir, &[("AAM_READ_ONLY", "1")], &["--json", "list"]);
+    assert_eq!(verified.code, 0, "{verified:?}");
+    assert!(proj.dir.join(".aam/journal.json").exists(), "read-only leaves it");
+    let doctor: Value = serde_json::from_str(
+        &env.aam_with(&proj.dir, &[("AAM_READ_ONLY", "1")], &["--json", "doctor"])
+            .stdout,
+    )
+    .unwrap();
+    assert!(doctor.to_string().contains("interrupted"), "{doctor}");
+    // The next command that may write finishes the job.
+    run_in(&env, &proj.dir, &["list"]).ok_json();
+    assert!(!proj.dir.join(".aam/journal.json").exists());
+}
