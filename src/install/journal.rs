@@ -57,7 +57,7 @@ pub struct FileChange {
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum MirrorOp {
     /// Record (or replace) one installed package.
-    Record(InstallMirror),
+    Record(Box<InstallMirror>),
     /// Forget one installed package.
     Remove {
         /// Project (or home) root.
@@ -232,7 +232,7 @@ pub fn apply(
             )
             .with_hint("move the folder away and run the command again"));
         }
-        if change.content.is_none() && !meta.as_ref().is_some_and(|m| !m.is_dir()) {
+        if change.content.is_none() && meta.as_ref().is_none_or(|m| m.is_dir()) {
             continue; // nothing to remove
         }
         if change.content.is_some() {

@@ -366,7 +366,7 @@ impl<'r> Plan<'r> {
 
     /// The final change list: file changes, shared files, then the lock file
     /// when its content changed.
-    fn finish(mut self) -> Result<(Vec<FileChange>, LockFile, Vec<Vec<u8>>, Vec<String>)> {
+    fn finish(mut self) -> Result<Finished> {
         for (key, (before, after)) in std::mem::take(&mut self.shared) {
             if before.as_deref() == Some(after.as_str()) {
                 continue;
@@ -392,7 +392,12 @@ impl<'r> Plan<'r> {
         } else {
             new.resolved_at = old.resolved_at;
         }
-        Ok((self.changes, new, self.originals, self.prune))
+        Ok(Finished {
+            changes: self.changes,
+            lock: new,
+            originals: self.originals,
+            prune: self.prune,
+        })
     }
 
     /// Applies the plan through the journal: originals kept in the store first,
@@ -405,13 +410,23 @@ impl<'r> Plan<'r> {
         apply_mirror: impl FnOnce(&[MirrorOp]) -> Result<()>,
     ) -> Result<LockFile> {
         let roots = self.roots;
-        let (changes, lock, originals, prune) = self.finish()?;
-        for bytes in &originals {
+        let finished = self.finish()?;
+        for bytes in &finished.originals {
             store.put(bytes)?;
         }
-        journal::apply(roots, changes, prune, mirror, apply_mirror)?;
-        Ok(lock)
+        journal::apply(roots, finished.changes, finished.prune, mirror, apply_mirror)?;
+        Ok(finished.lock)
     }
+}
+
+/// A plan turned into what the journal applies.
+struct Finished {
+    changes: Vec<FileChange>,
+    lock: LockFile,
+    /// Bytes to keep in the object store.
+    originals: Vec<Vec<u8>>,
+    /// Folders to remove when empty.
+    prune: Vec<String>,
 }
 
 fn keys_error(key: &str) -> Error {

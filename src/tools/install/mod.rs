@@ -135,7 +135,7 @@ fn record_install(catalog: &mut Catalog, record: &InstallMirror) -> Result<()> {
 }
 
 fn mirror_of(roots: &Roots, entry: &LockedPackage, prepared: &Prepared) -> MirrorOp {
-    MirrorOp::Record(InstallMirror {
+    MirrorOp::Record(Box::new(InstallMirror {
         project_root: roots.root_text(),
         name: prepared.manifest.name.clone(),
         version: entry.version.clone(),
@@ -155,7 +155,7 @@ fn mirror_of(roots: &Roots, entry: &LockedPackage, prepared: &Prepared) -> Mirro
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
-    })
+    }))
 }
 
 fn object_store(ctx: &Context) -> ObjectStore {
