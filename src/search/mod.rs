@@ -8,6 +8,11 @@
 //! reader that finds the index behind the catalog and cannot take the lock knows a
 //! writer is mid-way and searches what is there; one that can take the lock
 //! rebuilds. Readers never block writers.
+//!
+//! A writer killed mid-way (kill -9, power loss) leaves the index one generation
+//! behind, which the next search or write repairs, and may leave tantivy's
+//! `.tmp*` files behind; whoever next takes the writer lock deletes those that are
+//! older than a few minutes, so a live writer's temporaries are never touched.
 
 mod query;
 
@@ -92,6 +97,9 @@ const WRITER_HEAP: usize = 128 * 1024 * 1024;
 
 /// How long a writer waits for another process's writer to finish.
 const LOCK_WAIT: Duration = Duration::from_secs(60);
+
+/// Age after which a `.tmp*` file in the index folder is a dead writer's leftover.
+const STALE_TEMPORARY: Duration = Duration::from_secs(5 * 60);
 
 /// The schema's fields.
 #[derive(Clone, Copy)]
@@ -207,7 +215,10 @@ impl SearchIndex {
     /// Takes the writer lock if no other process holds it.
     pub fn try_writer(&self) -> Result<Option<IndexUpdater<'_>>> {
         match self.index.writer::<TantivyDocument>(WRITER_HEAP) {
-            Ok(writer) => Ok(Some(IndexUpdater { index: self, writer })),
+            Ok(writer) => {
+                remove_stale_temporaries(&self.dir);
+                Ok(Some(IndexUpdater { index: self, writer }))
+            }
             Err(TantivyError::LockFailure(LockError::LockBusy, _)) => Ok(None),
             Err(e) => Err(index_error(&self.dir, e)),
         }
@@ -490,6 +501,34 @@ fn register_tokenizers(index: &Index) -> Result<()> {
         .tokenizers()
         .register("aam_ngram", build(NgramTokenizer::all_ngrams(2, 3))?);
     Ok(())
+}
+
+/// Deletes the `.tmp*` files tantivy writes and renames into place (`meta.json`,
+/// `.managed.json`) that a killed writer left behind. Called with the writer lock
+/// held, and only files older than [`STALE_TEMPORARY`] go, so no live write loses
+/// its file. Best effort: what cannot be deleted now is tried again next time.
+fn remove_stale_temporaries(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if !entry.file_name().to_string_lossy().starts_with(".tmp") {
+            continue;
+        }
+        let stale = entry
+            .metadata()
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .and_then(|meta| meta.modified().ok())
+            .and_then(|modified| modified.elapsed().ok())
+            .is_some_and(|age| age > STALE_TEMPORARY);
+        if stale {
+            match std::fs::remove_file(entry.path()) {
+                Ok(()) => tracing::debug!("deleted the stale index temporary {}", entry.path().display()),
+                Err(e) => tracing::debug!("cannot delete {}: {e}", entry.path().display()),
+            }
+        }
+    }
 }
 
 /// Empties a folder without removing it.
