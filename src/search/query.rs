@@ -440,11 +440,9 @@ impl Plan {
             for word in &words {
                 for (field, boost) in [(f.name_words, 3.0), (f.description, 2.0), (f.body, 1.0)] {
                     let scored = TermQuery::new(Term::from_field_text(field, word), IndexRecordOption::WithFreqs);
+                    // Only exact stems score: a prefix match decides the tier, not the
+                    // rank inside it, and keeps its automaton out of every tier's query.
                     should.push((Occur::Should, Box::new(BoostQuery::new(Box::new(scored), boost))));
-                    // A longer word it begins counts a little, constant, below an exact stem's BM25.
-                    if let Some(prefix) = word_query(field, word) {
-                        should.push((Occur::Should, Box::new(BoostQuery::new(prefix, boost * 0.25))));
-                    }
                 }
             }
             Box::new(BooleanQuery::new(should))
