@@ -88,14 +88,20 @@ pub fn read_settings(path: &Path) -> Result<Settings> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Settings::default()),
         Err(e) => return Err(Error::io("read", path, e)),
     };
-    serde_yaml_ng::from_str(&text).map_err(|e| {
+    let invalid = |why: String| {
         Error::new(
             ErrorCode::SettingsInvalid,
-            format!("the settings file `{}` is invalid: {e}", path.display()),
+            format!("the settings file `{}` is invalid: {why}", path.display()),
         )
         .with_hint("fix the file by hand, or delete it to start from the defaults")
-    })
+    };
+    // A project's `.aam/config.yaml` may come with a cloned repository: bounded first.
+    crate::yaml::check(&text, MAX_SETTINGS).map_err(|refusal| invalid(format!("it {refusal}")))?;
+    serde_yaml_ng::from_str(&text).map_err(|e| invalid(e.to_string()))
 }
+
+/// Largest settings file handed to the YAML parser, in bytes.
+const MAX_SETTINGS: usize = 1024 * 1024;
 
 /// Writes a settings file atomically.
 pub fn write_settings(path: &Path, settings: &Settings) -> Result<()> {
@@ -155,5 +161,26 @@ impl Settings {
             };
             Error::new(ErrorCode::RegistryNotFound, message).with_hint(hint)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deep_settings_are_refused_before_the_yaml_parser() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.yaml");
+        std::fs::write(&path, format!("default_platforms: {}\n", "[".repeat(100_000))).unwrap();
+        let err = read_settings(&path).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::SettingsInvalid);
+        assert!(
+            err.message().ends_with("is invalid: it nests deeper than 64 levels"),
+            "{}",
+            err.message()
+        );
+        std::fs::write(&path, "default_platforms: [claude]\n").unwrap();
+        read_settings(&path).unwrap();
     }
 }

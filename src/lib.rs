@@ -21,3 +21,4 @@ pub mod scan;
 pub mod search;
 pub mod sources;
 pub mod tools;
+pub mod yaml;

@@ -225,9 +225,16 @@ const KNOWN_KEYS: [&str; 13] = [
 /// Platforms a package may name.
 pub const PLATFORMS: [&str; 4] = ["cursor", "claude", "copilot", "codex"];
 
+/// Largest manifest handed to the YAML parser, in bytes.
+pub const MAX_MANIFEST: usize = 1024 * 1024;
+
 /// Checks manifest text, reporting every problem at once.
 pub fn check(text: &str) -> Checked {
     let mut checked = Checked::default();
+    if let Err(refusal) = crate::yaml::check(text, MAX_MANIFEST) {
+        checked.error("", format!("`{MANIFEST_FILE}` {refusal}"));
+        return checked;
+    }
     let value: Value = match serde_yaml_ng::from_str(text) {
         Ok(v) => v,
         Err(e) => {
@@ -746,6 +753,15 @@ mod tests {
         assert_eq!(checked.name.as_deref(), Some("Bad Name"));
         let broken = check("name: [unclosed");
         assert!(broken.errors[0].message.contains("not valid YAML"));
+    }
+
+    #[test]
+    fn deep_manifests_are_refused_before_the_yaml_parser() {
+        let deep = format!("{VALID}keywords: {}\n", "[".repeat(100_000));
+        let checked = check(&deep);
+        assert!(checked.manifest.is_none());
+        assert_eq!(checked.errors[0].message, "`aam.yaml` nests deeper than 64 levels");
+        assert!(check(VALID).errors.is_empty());
     }
 
     #[rstest]

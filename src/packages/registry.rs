@@ -225,7 +225,8 @@ pub fn url_to_path(url: &str) -> Result<PathBuf> {
             "`{url}` needs an absolute path: `file:///abs/path`"
         ))),
         None if url.contains("://") => Err(Error::invalid_argument(format!(
-            "`{url}` is not a local registry; only `file://` registries are supported"
+            "`{}` is not a local registry; only `file://` registries are supported",
+            crate::sources::spec::redact(url)
         ))
         .with_hint("create a local registry with `aam registry init <path>`")),
         None => Ok(PathBuf::from(url)),
@@ -270,6 +271,15 @@ mod tests {
         assert_eq!(kit.dist_tags["beta"], "2.0.0-beta.1");
         std::fs::write(registry.root().join(&entry.archive), b"tampered").unwrap();
         assert_eq!(registry.archive(&entry).unwrap_err().code(), ErrorCode::RegistryInvalid);
+    }
+
+    #[test]
+    fn remote_registry_urls_are_refused_without_their_credentials() {
+        let err = url_to_path("https://user:pa/ss@host/reg").unwrap_err();
+        assert_eq!(
+            err.message(),
+            "`https://***@host/reg` is not a local registry; only `file://` registries are supported"
+        );
     }
 
     #[test]

@@ -3,8 +3,15 @@
 //! Parsing never fails. Valid YAML becomes a JSON object; YAML that does not parse
 //! (common in `.mdc` rules: `globs: **/*`) is read line by line as `key: value`
 //! pairs, and the problem is reported so it can be recorded as a warning.
+//! Frontmatter larger than [`MAX_FRONTMATTER`] or nested too deeply (see
+//! [`crate::yaml`]) never reaches the YAML parser, whose time grows quadratically
+//! with nesting: it is read line by line too, with a warning, so one hostile file
+//! costs a linear pass and never stalls a scan.
 
 use serde_json::{Map, Value};
+
+/// Largest frontmatter handed to the YAML parser, in bytes.
+pub const MAX_FRONTMATTER: usize = 64 * 1024;
 
 /// What was found at the top of a file.
 #[derive(Debug, Default, PartialEq)]
@@ -55,6 +62,14 @@ pub fn parse(text: &str) -> Frontmatter {
     };
     let yaml = text[first_line_end..yaml_stop].replace("\r\n", "\n");
     let mut warnings = Vec::new();
+    if let Err(refusal) = crate::yaml::check(&yaml, MAX_FRONTMATTER) {
+        warnings.push(format!("frontmatter {refusal}; read line by line"));
+        return Frontmatter {
+            fields: Some(lenient(&yaml)),
+            body_offset,
+            warnings,
+        };
+    }
     let fields = match serde_yaml_ng::from_str::<Value>(&yaml) {
         Ok(Value::Object(map)) => Some(map),
         Ok(Value::Null) => None,
@@ -175,6 +190,25 @@ mod tests {
         let fm = parse("---\n- a\n- b\n---\n");
         assert!(fm.fields.is_none());
         assert!(fm.warnings[0].contains("not a mapping"));
+    }
+
+    #[test]
+    fn hostile_frontmatter_is_refused_before_the_yaml_parser() {
+        // 100,000 nested `[` took libyaml minutes; refused, the rest is still read.
+        for (count, warning) in [
+            (60_000, "frontmatter nests deeper than 64 levels; read line by line"),
+            (100_000, "frontmatter is larger than 64 KiB; read line by line"),
+        ] {
+            let text = format!("---\nname: deep\ntools: {}\n---\nbody\n", "[".repeat(count));
+            let fm = parse(&text);
+            assert_eq!(fm.string("name").as_deref(), Some("deep"));
+            assert_eq!(fm.fields.as_ref().unwrap().get("tools"), None);
+            assert_eq!(fm.warnings, [warning]);
+            assert_eq!(&text[fm.body_offset..], "body\n");
+        }
+        let fm = parse("---\nx: [[{a: b}]]\n---\n");
+        assert!(fm.warnings.is_empty(), "{:?}", fm.warnings);
+        assert_eq!(fm.fields.unwrap()["x"], serde_json::json!([[{"a": "b"}]]));
     }
 
     #[test]

@@ -1,13 +1,21 @@
 //! The tantivy full-text index: one document per live artifact, derived from the
 //! catalog and never from git.
 //!
-//! The index lives in `$AAM_HOME/index-v1/` (bump the version when the schema or
-//! tokenizers change; the new folder is built from the catalog). Every commit
+//! The index lives in `$AAM_HOME/index-v2/` (bump the version when the schema or
+//! tokenizers change; the new folder is built from the catalog, and an older one is
+//! left alone for an older aam). Name words, descriptions and bodies are indexed
+//! stemmed (English), so word forms meet; a separate unstemmed `vocabulary` field
+//! holds every word as written, for "did you mean" suggestions. Every commit
 //! records, as its payload, the catalog generation it reflects. Writers hold
 //! tantivy's writer lock across their catalog write and the index update, so a
 //! reader that finds the index behind the catalog and cannot take the lock knows a
 //! writer is mid-way and searches what is there; one that can take the lock
 //! rebuilds. Readers never block writers.
+//!
+//! A writer killed mid-way (kill -9, power loss) leaves the index one generation
+//! behind, which the next search or write repairs, and may leave tantivy's
+//! `.tmp*` files behind; whoever next takes the writer lock deletes those that are
+//! older than a few minutes, so a live writer's temporaries are never touched.
 
 mod query;
 
@@ -18,7 +26,9 @@ use tantivy::directory::error::LockError;
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
 };
-use tantivy::tokenizer::{LowerCaser, NgramTokenizer, TextAnalyzer};
+use tantivy::tokenizer::{
+    Language, LowerCaser, NgramTokenizer, RemoveLongFilter, SimpleTokenizer, Stemmer, TextAnalyzer,
+};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, TantivyError, Term};
 
 use crate::catalog::{Catalog, PackageFilter, PackageSearchRow, RowFilter, SearchRow};
@@ -82,7 +92,16 @@ impl From<ArtifactKind> for ResultKind {
 }
 
 /// Folder name of the current index layout.
-pub const INDEX_DIR: &str = "index-v1";
+pub const INDEX_DIR: &str = "index-v2";
+
+/// Tokenizer of the searched text fields: words, lowercase, English stems.
+const STEMMED: &str = "aam_stemmed";
+
+/// Tokenizer of the vocabulary: words, lowercase, as written.
+const WORDS: &str = "aam_words";
+
+/// Longer tokens (hashes, base64) are not words anyone types; they are not indexed.
+const MAX_WORD: usize = 40;
 
 /// Longest name prefix indexed for prefix matches, in characters.
 const MAX_PREFIX: usize = 64;
@@ -92,6 +111,9 @@ const WRITER_HEAP: usize = 128 * 1024 * 1024;
 
 /// How long a writer waits for another process's writer to finish.
 const LOCK_WAIT: Duration = Duration::from_secs(60);
+
+/// Age after which a `.tmp*` file in the index folder is a dead writer's leftover.
+const STALE_TEMPORARY: Duration = Duration::from_secs(5 * 60);
 
 /// The schema's fields.
 #[derive(Clone, Copy)]
@@ -109,6 +131,7 @@ struct Fields {
     name_words: Field,
     description: Field,
     body: Field,
+    vocabulary: Field,
     changed_seq: Field,
     package_id: Field,
     registry: Field,
@@ -135,12 +158,13 @@ fn schema() -> (Schema, Fields) {
         name_lc: b.add_text_field("name_lc", STRING | FAST),
         name_prefix: b.add_text_field("name_prefix", tokenized("aam_prefix", IndexRecordOption::Basic)),
         name_ngram: b.add_text_field("name_ngram", tokenized("aam_ngram", IndexRecordOption::Basic)),
-        name_words: b.add_text_field("name_words", tokenized("default", IndexRecordOption::WithFreqs)),
+        name_words: b.add_text_field("name_words", tokenized(STEMMED, IndexRecordOption::WithFreqs)),
         description: b.add_text_field(
             "description",
-            tokenized("default", IndexRecordOption::WithFreqs).set_stored(),
+            tokenized(STEMMED, IndexRecordOption::WithFreqs).set_stored(),
         ),
-        body: b.add_text_field("body", tokenized("default", IndexRecordOption::WithFreqs)),
+        body: b.add_text_field("body", tokenized(STEMMED, IndexRecordOption::WithFreqs)),
+        vocabulary: b.add_text_field("vocabulary", tokenized(WORDS, IndexRecordOption::Basic)),
         changed_seq: b.add_i64_field("changed_seq", FAST),
         package_id: b.add_u64_field("package_id", INDEXED | STORED),
         registry: b.add_text_field("registry", STRING),
@@ -207,7 +231,10 @@ impl SearchIndex {
     /// Takes the writer lock if no other process holds it.
     pub fn try_writer(&self) -> Result<Option<IndexUpdater<'_>>> {
         match self.index.writer::<TantivyDocument>(WRITER_HEAP) {
-            Ok(writer) => Ok(Some(IndexUpdater { index: self, writer })),
+            Ok(writer) => {
+                remove_stale_temporaries(&self.dir);
+                Ok(Some(IndexUpdater { index: self, writer }))
+            }
             Err(TantivyError::LockFailure(LockError::LockBusy, _)) => Ok(None),
             Err(e) => Err(index_error(&self.dir, e)),
         }
@@ -435,10 +462,13 @@ fn add_row(writer: &IndexWriter, f: Fields, row: SearchRow, dir: &Path) -> Resul
     doc.add_text(f.name_ngram, &name_lc);
     doc.add_text(f.name_lc, name_lc);
     doc.add_text(f.name_words, &row.name);
+    doc.add_text(f.vocabulary, &row.name);
     if let Some(description) = &row.description {
         doc.add_text(f.description, description);
+        doc.add_text(f.vocabulary, description);
     }
     doc.add_text(f.body, &row.body);
+    doc.add_text(f.vocabulary, &row.body);
     doc.add_i64(f.changed_seq, row.changed_seq);
     writer.add_document(doc).map_err(|e| index_error(dir, e))?;
     Ok(())
@@ -458,10 +488,13 @@ fn add_package_row(writer: &IndexWriter, f: Fields, row: PackageSearchRow, dir: 
     doc.add_text(f.name_ngram, &name_lc);
     doc.add_text(f.name_lc, name_lc);
     doc.add_text(f.name_words, &row.name);
+    doc.add_text(f.vocabulary, &row.name);
     if let Some(description) = &row.description {
         doc.add_text(f.description, description);
+        doc.add_text(f.vocabulary, description);
     }
     doc.add_text(f.body, &row.summary);
+    doc.add_text(f.vocabulary, &row.summary);
     let types: Vec<&str> = row.artifact_types.iter().map(|k| k.as_str()).collect();
     doc.add_text(f.artifact_types, types.join(","));
     doc.add_i64(f.changed_seq, row.id);
@@ -489,7 +522,50 @@ fn register_tokenizers(index: &Index) -> Result<()> {
     index
         .tokenizers()
         .register("aam_ngram", build(NgramTokenizer::all_ngrams(2, 3))?);
+    index.tokenizers().register(
+        WORDS,
+        TextAnalyzer::builder(SimpleTokenizer::default())
+            .filter(RemoveLongFilter::limit(MAX_WORD))
+            .filter(LowerCaser)
+            .build(),
+    );
+    index.tokenizers().register(
+        STEMMED,
+        TextAnalyzer::builder(SimpleTokenizer::default())
+            .filter(RemoveLongFilter::limit(MAX_WORD))
+            .filter(LowerCaser)
+            .filter(Stemmer::new(Language::English))
+            .build(),
+    );
     Ok(())
+}
+
+/// Deletes the `.tmp*` files tantivy writes and renames into place (`meta.json`,
+/// `.managed.json`) that a killed writer left behind. Called with the writer lock
+/// held, and only files older than [`STALE_TEMPORARY`] go, so no live write loses
+/// its file. Best effort: what cannot be deleted now is tried again next time.
+fn remove_stale_temporaries(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if !entry.file_name().to_string_lossy().starts_with(".tmp") {
+            continue;
+        }
+        let stale = entry
+            .metadata()
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .and_then(|meta| meta.modified().ok())
+            .and_then(|modified| modified.elapsed().ok())
+            .is_some_and(|age| age > STALE_TEMPORARY);
+        if stale {
+            match std::fs::remove_file(entry.path()) {
+                Ok(()) => tracing::debug!("deleted the stale index temporary {}", entry.path().display()),
+                Err(e) => tracing::debug!("cannot delete {}: {e}", entry.path().display()),
+            }
+        }
+    }
 }
 
 /// Empties a folder without removing it.

@@ -2,9 +2,16 @@
 //!
 //! The query is literal text, never parsed as a query language. Matches fall into
 //! tiers, ranked in this order: the qualified `source/name` asked for, exact name,
-//! name prefix, name contains, description, body. Inside a tier documents are
-//! ranked by BM25 over name words, description and body, then by name, then by
-//! id, so the order is total and pages never overlap or skip.
+//! name prefix, name contains, name words, description, body. Inside a tier
+//! documents are ranked by BM25 over name words, description and body, then by
+//! name, then by id, so the order is total and pages never overlap or skip.
+//!
+//! Words are compared as English stems, and a stem of [`MIN_PREFIX_WORD`] or more
+//! characters also matches the longer words it begins (`audit` finds `auditor`,
+//! `fuzzing` finds `fuzzer` through the stem `fuzz`). When nothing matches,
+//! suggestions are names within a few typos of the query, then the query with each
+//! word the index does not know replaced by the closest word it does (from names,
+//! descriptions and bodies alike).
 
 use tantivy::collector::sort_key::{SortBySimilarityScore, SortByStaticFastValue, SortByString, SortKeyComputer};
 use tantivy::collector::{Count, TopDocs};
@@ -82,6 +89,12 @@ pub struct SearchResults {
 
 /// Score added per tier above the lowest, so tiers never interleave.
 const TIER_STEP: f32 = 1000.0;
+
+/// Shortest stem that also matches as a prefix of longer words.
+const MIN_PREFIX_WORD: usize = 4;
+
+/// Most suggestions returned.
+const MAX_SUGGESTIONS: usize = 3;
 
 impl SearchIndex {
     /// Runs one search.
@@ -234,7 +247,93 @@ impl SearchIndex {
         }
         names.sort();
         names.dedup_by(|a, b| a.1 == b.1);
-        Ok(names.into_iter().take(3).map(|(_, name)| name).collect())
+        let mut suggestions: Vec<String> = names.into_iter().take(MAX_SUGGESTIONS).map(|(_, name)| name).collect();
+        if suggestions.len() < MAX_SUGGESTIONS
+            && let Some(corrected) = self.corrected_query(searcher, plan)?
+        {
+            // `kubernetes helper` adds nothing next to the name `kubernetes-helper`.
+            let same_words = |name: &String| plain_words(self, &name.to_lowercase()).ok().as_ref() == Some(&corrected);
+            if !suggestions.iter().any(same_words) {
+                suggestions.push(corrected.join(" "));
+            }
+        }
+        Ok(suggestions)
+    }
+
+    /// The query's words with each one the index does not know replaced by the
+    /// closest word it does; `None` when every word is known or one has no close word.
+    fn corrected_query(&self, searcher: &Searcher, plan: &Plan) -> Result<Option<Vec<String>>> {
+        let err = |e| index_error(&self.dir, e);
+        let field = self.fields.vocabulary;
+        let mut corrected = Vec::with_capacity(plan.plain_words.len());
+        let mut changed = false;
+        for word in &plan.plain_words {
+            let mut known = false;
+            for segment in searcher.segment_readers() {
+                let terms = segment.inverted_index(field).map_err(err)?;
+                let term = terms.terms().get(word.as_bytes());
+                if term.map_err(|e| index_error(&self.dir, e))?.is_some() {
+                    known = true;
+                    break;
+                }
+            }
+            if known {
+                corrected.push(word.clone());
+                continue;
+            }
+            match self.closest_word(searcher, word)? {
+                Some(close) => {
+                    corrected.push(close);
+                    changed = true;
+                }
+                None => return Ok(None),
+            }
+        }
+        Ok(changed.then_some(corrected))
+    }
+
+    /// The indexed word closest to `word`: fewest edits (one for up to four
+    /// letters, two up to eight, three beyond), then most documents, then by text.
+    /// Candidates come from the term dictionary through a Levenshtein automaton, so
+    /// the vocabulary is never scanned whole.
+    fn closest_word(&self, searcher: &Searcher, word: &str) -> Result<Option<String>> {
+        let err = |e| index_error(&self.dir, e);
+        let length = word.chars().count();
+        let (automaton_distance, prefix, allowed) = match length {
+            0..=2 => return Ok(None),
+            3..=4 => (1, false, 1),
+            5..=8 => (2, false, 2),
+            // Long words: terms that begin within two edits, at most three edits in all
+            // (`playwrite` begins like `playwright`).
+            _ => (2, true, 3),
+        };
+        let term = Term::from_field_text(self.fields.vocabulary, word);
+        let query = if prefix {
+            FuzzyTermQuery::new_prefix(term, automaton_distance, true)
+        } else {
+            FuzzyTermQuery::new(term, automaton_distance, true)
+        };
+        let mut found: std::collections::BTreeMap<String, u32> = std::collections::BTreeMap::new();
+        for segment in searcher.segment_readers() {
+            let inverted = segment.inverted_index(self.fields.vocabulary).map_err(err)?;
+            let mut stream = inverted
+                .terms()
+                .search(query.automaton().map_err(err)?)
+                .into_stream()
+                .map_err(|e| index_error(&self.dir, e))?;
+            while stream.advance() {
+                let Ok(text) = std::str::from_utf8(stream.key()) else {
+                    continue;
+                };
+                *found.entry(text.to_string()).or_default() += stream.value().doc_freq;
+            }
+        }
+        let best = found
+            .into_iter()
+            .map(|(text, documents)| (strsim::osa_distance(word, &text), std::cmp::Reverse(documents), text))
+            .filter(|(distance, _, _)| *distance <= allowed)
+            .min();
+        Ok(best.map(|(_, _, text)| text))
     }
 
     fn hit(&self, doc: &TantivyDocument, score: f32) -> Hit {
@@ -272,7 +371,10 @@ fn text(doc: &TantivyDocument, field: tantivy::schema::Field) -> String {
 /// The queries one request turns into.
 struct Plan {
     query_lc: String,
+    /// The query's words as stems.
     words: Vec<String>,
+    /// The query's words as written (lowercase), for suggestions.
+    plain_words: Vec<String>,
     /// Tier filters, best first; empty for an empty query.
     tiers: Vec<Box<dyn Query>>,
     /// BM25 over name words, description and body.
@@ -285,6 +387,7 @@ impl Plan {
         let f = index.fields;
         let query_lc = request.query.trim().to_lowercase();
         let words = words(index, &query_lc)?;
+        let plain_words = plain_words(index, &query_lc)?;
         let term = |field, text: &str| -> Box<dyn Query> {
             Box::new(TermQuery::new(
                 Term::from_field_text(field, text),
@@ -294,6 +397,15 @@ impl Plan {
         let all_of = |field, items: &[String]| -> Box<dyn Query> {
             Box::new(BooleanQuery::new(
                 items.iter().map(|w| (Occur::Must, term(field, w))).collect(),
+            ))
+        };
+        // Every word, as its stem or (long enough) as the start of a longer word.
+        let all_words = |field| -> Box<dyn Query> {
+            Box::new(BooleanQuery::new(
+                words
+                    .iter()
+                    .map(|w| (Occur::Must, word_query(field, w).unwrap_or_else(|| term(field, w))))
+                    .collect(),
             ))
         };
         let mut tiers: Vec<Box<dyn Query>> = Vec::new();
@@ -318,8 +430,9 @@ impl Plan {
                 tiers.push(all_of(f.name_ngram, &grams));
             }
             if !words.is_empty() {
-                tiers.push(all_of(f.description, &words));
-                tiers.push(all_of(f.body, &words));
+                tiers.push(all_words(f.name_words));
+                tiers.push(all_words(f.description));
+                tiers.push(all_words(f.body));
             }
         }
         let scoring = (!words.is_empty()).then(|| -> Box<dyn Query> {
@@ -327,6 +440,8 @@ impl Plan {
             for word in &words {
                 for (field, boost) in [(f.name_words, 3.0), (f.description, 2.0), (f.body, 1.0)] {
                     let scored = TermQuery::new(Term::from_field_text(field, word), IndexRecordOption::WithFreqs);
+                    // Only exact stems score: a prefix match decides the tier, not the
+                    // rank inside it, and keeps its automaton out of every tier's query.
                     should.push((Occur::Should, Box::new(BoostQuery::new(Box::new(scored), boost))));
                 }
             }
@@ -350,6 +465,7 @@ impl Plan {
         Ok(Self {
             query_lc,
             words,
+            plain_words,
             tiers,
             scoring,
             filters,
@@ -372,11 +488,28 @@ impl Plan {
     }
 }
 
-/// The query's words as the default tokenizer sees them (lowercase, no punctuation).
+/// Matches `stem` or, when it has [`MIN_PREFIX_WORD`] characters or more, any word
+/// it begins; `None` for shorter stems, which match only exactly.
+fn word_query(field: tantivy::schema::Field, stem: &str) -> Option<Box<dyn Query>> {
+    (stem.chars().count() >= MIN_PREFIX_WORD).then(|| -> Box<dyn Query> {
+        Box::new(FuzzyTermQuery::new_prefix(Term::from_field_text(field, stem), 0, false))
+    })
+}
+
+/// The query's words as the searched fields see them (lowercase English stems, no punctuation).
 fn words(index: &SearchIndex, text: &str) -> Result<Vec<String>> {
+    tokens(index, index.fields.description, text)
+}
+
+/// The query's words as written, lowercase, as the vocabulary holds them.
+fn plain_words(index: &SearchIndex, text: &str) -> Result<Vec<String>> {
+    tokens(index, index.fields.vocabulary, text)
+}
+
+fn tokens(index: &SearchIndex, field: tantivy::schema::Field, text: &str) -> Result<Vec<String>> {
     let mut analyzer = index
         .index
-        .tokenizer_for_field(index.fields.description)
+        .tokenizer_for_field(field)
         .map_err(|e| index_error(&index.dir, e))?;
     let mut stream = analyzer.token_stream(text);
     let mut words = Vec::new();

@@ -16,6 +16,9 @@ pub const ACCEPTED_FORMS: &str = "accepted forms: `owner/repo`, `owner/repo@ref`
 `https://host/group/repo/-/tree/<ref>/<path>`, `git+https://...`, `git@host:owner/repo.git`, \
 `ssh://git@host/owner/repo.git`, `file:///abs/path`, and local paths `./x`, `../x`, `/abs/x`";
 
+/// What to do instead of putting credentials in a URL.
+pub const CREDENTIALS_HINT: &str = "aam never uses credentials written in a URL; drop them, and set `GH_TOKEN` or use an ssh URL for private repositories";
+
 /// The cache "host" of local repositories; `_` cannot start a real host name.
 const LOCAL_HOST: &str = "_local";
 
@@ -291,21 +294,39 @@ fn invalid(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::SourceUrlInvalid, message).with_hint(ACCEPTED_FORMS)
 }
 
-/// Replaces any `user:password@` in a URL-ish string so it can be shown.
+/// Hides credentials in a URL-ish string so it can be shown.
+///
+/// With a scheme, everything between `://` and the last `@` goes (user names,
+/// tokens and passwords, even ones holding `/`, `:` or `@`). Without one, so does
+/// whatever precedes the last `@` when it holds a `:` or comes before any `/`
+/// (`user:pw@host:o/r`, `tok@host/o/r`), while `owner/repo@ref` is kept. An
+/// `@` written `%40` counts as one, and a query string (`?private_token=...`) is
+/// hidden too. Over-hiding an odd spec is fine; showing a secret is not.
 pub fn redact(spec: &str) -> String {
-    let Some(scheme_end) = spec.find("://") else {
-        // `user:token@host/...` without a scheme: hide what precedes the `@`.
-        let head = &spec[..spec.find('/').unwrap_or(spec.len())];
-        return match head.rfind('@') {
-            Some(at) if head[..at].contains(':') => format!("***@{}", &spec[at + 1..]),
-            _ => spec.to_string(),
-        };
+    let (main, query) = match spec.find('?') {
+        Some(q) => (&spec[..q], "?***"),
+        None => (spec, ""),
     };
-    let rest = &spec[scheme_end + 3..];
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{}***@{}", &spec[..scheme_end + 3], &rest[at + 1..]),
-        None => spec.to_string(),
+    let (prefix, rest) = match main.find("://") {
+        Some(end) => main.split_at(end + 3),
+        None => ("", main),
+    };
+    let shown = match last_at(rest) {
+        Some((at, len)) if !prefix.is_empty() || rest[..at].contains(':') || !rest[..at].contains('/') => {
+            format!("{prefix}***@{}", &rest[at + len..])
+        }
+        _ => main.to_string(),
+    };
+    format!("{shown}{query}")
+}
+
+/// Position and length of the last `@` (or `%40`) in `text`.
+fn last_at(text: &str) -> Option<(usize, usize)> {
+    let raw = text.rfind('@').map(|at| (at, 1));
+    let encoded = text.to_ascii_lowercase().rfind("%40").map(|at| (at, 3));
+    match (raw, encoded) {
+        (Some(r), Some(e)) => Some(if r.0 > e.0 { r } else { e }),
+        (r, e) => r.or(e),
     }
 }
 
@@ -321,6 +342,14 @@ struct UrlParts<'a> {
 fn split_url<'a>(original: &str, rest: &'a str) -> Result<UrlParts<'a>> {
     let rest = rest.split(['?', '#']).next().unwrap_or(rest);
     let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+    if path.contains('@') && !authority.contains('@') {
+        // `https://user:pa/ss@host/...`: a password holding `/` ends the host early.
+        return Err(invalid(format!(
+            "`{}` has credentials holding `/`, which cannot be read as a URL",
+            redact(original)
+        ))
+        .with_hint(CREDENTIALS_HINT));
+    }
     let (userinfo, hostport) = match authority.rsplit_once('@') {
         Some((u, h)) => (Some(u), h),
         None => (None, authority),
@@ -708,6 +737,48 @@ mod tests {
         assert!(!err.message().contains("s3cret"), "{}", err.message());
         let err = SourceSpec::parse("https://user:s3cret@github.com/o", Path::new("/")).unwrap_err();
         assert!(!err.message().contains("s3cret"), "{}", err.message());
+    }
+
+    #[rstest]
+    #[case("https://user:pa/ss@host/o/r", "pa/ss")]
+    #[case("https://user:pa/ss@github.com/o/r.git", "pa/ss")]
+    #[case("https://user:p@ss/word@host/o/r", "p@ss/word")]
+    #[case("https://ghp_t0ken@host/o", "ghp_t0ken")]
+    #[case("https://ab/cd+ef@host/o", "ab/cd+ef")]
+    #[case("git+https://user:pa/ss@host/o/r", "pa/ss")]
+    #[case("HTTPS://user:pa/ss@host/o/r", "pa/ss")]
+    #[case("http://user:pa/ss@host/o/r", "pa/ss")]
+    #[case("ssh://user:pw/x@host/o", "pw/x")]
+    #[case("ssh://user:pw@-host/o/r", "pw")]
+    #[case("ftp://user:pw@host/o/r", "pw")]
+    #[case("user:pw@host:o", "pw")]
+    #[case("user:pa/ss@host:o/r/x", "pa/ss")]
+    #[case("user:pa/ss@host/o/r", "pa/ss")]
+    #[case("tok3n@host/o/r", "tok3n")]
+    #[case("https://user:p%2Fss%40x@host/o", "p%2Fss")]
+    #[case("https://user:secr3t%40host/o/r", "secr3t")]
+    #[case("https://host/o?private_token=secr3t", "secr3t")]
+    fn credentials_never_reach_a_message_or_hint(#[case] spec: &str, #[case] secret: &str) {
+        let err = SourceSpec::parse(spec, Path::new("/")).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::SourceUrlInvalid, "{spec}: {err}");
+        let shown = format!("{} {}", err.message(), err.hint().unwrap_or_default());
+        assert!(!shown.contains(secret), "{spec}: {shown}");
+        assert!(!redact(spec).contains(secret), "{spec}: {}", redact(spec));
+    }
+
+    #[test]
+    fn redaction_keeps_what_is_not_a_credential() {
+        assert_eq!(redact("https://user:pa/ss@host/o/r"), "https://***@host/o/r");
+        assert_eq!(redact("user:pw@host:o/r"), "***@host:o/r");
+        assert_eq!(redact("owner/repo@v1"), "owner/repo@v1");
+        assert_eq!(redact("https://github.com/o/r"), "https://github.com/o/r");
+        assert_eq!(redact("https://host/o/r?token=x"), "https://host/o/r?***");
+        let err = SourceSpec::parse("https://user:pa/ss@host/o/r", Path::new("/")).unwrap_err();
+        assert_eq!(
+            err.message(),
+            "`https://***@host/o/r` has credentials holding `/`, which cannot be read as a URL"
+        );
+        assert_eq!(err.hint(), Some(CREDENTIALS_HINT));
     }
 
     #[test]

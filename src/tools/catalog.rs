@@ -741,13 +741,13 @@ fn index_check(ctx: &Context, generation: u64) -> HealthCheck {
         ),
         IndexState::Readable {
             generation: indexed, ..
-        } => HealthCheck::fail(
+        } => HealthCheck::warn(
             INDEX_CHECK,
             format!(
-                "the search index reflects generation {}, the catalog is at {generation}",
+                "the search index reflects generation {}, the catalog is at {generation} (a write was interrupted or is under way); the next search or source command brings it up to date",
                 indexed.map_or("none".to_string(), |g| g.to_string())
             ),
-            repair,
+            "nothing to do; `aam catalog reindex` brings it up to date now",
         ),
     }
 }

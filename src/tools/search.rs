@@ -92,7 +92,7 @@ pub struct SearchOutput {
     pub total: u64,
     /// Filters that were ignored, and why.
     pub warnings: Vec<String>,
-    /// Up to three names close to the query, when nothing matched.
+    /// When nothing matched: up to three close names, or the query with unknown words corrected.
     pub suggestions: Vec<String>,
 }
 
@@ -102,7 +102,7 @@ pub struct Search;
 impl Tool for Search {
     const NAME: &'static str = "aam_search";
     const TITLE: &'static str = "Search artifacts";
-    const DESCRIPTION: &'static str = "Search every indexed skill, agent, prompt and instruction by literal text, ranked exact name > name prefix > name contains > description > body. Filter by type, source and platform; page with limit/offset. Returns results with qualified names, the total match count, warnings for ignored filters and 'did you mean' suggestions when nothing matched. Next: `aam_info` with a qualified_name for details.";
+    const DESCRIPTION: &'static str = "Search every indexed skill, agent, prompt and instruction by literal text, ranked exact name > name prefix > name contains > name words > description > body; words match in any form (`audit` finds `auditor`). Filter by type, source and platform; page with limit/offset. Returns results with qualified names, the total match count, warnings for ignored filters and 'did you mean' suggestions when nothing matched. Next: `aam_info` with a qualified_name for details.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
     const ERRORS: &'static [ErrorCode] = &[ErrorCode::IndexError];
@@ -112,7 +112,7 @@ impl Tool for Search {
             title: "a name prefix ranks above a name that only contains the word",
             input: r#"{"query": "review"}"#,
             expect: Expect::Output(
-                r#"{"results": [{"qualified_name": "review-kit", "type": "package"}, {"qualified_name": "sample/code-review", "type": "skill"}], "total": 2}"#,
+                r#"{"results": [{"qualified_name": "review-kit", "type": "package"}, {"qualified_name": "sample/code-review", "type": "skill"}], "total": 3}"#,
             ),
         },
         Example {

@@ -289,7 +289,7 @@ fn check_finds_damage_and_repair_fixes_the_index_and_caches() {
 
     // Damage: a corrupt index, a deleted cache, an artifact row without files,
     // and a file row pointing at no artifact.
-    std::fs::write(env.home().join("index-v1/meta.json"), "garbage").unwrap();
+    std::fs::write(env.home().join("index-v2/meta.json"), "garbage").unwrap();
     std::fs::remove_dir_all(env.home().join("cache/git")).unwrap();
     let conn = rusqlite::Connection::open(env.home().join("catalog.db")).unwrap();
     conn.execute_batch(
@@ -372,6 +372,56 @@ fn check_finds_damage_and_repair_fixes_the_index_and_caches() {
 }
 
 #[test]
+fn an_index_left_behind_by_a_killed_writer_warns_and_catches_up() {
+    let env = awkward_world();
+    let index = env.home().join("index-v2");
+    // What a kill -9 between a source write's catalog commit and its index commit
+    // leaves: the catalog one generation ahead, and tantivy's temporaries.
+    let conn = rusqlite::Connection::open(env.home().join("catalog.db")).unwrap();
+    conn.execute(
+        "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let dead = index.join(".tmpDead01");
+    std::fs::write(&dead, "{}").unwrap();
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&dead)
+        .unwrap()
+        .set_modified(hour_ago)
+        .unwrap();
+    // A temporary a live writer may be about to rename.
+    let live = index.join(".tmpLive01");
+    std::fs::write(&live, "{}").unwrap();
+
+    for args in [&["--json", "catalog", "check"][..], &["--json", "doctor"]] {
+        let run = env.aam(args);
+        let report = run.json();
+        let check = check_named(&report, "index");
+        assert_eq!(check["status"], "warn", "{args:?}: {report:#}");
+        let message = check["message"].as_str().unwrap();
+        assert!(
+            message.contains("the next search or source command brings it up to date"),
+            "{message}"
+        );
+        if args[1] == "catalog" {
+            assert_eq!(run.code, 0, "{run:?}");
+            assert_eq!(report["healthy"], true, "{report:#}");
+        }
+    }
+    // Checks change nothing; the next search catches up and clears the dead temporary.
+    assert!(dead.exists());
+    env.json(&["search", "plain"]);
+    let after = env.json(&["catalog", "check"]);
+    assert_eq!(check_named(&after, "index")["status"], "pass", "{after:#}");
+    assert!(!dead.exists(), "the dead writer's temporary is still there");
+    assert!(live.exists(), "a recent temporary was deleted");
+}
+
+#[test]
 fn doctor_on_a_healthy_and_a_broken_home() {
     let env = awkward_world();
     std::fs::write(env.path("CLAUDE.md"), "# Project\n").unwrap();
@@ -390,7 +440,7 @@ fn doctor_on_a_healthy_and_a_broken_home() {
     std::fs::write(env.home().join("config.yaml"), "default_platforms: [unclosed").unwrap();
     std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o644)).unwrap();
     std::fs::remove_file(env.path(".claude/skills/plain/SKILL.md")).unwrap();
-    std::fs::write(env.home().join("index-v1/meta.json"), "garbage").unwrap();
+    std::fs::write(env.home().join("index-v2/meta.json"), "garbage").unwrap();
     let run = env.aam(&["--json", "doctor"]);
     assert_eq!(run.code, 1, "{run:?}");
     let broken = run.json();

@@ -220,6 +220,26 @@ fn unreachable_hosts_are_network_errors_after_retries() {
 }
 
 #[test]
+fn credentials_in_refused_specs_are_never_printed() {
+    let (env, _) = seeded();
+    for (spec, secret) in [
+        ("https://user:pa/ss@host/o/r", "pa/ss"),
+        ("https://tok3n@host/o", "tok3n"),
+        ("user:pw0rd@host:o", "pw0rd"),
+        ("ssh://user:pw/0rd@host/o/r", "pw/0rd"),
+        ("https://user:p%2Fss%40w0rd@host/o", "w0rd"),
+    ] {
+        for args in [vec!["source", "add", spec], vec!["--json", "source", "add", spec]] {
+            let run = env.aam(&args);
+            assert_eq!(run.code, 1, "{spec}: {run:?}");
+            let all_output = format!("{}{}", run.stdout, run.stderr);
+            assert!(all_output.contains("AAM_SOURCE_URL_INVALID"), "{spec}: {all_output}");
+            assert!(!all_output.contains(secret), "{spec}: secret leaked: {all_output}");
+        }
+    }
+}
+
+#[test]
 fn a_catalog_from_a_newer_aam_is_refused() {
     let (env, _) = seeded();
     let conn = rusqlite::Connection::open(env.home().join("catalog.db")).unwrap();

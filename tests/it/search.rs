@@ -186,6 +186,80 @@ fn typos_get_suggestions() {
     assert_eq!(env.json(&["search", "xylophonist"])["suggestions"], json!([]));
 }
 
+/// Names, descriptions and bodies in the words people use, and other forms of them.
+fn word_forms_repo(env: &TestEnv) -> Repo {
+    let repo = env.repo("forms");
+    repo.write(
+        "agents/security-auditor.md",
+        "---\nname: security-auditor\ndescription: Reviews code for vulnerabilities\n---\nFinds injection flaws.\n",
+    )
+    .write(
+        "skills/go-fuzzer/SKILL.md",
+        skill("go-fuzzer", "Generates inputs for Go"),
+    )
+    .write(
+        "skills/browser-tests/SKILL.md",
+        "---\nname: browser-tests\ndescription: End-to-end checks\n---\nDrives Chromium with Playwright.\n",
+    )
+    .write("skills/security/SKILL.md", skill("security", "Threat models"))
+    .write("skills/audit-log/SKILL.md", skill("audit-log", "Keeps a trail"));
+    repo.commit("c1");
+    repo
+}
+
+#[test]
+fn word_forms_meet_and_hyphenated_names_match_word_by_word() {
+    let env = TestEnv::new();
+    let repo = word_forms_repo(&env);
+    env.json(&["source", "add", repo.path()]);
+    // `security audit` names no artifact literally; the agent's name has both words.
+    let found = env.json(&["search", "security audit"]);
+    assert_eq!(names(&found)[0], "security-auditor", "{found:#}");
+    assert_eq!(found["total"], 1, "{found:#}");
+    // One word finds longer forms of itself in names, descriptions and bodies.
+    assert_eq!(names(&env.json(&["search", "fuzzing"])), ["go-fuzzer"]);
+    assert_eq!(
+        names(&env.json(&["search", "auditing"])),
+        ["audit-log", "security-auditor"]
+    );
+    assert_eq!(names(&env.json(&["search", "vulnerability"])), ["security-auditor"]);
+    assert_eq!(names(&env.json(&["search", "drive playwright"])), ["browser-tests"]);
+    // Word order and hyphens do not matter, and an exact name still comes first.
+    assert_eq!(names(&env.json(&["search", "auditor-security"])), ["security-auditor"]);
+    assert_eq!(names(&env.json(&["search", "security"]))[0], "security");
+    // Short words match only exactly: `go` is not the start of every `good`.
+    assert_eq!(names(&env.json(&["search", "inputs go"])), ["go-fuzzer"]);
+}
+
+#[test]
+fn typos_of_any_indexed_word_get_suggestions() {
+    let env = TestEnv::new();
+    let repo = word_forms_repo(&env);
+    env.json(&["source", "add", repo.path()]);
+    // `playwright` and `chromium` appear only in a body; `vulnerabilities` only in a description.
+    for (typo, expected) in [
+        ("playwrite", "playwright"),
+        ("playwrigt", "playwright"),
+        ("chromuim", "chromium"),
+        ("vulnerabilites", "vulnerabilities"),
+        ("drives playwrite", "drives playwright"),
+        ("securty auditor", "security-auditor"),
+    ] {
+        let found = env.json(&["search", typo]);
+        assert_eq!(found["total"], 0, "{typo}: {found:#}");
+        assert!(
+            found["suggestions"].as_array().unwrap().contains(&json!(expected)),
+            "{typo}: {found:#}"
+        );
+        let corrected = env.json(&["search", expected]);
+        assert!(corrected["total"].as_u64().unwrap() > 0, "{expected}: {corrected:#}");
+    }
+    let human = env.aam(&["search", "playwrite"]);
+    assert!(human.stdout.contains("Did you mean: playwright?"), "{}", human.stdout);
+    // A word nothing resembles gets no suggestion.
+    assert_eq!(env.json(&["search", "playwrite xylophonist"])["suggestions"], json!([]));
+}
+
 #[test]
 fn filters_and_warnings() {
     let env = TestEnv::new();
@@ -269,7 +343,7 @@ fn the_index_follows_add_update_and_remove() {
 }
 
 fn index_generation(env: &TestEnv) -> String {
-    let meta = std::fs::read_to_string(env.home().join("index-v1/meta.json")).unwrap();
+    let meta = std::fs::read_to_string(env.home().join("index-v2/meta.json")).unwrap();
     let meta: Value = serde_json::from_str(&meta).unwrap();
     meta["payload"].as_str().unwrap().to_string()
 }
@@ -285,21 +359,21 @@ fn a_missing_corrupt_or_stale_index_is_rebuilt_from_the_catalog() {
     env.json(&["source", "add", repo.path()]);
     let expected = names(&env.json(&["search", "review"]));
 
-    std::fs::remove_dir_all(env.home().join("index-v1")).unwrap();
+    std::fs::remove_dir_all(env.home().join("index-v2")).unwrap();
     assert_eq!(
         names(&env.json(&["search", "review"])),
         expected,
         "rebuilt after deletion"
     );
 
-    std::fs::write(env.home().join("index-v1/meta.json"), "{ not json").unwrap();
+    std::fs::write(env.home().join("index-v2/meta.json"), "{ not json").unwrap();
     assert_eq!(
         names(&env.json(&["search", "review"])),
         expected,
         "rebuilt after corruption"
     );
 
-    for entry in std::fs::read_dir(env.home().join("index-v1")).unwrap() {
+    for entry in std::fs::read_dir(env.home().join("index-v2")).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "store") {
             std::fs::write(&path, b"garbage").unwrap();

@@ -195,6 +195,13 @@ fn oddities_are_indexed_with_warnings() {
         b"---\nname: latin1\ndescription: caf\xe9\n---\n".as_slice(),
     )
     .write("skills/empty/SKILL.md", "")
+    .write(
+        "skills/deep/SKILL.md",
+        format!(
+            "---\nname: deep\ndescription: Nested\ntools: {}\n---\nbody\n",
+            "[".repeat(60_000)
+        ),
+    )
     .write("skills/huge/SKILL.md", huge)
     .write("skills/-dash/SKILL.md", skill("Not Kebab", "Odd name"))
     .write("skills/dup1/SKILL.md", skill("same", "One"))
@@ -220,6 +227,9 @@ fn oddities_are_indexed_with_warnings() {
     assert!(find("skills/crlf").contains("CRLF line endings"));
     assert!(find("skills/latin1").contains("not valid UTF-8"));
     assert!(find("skills/empty").contains("file is empty"));
+    // Handed to the YAML parser, 60,000 nested `[` would take libyaml about a minute.
+    assert!(find("skills/deep").contains(" deep Nested "), "{}", find("skills/deep"));
+    assert!(find("skills/deep").contains("nests deeper than 64 levels"));
     assert!(find("skills/huge").contains("only the first 256 KiB"));
     assert!(find("skills/-dash").contains(" Not Kebab Odd name "));
     assert!(find("skills/dup1").contains(" same One "));
