@@ -139,28 +139,24 @@ fn latest_migration() -> i64 {
 }
 
 fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
-    let runner = embedded::migrations::runner();
     let latest = latest_migration();
-    let applied: Option<i64> = conn
-        .query_row("SELECT MAX(version) FROM refinery_schema_history", [], |r| r.get(0))
-        .optional()
-        .unwrap_or(None)
-        .flatten();
-    match applied {
-        Some(v) if latest == v => return Ok(()),
-        Some(v) if v > latest => {
-            return Err(Error::new(
-                ErrorCode::CatalogTooNew,
-                format!(
-                    "the catalog `{}` has schema version {v}, newer than this aam understands ({latest})",
-                    path.display()
-                ),
-            )
-            .with_hint("upgrade aam, or point `AAM_HOME` at another folder"));
-        }
-        _ => {}
+    if check_version(conn, path, latest)? {
+        return Ok(());
     }
-    runner.run(conn).map_err(|e| {
+    // Processes that find the catalog new or old migrate one at a time: the
+    // first does the work, the others find it done.
+    let lock_path = path.with_extension("migrate-lock");
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| Error::io("open", &lock_path, e))?;
+    lock.lock().map_err(|e| Error::io("lock", &lock_path, e))?;
+    if check_version(conn, path, latest)? {
+        return Ok(());
+    }
+    embedded::migrations::runner().run(conn).map_err(|e| {
         Error::new(
             ErrorCode::CatalogError,
             format!("failed to migrate the catalog `{}`", path.display()),
@@ -169,6 +165,27 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
         .with_source(e)
     })?;
     Ok(())
+}
+
+/// Whether the catalog is at the `latest` schema version; an error when it is newer.
+fn check_version(conn: &Connection, path: &Path, latest: i64) -> Result<bool> {
+    let applied: Option<i64> = conn
+        .query_row("SELECT MAX(version) FROM refinery_schema_history", [], |r| r.get(0))
+        .optional()
+        .unwrap_or(None)
+        .flatten();
+    match applied {
+        Some(v) if latest == v => Ok(true),
+        Some(v) if v > latest => Err(Error::new(
+            ErrorCode::CatalogTooNew,
+            format!(
+                "the catalog `{}` has schema version {v}, newer than this aam understands ({latest})",
+                path.display()
+            ),
+        )
+        .with_hint("upgrade aam, or point `AAM_HOME` at another folder")),
+        _ => Ok(false),
+    }
 }
 
 fn open_error(path: &Path, e: rusqlite::Error) -> Error {

@@ -144,14 +144,20 @@ pub fn read(root: &Path) -> Result<LockFile> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(LockFile::default()),
         Err(e) => return Err(Error::io("read", &path, e)),
     };
-    serde_yaml_ng::from_str(&text).map_err(|e| {
+    let invalid = |why: String| {
         Error::new(
             ErrorCode::LockInvalid,
-            format!("the lock file `{}` is invalid: {e}", path.display()),
+            format!("the lock file `{}` is invalid: {why}", path.display()),
         )
         .with_hint("restore it from version control, or delete it and install the packages again")
-    })
+    };
+    // A lock file may come with a cloned repository: bounded before parsing.
+    crate::yaml::check(&text, MAX_LOCK_BYTES).map_err(|refusal| invalid(format!("it {refusal}")))?;
+    serde_yaml_ng::from_str(&text).map_err(|e| invalid(e.to_string()))
 }
+
+/// Largest lock file handed to the YAML parser, in bytes.
+const MAX_LOCK_BYTES: usize = 64 * 1024 * 1024;
 
 /// The lock file's text, keys sorted.
 pub fn to_text(lock: &LockFile) -> String {
@@ -199,6 +205,9 @@ mod tests {
         crate::atomic::write_file(&lock_path(dir.path()), text.as_bytes()).unwrap();
         assert_eq!(read(dir.path()).unwrap(), lock);
         assert_eq!(read(&dir.path().join("none")).unwrap(), LockFile::default());
+        let deep = format!("packages: {}", "[".repeat(100_000));
+        crate::atomic::write_file(&lock_path(dir.path()), deep.as_bytes()).unwrap();
+        assert_eq!(read(dir.path()).unwrap_err().code(), ErrorCode::LockInvalid);
         assert_eq!(section_key("AGENTS.md", "x", ArtifactKind::Agent), "AGENTS.md#x agent");
     }
 }

@@ -374,35 +374,48 @@ impl Tool for Install {
         } else {
             OnEdited::Skip
         };
-        install(ctx, &input, on_edited, false)
+        install(ctx, &input, on_edited)
     }
 }
 
 /// The one install path: new packages, and installed ones replaced (what an
-/// upgrade is), with edits protected by `on_edited`. With `edits_stop_all`, a
-/// package kept for its edits stops the whole command (an upgrade never moves
-/// a package without the dependencies it moves along).
-fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited, edits_stop_all: bool) -> Result<InstallOutput> {
+/// upgrade is), with edits protected by `on_edited`.
+fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited) -> Result<InstallOutput> {
+    let prepared = {
+        let catalog = ctx.catalog()?;
+        specs::prepare_specs(ctx, &catalog, &input.specs)?
+    };
+    install_prepared(ctx, input, prepared, on_edited)
+}
+
+/// What one command does with one prepared package.
+enum Decision {
+    Add {
+        platforms: Vec<Platform>,
+        existing: Option<LockedPackage>,
+        modified: Vec<String>,
+    },
+    Skip(SkippedPackage),
+}
+
+/// Installs prepared packages as one unit under the project lock. A package
+/// kept for its edits also keeps every package of the command that depends on it.
+fn install_prepared(
+    ctx: &Context,
+    input: &InstallInput,
+    prepared: Vec<Prepared>,
+    on_edited: OnEdited,
+) -> Result<InstallOutput> {
     let roots = roots(ctx, input.global)?;
     let _lock = if input.dry_run {
         None
     } else {
         Some(begin_write(ctx, &roots, input.no_wait)?)
     };
-    let catalog = ctx.catalog()?;
-    let prepared = specs::prepare_specs(ctx, &catalog, &input.specs)?;
-    drop(catalog);
     let home_settings = ctx.home.load_settings()?;
     let mut default_platforms: Option<Vec<Platform>> = None;
     let mut plan = Plan::new(&roots, input.force)?;
-    let mut output = InstallOutput {
-        installed: Vec::new(),
-        skipped: Vec::new(),
-        root: roots.root_text(),
-        dry_run: input.dry_run,
-    };
-    let mut todo = Vec::new();
-    let mut backups = Vec::new();
+    let mut decisions = Vec::with_capacity(prepared.len());
     for package in &prepared {
         let name = &package.manifest.name;
         let existing = plan.lock().packages.get(name).cloned();
@@ -432,24 +445,49 @@ fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited, edits_stop_
             None => BTreeMap::new(),
         };
         let modified = state::keys_in(&status, FileState::Modified);
-        if let Some(existing) = &existing {
-            let same = existing.version == package.manifest.version
-                && existing.checksum == package.checksum
-                && sorted(&existing.platforms) == sorted(&platforms)
-                && status.values().all(|s| *s == FileState::Ok);
-            if same && !input.force {
-                output
-                    .skipped
-                    .push(skipped(existing, package, SkipReason::AlreadyInstalled, Vec::new()));
+        let decision = match &existing {
+            Some(existing)
+                if !input.force
+                    && existing.version == package.manifest.version
+                    && existing.checksum == package.checksum
+                    && sorted(&existing.platforms) == sorted(&platforms)
+                    && status.values().all(|s| *s == FileState::Ok) =>
+            {
+                Decision::Skip(skipped(existing, package, SkipReason::AlreadyInstalled, Vec::new()))
+            }
+            Some(existing) if !modified.is_empty() && on_edited == OnEdited::Skip => {
+                Decision::Skip(skipped(existing, package, SkipReason::EditedFiles, modified))
+            }
+            _ => Decision::Add {
+                platforms,
+                existing,
+                modified,
+            },
+        };
+        decisions.push(decision);
+    }
+    keep_dependents_of_kept(&prepared, &mut decisions);
+    let mut output = InstallOutput {
+        installed: Vec::new(),
+        skipped: Vec::new(),
+        root: roots.root_text(),
+        dry_run: input.dry_run,
+    };
+    let mut todo = Vec::new();
+    let mut backups = Vec::new();
+    for (package, decision) in prepared.iter().zip(decisions) {
+        let (platforms, existing, modified) = match decision {
+            Decision::Skip(skipped) => {
+                output.skipped.push(skipped);
                 continue;
             }
-            if !modified.is_empty() && on_edited == OnEdited::Skip {
-                output
-                    .skipped
-                    .push(skipped(existing, package, SkipReason::EditedFiles, modified));
-                continue;
-            }
-        }
+            Decision::Add {
+                platforms,
+                existing,
+                modified,
+            } => (platforms, existing, modified),
+        };
+        let name = &package.manifest.name;
         let entry = plan.add(package, &platforms)?;
         let undeployed: Vec<String> = existing
             .iter()
@@ -474,10 +512,6 @@ fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited, edits_stop_
         });
         todo.push(mirror_of(&roots, &entry, package));
     }
-    if edits_stop_all && output.kept_edits() {
-        output.installed.clear();
-        return Ok(output);
-    }
     if input.dry_run || todo.is_empty() {
         return Ok(output);
     }
@@ -486,6 +520,42 @@ fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited, edits_stop_
     }
     plan.execute(&object_store(ctx), todo, |ops| apply_mirror(ctx, ops))?;
     Ok(output)
+}
+
+/// Turns `Add` into `Skip` for every package that depends (directly or not)
+/// on one kept for its edits: it would otherwise run against the old version.
+fn keep_dependents_of_kept(prepared: &[Prepared], decisions: &mut [Decision]) {
+    loop {
+        let kept: BTreeMap<String, Vec<String>> = decisions
+            .iter()
+            .filter_map(|d| match d {
+                Decision::Skip(s) if s.reason == SkipReason::EditedFiles => {
+                    Some((s.name.clone(), s.modified_files.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        let mut changed = false;
+        for (package, decision) in prepared.iter().zip(decisions.iter_mut()) {
+            let Decision::Add { existing, .. } = decision else {
+                continue;
+            };
+            let Some(files) = package.manifest.dependencies.keys().find_map(|d| kept.get(d)) else {
+                continue;
+            };
+            *decision = Decision::Skip(SkippedPackage {
+                name: package.manifest.name.clone(),
+                version: existing.as_ref().map(|e| e.version.clone()).unwrap_or_default(),
+                wanted_version: package.manifest.version.clone(),
+                reason: SkipReason::EditedFiles,
+                modified_files: files.clone(),
+            });
+            changed = true;
+        }
+        if !changed {
+            return;
+        }
+    }
 }
 
 fn sorted(platforms: &[Platform]) -> Vec<Platform> {
@@ -742,17 +812,13 @@ impl Tool for Upgrade {
             None => lock.packages.keys().cloned().collect(),
         };
         let settings = ctx.home.load_settings()?;
+        let catalog = ctx.catalog()?;
         let mut reports = Vec::new();
+        let mut prepared: Vec<Prepared> = Vec::new();
+        let mut moving = Vec::new();
         for name in names {
-            // Earlier upgrades in this run may have moved this one along.
-            let lock = lock::read(&roots.root)?;
-            let Some(entry) = lock.packages.get(&name) else {
-                continue;
-            };
-            let fresh = {
-                let catalog = ctx.catalog()?;
-                freshness::check(&catalog, &settings, &name, entry)?
-            };
+            let entry = &lock.packages[&name];
+            let fresh = freshness::check(&catalog, &settings, &name, entry)?;
             let mut report = UpgradeReport {
                 name: name.clone(),
                 from: entry.version.clone(),
@@ -762,55 +828,79 @@ impl Tool for Upgrade {
                 backup_dir: None,
                 message: None,
             };
-            if !fresh.outdated {
-                reports.push(report);
-                continue;
+            if fresh.outdated {
+                let spec = match entry.source {
+                    Origin::Registry => format!("{name}@{}", entry.requested.as_deref().unwrap_or("*")),
+                    _ => entry.requested.clone().unwrap_or_else(|| name.clone()),
+                };
+                // A package that cannot be prepared fails alone; the others go on.
+                match specs::prepare_specs(ctx, &catalog, &[spec]) {
+                    Ok(packages) => {
+                        moving.push(name.clone());
+                        for package in packages {
+                            if !prepared.iter().any(|p| p.manifest.name == package.manifest.name) {
+                                prepared.push(package);
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        report.status = UpgradeStatus::Failed;
+                        report.message = Some(format!("[{}] {}", e.code(), e.message()));
+                    }
+                }
             }
-            let spec = match entry.source {
-                Origin::Registry => format!("{name}@{}", entry.requested.as_deref().unwrap_or("*")),
-                _ => entry.requested.clone().unwrap_or_else(|| name.clone()),
-            };
-            let request = InstallInput {
-                specs: vec![spec],
-                no_deploy: entry.platforms.is_empty(),
-                dry_run: input.dry_run,
-                global: input.global,
-                no_wait: input.no_wait,
-                ..Default::default()
-            };
-            // A dry run reports what would be replaced, edits included.
-            let policy = if input.dry_run {
-                OnEdited::Force
-            } else {
-                input.on_edited
-            };
-            match install(ctx, &request, policy, true) {
-                Ok(done) => upgrade_report(&mut report, &done, input.dry_run),
-                Err(e) => {
+            reports.push(report);
+        }
+        drop(catalog);
+        if prepared.is_empty() {
+            return Ok(UpgradeOutput { packages: reports });
+        }
+        let request = InstallInput {
+            dry_run: input.dry_run,
+            global: input.global,
+            no_wait: input.no_wait,
+            ..Default::default()
+        };
+        // Every upgrade of the command is one unit; a dry run reports what
+        // would be replaced, edits included.
+        let policy = if input.dry_run {
+            OnEdited::Force
+        } else {
+            input.on_edited
+        };
+        match install_prepared(ctx, &request, prepared, policy) {
+            Ok(done) => {
+                for report in &mut reports {
+                    upgrade_report(report, &done, input.dry_run);
+                }
+            }
+            Err(e) => {
+                for report in reports.iter_mut().filter(|r| moving.contains(&r.name)) {
                     report.status = UpgradeStatus::Failed;
                     report.message = Some(format!("[{}] {}", e.code(), e.message()));
                 }
             }
-            reports.push(report);
         }
         Ok(UpgradeOutput { packages: reports })
     }
 }
 
 fn upgrade_report(report: &mut UpgradeReport, done: &InstallOutput, dry_run: bool) {
-    for package in &done.installed {
+    for package in done.installed.iter().filter(|p| p.name == report.name) {
         report.modified_files.extend(package.replaced_edits.iter().cloned());
-        if package.name == report.name {
-            report.to = package.version.clone();
-            report.backup_dir = package.backup_dir.clone();
-            report.status = if dry_run {
-                UpgradeStatus::WouldUpgrade
-            } else {
-                UpgradeStatus::Upgraded
-            };
-        }
+        report.to = package.version.clone();
+        report.backup_dir = package.backup_dir.clone();
+        report.status = if dry_run {
+            UpgradeStatus::WouldUpgrade
+        } else {
+            UpgradeStatus::Upgraded
+        };
     }
-    for package in done.skipped.iter().filter(|s| s.reason == SkipReason::EditedFiles) {
+    let kept = done
+        .skipped
+        .iter()
+        .filter(|s| s.reason == SkipReason::EditedFiles && s.name == report.name);
+    for package in kept {
         report.modified_files.extend(package.modified_files.iter().cloned());
         report.status = UpgradeStatus::Skipped;
         report.message = Some("files were edited since install; choose backup or force".to_string());
