@@ -392,7 +392,7 @@ fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited) -> Result<I
 enum Decision {
     Add {
         platforms: Vec<Platform>,
-        existing: Option<LockedPackage>,
+        existing: Option<Box<LockedPackage>>,
         modified: Vec<String>,
     },
     Skip(SkippedPackage),
@@ -460,7 +460,7 @@ fn install_prepared(
             }
             _ => Decision::Add {
                 platforms,
-                existing,
+                existing: existing.map(Box::new),
                 modified,
             },
         };
