@@ -69,7 +69,7 @@ fingerprint() {
       else sha1sum "$f"; fi
     done) | sha1sum | cut -c1-12
 }
-leftovers() { find "$proj" "$HOME" -name '*.aam-*' -o -name 'journal.json' | grep -c . || true; }
+leftovers() { find "$proj" "$HOME" -name '*.aam-*' -o -name 'journal.json*' | grep -c . || true; }
 locked() { grep -E '^  [^ ].*:$' "$proj/.aam/aam-lock.yaml" 2> /dev/null | sed 's/^  //; s/:$//' | sort | tr '\n' ' '; }
 mirrored() {
   sqlite3 "$AAM_HOME/catalog.db" "SELECT DISTINCT package FROM install_files WHERE project_root = '$proj' ORDER BY package" |
@@ -93,15 +93,25 @@ round() { # OP FROM STATE_BEFORE STATE_AFTER -> prints old|new|bad
   sleep "$delay"
   kill -9 "$pid" 2> /dev/null || true
   wait "$pid" 2> /dev/null || true
-  (cd "$proj" && "$aam" list > /dev/null 2>&1) || { echo bad; return; }
+  (cd "$proj" && "$aam" list > /dev/null 2>"$work/recover.err") || { bad "recovery failed: $(cat "$work/recover.err")"; return; }
   now=$(fingerprint)
-  if [ "$(leftovers)" != 0 ] || [ "$(locked)" != "$(mirrored)" ]; then echo bad; return; fi
-  if [ -s "$proj/.aam/aam-lock.yaml" ] && ! (cd "$proj" && "$aam" verify --all > /dev/null 2>&1); then echo bad; return; fi
+  if [ "$(leftovers)" != 0 ]; then bad "leftovers: $(find "$proj" "$HOME" -name '*.aam-*' -o -name 'journal.json*')"; return; fi
+  if [ "$(locked)" != "$(mirrored)" ]; then bad "lock [$(locked)] != catalog [$(mirrored)]"; return; fi
+  if [ -s "$proj/.aam/aam-lock.yaml" ] && ! (cd "$proj" && "$aam" verify --all > /dev/null 2>&1); then bad "verify not clean"; return; fi
   if [ "$now" = "$before" ]; then
-    (cd "$proj" && "$aam" $op > /dev/null 2>&1) && [ "$(fingerprint)" = "$after" ] && echo old || echo bad
+    if (cd "$proj" && "$aam" $op > /dev/null 2>&1) && [ "$(fingerprint)" = "$after" ]; then echo old; else bad "re-run"; fi
   elif [ "$now" = "$after" ]; then echo new
-  else echo bad
+  else bad "neither old nor new"
   fi
+}
+
+# bad WHY: reports an inconsistent round on stderr (its state kept for a look).
+bad() {
+  local keep
+  keep=$(mktemp -d /tmp/aam-crash-XXXX)
+  cp -a "$proj" "$AAM_HOME" "$HOME" "$keep"/ 2> /dev/null || true
+  echo "inconsistent ($1); state kept in $keep" >&2
+  echo bad
 }
 
 run_op() { # LABEL OP FROM

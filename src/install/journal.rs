@@ -147,9 +147,15 @@ fn journal_path(root: &Path) -> PathBuf {
     root.join(".aam").join("journal.json")
 }
 
-/// Whether an interrupted command's journal is waiting under `root`.
+/// Where the journal is written before it is renamed into place.
+fn staged_journal_path(root: &Path) -> PathBuf {
+    root.join(".aam").join("journal.json.new")
+}
+
+/// Whether an interrupted command's journal (or a half-written one) is
+/// waiting under `root`.
 pub fn pending(root: &Path) -> bool {
-    journal_path(root).exists()
+    journal_path(root).exists() || staged_journal_path(root).exists()
 }
 
 // ---------------------------------------------------------------- project lock
@@ -359,9 +365,18 @@ fn stage(path: &Path, bytes: &[u8], executable: bool) -> Result<()> {
         .map_err(|e| Error::io("write", path, e))
 }
 
+/// Writes the journal under a fixed staging name (so a crash mid-write leaves
+/// nothing recovery does not know), flushes it, and renames it into place.
 fn write_journal(root: &Path, journal: &Journal) -> Result<()> {
+    use std::io::Write;
     let text = serde_json::to_vec_pretty(journal).map_err(|e| Error::internal(format!("journal: {e}")))?;
-    crate::atomic::write_file(&journal_path(root), &text)?;
+    let staged = staged_journal_path(root);
+    let mut file = File::create(&staged).map_err(|e| Error::io("write", &staged, e))?;
+    file.write_all(&text).map_err(|e| Error::io("write", &staged, e))?;
+    file.sync_all().map_err(|e| Error::io("write", &staged, e))?;
+    tick();
+    let path = journal_path(root);
+    std::fs::rename(&staged, &path).map_err(|e| Error::io("write", &path, e))?;
     if let Ok(dir) = File::open(root.join(".aam")) {
         let _ = dir.sync_all();
     }
@@ -370,6 +385,7 @@ fn write_journal(root: &Path, journal: &Journal) -> Result<()> {
 }
 
 fn remove_journal(root: &Path) {
+    let _ = std::fs::remove_file(staged_journal_path(root));
     let _ = std::fs::remove_file(journal_path(root));
 }
 
@@ -473,6 +489,8 @@ pub fn recover(
     _held: &ProjectLock,
     apply_mirror: impl FnOnce(&[MirrorOp]) -> Result<()>,
 ) -> Result<Option<Recovered>> {
+    // A journal that never made it into place means nothing had changed yet.
+    let _ = std::fs::remove_file(staged_journal_path(&roots.root));
     let path = journal_path(&roots.root);
     let text = match std::fs::read(&path) {
         Ok(text) => text,
