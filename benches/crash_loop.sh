@@ -97,7 +97,9 @@ round() { # OP FROM STATE_BEFORE STATE_AFTER -> prints old|new|bad
   now=$(fingerprint)
   if [ "$(leftovers)" != 0 ]; then bad "leftovers: $(find "$proj" "$HOME" -name '*.aam-*' -o -name 'journal.json*')"; return; fi
   if [ "$(locked)" != "$(mirrored)" ]; then bad "lock [$(locked)] != catalog [$(mirrored)]"; return; fi
-  if [ -s "$proj/.aam/aam-lock.yaml" ] && ! (cd "$proj" && "$aam" verify --all > /dev/null 2>&1); then bad "verify not clean"; return; fi
+  if [ -s "$proj/.aam/aam-lock.yaml" ] && ! (cd "$proj" && "$aam" verify --all > "$work/verify.out" 2>&1); then
+    bad "verify not clean: $(tr '\n' ' ' < "$work/verify.out")"; return
+  fi
   if [ "$now" = "$before" ]; then
     if (cd "$proj" && "$aam" $op > /dev/null 2>&1) && [ "$(fingerprint)" = "$after" ]; then echo old; else bad "re-run"; fi
   elif [ "$now" = "$after" ]; then echo new

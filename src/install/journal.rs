@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Roots;
 use super::keys::{self, LOCK_KEY};
-use super::plan::Member;
+use super::plan::{Bytes, Member};
 use crate::error::{Error, ErrorCode, Result};
 use crate::scan::Platform;
 
@@ -48,8 +48,9 @@ const JOURNAL_VERSION: u32 = 1;
 pub struct FileChange {
     /// Lock key, shared file or the lock file.
     pub key: String,
-    /// New bytes and whether the file is executable; `None` removes it.
-    pub content: Option<(Vec<u8>, bool)>,
+    /// New bytes (shared, never copied per target) and whether the file is
+    /// executable; `None` removes it.
+    pub content: Option<(Bytes, bool)>,
 }
 
 /// A change to the catalog's mirror of the project's installs.
@@ -312,7 +313,7 @@ fn sibling(path: &Path, id: &str, n: usize, suffix: &str) -> PathBuf {
     path.with_file_name(format!(".{name}.aam-{id}.{n}.{suffix}"))
 }
 
-fn make_changes(roots: &Roots, journal: &Journal, paths: &[PathBuf], contents: &[Option<Vec<u8>>]) -> Result<()> {
+fn make_changes(roots: &Roots, journal: &Journal, paths: &[PathBuf], contents: &[Option<Bytes>]) -> Result<()> {
     for dir in &journal.created_dirs {
         let path = crate::deploy::Location::from_key(dir).resolve(&roots.root, &roots.home);
         // The project root or home folder itself may be missing; it is not ours to remove later.
@@ -597,7 +598,7 @@ mod tests {
         vec![
             FileChange {
                 key: ".claude/skills/new/deep/SKILL.md".into(),
-                content: Some((b"new".to_vec(), true)),
+                content: Some((Bytes::from(&b"new"[..]), true)),
             },
             FileChange {
                 key: ".claude/skills/old/SKILL.md".into(),
@@ -605,11 +606,11 @@ mod tests {
             },
             FileChange {
                 key: "CLAUDE.md".into(),
-                content: Some((b"Mine\nand more\n".to_vec(), false)),
+                content: Some((Bytes::from(&b"Mine\nand more\n"[..]), false)),
             },
             FileChange {
                 key: LOCK_KEY.into(),
-                content: Some((b"lock".to_vec(), false)),
+                content: Some((Bytes::from(&b"lock"[..]), false)),
             },
         ]
     }

@@ -26,6 +26,10 @@ use crate::packages::manifest::Manifest;
 use crate::packages::store::ObjectStore;
 use crate::scan::{ArtifactKind, Platform};
 
+/// File contents, shared between a package's copy, its deployments and the
+/// object store instead of copied for each (a big file is held once).
+pub type Bytes = std::sync::Arc<[u8]>;
+
 /// One artifact a package holds, as the catalog mirror records it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Member {
@@ -44,7 +48,7 @@ pub struct Prepared {
     /// The manifest.
     pub manifest: Manifest,
     /// Package files (the manifest included): path to (bytes, executable).
-    pub files: BTreeMap<String, (Vec<u8>, bool)>,
+    pub files: BTreeMap<String, (Bytes, bool)>,
     /// Where it came from.
     pub origin: Origin,
     /// Registry name, source name, or path.
@@ -70,7 +74,7 @@ pub struct Plan<'r> {
     shared: BTreeMap<String, (Option<String>, String)>,
     changes: Vec<FileChange>,
     /// Bytes to keep in the object store for `aam diff`.
-    originals: Vec<Vec<u8>>,
+    originals: Vec<Bytes>,
     /// Target key to the package that claims it in this command.
     claimed: BTreeMap<String, String>,
     /// Folders the package being added will create.
@@ -182,7 +186,7 @@ impl<'r> Plan<'r> {
     fn write(
         &mut self,
         key: &str,
-        bytes: Vec<u8>,
+        bytes: Bytes,
         executable: bool,
         checksums: &mut BTreeMap<String, String>,
     ) -> Result<()> {
@@ -242,7 +246,7 @@ impl<'r> Plan<'r> {
                         let key = location.key();
                         self.claim_path(&key, &name, &location)?;
                         let rendered = deploy::render(kind, platform, &artifact.name, &text, false);
-                        self.write(&key, rendered.into_bytes(), false, &mut checksums)?;
+                        self.write(&key, Bytes::from(rendered.into_bytes()), false, &mut checksums)?;
                         deployed.push(deployment(platform, kind, &artifact.name, key));
                     }
                     Target::Section {
@@ -292,7 +296,7 @@ impl<'r> Plan<'r> {
                 .unwrap_or_default()
                 .to_string();
             checksums.insert(key, blake3::hash(content.as_bytes()).to_hex().to_string());
-            self.originals.push(content.into_bytes());
+            self.originals.push(Bytes::from(content.into_bytes()));
         }
         let mut created_dirs: std::collections::BTreeSet<String> = std::mem::take(&mut self.creating);
         if let Some(previous) = self.lock.packages.get(&name).cloned() {
@@ -376,7 +380,7 @@ impl<'r> Plan<'r> {
             } else if !after.is_empty() {
                 self.changes.push(FileChange {
                     key,
-                    content: Some((after.into_bytes(), false)),
+                    content: Some((Bytes::from(after.into_bytes()), false)),
                 });
             }
         }
@@ -387,7 +391,7 @@ impl<'r> Plan<'r> {
             new.resolved_at = now_timestamp();
             self.changes.push(FileChange {
                 key: LOCK_KEY.to_string(),
-                content: Some((lock::to_text(&new).into_bytes(), false)),
+                content: Some((Bytes::from(lock::to_text(&new).into_bytes()), false)),
             });
         } else {
             new.resolved_at = old.resolved_at;
@@ -424,7 +428,7 @@ struct Finished {
     changes: Vec<FileChange>,
     lock: LockFile,
     /// Bytes to keep in the object store.
-    originals: Vec<Vec<u8>>,
+    originals: Vec<Bytes>,
     /// Folders to remove when empty.
     prune: Vec<String>,
 }

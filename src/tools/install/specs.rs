@@ -13,7 +13,7 @@ use crate::catalog::Catalog;
 use crate::config::Settings;
 use crate::error::{Error, ErrorCode, Result};
 use crate::install::freshness::registry_for;
-use crate::install::plan::{Member, Prepared};
+use crate::install::plan::{Bytes, Member, Prepared};
 use crate::packages::archive;
 use crate::packages::lock::{LockedArtifact, Origin};
 use crate::packages::manifest::{self, MANIFEST_FILE, Manifest, artifact_file_name};
@@ -117,8 +117,8 @@ fn split_version(text: &str) -> (String, String) {
     }
 }
 
-fn files_map(entries: Vec<(String, Vec<u8>, bool)>) -> BTreeMap<String, (Vec<u8>, bool)> {
-    entries.into_iter().map(|(p, b, x)| (p, (b, x))).collect()
+fn files_map(entries: Vec<(String, Vec<u8>, bool)>) -> BTreeMap<String, (Bytes, bool)> {
+    entries.into_iter().map(|(p, b, x)| (p, (Bytes::from(b), x))).collect()
 }
 
 fn prepare_path(ctx: &Context, path: &Path, spec: &str) -> Result<Prepared> {
@@ -188,8 +188,15 @@ fn prepare_source_artifact(ctx: &Context, catalog: &Catalog, source: &str, rest:
     let version = format!("0.0.0+{}", &commit[..commit.len().min(12)]);
     let built = assemble(&gathered, &artifact_file_name(&chosen.name), &version, None, Vec::new())?;
     let manifest_text = manifest::to_yaml(&built.manifest);
-    let mut files = built.files;
-    files.insert(MANIFEST_FILE.to_string(), (manifest_text.clone().into_bytes(), false));
+    let mut files: BTreeMap<String, (Bytes, bool)> = built
+        .files
+        .into_iter()
+        .map(|(path, (bytes, executable))| (path, (Bytes::from(bytes), executable)))
+        .collect();
+    files.insert(
+        MANIFEST_FILE.to_string(),
+        (Bytes::from(manifest_text.clone().into_bytes()), false),
+    );
     let source_record = find_source(catalog, source)?;
     let digests = catalog.live_artifacts_in(source_record.id, std::slice::from_ref(&chosen.source_path), &[])?;
     Ok(Prepared {
