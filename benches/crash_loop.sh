@@ -84,10 +84,11 @@ write_source v2
 "$aam" source update up > /dev/null
 save installed
 
-round() { # OP FROM STATE_BEFORE STATE_AFTER -> prints old|new|bad
-  local op=$1 from=$2 before=$3 after=$4 delay pid now
+round() { # OP FROM STATE_BEFORE STATE_AFTER SPAN_MS -> prints old|new|bad
+  local op=$1 from=$2 before=$3 after=$4 span=$5 delay pid now
   restore "$from"
-  delay=$(awk -v r="$RANDOM" 'BEGIN { printf "%.3f", (r % 400) / 1000 }')
+  # A random instant within the command's own uninterrupted run time.
+  delay=$(awk -v r="$RANDOM" -v span="$span" 'BEGIN { printf "%.3f", (r % span) / 1000 }')
   (cd "$proj" && exec "$aam" $op > /dev/null 2>&1) &
   pid=$!
   sleep "$delay"
@@ -119,9 +120,13 @@ bad() {
 run_op() { # LABEL OP FROM
   local label=$1 op=$2 from=$3 before after n old=0 new=0 bad=0 outcome
   restore "$from"; before=$(fingerprint)
-  (cd "$proj" && "$aam" $op > /dev/null 2>&1); after=$(fingerprint)
+  local start span
+  start=$(date +%s%N)
+  (cd "$proj" && "$aam" $op > /dev/null 2>&1)
+  span=$(( ($(date +%s%N) - start) / 1000000 + 20 ))
+  after=$(fingerprint)
   for ((n = 0; n < kills / 3; n++)); do
-    outcome=$(round "$op" "$from" "$before" "$after")
+    outcome=$(round "$op" "$from" "$before" "$after" "$span")
     case $outcome in old) old=$((old + 1)) ;; new) new=$((new + 1)) ;; *) bad=$((bad + 1)) ;; esac
   done
   printf '%-10s kills %4d   old state %4d   new state %4d   inconsistent %d\n' "$label" $((kills / 3)) $old $new $bad

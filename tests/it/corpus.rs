@@ -1,29 +1,30 @@
 //! Real public artifact repositories from `../shared/corpus/` (git bundles), cloned
-//! at test time. Skipped with a message when the folder is absent.
+//! at test time. The corpus sits beside the checkout on every developer machine
+//! and in CI; a missing bundle fails the test (it never passes without its data).
 
 use std::path::PathBuf;
 
 use crate::support::{Repo, TestEnv};
 
-fn bundle(name: &str) -> Option<PathBuf> {
+fn bundle(name: &str) -> PathBuf {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/corpus")
         .join(format!("{name}.bundle"));
-    if path.exists() {
-        Some(path)
-    } else {
-        eprintln!("skipping: corpus bundle {} is absent", path.display());
-        None
-    }
+    assert!(
+        path.exists(),
+        "corpus bundle {} is absent: these tests need ../shared/corpus beside the checkout",
+        path.display()
+    );
+    path
 }
 
 /// Clones a bundle into the test's scratch folder with `main` checked out.
-fn clone(env: &TestEnv, name: &str) -> Option<Repo> {
-    let bundle = bundle(name)?;
+fn clone(env: &TestEnv, name: &str) -> Repo {
+    let bundle = bundle(name);
     let repo = env.repo(name);
     repo.git(&["fetch", "-q", bundle.to_str().unwrap(), "main:refs/remotes/origin/main"]);
     repo.git(&["checkout", "-q", "-B", "main", "origin/main"]);
-    Some(repo)
+    repo
 }
 
 fn counts(env: &TestEnv, args: &[&str]) -> serde_json::Value {
@@ -33,9 +34,7 @@ fn counts(env: &TestEnv, args: &[&str]) -> serde_json::Value {
 #[test]
 fn plugin_marketplace_layout() {
     let env = TestEnv::new();
-    let Some(repo) = clone(&env, "wshobson+agents") else {
-        return;
-    };
+    let repo = clone(&env, "wshobson+agents");
     let by_type = counts(&env, &["source", "add", repo.path(), "--name", "wshobson"]);
     assert!(by_type["skills"].as_u64().unwrap() >= 150, "{by_type}");
     assert!(by_type["agents"].as_u64().unwrap() >= 150, "{by_type}");
@@ -48,9 +47,7 @@ fn plugin_marketplace_layout() {
 #[test]
 fn invalid_mdc_frontmatter_is_indexed_with_warnings() {
     let env = TestEnv::new();
-    let Some(repo) = clone(&env, "PatrickJS+awesome-cursorrules") else {
-        return;
-    };
+    let repo = clone(&env, "PatrickJS+awesome-cursorrules");
     let by_type = counts(&env, &["source", "add", repo.path(), "--name", "rules"]);
     assert!(by_type["instructions"].as_u64().unwrap() >= 200, "{by_type}");
     let warned = env.query(
@@ -71,9 +68,7 @@ fn invalid_mdc_frontmatter_is_indexed_with_warnings() {
 #[test]
 fn agents_outside_agents_folders_are_reached() {
     let env = TestEnv::new();
-    let Some(repo) = clone(&env, "VoltAgent+awesome-claude-code-subagents") else {
-        return;
-    };
+    let repo = clone(&env, "VoltAgent+awesome-claude-code-subagents");
     let whole = counts(&env, &["source", "add", repo.path(), "--name", "volt"]);
     assert!(
         whole["agents"].as_u64().unwrap() >= 150,
@@ -94,7 +89,7 @@ fn agents_outside_agents_folders_are_reached() {
 /// a fresh index of the same commit.
 fn incremental_matches_fresh(name: &str, steps: &[usize]) {
     let env = TestEnv::new();
-    let Some(repo) = clone(&env, name) else { return };
+    let repo = clone(&env, name);
     let tip = repo.git(&["rev-parse", "HEAD"]);
     let start = steps[0];
     repo.git(&["reset", "-q", "--hard", &format!("{tip}~{start}")]);
