@@ -15,6 +15,7 @@ pub mod install;
 pub mod manifest;
 pub mod mcp;
 pub mod packages;
+pub mod paths;
 pub mod progress;
 pub mod project;
 pub mod scan;

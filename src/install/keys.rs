@@ -11,7 +11,8 @@
 //! files sections live in. Home keys (`~/...`) are accepted in a project lock
 //! only where a project install really writes to the home folder (Codex
 //! prompts). Links are checked separately, against the real file system, by
-//! [`super::Roots::resolve`].
+//! [`super::Roots::resolve`]. The part-by-part rules are [`crate::paths`]'s,
+//! shared with archive entries.
 
 use crate::deploy::{self, Location, Target};
 use crate::packages::manifest::check_artifact_name;
@@ -109,11 +110,11 @@ pub fn check_file(key: &str, global: bool) -> Result<Location, Refusal> {
 pub fn check_dir(key: &str, global: bool) -> Result<Location, Refusal> {
     let location = match key.strip_prefix("~/") {
         Some(rest) => {
-            parts(rest)?;
+            crate::paths::check_relative(rest)?;
             Location::Home(rest.to_string())
         }
         None => {
-            parts(key)?;
+            crate::paths::check_relative(key)?;
             Location::Project(key.to_string())
         }
     };
@@ -140,42 +141,11 @@ fn plain(key: &str, global: bool) -> Result<Location, Refusal> {
         Some(rest) => (Location::Home(rest.to_string()), rest),
         None => (Location::Project(key.to_string()), key),
     };
-    parts(rest)?;
+    crate::paths::check_relative(rest)?;
     if matches!(location, Location::Home(_)) && !global && !home_allowed_in_project(&location) {
         return Err("a project install never writes there in the home folder".to_string());
     }
     Ok(location)
-}
-
-/// Checks the parts of a relative `/`-separated path.
-fn parts(rest: &str) -> Result<(), Refusal> {
-    if rest.is_empty() {
-        return Err("it is empty".to_string());
-    }
-    if rest.len() > 4096 {
-        return Err("it is longer than 4096 bytes".to_string());
-    }
-    if rest.starts_with('/') {
-        return Err("it is an absolute path".to_string());
-    }
-    if rest.starts_with('~') {
-        return Err("it starts with `~`".to_string());
-    }
-    if rest.contains('\\') {
-        return Err("it contains a backslash".to_string());
-    }
-    for part in rest.split('/') {
-        match part {
-            "" => return Err("it has an empty path part".to_string()),
-            "." | ".." => return Err(format!("it has a `{part}` part")),
-            _ if part.contains(':') => return Err("it contains `:` (a drive letter or stream)".to_string()),
-            _ if part.chars().any(char::is_control) => {
-                return Err("it contains a NUL or control character".to_string());
-            }
-            _ => {}
-        }
-    }
-    Ok(())
 }
 
 /// Whether `location` is one of the home-folder places a project install writes.

@@ -88,7 +88,8 @@ fn read_entries(archive: &[u8]) -> Result<Vec<Entry>> {
         let raw = entry.path_bytes().into_owned();
         let path = String::from_utf8(raw).map_err(|_| archive_error("an entry name is not UTF-8".to_string()))?;
         let path = path.trim_start_matches("./").to_string();
-        check_entry_path(&path)?;
+        // Folder entries end with `/`; their parts follow the same rules.
+        check_entry_path(path.trim_end_matches('/'))?;
         match entry.header().entry_type() {
             tar::EntryType::Regular | tar::EntryType::Continuous => {}
             tar::EntryType::Directory => continue,
@@ -190,13 +191,7 @@ pub fn write_archive(path: &Path, bytes: &[u8]) -> Result<(u64, String)> {
 }
 
 fn check_entry_path(path: &str) -> Result<()> {
-    if path.is_empty() || path.starts_with('/') || path.contains('\\') || path.contains('\0') {
-        return Err(entry_error(path, "has an absolute or invalid path"));
-    }
-    if path.split('/').any(|p| p == "..") {
-        return Err(entry_error(path, "climbs out of the package with `..`"));
-    }
-    Ok(())
+    crate::paths::check_relative(path).map_err(|why| entry_error(path, &format!("is refused: {why}")))
 }
 
 fn archive_error(message: String) -> Error {
