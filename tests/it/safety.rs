@@ -593,3 +593,42 @@ fn a_crash_report_reaches_verify_when_recovery_cannot_run() {
     run_in(&env, &proj.dir, &["list"]).ok_json();
     assert!(!proj.dir.join(".aam/journal.json").exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_mcp_server_leaks_nothing_through_a_hostile_lock() {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let secret = env.path("secret.txt");
+    std::fs::write(&secret, "the secret").unwrap();
+    write_lock(&proj.dir, &[("../secret.txt", digest(b"the secret"))]);
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_aam"));
+    command
+        .args(["mcp", "serve"])
+        .current_dir(&proj.dir)
+        .env("AAM_HOME", env.home())
+        .env("HOME", env.user_home())
+        .env_remove("AAM_READ_ONLY")
+        .env_remove("READ_ONLY");
+    let transport = rmcp::transport::TokioChildProcess::new(command).unwrap();
+    let client = ().serve(transport).await.expect("the server answers on stdout");
+    for tool in ["aam_diff", "aam_verify", "aam_list", "aam_outdated"] {
+        let arguments = if tool.ends_with("list") || tool.ends_with("outdated") {
+            serde_json::json!({})
+        } else {
+            serde_json::json!({"package": "kit"})
+        };
+        let arguments = arguments.as_object().cloned().unwrap();
+        let result = client
+            .call_tool(CallToolRequestParams::new(tool).with_arguments(arguments))
+            .await
+            .unwrap();
+        let shown = serde_json::to_string(&result).unwrap();
+        assert_eq!(result.is_error, Some(true), "{tool}: {shown}");
+        assert!(shown.contains("AAM_LOCK_INVALID"), "{tool}: {shown}");
+        assert!(!shown.contains("the secret"), "{tool}: {shown}");
+    }
+    client.cancel().await.unwrap();
+    assert_eq!(text(&secret), "the secret");
+}
