@@ -1,6 +1,7 @@
 //! Human-readable rendering of tool outputs. Pure functions from output to text.
 
 use crate::mcp::clients::ClientConfig;
+use crate::sources::short_id;
 use crate::tools::artifacts::{CandidatesOutput, InfoOutput, ListOutput};
 use crate::tools::catalog::{
     CheckStatus, ExportFormat, ExportOutput, HealthCheck, HealthReport, ReindexOutput, RepairOutput, StatsOutput,
@@ -45,10 +46,6 @@ fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
-fn short(sha: &str) -> &str {
-    &sha[..sha.len().min(12)]
-}
-
 fn cut(text: &str, width: usize) -> String {
     match text.char_indices().nth(width.saturating_sub(1)) {
         Some((i, _)) if text.chars().count() > width => format!("{}…", &text[..i]),
@@ -79,7 +76,7 @@ pub fn source_added(o: &SourceAddOutput) -> String {
         o.name,
         o.url,
         o.git_ref,
-        short(&o.commit),
+        short_id(&o.commit),
         o.artifact_count,
         counts(&o.artifacts_by_type)
     )
@@ -102,7 +99,7 @@ pub fn source_list(o: &SourceListOutput) -> String {
                 s.artifact_count.to_string(),
                 s.last_commit
                     .as_deref()
-                    .map_or("never fetched".into(), |c| short(c).to_string()),
+                    .map_or("never fetched".into(), |c| short_id(c).to_string()),
                 s.last_fetched.clone().unwrap_or_else(|| "-".into()),
                 s.url.clone(),
             ]
@@ -124,7 +121,7 @@ pub fn source_scan(o: &SourceScanOutput) -> String {
     let mut out = format!(
         "Source `{}` at {}{scope}: {} artifacts\n",
         o.source_name,
-        short(&o.commit),
+        short_id(&o.commit),
         o.total
     );
     let groups: [(&str, &Vec<ScannedArtifact>); 4] = [
@@ -169,8 +166,8 @@ pub fn source_update(o: &SourceUpdateOutput) -> String {
     }
     let mut out = String::new();
     for s in &o.sources {
-        let from = s.old_commit.as_deref().map_or("(never fetched)", short);
-        let to = s.new_commit.as_deref().map_or("?", short);
+        let from = s.old_commit.as_deref().map_or("(never fetched)", short_id);
+        let to = s.new_commit.as_deref().map_or("?", short_id);
         let delta = format!("+{} ~{} -{}", s.new_count, s.modified_count, s.removed_count);
         let line = match s.status {
             UpdateStatus::Updated => format!("{}: updated {from} -> {to} ({delta})", s.name),
@@ -197,8 +194,8 @@ pub fn source_update(o: &SourceUpdateOutput) -> String {
 
 /// `aam source diff`.
 pub fn source_diff(o: &SourceDiffOutput) -> String {
-    let from = o.old_commit.as_deref().map_or("(never fetched)", short);
-    let mut out = format!("Source `{}`: {from} -> {}\n", o.source_name, short(&o.new_commit));
+    let from = o.old_commit.as_deref().map_or("(never fetched)", short_id);
+    let mut out = format!("Source `{}`: {from} -> {}\n", o.source_name, short_id(&o.new_commit));
     if !o.has_changes {
         out.push_str(&format!("No artifact changes ({} unchanged)\n", o.unchanged_count));
         return out;
@@ -303,7 +300,7 @@ pub fn info(o: &InfoOutput) -> String {
         out.push_str(&format!("{d}\n"));
     }
     out.push('\n');
-    let commit = o.commit.as_deref().map_or("-", short);
+    let commit = o.commit.as_deref().map_or("-", short_id);
     let fields = [
         ("source", format!("{} ({})", o.source, o.source_url)),
         ("commit", commit.to_string()),
@@ -318,7 +315,7 @@ pub fn info(o: &InfoOutput) -> String {
     let rows: Vec<Vec<String>> = o
         .files
         .iter()
-        .map(|f| vec![f.path.clone(), f.size.to_string(), short(&f.blake3).to_string()])
+        .map(|f| vec![f.path.clone(), f.size.to_string(), short_id(&f.blake3).to_string()])
         .collect();
     for line in table(&["PATH", "SIZE", "BLAKE3"], &rows).lines() {
         out.push_str(&format!("  {line}\n"));
@@ -455,7 +452,7 @@ pub fn package_created(o: &PkgCreateOutput) -> String {
     }
     if let Some(commit) = &o.provenance.source_commit {
         let url = o.provenance.source_url.as_deref().unwrap_or("");
-        out.push_str(&format!("Provenance: {url} at {}\n", short(commit)));
+        out.push_str(&format!("Provenance: {url} at {}\n", short_id(commit)));
     }
     out
 }
@@ -504,7 +501,7 @@ pub fn published(o: &PkgPublishOutput) -> String {
         o.tag,
         type_list(&o.artifact_types),
         o.size,
-        short(&o.checksum)
+        short_id(&o.checksum)
     )
 }
 
@@ -884,7 +881,7 @@ pub fn stats(o: &StatsOutput) -> String {
         .map(|s| {
             let mut row = vec![s.name.clone()];
             row.extend(type_counts(&s.artifacts));
-            row.push(s.commit.as_deref().map(short).unwrap_or("-").to_string());
+            row.push(s.commit.as_deref().map(short_id).unwrap_or("-").to_string());
             row.push(s.fetched_at.clone().unwrap_or_else(|| "never".into()));
             row.push(bytes(s.cache_bytes));
             row

@@ -7,3 +7,8 @@
 pub mod git;
 pub mod index;
 pub mod spec;
+
+/// A commit id (or digest) shortened for people: its first 12 characters.
+pub fn short_id(id: &str) -> &str {
+    &id[..id.len().min(12)]
+}

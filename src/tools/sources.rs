@@ -4,6 +4,7 @@
 //! commit, and record the result in one catalog transaction; on failure they
 //! leave the catalog untouched and remove any cache state they created.
 
+use crate::sources::short_id;
 use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
@@ -956,14 +957,10 @@ fn path_not_found(scope: &str, fetched: &Fetched) -> Error {
         format!(
             "`{scope}` is not a folder at `{}` ({})",
             fetched.resolved_ref,
-            short(&fetched.commit.to_string())
+            short_id(&fetched.commit.to_string())
         ),
     )
     .with_hint("check the folder name; paths are case-sensitive and relative to the repository root")
-}
-
-fn short(sha: &str) -> &str {
-    &sha[..sha.len().min(12)]
 }
 
 fn ensure_git_repository(path: &Path) -> Result<()> {
@@ -1102,7 +1099,7 @@ fn plan_update(
                 "`{}` no longer exists in `{}` at {}; its artifacts are recorded as removed",
                 source.scope_path,
                 source.name,
-                short(&fetched.commit.to_string())
+                short_id(&fetched.commit.to_string())
             );
             Oid::empty_tree(gix::hash::Kind::Sha1)
         }

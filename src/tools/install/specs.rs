@@ -185,7 +185,7 @@ fn prepare_source_artifact(ctx: &Context, catalog: &Catalog, source: &str, rest:
     }
     let chosen = &gathered.chosen[0];
     let commit = gathered.provenance.source_commit.clone().unwrap_or_default();
-    let version = format!("0.0.0+{}", &commit[..commit.len().min(12)]);
+    let version = format!("0.0.0+{}", crate::sources::short_id(&commit));
     let built = assemble(&gathered, &artifact_file_name(&chosen.name), &version, None, Vec::new())?;
     let manifest_text = manifest::to_yaml(&built.manifest);
     let mut files: BTreeMap<String, (Bytes, bool)> = built
