@@ -887,8 +887,7 @@ fn run_upgrade(
 
 /// A `--platform` value.
 fn platform_arg(text: &str) -> std::result::Result<Platform, String> {
-    crate::deploy::parse_platform(text)
-        .ok_or_else(|| format!("`{text}` is not a platform; use cursor, claude, copilot or codex"))
+    Platform::parse(text).ok_or_else(|| format!("`{text}` is not a platform; use cursor, claude, copilot or codex"))
 }
 
 /// Whether questions can be asked: stdin and stderr are terminals and output is not JSON.

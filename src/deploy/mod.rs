@@ -142,13 +142,6 @@ pub fn detect_platforms(root: &Path) -> Vec<(Platform, &'static str)> {
         .collect()
 }
 
-/// The platforms by name.
-pub fn parse_platform(text: &str) -> Option<Platform> {
-    Platform::ALL
-        .into_iter()
-        .find(|p| p.as_str() == text.to_ascii_lowercase())
-}
-
 /// The text deployed for an artifact file (`text` is its main file) on
 /// `platform`: frontmatter adjusted to what the platform reads, merged into one
 /// block (never doubled); content otherwise unchanged. Sections get the body only.

@@ -19,7 +19,7 @@ pub fn choose(roots: &Roots, home_settings: &Settings, asked: &[Platform]) -> Re
     }
     if chosen.is_empty() {
         for name in configured {
-            chosen.push(deploy::parse_platform(&name).ok_or_else(|| {
+            chosen.push(Platform::parse(&name).ok_or_else(|| {
                 Error::new(
                     ErrorCode::SettingsInvalid,
                     format!("`default_platforms` names `{name}`, which is not a platform"),

@@ -86,6 +86,11 @@ impl Platform {
     /// Every platform.
     pub const ALL: [Platform; 4] = [Self::Cursor, Self::Claude, Self::Copilot, Self::Codex];
 
+    /// The platform a name means (any letter case).
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.as_str().eq_ignore_ascii_case(text))
+    }
+
     /// Lowercase name, as stored in the catalog.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::sources::{SourceEnableDefaults, SourceEnableDefaultsInput};
 use super::{Context, Example, Expect, Risk, Tool};
 use crate::config::{Settings, project_settings_path, read_settings, write_settings};
-use crate::deploy::{detect_platforms, parse_platform};
+use crate::deploy::detect_platforms;
 use crate::error::{Error, ErrorCode, Result};
 use crate::scan::Platform;
 
@@ -38,7 +38,7 @@ const KEYS: &[Key] = &[
 fn set_default_platforms(settings: &mut Settings, value: &str) -> Result<()> {
     let mut platforms = Vec::new();
     for name in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let platform = parse_platform(name).ok_or_else(|| {
+        let platform = Platform::parse(name).ok_or_else(|| {
             Error::invalid_argument(format!("`{name}` is not a platform"))
                 .with_hint("use cursor, claude, copilot or codex")
         })?;

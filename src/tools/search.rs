@@ -162,7 +162,7 @@ impl Tool for Search {
             },
         );
         let platform = input.platform.as_deref().and_then(|p| {
-            let found = parse_platform(p);
+            let found = Platform::parse(p);
             if found.is_none() {
                 warnings.push(format!(
                     "unknown platform `{p}` ignored; valid platforms: cursor, claude, copilot, codex"
@@ -243,10 +243,4 @@ fn known<T>(
         }
     }
     out
-}
-
-fn parse_platform(text: &str) -> Option<Platform> {
-    [Platform::Cursor, Platform::Claude, Platform::Copilot, Platform::Codex]
-        .into_iter()
-        .find(|p| p.as_str().eq_ignore_ascii_case(text))
 }
