@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
-    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    Implementation, ListPromptsResult, MetaObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
     ToolAnnotations,
 };
@@ -243,22 +243,122 @@ fn describe(spec: &ToolSpec) -> Tool {
         .destructive(spec.risk == Risk::Destructive)
         .idempotent(spec.idempotent)
         .open_world(spec.open_world);
-    Tool::new(spec.name, spec.description, object((spec.input_schema)()))
+    let mut input = object((spec.input_schema)());
+    let mut output = object((spec.output_schema)());
+    standard_formats(&mut input);
+    standard_formats(&mut output);
+    Tool::new(spec.name, spec.description, input)
         .with_title(spec.title)
-        .with_raw_output_schema(Arc::new(object((spec.output_schema)())))
+        .with_raw_output_schema(Arc::new(output))
         .with_annotations(annotations)
 }
 
-/// A failed call as a tool result: `[AAM_CODE] message`, plus the structured body.
+/// `format` values defined by JSON Schema 2020-12; clients validating with
+/// Ajv (the TypeScript SDK) warn about any other one on every schema compile.
+const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Keywords whose value is a schema, a list of schemas or a map of schemas;
+/// `format` is only touched inside these (never in `properties` names,
+/// `default`, `examples`, `const` or `enum`).
+const SCHEMA_KEYWORDS: &[&str] = &[
+    "items",
+    "additionalProperties",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "propertyNames",
+    "contains",
+    "not",
+    "if",
+    "then",
+    "else",
+    "prefixItems",
+    "anyOf",
+    "oneOf",
+    "allOf",
+];
+const SCHEMA_MAP_KEYWORDS: &[&str] = &["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"];
+
+/// A tool schema as the MCP server advertises it: `schema` with only
+/// standard `format`s (see [`standard_formats`]).
+pub fn advertised_schema(mut schema: Value) -> Value {
+    if let Value::Object(map) = &mut schema {
+        standard_formats(map);
+    }
+    schema
+}
+
+/// Drops non-standard `format`s (schemars' `uint64`, `int32`, `float`...) from
+/// a schema an MCP client will see; unsigned integers keep `minimum: 0`.
+fn standard_formats(schema: &mut serde_json::Map<String, Value>) {
+    if let Some(Value::String(format)) = schema.get("format")
+        && !STANDARD_FORMATS.contains(&format.as_str())
+    {
+        let unsigned = format.starts_with("uint");
+        schema.remove("format");
+        if unsigned && !schema.contains_key("minimum") && !schema.contains_key("exclusiveMinimum") {
+            schema.insert("minimum".to_string(), Value::from(0));
+        }
+    }
+    for (key, value) in schema.iter_mut() {
+        let key = key.as_str();
+        if SCHEMA_KEYWORDS.contains(&key) {
+            match value {
+                Value::Object(sub) => standard_formats(sub),
+                Value::Array(list) => list.iter_mut().for_each(|v| {
+                    if let Value::Object(sub) = v {
+                        standard_formats(sub)
+                    }
+                }),
+                _ => {}
+            }
+        } else if SCHEMA_MAP_KEYWORDS.contains(&key)
+            && let Value::Object(map) = value
+        {
+            map.values_mut().for_each(|v| {
+                if let Value::Object(sub) = v {
+                    standard_formats(sub)
+                }
+            });
+        }
+    }
+}
+
+/// The `_meta` key of a failed call's structured error body.
+pub const ERROR_META_KEY: &str = "aam/error";
+
+/// A failed call as a tool result: `isError`, a text block `[AAM_CODE] message`
+/// (and `hint: ...`), and the error body `{code, category, message, hint}` in
+/// `_meta["aam/error"]`. No `structuredContent`: clients (the TypeScript SDK,
+/// MCP Inspector) validate it against the tool's output schema even on errors.
 fn error_result(error: &Error) -> CallToolResult {
     let body = serde_json::to_value(error.to_body()).unwrap_or(Value::Null);
     let mut text = format!("[{}] {}", error.code(), error.message());
     if let Some(hint) = error.hint() {
         text.push_str(&format!("\nhint: {hint}"));
     }
-    let mut result = CallToolResult::structured_error(body);
-    result.content = vec![ContentBlock::text(text)];
-    result
+    let mut meta = serde_json::Map::new();
+    meta.insert(ERROR_META_KEY.to_string(), body);
+    CallToolResult::error(vec![ContentBlock::text(text)]).with_meta(Some(MetaObject(meta)))
 }
 
 impl ServerHandler for AamServer {
@@ -386,6 +486,72 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    /// Every `format` in a schema, with the schema that holds it.
+    fn formats(schema: &serde_json::Map<String, Value>, out: &mut Vec<(String, serde_json::Map<String, Value>)>) {
+        if let Some(Value::String(format)) = schema.get("format") {
+            out.push((format.clone(), schema.clone()));
+        }
+        for (key, value) in schema {
+            let subs: Vec<&Value> = if SCHEMA_KEYWORDS.contains(&key.as_str()) {
+                match value {
+                    Value::Array(list) => list.iter().collect(),
+                    other => vec![other],
+                }
+            } else if SCHEMA_MAP_KEYWORDS.contains(&key.as_str()) {
+                value.as_object().map(|m| m.values().collect()).unwrap_or_default()
+            } else {
+                vec![]
+            };
+            for sub in subs {
+                if let Value::Object(sub) = sub {
+                    formats(sub, out);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn advertised_schemas_use_only_standard_formats() {
+        let mut raw = 0;
+        for spec in registry() {
+            let tool = describe(&spec);
+            for (schema, advertised) in [
+                (
+                    serde_json::to_value((spec.output_schema)()).unwrap(),
+                    tool.output_schema.as_deref().unwrap(),
+                ),
+                (serde_json::to_value((spec.input_schema)()).unwrap(), &*tool.input_schema),
+            ] {
+                let mut before = Vec::new();
+                formats(schema.as_object().unwrap(), &mut before);
+                raw += before.len();
+                let mut after = Vec::new();
+                formats(advertised, &mut after);
+                for (format, _) in &after {
+                    assert!(STANDARD_FORMATS.contains(&format.as_str()), "{}: {format}", spec.name);
+                }
+                let text = serde_json::to_string(advertised).unwrap();
+                assert!(!text.contains("\"uint"), "{}: {text}", spec.name);
+            }
+        }
+        assert!(raw > 0, "schemars emits non-standard formats, so the check has something to strip");
+        // Unsigned integers keep their lower bound, property names are untouched.
+        let mut schema = serde_json::json!({"type": "object", "properties": {
+            "format": {"type": "string", "default": "uint64"},
+            "n": {"type": "integer", "format": "uint64"},
+            "m": {"anyOf": [{"type": "integer", "format": "int32"}, {"type": "null"}]},
+            "at": {"type": "string", "format": "date-time"}}});
+        standard_formats(schema.as_object_mut().unwrap());
+        assert_eq!(
+            schema,
+            serde_json::json!({"type": "object", "properties": {
+                "format": {"type": "string", "default": "uint64"},
+                "n": {"type": "integer", "minimum": 0},
+                "m": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+                "at": {"type": "string", "format": "date-time"}}})
+        );
     }
 
     #[test]

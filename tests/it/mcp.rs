@@ -59,14 +59,27 @@ async fn connect(env: &TestEnv, options: ServerOptions) -> Client {
     ().serve(client_io).await.expect("client connects")
 }
 
+/// Calls `tool`, checking the result the way the TypeScript SDK does: any
+/// `structuredContent` (errors included) must match the tool's advertised
+/// output schema.
 async fn call(client: &Client, tool: &str, arguments: Value) -> CallToolResult {
     let Value::Object(arguments) = arguments else {
         panic!("arguments must be an object")
     };
-    client
+    let result = client
         .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments))
         .await
-        .unwrap_or_else(|e| panic!("{tool}: protocol error {e}"))
+        .unwrap_or_else(|e| panic!("{tool}: protocol error {e}"));
+    if let Some(structured) = &result.structured_content {
+        let tools = client.list_all_tools().await.unwrap();
+        let listed = tools.iter().find(|t| t.name == tool).expect("the called tool is listed");
+        let schema = Value::Object(listed.output_schema.as_deref().cloned().expect("an output schema"));
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        if let Err(problem) = validator.validate(structured) {
+            panic!("{tool}: structuredContent breaks the output schema ({problem}): {structured}");
+        }
+    }
+    result
 }
 
 /// The structured output of a successful call.
@@ -83,11 +96,14 @@ async fn ok(client: &Client, tool: &str, arguments: Value) -> Value {
     value
 }
 
-/// The error body of a failed call, checking its text form.
+/// The error body of a failed call (in `_meta["aam/error"]`, never in
+/// `structuredContent`), checking its text form.
 async fn fails(client: &Client, tool: &str, arguments: Value, code: &str) -> Value {
     let result = call(client, tool, arguments.clone()).await;
     assert_eq!(result.is_error, Some(true), "{tool} {arguments}: {result:?}");
-    let body = result.structured_content.clone().expect("structured error");
+    assert_eq!(result.structured_content, None, "{tool}: errors carry no structuredContent");
+    let meta = result.meta.as_ref().expect("errors carry `_meta`");
+    let body = meta.0.get("aam/error").cloned().expect("`_meta` holds `aam/error`");
     assert_eq!(body["code"], code, "{tool}: {body}");
     let categories = [
         "INVALID_INPUT",
@@ -103,6 +119,10 @@ async fn fails(client: &Client, tool: &str, arguments: Value, code: &str) -> Val
     assert!(categories.contains(&body["category"].as_str().unwrap()), "{body}");
     let text = &result.content[0].as_text().unwrap().text;
     assert!(text.starts_with(&format!("[{code}] ")), "{text}");
+    assert!(text.contains(body["message"].as_str().unwrap()), "{text}");
+    if let Some(hint) = body["hint"].as_str() {
+        assert!(text.contains(&format!("\nhint: {hint}")), "{text}");
+    }
     body
 }
 
