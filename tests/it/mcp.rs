@@ -370,7 +370,7 @@ async fn resources_and_prompts() {
         .collect();
     for uri in [
         "aam://sources",
-        "aam://packages/installed",
+        "aam://installed",
         "aam://registries",
         "aam://config",
         "aam://manifest",
@@ -404,10 +404,13 @@ async fn resources_and_prompts() {
     assert_eq!(scan["artifacts"]["skills"].as_array().unwrap().len(), 2, "{scan}");
     let candidates = read_json(&client, "aam://sources/upstream/candidates").await;
     assert_eq!(candidates["total"], 2);
-    assert_eq!(
-        read_json(&client, "aam://packages/installed").await["packages"],
-        json!([])
-    );
+    assert_eq!(read_json(&client, "aam://installed").await["packages"], json!([]));
+    // No fixed resource hides a package: one named `installed` has its URI.
+    env.json(&["pkg", "init", "installed", "--yes"]);
+    env.json(&["pkg", "publish", "installed"]);
+    let package = read_json(&client, "aam://packages/installed").await;
+    assert_eq!(package["name"], "installed", "{package}");
+    assert_eq!(package["versions"], json!(["0.1.0"]), "{package}");
     assert_eq!(
         read_json(&client, "aam://packages/kit").await["versions"],
         json!(["0.1.0"])
