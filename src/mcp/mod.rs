@@ -9,20 +9,22 @@
 
 pub mod clients;
 pub mod http;
+pub mod jsonrpc;
 mod prompts;
 mod resources;
+mod stdio;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
-    Implementation, ListPromptsResult, MetaObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
     ToolAnnotations,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
 use crate::error::{Error, ErrorCode, Result};
@@ -108,12 +110,15 @@ pub fn serve(ctx: Context, allow_write: bool, transport: Transport, log: &LogOpt
         .enable_all()
         .build()
         .map_err(|e| Error::internal(format!("cannot start the async runtime: {e}")))?;
-    runtime.block_on(async move {
+    let outcome = runtime.block_on(async move {
         match transport {
             Transport::Stdio => server.serve_stdio().await,
             Transport::Http(options) => http::serve(server, &home, &options).await,
         }
-    })
+    });
+    // Don't wait for a read of stdin that will never finish.
+    runtime.shutdown_background();
+    outcome
 }
 
 fn init_logging(log: &LogOptions) -> Result<()> {
@@ -179,17 +184,9 @@ impl AamServer {
         }
     }
 
-    /// Serves one client over stdin/stdout until it disconnects.
+    /// Serves one client over stdin/stdout until stdin closes.
     pub async fn serve_stdio(self) -> Result<()> {
-        let running = self
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| Error::internal(format!("the MCP session failed to start: {e}")))?;
-        running
-            .waiting()
-            .await
-            .map_err(|e| Error::internal(format!("the MCP session ended abnormally: {e}")))?;
-        Ok(())
+        stdio::serve(self).await
     }
 
     fn ctx(&self) -> &Context {
@@ -296,7 +293,13 @@ const SCHEMA_KEYWORDS: &[&str] = &[
     "oneOf",
     "allOf",
 ];
-const SCHEMA_MAP_KEYWORDS: &[&str] = &["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"];
+const SCHEMA_MAP_KEYWORDS: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+];
 
 /// A tool schema as the MCP server advertises it: `schema` with only
 /// standard `format`s (see [`standard_formats`]).
@@ -522,7 +525,10 @@ mod tests {
                     serde_json::to_value((spec.output_schema)()).unwrap(),
                     tool.output_schema.as_deref().unwrap(),
                 ),
-                (serde_json::to_value((spec.input_schema)()).unwrap(), &*tool.input_schema),
+                (
+                    serde_json::to_value((spec.input_schema)()).unwrap(),
+                    &*tool.input_schema,
+                ),
             ] {
                 let mut before = Vec::new();
                 formats(schema.as_object().unwrap(), &mut before);
@@ -536,7 +542,10 @@ mod tests {
                 assert!(!text.contains("\"uint"), "{}: {text}", spec.name);
             }
         }
-        assert!(raw > 0, "schemars emits non-standard formats, so the check has something to strip");
+        assert!(
+            raw > 0,
+            "schemars emits non-standard formats, so the check has something to strip"
+        );
         // Unsigned integers keep their lower bound, property names are untouched.
         let mut schema = serde_json::json!({"type": "object", "properties": {
             "format": {"type": "string", "default": "uint64"},

@@ -21,7 +21,7 @@ type Client = RunningService<RoleClient, ()>;
 
 /// A home with a source (`upstream`: skills `pdf` and `docx`), a default
 /// registry (`reg`, holding `kit` 1.0.0) and the test root as the project.
-fn world() -> TestEnv {
+pub(crate) fn world() -> TestEnv {
     let env = TestEnv::new();
     let repo = env.repo("upstream");
     repo.write("skills/pdf/SKILL.md", skill("pdf", "Fill PDF forms"))
@@ -72,7 +72,10 @@ async fn call(client: &Client, tool: &str, arguments: Value) -> CallToolResult {
         .unwrap_or_else(|e| panic!("{tool}: protocol error {e}"));
     if let Some(structured) = &result.structured_content {
         let tools = client.list_all_tools().await.unwrap();
-        let listed = tools.iter().find(|t| t.name == tool).expect("the called tool is listed");
+        let listed = tools
+            .iter()
+            .find(|t| t.name == tool)
+            .expect("the called tool is listed");
         let schema = Value::Object(listed.output_schema.as_deref().cloned().expect("an output schema"));
         let validator = jsonschema::validator_for(&schema).unwrap();
         if let Err(problem) = validator.validate(structured) {
@@ -101,7 +104,10 @@ async fn ok(client: &Client, tool: &str, arguments: Value) -> Value {
 async fn fails(client: &Client, tool: &str, arguments: Value, code: &str) -> Value {
     let result = call(client, tool, arguments.clone()).await;
     assert_eq!(result.is_error, Some(true), "{tool} {arguments}: {result:?}");
-    assert_eq!(result.structured_content, None, "{tool}: errors carry no structuredContent");
+    assert_eq!(
+        result.structured_content, None,
+        "{tool}: errors carry no structuredContent"
+    );
     let meta = result.meta.as_ref().expect("errors carry `_meta`");
     let body = meta.0.get("aam/error").cloned().expect("`_meta` holds `aam/error`");
     assert_eq!(body["code"], code, "{tool}: {body}");
@@ -522,9 +528,10 @@ async fn the_binary_over_stdio() {
 }
 
 /// A running `aam mcp serve --transport http`, killed when dropped.
-struct HttpServer {
+pub(crate) struct HttpServer {
     child: Child,
-    url: String,
+    /// `http://HOST:PORT/mcp`, as the server printed it.
+    pub(crate) url: String,
 }
 
 impl Drop for HttpServer {
@@ -534,11 +541,17 @@ impl Drop for HttpServer {
     }
 }
 
-const TOKEN: &str = "test-token-0123456789abcdef";
+pub(crate) const TOKEN: &str = "test-token-0123456789abcdef";
 
 fn start_http(env: &TestEnv) -> HttpServer {
+    start_http_with(env, &[])
+}
+
+/// Starts the HTTP server on a free port with `extra` arguments.
+pub(crate) fn start_http_with(env: &TestEnv, extra: &[&str]) -> HttpServer {
     let mut child = Command::new(env!("CARGO_BIN_EXE_aam"))
         .args(["mcp", "serve", "--transport", "http", "--port", "0"])
+        .args(extra)
         .current_dir(env.root.path())
         .env("AAM_HOME", env.home())
         .env("HOME", env.user_home())
@@ -562,7 +575,7 @@ fn start_http(env: &TestEnv) -> HttpServer {
     HttpServer { child, url }
 }
 
-fn initialize() -> Value {
+pub(crate) fn initialize() -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "curl", "version": "1"}}})
 }
