@@ -10,6 +10,7 @@
 pub mod clients;
 pub mod http;
 pub mod jsonrpc;
+pub mod logging;
 mod prompts;
 mod resources;
 mod stdio;
@@ -143,16 +144,27 @@ fn init_logging(log: &LogOptions) -> Result<()> {
         }
         None => tracing_subscriber::fmt::writer::BoxMakeWriter::new(std::io::stderr),
     };
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-        .with_writer(writer)
-        .with_ansi(false);
-    let installed = if log.json {
-        builder.json().try_init()
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    type Boxed = Box<dyn tracing_subscriber::Layer<tracing_subscriber::Registry> + Send + Sync>;
+    let output = tracing_subscriber::fmt::layer().with_writer(writer).with_ansi(false);
+    let output: Boxed = if log.json {
+        output
+            .json()
+            .with_filter(tracing_subscriber::EnvFilter::new(filter))
+            .boxed()
     } else {
-        builder.try_init()
+        output.with_filter(tracing_subscriber::EnvFilter::new(filter)).boxed()
     };
-    installed.map_err(|e| Error::internal(format!("cannot set up logging: {e}")))
+    // Clients' `logging/setLevel` chooses what they get, whatever the filter above.
+    let to_clients: Boxed = logging::McpLogLayer
+        .with_filter(tracing_subscriber::filter::filter_fn(logging::wanted))
+        .boxed();
+    tracing_subscriber::registry()
+        .with(vec![output, to_clients])
+        .try_init()
+        .map_err(|e| Error::internal(format!("cannot set up logging: {e}")))
 }
 
 /// The MCP server: cheap to clone, one per session (HTTP) or per process (stdio).
@@ -166,6 +178,8 @@ struct Inner {
     options: ServerOptions,
     /// The tools this server offers, with their MCP definitions.
     tools: Vec<(ToolSpec, Tool)>,
+    /// The session's `logging/setLevel` subscription (stdio).
+    log: logging::Session,
 }
 
 impl AamServer {
@@ -180,7 +194,12 @@ impl AamServer {
             })
             .collect();
         Self {
-            inner: Arc::new(Inner { ctx, options, tools }),
+            inner: Arc::new(Inner {
+                ctx,
+                options,
+                tools,
+                log: logging::Session::default(),
+            }),
         }
     }
 
@@ -365,8 +384,13 @@ fn error_result(error: &Error) -> CallToolResult {
 }
 
 impl ServerHandler for AamServer {
+    #[expect(
+        deprecated,
+        reason = "MCP logging is deprecated (SEP-2577) but clients still call logging/setLevel"
+    )]
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
+            .enable_logging()
             .enable_tools()
             .enable_resources()
             .enable_prompts()
@@ -386,6 +410,22 @@ impl ServerHandler for AamServer {
                  this project has installed. The prompts `find_artifacts`, `package_from_source` and \
                  `audit_installed` walk through common tasks. {mode}"
             ))
+    }
+
+    #[expect(
+        deprecated,
+        reason = "MCP logging is deprecated (SEP-2577) but clients still call logging/setLevel"
+    )]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<(), ErrorData> {
+        // Stateless HTTP has no stream to send notifications on: accepted, nothing sent.
+        if self.options().transport == "stdio" {
+            logging::set_level(&self.inner.log, context.peer.clone(), request.level);
+        }
+        Ok(())
     }
 
     async fn list_tools(

@@ -93,6 +93,19 @@ impl RawStdio {
         panic!("no reply with id {id}");
     }
 
+    /// Messages up to and including the reply with this `id`.
+    fn until_reply(&self, id: Value) -> Vec<Value> {
+        let mut seen = Vec::new();
+        loop {
+            let message = self.next();
+            let done = message.get("id") == Some(&id) && message.get("method").is_none();
+            seen.push(message);
+            if done {
+                return seen;
+            }
+        }
+    }
+
     /// Closes stdin and waits for the exit; returns the status, what was
     /// left on stdout, and stderr.
     fn close(mut self) -> (ExitStatus, Vec<Value>, String) {
@@ -312,4 +325,78 @@ async fn http_on_loopback_refuses_other_hosts() {
     }
     let (status, _) = post(&server.url, &bearer, Some(&format!("localhost:{port}")), &init).await;
     assert_eq!(status, 200);
+}
+
+fn log_messages(messages: &[Value]) -> Vec<Value> {
+    messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/message")
+        .map(|m| m["params"].clone())
+        .collect()
+}
+
+fn call_line(id: u64) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "aam_source_list", "arguments": {}}})
+    .to_string()
+}
+
+fn set_level_line(id: u64, level: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "logging/setLevel", "params": {"level": level}}).to_string()
+}
+
+#[test]
+fn stdio_sends_log_messages_at_or_above_the_set_level() {
+    let env = world();
+    let mut server = RawStdio::start(&env, &[]);
+    server.send(INIT);
+    let init = server.reply(json!(1));
+    assert!(init["result"]["capabilities"]["logging"].is_object(), "{init}");
+    server.send(INITIALIZED);
+
+    // Nothing before the client asks.
+    server.send(&call_line(2));
+    assert_eq!(log_messages(&server.until_reply(json!(2))), Vec::<Value>::new());
+
+    server.send(&set_level_line(3, "info"));
+    assert_eq!(server.reply(json!(3))["result"], json!({}));
+    server.send(&call_line(4));
+    let mut seen = server.until_reply(json!(4));
+    let is_call_4 = |m: &Value| m["data"]["request_id"] == "4";
+    while !log_messages(&seen).iter().any(is_call_4) {
+        seen.push(server.next()); // the notification may follow the reply
+    }
+    let logged = log_messages(&seen).into_iter().find(is_call_4).unwrap();
+    assert_eq!(logged["level"], "info", "{logged}");
+    assert_eq!(logged["logger"], "aam::tools", "{logged}");
+    assert_eq!(logged["data"]["tool"], "aam_source_list", "{logged}");
+    assert_eq!(logged["data"]["status"], "ok", "{logged}");
+    // Warnings are above info: a refused line is logged to the client too.
+    server.send("{not json");
+    let mut seen = vec![server.next()];
+    assert_eq!(error_of(&seen[0]), (-32700, Value::Null));
+    while log_messages(&seen).is_empty() {
+        seen.push(server.next());
+    }
+    let warning = &log_messages(&seen)[0];
+    assert_eq!(warning["level"], "warning", "{warning}");
+    assert!(
+        warning["data"]["message"].as_str().unwrap().contains("refused"),
+        "{warning}"
+    );
+
+    // At `error`, neither the info line nor the warning is sent.
+    server.send(&set_level_line(5, "error"));
+    server.reply(json!(5));
+    server.send(&call_line(6));
+    server.send("{not json");
+    server.send(r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#);
+    let mut seen = server.until_reply(json!(7));
+    if !seen.iter().any(|m| m["id"] == 6) {
+        seen.extend(server.until_reply(json!(6)));
+    }
+    assert_eq!(log_messages(&seen), Vec::<Value>::new());
+    let (status, rest, stderr) = server.close();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert_eq!(log_messages(&rest), Vec::<Value>::new());
 }
