@@ -11,6 +11,7 @@ pub mod clients;
 pub mod http;
 pub mod jsonrpc;
 pub mod logging;
+mod progress;
 mod prompts;
 mod resources;
 mod stdio;
@@ -29,7 +30,11 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::progress::Progress;
 use crate::tools::{Context, Risk, ToolSpec, log_call, read_only_mode, read_only_refusal, registry};
+
+/// Tools whose success changes `resources/list` (one resource per source).
+const CHANGE_RESOURCE_LIST: &[&str] = &["aam_source_add", "aam_source_remove", "aam_source_enable_defaults"];
 
 /// Default time limit of one tool call.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -216,9 +221,13 @@ impl AamServer {
         &self.inner.options
     }
 
-    /// Runs a registered tool on a blocking thread under the time limit.
-    async fn run_tool(&self, spec: &ToolSpec, input: Value) -> Result<Value> {
-        let ctx = self.ctx().clone();
+    /// Runs a registered tool on a blocking thread under the time limit,
+    /// reporting progress to `progress` when given.
+    async fn run_tool(&self, spec: &ToolSpec, input: Value, progress: Option<Arc<dyn Progress>>) -> Result<Value> {
+        let mut ctx = self.ctx().clone();
+        if let Some(progress) = progress {
+            ctx.progress = progress;
+        }
         let call = spec.call;
         let task = tokio::task::spawn_blocking(move || call(&ctx, input));
         match tokio::time::timeout(self.options().timeout, task).await {
@@ -244,7 +253,7 @@ impl AamServer {
             .into_iter()
             .find(|t| t.name == tool)
             .ok_or_else(|| Error::internal(format!("resource tool `{tool}` is not registered")))?;
-        self.run_tool(&spec, input).await
+        self.run_tool(&spec, input, None).await
     }
 }
 
@@ -393,6 +402,7 @@ impl ServerHandler for AamServer {
             .enable_logging()
             .enable_tools()
             .enable_resources()
+            .enable_resources_list_changed()
             .enable_prompts()
             .build();
         let mode = if !self.options().allow_write {
@@ -463,9 +473,22 @@ impl ServerHandler for AamServer {
             Err(read_only_refusal(&name))
         } else {
             let input = Value::Object(request.arguments.unwrap_or_default());
-            self.run_tool(spec, input).await
+            match context.meta.get_progress_token() {
+                Some(token) => {
+                    let (progress, sending) = progress::McpProgress::start(context.peer.clone(), token);
+                    let outcome = self.run_tool(spec, input, Some(progress)).await;
+                    // Progress comes before the result (unless the call timed
+                    // out and still runs).
+                    let _ = tokio::time::timeout(Duration::from_secs(1), sending).await;
+                    outcome
+                }
+                None => self.run_tool(spec, input, None).await,
+            }
         };
         log_call(&context.id.to_string(), &name, started, &outcome);
+        if outcome.is_ok() && CHANGE_RESOURCE_LIST.contains(&name.as_str()) && self.options().transport == "stdio" {
+            let _ = context.peer.notify_resource_list_changed().await;
+        }
         let result = match outcome {
             Ok(value) => CallToolResult::structured(value),
             Err(error) => error_result(&error),

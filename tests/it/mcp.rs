@@ -12,7 +12,7 @@ use aam::mcp::{AamServer, ServerOptions};
 use aam::tools::{Context, registry};
 use rmcp::model::{CallToolRequestParams, CallToolResult, GetPromptRequestParams, ReadResourceRequestParams};
 use rmcp::service::RunningService;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::{Peer, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
 use crate::support::{TestEnv, skill};
@@ -62,7 +62,7 @@ async fn connect(env: &TestEnv, options: ServerOptions) -> Client {
 /// Calls `tool`, checking the result the way the TypeScript SDK does: any
 /// `structuredContent` (errors included) must match the tool's advertised
 /// output schema.
-async fn call(client: &Client, tool: &str, arguments: Value) -> CallToolResult {
+async fn call(client: &Peer<RoleClient>, tool: &str, arguments: Value) -> CallToolResult {
     let Value::Object(arguments) = arguments else {
         panic!("arguments must be an object")
     };
@@ -86,7 +86,7 @@ async fn call(client: &Client, tool: &str, arguments: Value) -> CallToolResult {
 }
 
 /// The structured output of a successful call.
-async fn ok(client: &Client, tool: &str, arguments: Value) -> Value {
+async fn ok(client: &Peer<RoleClient>, tool: &str, arguments: Value) -> Value {
     let result = call(client, tool, arguments.clone()).await;
     assert_ne!(result.is_error, Some(true), "{tool} {arguments}: {result:?}");
     let value = result.structured_content.clone().expect("structured content");
@@ -101,7 +101,7 @@ async fn ok(client: &Client, tool: &str, arguments: Value) -> Value {
 
 /// The error body of a failed call (in `_meta["aam/error"]`, never in
 /// `structuredContent`), checking its text form.
-async fn fails(client: &Client, tool: &str, arguments: Value, code: &str) -> Value {
+async fn fails(client: &Peer<RoleClient>, tool: &str, arguments: Value, code: &str) -> Value {
     let result = call(client, tool, arguments.clone()).await;
     assert_eq!(result.is_error, Some(true), "{tool} {arguments}: {result:?}");
     assert_eq!(
@@ -132,7 +132,7 @@ async fn fails(client: &Client, tool: &str, arguments: Value, code: &str) -> Val
     body
 }
 
-async fn read(client: &Client, uri: &str) -> String {
+async fn read(client: &Peer<RoleClient>, uri: &str) -> String {
     let result = client
         .read_resource(ReadResourceRequestParams::new(uri))
         .await
@@ -143,7 +143,7 @@ async fn read(client: &Client, uri: &str) -> String {
     }
 }
 
-async fn read_json(client: &Client, uri: &str) -> Value {
+async fn read_json(client: &Peer<RoleClient>, uri: &str) -> Value {
     serde_json::from_str(&read(client, uri).await).unwrap()
 }
 
@@ -690,4 +690,109 @@ async fn the_binary_over_http() {
     for client in clients {
         client.cancel().await.unwrap();
     }
+}
+
+/// A client that records the notifications it gets.
+#[derive(Clone, Default)]
+struct Recorder {
+    progress: std::sync::Arc<std::sync::Mutex<Vec<rmcp::model::ProgressNotificationParam>>>,
+    list_changed: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl rmcp::ClientHandler for Recorder {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.progress.lock().unwrap().push(params);
+    }
+
+    async fn on_resource_list_changed(&self, _context: rmcp::service::NotificationContext<RoleClient>) {
+        self.list_changed.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_and_resource_list_changes_are_notified() {
+    let env = world();
+    let root = env.root.path().canonicalize().unwrap();
+    let ctx = Context::new(AamHome::at(env.home()), root.clone())
+        .sandboxed(&root)
+        .unwrap();
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    let server = AamServer::new(ctx, options(true));
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let recorder = Recorder::default();
+    let client = recorder.clone().serve(client_io).await.unwrap();
+    let capabilities = client.peer_info().unwrap().capabilities.clone();
+    assert_eq!(capabilities.resources.as_ref().and_then(|r| r.list_changed), Some(true));
+
+    // rmcp's client asks for progress on every call (its own token);
+    // calls without a token are checked over raw stdio (mcp_protocol.rs).
+    let result = client
+        .call_tool(CallToolRequestParams::new("aam_catalog_reindex"))
+        .await
+        .unwrap();
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    let seen = eventually(|| {
+        let seen = recorder.progress.lock().unwrap().clone();
+        (seen.len() >= 2).then_some(seen)
+    })
+    .await;
+    let token = &seen[0].progress_token;
+    assert!(seen.iter().all(|p| &p.progress_token == token), "{seen:?}");
+    assert!(
+        seen.windows(2).all(|w| w[0].progress < w[1].progress),
+        "growing: {seen:?}"
+    );
+    assert!(
+        seen.iter().any(|p| p.message.as_deref() == Some("indexing")),
+        "phases are named: {seen:?}"
+    );
+    for p in &seen {
+        if let Some(total) = p.total {
+            assert!(p.progress <= total, "{p:?}");
+        }
+    }
+
+    // Adding and removing a source changes the resource list.
+    let changes = || recorder.list_changed.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(changes(), 0);
+    let second = env.repo("second");
+    second.write("skills/slides/SKILL.md", skill("slides", "Make slide decks"));
+    second.commit("c1");
+    ok(&client, "aam_source_add", json!({"spec": "./second"})).await;
+    ok(&client, "aam_source_remove", json!({"name": "second"})).await;
+    eventually(|| (changes() == 2).then_some(())).await;
+    fails(
+        &client,
+        "aam_source_remove",
+        json!({"name": "second"}),
+        "AAM_SOURCE_NOT_FOUND",
+    )
+    .await;
+    ok(&client, "aam_source_list", json!({})).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        changes(),
+        2,
+        "one notice per successful change, none for failures or reads"
+    );
+    client.cancel().await.unwrap();
+}
+
+/// Waits (up to 10 s) until `check` gives a value.
+async fn eventually<T>(mut check: impl FnMut() -> Option<T>) -> T {
+    for _ in 0..200 {
+        if let Some(value) = check() {
+            return value;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the notification never came");
 }

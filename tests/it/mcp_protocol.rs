@@ -400,3 +400,40 @@ fn stdio_sends_log_messages_at_or_above_the_set_level() {
     assert_eq!(status.code(), Some(0), "{stderr}");
     assert_eq!(log_messages(&rest), Vec::<Value>::new());
 }
+
+#[test]
+fn stdio_reports_progress_only_to_calls_with_a_token() {
+    let env = world();
+    let mut server = RawStdio::start(&env, &["--allow-write"]);
+    server.send(INIT);
+    server.reply(json!(1));
+    server.send(INITIALIZED);
+    let reindex = |id: u64, meta: Option<Value>| {
+        let mut params = json!({"name": "aam_catalog_reindex", "arguments": {}});
+        if let Some(meta) = meta {
+            params["_meta"] = meta;
+        }
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}).to_string()
+    };
+    let progress = |messages: &[Value]| -> Vec<Value> {
+        messages
+            .iter()
+            .filter(|m| m["method"] == "notifications/progress")
+            .map(|m| m["params"].clone())
+            .collect()
+    };
+    server.send(&reindex(2, None));
+    let seen = server.until_reply(json!(2));
+    assert_eq!(progress(&seen), Vec::<Value>::new());
+    server.send(&reindex(3, Some(json!({"progressToken": "t-3"}))));
+    let seen = server.until_reply(json!(3));
+    let reported = progress(&seen);
+    assert!(reported.len() >= 2, "progress comes before the result: {seen:?}");
+    assert!(reported.iter().all(|p| p["progressToken"] == "t-3"), "{reported:?}");
+    let values: Vec<f64> = reported.iter().map(|p| p["progress"].as_f64().unwrap()).collect();
+    assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
+    assert_eq!(reported[0]["message"], "indexing");
+    let (status, rest, stderr) = server.close();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert_eq!(progress(&rest), Vec::<Value>::new(), "nothing after the result");
+}
