@@ -227,7 +227,7 @@ async fn post(url: &str, authorization: &str, host: Option<&str>, body: &str) ->
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_answers_protocol_errors_and_any_case_bearer() {
     let env = world();
-    let server = start_http_with(&env, &[]);
+    let server = start_http_with(&env, &["--allow-write"]);
     let bearer = format!("Bearer {TOKEN}");
     for (body, status, code, id) in [
         ("{not json", 400, -32700, Value::Null),
@@ -255,6 +255,26 @@ async fn http_answers_protocol_errors_and_any_case_bearer() {
     assert_eq!(status, 401);
     let (status, _) = post(&server.url, &format!("Basic {TOKEN}"), None, &init).await;
     assert_eq!(status, 401);
+
+    // Progress asked for over HTTP comes as an event stream ending with the result.
+    let call = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+        "name": "aam_catalog_reindex", "arguments": {}, "_meta": {"progressToken": "h-5"}}});
+    let (status, text) = post(&server.url, &bearer, None, &call.to_string()).await;
+    assert_eq!(status, 200, "{text}");
+    let events: Vec<Value> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter(|d| !d.trim().is_empty())
+        .map(|d| serde_json::from_str(d.trim()).unwrap())
+        .collect();
+    let last = events.last().unwrap_or_else(|| panic!("an event stream: {text}"));
+    assert_eq!(last["id"], 5, "{text}");
+    assert!(
+        events[..events.len() - 1]
+            .iter()
+            .any(|e| e["method"] == "notifications/progress" && e["params"]["progressToken"] == "h-5"),
+        "{text}"
+    );
 }
 
 /// The address the machine would use to reach others (no packet is sent).
