@@ -34,6 +34,9 @@ pub(super) enum McpCommand {
         /// Allow listening on a non-loopback address (http).
         #[arg(long)]
         allow_remote: bool,
+        /// Also accept requests whose `Host` is NAME (http; repeatable), e.g. the machine's DNS name.
+        #[arg(long, value_name = "NAME")]
+        allow_host: Vec<String>,
         /// Append logs to this file instead of stderr.
         #[arg(long, value_name = "PATH")]
         log_file: Option<PathBuf>,
@@ -90,6 +93,7 @@ pub(super) fn run(out: &Output, command: McpCommand) -> Result<i32> {
             host,
             port,
             allow_remote,
+            allow_host,
             log_file,
             log_level,
             log_format,
@@ -110,6 +114,7 @@ pub(super) fn run(out: &Output, command: McpCommand) -> Result<i32> {
                     host,
                     port,
                     allow_remote,
+                    allowed_hosts: allow_host,
                 }),
             };
             let log = LogOptions {

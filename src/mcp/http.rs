@@ -1,18 +1,24 @@
 //! Streamable HTTP transport: stateless JSON replies at `/mcp`, a bearer token
 //! on every request (compared in constant time), loopback-only unless told
 //! otherwise, foreign `Origin`s refused, bodies capped at 1 MiB.
+//!
+//! In front of rmcp, in this order: the `Host` check ([`HostPolicy`], DNS
+//! rebinding), the bearer token, and the JSON-RPC screen
+//! ([`super::jsonrpc`]: a body that is not JSON is 400 with `-32700`).
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
+use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
 use super::AamServer;
+use super::jsonrpc::{self, Screened};
 use crate::config::AamHome;
 use crate::error::{Error, ErrorCode, Result};
 
@@ -31,6 +37,62 @@ pub struct HttpOptions {
     pub port: u16,
     /// Allow binding a non-loopback address.
     pub allow_remote: bool,
+    /// More `Host` names to accept (`--allow-host`), e.g. a DNS name of the machine.
+    pub allowed_hosts: Vec<String>,
+}
+
+/// Which `Host` headers the server answers (anything else is 403, against DNS
+/// rebinding): loopback names and addresses always; the bound address; with
+/// an unspecified bind (`0.0.0.0`, `::`) any IP address literal (IPv4 only
+/// for `0.0.0.0`), since the machine may be reached on any of its addresses;
+/// for a non-loopback bind, the machine's host name; and every
+/// `--allow-host` name. DNS names are compared without case and without a
+/// trailing dot; the port is not checked.
+#[derive(Debug, Clone)]
+pub struct HostPolicy {
+    bound: IpAddr,
+    names: Vec<String>,
+}
+
+impl HostPolicy {
+    /// The policy for a server bound to `bound`.
+    pub fn new(bound: IpAddr, extra: &[String]) -> Self {
+        let mut names = vec!["localhost".to_string()];
+        if !bound.is_loopback()
+            && let Ok(name) = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            && !name.trim().is_empty()
+        {
+            names.push(name.trim().to_ascii_lowercase());
+        }
+        names.extend(extra.iter().map(|n| normal_name(n)));
+        Self { bound, names }
+    }
+
+    /// Whether a request with this `Host` header is answered.
+    pub fn allows(&self, host: &str) -> bool {
+        let host = host.trim();
+        let name = if let Some(rest) = host.strip_prefix('[') {
+            // [v6]:port
+            rest.split_once(']').map_or(rest, |(ip, _)| ip)
+        } else {
+            match host.rsplit_once(':') {
+                Some((name, port)) if !name.contains(':') && port.bytes().all(|b| b.is_ascii_digit()) => name,
+                _ => host,
+            }
+        };
+        match name.parse::<IpAddr>() {
+            Ok(ip) => {
+                ip.is_loopback()
+                    || ip == self.bound
+                    || (self.bound.is_unspecified() && (self.bound.is_ipv6() || ip.is_ipv4()))
+            }
+            Err(_) => !name.is_empty() && self.names.contains(&normal_name(name)),
+        }
+    }
+}
+
+fn normal_name(name: &str) -> String {
+    name.trim().trim_end_matches('.').to_ascii_lowercase()
 }
 
 /// Where the token came from, for the connection line.
@@ -70,16 +132,16 @@ pub async fn serve(server: AamServer, home: &AamHome, options: &HttpOptions) -> 
         .map_err(|e| Error::internal(format!("no local address: {e}")))?
         .port();
 
-    let mut hosts = vec!["localhost".to_string(), "127.0.0.1".to_string(), "::1".to_string()];
+    let hosts = HostPolicy::new(ip, &options.allowed_hosts);
     let mut origins = vec![format!("http://127.0.0.1:{port}"), format!("http://localhost:{port}")];
-    if !ip.is_loopback() {
-        hosts.push(options.host.clone());
+    if !ip.is_loopback() && !ip.is_unspecified() {
         origins.push(format!("http://{}:{port}", options.host));
     }
+    // rmcp's Host check only knows exact names; `HostPolicy` runs in front instead.
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
-        .with_allowed_hosts(hosts)
+        .disable_allowed_hosts()
         .with_allowed_origins(origins)
         .enforce_origin_validation()
         .with_max_request_body_bytes(MAX_BODY_BYTES);
@@ -91,7 +153,9 @@ pub async fn serve(server: AamServer, home: &AamHome, options: &HttpOptions) -> 
     );
     let app = axum::Router::new()
         .route_service("/mcp", service)
-        .layer(middleware::from_fn_with_state(Arc::<str>::from(token), require_bearer));
+        .layer(middleware::from_fn(screen_body))
+        .layer(middleware::from_fn_with_state(Arc::<str>::from(token), require_bearer))
+        .layer(middleware::from_fn_with_state(Arc::new(hosts), check_host));
 
     let shown_host = if ip.is_ipv6() {
         format!("[{ip}]")
@@ -151,12 +215,77 @@ fn new_token(home: &AamHome) -> Result<(String, std::path::PathBuf)> {
     Ok((token, path))
 }
 
+/// Refuses `Host` headers the policy does not allow (403), and requests
+/// without one (400).
+async fn check_host(State(policy): State<Arc<HostPolicy>>, request: Request, next: Next) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+        .or_else(|| request.uri().authority().map(|a| a.to_string()));
+    match host {
+        Some(host) if policy.allows(&host) => next.run(request).await,
+        Some(host) => {
+            tracing::warn!(host, "MCP request refused: Host not allowed (possible DNS rebinding)");
+            (
+                StatusCode::FORBIDDEN,
+                format!("Host `{host}` is not allowed; start the server with `--allow-host NAME` to accept a name\n"),
+            )
+                .into_response()
+        }
+        None => (StatusCode::BAD_REQUEST, "a `Host` header is required\n").into_response(),
+    }
+}
+
+/// Answers JSON bodies that are not JSON-RPC messages rmcp can read: 400 with
+/// `-32700`/`-32600`, 200 with `-32602` (as rmcp does for its own `-32602`).
+async fn screen_body(request: Request, next: Next) -> Response {
+    let is_json = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+    if request.method() != Method::POST || !is_json {
+        return next.run(request).await; // rmcp answers 405 / 415
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
+        return (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the request body is over {MAX_BODY_BYTES} bytes (or could not be read)\n"),
+        )
+            .into_response();
+    };
+    match jsonrpc::screen(&bytes) {
+        Screened::Pass => next.run(Request::from_parts(parts, Body::from(bytes))).await,
+        Screened::Reject(rejection) => {
+            let status = if rejection.code == jsonrpc::INVALID_PARAMS {
+                StatusCode::OK
+            } else {
+                StatusCode::BAD_REQUEST
+            };
+            tracing::warn!(code = rejection.code, "JSON-RPC message refused");
+            let body = serde_json::to_vec(&rejection.reply).unwrap_or_default();
+            (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+        }
+        Screened::Drop(why) => {
+            tracing::warn!("{why}");
+            StatusCode::ACCEPTED.into_response()
+        }
+    }
+}
+
+/// Accepts `Authorization: Bearer <token>`, the scheme in any case (RFC 9110).
 async fn require_bearer(State(expected): State<Arc<str>>, request: Request, next: Next) -> Response {
     let given = request
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
+        .and_then(|v| v.trim().split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim());
     if given.is_some_and(|t| same(t.as_bytes(), expected.as_bytes())) {
         return next.run(request).await;
     }
@@ -184,6 +313,42 @@ mod tests {
         assert!(!same(b"abc", b"abd"));
         assert!(!same(b"abc", b"abcd"));
         assert!(!same(b"", b"a"));
+    }
+
+    #[test]
+    fn host_names_of_the_bound_address() {
+        let loopback = HostPolicy::new(IpAddr::from([127, 0, 0, 1]), &[]);
+        for ok in [
+            "localhost",
+            "localhost:8765",
+            "127.0.0.1:8765",
+            "[::1]:80",
+            "LOCALHOST.",
+            "127.0.0.2",
+        ] {
+            assert!(loopback.allows(ok), "{ok}");
+        }
+        for refused in [
+            "evil.example",
+            "evil.example:8765",
+            "10.0.0.5:8765",
+            "",
+            "localhost.evil.example",
+        ] {
+            assert!(!loopback.allows(refused), "{refused}");
+        }
+        let any4 = HostPolicy::new(IpAddr::from([0, 0, 0, 0]), &["Box.Lan".to_string()]);
+        for ok in ["10.0.0.5:8765", "192.168.1.20", "box.lan:8765", "localhost"] {
+            assert!(any4.allows(ok), "{ok}");
+        }
+        for refused in ["evil.example", "[fe80::1]:8765"] {
+            assert!(!any4.allows(refused), "{refused}");
+        }
+        let any6: IpAddr = "::".parse().unwrap();
+        assert!(HostPolicy::new(any6, &[]).allows("[fe80::1]:8765"));
+        let one = HostPolicy::new(IpAddr::from([10, 0, 0, 5]), &[]);
+        assert!(one.allows("10.0.0.5:8765"));
+        assert!(!one.allows("10.0.0.6:8765"));
     }
 
     #[test]

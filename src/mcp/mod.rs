@@ -9,24 +9,32 @@
 
 pub mod clients;
 pub mod http;
+pub mod jsonrpc;
+pub mod logging;
+mod progress;
 mod prompts;
 mod resources;
+mod stdio;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
-    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
     ToolAnnotations,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::progress::Progress;
 use crate::tools::{Context, Risk, ToolSpec, log_call, read_only_mode, read_only_refusal, registry};
+
+/// Tools whose success changes `resources/list` (one resource per source).
+const CHANGE_RESOURCE_LIST: &[&str] = &["aam_source_add", "aam_source_remove", "aam_source_enable_defaults"];
 
 /// Default time limit of one tool call.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -108,12 +116,15 @@ pub fn serve(ctx: Context, allow_write: bool, transport: Transport, log: &LogOpt
         .enable_all()
         .build()
         .map_err(|e| Error::internal(format!("cannot start the async runtime: {e}")))?;
-    runtime.block_on(async move {
+    let outcome = runtime.block_on(async move {
         match transport {
             Transport::Stdio => server.serve_stdio().await,
             Transport::Http(options) => http::serve(server, &home, &options).await,
         }
-    })
+    });
+    // Don't wait for a read of stdin that will never finish.
+    runtime.shutdown_background();
+    outcome
 }
 
 fn init_logging(log: &LogOptions) -> Result<()> {
@@ -138,16 +149,27 @@ fn init_logging(log: &LogOptions) -> Result<()> {
         }
         None => tracing_subscriber::fmt::writer::BoxMakeWriter::new(std::io::stderr),
     };
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-        .with_writer(writer)
-        .with_ansi(false);
-    let installed = if log.json {
-        builder.json().try_init()
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    type Boxed = Box<dyn tracing_subscriber::Layer<tracing_subscriber::Registry> + Send + Sync>;
+    let output = tracing_subscriber::fmt::layer().with_writer(writer).with_ansi(false);
+    let output: Boxed = if log.json {
+        output
+            .json()
+            .with_filter(tracing_subscriber::EnvFilter::new(filter))
+            .boxed()
     } else {
-        builder.try_init()
+        output.with_filter(tracing_subscriber::EnvFilter::new(filter)).boxed()
     };
-    installed.map_err(|e| Error::internal(format!("cannot set up logging: {e}")))
+    // Clients' `logging/setLevel` chooses what they get, whatever the filter above.
+    let to_clients: Boxed = logging::McpLogLayer
+        .with_filter(tracing_subscriber::filter::filter_fn(logging::wanted))
+        .boxed();
+    tracing_subscriber::registry()
+        .with(vec![output, to_clients])
+        .try_init()
+        .map_err(|e| Error::internal(format!("cannot set up logging: {e}")))
 }
 
 /// The MCP server: cheap to clone, one per session (HTTP) or per process (stdio).
@@ -161,6 +183,8 @@ struct Inner {
     options: ServerOptions,
     /// The tools this server offers, with their MCP definitions.
     tools: Vec<(ToolSpec, Tool)>,
+    /// The session's `logging/setLevel` subscription (stdio).
+    log: logging::Session,
 }
 
 impl AamServer {
@@ -175,21 +199,18 @@ impl AamServer {
             })
             .collect();
         Self {
-            inner: Arc::new(Inner { ctx, options, tools }),
+            inner: Arc::new(Inner {
+                ctx,
+                options,
+                tools,
+                log: logging::Session::default(),
+            }),
         }
     }
 
-    /// Serves one client over stdin/stdout until it disconnects.
+    /// Serves one client over stdin/stdout until stdin closes.
     pub async fn serve_stdio(self) -> Result<()> {
-        let running = self
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| Error::internal(format!("the MCP session failed to start: {e}")))?;
-        running
-            .waiting()
-            .await
-            .map_err(|e| Error::internal(format!("the MCP session ended abnormally: {e}")))?;
-        Ok(())
+        stdio::serve(self).await
     }
 
     fn ctx(&self) -> &Context {
@@ -200,9 +221,13 @@ impl AamServer {
         &self.inner.options
     }
 
-    /// Runs a registered tool on a blocking thread under the time limit.
-    async fn run_tool(&self, spec: &ToolSpec, input: Value) -> Result<Value> {
-        let ctx = self.ctx().clone();
+    /// Runs a registered tool on a blocking thread under the time limit,
+    /// reporting progress to `progress` when given.
+    async fn run_tool(&self, spec: &ToolSpec, input: Value, progress: Option<Arc<dyn Progress>>) -> Result<Value> {
+        let mut ctx = self.ctx().clone();
+        if let Some(progress) = progress {
+            ctx.progress = progress;
+        }
         let call = spec.call;
         let task = tokio::task::spawn_blocking(move || call(&ctx, input));
         match tokio::time::timeout(self.options().timeout, task).await {
@@ -228,7 +253,7 @@ impl AamServer {
             .into_iter()
             .find(|t| t.name == tool)
             .ok_or_else(|| Error::internal(format!("resource tool `{tool}` is not registered")))?;
-        self.run_tool(&spec, input).await
+        self.run_tool(&spec, input, None).await
     }
 }
 
@@ -243,29 +268,141 @@ fn describe(spec: &ToolSpec) -> Tool {
         .destructive(spec.risk == Risk::Destructive)
         .idempotent(spec.idempotent)
         .open_world(spec.open_world);
-    Tool::new(spec.name, spec.description, object((spec.input_schema)()))
+    let mut input = object((spec.input_schema)());
+    let mut output = object((spec.output_schema)());
+    standard_formats(&mut input);
+    standard_formats(&mut output);
+    Tool::new(spec.name, spec.description, input)
         .with_title(spec.title)
-        .with_raw_output_schema(Arc::new(object((spec.output_schema)())))
+        .with_raw_output_schema(Arc::new(output))
         .with_annotations(annotations)
 }
 
-/// A failed call as a tool result: `[AAM_CODE] message`, plus the structured body.
+/// `format` values defined by JSON Schema 2020-12; clients validating with
+/// Ajv (the TypeScript SDK) warn about any other one on every schema compile.
+const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Keywords whose value is a schema, a list of schemas or a map of schemas;
+/// `format` is only touched inside these (never in `properties` names,
+/// `default`, `examples`, `const` or `enum`).
+const SCHEMA_KEYWORDS: &[&str] = &[
+    "items",
+    "additionalProperties",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "propertyNames",
+    "contains",
+    "not",
+    "if",
+    "then",
+    "else",
+    "prefixItems",
+    "anyOf",
+    "oneOf",
+    "allOf",
+];
+const SCHEMA_MAP_KEYWORDS: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+];
+
+/// A tool schema as the MCP server advertises it: `schema` with only
+/// standard `format`s (see [`standard_formats`]).
+pub fn advertised_schema(mut schema: Value) -> Value {
+    if let Value::Object(map) = &mut schema {
+        standard_formats(map);
+    }
+    schema
+}
+
+/// Drops non-standard `format`s (schemars' `uint64`, `int32`, `float`...) from
+/// a schema an MCP client will see; unsigned integers keep `minimum: 0`.
+fn standard_formats(schema: &mut serde_json::Map<String, Value>) {
+    if let Some(Value::String(format)) = schema.get("format")
+        && !STANDARD_FORMATS.contains(&format.as_str())
+    {
+        let unsigned = format.starts_with("uint");
+        schema.remove("format");
+        if unsigned && !schema.contains_key("minimum") && !schema.contains_key("exclusiveMinimum") {
+            schema.insert("minimum".to_string(), Value::from(0));
+        }
+    }
+    for (key, value) in schema.iter_mut() {
+        let key = key.as_str();
+        if SCHEMA_KEYWORDS.contains(&key) {
+            match value {
+                Value::Object(sub) => standard_formats(sub),
+                Value::Array(list) => list.iter_mut().for_each(|v| {
+                    if let Value::Object(sub) = v {
+                        standard_formats(sub)
+                    }
+                }),
+                _ => {}
+            }
+        } else if SCHEMA_MAP_KEYWORDS.contains(&key)
+            && let Value::Object(map) = value
+        {
+            map.values_mut().for_each(|v| {
+                if let Value::Object(sub) = v {
+                    standard_formats(sub)
+                }
+            });
+        }
+    }
+}
+
+/// The `_meta` key of a failed call's structured error body.
+pub const ERROR_META_KEY: &str = "aam/error";
+
+/// A failed call as a tool result: `isError`, a text block `[AAM_CODE] message`
+/// (and `hint: ...`), and the error body `{code, category, message, hint}` in
+/// `_meta["aam/error"]`. No `structuredContent`: clients (the TypeScript SDK,
+/// MCP Inspector) validate it against the tool's output schema even on errors.
 fn error_result(error: &Error) -> CallToolResult {
     let body = serde_json::to_value(error.to_body()).unwrap_or(Value::Null);
     let mut text = format!("[{}] {}", error.code(), error.message());
     if let Some(hint) = error.hint() {
         text.push_str(&format!("\nhint: {hint}"));
     }
-    let mut result = CallToolResult::structured_error(body);
-    result.content = vec![ContentBlock::text(text)];
-    result
+    let mut meta = serde_json::Map::new();
+    meta.insert(ERROR_META_KEY.to_string(), body);
+    CallToolResult::error(vec![ContentBlock::text(text)]).with_meta(Some(MetaObject(meta)))
 }
 
 impl ServerHandler for AamServer {
+    #[expect(
+        deprecated,
+        reason = "MCP logging is deprecated (SEP-2577) but clients still call logging/setLevel"
+    )]
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
+            .enable_logging()
             .enable_tools()
             .enable_resources()
+            .enable_resources_list_changed()
             .enable_prompts()
             .build();
         let mode = if !self.options().allow_write {
@@ -283,6 +420,22 @@ impl ServerHandler for AamServer {
                  this project has installed. The prompts `find_artifacts`, `package_from_source` and \
                  `audit_installed` walk through common tasks. {mode}"
             ))
+    }
+
+    #[expect(
+        deprecated,
+        reason = "MCP logging is deprecated (SEP-2577) but clients still call logging/setLevel"
+    )]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<(), ErrorData> {
+        // Stateless HTTP has no stream to send notifications on: accepted, nothing sent.
+        if self.options().transport == "stdio" {
+            logging::set_level(&self.inner.log, context.peer.clone(), request.level);
+        }
+        Ok(())
     }
 
     async fn list_tools(
@@ -320,9 +473,22 @@ impl ServerHandler for AamServer {
             Err(read_only_refusal(&name))
         } else {
             let input = Value::Object(request.arguments.unwrap_or_default());
-            self.run_tool(spec, input).await
+            match context.meta.get_progress_token() {
+                Some(token) => {
+                    let (progress, sending) = progress::McpProgress::start(context.peer.clone(), token);
+                    let outcome = self.run_tool(spec, input, Some(progress)).await;
+                    // Progress comes before the result (unless the call timed
+                    // out and still runs).
+                    let _ = tokio::time::timeout(Duration::from_secs(1), sending).await;
+                    outcome
+                }
+                None => self.run_tool(spec, input, None).await,
+            }
         };
         log_call(&context.id.to_string(), &name, started, &outcome);
+        if outcome.is_ok() && CHANGE_RESOURCE_LIST.contains(&name.as_str()) && self.options().transport == "stdio" {
+            let _ = context.peer.notify_resource_list_changed().await;
+        }
         let result = match outcome {
             Ok(value) => CallToolResult::structured(value),
             Err(error) => error_result(&error),
@@ -386,6 +552,78 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    /// Every `format` in a schema, with the schema that holds it.
+    fn formats(schema: &serde_json::Map<String, Value>, out: &mut Vec<(String, serde_json::Map<String, Value>)>) {
+        if let Some(Value::String(format)) = schema.get("format") {
+            out.push((format.clone(), schema.clone()));
+        }
+        for (key, value) in schema {
+            let subs: Vec<&Value> = if SCHEMA_KEYWORDS.contains(&key.as_str()) {
+                match value {
+                    Value::Array(list) => list.iter().collect(),
+                    other => vec![other],
+                }
+            } else if SCHEMA_MAP_KEYWORDS.contains(&key.as_str()) {
+                value.as_object().map(|m| m.values().collect()).unwrap_or_default()
+            } else {
+                vec![]
+            };
+            for sub in subs {
+                if let Value::Object(sub) = sub {
+                    formats(sub, out);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn advertised_schemas_use_only_standard_formats() {
+        let mut raw = 0;
+        for spec in registry() {
+            let tool = describe(&spec);
+            for (schema, advertised) in [
+                (
+                    serde_json::to_value((spec.output_schema)()).unwrap(),
+                    tool.output_schema.as_deref().unwrap(),
+                ),
+                (
+                    serde_json::to_value((spec.input_schema)()).unwrap(),
+                    &*tool.input_schema,
+                ),
+            ] {
+                let mut before = Vec::new();
+                formats(schema.as_object().unwrap(), &mut before);
+                raw += before.len();
+                let mut after = Vec::new();
+                formats(advertised, &mut after);
+                for (format, _) in &after {
+                    assert!(STANDARD_FORMATS.contains(&format.as_str()), "{}: {format}", spec.name);
+                }
+                let text = serde_json::to_string(advertised).unwrap();
+                assert!(!text.contains("\"uint"), "{}: {text}", spec.name);
+            }
+        }
+        assert!(
+            raw > 0,
+            "schemars emits non-standard formats, so the check has something to strip"
+        );
+        // Unsigned integers keep their lower bound, property names are untouched.
+        let mut schema = serde_json::json!({"type": "object", "properties": {
+            "format": {"type": "string", "default": "uint64"},
+            "n": {"type": "integer", "format": "uint64"},
+            "m": {"anyOf": [{"type": "integer", "format": "int32"}, {"type": "null"}]},
+            "at": {"type": "string", "format": "date-time"}}});
+        standard_formats(schema.as_object_mut().unwrap());
+        assert_eq!(
+            schema,
+            serde_json::json!({"type": "object", "properties": {
+                "format": {"type": "string", "default": "uint64"},
+                "n": {"type": "integer", "minimum": 0},
+                "m": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+                "at": {"type": "string", "format": "date-time"}}})
+        );
     }
 
     #[test]

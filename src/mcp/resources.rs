@@ -2,6 +2,9 @@
 //! of the registry (so a resource and its tool never disagree).
 //!
 //! Names inside URIs are percent-encoded (`aam://sources/anthropics%2Fskills`).
+//! Fixed resources never sit where a template's `{name}` could: every name is
+//! readable through its template (a package called `installed` is
+//! `aam://packages/installed`; the installed list is `aam://installed`).
 
 use percent_encoding::{NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 use rmcp::ErrorData;
@@ -19,7 +22,7 @@ pub(super) async fn list(server: &AamServer) -> Vec<Resource> {
         Resource::new("aam://sources", "sources")
             .with_description("Every registered source with its artifact counts and indexed commit")
             .with_mime_type(JSON),
-        Resource::new("aam://packages/installed", "installed packages")
+        Resource::new("aam://installed", "installed packages")
             .with_description("Packages installed in the served project, from its lock file")
             .with_mime_type(JSON),
         Resource::new("aam://registries", "registries")
@@ -85,7 +88,7 @@ pub(super) async fn read(server: &AamServer, uri: &str) -> Result<ReadResourceRe
             let input = json!({ "source": decode(name)?, "limit": 1000 });
             server.read_with("aam_source_candidates", input).await
         }
-        ["packages", "installed"] => server.read_with("aam_list", json!({})).await,
+        ["installed"] => server.read_with("aam_list", json!({})).await,
         ["packages", name] => {
             server
                 .read_with("aam_package_info", json!({ "name": decode(name)? }))

@@ -12,7 +12,7 @@ use aam::mcp::{AamServer, ServerOptions};
 use aam::tools::{Context, registry};
 use rmcp::model::{CallToolRequestParams, CallToolResult, GetPromptRequestParams, ReadResourceRequestParams};
 use rmcp::service::RunningService;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::{Peer, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
 use crate::support::{TestEnv, skill};
@@ -21,7 +21,7 @@ type Client = RunningService<RoleClient, ()>;
 
 /// A home with a source (`upstream`: skills `pdf` and `docx`), a default
 /// registry (`reg`, holding `kit` 1.0.0) and the test root as the project.
-fn world() -> TestEnv {
+pub(crate) fn world() -> TestEnv {
     let env = TestEnv::new();
     let repo = env.repo("upstream");
     repo.write("skills/pdf/SKILL.md", skill("pdf", "Fill PDF forms"))
@@ -59,18 +59,34 @@ async fn connect(env: &TestEnv, options: ServerOptions) -> Client {
     ().serve(client_io).await.expect("client connects")
 }
 
-async fn call(client: &Client, tool: &str, arguments: Value) -> CallToolResult {
+/// Calls `tool`, checking the result the way the TypeScript SDK does: any
+/// `structuredContent` (errors included) must match the tool's advertised
+/// output schema.
+async fn call(client: &Peer<RoleClient>, tool: &str, arguments: Value) -> CallToolResult {
     let Value::Object(arguments) = arguments else {
         panic!("arguments must be an object")
     };
-    client
+    let result = client
         .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments))
         .await
-        .unwrap_or_else(|e| panic!("{tool}: protocol error {e}"))
+        .unwrap_or_else(|e| panic!("{tool}: protocol error {e}"));
+    if let Some(structured) = &result.structured_content {
+        let tools = client.list_all_tools().await.unwrap();
+        let listed = tools
+            .iter()
+            .find(|t| t.name == tool)
+            .expect("the called tool is listed");
+        let schema = Value::Object(listed.output_schema.as_deref().cloned().expect("an output schema"));
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        if let Err(problem) = validator.validate(structured) {
+            panic!("{tool}: structuredContent breaks the output schema ({problem}): {structured}");
+        }
+    }
+    result
 }
 
 /// The structured output of a successful call.
-async fn ok(client: &Client, tool: &str, arguments: Value) -> Value {
+async fn ok(client: &Peer<RoleClient>, tool: &str, arguments: Value) -> Value {
     let result = call(client, tool, arguments.clone()).await;
     assert_ne!(result.is_error, Some(true), "{tool} {arguments}: {result:?}");
     let value = result.structured_content.clone().expect("structured content");
@@ -83,11 +99,17 @@ async fn ok(client: &Client, tool: &str, arguments: Value) -> Value {
     value
 }
 
-/// The error body of a failed call, checking its text form.
-async fn fails(client: &Client, tool: &str, arguments: Value, code: &str) -> Value {
+/// The error body of a failed call (in `_meta["aam/error"]`, never in
+/// `structuredContent`), checking its text form.
+async fn fails(client: &Peer<RoleClient>, tool: &str, arguments: Value, code: &str) -> Value {
     let result = call(client, tool, arguments.clone()).await;
     assert_eq!(result.is_error, Some(true), "{tool} {arguments}: {result:?}");
-    let body = result.structured_content.clone().expect("structured error");
+    assert_eq!(
+        result.structured_content, None,
+        "{tool}: errors carry no structuredContent"
+    );
+    let meta = result.meta.as_ref().expect("errors carry `_meta`");
+    let body = meta.0.get("aam/error").cloned().expect("`_meta` holds `aam/error`");
     assert_eq!(body["code"], code, "{tool}: {body}");
     let categories = [
         "INVALID_INPUT",
@@ -103,10 +125,14 @@ async fn fails(client: &Client, tool: &str, arguments: Value, code: &str) -> Val
     assert!(categories.contains(&body["category"].as_str().unwrap()), "{body}");
     let text = &result.content[0].as_text().unwrap().text;
     assert!(text.starts_with(&format!("[{code}] ")), "{text}");
+    assert!(text.contains(body["message"].as_str().unwrap()), "{text}");
+    if let Some(hint) = body["hint"].as_str() {
+        assert!(text.contains(&format!("\nhint: {hint}")), "{text}");
+    }
     body
 }
 
-async fn read(client: &Client, uri: &str) -> String {
+async fn read(client: &Peer<RoleClient>, uri: &str) -> String {
     let result = client
         .read_resource(ReadResourceRequestParams::new(uri))
         .await
@@ -117,7 +143,7 @@ async fn read(client: &Client, uri: &str) -> String {
     }
 }
 
-async fn read_json(client: &Client, uri: &str) -> Value {
+async fn read_json(client: &Peer<RoleClient>, uri: &str) -> Value {
     serde_json::from_str(&read(client, uri).await).unwrap()
 }
 
@@ -350,7 +376,7 @@ async fn resources_and_prompts() {
         .collect();
     for uri in [
         "aam://sources",
-        "aam://packages/installed",
+        "aam://installed",
         "aam://registries",
         "aam://config",
         "aam://manifest",
@@ -384,10 +410,13 @@ async fn resources_and_prompts() {
     assert_eq!(scan["artifacts"]["skills"].as_array().unwrap().len(), 2, "{scan}");
     let candidates = read_json(&client, "aam://sources/upstream/candidates").await;
     assert_eq!(candidates["total"], 2);
-    assert_eq!(
-        read_json(&client, "aam://packages/installed").await["packages"],
-        json!([])
-    );
+    assert_eq!(read_json(&client, "aam://installed").await["packages"], json!([]));
+    // No fixed resource hides a package: one named `installed` has its URI.
+    env.json(&["pkg", "init", "installed", "--yes"]);
+    env.json(&["pkg", "publish", "installed"]);
+    let package = read_json(&client, "aam://packages/installed").await;
+    assert_eq!(package["name"], "installed", "{package}");
+    assert_eq!(package["versions"], json!(["0.1.0"]), "{package}");
     assert_eq!(
         read_json(&client, "aam://packages/kit").await["versions"],
         json!(["0.1.0"])
@@ -499,9 +528,10 @@ async fn the_binary_over_stdio() {
 }
 
 /// A running `aam mcp serve --transport http`, killed when dropped.
-struct HttpServer {
+pub(crate) struct HttpServer {
     child: Child,
-    url: String,
+    /// `http://HOST:PORT/mcp`, as the server printed it.
+    pub(crate) url: String,
 }
 
 impl Drop for HttpServer {
@@ -511,11 +541,17 @@ impl Drop for HttpServer {
     }
 }
 
-const TOKEN: &str = "test-token-0123456789abcdef";
+pub(crate) const TOKEN: &str = "test-token-0123456789abcdef";
 
 fn start_http(env: &TestEnv) -> HttpServer {
+    start_http_with(env, &[])
+}
+
+/// Starts the HTTP server on a free port with `extra` arguments.
+pub(crate) fn start_http_with(env: &TestEnv, extra: &[&str]) -> HttpServer {
     let mut child = Command::new(env!("CARGO_BIN_EXE_aam"))
         .args(["mcp", "serve", "--transport", "http", "--port", "0"])
+        .args(extra)
         .current_dir(env.root.path())
         .env("AAM_HOME", env.home())
         .env("HOME", env.user_home())
@@ -539,7 +575,7 @@ fn start_http(env: &TestEnv) -> HttpServer {
     HttpServer { child, url }
 }
 
-fn initialize() -> Value {
+pub(crate) fn initialize() -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "curl", "version": "1"}}})
 }
@@ -654,4 +690,109 @@ async fn the_binary_over_http() {
     for client in clients {
         client.cancel().await.unwrap();
     }
+}
+
+/// A client that records the notifications it gets.
+#[derive(Clone, Default)]
+struct Recorder {
+    progress: std::sync::Arc<std::sync::Mutex<Vec<rmcp::model::ProgressNotificationParam>>>,
+    list_changed: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl rmcp::ClientHandler for Recorder {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.progress.lock().unwrap().push(params);
+    }
+
+    async fn on_resource_list_changed(&self, _context: rmcp::service::NotificationContext<RoleClient>) {
+        self.list_changed.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_and_resource_list_changes_are_notified() {
+    let env = world();
+    let root = env.root.path().canonicalize().unwrap();
+    let ctx = Context::new(AamHome::at(env.home()), root.clone())
+        .sandboxed(&root)
+        .unwrap();
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    let server = AamServer::new(ctx, options(true));
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let recorder = Recorder::default();
+    let client = recorder.clone().serve(client_io).await.unwrap();
+    let capabilities = client.peer_info().unwrap().capabilities.clone();
+    assert_eq!(capabilities.resources.as_ref().and_then(|r| r.list_changed), Some(true));
+
+    // rmcp's client asks for progress on every call (its own token);
+    // calls without a token are checked over raw stdio (mcp_protocol.rs).
+    let result = client
+        .call_tool(CallToolRequestParams::new("aam_catalog_reindex"))
+        .await
+        .unwrap();
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    let seen = eventually(|| {
+        let seen = recorder.progress.lock().unwrap().clone();
+        (seen.len() >= 2).then_some(seen)
+    })
+    .await;
+    let token = &seen[0].progress_token;
+    assert!(seen.iter().all(|p| &p.progress_token == token), "{seen:?}");
+    assert!(
+        seen.windows(2).all(|w| w[0].progress < w[1].progress),
+        "growing: {seen:?}"
+    );
+    assert!(
+        seen.iter().any(|p| p.message.as_deref() == Some("indexing")),
+        "phases are named: {seen:?}"
+    );
+    for p in &seen {
+        if let Some(total) = p.total {
+            assert!(p.progress <= total, "{p:?}");
+        }
+    }
+
+    // Adding and removing a source changes the resource list.
+    let changes = || recorder.list_changed.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(changes(), 0);
+    let second = env.repo("second");
+    second.write("skills/slides/SKILL.md", skill("slides", "Make slide decks"));
+    second.commit("c1");
+    ok(&client, "aam_source_add", json!({"spec": "./second"})).await;
+    ok(&client, "aam_source_remove", json!({"name": "second"})).await;
+    eventually(|| (changes() == 2).then_some(())).await;
+    fails(
+        &client,
+        "aam_source_remove",
+        json!({"name": "second"}),
+        "AAM_SOURCE_NOT_FOUND",
+    )
+    .await;
+    ok(&client, "aam_source_list", json!({})).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        changes(),
+        2,
+        "one notice per successful change, none for failures or reads"
+    );
+    client.cancel().await.unwrap();
+}
+
+/// Waits (up to 10 s) until `check` gives a value.
+async fn eventually<T>(mut check: impl FnMut() -> Option<T>) -> T {
+    for _ in 0..200 {
+        if let Some(value) = check() {
+            return value;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the notification never came");
 }

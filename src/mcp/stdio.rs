@@ -1,0 +1,117 @@
+//! The stdio transport: rmcp behind a line filter.
+//!
+//! stdin is read line by line; each line goes through [`jsonrpc::screen`]:
+//! valid messages go on to rmcp over an in-memory pipe, protocol errors are
+//! answered here. One task writes stdout, whole lines only, so replies from
+//! both never interleave. Closing stdin, at any point (even before
+//! `initialize`), ends the session cleanly.
+
+use rmcp::ServiceExt;
+use rmcp::service::ServerInitializeError;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+use super::AamServer;
+use super::jsonrpc::{self, Screened};
+use crate::error::{Error, Result};
+
+/// Longest line accepted on stdin (a larger one is a parse error).
+const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// Serves one client over stdin/stdout until stdin closes.
+pub(super) async fn serve(server: AamServer) -> Result<()> {
+    let (rmcp_side, our_side) = tokio::io::duplex(1 << 20);
+    let (from_rmcp, mut to_rmcp) = tokio::io::split(our_side);
+    let (replies, mut pending) = mpsc::unbounded_channel::<Vec<u8>>();
+
+    let input = tokio::spawn(async move {
+        let mut stdin = BufReader::new(tokio::io::stdin());
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match (&mut stdin)
+                .take(MAX_LINE_BYTES as u64 + 1)
+                .read_until(b'\n', &mut line)
+                .await
+            {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            let message = line.trim_ascii();
+            if message.is_empty() {
+                continue;
+            }
+            let screened = if line.len() > MAX_LINE_BYTES {
+                // Skip the rest of the line, then answer.
+                let mut rest = Vec::new();
+                let _ = stdin.read_until(b'\n', &mut rest).await;
+                Screened::Reject(jsonrpc::too_long(MAX_LINE_BYTES))
+            } else {
+                jsonrpc::screen(message)
+            };
+            match screened {
+                Screened::Pass => {
+                    let mut framed = message.to_vec();
+                    framed.push(b'\n');
+                    if to_rmcp.write_all(&framed).await.is_err() {
+                        break;
+                    }
+                }
+                Screened::Reject(rejection) => {
+                    tracing::warn!(code = rejection.code, "JSON-RPC message refused");
+                    let _ = replies.send(rejection.to_line());
+                }
+                Screened::Drop(why) => tracing::warn!("{why}"),
+            }
+        }
+        // End of input: rmcp sees end of file and finishes.
+        let _ = to_rmcp.shutdown().await;
+    });
+
+    let output = tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        let mut from_rmcp = BufReader::new(from_rmcp);
+        let mut line = Vec::new();
+        loop {
+            // `read_until` keeps partial reads in `line` if the other branch wins.
+            let out = tokio::select! {
+                read = from_rmcp.read_until(b'\n', &mut line) => match read {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => std::mem::take(&mut line),
+                },
+                Some(mut reply) = pending.recv() => {
+                    reply.push(b'\n');
+                    reply
+                }
+            };
+            if stdout.write_all(&out).await.is_err() || stdout.flush().await.is_err() {
+                return; // the client is gone
+            }
+        }
+        while let Ok(mut reply) = pending.try_recv() {
+            reply.push(b'\n');
+            if stdout.write_all(&reply).await.is_err() {
+                return;
+            }
+        }
+        let _ = stdout.flush().await;
+    });
+
+    let outcome = match server.serve(rmcp_side).await {
+        Ok(running) => running
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(|e| Error::internal(format!("the MCP session ended abnormally: {e}"))),
+        // stdin closed before (or during) the handshake: nothing to serve.
+        Err(ServerInitializeError::ConnectionClosed(_)) => Ok(()),
+        Err(ServerInitializeError::ExpectedInitializeRequest(_)) => Err(Error::invalid_argument(
+            "the MCP client sent something other than `initialize` first",
+        )
+        .with_hint("an MCP session starts with an `initialize` request")),
+        Err(e) => Err(Error::internal(format!("the MCP session failed to start: {e}"))),
+    };
+    let _ = output.await;
+    input.abort();
+    outcome
+}
