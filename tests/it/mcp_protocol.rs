@@ -277,14 +277,6 @@ async fn http_answers_protocol_errors_and_any_case_bearer() {
     );
 }
 
-/// The address the machine would use to reach others (no packet is sent).
-fn outward_address() -> Option<std::net::IpAddr> {
-    let socket = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
-    socket.connect("192.0.2.1:9").ok()?;
-    let ip = socket.local_addr().ok()?.ip();
-    (!ip.is_loopback() && !ip.is_unspecified()).then_some(ip)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_on_all_addresses_answers_remote_hosts() {
     let env = world();
@@ -318,12 +310,7 @@ async fn http_on_all_addresses_answers_remote_hosts() {
         let (status, _) = post(&local, &bearer, Some(&host), &init).await;
         assert_eq!(status, 403, "Host {host}");
     }
-    // And really from a non-loopback address, when the machine has one.
-    if let Some(ip) = outward_address() {
-        let url = format!("http://{ip}:{port}/mcp");
-        let (status, text) = post(&url, &bearer, None, &init).await;
-        assert_eq!(status, 200, "{url}: {text}");
-    }
+    // Requests stay on loopback: the Host header plays the remote client.
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
