@@ -131,6 +131,8 @@ error_codes! {
     ArtifactRejected = "AAM_ARTIFACT_REJECTED", InvalidInput;
     /// The operation did not finish within its time limit.
     Timeout = "AAM_TIMEOUT", Timeout;
+    /// The call was cancelled (by the client or its time limit) before it kept any change.
+    Cancelled = "AAM_CANCELLED", Timeout;
     /// The search index failed.
     IndexError = "AAM_INDEX_ERROR", InternalError;
     /// A file could not be read or written.

@@ -37,6 +37,7 @@ use serde::{Deserialize, Serialize};
 use super::Roots;
 use super::keys::{self, LOCK_KEY};
 use super::plan::{Bytes, Member};
+use crate::cancel::Cancel;
 use crate::error::{Error, ErrorCode, Result};
 use crate::scan::Platform;
 
@@ -215,7 +216,8 @@ fn tick() {
 // ---------------------------------------------------------------- applying
 
 /// Makes `changes` (each key at most once) through the journal, removes the
-/// `prune_dirs` that are then empty, and runs `apply_mirror(mirror)`. On any error everything is put back; if the
+/// `prune_dirs` that are then empty, and runs `apply_mirror(mirror)`. A
+/// `cancel` raised before the commit mark undoes everything (`AAM_CANCELLED`). On any error everything is put back; if the
 /// process dies, the next [`recover`] finishes or undoes it. The caller holds
 /// the project lock.
 pub fn apply(
@@ -223,8 +225,10 @@ pub fn apply(
     changes: Vec<FileChange>,
     prune_dirs: Vec<String>,
     mirror: Vec<MirrorOp>,
+    cancel: &Cancel,
     apply_mirror: impl FnOnce(&[MirrorOp]) -> Result<()>,
 ) -> Result<()> {
+    cancel.check()?;
     let mut ops = Vec::with_capacity(changes.len());
     let mut paths = Vec::with_capacity(changes.len());
     let mut contents = Vec::with_capacity(changes.len());
@@ -277,7 +281,7 @@ pub fn apply(
         mirror,
     };
     write_journal(&roots.root, &journal)?;
-    if let Err(e) = make_changes(roots, &journal, &paths, &contents) {
+    if let Err(e) = make_changes(roots, &journal, &paths, &contents, cancel) {
         rollback(roots, &journal);
         remove_journal(&roots.root);
         return Err(e);
@@ -313,7 +317,13 @@ fn sibling(path: &Path, id: &str, n: usize, suffix: &str) -> PathBuf {
     path.with_file_name(format!(".{name}.aam-{id}.{n}.{suffix}"))
 }
 
-fn make_changes(roots: &Roots, journal: &Journal, paths: &[PathBuf], contents: &[Option<Bytes>]) -> Result<()> {
+fn make_changes(
+    roots: &Roots,
+    journal: &Journal,
+    paths: &[PathBuf],
+    contents: &[Option<Bytes>],
+    cancel: &Cancel,
+) -> Result<()> {
     for dir in &journal.created_dirs {
         let path = crate::deploy::Location::from_key(dir).resolve(&roots.root, &roots.home);
         // The project root or home folder itself may be missing; it is not ours to remove later.
@@ -335,6 +345,7 @@ fn make_changes(roots: &Roots, journal: &Journal, paths: &[PathBuf], contents: &
         }
     }
     for (n, (op, path)) in journal.ops.iter().zip(paths).enumerate() {
+        cancel.check()?;
         if op.existed {
             let old = sibling(path, &journal.id, n, "old");
             std::fs::rename(path, &old).map_err(|e| Error::io("replace", path, e))?;
@@ -619,7 +630,7 @@ mod tests {
     fn a_failing_mirror_puts_everything_back() {
         let (_dir, roots) = project();
         let before = snapshot(&roots.root);
-        let err = apply(&roots, changes(), Vec::new(), Vec::new(), |_| {
+        let err = apply(&roots, changes(), Vec::new(), Vec::new(), &Cancel::new(), |_| {
             Err(Error::internal("mirror failed"))
         })
         .unwrap_err();
@@ -628,9 +639,20 @@ mod tests {
     }
 
     #[test]
+    fn a_cancelled_apply_puts_everything_back() {
+        let (_dir, roots) = project();
+        let before = snapshot(&roots.root);
+        let cancel = Cancel::new();
+        cancel.raise();
+        let err = apply(&roots, changes(), Vec::new(), Vec::new(), &cancel, |_| Ok(())).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::Cancelled);
+        assert_eq!(snapshot(&roots.root)[..], before[..]);
+    }
+
+    #[test]
     fn a_successful_apply_leaves_only_the_new_files() {
         let (_dir, roots) = project();
-        apply(&roots, changes(), Vec::new(), Vec::new(), |_| Ok(())).unwrap();
+        apply(&roots, changes(), Vec::new(), Vec::new(), &Cancel::new(), |_| Ok(())).unwrap();
         let after: Vec<String> = snapshot(&roots.root).into_iter().map(|(p, _)| p).collect();
         assert_eq!(
             after,
@@ -697,7 +719,7 @@ mod tests {
                 }],
             };
             write_journal(&roots.root, &journal).unwrap();
-            make_changes(&roots, &journal, &paths, &contents).unwrap();
+            make_changes(&roots, &journal, &paths, &contents, &Cancel::new()).unwrap();
             let mut replayed = Vec::new();
             let held = lock_project(&roots.root, true, || {}).unwrap();
             let outcome = recover(&roots, &held, |ops| {

@@ -411,6 +411,7 @@ impl<'r> Plan<'r> {
         self,
         store: &ObjectStore,
         mirror: Vec<MirrorOp>,
+        cancel: &crate::cancel::Cancel,
         apply_mirror: impl FnOnce(&[MirrorOp]) -> Result<()>,
     ) -> Result<LockFile> {
         let roots = self.roots;
@@ -418,7 +419,7 @@ impl<'r> Plan<'r> {
         for bytes in &finished.originals {
             store.put(bytes)?;
         }
-        journal::apply(roots, finished.changes, finished.prune, mirror, apply_mirror)?;
+        journal::apply(roots, finished.changes, finished.prune, mirror, cancel, apply_mirror)?;
         Ok(finished.lock)
     }
 }

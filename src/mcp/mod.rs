@@ -222,29 +222,49 @@ impl AamServer {
     }
 
     /// Runs a registered tool on a blocking thread under the time limit,
-    /// reporting progress to `progress` when given.
-    async fn run_tool(&self, spec: &ToolSpec, input: Value, progress: Option<Arc<dyn Progress>>) -> Result<Value> {
+    /// reporting progress to `progress` when given. When the limit passes or
+    /// `cancelled` completes (the client cancelled), the call's flag is raised:
+    /// the tool stops at its next safe point and keeps nothing.
+    async fn run_tool(
+        &self,
+        spec: &ToolSpec,
+        input: Value,
+        progress: Option<Arc<dyn Progress>>,
+        cancelled: impl std::future::Future<Output = ()>,
+    ) -> Result<Value> {
         let mut ctx = self.ctx().clone();
         if let Some(progress) = progress {
             ctx.progress = progress;
         }
+        let cancel = crate::cancel::Cancel::new();
+        ctx.cancel = cancel.clone();
         let call = spec.call;
-        let task = tokio::task::spawn_blocking(move || call(&ctx, input));
-        match tokio::time::timeout(self.options().timeout, task).await {
-            Ok(Ok(result)) => result,
-            Ok(Err(join)) => Err(Error::internal(format!("`{}` stopped unexpectedly: {join}", spec.name))),
-            Err(_) => Err(Error::new(
+        let mut task = tokio::task::spawn_blocking(move || call(&ctx, input));
+        let stopped = tokio::select! {
+            joined = &mut task => {
+                return match joined {
+                    Ok(result) => result,
+                    Err(join) => Err(Error::internal(format!("`{}` stopped unexpectedly: {join}", spec.name))),
+                };
+            }
+            _ = tokio::time::sleep(self.options().timeout) => Error::new(
                 ErrorCode::Timeout,
-                format!(
-                    "`{}` did not finish within {:?}",
-                    spec.name,
-                    self.options().timeout
-                ),
+                format!("`{}` did not finish within {:?}", spec.name, self.options().timeout),
             )
-            .with_hint(
-                "it may still complete in the background; check its effect before retrying, or raise `AAM_TOOL_TIMEOUT`",
-            )),
-        }
+            .with_hint("it stops at its next safe point and keeps no change; raise `AAM_TOOL_TIMEOUT` for long work"),
+            _ = cancelled => crate::cancel::cancelled(),
+        };
+        cancel.raise();
+        let name = spec.name;
+        tokio::spawn(async move {
+            let outcome = match task.await {
+                Ok(Ok(_)) => "finished before it could stop".to_string(),
+                Ok(Err(e)) => format!("stopped ({})", e.code()),
+                Err(join) => format!("stopped unexpectedly ({join})"),
+            };
+            tracing::info!(tool = name, "cancelled call {outcome}");
+        });
+        Err(stopped)
     }
 
     /// Calls a read tool by name for a resource.
@@ -253,7 +273,7 @@ impl AamServer {
             .into_iter()
             .find(|t| t.name == tool)
             .ok_or_else(|| Error::internal(format!("resource tool `{tool}` is not registered")))?;
-        self.run_tool(&spec, input, None).await
+        self.run_tool(&spec, input, None, std::future::pending()).await
     }
 }
 
@@ -476,13 +496,13 @@ impl ServerHandler for AamServer {
             match context.meta.get_progress_token() {
                 Some(token) => {
                     let (progress, sending) = progress::McpProgress::start(context.peer.clone(), token);
-                    let outcome = self.run_tool(spec, input, Some(progress)).await;
+                    let outcome = self.run_tool(spec, input, Some(progress), context.ct.cancelled()).await;
                     // Progress comes before the result (unless the call timed
                     // out and still runs).
                     let _ = tokio::time::timeout(Duration::from_secs(1), sending).await;
                     outcome
                 }
-                None => self.run_tool(spec, input, None).await,
+                None => self.run_tool(spec, input, None, context.ct.cancelled()).await,
             }
         };
         log_call(&context.id.to_string(), &name, started, &outcome);

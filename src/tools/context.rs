@@ -6,6 +6,7 @@ use std::ops::{Deref, DerefMut};
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use crate::cancel::Cancel;
 use crate::catalog::Catalog;
 use crate::config::AamHome;
 use crate::error::{Error, ErrorCode, Result};
@@ -21,6 +22,8 @@ pub struct Context {
     pub cwd: PathBuf,
     /// Where long operations report progress.
     pub progress: Arc<dyn Progress>,
+    /// Raised when the call should stop (client cancel, time limit).
+    pub cancel: Cancel,
     shared: Arc<Shared>,
     sandbox: Option<Arc<Sandbox>>,
 }
@@ -45,6 +48,7 @@ impl Context {
             home,
             cwd,
             progress: Arc::new(NoProgress),
+            cancel: Cancel::new(),
             shared: Arc::default(),
             sandbox: None,
         }

@@ -49,6 +49,8 @@ pub(crate) fn indexed_write<T>(
     catalog: &mut Catalog,
     write: impl FnOnce(&mut Catalog) -> Result<(T, IndexChange, u64)>,
 ) -> Result<T> {
+    // The last point a cancelled call can stop with nothing written.
+    ctx.cancel.check()?;
     let warn = |e: Error| tracing::warn!("search index not updated ({e}); the next search rebuilds it");
     let index = ctx.search_index().map_err(warn).ok();
     let updater = index.as_ref().and_then(|i| i.writer().map_err(warn).ok());

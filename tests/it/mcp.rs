@@ -360,7 +360,56 @@ async fn write_tools_are_hidden_refused_and_confined() {
     let client = connect(&env, hurried).await;
     let body = fails(&client, "aam_source_update", json!({"all": true}), "AAM_TIMEOUT").await;
     assert_eq!(body["category"], "TIMEOUT");
+
+    // A write over its time limit stops at its next safe point and keeps nothing.
+    let project = || project_files(env.root.path());
+    let before = project();
+    fails(
+        &client,
+        "aam_install",
+        json!({"specs": ["kit"], "platforms": ["claude"]}),
+        "AAM_TIMEOUT",
+    )
+    .await;
+    // The stopped call takes the project lock first thing and lets go of it
+    // once it has undone its work.
+    let started = std::time::Instant::now();
+    while !env.path(".aam/lock").exists() {
+        assert!(started.elapsed() < Duration::from_secs(20), "the install never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(env.path(".aam/lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    assert_eq!(project(), before, "the timed-out install kept nothing");
+    drop(lock);
     client.cancel().await.unwrap();
+}
+
+/// Every file under the served project but aam's home and the project lock file.
+fn project_files(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let rel = path.strip_prefix(root).unwrap().display().to_string();
+            if rel == "home" || rel == ".aam/lock" || rel.starts_with(".git") {
+                continue;
+            }
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(path);
+            } else {
+                out.push(rel);
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -518,7 +518,7 @@ fn install_prepared(
     for (index, name, keys) in backups {
         output.installed[index].backup_dir = Some(backup(ctx, &roots, &name, &keys)?);
     }
-    plan.execute(&object_store(ctx), todo, |ops| apply_mirror(ctx, ops))?;
+    plan.execute(&object_store(ctx), todo, &ctx.cancel, |ops| apply_mirror(ctx, ops))?;
     Ok(output)
 }
 
@@ -694,7 +694,7 @@ impl Tool for Uninstall {
             project_root: roots.root_text(),
             package: input.package.clone(),
         }];
-        plan.execute(&object_store(ctx), mirror, |ops| apply_mirror(ctx, ops))?;
+        plan.execute(&object_store(ctx), mirror, &ctx.cancel, |ops| apply_mirror(ctx, ops))?;
         Ok(UninstallOutput {
             removed: input.package,
             version: entry.version,
