@@ -778,6 +778,11 @@ fn caches_check(ctx: &Context, sources: &[crate::catalog::SourceRecord]) -> Heal
     }
 }
 
+/// `1 original`, `3 originals`.
+fn originals(n: usize) -> String {
+    if n == 1 { "1 original".to_string() } else { format!("{n} originals") }
+}
+
 /// The originals `aam diff` compares installed files with: every file an
 /// install wrote has one, and none is kept that no install wrote.
 fn objects_check(ctx: &Context, installed: &BTreeSet<String>) -> HealthCheck {
@@ -904,7 +909,12 @@ impl Tool for Repair {
             actions.push(RepairAction {
                 check: OBJECTS_CHECK.to_string(),
                 action: match &outcome {
-                    Ok(n) => format!("deleted {n} originals no install uses"),
+                    Ok((n, 0)) => format!("deleted {} no install uses", originals(*n)),
+                    Ok((n, kept)) => format!(
+                        "deleted {} no install uses; kept {} stored in the last ten minutes (an install may still be recording them): run again later to delete them",
+                        originals(*n),
+                        originals(*kept)
+                    ),
                     Err(_) => "deleted originals no install uses".to_string(),
                 },
                 ok: outcome.is_ok(),
