@@ -8,6 +8,7 @@ mod corpus;
 mod errors;
 mod install;
 mod mcp;
+mod newcomer;
 mod packages;
 mod quickstart;
 mod safety;
