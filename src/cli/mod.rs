@@ -20,7 +20,9 @@ use serde::Serialize;
 use crate::config::AamHome;
 use crate::error::{Error, Result};
 use crate::scan::{ArtifactKind, Platform};
-use crate::tools::artifacts::{shell_word, CandidatesInput, Info, InfoInput, ListAvailable, ListInput, SourceCandidates};
+use crate::tools::artifacts::{
+    CandidatesInput, Info, InfoInput, ListAvailable, ListInput, SourceCandidates, shell_word,
+};
 use crate::tools::catalog::{
     Check, CheckInput, Export, ExportFormat, ExportInput, Reindex, ReindexInput, Repair, RepairInput, Stats, StatsInput,
 };
@@ -694,7 +696,9 @@ fn run(cli: Cli) -> Result<i32> {
                 limit,
                 cursor,
             };
-            out.emit(&invoke::<ListAvailable>(&ctx, input)?, |o| render::available(o, &command))
+            out.emit(&invoke::<ListAvailable>(&ctx, input)?, |o| {
+                render::available(o, &command)
+            })
         }
         Command::Catalog(command) => run_catalog(&ctx, &out, command),
         Command::Init { platforms, yes } => {
@@ -1120,12 +1124,7 @@ fn run_source(ctx: &Context, out: &Output, command: SourceCommand) -> Result<i32
             limit,
             cursor,
         } => {
-            let command = paged_command(
-                "aam source candidates",
-                source.as_slice(),
-                kind.as_slice(),
-                limit,
-            );
+            let command = paged_command("aam source candidates", source.as_slice(), kind.as_slice(), limit);
             let kind = kind.as_deref().map(parse_kind).transpose()?;
             let input = CandidatesInput {
                 source,

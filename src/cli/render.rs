@@ -48,7 +48,11 @@ fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
 /// `1 artifact`, `2 artifacts`: a count with its noun, plural when not one.
 fn plural(n: impl TryInto<u64>, noun: &str) -> String {
     let n = n.try_into().unwrap_or(u64::MAX);
-    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 fn short(sha: &str) -> &str {
@@ -383,12 +387,7 @@ pub fn available(o: &ListOutput, command: &str) -> String {
             out.push_str(&format!("  {line}\n"));
         }
     }
-    out.push_str(&page_footer(
-        shown,
-        o.total,
-        o.next_cursor.as_deref(),
-        command,
-    ));
+    out.push_str(&page_footer(shown, o.total, o.next_cursor.as_deref(), command));
     out
 }
 

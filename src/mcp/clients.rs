@@ -71,10 +71,17 @@ pub fn config(client: Client, reach: &Reach) -> ClientConfig {
         server
     };
     let (file, format, snippet, note) = match (client, reach) {
-        (Client::Claude, Reach::Stdio { binary, allow_write, .. }) => (
+        (
+            Client::Claude,
+            Reach::Stdio {
+                binary, allow_write, ..
+            },
+        ) => (
             ".mcp.json (project) or `claude mcp add-json aam '<snippet's aam entry>'`",
             "json",
-            pretty(&json!({ "mcpServers": { "aam": with_env(json!({ "command": binary, "args": args(*allow_write) })) } })),
+            pretty(
+                &json!({ "mcpServers": { "aam": with_env(json!({ "command": binary, "args": args(*allow_write) })) } }),
+            ),
             "Claude Desktop: the same entry under `mcpServers` in claude_desktop_config.json".to_string(),
         ),
         (Client::Claude, Reach::Http { url }) => (
@@ -84,10 +91,17 @@ pub fn config(client: Client, reach: &Reach) -> ClientConfig {
                 "type": "http", "url": url, "headers": { "Authorization": "Bearer ${AAM_MCP_TOKEN}" } } } })),
             token_note.to_string(),
         ),
-        (Client::Cursor, Reach::Stdio { binary, allow_write, .. }) => (
+        (
+            Client::Cursor,
+            Reach::Stdio {
+                binary, allow_write, ..
+            },
+        ) => (
             ".cursor/mcp.json (project) or ~/.cursor/mcp.json",
             "json",
-            pretty(&json!({ "mcpServers": { "aam": with_env(json!({ "command": binary, "args": args(*allow_write) })) } })),
+            pretty(
+                &json!({ "mcpServers": { "aam": with_env(json!({ "command": binary, "args": args(*allow_write) })) } }),
+            ),
             String::new(),
         ),
         (Client::Cursor, Reach::Http { url }) => (
@@ -97,7 +111,12 @@ pub fn config(client: Client, reach: &Reach) -> ClientConfig {
                 "url": url, "headers": { "Authorization": "Bearer ${env:AAM_MCP_TOKEN}" } } } })),
             token_note.to_string(),
         ),
-        (Client::Vscode, Reach::Stdio { binary, allow_write, .. }) => (
+        (
+            Client::Vscode,
+            Reach::Stdio {
+                binary, allow_write, ..
+            },
+        ) => (
             ".vscode/mcp.json",
             "json",
             pretty(
@@ -114,7 +133,14 @@ pub fn config(client: Client, reach: &Reach) -> ClientConfig {
             })),
             "VS Code asks for the token once and stores it securely".to_string(),
         ),
-        (Client::Codex, Reach::Stdio { binary, allow_write, home }) => (
+        (
+            Client::Codex,
+            Reach::Stdio {
+                binary,
+                allow_write,
+                home,
+            },
+        ) => (
             "~/.codex/config.toml",
             "toml",
             format!(

@@ -780,7 +780,11 @@ fn caches_check(ctx: &Context, sources: &[crate::catalog::SourceRecord]) -> Heal
 
 /// `1 original`, `3 originals`.
 fn originals(n: usize) -> String {
-    if n == 1 { "1 original".to_string() } else { format!("{n} originals") }
+    if n == 1 {
+        "1 original".to_string()
+    } else {
+        format!("{n} originals")
+    }
 }
 
 /// The originals `aam diff` compares installed files with: every file an

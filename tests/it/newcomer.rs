@@ -10,7 +10,10 @@ use crate::support::{TestEnv, skill};
 fn composio(env: &TestEnv, n: usize) {
     let repo = env.repo("composio");
     for i in 0..n {
-        repo.write(&format!("skills/tool-{i}/SKILL.md"), skill(&format!("tool-{i}"), "A tool"));
+        repo.write(
+            &format!("skills/tool-{i}/SKILL.md"),
+            skill(&format!("tool-{i}"), "A tool"),
+        );
     }
     for name in ["notion", "slack", "github"] {
         repo.write(&format!("skills/{name}/SKILL.md"), skill(name, "An app"));
@@ -37,11 +40,23 @@ fn page_footers_give_the_exact_next_command() {
         "{listed:?}"
     );
     let cursor = last.rsplit(' ').next().unwrap();
-    let page = env.json(&["list", "--available", "--source", "composio", "--limit", "10", "--cursor", cursor]);
+    let page = env.json(&[
+        "list",
+        "--available",
+        "--source",
+        "composio",
+        "--limit",
+        "10",
+        "--cursor",
+        cursor,
+    ]);
     assert_eq!(page["sources"][0]["artifacts"].as_array().unwrap().len(), 10);
 
     // A page size out of range says what range, not "a smaller page size".
-    for args in [&["search", "tool", "--limit", "0"][..], &["list", "--available", "--limit", "0"]] {
+    for args in [
+        &["search", "tool", "--limit", "0"][..],
+        &["list", "--available", "--limit", "0"],
+    ] {
         let err = env.json_err(args, "AAM_INVALID_ARGUMENT");
         let hint = err["hint"].as_str().unwrap();
         assert!(hint.contains("from 1 to 1000") && !hint.contains("smaller"), "{err}");
@@ -53,16 +68,27 @@ fn unknown_names_get_close_names_and_unknown_sources_the_real_ones() {
     let env = TestEnv::new();
     composio(&env, 25);
     let proj = project(&env);
-    let err = run_in(&env, &proj.dir, &["install", "composio/nothing", "--platform", "claude"]).err("AAM_ARTIFACT_NOT_FOUND");
+    let err = run_in(
+        &env,
+        &proj.dir,
+        &["install", "composio/nothing", "--platform", "claude"],
+    )
+    .err("AAM_ARTIFACT_NOT_FOUND");
     let hint = err["hint"].as_str().unwrap();
     assert!(hint.contains("`notion`"), "{err}");
     assert!(!hint.contains("`slack`") && !hint.contains("`tool-0`"), "{err}");
 
     let err = env.json_err(&["info", "nope/xyz"], "AAM_SOURCE_NOT_FOUND");
-    assert!(err["message"].as_str().unwrap().contains("no source is named `nope`"), "{err}");
+    assert!(
+        err["message"].as_str().unwrap().contains("no source is named `nope`"),
+        "{err}"
+    );
     assert_eq!(err["hint"], "registered sources: `composio`");
     let err = run_in(&env, &proj.dir, &["install", "nope/xyz", "--platform", "claude"]).err("AAM_ARTIFACT_NOT_FOUND");
-    assert!(err["message"].as_str().unwrap().contains("no source is named `nope`"), "{err}");
+    assert!(
+        err["message"].as_str().unwrap().contains("no source is named `nope`"),
+        "{err}"
+    );
     assert_eq!(err["hint"], "registered sources: `composio`");
 }
 
@@ -79,18 +105,26 @@ fn an_exact_pin_with_a_newer_version_shows_as_pinned() {
     run_in(&env, &proj.dir, &["install", "kit@0.1.0", "--platform", "claude"]).ok_json();
     let outdated = run_in(&env, &proj.dir, &["outdated"]).ok_json();
     let kit = &outdated["packages"][0];
-    assert_eq!((kit["outdated"].as_bool(), kit["pinned"].as_bool()), (Some(false), Some(true)), "{kit}");
+    assert_eq!(
+        (kit["outdated"].as_bool(), kit["pinned"].as_bool()),
+        (Some(false), Some(true)),
+        "{kit}"
+    );
     assert_eq!(kit["latest"], "0.2.0");
     assert!(kit["reason"].as_str().unwrap().contains("0.2.0 is available"), "{kit}");
     let text = env.aam_in(&proj.dir, &["outdated"]);
-    assert!(text.stdout.contains("pinned") && !text.stdout.contains(" ok "), "{text:?}");
+    assert!(
+        text.stdout.contains("pinned") && !text.stdout.contains(" ok "),
+        "{text:?}"
+    );
 }
 
 #[test]
 fn update_totals_count_removed_artifacts() {
     let env = TestEnv::new();
     let one = env.repo("one");
-    one.write("skills/a/SKILL.md", skill("a", "A")).write("skills/b/SKILL.md", skill("b", "B"));
+    one.write("skills/a/SKILL.md", skill("a", "A"))
+        .write("skills/b/SKILL.md", skill("b", "B"));
     one.commit("c1");
     let two = env.repo("two");
     two.write("skills/c/SKILL.md", skill("c", "C"));
@@ -102,18 +136,30 @@ fn update_totals_count_removed_artifacts() {
     two.write("skills/d/SKILL.md", skill("d", "D"));
     two.commit("c2");
     let dry = env.json(&["source", "update", "--dry-run"]);
-    assert_eq!((dry["total_new"].as_u64(), dry["total_removed"].as_u64()), (Some(1), Some(1)), "{dry}");
+    assert_eq!(
+        (dry["total_new"].as_u64(), dry["total_removed"].as_u64()),
+        (Some(1), Some(1)),
+        "{dry}"
+    );
     let text = env.aam(&["source", "update"]);
-    assert!(text.stdout.ends_with("1 new, 0 modified, 1 removed in total\n"), "{text:?}");
+    assert!(
+        text.stdout.ends_with("1 new, 0 modified, 1 removed in total\n"),
+        "{text:?}"
+    );
 }
 
 #[test]
 fn settings_say_where_they_come_from() {
     let env = TestEnv::new();
     let proj = project(&env);
-    let get = |dir: &std::path::Path| run_in(&env, dir, &["config", "get", "default_platforms"]).ok_json()["settings"][0].clone();
+    let get = |dir: &std::path::Path| {
+        run_in(&env, dir, &["config", "get", "default_platforms"]).ok_json()["settings"][0].clone()
+    };
     let setting = get(&proj.dir);
-    assert_eq!((setting["origin"].as_str(), setting["origin_path"].as_str()), (Some("default"), None));
+    assert_eq!(
+        (setting["origin"].as_str(), setting["origin_path"].as_str()),
+        (Some("default"), None)
+    );
 
     let set = run_in(&env, &proj.dir, &["config", "set", "default_platforms", "cursor"]).ok_json();
     assert!(set["shadowed_by"].is_null(), "{set}");
@@ -123,17 +169,29 @@ fn settings_say_where_they_come_from() {
 
     run_in(&env, &proj.dir, &["init", "--platform", "claude"]).ok_json();
     let setting = get(&proj.dir);
-    assert_eq!((setting["origin"].as_str(), setting["value"].clone()), (Some("project"), json!(["claude"])));
-    assert!(setting["origin_path"].as_str().unwrap().ends_with(".aam/config.yaml"), "{setting}");
+    assert_eq!(
+        (setting["origin"].as_str(), setting["value"].clone()),
+        (Some("project"), json!(["claude"]))
+    );
+    assert!(
+        setting["origin_path"].as_str().unwrap().ends_with(".aam/config.yaml"),
+        "{setting}"
+    );
     let text = env.aam_in(&proj.dir, &["config", "get", "default_platforms"]);
     assert_eq!(text.stdout, "claude\n");
     assert!(text.stderr.contains("origin: project: "), "{text:?}");
 
     // Setting the home's value while the project's wins warns.
     let set = run_in(&env, &proj.dir, &["config", "set", "default_platforms", "codex"]).ok_json();
-    assert!(set["shadowed_by"].as_str().unwrap().ends_with(".aam/config.yaml"), "{set}");
+    assert!(
+        set["shadowed_by"].as_str().unwrap().ends_with(".aam/config.yaml"),
+        "{set}"
+    );
     let text = env.aam_in(&proj.dir, &["config", "set", "default_platforms", "codex"]);
-    assert!(text.stderr.contains("warning: ") && text.stderr.contains("wins here"), "{text:?}");
+    assert!(
+        text.stderr.contains("warning: ") && text.stderr.contains("wins here"),
+        "{text:?}"
+    );
     // Elsewhere the home's value is the one in effect.
     assert_eq!(get(&env.path("")).get("origin").unwrap(), "home");
 }
@@ -145,7 +203,12 @@ fn cursor_rules_take_the_manifest_description_when_the_file_has_none() {
     package(&dir, "kit", "1.0.0", &[]);
     std::fs::write(dir.join("instructions/kit-rules.md"), "Prefer small functions.\n").unwrap();
     let proj = project(&env);
-    run_in(&env, &proj.dir, &["install", dir.to_str().unwrap(), "--platform", "cursor"]).ok_json();
+    run_in(
+        &env,
+        &proj.dir,
+        &["install", dir.to_str().unwrap(), "--platform", "cursor"],
+    )
+    .ok_json();
     let rule = std::fs::read_to_string(proj.dir.join(".cursor/rules/kit-rules.mdc")).unwrap();
     assert!(rule.contains("description: Rules\n"), "{rule}");
 }
@@ -156,7 +219,12 @@ fn repair_says_when_it_keeps_recent_originals() {
     let dir = env.path("kit");
     package(&dir, "kit", "1.0.0", &[]);
     let proj = project(&env);
-    run_in(&env, &proj.dir, &["install", dir.to_str().unwrap(), "--platform", "claude"]).ok_json();
+    run_in(
+        &env,
+        &proj.dir,
+        &["install", dir.to_str().unwrap(), "--platform", "claude"],
+    )
+    .ok_json();
     run_in(&env, &proj.dir, &["uninstall", "kit"]).ok_json();
     let repaired = env.json(&["catalog", "check", "--repair"]);
     let action = repaired["actions"]
@@ -168,18 +236,27 @@ fn repair_says_when_it_keeps_recent_originals() {
         .as_str()
         .unwrap()
         .to_string();
-    assert!(action.starts_with("deleted 0 originals") && action.contains("kept ") && action.contains("ten minutes"), "{action}");
+    assert!(
+        action.starts_with("deleted 0 originals") && action.contains("kept ") && action.contains("ten minutes"),
+        "{action}"
+    );
 }
 
 #[test]
 fn usage_errors_under_json_are_json() {
     let env = TestEnv::new();
-    for args in [&["--json", "source", "add"][..], &["source", "scan", "--json", "--bogus", "x"]] {
+    for args in [
+        &["--json", "source", "add"][..],
+        &["source", "scan", "--json", "--bogus", "x"],
+    ] {
         let run = env.aam(args);
         assert_eq!(run.code, 2, "{run:?}");
         let body = run.json()["error"].clone();
         assert_eq!(body["code"], "AAM_INVALID_ARGUMENT", "{run:?}");
-        assert!(!body["message"].as_str().unwrap().is_empty() && body["hint"].as_str().unwrap().contains("usage"), "{body}");
+        assert!(
+            !body["message"].as_str().unwrap().is_empty() && body["hint"].as_str().unwrap().contains("usage"),
+            "{body}"
+        );
     }
     let plain = env.aam(&["source", "add"]);
     assert_eq!((plain.code, plain.stdout.as_str()), (2, ""), "{plain:?}");
@@ -193,7 +270,10 @@ fn mcp_config_carries_a_non_default_home() {
     let env = TestEnv::new();
     let config = env.json(&["mcp", "config", "--client", "cursor"]);
     let snippet: serde_json::Value = serde_json::from_str(config["snippet"].as_str().unwrap()).unwrap();
-    assert_eq!(snippet["mcpServers"]["aam"]["env"]["AAM_HOME"], env.home().to_str().unwrap());
+    assert_eq!(
+        snippet["mcpServers"]["aam"]["env"]["AAM_HOME"],
+        env.home().to_str().unwrap()
+    );
     let default_home = env.user_home().join(".aam");
     let run = env.aam_with(
         env.root.path(),

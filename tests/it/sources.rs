@@ -815,12 +815,24 @@ fn adding_a_tracked_repository_names_its_source_and_if_missing_accepts_it() {
         &["source", "add", repo.path(), "--name", "other"],
         "AAM_SOURCE_ALREADY_EXISTS",
     );
-    assert!(err["message"].as_str().unwrap().contains("source `tip` already tracks"), "{err}");
+    assert!(
+        err["message"].as_str().unwrap().contains("source `tip` already tracks"),
+        "{err}"
+    );
     assert!(err["hint"].as_str().unwrap().contains("--if-missing"), "{err}");
     // `--if-missing` accepts it as is, also when the ref is the branch it follows.
     for args in [
         vec!["source", "add", repo.path(), "--if-missing"],
-        vec!["source", "add", repo.path(), "--ref", "main", "--name", "x", "--if-missing"],
+        vec![
+            "source",
+            "add",
+            repo.path(),
+            "--ref",
+            "main",
+            "--name",
+            "x",
+            "--if-missing",
+        ],
     ] {
         let same = env.json(&args);
         assert_eq!(same["name"], "tip");
@@ -848,7 +860,10 @@ fn defaults_are_matched_by_url_ref_and_path_not_only_by_name() {
         &["source", "add", "anthropics/skills", "--path", "skills"],
         "AAM_SOURCE_ALREADY_EXISTS",
     );
-    assert!(err["message"].as_str().unwrap().contains("`anthropics/skills`"), "{err}");
+    assert!(
+        err["message"].as_str().unwrap().contains("`anthropics/skills`"),
+        "{err}"
+    );
     let same = env.json(&["source", "add", "anthropics/skills", "--path", "skills", "--if-missing"]);
     assert_eq!(same["name"], "anthropics/skills");
     assert_eq!(same["already_registered"], true);
