@@ -205,6 +205,12 @@ pub fn source_update(o: &SourceUpdateOutput) -> String {
         };
         out.push_str(&line);
         out.push('\n');
+        if s.uncommitted_changes {
+            out.push_str(&format!(
+                "  hint: `{}` has uncommitted files; only commits are indexed: commit them, then run `aam source update {}`\n",
+                s.name, s.name
+            ));
+        }
     }
     if o.sources.len() > 1 {
         out.push_str(&format!(

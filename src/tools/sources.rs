@@ -537,6 +537,9 @@ pub struct SourceUpdateReport {
     pub removed_count: u64,
     /// Outcome.
     pub status: UpdateStatus,
+    /// A local source whose work tree has files not committed at its `HEAD`
+    /// (only commits are indexed: commit them, then update again).
+    pub uncommitted_changes: bool,
     /// Why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorBody>,
@@ -614,6 +617,7 @@ impl Tool for SourceUpdate {
                         modified_count: 0,
                         removed_count: 0,
                         status: UpdateStatus::Failed,
+                        uncommitted_changes: false,
                         error: Some(e.to_body()),
                     });
                 }
@@ -681,6 +685,10 @@ fn update_one(
         modified_count: changes.map_or(0, |c| c.modified.len() as u64),
         removed_count: changes.map_or(0, |c| c.removed.len() as u64),
         status,
+        uncommitted_changes: source.kind == SourceKind::Local.as_str()
+            && source.url.strip_prefix("file://").is_some_and(|path| {
+                crate::sources::git::uncommitted_changes(Path::new(path), &source.scope_path) == Some(true)
+            }),
         error: None,
     })
 }

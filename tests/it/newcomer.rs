@@ -295,3 +295,41 @@ fn one_is_singular() {
     let scan = env.aam(&["source", "scan", "single"]);
     assert!(scan.stdout.contains(": 1 artifact\n"), "{scan:?}");
 }
+
+#[test]
+fn uncommitted_files_of_a_local_source_get_a_hint() {
+    let env = TestEnv::new();
+    let repo = env.repo("team");
+    repo.write("skills/a/SKILL.md", skill("a", "A"))
+        .write(".gitignore", "scratch/\n");
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--name", "team"]);
+    // Ignored files are not news.
+    repo.write("scratch/notes.md", "draft\n");
+    let clean = env.json(&["source", "update", "team"]);
+    assert_eq!(clean["sources"][0]["uncommitted_changes"], false, "{clean}");
+
+    repo.write("skills/b/SKILL.md", skill("b", "B"));
+    let run = env.aam(&["source", "update", "team"]);
+    assert!(run.stdout.contains("team: up to date"), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("hint: `team` has uncommitted files; only commits are indexed"),
+        "{run:?}"
+    );
+    assert_eq!(
+        env.json(&["source", "update", "team"])["sources"][0]["uncommitted_changes"],
+        true
+    );
+    repo.commit("c2");
+    assert_eq!(
+        env.json(&["source", "update", "team"])["sources"][0]["uncommitted_changes"],
+        false
+    );
+    // An edited, committed file counts too.
+    repo.write("skills/a/SKILL.md", skill("a", "A, edited"));
+    assert_eq!(
+        env.json(&["source", "update", "team"])["sources"][0]["uncommitted_changes"],
+        true
+    );
+}
