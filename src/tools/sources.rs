@@ -155,6 +155,7 @@ impl Tool for SourceAdd {
                 "credentials in the URL were ignored and not stored; set `GH_TOKEN` or use an ssh URL for private repositories"
             );
         }
+        let explicit_name = input.name.is_some();
         let name = input.name.unwrap_or_else(|| spec.default_name());
         validate_name(&name)?;
         let mut catalog = ctx.catalog()?;
@@ -162,19 +163,35 @@ impl Tool for SourceAdd {
             if input.if_missing {
                 return already_registered(&catalog, existing);
             }
-            return Err(Error::new(
-                ErrorCode::SourceAlreadyExists,
-                format!(
+            if existing.name == name {
+                return Err(Error::new(
+                    ErrorCode::SourceAlreadyExists,
+                    format!("a source named `{name}` already exists"),
+                )
+                .with_hint(format!(
+                    "run `aam source update {name}` to fetch it again, or pass `--if-missing` (`if_missing`) to accept it as is"
+                )));
+            }
+            // A second name for the same repository is deliberate only when named.
+            if explicit_name {
+                tracing::warn!(
+                    "source `{}` already tracks {}{}; `{name}` will be a second copy of it",
+                    existing.name,
+                    existing.url,
+                    describe_scope(&existing)
+                );
+            } else {
+                let message = format!(
                     "source `{}` already tracks {}{}",
                     existing.name,
                     existing.url,
                     describe_scope(&existing)
-                ),
-            )
-            .with_hint(format!(
-                "use `{}` (`aam source update {}` fetches it again), or pass `--if-missing` (`if_missing`) to accept it as is",
-                existing.name, existing.name
-            )));
+                );
+                return Err(Error::new(ErrorCode::SourceAlreadyExists, message).with_hint(format!(
+                    "use `{}` (`aam source update {}` fetches it again), pass `--if-missing` (`if_missing`) to accept it as is, or `--name` to track it twice",
+                    existing.name, existing.name
+                )));
+            }
         }
         if catalog.find_source(&name)?.is_some() {
             return Err(Error::new(

@@ -810,11 +810,8 @@ fn adding_a_tracked_repository_names_its_source_and_if_missing_accepts_it() {
     let c1 = repo.commit("c1");
     env.json(&["source", "add", repo.path(), "--name", "tip"]);
 
-    // The same URL, ref and path under another name says which source has it.
-    let err = env.json_err(
-        &["source", "add", repo.path(), "--name", "other"],
-        "AAM_SOURCE_ALREADY_EXISTS",
-    );
+    // The same URL, ref and path under its default name says which source has it.
+    let err = env.json_err(&["source", "add", repo.path()], "AAM_SOURCE_ALREADY_EXISTS");
     assert!(
         err["message"].as_str().unwrap().contains("source `tip` already tracks"),
         "{err}"
@@ -845,6 +842,11 @@ fn adding_a_tracked_repository_names_its_source_and_if_missing_accepts_it() {
     assert_eq!(text.code, 0, "{text:?}");
     assert!(text.stdout.contains("Source `tip` already tracks"), "{text:?}");
     assert!(text.stdout.contains("1 artifact)"), "{text:?}");
+    // A second copy under a name of its own is deliberate: added, with a warning.
+    let copy = env.aam(&["--json", "source", "add", repo.path(), "--name", "copy"]);
+    assert_eq!(copy.json()["already_registered"], false, "{copy:?}");
+    assert!(copy.stderr.contains("warning: source `tip` already tracks"), "{copy:?}");
+    env.json(&["source", "remove", "copy"]);
     // Another path is another source.
     let scoped = env.json(&["source", "add", repo.path(), "--path", "skills", "--if-missing"]);
     assert_eq!(scoped["already_registered"], false);
