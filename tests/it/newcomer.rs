@@ -333,3 +333,47 @@ fn uncommitted_files_of_a_local_source_get_a_hint() {
         true
     );
 }
+
+#[test]
+fn backups_have_no_spaces_and_conflicts_name_the_flag() {
+    let env = TestEnv::new();
+    env.json(&["registry", "init", "reg", "--default"]);
+    let publish = |version: &str| {
+        let dir = env.path(&format!("kit-{version}"));
+        package(&dir, "kit", version, &[]);
+        std::fs::write(dir.join("skills/kit-skill/my notes.md"), format!("notes {version}\n")).unwrap();
+        env.json(&["pkg", "publish", dir.to_str().unwrap()]);
+    };
+    publish("1.0.0");
+    let proj = project(&env);
+    // A file aam did not write is a conflict whose hint names the flag as typed.
+    std::fs::create_dir_all(proj.dir.join(".claude/agents")).unwrap();
+    std::fs::write(proj.dir.join(".claude/agents/kit-agent.md"), "mine\n").unwrap();
+    let err = run_in(&env, &proj.dir, &["install", "kit@1.0.0", "--platform", "claude"]).err("AAM_CONFLICT");
+    let hint = err["hint"].as_str().unwrap();
+    assert!(
+        hint.contains("`--force`") && !hint.contains("`force` (`--force`)"),
+        "{err}"
+    );
+    std::fs::remove_file(proj.dir.join(".claude/agents/kit-agent.md")).unwrap();
+
+    run_in(&env, &proj.dir, &["install", "kit@^1.0.0", "--platform", "claude"]).ok_json();
+    let notes = proj.dir.join(".claude/skills/kit-skill/my notes.md");
+    std::fs::write(&notes, "my edit\n").unwrap();
+    publish("1.1.0");
+    let upgraded = run_in(&env, &proj.dir, &["upgrade", "kit", "--backup"]).ok_json();
+    let dir = std::path::PathBuf::from(upgraded["packages"][0]["backup_dir"].as_str().unwrap());
+    let mut names = Vec::new();
+    let mut stack = vec![dir.clone()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            names.push(path.strip_prefix(&dir).unwrap().display().to_string());
+            if path.is_dir() {
+                stack.push(path);
+            }
+        }
+    }
+    assert!(!names.is_empty() && names.iter().all(|n| !n.contains(' ')), "{names:?}");
+    assert!(!dir.display().to_string().contains(' '), "{dir:?}");
+}
