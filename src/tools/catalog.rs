@@ -555,11 +555,13 @@ impl HealthCheck {
 /// `N checks: P passed, W warnings, F failed`.
 fn summary(checks: &[HealthCheck]) -> String {
     let count = |status| checks.iter().filter(|c| c.status == status).count();
+    let warnings = count(CheckStatus::Warn);
     format!(
-        "{} checks: {} passed, {} warnings, {} failed",
+        "{} {}: {} passed, {warnings} {}, {} failed",
         checks.len(),
+        if checks.len() == 1 { "check" } else { "checks" },
         count(CheckStatus::Pass),
-        count(CheckStatus::Warn),
+        if warnings == 1 { "warning" } else { "warnings" },
         count(CheckStatus::Fail)
     )
 }
@@ -796,11 +798,15 @@ fn objects_check(ctx: &Context, installed: &BTreeSet<String>) -> HealthCheck {
     match (missing, unused) {
         (0, 0) => HealthCheck::pass(
             OBJECTS_CHECK,
-            format!("{} originals of installed files, none missing or unused", stored.len()),
+            format!("{} of installed files, none missing or unused", originals(stored.len())),
         ),
         (0, unused) => HealthCheck::warn(
             OBJECTS_CHECK,
-            format!("{unused} stored originals belong to no install"),
+            format!(
+                "{} stored {} to no install",
+                originals(unused),
+                if unused == 1 { "belongs" } else { "belong" }
+            ),
             "run `aam catalog check --repair` to delete them",
         ),
         (missing, _) => HealthCheck::warn(
