@@ -148,6 +148,20 @@ impl Catalog {
             .map_err(db_error)
     }
 
+    /// Live artifact counts of a source: skills, agents, prompts, instructions.
+    pub fn source_counts_by_kind(&self, id: i64) -> Result<[u64; 4]> {
+        self.conn
+            .query_row(
+                "SELECT skill_count, agent_count, prompt_count, instruction_count FROM sources WHERE id = ?1",
+                [id],
+                |r| {
+                    let count = |i: usize| r.get::<_, i64>(i).map(|n| n.max(0) as u64);
+                    Ok([count(0)?, count(1)?, count(2)?, count(3)?])
+                },
+            )
+            .map_err(db_error)
+    }
+
     /// Names of built-in defaults the user removed.
     pub fn dismissed_defaults(&self) -> Result<Vec<String>> {
         let mut stmt = self

@@ -140,6 +140,7 @@ pub(super) fn run(out: &Output, command: McpCommand) -> Result<i32> {
                     Reach::Stdio {
                         binary: binary.display().to_string(),
                         allow_write,
+                        home: non_default_home()?,
                     }
                 }
                 TransportArg::Http => Reach::Http {
@@ -156,4 +157,11 @@ pub(super) fn run(out: &Output, command: McpCommand) -> Result<i32> {
             out.emit(&config, render::client_config)
         }
     }
+}
+
+/// `AAM_HOME` when it names another folder than the default `~/.aam`.
+fn non_default_home() -> Result<Option<String>> {
+    let home = AamHome::from_env()?;
+    let default = std::env::home_dir().map(|h| AamHome::at(h.join(".aam")));
+    Ok((default.as_ref().map(AamHome::root) != Some(home.root())).then(|| home.root().display().to_string()))
 }

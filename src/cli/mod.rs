@@ -20,7 +20,9 @@ use serde::Serialize;
 use crate::config::AamHome;
 use crate::error::{Error, Result};
 use crate::scan::{ArtifactKind, Platform};
-use crate::tools::artifacts::{CandidatesInput, Info, InfoInput, ListAvailable, ListInput, SourceCandidates};
+use crate::tools::artifacts::{
+    CandidatesInput, Info, InfoInput, ListAvailable, ListInput, SourceCandidates, shell_word,
+};
 use crate::tools::catalog::{
     Check, CheckInput, Export, ExportFormat, ExportInput, Reindex, ReindexInput, Repair, RepairInput, Stats, StatsInput,
 };
@@ -432,6 +434,9 @@ enum SourceCommand {
         /// Name of the source (default: `owner/repo`, `owner/repo:<folder>` when scoped, or the folder name).
         #[arg(long)]
         name: Option<String>,
+        /// Succeed without changes when a source already tracks the same URL, ref and path.
+        #[arg(long)]
+        if_missing: bool,
     },
     /// List registered sources.
     List,
@@ -494,6 +499,14 @@ enum SourceCommand {
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
+        Err(e) if e.use_stderr() && json_asked(std::env::args_os().skip(1)) => {
+            // A usage error under `--json` is still JSON on stdout.
+            let (message, hint) = usage_error_text(&e.render().to_string());
+            let body = Error::invalid_argument(message).with_hint(hint).to_body();
+            let _ = write_stdout(&format!("{:#}\n", serde_json::json!({ "error": body })));
+            let _ = e.print();
+            return e.exit_code();
+        }
         Err(e) => {
             let _ = e.print();
             return e.exit_code();
@@ -507,6 +520,31 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(err) => report_error(&err, json),
     }
+}
+
+/// Whether `--json` is on the command line (before a `--`).
+fn json_asked(args: impl Iterator<Item = std::ffi::OsString>) -> bool {
+    args.take_while(|a| a != "--").any(|a| a == "--json")
+}
+
+/// The message (first paragraph, without `error: `) and a hint (the usage line) of a
+/// clap error's text.
+fn usage_error_text(rendered: &str) -> (String, String) {
+    let paragraph: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .skip_while(|l| l.is_empty())
+        .take_while(|l| !l.is_empty())
+        .collect();
+    let message = match paragraph.join(" ").trim_start_matches("error: ") {
+        "" => "invalid arguments".to_string(),
+        text => text.to_string(),
+    };
+    let hint = match rendered.lines().find_map(|l| l.trim().strip_prefix("Usage: ")) {
+        Some(usage) => format!("usage: `{usage}`; `--help` describes every option"),
+        None => "`aam --help` describes every command and option".to_string(),
+    };
+    (message, hint)
 }
 
 fn init_tracing(verbose: u8) {
@@ -582,6 +620,14 @@ fn run(cli: Cli) -> Result<i32> {
             offset,
             sort,
         } => {
+            let mut again = vec!["aam search".to_string()];
+            again.extend(query.iter().map(|w| shell_word(w)));
+            again.extend(flags("--type", &types));
+            again.extend(flags("--source", &sources));
+            again.extend(flags("--platform", platform.as_slice()));
+            if limit != 20 {
+                again.push(format!("--limit {limit}"));
+            }
             let input = SearchInput {
                 query: query.join(" "),
                 types,
@@ -595,13 +641,21 @@ fn run(cli: Cli) -> Result<i32> {
                     SortArg::Recent => SearchSort::Recent,
                 },
             };
+            match sort {
+                SortArg::Relevance => {}
+                SortArg::Name => again.push("--sort name".into()),
+                SortArg::Recent => again.push("--sort recent".into()),
+            }
             let output = invoke::<Search>(&ctx, input)?;
             if !out.json {
                 for warning in &output.warnings {
                     eprintln!("warning: {warning}");
                 }
             }
-            out.emit(&output, render::search)
+            let next_offset = u64::from(offset) + output.results.len() as u64;
+            let next = (!output.results.is_empty() && next_offset < output.total)
+                .then(|| format!("{} --offset {next_offset}", again.join(" ")));
+            out.emit(&output, |o| render::search(o, next.as_deref()))
         }
         Command::Info { name } => {
             if names_package(&ctx, &name)? {
@@ -634,6 +688,7 @@ fn run(cli: Cli) -> Result<i32> {
             cursor,
             ..
         } => {
+            let command = paged_command("aam list --available", &sources, &types, limit);
             let types = types.iter().map(|t| parse_kind(t)).collect::<Result<_>>()?;
             let input = ListInput {
                 source: sources,
@@ -641,7 +696,9 @@ fn run(cli: Cli) -> Result<i32> {
                 limit,
                 cursor,
             };
-            out.emit(&invoke::<ListAvailable>(&ctx, input)?, render::available)
+            out.emit(&invoke::<ListAvailable>(&ctx, input)?, |o| {
+                render::available(o, &command)
+            })
         }
         Command::Catalog(command) => run_catalog(&ctx, &out, command),
         Command::Init { platforms, yes } => {
@@ -754,18 +811,29 @@ fn run(cli: Cli) -> Result<i32> {
         } => run_upgrade(&ctx, &out, package, dry_run, force, backup, global, no_wait),
         Command::Pkg(command) => run_pkg(&ctx, &out, command),
         Command::Registry(command) => run_registry(&ctx, &out, command),
-        Command::Config(ConfigCommand::Get { key }) => out.emit(
-            &invoke::<ConfigGet>(&ctx, ConfigGetInput { key: Some(key) })?,
-            render::setting_value,
-        ),
+        Command::Config(ConfigCommand::Get { key }) => {
+            let output = invoke::<ConfigGet>(&ctx, ConfigGetInput { key: Some(key) })?;
+            if !out.json {
+                for setting in &output.settings {
+                    eprintln!("origin: {}", render::setting_origin(setting));
+                }
+            }
+            out.emit(&output, render::setting_value)
+        }
         Command::Config(ConfigCommand::List) => out.emit(
             &invoke::<ConfigGet>(&ctx, ConfigGetInput { key: None })?,
             render::settings,
         ),
-        Command::Config(ConfigCommand::Set { key, value }) => out.emit(
-            &invoke::<ConfigSet>(&ctx, ConfigSetInput { key, value })?,
-            render::setting_changed,
-        ),
+        Command::Config(ConfigCommand::Set { key, value }) => {
+            let output = invoke::<ConfigSet>(&ctx, ConfigSetInput { key, value })?;
+            if let Some(project) = output.shadowed_by.as_deref().filter(|_| !out.json) {
+                eprintln!(
+                    "warning: `{project}` sets `{}` for this project, and it wins here; change it there, or delete it from that file",
+                    output.key
+                );
+            }
+            out.emit(&output, render::setting_changed)
+        }
         Command::Mcp(command) => mcp::run(&out, command),
         Command::Tools(command) => tools::run_tools(command),
         Command::Tool(command) => tools::run_tool(command),
@@ -1012,12 +1080,14 @@ fn run_source(ctx: &Context, out: &Output, command: SourceCommand) -> Result<i32
             git_ref,
             path,
             name,
+            if_missing,
         } => {
             let input = SourceAddInput {
                 spec,
                 git_ref,
                 path,
                 name,
+                if_missing,
             };
             out.emit(&invoke::<SourceAdd>(ctx, input)?, render::source_added)
         }
@@ -1053,6 +1123,7 @@ fn run_source(ctx: &Context, out: &Output, command: SourceCommand) -> Result<i32
             limit,
             cursor,
         } => {
+            let command = paged_command("aam source candidates", source.as_slice(), kind.as_slice(), limit);
             let kind = kind.as_deref().map(parse_kind).transpose()?;
             let input = CandidatesInput {
                 source,
@@ -1060,9 +1131,28 @@ fn run_source(ctx: &Context, out: &Output, command: SourceCommand) -> Result<i32
                 limit,
                 cursor,
             };
-            out.emit(&invoke::<SourceCandidates>(ctx, input)?, render::candidates)
+            out.emit(&invoke::<SourceCandidates>(ctx, input)?, |o| {
+                render::candidates(o, &command)
+            })
         }
     }
+}
+
+/// `--flag value` for each value, quoted for a shell.
+fn flags(flag: &str, values: &[String]) -> Vec<String> {
+    values.iter().map(|v| format!("{flag} {}", shell_word(v))).collect()
+}
+
+/// The command that shows the next page of a cursor-paged listing, keeping its
+/// filters and page size (default 50).
+fn paged_command(base: &str, sources: &[String], types: &[String], limit: u32) -> String {
+    let mut words = vec![base.to_string()];
+    words.extend(flags("--source", sources));
+    words.extend(flags("--type", types));
+    if limit != 50 {
+        words.push(format!("--limit {limit}"));
+    }
+    words.join(" ")
 }
 
 fn parse_kind(text: &str) -> Result<ArtifactKind> {
@@ -1079,7 +1169,7 @@ struct Output {
 
 impl Output {
     /// Prints `value` as JSON or through `human`, and returns exit code 0.
-    fn emit<T: Serialize>(&self, value: &T, human: fn(&T) -> String) -> Result<i32> {
+    fn emit<T: Serialize>(&self, value: &T, human: impl FnOnce(&T) -> String) -> Result<i32> {
         let text = if self.json {
             let mut text = serde_json::to_string_pretty(value)
                 .map_err(|e| Error::internal(format!("cannot encode the output: {e}")))?;

@@ -7,7 +7,7 @@ use crate::tools::catalog::{
     CheckStatus, ExportFormat, ExportOutput, HealthCheck, HealthReport, ReindexOutput, RepairOutput, StatsOutput,
     TypeCounts,
 };
-use crate::tools::config::{ConfigGetOutput, ConfigSetOutput, InitOutput};
+use crate::tools::config::{ConfigGetOutput, ConfigSetOutput, InitOutput, Setting};
 use crate::tools::install::{
     DiffOutput, InstallOutput, ListInstalledOutput, OutdatedOutput, PackageInfoOutput, SkipReason, UninstallOutput,
     UpgradeOutput, UpgradeStatus, VerifyOutput,
@@ -46,6 +46,16 @@ fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
+/// `1 artifact`, `2 artifacts`: a count with its noun, plural when not one.
+fn plural(n: impl TryInto<u64>, noun: &str) -> String {
+    let n = n.try_into().unwrap_or(u64::MAX);
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 fn cut(text: &str, width: usize) -> String {
     match text.char_indices().nth(width.saturating_sub(1)) {
         Some((i, _)) if text.chars().count() > width => format!("{}…", &text[..i]),
@@ -71,13 +81,23 @@ pub fn source_added(o: &SourceAddOutput) -> String {
     } else {
         format!(", path `{}`", o.path)
     };
+    let git_ref = o.git_ref.as_deref().unwrap_or("the default branch");
+    if o.already_registered {
+        let state = match &o.commit {
+            Some(commit) => format!("at {}: {}", short_id(commit), plural(o.artifact_count, "artifact")),
+            None => "never fetched; `aam source update` fetches it".to_string(),
+        };
+        return format!(
+            "Source `{}` already tracks {} at `{git_ref}`{scope} ({state}); nothing changed\n",
+            o.name, o.url
+        );
+    }
     format!(
-        "Added source `{}` ({} at `{}` {}{scope})\nIndexed {} artifacts: {}\n",
+        "Added source `{}` ({} at `{git_ref}` {}{scope})\nIndexed {}: {}\n",
         o.name,
         o.url,
-        o.git_ref,
-        short_id(&o.commit),
-        o.artifact_count,
+        o.commit.as_deref().map_or("", short_id),
+        plural(o.artifact_count, "artifact"),
         counts(&o.artifacts_by_type)
     )
 }
@@ -119,10 +139,10 @@ pub fn source_scan(o: &SourceScanOutput) -> String {
         format!(", path `{}`", o.scan_path)
     };
     let mut out = format!(
-        "Source `{}` at {}{scope}: {} artifacts\n",
+        "Source `{}` at {}{scope}: {}\n",
         o.source_name,
         short_id(&o.commit),
-        o.total
+        plural(o.total, "artifact")
     );
     let groups: [(&str, &Vec<ScannedArtifact>); 4] = [
         ("Skills", &o.artifacts.skills),
@@ -182,11 +202,17 @@ pub fn source_update(o: &SourceUpdateOutput) -> String {
         };
         out.push_str(&line);
         out.push('\n');
+        if s.uncommitted_changes {
+            out.push_str(&format!(
+                "  hint: `{}` has uncommitted files; only commits are indexed: commit them, then run `aam source update {}`\n",
+                s.name, s.name
+            ));
+        }
     }
     if o.sources.len() > 1 {
         out.push_str(&format!(
-            "{} new, {} modified in total\n",
-            o.total_new, o.total_modified
+            "{} new, {} modified, {} removed in total\n",
+            o.total_new, o.total_modified, o.total_removed
         ));
     }
     out
@@ -252,7 +278,7 @@ pub fn defaults_enabled(o: &SourceEnableDefaultsOutput) -> String {
 }
 
 /// `aam search`.
-pub fn search(o: &SearchOutput) -> String {
+pub fn search(o: &SearchOutput, next: Option<&str>) -> String {
     if o.results.is_empty() {
         let mut out = if o.total > 0 {
             format!("No results on this page; {} match in total.\n", o.total)
@@ -289,7 +315,10 @@ pub fn search(o: &SearchOutput) -> String {
         })
         .collect();
     let mut out = table(&["NAME", "TYPE", "SOURCE", "DESCRIPTION"], &rows);
-    out.push_str(&format!("showing {} of {}\n", o.results.len(), o.total));
+    out.push_str(&match next {
+        Some(command) => format!("showing {} of {}; next page: {command}\n", o.results.len(), o.total),
+        None => format!("showing {} of {}\n", o.results.len(), o.total),
+    });
     out
 }
 
@@ -337,7 +366,7 @@ pub fn info(o: &InfoOutput) -> String {
 }
 
 /// `aam list --available`.
-pub fn available(o: &ListOutput) -> String {
+pub fn available(o: &ListOutput, command: &str) -> String {
     if o.sources.is_empty() {
         return "No artifacts available. Add a source with `aam source add`.\n".to_string();
     }
@@ -361,17 +390,12 @@ pub fn available(o: &ListOutput) -> String {
             out.push_str(&format!("  {line}\n"));
         }
     }
-    out.push_str(&page_footer(
-        shown,
-        o.total,
-        o.next_cursor.as_deref(),
-        "aam list --available",
-    ));
+    out.push_str(&page_footer(shown, o.total, o.next_cursor.as_deref(), command));
     out
 }
 
 /// `aam source candidates`.
-pub fn candidates(o: &CandidatesOutput) -> String {
+pub fn candidates(o: &CandidatesOutput, command: &str) -> String {
     if o.candidates.is_empty() {
         return "No candidates: every artifact is already in a package.\n".to_string();
     }
@@ -392,7 +416,7 @@ pub fn candidates(o: &CandidatesOutput) -> String {
         o.candidates.len(),
         o.total,
         o.next_cursor.as_deref(),
-        "aam source candidates",
+        command,
     ));
     out
 }
@@ -429,10 +453,10 @@ pub fn package_initialized(o: &PkgInitOutput) -> String {
 pub fn package_created(o: &PkgCreateOutput) -> String {
     let verb = if o.dry_run { "Would create" } else { "Created" };
     let mut out = format!(
-        "{verb} package `{}` {} with {} artifacts at {}\n",
+        "{verb} package `{}` {} with {} at {}\n",
         o.package_name,
         o.version,
-        o.artifacts_included.len(),
+        plural(o.artifacts_included.len(), "artifact"),
         o.manifest_path
     );
     let rows: Vec<Vec<String>> = o
@@ -465,9 +489,9 @@ pub fn validated(o: &PkgValidateOutput) -> String {
         _ => "the package".to_string(),
     };
     let mut out = if o.valid {
-        format!("{name} is valid ({} artifacts)\n", o.artifact_count)
+        format!("{name} is valid ({})\n", plural(o.artifact_count, "artifact"))
     } else {
-        format!("{name} is invalid: {} errors\n", o.errors.len())
+        format!("{name} is invalid: {}\n", plural(o.errors.len(), "error"))
     };
     for (label, list) in [("error", &o.errors), ("warning", &o.warnings)] {
         for issue in list.iter() {
@@ -485,8 +509,13 @@ pub fn validated(o: &PkgValidateOutput) -> String {
 /// `aam pkg pack`.
 pub fn packed(o: &PkgPackOutput) -> String {
     format!(
-        "Packed `{}` {} into {}\n  {} files, {} bytes, blake3 {}\n",
-        o.package_name, o.version, o.archive, o.file_count, o.size, o.blake3
+        "Packed `{}` {} into {}\n  {}, {} bytes, blake3 {}\n",
+        o.package_name,
+        o.version,
+        o.archive,
+        plural(o.file_count, "file"),
+        o.size,
+        o.blake3
     )
 }
 
@@ -509,8 +538,10 @@ pub fn published(o: &PkgPublishOutput) -> String {
 pub fn registry_added(o: &RegistryEntry) -> String {
     let default = if o.default { " (default)" } else { "" };
     format!(
-        "Registry `{}`{default} at {}: {} packages\n",
-        o.name, o.url, o.package_count
+        "Registry `{}`{default} at {}: {}\n",
+        o.name,
+        o.url,
+        plural(o.package_count, "package")
     )
 }
 
@@ -554,12 +585,12 @@ pub fn installed_packages(o: &InstallOutput) -> String {
             None => String::new(),
         };
         out.push_str(&format!(
-            "{verb} `{}` {} from {} `{}` ({to}; {} files{replacing})\n",
+            "{verb} `{}` {} from {} `{}` ({to}; {}{replacing})\n",
             p.name,
             p.version,
             p.source.as_str(),
             p.source_name,
-            p.files_written
+            plural(p.files_written, "file")
         ));
         for target in &p.undeployed {
             out.push_str(&format!("  undeployed: {target}\n"));
@@ -597,10 +628,10 @@ pub fn installed_packages(o: &InstallOutput) -> String {
 /// `aam uninstall`.
 pub fn uninstalled(o: &UninstallOutput) -> String {
     let mut out = format!(
-        "Uninstalled `{}` {} ({} files removed)\n",
+        "Uninstalled `{}` {} ({} removed)\n",
         o.removed,
         o.version,
-        o.removed_files.len()
+        plural(o.removed_files.len(), "file")
     );
     if !o.kept_modified.is_empty() {
         out.push_str("Kept because you edited them (`--force` removes them):\n");
@@ -620,10 +651,10 @@ pub fn verified(o: &VerifyOutput) -> String {
         )
     } else if o.is_clean {
         format!(
-            "`{}` {}: {} files as installed\n",
+            "`{}` {}: {} as installed\n",
             o.package_name,
             o.version,
-            o.ok_files.len()
+            plural(o.ok_files.len(), "file")
         )
     } else {
         format!("`{}` {}: changed since install\n", o.package_name, o.version)
@@ -755,7 +786,13 @@ pub fn outdated(o: &OutdatedOutput) -> String {
                 p.current.clone(),
                 p.wanted.clone().unwrap_or_else(|| "-".into()),
                 p.latest.clone().unwrap_or_else(|| "-".into()),
-                if p.outdated { "outdated".into() } else { "ok".into() },
+                if p.outdated {
+                    "outdated".into()
+                } else if p.pinned {
+                    "pinned".into()
+                } else {
+                    "ok".into()
+                },
                 p.reason.clone(),
             ]
         })
@@ -811,14 +848,27 @@ fn setting_text(value: &serde_json::Value) -> String {
 pub fn settings(o: &ConfigGetOutput) -> String {
     let mut out = String::new();
     for setting in &o.settings {
-        out.push_str(&format!("{} = {}\n", setting.key, setting_text(&setting.value)));
+        out.push_str(&format!(
+            "{} = {}  ({})\n",
+            setting.key,
+            setting_text(&setting.value),
+            setting_origin(setting)
+        ));
         out.push_str(&format!("  {}\n", setting.description));
     }
-    out.push_str(&format!("(from {})\n", o.path));
+    out.push_str(&format!("(home settings: {})\n", o.path));
     out
 }
 
-/// `aam config get KEY`: the value alone, for scripts.
+/// Where a setting comes from, in words: `project: /p/.aam/config.yaml`, `default`.
+pub fn setting_origin(setting: &Setting) -> String {
+    match &setting.origin_path {
+        Some(path) => format!("{}: {path}", setting.origin.as_str()),
+        None => setting.origin.as_str().to_string(),
+    }
+}
+
+/// `aam config get KEY`: the value alone, for scripts (the CLI says where it comes from on stderr).
 pub fn setting_value(o: &ConfigGetOutput) -> String {
     o.settings
         .iter()
@@ -836,20 +886,20 @@ pub fn exported(o: &ExportOutput) -> String {
     let r = &o.records;
     if o.format == ExportFormat::Csv {
         return format!(
-            "Exported {} artifacts to {} (csv, {}, {} ms)\n",
-            r.artifacts,
+            "Exported {} to {} (csv, {}, {} ms)\n",
+            plural(r.artifacts, "artifact"),
             o.path,
             bytes(o.bytes),
             o.elapsed_ms
         );
     }
     format!(
-        "Exported {} artifacts, {} sources, {} commits, {} packages and {} installs to {} ({}, {}, {} ms)\n",
-        r.artifacts,
-        r.sources,
-        r.commits,
-        r.packages,
-        r.installs,
+        "Exported {}, {}, {}, {} and {} to {} ({}, {}, {} ms)\n",
+        plural(r.artifacts, "artifact"),
+        plural(r.sources, "source"),
+        plural(r.commits, "commit"),
+        plural(r.packages, "package"),
+        plural(r.installs, "install"),
         o.path,
         o.format.as_str(),
         bytes(o.bytes),
@@ -906,8 +956,14 @@ pub fn stats(o: &StatsOutput) -> String {
         &rows,
     );
     out.push_str(&format!(
-        "\nCatalog: schema {}, generation {}, {} artifacts ever, {} commits, {} packages, {} registry packages, {} installs\n",
-        o.schema_version, o.generation, o.artifacts_ever, o.commits, o.packages, o.registry_packages, o.installs
+        "\nCatalog: schema {}, generation {}, {} ever, {}, {}, {}, {}\n",
+        o.schema_version,
+        o.generation,
+        plural(o.artifacts_ever, "artifact"),
+        plural(o.commits, "commit"),
+        plural(o.packages, "package"),
+        plural(o.registry_packages, "registry package"),
+        plural(o.installs, "install")
     ));
     out.push_str(&format!(
         "Index: {}{}{}\n",

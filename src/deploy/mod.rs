@@ -146,6 +146,20 @@ pub fn detect_platforms(root: &Path) -> Vec<(Platform, &'static str)> {
 /// `platform`: frontmatter adjusted to what the platform reads, merged into one
 /// block (never doubled); content otherwise unchanged. Sections get the body only.
 pub fn render(kind: ArtifactKind, platform: Platform, name: &str, text: &str, section: bool) -> String {
+    render_described(kind, platform, name, None, text, section)
+}
+
+/// [`render`], with the description a platform needs taken from `description`
+/// (the manifest's) when the frontmatter has none, and from the name only when
+/// neither has one.
+pub fn render_described(
+    kind: ArtifactKind,
+    platform: Platform,
+    name: &str,
+    description: Option<&str>,
+    text: &str,
+    section: bool,
+) -> String {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let front = frontmatter::parse(text);
     let body = &text[front.body_offset..];
@@ -157,6 +171,7 @@ pub fn render(kind: ArtifactKind, platform: Platform, name: &str, text: &str, se
         .get("description")
         .and_then(Value::as_str)
         .map(str::to_string)
+        .or_else(|| description.filter(|d| !d.trim().is_empty()).map(str::to_string))
         .unwrap_or_else(|| name.to_string());
     match (kind, platform) {
         (ArtifactKind::Agent | ArtifactKind::Instruction, Platform::Cursor) => {

@@ -18,6 +18,8 @@ pub struct Freshness {
     pub latest: Option<String>,
     /// Whether an upgrade would change it.
     pub outdated: bool,
+    /// A newer version exists that its constraint excludes (registry packages).
+    pub pinned: bool,
     /// Why, in words.
     pub reason: String,
 }
@@ -40,6 +42,7 @@ pub fn check(catalog: &Catalog, settings: &Settings, name: &str, entry: &LockedP
         wanted: None,
         latest: None,
         outdated: false,
+        pinned: false,
         reason: "up to date".to_string(),
     };
     match entry.source {
@@ -64,6 +67,14 @@ pub fn check(catalog: &Catalog, settings: &Settings, name: &str, entry: &LockedP
             {
                 out.outdated = true;
                 out.reason = format!("{wanted} satisfies `{}`", entry.requested.as_deref().unwrap_or("*"));
+            } else if let (Some(newest), Some(current)) = (versions.last(), semver::Version::parse(&entry.version).ok())
+                && *newest > current
+            {
+                out.pinned = true;
+                out.reason = format!(
+                    "pinned by `{}`; {newest} is available (`aam install {name}@{newest}` moves to it)",
+                    entry.requested.as_deref().unwrap_or("*")
+                );
             }
         }
         Origin::Source => {

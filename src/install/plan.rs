@@ -245,7 +245,9 @@ impl<'r> Plan<'r> {
                     Target::File(location) => {
                         let key = location.key();
                         self.claim_path(&key, &name, &location)?;
-                        let rendered = deploy::render(kind, platform, &artifact.name, &text, false);
+                        let description = artifact.description.as_deref();
+                        let rendered =
+                            deploy::render_described(kind, platform, &artifact.name, description, &text, false);
                         self.write(&key, Bytes::from(rendered.into_bytes()), false, &mut checksums)?;
                         deployed.push(deployment(platform, kind, &artifact.name, key));
                     }

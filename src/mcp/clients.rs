@@ -27,6 +27,8 @@ pub enum Reach {
         binary: String,
         /// Offer write tools.
         allow_write: bool,
+        /// `AAM_HOME` the server must run with, when it is not the default `~/.aam`.
+        home: Option<String>,
     },
     /// The client connects to a running `aam mcp serve --transport http`.
     Http {
@@ -61,11 +63,25 @@ pub fn config(client: Client, reach: &Reach) -> ClientConfig {
         }
         args
     };
+    // A stdio server starts in the client's environment: a non-default home goes with it.
+    let with_env = |mut server: serde_json::Value| {
+        if let Reach::Stdio { home: Some(home), .. } = reach {
+            server["env"] = json!({ "AAM_HOME": home });
+        }
+        server
+    };
     let (file, format, snippet, note) = match (client, reach) {
-        (Client::Claude, Reach::Stdio { binary, allow_write }) => (
+        (
+            Client::Claude,
+            Reach::Stdio {
+                binary, allow_write, ..
+            },
+        ) => (
             ".mcp.json (project) or `claude mcp add-json aam '<snippet's aam entry>'`",
             "json",
-            pretty(&json!({ "mcpServers": { "aam": { "command": binary, "args": args(*allow_write) } } })),
+            pretty(
+                &json!({ "mcpServers": { "aam": with_env(json!({ "command": binary, "args": args(*allow_write) })) } }),
+            ),
             "Claude Desktop: the same entry under `mcpServers` in claude_desktop_config.json".to_string(),
         ),
         (Client::Claude, Reach::Http { url }) => (
@@ -75,10 +91,17 @@ pub fn config(client: Client, reach: &Reach) -> ClientConfig {
                 "type": "http", "url": url, "headers": { "Authorization": "Bearer ${AAM_MCP_TOKEN}" } } } })),
             token_note.to_string(),
         ),
-        (Client::Cursor, Reach::Stdio { binary, allow_write }) => (
+        (
+            Client::Cursor,
+            Reach::Stdio {
+                binary, allow_write, ..
+            },
+        ) => (
             ".cursor/mcp.json (project) or ~/.cursor/mcp.json",
             "json",
-            pretty(&json!({ "mcpServers": { "aam": { "command": binary, "args": args(*allow_write) } } })),
+            pretty(
+                &json!({ "mcpServers": { "aam": with_env(json!({ "command": binary, "args": args(*allow_write) })) } }),
+            ),
             String::new(),
         ),
         (Client::Cursor, Reach::Http { url }) => (
@@ -88,11 +111,16 @@ pub fn config(client: Client, reach: &Reach) -> ClientConfig {
                 "url": url, "headers": { "Authorization": "Bearer ${env:AAM_MCP_TOKEN}" } } } })),
             token_note.to_string(),
         ),
-        (Client::Vscode, Reach::Stdio { binary, allow_write }) => (
+        (
+            Client::Vscode,
+            Reach::Stdio {
+                binary, allow_write, ..
+            },
+        ) => (
             ".vscode/mcp.json",
             "json",
             pretty(
-                &json!({ "servers": { "aam": { "type": "stdio", "command": binary, "args": args(*allow_write) } } }),
+                &json!({ "servers": { "aam": with_env(json!({ "type": "stdio", "command": binary, "args": args(*allow_write) })) } }),
             ),
             String::new(),
         ),
@@ -105,17 +133,27 @@ pub fn config(client: Client, reach: &Reach) -> ClientConfig {
             })),
             "VS Code asks for the token once and stores it securely".to_string(),
         ),
-        (Client::Codex, Reach::Stdio { binary, allow_write }) => (
+        (
+            Client::Codex,
+            Reach::Stdio {
+                binary,
+                allow_write,
+                home,
+            },
+        ) => (
             "~/.codex/config.toml",
             "toml",
             format!(
-                "[mcp_servers.aam]\ncommand = {}\nargs = [{}]\n",
+                "[mcp_servers.aam]\ncommand = {}\nargs = [{}]\n{}",
                 toml_string(binary),
                 args(*allow_write)
                     .iter()
                     .map(|a| toml_string(a))
                     .collect::<Vec<_>>()
-                    .join(", ")
+                    .join(", "),
+                home.as_deref()
+                    .map(|h| format!("env = {{ AAM_HOME = {} }}\n", toml_string(h)))
+                    .unwrap_or_default()
             ),
             String::new(),
         ),
@@ -154,10 +192,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_non_default_home_goes_into_every_stdio_snippet() {
+        let reach = Reach::Stdio {
+            binary: "/bin/aam".to_string(),
+            allow_write: false,
+            home: Some("/srv/aam home".to_string()),
+        };
+        for client in [Client::Claude, Client::Cursor, Client::Vscode] {
+            let value: serde_json::Value = serde_json::from_str(&config(client, &reach).snippet).unwrap();
+            let servers = value.get("mcpServers").or(value.get("servers")).unwrap();
+            assert_eq!(servers["aam"]["env"]["AAM_HOME"], "/srv/aam home", "{client:?}");
+        }
+        let codex = config(Client::Codex, &reach).snippet;
+        assert!(codex.contains("env = { AAM_HOME = \"/srv/aam home\" }"), "{codex}");
+    }
+
+    #[test]
     fn snippets_parse_and_point_at_the_binary() {
         let stdio = Reach::Stdio {
             binary: "/opt/my tools/aam".to_string(),
             allow_write: true,
+            home: None,
         };
         let http = Reach::Http {
             url: "http://127.0.0.1:8765/mcp".to_string(),

@@ -49,23 +49,25 @@ impl ObjectStore {
 
     /// Deletes every stored file whose digest is not in `keep`, except those
     /// stored in the last ten minutes (an install in progress records its files
-    /// after storing them); returns how many it deleted.
-    pub fn retain(&self, keep: &std::collections::BTreeSet<String>) -> Result<usize> {
+    /// after storing them); returns how many it deleted and how many such recent
+    /// ones it kept.
+    pub fn retain(&self, keep: &std::collections::BTreeSet<String>) -> Result<(usize, usize)> {
         let fresh = |path: &std::path::Path| {
             std::fs::metadata(path)
                 .and_then(|m| m.modified())
                 .is_ok_and(|t| t.elapsed().unwrap_or_default() < std::time::Duration::from_secs(600))
         };
-        let mut deleted = 0;
+        let (mut deleted, mut kept) = (0, 0);
         for digest in self.digests().difference(keep) {
             let path = self.path(digest);
             if fresh(&path) {
+                kept += 1;
                 continue;
             }
             std::fs::remove_file(&path).map_err(|e| Error::io("delete", &path, e))?;
             deleted += 1;
         }
-        Ok(deleted)
+        Ok((deleted, kept))
     }
 
     /// The bytes stored under `digest`, if any (checked against it).

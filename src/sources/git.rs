@@ -99,6 +99,51 @@ pub enum PathTarget {
     File(FileMode, ObjectId),
 }
 
+/// Whether the work tree of the local repository at `work_tree` has files under
+/// `scope` (`""` = everywhere) that are not committed at its `HEAD`: new files not
+/// ignored, or files whose content differs (deleted files are not looked for).
+/// `None` when it cannot tell cheaply: no work tree, no `HEAD`, or more files than
+/// are worth hashing for a hint.
+pub fn uncommitted_changes(work_tree: &Path, scope: &str) -> Option<bool> {
+    const MAX_FILES: usize = 5_000;
+    let repo = gix::open_opts(work_tree, gix::open::Options::isolated()).ok()?;
+    let root = repo.workdir()?.to_path_buf();
+    let tree = repo.head_commit().ok()?.tree().ok()?;
+    let start = if scope.is_empty() {
+        root.clone()
+    } else {
+        root.join(scope)
+    };
+    if !start.is_dir() {
+        return Some(false);
+    }
+    let walk = ignore::WalkBuilder::new(&start)
+        .hidden(false)
+        .parents(true)
+        .require_git(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build();
+    for (seen, entry) in walk.enumerate() {
+        if seen > MAX_FILES {
+            return None;
+        }
+        let entry = entry.ok()?;
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let rel = entry.path().strip_prefix(&root).ok()?;
+        let Some(committed) = tree.lookup_entry_by_path(rel).ok()? else {
+            return Some(true);
+        };
+        let bytes = std::fs::read(entry.path()).ok()?;
+        let id = gix::objs::compute_hash(repo.object_hash(), gix::objs::Kind::Blob, &bytes).ok()?;
+        if committed.id().detach() != id {
+            return Some(true);
+        }
+    }
+    Some(false)
+}
+
 /// Whether `path` is the root of a git repository (work tree or bare).
 pub fn is_repository(path: &Path) -> bool {
     gix::open_opts(path, gix::open::Options::isolated()).is_ok()

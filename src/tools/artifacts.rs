@@ -178,7 +178,16 @@ pub fn resolve(ctx: &Context, catalog: &Catalog, text: &str) -> Result<ListedArt
     };
     match matches.len() {
         1 => Ok(matches.into_iter().next().unwrap_or_else(|| unreachable!())),
-        0 => Err(not_found(text, suggestions(ctx, catalog, text)?)),
+        0 => {
+            if let Some(source) = super::unknown_source(text, &names) {
+                return Err(Error::new(
+                    ErrorCode::SourceNotFound,
+                    format!("no artifact named `{text}`: no source is named `{source}`"),
+                )
+                .with_hint(super::registered_sources_hint(&names)));
+            }
+            Err(not_found(text, suggestions(ctx, catalog, text)?))
+        }
         _ => {
             let choices: Vec<String> = matches.iter().map(|m| format!("`{}/{}`", m.source, m.path)).collect();
             Err(Error::new(
@@ -235,7 +244,7 @@ fn not_found(text: &str, suggestions: Vec<String>) -> Error {
 }
 
 /// Quotes a word for a shell when it needs it.
-fn shell_word(text: &str) -> String {
+pub fn shell_word(text: &str) -> String {
     let plain = text.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:@+".contains(c));
     if plain {
         text.to_string()
@@ -305,7 +314,7 @@ fn check_limit(limit: u32) -> Result<usize> {
     } else {
         Err(
             Error::invalid_argument(format!("`limit` must be between 1 and 1000, not {limit}"))
-                .with_hint("page with `cursor` (`--cursor`) set to the previous `next_cursor`"),
+                .with_hint("pass a `limit` (`--limit`) from 1 to 1000; page with `cursor` (`--cursor`) set to the previous `next_cursor`"),
         )
     }
 }
@@ -321,15 +330,9 @@ fn source_ids(catalog: &Catalog, names: &[String]) -> Result<Vec<i64>> {
         .iter()
         .map(|name| {
             sources.iter().find(|s| &s.name == name).map(|s| s.id).ok_or_else(|| {
-                let known: Vec<String> = sources.iter().map(|s| format!("`{}`", s.name)).collect();
-                Error::new(ErrorCode::SourceNotFound, format!("no source named `{name}`")).with_hint(format!(
-                    "registered sources: {}",
-                    if known.is_empty() {
-                        "none".into()
-                    } else {
-                        known.join(", ")
-                    }
-                ))
+                let known: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
+                Error::new(ErrorCode::SourceNotFound, format!("no source named `{name}`"))
+                    .with_hint(super::registered_sources_hint(&known))
             })
         })
         .collect()

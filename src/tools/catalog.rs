@@ -555,11 +555,13 @@ impl HealthCheck {
 /// `N checks: P passed, W warnings, F failed`.
 fn summary(checks: &[HealthCheck]) -> String {
     let count = |status| checks.iter().filter(|c| c.status == status).count();
+    let warnings = count(CheckStatus::Warn);
     format!(
-        "{} checks: {} passed, {} warnings, {} failed",
+        "{} {}: {} passed, {warnings} {}, {} failed",
         checks.len(),
+        if checks.len() == 1 { "check" } else { "checks" },
         count(CheckStatus::Pass),
-        count(CheckStatus::Warn),
+        if warnings == 1 { "warning" } else { "warnings" },
         count(CheckStatus::Fail)
     )
 }
@@ -778,6 +780,15 @@ fn caches_check(ctx: &Context, sources: &[crate::catalog::SourceRecord]) -> Heal
     }
 }
 
+/// `1 original`, `3 originals`.
+fn originals(n: usize) -> String {
+    if n == 1 {
+        "1 original".to_string()
+    } else {
+        format!("{n} originals")
+    }
+}
+
 /// The originals `aam diff` compares installed files with: every file an
 /// install wrote has one, and none is kept that no install wrote.
 fn objects_check(ctx: &Context, installed: &BTreeSet<String>) -> HealthCheck {
@@ -787,11 +798,15 @@ fn objects_check(ctx: &Context, installed: &BTreeSet<String>) -> HealthCheck {
     match (missing, unused) {
         (0, 0) => HealthCheck::pass(
             OBJECTS_CHECK,
-            format!("{} originals of installed files, none missing or unused", stored.len()),
+            format!("{} of installed files, none missing or unused", originals(stored.len())),
         ),
         (0, unused) => HealthCheck::warn(
             OBJECTS_CHECK,
-            format!("{unused} stored originals belong to no install"),
+            format!(
+                "{} stored {} to no install",
+                originals(unused),
+                if unused == 1 { "belongs" } else { "belong" }
+            ),
             "run `aam catalog check --repair` to delete them",
         ),
         (missing, _) => HealthCheck::warn(
@@ -904,7 +919,12 @@ impl Tool for Repair {
             actions.push(RepairAction {
                 check: OBJECTS_CHECK.to_string(),
                 action: match &outcome {
-                    Ok(n) => format!("deleted {n} originals no install uses"),
+                    Ok((n, 0)) => format!("deleted {} no install uses", originals(*n)),
+                    Ok((n, kept)) => format!(
+                        "deleted {} no install uses; kept {} stored in the last ten minutes (an install may still be recording them): run again later to delete them",
+                        originals(*n),
+                        originals(*kept)
+                    ),
                     Err(_) => "deleted originals no install uses".to_string(),
                 },
                 ok: outcome.is_ok(),

@@ -18,6 +18,8 @@ struct Key {
     get: fn(&Settings) -> Value,
     /// `None` for settings other commands own.
     set: Option<fn(&mut Settings, &str) -> Result<()>>,
+    /// Whether a project's `.aam/config.yaml` can set it too (and then wins).
+    per_project: bool,
 }
 
 const KEYS: &[Key] = &[
@@ -26,12 +28,14 @@ const KEYS: &[Key] = &[
         about: "platforms `aam install` deploys to when none is named (comma-separated: cursor, claude, copilot, codex; empty to detect from the project)",
         get: |s| Value::from(s.default_platforms.clone()),
         set: Some(set_default_platforms),
+        per_project: true,
     },
     Key {
         name: "registries",
         about: "configured package registries (change them with `aam registry add|init|remove`)",
         get: |s| serde_json::to_value(&s.registries).unwrap_or(Value::Null),
         set: None,
+        per_project: false,
     },
 ];
 
@@ -67,14 +71,41 @@ pub struct ConfigGetInput {
     pub key: Option<String>,
 }
 
+/// Where a setting's effective value comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SettingOrigin {
+    /// The project's `.aam/config.yaml` (it wins over the home's).
+    Project,
+    /// `$AAM_HOME/config.yaml`.
+    Home,
+    /// Set nowhere: the built-in default.
+    Default,
+}
+
+impl SettingOrigin {
+    /// The origin as written in output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Project => "project",
+            Self::Home => "home",
+            Self::Default => "default",
+        }
+    }
+}
+
 /// One setting's value.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Setting {
     /// Key.
     pub key: String,
-    /// Current value.
+    /// Effective value (a command-line flag such as `--platform` still wins over it).
     pub value: Value,
+    /// Where the value comes from.
+    pub origin: SettingOrigin,
+    /// The file it was read from (`null` for the default).
+    pub origin_path: Option<String>,
     /// What it does.
     pub description: String,
     /// Whether `aam_config_set` can change it.
@@ -97,7 +128,7 @@ pub struct ConfigGet;
 impl Tool for ConfigGet {
     const NAME: &'static str = "aam_config_get";
     const TITLE: &'static str = "Read settings";
-    const DESCRIPTION: &'static str = "Read aam's settings (`$AAM_HOME/config.yaml`): every setting, or one by `key`, with its value, what it does and whether it can be set. Next: `aam_config_set` to change one.";
+    const DESCRIPTION: &'static str = "Read aam's settings: every setting, or one by `key`, with its effective value, where it comes from (the project's `.aam/config.yaml`, `$AAM_HOME/config.yaml` or the default), what it does and whether it can be set. Next: `aam_config_set` to change one.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
     const EXAMPLES: &'static [Example] = &[
@@ -121,18 +152,41 @@ impl Tool for ConfigGet {
             Some(name) => vec![key(name)?],
             None => KEYS.iter().collect(),
         };
+        let project_path = project_settings_path(&crate::project::root(&ctx.cwd));
+        let project = read_settings(&project_path)?;
+        let home_path = ctx.home.settings_path();
         Ok(ConfigGetOutput {
-            path: ctx.home.settings_path().display().to_string(),
+            path: home_path.display().to_string(),
             settings: keys
                 .into_iter()
-                .map(|k| Setting {
-                    key: k.name.to_string(),
-                    value: (k.get)(&settings),
-                    description: k.about.to_string(),
-                    settable: k.set.is_some(),
+                .map(|k| {
+                    let (value, origin, origin_path) = match (k.get)(&project) {
+                        v if k.per_project && is_set(&v) => (v, SettingOrigin::Project, Some(&project_path)),
+                        _ => match (k.get)(&settings) {
+                            v if is_set(&v) => (v, SettingOrigin::Home, Some(&home_path)),
+                            v => (v, SettingOrigin::Default, None),
+                        },
+                    };
+                    Setting {
+                        key: k.name.to_string(),
+                        value,
+                        origin,
+                        origin_path: origin_path.map(|p| p.display().to_string()),
+                        description: k.about.to_string(),
+                        settable: k.set.is_some(),
+                    }
                 })
                 .collect(),
         })
+    }
+}
+
+/// Whether a settings value is set (an empty list or nothing means the default).
+fn is_set(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Array(items) => !items.is_empty(),
+        _ => true,
     }
 }
 
@@ -156,6 +210,8 @@ pub struct ConfigSetOutput {
     pub previous: Value,
     /// Value now.
     pub value: Value,
+    /// The project settings file whose own value wins over the one just set here, if any.
+    pub shadowed_by: Option<String>,
 }
 
 /// Changes a setting.
@@ -164,7 +220,7 @@ pub struct ConfigSet;
 impl Tool for ConfigSet {
     const NAME: &'static str = "aam_config_set";
     const TITLE: &'static str = "Change a setting";
-    const DESCRIPTION: &'static str = "Change one of aam's settings (see `aam_config_get` for the keys), validating the value first; the settings file is rewritten atomically. Returns the value before and after.";
+    const DESCRIPTION: &'static str = "Change one of aam's settings in `$AAM_HOME/config.yaml` (see `aam_config_get` for the keys), validating the value first; the settings file is rewritten atomically. Returns the value before and after, and the project settings file that overrides it here, if any.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
     const ERRORS: &'static [ErrorCode] = &[ErrorCode::SettingsInvalid];
@@ -194,10 +250,14 @@ impl Tool for ConfigSet {
         let previous = (key.get)(&settings);
         set(&mut settings, &input.value)?;
         ctx.home.save_settings(&settings)?;
+        let project_path = project_settings_path(&crate::project::root(&ctx.cwd));
+        let shadowed_by = (key.per_project && is_set(&(key.get)(&read_settings(&project_path)?)))
+            .then(|| project_path.display().to_string());
         Ok(ConfigSetOutput {
             key: key.name.to_string(),
             previous,
             value: (key.get)(&settings),
+            shadowed_by,
         })
     }
 }

@@ -501,6 +501,26 @@ fn plural(n: usize, word: &str) -> String {
     }
 }
 
+/// Up to five of `known`, closest first, that look like one of `wanted`.
+fn closest<'k>(wanted: &[String], known: &[&'k str]) -> Vec<&'k str> {
+    let mut scored: Vec<(f64, &str)> = known
+        .iter()
+        .map(|k| {
+            let score = wanted
+                .iter()
+                .map(|w| strsim::jaro_winkler(&w.to_lowercase(), &k.to_lowercase()))
+                .fold(0.0, f64::max);
+            (score, *k)
+        })
+        .filter(|(score, _)| *score >= 0.75)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    let mut names: Vec<&str> = scored.into_iter().map(|(_, k)| k).collect();
+    names.dedup();
+    names.truncate(5);
+    names
+}
+
 /// Picks artifacts by `all`, `types` and names (or paths); unknown names are an
 /// error naming each of them.
 fn choose<T>(items: Vec<T>, input: &Selection, key: impl Fn(&T) -> (ArtifactKind, &str, &str)) -> Result<Vec<T>> {
@@ -517,13 +537,26 @@ fn choose<T>(items: Vec<T>, input: &Selection, key: impl Fn(&T) -> (ArtifactKind
     unknown.dedup();
     if !unknown.is_empty() {
         let names: Vec<String> = unknown.iter().map(|n| format!("`{n}`")).collect();
-        let mut known: Vec<String> = items.iter().map(|i| format!("`{}`", key(i).1)).collect();
-        known.truncate(20);
+        let known: Vec<&str> = items.iter().map(|i| key(i).1).collect();
+        let close = closest(&unknown, &known);
+        let hint = if close.is_empty() {
+            format!(
+                "no name is close among its {}; `aam source scan` lists them, `aam search` finds them",
+                plural(known.len(), "artifact")
+            )
+        } else {
+            let close: Vec<String> = close.iter().map(|n| format!("`{n}`")).collect();
+            format!(
+                "did you mean {}? (`aam source scan` lists all {})",
+                close.join(", "),
+                plural(known.len(), "artifact")
+            )
+        };
         return Err(Error::new(
             ErrorCode::ArtifactNotFound,
             format!("no artifact named {}", names.join(", ")),
         )
-        .with_hint(format!("available: {}", known.join(", "))));
+        .with_hint(hint));
     }
     Ok(items
         .into_iter()

@@ -133,7 +133,7 @@ impl Tool for Search {
         if !(1..=1000).contains(&input.limit) {
             return Err(
                 Error::invalid_argument(format!("`limit` must be between 1 and 1000, not {}", input.limit))
-                    .with_hint("pass a smaller page size and page with `offset` (`--offset`)"),
+                    .with_hint("pass a `limit` (`--limit`) from 1 to 1000; page with `offset` (`--offset`)"),
             );
         }
         if input.query.chars().count() > MAX_QUERY_CHARS {

@@ -65,23 +65,28 @@ pub struct SourceAddInput {
     /// Name for the source (default: `owner/repo`, `owner/repo:<folder>` when scoped, or the local folder name).
     #[serde(default)]
     pub name: Option<String>,
+    /// When a source already tracks the same URL, ref and path, return it and change nothing instead of failing.
+    #[serde(default)]
+    pub if_missing: bool,
 }
 
 /// Output of `aam_source_add`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SourceAddOutput {
-    /// Name of the new source.
+    /// Name of the new source (or, with `if_missing`, of the one already tracking the repository).
     pub name: String,
     /// Credential-free URL.
     pub url: String,
-    /// The branch, tag or commit it follows.
+    /// The branch, tag or commit it follows (`null` for a registered source following the default branch that was never fetched).
     #[serde(rename = "ref")]
-    pub git_ref: String,
+    pub git_ref: Option<String>,
     /// Scope folder (`""` = whole repository).
     pub path: String,
-    /// Commit indexed.
-    pub commit: String,
+    /// Commit indexed (`null` for a registered source that was never fetched).
+    pub commit: Option<String>,
+    /// The source was already registered (`if_missing`): nothing was fetched or changed.
+    pub already_registered: bool,
     /// Artifacts found.
     pub artifact_count: u64,
     /// Artifacts found, by kind.
@@ -131,6 +136,11 @@ impl Tool for SourceAdd {
             input: r#"{"spec": "http://example.com/o/r.git"}"#,
             expect: Expect::Error(ErrorCode::SourceUrlInvalid),
         },
+        Example {
+            title: "a repository already tracked, accepted as is",
+            input: r#"{"spec": "./sample-repo", "name": "again", "if_missing": true}"#,
+            expect: Expect::Output(r#"{"name": "sample", "already_registered": true, "artifact_count": 8}"#),
+        },
     ];
     type Input = SourceAddInput;
     type Output = SourceAddOutput;
@@ -146,9 +156,44 @@ impl Tool for SourceAdd {
                 "credentials in the URL were ignored and not stored; set `GH_TOKEN` or use an ssh URL for private repositories"
             );
         }
+        let explicit_name = input.name.is_some();
         let name = input.name.unwrap_or_else(|| spec.default_name());
         validate_name(&name)?;
         let mut catalog = ctx.catalog()?;
+        if let Some(existing) = same_repository(&catalog, &spec)? {
+            if input.if_missing {
+                return already_registered(&catalog, existing);
+            }
+            if existing.name == name {
+                return Err(Error::new(
+                    ErrorCode::SourceAlreadyExists,
+                    format!("a source named `{name}` already exists"),
+                )
+                .with_hint(format!(
+                    "run `aam source update {name}` to fetch it again, or pass `--if-missing` (`if_missing`) to accept it as is"
+                )));
+            }
+            // A second name for the same repository is deliberate only when named.
+            if explicit_name {
+                tracing::warn!(
+                    "source `{}` already tracks {}{}; `{name}` will be a second copy of it",
+                    existing.name,
+                    existing.url,
+                    describe_scope(&existing)
+                );
+            } else {
+                let message = format!(
+                    "source `{}` already tracks {}{}",
+                    existing.name,
+                    existing.url,
+                    describe_scope(&existing)
+                );
+                return Err(Error::new(ErrorCode::SourceAlreadyExists, message).with_hint(format!(
+                    "use `{}` (`aam source update {}` fetches it again), pass `--if-missing` (`if_missing`) to accept it as is, or `--name` to track it twice",
+                    existing.name, existing.name
+                )));
+            }
+        }
         if catalog.find_source(&name)?.is_some() {
             return Err(Error::new(
                 ErrorCode::SourceAlreadyExists,
@@ -213,13 +258,61 @@ impl Tool for SourceAdd {
         Ok(SourceAddOutput {
             name,
             url: spec.url,
-            git_ref: fetched.resolved_ref,
+            git_ref: Some(fetched.resolved_ref),
             path: spec.scope,
-            commit: commit.sha,
+            commit: Some(commit.sha),
+            already_registered: false,
             artifact_count: skills + agents + prompts + instructions,
             artifacts_by_type: counts,
         })
     }
+}
+
+/// The registered source that fetches the same URL at the same ref and scope as
+/// `spec`, if any. A source following the default branch matches a request for the
+/// branch it resolved to.
+fn same_repository(catalog: &Catalog, spec: &SourceSpec) -> Result<Option<SourceRecord>> {
+    Ok(catalog.list_sources()?.into_iter().find(|s| {
+        let same_ref = s.ref_name == spec.git_ref
+            || (s.ref_name.is_none() && spec.git_ref.is_some() && s.resolved_ref == spec.git_ref);
+        s.url == spec.url && s.scope_path == spec.scope && same_ref
+    }))
+}
+
+/// ` (ref `r`, path `p`)` for a message about `source`.
+fn describe_scope(source: &SourceRecord) -> String {
+    let mut parts = Vec::new();
+    if let Some(r) = source.ref_name.as_ref().or(source.resolved_ref.as_ref()) {
+        parts.push(format!("ref `{r}`"));
+    }
+    if !source.scope_path.is_empty() {
+        parts.push(format!("path `{}`", source.scope_path));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    }
+}
+
+/// The output of `aam_source_add` for a source that is already registered.
+fn already_registered(catalog: &Catalog, existing: SourceRecord) -> Result<SourceAddOutput> {
+    let [skills, agents, prompts, instructions] = catalog.source_counts_by_kind(existing.id)?;
+    Ok(SourceAddOutput {
+        git_ref: existing.ref_name.or(existing.resolved_ref),
+        name: existing.name,
+        url: existing.url,
+        path: existing.scope_path,
+        commit: existing.head_commit,
+        already_registered: true,
+        artifact_count: skills + agents + prompts + instructions,
+        artifacts_by_type: CountsByType {
+            skills,
+            agents,
+            prompts,
+            instructions,
+        },
+    })
 }
 
 // ---------------------------------------------------------------- list
@@ -462,6 +555,9 @@ pub struct SourceUpdateReport {
     pub removed_count: u64,
     /// Outcome.
     pub status: UpdateStatus,
+    /// A local source whose work tree has files not committed at its `HEAD`
+    /// (only commits are indexed: commit them, then update again).
+    pub uncommitted_changes: bool,
     /// Why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorBody>,
@@ -477,6 +573,8 @@ pub struct SourceUpdateOutput {
     pub total_new: u64,
     /// Modified artifacts across sources.
     pub total_modified: u64,
+    /// Removed artifacts across sources.
+    pub total_removed: u64,
 }
 
 /// Fetches sources and records what changed.
@@ -537,6 +635,7 @@ impl Tool for SourceUpdate {
                         modified_count: 0,
                         removed_count: 0,
                         status: UpdateStatus::Failed,
+                        uncommitted_changes: false,
                         error: Some(e.to_body()),
                     });
                 }
@@ -545,6 +644,7 @@ impl Tool for SourceUpdate {
         Ok(SourceUpdateOutput {
             total_new: reports.iter().map(|r| r.new_count).sum(),
             total_modified: reports.iter().map(|r| r.modified_count).sum(),
+            total_removed: reports.iter().map(|r| r.removed_count).sum(),
             sources: reports,
         })
     }
@@ -603,6 +703,10 @@ fn update_one(
         modified_count: changes.map_or(0, |c| c.modified.len() as u64),
         removed_count: changes.map_or(0, |c| c.removed.len() as u64),
         status,
+        uncommitted_changes: source.kind == SourceKind::Local.as_str()
+            && source.url.strip_prefix("file://").is_some_and(|path| {
+                crate::sources::git::uncommitted_changes(Path::new(path), &source.scope_path) == Some(true)
+            }),
         error: None,
     })
 }
@@ -820,7 +924,7 @@ pub struct SourceEnableDefaultsInput {
 pub struct SourceEnableDefaultsOutput {
     /// Defaults registered now (not fetched yet).
     pub added: Vec<String>,
-    /// Defaults that were already registered.
+    /// Defaults already registered, by the name of the source tracking them (a source with the same URL, ref and path counts).
     pub already_present: Vec<String>,
     /// Defaults left out because the user removed them (pass `restore` to re-add).
     pub dismissed: Vec<String>,
@@ -855,6 +959,12 @@ impl Tool for SourceEnableDefaults {
             dismissed: Vec::new(),
         };
         for (name, repo, scope) in DEFAULT_SOURCES {
+            let spec = SourceSpec::parse(repo, &ctx.cwd)?.with_overrides(None, Some(scope))?;
+            // The same repository, ref and folder under another name counts as present.
+            if let Some(existing) = same_repository(&catalog, &spec)? {
+                out.already_present.push(existing.name);
+                continue;
+            }
             if catalog.find_source(name)?.is_some() {
                 out.already_present.push(name.to_string());
                 continue;
@@ -863,7 +973,6 @@ impl Tool for SourceEnableDefaults {
                 out.dismissed.push(name.to_string());
                 continue;
             }
-            let spec = SourceSpec::parse(repo, &ctx.cwd)?.with_overrides(None, Some(scope))?;
             catalog.insert_unfetched_source(&NewSource {
                 name,
                 kind: spec.kind.as_str(),

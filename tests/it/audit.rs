@@ -485,8 +485,10 @@ fn init_detects_platforms_and_settings_are_validated() {
 
     // The project's setting wins over the home's, which wins over detection.
     env.json(&["config", "set", "default_platforms", "claude"]);
+    // `config get` shows the value in effect here: the project's, and says so.
     let value = env.aam(&["config", "get", "default_platforms"]);
-    assert_eq!(value.stdout, "claude\n");
+    assert_eq!(value.stdout, "cursor\n");
+    assert!(value.stderr.contains("origin: project: "), "{value:?}");
     let repo = env.repo("team");
     repo.write("skills/pdf/SKILL.md", skill("pdf", "PDFs"));
     repo.commit("one");

@@ -233,7 +233,9 @@ fn list_available_groups_by_source_and_pages() {
     assert_eq!(only["next_cursor"], json!(null));
     let human = env.aam(&["list", "--available", "--limit", "2"]);
     assert!(
-        human.stdout.contains("next page: aam list --available --cursor"),
+        human
+            .stdout
+            .contains("next page: aam list --available --limit 2 --cursor"),
         "{}",
         human.stdout
     );

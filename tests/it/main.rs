@@ -9,6 +9,7 @@ mod errors;
 mod install;
 mod mcp;
 mod mcp_protocol;
+mod newcomer;
 mod packages;
 mod quickstart;
 mod safety;

@@ -801,3 +801,97 @@ fn a_scope_folder_that_disappears_is_reported() {
         run.stderr
     );
 }
+
+#[test]
+fn adding_a_tracked_repository_names_its_source_and_if_missing_accepts_it() {
+    let env = TestEnv::new();
+    let repo = env.repo("team");
+    repo.write("skills/one/SKILL.md", skill("one", "One"));
+    let c1 = repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--name", "tip"]);
+
+    // The same URL, ref and path under its default name says which source has it.
+    let err = env.json_err(&["source", "add", repo.path()], "AAM_SOURCE_ALREADY_EXISTS");
+    assert!(
+        err["message"].as_str().unwrap().contains("source `tip` already tracks"),
+        "{err}"
+    );
+    assert!(err["hint"].as_str().unwrap().contains("--if-missing"), "{err}");
+    // `--if-missing` accepts it as is, also when the ref is the branch it follows.
+    for args in [
+        vec!["source", "add", repo.path(), "--if-missing"],
+        vec![
+            "source",
+            "add",
+            repo.path(),
+            "--ref",
+            "main",
+            "--name",
+            "x",
+            "--if-missing",
+        ],
+    ] {
+        let same = env.json(&args);
+        assert_eq!(same["name"], "tip");
+        assert_eq!(same["already_registered"], true);
+        assert_eq!(same["commit"], c1);
+        assert_eq!(same["artifact_count"], 1);
+        assert_eq!(same["artifacts_by_type"]["skills"], 1);
+    }
+    let text = env.aam(&["source", "add", repo.path(), "--if-missing"]);
+    assert_eq!(text.code, 0, "{text:?}");
+    assert!(text.stdout.contains("Source `tip` already tracks"), "{text:?}");
+    assert!(text.stdout.contains("1 artifact)"), "{text:?}");
+    // A second copy under a name of its own is deliberate: added, with a warning.
+    let copy = env.aam(&["--json", "source", "add", repo.path(), "--name", "copy"]);
+    assert_eq!(copy.json()["already_registered"], false, "{copy:?}");
+    assert!(copy.stderr.contains("warning: source `tip` already tracks"), "{copy:?}");
+    env.json(&["source", "remove", "copy"]);
+    // Another path is another source.
+    let scoped = env.json(&["source", "add", repo.path(), "--path", "skills", "--if-missing"]);
+    assert_eq!(scoped["already_registered"], false);
+    assert_eq!(env.json(&["source", "list"])["sources"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn defaults_are_matched_by_url_ref_and_path_not_only_by_name() {
+    let env = TestEnv::new();
+    env.json(&["source", "enable-defaults"]);
+    // `anthropics/skills --path skills` is the default `anthropics/skills`: no fetch, no second source.
+    let err = env.json_err(
+        &["source", "add", "anthropics/skills", "--path", "skills"],
+        "AAM_SOURCE_ALREADY_EXISTS",
+    );
+    assert!(
+        err["message"].as_str().unwrap().contains("`anthropics/skills`"),
+        "{err}"
+    );
+    let same = env.json(&["source", "add", "anthropics/skills", "--path", "skills", "--if-missing"]);
+    assert_eq!(same["name"], "anthropics/skills");
+    assert_eq!(same["already_registered"], true);
+    assert!(same["commit"].is_null() && same["ref"].is_null(), "{same}");
+    assert!(!env.home().join("cache").exists(), "nothing fetched");
+
+    // A source registered under another name before the defaults is not registered twice.
+    let env = TestEnv::new();
+    env.json(&["source", "list"]);
+    let conn = rusqlite::Connection::open(env.home().join("catalog.db")).unwrap();
+    conn.execute(
+        "INSERT INTO sources (name, kind, url, cache_key, ref_name, scope_path, is_default, added_at)
+         VALUES ('anthropics/skills:skills', 'git', 'https://github.com/anthropics/skills.git',
+                 'github.com/anthropics/skills', NULL, 'skills', 0, '2026-01-01T00:00:00Z')",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let enabled = env.json(&["source", "enable-defaults"]);
+    assert_eq!(enabled["already_present"], json!(["anthropics/skills:skills"]));
+    assert_eq!(enabled["added"].as_array().unwrap().len(), 3);
+    let names: Vec<String> = env.json(&["source", "list"])["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!names.contains(&"anthropics/skills".to_string()), "{names:?}");
+}

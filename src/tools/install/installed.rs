@@ -304,6 +304,8 @@ pub struct OutdatedPackage {
     pub source: Origin,
     /// Whether an upgrade would change it.
     pub outdated: bool,
+    /// A newer version exists that its constraint excludes: `upgrade` leaves it, installing `name@version` moves it.
+    pub pinned: bool,
     /// Why, in words.
     pub reason: String,
 }
@@ -352,6 +354,7 @@ impl Tool for Outdated {
                 latest: fresh.latest,
                 source: entry.source,
                 outdated: fresh.outdated,
+                pinned: fresh.pinned,
                 reason: fresh.reason,
             });
         }

@@ -49,11 +49,17 @@ pub(crate) fn prepare_specs(ctx: &Context, catalog: &Catalog, specs: &[String]) 
                 continue;
             }
             let Some((source, rest)) = split_qualified(spec, &source_names) else {
-                return Err(Error::new(
-                    ErrorCode::ArtifactNotFound,
-                    format!("`{spec}` names no source artifact"),
-                )
-                .with_hint("qualified names are `<source>/<artifact>`; find them with `aam search`"));
+                let (message, hint) = match crate::tools::unknown_source(spec, &source_names) {
+                    Some(source) => (
+                        format!("`{spec}` names no source artifact: no source is named `{source}`"),
+                        crate::tools::registered_sources_hint(&source_names),
+                    ),
+                    None => (
+                        format!("`{spec}` names no source artifact"),
+                        "qualified names are `<source>/<artifact>`; find them with `aam search`".to_string(),
+                    ),
+                };
+                return Err(Error::new(ErrorCode::ArtifactNotFound, message).with_hint(hint));
             };
             prepared.push(prepare_source_artifact(ctx, catalog, source, rest, spec)?);
             continue;
