@@ -2,7 +2,10 @@
 //! archive entries, journal entries): no `..` or `.` part, no empty part, not
 //! absolute, no `~`, no drive letter or `:`, no backslash, no NUL or control
 //! character, at most 4096 bytes. Where a path may lead is the caller's check
-//! (see `install::keys`).
+//! (see `install::keys`). [`resolve_links`] is the one way a path is followed to
+//! where it really leads before a containment check.
+
+use std::path::{Component, Path, PathBuf};
 
 /// Checks a `/`-separated relative path part by part; the refusal says why in
 /// words (the caller names the path).
@@ -35,10 +38,38 @@ pub fn check_relative(rest: &str) -> Result<(), String> {
     }
     Ok(())
 }
+/// `path` with every link followed: its longest existing ancestor (a dangling
+/// link counts as existing, so it cannot hide where it points) canonicalized and
+/// the rest appended. `None` when that fails or the rest climbs with `..`.
+pub fn resolve_links(path: &Path) -> Option<PathBuf> {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    while std::fs::symlink_metadata(existing).is_err() {
+        rest.push(existing.file_name()?);
+        existing = existing.parent()?;
+    }
+    let mut real = existing.canonicalize().ok()?;
+    for part in rest.into_iter().rev() {
+        if Path::new(part).components().any(|c| !matches!(c, Component::Normal(_))) {
+            return None;
+        }
+        real.push(part);
+    }
+    Some(real)
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dangling_links_do_not_hide_where_they_point() {
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink("/nonexistent/outside", dir.path().join("dangling")).unwrap();
+        assert_eq!(resolve_links(&dir.path().join("dangling/x")), None);
+        let real = dir.path().canonicalize().unwrap();
+        assert_eq!(resolve_links(&dir.path().join("new/file")), Some(real.join("new/file")));
+    }
 
     #[test]
     fn plain_paths_pass_and_tricks_do_not() {

@@ -23,7 +23,7 @@ pub mod plan;
 pub mod platforms;
 pub mod state;
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{Error, ErrorCode, Result};
@@ -98,7 +98,7 @@ impl Roots {
         };
         let real_base = base.canonicalize().unwrap_or_else(|_| base.clone());
         let parent = path.parent().unwrap_or(base);
-        let inside = real_ancestor(parent).is_some_and(|real| real.starts_with(&real_base));
+        let inside = crate::paths::resolve_links(parent).is_some_and(|real| real.starts_with(&real_base));
         if !inside {
             return Err(Error::new(
                 ErrorCode::UnsafePath,
@@ -175,25 +175,6 @@ impl Roots {
 pub fn unsafe_path(key: &str, why: &str) -> Error {
     Error::new(ErrorCode::UnsafePath, format!("`{key}` is not a path aam may touch: {why}"))
         .with_hint("aam only reads and writes inside the folders it installs into; the file naming it may have been written by someone else")
-}
-
-/// `path` with links followed: its longest existing ancestor canonicalized and
-/// the rest appended (`None` when the rest climbs with `..`).
-fn real_ancestor(path: &Path) -> Option<PathBuf> {
-    let mut existing = path;
-    let mut rest = Vec::new();
-    while std::fs::symlink_metadata(existing).is_err() {
-        rest.push(existing.file_name()?);
-        existing = existing.parent()?;
-    }
-    let mut real = existing.canonicalize().ok()?;
-    for part in rest.into_iter().rev() {
-        if Path::new(part).components().any(|c| !matches!(c, Component::Normal(_))) {
-            return None;
-        }
-        real.push(part);
-    }
-    Some(real)
 }
 
 #[cfg(test)]

@@ -7,11 +7,11 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::context::resolve_links;
 use super::{Context, Example, Expect, Risk, Tool};
 use crate::catalog::{ExportCounts, ExportRecord};
 use crate::error::{Error, ErrorCode, Result};
 use crate::packages::store::ObjectStore;
+use crate::paths::resolve_links;
 use crate::search::{INDEX_DIR, IndexState, SearchIndex};
 
 /// Input of `aam_catalog_reindex`.

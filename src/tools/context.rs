@@ -3,7 +3,7 @@
 //! front ends) the folders paths may point into.
 
 use std::ops::{Deref, DerefMut};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::cancel::Cancel;
@@ -105,7 +105,8 @@ impl Context {
         let Some(sandbox) = &self.sandbox else {
             return Ok(());
         };
-        let inside = resolve_links(path).is_some_and(|real| sandbox.allowed.iter().any(|a| real.starts_with(a)));
+        let inside =
+            crate::paths::resolve_links(path).is_some_and(|real| sandbox.allowed.iter().any(|a| real.starts_with(a)));
         if inside {
             return Ok(());
         }
@@ -115,25 +116,6 @@ impl Context {
         )
         .with_hint("only paths inside the project being served (`--root`, or the current folder for `aam tool call`) and AAM_HOME are allowed"))
     }
-}
-
-/// `path` with every link followed: the longest existing ancestor is
-/// canonicalized and the rest appended. `None` when the rest climbs with `..`.
-pub(super) fn resolve_links(path: &Path) -> Option<PathBuf> {
-    let mut existing = path;
-    let mut rest = Vec::new();
-    while !existing.exists() {
-        rest.push(existing.file_name()?);
-        existing = existing.parent()?;
-    }
-    let mut real = existing.canonicalize().ok()?;
-    for part in rest.into_iter().rev() {
-        if Path::new(part).components().any(|c| !matches!(c, Component::Normal(_))) {
-            return None;
-        }
-        real.push(part);
-    }
-    Some(real)
 }
 
 /// A catalog connection that returns to its context's pool when dropped.
