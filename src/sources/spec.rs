@@ -17,7 +17,7 @@ pub const ACCEPTED_FORMS: &str = "accepted forms: `owner/repo`, `owner/repo@ref`
 `ssh://git@host/owner/repo.git`, `file:///abs/path`, and local paths `./x`, `../x`, `/abs/x`";
 
 /// What to do instead of putting credentials in a URL.
-pub const CREDENTIALS_HINT: &str = "aam never uses credentials written in a URL; drop them, and set `GH_TOKEN` or use an ssh URL for private repositories";
+pub const CREDENTIALS_HINT: &str = "aam never uses credentials written in a URL; drop them, and set a token (`GH_TOKEN` for github.com, `AAM_GIT_TOKEN_<HOST>` elsewhere) or use an ssh URL for private repositories";
 
 /// The cache "host" of local repositories; `_` cannot start a real host name.
 const LOCAL_HOST: &str = "_local";

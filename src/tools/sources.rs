@@ -106,6 +106,8 @@ impl Tool for SourceAdd {
         ErrorCode::GitAuthFailed,
         ErrorCode::GitRefNotFound,
         ErrorCode::NetworkError,
+        ErrorCode::TlsCertificate,
+        ErrorCode::Timeout,
         ErrorCode::Conflict,
         ErrorCode::Forbidden,
     ];
@@ -143,7 +145,7 @@ impl Tool for SourceAdd {
         }
         if spec.had_credentials {
             tracing::warn!(
-                "credentials in the URL were ignored and not stored; set `GH_TOKEN` or use an ssh URL for private repositories"
+                "credentials in the URL were ignored and not stored; set a token (`GH_TOKEN` for github.com, `AAM_GIT_TOKEN_<HOST>` elsewhere) or use an ssh URL for private repositories"
             );
         }
         let name = input.name.unwrap_or_else(|| spec.default_name());
@@ -495,6 +497,8 @@ impl Tool for SourceUpdate {
         ErrorCode::GitAuthFailed,
         ErrorCode::GitRefNotFound,
         ErrorCode::NetworkError,
+        ErrorCode::TlsCertificate,
+        ErrorCode::Timeout,
         ErrorCode::Conflict,
     ];
     const EXAMPLES: &'static [Example] = &[
@@ -656,6 +660,8 @@ impl Tool for SourceDiff {
         ErrorCode::GitAuthFailed,
         ErrorCode::GitRefNotFound,
         ErrorCode::NetworkError,
+        ErrorCode::TlsCertificate,
+        ErrorCode::Timeout,
     ];
     const EXAMPLES: &'static [Example] = &[
         Example {

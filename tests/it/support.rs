@@ -87,6 +87,7 @@ impl TestEnv {
             .env_remove("AAM_LOG")
             .env_remove("GH_TOKEN")
             .env_remove("GITHUB_TOKEN")
+            .env_remove("AAM_FETCH_TIMEOUT")
             .env_remove("AAM_READ_ONLY")
             .env_remove("READ_ONLY")
             .envs(vars.iter().copied())
