@@ -361,4 +361,38 @@ fn a_transfer_that_breaks_midway_is_a_clone_failure_not_a_network_error() {
     );
     let body = run.err("AAM_GIT_CLONE_FAILED");
     assert_eq!(body["category"], "UPSTREAM_ERROR", "{body}");
+    assert_aam_lines_only(&run.stderr);
+    // Library logs (gix, reqwest through `log`, hyper) go through aam's subscriber and format too.
+    let run = env.aam_with(
+        &env.path(""),
+        &[("AAM_FETCH_TIMEOUT", "10")],
+        &[
+            "-vv",
+            "--json",
+            "source",
+            "add",
+            &format!("http://127.0.0.1:{port}/repo.git"),
+        ],
+    );
+    run.err("AAM_GIT_CLONE_FAILED");
+    assert_aam_lines_only(&run.stderr);
+}
+
+/// Every stderr line is aam's: a log line with its level, an error or a hint.
+fn assert_aam_lines_only(stderr: &str) {
+    let ours = [
+        "error: ",
+        "warning: ",
+        "info: ",
+        "debug: ",
+        "trace: ",
+        "error[",
+        "hint: ",
+    ];
+    for line in stderr.lines().filter(|l| !l.is_empty()) {
+        assert!(
+            ours.iter().any(|p| line.starts_with(p)),
+            "a raw line on stderr: {line:?}\n{stderr}"
+        );
+    }
 }
