@@ -781,6 +781,11 @@ fn classify_messages(messages: &[String], cause: Cause) -> Failure {
     if mentions("Received HTTP status 404") || mentions("does not appear to be a git repository") {
         return Failure::RepositoryNotFound;
     }
+    if mentions("No CA certificates were loaded") {
+        return Failure::Certificate(
+            "no certificate authority could be loaded to check it (see `SSL_CERT_FILE` and `SSL_CERT_DIR`)",
+        );
+    }
     if mentions("invalid peer certificate") {
         let why = if mentions("UnknownIssuer") {
             "it is signed by an unknown issuer (a self-signed certificate or a private certificate authority)"
@@ -1034,6 +1039,7 @@ mod tests {
         "expired"
     )]
     #[case("invalid peer certificate: BadSignature", "could not be verified")]
+    #[case("unexpected error: No CA certificates were loaded from the system", "SSL_CERT_DIR")]
     fn certificate_failures_name_their_cause_and_never_retry(#[case] rustls: &str, #[case] why: &str) {
         let transient = Cause {
             transient: true,

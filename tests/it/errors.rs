@@ -396,3 +396,95 @@ fn assert_aam_lines_only(stderr: &str) {
         );
     }
 }
+
+/// `openssl s_server` on 127.0.0.1 with a fresh self-signed certificate for
+/// 127.0.0.1; returns the server, its port and the certificate's path.
+fn tls_server(env: &TestEnv) -> Option<(std::process::Child, u16, std::path::PathBuf)> {
+    use std::process::{Command, Stdio};
+    let (cert, key) = (env.path("tls-cert.pem"), env.path("tls-key.pem"));
+    let made = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=127.0.0.1",
+        ])
+        .args([
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-addext",
+            "basicConstraints=critical,CA:FALSE",
+        ])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .ok()?;
+    assert!(made.success(), "openssl req failed");
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let server = Command::new("openssl")
+        .args(["s_server", "-www", "-quiet", "-accept"])
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("-cert")
+        .arg(&cert)
+        .arg("-key")
+        .arg(&key)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Some((server, port, cert));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("openssl s_server did not start");
+}
+
+#[test]
+fn untrusted_certificates_are_refused_at_once_with_their_own_code() {
+    let (env, _) = seeded();
+    let Some((mut server, port, cert)) = tls_server(&env) else {
+        eprintln!("skipped: no openssl on this machine");
+        return;
+    };
+    let url = format!("https://127.0.0.1:{port}/repo.git");
+    let before = env.state();
+    let run = env.aam_with(
+        &env.path(""),
+        &[("AAM_FETCH_TIMEOUT", "10"), ("SSL_CERT_FILE", "/dev/null")],
+        &["--json", "source", "add", &url],
+    );
+    let refused = run.err("AAM_TLS_CERTIFICATE");
+    assert!(
+        refused["message"].as_str().unwrap().contains("unknown issuer"),
+        "{refused}"
+    );
+    assert!(refused["hint"].as_str().unwrap().contains("SSL_CERT_FILE"), "{refused}");
+    assert!(
+        !run.stderr.contains("retrying"),
+        "certificates are never retried: {}",
+        run.stderr
+    );
+    assert_eq!(before, env.state());
+    // Trusting the certificate gets past TLS (the server is no git server, so it fails later).
+    let run = env.aam_with(
+        &env.path(""),
+        &[("AAM_FETCH_TIMEOUT", "10"), ("SSL_CERT_FILE", cert.to_str().unwrap())],
+        &["--json", "source", "add", &url],
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_ne!(run.json()["error"]["code"], "AAM_TLS_CERTIFICATE", "{run:?}");
+}
