@@ -801,3 +801,56 @@ fn a_scope_folder_that_disappears_is_reported() {
         run.stderr
     );
 }
+
+/// `git http-backend` behind a small Python server on 127.0.0.1, serving the bare
+/// repositories under `root`; `None` without python3.
+fn http_backend(root: &std::path::Path) -> Option<(std::process::Child, u16)> {
+    use std::io::BufRead;
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/http_backend.py");
+    let mut server = std::process::Command::new("python3")
+        .arg(script)
+        .arg(root)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    let mut line = String::new();
+    std::io::BufReader::new(server.stdout.take()?)
+        .read_line(&mut line)
+        .ok()?;
+    Some((server, line.trim().parse().ok()?))
+}
+
+#[test]
+fn a_smart_http_server_with_a_one_level_path_is_fetched_and_updated() {
+    let env = TestEnv::new();
+    let work = env.repo("work");
+    work.write("skills/demo/SKILL.md", skill("demo", "A demo"))
+        .commit("one");
+    let served = env.path("served");
+    std::fs::create_dir_all(&served).unwrap();
+    work.git(&[
+        "clone",
+        "-q",
+        "--bare",
+        work.path(),
+        served.join("repo.git").to_str().unwrap(),
+    ]);
+    let Some((mut server, port)) = http_backend(&served) else {
+        eprintln!("skipped: no python3 on this machine");
+        return;
+    };
+    let url = format!("http://127.0.0.1:{port}/repo.git");
+    let added = env.json(&["source", "add", &url]);
+    assert_eq!(added["name"], format!("127.0.0.1_{port}/repo"), "{added}");
+    assert_eq!(added["ref"], "main");
+    assert_eq!(added["artifact_count"], 1);
+
+    work.write("skills/more/SKILL.md", skill("more", "More")).commit("two");
+    work.git(&["push", "-q", served.join("repo.git").to_str().unwrap(), "main"]);
+    let name = format!("127.0.0.1_{port}/repo");
+    let updated = env.json(&["source", "update", &name]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(updated["sources"][0]["new_count"], 1, "{updated}");
+}
