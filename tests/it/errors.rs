@@ -401,34 +401,7 @@ fn assert_aam_lines_only(stderr: &str) {
 /// 127.0.0.1; returns the server, its port and the certificate's path.
 fn tls_server(env: &TestEnv) -> Option<(std::process::Child, u16, std::path::PathBuf)> {
     use std::process::{Command, Stdio};
-    let (cert, key) = (env.path("tls-cert.pem"), env.path("tls-key.pem"));
-    let made = Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=127.0.0.1",
-        ])
-        .args([
-            "-addext",
-            "subjectAltName=IP:127.0.0.1",
-            "-addext",
-            "basicConstraints=critical,CA:FALSE",
-        ])
-        .arg("-keyout")
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .ok()?;
-    assert!(made.success(), "openssl req failed");
+    let (cert, key) = crate::support::self_signed_cert(env)?;
     let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let server = Command::new("openssl")
         .args(["s_server", "-www", "-quiet", "-accept"])

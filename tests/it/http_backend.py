@@ -1,5 +1,6 @@
 # A smart-HTTP git server for tests: `git http-backend` behind Python's http.server,
-# listening on 127.0.0.1 only. Prints its port, then serves the bare repositories under argv[1].
+# listening on 127.0.0.1 only. Prints its port, then serves the bare repositories under argv[1],
+# over TLS when argv[2] and argv[3] name a certificate and its key.
 import http.server, subprocess, sys, os
 root = sys.argv[1]
 class H(http.server.BaseHTTPRequestHandler):
@@ -28,5 +29,10 @@ class H(http.server.BaseHTTPRequestHandler):
     do_POST = run
     def log_message(self, *a): pass
 s = http.server.ThreadingHTTPServer(('127.0.0.1', 0), H)
+if len(sys.argv) > 3:
+    import ssl
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(sys.argv[2], sys.argv[3])
+    s.socket = tls.wrap_socket(s.socket, server_side=True)
 print(s.server_address[1], flush=True)
 s.serve_forever()
