@@ -95,6 +95,8 @@ error_codes! {
     GitAuthFailed = "AAM_GIT_AUTH_FAILED", Unauthorized;
     /// The network could not be reached.
     NetworkError = "AAM_NETWORK_ERROR", UpstreamError;
+    /// A remote's TLS certificate is not trusted (unknown issuer, wrong name, expired).
+    TlsCertificate = "AAM_TLS_CERTIFICATE", UpstreamError;
     /// The local git cache is missing objects or unreadable.
     CacheCorrupted = "AAM_CACHE_CORRUPTED", InternalError;
     /// The catalog database failed.

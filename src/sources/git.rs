@@ -9,7 +9,8 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use gix::bstr::ByteSlice;
 use gix::credentials::helper::Action;
@@ -155,6 +156,45 @@ pub fn head_commit(path: &Path) -> Option<ObjectId> {
     repo.head_id().ok().map(|id| id.detach())
 }
 
+/// The time limits of one remote fetch over http(s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FetchLimits {
+    /// The whole operation, retries included.
+    pub total: Duration,
+    /// Opening the connection (TCP and TLS).
+    pub connect: Duration,
+}
+
+impl FetchLimits {
+    /// The environment variable that sets [`FetchLimits::total`], in seconds.
+    pub const ENV: &'static str = "AAM_FETCH_TIMEOUT";
+
+    /// `total` in all; connecting gets at most 5 s of it.
+    pub fn with_total(total: Duration) -> Self {
+        Self {
+            total,
+            connect: total.min(Duration::from_secs(5)),
+        }
+    }
+
+    /// From `AAM_FETCH_TIMEOUT` (whole seconds, at least 1; 30 when unset); a value that is no
+    /// such number is reported and the default used.
+    pub fn from_env() -> Self {
+        let default = Duration::from_secs(30);
+        let total = match std::env::var(Self::ENV) {
+            Err(_) => default,
+            Ok(v) => match v.trim().parse::<u64>() {
+                Ok(secs) if secs >= 1 => Duration::from_secs(secs),
+                _ => {
+                    tracing::warn!("`{}={v}` is not a number of seconds (at least 1); using 30", Self::ENV);
+                    default
+                }
+            },
+        };
+        Self::with_total(total)
+    }
+}
+
 /// A bare repository in the cache.
 pub struct GitCache {
     repo: Repository,
@@ -205,32 +245,36 @@ impl GitCache {
             return self.fetch_local(Path::new(path), want, dst, first_fetch);
         }
         let remote_url = || redact_url(url);
+        let limits = FetchLimits::from_env();
+        let deadline = Instant::now() + limits.total;
         let attempts = 3;
         let mut delay = Duration::from_millis(500);
         let mut attempt = 1;
         loop {
-            match self.try_fetch(url, want, dst) {
+            match self.try_fetch(url, want, dst, Limits { limits, deadline }) {
                 Ok(fetched) => return Ok(fetched),
                 Err(FetchError::Aam(e)) => return Err(e),
                 Err(FetchError::Git(e)) => {
                     let failure = classify(&e);
-                    if failure == Failure::Network && attempt < attempts {
+                    // Another try must still fit in the time limit, with a second to spare.
+                    let time_left = Instant::now() + delay + Duration::from_secs(1) < deadline;
+                    if failure.can_pass() && attempt < attempts && time_left {
                         tracing::warn!("fetching {} failed ({e}); retrying in {delay:?}", remote_url());
                         std::thread::sleep(delay);
                         delay *= 2;
                         attempt += 1;
                         continue;
                     }
-                    return Err(fetch_error(failure, &remote_url(), first_fetch, attempt).with_source(e));
+                    return Err(fetch_error(failure, &remote_url(), first_fetch, attempt, limits.total).with_source(e));
                 }
             }
         }
     }
 
-    fn try_fetch(&self, url: &str, want: &RefWant, dst: &str) -> Result<Fetched, FetchError> {
+    fn try_fetch(&self, url: &str, want: &RefWant, dst: &str, limits: Limits) -> Result<Fetched, FetchError> {
         match want {
             RefWant::DefaultBranch => {
-                let outcome = self.receive(url, &[format!("+HEAD:{dst}")])?;
+                let outcome = self.receive(url, &[format!("+HEAD:{dst}")], limits)?;
                 let branch = outcome.ref_map.mappings.iter().find_map(|m| {
                     m.remote
                         .as_target()
@@ -244,13 +288,13 @@ impl GitCache {
                 })
             }
             RefWant::Named(name) => {
-                let refs = self.list_remote(url)?;
+                let refs = self.list_remote(url, limits)?;
                 if refs.branches.iter().any(|b| b == name) {
-                    self.receive(url, &[format!("+refs/heads/{name}:{dst}")])?;
+                    self.receive(url, &[format!("+refs/heads/{name}:{dst}")], limits)?;
                 } else if refs.tags.iter().any(|t| t == name) {
-                    self.receive(url, &[format!("+refs/tags/{name}:{dst}")])?;
+                    self.receive(url, &[format!("+refs/tags/{name}:{dst}")], limits)?;
                 } else if is_commit_like(name) {
-                    return self.fetch_commit(url, name, dst);
+                    return self.fetch_commit(url, name, dst, limits);
                 } else {
                     return Err(FetchError::Aam(ref_not_found(name, &redact_url(url))));
                 }
@@ -302,7 +346,7 @@ impl GitCache {
     }
 
     /// Fetches every branch and tag, then pins `dst` to the commit `id` among them.
-    fn fetch_commit(&self, url: &str, id: &str, dst: &str) -> Result<Fetched, FetchError> {
+    fn fetch_commit(&self, url: &str, id: &str, dst: &str, limits: Limits) -> Result<Fetched, FetchError> {
         let scratch = format!("{dst}-scan");
         self.receive(
             url,
@@ -310,6 +354,7 @@ impl GitCache {
                 format!("+refs/heads/*:{scratch}/heads/*"),
                 format!("+refs/tags/*:{scratch}/tags/*"),
             ],
+            limits,
         )?;
         let found = self
             .repo
@@ -350,12 +395,44 @@ impl GitCache {
             .with_refspecs(refspecs.iter().map(String::as_str), Direction::Fetch)?)
     }
 
-    fn receive(&self, url: &str, refspecs: &[String]) -> Result<gix::remote::fetch::Outcome, FetchError> {
+    /// Transport options for `url` with aam's time limits; `None` for transports
+    /// other than http(s), which keep their own.
+    fn transport_options(&self, url: &str, limits: Limits) -> Result<Option<Box<dyn std::any::Any>>, FetchError> {
+        use gix::protocol::transport::client::blocking_io::http;
+        let Some(options) = self.repo.transport_options(url, None)? else {
+            return Ok(None);
+        };
+        let Ok(mut options) = options.downcast::<http::Options>() else {
+            return Ok(None);
+        };
+        let Limits { limits, deadline } = limits;
+        // Each connection builds its client afresh, so the whole-operation bound is what is left of it.
+        let left = deadline
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_secs(1));
+        let backend = http::reqwest::Options {
+            configure_client: Some(Box::new(move |builder| {
+                // A stall ends with the request's whole bound: the blocking client has no read timeout.
+                Ok(builder.connect_timeout(limits.connect.min(left)).timeout(left))
+            })),
+            configure_request: None,
+        };
+        options.backend = Some(Arc::new(Mutex::new(backend)));
+        Ok(Some(options))
+    }
+
+    fn receive(
+        &self,
+        url: &str,
+        refspecs: &[String],
+        limits: Limits,
+    ) -> Result<gix::remote::fetch::Outcome, FetchError> {
         let remote = self.remote(url, refspecs)?;
-        let prepare = remote
-            .connect(Direction::Fetch)?
-            .with_credentials(credentials_for(url))
-            .prepare_fetch(gix::progress::Discard, ref_map::Options::default())?;
+        let mut connection = remote.connect(Direction::Fetch)?.with_credentials(credentials_for(url));
+        if let Some(options) = self.transport_options(url, limits)? {
+            connection = connection.with_transport_options(options);
+        }
+        let prepare = connection.prepare_fetch(gix::progress::Discard, ref_map::Options::default())?;
         if prepare.ref_map().is_missing_required_mapping() {
             return Err(FetchError::Aam(ref_not_found(
                 refspecs.first().map(String::as_str).unwrap_or("HEAD"),
@@ -365,17 +442,18 @@ impl GitCache {
         Ok(prepare.receive(gix::progress::Discard, &NEVER_INTERRUPT)?)
     }
 
-    fn list_remote(&self, url: &str) -> Result<RemoteRefs, FetchError> {
+    fn list_remote(&self, url: &str, limits: Limits) -> Result<RemoteRefs, FetchError> {
         // Fetch refspecs with a glob must be two-sided; listing writes nothing, so the destination is unused.
         let specs = [
             "+refs/heads/*:refs/aam-list/heads/*".to_string(),
             "+refs/tags/*:refs/aam-list/tags/*".to_string(),
         ];
         let remote = self.remote(url, &specs)?;
-        let (map, _) = remote
-            .connect(Direction::Fetch)?
-            .with_credentials(credentials_for(url))
-            .ref_map(gix::progress::Discard, ref_map::Options::default())?;
+        let mut connection = remote.connect(Direction::Fetch)?.with_credentials(credentials_for(url));
+        if let Some(options) = self.transport_options(url, limits)? {
+            connection = connection.with_transport_options(options);
+        }
+        let (map, _) = connection.ref_map(gix::progress::Discard, ref_map::Options::default())?;
         let mut refs = RemoteRefs::default();
         for r in &map.remote_refs {
             let name = match r {
@@ -640,6 +718,13 @@ fn link_or_copy(from: &Path, to: &Path) -> std::io::Result<()> {
     }
 }
 
+/// The limits of one fetch and the instant its time is up.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    limits: FetchLimits,
+    deadline: Instant,
+}
+
 /// Branch and tag names a remote advertises.
 #[derive(Debug, Default)]
 struct RemoteRefs {
@@ -670,8 +755,30 @@ impl From<Error> for FetchError {
 enum Failure {
     Auth,
     RepositoryNotFound,
+    /// The server's TLS certificate was refused; the text names why.
+    Certificate(&'static str),
+    /// Connecting took too long, or the server stopped sending.
+    TimedOut,
+    /// The host could not be reached (name lookup, refused or unreachable connection).
     Network,
+    /// The connection broke after the transfer began.
+    Transfer,
     Other,
+}
+
+impl Failure {
+    /// Whether trying again may succeed: never for certificates, 401/403 or 404.
+    fn can_pass(self) -> bool {
+        matches!(self, Self::TimedOut | Self::Network | Self::Transfer)
+    }
+}
+
+/// What one error in a failure's chain says about it.
+#[derive(Debug, Default, Clone, Copy)]
+struct Cause {
+    timed_out: bool,
+    connect: bool,
+    transient: bool,
 }
 
 fn classify(err: &gix::Error) -> Failure {
@@ -679,20 +786,82 @@ fn classify(err: &gix::Error) -> Failure {
     if err.is_unauthenticated() || err.is_permission_denied() {
         return Failure::Auth;
     }
-    let mentions = |needle: &str| err.iter_errors().any(|e| e.to_string().contains(needle));
+    let mut messages = Vec::new();
+    let mut cause = Cause {
+        transient: err.is_retryable()
+            || err.can_retry()
+            || err
+                .downcast_any_ref::<TransportError>()
+                .is_some_and(|e| matches!(e, TransportError::Io(_) | TransportError::Http(_))),
+        ..Cause::default()
+    };
+    for top in err.iter_errors() {
+        let mut next: Option<&(dyn std::error::Error + 'static)> = Some(top);
+        while let Some(e) = next {
+            messages.push(e.to_string());
+            if let Some(r) = e.downcast_ref::<reqwest::Error>() {
+                cause.timed_out |= r.is_timeout();
+                cause.connect |= r.is_connect();
+                cause.transient = true;
+            }
+            if let Some(io) = e.downcast_ref::<std::io::Error>() {
+                use std::io::ErrorKind::*;
+                cause.timed_out |= io.kind() == TimedOut;
+                cause.connect |= matches!(
+                    io.kind(),
+                    ConnectionRefused | HostUnreachable | NetworkUnreachable | AddrNotAvailable | NotConnected
+                );
+                cause.transient = true;
+            }
+            next = e.source();
+        }
+    }
+    classify_messages(&messages, cause)
+}
+
+/// The part of [`classify`] that reads the chain's messages (rustls reports its
+/// certificate verdicts only in words, inside an `io::Error`).
+fn classify_messages(messages: &[String], cause: Cause) -> Failure {
+    let mentions = |needle: &str| messages.iter().any(|m| m.contains(needle));
     if mentions("Received HTTP status 404") || mentions("does not appear to be a git repository") {
         return Failure::RepositoryNotFound;
     }
-    let transient = err.is_retryable()
-        || err.can_retry()
-        || err
-            .downcast_any_ref::<TransportError>()
-            .is_some_and(|e| matches!(e, TransportError::Io(_) | TransportError::Http(_)))
-        || err.downcast_any_ref::<std::io::Error>().is_some();
-    if transient { Failure::Network } else { Failure::Other }
+    if mentions("No CA certificates were loaded") {
+        return Failure::Certificate(
+            "no certificate authority could be loaded to check it (see `SSL_CERT_FILE` and `SSL_CERT_DIR`)",
+        );
+    }
+    if mentions("invalid peer certificate") {
+        let why = if mentions("UnknownIssuer") {
+            "it is signed by an unknown issuer (a self-signed certificate or a private certificate authority)"
+        } else if mentions("not valid for name") || mentions("NotValidForName") {
+            "it was issued for another host name"
+        } else if mentions("expired") || mentions("Expired") || mentions("not valid yet") || mentions("NotValidYet") {
+            "it has expired or is not valid yet"
+        } else if mentions("Revoked") {
+            "it has been revoked"
+        } else {
+            "it could not be verified"
+        };
+        return Failure::Certificate(why);
+    }
+    let connect = cause.connect
+        || mentions("dns error")
+        || mentions("failed to lookup address")
+        || mentions("Connection refused")
+        || mentions("error trying to connect");
+    if cause.timed_out || mentions("timed out") || mentions("operation timed out") {
+        Failure::TimedOut
+    } else if connect {
+        Failure::Network
+    } else if cause.transient {
+        Failure::Transfer
+    } else {
+        Failure::Other
+    }
 }
 
-fn fetch_error(failure: Failure, url: &str, first_fetch: bool, attempts: u32) -> Error {
+fn fetch_error(failure: Failure, url: &str, first_fetch: bool, attempts: u32, total: Duration) -> Error {
     let (code, verb) = if first_fetch {
         (ErrorCode::GitCloneFailed, "clone")
     } else {
@@ -700,10 +869,15 @@ fn fetch_error(failure: Failure, url: &str, first_fetch: bool, attempts: u32) ->
     };
     match failure {
         Failure::Auth => {
-            let hint = if url.starts_with("https://") {
-                "the repository is private or does not exist: check the name, then set a token with read access in `GH_TOKEN` or `GITHUB_TOKEN` (used for github.com), or use an ssh URL with a key loaded in your ssh agent"
+            let hint = if url.starts_with("https://github.com/") {
+                "the repository is private or does not exist: check the name, then set a token with read access in `GH_TOKEN` or `GITHUB_TOKEN`, or use an ssh URL with a key loaded in your ssh agent".to_string()
+            } else if url.starts_with("https://") || url.starts_with("http://") {
+                format!(
+                    "the repository is private or does not exist: check the name, then set a token with read access in `{}`, or use an ssh URL with a key loaded in your ssh agent",
+                    token_variable(url).unwrap_or_else(|| "AAM_GIT_TOKEN_<HOST>".to_string())
+                )
             } else {
-                "check the repository name and that your ssh key is loaded (`ssh-add -l`) and has access to it"
+                "check the repository name and that your ssh key is loaded (`ssh-add -l`) and has access to it".to_string()
             };
             Error::new(
                 ErrorCode::GitAuthFailed,
@@ -712,12 +886,33 @@ fn fetch_error(failure: Failure, url: &str, first_fetch: bool, attempts: u32) ->
             .with_hint(hint)
         }
         Failure::RepositoryNotFound => Error::new(code, format!("failed to {verb} `{url}`: repository not found"))
-            .with_hint("check the spelling; a private repository also needs credentials (`GH_TOKEN` or an ssh key)"),
+            .with_hint("check the spelling; a private repository also needs credentials (a token or an ssh key)"),
+        Failure::Certificate(why) => Error::new(
+            ErrorCode::TlsCertificate,
+            format!("`{url}` presented a TLS certificate aam does not trust: {why}"),
+        )
+        .with_hint("for a private certificate authority, set `SSL_CERT_FILE` to a PEM bundle holding it (or `SSL_CERT_DIR` to a folder of them); otherwise check the host name and the server's certificate"),
+        Failure::TimedOut => Error::new(
+            ErrorCode::Timeout,
+            format!(
+                "`{url}` did not answer in time ({} s in all, {attempts} attempt(s))",
+                total.as_secs()
+            ),
+        )
+        .with_hint(format!(
+            "check your network connection; on a slow link raise the limit with `{}=<seconds>`",
+            FetchLimits::ENV
+        )),
         Failure::Network => Error::new(
             ErrorCode::NetworkError,
             format!("failed to reach `{url}` after {attempts} attempt(s)"),
         )
-        .with_hint("check your network connection and try again"),
+        .with_hint("check your network connection and the host name, and try again"),
+        Failure::Transfer => Error::new(
+            code,
+            format!("failed to {verb} `{url}`: the connection broke during the transfer ({attempts} attempt(s))"),
+        )
+        .with_hint("try again; run with `-v` for details"),
         Failure::Other => {
             Error::new(code, format!("failed to {verb} `{url}`")).with_hint("run again with `-v` for details")
         }
@@ -750,28 +945,83 @@ fn redact_url(url: &str) -> String {
     super::spec::redact(url)
 }
 
-/// Credentials for one fetch: a GitHub token from the environment for github.com
-/// over https, nothing otherwise. Never prompts and never consults git helpers.
+/// The lowercase host name (no port) of an `https://` URL; `None` for other transports,
+/// so a token never travels in clear text or over ssh.
+fn https_host(url: &str) -> Option<String> {
+    let rest = url.strip_prefix("https://")?;
+    let authority = rest.split('/').next()?;
+    let hostport = authority.rsplit('@').next()?;
+    let host = hostport.split(':').next()?;
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+}
+
+/// The environment variable holding a token for the https host of `url`:
+/// `AAM_GIT_TOKEN_` and the host in capitals, every other character `_`
+/// (`git.example.com` → `AAM_GIT_TOKEN_GIT_EXAMPLE_COM`).
+fn token_variable(url: &str) -> Option<String> {
+    let host = https_host(url)?;
+    let suffix: String = host
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    Some(format!("AAM_GIT_TOKEN_{suffix}"))
+}
+
+/// The token for `url`, looked up with `var`: the host's own variable first, then
+/// `GH_TOKEN` / `GITHUB_TOKEN` for github.com. Returns the host it may be sent to.
+fn token_for(url: &str, var: impl Fn(&str) -> Option<String>) -> Option<(String, String)> {
+    let host = https_host(url)?;
+    let nonempty = |k: &str| var(k).filter(|v| !v.trim().is_empty());
+    let own = token_variable(url).and_then(|k| nonempty(&k));
+    let github = || {
+        (host == "github.com")
+            .then(|| ["GH_TOKEN", "GITHUB_TOKEN"].iter().find_map(|k| nonempty(k)))
+            .flatten()
+    };
+    let token = own.or_else(github)?;
+    Some((host, token))
+}
+
+/// Credentials for one fetch: a token from the environment for the URL's https host
+/// ([`token_for`]), offered only when gix asks for that same host, nothing otherwise.
+/// Never prompts, never consults git helpers, never logs the token.
 fn credentials_for(
     url: &str,
 ) -> impl FnMut(Action) -> gix::Result<Option<gix::credentials::protocol::Outcome>> + use<> {
-    let token = url
-        .starts_with("https://github.com/")
-        .then(|| {
-            ["GH_TOKEN", "GITHUB_TOKEN"]
-                .iter()
-                .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
-        })
-        .flatten();
+    credentials_from(token_for(url, |k| std::env::var(k).ok()))
+}
+
+fn credentials_from(
+    token: Option<(String, String)>,
+) -> impl FnMut(Action) -> gix::Result<Option<gix::credentials::protocol::Outcome>> + use<> {
     move |action| match action {
-        Action::Get(ctx) => Ok(token.clone().map(|password| gix::credentials::protocol::Outcome {
-            identity: gix::sec::identity::Account {
-                username: "x-access-token".to_string(),
-                password,
-                oauth_refresh_token: None,
-            },
-            next: ctx.into(),
-        })),
+        Action::Get(mut ctx) => {
+            if ctx.host.is_none() {
+                // Asked by URL only: read protocol and host out of it.
+                let _ = ctx.destructure_url_in_place(false);
+            }
+            let asked = ctx
+                .host
+                .as_deref()
+                .map(|h| h.split(':').next().unwrap_or(h).to_ascii_lowercase());
+            let offered = token.as_ref().filter(|(host, _)| {
+                ctx.protocol.as_deref() == Some("https") && asked.as_deref() == Some(host.as_str())
+            });
+            Ok(offered.map(|(_, password)| gix::credentials::protocol::Outcome {
+                identity: gix::sec::identity::Account {
+                    username: "x-access-token".to_string(),
+                    password: password.clone(),
+                    oauth_refresh_token: None,
+                },
+                next: ctx.into(),
+            }))
+        }
         Action::Store(_) | Action::Erase(_) => Ok(None),
     }
 }
@@ -780,20 +1030,156 @@ fn credentials_for(
 mod tests {
     use super::*;
 
+    const T: Duration = Duration::from_secs(30);
+
     #[test]
     fn failures_map_to_codes_with_actionable_hints() {
-        let auth = fetch_error(Failure::Auth, "https://github.com/o/private.git", true, 1);
+        let auth = fetch_error(Failure::Auth, "https://github.com/o/private.git", true, 1, T);
         assert_eq!(auth.code(), ErrorCode::GitAuthFailed);
         assert!(auth.hint().unwrap().contains("GH_TOKEN"));
-        let ssh = fetch_error(Failure::Auth, "git@github.com:o/private.git", false, 1);
+        let other = fetch_error(Failure::Auth, "https://git.example.com:8443/private.git", true, 1, T);
+        assert!(
+            other.hint().unwrap().contains("`AAM_GIT_TOKEN_GIT_EXAMPLE_COM`"),
+            "{other:?}"
+        );
+        let ssh = fetch_error(Failure::Auth, "git@github.com:o/private.git", false, 1, T);
         assert!(ssh.hint().unwrap().contains("ssh-add"));
-        let missing = fetch_error(Failure::RepositoryNotFound, "https://host/o/r.git", true, 1);
+        let missing = fetch_error(Failure::RepositoryNotFound, "https://host/o/r.git", true, 1, T);
         assert_eq!(missing.code(), ErrorCode::GitCloneFailed);
-        let later = fetch_error(Failure::Other, "https://host/o/r.git", false, 1);
+        let later = fetch_error(Failure::Other, "https://host/o/r.git", false, 1, T);
         assert_eq!(later.code(), ErrorCode::GitFetchFailed);
-        let offline = fetch_error(Failure::Network, "https://host/o/r.git", false, 3);
+        let offline = fetch_error(Failure::Network, "https://host/o/r.git", false, 3, T);
         assert_eq!(offline.code(), ErrorCode::NetworkError);
         assert!(offline.message().contains("3 attempt(s)"));
+        let broke = fetch_error(Failure::Transfer, "https://host/o/r.git", false, 3, T);
+        assert_eq!(broke.code(), ErrorCode::GitFetchFailed);
+        let slow = fetch_error(Failure::TimedOut, "https://host/o/r.git", true, 1, T);
+        assert_eq!(slow.code(), ErrorCode::Timeout);
+        assert!(slow.hint().unwrap().contains("AAM_FETCH_TIMEOUT"));
+        let tls = fetch_error(
+            Failure::Certificate("it has expired"),
+            "https://host/o/r.git",
+            true,
+            1,
+            T,
+        );
+        assert_eq!(tls.code(), ErrorCode::TlsCertificate);
+        assert!(tls.message().contains("it has expired"));
+        assert!(tls.hint().unwrap().contains("SSL_CERT_FILE"));
+    }
+
+    fn chain(messages: &[&str], cause: Cause) -> Failure {
+        let messages: Vec<String> = messages.iter().map(|m| m.to_string()).collect();
+        classify_messages(&messages, cause)
+    }
+
+    #[rstest::rstest]
+    #[case("invalid peer certificate: UnknownIssuer", "unknown issuer")]
+    #[case(
+        "invalid peer certificate: certificate not valid for name \"a.example\"; certificate is only valid for b.example",
+        "another host name"
+    )]
+    #[case(
+        "invalid peer certificate: certificate expired: verification time 2 (UNIX), but certificate is not valid after 1 (1 seconds ago)",
+        "expired"
+    )]
+    #[case("invalid peer certificate: BadSignature", "could not be verified")]
+    #[case("unexpected error: No CA certificates were loaded from the system", "SSL_CERT_DIR")]
+    fn certificate_failures_name_their_cause_and_never_retry(#[case] rustls: &str, #[case] why: &str) {
+        let transient = Cause {
+            transient: true,
+            connect: true,
+            ..Cause::default()
+        };
+        let failure = chain(
+            &["Could not initialize HTTP client", "error sending request", rustls],
+            transient,
+        );
+        let Failure::Certificate(text) = failure else {
+            panic!("{rustls}: {failure:?}");
+        };
+        assert!(text.contains(why), "{text}");
+        assert!(!failure.can_pass());
+    }
+
+    #[test]
+    fn connect_failures_are_network_errors_and_later_ones_fetch_failures() {
+        let connect = Cause {
+            connect: true,
+            transient: true,
+            ..Cause::default()
+        };
+        assert_eq!(
+            chain(&["error sending request", "tcp connect error"], connect),
+            Failure::Network
+        );
+        let reset = Cause {
+            transient: true,
+            ..Cause::default()
+        };
+        assert_eq!(
+            chain(&["An IO error occurred", "connection reset by peer"], reset),
+            Failure::Transfer
+        );
+        assert_eq!(chain(&["Received HTTP status 404"], reset), Failure::RepositoryNotFound);
+        let slow = Cause {
+            timed_out: true,
+            ..Cause::default()
+        };
+        assert_eq!(chain(&["error sending request"], slow), Failure::TimedOut);
+        assert_eq!(chain(&["a corrupt pack"], Cause::default()), Failure::Other);
+        assert!(Failure::Network.can_pass() && Failure::Transfer.can_pass() && Failure::TimedOut.can_pass());
+        assert!(!Failure::Auth.can_pass() && !Failure::RepositoryNotFound.can_pass());
+    }
+
+    #[test]
+    fn connecting_gets_part_of_the_whole_limit() {
+        let limits = FetchLimits::with_total(Duration::from_secs(2));
+        assert_eq!(limits.connect, Duration::from_secs(2));
+        assert_eq!(FetchLimits::with_total(T).connect, Duration::from_secs(5));
+    }
+
+    fn ask(
+        credentials: &mut impl FnMut(Action) -> gix::Result<Option<gix::credentials::protocol::Outcome>>,
+        url: &str,
+    ) -> Option<String> {
+        credentials(Action::get_for_url(url))
+            .unwrap()
+            .map(|o| o.identity.password)
+    }
+
+    #[test]
+    fn a_token_is_offered_to_its_own_host_only() {
+        let env = |k: &str| match k {
+            "AAM_GIT_TOKEN_GIT_EXAMPLE_COM" => Some("own-t0ken".to_string()),
+            "GH_TOKEN" => Some("gh-t0ken".to_string()),
+            _ => None,
+        };
+        assert_eq!(
+            token_variable("https://git.example.com:8443/r.git").as_deref(),
+            Some("AAM_GIT_TOKEN_GIT_EXAMPLE_COM")
+        );
+        assert_eq!(token_variable("ssh://git@git.example.com/r.git"), None);
+        let own = token_for("https://git.example.com:8443/team/r.git", env);
+        assert_eq!(own, Some(("git.example.com".to_string(), "own-t0ken".to_string())));
+        assert_eq!(token_for("https://github.com/o/r.git", env).unwrap().1, "gh-t0ken");
+        assert_eq!(token_for("https://gitlab.com/o/r.git", env), None);
+        assert_eq!(token_for("http://git.example.com/r.git", env), None);
+        assert_eq!(token_for("git@git.example.com:r.git", env), None);
+
+        let mut credentials = credentials_from(own);
+        assert_eq!(
+            ask(&mut credentials, "https://git.example.com:8443/team/r.git").as_deref(),
+            Some("own-t0ken")
+        );
+        // A redirect elsewhere, or a downgrade to http, gets nothing.
+        assert_eq!(ask(&mut credentials, "https://evil.example/team/r.git"), None);
+        assert_eq!(ask(&mut credentials, "http://git.example.com/team/r.git"), None);
+        let shown = format!(
+            "{:?}",
+            fetch_error(Failure::Auth, "https://git.example.com/r.git", true, 1, T)
+        );
+        assert!(!shown.contains("own-t0ken"), "{shown}");
     }
 
     #[test]

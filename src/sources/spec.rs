@@ -12,12 +12,12 @@ use crate::error::{Error, ErrorCode, Result};
 
 /// The forms `aam source add` accepts, shown whenever a spec is refused.
 pub const ACCEPTED_FORMS: &str = "accepted forms: `owner/repo`, `owner/repo@ref`, `owner/repo#sha`, \
-`https://host/owner/repo(.git)`, `https://github.com/owner/repo/tree/<ref>/<path>`, \
+`https://host/owner/repo(.git)`, `https://host/repo.git`, `https://github.com/owner/repo/tree/<ref>/<path>`, \
 `https://host/group/repo/-/tree/<ref>/<path>`, `git+https://...`, `git@host:owner/repo.git`, \
 `ssh://git@host/owner/repo.git`, `file:///abs/path`, and local paths `./x`, `../x`, `/abs/x`";
 
 /// What to do instead of putting credentials in a URL.
-pub const CREDENTIALS_HINT: &str = "aam never uses credentials written in a URL; drop them, and set `GH_TOKEN` or use an ssh URL for private repositories";
+pub const CREDENTIALS_HINT: &str = "aam never uses credentials written in a URL; drop them, and set a token (`GH_TOKEN` for github.com, `AAM_GIT_TOKEN_<HOST>` elsewhere) or use an ssh URL for private repositories";
 
 /// The cache "host" of local repositories; `_` cannot start a real host name.
 const LOCAL_HOST: &str = "_local";
@@ -112,6 +112,11 @@ impl SourceSpec {
         if spec.starts_with("ssh://") {
             return parse_ssh_url(spec);
         }
+        if let Some(rest) = spec.strip_prefix("http://")
+            && split_url(spec, rest).is_ok_and(|parts| is_loopback(parts.host))
+        {
+            return parse_https(spec);
+        }
         if spec.starts_with("http://") {
             return Err(invalid(format!("plain `http://` is refused: `{}`", redact(spec)))
                 .with_hint(format!("use `https://` instead; {ACCEPTED_FORMS}")));
@@ -165,10 +170,12 @@ impl SourceSpec {
         Ok(self)
     }
 
-    /// The name used when `--name` is not given: `owner/repo`, `owner/repo:<last path
-    /// component>` when scoped, or the folder name for local repositories.
+    /// The name used when `--name` is not given: `owner/repo` (`host/repo` when the
+    /// remote path has one level), `owner/repo:<last path component>` when scoped, or
+    /// the folder name for local repositories.
     pub fn default_name(&self) -> String {
         let base = match self.kind {
+            SourceKind::Git if !self.repo_path.contains('/') => format!("{}/{}", self.host, self.repo_path),
             SourceKind::Git => self.repo_path.clone(),
             SourceKind::Local => {
                 let folder = Path::new(&self.repo_path)
@@ -404,9 +411,15 @@ fn valid_segment(s: &str) -> bool {
         && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.~".contains(c))
 }
 
-/// Validates `owner/repo`-like segments and drops a trailing `.git`.
-fn repo_path(original: &str, segments: &[&str]) -> Result<String> {
-    if segments.len() < 2 || !segments.iter().all(|s| valid_segment(s)) {
+/// How many path levels a repository on `host` needs: GitHub has `owner/repo`, other
+/// hosts may serve `/repo.git` (cgit, gitweb, `git http-backend`).
+fn min_segments(host: &str) -> usize {
+    if host.eq_ignore_ascii_case("github.com") { 2 } else { 1 }
+}
+
+/// Validates `owner/repo`-like segments (at least `min` of them) and drops a trailing `.git`.
+fn repo_path(original: &str, segments: &[&str], min: usize) -> Result<String> {
+    if segments.len() < min || !segments.iter().all(|s| valid_segment(s)) || segments == [".git"] {
         return Err(invalid(format!(
             "`{}` does not name a repository as `owner/repo`",
             redact(original)
@@ -416,8 +429,13 @@ fn repo_path(original: &str, segments: &[&str]) -> Result<String> {
     Ok(joined.strip_suffix(".git").unwrap_or(&joined).to_string())
 }
 
+/// Whether `host` is this machine's loopback interface, the only place plain `http://` may go.
+fn is_loopback(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost") || (host.split('.').next() == Some("127") && host.split('.').count() == 4)
+}
+
 fn parse_https(spec: &str) -> Result<SourceSpec> {
-    let rest = &spec["https://".len()..];
+    let (scheme, rest) = spec.split_once("://").unwrap_or(("https", spec));
     let parts = split_url(spec, rest)?;
     let segments: Vec<&str> = parts.path.split('/').filter(|s| !s.is_empty()).collect();
     let is_github = parts.host.eq_ignore_ascii_case("github.com");
@@ -436,7 +454,7 @@ fn parse_https(spec: &str) -> Result<SourceSpec> {
     } else {
         (&segments[..], None)
     };
-    let repo = repo_path(spec, repo_segments)?;
+    let repo = repo_path(spec, repo_segments, min_segments(parts.host))?;
     let (git_ref, scope) = match tree {
         Some([r, path @ ..]) => {
             let scope = normalize_scope(&path.join("/"))
@@ -449,7 +467,7 @@ fn parse_https(spec: &str) -> Result<SourceSpec> {
     let port = parts.port.map(|p| format!(":{p}")).unwrap_or_default();
     Ok(SourceSpec {
         kind: SourceKind::Git,
-        url: format!("https://{}{port}/{repo}.git", parts.host.to_ascii_lowercase()),
+        url: format!("{scheme}://{}{port}/{repo}.git", parts.host.to_ascii_lowercase()),
         host: host_key(parts.host, parts.port),
         repo_path: repo,
         git_ref,
@@ -462,7 +480,7 @@ fn parse_ssh_url(spec: &str) -> Result<SourceSpec> {
     let rest = &spec["ssh://".len()..];
     let parts = split_url(spec, rest)?;
     let segments: Vec<&str> = parts.path.split('/').filter(|s| !s.is_empty()).collect();
-    let repo = repo_path(spec, &segments)?;
+    let repo = repo_path(spec, &segments, min_segments(parts.host))?;
     if let Some(user) = parts.user
         && !valid_segment(user)
     {
@@ -490,7 +508,7 @@ fn parse_scp(spec: &str, user_host: &str, path: &str) -> Result<SourceSpec> {
         )));
     }
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    let repo = repo_path(spec, &segments)?;
+    let repo = repo_path(spec, &segments, min_segments(host))?;
     Ok(SourceSpec {
         kind: SourceKind::Git,
         url: format!("{user}@{}:{repo}.git", host.to_ascii_lowercase()),
@@ -517,7 +535,7 @@ fn parse_shorthand(spec: &str) -> Result<SourceSpec> {
     if segments.len() != 2 {
         return Err(invalid(format!("`{}` is not a source spec", redact(spec))));
     }
-    let repo = repo_path(spec, &segments)?;
+    let repo = repo_path(spec, &segments, 2)?;
     Ok(SourceSpec {
         kind: SourceKind::Git,
         url: format!("https://github.com/{repo}.git"),
@@ -672,6 +690,47 @@ mod tests {
         "o/r"
     )]
     #[case(
+        "https://git.example.org/repo.git",
+        "https://git.example.org/repo.git",
+        "git.example.org/repo",
+        None,
+        "",
+        "git.example.org/repo"
+    )]
+    #[case(
+        "https://Git.Example.org:8443/repo",
+        "https://git.example.org:8443/repo.git",
+        "git.example.org_8443/repo",
+        None,
+        "",
+        "git.example.org_8443/repo"
+    )]
+    #[case(
+        "https://code.example.org/git/team/sub/tools/repo.git",
+        "https://code.example.org/git/team/sub/tools/repo.git",
+        "code.example.org/git/team/sub/tools/repo",
+        None,
+        "",
+        "git/team/sub/tools/repo"
+    )]
+    #[case(
+        "http://127.0.0.1:8080/repo.git",
+        "http://127.0.0.1:8080/repo.git",
+        "127.0.0.1_8080/repo",
+        None,
+        "",
+        "127.0.0.1_8080/repo"
+    )]
+    #[case(
+        "http://localhost/g/repo",
+        "http://localhost/g/repo.git",
+        "localhost/g/repo",
+        None,
+        "",
+        "g/repo"
+    )]
+    #[case("git@host:repo.git", "git@host:repo.git", "host/repo", None, "", "host/repo")]
+    #[case(
         "ssh://git@host:2222/o/r",
         "ssh://git@host:2222/o/r.git",
         "host_2222/o/r",
@@ -694,6 +753,7 @@ mod tests {
         assert_eq!(parsed.scope, scope);
         assert_eq!(parsed.default_name(), name);
         assert_eq!(parsed.kind, SourceKind::Git);
+        validate_name(&parsed.default_name()).unwrap();
     }
 
     #[rstest]
@@ -701,6 +761,10 @@ mod tests {
     #[case("-uhttps://evil")]
     #[case("--upload-pack=touch /tmp/x")]
     #[case("http://github.com/o/r")]
+    #[case("http://10.0.0.1/o/r")]
+    #[case("http://127.0.0.1.evil.com/o/r")]
+    #[case("https://host/.git")]
+    #[case("https://host/")]
     #[case("ext::sh -c touch% /tmp/pwned")]
     #[case("fd::17")]
     #[case("git://github.com/o/r")]
@@ -743,7 +807,7 @@ mod tests {
     #[case("https://user:pa/ss@host/o/r", "pa/ss")]
     #[case("https://user:pa/ss@github.com/o/r.git", "pa/ss")]
     #[case("https://user:p@ss/word@host/o/r", "p@ss/word")]
-    #[case("https://ghp_t0ken@host/o", "ghp_t0ken")]
+    #[case("https://ghp_t0ken@github.com/o", "ghp_t0ken")]
     #[case("https://ab/cd+ef@host/o", "ab/cd+ef")]
     #[case("git+https://user:pa/ss@host/o/r", "pa/ss")]
     #[case("HTTPS://user:pa/ss@host/o/r", "pa/ss")]
@@ -755,15 +819,27 @@ mod tests {
     #[case("user:pa/ss@host:o/r/x", "pa/ss")]
     #[case("user:pa/ss@host/o/r", "pa/ss")]
     #[case("tok3n@host/o/r", "tok3n")]
-    #[case("https://user:p%2Fss%40x@host/o", "p%2Fss")]
+    #[case("https://user:p%2Fss%40x@github.com/o", "p%2Fss")]
     #[case("https://user:secr3t%40host/o/r", "secr3t")]
-    #[case("https://host/o?private_token=secr3t", "secr3t")]
+    #[case("https://github.com/o?private_token=secr3t", "secr3t")]
     fn credentials_never_reach_a_message_or_hint(#[case] spec: &str, #[case] secret: &str) {
         let err = SourceSpec::parse(spec, Path::new("/")).unwrap_err();
         assert_eq!(err.code(), ErrorCode::SourceUrlInvalid, "{spec}: {err}");
         let shown = format!("{} {}", err.message(), err.hint().unwrap_or_default());
         assert!(!shown.contains(secret), "{spec}: {shown}");
         assert!(!redact(spec).contains(secret), "{spec}: {}", redact(spec));
+    }
+
+    #[rstest]
+    #[case("https://ghp_t0ken@host/repo", "ghp_t0ken")]
+    #[case("https://user:p%2Fss%40x@host/o", "p%2Fss")]
+    #[case("https://host/o?private_token=secr3t", "secr3t")]
+    fn one_level_urls_drop_credentials(#[case] spec: &str, #[case] secret: &str) {
+        let parsed = parse(spec);
+        assert!(
+            !parsed.url.contains(secret) && !parsed.default_name().contains(secret),
+            "{parsed:?}"
+        );
     }
 
     #[test]

@@ -111,6 +111,8 @@ impl Tool for SourceAdd {
         ErrorCode::GitAuthFailed,
         ErrorCode::GitRefNotFound,
         ErrorCode::NetworkError,
+        ErrorCode::TlsCertificate,
+        ErrorCode::Timeout,
         ErrorCode::Conflict,
         ErrorCode::Forbidden,
     ];
@@ -153,7 +155,7 @@ impl Tool for SourceAdd {
         }
         if spec.had_credentials {
             tracing::warn!(
-                "credentials in the URL were ignored and not stored; set `GH_TOKEN` or use an ssh URL for private repositories"
+                "credentials in the URL were ignored and not stored; set a token (`GH_TOKEN` for github.com, `AAM_GIT_TOKEN_<HOST>` elsewhere) or use an ssh URL for private repositories"
             );
         }
         let explicit_name = input.name.is_some();
@@ -593,6 +595,8 @@ impl Tool for SourceUpdate {
         ErrorCode::GitAuthFailed,
         ErrorCode::GitRefNotFound,
         ErrorCode::NetworkError,
+        ErrorCode::TlsCertificate,
+        ErrorCode::Timeout,
         ErrorCode::Conflict,
     ];
     const EXAMPLES: &'static [Example] = &[
@@ -760,6 +764,8 @@ impl Tool for SourceDiff {
         ErrorCode::GitAuthFailed,
         ErrorCode::GitRefNotFound,
         ErrorCode::NetworkError,
+        ErrorCode::TlsCertificate,
+        ErrorCode::Timeout,
     ];
     const EXAMPLES: &'static [Example] = &[
         Example {

@@ -224,10 +224,10 @@ fn credentials_in_refused_specs_are_never_printed() {
     let (env, _) = seeded();
     for (spec, secret) in [
         ("https://user:pa/ss@host/o/r", "pa/ss"),
-        ("https://tok3n@host/o", "tok3n"),
+        ("https://tok3n@github.com/o", "tok3n"),
         ("user:pw0rd@host:o", "pw0rd"),
         ("ssh://user:pw/0rd@host/o/r", "pw/0rd"),
-        ("https://user:p%2Fss%40w0rd@host/o", "w0rd"),
+        ("https://user:p%2Fss%40w0rd@github.com/o", "w0rd"),
     ] {
         for args in [vec!["source", "add", spec], vec!["--json", "source", "add", spec]] {
             let run = env.aam(&args);
@@ -281,4 +281,181 @@ fn failed_fetches_of_missing_caches_leave_nothing_behind() {
         !env.home().join("cache").exists(),
         "no empty cache repository or folders"
     );
+}
+
+/// A server on 127.0.0.1 that hands every connection to `answer` on its own thread;
+/// returns its port. The threads end with the test process.
+fn serve(answer: fn(std::net::TcpStream)) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || answer(stream));
+        }
+    });
+    port
+}
+
+/// Reads the request head, so the client is past sending.
+fn read_request(stream: &mut std::net::TcpStream) {
+    use std::io::Read;
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => seen.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+const ADVERTISEMENT_HEAD: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: application/x-git-upload-pack-advertisement\r\nContent-Length: 4096\r\n\r\n001e# service=git-upload-pack\n0000";
+
+#[test]
+fn stalled_servers_end_within_the_time_limit() {
+    let (env, _) = seeded();
+    // One accepts and never answers; one answers a header, then stalls.
+    let silent = serve(|stream| {
+        std::thread::sleep(std::time::Duration::from_secs(120));
+        drop(stream);
+    });
+    let stalling = serve(|mut stream| {
+        use std::io::Write;
+        read_request(&mut stream);
+        let _ = stream.write_all(ADVERTISEMENT_HEAD);
+        let _ = stream.flush();
+        std::thread::sleep(std::time::Duration::from_secs(120));
+    });
+    for port in [silent, stalling] {
+        let url = format!("http://127.0.0.1:{port}/repo.git");
+        let started = std::time::Instant::now();
+        let before = env.state();
+        let run = env.aam_with(
+            &env.path(""),
+            &[("AAM_FETCH_TIMEOUT", "2")],
+            &["--json", "source", "add", &url],
+        );
+        let body = run.err("AAM_TIMEOUT");
+        assert_eq!(body["category"], "TIMEOUT", "{body}");
+        assert!(body["hint"].as_str().unwrap().contains("AAM_FETCH_TIMEOUT"), "{body}");
+        assert_eq!(before, env.state());
+        // Returned at all, well before the servers give up (no tight timing).
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "{url}");
+    }
+}
+
+#[test]
+fn a_transfer_that_breaks_midway_is_a_clone_failure_not_a_network_error() {
+    let (env, _) = seeded();
+    let port = serve(|mut stream| {
+        use std::io::Write;
+        read_request(&mut stream);
+        // Promises 4096 bytes, sends a few, then hangs up.
+        let _ = stream.write_all(ADVERTISEMENT_HEAD);
+        let _ = stream.flush();
+    });
+    let run = env.aam_with(
+        &env.path(""),
+        &[("AAM_FETCH_TIMEOUT", "10")],
+        &["--json", "source", "add", &format!("http://127.0.0.1:{port}/repo.git")],
+    );
+    let body = run.err("AAM_GIT_CLONE_FAILED");
+    assert_eq!(body["category"], "UPSTREAM_ERROR", "{body}");
+    assert_aam_lines_only(&run.stderr);
+    // Library logs (gix, reqwest through `log`, hyper) go through aam's subscriber and format too.
+    let run = env.aam_with(
+        &env.path(""),
+        &[("AAM_FETCH_TIMEOUT", "10")],
+        &[
+            "-vv",
+            "--json",
+            "source",
+            "add",
+            &format!("http://127.0.0.1:{port}/repo.git"),
+        ],
+    );
+    run.err("AAM_GIT_CLONE_FAILED");
+    assert_aam_lines_only(&run.stderr);
+}
+
+/// Every stderr line is aam's: a log line with its level, an error or a hint.
+fn assert_aam_lines_only(stderr: &str) {
+    let ours = [
+        "error: ",
+        "warning: ",
+        "info: ",
+        "debug: ",
+        "trace: ",
+        "error[",
+        "hint: ",
+    ];
+    for line in stderr.lines().filter(|l| !l.is_empty()) {
+        assert!(
+            ours.iter().any(|p| line.starts_with(p)),
+            "a raw line on stderr: {line:?}\n{stderr}"
+        );
+    }
+}
+
+/// `openssl s_server` on 127.0.0.1 with a fresh self-signed certificate for
+/// 127.0.0.1; returns the server, its port and the certificate's path.
+fn tls_server(env: &TestEnv) -> Option<(std::process::Child, u16, std::path::PathBuf)> {
+    use std::process::{Command, Stdio};
+    let (cert, key) = crate::support::self_signed_cert(env)?;
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let server = Command::new("openssl")
+        .args(["s_server", "-www", "-quiet", "-accept"])
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("-cert")
+        .arg(&cert)
+        .arg("-key")
+        .arg(&key)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Some((server, port, cert));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("openssl s_server did not start");
+}
+
+#[test]
+fn untrusted_certificates_are_refused_at_once_with_their_own_code() {
+    let (env, _) = seeded();
+    let (mut server, port, cert) = tls_server(&env)
+        .expect("this test needs `openssl` on PATH (every machine of this project has it)");
+    let url = format!("https://127.0.0.1:{port}/repo.git");
+    let before = env.state();
+    let run = env.aam_with(
+        &env.path(""),
+        &[("AAM_FETCH_TIMEOUT", "10"), ("SSL_CERT_FILE", "/dev/null")],
+        &["--json", "source", "add", &url],
+    );
+    let refused = run.err("AAM_TLS_CERTIFICATE");
+    assert!(
+        refused["message"].as_str().unwrap().contains("unknown issuer"),
+        "{refused}"
+    );
+    assert!(refused["hint"].as_str().unwrap().contains("SSL_CERT_FILE"), "{refused}");
+    assert!(
+        !run.stderr.contains("retrying"),
+        "certificates are never retried: {}",
+        run.stderr
+    );
+    assert_eq!(before, env.state());
+    // Trusting the certificate gets past TLS (the server is no git server, so it fails later).
+    let run = env.aam_with(
+        &env.path(""),
+        &[("AAM_FETCH_TIMEOUT", "10"), ("SSL_CERT_FILE", cert.to_str().unwrap())],
+        &["--json", "source", "add", &url],
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_ne!(run.json()["error"]["code"], "AAM_TLS_CERTIFICATE", "{run:?}");
 }

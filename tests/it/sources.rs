@@ -2,7 +2,9 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{Repo, TestEnv, skill};
+use std::path::PathBuf;
+
+use crate::support::{Repo, TestEnv, self_signed_cert, skill};
 
 /// A repository with one artifact in every layout the scanner knows, plus oddities.
 fn layouts_repo(env: &TestEnv) -> Repo {
@@ -894,4 +896,84 @@ fn defaults_are_matched_by_url_ref_and_path_not_only_by_name() {
         .map(|s| s["name"].as_str().unwrap().to_string())
         .collect();
     assert!(!names.contains(&"anthropics/skills".to_string()), "{names:?}");
+/// `git http-backend` behind a small Python server on 127.0.0.1, serving the bare
+/// repositories under `root`; `None` without python3.
+fn http_backend(root: &std::path::Path, tls: Option<&(PathBuf, PathBuf)>) -> Option<(std::process::Child, u16)> {
+    use std::io::BufRead;
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/http_backend.py");
+    let mut server = std::process::Command::new("python3")
+        .arg(script)
+        .arg(root)
+        .args(tls.iter().flat_map(|(cert, key)| [cert, key]))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    let mut line = String::new();
+    std::io::BufReader::new(server.stdout.take()?)
+        .read_line(&mut line)
+        .ok()?;
+    Some((server, line.trim().parse().ok()?))
+}
+
+#[test]
+fn a_smart_http_server_with_a_one_level_path_is_fetched_and_updated() {
+    let env = TestEnv::new();
+    let work = env.repo("work");
+    work.write("skills/demo/SKILL.md", skill("demo", "A demo"))
+        .commit("one");
+    let served = env.path("served");
+    std::fs::create_dir_all(&served).unwrap();
+    work.git(&[
+        "clone",
+        "-q",
+        "--bare",
+        work.path(),
+        served.join("repo.git").to_str().unwrap(),
+    ]);
+    let (mut server, port) = http_backend(&served, None)
+        .expect("this test needs `python3` on PATH (every machine of this project has it)");
+    let url = format!("http://127.0.0.1:{port}/repo.git");
+    let added = env.json(&["source", "add", &url]);
+    assert_eq!(added["name"], format!("127.0.0.1_{port}/repo"), "{added}");
+    assert_eq!(added["ref"], "main");
+    assert_eq!(added["artifact_count"], 1);
+
+    work.write("skills/more/SKILL.md", skill("more", "More")).commit("two");
+    work.git(&["push", "-q", served.join("repo.git").to_str().unwrap(), "main"]);
+    let name = format!("127.0.0.1_{port}/repo");
+    let updated = env.json(&["source", "update", &name]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(updated["sources"][0]["new_count"], 1, "{updated}");
+}
+
+#[test]
+fn a_smart_https_server_with_a_private_certificate_authority_is_fetched() {
+    let env = TestEnv::new();
+    let work = env.repo("work");
+    work.write("skills/demo/SKILL.md", skill("demo", "A demo"))
+        .commit("one");
+    let served = env.path("served");
+    std::fs::create_dir_all(served.join("team")).unwrap();
+    let bare = served.join("team/repo.git");
+    work.git(&["clone", "-q", "--bare", work.path(), bare.to_str().unwrap()]);
+    let tls = self_signed_cert(&env)
+        .expect("this test needs `openssl` on PATH (every machine of this project has it)");
+    let (mut server, port) = http_backend(&served, Some(&tls))
+        .expect("this test needs `python3` on PATH (every machine of this project has it)");
+    let url = format!("https://127.0.0.1:{port}/team/repo.git");
+    let untrusted = env.aam(&["--json", "source", "add", &url]);
+    untrusted.err("AAM_TLS_CERTIFICATE");
+    let cert = tls.0.to_str().unwrap();
+    let added = env.aam_with(
+        &env.path(""),
+        &[("SSL_CERT_FILE", cert)],
+        &["--json", "source", "add", &url],
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+    let added = added.ok_json();
+    assert_eq!(added["name"], "team/repo", "{added}");
+    assert_eq!(added["artifact_count"], 1);
 }

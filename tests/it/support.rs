@@ -87,6 +87,7 @@ impl TestEnv {
             .env_remove("AAM_LOG")
             .env_remove("GH_TOKEN")
             .env_remove("GITHUB_TOKEN")
+            .env_remove("AAM_FETCH_TIMEOUT")
             .env_remove("AAM_READ_ONLY")
             .env_remove("READ_ONLY")
             .envs(vars.iter().copied())
@@ -338,4 +339,39 @@ pub fn normalize(value: Value, env: &TestEnv) -> Value {
         ),
         other => other,
     }
+}
+
+/// A fresh self-signed certificate for `127.0.0.1` and its key, made with
+/// `openssl`; `None` when openssl is not installed.
+pub fn self_signed_cert(env: &TestEnv) -> Option<(PathBuf, PathBuf)> {
+    use std::process::Stdio;
+    let (cert, key) = (env.path("tls-cert.pem"), env.path("tls-key.pem"));
+    let made = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=127.0.0.1",
+        ])
+        .args([
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-addext",
+            "basicConstraints=critical,CA:FALSE",
+        ])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .ok()?;
+    assert!(made.success(), "openssl req failed");
+    Some((cert, key))
 }
