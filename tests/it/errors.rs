@@ -427,8 +427,8 @@ fn tls_server(env: &TestEnv) -> Option<(std::process::Child, u16, std::path::Pat
 #[test]
 fn untrusted_certificates_are_refused_at_once_with_their_own_code() {
     let (env, _) = seeded();
-    let (mut server, port, cert) = tls_server(&env)
-        .expect("this test needs `openssl` on PATH (every machine of this project has it)");
+    let (mut server, port, cert) =
+        tls_server(&env).expect("this test needs `openssl` on PATH (every machine of this project has it)");
     let url = format!("https://127.0.0.1:{port}/repo.git");
     let before = env.state();
     let run = env.aam_with(

@@ -896,6 +896,8 @@ fn defaults_are_matched_by_url_ref_and_path_not_only_by_name() {
         .map(|s| s["name"].as_str().unwrap().to_string())
         .collect();
     assert!(!names.contains(&"anthropics/skills".to_string()), "{names:?}");
+}
+
 /// `git http-backend` behind a small Python server on 127.0.0.1, serving the bare
 /// repositories under `root`; `None` without python3.
 fn http_backend(root: &std::path::Path, tls: Option<&(PathBuf, PathBuf)>) -> Option<(std::process::Child, u16)> {
@@ -931,8 +933,8 @@ fn a_smart_http_server_with_a_one_level_path_is_fetched_and_updated() {
         work.path(),
         served.join("repo.git").to_str().unwrap(),
     ]);
-    let (mut server, port) = http_backend(&served, None)
-        .expect("this test needs `python3` on PATH (every machine of this project has it)");
+    let (mut server, port) =
+        http_backend(&served, None).expect("this test needs `python3` on PATH (every machine of this project has it)");
     let url = format!("http://127.0.0.1:{port}/repo.git");
     let added = env.json(&["source", "add", &url]);
     assert_eq!(added["name"], format!("127.0.0.1_{port}/repo"), "{added}");
@@ -958,8 +960,7 @@ fn a_smart_https_server_with_a_private_certificate_authority_is_fetched() {
     std::fs::create_dir_all(served.join("team")).unwrap();
     let bare = served.join("team/repo.git");
     work.git(&["clone", "-q", "--bare", work.path(), bare.to_str().unwrap()]);
-    let tls = self_signed_cert(&env)
-        .expect("this test needs `openssl` on PATH (every machine of this project has it)");
+    let tls = self_signed_cert(&env).expect("this test needs `openssl` on PATH (every machine of this project has it)");
     let (mut server, port) = http_backend(&served, Some(&tls))
         .expect("this test needs `python3` on PATH (every machine of this project has it)");
     let url = format!("https://127.0.0.1:{port}/team/repo.git");
