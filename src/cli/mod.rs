@@ -20,6 +20,8 @@ use serde::Serialize;
 use crate::config::AamHome;
 use crate::error::{Error, Result};
 use crate::scan::{ArtifactKind, Platform};
+use crate::audit::Severity;
+use crate::tools::audit::{Audit, AuditInput};
 use crate::tools::artifacts::{CandidatesInput, Info, InfoInput, ListAvailable, ListInput, SourceCandidates};
 use crate::tools::catalog::{
     Check, CheckInput, Export, ExportFormat, ExportInput, Reindex, ReindexInput, Repair, RepairInput, Stats, StatsInput,
@@ -184,6 +186,20 @@ enum Command {
         /// Check the home-folder installs.
         #[arg(short = 'g', long = "global")]
         global: bool,
+    },
+    /// List what the content audit found in artifacts: hidden text, agent-aimed instructions, risky commands, secrets.
+    Audit {
+        /// A source, or one artifact (`source/name`, `source/path`, a name only one source has); default: every source.
+        target: Option<String>,
+        /// Audit the source artifacts installed in this project.
+        #[arg(long, conflicts_with = "target")]
+        installed: bool,
+        /// Only findings at or above this severity: info, warn, high.
+        #[arg(long, value_name = "SEVERITY", value_parser = severity_arg)]
+        min_severity: Option<Severity>,
+        /// Findings to show at most (1 to 10000).
+        #[arg(long, default_value_t = 500)]
+        limit: u32,
     },
     /// Upgrade outdated packages, protecting local edits.
     Upgrade {
@@ -741,6 +757,20 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Diff { package, global } => {
             out.emit(&invoke::<Diff>(&ctx, VerifyInput { package, global })?, render::diffed)
         }
+        Command::Audit {
+            target,
+            installed,
+            min_severity,
+            limit,
+        } => {
+            let input = AuditInput {
+                target,
+                installed,
+                min_severity,
+                limit: Some(limit),
+            };
+            out.emit(&invoke::<Audit>(&ctx, input)?, render::audited)
+        }
         Command::Outdated { global } => {
             out.emit(&invoke::<Outdated>(&ctx, OutdatedInput { global })?, render::outdated)
         }
@@ -886,6 +916,10 @@ fn run_upgrade(
 }
 
 /// A `--platform` value.
+fn severity_arg(text: &str) -> std::result::Result<Severity, String> {
+    Severity::parse(text).ok_or_else(|| format!("`{text}` is not a severity; use info, warn or high"))
+}
+
 fn platform_arg(text: &str) -> std::result::Result<Platform, String> {
     crate::deploy::parse_platform(text)
         .ok_or_else(|| format!("`{text}` is not a platform; use cursor, claude, copilot or codex"))
@@ -1147,6 +1181,7 @@ mod tests {
         ("verify", &["aam_verify"]),
         ("diff", &["aam_diff"]),
         ("outdated", &["aam_outdated"]),
+        ("audit", &["aam_audit"]),
         ("upgrade", &["aam_upgrade"]),
         ("catalog reindex", &["aam_catalog_reindex"]),
         ("pkg init", &["aam_init_package"]),

@@ -2,6 +2,7 @@
 
 use crate::mcp::clients::ClientConfig;
 use crate::tools::artifacts::{CandidatesOutput, InfoOutput, ListOutput};
+use crate::tools::audit::AuditOutput;
 use crate::tools::catalog::{
     CheckStatus, ExportFormat, ExportOutput, HealthCheck, HealthReport, ReindexOutput, RepairOutput, StatsOutput,
     TypeCounts,
@@ -764,6 +765,38 @@ pub fn outdated(o: &OutdatedOutput) -> String {
         })
         .collect();
     table(&["NAME", "CURRENT", "WANTED", "LATEST", "STATUS", "WHY"], &rows)
+}
+
+/// `aam audit`: one block per artifact, one line per finding.
+pub fn audited(o: &AuditOutput) -> String {
+    if o.findings.is_empty() {
+        return "No findings.\n".to_string();
+    }
+    let mut out = String::new();
+    let mut current = None;
+    for f in &o.findings {
+        if current != Some((&f.artifact, &f.artifact_path)) {
+            if current.is_some() {
+                out.push('\n');
+            }
+            out.push_str(&format!("{} ({}, {})\n", f.artifact, f.kind.as_str(), f.artifact_path));
+            current = Some((&f.artifact, &f.artifact_path));
+        }
+        let place = match f.line {
+            Some(line) => format!("{}:{line}", f.path),
+            None => f.path.clone(),
+        };
+        out.push_str(&format!("  {:<4}  {}  {place}\n        {}\n", f.severity.as_str(), f.rule, f.excerpt));
+    }
+    out.push_str(&format!(
+        "\n{} high, {} warn, {} info in {} artifact(s){}\n",
+        o.counts.high,
+        o.counts.warn,
+        o.counts.info,
+        o.artifacts_with_findings,
+        if o.truncated { " (more than shown; raise `--limit`)" } else { "" }
+    ));
+    out
 }
 
 /// `aam upgrade`.
