@@ -274,11 +274,15 @@ pub fn search(o: &SearchOutput) -> String {
         .results
         .iter()
         .map(|r| {
-            let name = if r.installed {
+            let mut name = if r.installed {
                 format!("{} (installed)", r.name)
             } else {
                 r.name.clone()
             };
+            // Findings worth a look before installing show as a badge.
+            if let Some(severity) = r.max_severity.filter(|s| *s >= crate::audit::Severity::Warn) {
+                name.push_str(&format!(" [audit: {} {severity}]", r.findings));
+            }
             let kind = if r.artifact_types.is_empty() {
                 r.kind.as_str().to_string()
             } else {
@@ -328,6 +332,17 @@ pub fn info(o: &InfoOutput) -> String {
         out.push_str("\nWarnings\n");
         for w in &o.warnings {
             out.push_str(&format!("  - {w}\n"));
+        }
+    }
+    if !o.findings.is_empty() {
+        let c = &o.finding_counts;
+        out.push_str(&format!(
+            "\nAudit findings ({} high, {} warn, {} info; `aam audit {}` lists all)\n",
+            c.high, c.warn, c.info, o.qualified_name
+        ));
+        for f in &o.findings {
+            let place = f.line.map_or(f.path.clone(), |l| format!("{}:{l}", f.path));
+            out.push_str(&format!("  {:<4}  {}  {place}  {}\n", f.severity.as_str(), f.rule, f.excerpt));
         }
     }
     out.push_str("\nPreview\n");

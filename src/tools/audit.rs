@@ -74,7 +74,8 @@ pub struct SeverityCounts {
 }
 
 impl SeverityCounts {
-    fn add(&mut self, severity: Severity) {
+    /// Counts one more finding of `severity`.
+    pub fn add(&mut self, severity: Severity) {
         match severity {
             Severity::High => self.high += 1,
             Severity::Warn => self.warn += 1,
