@@ -176,6 +176,62 @@ rules! {
         "review what it runs";
 }
 
+/// A policy threshold: findings at or above a severity, or nothing (`off`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Threshold(pub Option<Severity>);
+
+impl Threshold {
+    /// Reads `info`, `warn`, `high` or `off`.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "off" | "none" => Some(Self(None)),
+            other => Severity::parse(other).map(|s| Self(Some(s))),
+        }
+    }
+
+    /// Whether a finding of `severity` reaches it.
+    pub fn reached(self, severity: Severity) -> bool {
+        self.0.is_some_and(|t| severity >= t)
+    }
+}
+
+/// What installs do with findings: refuse (`block`) or report (`warn`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Policy {
+    /// Refuse at or above.
+    pub block: Threshold,
+    /// Warn at or above.
+    pub warn: Threshold,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Self {
+            block: Threshold(Some(Severity::High)),
+            warn: Threshold(Some(Severity::Warn)),
+        }
+    }
+}
+
+impl Policy {
+    /// The policy from settings layers, most specific first (the project's, then
+    /// the home's); each key falls back to the next layer, then to the default.
+    /// `Err` carries the key and value that is not a threshold.
+    pub fn from_layers(layers: &[(Option<&str>, Option<&str>)]) -> Result<Self, (&'static str, String)> {
+        let pick = |key: &'static str, values: Vec<Option<&str>>, default: Threshold| {
+            match values.into_iter().flatten().next() {
+                Some(text) => Threshold::parse(text).ok_or((key, text.to_string())),
+                None => Ok(default),
+            }
+        };
+        let defaults = Self::default();
+        Ok(Self {
+            block: pick("audit.block", layers.iter().map(|l| l.0).collect(), defaults.block)?,
+            warn: pick("audit.warn", layers.iter().map(|l| l.1).collect(), defaults.warn)?,
+        })
+    }
+}
+
 /// The rule with this id.
 pub fn find_rule(id: &str) -> Option<&'static Rule> {
     RULES.iter().find(|r| r.id == id)
@@ -361,6 +417,19 @@ mod tests {
             main: true,
         };
         assert_eq!(scan_file(info, text.as_bytes()).len(), 10);
+    }
+
+    #[test]
+    fn policy_layers_fall_back_key_by_key() {
+        let project = (Some("warn"), None);
+        let home = (Some("info"), Some("info"));
+        let policy = Policy::from_layers(&[project, home]).unwrap();
+        assert_eq!(policy.block, Threshold(Some(Severity::Warn)));
+        assert_eq!(policy.warn, Threshold(Some(Severity::Info)));
+        assert_eq!(Policy::from_layers(&[]).unwrap(), Policy::default());
+        let off = Policy::from_layers(&[(Some("off"), None)]).unwrap();
+        assert!(!off.block.reached(Severity::High));
+        assert_eq!(Policy::from_layers(&[(Some("loud"), None)]), Err(("audit.block", "loud".into())));
     }
 
     #[test]

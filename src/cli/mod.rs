@@ -146,6 +146,9 @@ enum Command {
         /// Fail instead of waiting when another aam command is changing the project.
         #[arg(long)]
         no_wait: bool,
+        /// Let findings of this content-audit rule through the `audit.block` policy (repeatable; see `aam audit`).
+        #[arg(long = "allow-finding", value_name = "RULE_ID")]
+        allow_findings: Vec<String>,
     },
     /// Remove an installed package and undeploy it.
     Uninstall {
@@ -695,6 +698,7 @@ fn run(cli: Cli) -> Result<i32> {
             dry_run,
             global,
             no_wait,
+            allow_findings,
         } => {
             let input = InstallInput {
                 specs,
@@ -705,6 +709,7 @@ fn run(cli: Cli) -> Result<i32> {
                 dry_run,
                 global,
                 no_wait,
+                allow_findings,
             };
             let output = invoke::<Install>(&ctx, input)?;
             out.emit(&output, render::installed_packages)?;

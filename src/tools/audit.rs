@@ -6,8 +6,10 @@ use serde::{Deserialize, Serialize};
 
 use super::artifacts::resolve;
 use super::{Context, Example, Expect, Risk, Tool, qualified_name};
-use crate::audit::{RULES_VERSION, Severity, find_rule};
+use crate::audit::{FileInfo, Policy, RULES_VERSION, Severity, find_rule, scan_file};
 use crate::catalog::{Catalog, FindingFilter, FindingRow};
+use crate::config::{project_settings_path, read_settings};
+use crate::install::plan::Prepared;
 use crate::error::{Error, ErrorCode, Result};
 use crate::packages::lock::{self, Origin};
 use crate::scan::ArtifactKind;
@@ -208,4 +210,129 @@ pub fn finding(row: FindingRow) -> AuditFinding {
         line: row.line,
         excerpt: row.excerpt,
     }
+}
+
+// ---------------------------------------------------------------- install gate
+
+/// The install policy: the project's `.aam/config.yaml` (unless `global`), then
+/// `$AAM_HOME/config.yaml`, then the defaults (block `high`, warn `warn`).
+fn policy(ctx: &Context, global: bool) -> Result<Policy> {
+    let home = ctx.home.load_settings()?;
+    let project = if global {
+        None
+    } else {
+        Some(read_settings(&project_settings_path(&crate::project::root(&ctx.cwd)))?)
+    };
+    let mut layers = Vec::new();
+    if let Some(project) = &project {
+        layers.push((project.audit.block.as_deref(), project.audit.warn.as_deref()));
+    }
+    layers.push((home.audit.block.as_deref(), home.audit.warn.as_deref()));
+    Policy::from_layers(&layers).map_err(|(key, value)| {
+        Error::new(ErrorCode::SettingsInvalid, format!("`{key}` is `{value}`, which is not a severity"))
+            .with_hint(format!("set it with `aam config set {key} high` (info, warn, high, off)"))
+    })
+}
+
+/// A finding met by the install gate.
+struct Met {
+    package: String,
+    path: String,
+    rule: String,
+    severity: Severity,
+    line: Option<u32>,
+}
+
+impl Met {
+    fn place(&self) -> String {
+        match self.line {
+            Some(line) => format!("`{}` line {line}", self.path),
+            None => format!("`{}`", self.path),
+        }
+    }
+}
+
+/// Checks packages about to be installed against the audit policy: source
+/// artifacts by their catalog findings, folders, archives and registry packages
+/// by scanning their files. Findings whose rule is in `allow` are let through.
+/// Returns warnings (findings at or above `audit.warn`); fails with
+/// `AAM_AUDIT_BLOCKED` naming the first blocking rule, file and line.
+pub(crate) fn gate(
+    ctx: &Context,
+    catalog: &Catalog,
+    prepared: &[Prepared],
+    allow: &[String],
+    global: bool,
+) -> Result<Vec<String>> {
+    for rule in allow {
+        if find_rule(rule).is_none() {
+            return Err(Error::invalid_argument(format!("`{rule}` is not an audit rule"))
+                .with_hint("rule ids are listed in docs/audit.md and by `aam audit`"));
+        }
+    }
+    let policy = policy(ctx, global)?;
+    let mut met = Vec::new();
+    for package in prepared {
+        let name = package.manifest.name.clone();
+        if package.origin == Origin::Source {
+            let ids: Vec<i64> = package.members.iter().filter_map(|m| m.artifact_id).collect();
+            for row in catalog.findings(&FindingFilter {
+                artifact_ids: Some(ids),
+                ..Default::default()
+            })? {
+                met.push(Met {
+                    package: name.clone(),
+                    path: row.path,
+                    rule: row.rule,
+                    severity: row.severity,
+                    line: row.line,
+                });
+            }
+            continue;
+        }
+        for (path, (bytes, executable)) in &package.files {
+            let file_name = path.rsplit('/').next().unwrap_or(path);
+            let info = FileInfo {
+                path,
+                executable: *executable,
+                main: file_name.eq_ignore_ascii_case("SKILL.md") || package.members.iter().any(|m| m.path == *path),
+            };
+            for finding in scan_file(info, bytes) {
+                met.push(Met {
+                    package: name.clone(),
+                    path: path.clone(),
+                    rule: finding.rule.to_string(),
+                    severity: finding.severity,
+                    line: finding.line,
+                });
+            }
+        }
+    }
+    met.retain(|m| !allow.contains(&m.rule));
+    let blocked: Vec<&Met> = met.iter().filter(|m| policy.block.reached(m.severity)).collect();
+    if let Some(first) = blocked.first() {
+        let more = match blocked.len() {
+            1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
+        return Err(Error::new(
+            ErrorCode::AuditBlocked,
+            format!(
+                "`{}` has a {} audit finding: `{}` in {}{more}",
+                first.package,
+                first.severity,
+                first.rule,
+                first.place()
+            ),
+        )
+        .with_hint(format!(
+            "review with `aam audit`; install anyway with `--allow-finding {}` (MCP: `allow_findings`), or change `audit.block`",
+            first.rule
+        )));
+    }
+    Ok(met
+        .iter()
+        .filter(|m| policy.warn.reached(m.severity))
+        .map(|m| format!("`{}`: {} audit finding `{}` in {}", m.package, m.severity, m.rule, m.place()))
+        .collect())
 }
