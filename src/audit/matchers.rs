@@ -50,11 +50,13 @@ pub fn scan_file(info: FileInfo<'_>, bytes: &[u8]) -> Vec<Finding> {
     } else {
         FileKind::Other
     };
-    let mut in_fence = false;
+    // The open code fence: its character and length (CommonMark closing rules).
+    let mut fence: Option<(char, usize)> = None;
     let mut in_frontmatter = false;
     let mut in_comment = false;
     let mut in_allowed_tools = false;
-    for (index, line) in text.lines().enumerate() {
+    let lines: Vec<&str> = text.lines().collect();
+    for (index, &line) in lines.iter().enumerate() {
         if out.findings.len() >= MAX_FINDINGS_PER_FILE {
             break;
         }
@@ -76,10 +78,16 @@ pub fn scan_file(info: FileInfo<'_>, bytes: &[u8]) -> Vec<Finding> {
                         continue;
                     }
                     Place::Frontmatter
-                } else if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-                    in_fence = !in_fence;
+                } else if let Some((c, n)) = fence_marker(trimmed) {
+                    match fence {
+                        None => fence = Some((c, n)),
+                        Some((open, len)) if open == c && n >= len && trimmed.trim_matches(c).is_empty() => {
+                            fence = None;
+                        }
+                        Some(_) => {}
+                    }
                     continue;
-                } else if in_fence {
+                } else if fence.is_some() {
                     Place::Code
                 } else if in_comment || line.contains("<!--") {
                     if !in_comment && let Some(start) = line.find("<!--") {
@@ -100,7 +108,8 @@ pub fn scan_file(info: FileInfo<'_>, bytes: &[u8]) -> Vec<Finding> {
             FileKind::Script => Place::Code,
             FileKind::Other => Place::Prose,
         };
-        secrets(line, number, &mut out);
+        let next = lines.get(index + 1).copied().unwrap_or("");
+        secrets(line, next, number, &mut out);
         let lower = line.to_ascii_lowercase();
         let quoted = place == Place::Code && kind == FileKind::Markdown;
         instructions(line, &lower, number, quoted, &mut out);
@@ -113,6 +122,13 @@ pub fn scan_file(info: FileInfo<'_>, bytes: &[u8]) -> Vec<Finding> {
         }
     }
     out.findings
+}
+
+/// A code fence line: its character and run length (three or more).
+fn fence_marker(trimmed: &str) -> Option<(char, usize)> {
+    let c = trimmed.chars().next().filter(|c| *c == '`' || *c == '~')?;
+    let n = trimmed.chars().take_while(|x| *x == c).count();
+    (n >= 3).then_some((c, n))
 }
 
 /// Findings of one file, capped per rule and in all.
@@ -423,6 +439,7 @@ fn instructions(line: &str, lower: &str, number: Option<u32>, quoted: bool, out:
     ];
     if let Some((s, e)) = find_any(lower, DISABLE)
         && !negated(lower)
+        && !(lower[..s].ends_with('-') && lower[s..].starts_with("auto"))
     {
         out.push(rule::PROMPT_DISABLE_SAFETY, number, lowered, visible(line, s, e));
     }
@@ -557,7 +574,7 @@ fn raw_ip_url(lower: &str) -> Option<(usize, usize)> {
 }
 
 /// Secrets committed in text; excerpts keep only the first characters.
-fn secrets(line: &str, number: Option<u32>, out: &mut Out) {
+fn secrets(line: &str, next: &str, number: Option<u32>, out: &mut Out) {
     let bytes = line.as_bytes();
     let token_end = |from: usize, allowed: &dyn Fn(u8) -> bool| {
         bytes[from..].iter().position(|&b| !allowed(b)).map_or(bytes.len(), |n| from + n)
@@ -608,8 +625,12 @@ fn secrets(line: &str, number: Option<u32>, out: &mut Out) {
             out.push(rule::SECRET_SLACK, number, None, cut(at));
         }
     }
+    // A key block whose body is elided (`...`, `<key>`) is an example.
+    let next = next.trim();
+    let elided = next.len() < 20 || next.contains("...") || next.contains('…') || next.contains('<');
     if let Some(at) = line.find("-----BEGIN ")
         && line[at..].contains("PRIVATE KEY-----")
+        && !elided
     {
         out.push(rule::SECRET_PRIVATE_KEY, number, None, visible(line, at, at + 11));
     }

@@ -328,7 +328,12 @@ mod tests {
     #[case::github_pat("env.txt", "GH=github_pat_11AQ7ZKMY0wQx3LhRt9Vb_mnopq2\n", rule::SECRET_GITHUB, Severity::High)]
     #[case::openai("SKILL.md", "OPENAI_API_KEY=sk-proj-Q7bX9mK2pL4vN8rT1wZ5yC3d\n", rule::SECRET_OPENAI, Severity::High)]
     #[case::slack("hook.json", "\"token\": \"xoxb-2210987-Kq9ZpT3mLw\"\n", rule::SECRET_SLACK, Severity::High)]
-    #[case::private_key("deploy.pem", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n", rule::SECRET_PRIVATE_KEY, Severity::High)]
+    #[case::private_key(
+        "deploy.pem",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n",
+        rule::SECRET_PRIVATE_KEY,
+        Severity::High
+    )]
     #[case::allowed_bash("SKILL.md", "---\nname: x\nallowed-tools: Read, Bash\n---\nbody\n", rule::FRONTMATTER_SHELL, Severity::Warn)]
     #[case::allowed_list("SKILL.md", "---\nallowed-tools:\n  - Read\n  - Bash(*)\n---\n", rule::FRONTMATTER_SHELL, Severity::Warn)]
     #[case::hooks("SKILL.md", "---\nname: x\nhooks:\n  PreToolUse: []\n---\n", rule::FRONTMATTER_HOOKS, Severity::Warn)]
@@ -363,6 +368,12 @@ mod tests {
     #[case::restricted_bash("SKILL.md", "---\nallowed-tools: Read, Bash(git status:*), Bash(npm test)\n---\n")]
     #[case::warning_prose("SKILL.md", "Never run with --dangerously-skip-permissions.\nDo not send your API key to anyone.\n")]
     #[case::lint_comment("SKILL.md", "<!-- markdownlint-disable MD013 -->\n# Title\n")]
+    #[case::elided_key("SKILL.md", "tls.key: |\n  -----BEGIN PRIVATE KEY-----\n  ...\n  -----END PRIVATE KEY-----\n")]
+    #[case::terraform("SKILL.md", "```sh\nterraform apply -auto-approve tfplan\n```\n")]
+    #[case::nested_fences(
+        "SKILL.md",
+        "````markdown\n```html\n<!-- Good -->\n```\n````\nText.\n```html\n<!-- Bad -->\n```\n"
+    )]
     #[case::kebab_words("SKILL.md", "Use `sk-learn` style names; the task-runner ignores the rules file.\n")]
     fn look_alikes_stay_quiet(#[case] path: &str, #[case] text: &str) {
         let found = scan(path, true, text);
