@@ -1,6 +1,112 @@
 //! The matchers behind [`super::RULES`]: one pass per line, byte triggers first.
 
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
+
 use super::{FileInfo, Finding, MAX_FINDINGS_PER_FILE, SCAN_CAP, Severity, find_rule, rule};
+
+/// Words without which a line cannot match a rule of each group: one
+/// case-insensitive pass per line decides which groups run at all.
+const INSTRUCTION_TRIGGERS: &[&str] = &[
+    "ignore",
+    "disregard",
+    "forget",
+    "user",
+    "silently",
+    "send",
+    "upload",
+    "post",
+    "exfiltrat",
+    "transmit",
+    "forward",
+    "leak",
+    "email",
+    "curl",
+    "wget",
+    ".ssh",
+    "id_rsa",
+    "id_ed25519",
+    ".aws",
+    ".netrc",
+    "credentials",
+    ".docker",
+    ".kube",
+    "danger",
+    "bypass",
+    "approve",
+    "yolo",
+    "disable",
+    "turn off",
+    "skip",
+    "without asking",
+];
+const COMMAND_TRIGGERS: &[&str] = &[
+    "curl",
+    "wget",
+    "invoke-webrequest",
+    "iwr",
+    "irm",
+    "rm",
+    "chmod",
+    "sudo",
+    "base64",
+    "b64decode",
+    "atob(",
+    "rc",
+    "profile",
+    "zshenv",
+    "bash_login",
+    "config.fish",
+    "://",
+];
+const SECRET_TRIGGERS: &[&str] = &[
+    "akia",
+    "asia",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "sk-",
+    "xox",
+    "-----begin",
+];
+
+/// The trigger automaton; pattern ids are grouped in the order above.
+static TRIGGERS: LazyLock<Option<AhoCorasick>> = LazyLock::new(|| {
+    let all = INSTRUCTION_TRIGGERS
+        .iter()
+        .chain(COMMAND_TRIGGERS)
+        .chain(SECRET_TRIGGERS);
+    AhoCorasick::builder().ascii_case_insensitive(true).build(all).ok()
+});
+
+/// Which rule groups a line can match: (instructions, commands, secrets).
+fn groups(line: &str) -> (bool, bool, bool) {
+    let Some(triggers) = TRIGGERS.as_ref() else {
+        return (true, true, true);
+    };
+    let (mut instructions, mut commands, mut secrets) = (false, false, false);
+    let commands_from = INSTRUCTION_TRIGGERS.len();
+    let secrets_from = commands_from + COMMAND_TRIGGERS.len();
+    for found in triggers.find_overlapping_iter(line) {
+        let id = found.pattern().as_usize();
+        if id < commands_from {
+            instructions = true;
+        } else if id < secrets_from {
+            commands = true;
+        } else {
+            secrets = true;
+        }
+        // "curl" and "wget" open both groups.
+        if id < commands_from && matches!(INSTRUCTION_TRIGGERS[id], "curl" | "wget") {
+            commands = true;
+        }
+    }
+    (instructions, commands, secrets)
+}
 
 /// Findings kept per rule and file.
 const MAX_PER_RULE: usize = 10;
@@ -31,7 +137,10 @@ enum Place {
 pub fn scan_file(info: FileInfo<'_>, bytes: &[u8]) -> Vec<Finding> {
     let mut out = Out::default();
     let name = info.path.rsplit('/').next().unwrap_or(info.path);
-    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+    let ext = name
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
     if info.executable {
         out.push(rule::FILE_EXECUTABLE, None, None, visible(name, 0, name.len()));
     }
@@ -61,7 +170,11 @@ pub fn scan_file(info: FileInfo<'_>, bytes: &[u8]) -> Vec<Finding> {
             break;
         }
         let number = Some(index as u32 + 1);
-        let line = if index == 0 { line.trim_start_matches('\u{FEFF}') } else { line };
+        let line = if index == 0 {
+            line.trim_start_matches('\u{FEFF}')
+        } else {
+            line
+        };
         if !line.is_ascii() {
             hidden(line, number, &mut out);
         }
@@ -108,17 +221,32 @@ pub fn scan_file(info: FileInfo<'_>, bytes: &[u8]) -> Vec<Finding> {
             FileKind::Script => Place::Code,
             FileKind::Other => Place::Prose,
         };
-        let next = lines.get(index + 1).copied().unwrap_or("");
-        secrets(line, next, number, &mut out);
+        if place == Place::Frontmatter {
+            frontmatter(
+                line,
+                &line.to_ascii_lowercase(),
+                number,
+                &mut in_allowed_tools,
+                &mut out,
+            );
+        }
+        let (instruction_words, command_words, secret_words) = groups(line);
+        if secret_words {
+            let next = lines.get(index + 1).copied().unwrap_or("");
+            secrets(line, next, number, &mut out);
+        }
+        let commands_apply = command_words && place == Place::Code;
+        if !instruction_words && !commands_apply {
+            continue;
+        }
         let lower = line.to_ascii_lowercase();
-        let quoted = place == Place::Code && kind == FileKind::Markdown;
-        instructions(line, &lower, number, quoted, &mut out);
-        if place == Place::Code {
+        if instruction_words {
+            let quoted = place == Place::Code && kind == FileKind::Markdown;
+            instructions(line, &lower, number, quoted, &mut out);
+        }
+        if commands_apply {
             let lowered = (kind == FileKind::Markdown && !info.main).then_some(Severity::Info);
             commands(line, &lower, number, lowered, &mut out);
-        }
-        if place == Place::Frontmatter {
-            frontmatter(line, &lower, number, &mut in_allowed_tools, &mut out);
         }
     }
     out.findings
@@ -143,7 +271,10 @@ impl Out {
         let Some(found) = find_rule(rule) else { return };
         if self.findings.len() >= MAX_FINDINGS_PER_FILE
             || self.findings.iter().filter(|f| f.rule == rule).count() >= MAX_PER_RULE
-            || self.findings.iter().any(|f| f.rule == rule && f.line == line && line.is_some())
+            || self
+                .findings
+                .iter()
+                .any(|f| f.rule == rule && f.line == line && line.is_some())
         {
             return;
         }
@@ -160,16 +291,53 @@ impl Out {
 fn is_media(ext: &str) -> bool {
     matches!(
         ext,
-        "png" | "jpg" | "jpeg" | "gif" | "webp" | "ico" | "bmp" | "tif" | "tiff" | "avif" | "pdf" | "woff" | "woff2"
-            | "ttf" | "otf" | "eot" | "mp3" | "mp4" | "wav" | "ogg" | "webm" | "mov"
+        "png"
+            | "jpg"
+            | "jpeg"
+            | "gif"
+            | "webp"
+            | "ico"
+            | "bmp"
+            | "tif"
+            | "tiff"
+            | "avif"
+            | "pdf"
+            | "woff"
+            | "woff2"
+            | "ttf"
+            | "otf"
+            | "eot"
+            | "mp3"
+            | "mp4"
+            | "wav"
+            | "ogg"
+            | "webm"
+            | "mov"
     )
 }
 
 fn is_script(ext: &str) -> bool {
     matches!(
         ext,
-        "sh" | "bash" | "zsh" | "fish" | "ksh" | "ps1" | "psm1" | "bat" | "cmd" | "py" | "rb" | "pl" | "js" | "mjs"
-            | "cjs" | "ts" | "php" | "lua" | "go" | "rs"
+        "sh" | "bash"
+            | "zsh"
+            | "fish"
+            | "ksh"
+            | "ps1"
+            | "psm1"
+            | "bat"
+            | "cmd"
+            | "py"
+            | "rb"
+            | "pl"
+            | "js"
+            | "mjs"
+            | "cjs"
+            | "ts"
+            | "php"
+            | "lua"
+            | "go"
+            | "rs"
     )
 }
 
@@ -217,7 +385,8 @@ fn is_joiner(c: char) -> bool {
 fn is_zero_width(c: char) -> bool {
     matches!(
         c,
-        '\u{200B}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}' | '\u{180E}' | '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}'
+        '\u{200B}' | '\u{2060}'
+            ..='\u{2064}' | '\u{FEFF}' | '\u{180E}' | '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}'
     )
 }
 
@@ -229,10 +398,59 @@ fn is_invisible(c: char) -> bool {
 fn is_lookalike(c: char) -> bool {
     matches!(
         c,
-        'а' | 'в' | 'е' | 'к' | 'м' | 'н' | 'о' | 'р' | 'с' | 'т' | 'у' | 'х' | 'і' | 'ј' | 'ѕ' | 'ԁ' | 'ԛ' | 'ԝ'
-            | 'А' | 'В' | 'Е' | 'К' | 'М' | 'Н' | 'О' | 'Р' | 'С' | 'Т' | 'Х' | 'І' | 'Ј' | 'Ѕ'
-            | 'α' | 'ο' | 'ν' | 'ρ' | 'τ' | 'υ' | 'ι' | 'κ'
-            | 'Α' | 'Β' | 'Ε' | 'Ζ' | 'Η' | 'Ι' | 'Κ' | 'Μ' | 'Ν' | 'Ο' | 'Ρ' | 'Τ' | 'Υ' | 'Χ'
+        'а' | 'в'
+            | 'е'
+            | 'к'
+            | 'м'
+            | 'н'
+            | 'о'
+            | 'р'
+            | 'с'
+            | 'т'
+            | 'у'
+            | 'х'
+            | 'і'
+            | 'ј'
+            | 'ѕ'
+            | 'ԁ'
+            | 'ԛ'
+            | 'ԝ'
+            | 'А'
+            | 'В'
+            | 'Е'
+            | 'К'
+            | 'М'
+            | 'Н'
+            | 'О'
+            | 'Р'
+            | 'С'
+            | 'Т'
+            | 'Х'
+            | 'І'
+            | 'Ј'
+            | 'Ѕ'
+            | 'α'
+            | 'ο'
+            | 'ν'
+            | 'ρ'
+            | 'τ'
+            | 'υ'
+            | 'ι'
+            | 'κ'
+            | 'Α'
+            | 'Β'
+            | 'Ε'
+            | 'Ζ'
+            | 'Η'
+            | 'Ι'
+            | 'Κ'
+            | 'Μ'
+            | 'Ν'
+            | 'Ο'
+            | 'Ρ'
+            | 'Τ'
+            | 'Υ'
+            | 'Χ'
     )
 }
 
@@ -293,20 +511,45 @@ fn hidden(line: &str, number: Option<u32>, out: &mut Out) {
 fn html_comment(line: &str, start: usize, number: Option<u32>, out: &mut Out) {
     let body = line[start + 4..].split("-->").next().unwrap_or("").trim();
     let lower = body.to_ascii_lowercase();
-    let directive = ["markdownlint", "prettier", "toc", "omit in toc", "vale ", "eslint", "cspell", "end", "begin"]
-        .iter()
-        .any(|d| lower.starts_with(d));
+    let directive = [
+        "markdownlint",
+        "prettier",
+        "toc",
+        "omit in toc",
+        "vale ",
+        "eslint",
+        "cspell",
+        "end",
+        "begin",
+    ]
+    .iter()
+    .any(|d| lower.starts_with(d));
     if body.is_empty() && line[start..].contains("-->") || directive {
         return;
     }
-    out.push(rule::HTML_COMMENT, number, None, visible(line, start, line.len().min(start + 4)));
+    out.push(
+        rule::HTML_COMMENT,
+        number,
+        None,
+        visible(line, start, line.len().min(start + 4)),
+    );
 }
 
 /// Whether the line says not to do something (a warning, not an instruction).
 fn negated(lower: &str) -> bool {
-    ["never ", "do not ", "don't ", "must not ", "should not ", "shouldn't ", "avoid ", "beware", "warning"]
-        .iter()
-        .any(|n| lower.contains(n))
+    [
+        "never ",
+        "do not ",
+        "don't ",
+        "must not ",
+        "should not ",
+        "shouldn't ",
+        "avoid ",
+        "beware",
+        "warning",
+    ]
+    .iter()
+    .any(|n| lower.contains(n))
 }
 
 /// Byte offset of the first of `needles` in `lower`.
@@ -330,7 +573,12 @@ fn instructions(line: &str, lower: &str, number: Option<u32>, quoted: bool, out:
                 .iter()
                 .any(|o| window.contains(o));
             if qualified && object {
-                out.push(rule::PROMPT_OVERRIDE, number, lowered, visible(line, at, at + verb.len()));
+                out.push(
+                    rule::PROMPT_OVERRIDE,
+                    number,
+                    lowered,
+                    visible(line, at, at + verb.len()),
+                );
             }
         }
     }
@@ -458,7 +706,19 @@ fn is_command(word: &str, name: &str) -> bool {
 }
 
 const SHELLS: &[&str] = &[
-    "sh", "bash", "zsh", "dash", "ksh", "fish", "python", "python3", "perl", "ruby", "node", "iex", "invoke-expression",
+    "sh",
+    "bash",
+    "zsh",
+    "dash",
+    "ksh",
+    "fish",
+    "python",
+    "python3",
+    "perl",
+    "ruby",
+    "node",
+    "iex",
+    "invoke-expression",
 ];
 
 /// Risky commands in code. `lowered` caps the severity (code quoted in docs).
@@ -487,7 +747,8 @@ fn commands(line: &str, lower: &str, number: Option<u32>, lowered: Option<Severi
         if is_command(word, "rm") {
             let mut recursive = false;
             for arg in &words[i + 1..] {
-                if arg == "--recursive" || (arg.starts_with('-') && !arg.starts_with("--") && arg.contains(['r', 'R'])) {
+                if arg == "--recursive" || (arg.starts_with('-') && !arg.starts_with("--") && arg.contains(['r', 'R']))
+                {
                     recursive = true;
                 } else if arg.starts_with('-') {
                 } else if recursive && is_root_target(arg) {
@@ -515,9 +776,20 @@ fn commands(line: &str, lower: &str, number: Option<u32>, lowered: Option<Severi
     }
     let decodes = find_any(lower, &["base64 -d", "base64 --decode", "b64decode", "atob("]);
     if let Some((s, e)) = decodes
-        && ["| sh", "|sh", "| bash", "|bash", "| zsh", "eval", "exec(", "| python", "| sudo", "source <("]
-            .iter()
-            .any(|x| lower.contains(x))
+        && [
+            "| sh",
+            "|sh",
+            "| bash",
+            "|bash",
+            "| zsh",
+            "eval",
+            "exec(",
+            "| python",
+            "| sudo",
+            "source <(",
+        ]
+        .iter()
+        .any(|x| lower.contains(x))
     {
         out.push(rule::CMD_BASE64_EXEC, number, lowered, visible(line, s, e));
     }
@@ -538,8 +810,18 @@ fn commands(line: &str, lower: &str, number: Option<u32>, lowered: Option<Severi
         }
     }
     if fetch.is_some()
-        && find_any(lower, &["~/.ssh", "id_rsa", ".aws/credentials", "printenv", "$aws_secret", "$github_token"])
-            .is_some()
+        && find_any(
+            lower,
+            &[
+                "~/.ssh",
+                "id_rsa",
+                ".aws/credentials",
+                "printenv",
+                "$aws_secret",
+                "$github_token",
+            ],
+        )
+        .is_some()
     {
         let (s, e) = fetch.unwrap_or((0, 0));
         out.push(rule::PROMPT_EXFILTRATE, number, lowered, visible(line, s, e));
@@ -556,17 +838,24 @@ fn raw_ip_url(lower: &str) -> Option<(usize, usize)> {
     for (at, _) in lower.match_indices("://") {
         let host_start = at + 3;
         let rest = &lower[host_start..];
-        let host_len = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        let host_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
         let host = &rest[..host_len];
         let parts: Vec<&str> = host.split('.').collect();
-        let is_ip = parts.len() == 4 && parts.iter().all(|p| !p.is_empty() && p.len() <= 3 && p.parse::<u8>().is_ok());
+        let is_ip = parts.len() == 4
+            && parts
+                .iter()
+                .all(|p| !p.is_empty() && p.len() <= 3 && p.parse::<u8>().is_ok());
         let next = rest[host_len..].chars().next();
         if is_ip
             && next.is_none_or(|c| matches!(c, '/' | ':' | ' ' | '"' | '\'' | '?'))
             && !host.starts_with("127.")
             && host != "0.0.0.0"
         {
-            let start = lower[..at].rfind(|c: char| c.is_whitespace() || c == '"' || c == '\'').map_or(0, |i| i + 1);
+            let start = lower[..at]
+                .rfind(|c: char| c.is_whitespace() || c == '"' || c == '\'')
+                .map_or(0, |i| i + 1);
             return Some((start, host_start + host_len));
         }
     }
@@ -577,7 +866,10 @@ fn raw_ip_url(lower: &str) -> Option<(usize, usize)> {
 fn secrets(line: &str, next: &str, number: Option<u32>, out: &mut Out) {
     let bytes = line.as_bytes();
     let token_end = |from: usize, allowed: &dyn Fn(u8) -> bool| {
-        bytes[from..].iter().position(|&b| !allowed(b)).map_or(bytes.len(), |n| from + n)
+        bytes[from..]
+            .iter()
+            .position(|&b| !allowed(b))
+            .map_or(bytes.len(), |n| from + n)
     };
     let boundary = |at: usize| at == 0 || !(bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_');
     let cut = |at: usize| format!("{}…", &line[at..(at + 8).min(line.len())]);
@@ -639,9 +931,20 @@ fn secrets(line: &str, next: &str, number: Option<u32>, out: &mut Out) {
 /// Tokens that are obviously examples (`xxxx`, `1234...`, `your_token`).
 fn is_placeholder(token: &str) -> bool {
     let lower = token.to_ascii_lowercase();
-    ["xxxx", "0000", "1234", "abcd", "your", "example", "placeholder", "redacted", "token", "here"]
-        .iter()
-        .any(|p| lower.contains(p))
+    [
+        "xxxx",
+        "0000",
+        "1234",
+        "abcd",
+        "your",
+        "example",
+        "placeholder",
+        "redacted",
+        "token",
+        "here",
+    ]
+    .iter()
+    .any(|p| lower.contains(p))
 }
 
 /// `allowed-tools` granting bare Bash, and `hooks`, in frontmatter.
@@ -650,7 +953,10 @@ fn frontmatter(line: &str, lower: &str, number: Option<u32>, in_allowed_tools: &
     if top_level {
         *in_allowed_tools = false;
     }
-    let value = if let Some(rest) = lower.strip_prefix("allowed-tools:").or(lower.strip_prefix("allowed_tools:")) {
+    let value = if let Some(rest) = lower
+        .strip_prefix("allowed-tools:")
+        .or(lower.strip_prefix("allowed_tools:"))
+    {
         *in_allowed_tools = true;
         rest
     } else if *in_allowed_tools {
@@ -663,7 +969,12 @@ fn frontmatter(line: &str, lower: &str, number: Option<u32>, in_allowed_tools: &
         .map(|t| t.trim().trim_matches(|c| c == '"' || c == '\''))
         .any(|t| matches!(t, "bash" | "bash(*)" | "bash(*:*)" | "shell" | "*"));
     if unrestricted {
-        out.push(rule::FRONTMATTER_SHELL, number, None, visible(line, 0, line.len().min(20)));
+        out.push(
+            rule::FRONTMATTER_SHELL,
+            number,
+            None,
+            visible(line, 0, line.len().min(20)),
+        );
     }
     if top_level && (lower.starts_with("hooks:") || lower.starts_with("\"hooks\":")) {
         out.push(rule::FRONTMATTER_HOOKS, number, None, visible(line, 0, 6));

@@ -6,8 +6,8 @@ use rusqlite::{OptionalExtension, Transaction, params};
 use super::packages::{adjust_packaged, is_packaged};
 use super::sources::{NewSource, insert_source};
 use super::{Catalog, bump_generation, db_error, now_timestamp};
-use crate::error::{Error, ErrorCode, Result};
 use crate::audit::{Finding, Severity, rule_id};
+use crate::error::{Error, ErrorCode, Result};
 use crate::scan::{ArtifactKind, Platform};
 
 /// One file of an artifact.

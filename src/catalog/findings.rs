@@ -101,7 +101,11 @@ impl Catalog {
             args.extend(ids.iter().map(|&id| rusqlite::types::Value::from(id)));
         }
         if let Some(min) = filter.min_severity {
-            let kept: Vec<&str> = Severity::ALL.iter().filter(|s| **s >= min).map(|s| s.as_str()).collect();
+            let kept: Vec<&str> = Severity::ALL
+                .iter()
+                .filter(|s| **s >= min)
+                .map(|s| s.as_str())
+                .collect();
             sql.push_str(&format!(" AND f.severity IN ({})", vec!["?"; kept.len()].join(",")));
             args.extend(kept.iter().map(|s| rusqlite::types::Value::from(s.to_string())));
         }

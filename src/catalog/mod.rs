@@ -29,8 +29,8 @@ pub use audit::{
     CatalogStats, ExportArtifact, ExportCommit, ExportCounts, ExportFile, ExportInstall, ExportPackage, ExportRecord,
     ExportSource, InstalledFile, Orphan, SourceStats,
 };
-pub use findings::{FindingCounts, FindingFilter, FindingRow};
 pub use browse::{ArtifactDetail, Keyset, ListFilter, ListedArtifact, RowFilter, SEARCH_BODY_CHARS, SearchRow};
+pub use findings::{FindingCounts, FindingFilter, FindingRow};
 pub use packages::{InstallRecord, NewPackage, PackageMember};
 pub use registries::{PackageFilter, PackageSearchRow, RegistryPackageRecord};
 pub use sources::{NewSource, SourceRecord};

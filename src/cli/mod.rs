@@ -17,12 +17,12 @@ use std::sync::Arc;
 use clap::{CommandFactory, Parser, Subcommand};
 use serde::Serialize;
 
+use crate::audit::Severity;
 use crate::config::AamHome;
 use crate::error::{Error, Result};
 use crate::scan::{ArtifactKind, Platform};
-use crate::audit::Severity;
-use crate::tools::audit::{Audit, AuditInput};
 use crate::tools::artifacts::{CandidatesInput, Info, InfoInput, ListAvailable, ListInput, SourceCandidates};
+use crate::tools::audit::{Audit, AuditInput};
 use crate::tools::catalog::{
     Check, CheckInput, Export, ExportFormat, ExportInput, Reindex, ReindexInput, Repair, RepairInput, Stats, StatsInput,
 };

@@ -342,7 +342,12 @@ pub fn info(o: &InfoOutput) -> String {
         ));
         for f in &o.findings {
             let place = f.line.map_or(f.path.clone(), |l| format!("{}:{l}", f.path));
-            out.push_str(&format!("  {:<4}  {}  {place}  {}\n", f.severity.as_str(), f.rule, f.excerpt));
+            out.push_str(&format!(
+                "  {:<4}  {}  {place}  {}\n",
+                f.severity.as_str(),
+                f.rule,
+                f.excerpt
+            ));
         }
     }
     out.push_str("\nPreview\n");
@@ -801,7 +806,12 @@ pub fn audited(o: &AuditOutput) -> String {
             Some(line) => format!("{}:{line}", f.path),
             None => f.path.clone(),
         };
-        out.push_str(&format!("  {:<4}  {}  {place}\n        {}\n", f.severity.as_str(), f.rule, f.excerpt));
+        out.push_str(&format!(
+            "  {:<4}  {}  {place}\n        {}\n",
+            f.severity.as_str(),
+            f.rule,
+            f.excerpt
+        ));
     }
     out.push_str(&format!(
         "\n{} high, {} warn, {} info in {} artifact(s){}\n",
@@ -809,7 +819,11 @@ pub fn audited(o: &AuditOutput) -> String {
         o.counts.warn,
         o.counts.info,
         o.artifacts_with_findings,
-        if o.truncated { " (more than shown; raise `--limit`)" } else { "" }
+        if o.truncated {
+            " (more than shown; raise `--limit`)"
+        } else {
+            ""
+        }
     ));
     out
 }

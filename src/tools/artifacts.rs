@@ -5,8 +5,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Context, Example, Expect, Risk, Tool, qualified_name, split_qualified};
 use super::audit::{AuditFinding, SeverityCounts, finding};
+use super::{Context, Example, Expect, Risk, Tool, qualified_name, split_qualified};
 use crate::catalog::{Catalog, FindingFilter, Keyset, ListFilter, ListedArtifact};
 use crate::error::{Error, ErrorCode, Result};
 use crate::project::{self, ProjectArtifact};

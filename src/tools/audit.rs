@@ -9,8 +9,8 @@ use super::{Context, Example, Expect, Risk, Tool, qualified_name};
 use crate::audit::{FileInfo, Policy, RULES_VERSION, Severity, find_rule, scan_file};
 use crate::catalog::{Catalog, FindingFilter, FindingRow};
 use crate::config::{project_settings_path, read_settings};
-use crate::install::plan::Prepared;
 use crate::error::{Error, ErrorCode, Result};
+use crate::install::plan::Prepared;
 use crate::packages::lock::{self, Origin};
 use crate::scan::ArtifactKind;
 
@@ -135,7 +135,9 @@ impl Tool for Audit {
     fn run(ctx: &Context, input: AuditInput) -> Result<AuditOutput> {
         let limit = input.limit.unwrap_or(DEFAULT_LIMIT);
         if !(1..=10_000).contains(&limit) {
-            return Err(Error::invalid_argument(format!("`limit` is {limit}; it takes 1 to 10000")));
+            return Err(Error::invalid_argument(format!(
+                "`limit` is {limit}; it takes 1 to 10000"
+            )));
         }
         if input.installed && input.target.is_some() {
             return Err(Error::invalid_argument("`target` and `installed` cannot be combined")
@@ -229,8 +231,13 @@ fn policy(ctx: &Context, global: bool) -> Result<Policy> {
     }
     layers.push((home.audit.block.as_deref(), home.audit.warn.as_deref()));
     Policy::from_layers(&layers).map_err(|(key, value)| {
-        Error::new(ErrorCode::SettingsInvalid, format!("`{key}` is `{value}`, which is not a severity"))
-            .with_hint(format!("set it with `aam config set {key} high` (info, warn, high, off)"))
+        Error::new(
+            ErrorCode::SettingsInvalid,
+            format!("`{key}` is `{value}`, which is not a severity"),
+        )
+        .with_hint(format!(
+            "set it with `aam config set {key} high` (info, warn, high, off)"
+        ))
     })
 }
 
@@ -333,6 +340,14 @@ pub(crate) fn gate(
     Ok(met
         .iter()
         .filter(|m| policy.warn.reached(m.severity))
-        .map(|m| format!("`{}`: {} audit finding `{}` in {}", m.package, m.severity, m.rule, m.place()))
+        .map(|m| {
+            format!(
+                "`{}`: {} audit finding `{}` in {}",
+                m.package,
+                m.severity,
+                m.rule,
+                m.place()
+            )
+        })
         .collect())
 }
