@@ -379,7 +379,6 @@ impl Catalog {
         }
         drop(rows);
         drop(stmt);
-        drop(with_findings);
         drop(findings);
         progress.finish();
 
