@@ -353,3 +353,37 @@ fn audit_installed_covers_this_projects_source_installs() {
         BTreeSet::from(["src/look-alike skills/look-alike/README.md:6 cmd-pipe-shell info".to_string()])
     );
 }
+
+#[test]
+fn package_folders_are_scanned_before_they_install() {
+    let env = TestEnv::new();
+    let kit = crate::install::package(&env.path("kit"), "kit", "1.0.0", &[]);
+    let project = env.path("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let install = |extra: &[&str]| {
+        let mut args = vec![
+            "--json",
+            "install",
+            kit.to_str().unwrap(),
+            "--platform",
+            "claude",
+            "--dry-run",
+        ];
+        args.extend_from_slice(extra);
+        env.aam_in(&project, &args)
+    };
+    // A clean kit (its executable script is an info finding) installs.
+    install(&[]).ok_json();
+    std::fs::write(
+        kit.join("skills/kit-skill/scripts/run.sh"),
+        "#!/bin/sh\necho aGVsbG8K | base64 -d | sh\n",
+    )
+    .unwrap();
+    let err = install(&[]).err("AAM_AUDIT_BLOCKED");
+    let message = err["message"].as_str().unwrap();
+    assert!(
+        message.contains("`cmd-base64-exec`") && message.contains("scripts/run.sh` line 2"),
+        "{message}"
+    );
+    install(&["--allow-finding", "cmd-base64-exec"]).ok_json();
+}
