@@ -99,6 +99,7 @@ fn synthetic_catalog(work: &Path, artifacts: usize) -> PathBuf {
                 git_blob: format!("{i:040x}"),
                 blake3: blake3::hash(text.as_bytes()).to_hex().to_string(),
                 size: text.len() as u64,
+                findings: Vec::new(),
             }],
             path,
             text,

@@ -119,6 +119,27 @@ pub struct Settings {
     /// Platforms `aam install` deploys to when none is named.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub default_platforms: Vec<String>,
+    /// The install policy over content-audit findings (`docs/audit.md`).
+    #[serde(default, skip_serializing_if = "AuditSettings::is_unset")]
+    pub audit: AuditSettings,
+}
+
+/// `audit.block` and `audit.warn`: severities (`info`, `warn`, `high`, or `off`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditSettings {
+    /// Installs refuse artifacts with findings at or above this (default `high`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<String>,
+    /// Installs warn about findings at or above this (default `warn`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warn: Option<String>,
+}
+
+impl AuditSettings {
+    /// Whether neither is set.
+    pub fn is_unset(&self) -> bool {
+        self.block.is_none() && self.warn.is_none()
+    }
 }
 
 /// One configured registry.

@@ -131,6 +131,8 @@ error_codes! {
     UnsafePath = "AAM_UNSAFE_PATH", Forbidden;
     /// An artifact cannot be deployed safely (a line of it forges an aam section marker).
     ArtifactRejected = "AAM_ARTIFACT_REJECTED", InvalidInput;
+    /// The content audit found something the install policy (`audit.block`) refuses.
+    AuditBlocked = "AAM_AUDIT_BLOCKED", Forbidden;
     /// The operation did not finish within its time limit.
     Timeout = "AAM_TIMEOUT", Timeout;
     /// The call was cancelled (by the client or its time limit) before it kept any change.

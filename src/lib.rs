@@ -6,6 +6,7 @@
 //! renders its output, and the MCP server (`mcp`) offers the same tools to agents.
 
 pub mod atomic;
+pub mod audit;
 pub mod cancel;
 pub mod catalog;
 pub mod cli;

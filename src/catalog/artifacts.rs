@@ -6,6 +6,7 @@ use rusqlite::{OptionalExtension, Transaction, params};
 use super::packages::{adjust_packaged, is_packaged};
 use super::sources::{NewSource, insert_source};
 use super::{Catalog, bump_generation, db_error, now_timestamp};
+use crate::audit::{Finding, Severity, rule_id};
 use crate::error::{Error, ErrorCode, Result};
 use crate::scan::{ArtifactKind, Platform};
 
@@ -22,6 +23,21 @@ pub struct FileRecord {
     pub blake3: String,
     /// Size in bytes.
     pub size: u64,
+    /// What the content audit found in it (empty when read back for packaging).
+    pub findings: Vec<Finding>,
+}
+
+/// A blob an artifact already had, so an update need not read or scan it again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownBlob {
+    /// blake3 of its bytes (hex).
+    pub blake3: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// The path it had (its findings hold for that path).
+    pub path: String,
+    /// Its findings there.
+    pub findings: Vec<Finding>,
 }
 
 /// An artifact as read from a commit, ready to be written.
@@ -280,6 +296,7 @@ impl Catalog {
                     git_blob: r.get(2)?,
                     blake3: r.get(3)?,
                     size: r.get::<_, i64>(4)? as u64,
+                    findings: Vec::new(),
                 })
             })
             .map_err(db_error)?;
@@ -287,15 +304,55 @@ impl Catalog {
         Ok((files, main_file, content_path))
     }
 
-    /// The blobs recorded for an artifact: blob id to (blake3, size).
-    pub fn known_blobs(&self, artifact_id: i64) -> Result<std::collections::HashMap<String, (String, u64)>> {
+    /// The blobs recorded for an artifact, by blob id, with their path and findings.
+    pub fn known_blobs(&self, artifact_id: i64) -> Result<std::collections::HashMap<String, KnownBlob>> {
+        let mut findings: std::collections::HashMap<String, Vec<Finding>> = Default::default();
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT git_blob, blake3, size FROM artifact_files WHERE artifact_id = ?1")
+            .prepare_cached(
+                "SELECT path, rule, severity, line, excerpt FROM artifact_findings WHERE artifact_id = ?1
+                 ORDER BY rowid",
+            )
             .map_err(db_error)?;
         let rows = stmt
             .query_map([artifact_id], |r| {
-                Ok((r.get(0)?, (r.get(1)?, r.get::<_, i64>(2)? as u64)))
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, Option<i64>>(3)?,
+                    r.get::<_, String>(4)?,
+                ))
+            })
+            .map_err(db_error)?;
+        for row in rows {
+            let (path, rule, severity, line, excerpt) = row.map_err(db_error)?;
+            // Findings of rules this version no longer has are dropped.
+            if let (Some(rule), Some(severity)) = (rule_id(&rule), Severity::parse(&severity)) {
+                findings.entry(path).or_default().push(Finding {
+                    rule,
+                    severity,
+                    line: line.map(|l| l as u32),
+                    excerpt,
+                });
+            }
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT git_blob, blake3, size, path FROM artifact_files WHERE artifact_id = ?1")
+            .map_err(db_error)?;
+        let rows = stmt
+            .query_map([artifact_id], |r| {
+                let path: String = r.get(3)?;
+                Ok((
+                    r.get(0)?,
+                    KnownBlob {
+                        blake3: r.get(1)?,
+                        size: r.get::<_, i64>(2)? as u64,
+                        findings: findings.get(&path).cloned().unwrap_or_default(),
+                        path,
+                    },
+                ))
             })
             .map_err(db_error)?;
         rows.collect::<rusqlite::Result<_>>().map_err(db_error)
@@ -466,7 +523,7 @@ impl<'t> ChangeWriter<'t> {
             .execute(params![id, artifact.text, artifact.truncated])
             .map_err(db_error)?;
         if !self.fresh {
-            for table in ["artifact_files", "artifact_links"] {
+            for table in ["artifact_files", "artifact_links", "artifact_findings"] {
                 tx.prepare_cached(&format!("DELETE FROM {table} WHERE artifact_id = ?1"))
                     .map_err(db_error)?
                     .execute([id])
@@ -496,6 +553,26 @@ impl<'t> ChangeWriter<'t> {
                     file.size as i64
                 ])
                 .map_err(db_error)?;
+        }
+        let mut insert_finding = tx
+            .prepare_cached(
+                "INSERT INTO artifact_findings (artifact_id, path, rule, severity, line, excerpt)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )
+            .map_err(db_error)?;
+        for file in &artifact.files {
+            for finding in &file.findings {
+                insert_finding
+                    .execute(params![
+                        id,
+                        file.path,
+                        finding.rule,
+                        finding.severity.as_str(),
+                        finding.line,
+                        finding.excerpt
+                    ])
+                    .map_err(db_error)?;
+            }
         }
         self.event(id, change)?;
         if change == "added" {

@@ -58,6 +58,23 @@ pub struct ExportArtifact {
     pub last_changed_commit: Option<String>,
     /// Its files.
     pub files: Vec<ExportFile>,
+    /// What the content audit found in its files (`docs/audit.md`).
+    pub findings: Vec<ExportFinding>,
+}
+
+/// One content-audit finding of an exported artifact.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExportFinding {
+    /// Repository path of the file.
+    pub path: String,
+    /// Rule id.
+    pub rule: String,
+    /// `info`, `warn` or `high`.
+    pub severity: String,
+    /// 1-based line; `null` for whole-file findings.
+    pub line: Option<i64>,
+    /// Excerpt, invisible characters made visible.
+    pub excerpt: String,
 }
 
 /// One file of an exported artifact.
@@ -173,6 +190,8 @@ pub struct ExportCounts {
     pub packages: u64,
     /// Installs.
     pub installs: u64,
+    /// Content-audit findings of the artifacts.
+    pub findings: u64,
 }
 
 /// Per-source numbers for statistics.
@@ -239,7 +258,9 @@ impl Catalog {
         copy.query_row(
             "SELECT (SELECT COUNT(*) FROM artifacts WHERE removed_commit_id IS NULL), (SELECT COUNT(*) FROM sources),
                     (SELECT COUNT(*) FROM commits), (SELECT COUNT(*) FROM packages),
-                    (SELECT COUNT(*) FROM (SELECT DISTINCT project_root, package_id FROM installs))",
+                    (SELECT COUNT(*) FROM (SELECT DISTINCT project_root, package_id FROM installs)),
+                    (SELECT COUNT(*) FROM artifact_findings f JOIN artifacts a ON a.id = f.artifact_id
+                     WHERE a.removed_commit_id IS NULL)",
             [],
             |r| {
                 Ok(ExportCounts {
@@ -248,6 +269,7 @@ impl Catalog {
                     commits: r.get::<_, i64>(2)? as u64,
                     packages: r.get::<_, i64>(3)? as u64,
                     installs: r.get::<_, i64>(4)? as u64,
+                    findings: r.get::<_, i64>(5)? as u64,
                 })
             },
         )
@@ -286,12 +308,35 @@ impl Catalog {
                  ORDER BY s.name, a.kind, a.path, f.path",
             )
             .map_err(db_error)?;
+        let mut findings = tx
+            .prepare(
+                "SELECT path, rule, severity, line, excerpt FROM artifact_findings WHERE artifact_id = ?1
+                 ORDER BY path, line, rule",
+            )
+            .map_err(db_error)?;
+        let mut with_findings = |id: i64, mut artifact: ExportArtifact| -> Result<ExportArtifact> {
+            let rows = findings
+                .query_map([id], |r| {
+                    Ok(ExportFinding {
+                        path: r.get(0)?,
+                        rule: r.get(1)?,
+                        severity: r.get(2)?,
+                        line: r.get(3)?,
+                        excerpt: r.get(4)?,
+                    })
+                })
+                .map_err(db_error)?;
+            artifact.findings = rows.collect::<rusqlite::Result<_>>().map_err(db_error)?;
+            Ok(artifact)
+        };
         let mut rows = stmt.query([]).map_err(db_error)?;
         let mut current: Option<(i64, ExportArtifact)> = None;
         while let Some(row) = rows.next().map_err(db_error)? {
             let id: i64 = row.get(0).map_err(db_error)?;
             if current.as_ref().is_none_or(|(open, _)| *open != id) {
-                if let Some((_, done)) = current.take() {
+                if let Some((done_id, done)) = current.take() {
+                    let done = with_findings(done_id, done)?;
+                    counts.findings += done.findings.len() as u64;
                     visit(ExportRecord::Artifact(done))?;
                     counts.artifacts += 1;
                     progress.advance(1);
@@ -310,6 +355,7 @@ impl Catalog {
                     content_digest: row.get(11).map_err(db_error)?,
                     last_changed_commit: row.get(12).map_err(db_error)?,
                     files: Vec::new(),
+                    findings: Vec::new(),
                 };
                 current = Some((id, artifact));
             }
@@ -324,13 +370,16 @@ impl Catalog {
                 });
             }
         }
-        if let Some((_, done)) = current.take() {
+        if let Some((done_id, done)) = current.take() {
+            let done = with_findings(done_id, done)?;
+            counts.findings += done.findings.len() as u64;
             visit(ExportRecord::Artifact(done))?;
             counts.artifacts += 1;
             progress.advance(1);
         }
         drop(rows);
         drop(stmt);
+        drop(findings);
         progress.finish();
 
         let mut stmt = tx

@@ -10,6 +10,7 @@
 mod artifacts;
 mod audit;
 mod browse;
+mod findings;
 mod packages;
 mod registries;
 mod sources;
@@ -22,13 +23,14 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 use crate::error::{Error, ErrorCode, Result};
 
 pub use artifacts::{
-    ArtifactSummary, CommitInfo, FileRecord, IndexedArtifact, LiveArtifact, SourceChanges, WriteOutcome,
+    ArtifactSummary, CommitInfo, FileRecord, IndexedArtifact, KnownBlob, LiveArtifact, SourceChanges, WriteOutcome,
 };
 pub use audit::{
     CatalogStats, ExportArtifact, ExportCommit, ExportCounts, ExportFile, ExportInstall, ExportPackage, ExportRecord,
     ExportSource, InstalledFile, Orphan, SourceStats,
 };
 pub use browse::{ArtifactDetail, Keyset, ListFilter, ListedArtifact, RowFilter, SEARCH_BODY_CHARS, SearchRow};
+pub use findings::{FindingCounts, FindingFilter, FindingRow};
 pub use packages::{InstallRecord, NewPackage, PackageMember};
 pub use registries::{PackageFilter, PackageSearchRow, RegistryPackageRecord};
 pub use sources::{NewSource, SourceRecord};

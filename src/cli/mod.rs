@@ -17,12 +17,14 @@ use std::sync::Arc;
 use clap::{CommandFactory, Parser, Subcommand};
 use serde::Serialize;
 
+use crate::audit::Severity;
 use crate::config::AamHome;
 use crate::error::{Error, Result};
 use crate::scan::{ArtifactKind, Platform};
 use crate::tools::artifacts::{
     CandidatesInput, Info, InfoInput, ListAvailable, ListInput, SourceCandidates, shell_word,
 };
+use crate::tools::audit::{Audit, AuditInput};
 use crate::tools::catalog::{
     Check, CheckInput, Export, ExportFormat, ExportInput, Reindex, ReindexInput, Repair, RepairInput, Stats, StatsInput,
 };
@@ -146,6 +148,9 @@ enum Command {
         /// Fail instead of waiting when another aam command is changing the project.
         #[arg(long)]
         no_wait: bool,
+        /// Let findings of this content-audit rule through the `audit.block` policy (repeatable; see `aam audit`).
+        #[arg(long = "allow-finding", value_name = "RULE_ID")]
+        allow_findings: Vec<String>,
     },
     /// Remove an installed package and undeploy it.
     Uninstall {
@@ -186,6 +191,20 @@ enum Command {
         /// Check the home-folder installs.
         #[arg(short = 'g', long = "global")]
         global: bool,
+    },
+    /// List what the content audit found in artifacts: hidden text, agent-aimed instructions, risky commands, secrets.
+    Audit {
+        /// A source, or one artifact (`source/name`, `source/path`, a name only one source has); default: every source.
+        target: Option<String>,
+        /// Audit the source artifacts installed in this project.
+        #[arg(long, conflicts_with = "target")]
+        installed: bool,
+        /// Only findings at or above this severity: info, warn, high.
+        #[arg(long, value_name = "SEVERITY", value_parser = severity_arg)]
+        min_severity: Option<Severity>,
+        /// Findings to show at most (1 to 10000).
+        #[arg(long, default_value_t = 500)]
+        limit: u32,
     },
     /// Upgrade outdated packages, protecting local edits.
     Upgrade {
@@ -736,6 +755,7 @@ fn run(cli: Cli) -> Result<i32> {
             dry_run,
             global,
             no_wait,
+            allow_findings,
         } => {
             let input = InstallInput {
                 specs,
@@ -746,6 +766,7 @@ fn run(cli: Cli) -> Result<i32> {
                 dry_run,
                 global,
                 no_wait,
+                allow_findings,
             };
             let output = invoke::<Install>(&ctx, input)?;
             out.emit(&output, render::installed_packages)?;
@@ -797,6 +818,20 @@ fn run(cli: Cli) -> Result<i32> {
         }
         Command::Diff { package, global } => {
             out.emit(&invoke::<Diff>(&ctx, VerifyInput { package, global })?, render::diffed)
+        }
+        Command::Audit {
+            target,
+            installed,
+            min_severity,
+            limit,
+        } => {
+            let input = AuditInput {
+                target,
+                installed,
+                min_severity,
+                limit: Some(limit),
+            };
+            out.emit(&invoke::<Audit>(&ctx, input)?, render::audited)
         }
         Command::Outdated { global } => {
             out.emit(&invoke::<Outdated>(&ctx, OutdatedInput { global })?, render::outdated)
@@ -951,6 +986,11 @@ fn run_upgrade(
         .any(|p| matches!(p.status, UpgradeStatus::Failed | UpgradeStatus::Skipped));
     out.emit(&output, render::upgraded)?;
     Ok(if failed { 1 } else { 0 })
+}
+
+/// A `--min-severity` value.
+fn severity_arg(text: &str) -> std::result::Result<Severity, String> {
+    Severity::parse(text).ok_or_else(|| format!("`{text}` is not a severity; use info, warn or high"))
 }
 
 /// A `--platform` value.
@@ -1236,6 +1276,7 @@ mod tests {
         ("verify", &["aam_verify"]),
         ("diff", &["aam_diff"]),
         ("outdated", &["aam_outdated"]),
+        ("audit", &["aam_audit"]),
         ("upgrade", &["aam_upgrade"]),
         ("catalog reindex", &["aam_catalog_reindex"]),
         ("pkg init", &["aam_init_package"]),

@@ -3,6 +3,7 @@
 use crate::mcp::clients::ClientConfig;
 use crate::sources::short_id;
 use crate::tools::artifacts::{CandidatesOutput, InfoOutput, ListOutput};
+use crate::tools::audit::AuditOutput;
 use crate::tools::catalog::{
     CheckStatus, ExportFormat, ExportOutput, HealthCheck, HealthReport, ReindexOutput, RepairOutput, StatsOutput,
     TypeCounts,
@@ -296,11 +297,15 @@ pub fn search(o: &SearchOutput, next: Option<&str>) -> String {
         .results
         .iter()
         .map(|r| {
-            let name = if r.installed {
+            let mut name = if r.installed {
                 format!("{} (installed)", r.name)
             } else {
                 r.name.clone()
             };
+            // Findings worth a look before installing show as a badge.
+            if let Some(severity) = r.max_severity.filter(|s| *s >= crate::audit::Severity::Warn) {
+                name.push_str(&format!(" [audit: {} {severity}]", r.findings));
+            }
             let kind = if r.artifact_types.is_empty() {
                 r.kind.as_str().to_string()
             } else {
@@ -353,6 +358,22 @@ pub fn info(o: &InfoOutput) -> String {
         out.push_str("\nWarnings\n");
         for w in &o.warnings {
             out.push_str(&format!("  - {w}\n"));
+        }
+    }
+    if !o.findings.is_empty() {
+        let c = &o.finding_counts;
+        out.push_str(&format!(
+            "\nAudit findings ({} high, {} warn, {} info; `aam audit {}` lists all)\n",
+            c.high, c.warn, c.info, o.qualified_name
+        ));
+        for f in &o.findings {
+            let place = f.line.map_or(f.path.clone(), |l| format!("{}:{l}", f.path));
+            out.push_str(&format!(
+                "  {:<4}  {}  {place}  {}\n",
+                f.severity.as_str(),
+                f.rule,
+                f.excerpt
+            ));
         }
     }
     out.push_str("\nPreview\n");
@@ -798,6 +819,47 @@ pub fn outdated(o: &OutdatedOutput) -> String {
         })
         .collect();
     table(&["NAME", "CURRENT", "WANTED", "LATEST", "STATUS", "WHY"], &rows)
+}
+
+/// `aam audit`: one block per artifact, one line per finding.
+pub fn audited(o: &AuditOutput) -> String {
+    if o.findings.is_empty() {
+        return "No findings.\n".to_string();
+    }
+    let mut out = String::new();
+    let mut current = None;
+    for f in &o.findings {
+        if current != Some((&f.artifact, &f.artifact_path)) {
+            if current.is_some() {
+                out.push('\n');
+            }
+            out.push_str(&format!("{} ({}, {})\n", f.artifact, f.kind.as_str(), f.artifact_path));
+            current = Some((&f.artifact, &f.artifact_path));
+        }
+        let place = match f.line {
+            Some(line) => format!("{}:{line}", f.path),
+            None => f.path.clone(),
+        };
+        out.push_str(&format!(
+            "  {:<4}  {}  {place}\n        {}\n",
+            f.severity.as_str(),
+            f.rule,
+            f.excerpt
+        ));
+    }
+    out.push_str(&format!(
+        "\n{} high, {} warn, {} info in {} artifact(s){}\n",
+        o.counts.high,
+        o.counts.warn,
+        o.counts.info,
+        o.artifacts_with_findings,
+        if o.truncated {
+            " (more than shown; raise `--limit`)"
+        } else {
+            ""
+        }
+    ));
+    out
 }
 
 /// `aam upgrade`.

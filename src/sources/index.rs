@@ -11,7 +11,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 use super::git::{FileMode, GitCache, Oid, PathTarget, TreeFile};
-use crate::catalog::{FileRecord, IndexedArtifact, LiveArtifact, SourceChanges};
+use crate::audit::{self, FileInfo, Finding};
+use crate::catalog::{FileRecord, IndexedArtifact, KnownBlob, LiveArtifact, SourceChanges};
 use crate::error::Result;
 use crate::progress::Progress;
 use crate::scan::{self, ArtifactKind, Detected};
@@ -324,15 +325,19 @@ impl<'c> Snapshot<'c> {
             let file = &files[index];
             let oid = file.oid.to_string();
             let is_content = content.as_ref().is_some_and(|(path, _)| *path == file.path);
-            let (blake3, size) = match known.get(&oid) {
-                Some(recorded) if !is_content => recorded.clone(),
+            let (blake3, size, findings) = match known.get(&oid) {
+                // An unchanged blob at the same path keeps its summary and findings.
+                Some(recorded) if !is_content && recorded.path == file.path => {
+                    (recorded.blake3.clone(), recorded.size, recorded.findings.clone())
+                }
                 _ => {
                     let bytes = self.cache.read_blob(file.oid)?;
                     let summary = (blake3::hash(&bytes).to_hex().to_string(), bytes.len() as u64);
+                    let findings = scan_blob(file, file.path == main_path || is_content, &bytes);
                     if is_content {
                         main_bytes = Some(bytes);
                     }
-                    summary
+                    (summary.0, summary.1, findings)
                 }
             };
             records.push(FileRecord {
@@ -341,6 +346,7 @@ impl<'c> Snapshot<'c> {
                 git_blob: oid,
                 blake3,
                 size,
+                findings,
             });
         }
         let (content_path, content_bytes) = match content {
@@ -413,8 +419,23 @@ impl<'c> Snapshot<'c> {
     }
 }
 
-/// Blob id (hex) to the (blake3, size) already recorded for it.
-pub type KnownBlobs = HashMap<String, (String, u64)>;
+/// Blob id (hex) to what is already recorded for it.
+pub type KnownBlobs = HashMap<String, KnownBlob>;
+
+/// What the content audit finds in one file's bytes (symlinks are not read as text).
+/// `AAM_AUDIT=off` turns the scan off, for measuring what it costs.
+fn scan_blob(file: &TreeFile, main: bool, bytes: &[u8]) -> Vec<Finding> {
+    static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if file.mode == FileMode::Symlink || *OFF.get_or_init(|| std::env::var("AAM_AUDIT").is_ok_and(|v| v == "off")) {
+        return Vec::new();
+    }
+    let info = FileInfo {
+        path: &file.path,
+        executable: file.mode == FileMode::Executable,
+        main,
+    };
+    audit::scan_file(info, bytes)
+}
 
 /// Where a symlinked main file leads.
 #[derive(Debug, Default)]

@@ -5,8 +5,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::audit::{AuditFinding, SeverityCounts, finding};
 use super::{Context, Example, Expect, Risk, Tool, qualified_name, split_qualified};
-use crate::catalog::{Catalog, Keyset, ListFilter, ListedArtifact};
+use crate::catalog::{Catalog, FindingFilter, Keyset, ListFilter, ListedArtifact};
 use crate::error::{Error, ErrorCode, Result};
 use crate::project::{self, ProjectArtifact};
 use crate::scan::ArtifactKind;
@@ -74,6 +75,10 @@ pub struct InfoOutput {
     pub preview_truncated: bool,
     /// Problems recorded when it was indexed.
     pub warnings: Vec<String>,
+    /// Content-audit findings, counted by severity.
+    pub finding_counts: SeverityCounts,
+    /// The content-audit findings themselves (first 50; `aam_audit` lists all).
+    pub findings: Vec<AuditFinding>,
     /// The command that installs it.
     pub install_command: String,
 }
@@ -127,9 +132,20 @@ impl Tool for Info {
         let detail = catalog
             .artifact_detail(found.id)?
             .ok_or_else(|| not_found(&input.name, Vec::new()))?;
+        let rows = catalog.findings(&FindingFilter {
+            artifact_ids: Some(vec![found.id]),
+            ..Default::default()
+        })?;
+        let mut finding_counts = SeverityCounts::default();
+        for row in &rows {
+            finding_counts.add(row.severity);
+        }
+        let findings = rows.into_iter().take(50).map(finding).collect();
         let preview_end = detail.body.char_indices().nth(PREVIEW_CHARS).map(|(i, _)| i);
         let qualified = qualified_name(&detail.source, &detail.name);
         Ok(InfoOutput {
+            finding_counts,
+            findings,
             install_command: format!("aam install {}", shell_word(&qualified)),
             qualified_name: qualified,
             preview: detail.body[..preview_end.unwrap_or(detail.body.len())].to_string(),

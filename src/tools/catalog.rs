@@ -126,7 +126,7 @@ pub struct ExportOutput {
 }
 
 /// The columns of the CSV export, in order.
-pub const CSV_COLUMNS: [&str; 14] = [
+pub const CSV_COLUMNS: [&str; 17] = [
     "source",
     "source_url",
     "ref",
@@ -141,6 +141,9 @@ pub const CSV_COLUMNS: [&str; 14] = [
     "file_count",
     "total_size",
     "files",
+    "finding_count",
+    "max_severity",
+    "findings",
 ];
 
 /// Exports the catalog for offline audits.
@@ -149,7 +152,7 @@ pub struct Export;
 impl Tool for Export {
     const NAME: &'static str = "aam_catalog_export";
     const TITLE: &'static str = "Export the catalog";
-    const DESCRIPTION: &'static str = "Write the catalog to one file for offline audits, as a consistent snapshot even while other aam processes write: `sqlite` (every table; open it with any SQLite tool), `jsonl` (one self-contained record per artifact with source URL, ref, commit, path, type, name, description and every file's size and blake3, then sources, commits, packages and installs; each record names its kind in `record`) or `csv` (a flat artifacts table). Returns the path, record counts and size.";
+    const DESCRIPTION: &'static str = "Write the catalog to one file for offline audits, as a consistent snapshot even while other aam processes write: `sqlite` (every table; open it with any SQLite tool), `jsonl` (one self-contained record per artifact with source URL, ref, commit, path, type, name, description and every file's size and blake3 and its content-audit findings, then sources, commits, packages and installs; each record names its kind in `record`) or `csv` (a flat artifacts table with finding count, highest severity and findings as JSON). Returns the path, record counts and size.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
     const ERRORS: &'static [ErrorCode] = &[ErrorCode::IoError, ErrorCode::CatalogError, ErrorCode::Forbidden];
@@ -211,6 +214,11 @@ impl Tool for Export {
                         return Ok(());
                     };
                     let files = serde_json::to_string(&a.files).unwrap_or_default();
+                    let findings = serde_json::to_string(&a.findings).unwrap_or_default();
+                    let max_severity = ["high", "warn", "info"]
+                        .into_iter()
+                        .find(|s| a.findings.iter().any(|f| f.severity == *s))
+                        .unwrap_or_default();
                     let size: i64 = a.files.iter().map(|f| f.size).sum();
                     out.write_record([
                         a.source.as_str(),
@@ -227,12 +235,16 @@ impl Tool for Export {
                         &a.files.len().to_string(),
                         &size.to_string(),
                         &files,
+                        &a.findings.len().to_string(),
+                        max_severity,
+                        &findings,
                     ])
                     .map_err(|e| write_error(temp, e.into()))
                 })?;
                 out.flush().map_err(|e| write_error(temp, e))?;
                 Ok(ExportCounts {
                     artifacts: counts.artifacts,
+                    findings: counts.findings,
                     ..ExportCounts::default()
                 })
             }

@@ -31,6 +31,26 @@ const KEYS: &[Key] = &[
         per_project: true,
     },
     Key {
+        name: "audit.block",
+        about: "installs refuse artifacts with content-audit findings at or above this severity (info, warn, high, off; default high)",
+        get: |s| s.audit.block.clone().map_or(Value::Null, Value::from),
+        set: Some(|s, v| {
+            s.audit.block = audit_level(v)?;
+            Ok(())
+        }),
+        per_project: true,
+    },
+    Key {
+        name: "audit.warn",
+        about: "installs warn about content-audit findings at or above this severity (info, warn, high, off; default warn)",
+        get: |s| s.audit.warn.clone().map_or(Value::Null, Value::from),
+        set: Some(|s, v| {
+            s.audit.warn = audit_level(v)?;
+            Ok(())
+        }),
+        per_project: true,
+    },
+    Key {
         name: "registries",
         about: "configured package registries (change them with `aam registry add|init|remove`)",
         get: |s| serde_json::to_value(&s.registries).unwrap_or(Value::Null),
@@ -52,6 +72,19 @@ fn set_default_platforms(settings: &mut Settings, value: &str) -> Result<()> {
     platforms.dedup();
     settings.default_platforms = platforms;
     Ok(())
+}
+
+/// A severity threshold setting: `info`, `warn`, `high` or `off`; empty unsets it.
+fn audit_level(value: &str) -> Result<Option<String>> {
+    let value = value.trim().to_ascii_lowercase();
+    if value.is_empty() {
+        return Ok(None);
+    }
+    crate::audit::Threshold::parse(&value)
+        .map(|_| Some(value.clone()))
+        .ok_or_else(|| {
+            Error::invalid_argument(format!("`{value}` is not a severity")).with_hint("use info, warn, high or off")
+        })
 }
 
 fn key(name: &str) -> Result<&'static Key> {

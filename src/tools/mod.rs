@@ -8,6 +8,7 @@
 //! or prints: front ends do that.
 
 pub mod artifacts;
+pub mod audit;
 pub mod catalog;
 pub mod config;
 mod context;
@@ -307,6 +308,7 @@ pub fn registry() -> Vec<ToolSpec> {
         spec::<search::Search>(),
         spec::<artifacts::Info>(),
         spec::<artifacts::ListAvailable>(),
+        spec::<audit::Audit>(),
         spec::<catalog::Reindex>(),
         spec::<packages::PkgInit>(),
         spec::<packages::PkgCreate>(),

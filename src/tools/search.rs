@@ -78,6 +78,10 @@ pub struct SearchResult {
     pub score: f32,
     /// Whether a package installed in the current project holds it.
     pub installed: bool,
+    /// Content-audit findings in its files (`aam_audit` lists them); 0 for packages.
+    pub findings: u64,
+    /// The highest severity among them: `info`, `warn` or `high`.
+    pub max_severity: Option<crate::audit::Severity>,
 }
 
 /// Output of `aam_search`.
@@ -197,12 +201,21 @@ impl Tool for Search {
             .collect();
         let installed_artifacts = catalog.installed_among(&project, &artifact_ids)?;
         let installed_packages = catalog.installed_package_names(&project)?;
+        let finding_counts = catalog.finding_counts(&artifact_ids)?;
         Ok(SearchOutput {
             query: input.query,
             results: found
                 .hits
                 .into_iter()
                 .map(|hit| SearchResult {
+                    findings: match hit.kind {
+                        ResultKind::Package => 0,
+                        _ => finding_counts.get(&hit.id).map_or(0, |c| c.total()),
+                    },
+                    max_severity: match hit.kind {
+                        ResultKind::Package => None,
+                        _ => finding_counts.get(&hit.id).and_then(|c| c.highest()),
+                    },
                     qualified_name: match hit.kind {
                         ResultKind::Package => hit.name.clone(),
                         _ => qualified_name(&hit.source, &hit.name),

@@ -2,6 +2,7 @@
 //! a real SQLite catalog and a temporary `AAM_HOME` per test.
 
 mod audit;
+mod audit_findings;
 mod candidates;
 mod contract;
 mod corpus;

@@ -164,6 +164,7 @@ fn valid_calls(env: &TestEnv) -> Vec<(&'static str, Value)> {
         ("aam_source_candidates", json!({"source": "upstream"})),
         ("aam_search", json!({"query": "pdf"})),
         ("aam_info", json!({"name": "upstream/pdf"})),
+        ("aam_audit", json!({"target": "upstream", "min_severity": "warn"})),
         ("aam_list_available", json!({})),
         ("aam_catalog_reindex", json!({})),
         ("aam_catalog_stats", json!({})),

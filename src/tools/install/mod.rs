@@ -238,6 +238,9 @@ pub struct InstallInput {
     /// Fail with `AAM_CONFLICT` instead of waiting when another aam command is changing the project.
     #[serde(default)]
     pub no_wait: bool,
+    /// Content-audit rule ids (`cmd-pipe-shell`) whose findings do not block this install (see `aam_audit`).
+    #[serde(default)]
+    pub allow_findings: Vec<String>,
 }
 
 /// One package installed.
@@ -304,6 +307,8 @@ pub struct InstallOutput {
     pub root: String,
     /// Whether nothing was changed.
     pub dry_run: bool,
+    /// Content-audit findings at or above `audit.warn` in what was installed.
+    pub audit_warnings: Vec<String>,
 }
 
 impl InstallOutput {
@@ -327,6 +332,7 @@ impl Tool for Install {
         ErrorCode::ArtifactNotFound,
         ErrorCode::ArtifactAmbiguous,
         ErrorCode::ArtifactRejected,
+        ErrorCode::AuditBlocked,
         ErrorCode::DependencyConflict,
         ErrorCode::Conflict,
         ErrorCode::ManifestInvalid,
@@ -381,11 +387,18 @@ impl Tool for Install {
 /// The one install path: new packages, and installed ones replaced (what an
 /// upgrade is), with edits protected by `on_edited`.
 fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited) -> Result<InstallOutput> {
-    let prepared = {
+    let (prepared, audit_warnings) = {
         let catalog = ctx.catalog()?;
-        specs::prepare_specs(ctx, &catalog, &input.specs)?
+        let prepared = specs::prepare_specs(ctx, &catalog, &input.specs)?;
+        let warnings = super::audit::gate(ctx, &catalog, &prepared, &input.allow_findings, input.global)?;
+        (prepared, warnings)
     };
-    install_prepared(ctx, input, prepared, on_edited)
+    for warning in &audit_warnings {
+        tracing::warn!("{warning}");
+    }
+    let mut output = install_prepared(ctx, input, prepared, on_edited)?;
+    output.audit_warnings = audit_warnings;
+    Ok(output)
 }
 
 /// What one command does with one prepared package.
@@ -472,6 +485,7 @@ fn install_prepared(
         skipped: Vec::new(),
         root: roots.root_text(),
         dry_run: input.dry_run,
+        audit_warnings: Vec::new(),
     };
     let mut todo = Vec::new();
     let mut backups = Vec::new();

@@ -1,0 +1,353 @@
+//! `aam_audit`: the content audit's findings (see `docs/audit.md`), read from the
+//! catalog for every source, one source, one artifact or what this project installed.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::artifacts::resolve;
+use super::{Context, Example, Expect, Risk, Tool, qualified_name};
+use crate::audit::{FileInfo, Policy, RULES_VERSION, Severity, find_rule, scan_file};
+use crate::catalog::{Catalog, FindingFilter, FindingRow};
+use crate::config::{project_settings_path, read_settings};
+use crate::error::{Error, ErrorCode, Result};
+use crate::install::plan::Prepared;
+use crate::packages::lock::{self, Origin};
+use crate::scan::ArtifactKind;
+
+/// Findings returned by default.
+const DEFAULT_LIMIT: u32 = 500;
+
+/// Input of `aam_audit`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AuditInput {
+    /// A source name, or one artifact (`source/name`, `source/path`, a name only one
+    /// source has). Empty: every source.
+    #[serde(default)]
+    pub target: Option<String>,
+    /// Audit the source artifacts installed in this project instead.
+    #[serde(default)]
+    pub installed: bool,
+    /// Only findings at or above this severity: `info` (default), `warn` or `high`.
+    #[serde(default)]
+    pub min_severity: Option<Severity>,
+    /// Findings to return at most (1 to 10000, default 500).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// One finding.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AuditFinding {
+    /// `source/name` of the artifact.
+    pub artifact: String,
+    /// Artifact type.
+    #[serde(rename = "type")]
+    pub kind: ArtifactKind,
+    /// Artifact path in its repository.
+    pub artifact_path: String,
+    /// File the finding is in (repository path).
+    pub path: String,
+    /// Rule id (see `docs/audit.md`).
+    pub rule: String,
+    /// `info`, `warn` or `high`.
+    pub severity: Severity,
+    /// 1-based line; absent for whole-file findings.
+    pub line: Option<u32>,
+    /// The text found, invisible characters shown as `<U+XXXX>`, secrets cut short.
+    pub excerpt: String,
+    /// Why the rule matters.
+    pub reason: String,
+    /// What to do about it.
+    pub fix: String,
+}
+
+/// Findings counted by severity.
+#[derive(Debug, Clone, Copy, Default, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SeverityCounts {
+    /// `high` findings.
+    pub high: u64,
+    /// `warn` findings.
+    pub warn: u64,
+    /// `info` findings.
+    pub info: u64,
+}
+
+impl SeverityCounts {
+    /// Counts one more finding of `severity`.
+    pub fn add(&mut self, severity: Severity) {
+        match severity {
+            Severity::High => self.high += 1,
+            Severity::Warn => self.warn += 1,
+            Severity::Info => self.info += 1,
+        }
+    }
+}
+
+/// Output of `aam_audit`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AuditOutput {
+    /// Version of the rule set the scanner runs.
+    pub rules_version: u32,
+    /// Every finding matched, counted by severity (also those past `limit`).
+    pub counts: SeverityCounts,
+    /// Artifacts with at least one finding matched.
+    pub artifacts_with_findings: u64,
+    /// Findings, by source, type, artifact, file and line.
+    pub findings: Vec<AuditFinding>,
+    /// Whether findings were left out by `limit`.
+    pub truncated: bool,
+}
+
+/// Lists content-audit findings.
+pub struct Audit;
+
+impl Tool for Audit {
+    const NAME: &'static str = "aam_audit";
+    const TITLE: &'static str = "Audit artifact contents";
+    const DESCRIPTION: &'static str = "List what the content audit found in artifacts' files when their sources were indexed: hidden characters, instructions aimed at the agent, risky commands, committed secrets, broad frontmatter powers, binaries. Each finding has a rule id, severity (info, warn, high), file, line, an excerpt with invisible characters made visible, a reason and a fix. Audit every source, one source, one artifact, or (`installed`) the source artifacts installed in this project. Next: `aam_info` for the artifact; `aam_install` refuses findings at or above the `audit.block` setting unless `allow_findings` names their rules.";
+    const RISK: Risk = Risk::Read;
+    const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::ArtifactNotFound, ErrorCode::ArtifactAmbiguous];
+    const CONSTRAINTS: &'static [&'static str] = &[
+        "`target` and `installed` are exclusive",
+        "`limit` is 1 to 10000",
+        "findings of artifacts indexed before the audit existed appear after their source is updated or re-added",
+    ];
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "every finding of a source at warn or above",
+            input: r#"{"target": "sample", "min_severity": "warn"}"#,
+            expect: Expect::Output(r#"{"rules_version": 1, "truncated": false}"#),
+        },
+        Example {
+            title: "an artifact no source has",
+            input: r#"{"target": "sample/ghost"}"#,
+            expect: Expect::Error(ErrorCode::ArtifactNotFound),
+        },
+    ];
+    type Input = AuditInput;
+    type Output = AuditOutput;
+
+    fn run(ctx: &Context, input: AuditInput) -> Result<AuditOutput> {
+        let limit = input.limit.unwrap_or(DEFAULT_LIMIT);
+        if !(1..=10_000).contains(&limit) {
+            return Err(Error::invalid_argument(format!(
+                "`limit` is {limit}; it takes 1 to 10000"
+            )));
+        }
+        if input.installed && input.target.is_some() {
+            return Err(Error::invalid_argument("`target` and `installed` cannot be combined")
+                .with_hint("audit one target, or everything installed in this project"));
+        }
+        let catalog = ctx.catalog()?;
+        let mut filter = FindingFilter {
+            min_severity: input.min_severity,
+            ..Default::default()
+        };
+        if input.installed {
+            filter.artifact_ids = Some(installed_artifacts(ctx, &catalog)?);
+        } else if let Some(target) = input.target.as_deref().filter(|t| !t.trim().is_empty()) {
+            match catalog.list_sources()?.into_iter().find(|s| s.name == target) {
+                Some(source) => filter.source_id = Some(source.id),
+                None => filter.artifact_ids = Some(vec![resolve(ctx, &catalog, target)?.id]),
+            }
+        }
+        let rows = catalog.findings(&filter)?;
+        Ok(output(rows, limit as usize))
+    }
+}
+
+/// The catalog artifacts this project's lock names (source installs only).
+fn installed_artifacts(ctx: &Context, catalog: &Catalog) -> Result<Vec<i64>> {
+    let root = crate::project::root(&ctx.cwd);
+    let lock = lock::read(&root)?;
+    let sources = catalog.list_sources()?;
+    let mut ids = Vec::new();
+    for package in lock.packages.values().filter(|p| p.source == Origin::Source) {
+        let Some(source) = sources.iter().find(|s| s.name == package.source_name) else {
+            continue;
+        };
+        for artifact in &package.artifacts {
+            if let Some(found) = catalog.artifact_at(source.id, &artifact.path)? {
+                ids.push(found.id);
+            }
+        }
+    }
+    Ok(ids)
+}
+
+fn output(rows: Vec<FindingRow>, limit: usize) -> AuditOutput {
+    let mut counts = SeverityCounts::default();
+    let mut artifacts = std::collections::HashSet::new();
+    for row in &rows {
+        counts.add(row.severity);
+        artifacts.insert(row.artifact_id);
+    }
+    let truncated = rows.len() > limit;
+    AuditOutput {
+        rules_version: RULES_VERSION,
+        counts,
+        artifacts_with_findings: artifacts.len() as u64,
+        findings: rows.into_iter().take(limit).map(finding).collect(),
+        truncated,
+    }
+}
+
+/// A catalog finding with its rule's reason and fix.
+pub fn finding(row: FindingRow) -> AuditFinding {
+    let rule = find_rule(&row.rule);
+    AuditFinding {
+        artifact: qualified_name(&row.source, &row.name),
+        kind: row.kind,
+        artifact_path: row.artifact_path,
+        path: row.path,
+        reason: rule.map(|r| r.reason.to_string()).unwrap_or_default(),
+        fix: rule.map(|r| r.fix.to_string()).unwrap_or_default(),
+        rule: row.rule,
+        severity: row.severity,
+        line: row.line,
+        excerpt: row.excerpt,
+    }
+}
+
+// ---------------------------------------------------------------- install gate
+
+/// The install policy: the project's `.aam/config.yaml` (unless `global`), then
+/// `$AAM_HOME/config.yaml`, then the defaults (block `high`, warn `warn`).
+fn policy(ctx: &Context, global: bool) -> Result<Policy> {
+    let home = ctx.home.load_settings()?;
+    let project = if global {
+        None
+    } else {
+        Some(read_settings(&project_settings_path(&crate::project::root(&ctx.cwd)))?)
+    };
+    let mut layers = Vec::new();
+    if let Some(project) = &project {
+        layers.push((project.audit.block.as_deref(), project.audit.warn.as_deref()));
+    }
+    layers.push((home.audit.block.as_deref(), home.audit.warn.as_deref()));
+    Policy::from_layers(&layers).map_err(|(key, value)| {
+        Error::new(
+            ErrorCode::SettingsInvalid,
+            format!("`{key}` is `{value}`, which is not a severity"),
+        )
+        .with_hint(format!(
+            "set it with `aam config set {key} high` (info, warn, high, off)"
+        ))
+    })
+}
+
+/// A finding met by the install gate.
+struct Met {
+    package: String,
+    path: String,
+    rule: String,
+    severity: Severity,
+    line: Option<u32>,
+}
+
+impl Met {
+    fn place(&self) -> String {
+        match self.line {
+            Some(line) => format!("`{}` line {line}", self.path),
+            None => format!("`{}`", self.path),
+        }
+    }
+}
+
+/// Checks packages about to be installed against the audit policy: source
+/// artifacts by their catalog findings, folders, archives and registry packages
+/// by scanning their files. Findings whose rule is in `allow` are let through.
+/// Returns warnings (findings at or above `audit.warn`); fails with
+/// `AAM_AUDIT_BLOCKED` naming the first blocking rule, file and line.
+pub(crate) fn gate(
+    ctx: &Context,
+    catalog: &Catalog,
+    prepared: &[Prepared],
+    allow: &[String],
+    global: bool,
+) -> Result<Vec<String>> {
+    for rule in allow {
+        if find_rule(rule).is_none() {
+            return Err(Error::invalid_argument(format!("`{rule}` is not an audit rule"))
+                .with_hint("rule ids are listed in docs/audit.md and by `aam audit`"));
+        }
+    }
+    let policy = policy(ctx, global)?;
+    let mut met = Vec::new();
+    for package in prepared {
+        let name = package.manifest.name.clone();
+        if package.origin == Origin::Source {
+            let ids: Vec<i64> = package.members.iter().filter_map(|m| m.artifact_id).collect();
+            for row in catalog.findings(&FindingFilter {
+                artifact_ids: Some(ids),
+                ..Default::default()
+            })? {
+                met.push(Met {
+                    package: name.clone(),
+                    path: row.path,
+                    rule: row.rule,
+                    severity: row.severity,
+                    line: row.line,
+                });
+            }
+            continue;
+        }
+        for (path, (bytes, executable)) in &package.files {
+            let file_name = path.rsplit('/').next().unwrap_or(path);
+            let info = FileInfo {
+                path,
+                executable: *executable,
+                main: file_name.eq_ignore_ascii_case("SKILL.md") || package.members.iter().any(|m| m.path == *path),
+            };
+            for finding in scan_file(info, bytes) {
+                met.push(Met {
+                    package: name.clone(),
+                    path: path.clone(),
+                    rule: finding.rule.to_string(),
+                    severity: finding.severity,
+                    line: finding.line,
+                });
+            }
+        }
+    }
+    met.retain(|m| !allow.contains(&m.rule));
+    let blocked: Vec<&Met> = met.iter().filter(|m| policy.block.reached(m.severity)).collect();
+    if let Some(first) = blocked.first() {
+        let more = match blocked.len() {
+            1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
+        return Err(Error::new(
+            ErrorCode::AuditBlocked,
+            format!(
+                "`{}` has a {} audit finding: `{}` in {}{more}",
+                first.package,
+                first.severity,
+                first.rule,
+                first.place()
+            ),
+        )
+        .with_hint(format!(
+            "review with `aam audit`; install anyway with `--allow-finding {}` (MCP: `allow_findings`), or change `audit.block`",
+            first.rule
+        )));
+    }
+    Ok(met
+        .iter()
+        .filter(|m| policy.warn.reached(m.severity))
+        .map(|m| {
+            format!(
+                "`{}`: {} audit finding `{}` in {}",
+                m.package,
+                m.severity,
+                m.rule,
+                m.place()
+            )
+        })
+        .collect())
+}
