@@ -58,9 +58,53 @@ pub fn resolve_links(path: &Path) -> Option<PathBuf> {
     Some(real)
 }
 
+/// Reads a metadata file aam keeps in a folder another party may have written
+/// (a project's `.aam/`): `None` when absent; refused when it, or the folder
+/// holding it, is a link or not a plain file, or when it is over `max` bytes,
+/// so nothing is read from outside through it and memory stays bounded.
+pub fn read_plain(path: &Path, max: u64) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let refused = |why: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, why.to_string());
+    if let Some(parent) = path.parent()
+        && std::fs::symlink_metadata(parent).is_ok_and(|m| m.file_type().is_symlink())
+    {
+        return Err(refused("its folder is a link"));
+    }
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if !meta.file_type().is_file() => return Err(refused("it is a link or not a plain file")),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let file = std::fs::File::open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(refused("it is not a plain file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(refused(&format!("it is larger than {max} bytes")));
+    }
+    Ok(Some(bytes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_reads_refuse_links_and_big_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("secret");
+        std::fs::write(&outside, "secret").unwrap();
+        std::os::unix::fs::symlink(&outside, dir.path().join("link")).unwrap();
+        assert!(read_plain(&dir.path().join("link"), 100).is_err());
+        assert_eq!(read_plain(&dir.path().join("none"), 100).unwrap(), None);
+        assert_eq!(read_plain(&outside, 100).unwrap().unwrap(), b"secret");
+        assert!(read_plain(&outside, 3).is_err());
+        std::os::unix::fs::symlink(dir.path(), dir.path().join("folder")).unwrap();
+        assert!(read_plain(&dir.path().join("folder/secret"), 100).is_err());
+    }
 
     #[test]
     fn dangling_links_do_not_hide_where_they_point() {

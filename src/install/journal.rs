@@ -44,6 +44,9 @@ use crate::scan::Platform;
 /// The journal's layout version.
 const JOURNAL_VERSION: u32 = 1;
 
+/// Largest journal read back.
+const MAX_JOURNAL_BYTES: u64 = 256 * 1024 * 1024;
+
 /// One file a command writes (`content`) or removes (`None`), by key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileChange {
@@ -280,14 +283,14 @@ pub fn apply(
         prune_dirs,
         mirror,
     };
-    write_journal(&roots.root, &journal)?;
+    write_journal(roots, &journal)?;
     if let Err(e) = make_changes(roots, &journal, &paths, &contents, cancel) {
         rollback(roots, &journal);
         remove_journal(&roots.root);
         return Err(e);
     }
     journal.stage = Stage::Committed;
-    if let Err(e) = write_journal(&roots.root, &journal) {
+    if let Err(e) = write_journal(roots, &journal) {
         rollback(roots, &journal);
         remove_journal(&roots.root);
         return Err(e);
@@ -377,11 +380,25 @@ fn stage(path: &Path, bytes: &[u8], executable: bool) -> Result<()> {
         .map_err(|e| Error::io("write", path, e))
 }
 
-/// Writes the journal under a fixed staging name (so a crash mid-write leaves
-/// nothing recovery does not know), flushes it, and renames it into place.
-fn write_journal(root: &Path, journal: &Journal) -> Result<()> {
+/// A journal as stored: its JSON text and a keyed blake3 of that text under
+/// this machine's journal key.
+#[derive(Serialize, Deserialize)]
+struct Sealed {
+    seal: String,
+    body: String,
+}
+
+/// Writes the journal, sealed, under a fixed staging name (so a crash mid-write
+/// leaves nothing recovery does not know), flushes it, and renames it into place.
+fn write_journal(roots: &Roots, journal: &Journal) -> Result<()> {
     use std::io::Write;
-    let text = serde_json::to_vec_pretty(journal).map_err(|e| Error::internal(format!("journal: {e}")))?;
+    let root = &roots.root;
+    let body = serde_json::to_string_pretty(journal).map_err(|e| Error::internal(format!("journal: {e}")))?;
+    let seal = blake3::keyed_hash(&roots.journal_key()?, body.as_bytes())
+        .to_hex()
+        .to_string();
+    let text =
+        serde_json::to_vec_pretty(&Sealed { seal, body }).map_err(|e| Error::internal(format!("journal: {e}")))?;
     let staged = staged_journal_path(root);
     let mut file = File::create(&staged).map_err(|e| Error::io("write", &staged, e))?;
     file.write_all(&text).map_err(|e| Error::io("write", &staged, e))?;
@@ -394,6 +411,19 @@ fn write_journal(root: &Path, journal: &Journal) -> Result<()> {
     }
     tick();
     Ok(())
+}
+
+/// The journal in `text`, when its seal is this machine's.
+fn unseal(roots: &Roots, text: &[u8]) -> std::result::Result<Journal, String> {
+    let sealed: Sealed =
+        serde_json::from_slice(text).map_err(|e| format!("it is not a journal (line {})", e.line()))?;
+    let key = roots.journal_key().map_err(|e| e.message().to_string())?;
+    let expected = blake3::keyed_hash(&key, sealed.body.as_bytes());
+    let given = blake3::Hash::from_hex(&sealed.seal).map_err(|_| "its seal is not a digest".to_string())?;
+    if given != expected {
+        return Err("it was not written by aam with this AAM_HOME (it may have come with the repository)".to_string());
+    }
+    serde_json::from_str(&sealed.body).map_err(|e| format!("it is not a journal (line {})", e.line()))
 }
 
 fn remove_journal(root: &Path) {
@@ -504,12 +534,13 @@ pub fn recover(
     // A journal that never made it into place means nothing had changed yet.
     let _ = std::fs::remove_file(staged_journal_path(&roots.root));
     let path = journal_path(&roots.root);
-    let text = match std::fs::read(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+    let text = match crate::paths::read_plain(&path, MAX_JOURNAL_BYTES) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => return Err(invalid_journal(&path, &e.to_string())),
         Err(e) => return Err(Error::io("read", &path, e)),
     };
-    let journal: Journal = serde_json::from_slice(&text).map_err(|e| invalid_journal(&path, &e.to_string()))?;
+    let journal = unseal(roots, &text).map_err(|why| invalid_journal(&path, &why))?;
     check_journal(roots, &journal).map_err(|why| invalid_journal(&path, &why))?;
     let outcome = match journal.stage {
         Stage::Prepared => {
@@ -579,7 +610,7 @@ mod tests {
         std::fs::create_dir_all(root.join(".aam")).unwrap();
         std::fs::write(root.join(".claude/skills/old/SKILL.md"), "old").unwrap();
         std::fs::write(root.join("CLAUDE.md"), "Mine\n").unwrap();
-        let roots = Roots::new(root, dir.path().join("home"), false);
+        let roots = Roots::new(root, dir.path().join("home"), false).with_state(dir.path().join("aam-home"));
         (dir, roots)
     }
 
@@ -718,7 +749,7 @@ mod tests {
                     package: "kit".into(),
                 }],
             };
-            write_journal(&roots.root, &journal).unwrap();
+            write_journal(&roots, &journal).unwrap();
             make_changes(&roots, &journal, &paths, &contents, &Cancel::new()).unwrap();
             let mut replayed = Vec::new();
             let held = lock_project(&roots.root, true, || {}).unwrap();
@@ -764,12 +795,41 @@ mod tests {
             prune_dirs: Vec::new(),
             mirror: Vec::new(),
         };
-        write_journal(&roots.root, &journal).unwrap();
+        write_journal(&roots, &journal).unwrap();
         let held = lock_project(&roots.root, true, || {}).unwrap();
         let err = recover(&roots, &held, |_| Ok(())).unwrap_err();
         assert_eq!(err.code(), ErrorCode::LockInvalid);
         assert_eq!(std::fs::read(&outside).unwrap(), b"precious");
         assert!(pending(&roots.root), "left for the user to look at");
+    }
+
+    #[test]
+    fn a_journal_sealed_elsewhere_is_never_acted_on() {
+        let (dir, roots) = project();
+        std::fs::write(roots.root.join("CLAUDE.md"), "team notes\n").unwrap();
+        // A well-formed journal that would delete CLAUDE.md on rollback, as a
+        // repository could ship it (sealed with someone else's key).
+        let journal = Journal {
+            version: JOURNAL_VERSION,
+            id: "0123456789abcdef".into(),
+            stage: Stage::Prepared,
+            ops: vec![Op {
+                key: "CLAUDE.md".into(),
+                write: Some(blake3::hash(b"team notes\n").to_hex().to_string()),
+                executable: false,
+                existed: false,
+            }],
+            created_dirs: Vec::new(),
+            prune_dirs: Vec::new(),
+            mirror: Vec::new(),
+        };
+        let elsewhere = roots.clone().with_state(dir.path().join("other-home"));
+        write_journal(&elsewhere, &journal).unwrap();
+        let held = lock_project(&roots.root, true, || {}).unwrap();
+        let err = recover(&roots, &held, |_| Ok(())).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::LockInvalid);
+        assert!(err.message().contains("not written by aam"), "{}", err.message());
+        assert_eq!(std::fs::read(roots.root.join("CLAUDE.md")).unwrap(), b"team notes\n");
     }
 
     #[test]

@@ -55,12 +55,13 @@ pub type Refusal = String;
 /// Checks a lock key for an install whose root is the project (`global` false)
 /// or the home folder (`global` true).
 pub fn check(key: &str, global: bool) -> Result<CheckedKey, Refusal> {
-    match key.split_once('#') {
+    // A `#` names a section only after a shared file; elsewhere it is part of a file name.
+    let section = key
+        .split_once('#')
+        .filter(|(file, _)| plain(file, global).is_ok_and(|l| shared_files(global).contains(&l)));
+    match section {
         Some((file, section)) => {
             let location = plain(file, global)?;
-            if !shared_files(global).contains(&location) {
-                return Err(format!("`{file}` is not a file aam keeps sections in"));
-            }
             let (name, kind) = section
                 .rsplit_once(' ')
                 .ok_or_else(|| "a section key must read `FILE#name type`".to_string())?;
@@ -217,6 +218,7 @@ mod tests {
     #[case(".github/instructions/rs.instructions.md")]
     #[case("~/.codex/prompts/review.md")]
     #[case("CLAUDE.md#style instruction")]
+    #[case(".claude/skills/x/notes#1.md")]
     #[case("AGENTS.md#helper agent")]
     fn project_keys_that_are_fine(#[case] key: &str) {
         assert!(check(key, false).is_ok(), "{key}: {:?}", check(key, false));
@@ -243,7 +245,8 @@ mod tests {
     #[case("src/main.rs", "not inside")]
     #[case(".git/config", "not inside")]
     #[case(".aam/aam-lock.yaml", "not inside")]
-    #[case("README.md#x instruction", "sections in")]
+    #[case("README.md#x instruction", "not inside")]
+    #[case("CLAUDE.md.bak#x instruction", "not inside")]
     #[case("../CLAUDE.md#x instruction", "`..`")]
     #[case("CLAUDE.md#x", "FILE#name type")]
     #[case("CLAUDE.md#x potion", "not an artifact type")]

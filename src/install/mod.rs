@@ -43,6 +43,9 @@ pub struct Roots {
     /// Whether this is a global (`-g`) install.
     pub global: bool,
     confine: Option<Confine>,
+    /// aam's own folder on this machine (`AAM_HOME`), where the key that seals
+    /// journals lives.
+    state: Option<PathBuf>,
 }
 
 impl Roots {
@@ -53,7 +56,34 @@ impl Roots {
             home,
             global,
             confine: None,
+            state: None,
         }
+    }
+
+    /// The same roots, sealing journals with the key kept in `aam_home`.
+    pub fn with_state(mut self, aam_home: PathBuf) -> Self {
+        self.state = Some(aam_home);
+        self
+    }
+
+    /// The key journals are sealed with: 32 random bytes kept in
+    /// `AAM_HOME/journal.key` (made on first use), so a journal that came with
+    /// a repository, or from another machine, is never acted on.
+    pub fn journal_key(&self) -> Result<[u8; 32]> {
+        let dir = self
+            .state
+            .as_ref()
+            .ok_or_else(|| Error::internal("install roots without AAM_HOME cannot journal"))?;
+        let path = dir.join("journal.key");
+        if let Some(bytes) = crate::paths::read_plain(&path, 64).map_err(|e| Error::io("read", &path, e))?
+            && let Ok(key) = <[u8; 32]>::try_from(bytes.as_slice())
+        {
+            return Ok(key);
+        }
+        let mut key = [0u8; 32];
+        getrandom::fill(&mut key).map_err(|e| Error::internal(format!("no randomness: {e}")))?;
+        crate::atomic::write_file_with_mode(&path, &key, 0o600)?;
+        Ok(key)
     }
 
     /// The same roots, with every target also passed through `confine`.

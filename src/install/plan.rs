@@ -81,6 +81,10 @@ pub struct Plan<'r> {
     creating: std::collections::BTreeSet<String>,
     /// Folders to remove after the change when they are empty.
     prune: Vec<String>,
+    /// Whether aam wrote bytes of this digest on this machine (its object
+    /// store has them): a file a lock names but this machine never wrote is
+    /// never removed (the lock may have come from elsewhere).
+    written_here: Box<dyn Fn(&str) -> bool>,
     force: bool,
 }
 
@@ -98,8 +102,20 @@ impl<'r> Plan<'r> {
             claimed: BTreeMap::new(),
             creating: Default::default(),
             prune: Vec::new(),
+            written_here: Box::new(|_| true),
             force,
         })
+    }
+
+    /// Sets how the plan tells files this machine wrote (see `written_here`).
+    pub fn with_ownership(mut self, written_here: impl Fn(&str) -> bool + 'static) -> Self {
+        self.written_here = Box::new(written_here);
+        self
+    }
+
+    /// Whether aam wrote `digest`'s bytes on this machine.
+    pub fn written_here(&self, digest: &str) -> bool {
+        (self.written_here)(digest)
     }
 
     /// The lock file as the plan has it so far.
@@ -194,7 +210,17 @@ impl<'r> Plan<'r> {
             CheckedKey::File(_) => {}
             CheckedKey::Section { .. } => return Err(keys_error(key)),
         }
-        self.roots.key_path(key)?;
+        let path = self.roots.key_path(key)?;
+        let ours = self.lock.packages.values().any(|p| p.file_checksums.contains_key(key));
+        if !self.force && !ours && std::fs::symlink_metadata(&path).is_ok() {
+            return Err(Error::new(
+                ErrorCode::Conflict,
+                format!("`{key}` exists and was not installed by aam"),
+            )
+            .with_hint(
+                "move it away (it may be a file you added to an installed folder), or pass `--force` to overwrite it",
+            ));
+        }
         self.creating.extend(self.roots.missing_dirs(key));
         checksums.insert(key.to_string(), blake3::hash(&bytes).to_hex().to_string());
         self.originals.push(bytes.clone());
@@ -302,8 +328,14 @@ impl<'r> Plan<'r> {
         }
         let mut created_dirs: std::collections::BTreeSet<String> = std::mem::take(&mut self.creating);
         if let Some(previous) = self.lock.packages.get(&name).cloned() {
-            for key in previous.file_checksums.keys().filter(|k| !checksums.contains_key(*k)) {
-                self.remove_key(key)?;
+            for (key, digest) in previous
+                .file_checksums
+                .iter()
+                .filter(|(k, _)| !checksums.contains_key(*k))
+            {
+                if self.force || self.written_here(digest) {
+                    self.remove_key(key)?;
+                }
             }
             self.prune.extend(previous.created_dirs.iter().cloned());
             created_dirs.extend(previous.created_dirs);

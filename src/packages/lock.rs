@@ -136,14 +136,11 @@ pub struct Deployment {
     pub target: String,
 }
 
-/// Reads the lock file under `root`; a missing one is empty.
+/// Reads the lock file under `root`; a missing one is empty. The file comes
+/// with cloned repositories: it is never read through a link, is bounded before
+/// parsing, and a parse error names a line, never the text it found.
 pub fn read(root: &Path) -> Result<LockFile> {
     let path = lock_path(root);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(LockFile::default()),
-        Err(e) => return Err(Error::io("read", &path, e)),
-    };
     let invalid = |why: String| {
         Error::new(
             ErrorCode::LockInvalid,
@@ -151,9 +148,24 @@ pub fn read(root: &Path) -> Result<LockFile> {
         )
         .with_hint("restore it from version control, or delete it and install the packages again")
     };
-    // A lock file may come with a cloned repository: bounded before parsing.
+    let bytes = match crate::paths::read_plain(&path, MAX_LOCK_BYTES as u64) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Ok(LockFile::default()),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => return Err(invalid(e.to_string())),
+        Err(e) => return Err(Error::io("read", &path, e)),
+    };
+    let text = String::from_utf8(bytes).map_err(|_| invalid("it is not UTF-8 text".to_string()))?;
     crate::yaml::check(&text, MAX_LOCK_BYTES).map_err(|refusal| invalid(format!("it {refusal}")))?;
-    serde_yaml_ng::from_str(&text).map_err(|e| invalid(e.to_string()))
+    serde_yaml_ng::from_str(&text).map_err(|e| {
+        invalid(match e.location() {
+            Some(at) => format!(
+                "it does not have the lock file's layout (line {}, column {})",
+                at.line(),
+                at.column()
+            ),
+            None => "it does not have the lock file's layout".to_string(),
+        })
+    })
 }
 
 /// Largest lock file handed to the YAML parser, in bytes.

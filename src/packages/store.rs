@@ -31,6 +31,11 @@ impl ObjectStore {
         Ok(digest)
     }
 
+    /// Whether bytes of `digest` are stored (written by aam on this machine).
+    pub fn has(&self, digest: &str) -> bool {
+        digest.len() == 64 && digest.bytes().all(|b| b.is_ascii_hexdigit()) && self.path(digest).is_file()
+    }
+
     /// The digests of every stored file.
     pub fn digests(&self) -> std::collections::BTreeSet<String> {
         let mut out = std::collections::BTreeSet::new();

@@ -632,3 +632,68 @@ async fn a_read_only_mcp_server_leaks_nothing_through_a_hostile_lock() {
     client.cancel().await.unwrap();
     assert_eq!(text(&secret), "the secret");
 }
+
+#[test]
+fn a_forged_lock_entry_never_removes_a_file_this_machine_did_not_write() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    // The team's own agent, committed, and a lock entry claiming it (a pull
+    // request that edits only the lock file).
+    proj.write(".claude/agents/reviewer.md", "Our reviewer.\n");
+    write_lock(&proj.dir, &[(".claude/agents/reviewer.md", digest(b"Our reviewer.\n"))]);
+    let removed = run_in(&env, &proj.dir, &["uninstall", "kit"]).ok_json();
+    assert_eq!(
+        removed["kept_not_written_here"],
+        serde_json::json!([".claude/agents/reviewer.md"])
+    );
+    assert_eq!(text(proj.dir.join(".claude/agents/reviewer.md")), "Our reviewer.\n");
+}
+
+#[test]
+fn an_upgrade_never_overwrites_a_file_the_user_added_to_an_installed_folder() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let v1 = package(&env.path("kit-1"), "kit", "1.0.0", &[]);
+    let v2 = package(&env.path("kit-2"), "kit", "1.1.0", &[]);
+    std::fs::write(v2.join("skills/kit-skill/notes.md"), "upstream notes\n").unwrap();
+    run_in(
+        &env,
+        &proj.dir,
+        &["install", v1.to_str().unwrap(), "--platform", "claude"],
+    )
+    .ok_json();
+    let mine = proj.dir.join(".claude/skills/kit-skill/notes.md");
+    std::fs::write(&mine, "my notes\n").unwrap();
+    let refused = run_in(&env, &proj.dir, &["install", v2.to_str().unwrap()]).err("AAM_CONFLICT");
+    assert!(refused["message"].as_str().unwrap().contains("notes.md"), "{refused}");
+    assert_eq!(text(&mine), "my notes\n");
+}
+
+#[test]
+fn a_lock_file_that_is_a_link_is_never_read_through() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let secret = env.path("credentials");
+    std::fs::write(&secret, "https://user:ghp_secret@github.com\n").unwrap();
+    std::fs::create_dir_all(proj.dir.join(".aam")).unwrap();
+    std::os::unix::fs::symlink(&secret, proj.dir.join(".aam/aam-lock.yaml")).unwrap();
+    let run = run_in(&env, &proj.dir, &["list"]);
+    run.err("AAM_LOCK_INVALID");
+    assert!(
+        !run.stdout.contains("ghp_secret") && !run.stderr.contains("ghp_secret"),
+        "{run:?}"
+    );
+    // Nor does a broken lock file's text come back in the error.
+    std::fs::remove_file(proj.dir.join(".aam/aam-lock.yaml")).unwrap();
+    std::fs::write(
+        proj.dir.join(".aam/aam-lock.yaml"),
+        "https://user:ghp_secret@github.com\n",
+    )
+    .unwrap();
+    let run = run_in(&env, &proj.dir, &["list"]);
+    run.err("AAM_LOCK_INVALID");
+    assert!(
+        !run.stdout.contains("ghp_secret") && !run.stderr.contains("ghp_secret"),
+        "{run:?}"
+    );
+}

@@ -41,11 +41,11 @@ pub(crate) fn roots(ctx: &Context, global: bool) -> Result<Roots> {
         ctx.check_path(&home, "~")?;
     }
     let confine_ctx = ctx.clone();
-    Ok(
-        Roots::new(crate::project::root(&ctx.cwd), home, global).confined(std::sync::Arc::new(move |path, shown| {
+    Ok(Roots::new(crate::project::root(&ctx.cwd), home, global)
+        .with_state(ctx.home.root().to_path_buf())
+        .confined(std::sync::Arc::new(move |path, shown| {
             confine_ctx.check_path(path, shown)
-        })),
-    )
+        })))
 }
 
 /// Takes the project lock for a write and finishes or undoes an interrupted
@@ -427,7 +427,8 @@ fn install_prepared(
     };
     let home_settings = ctx.home.load_settings()?;
     let mut default_platforms: Option<Vec<Platform>> = None;
-    let mut plan = Plan::new(&roots, input.force)?;
+    let store = object_store(ctx);
+    let mut plan = Plan::new(&roots, input.force)?.with_ownership(move |digest| store.has(digest));
     let mut decisions = Vec::with_capacity(prepared.len());
     for package in &prepared {
         let name = &package.manifest.name;
@@ -595,7 +596,9 @@ fn skipped(existing: &LockedPackage, package: &Prepared, reason: SkipReason, mod
 fn same_origin(name: &str, existing: &LockedPackage, package: &Prepared) -> Result<()> {
     let files = |o: Origin| matches!(o, Origin::Local | Origin::Archive);
     let same = existing.checksum == package.checksum
-        || (existing.source == Origin::Registry && package.origin == Origin::Registry)
+        || (existing.source == Origin::Registry
+            && package.origin == Origin::Registry
+            && existing.source_name == package.source_name)
         || (files(existing.source) && files(package.origin))
         || (existing.source == package.origin && existing.source_name == package.source_name);
     if same {
@@ -646,6 +649,9 @@ pub struct UninstallOutput {
     pub removed_files: Vec<String>,
     /// Files and sections kept because they were edited (pass `force` to remove them).
     pub kept_modified: Vec<String>,
+    /// Files and sections kept because aam never wrote them on this machine
+    /// (the lock file came from elsewhere; pass `force` to remove them).
+    pub kept_not_written_here: Vec<String>,
     /// Files already gone.
     pub missing_files: Vec<String>,
     /// Installed packages that depend on it.
@@ -687,7 +693,8 @@ impl Tool for Uninstall {
     fn run(ctx: &Context, input: UninstallInput) -> Result<UninstallOutput> {
         let roots = roots(ctx, input.global)?;
         let _lock = begin_write(ctx, &roots, input.no_wait)?;
-        let mut plan = Plan::new(&roots, input.force)?;
+        let store = object_store(ctx);
+        let mut plan = Plan::new(&roots, input.force)?.with_ownership(move |digest| store.has(digest));
         let entry = installed(plan.lock(), &input.package)?.clone();
         let dependents: Vec<String> = plan
             .lock()
@@ -697,10 +704,15 @@ impl Tool for Uninstall {
             .map(|(n, _)| n.clone())
             .collect();
         let status = state::file_status(&roots, &entry)?;
-        let mut remove = state::keys_in(&status, FileState::Ok);
+        // A file as recorded but never written by aam on this machine (the lock
+        // came from elsewhere) is kept, like an edited one, unless forced.
+        let (mut remove, mut unproven): (Vec<String>, Vec<String>) = state::keys_in(&status, FileState::Ok)
+            .into_iter()
+            .partition(|key| plan.written_here(&entry.file_checksums[key]));
         let mut kept = state::keys_in(&status, FileState::Modified);
         if input.force {
             remove.append(&mut kept);
+            remove.append(&mut unproven);
             remove.sort();
         }
         plan.remove_package(&input.package, &remove)?;
@@ -714,6 +726,7 @@ impl Tool for Uninstall {
             version: entry.version,
             removed_files: remove,
             kept_modified: kept,
+            kept_not_written_here: unproven,
             missing_files: state::keys_in(&status, FileState::Missing),
             dependents,
         })
