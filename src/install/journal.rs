@@ -297,6 +297,10 @@ pub fn apply(
     }
     tick();
     if let Err(e) = apply_mirror(&journal.mirror) {
+        // Back to before the commit mark first, so a crash during the rollback
+        // rolls back again instead of forward.
+        journal.stage = Stage::Prepared;
+        let _ = write_journal(roots, &journal);
         rollback(roots, &journal);
         remove_journal(&roots.root);
         return Err(e);
@@ -442,14 +446,28 @@ fn rollback(roots: &Roots, journal: &Journal) {
         let Some(path) = op_path(roots, &op.key) else { continue };
         let _ = std::fs::remove_file(sibling(&path, &journal.id, n, "new"));
         let old = sibling(&path, &journal.id, n, "old");
-        if op.existed {
-            if std::fs::symlink_metadata(&old).is_ok() {
-                let _ = std::fs::rename(&old, &path);
+        // What is there now is what this command wrote (or nothing): anything
+        // else was changed by someone after the crash and is kept.
+        let ours_now = match std::fs::symlink_metadata(&path) {
+            Err(_) => true,
+            Ok(meta) => {
+                meta.is_file()
+                    && op
+                        .write
+                        .as_ref()
+                        .is_some_and(|written| super::state::hash_file(&path).is_ok_and(|h| h == *written))
             }
-        } else if let Some(written) = &op.write
-            && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file())
-            && super::state::hash_file(&path).is_ok_and(|h| h == *written)
-        {
+        };
+        if op.existed {
+            if std::fs::symlink_metadata(&old).is_err() {
+                continue;
+            }
+            if ours_now {
+                let _ = std::fs::rename(&old, &path);
+            } else {
+                set_aside(roots, journal, &op.key, &old);
+            }
+        } else if op.write.is_some() && ours_now && path.exists() {
             let _ = std::fs::remove_file(&path);
         }
     }
@@ -458,6 +476,28 @@ fn rollback(roots: &Roots, journal: &Journal) {
             let _ = std::fs::remove_dir(crate::deploy::Location::from_key(dir).resolve(&roots.root, &roots.home));
         }
     }
+}
+
+/// Keeps the file an interrupted command had moved aside when the place it
+/// would go back to was changed since: it goes to
+/// `$AAM_HOME/backups/journal-<id>/<key>`, never over the newer file.
+fn set_aside(roots: &Roots, journal: &Journal, key: &str, old: &Path) {
+    let Some(home) = roots.aam_home() else { return };
+    let target = home
+        .join("backups")
+        .join(format!("journal-{}", journal.id))
+        .join(key.replace("~/", "home/").replace('#', "--"));
+    if let Some(parent) = target.parent()
+        && std::fs::create_dir_all(parent).is_ok()
+        && std::fs::rename(old, &target).is_err()
+        && std::fs::copy(old, &target).is_ok()
+    {
+        let _ = std::fs::remove_file(old);
+    }
+    tracing::warn!(
+        "`{key}` changed after an interrupted aam command; kept it, and saved the version from before the command to {}",
+        target.display()
+    );
 }
 
 /// A created folder may only be one on the way to a target of the journal.
@@ -774,6 +814,48 @@ mod tests {
                 assert_eq!(replayed.len(), 1);
             }
         }
+    }
+
+    #[test]
+    fn recovery_keeps_a_file_changed_after_the_crash() {
+        let (_dir, roots) = project();
+        let change = FileChange {
+            key: "CLAUDE.md".into(),
+            content: Some((Bytes::from(&b"new\n"[..]), false)),
+        };
+        let path = roots.file_path("CLAUDE.md").unwrap();
+        let journal = Journal {
+            version: JOURNAL_VERSION,
+            id: "0123456789abcdef".into(),
+            stage: Stage::Prepared,
+            ops: vec![Op {
+                key: change.key.clone(),
+                write: Some(blake3::hash(b"new\n").to_hex().to_string()),
+                executable: false,
+                existed: true,
+            }],
+            created_dirs: Vec::new(),
+            prune_dirs: Vec::new(),
+            mirror: Vec::new(),
+        };
+        write_journal(&roots, &journal).unwrap();
+        let contents = vec![change.content.map(|(b, _)| b)];
+        make_changes(&roots, &journal, std::slice::from_ref(&path), &contents, &Cancel::new()).unwrap();
+        // The crash came; then the user edited the file before any aam ran.
+        std::fs::write(&path, "edited after the crash\n").unwrap();
+        let held = lock_project(&roots.root, true, || {}).unwrap();
+        recover(&roots, &held, |_| Ok(())).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"edited after the crash\n");
+        let saved = roots
+            .aam_home()
+            .unwrap()
+            .join("backups/journal-0123456789abcdef/CLAUDE.md");
+        assert_eq!(
+            std::fs::read(saved).unwrap(),
+            b"Mine\n",
+            "the version from before is kept"
+        );
+        assert!(snapshot(&roots.root).iter().all(|(p, _)| !p.contains(".aam-")));
     }
 
     #[test]

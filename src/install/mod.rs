@@ -66,6 +66,11 @@ impl Roots {
         self
     }
 
+    /// aam's own folder (`AAM_HOME`), when known.
+    pub fn aam_home(&self) -> Option<&Path> {
+        self.state.as_deref()
+    }
+
     /// The key journals are sealed with: 32 random bytes kept in
     /// `AAM_HOME/journal.key` (made on first use), so a journal that came with
     /// a repository, or from another machine, is never acted on.
