@@ -128,13 +128,41 @@ pub trait Tool {
     fn run(ctx: &Context, input: Self::Input) -> Result<Self::Output>;
 }
 
-/// Codes any tool may fail with: bad input, and local failures.
+/// Codes any tool may fail with: bad input, local failures, and what the call
+/// path itself enforces (read-only mode and confinement, time limits,
+/// cancellation, a catalog written by a newer aam).
 pub const COMMON_ERRORS: &[ErrorCode] = &[
     ErrorCode::InvalidArgument,
     ErrorCode::CatalogError,
+    ErrorCode::CatalogTooNew,
     ErrorCode::IoError,
+    ErrorCode::Forbidden,
+    ErrorCode::Timeout,
+    ErrorCode::Cancelled,
     ErrorCode::Internal,
 ];
+
+/// Whether `code` is one `T` declares (its own [`Tool::ERRORS`] or a common one).
+pub fn declares<T: Tool>(code: ErrorCode) -> bool {
+    T::ERRORS.contains(&code) || COMMON_ERRORS.contains(&code)
+}
+
+/// `T::run` with the error contract held: in debug builds (every test run) a
+/// code the tool does not declare is a bug, so the manifest, the MCP tool list
+/// and the docs can never promise less than a tool returns.
+fn run_declared<T: Tool>(ctx: &Context, input: T::Input) -> Result<T::Output> {
+    let result = T::run(ctx, input);
+    if let Err(e) = &result {
+        debug_assert!(
+            declares::<T>(e.code()),
+            "`{}` returned {} which is not in its ERRORS: {}",
+            T::NAME,
+            e.code(),
+            e.message()
+        );
+    }
+    result
+}
 
 /// A documented call of a tool.
 ///
@@ -194,7 +222,7 @@ pub struct ToolSpec {
 /// Runs a tool by type (as the CLI does), logging the call like every front end.
 pub fn invoke<T: Tool>(ctx: &Context, input: T::Input) -> Result<T::Output> {
     let request_id = next_request_id();
-    logged(&request_id, T::NAME, || T::run(ctx, input))
+    logged(&request_id, T::NAME, || run_declared::<T>(ctx, input))
 }
 
 /// Runs `call` for `tool`, then logs the request id, tool, duration, status and
@@ -273,7 +301,7 @@ fn call_json<T: Tool>(ctx: &Context, input: serde_json::Value) -> Result<serde_j
         };
         Error::invalid_argument(message).with_hint(format!("see the input schema of `{}`", T::NAME))
     })?;
-    let output = T::run(ctx, input)?;
+    let output = run_declared::<T>(ctx, input)?;
     serde_json::to_value(output).map_err(|e| Error::internal(format!("cannot encode the output of `{}`: {e}", T::NAME)))
 }
 

@@ -766,6 +766,7 @@ impl Tool for SourceDiff {
         ErrorCode::NetworkError,
         ErrorCode::TlsCertificate,
         ErrorCode::Timeout,
+        ErrorCode::CacheCorrupted,
     ];
     const EXAMPLES: &'static [Example] = &[
         Example {

@@ -75,7 +75,11 @@ impl Tool for Verify {
     const DESCRIPTION: &'static str = "Compare every file an installed package wrote (its copy and each deployed file or section) with the checksum recorded in the lock file: which are unchanged, modified or missing, and which files appeared in its folders. Next: `aam_diff` to see the changes.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
-    const ERRORS: &'static [ErrorCode] = &[ErrorCode::PackageNotInstalled, ErrorCode::LockInvalid];
+    const ERRORS: &'static [ErrorCode] = &[
+        ErrorCode::PackageNotInstalled,
+        ErrorCode::LockInvalid,
+        ErrorCode::UnsafePath,
+    ];
     const EXAMPLES: &'static [Example] = &[Example {
         title: "an untouched install",
         input: r#"{"package": "review-kit"}"#,
@@ -150,7 +154,11 @@ impl Tool for Diff {
     const DESCRIPTION: &'static str = "Show a unified diff of every file of an installed package that was edited since install, against the installed original, plus untracked and missing files. Next: keep the edits, or `aam_upgrade`/`aam_install` with force to restore.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
-    const ERRORS: &'static [ErrorCode] = &[ErrorCode::PackageNotInstalled, ErrorCode::LockInvalid];
+    const ERRORS: &'static [ErrorCode] = &[
+        ErrorCode::PackageNotInstalled,
+        ErrorCode::LockInvalid,
+        ErrorCode::UnsafePath,
+    ];
     const EXAMPLES: &'static [Example] = &[
         Example {
             title: "an installed package without edits",
