@@ -776,7 +776,10 @@ fn caches_check(ctx: &Context, sources: &[crate::catalog::SourceRecord]) -> Heal
         let fetched = sources.iter().filter(|s| s.head_commit.is_some()).count();
         HealthCheck::pass(
             CACHES_CHECK,
-            format!("the caches of all {fetched} fetched sources hold their indexed commits"),
+            match fetched {
+                1 => "the cache of the 1 fetched source holds its indexed commit".to_string(),
+                n => format!("the caches of all {n} fetched sources hold their indexed commits"),
+            },
         )
     } else {
         HealthCheck::fail(

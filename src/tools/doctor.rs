@@ -130,24 +130,24 @@ fn installs_check(ctx: &Context) -> HealthCheck {
             }
         }
     }
-    let count = listed.packages.len();
+    let count = match listed.packages.len() {
+        1 => "1 package".to_string(),
+        n => format!("{n} packages"),
+    };
     if !missing.is_empty() {
         HealthCheck::fail(
             "installs",
-            format!("{count} packages installed; files missing from {}", missing.join(", ")),
+            format!("{count} installed; files missing from {}", missing.join(", ")),
             format!("see `aam verify {}`; reinstall with `aam install --force`", missing[0]),
         )
     } else if !modified.is_empty() {
         HealthCheck::warn(
             "installs",
-            format!("{count} packages installed; files edited in {}", modified.join(", ")),
+            format!("{count} installed; files edited in {}", modified.join(", ")),
             format!("see the edits with `aam diff {}`", modified[0]),
         )
     } else {
-        HealthCheck::pass(
-            "installs",
-            format!("{count} packages installed, every file as installed"),
-        )
+        HealthCheck::pass("installs", format!("{count} installed, every file as installed"))
     }
 }
 

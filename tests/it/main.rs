@@ -7,6 +7,7 @@ mod candidates;
 mod contract;
 mod corpus;
 mod errors;
+mod human;
 mod install;
 mod mcp;
 mod mcp_protocol;
