@@ -100,6 +100,20 @@ impl Catalog {
         stmt.query_row([name], source_from_row).optional().map_err(db_error)
     }
 
+    /// The source called `name`, or `AAM_SOURCE_NOT_FOUND` naming the registered ones.
+    pub fn source_named(&self, name: &str) -> Result<SourceRecord> {
+        if let Some(source) = self.find_source(name)? {
+            return Ok(source);
+        }
+        let names: Vec<String> = self.list_sources()?.into_iter().map(|s| s.name).collect();
+        let hint = if names.is_empty() {
+            "no sources are registered; add one with `aam source add <spec>`".to_string()
+        } else {
+            format!("registered sources: {}; see `aam source list`", quoted_list(&names))
+        };
+        Err(Error::new(ErrorCode::SourceNotFound, format!("no source named `{name}`")).with_hint(hint))
+    }
+
     /// Registers a source without indexing it (built-in defaults are added this
     /// way); a default registered again is no longer remembered as dismissed.
     pub fn insert_unfetched_source(&mut self, source: &NewSource<'_>) -> Result<i64> {
@@ -199,4 +213,19 @@ pub(super) fn insert_source(tx: &rusqlite::Transaction<'_>, source: &NewSource<'
         .with_hint(format!("run `aam source update {}` to fetch it again", source.name))),
         Err(e) => Err(db_error(e)),
     }
+}
+
+/// Up to ten names, quoted, with how many more there are.
+fn quoted_list(names: &[String]) -> String {
+    const SHOWN: usize = 10;
+    let mut text = names
+        .iter()
+        .take(SHOWN)
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        text.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    text
 }

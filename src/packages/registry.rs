@@ -19,6 +19,8 @@ use serde::{Deserialize, Serialize};
 
 use super::manifest::{Manifest, ManifestArtifacts};
 use crate::atomic;
+use crate::catalog::RegistryPackageRecord;
+use crate::config::RegistrySetting;
 use crate::error::{Error, ErrorCode, Result};
 use crate::scan::ArtifactKind;
 
@@ -230,6 +232,49 @@ pub fn url_to_path(url: &str) -> Result<PathBuf> {
         ))
         .with_hint("create a local registry with `aam registry init <path>`")),
         None => Ok(PathBuf::from(url)),
+    }
+}
+
+impl Registry {
+    /// Opens the registry a setting configures.
+    pub fn configured(setting: &RegistrySetting) -> Result<Registry> {
+        Registry::open(&url_to_path(&setting.url)?)
+    }
+
+    /// Every package with a `latest` version, as the catalog mirrors it.
+    pub fn catalog_records(&self) -> Result<Vec<RegistryPackageRecord>> {
+        let index = self.index()?;
+        let mut records = Vec::with_capacity(index.packages.len());
+        for (package, entry) in &index.packages {
+            let Some(latest) = entry
+                .dist_tags
+                .get("latest")
+                .and_then(|v| entry.versions.get(v).map(|e| (v, e)))
+            else {
+                continue;
+            };
+            let (latest_version, latest_entry) = latest;
+            let summary = latest_entry
+                .artifacts
+                .all()
+                .map(|(_, a)| format!("{} {}", a.name, a.description.as_deref().unwrap_or("")))
+                .collect::<Vec<_>>()
+                .join("\n");
+            records.push(RegistryPackageRecord {
+                name: package.clone(),
+                description: entry.description.clone(),
+                latest_version: latest_version.clone(),
+                artifact_types: latest_entry.artifact_types.clone(),
+                summary,
+                versions: entry
+                    .versions
+                    .iter()
+                    .map(|(v, e)| (v.clone(), serde_json::to_string(e).unwrap_or_default()))
+                    .collect(),
+                tags: entry.dist_tags.iter().map(|(t, v)| (t.clone(), v.clone())).collect(),
+            });
+        }
+        Ok(records)
     }
 }
 

@@ -12,3 +12,12 @@ pub mod spec;
 pub fn short_id(id: &str) -> &str {
     &id[..id.len().min(12)]
 }
+
+/// The error for a source that is registered but has never been fetched.
+pub fn not_indexed(name: &str) -> crate::error::Error {
+    crate::error::Error::new(
+        crate::error::ErrorCode::SourceNotIndexed,
+        format!("source `{name}` has not been fetched yet"),
+    )
+    .with_hint(format!("run `aam source update {name}` to fetch and index it"))
+}

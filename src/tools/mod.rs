@@ -27,6 +27,7 @@ pub use context::{Context, PooledCatalog};
 
 use crate::catalog::Catalog;
 use crate::error::{Error, ErrorCode, Result};
+use crate::packages::registry::Registry;
 use crate::search::IndexChange;
 
 /// How much a tool can change.
@@ -63,6 +64,16 @@ pub(crate) fn indexed_write<T>(
         warn(e);
     }
     Ok(value)
+}
+
+/// Mirrors every package of `registry` (configured as `name`) into the catalog
+/// and the search index.
+pub(crate) fn mirror_registry(ctx: &Context, catalog: &mut Catalog, name: &str, registry: &Registry) -> Result<()> {
+    let records = registry.catalog_records()?;
+    indexed_write(ctx, catalog, |catalog| {
+        let generation = catalog.sync_registry(name, &records)?;
+        Ok(((), IndexChange::RegistrySynced(name.to_string()), generation))
+    })
 }
 
 /// The display form of an artifact's identity: `source/name`.

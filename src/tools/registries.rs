@@ -7,57 +7,13 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Context, Example, Expect, Risk, Tool, indexed_write};
-use crate::catalog::{Catalog, RegistryPackageRecord};
+use super::{Context, Example, Expect, Risk, Tool, indexed_write, mirror_registry};
+use crate::catalog::Catalog;
 use crate::config::{RegistrySetting, Settings};
 use crate::error::{Error, ErrorCode, Result};
 use crate::packages::registry::{Registry, url_to_path};
 use crate::scan::ArtifactKind;
 use crate::search::IndexChange;
-
-/// Opens a configured registry.
-pub fn open_registry(setting: &RegistrySetting) -> Result<Registry> {
-    Registry::open(&url_to_path(&setting.url)?)
-}
-
-/// Mirrors every package of `registry` into the catalog and the search index.
-pub fn mirror_registry(ctx: &Context, catalog: &mut Catalog, name: &str, registry: &Registry) -> Result<()> {
-    let index = registry.index()?;
-    let mut records = Vec::with_capacity(index.packages.len());
-    for (package, entry) in &index.packages {
-        let Some(latest) = entry
-            .dist_tags
-            .get("latest")
-            .and_then(|v| entry.versions.get(v).map(|e| (v, e)))
-        else {
-            continue;
-        };
-        let (latest_version, latest_entry) = latest;
-        let summary = latest_entry
-            .artifacts
-            .all()
-            .map(|(_, a)| format!("{} {}", a.name, a.description.as_deref().unwrap_or("")))
-            .collect::<Vec<_>>()
-            .join("\n");
-        records.push(RegistryPackageRecord {
-            name: package.clone(),
-            description: entry.description.clone(),
-            latest_version: latest_version.clone(),
-            artifact_types: latest_entry.artifact_types.clone(),
-            summary,
-            versions: entry
-                .versions
-                .iter()
-                .map(|(v, e)| (v.clone(), serde_json::to_string(e).unwrap_or_default()))
-                .collect(),
-            tags: entry.dist_tags.iter().map(|(t, v)| (t.clone(), v.clone())).collect(),
-        });
-    }
-    indexed_write(ctx, catalog, |catalog| {
-        let generation = catalog.sync_registry(name, &records)?;
-        Ok(((), IndexChange::RegistrySynced(name.to_string()), generation))
-    })
-}
 
 /// One configured registry.
 #[derive(Debug, Clone, Serialize, JsonSchema)]

@@ -477,9 +477,9 @@ impl Tool for SourceScan {
 
     fn run(ctx: &Context, input: SourceScanInput) -> Result<SourceScanOutput> {
         let catalog = ctx.catalog()?;
-        let source = find_source(&catalog, &input.name)?;
+        let source = catalog.source_named(&input.name)?;
         let Some(commit) = source.head_commit.clone() else {
-            return Err(not_indexed(&source.name));
+            return Err(crate::sources::not_indexed(&source.name));
         };
         let mut artifacts = ArtifactsByType::default();
         let rows = catalog.scan_source(source.id, input.kind)?;
@@ -620,7 +620,7 @@ impl Tool for SourceUpdate {
             (Some(_), true) => {
                 return Err(Error::invalid_argument("give a source `name` or `all`, not both"));
             }
-            (Some(name), false) => vec![find_source(&catalog, name)?],
+            (Some(name), false) => vec![catalog.source_named(name)?],
             (None, _) => catalog.list_sources()?,
         };
         let single = input.name.is_some();
@@ -787,7 +787,7 @@ impl Tool for SourceDiff {
 
     fn run(ctx: &Context, input: SourceDiffInput) -> Result<SourceDiffOutput> {
         let catalog = ctx.catalog()?;
-        let source = find_source(&catalog, &input.name)?;
+        let source = catalog.source_named(&input.name)?;
         let cache_dir = cache_dir(ctx, &source);
         let (cache, created) = match source.head_commit {
             Some(_) => (
@@ -879,7 +879,7 @@ impl Tool for SourceRemove {
 
     fn run(ctx: &Context, input: SourceRemoveInput) -> Result<SourceRemoveOutput> {
         let mut catalog = ctx.catalog()?;
-        let source = find_source(&catalog, &input.name)?;
+        let source = catalog.source_named(&input.name)?;
         let shared = catalog.cache_shared(&source.cache_key, source.id)?;
         indexed_write(ctx, &mut catalog, |catalog| {
             let generation = catalog.remove_source(source.id)?;
@@ -1030,41 +1030,6 @@ fn root_name(url: &str, scope: &str) -> String {
     } else {
         last(scope)
     }
-}
-
-pub(crate) fn find_source(catalog: &Catalog, name: &str) -> Result<SourceRecord> {
-    if let Some(source) = catalog.find_source(name)? {
-        return Ok(source);
-    }
-    let names: Vec<String> = catalog.list_sources()?.into_iter().map(|s| s.name).collect();
-    let hint = if names.is_empty() {
-        "no sources are registered; add one with `aam source add <spec>`".to_string()
-    } else {
-        format!("registered sources: {}; see `aam source list`", quoted_list(&names))
-    };
-    Err(Error::new(ErrorCode::SourceNotFound, format!("no source named `{name}`")).with_hint(hint))
-}
-
-fn quoted_list(names: &[String]) -> String {
-    const SHOWN: usize = 10;
-    let mut text = names
-        .iter()
-        .take(SHOWN)
-        .map(|n| format!("`{n}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    if names.len() > SHOWN {
-        text.push_str(&format!(" and {} more", names.len() - SHOWN));
-    }
-    text
-}
-
-pub(crate) fn not_indexed(name: &str) -> Error {
-    Error::new(
-        ErrorCode::SourceNotIndexed,
-        format!("source `{name}` has not been fetched yet"),
-    )
-    .with_hint(format!("run `aam source update {name}` to fetch and index it"))
 }
 
 fn path_not_found(scope: &str, fetched: &Fetched) -> Error {

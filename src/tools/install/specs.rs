@@ -5,9 +5,6 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::super::packages::{Selection, assemble, gather_from_source, pack_dir, validate_archive_bytes};
-use super::super::registries::open_registry;
-use super::super::sources::find_source;
 use super::super::{Context, qualified_name, split_qualified};
 use crate::catalog::Catalog;
 use crate::config::Settings;
@@ -15,10 +12,13 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::install::freshness::registry_for;
 use crate::install::plan::{Bytes, Member, Prepared};
 use crate::packages::archive;
+use crate::packages::build::{Selection, assemble, gather_from_source};
 use crate::packages::lock::{LockedArtifact, Origin};
 use crate::packages::manifest::{self, MANIFEST_FILE, Manifest, artifact_file_name};
+use crate::packages::registry::Registry;
 use crate::packages::registry::VersionEntry;
 use crate::packages::resolve::{Candidate, resolve};
+use crate::packages::validate::{pack_dir, validate_archive_bytes};
 
 /// Turns install specs into packages ready to deploy (registry packages with
 /// their dependencies resolved transitively; the dependencies of folders and
@@ -176,7 +176,7 @@ fn prepare_source_artifact(ctx: &Context, catalog: &Catalog, source: &str, rest:
         artifacts: vec![rest.to_string()],
         ..Default::default()
     };
-    let gathered = gather_from_source(ctx, catalog, source, &selection)?;
+    let gathered = gather_from_source(catalog, &ctx.home.git_cache_dir(), source, &selection)?;
     if gathered.chosen.len() != 1 {
         let paths: Vec<String> = gathered
             .chosen
@@ -203,7 +203,7 @@ fn prepare_source_artifact(ctx: &Context, catalog: &Catalog, source: &str, rest:
         MANIFEST_FILE.to_string(),
         (Bytes::from(manifest_text.clone().into_bytes()), false),
     );
-    let source_record = find_source(catalog, source)?;
+    let source_record = catalog.source_named(source)?;
     let digests = catalog.live_artifacts_in(source_record.id, std::slice::from_ref(&chosen.source_path), &[])?;
     Ok(Prepared {
         artifacts: digests
@@ -262,7 +262,7 @@ fn prepare_registry(catalog: &Catalog, settings: &Settings, requests: &[(String,
         let version = resolved.candidate.version.to_string();
         let registry_name = registry_for(catalog, settings, &name)?.unwrap_or_default();
         let setting = settings.registry(Some(&registry_name))?;
-        let registry = open_registry(setting)?;
+        let registry = Registry::configured(setting)?;
         let (_, entry) = entries(&name)?
             .into_iter()
             .find(|(v, _)| *v == version)

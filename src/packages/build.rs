@@ -1,0 +1,579 @@
+//! Building packages: choosing artifacts from the current project or from a
+//! source's cached git objects, laying them out as a package (manifest with
+//! provenance and checksums), and writing the package folder atomically.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::catalog::{Catalog, ListedArtifact, now_timestamp};
+use crate::error::{Error, ErrorCode, Result};
+use crate::packages::layout::package_path;
+use crate::packages::manifest::{
+    self, FileChecksums, Issue, MANIFEST_FILE, Manifest, ManifestArtifact, ManifestArtifacts, Provenance,
+    artifact_file_name, check_package_name,
+};
+use crate::project;
+use crate::scan::ArtifactKind;
+use crate::sources::git::{GitCache, Oid};
+use crate::sources::index::Snapshot;
+
+/// One artifact placed in a package.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IncludedArtifact {
+    /// Name inside the package.
+    pub name: String,
+    /// Artifact type.
+    #[serde(rename = "type")]
+    pub kind: ArtifactKind,
+    /// Path inside the package.
+    pub path: String,
+    /// Where it came from (project or repository path).
+    pub source_path: String,
+}
+
+/// A package name made from a folder's name.
+pub fn folder_package_name(dir: &Path) -> String {
+    let folder = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    manifest::suggest_package_name(&folder)
+        .or_else(|| check_package_name(&folder).ok().map(|_| folder.clone()))
+        .unwrap_or_else(|| "package".to_string())
+}
+
+/// Which artifacts to take.
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    /// Every one.
+    pub all: bool,
+    /// Every one of these types.
+    pub types: Vec<ArtifactKind>,
+    /// These names or paths.
+    pub artifacts: Vec<String>,
+}
+
+/// A package assembled in memory: its manifest and files.
+pub struct Built {
+    /// The manifest (with checksums of `files`).
+    pub manifest: Manifest,
+    /// Package path to (bytes, executable); `aam.yaml` not included.
+    pub files: BTreeMap<String, (Vec<u8>, bool)>,
+    /// What went in.
+    pub included: Vec<IncludedArtifact>,
+}
+
+/// Lays gathered artifacts out as a package named `name`.
+pub fn assemble(
+    gathered: &Gathered,
+    name: &str,
+    version: &str,
+    description: Option<String>,
+    platforms: Vec<String>,
+) -> Result<Built> {
+    let mut files: BTreeMap<String, (Vec<u8>, bool)> = BTreeMap::new();
+    let mut artifacts = ManifestArtifacts::default();
+    let mut included = Vec::new();
+    for chosen in &gathered.chosen {
+        let taken: Vec<&str> = artifacts.of(chosen.kind).iter().map(|a| a.name.as_str()).collect();
+        let file_name = unique_name(&artifact_file_name(&chosen.name), &taken);
+        let path = package_path(chosen.kind, &file_name);
+        for (relative, bytes, executable) in &chosen.files {
+            let target = match chosen.kind {
+                ArtifactKind::Skill => format!("{path}/{relative}"),
+                _ => path.clone(),
+            };
+            files.insert(target, (bytes.clone(), *executable));
+        }
+        artifacts.of_mut(chosen.kind).push(ManifestArtifact {
+            name: file_name.clone(),
+            path: path.clone(),
+            description: chosen.description.clone(),
+        });
+        included.push(IncludedArtifact {
+            name: file_name,
+            kind: chosen.kind,
+            path,
+            source_path: chosen.source_path.clone(),
+        });
+    }
+    let checksums: BTreeMap<String, String> = files
+        .iter()
+        .map(|(path, (bytes, _))| (path.clone(), blake3::hash(bytes).to_hex().to_string()))
+        .collect();
+    let manifest = Manifest {
+        name: name.to_string(),
+        version: version.to_string(),
+        description: description.unwrap_or_else(|| gathered.default_description(&included)),
+        author: None,
+        license: None,
+        repository: gathered
+            .provenance
+            .source_url
+            .clone()
+            .filter(|u| u.starts_with("https://")),
+        homepage: None,
+        keywords: Vec::new(),
+        artifacts,
+        dependencies: BTreeMap::new(),
+        platforms,
+        provenance: Some(gathered.provenance.clone()),
+        file_checksums: Some(FileChecksums {
+            algorithm: "blake3".to_string(),
+            files: checksums,
+        }),
+    };
+    check_manifest(&manifest)?;
+    Ok(Built {
+        manifest,
+        files,
+        included,
+    })
+}
+
+/// An artifact chosen for a package, with its files read.
+pub struct Chosen {
+    pub kind: ArtifactKind,
+    pub name: String,
+    description: Option<String>,
+    /// Path in the project or repository.
+    pub source_path: String,
+    /// The catalog artifact, for source artifacts.
+    pub artifact_id: Option<i64>,
+    /// (path relative to the artifact, bytes, executable).
+    files: Vec<(String, Vec<u8>, bool)>,
+}
+
+pub struct Gathered {
+    pub chosen: Vec<Chosen>,
+    pub provenance: Provenance,
+    pub default_name: String,
+    origin_label: String,
+    pub project_root: Option<String>,
+}
+
+impl Gathered {
+    fn default_description(&self, included: &[IncludedArtifact]) -> String {
+        let names: Vec<&str> = included.iter().map(|a| a.name.as_str()).collect();
+        let mut text = format!(
+            "{} from {}: {}",
+            plural(included.len(), "artifact"),
+            self.origin_label,
+            names.join(", ")
+        );
+        if text.chars().count() > manifest::MAX_DESCRIPTION {
+            text = text.chars().take(manifest::MAX_DESCRIPTION - 1).collect::<String>() + "…";
+        }
+        text
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// Up to five of `known`, closest first, that look like one of `wanted`.
+fn closest<'k>(wanted: &[String], known: &[&'k str]) -> Vec<&'k str> {
+    let mut scored: Vec<(f64, &str)> = known
+        .iter()
+        .map(|k| {
+            let score = wanted
+                .iter()
+                .map(|w| strsim::jaro_winkler(&w.to_lowercase(), &k.to_lowercase()))
+                .fold(0.0, f64::max);
+            (score, *k)
+        })
+        .filter(|(score, _)| *score >= 0.75)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    let mut names: Vec<&str> = scored.into_iter().map(|(_, k)| k).collect();
+    names.dedup();
+    names.truncate(5);
+    names
+}
+
+/// Picks artifacts by `all`, `types` and names (or paths); unknown names are an
+/// error naming each of them.
+fn choose<T>(items: Vec<T>, input: &Selection, key: impl Fn(&T) -> (ArtifactKind, &str, &str)) -> Result<Vec<T>> {
+    let mut unknown: Vec<String> = input
+        .artifacts
+        .iter()
+        .filter(|wanted| {
+            !items
+                .iter()
+                .any(|i| key(i).1 == wanted.as_str() || key(i).2 == wanted.as_str())
+        })
+        .cloned()
+        .collect();
+    unknown.dedup();
+    if !unknown.is_empty() {
+        let names: Vec<String> = unknown.iter().map(|n| format!("`{n}`")).collect();
+        let known: Vec<&str> = items.iter().map(|i| key(i).1).collect();
+        let close = closest(&unknown, &known);
+        let hint = if close.is_empty() {
+            format!(
+                "no name is close among its {}; `aam source scan` lists them, `aam search` finds them",
+                plural(known.len(), "artifact")
+            )
+        } else {
+            let close: Vec<String> = close.iter().map(|n| format!("`{n}`")).collect();
+            format!(
+                "did you mean {}? (`aam source scan` lists all {})",
+                close.join(", "),
+                plural(known.len(), "artifact")
+            )
+        };
+        return Err(Error::new(
+            ErrorCode::ArtifactNotFound,
+            format!("no artifact named {}", names.join(", ")),
+        )
+        .with_hint(hint));
+    }
+    Ok(items
+        .into_iter()
+        .filter(|i| {
+            let (kind, name, path) = key(i);
+            input.all || input.types.contains(&kind) || input.artifacts.iter().any(|w| w == name || w == path)
+        })
+        .collect())
+}
+
+/// Reads the chosen artifacts of the project folder `root` (canonical).
+pub fn gather_from_project(root: &Path, selection: &Selection) -> Result<Gathered> {
+    let found = project::artifacts(root)?;
+    if found.is_empty() {
+        return Err(Error::invalid_argument(format!("no artifacts found in `{}`", root.display()))
+            .with_hint("artifacts are skills (`SKILL.md` folders), agents, prompts and instructions; see `aam source candidates --source local`"));
+    }
+    let picked = choose(found, selection, |a| (a.kind, a.name.as_str(), a.path.as_str()))?;
+    let mut chosen = Vec::new();
+    for artifact in picked {
+        let mut files = Vec::new();
+        for file in &artifact.files {
+            let path = root.join(file);
+            let bytes = std::fs::read(&path).map_err(|e| Error::io("read", &path, e))?;
+            let relative = match artifact.kind {
+                ArtifactKind::Skill if artifact.path.is_empty() => file.clone(),
+                ArtifactKind::Skill => file[artifact.path.len() + 1..].to_string(),
+                _ => String::new(),
+            };
+            use std::os::unix::fs::PermissionsExt;
+            let executable = std::fs::metadata(&path)
+                .map(|m| m.permissions().mode() & 0o111 != 0)
+                .unwrap_or(false);
+            files.push((relative, bytes, executable));
+        }
+        chosen.push(Chosen {
+            kind: artifact.kind,
+            name: artifact.name,
+            description: artifact.description,
+            source_path: artifact.path,
+            artifact_id: None,
+            files,
+        });
+    }
+    let folder = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(Gathered {
+        chosen,
+        provenance: Provenance {
+            source_type: Some("local_project".to_string()),
+            source_url: Some(format!("file://{}", root.display())),
+            source_ref: None,
+            source_path: None,
+            source_commit: crate::sources::git::head_commit(root).map(|c| c.to_string()),
+            fetched_at: Some(now_timestamp()),
+        },
+        default_name: folder_package_name(root),
+        origin_label: format!("project {folder}"),
+        project_root: Some(root.display().to_string()),
+    })
+}
+
+/// Reads the chosen artifacts of a source from its cached git objects at the indexed commit.
+pub fn gather_from_source(
+    catalog: &Catalog,
+    git_cache_dir: &Path,
+    source_name: &str,
+    input: &Selection,
+) -> Result<Gathered> {
+    let source = catalog.source_named(source_name)?;
+    let Some(commit) = source.head_commit.clone() else {
+        return Err(crate::sources::not_indexed(&source.name));
+    };
+    let listed = catalog.list_page(
+        &crate::catalog::ListFilter {
+            source_ids: vec![source.id],
+            ..Default::default()
+        },
+        None,
+        usize::MAX >> 1,
+    )?;
+    let picked: Vec<ListedArtifact> = choose(listed, input, |a| (a.kind, a.name.as_str(), a.path.as_str()))?;
+    let cache = GitCache::open(&git_cache_dir.join(&source.cache_key))
+        .map_err(|e| e.with_hint(format!("run `aam source update {}` to fetch it again", source.name)))?;
+    let commit_id = Oid::from_hex(commit.as_bytes()).map_err(|_| Error::internal("stored commit id is not hex"))?;
+    if !cache.has_commit(commit_id) {
+        return Err(Error::new(
+            ErrorCode::CacheCorrupted,
+            format!("the cache of `{}` lacks its indexed commit", source.name),
+        )
+        .with_hint(format!("run `aam source update {}` to fetch it again", source.name)));
+    }
+    let (root_tree, _) = cache.commit_tree(commit_id)?;
+    let snapshot = Snapshot::new(&cache, root_tree, &source.scope_path, "");
+    let mut chosen = Vec::new();
+    for artifact in picked {
+        let (records, main_file, content_path) = catalog.artifact_files(artifact.id)?;
+        let mut files = Vec::new();
+        for record in records {
+            let relative = match artifact.kind {
+                ArtifactKind::Skill if artifact.path.is_empty() => record.path.clone(),
+                ArtifactKind::Skill => record.path[artifact.path.len() + 1..].to_string(),
+                _ => String::new(),
+            };
+            let bytes = if record.mode == "symlink" {
+                if record.path != main_file {
+                    tracing::warn!("`{}` is a symlink; left out of the package", record.path);
+                    continue;
+                }
+                snapshot.read_path(&content_path)?.ok_or_else(|| {
+                    Error::invalid_argument(format!(
+                        "`{}` links to a file that is not in the repository",
+                        record.path
+                    ))
+                })?
+            } else {
+                let oid = Oid::from_hex(record.git_blob.as_bytes())
+                    .map_err(|_| Error::internal("stored blob id is not hex"))?;
+                let bytes = cache.read_blob(oid)?;
+                if blake3::hash(&bytes).to_hex().as_str() != record.blake3 {
+                    return Err(Error::new(
+                        ErrorCode::CacheCorrupted,
+                        format!("`{}` in the cache does not match the catalog", record.path),
+                    )
+                    .with_hint(format!("run `aam source update {}` to fetch it again", source.name)));
+                }
+                bytes
+            };
+            files.push((relative, bytes, record.mode == "executable"));
+        }
+        chosen.push(Chosen {
+            kind: artifact.kind,
+            name: artifact.name,
+            description: artifact.description,
+            source_path: artifact.path,
+            artifact_id: Some(artifact.id),
+            files,
+        });
+    }
+    Ok(Gathered {
+        chosen,
+        provenance: Provenance {
+            source_type: Some("remote_git".to_string()),
+            source_url: Some(source.url.clone()),
+            source_ref: source.ref_name.clone().or(source.resolved_ref.clone()),
+            source_path: Some(source.scope_path.clone()).filter(|p| !p.is_empty()),
+            source_commit: Some(commit),
+            fetched_at: source.fetched_at.clone(),
+        },
+        default_name: manifest::suggest_package_name(&source.name).unwrap_or_else(|| "package".to_string()),
+        origin_label: format!("source {}", source.name),
+        project_root: None,
+    })
+}
+
+/// `base`, or `base-2`, `base-3`... when taken.
+fn unique_name(base: &str, taken: &[&str]) -> String {
+    if !taken.contains(&base) {
+        return base.to_string();
+    }
+    (2..)
+        .map(|n| format!("{base}-{n}"))
+        .find(|c| !taken.contains(&c.as_str()))
+        .unwrap_or_default()
+}
+
+/// Writes a package folder atomically: staged next to `dir`, then renamed into place.
+pub fn write_package_dir(dir: &Path, manifest: &Manifest, files: &BTreeMap<String, (Vec<u8>, bool)>) -> Result<()> {
+    let parent = dir.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
+    let staging = tempfile::Builder::new()
+        .prefix(".aam-create-")
+        .tempdir_in(parent)
+        .map_err(|e| Error::io("create", parent, e))?;
+    for (path, (bytes, executable)) in files {
+        let target = staging.path().join(path);
+        if let Some(folder) = target.parent() {
+            std::fs::create_dir_all(folder).map_err(|e| Error::io("create", folder, e))?;
+        }
+        std::fs::write(&target, bytes).map_err(|e| Error::io("write", &target, e))?;
+        if *executable {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755))
+                .map_err(|e| Error::io("write", &target, e))?;
+        }
+    }
+    let manifest_path = staging.path().join(MANIFEST_FILE);
+    std::fs::write(&manifest_path, manifest::to_yaml(manifest)).map_err(|e| Error::io("write", &manifest_path, e))?;
+    if dir.exists() {
+        std::fs::remove_dir(dir).map_err(|e| Error::io("replace", dir, e))?;
+    }
+    let staged = staging.keep();
+    std::fs::rename(&staged, dir).map_err(|e| {
+        let _ = std::fs::remove_dir_all(&staged);
+        Error::io("create", dir, e)
+    })?;
+    Ok(())
+}
+
+/// Refuses a manifest this code built but that does not validate.
+pub fn check_manifest(manifest: &Manifest) -> Result<()> {
+    let checked = manifest::check(&manifest::to_yaml(manifest));
+    match checked.errors.first() {
+        None => Ok(()),
+        Some(first) => Err(invalid_manifest(&checked.errors, first)),
+    }
+}
+
+pub fn invalid_manifest(errors: &[Issue], first: &Issue) -> Error {
+    let at = if first.field.is_empty() {
+        String::new()
+    } else {
+        format!("`{}` ", first.field)
+    };
+    let more = if errors.len() > 1 {
+        format!(" (and {} more problems)", errors.len() - 1)
+    } else {
+        String::new()
+    };
+    Error::new(
+        ErrorCode::ManifestInvalid,
+        format!("the manifest is invalid: {at}{}{more}", first.message),
+    )
+    .with_hint("run `aam pkg validate` to see every problem")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skill(name: &str, files: &[(&str, &str)]) -> Chosen {
+        Chosen {
+            kind: ArtifactKind::Skill,
+            name: name.to_string(),
+            description: Some(format!("{name} things")),
+            source_path: format!("skills/{name}"),
+            artifact_id: None,
+            files: files
+                .iter()
+                .map(|(p, b)| (p.to_string(), b.as_bytes().to_vec(), false))
+                .collect(),
+        }
+    }
+
+    fn gathered(chosen: Vec<Chosen>) -> Gathered {
+        Gathered {
+            chosen,
+            provenance: Provenance::default(),
+            default_name: "kit".to_string(),
+            origin_label: "project here".to_string(),
+            project_root: None,
+        }
+    }
+
+    #[test]
+    fn unknown_names_are_refused_with_the_closest_known_ones() {
+        let items = vec!["pdf-tools", "review", "release-notes"];
+        let selection = Selection {
+            artifacts: vec!["pdf-tool".to_string()],
+            ..Default::default()
+        };
+        let err = choose(items.clone(), &selection, |i| (ArtifactKind::Skill, i, i)).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ArtifactNotFound);
+        assert!(err.hint().unwrap().contains("`pdf-tools`"), "{:?}", err.hint());
+        let selection = Selection {
+            artifacts: vec!["review".to_string()],
+            types: vec![ArtifactKind::Agent],
+            ..Default::default()
+        };
+        assert_eq!(
+            choose(items, &selection, |i| (ArtifactKind::Skill, i, i)).unwrap(),
+            vec!["review"]
+        );
+    }
+
+    #[test]
+    fn same_named_artifacts_get_numbered_names() {
+        assert_eq!(unique_name("a", &[]), "a");
+        assert_eq!(unique_name("a", &["a", "a-2"]), "a-3");
+    }
+
+    #[test]
+    fn assembled_packages_lay_out_files_with_checksums_that_validate() {
+        let built = assemble(
+            &gathered(vec![
+                skill(
+                    "pdf",
+                    &[
+                        ("SKILL.md", "---\nname: pdf\ndescription: PDFs\n---\n"),
+                        ("run.sh", "echo\n"),
+                    ],
+                ),
+                skill("pdf", &[("SKILL.md", "---\nname: pdf\ndescription: more\n---\n")]),
+            ]),
+            "kit",
+            "1.0.0",
+            None,
+            Vec::new(),
+        )
+        .unwrap();
+        let paths: Vec<&str> = built.files.keys().map(String::as_str).collect();
+        assert_eq!(
+            paths,
+            ["skills/pdf-2/SKILL.md", "skills/pdf/SKILL.md", "skills/pdf/run.sh"]
+        );
+        let checksums = built.manifest.file_checksums.as_ref().unwrap();
+        assert_eq!(
+            checksums.files["skills/pdf/run.sh"],
+            blake3::hash(b"echo\n").to_hex().to_string()
+        );
+        assert!(built.manifest.description.starts_with("2 artifacts from project here"));
+
+        let dir = tempfile::tempdir().unwrap();
+        let package = dir.path().join("kit");
+        write_package_dir(&package, &built.manifest, &built.files).unwrap();
+        assert!(package.join(MANIFEST_FILE).is_file());
+        let (bytes, manifest, count) = crate::packages::validate::pack_dir(&package).unwrap();
+        assert_eq!((manifest.name.as_str(), count), ("kit", 4));
+        crate::packages::validate::validate_archive_bytes(&bytes).unwrap();
+    }
+
+    #[test]
+    fn a_package_folder_is_never_written_over_a_non_empty_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let package = dir.path().join("kit");
+        std::fs::create_dir(&package).unwrap();
+        std::fs::write(package.join("mine.txt"), "keep").unwrap();
+        let built = assemble(
+            &gathered(vec![skill("a", &[("SKILL.md", "x\n")])]),
+            "kit",
+            "1.0.0",
+            None,
+            Vec::new(),
+        )
+        .unwrap();
+        assert!(write_package_dir(&package, &built.manifest, &built.files).is_err());
+        assert_eq!(std::fs::read_to_string(package.join("mine.txt")).unwrap(), "keep");
+    }
+}

@@ -1,0 +1,245 @@
+//! Checking packages before they are packed, published or installed: a package
+//! folder (manifest, listed artifacts, checksums) or an archive (entries,
+//! manifest, every checksum against what is inside), and packing a checked folder.
+
+use std::path::Path;
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::packages::archive;
+use crate::packages::build::invalid_manifest;
+use crate::packages::layout;
+use crate::packages::manifest::{self, FileChecksums, Issue, MANIFEST_FILE, Manifest};
+use crate::scan::ArtifactKind;
+
+pub type Validation = (manifest::Checked, Vec<Issue>, Vec<Issue>);
+
+fn issue(field: impl Into<String>, message: impl Into<String>) -> Issue {
+    Issue {
+        field: field.into(),
+        message: message.into(),
+    }
+}
+
+fn read_manifest_text(dir: &Path) -> Result<String> {
+    let path = dir.join(MANIFEST_FILE);
+    std::fs::read_to_string(&path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Error::new(
+                ErrorCode::ManifestInvalid,
+                format!("`{}` has no `{MANIFEST_FILE}`", dir.display()),
+            )
+            .with_hint("create one with `aam pkg init` or `aam pkg create`")
+        } else {
+            Error::io("read", &path, e)
+        }
+    })
+}
+
+/// Checks a package folder: the manifest, that artifacts exist, and checksums.
+pub fn validate_dir(dir: &Path) -> Result<Validation> {
+    let checked = manifest::check(&read_manifest_text(dir)?);
+    let mut errors = Vec::new();
+    let mut warnings = Vec::new();
+    if let Some(manifest) = &checked.manifest {
+        for (i, (kind, artifact)) in manifest.artifacts.all().enumerate() {
+            let field = format!("artifacts.{}[{}].path", kind.plural(), position(manifest, kind, i));
+            let path = dir.join(&artifact.path);
+            match kind {
+                ArtifactKind::Skill if !path.is_dir() => errors.push(issue(
+                    field,
+                    format!("`{}` is not a folder in the package", artifact.path),
+                )),
+                ArtifactKind::Skill if !path.join("SKILL.md").is_file() => {
+                    warnings.push(issue(field, format!("`{}` has no SKILL.md", artifact.path)))
+                }
+                ArtifactKind::Skill => {}
+                _ if !path.is_file() => errors.push(issue(
+                    field,
+                    format!("`{}` is not a file in the package", artifact.path),
+                )),
+                _ => {}
+            }
+        }
+        let files = layout::package_files(dir)?;
+        let actual = layout::checksums(&files)?;
+        if let Some(recorded) = &manifest.file_checksums {
+            for (path, digest) in &recorded.files {
+                match actual.get(path) {
+                    None => warnings.push(issue(
+                        format!("file_checksums.files.{path}"),
+                        "the file is missing; `aam pkg pack` recomputes checksums",
+                    )),
+                    Some(now) if now != digest => warnings.push(issue(
+                        format!("file_checksums.files.{path}"),
+                        "the file changed since the checksum was recorded; `aam pkg pack` recomputes checksums",
+                    )),
+                    Some(_) => {}
+                }
+            }
+            for path in actual.keys().filter(|p| !recorded.files.contains_key(*p)) {
+                warnings.push(issue(
+                    "file_checksums.files",
+                    format!("`{path}` has no checksum yet; `aam pkg pack` adds it"),
+                ));
+            }
+        }
+    }
+    Ok((checked, errors, warnings))
+}
+
+/// Checks an archive and returns its manifest; any problem is an error.
+pub fn validate_archive_bytes(bytes: &[u8]) -> Result<Manifest> {
+    let (checked, errors, _) = validate_archive(bytes)?;
+    let all_errors: Vec<Issue> = checked.errors.iter().cloned().chain(errors).collect();
+    if let Some(first) = all_errors.first() {
+        return Err(invalid_manifest(&all_errors, first));
+    }
+    checked
+        .manifest
+        .ok_or_else(|| Error::internal("validated manifest missing"))
+}
+
+/// Checks an archive: entries, manifest, and that every checksum matches what is inside.
+pub fn validate_archive(bytes: &[u8]) -> Result<Validation> {
+    let checked = manifest::check(&archive::manifest_text(bytes)?);
+    let mut errors = Vec::new();
+    if let Some(manifest) = &checked.manifest {
+        let staging = tempfile::tempdir().map_err(|e| Error::io("create", Path::new("temporary folder"), e))?;
+        let root = staging.path().join("package");
+        archive::unpack(bytes, &root)?;
+        let actual = layout::checksums(&layout::package_files(&root)?)?;
+        let recorded = manifest
+            .file_checksums
+            .as_ref()
+            .map(|c| c.files.clone())
+            .unwrap_or_default();
+        if recorded != actual {
+            for (path, digest) in &actual {
+                if recorded.get(path) != Some(digest) {
+                    errors.push(issue(
+                        format!("file_checksums.files.{path}"),
+                        "does not match the file in the archive",
+                    ));
+                }
+            }
+            for path in recorded.keys().filter(|p| !actual.contains_key(*p)) {
+                errors.push(issue(
+                    format!("file_checksums.files.{path}"),
+                    "names a file the archive does not contain",
+                ));
+            }
+        }
+        for (kind, artifact) in manifest.artifacts.all() {
+            let present = match kind {
+                ArtifactKind::Skill => actual.keys().any(|p| p.starts_with(&format!("{}/", artifact.path))),
+                _ => actual.contains_key(&artifact.path),
+            };
+            if !present {
+                errors.push(issue(
+                    format!("artifacts.{}", kind.plural()),
+                    format!("`{}` is not in the archive", artifact.path),
+                ));
+            }
+        }
+    }
+    Ok((checked, errors, Vec::new()))
+}
+
+/// The index of the `i`-th artifact overall within its own type's list.
+fn position(manifest: &Manifest, kind: ArtifactKind, overall: usize) -> usize {
+    let before: usize = ArtifactKind::ALL
+        .iter()
+        .take_while(|k| **k != kind)
+        .map(|k| manifest.artifacts.of(*k).len())
+        .sum();
+    overall - before
+}
+
+/// Validates a package folder and builds its archive in memory.
+pub fn pack_dir(dir: &Path) -> Result<(Vec<u8>, Manifest, u64)> {
+    let (checked, errors, _) = validate_dir(dir)?;
+    let all_errors: Vec<Issue> = checked.errors.iter().cloned().chain(errors).collect();
+    if let Some(first) = all_errors.first() {
+        return Err(invalid_manifest(&all_errors, first));
+    }
+    let mut manifest = checked
+        .manifest
+        .ok_or_else(|| Error::internal("validated manifest missing"))?;
+    let files = layout::package_files(dir)?;
+    manifest.file_checksums = Some(FileChecksums {
+        algorithm: "blake3".to_string(),
+        files: layout::checksums(&files)?,
+    });
+    let file_count = files.iter().filter(|f| f.path != MANIFEST_FILE).count() as u64 + 1;
+    let bytes = archive::pack(&files, &manifest::to_yaml(&manifest))?;
+    Ok((bytes, manifest, file_count))
+}
+
+/// `name-1.0.0.aam`, `scope-name-1.0.0.aam` for `@scope/name`.
+pub fn archive_file_name(manifest: &Manifest) -> String {
+    let flat = manifest.name.trim_start_matches('@').replace('/', "-");
+    format!("{flat}-{}.aam", manifest.version)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn package(dir: &Path) {
+        std::fs::create_dir_all(dir.join("skills/pdf")).unwrap();
+        std::fs::write(
+            dir.join("skills/pdf/SKILL.md"),
+            "---\nname: pdf\ndescription: PDFs\n---\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join(MANIFEST_FILE),
+            "name: kit\nversion: 1.0.0\ndescription: A kit\nartifacts:\n  skills:\n    - name: pdf\n      path: skills/pdf\n",
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn a_folder_without_a_manifest_says_how_to_make_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = validate_dir(dir.path()).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ManifestInvalid);
+        assert!(err.hint().unwrap().contains("aam pkg init"));
+    }
+
+    #[test]
+    fn listed_artifacts_must_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        package(dir.path());
+        std::fs::remove_dir_all(dir.path().join("skills/pdf")).unwrap();
+        let (_, errors, _) = validate_dir(dir.path()).unwrap();
+        assert_eq!(errors[0].field, "artifacts.skills[0].path");
+        assert_eq!(pack_dir(dir.path()).unwrap_err().code(), ErrorCode::ManifestInvalid);
+    }
+
+    #[test]
+    fn packed_archives_are_reproducible_and_checked_against_their_checksums() {
+        let dir = tempfile::tempdir().unwrap();
+        package(dir.path());
+        let (first, manifest, _) = pack_dir(dir.path()).unwrap();
+        let (second, _, _) = pack_dir(dir.path()).unwrap();
+        assert_eq!(first, second);
+        assert_eq!(archive_file_name(&manifest), "kit-1.0.0.aam");
+        assert_eq!(validate_archive_bytes(&first).unwrap().name, "kit");
+
+        // A checksum that does not match what the archive holds is an error.
+        let mut forged = manifest.clone();
+        forged.file_checksums.as_mut().unwrap().files.insert(
+            "skills/pdf/SKILL.md".to_string(),
+            blake3::hash(b"other").to_hex().to_string(),
+        );
+        let files = layout::package_files(dir.path()).unwrap();
+        let bytes = archive::pack(&files, &manifest::to_yaml(&forged)).unwrap();
+        let (_, errors, _) = validate_archive(&bytes).unwrap();
+        assert_eq!(errors[0].field, "file_checksums.files.skills/pdf/SKILL.md");
+        assert_eq!(
+            validate_archive_bytes(&bytes).unwrap_err().code(),
+            ErrorCode::ManifestInvalid
+        );
+    }
+}
