@@ -97,6 +97,9 @@ enum Command {
     Info {
         /// `source/name`, `source/path`, or a name only one source has.
         name: String,
+        /// Show the whole main file, not just its beginning.
+        #[arg(long)]
+        full: bool,
     },
     /// List installed packages, or (`--available`) the artifacts sources offer.
     List {
@@ -676,12 +679,12 @@ fn run(cli: Cli) -> Result<i32> {
                 .then(|| format!("{} --offset {next_offset}", again.join(" ")));
             out.emit(&output, |o| render::search(o, next.as_deref()))
         }
-        Command::Info { name } => {
+        Command::Info { name, full } => {
             if names_package(&ctx, &name)? {
                 let input = PackageInfoInput { name, global: false };
                 return out.emit(&invoke::<PackageInfo>(&ctx, input)?, render::package_info);
             }
-            out.emit(&invoke::<Info>(&ctx, InfoInput { name })?, render::info)
+            out.emit(&invoke::<Info>(&ctx, InfoInput { name, full })?, render::info)
         }
         Command::List {
             available: false,

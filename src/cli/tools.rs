@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::manifest::adapters::{Format, adapters};
 use crate::manifest::skill_doc::{skill_doc, skill_package};
 use crate::manifest::{manifest, to_text};
-use crate::tools::{Context, Risk, find, logged, next_request_id, read_only_mode, read_only_refusal, registry};
+use crate::tools::{Context, find, next_request_id, read_only_mode, registry};
 
 #[derive(Debug, Subcommand)]
 pub(super) enum ToolsCommand {
@@ -123,13 +123,7 @@ fn call_tool(command: ToolCommand) -> Result<Value> {
     };
     let cwd = std::env::current_dir().map_err(|e| Error::io("read", Path::new("."), e))?;
     let ctx = Context::new(AamHome::from_env()?, cwd.clone()).sandboxed(&cwd)?;
-    let request_id = next_request_id();
-    logged(&request_id, spec.name, || {
-        if spec.risk != Risk::Read && read_only_mode() {
-            return Err(read_only_refusal(spec.name));
-        }
-        (spec.call)(&ctx, value)
-    })
+    crate::tools::call(&ctx, &spec, value, read_only_mode(), &next_request_id())
 }
 
 fn read_input(path: &Path) -> Result<String> {

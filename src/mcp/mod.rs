@@ -17,7 +17,7 @@ mod resources;
 mod stdio;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
@@ -31,7 +31,7 @@ use serde_json::Value;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::progress::Progress;
-use crate::tools::{Context, Risk, ToolSpec, log_call, read_only_mode, read_only_refusal, registry};
+use crate::tools::{Context, Risk, ToolSpec, read_only_mode, registry};
 
 /// Tools whose success changes `resources/list` (one resource per source).
 const CHANGE_RESOURCE_LIST: &[&str] = &["aam_source_add", "aam_source_remove", "aam_source_enable_defaults"];
@@ -229,6 +229,7 @@ impl AamServer {
         &self,
         spec: &ToolSpec,
         input: Value,
+        request_id: String,
         progress: Option<Arc<dyn Progress>>,
         cancelled: impl std::future::Future<Output = ()>,
     ) -> Result<Value> {
@@ -238,8 +239,9 @@ impl AamServer {
         }
         let cancel = crate::cancel::Cancel::new();
         ctx.cancel = cancel.clone();
-        let call = spec.call;
-        let mut task = tokio::task::spawn_blocking(move || call(&ctx, input));
+        let (tool, read_only) = (*spec, self.options().read_only);
+        let mut task =
+            tokio::task::spawn_blocking(move || crate::tools::call(&ctx, &tool, input, read_only, &request_id));
         let stopped = tokio::select! {
             joined = &mut task => {
                 return match joined {
@@ -273,7 +275,9 @@ impl AamServer {
             .into_iter()
             .find(|t| t.name == tool)
             .ok_or_else(|| Error::internal(format!("resource tool `{tool}` is not registered")))?;
-        self.run_tool(&spec, input, None, std::future::pending()).await
+        let request_id = crate::tools::next_request_id();
+        self.run_tool(&spec, input, request_id, None, std::future::pending())
+            .await
     }
 }
 
@@ -488,24 +492,24 @@ impl ServerHandler for AamServer {
                 Some(serde_json::json!({ "name": name })),
             ));
         };
-        let started = Instant::now();
-        let outcome = if spec.risk != Risk::Read && self.options().read_only {
-            Err(read_only_refusal(&name))
-        } else {
-            let input = Value::Object(request.arguments.unwrap_or_default());
-            match context.meta.get_progress_token() {
-                Some(token) => {
-                    let (progress, sending) = progress::McpProgress::start(context.peer.clone(), token);
-                    let outcome = self.run_tool(spec, input, Some(progress), context.ct.cancelled()).await;
-                    // Progress comes before the result (unless the call timed
-                    // out and still runs).
-                    let _ = tokio::time::timeout(Duration::from_secs(1), sending).await;
-                    outcome
-                }
-                None => self.run_tool(spec, input, None, context.ct.cancelled()).await,
+        let input = Value::Object(request.arguments.unwrap_or_default());
+        let request_id = context.id.to_string();
+        let outcome = match context.meta.get_progress_token() {
+            Some(token) => {
+                let (progress, sending) = progress::McpProgress::start(context.peer.clone(), token);
+                let outcome = self
+                    .run_tool(spec, input, request_id, Some(progress), context.ct.cancelled())
+                    .await;
+                // Progress comes before the result (unless the call timed
+                // out and still runs).
+                let _ = tokio::time::timeout(Duration::from_secs(1), sending).await;
+                outcome
+            }
+            None => {
+                self.run_tool(spec, input, request_id, None, context.ct.cancelled())
+                    .await
             }
         };
-        log_call(&context.id.to_string(), &name, started, &outcome);
         if outcome.is_ok() && CHANGE_RESOURCE_LIST.contains(&name.as_str()) && self.options().transport == "stdio" {
             let _ = context.peer.notify_resource_list_changed().await;
         }

@@ -100,13 +100,13 @@ pub(super) async fn read(server: &AamServer, uri: &str) -> Result<ReadResourceRe
         ["server", "info"] => server_info(server).await,
         ["artifacts", source, name] => {
             let qualified = format!("{}/{}", decode(source)?, decode(name)?);
-            let ctx = server.ctx().clone();
-            let text = tokio::task::spawn_blocking(move || crate::tools::artifacts::main_text(&ctx, &qualified))
-                .await
-                .map_err(|e| ErrorData::internal_error(format!("reading the artifact failed: {e}"), None))?;
-            return match text {
-                Ok((_, body)) => Ok(ReadResourceResult::new(vec![
-                    ResourceContents::text(body, uri).with_mime_type("text/markdown"),
+            let info = server
+                .read_with("aam_info", json!({ "name": qualified, "full": true }))
+                .await;
+            return match info {
+                Ok(info) => Ok(ReadResourceResult::new(vec![
+                    ResourceContents::text(info["preview"].as_str().unwrap_or_default(), uri)
+                        .with_mime_type("text/markdown"),
                 ])),
                 Err(e) => Err(to_protocol(uri, &e)),
             };

@@ -24,6 +24,9 @@ const PREVIEW_CHARS: usize = 2000;
 pub struct InfoInput {
     /// `source/name`, `source/path`, or a name that only one source has.
     pub name: String,
+    /// Return the whole main file as `preview`, not just its beginning.
+    #[serde(default)]
+    pub full: bool,
 }
 
 /// One file of an artifact.
@@ -83,18 +86,6 @@ pub struct InfoOutput {
     pub install_command: String,
 }
 
-/// The text of an artifact's main file as the catalog keeps it (up to 256 KiB),
-/// with the file's repository path. `name` is `source/name`, `source/path` or a
-/// name only one source has.
-pub fn main_text(ctx: &Context, name: &str) -> Result<(String, String)> {
-    let catalog = ctx.catalog()?;
-    let found = resolve(ctx, &catalog, name)?;
-    let detail = catalog
-        .artifact_detail(found.id)?
-        .ok_or_else(|| not_found(name, Vec::new()))?;
-    Ok((detail.main_file, detail.body))
-}
-
 /// Shows one artifact in full.
 pub struct Info;
 
@@ -141,7 +132,10 @@ impl Tool for Info {
             finding_counts.add(row.severity);
         }
         let findings = rows.into_iter().take(50).map(finding).collect();
-        let preview_end = detail.body.char_indices().nth(PREVIEW_CHARS).map(|(i, _)| i);
+        let preview_end = match input.full {
+            true => None,
+            false => detail.body.char_indices().nth(PREVIEW_CHARS).map(|(i, _)| i),
+        };
         let qualified = qualified_name(&detail.source, &detail.name);
         Ok(InfoOutput {
             finding_counts,

@@ -203,6 +203,7 @@ pub enum Expect {
 }
 
 /// A tool with its types erased, for machine front ends.
+#[derive(Clone, Copy)]
 pub struct ToolSpec {
     /// Stable name.
     pub name: &'static str,
@@ -236,6 +237,25 @@ pub fn invoke<T: Tool>(ctx: &Context, input: T::Input) -> Result<T::Output> {
     logged(&request_id, T::NAME, || run_declared::<T>(ctx, input))
 }
 
+/// The one call path of the machine front ends (`aam tool call`, MCP tools and
+/// MCP resources): refuses a write in read-only mode, validates the JSON input,
+/// holds the error contract, and logs the call once. Time limits and
+/// cancellation reach the tool through `ctx.cancel`.
+pub fn call(
+    ctx: &Context,
+    spec: &ToolSpec,
+    input: serde_json::Value,
+    read_only: bool,
+    request_id: &str,
+) -> Result<serde_json::Value> {
+    logged(request_id, spec.name, || {
+        if spec.risk != Risk::Read && read_only {
+            return Err(read_only_refusal(spec.name));
+        }
+        (spec.call)(ctx, input)
+    })
+}
+
 /// Runs `call` for `tool`, then logs the request id, tool, duration, status and
 /// error code at info level (stderr, or the server's log file).
 pub fn logged<T>(request_id: &str, tool: &str, call: impl FnOnce() -> Result<T>) -> Result<T> {
@@ -246,7 +266,7 @@ pub fn logged<T>(request_id: &str, tool: &str, call: impl FnOnce() -> Result<T>)
 }
 
 /// Logs one finished call: request id, tool, duration, status and error code.
-pub fn log_call<T>(request_id: &str, tool: &str, started: std::time::Instant, result: &Result<T>) {
+fn log_call<T>(request_id: &str, tool: &str, started: std::time::Instant, result: &Result<T>) {
     let duration_ms = started.elapsed().as_micros() as f64 / 1000.0;
     match result {
         Ok(_) => tracing::info!(request_id, tool, duration_ms, status = "ok", "tool call"),
