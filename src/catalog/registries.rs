@@ -3,7 +3,8 @@
 use rusqlite::{OptionalExtension, params};
 
 use super::{Catalog, bump_generation, db_error};
-use crate::error::Result;
+use crate::error::{Error, ErrorCode, Result};
+use crate::packages::registry::VersionEntry;
 use crate::scan::ArtifactKind;
 
 /// One package of a registry, as mirrored.
@@ -208,8 +209,9 @@ impl Catalog {
         Ok(())
     }
 
-    /// Every published version of `name` in `registry`, with its registry entry as JSON.
-    pub fn registry_versions(&self, registry: &str, name: &str) -> Result<Vec<(String, String)>> {
+    /// Every published version of `name` in `registry` with its registry entry,
+    /// oldest first. An entry the catalog cannot decode is a damaged catalog.
+    pub fn registry_versions(&self, registry: &str, name: &str) -> Result<Vec<(semver::Version, VersionEntry)>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -218,9 +220,28 @@ impl Catalog {
             )
             .map_err(db_error)?;
         let rows = stmt
-            .query_map(params![registry, name], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_map(params![registry, name], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })
             .map_err(db_error)?;
-        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
+        let mut versions = Vec::new();
+        for row in rows {
+            let (version, json) = row.map_err(db_error)?;
+            let damaged = |problem: String| {
+                Error::new(
+                    ErrorCode::CatalogError,
+                    format!("the catalog's entry of `{name}@{version}` in `{registry}` is damaged: {problem}"),
+                )
+                .with_hint(format!(
+                    "mirror the registry anew: `aam registry remove {registry}`, then `aam registry add` its folder"
+                ))
+            };
+            let parsed = semver::Version::parse(&version).map_err(|e| damaged(e.to_string()))?;
+            let entry: VersionEntry = serde_json::from_str(&json).map_err(|e| damaged(e.to_string()))?;
+            versions.push((parsed, entry));
+        }
+        versions.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(versions)
     }
 
     /// The registries (by name) that hold a package called `name`.

@@ -48,12 +48,11 @@ pub fn check(catalog: &Catalog, settings: &Settings, name: &str, entry: &LockedP
     match entry.source {
         Origin::Registry => {
             let registry = registry_for(catalog, settings, name)?.unwrap_or_else(|| entry.source_name.clone());
-            let mut versions: Vec<semver::Version> = catalog
+            let versions: Vec<semver::Version> = catalog
                 .registry_versions(&registry, name)?
                 .into_iter()
-                .filter_map(|(v, _)| semver::Version::parse(&v).ok())
+                .map(|(version, _)| version)
                 .collect();
-            versions.sort();
             let req = manifest::parse_constraint(entry.requested.as_deref().unwrap_or("*"))
                 .unwrap_or(semver::VersionReq::STAR);
             let current = semver::Version::parse(&entry.version).ok();

@@ -450,15 +450,10 @@ impl Tool for PackageInfo {
                 ),
             );
         }
-        let mut published: Vec<(semver::Version, VersionEntry)> = match &registry {
-            Some(r) => catalog
-                .registry_versions(r, &input.name)?
-                .into_iter()
-                .filter_map(|(v, json)| Some((semver::Version::parse(&v).ok()?, serde_json::from_str(&json).ok()?)))
-                .collect(),
+        let published: Vec<(semver::Version, VersionEntry)> = match &registry {
+            Some(r) => catalog.registry_versions(r, &input.name)?,
             None => Vec::new(),
         };
-        published.sort_by(|a, b| a.0.cmp(&b.0));
         let dist_tags: BTreeMap<String, String> = match &registry {
             Some(r) => catalog.registry_tags(r, &input.name)?.into_iter().collect(),
             None => BTreeMap::new(),

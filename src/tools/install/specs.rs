@@ -232,34 +232,24 @@ fn prepare_source_artifact(ctx: &Context, catalog: &Catalog, source: &str, rest:
 }
 
 fn prepare_registry(catalog: &Catalog, settings: &Settings, requests: &[(String, String)]) -> Result<Vec<Prepared>> {
-    let entries = |name: &str| -> Result<Vec<(String, VersionEntry)>> {
-        let Some(registry) = registry_for(catalog, settings, name)? else {
-            return Ok(Vec::new());
-        };
-        catalog
-            .registry_versions(&registry, name)?
-            .into_iter()
-            .map(|(v, json)| {
-                serde_json::from_str::<VersionEntry>(&json)
-                    .map(|e| (v, e))
-                    .map_err(|e| Error::internal(format!("registry entry of `{name}@`: {e}")))
-            })
-            .collect()
+    let entries = |name: &str| -> Result<Vec<(semver::Version, VersionEntry)>> {
+        match registry_for(catalog, settings, name)? {
+            Some(registry) => catalog.registry_versions(&registry, name),
+            None => Ok(Vec::new()),
+        }
     };
     let resolved = resolve(requests, |name| {
         Ok(entries(name)?
             .into_iter()
-            .filter_map(|(v, e)| {
-                semver::Version::parse(&v).ok().map(|version| Candidate {
-                    version,
-                    dependencies: e.dependencies,
-                })
+            .map(|(version, e)| Candidate {
+                version,
+                dependencies: e.dependencies,
             })
             .collect())
     })?;
     let mut out = Vec::new();
     for (name, resolved) in resolved {
-        let version = resolved.candidate.version.to_string();
+        let version = resolved.candidate.version.clone();
         let registry_name = registry_for(catalog, settings, &name)?.unwrap_or_default();
         let setting = settings.registry(Some(&registry_name))?;
         let registry = Registry::configured(setting)?;
