@@ -95,7 +95,7 @@ fn synthetic_catalog(work: &Path, artifacts: usize) -> PathBuf {
             main_size: text.len() as u64,
             files: vec![FileRecord {
                 path: path.clone(),
-                mode: "file",
+                mode: aam::sources::git::FileMode::File,
                 git_blob: format!("{i:040x}"),
                 blake3: blake3::hash(text.as_bytes()).to_hex().to_string(),
                 size: text.len() as u64,

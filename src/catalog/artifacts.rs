@@ -9,14 +9,15 @@ use super::{Catalog, bump_generation, db_error, now_timestamp};
 use crate::audit::{Finding, Severity, rule_id};
 use crate::error::{Error, ErrorCode, Result};
 use crate::scan::{ArtifactKind, Platform};
+use crate::sources::git::FileMode;
 
 /// One file of an artifact.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileRecord {
     /// Repository path.
     pub path: String,
-    /// `file`, `executable` or `symlink`.
-    pub mode: &'static str,
+    /// How it is stored in the tree.
+    pub mode: FileMode,
     /// Git blob id (hex).
     pub git_blob: String,
     /// blake3 of the blob's bytes (hex).
@@ -25,6 +26,18 @@ pub struct FileRecord {
     pub size: u64,
     /// What the content audit found in it (empty when read back for packaging).
     pub findings: Vec<Finding>,
+}
+
+/// The files of one artifact as the catalog records them.
+#[derive(Debug, Clone)]
+pub struct ArtifactFiles {
+    /// Every file, by path.
+    pub files: Vec<FileRecord>,
+    /// Repository path of the main file (`SKILL.md`, the agent's file...).
+    pub main_file: String,
+    /// Where the main file's content lives: the main file itself, or the
+    /// target of a main file that is a symlink.
+    pub content_path: String,
 }
 
 /// A blob an artifact already had, so an update need not read or scan it again.
@@ -267,8 +280,8 @@ impl Catalog {
     }
 
     /// Every file recorded for an artifact, by path, and where its main file's
-    /// content lives (`content_path`).
-    pub fn artifact_files(&self, artifact_id: i64) -> Result<(Vec<FileRecord>, String, String)> {
+    /// content lives.
+    pub fn artifact_files(&self, artifact_id: i64) -> Result<ArtifactFiles> {
         let (main_file, content_path): (String, String) = self
             .conn
             .query_row(
@@ -285,14 +298,9 @@ impl Catalog {
             .map_err(db_error)?;
         let rows = stmt
             .query_map([artifact_id], |r| {
-                let mode: String = r.get(1)?;
                 Ok(FileRecord {
                     path: r.get(0)?,
-                    mode: match mode.as_str() {
-                        "executable" => "executable",
-                        "symlink" => "symlink",
-                        _ => "file",
-                    },
+                    mode: FileMode::parse(&r.get::<_, String>(1)?),
                     git_blob: r.get(2)?,
                     blake3: r.get(3)?,
                     size: r.get::<_, i64>(4)? as u64,
@@ -301,7 +309,11 @@ impl Catalog {
             })
             .map_err(db_error)?;
         let files = rows.collect::<rusqlite::Result<_>>().map_err(db_error)?;
-        Ok((files, main_file, content_path))
+        Ok(ArtifactFiles {
+            files,
+            main_file,
+            content_path,
+        })
     }
 
     /// The blobs recorded for an artifact, by blob id, with their path and findings.
@@ -547,7 +559,7 @@ impl<'t> ChangeWriter<'t> {
                 .execute(params![
                     id,
                     file.path,
-                    file.mode,
+                    file.mode.as_str(),
                     file.git_blob,
                     file.blake3,
                     file.size as i64

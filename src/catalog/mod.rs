@@ -23,7 +23,8 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 use crate::error::{Error, ErrorCode, Result};
 
 pub use artifacts::{
-    ArtifactSummary, CommitInfo, FileRecord, IndexedArtifact, KnownBlob, LiveArtifact, SourceChanges, WriteOutcome,
+    ArtifactFiles, ArtifactSummary, CommitInfo, FileRecord, IndexedArtifact, KnownBlob, LiveArtifact, SourceChanges,
+    WriteOutcome,
 };
 pub use audit::{
     CatalogStats, ExportArtifact, ExportCommit, ExportCounts, ExportFile, ExportInstall, ExportPackage, ExportRecord,

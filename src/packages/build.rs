@@ -17,7 +17,7 @@ use crate::packages::manifest::{
 };
 use crate::project;
 use crate::scan::ArtifactKind;
-use crate::sources::git::{GitCache, Oid};
+use crate::sources::git::{FileMode, GitCache, Oid};
 use crate::sources::index::Snapshot;
 
 /// One artifact placed in a package.
@@ -334,20 +334,20 @@ pub fn gather_from_source(
     let snapshot = Snapshot::new(&cache, root_tree, &source.scope_path, "");
     let mut chosen = Vec::new();
     for artifact in picked {
-        let (records, main_file, content_path) = catalog.artifact_files(artifact.id)?;
+        let recorded = catalog.artifact_files(artifact.id)?;
         let mut files = Vec::new();
-        for record in records {
+        for record in recorded.files {
             let relative = match artifact.kind {
                 ArtifactKind::Skill if artifact.path.is_empty() => record.path.clone(),
                 ArtifactKind::Skill => record.path[artifact.path.len() + 1..].to_string(),
                 _ => String::new(),
             };
-            let bytes = if record.mode == "symlink" {
-                if record.path != main_file {
+            let bytes = if record.mode == FileMode::Symlink {
+                if record.path != recorded.main_file {
                     tracing::warn!("`{}` is a symlink; left out of the package", record.path);
                     continue;
                 }
-                snapshot.read_path(&content_path)?.ok_or_else(|| {
+                snapshot.read_path(&recorded.content_path)?.ok_or_else(|| {
                     Error::invalid_argument(format!(
                         "`{}` links to a file that is not in the repository",
                         record.path
@@ -366,7 +366,7 @@ pub fn gather_from_source(
                 }
                 bytes
             };
-            files.push((relative, bytes, record.mode == "executable"));
+            files.push((relative, bytes, record.mode == FileMode::Executable));
         }
         chosen.push(Chosen {
             kind: artifact.kind,

@@ -70,6 +70,15 @@ impl FileMode {
         }
     }
 
+    /// Reads the catalog's spelling back (anything unknown is a regular file).
+    pub fn parse(text: &str) -> Self {
+        match text {
+            "executable" => Self::Executable,
+            "symlink" => Self::Symlink,
+            _ => Self::File,
+        }
+    }
+
     fn from_mode(mode: EntryMode) -> Option<Self> {
         match mode.kind() {
             EntryKind::Blob => Some(Self::File),

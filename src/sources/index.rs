@@ -342,7 +342,7 @@ impl<'c> Snapshot<'c> {
             };
             records.push(FileRecord {
                 path: file.path.clone(),
-                mode: file.mode.as_str(),
+                mode: file.mode,
                 git_blob: oid,
                 blake3,
                 size,
