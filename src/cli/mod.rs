@@ -33,7 +33,7 @@ use crate::tools::doctor::{Doctor, DoctorInput};
 use crate::tools::install::{
     Diff, Install, InstallInput, ListInstalled, ListInstalledInput, OnEdited, Outdated, OutdatedInput, PackageInfo,
     PackageInfoInput, Uninstall, UninstallInput, Upgrade, UpgradeInput, UpgradeOutput, UpgradeStatus, Verify,
-    VerifyInput,
+    VerifyAll, VerifyAllInput, VerifyInput,
 };
 use crate::tools::packages::{
     PkgCreate, PkgCreateInput, PkgInit, PkgInitInput, PkgPack, PkgPackInput, PkgPublish, PkgPublishInput, PkgValidate,
@@ -799,24 +799,18 @@ fn run(cli: Cli) -> Result<i32> {
             out.emit(&output, render::uninstalled)
         }
         Command::Verify { package, all, global } => {
-            let names = match (package, all) {
-                (Some(name), _) => vec![name],
-                (None, _) => invoke::<ListInstalled>(&ctx, ListInstalledInput { global })?
-                    .packages
-                    .into_iter()
-                    .map(|p| p.name)
-                    .collect(),
+            let clean = match (package, all) {
+                (Some(package), _) => {
+                    let output = invoke::<Verify>(&ctx, VerifyInput { package, global })?;
+                    out.emit(&output, render::verified)?;
+                    output.is_clean
+                }
+                (None, _) => {
+                    let output = invoke::<VerifyAll>(&ctx, VerifyAllInput { global })?;
+                    out.emit(&output, render::verified_all)?;
+                    output.is_clean
+                }
             };
-            let reports = names
-                .into_iter()
-                .map(|package| invoke::<Verify>(&ctx, VerifyInput { package, global }))
-                .collect::<Result<Vec<_>>>()?;
-            let clean = reports.iter().all(|r| r.is_clean);
-            if all {
-                out.emit(&reports, |r| render::verified_all(r))?;
-            } else {
-                out.emit(&reports[0], render::verified)?;
-            }
             Ok(if clean { 0 } else { 1 })
         }
         Command::Diff { package, global } => {

@@ -11,7 +11,7 @@ use crate::tools::catalog::{
 use crate::tools::config::{ConfigGetOutput, ConfigSetOutput, InitOutput, Setting};
 use crate::tools::install::{
     DiffOutput, InstallOutput, ListInstalledOutput, OutdatedOutput, PackageInfoOutput, SkipReason, UninstallOutput,
-    UpgradeOutput, UpgradeStatus, VerifyOutput,
+    UpgradeOutput, UpgradeStatus, VerifyAllOutput, VerifyOutput,
 };
 use crate::tools::packages::{PkgCreateOutput, PkgInitOutput, PkgPackOutput, PkgPublishOutput, PkgValidateOutput};
 use crate::tools::registries::{RegistryEntry, RegistryListOutput, RegistryRemoveOutput, type_list};
@@ -699,11 +699,11 @@ pub fn verified(o: &VerifyOutput) -> String {
 }
 
 /// `aam verify --all`.
-pub fn verified_all(o: &[VerifyOutput]) -> String {
-    if o.is_empty() {
+pub fn verified_all(o: &VerifyAllOutput) -> String {
+    if o.packages.is_empty() {
         return "Nothing is installed here.\n".to_string();
     }
-    o.iter().map(verified).collect()
+    o.packages.iter().map(verified).collect()
 }
 
 /// `aam diff`.

@@ -381,6 +381,7 @@ pub fn registry() -> Vec<ToolSpec> {
         spec::<install::Install>(),
         spec::<install::Uninstall>(),
         spec::<install::Verify>(),
+        spec::<install::VerifyAll>(),
         spec::<install::Diff>(),
         spec::<install::ListInstalled>(),
         spec::<install::Outdated>(),

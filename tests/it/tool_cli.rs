@@ -172,6 +172,6 @@ fn exports_are_deterministic_and_the_skill_installs_with_aam() {
     let deployed = std::fs::read_to_string(env.path(".claude/skills/aam/SKILL.md")).unwrap();
     assert_eq!(deployed, doc);
     let verified = env.json(&["verify", "--all"]);
-    assert_eq!(verified[0]["package_name"], "aam-skill", "{verified}");
-    assert_eq!(verified[0]["is_clean"], true, "{verified}");
+    assert_eq!(verified["packages"][0]["package_name"], "aam-skill", "{verified}");
+    assert_eq!(verified["is_clean"], true, "{verified}");
 }

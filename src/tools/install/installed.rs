@@ -93,26 +93,80 @@ impl Tool for Verify {
     fn run(ctx: &Context, input: VerifyInput) -> Result<VerifyOutput> {
         let roots = roots(ctx, input.global)?;
         let lock = checked_lock(&roots)?;
-        let entry = installed(&lock, &input.package)?;
-        let status = state::file_status(&roots, entry)?;
-        let pick = |s: FileState| state::keys_in(&status, s);
-        let untracked_files = state::untracked(&roots, &input.package, entry)?;
-        let (ok_files, modified_files, missing_files) =
-            (pick(FileState::Ok), pick(FileState::Modified), pick(FileState::Missing));
-        let interrupted = journal::pending(&roots.root);
-        Ok(VerifyOutput {
-            package_name: input.package,
-            version: entry.version.clone(),
-            is_clean: modified_files.is_empty()
-                && missing_files.is_empty()
-                && untracked_files.is_empty()
-                && !interrupted,
-            interrupted,
-            has_checksums: !entry.file_checksums.is_empty(),
-            ok_files,
-            modified_files,
-            missing_files,
-            untracked_files,
+        verify(&roots, &lock, &input.package)
+    }
+}
+
+/// Checks one installed package of a checked lock.
+fn verify(roots: &Roots, lock: &LockFile, package: &str) -> Result<VerifyOutput> {
+    let entry = installed(lock, package)?;
+    let status = state::file_status(roots, entry)?;
+    let pick = |s: FileState| state::keys_in(&status, s);
+    let untracked_files = state::untracked(roots, package, entry)?;
+    let (ok_files, modified_files, missing_files) =
+        (pick(FileState::Ok), pick(FileState::Modified), pick(FileState::Missing));
+    let interrupted = journal::pending(&roots.root);
+    Ok(VerifyOutput {
+        package_name: package.to_string(),
+        version: entry.version.clone(),
+        is_clean: modified_files.is_empty() && missing_files.is_empty() && untracked_files.is_empty() && !interrupted,
+        interrupted,
+        has_checksums: !entry.file_checksums.is_empty(),
+        ok_files,
+        modified_files,
+        missing_files,
+        untracked_files,
+    })
+}
+
+/// Input of `aam_verify_all`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VerifyAllInput {
+    /// Check the home-folder installs.
+    #[serde(default)]
+    pub global: bool,
+}
+
+/// Output of `aam_verify_all`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VerifyAllOutput {
+    /// One report per installed package, by name.
+    pub packages: Vec<VerifyOutput>,
+    /// Every package is clean.
+    pub is_clean: bool,
+}
+
+/// Checks every installed package file by file against the lock.
+pub struct VerifyAll;
+
+impl Tool for VerifyAll {
+    const NAME: &'static str = "aam_verify_all";
+    const TITLE: &'static str = "Verify every installed package";
+    const DESCRIPTION: &'static str = "Compare every file each installed package wrote with the checksums in the lock file, as `aam_verify` does for one package: one report per package, and whether all are clean. Next: `aam_diff` for a package with changes.";
+    const RISK: Risk = Risk::Read;
+    const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::LockInvalid, ErrorCode::UnsafePath];
+    const EXAMPLES: &'static [Example] = &[Example {
+        title: "a project whose installs are untouched",
+        input: r#"{}"#,
+        expect: Expect::Output(r#"{"packages": [{"package_name": "review-kit", "is_clean": true}], "is_clean": true}"#),
+    }];
+    type Input = VerifyAllInput;
+    type Output = VerifyAllOutput;
+
+    fn run(ctx: &Context, input: VerifyAllInput) -> Result<VerifyAllOutput> {
+        let roots = roots(ctx, input.global)?;
+        let lock = checked_lock(&roots)?;
+        let packages = lock
+            .packages
+            .keys()
+            .map(|name| verify(&roots, &lock, name))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(VerifyAllOutput {
+            is_clean: packages.iter().all(|p| p.is_clean),
+            packages,
         })
     }
 }

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 pub use installed::{
     Diff, DiffOutput, FileDiff, ListInstalled, ListInstalledInput, ListInstalledOutput, ListedPackage, Outdated,
     OutdatedInput, OutdatedOutput, OutdatedPackage, PackageInfo, PackageInfoInput, PackageInfoOutput, Verify,
-    VerifyInput, VerifyOutput,
+    VerifyAll, VerifyAllInput, VerifyAllOutput, VerifyInput, VerifyOutput,
 };
 
 use super::{Context, Example, Expect, Risk, Tool};
