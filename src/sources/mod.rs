@@ -4,9 +4,11 @@
 //! `git` owns every gix call (fetch, trees, blobs, diffs); `index` combines git
 //! with the `scan` rules to produce catalog records, fully or incrementally.
 
+pub mod cache;
 pub mod git;
 pub mod index;
 pub mod spec;
+pub mod update;
 
 /// A commit id (or digest) shortened for people: its first 12 characters.
 pub fn short_id(id: &str) -> &str {

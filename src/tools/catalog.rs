@@ -769,7 +769,7 @@ fn index_check(ctx: &Context, generation: u64) -> HealthCheck {
 fn caches_check(ctx: &Context, sources: &[crate::catalog::SourceRecord]) -> HealthCheck {
     let broken: Vec<String> = sources
         .iter()
-        .filter(|s| super::sources::cache_holds_head(ctx, s) == Some(false))
+        .filter(|s| crate::sources::cache::holds_head(&ctx.home.git_cache_dir(), s) == Some(false))
         .map(|s| s.name.clone())
         .collect();
     if broken.is_empty() {
@@ -912,10 +912,10 @@ impl Tool for Repair {
         if failing(CACHES_CHECK) {
             let catalog = ctx.catalog()?;
             for source in catalog.list_sources()? {
-                if super::sources::cache_holds_head(ctx, &source) != Some(false) {
+                if crate::sources::cache::holds_head(&ctx.home.git_cache_dir(), &source) != Some(false) {
                     continue;
                 }
-                let outcome = super::sources::restore_cache(ctx, &source);
+                let outcome = crate::sources::cache::restore(&ctx.home.git_cache_dir(), &source, ctx.progress.as_ref());
                 actions.push(RepairAction {
                     check: CACHES_CHECK.to_string(),
                     action: format!(

@@ -5,19 +5,21 @@
 //! leave the catalog untouched and remove any cache state they created.
 
 use crate::sources::short_id;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Context, Example, Expect, Risk, Tool, indexed_write};
-use crate::catalog::{Catalog, CommitInfo, NewSource, SourceChanges, SourceRecord};
+use crate::catalog::{Catalog, CommitInfo, NewSource, SourceRecord};
 use crate::error::{Error, ErrorBody, ErrorCode, Result};
 use crate::scan::ArtifactKind;
 use crate::search::IndexChange;
-use crate::sources::git::{Fetched, GitCache, Oid, RefWant, is_repository};
+use crate::sources::cache;
+use crate::sources::git::{Fetched, GitCache, RefWant, is_repository};
 use crate::sources::index::Snapshot;
 use crate::sources::spec::{SourceKind, SourceSpec, validate_name};
+use crate::sources::update::{self, root_name};
 
 // ---------------------------------------------------------------- shared types
 
@@ -210,8 +212,8 @@ impl Tool for SourceAdd {
         }
         let cache_dir = ctx.home.git_cache_dir().join(spec.cache_key());
         let (cache, created) = GitCache::open_or_create(&cache_dir)?;
-        let head = head_ref(&name);
-        let mut cleanup = CacheCleanup::new(ctx, &cache, &cache_dir, created, vec![head.clone()]);
+        let head = cache::head_ref(&name);
+        let mut cleanup = cache::Cleanup::new(ctx.home.root(), &cache, &cache_dir, created, vec![head.clone()]);
         ctx.progress.start(&format!("fetching {}", spec.url), None);
         let fetched = cache.fetch(&spec.url, &RefWant::from_ref(spec.git_ref.as_deref()), &head, created);
         ctx.progress.finish();
@@ -660,14 +662,20 @@ fn update_one(
     source: &SourceRecord,
     dry_run: bool,
 ) -> Result<SourceUpdateReport> {
-    let (cache, fresh) = open_cache_repairing(ctx, source)?;
+    let (cache, fresh) = cache::open_repairing(&ctx.home.git_cache_dir(), source)?;
     let target = if dry_run {
-        pending_ref(&source.name)
+        cache::pending_ref(&source.name)
     } else {
-        head_ref(&source.name)
+        cache::head_ref(&source.name)
     };
-    let mut cleanup = CacheCleanup::new(ctx, &cache, &cache_dir(ctx, source), fresh, Vec::new());
-    let plan = plan_update(ctx, catalog, &cache, source, &target);
+    let mut cleanup = cache::Cleanup::new(
+        ctx.home.root(),
+        &cache,
+        &cache::dir(&ctx.home.git_cache_dir(), source),
+        fresh,
+        Vec::new(),
+    );
+    let plan = update::plan(catalog, &cache, source, &target, ctx.progress.as_ref());
     if dry_run {
         cache.delete_ref(&target)?;
     }
@@ -788,7 +796,7 @@ impl Tool for SourceDiff {
     fn run(ctx: &Context, input: SourceDiffInput) -> Result<SourceDiffOutput> {
         let catalog = ctx.catalog()?;
         let source = catalog.source_named(&input.name)?;
-        let cache_dir = cache_dir(ctx, &source);
+        let cache_dir = cache::dir(&ctx.home.git_cache_dir(), &source);
         let (cache, created) = match source.head_commit {
             Some(_) => (
                 GitCache::open(&cache_dir)
@@ -797,9 +805,9 @@ impl Tool for SourceDiff {
             ),
             None => GitCache::open_or_create(&cache_dir)?,
         };
-        let mut cleanup = CacheCleanup::new(ctx, &cache, &cache_dir, created, Vec::new());
-        let pending = pending_ref(&source.name);
-        let plan = plan_update(ctx, &catalog, &cache, &source, &pending);
+        let mut cleanup = cache::Cleanup::new(ctx.home.root(), &cache, &cache_dir, created, Vec::new());
+        let pending = cache::pending_ref(&source.name);
+        let plan = update::plan(&catalog, &cache, &source, &pending, ctx.progress.as_ref());
         cache.delete_ref(&pending)?;
         let plan = plan?;
         cleanup.disarm();
@@ -885,17 +893,17 @@ impl Tool for SourceRemove {
             let generation = catalog.remove_source(source.id)?;
             Ok(((), IndexChange::SourceRemoved(source.id), generation))
         })?;
-        let dir = cache_dir(ctx, &source);
+        let dir = cache::dir(&ctx.home.git_cache_dir(), &source);
         let mut cache_purged = false;
         if input.purge_cache && !shared {
-            remove_cache_dir(&dir, ctx.home.root())?;
+            cache::remove_dir(&dir, ctx.home.root())?;
             cache_purged = true;
         } else {
             if input.purge_cache {
                 tracing::warn!("kept the cache `{}`: other sources use it", dir.display());
             }
             if let Ok(cache) = GitCache::open(&dir) {
-                cache.delete_ref(&head_ref(&source.name))?;
+                cache.delete_ref(&cache::head_ref(&source.name))?;
             }
         }
         Ok(SourceRemoveOutput {
@@ -997,41 +1005,6 @@ impl Tool for SourceEnableDefaults {
 
 // ---------------------------------------------------------------- helpers
 
-/// The private ref namespace of a source in its cache.
-fn ref_namespace(name: &str) -> String {
-    let digest = blake3::hash(name.as_bytes()).to_hex();
-    format!("refs/aam/{}", &digest[..16])
-}
-
-fn head_ref(name: &str) -> String {
-    format!("{}/head", ref_namespace(name))
-}
-
-fn pending_ref(name: &str) -> String {
-    format!("{}/pending", ref_namespace(name))
-}
-
-fn cache_dir(ctx: &Context, source: &SourceRecord) -> PathBuf {
-    ctx.home.git_cache_dir().join(&source.cache_key)
-}
-
-/// The name of a skill whose `SKILL.md` sits at the scope root.
-fn root_name(url: &str, scope: &str) -> String {
-    let last = |s: &str| {
-        s.trim_end_matches('/')
-            .rsplit(['/', ':'])
-            .next()
-            .unwrap_or("")
-            .to_string()
-    };
-    if scope.is_empty() {
-        let repo = last(url);
-        repo.strip_suffix(".git").unwrap_or(&repo).to_string()
-    } else {
-        last(scope)
-    }
-}
-
 fn path_not_found(scope: &str, fetched: &Fetched) -> Error {
     Error::new(
         ErrorCode::SourcePathNotFound,
@@ -1053,228 +1026,4 @@ fn ensure_git_repository(path: &Path) -> Result<()> {
         .with_hint("pass the root folder of a git repository (one with a `.git` folder), or run `git init` there"));
     }
     Ok(())
-}
-
-/// Opens a source's cache, replacing a missing or damaged one with a fresh, empty
-/// repository (the fetch that follows fills it again). Returns whether it is new.
-fn open_cache_repairing(ctx: &Context, source: &SourceRecord) -> Result<(GitCache, bool)> {
-    let dir = cache_dir(ctx, source);
-    match GitCache::open(&dir) {
-        Ok(cache) => {
-            let intact = source
-                .head_commit
-                .as_deref()
-                .and_then(|sha| Oid::from_hex(sha.as_bytes()).ok())
-                .is_none_or(|id| cache.has_commit(id));
-            if intact {
-                return Ok((cache, false));
-            }
-            tracing::warn!(
-                "the cache of `{}` lacks its indexed commit; fetching again",
-                source.name
-            );
-            Ok((cache, false))
-        }
-        Err(_) => {
-            if dir.exists() {
-                tracing::warn!("the cache of `{}` is damaged; fetching it again", source.name);
-                std::fs::remove_dir_all(&dir).map_err(|e| Error::io("delete", &dir, e))?;
-            }
-            GitCache::open_or_create(&dir)
-        }
-    }
-}
-
-/// Whether a source's cache holds the commit the catalog says it is indexed at
-/// (`None` when it has never been fetched, so there is nothing to hold).
-pub(crate) fn cache_holds_head(ctx: &Context, source: &SourceRecord) -> Option<bool> {
-    let id = Oid::from_hex(source.head_commit.as_deref()?.as_bytes()).ok()?;
-    Some(GitCache::open(&cache_dir(ctx, source)).is_ok_and(|cache| cache.has_commit(id)))
-}
-
-/// Fetches a source's indexed commit into its cache again (recreating a missing
-/// or damaged cache), leaving the catalog as it is.
-pub(crate) fn restore_cache(ctx: &Context, source: &SourceRecord) -> Result<()> {
-    let Some(sha) = source.head_commit.as_deref() else {
-        return Ok(());
-    };
-    let (cache, created) = open_cache_repairing(ctx, source)?;
-    ctx.progress.start(&format!("fetching {}", source.name), None);
-    let fetched = cache.fetch(
-        &source.url,
-        &RefWant::Named(sha.to_string()),
-        &head_ref(&source.name),
-        created,
-    );
-    ctx.progress.finish();
-    fetched?;
-    Ok(())
-}
-
-/// Deletes a cached repository, then the folders above it that it leaves empty
-/// (`cache/git/<host>/<owner>`, up to but not including `AAM_HOME`).
-fn remove_cache_dir(dir: &Path, home: &Path) -> Result<()> {
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).map_err(|e| Error::io("delete", dir, e))?;
-    }
-    let mut parent = dir.parent();
-    while let Some(p) = parent.filter(|p| p.starts_with(home) && *p != home) {
-        if std::fs::remove_dir(p).is_err() {
-            break;
-        }
-        parent = p.parent();
-    }
-    Ok(())
-}
-
-/// What an update would do.
-struct UpdatePlan {
-    fetched: Fetched,
-    commit: CommitInfo,
-    /// `None` when already at the newest commit.
-    changes: Option<SourceChanges>,
-}
-
-/// Fetches a source into `target` and works out the changes against the catalog.
-fn plan_update(
-    ctx: &Context,
-    catalog: &Catalog,
-    cache: &GitCache,
-    source: &SourceRecord,
-    target: &str,
-) -> Result<UpdatePlan> {
-    let started = std::time::Instant::now();
-    let old = source
-        .head_commit
-        .as_deref()
-        .and_then(|sha| Oid::from_hex(sha.as_bytes()).ok());
-    let fetched = match pinned_commit(cache, source) {
-        Some(fetched) => {
-            cache.set_ref(target, fetched.commit)?;
-            fetched
-        }
-        None => {
-            ctx.progress.start(&format!("fetching {}", source.name), None);
-            let fetched = cache.fetch(
-                &source.url,
-                &RefWant::from_ref(source.ref_name.as_deref()),
-                target,
-                old.is_none(),
-            );
-            ctx.progress.finish();
-            fetched?
-        }
-    };
-    tracing::debug!(elapsed = ?started.elapsed(), "fetched `{}`", source.name);
-    let (new_root, committed_at) = cache.commit_tree(fetched.commit)?;
-    let snapshot = Snapshot::new(
-        cache,
-        new_root,
-        &source.scope_path,
-        &root_name(&source.url, &source.scope_path),
-    );
-    let scope_tree = match snapshot.scope_tree()? {
-        Some(tree) => tree,
-        None => {
-            tracing::warn!(
-                "`{}` no longer exists in `{}` at {}; its artifacts are recorded as removed",
-                source.scope_path,
-                source.name,
-                short_id(&fetched.commit.to_string())
-            );
-            Oid::empty_tree(gix::hash::Kind::Sha1)
-        }
-    };
-    let commit = CommitInfo {
-        sha: fetched.commit.to_string(),
-        tree_sha: scope_tree.to_string(),
-        committed_at,
-    };
-    if old == Some(fetched.commit) {
-        return Ok(UpdatePlan {
-            fetched,
-            commit,
-            changes: None,
-        });
-    }
-    let regions = match old.filter(|id| cache.has_commit(*id)) {
-        Some(old) => {
-            let (old_root, _) = cache.commit_tree(old)?;
-            let changed = cache.changed_paths(old_root, new_root)?;
-            tracing::debug!(elapsed = ?started.elapsed(), "{} paths changed", changed.len());
-            let by_content: Vec<String> = catalog
-                .live_artifacts_in(source.id, &[], &changed)?
-                .into_iter()
-                .map(|a| a.path)
-                .collect();
-            snapshot.regions_for(&changed, &by_content)?
-        }
-        None => vec![source.scope_path.clone()],
-    };
-    tracing::debug!(elapsed = ?started.elapsed(), "{} regions to index", regions.len());
-    let before = catalog.live_artifacts_in(source.id, &regions, &[])?;
-    let changes = snapshot.changes(&regions, before, |id| catalog.known_blobs(id))?;
-    tracing::debug!(
-        elapsed = ?started.elapsed(),
-        "{} new, {} modified, {} removed",
-        changes.added.len(),
-        changes.modified.len(),
-        changes.removed.len()
-    );
-    Ok(UpdatePlan {
-        fetched,
-        commit,
-        changes: Some(changes),
-    })
-}
-
-/// A source pinned to a commit id (full or abbreviated) already in the cache needs no fetch.
-fn pinned_commit(cache: &GitCache, source: &SourceRecord) -> Option<Fetched> {
-    let requested = source.ref_name.as_deref()?;
-    let resolved = source.resolved_ref.as_deref()?;
-    let pinned = resolved.len() == 40 && resolved.starts_with(&requested.to_ascii_lowercase());
-    let id = pinned.then(|| Oid::from_hex(resolved.as_bytes()).ok()).flatten()?;
-    cache.has_commit(id).then(|| Fetched {
-        commit: id,
-        resolved_ref: resolved.to_string(),
-    })
-}
-
-/// Undoes cache changes of a failed `source add`: deletes a cache it created, or
-/// the refs it wrote into a shared one.
-struct CacheCleanup<'c> {
-    cache: &'c GitCache,
-    home: PathBuf,
-    created_dir: Option<PathBuf>,
-    refs: Vec<String>,
-}
-
-impl<'c> CacheCleanup<'c> {
-    /// Guards a cache that was `created` by this operation (removed on failure),
-    /// or else the `refs` it writes into an existing one.
-    fn new(ctx: &Context, cache: &'c GitCache, dir: &Path, created: bool, refs: Vec<String>) -> Self {
-        Self {
-            cache,
-            home: ctx.home.root().to_path_buf(),
-            created_dir: created.then(|| dir.to_path_buf()),
-            refs,
-        }
-    }
-
-    fn disarm(&mut self) {
-        self.created_dir = None;
-        self.refs.clear();
-    }
-}
-
-impl Drop for CacheCleanup<'_> {
-    fn drop(&mut self) {
-        if let Some(dir) = &self.created_dir {
-            let _ = remove_cache_dir(dir, &self.home);
-            return;
-        }
-        for name in &self.refs {
-            let _ = self.cache.delete_ref(name);
-        }
-    }
 }

@@ -1,0 +1,189 @@
+//! A source's place in the git cache: its folder, its private refs, repairing
+//! a missing or damaged cache, restoring its indexed commit, and undoing what a
+//! failed command wrote into the cache.
+//!
+//! Every source owns a ref namespace `refs/aam/<16 hex of blake3(name)>` in the
+//! cache of its repository (sources of one repository share a cache): `head` is
+//! the commit the catalog indexed, `pending` a fetch the catalog has not taken.
+
+use std::path::{Path, PathBuf};
+
+use crate::catalog::SourceRecord;
+use crate::error::{Error, Result};
+use crate::progress::Progress;
+use crate::sources::git::{GitCache, Oid, RefWant};
+
+/// The private ref namespace of a source in its cache.
+fn ref_namespace(name: &str) -> String {
+    let digest = blake3::hash(name.as_bytes()).to_hex();
+    format!("refs/aam/{}", &digest[..16])
+}
+
+/// The ref a source's indexed commit is kept under.
+pub fn head_ref(name: &str) -> String {
+    format!("{}/head", ref_namespace(name))
+}
+
+/// The ref a fetch lands on before the catalog takes it.
+pub fn pending_ref(name: &str) -> String {
+    format!("{}/pending", ref_namespace(name))
+}
+
+/// A source's cache folder under `caches` (the home's git cache folder).
+pub fn dir(caches: &Path, source: &SourceRecord) -> PathBuf {
+    caches.join(&source.cache_key)
+}
+
+/// Opens a source's cache, replacing a missing or damaged one with a fresh, empty
+/// repository (the fetch that follows fills it again). Returns whether it is new.
+pub fn open_repairing(caches: &Path, source: &SourceRecord) -> Result<(GitCache, bool)> {
+    let dir = dir(caches, source);
+    match GitCache::open(&dir) {
+        Ok(cache) => {
+            let intact = source
+                .head_commit
+                .as_deref()
+                .and_then(|sha| Oid::from_hex(sha.as_bytes()).ok())
+                .is_none_or(|id| cache.has_commit(id));
+            if intact {
+                return Ok((cache, false));
+            }
+            tracing::warn!(
+                "the cache of `{}` lacks its indexed commit; fetching again",
+                source.name
+            );
+            Ok((cache, false))
+        }
+        Err(_) => {
+            if dir.exists() {
+                tracing::warn!("the cache of `{}` is damaged; fetching it again", source.name);
+                std::fs::remove_dir_all(&dir).map_err(|e| Error::io("delete", &dir, e))?;
+            }
+            GitCache::open_or_create(&dir)
+        }
+    }
+}
+
+/// Whether a source's cache holds the commit the catalog says it is indexed at
+/// (`None` when it has never been fetched, so there is nothing to hold).
+pub fn holds_head(caches: &Path, source: &SourceRecord) -> Option<bool> {
+    let id = Oid::from_hex(source.head_commit.as_deref()?.as_bytes()).ok()?;
+    Some(GitCache::open(&dir(caches, source)).is_ok_and(|cache| cache.has_commit(id)))
+}
+
+/// Fetches a source's indexed commit into its cache again (recreating a missing
+/// or damaged cache), leaving the catalog as it is.
+pub fn restore(caches: &Path, source: &SourceRecord, progress: &dyn Progress) -> Result<()> {
+    let Some(sha) = source.head_commit.as_deref() else {
+        return Ok(());
+    };
+    let (cache, created) = open_repairing(caches, source)?;
+    progress.start(&format!("fetching {}", source.name), None);
+    let fetched = cache.fetch(
+        &source.url,
+        &RefWant::Named(sha.to_string()),
+        &head_ref(&source.name),
+        created,
+    );
+    progress.finish();
+    fetched?;
+    Ok(())
+}
+
+/// Deletes a cached repository, then the folders above it that it leaves empty
+/// (`cache/git/<host>/<owner>`, up to but not including `AAM_HOME`).
+pub fn remove_dir(dir: &Path, home: &Path) -> Result<()> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(|e| Error::io("delete", dir, e))?;
+    }
+    let mut parent = dir.parent();
+    while let Some(p) = parent.filter(|p| p.starts_with(home) && *p != home) {
+        if std::fs::remove_dir(p).is_err() {
+            break;
+        }
+        parent = p.parent();
+    }
+    Ok(())
+}
+
+/// Undoes cache changes of a failed `source add`: deletes a cache it created, or
+/// the refs it wrote into a shared one.
+pub struct Cleanup<'c> {
+    cache: &'c GitCache,
+    home: PathBuf,
+    created_dir: Option<PathBuf>,
+    refs: Vec<String>,
+}
+
+impl<'c> Cleanup<'c> {
+    /// Guards a cache that was `created` by this operation (removed on failure),
+    /// or else the `refs` it writes into an existing one.
+    pub fn new(home: &Path, cache: &'c GitCache, dir: &Path, created: bool, refs: Vec<String>) -> Self {
+        Self {
+            cache,
+            home: home.to_path_buf(),
+            created_dir: created.then(|| dir.to_path_buf()),
+            refs,
+        }
+    }
+
+    /// Keeps everything: the command succeeded.
+    pub fn disarm(&mut self) {
+        self.created_dir = None;
+        self.refs.clear();
+    }
+}
+
+impl Drop for Cleanup<'_> {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.created_dir {
+            let _ = remove_dir(dir, &self.home);
+            return;
+        }
+        for name in &self.refs {
+            let _ = self.cache.delete_ref(name);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_source_has_its_own_ref_namespace() {
+        assert_eq!(head_ref("a").len(), "refs/aam/".len() + 16 + "/head".len());
+        assert_ne!(head_ref("a"), head_ref("b"));
+        assert_eq!(
+            head_ref("a").trim_end_matches("/head"),
+            pending_ref("a").trim_end_matches("/pending")
+        );
+    }
+
+    #[test]
+    fn removing_a_cache_prunes_emptied_folders_up_to_the_home() {
+        let home = tempfile::tempdir().unwrap();
+        let dir = home.path().join("cache/git/host/owner/repo");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(home.path().join("cache/git/host/other")).unwrap();
+        remove_dir(&dir, home.path()).unwrap();
+        assert!(!home.path().join("cache/git/host/owner").exists());
+        assert!(home.path().join("cache/git/host/other").exists(), "a shared parent stays");
+    }
+
+    #[test]
+    fn a_failed_command_leaves_no_cache_it_created() {
+        let home = tempfile::tempdir().unwrap();
+        let dir = home.path().join("cache/git/host/repo");
+        let (cache, created) = GitCache::open_or_create(&dir).unwrap();
+        assert!(created);
+        drop(Cleanup::new(home.path(), &cache, &dir, created, Vec::new()));
+        assert!(!dir.exists());
+
+        let (cache, _) = GitCache::open_or_create(&dir).unwrap();
+        let mut kept = Cleanup::new(home.path(), &cache, &dir, true, Vec::new());
+        kept.disarm();
+        drop(kept);
+        assert!(dir.exists(), "a disarmed cleanup keeps the cache");
+    }
+}
