@@ -21,6 +21,7 @@ pub mod journal;
 pub mod keys;
 pub mod plan;
 pub mod platforms;
+pub mod specs;
 pub mod state;
 
 use std::path::{Path, PathBuf};

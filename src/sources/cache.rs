@@ -168,7 +168,10 @@ mod tests {
         std::fs::create_dir_all(home.path().join("cache/git/host/other")).unwrap();
         remove_dir(&dir, home.path()).unwrap();
         assert!(!home.path().join("cache/git/host/owner").exists());
-        assert!(home.path().join("cache/git/host/other").exists(), "a shared parent stays");
+        assert!(
+            home.path().join("cache/git/host/other").exists(),
+            "a shared parent stays"
+        );
     }
 
     #[test]

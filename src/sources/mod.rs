@@ -10,6 +10,20 @@ pub mod index;
 pub mod spec;
 pub mod update;
 
+/// The display form of an artifact's identity: `source/name`.
+pub fn qualified_name(source: &str, name: &str) -> String {
+    format!("{source}/{name}")
+}
+
+/// Reads `text` as `source/rest` when a registered source name is a prefix of it
+/// (the longest such name wins, since source names may contain `/`).
+pub fn split_qualified<'t>(text: &'t str, source_names: &[String]) -> Option<(&'t str, &'t str)> {
+    text.match_indices('/')
+        .map(|(i, _)| (&text[..i], &text[i + 1..]))
+        .filter(|(source, rest)| !rest.is_empty() && source_names.iter().any(|n| n == source))
+        .max_by_key(|(source, _)| source.len())
+}
+
 /// A commit id (or digest) shortened for people: its first 12 characters.
 pub fn short_id(id: &str) -> &str {
     &id[..id.len().min(12)]
@@ -22,4 +36,20 @@ pub fn not_indexed(name: &str) -> crate::error::Error {
         format!("source `{name}` has not been fetched yet"),
     )
     .with_hint(format!("run `aam source update {name}` to fetch and index it"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn qualified_names_split_on_the_longest_source() {
+        let sources = vec!["o/r".to_string(), "o/r:skills".to_string(), "solo".to_string()];
+        assert_eq!(split_qualified("o/r/pdf", &sources), Some(("o/r", "pdf")));
+        assert_eq!(split_qualified("o/r:skills/pdf", &sources), Some(("o/r:skills", "pdf")));
+        assert_eq!(split_qualified("solo/skills/x", &sources), Some(("solo", "skills/x")));
+        assert_eq!(split_qualified("pdf", &sources), None);
+        assert_eq!(split_qualified("o/r/", &sources), None);
+        assert_eq!(split_qualified("other/x", &sources), None);
+    }
 }

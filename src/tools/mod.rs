@@ -23,6 +23,7 @@ use schemars::{JsonSchema, Schema};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+pub use crate::sources::{qualified_name, split_qualified};
 pub use context::{Context, PooledCatalog};
 
 use crate::catalog::Catalog;
@@ -74,20 +75,6 @@ pub(crate) fn mirror_registry(ctx: &Context, catalog: &mut Catalog, name: &str, 
         let generation = catalog.sync_registry(name, &records)?;
         Ok(((), IndexChange::RegistrySynced(name.to_string()), generation))
     })
-}
-
-/// The display form of an artifact's identity: `source/name`.
-pub fn qualified_name(source: &str, name: &str) -> String {
-    format!("{source}/{name}")
-}
-
-/// Reads `text` as `source/rest` when a registered source name is a prefix of it
-/// (the longest such name wins, since source names may contain `/`).
-pub fn split_qualified<'t>(text: &'t str, source_names: &[String]) -> Option<(&'t str, &'t str)> {
-    text.match_indices('/')
-        .map(|(i, _)| (&text[..i], &text[i + 1..]))
-        .filter(|(source, rest)| !rest.is_empty() && source_names.iter().any(|n| n == source))
-        .max_by_key(|(source, _)| source.len())
 }
 
 /// A hint naming the registered sources, for a name that is none of them.
@@ -425,17 +412,6 @@ mod tests {
         }
         assert!(find("aam_source_add").is_some());
         assert!(find("aam_nope").is_none());
-    }
-
-    #[test]
-    fn qualified_names_split_on_the_longest_source() {
-        let sources = vec!["o/r".to_string(), "o/r:skills".to_string(), "solo".to_string()];
-        assert_eq!(split_qualified("o/r/pdf", &sources), Some(("o/r", "pdf")));
-        assert_eq!(split_qualified("o/r:skills/pdf", &sources), Some(("o/r:skills", "pdf")));
-        assert_eq!(split_qualified("solo/skills/x", &sources), Some(("solo", "skills/x")));
-        assert_eq!(split_qualified("pdf", &sources), None);
-        assert_eq!(split_qualified("o/r/", &sources), None);
-        assert_eq!(split_qualified("other/x", &sources), None);
     }
 
     #[test]

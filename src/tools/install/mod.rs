@@ -6,9 +6,9 @@
 //! edits, execute through the journal, mirror into the catalog.
 
 mod installed;
-mod specs;
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -24,6 +24,7 @@ use crate::catalog::{Catalog, InstallRecord, NewPackage, PackageMember, now_time
 use crate::error::{Error, ErrorCode, Result};
 use crate::install::journal::{self, InstallMirror, MirrorOp, ProjectLock};
 use crate::install::plan::{Plan, Prepared};
+use crate::install::specs::{SpecEnv, prepare_specs};
 use crate::install::state::{self, FileState};
 use crate::install::{Roots, freshness, platforms};
 use crate::packages::lock::{self, LockFile, LockedPackage, Origin};
@@ -156,6 +157,20 @@ fn mirror_of(roots: &Roots, entry: &LockedPackage, prepared: &Prepared) -> Mirro
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
     }))
+}
+
+/// Turns install specs into packages, reading only paths the front end may.
+fn prepare(ctx: &Context, catalog: &Catalog, specs: &[String]) -> Result<Vec<Prepared>> {
+    let settings = ctx.home.load_settings()?;
+    let caches = ctx.home.git_cache_dir();
+    let allow_path = |path: &Path, shown: &str| ctx.check_path(path, shown);
+    let env = SpecEnv {
+        cwd: &ctx.cwd,
+        caches: &caches,
+        settings: &settings,
+        allow_path: &allow_path,
+    };
+    prepare_specs(&env, catalog, specs)
 }
 
 fn object_store(ctx: &Context) -> ObjectStore {
@@ -389,7 +404,7 @@ impl Tool for Install {
 fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited) -> Result<InstallOutput> {
     let (prepared, audit_warnings) = {
         let catalog = ctx.catalog()?;
-        let prepared = specs::prepare_specs(ctx, &catalog, &input.specs)?;
+        let prepared = prepare(ctx, &catalog, &input.specs)?;
         let warnings = super::audit::gate(ctx, &catalog, &prepared, &input.allow_findings, input.global)?;
         (prepared, warnings)
     };
@@ -861,7 +876,7 @@ impl Tool for Upgrade {
                     _ => entry.requested.clone().unwrap_or_else(|| name.clone()),
                 };
                 // A package that cannot be prepared fails alone; the others go on.
-                match specs::prepare_specs(ctx, &catalog, &[spec]) {
+                match prepare(ctx, &catalog, &[spec]) {
                     Ok(packages) => {
                         moving.push(name.clone());
                         for package in packages {

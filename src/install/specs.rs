@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::super::{Context, qualified_name, split_qualified};
 use crate::catalog::Catalog;
 use crate::config::Settings;
 use crate::error::{Error, ErrorCode, Result};
@@ -19,12 +18,26 @@ use crate::packages::registry::Registry;
 use crate::packages::registry::VersionEntry;
 use crate::packages::resolve::{Candidate, resolve};
 use crate::packages::validate::{pack_dir, validate_archive_bytes};
+use crate::sources::{qualified_name, split_qualified};
+
+/// Where specs are read from.
+pub struct SpecEnv<'a> {
+    /// The folder relative paths start from.
+    pub cwd: &'a Path,
+    /// The home's git cache folder (source artifacts are read from it).
+    pub caches: &'a Path,
+    /// The settings (registries).
+    pub settings: &'a Settings,
+    /// Refuses a path the caller may not read (a machine front end's
+    /// confinement); given the path and how the user wrote it.
+    pub allow_path: &'a dyn Fn(&Path, &str) -> Result<()>,
+}
 
 /// Turns install specs into packages ready to deploy (registry packages with
 /// their dependencies resolved transitively; the dependencies of folders and
 /// archives too).
-pub(crate) fn prepare_specs(ctx: &Context, catalog: &Catalog, specs: &[String]) -> Result<Vec<Prepared>> {
-    let settings = ctx.home.load_settings()?;
+pub fn prepare_specs(env: &SpecEnv<'_>, catalog: &Catalog, specs: &[String]) -> Result<Vec<Prepared>> {
+    let settings = env.settings;
     let source_names = catalog.source_names()?;
     let mut prepared = Vec::new();
     let mut registry_requests: Vec<(String, String)> = Vec::new();
@@ -32,10 +45,10 @@ pub(crate) fn prepare_specs(ctx: &Context, catalog: &Catalog, specs: &[String]) 
     // source artifacts: a package's own folder next to you does not hide the
     // published package of the same name.
     for spec in specs {
-        let path = ctx.cwd.join(spec);
+        let path = env.cwd.join(spec);
         let is_folder = || path.join(MANIFEST_FILE).is_file();
         if spec.starts_with('.') || spec.starts_with('/') || spec.ends_with(".aam") {
-            prepared.push(prepare_path(ctx, &path, spec)?);
+            prepared.push(prepare_path(env, &path, spec)?);
             continue;
         }
         if let Some(rest) = spec.strip_prefix('@') {
@@ -45,7 +58,7 @@ pub(crate) fn prepare_specs(ctx: &Context, catalog: &Catalog, specs: &[String]) 
         }
         if spec.contains('/') {
             if is_folder() {
-                prepared.push(prepare_path(ctx, &path, spec)?);
+                prepared.push(prepare_path(env, &path, spec)?);
                 continue;
             }
             let Some((source, rest)) = split_qualified(spec, &source_names) else {
@@ -61,7 +74,7 @@ pub(crate) fn prepare_specs(ctx: &Context, catalog: &Catalog, specs: &[String]) 
                 };
                 return Err(Error::new(ErrorCode::ArtifactNotFound, message).with_hint(hint));
             };
-            prepared.push(prepare_source_artifact(ctx, catalog, source, rest, spec)?);
+            prepared.push(prepare_source_artifact(env, catalog, source, rest, spec)?);
             continue;
         }
         let (name, constraint) = split_version(spec);
@@ -70,14 +83,14 @@ pub(crate) fn prepare_specs(ctx: &Context, catalog: &Catalog, specs: &[String]) 
             continue;
         }
         if is_folder() {
-            prepared.push(prepare_path(ctx, &path, spec)?);
+            prepared.push(prepare_path(env, &path, spec)?);
             continue;
         }
         let matches = catalog.artifacts_named(None, &name)?;
         match matches.as_slice() {
             [one] => {
                 let spec = qualified_name(&one.source, &one.path);
-                prepared.push(prepare_source_artifact(ctx, catalog, &one.source, &one.path, &spec)?);
+                prepared.push(prepare_source_artifact(env, catalog, &one.source, &one.path, &spec)?);
             }
             [] => {
                 return Err(Error::new(
@@ -110,7 +123,7 @@ pub(crate) fn prepare_specs(ctx: &Context, catalog: &Catalog, specs: &[String]) 
         }
     }
     if !registry_requests.is_empty() {
-        prepared.extend(prepare_registry(catalog, &settings, &registry_requests)?);
+        prepared.extend(prepare_registry(catalog, settings, &registry_requests)?);
     }
     Ok(prepared)
 }
@@ -127,8 +140,8 @@ fn files_map(entries: Vec<(String, Vec<u8>, bool)>) -> BTreeMap<String, (Bytes, 
     entries.into_iter().map(|(p, b, x)| (p, (Bytes::from(b), x))).collect()
 }
 
-fn prepare_path(ctx: &Context, path: &Path, spec: &str) -> Result<Prepared> {
-    ctx.check_path(path, spec)?;
+fn prepare_path(env: &SpecEnv<'_>, path: &Path, spec: &str) -> Result<Prepared> {
+    (env.allow_path)(path, spec)?;
     if !path.exists() {
         return Err(Error::new(
             ErrorCode::PackageNotFound,
@@ -171,12 +184,18 @@ fn members_of(manifest: &Manifest) -> Vec<Member> {
         .collect()
 }
 
-fn prepare_source_artifact(ctx: &Context, catalog: &Catalog, source: &str, rest: &str, spec: &str) -> Result<Prepared> {
+fn prepare_source_artifact(
+    env: &SpecEnv<'_>,
+    catalog: &Catalog,
+    source: &str,
+    rest: &str,
+    spec: &str,
+) -> Result<Prepared> {
     let selection = Selection {
         artifacts: vec![rest.to_string()],
         ..Default::default()
     };
-    let gathered = gather_from_source(catalog, &ctx.home.git_cache_dir(), source, &selection)?;
+    let gathered = gather_from_source(catalog, env.caches, source, &selection)?;
     if gathered.chosen.len() != 1 {
         let paths: Vec<String> = gathered
             .chosen
@@ -272,4 +291,72 @@ fn prepare_registry(catalog: &Catalog, settings: &Settings, requests: &[(String,
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A package folder `kit` 1.0.0 with one skill, under `dir`.
+    fn package(dir: &Path) {
+        let kit = dir.join("kit");
+        std::fs::create_dir_all(kit.join("skills/pdf")).unwrap();
+        std::fs::write(
+            kit.join("skills/pdf/SKILL.md"),
+            "---\nname: pdf\ndescription: PDFs\n---\n",
+        )
+        .unwrap();
+        std::fs::write(
+            kit.join(MANIFEST_FILE),
+            "name: kit\nversion: 1.0.0\ndescription: A kit\nartifacts:\n  skills:\n    - name: pdf\n      path: skills/pdf\n",
+        )
+        .unwrap();
+    }
+
+    fn prepare(dir: &Path, allow: &dyn Fn(&Path, &str) -> Result<()>, specs: &[&str]) -> Result<Vec<Prepared>> {
+        let catalog = Catalog::open(&dir.join("catalog.db")).unwrap();
+        let settings = Settings::default();
+        let caches = dir.join("cache");
+        let env = SpecEnv {
+            cwd: dir,
+            caches: &caches,
+            settings: &settings,
+            allow_path: allow,
+        };
+        let specs: Vec<String> = specs.iter().map(|s| s.to_string()).collect();
+        prepare_specs(&env, &catalog, &specs)
+    }
+
+    #[test]
+    fn versions_split_at_the_last_at_sign_but_not_a_scope() {
+        assert_eq!(split_version("kit@^1"), ("kit".into(), "^1".into()));
+        assert_eq!(split_version("@team/kit@1.2"), ("@team/kit".into(), "1.2".into()));
+        assert_eq!(split_version("@team/kit"), ("@team/kit".into(), "*".into()));
+    }
+
+    #[test]
+    fn a_package_folder_is_packed_and_checked_like_an_archive() {
+        let dir = tempfile::tempdir().unwrap();
+        package(dir.path());
+        let prepared = prepare(dir.path(), &|_, _| Ok(()), &["./kit"]).unwrap();
+        assert_eq!(prepared.len(), 1);
+        let kit = &prepared[0];
+        assert_eq!((kit.manifest.name.as_str(), kit.origin), ("kit", Origin::Local));
+        assert!(kit.files.contains_key("skills/pdf/SKILL.md"), "{:?}", kit.files.keys());
+        assert_eq!(kit.requested.as_deref(), Some("./kit"));
+    }
+
+    #[test]
+    fn a_path_the_front_end_may_not_read_is_refused_before_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        package(dir.path());
+        let refuse = |_: &Path, shown: &str| Err(Error::new(ErrorCode::Forbidden, format!("`{shown}` is outside")));
+        let code = |r: Result<Vec<Prepared>>| r.err().map(|e| e.code());
+        assert_eq!(
+            code(prepare(dir.path(), &refuse, &["./kit"])),
+            Some(ErrorCode::Forbidden)
+        );
+        let found = prepare(dir.path(), &|_, _| Ok(()), &["./nowhere"]);
+        assert_eq!(code(found), Some(ErrorCode::PackageNotFound));
+    }
 }
