@@ -16,6 +16,7 @@
 //! - commands quoted in prose are never findings; in code blocks of a document
 //!   that is not the artifact's main file they are `info` at most.
 
+pub mod gate;
 mod matchers;
 
 use schemars::JsonSchema;

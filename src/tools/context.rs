@@ -99,6 +99,19 @@ impl Context {
         Ok(path)
     }
 
+    /// The audit policy: the project's `.aam/config.yaml` (unless `global`),
+    /// then `$AAM_HOME/config.yaml`, then the defaults (block `high`, warn `warn`).
+    pub fn audit_policy(&self, global: bool) -> Result<crate::audit::Policy> {
+        let home = self.home.load_settings()?;
+        let project = match global {
+            true => None,
+            false => Some(crate::config::read_settings(&crate::config::project_settings_path(
+                &crate::project::root(&self.cwd),
+            ))?),
+        };
+        crate::audit::gate::policy(&home, project.as_ref())
+    }
+
     /// Refuses `path` (shown to the user as `shown`) when a sandbox is set and
     /// it resolves outside it.
     pub fn check_path(&self, path: &Path, shown: &str) -> Result<()> {

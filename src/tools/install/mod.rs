@@ -405,7 +405,8 @@ fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited) -> Result<I
     let (prepared, audit_warnings) = {
         let catalog = ctx.catalog()?;
         let prepared = prepare(ctx, &catalog, &input.specs)?;
-        let warnings = super::audit::gate(ctx, &catalog, &prepared, &input.allow_findings, input.global)?;
+        let policy = ctx.audit_policy(input.global)?;
+        let warnings = crate::audit::gate::gate(&catalog, &prepared, &input.allow_findings, &policy)?;
         (prepared, warnings)
     };
     for warning in &audit_warnings {
