@@ -6,9 +6,9 @@
 //! or `FILE#name type` for a section inside a shared file. A key is accepted
 //! only when it is a plain relative path (no `..`, no `.`, no empty, absolute,
 //! `~user`, drive-letter, backslash, NUL or control-character parts) that lies
-//! strictly inside a folder the platform layouts own (`.aam/packages/`,
-//! `.claude/skills/`, `~/.codex/prompts/` ...), or names one of the shared
-//! files sections live in. Home keys (`~/...`) are accepted in a project lock
+//! strictly inside a folder the agent table (`crate::agents`) owns
+//! (`.aam/packages/`, `.claude/skills/`, `.agents/skills/`, `~/.codex/prompts/`
+//! ...), or names one of the shared files sections live in. Home keys (`~/...`) are accepted in a project lock
 //! only where a project install really writes to the home folder (Codex
 //! prompts). Links are checked separately, against the real file system, by
 //! [`super::Roots::resolve`]. The part-by-part rules are [`crate::paths`]'s,
@@ -166,14 +166,15 @@ fn strictly_inside(location: &Location, folder: &Location) -> bool {
     }
 }
 
-/// Every folder the layouts deploy into, plus the package copies' folder.
+/// Every folder the agent table deploys into (for project installs, or for
+/// `global` ones), plus the package copies' folder: exactly these, nothing else.
 pub fn owned_folders(global: bool) -> Vec<Location> {
     let mut out = vec![Location::Project(PACKAGES_DIR.to_string())];
     for kind in ArtifactKind::ALL {
-        for platform in Platform::ALL {
+        for &platform in Platform::ALL {
             let location = match deploy::target(kind, "x", platform, global) {
-                Target::Dir(location) | Target::File(location) => location,
-                Target::Section { .. } => continue,
+                Some(Target::Dir(location) | Target::File(location)) => location,
+                Some(Target::Section { .. }) | None => continue,
             };
             let parent = |p: &str| p.rsplit_once('/').map(|(dir, _)| dir.to_string());
             let folder = match &location {
@@ -190,12 +191,12 @@ pub fn owned_folders(global: bool) -> Vec<Location> {
     out
 }
 
-/// The shared files sections live in (`CLAUDE.md`, `AGENTS.md` ...).
+/// The shared files sections live in (`CLAUDE.md`, `AGENTS.md`, `GEMINI.md` ...), as the agent table says.
 pub fn shared_files(global: bool) -> Vec<Location> {
     let mut out = Vec::new();
     for kind in ArtifactKind::ALL {
-        for platform in Platform::ALL {
-            if let Target::Section { file, .. } = deploy::target(kind, "x", platform, global)
+        for &platform in Platform::ALL {
+            if let Some(Target::Section { file, .. }) = deploy::target(kind, "x", platform, global)
                 && !out.contains(&file)
             {
                 out.push(file);

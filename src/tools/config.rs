@@ -25,7 +25,7 @@ struct Key {
 const KEYS: &[Key] = &[
     Key {
         name: "default_platforms",
-        about: "platforms `aam install` deploys to when none is named (comma-separated: cursor, claude, copilot, codex; empty to detect from the project)",
+        about: "platforms `aam install` deploys to when none is named (comma-separated agent ids such as cursor, claude, copilot, codex, gemini-cli (`aam agents` lists them); empty to detect from the project)",
         get: |s| Value::from(s.default_platforms.clone()),
         set: Some(set_default_platforms),
         per_project: true,
@@ -64,7 +64,7 @@ fn set_default_platforms(settings: &mut Settings, value: &str) -> Result<()> {
     for name in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let platform = Platform::parse(name).ok_or_else(|| {
             Error::invalid_argument(format!("`{name}` is not a platform"))
-                .with_hint("use cursor, claude, copilot or codex")
+                .with_hint(crate::agents::unknown_hint())
         })?;
         platforms.push(platform.as_str().to_string());
     }
@@ -258,7 +258,7 @@ impl Tool for ConfigSet {
     const IDEMPOTENT: bool = true;
     const ERRORS: &'static [ErrorCode] = &[ErrorCode::SettingsInvalid];
     const CONSTRAINTS: &'static [&'static str] =
-        &["`default_platforms` takes cursor, claude, copilot and codex, comma-separated"];
+        &["`default_platforms` takes agent ids (`aam_agents` lists them: cursor, claude, copilot, codex, gemini-cli, ...), comma-separated"];
     const EXAMPLES: &'static [Example] = &[
         Example {
             title: "deploy to two platforms by default",

@@ -169,7 +169,8 @@ impl Tool for Search {
             let found = Platform::parse(p);
             if found.is_none() {
                 warnings.push(format!(
-                    "unknown platform `{p}` ignored; valid platforms: cursor, claude, copilot, codex"
+                    "unknown platform `{p}` ignored; {}",
+                    crate::agents::unknown_hint()
                 ));
             }
             found
