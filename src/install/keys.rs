@@ -289,6 +289,63 @@ mod tests {
     }
 
     #[test]
+    fn the_table_owns_exactly_its_folders_and_files() {
+        use crate::agents::{AGENTS, Place};
+        for global in [false, true] {
+            let mut folders = vec![Location::Project(PACKAGES_DIR.to_string())];
+            let mut files = Vec::new();
+            for agent in AGENTS {
+                for kind in ArtifactKind::ALL {
+                    let Some(place) = agent.slot(kind).and_then(|s| s.place(global)) else { continue };
+                    let location = Location::from_key(place.root());
+                    let list = if matches!(place, Place::Section(_)) { &mut files } else { &mut folders };
+                    if !list.contains(&location) {
+                        list.push(location.clone());
+                    }
+                    let inside = location.join("x/SKILL.md").key();
+                    match place {
+                        Place::Section(_) => {
+                            let key = format!("{}#x {}", place.root(), kind.as_str());
+                            assert!(check(&key, global).is_ok(), "{}: {key}", agent.id);
+                            assert!(check(&inside, global).is_err(), "{}: {inside}", agent.id);
+                        }
+                        _ => assert!(check(&inside, global).is_ok(), "{}: {inside}", agent.id),
+                    }
+                }
+            }
+            for folder in &folders {
+                // The folder itself is no key, unless it lies in another (`.clinerules/workflows`).
+                let nested = folders.iter().any(|other| strictly_inside(folder, other));
+                assert_eq!(check(&folder.key(), global).is_ok(), nested, "{folder:?}");
+            }
+            let sorted = |mut v: Vec<Location>| {
+                v.sort();
+                v
+            };
+            assert_eq!(sorted(owned_folders(global)), sorted(folders), "global {global}");
+            assert_eq!(sorted(shared_files(global)), sorted(files), "global {global}");
+        }
+    }
+
+    #[rstest]
+    #[case(".agents/other/x", false)]
+    #[case(".agents/skills", false)]
+    #[case(".gemini/settings.json", false)]
+    #[case(".windsurf/mcp.json", false)]
+    #[case(".kiro/settings/mcp.json", false)]
+    #[case("GEMINI.md.bak#x instruction", false)]
+    #[case("~/.agents/skills/x/SKILL.md", false)]
+    #[case("~/.gemini/settings.json", true)]
+    #[case("~/.config/opencode/opencode.json", true)]
+    #[case("~/.config/x/SKILL.md", true)]
+    #[case("~/.agents/x", true)]
+    #[case("~/.codeium/windsurf/mcp_config.json", true)]
+    #[case("~/.codeium/windsurf/memories/other.md", true)]
+    fn places_next_to_the_tables_are_refused(#[case] key: &str, #[case] global: bool) {
+        assert!(check(key, global).is_err(), "{key}: {:?}", check(key, global));
+    }
+
+    #[test]
     fn whole_files_include_the_shared_files_and_the_lock() {
         assert!(check_file("CLAUDE.md", false).is_ok());
         assert!(check_file(LOCK_KEY, false).is_ok());
