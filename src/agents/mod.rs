@@ -830,12 +830,8 @@ pub fn markdown_table() -> String {
     let cell = |slot: Option<Slot>| match slot {
         None => "—".to_string(),
         Some(slot) => {
-            let mut parts: Vec<String> = [slot.project, slot.home]
-                .into_iter()
-                .flatten()
-                .map(|place| format!("`{}`", place.pattern()))
-                .collect();
-            parts.dedup();
+            let mut parts: Vec<String> = slot.project.map(|p| format!("`{}`", p.pattern())).into_iter().collect();
+            parts.extend(slot.home.map(|p| format!("-g: `{}`", p.pattern())));
             if slot.format != Format::Verbatim {
                 parts.push(format!("({})", slot.format.as_str()));
             }
@@ -861,6 +857,23 @@ pub fn markdown_table() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_docs_hold_the_current_table() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/install.md");
+        let docs = std::fs::read_to_string(path).unwrap();
+        let (start, end) = ("<!-- agents:start -->\n", "<!-- agents:end -->");
+        let from = docs.find(start).expect("start marker") + start.len();
+        let to = docs.find(end).expect("end marker");
+        let table = markdown_table();
+        if docs[from..to] != table {
+            if std::env::var("AAM_UPDATE_GENERATED").is_ok_and(|v| v == "1") {
+                std::fs::write(path, format!("{}{table}{}", &docs[..from], &docs[to..])).unwrap();
+            } else {
+                panic!("docs/install.md's agent table is stale; regenerate it with `AAM_UPDATE_GENERATED=1 cargo test --lib agents`");
+            }
+        }
+    }
 
     #[test]
     fn rows_match_variants_and_names_are_unique() {
