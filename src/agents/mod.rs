@@ -197,13 +197,22 @@ const fn project_skills(project: &'static str) -> Option<Slot> {
 
 const fn file_in(dir: Option<&'static str>, suffix: &'static str) -> Option<Place> {
     match dir {
-        Some(dir) => Some(Place::File { dir, prefix: "", suffix }),
+        Some(dir) => Some(Place::File {
+            dir,
+            prefix: "",
+            suffix,
+        }),
         None => None,
     }
 }
 
 /// One `<name><suffix>` file per artifact in `project` and `home` folders.
-const fn files(project: Option<&'static str>, home: Option<&'static str>, suffix: &'static str, format: Format) -> Option<Slot> {
+const fn files(
+    project: Option<&'static str>,
+    home: Option<&'static str>,
+    suffix: &'static str,
+    format: Format,
+) -> Option<Slot> {
     Some(Slot {
         project: file_in(project, suffix),
         home: file_in(home, suffix),
@@ -801,9 +810,8 @@ impl Serialize for Platform {
 impl<'de> Deserialize<'de> for Platform {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = Cow::<str>::deserialize(deserializer)?;
-        Platform::parse(&text).ok_or_else(|| {
-            serde::de::Error::custom(format!("`{text}` is not an agent aam knows; {}", unknown_hint()))
-        })
+        Platform::parse(&text)
+            .ok_or_else(|| serde::de::Error::custom(format!("`{text}` is not an agent aam knows; {}", unknown_hint())))
     }
 }
 
@@ -824,9 +832,8 @@ impl JsonSchema for Platform {
 /// The agent table as Markdown (docs/install.md holds a copy between
 /// `<!-- agents:start -->` and `<!-- agents:end -->`; a test keeps it current).
 pub fn markdown_table() -> String {
-    let mut out = String::from(
-        "| agent | `--platform` | skills | agents | prompts | rules |\n|---|---|---|---|---|---|\n",
-    );
+    let mut out =
+        String::from("| agent | `--platform` | skills | agents | prompts | rules |\n|---|---|---|---|---|---|\n");
     let cell = |slot: Option<Slot>| match slot {
         None => "—".to_string(),
         Some(slot) => {
@@ -870,7 +877,9 @@ mod tests {
             if std::env::var("AAM_UPDATE_GENERATED").is_ok_and(|v| v == "1") {
                 std::fs::write(path, format!("{}{table}{}", &docs[..from], &docs[to..])).unwrap();
             } else {
-                panic!("docs/install.md's agent table is stale; regenerate it with `AAM_UPDATE_GENERATED=1 cargo test --lib agents`");
+                panic!(
+                    "docs/install.md's agent table is stale; regenerate it with `AAM_UPDATE_GENERATED=1 cargo test --lib agents`"
+                );
             }
         }
     }
@@ -884,7 +893,8 @@ mod tests {
         for name in &names {
             assert!(seen.insert(name.to_ascii_lowercase()), "`{name}` names two agents");
             assert!(
-                name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'),
+                name.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'),
                 "`{name}`"
             );
         }
@@ -926,7 +936,11 @@ mod tests {
                     let rest = root.strip_prefix("~/").unwrap_or(root);
                     crate::paths::check_relative(rest).unwrap_or_else(|e| panic!("{}: {root}: {e}", agent.id));
                     if global {
-                        assert!(root.starts_with("~/"), "{}: a home place is in the home: {root}", agent.id);
+                        assert!(
+                            root.starts_with("~/"),
+                            "{}: a home place is in the home: {root}",
+                            agent.id
+                        );
                     }
                     assert_eq!(
                         matches!(place, Place::Folder(_)),
@@ -949,7 +963,13 @@ mod tests {
                 for place in [slot.project, slot.home].into_iter().flatten() {
                     let key = (place.pattern(), kind);
                     let (format, first) = *by_place.entry(key).or_insert((slot.format, agent.id));
-                    assert_eq!(format, slot.format, "{} and {first} share {}", agent.id, place.pattern());
+                    assert_eq!(
+                        format,
+                        slot.format,
+                        "{} and {first} share {}",
+                        agent.id,
+                        place.pattern()
+                    );
                 }
             }
         }

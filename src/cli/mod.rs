@@ -21,6 +21,7 @@ use crate::audit::Severity;
 use crate::config::AamHome;
 use crate::error::{Error, Result};
 use crate::scan::{ArtifactKind, Platform};
+use crate::tools::agents::{Agents, AgentsInput};
 use crate::tools::artifacts::{
     CandidatesInput, Info, InfoInput, ListAvailable, ListInput, SourceCandidates, shell_word,
 };
@@ -29,7 +30,6 @@ use crate::tools::catalog::{
     Check, CheckInput, Export, ExportFormat, ExportInput, Reindex, ReindexInput, Repair, RepairInput, Stats, StatsInput,
 };
 use crate::tools::config::{ConfigGet, ConfigGetInput, ConfigSet, ConfigSetInput, Init, InitInput};
-use crate::tools::agents::{Agents, AgentsInput};
 use crate::tools::doctor::{Doctor, DoctorInput};
 use crate::tools::install::{
     Diff, Install, InstallInput, ListInstalled, ListInstalledInput, OnEdited, Outdated, OutdatedInput, PackageInfo,

@@ -148,10 +148,7 @@ pub fn setup(ctx: &Context, input: &mut InitInput) -> Result<()> {
     if input.platforms.is_empty() {
         let all = Platform::ALL;
         let ticked: Vec<bool> = all.iter().map(|p| detected.contains(p)).collect();
-        let labels: Vec<String> = all
-            .iter()
-            .map(|p| format!("{} ({})", p.agent().name, p.id()))
-            .collect();
+        let labels: Vec<String> = all.iter().map(|p| format!("{} ({})", p.agent().name, p.id())).collect();
         let chosen = MultiSelect::new()
             .with_prompt("Platforms to install into by default (space ticks, enter accepts)")
             .items(&labels)

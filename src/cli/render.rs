@@ -1135,27 +1135,6 @@ pub fn client_config(o: &ClientConfig) -> String {
     o.snippet.clone()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn table_aligns_and_trims() {
-        let text = table(
-            &["A", "LONGER"],
-            &[vec!["wide cell".into(), "x".into()], vec!["b".into(), "".into()]],
-        );
-        assert_eq!(text, "A          LONGER\nwide cell  x\nb\n");
-    }
-
-    #[test]
-    fn cut_marks_truncation() {
-        assert_eq!(cut("abcdef", 4), "abc…");
-        assert_eq!(cut("abc", 4), "abc");
-        assert_eq!(cut("ééééé", 3), "éé…");
-    }
-}
-
 /// `aam agents`.
 pub fn agents(o: &crate::tools::agents::AgentsOutput) -> String {
     let kinds = |kinds: &[crate::scan::ArtifactKind]| {
@@ -1196,4 +1175,25 @@ pub fn agents(o: &crate::tools::agents::AgentsOutput) -> String {
         o.agents.len()
     ));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_aligns_and_trims() {
+        let text = table(
+            &["A", "LONGER"],
+            &[vec!["wide cell".into(), "x".into()], vec!["b".into(), "".into()]],
+        );
+        assert_eq!(text, "A          LONGER\nwide cell  x\nb\n");
+    }
+
+    #[test]
+    fn cut_marks_truncation() {
+        assert_eq!(cut("abcdef", 4), "abc…");
+        assert_eq!(cut("abc", 4), "abc");
+        assert_eq!(cut("ééééé", 3), "éé…");
+    }
 }

@@ -94,7 +94,9 @@ pub fn target(kind: ArtifactKind, name: &str, platform: Platform, global: bool) 
     let place = platform.agent().slot(kind)?.place(global)?;
     Some(match place {
         Place::Folder(dir) => Target::Dir(Location::from_key(&format!("{dir}/{name}"))),
-        Place::File { dir, prefix, suffix } => Target::File(Location::from_key(&format!("{dir}/{prefix}{name}{suffix}"))),
+        Place::File { dir, prefix, suffix } => {
+            Target::File(Location::from_key(&format!("{dir}/{prefix}{name}{suffix}")))
+        }
         Place::Section(file) => Target::Section {
             file: Location::from_key(file),
             name: name.to_string(),
@@ -121,7 +123,9 @@ fn detect(root: &Path, markers: impl Fn(&Agent) -> &'static [&'static str]) -> V
         .filter_map(|&platform| {
             markers(platform.agent())
                 .iter()
-                .find(|marker| std::fs::symlink_metadata(root.join(marker.strip_prefix("~/").unwrap_or(marker))).is_ok())
+                .find(|marker| {
+                    std::fs::symlink_metadata(root.join(marker.strip_prefix("~/").unwrap_or(marker))).is_ok()
+                })
                 .map(|marker| (platform, *marker))
         })
         .collect()
@@ -199,7 +203,11 @@ pub fn render_described(
 /// A Gemini CLI command file: TOML with the description and the body as the prompt.
 fn gemini_command(description: &str, body: &str) -> String {
     let body = body.trim_start_matches(['\r', '\n']);
-    format!("description = {}\nprompt = {}\n", toml_string(description), toml_string(body))
+    format!(
+        "description = {}\nprompt = {}\n",
+        toml_string(description),
+        toml_string(body)
+    )
 }
 
 /// A TOML basic string: quotes, backslashes and control characters escaped.
@@ -265,7 +273,10 @@ mod tests {
     #[test]
     fn agents_without_a_place_take_nothing_there() {
         assert_eq!(target(ArtifactKind::Agent, "n", Platform::Adal, false), None);
-        assert_eq!(target(ArtifactKind::Instruction, "n", Platform::JetbrainsAi, true), None);
+        assert_eq!(
+            target(ArtifactKind::Instruction, "n", Platform::JetbrainsAi, true),
+            None
+        );
         assert_eq!(
             target(ArtifactKind::Skill, "n", Platform::GeminiCli, true),
             Some(Target::Dir(Location::Home(".agents/skills/n".into())))

@@ -296,9 +296,15 @@ mod tests {
             let mut files = Vec::new();
             for agent in AGENTS {
                 for kind in ArtifactKind::ALL {
-                    let Some(place) = agent.slot(kind).and_then(|s| s.place(global)) else { continue };
+                    let Some(place) = agent.slot(kind).and_then(|s| s.place(global)) else {
+                        continue;
+                    };
                     let location = Location::from_key(place.root());
-                    let list = if matches!(place, Place::Section(_)) { &mut files } else { &mut folders };
+                    let list = if matches!(place, Place::Section(_)) {
+                        &mut files
+                    } else {
+                        &mut folders
+                    };
                     if !list.contains(&location) {
                         list.push(location.clone());
                     }

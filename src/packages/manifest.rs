@@ -309,12 +309,15 @@ pub fn check(text: &str) -> Checked {
         }
     }
     check_string_list(&mut checked, get("keywords"), "keywords", |_| Ok(()));
-    check_string_list(&mut checked, get("platforms"), "platforms", |p| {
-        match crate::agents::Platform::parse(p) {
+    check_string_list(
+        &mut checked,
+        get("platforms"),
+        "platforms",
+        |p| match crate::agents::Platform::parse(p) {
             Some(_) => Ok(()),
             None => Err(format!("`{p}` is not a platform; {}", crate::agents::unknown_hint())),
-        }
-    });
+        },
+    );
     check_artifacts(&mut checked, get("artifacts"));
     check_dependencies(&mut checked, get("dependencies"));
     check_provenance(&mut checked, get("provenance"));

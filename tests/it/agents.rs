@@ -16,8 +16,20 @@ use crate::support::TestEnv;
 /// section of FILE, `~/` the home folder, `-` nothing. One row per agent: a
 /// table row without a test row fails [`every_agent_has_a_test_row`].
 const ROWS: &[(&str, &str, &str, &str, &str)] = &[
-    ("cursor", ".cursor/skills/{n}", ".cursor/rules/agent-{n}.mdc", ".cursor/prompts/{n}.md", ".cursor/rules/{n}.mdc"),
-    ("claude-code", ".claude/skills/{n}", ".claude/agents/{n}.md", ".claude/commands/{n}.md", "CLAUDE.md#"),
+    (
+        "cursor",
+        ".cursor/skills/{n}",
+        ".cursor/rules/agent-{n}.mdc",
+        ".cursor/prompts/{n}.md",
+        ".cursor/rules/{n}.mdc",
+    ),
+    (
+        "claude-code",
+        ".claude/skills/{n}",
+        ".claude/agents/{n}.md",
+        ".claude/commands/{n}.md",
+        "CLAUDE.md#",
+    ),
     (
         "github-copilot",
         ".github/skills/{n}",
@@ -25,45 +37,135 @@ const ROWS: &[(&str, &str, &str, &str, &str)] = &[
         ".github/prompts/{n}.prompt.md",
         ".github/instructions/{n}.instructions.md",
     ),
-    ("codex", ".codex/skills/{n}", "AGENTS.md#", "~/.codex/prompts/{n}.md", "AGENTS.md#"),
+    (
+        "codex",
+        ".codex/skills/{n}",
+        "AGENTS.md#",
+        "~/.codex/prompts/{n}.md",
+        "AGENTS.md#",
+    ),
     ("adal", ".adal/skills/{n}", "-", "-", "-"),
     ("amp", ".agents/skills/{n}", "-", "-", "AGENTS.md#"),
     ("antigravity", ".agent/skills/{n}", "-", "-", "-"),
-    ("augment", ".augment/skills/{n}", ".augment/agents/{n}.md", ".augment/commands/{n}.md", ".augment/rules/{n}.md"),
-    ("cline", ".cline/skills/{n}", "-", ".clinerules/workflows/{n}.md", ".clinerules/{n}.md"),
+    (
+        "augment",
+        ".augment/skills/{n}",
+        ".augment/agents/{n}.md",
+        ".augment/commands/{n}.md",
+        ".augment/rules/{n}.md",
+    ),
+    (
+        "cline",
+        ".cline/skills/{n}",
+        "-",
+        ".clinerules/workflows/{n}.md",
+        ".clinerules/{n}.md",
+    ),
     ("codebuddy", ".codebuddy/skills/{n}", "-", "-", "-"),
     ("command-code", ".commandcode/skills/{n}", "-", "-", "-"),
     ("continue", ".continue/skills/{n}", "-", "-", ".continue/rules/{n}.md"),
     ("crush", ".crush/skills/{n}", "-", "-", "-"),
     ("devin", ".devin/skills/{n}", "-", "-", "AGENTS.md#"),
-    ("droid", ".factory/skills/{n}", ".factory/droids/{n}.md", ".factory/commands/{n}.md", "AGENTS.md#"),
-    ("gemini-cli", ".agents/skills/{n}", "-", ".gemini/commands/{n}.toml", "GEMINI.md#"),
+    (
+        "droid",
+        ".factory/skills/{n}",
+        ".factory/droids/{n}.md",
+        ".factory/commands/{n}.md",
+        "AGENTS.md#",
+    ),
+    (
+        "gemini-cli",
+        ".agents/skills/{n}",
+        "-",
+        ".gemini/commands/{n}.toml",
+        "GEMINI.md#",
+    ),
     ("goose", ".goose/skills/{n}", "-", "-", ".goosehints#"),
-    ("grok-cli", ".grok/skills/{n}", ".grok/agents/{n}.md", ".grok/commands/{n}.md", ".grok/rules/{n}.md"),
+    (
+        "grok-cli",
+        ".grok/skills/{n}",
+        ".grok/agents/{n}.md",
+        ".grok/commands/{n}.md",
+        ".grok/rules/{n}.md",
+    ),
     ("iflow-cli", ".iflow/skills/{n}", "-", "-", "-"),
-    ("jetbrains-ai", ".agents/skills/{n}", "-", "-", ".aiassistant/rules/{n}.md"),
-    ("junie", ".junie/skills/{n}", ".junie/agents/{n}.md", ".junie/commands/{n}.md", ".junie/guidelines.md#"),
-    ("kilo", ".kilocode/skills/{n}", "-", ".kilocode/workflows/{n}.md", ".kilocode/rules/{n}.md"),
+    (
+        "jetbrains-ai",
+        ".agents/skills/{n}",
+        "-",
+        "-",
+        ".aiassistant/rules/{n}.md",
+    ),
+    (
+        "junie",
+        ".junie/skills/{n}",
+        ".junie/agents/{n}.md",
+        ".junie/commands/{n}.md",
+        ".junie/guidelines.md#",
+    ),
+    (
+        "kilo",
+        ".kilocode/skills/{n}",
+        "-",
+        ".kilocode/workflows/{n}.md",
+        ".kilocode/rules/{n}.md",
+    ),
     ("kimi-cli", ".agents/skills/{n}", "-", "-", "AGENTS.md#"),
-    ("kiro-cli", ".kiro/skills/{n}", "-", ".kiro/prompts/{n}.md", ".kiro/steering/{n}.md"),
+    (
+        "kiro-cli",
+        ".kiro/skills/{n}",
+        "-",
+        ".kiro/prompts/{n}.md",
+        ".kiro/steering/{n}.md",
+    ),
     ("kode", ".kode/skills/{n}", "-", "-", "-"),
     ("mcpjam", ".mcpjam/skills/{n}", "-", "-", "-"),
     ("mistral-vibe", ".vibe/skills/{n}", "-", "-", "AGENTS.md#"),
     ("mux", ".mux/skills/{n}", "-", "-", "-"),
     ("neovate", ".neovate/skills/{n}", "-", "-", "-"),
     ("openclaw", "skills/{n}", "-", "-", "-"),
-    ("opencode", ".agents/skills/{n}", ".opencode/agents/{n}.md", ".opencode/commands/{n}.md", "AGENTS.md#"),
-    ("openhands", ".openhands/skills/{n}", "-", "-", ".openhands/microagents/{n}.md"),
+    (
+        "opencode",
+        ".agents/skills/{n}",
+        ".opencode/agents/{n}.md",
+        ".opencode/commands/{n}.md",
+        "AGENTS.md#",
+    ),
+    (
+        "openhands",
+        ".openhands/skills/{n}",
+        "-",
+        "-",
+        ".openhands/microagents/{n}.md",
+    ),
     ("pi", ".pi/skills/{n}", "-", ".pi/prompts/{n}.md", "AGENTS.md#"),
     ("pochi", ".pochi/skills/{n}", "-", "-", "-"),
     ("qoder", ".qoder/skills/{n}", "-", "-", "-"),
-    ("qwen-code", ".qwen/skills/{n}", ".qwen/agents/{n}.md", ".qwen/commands/{n}.toml", "QWEN.md#"),
+    (
+        "qwen-code",
+        ".qwen/skills/{n}",
+        ".qwen/agents/{n}.md",
+        ".qwen/commands/{n}.toml",
+        "QWEN.md#",
+    ),
     ("replit", ".agents/skills/{n}", "-", "-", "replit.md#"),
-    ("roo", ".roo/skills/{n}", "-", ".roo/commands/{n}.md", ".roo/rules/{n}.md"),
+    (
+        "roo",
+        ".roo/skills/{n}",
+        "-",
+        ".roo/commands/{n}.md",
+        ".roo/rules/{n}.md",
+    ),
     ("trae", ".trae/skills/{n}", "-", "-", ".trae/rules/{n}.md"),
     ("trae-cn", ".trae/skills/{n}", "-", "-", ".trae/rules/{n}.md"),
     ("warp", ".warp/skills/{n}", "-", "-", "AGENTS.md#"),
-    ("windsurf", ".windsurf/skills/{n}", "-", ".windsurf/workflows/{n}.md", ".windsurf/rules/{n}.md"),
+    (
+        "windsurf",
+        ".windsurf/skills/{n}",
+        "-",
+        ".windsurf/workflows/{n}.md",
+        ".windsurf/rules/{n}.md",
+    ),
     ("zed", ".agents/skills/{n}", "-", "-", ".rules#"),
     ("zencoder", ".zencoder/skills/{n}", "-", "-", "-"),
 ];
@@ -85,7 +187,11 @@ fn expected(pattern: &str, name: &str, kind: &str) -> Option<(String, String, bo
         return Some((format!("{file}#{name} {kind}"), file.to_string(), true));
     }
     let key = pattern.replace("{n}", name);
-    let file = if kind == "skill" { format!("{key}/SKILL.md") } else { key.clone() };
+    let file = if kind == "skill" {
+        format!("{key}/SKILL.md")
+    } else {
+        key.clone()
+    };
     Some((key, file, false))
 }
 
@@ -150,11 +256,16 @@ fn every_agent_id_takes_each_type_where_the_table_says() {
         let mut keys = Vec::new();
         let mut files = BTreeSet::new();
         for ((kind, name, body), pattern) in BODIES.into_iter().zip([skill, agent, prompt, rule]) {
-            let Some((key, file, section)) = expected(pattern, name, kind) else { continue };
+            let Some((key, file, section)) = expected(pattern, name, kind) else {
+                continue;
+            };
             let content = text(on_disk(&file, &proj.dir, &home));
             assert!(content.contains(body), "{id}: {file} holds {name}: {content}");
             if section {
-                assert!(content.contains(&format!("<!-- BEGIN AAM: {name} {kind} -->")), "{id}: {content}");
+                assert!(
+                    content.contains(&format!("<!-- BEGIN AAM: {name} {kind} -->")),
+                    "{id}: {content}"
+                );
             }
             if kind == "skill" {
                 let script = on_disk(&format!("{key}/scripts/run.sh"), &proj.dir, &home);
@@ -165,7 +276,11 @@ fn every_agent_id_takes_each_type_where_the_table_says() {
             keys.push(key);
         }
         keys.sort();
-        assert_eq!(deployed(&proj.dir, "kit"), keys, "{id}: the lock records each place once");
+        assert_eq!(
+            deployed(&proj.dir, "kit"),
+            keys,
+            "{id}: the lock records each place once"
+        );
         // Nothing but the deployed files (and aam's own folder) appeared.
         let written: BTreeSet<String> = tree(&proj.dir)
             .into_keys()
@@ -175,7 +290,12 @@ fn every_agent_id_takes_each_type_where_the_table_says() {
         assert_eq!(written, in_project, "{id}: only where the table says");
         // The table's own patterns agree with the row.
         let places = table[id]["places"].as_array().unwrap();
-        let takes: Vec<&str> = table[id]["takes"].as_array().unwrap().iter().map(|k| k.as_str().unwrap()).collect();
+        let takes: Vec<&str> = table[id]["takes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k.as_str().unwrap())
+            .collect();
         let row_takes: Vec<&str> = BODIES
             .iter()
             .zip([skill, agent, prompt, rule])
@@ -186,7 +306,10 @@ fn every_agent_id_takes_each_type_where_the_table_says() {
         env.aam_with(&proj.dir, &vars, &["--json", "verify", "--all"]).ok_json();
         let run = env.aam_with(&proj.dir, &vars, &["--json", "uninstall", "kit"]);
         assert_eq!(run.code, 0, "{id}: {run:?}");
-        let after: BTreeSet<String> = tree(&proj.dir).into_keys().filter(|k| !k.starts_with(".aam/")).collect();
+        let after: BTreeSet<String> = tree(&proj.dir)
+            .into_keys()
+            .filter(|k| !k.starts_with(".aam/"))
+            .collect();
         let before_keys: BTreeSet<String> = before.into_keys().filter(|k| !k.starts_with(".aam/")).collect();
         assert_eq!(after, before_keys, "{id}: uninstall removes exactly what install wrote");
 
@@ -200,8 +323,12 @@ fn every_agent_id_takes_each_type_where_the_table_says() {
         assert_eq!(run.code, 0, "{id} -g: {run:?}");
         if home_places.is_empty() {
             let lock = lock(&home);
-            assert!(lock["packages"]["kit"]["deployed"].is_null(), "{id}: nothing to deploy at home: {lock:?}");
-            env.aam_with(&proj.dir, &vars, &["--json", "uninstall", "kit", "-g"]).ok_json();
+            assert!(
+                lock["packages"]["kit"]["deployed"].is_null(),
+                "{id}: nothing to deploy at home: {lock:?}"
+            );
+            env.aam_with(&proj.dir, &vars, &["--json", "uninstall", "kit", "-g"])
+                .ok_json();
             continue;
         }
         let mut keys = Vec::new();
@@ -211,7 +338,11 @@ fn every_agent_id_takes_each_type_where_the_table_says() {
                 Some(file) => (format!("{file}#{name} {kind}"), file.to_string()),
                 None => {
                     let key = pattern.replace("<name>", name).trim_end_matches('/').to_string();
-                    let file = if kind == "skill" { format!("{key}/SKILL.md") } else { key.clone() };
+                    let file = if kind == "skill" {
+                        format!("{key}/SKILL.md")
+                    } else {
+                        key.clone()
+                    };
                     (key, file)
                 }
             };
@@ -245,7 +376,11 @@ fn agents_sharing_agents_skills_get_one_copy_recorded_once() {
     let skill_targets: Vec<&String> = targets.iter().filter(|t| t.contains("kit-skill")).collect();
     assert_eq!(skill_targets, [".agents/skills/kit-skill"], "one copy, recorded once");
     let agents_md: Vec<&String> = targets.iter().filter(|t| t.starts_with("AGENTS.md#")).collect();
-    assert_eq!(agents_md, ["AGENTS.md#kit-rules instruction"], "one section for amp, opencode, kimi-cli");
+    assert_eq!(
+        agents_md,
+        ["AGENTS.md#kit-rules instruction"],
+        "one section for amp, opencode, kimi-cli"
+    );
     assert_eq!(text(proj.dir.join("AGENTS.md")).matches("BEGIN AAM").count(), 1);
     let checksums = lock(&proj.dir)["packages"]["kit"]["file_checksums"].clone();
     let copies = checksums
@@ -259,7 +394,16 @@ fn agents_sharing_agents_skills_get_one_copy_recorded_once() {
     // The home folder's shared `~/.agents/skills` likewise.
     env.aam_in(
         &proj.dir,
-        &["--json", "install", kit.to_str().unwrap(), "-g", "--platform", "gemini-cli", "--platform", "opencode"],
+        &[
+            "--json",
+            "install",
+            kit.to_str().unwrap(),
+            "-g",
+            "--platform",
+            "gemini-cli",
+            "--platform",
+            "opencode",
+        ],
     )
     .ok_json();
     let targets = deployed(&env.user_home(), "kit");
@@ -269,9 +413,34 @@ fn agents_sharing_agents_skills_get_one_copy_recorded_once() {
 
     // Upgrading keeps one copy; uninstalling removes it.
     let v2 = package(&env.path("kit2"), "kit", "2.0.0", &[]);
-    env.aam_in(&proj.dir, &["--json", "install", v2.to_str().unwrap()]).ok_json();
+    env.aam_in(&proj.dir, &["--json", "install", v2.to_str().unwrap()])
+        .ok_json();
     assert!(text(proj.dir.join(".agents/skills/kit-skill/SKILL.md")).contains("kit skill 2.0.0"));
-    assert_eq!(deployed(&proj.dir, "kit").iter().filter(|t| t.contains("kit-skill")).count(), 1);
+    assert_eq!(
+        deployed(&proj.dir, "kit")
+            .iter()
+            .filter(|t| t.contains("kit-skill"))
+            .count(),
+        1
+    );
+    env.aam_in(&proj.dir, &["--json", "verify", "--all"]).ok_json();
+    // Leaving out agents that shared the folder keeps the one copy for the rest.
+    let out = env
+        .aam_in(
+            &proj.dir,
+            &["--json", "install", v2.to_str().unwrap(), "--platform", "gemini-cli"],
+        )
+        .ok_json();
+    let undeployed = out["installed"][0]["undeployed"].to_string();
+    assert!(
+        undeployed.contains("AGENTS.md#kit-rules") && !undeployed.contains(".agents/skills"),
+        "{out}"
+    );
+    assert!(proj.dir.join(".agents/skills/kit-skill/SKILL.md").is_file());
+    assert!(
+        !proj.dir.join("AGENTS.md").exists(),
+        "the section file aam created is gone"
+    );
     env.aam_in(&proj.dir, &["--json", "verify", "--all"]).ok_json();
     env.aam_in(&proj.dir, &["--json", "uninstall", "kit"]).ok_json();
     assert!(!proj.dir.join(".agents").exists(), "the folders it created are gone");
@@ -281,7 +450,8 @@ fn agents_sharing_agents_skills_get_one_copy_recorded_once() {
 fn agents_lists_ids_aliases_and_what_is_detected() {
     let env = TestEnv::new();
     let proj = env.repo("proj");
-    proj.write(".windsurf/rules/mine.md", "mine\n").write("GEMINI.md", "# notes\n");
+    proj.write(".windsurf/rules/mine.md", "mine\n")
+        .write("GEMINI.md", "# notes\n");
     std::fs::create_dir_all(env.user_home().join(".config/goose")).unwrap();
     let out = env.aam_in(&proj.dir, &["--json", "agents"]).ok_json();
     let agent = |id: &str| {
@@ -299,7 +469,10 @@ fn agents_lists_ids_aliases_and_what_is_detected() {
     assert_eq!(agent("goose")["installed"], "~/.config/goose");
     assert_eq!(agent("cursor")["detected"], Value::Null);
     assert_eq!(agent("claude-code")["platform"], "claude");
-    assert_eq!(agent("claude-code")["names"], serde_json::json!(["claude-code", "claude"]));
+    assert_eq!(
+        agent("claude-code")["names"],
+        serde_json::json!(["claude-code", "claude"])
+    );
     assert_eq!(agent("adal")["takes"], serde_json::json!(["skill"]));
     let detected = env.aam_in(&proj.dir, &["--json", "agents", "--detected"]).ok_json();
     let ids: Vec<&str> = detected["agents"]
@@ -314,13 +487,17 @@ fn agents_lists_ids_aliases_and_what_is_detected() {
     assert_eq!(called.code, 0, "{called:?}");
     assert_eq!(serde_json::from_str::<Value>(&called.stdout).unwrap(), detected);
     let human = env.aam_in(&proj.dir, &["agents"]);
-    assert!(human.stdout.contains("claude-code, claude") && human.stdout.contains("project (.windsurf)"), "{human:?}");
+    assert!(
+        human.stdout.contains("claude-code, claude") && human.stdout.contains("project (.windsurf)"),
+        "{human:?}"
+    );
 
     // Detection drives installs that name no platform, and `init`.
     let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
     let init = env.aam_in(&proj.dir, &["--json", "init", "--yes"]).ok_json();
     assert_eq!(init["default_platforms"], serde_json::json!(["gemini-cli", "windsurf"]));
-    env.aam_in(&proj.dir, &["--json", "install", kit.to_str().unwrap()]).ok_json();
+    env.aam_in(&proj.dir, &["--json", "install", kit.to_str().unwrap()])
+        .ok_json();
     assert!(proj.dir.join(".windsurf/skills/kit-skill/SKILL.md").is_file());
     assert!(proj.dir.join(".agents/skills/kit-skill/SKILL.md").is_file());
     assert!(text(proj.dir.join(".gemini/commands/kit-prompt.toml")).starts_with("description = \"Prompt\"\n"));
@@ -334,16 +511,33 @@ fn platform_names_old_and_new_are_accepted_and_unknown_ones_refused() {
     let out = env
         .aam_in(
             &proj.dir,
-            &["--json", "install", kit.to_str().unwrap(), "--platform", "claude-code", "--platform", "copilot"],
+            &[
+                "--json",
+                "install",
+                kit.to_str().unwrap(),
+                "--platform",
+                "claude-code",
+                "--platform",
+                "copilot",
+            ],
         )
         .ok_json();
-    assert_eq!(out["installed"][0]["platforms"], serde_json::json!(["claude", "copilot"]));
+    assert_eq!(
+        out["installed"][0]["platforms"],
+        serde_json::json!(["claude", "copilot"])
+    );
     let lock_text = text(proj.dir.join(".aam/aam-lock.yaml"));
-    assert!(lock_text.contains("- claude\n") && !lock_text.contains("claude-code"), "{lock_text}");
+    assert!(
+        lock_text.contains("- claude\n") && !lock_text.contains("claude-code"),
+        "{lock_text}"
+    );
     let run = env.aam_in(&proj.dir, &["install", kit.to_str().unwrap(), "--platform", "emacs"]);
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("aam agents"), "{run:?}");
-    let body = env.json_err(&["config", "set", "default_platforms", "kiro-cli,emacs"], "AAM_INVALID_ARGUMENT");
+    let body = env.json_err(
+        &["config", "set", "default_platforms", "kiro-cli,emacs"],
+        "AAM_INVALID_ARGUMENT",
+    );
     assert!(body["hint"].as_str().unwrap().contains("aam agents"), "{body}");
     let set = env.json(&["config", "set", "default_platforms", "kiro-cli,github-copilot"]);
     assert_eq!(set["value"], serde_json::json!(["copilot", "kiro-cli"]), "{set}");
