@@ -123,9 +123,7 @@ fn detect(root: &Path, markers: impl Fn(&Agent) -> &'static [&'static str]) -> V
         .filter_map(|&platform| {
             markers(platform.agent())
                 .iter()
-                .find(|marker| {
-                    std::fs::symlink_metadata(root.join(marker.strip_prefix("~/").unwrap_or(marker))).is_ok()
-                })
+                .find(|marker| root.join(marker.strip_prefix("~/").unwrap_or(marker)).exists())
                 .map(|marker| (platform, *marker))
         })
         .collect()
