@@ -909,6 +909,55 @@ mod tests {
     }
 
     #[test]
+    fn every_skills_cli_id_is_accepted() {
+        // The `skills` CLI's agent ids (vercel-labs/skills, src/agents.ts, v1.3.9).
+        let ids = [
+            "amp",
+            "antigravity",
+            "augment",
+            "claude-code",
+            "openclaw",
+            "cline",
+            "codebuddy",
+            "codex",
+            "command-code",
+            "continue",
+            "crush",
+            "cursor",
+            "droid",
+            "gemini-cli",
+            "github-copilot",
+            "goose",
+            "junie",
+            "iflow-cli",
+            "kilo",
+            "kimi-cli",
+            "kiro-cli",
+            "kode",
+            "mcpjam",
+            "mistral-vibe",
+            "mux",
+            "opencode",
+            "openhands",
+            "pi",
+            "qoder",
+            "qwen-code",
+            "replit",
+            "roo",
+            "trae",
+            "trae-cn",
+            "windsurf",
+            "zencoder",
+            "neovate",
+            "pochi",
+            "adal",
+        ];
+        for id in ids {
+            assert_eq!(Platform::parse(id).map(Platform::id), Some(id));
+        }
+    }
+
+    #[test]
     fn the_first_four_keep_their_names() {
         for (platform, stored, id) in [
             (Platform::Cursor, "cursor", "cursor"),
