@@ -5,6 +5,7 @@
 //! once; the CLI (`cli`) is a thin layer that parses arguments, calls a tool and
 //! renders its output, and the MCP server (`mcp`) offers the same tools to agents.
 
+pub mod agents;
 pub mod atomic;
 pub mod audit;
 pub mod cancel;

@@ -21,6 +21,7 @@ use crate::audit::Severity;
 use crate::config::AamHome;
 use crate::error::{Error, Result};
 use crate::scan::{ArtifactKind, Platform};
+use crate::tools::agents::{Agents, AgentsInput};
 use crate::tools::artifacts::{
     CandidatesInput, Info, InfoInput, ListAvailable, ListInput, SourceCandidates, shell_word,
 };
@@ -130,7 +131,7 @@ enum Command {
         /// `name`, `name@constraint`, `@scope/name@1.2`, `source/artifact`, an artifact name, a folder or a `.aam` file.
         #[arg(required = true)]
         specs: Vec<String>,
-        /// Platform to deploy to (repeatable): cursor, claude, copilot, codex.
+        /// Platform to deploy to (repeatable): an agent id (`aam agents` lists them) such as cursor, claude-code, github-copilot, codex, gemini-cli.
         #[arg(long = "platform", value_name = "PLATFORM", value_parser = platform_arg)]
         platforms: Vec<Platform>,
         /// Keep the package copy and lock entry only; deploy nothing.
@@ -252,6 +253,12 @@ enum Command {
     },
     /// Check settings, catalog, index, caches, project platforms, installs and the MCP token (exit 1 on a failure).
     Doctor,
+    /// List the agents aam deploys to: ids, what each takes and where, which this project and machine use.
+    Agents {
+        /// Only agents found in the project or installed on this machine.
+        #[arg(long)]
+        detected: bool,
+    },
     /// Print shell completions (e.g. `aam completions bash > ~/.local/share/bash-completion/completions/aam`).
     Completions {
         /// Shell to complete in.
@@ -327,7 +334,7 @@ enum PkgCommand {
         /// Include every artifact of this type (repeatable).
         #[arg(long = "type", value_name = "TYPE")]
         types: Vec<String>,
-        /// Platform the package targets (repeatable): cursor, claude, copilot, codex.
+        /// Platform the package targets (repeatable): an agent id (`aam agents` lists them).
         #[arg(long = "platform", value_name = "PLATFORM", value_parser = platform_arg)]
         platforms: Vec<Platform>,
         /// Package name.
@@ -743,6 +750,7 @@ fn run(cli: Cli) -> Result<i32> {
             out.emit(&output, render::health_report)?;
             Ok(if output.healthy { 0 } else { 1 })
         }
+        Command::Agents { detected } => out.emit(&invoke::<Agents>(&ctx, AgentsInput { detected })?, render::agents),
         Command::Completions { shell } => {
             let mut text = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "aam", &mut text);
@@ -992,7 +1000,7 @@ fn severity_arg(text: &str) -> std::result::Result<Severity, String> {
 
 /// A `--platform` value.
 fn platform_arg(text: &str) -> std::result::Result<Platform, String> {
-    Platform::parse(text).ok_or_else(|| format!("`{text}` is not a platform; use cursor, claude, copilot or codex"))
+    Platform::parse(text).ok_or_else(|| format!("`{text}` is not a platform; {}", crate::agents::unknown_hint()))
 }
 
 /// Whether questions can be asked: stdin and stderr are terminals and output is not JSON.
@@ -1293,6 +1301,7 @@ mod tests {
         ("config set", &["aam_config_set"]),
         ("init", &["aam_init"]),
         ("doctor", &["aam_doctor"]),
+        ("agents", &["aam_agents"]),
     ];
 
     /// Commands that are front ends of the registry itself, not operations.

@@ -146,11 +146,12 @@ pub fn setup(ctx: &Context, input: &mut InitInput) -> Result<()> {
         .map(|(p, _)| p)
         .collect();
     if input.platforms.is_empty() {
-        let all = [Platform::Claude, Platform::Codex, Platform::Copilot, Platform::Cursor];
+        let all = Platform::ALL;
         let ticked: Vec<bool> = all.iter().map(|p| detected.contains(p)).collect();
+        let labels: Vec<String> = all.iter().map(|p| format!("{} ({})", p.agent().name, p.id())).collect();
         let chosen = MultiSelect::new()
             .with_prompt("Platforms to install into by default (space ticks, enter accepts)")
-            .items(all.map(|p| p.as_str()))
+            .items(&labels)
             .defaults(&ticked)
             .interact()
             .map_err(cancelled)?;

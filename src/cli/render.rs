@@ -1135,6 +1135,48 @@ pub fn client_config(o: &ClientConfig) -> String {
     o.snippet.clone()
 }
 
+/// `aam agents`.
+pub fn agents(o: &crate::tools::agents::AgentsOutput) -> String {
+    let kinds = |kinds: &[crate::scan::ArtifactKind]| {
+        if kinds.is_empty() {
+            "-".to_string()
+        } else {
+            kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(",")
+        }
+    };
+    let rows: Vec<Vec<String>> = o
+        .agents
+        .iter()
+        .map(|a| {
+            let skills = a
+                .places
+                .iter()
+                .find(|p| p.kind == crate::scan::ArtifactKind::Skill)
+                .and_then(|p| p.project.clone())
+                .unwrap_or_else(|| "-".to_string());
+            let here = match (&a.detected, &a.installed) {
+                (Some(marker), _) => format!("project ({marker})"),
+                (None, Some(marker)) => format!("machine ({marker})"),
+                (None, None) => String::new(),
+            };
+            vec![
+                a.names.join(", "),
+                a.name.clone(),
+                kinds(&a.takes),
+                kinds(&a.takes_global),
+                skills,
+                here,
+            ]
+        })
+        .collect();
+    let mut out = table(&["ID", "AGENT", "TAKES", "TAKES (-g)", "SKILLS", "DETECTED"], &rows);
+    out.push_str(&format!(
+        "\n{} agents; `aam agents --json` shows every folder and format, `--platform ID` installs for one\n",
+        o.agents.len()
+    ));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

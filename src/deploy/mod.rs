@@ -1,4 +1,8 @@
-//! Deploying package artifacts where each agent platform reads them.
+//! Deploying package artifacts where each agent reads them.
+//!
+//! Where each artifact type goes, per agent and for project and home-folder
+//! installs, is data: the table in [`crate::agents`]. For the four agents aam
+//! supported first:
 //!
 //! | type | cursor | copilot | claude | codex |
 //! |---|---|---|---|---|
@@ -9,8 +13,9 @@
 //!
 //! Paths are relative to the project root, or to the home folder for global
 //! installs (where `CLAUDE.md` is `~/.claude/CLAUDE.md` and `AGENTS.md` is
-//! `~/.codex/AGENTS.md`). This module computes targets and file contents; it does
-//! not write anything (see `crate::install`).
+//! `~/.codex/AGENTS.md`). This module computes targets and file contents (with
+//! the conversion the table names) and detects agents by their markers; it
+//! does not write anything (see `crate::install`).
 
 pub mod sections;
 
@@ -18,6 +23,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use crate::agents::{Agent, Format, Place};
 use crate::scan::{ArtifactKind, Platform, frontmatter};
 
 /// Where one artifact goes on one platform.
@@ -81,63 +87,44 @@ impl Location {
     }
 }
 
-/// Where an artifact of `kind` named `name` goes on `platform`. `global`
-/// installs target the home folder.
-pub fn target(kind: ArtifactKind, name: &str, platform: Platform, global: bool) -> Target {
-    let at = |path: String| {
-        if global {
-            Location::Home(path)
-        } else {
-            Location::Project(path)
+/// Where an artifact of `kind` named `name` goes on `platform`, as the agent
+/// table says (`global` installs target the home folder); `None` when the
+/// agent takes no artifact of that type there.
+pub fn target(kind: ArtifactKind, name: &str, platform: Platform, global: bool) -> Option<Target> {
+    let place = platform.agent().slot(kind)?.place(global)?;
+    Some(match place {
+        Place::Folder(dir) => Target::Dir(Location::from_key(&format!("{dir}/{name}"))),
+        Place::File { dir, prefix, suffix } => {
+            Target::File(Location::from_key(&format!("{dir}/{prefix}{name}{suffix}")))
         }
-    };
-    let section = |file: &str, global_file: &str| Target::Section {
-        file: if global {
-            Location::Home(global_file.to_string())
-        } else {
-            Location::Project(file.to_string())
+        Place::Section(file) => Target::Section {
+            file: Location::from_key(file),
+            name: name.to_string(),
+            kind,
         },
-        name: name.to_string(),
-        kind,
-    };
-    match (kind, platform) {
-        (ArtifactKind::Skill, Platform::Cursor) => Target::Dir(at(format!(".cursor/skills/{name}"))),
-        (ArtifactKind::Skill, Platform::Copilot) => Target::Dir(at(format!(".github/skills/{name}"))),
-        (ArtifactKind::Skill, Platform::Claude) => Target::Dir(at(format!(".claude/skills/{name}"))),
-        (ArtifactKind::Skill, Platform::Codex) => Target::Dir(at(format!(".codex/skills/{name}"))),
-        (ArtifactKind::Agent, Platform::Cursor) => Target::File(at(format!(".cursor/rules/agent-{name}.mdc"))),
-        (ArtifactKind::Agent, Platform::Copilot) => Target::File(at(format!(".github/agents/{name}.agent.md"))),
-        (ArtifactKind::Agent, Platform::Claude) => Target::File(at(format!(".claude/agents/{name}.md"))),
-        (ArtifactKind::Agent, Platform::Codex) => section("AGENTS.md", ".codex/AGENTS.md"),
-        (ArtifactKind::Prompt, Platform::Cursor) => Target::File(at(format!(".cursor/prompts/{name}.md"))),
-        (ArtifactKind::Prompt, Platform::Copilot) => Target::File(at(format!(".github/prompts/{name}.prompt.md"))),
-        (ArtifactKind::Prompt, Platform::Claude) => Target::File(at(format!(".claude/commands/{name}.md"))),
-        (ArtifactKind::Prompt, Platform::Codex) => Target::File(Location::Home(format!(".codex/prompts/{name}.md"))),
-        (ArtifactKind::Instruction, Platform::Cursor) => Target::File(at(format!(".cursor/rules/{name}.mdc"))),
-        (ArtifactKind::Instruction, Platform::Copilot) => {
-            Target::File(at(format!(".github/instructions/{name}.instructions.md")))
-        }
-        (ArtifactKind::Instruction, Platform::Claude) => section("CLAUDE.md", ".claude/CLAUDE.md"),
-        (ArtifactKind::Instruction, Platform::Codex) => section("AGENTS.md", ".codex/AGENTS.md"),
-    }
+    })
 }
 
-/// The platforms a project already uses, each with the first marker found
-/// (`.cursor`, `.claude` or `CLAUDE.md`, `.github`, `.codex` or `AGENTS.md`).
+/// The agents a project uses, each with the first marker found, in table order
+/// (`.cursor`, `.claude` or `CLAUDE.md`, `.github`, `.codex` or `AGENTS.md`, ...).
 pub fn detect_platforms(root: &Path) -> Vec<(Platform, &'static str)> {
-    let markers: [(Platform, &[&'static str]); 4] = [
-        (Platform::Cursor, &[".cursor"]),
-        (Platform::Claude, &[".claude", "CLAUDE.md"]),
-        (Platform::Copilot, &[".github"]),
-        (Platform::Codex, &[".codex", "AGENTS.md"]),
-    ];
-    markers
-        .into_iter()
-        .filter_map(|(platform, names)| {
-            names
+    detect(root, |agent| agent.project_markers)
+}
+
+/// The agents installed on this machine (a marker in the home folder `home`),
+/// each with the first marker found, in table order.
+pub fn detect_installed(home: &Path) -> Vec<(Platform, &'static str)> {
+    detect(home, |agent| agent.home_markers)
+}
+
+fn detect(root: &Path, markers: impl Fn(&Agent) -> &'static [&'static str]) -> Vec<(Platform, &'static str)> {
+    Platform::ALL
+        .iter()
+        .filter_map(|&platform| {
+            markers(platform.agent())
                 .iter()
-                .find(|name| root.join(name).exists())
-                .map(|name| (platform, *name))
+                .find(|marker| root.join(marker.strip_prefix("~/").unwrap_or(marker)).exists())
+                .map(|marker| (platform, *marker))
         })
         .collect()
 }
@@ -173,8 +160,9 @@ pub fn render_described(
         .map(str::to_string)
         .or_else(|| description.filter(|d| !d.trim().is_empty()).map(str::to_string))
         .unwrap_or_else(|| name.to_string());
-    match (kind, platform) {
-        (ArtifactKind::Agent | ArtifactKind::Instruction, Platform::Cursor) => {
+    let format = platform.agent().slot(kind).map_or(Format::Verbatim, |slot| slot.format);
+    match format {
+        Format::CursorRule => {
             if !fields.contains_key("globs")
                 && let Some(apply_to) = fields.remove("applyTo")
             {
@@ -183,7 +171,7 @@ pub fn render_described(
             fields.entry("description").or_insert(Value::String(description));
             fields.entry("alwaysApply").or_insert(Value::Bool(false));
         }
-        (ArtifactKind::Instruction, Platform::Copilot) => {
+        Format::CopilotInstruction => {
             if !fields.contains_key("applyTo")
                 && let Some(globs) = fields.remove("globs")
             {
@@ -192,12 +180,12 @@ pub fn render_described(
             fields.entry("applyTo").or_insert(Value::String("**".into()));
             fields.entry("description").or_insert(Value::String(description));
         }
-        (ArtifactKind::Agent, Platform::Claude) => {
+        Format::NamedAgent => {
             fields.insert("name".into(), Value::String(name.to_string()));
             fields.entry("description").or_insert(Value::String(description));
         }
-        // Everything else is deployed byte for byte.
-        _ => return text.to_string(),
+        Format::GeminiCommand => return gemini_command(&description, body),
+        Format::Verbatim => return text.to_string(),
     }
     let yaml = serde_yaml_ng::to_string(&fields).unwrap_or_default();
     // One blank line between the frontmatter and a non-empty body.
@@ -208,6 +196,34 @@ pub fn render_described(
         format!("\n{body}")
     };
     format!("---\n{yaml}---\n{body}")
+}
+
+/// A Gemini CLI command file: TOML with the description and the body as the prompt.
+fn gemini_command(description: &str, body: &str) -> String {
+    let body = body.trim_start_matches(['\r', '\n']);
+    format!(
+        "description = {}\nprompt = {}\n",
+        toml_string(description),
+        toml_string(body)
+    )
+}
+
+/// A TOML basic string: quotes, backslashes and control characters escaped.
+fn toml_string(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 #[cfg(test)]
@@ -245,11 +261,39 @@ mod tests {
         ];
         for (kind, platform, global, expected) in cases {
             assert_eq!(
-                path(target(kind, "n", platform, global)),
+                path(target(kind, "n", platform, global).unwrap()),
                 expected,
                 "{kind:?} {platform:?} {global}"
             );
         }
+    }
+
+    #[test]
+    fn agents_without_a_place_take_nothing_there() {
+        assert_eq!(target(ArtifactKind::Agent, "n", Platform::Adal, false), None);
+        assert_eq!(
+            target(ArtifactKind::Instruction, "n", Platform::JetbrainsAi, true),
+            None
+        );
+        assert_eq!(
+            target(ArtifactKind::Skill, "n", Platform::GeminiCli, true),
+            Some(Target::Dir(Location::Home(".agents/skills/n".into())))
+        );
+    }
+
+    #[test]
+    fn gemini_commands_are_toml() {
+        let out = render(
+            ArtifactKind::Prompt,
+            Platform::GeminiCli,
+            "p",
+            "---\ndescription: Say \"hi\"\n---\nLine one\\\n\tTwo\n",
+            false,
+        );
+        assert_eq!(
+            out,
+            "description = \"Say \\\"hi\\\"\"\nprompt = \"Line one\\\\\\n\\tTwo\\n\"\n"
+        );
     }
 
     #[test]

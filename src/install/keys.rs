@@ -6,9 +6,9 @@
 //! or `FILE#name type` for a section inside a shared file. A key is accepted
 //! only when it is a plain relative path (no `..`, no `.`, no empty, absolute,
 //! `~user`, drive-letter, backslash, NUL or control-character parts) that lies
-//! strictly inside a folder the platform layouts own (`.aam/packages/`,
-//! `.claude/skills/`, `~/.codex/prompts/` ...), or names one of the shared
-//! files sections live in. Home keys (`~/...`) are accepted in a project lock
+//! strictly inside a folder the agent table (`crate::agents`) owns
+//! (`.aam/packages/`, `.claude/skills/`, `.agents/skills/`, `~/.codex/prompts/`
+//! ...), or names one of the shared files sections live in. Home keys (`~/...`) are accepted in a project lock
 //! only where a project install really writes to the home folder (Codex
 //! prompts). Links are checked separately, against the real file system, by
 //! [`super::Roots::resolve`]. The part-by-part rules are [`crate::paths`]'s,
@@ -166,14 +166,15 @@ fn strictly_inside(location: &Location, folder: &Location) -> bool {
     }
 }
 
-/// Every folder the layouts deploy into, plus the package copies' folder.
+/// Every folder the agent table deploys into (for project installs, or for
+/// `global` ones), plus the package copies' folder: exactly these, nothing else.
 pub fn owned_folders(global: bool) -> Vec<Location> {
     let mut out = vec![Location::Project(PACKAGES_DIR.to_string())];
     for kind in ArtifactKind::ALL {
-        for platform in Platform::ALL {
+        for &platform in Platform::ALL {
             let location = match deploy::target(kind, "x", platform, global) {
-                Target::Dir(location) | Target::File(location) => location,
-                Target::Section { .. } => continue,
+                Some(Target::Dir(location) | Target::File(location)) => location,
+                Some(Target::Section { .. }) | None => continue,
             };
             let parent = |p: &str| p.rsplit_once('/').map(|(dir, _)| dir.to_string());
             let folder = match &location {
@@ -190,12 +191,12 @@ pub fn owned_folders(global: bool) -> Vec<Location> {
     out
 }
 
-/// The shared files sections live in (`CLAUDE.md`, `AGENTS.md` ...).
+/// The shared files sections live in (`CLAUDE.md`, `AGENTS.md`, `GEMINI.md` ...), as the agent table says.
 pub fn shared_files(global: bool) -> Vec<Location> {
     let mut out = Vec::new();
     for kind in ArtifactKind::ALL {
-        for platform in Platform::ALL {
-            if let Target::Section { file, .. } = deploy::target(kind, "x", platform, global)
+        for &platform in Platform::ALL {
+            if let Some(Target::Section { file, .. }) = deploy::target(kind, "x", platform, global)
                 && !out.contains(&file)
             {
                 out.push(file);
@@ -285,6 +286,69 @@ mod tests {
         for bad in ["src", "..", ".claude/../src", "~", "~/.ssh", "/etc", ".git/hooks"] {
             assert!(check_dir(bad, false).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_table_owns_exactly_its_folders_and_files() {
+        use crate::agents::{AGENTS, Place};
+        for global in [false, true] {
+            let mut folders = vec![Location::Project(PACKAGES_DIR.to_string())];
+            let mut files = Vec::new();
+            for agent in AGENTS {
+                for kind in ArtifactKind::ALL {
+                    let Some(place) = agent.slot(kind).and_then(|s| s.place(global)) else {
+                        continue;
+                    };
+                    let location = Location::from_key(place.root());
+                    let list = if matches!(place, Place::Section(_)) {
+                        &mut files
+                    } else {
+                        &mut folders
+                    };
+                    if !list.contains(&location) {
+                        list.push(location.clone());
+                    }
+                    let inside = location.join("x/SKILL.md").key();
+                    match place {
+                        Place::Section(_) => {
+                            let key = format!("{}#x {}", place.root(), kind.as_str());
+                            assert!(check(&key, global).is_ok(), "{}: {key}", agent.id);
+                            assert!(check(&inside, global).is_err(), "{}: {inside}", agent.id);
+                        }
+                        _ => assert!(check(&inside, global).is_ok(), "{}: {inside}", agent.id),
+                    }
+                }
+            }
+            for folder in &folders {
+                // The folder itself is no key, unless it lies in another (`.clinerules/workflows`).
+                let nested = folders.iter().any(|other| strictly_inside(folder, other));
+                assert_eq!(check(&folder.key(), global).is_ok(), nested, "{folder:?}");
+            }
+            let sorted = |mut v: Vec<Location>| {
+                v.sort();
+                v
+            };
+            assert_eq!(sorted(owned_folders(global)), sorted(folders), "global {global}");
+            assert_eq!(sorted(shared_files(global)), sorted(files), "global {global}");
+        }
+    }
+
+    #[rstest]
+    #[case(".agents/other/x", false)]
+    #[case(".agents/skills", false)]
+    #[case(".gemini/settings.json", false)]
+    #[case(".windsurf/mcp.json", false)]
+    #[case(".kiro/settings/mcp.json", false)]
+    #[case("GEMINI.md.bak#x instruction", false)]
+    #[case("~/.agents/skills/x/SKILL.md", false)]
+    #[case("~/.gemini/settings.json", true)]
+    #[case("~/.config/opencode/opencode.json", true)]
+    #[case("~/.config/x/SKILL.md", true)]
+    #[case("~/.agents/x", true)]
+    #[case("~/.codeium/windsurf/mcp_config.json", true)]
+    #[case("~/.codeium/windsurf/memories/other.md", true)]
+    fn places_next_to_the_tables_are_refused(#[case] key: &str, #[case] global: bool) {
+        assert!(check(key, global).is_err(), "{key}: {:?}", check(key, global));
     }
 
     #[test]

@@ -255,8 +255,18 @@ impl<'r> Plan<'r> {
                 .get(&main)
                 .map(|(b, _)| String::from_utf8_lossy(b).into_owned())
                 .unwrap_or_default();
+            // Agents sharing a folder (`.agents/skills`) or a file get one copy, recorded once.
+            let mut written = std::collections::BTreeSet::new();
             for &platform in platforms {
-                match deploy::target(kind, &artifact.name, platform, self.roots.global) {
+                let Some(target) = deploy::target(kind, &artifact.name, platform, self.roots.global) else {
+                    continue; // the agent takes no artifact of this type here
+                };
+                if let Target::Dir(location) | Target::File(location) = &target
+                    && !written.insert(location.key())
+                {
+                    continue;
+                }
+                match target {
                     Target::Dir(location) => {
                         let key = location.key();
                         self.claim_path(&key, &name, &location)?;

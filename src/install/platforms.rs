@@ -1,4 +1,4 @@
-//! Which platforms an install deploys to.
+//! Which platforms (agents of the table in `crate::agents`) an install deploys to.
 
 use super::Roots;
 use crate::config::{Settings, project_settings_path, read_settings};
@@ -24,13 +24,15 @@ pub fn choose(roots: &Roots, home_settings: &Settings, asked: &[Platform]) -> Re
                     ErrorCode::SettingsInvalid,
                     format!("`default_platforms` names `{name}`, which is not a platform"),
                 )
-                .with_hint(
-                    "fix it with `aam config set default_platforms cursor,claude` (cursor, claude, copilot, codex)",
-                )
+                .with_hint(format!(
+                    "fix it with `aam config set default_platforms cursor,claude`; {}",
+                    crate::agents::unknown_hint()
+                ))
             })?);
         }
     }
     if chosen.is_empty() {
+        // For a home-folder install the root is the home: the same markers, looked up there.
         chosen = deploy::detect_platforms(&roots.root)
             .into_iter()
             .map(|(p, _)| p)
@@ -38,7 +40,7 @@ pub fn choose(roots: &Roots, home_settings: &Settings, asked: &[Platform]) -> Re
     }
     if chosen.is_empty() {
         return Err(Error::invalid_argument("no platform to deploy to")
-            .with_hint("name platforms (`--platform`: cursor, claude, copilot, codex), set `default_platforms` with `aam config set`, or skip deploying (`--no-deploy`)"));
+            .with_hint("name platforms (`--platform`: cursor, claude, copilot, codex, or any id `aam agents` lists), set `default_platforms` with `aam config set`, or skip deploying (`--no-deploy`)"));
     }
     chosen.sort_by_key(|p| p.as_str());
     chosen.dedup();

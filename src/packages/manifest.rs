@@ -222,9 +222,6 @@ const KNOWN_KEYS: [&str; 13] = [
     "file_checksums",
 ];
 
-/// Platforms a package may name.
-pub const PLATFORMS: [&str; 4] = ["cursor", "claude", "copilot", "codex"];
-
 /// Largest manifest handed to the YAML parser, in bytes.
 pub const MAX_MANIFEST: usize = 1024 * 1024;
 
@@ -312,13 +309,15 @@ pub fn check(text: &str) -> Checked {
         }
     }
     check_string_list(&mut checked, get("keywords"), "keywords", |_| Ok(()));
-    check_string_list(&mut checked, get("platforms"), "platforms", |p| {
-        if PLATFORMS.contains(&p) {
-            Ok(())
-        } else {
-            Err(format!("`{p}` is not a platform; use one of {}", PLATFORMS.join(", ")))
-        }
-    });
+    check_string_list(
+        &mut checked,
+        get("platforms"),
+        "platforms",
+        |p| match crate::agents::Platform::parse(p) {
+            Some(_) => Ok(()),
+            None => Err(format!("`{p}` is not a platform; {}", crate::agents::unknown_hint())),
+        },
+    );
     check_artifacts(&mut checked, get("artifacts"));
     check_dependencies(&mut checked, get("dependencies"));
     check_provenance(&mut checked, get("provenance"));

@@ -68,39 +68,9 @@ impl ArtifactKind {
     }
 }
 
-/// The agent platform an artifact was written for, when its location says so.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Platform {
-    /// Cursor (`.cursor/`, `.mdc`, `.cursorrules`).
-    Cursor,
-    /// Claude Code (`.claude/`, `CLAUDE.md`).
-    Claude,
-    /// GitHub Copilot (`.github/`, `*.agent.md`, `*.prompt.md`, `*.instructions.md`).
-    Copilot,
-    /// OpenAI Codex (`.codex/`, `AGENTS.md`).
-    Codex,
-}
-
-impl Platform {
-    /// Every platform.
-    pub const ALL: [Platform; 4] = [Self::Cursor, Self::Claude, Self::Copilot, Self::Codex];
-
-    /// The platform a name means (any letter case).
-    pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|p| p.as_str().eq_ignore_ascii_case(text))
-    }
-
-    /// Lowercase name, as stored in the catalog.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Cursor => "cursor",
-            Self::Claude => "claude",
-            Self::Copilot => "copilot",
-            Self::Codex => "codex",
-        }
-    }
-}
+/// The agent platform an artifact was written for, when its location says so
+/// (the agents themselves are data: [`crate::agents`]).
+pub use crate::agents::Platform;
 
 /// An artifact found by path rules, before its main file is read.
 #[derive(Debug, Clone, PartialEq, Eq)]

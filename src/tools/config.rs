@@ -25,7 +25,7 @@ struct Key {
 const KEYS: &[Key] = &[
     Key {
         name: "default_platforms",
-        about: "platforms `aam install` deploys to when none is named (comma-separated: cursor, claude, copilot, codex; empty to detect from the project)",
+        about: "platforms `aam install` deploys to when none is named (comma-separated agent ids such as cursor, claude, copilot, codex, gemini-cli (`aam agents` lists them); empty to detect from the project)",
         get: |s| Value::from(s.default_platforms.clone()),
         set: Some(set_default_platforms),
         per_project: true,
@@ -63,8 +63,7 @@ fn set_default_platforms(settings: &mut Settings, value: &str) -> Result<()> {
     let mut platforms = Vec::new();
     for name in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let platform = Platform::parse(name).ok_or_else(|| {
-            Error::invalid_argument(format!("`{name}` is not a platform"))
-                .with_hint("use cursor, claude, copilot or codex")
+            Error::invalid_argument(format!("`{name}` is not a platform")).with_hint(crate::agents::unknown_hint())
         })?;
         platforms.push(platform.as_str().to_string());
     }
@@ -257,8 +256,9 @@ impl Tool for ConfigSet {
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
     const ERRORS: &'static [ErrorCode] = &[ErrorCode::SettingsInvalid];
-    const CONSTRAINTS: &'static [&'static str] =
-        &["`default_platforms` takes cursor, claude, copilot and codex, comma-separated"];
+    const CONSTRAINTS: &'static [&'static str] = &[
+        "`default_platforms` takes agent ids (`aam_agents` lists them: cursor, claude, copilot, codex, gemini-cli, ...), comma-separated",
+    ];
     const EXAMPLES: &'static [Example] = &[
         Example {
             title: "deploy to two platforms by default",
@@ -341,7 +341,7 @@ pub struct Init;
 impl Tool for Init {
     const NAME: &'static str = "aam_init";
     const TITLE: &'static str = "Set aam up";
-    const DESCRIPTION: &'static str = "Set aam up for the current project: detect the platforms it uses (`.cursor/`, `.claude/` or `CLAUDE.md`, `.github/`, `.codex/` or `AGENTS.md`), save them (or the ones given) as the project's `default_platforms` in `.aam/config.yaml` (they win over the home's setting), create the catalog, and optionally register the built-in default sources. Safe to run again. Next: `aam_source_add` or `aam_source_update`.";
+    const DESCRIPTION: &'static str = "Set aam up for the current project: detect the agents it uses by the agent table's project markers (`.cursor/`, `.claude/` or `CLAUDE.md`, `.github/`, `.codex/` or `AGENTS.md`, `.windsurf/`, `GEMINI.md`, ...; see `aam_agents`), save them (or the ones given) as the project's `default_platforms` in `.aam/config.yaml` (they win over the home's setting), create the catalog, and optionally register the built-in default sources. Safe to run again. Next: `aam_source_add` or `aam_source_update`.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
     const ERRORS: &'static [ErrorCode] = &[ErrorCode::SettingsInvalid];

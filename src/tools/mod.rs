@@ -7,6 +7,7 @@
 //! JSON in and JSON out with the same validation. Nothing here parses arguments
 //! or prints: front ends do that.
 
+pub mod agents;
 pub mod artifacts;
 pub mod audit;
 pub mod catalog;
@@ -382,6 +383,7 @@ pub fn registry() -> Vec<ToolSpec> {
         spec::<catalog::Check>(),
         spec::<catalog::Repair>(),
         spec::<doctor::Doctor>(),
+        spec::<agents::Agents>(),
     ];
     tools.sort_by_key(|t| t.name);
     tools

@@ -169,7 +169,7 @@ impl Tool for Search {
             let found = Platform::parse(p);
             if found.is_none() {
                 warnings.push(format!(
-                    "unknown platform `{p}` ignored; valid platforms: cursor, claude, copilot, codex"
+                    "unknown platform `{p}` ignored; valid platforms: the agent ids `aam agents` lists (cursor, claude-code, github-copilot, codex, gemini-cli, ...)"
                 ));
             }
             found

@@ -1,6 +1,7 @@
 //! Integration tests: the real `aam` binary against real git repositories,
 //! a real SQLite catalog and a temporary `AAM_HOME` per test.
 
+mod agents;
 mod audit;
 mod audit_findings;
 mod candidates;

@@ -175,6 +175,7 @@ fn valid_calls(env: &TestEnv) -> Vec<(&'static str, Value)> {
             json!({"format": "jsonl", "output": "audit.jsonl"}),
         ),
         ("aam_doctor", json!({})),
+        ("aam_agents", json!({"detected": true})),
         (
             "aam_create_package",
             json!({"from_source": "upstream", "artifacts": ["pdf"], "name": "pdf-kit"}),
