@@ -1278,7 +1278,7 @@ mod tests {
         ("list", &["aam_list", "aam_list_available"]),
         ("install", &["aam_install"]),
         ("uninstall", &["aam_uninstall"]),
-        ("verify", &["aam_verify"]),
+        ("verify", &["aam_verify", "aam_verify_all"]),
         ("diff", &["aam_diff"]),
         ("outdated", &["aam_outdated"]),
         ("audit", &["aam_audit"]),
