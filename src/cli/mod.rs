@@ -5,6 +5,7 @@
 //! warnings, logs and errors go to stderr. Exit codes: 0 ok, 1 a failure the user
 //! can act on, 2 a usage or internal error; a closed stdout pipe exits 0.
 
+mod help;
 mod mcp;
 mod progress;
 mod prompts;
@@ -14,7 +15,7 @@ mod tools;
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 use serde::Serialize;
 
 use crate::audit::Severity;
@@ -536,6 +537,12 @@ pub fn main() -> i32 {
             let _ = e.print();
             return e.exit_code();
         }
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
+            // Help is rendered from the described command: flags say what their
+            // tool input fields say.
+            let _ = help::described().try_get_matches().map_err(|help| help.print());
+            return 0;
+        }
         Err(e) => {
             let _ = e.print();
             return e.exit_code();
@@ -753,7 +760,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Agents { detected } => out.emit(&invoke::<Agents>(&ctx, AgentsInput { detected })?, render::agents),
         Command::Completions { shell } => {
             let mut text = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "aam", &mut text);
+            clap_complete::generate(shell, &mut help::described(), "aam", &mut text);
             write_stdout(&String::from_utf8_lossy(&text))?;
             Ok(0)
         }
@@ -1257,52 +1264,12 @@ fn report_error(err: &Error, json: bool) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::CommandFactory;
 
     #[test]
     fn cli_definition_is_valid() {
         Cli::command().debug_assert();
     }
-
-    /// Each command and the registered tools it calls.
-    const COMMAND_TOOLS: &[(&str, &[&str])] = &[
-        ("source add", &["aam_source_add"]),
-        ("source list", &["aam_source_list"]),
-        ("source scan", &["aam_source_scan"]),
-        ("source update", &["aam_source_update"]),
-        ("source diff", &["aam_source_diff"]),
-        ("source remove", &["aam_source_remove"]),
-        ("source enable-defaults", &["aam_source_enable_defaults"]),
-        ("source candidates", &["aam_source_candidates"]),
-        ("search", &["aam_search"]),
-        ("info", &["aam_info", "aam_package_info"]),
-        ("list", &["aam_list", "aam_list_available"]),
-        ("install", &["aam_install"]),
-        ("uninstall", &["aam_uninstall"]),
-        ("verify", &["aam_verify", "aam_verify_all"]),
-        ("diff", &["aam_diff"]),
-        ("outdated", &["aam_outdated"]),
-        ("audit", &["aam_audit"]),
-        ("upgrade", &["aam_upgrade"]),
-        ("catalog reindex", &["aam_catalog_reindex"]),
-        ("pkg init", &["aam_init_package"]),
-        ("pkg create", &["aam_create_package"]),
-        ("pkg validate", &["aam_validate"]),
-        ("pkg pack", &["aam_pack"]),
-        ("pkg publish", &["aam_publish"]),
-        ("registry init", &["aam_registry_init"]),
-        ("registry add", &["aam_registry_add"]),
-        ("registry list", &["aam_registry_list"]),
-        ("registry remove", &["aam_registry_remove"]),
-        ("catalog export", &["aam_catalog_export"]),
-        ("catalog stats", &["aam_catalog_stats"]),
-        ("catalog check", &["aam_catalog_check", "aam_catalog_repair"]),
-        ("config get", &["aam_config_get"]),
-        ("config list", &["aam_config_get"]),
-        ("config set", &["aam_config_set"]),
-        ("init", &["aam_init"]),
-        ("doctor", &["aam_doctor"]),
-        ("agents", &["aam_agents"]),
-    ];
 
     /// Commands that are front ends of the registry itself, not operations.
     const FRONT_ENDS: &[&str] = &[
@@ -1335,7 +1302,7 @@ mod tests {
             if FRONT_ENDS.contains(&command.as_str()) {
                 continue;
             }
-            let mapped = COMMAND_TOOLS.iter().find(|(c, _)| c == command);
+            let mapped = help::COMMAND_TOOLS.iter().find(|(c, _)| c == command);
             let (_, names) = mapped.unwrap_or_else(|| panic!("`aam {command}` calls no registered tool"));
             for name in *names {
                 assert!(tools.contains(name), "`aam {command}` maps to unknown tool {name}");
@@ -1343,11 +1310,11 @@ mod tests {
         }
         for tool in tools {
             assert!(
-                COMMAND_TOOLS.iter().any(|(_, names)| names.contains(&tool)),
+                help::COMMAND_TOOLS.iter().any(|(_, names)| names.contains(&tool)),
                 "{tool} has no command"
             );
         }
-        for (command, _) in COMMAND_TOOLS {
+        for (command, _) in help::COMMAND_TOOLS {
             assert!(commands.iter().any(|c| c == command), "`aam {command}` does not exist");
         }
     }

@@ -232,7 +232,7 @@ pub enum OnEdited {
 pub struct InstallInput {
     /// What to install: `name`, `name@constraint`, `@scope/name@1.2`, `source/artifact`, an artifact name, a folder or a `.aam` archive.
     pub specs: Vec<String>,
-    /// Platforms to deploy to (default: the ones an installed package already uses, else settings, else the platforms the project uses).
+    /// Agents to deploy to, by id (`aam agents` lists them; default: the ones an installed package already uses, else settings, else the agents the project uses).
     #[serde(default)]
     pub platforms: Vec<Platform>,
     /// Only keep the package copy and lock entry; deploy nothing.
