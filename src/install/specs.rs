@@ -299,18 +299,7 @@ mod tests {
 
     /// A package folder `kit` 1.0.0 with one skill, under `dir`.
     fn package(dir: &Path) {
-        let kit = dir.join("kit");
-        std::fs::create_dir_all(kit.join("skills/pdf")).unwrap();
-        std::fs::write(
-            kit.join("skills/pdf/SKILL.md"),
-            "---\nname: pdf\ndescription: PDFs\n---\n",
-        )
-        .unwrap();
-        std::fs::write(
-            kit.join(MANIFEST_FILE),
-            "name: kit\nversion: 1.0.0\ndescription: A kit\nartifacts:\n  skills:\n    - name: pdf\n      path: skills/pdf\n",
-        )
-        .unwrap();
+        crate::packages::sample_package(&dir.join("kit"), "pdf", &[]);
     }
 
     fn prepare(dir: &Path, allow: &dyn Fn(&Path, &str) -> Result<()>, specs: &[&str]) -> Result<Vec<Prepared>> {

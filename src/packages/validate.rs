@@ -186,17 +186,7 @@ mod tests {
     use super::*;
 
     fn package(dir: &Path) {
-        std::fs::create_dir_all(dir.join("skills/pdf")).unwrap();
-        std::fs::write(
-            dir.join("skills/pdf/SKILL.md"),
-            "---\nname: pdf\ndescription: PDFs\n---\n",
-        )
-        .unwrap();
-        std::fs::write(
-            dir.join(MANIFEST_FILE),
-            "name: kit\nversion: 1.0.0\ndescription: A kit\nartifacts:\n  skills:\n    - name: pdf\n      path: skills/pdf\n",
-        )
-        .unwrap();
+        crate::packages::sample_package(dir, "pdf", &[]);
     }
 
     #[test]
