@@ -212,25 +212,7 @@ enum Command {
         limit: u32,
     },
     /// Upgrade outdated packages, protecting local edits.
-    Upgrade {
-        /// Package to upgrade (default: every outdated one).
-        package: Option<String>,
-        /// Show what would change, change nothing.
-        #[arg(long)]
-        dry_run: bool,
-        /// Overwrite files edited since install.
-        #[arg(long, conflicts_with = "backup")]
-        force: bool,
-        /// Back edited files up to $AAM_HOME/backups/ before overwriting them.
-        #[arg(long)]
-        backup: bool,
-        /// Upgrade the home-folder installs.
-        #[arg(short = 'g', long = "global")]
-        global: bool,
-        /// Fail instead of waiting when another aam command is changing the project.
-        #[arg(long)]
-        no_wait: bool,
-    },
+    Upgrade(UpgradeArgs),
     /// Maintain the catalog.
     #[command(subcommand)]
     Catalog(CatalogCommand),
@@ -523,6 +505,31 @@ enum SourceCommand {
         #[arg(long)]
         cursor: Option<String>,
     },
+}
+
+/// `aam upgrade`.
+#[derive(Debug, clap::Args)]
+struct UpgradeArgs {
+    /// Package to upgrade (default: every outdated one).
+    package: Option<String>,
+    /// Show what would change, change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Overwrite files edited since install.
+    #[arg(long, conflicts_with = "backup")]
+    force: bool,
+    /// Back edited files up to $AAM_HOME/backups/ before overwriting them.
+    #[arg(long)]
+    backup: bool,
+    /// Upgrade the home-folder installs.
+    #[arg(short = 'g', long = "global")]
+    global: bool,
+    /// Fail instead of waiting when another aam command is changing the project.
+    #[arg(long)]
+    no_wait: bool,
+    /// Let findings of this content-audit rule through the `audit.block` policy (repeatable; see `aam audit`).
+    #[arg(long = "allow-finding", value_name = "RULE_ID")]
+    allow_findings: Vec<String>,
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -848,14 +855,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Outdated { global } => {
             out.emit(&invoke::<Outdated>(&ctx, OutdatedInput { global })?, render::outdated)
         }
-        Command::Upgrade {
-            package,
-            dry_run,
-            force,
-            backup,
-            global,
-            no_wait,
-        } => run_upgrade(&ctx, &out, package, dry_run, force, backup, global, no_wait),
+        Command::Upgrade(args) => run_upgrade(&ctx, &out, args),
         Command::Pkg(command) => run_pkg(&ctx, &out, command),
         Command::Registry(command) => run_registry(&ctx, &out, command),
         Command::Config(ConfigCommand::Get { key }) => {
@@ -948,16 +948,16 @@ fn names_package(ctx: &Context, name: &str) -> Result<bool> {
 }
 
 #[expect(clippy::too_many_arguments, reason = "one per flag of `aam upgrade`")]
-fn run_upgrade(
-    ctx: &Context,
-    out: &Output,
-    package: Option<String>,
-    dry_run: bool,
-    force: bool,
-    backup: bool,
-    global: bool,
-    no_wait: bool,
-) -> Result<i32> {
+fn run_upgrade(ctx: &Context, out: &Output, args: UpgradeArgs) -> Result<i32> {
+    let UpgradeArgs {
+        package,
+        dry_run,
+        force,
+        backup,
+        global,
+        no_wait,
+        allow_findings,
+    } = args;
     let chosen = if force {
         OnEdited::Force
     } else if backup {
@@ -971,11 +971,13 @@ fn run_upgrade(
         dry_run,
         global,
         no_wait,
+        allow_findings: allow_findings.clone(),
     };
     // On a terminal, ask per package what to do with edited files.
     let output = if !dry_run && !force && !backup && interactive(out) {
         let plan = invoke::<Upgrade>(ctx, input(package.clone(), OnEdited::Skip, true))?;
         let mut reports = Vec::new();
+        let mut audit_warnings = plan.audit_warnings;
         for report in plan.packages {
             if report.status != UpgradeStatus::WouldUpgrade {
                 reports.push(report);
@@ -986,9 +988,19 @@ fn run_upgrade(
             } else {
                 prompts::on_edited(ctx, &report, global)?
             };
-            reports.extend(invoke::<Upgrade>(ctx, input(Some(report.name.clone()), on_edited, false))?.packages);
+            let done = invoke::<Upgrade>(ctx, input(Some(report.name.clone()), on_edited, false))?;
+            reports.extend(done.packages);
+            audit_warnings.extend(
+                done.audit_warnings
+                    .into_iter()
+                    .filter(|w| !audit_warnings.contains(w))
+                    .collect::<Vec<_>>(),
+            );
         }
-        UpgradeOutput { packages: reports }
+        UpgradeOutput {
+            packages: reports,
+            audit_warnings,
+        }
     } else {
         invoke::<Upgrade>(ctx, input(package, chosen, dry_run))?
     };

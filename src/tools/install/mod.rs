@@ -770,6 +770,9 @@ pub struct UpgradeInput {
     /// Fail with `AAM_CONFLICT` instead of waiting when another aam command is changing the project.
     #[serde(default)]
     pub no_wait: bool,
+    /// Content-audit rule ids (`cmd-pipe-shell`) whose findings do not block this upgrade (see `aam_audit`).
+    #[serde(default)]
+    pub allow_findings: Vec<String>,
 }
 
 /// What happened to one package.
@@ -814,6 +817,8 @@ pub struct UpgradeReport {
 pub struct UpgradeOutput {
     /// One report per package considered.
     pub packages: Vec<UpgradeReport>,
+    /// Content-audit findings at or above `audit.warn` in what the upgrade installs.
+    pub audit_warnings: Vec<String>,
 }
 
 /// Upgrades installed packages, protecting local edits.
@@ -830,9 +835,12 @@ impl Tool for Upgrade {
         ErrorCode::LockInvalid,
         ErrorCode::UnsafePath,
         ErrorCode::Conflict,
+        ErrorCode::SettingsInvalid,
     ];
-    const CONSTRAINTS: &'static [&'static str] =
-        &["edited files are never overwritten silently: `on_edited` skips (default), backs up or forces"];
+    const CONSTRAINTS: &'static [&'static str] = &[
+        "edited files are never overwritten silently: `on_edited` skips (default), backs up or forces",
+        "new versions pass the content-audit gate like installs; a blocked one fails the upgrade with `AAM_AUDIT_BLOCKED` in its report",
+    ];
     const EXAMPLES: &'static [Example] = &[Example {
         title: "upgrade within the constraint",
         input: r#"{"package": "review-kit"}"#,
@@ -894,9 +902,33 @@ impl Tool for Upgrade {
             }
             reports.push(report);
         }
+        // New versions pass the same content-audit gate as installs; a blocked
+        // one stops the whole upgrade, which is one unit.
+        let gated = match prepared.is_empty() {
+            true => Ok(Vec::new()),
+            false => ctx
+                .audit_policy(input.global)
+                .and_then(|policy| crate::audit::gate::gate(&catalog, &prepared, &input.allow_findings, &policy)),
+        };
         drop(catalog);
+        let audit_warnings = match gated {
+            Ok(warnings) => {
+                warnings.iter().for_each(|warning| tracing::warn!("{warning}"));
+                warnings
+            }
+            Err(e) => {
+                fail_moving(&mut reports, &moving, &e);
+                return Ok(UpgradeOutput {
+                    packages: reports,
+                    audit_warnings: Vec::new(),
+                });
+            }
+        };
         if prepared.is_empty() {
-            return Ok(UpgradeOutput { packages: reports });
+            return Ok(UpgradeOutput {
+                packages: reports,
+                audit_warnings,
+            });
         }
         let request = InstallInput {
             dry_run: input.dry_run,
@@ -917,14 +949,23 @@ impl Tool for Upgrade {
                     upgrade_report(report, &done, input.dry_run);
                 }
             }
-            Err(e) => {
-                for report in reports.iter_mut().filter(|r| moving.contains(&r.name)) {
-                    report.status = UpgradeStatus::Failed;
-                    report.message = Some(format!("[{}] {}", e.code(), e.message()));
-                }
-            }
+            Err(e) => fail_moving(&mut reports, &moving, &e),
         }
-        Ok(UpgradeOutput { packages: reports })
+        Ok(UpgradeOutput {
+            packages: reports,
+            audit_warnings,
+        })
+    }
+}
+
+/// Marks every package the upgrade was moving as failed with `error`.
+fn fail_moving(reports: &mut [UpgradeReport], moving: &[String], error: &Error) {
+    for report in reports.iter_mut().filter(|r| moving.contains(&r.name)) {
+        report.status = UpgradeStatus::Failed;
+        report.message = Some(match error.hint() {
+            Some(hint) => format!("[{}] {} ({hint})", error.code(), error.message()),
+            None => format!("[{}] {}", error.code(), error.message()),
+        });
     }
 }
 
