@@ -237,7 +237,7 @@ impl Tool for SourceAdd {
             is_default: false,
         };
         let outcome = indexed_write(ctx, &mut catalog, |catalog| {
-            let artifacts = snapshot.read(&detection, ctx.progress.as_ref());
+            let artifacts = snapshot.read(&detection, ctx.progress.as_ref(), &ctx.cancel);
             let (_, outcome) =
                 catalog.add_indexed_source(&new_source, Some(&fetched.resolved_ref), &commit, artifacts)?;
             let change = IndexChange::Artifacts {
@@ -628,7 +628,8 @@ impl Tool for SourceUpdate {
         for source in targets {
             match update_one(ctx, &mut catalog, &source, input.dry_run) {
                 Ok(report) => reports.push(report),
-                Err(e) if single => return Err(e),
+                // A cancelled call stops here: the sources not yet updated stay as they were.
+                Err(e) if single || e.code() == ErrorCode::Cancelled => return Err(e),
                 Err(e) => {
                     tracing::warn!("updating `{}` failed: {e}", source.name);
                     reports.push(SourceUpdateReport {
@@ -1213,7 +1214,7 @@ fn plan_update(
     };
     tracing::debug!(elapsed = ?started.elapsed(), "{} regions to index", regions.len());
     let before = catalog.live_artifacts_in(source.id, &regions, &[])?;
-    let changes = snapshot.changes(&regions, before, |id| catalog.known_blobs(id))?;
+    let changes = snapshot.changes(&regions, before, |id| catalog.known_blobs(id), &ctx.cancel)?;
     tracing::debug!(
         elapsed = ?started.elapsed(),
         "{} new, {} modified, {} removed",
