@@ -69,7 +69,9 @@ impl SkillProblem {
 /// Whether `name` follows the Agent Skills naming rules.
 pub fn valid_name(name: &str) -> bool {
     (1..=MAX_NAME).contains(&name.len())
-        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !name.starts_with('-')
         && !name.ends_with('-')
         && !name.contains("--")
@@ -115,6 +117,7 @@ pub fn problem(row: &SkillRow, scope: &str, is_skill_folder: impl Fn(&str) -> bo
 
 /// How many live catalog skills are served, and how many are left out, why.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Census {
     /// Skills `skills/list` serves.
     pub served: u64,
@@ -124,6 +127,7 @@ pub struct Census {
 
 /// Skills left out of `skills/list` for one reason.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct LeftOut {
     /// The problem.
     pub problem: SkillProblem,
@@ -230,19 +234,22 @@ pub fn file_uri(root: &str, relative: &str) -> String {
 
 /// A `skill://` URI taken apart: the source name and the decoded path
 /// segments after it. `None` for other schemes, empty or undecodable segments,
-/// `.`/`..`, queries and fragments.
+/// `.`/`..` or `/` in a path segment, queries and fragments.
 pub fn parse(uri: &str) -> Option<(String, Vec<String>)> {
     let rest = uri.strip_prefix(SCHEME)?;
     if rest.contains(['?', '#']) {
         return None;
     }
-    let mut parts = rest.split('/').map(|p| {
-        let decoded = percent_decode_str(p).decode_utf8().ok()?.into_owned();
-        let bad = decoded.is_empty() || decoded == "." || decoded == ".." || decoded.contains(['/', '\0']);
-        (!bad).then_some(decoded)
-    });
-    let source = parts.next()??;
-    let segments = parts.collect::<Option<Vec<String>>>()?;
+    let decode = |part: &str| -> Option<String> {
+        let decoded = percent_decode_str(part).decode_utf8().ok()?.into_owned();
+        (!decoded.is_empty() && !decoded.contains('\0')).then_some(decoded)
+    };
+    let mut parts = rest.split('/');
+    // Source names may hold `/` (encoded); path segments never do.
+    let source = decode(parts.next()?)?;
+    let segments = parts
+        .map(|part| decode(part).filter(|d| d != "." && d != ".." && !d.contains('/')))
+        .collect::<Option<Vec<String>>>()?;
     Some((source, segments))
 }
 
@@ -314,7 +321,17 @@ mod tests {
         for good in ["a", "pdf", "pdf-tools", "a1-b2", &"x".repeat(64)] {
             assert!(valid_name(good), "{good}");
         }
-        for bad in ["", "-pdf", "pdf-", "pdf--tools", "PDF", "pdf_tools", "pdf tools", "pdé", &"x".repeat(65)] {
+        for bad in [
+            "",
+            "-pdf",
+            "pdf-",
+            "pdf--tools",
+            "PDF",
+            "pdf_tools",
+            "pdf tools",
+            "pdé",
+            &"x".repeat(65),
+        ] {
             assert!(!valid_name(bad), "{bad}");
         }
     }
@@ -330,11 +347,21 @@ mod tests {
             (json!({"name": "Pdf", "description": "d"}), SkillProblem::NameInvalid),
             (json!({"name": "docx", "description": "d"}), SkillProblem::NameNotFolder),
             (json!({"name": "pdf"}), SkillProblem::DescriptionMissing),
-            (json!({"name": "pdf", "description": ""}), SkillProblem::DescriptionMissing),
-            (json!({"name": "pdf", "description": "é".repeat(1025)}), SkillProblem::DescriptionTooLong),
+            (
+                json!({"name": "pdf", "description": ""}),
+                SkillProblem::DescriptionMissing,
+            ),
+            (
+                json!({"name": "pdf", "description": "é".repeat(1025)}),
+                SkillProblem::DescriptionTooLong,
+            ),
         ];
         for (frontmatter, problem) in cases {
-            assert_eq!(check(Some(&fm(frontmatter.clone())), "skills/pdf", ""), Err(problem), "{frontmatter}");
+            assert_eq!(
+                check(Some(&fm(frontmatter.clone())), "skills/pdf", ""),
+                Err(problem),
+                "{frontmatter}"
+            );
         }
         // 1024 characters (more bytes) is fine; a skill at the scope root matches no folder.
         let long = fm(json!({"name": "any", "description": "é".repeat(1024)}));
@@ -346,12 +373,18 @@ mod tests {
     fn uris_keep_sources_apart_and_round_trip() {
         let root = root_uri("anthropics/skills:x", "skills/pdf", "", "pdf");
         assert_eq!(root, "skill://anthropics%2Fskills%3Ax/skills/pdf");
-        assert_eq!(file_uri(&root, SKILL_MD), "skill://anthropics%2Fskills%3Ax/skills/pdf/SKILL.md");
+        assert_eq!(
+            file_uri(&root, SKILL_MD),
+            "skill://anthropics%2Fskills%3Ax/skills/pdf/SKILL.md"
+        );
         assert_eq!(root_uri("one", "", "", "solo"), "skill://one/solo");
         assert_eq!(root_uri("one", "a/solo", "a/solo", "solo"), "skill://one/solo");
         assert_eq!(root_uri("..", "a.b/c", "", "c"), "skill://%2E%2E/a.b/c");
         let file = file_uri(&root, "templates/my file~1.md");
-        assert_eq!(file, "skill://anthropics%2Fskills%3Ax/skills/pdf/templates/my%20file%7E1.md");
+        assert_eq!(
+            file,
+            "skill://anthropics%2Fskills%3Ax/skills/pdf/templates/my%20file%7E1.md"
+        );
         let (source, segments) = parse(&file).unwrap();
         assert_eq!(source, "anthropics/skills:x");
         assert_eq!(segments, ["skills", "pdf", "templates", "my file~1.md"]);

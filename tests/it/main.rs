@@ -17,6 +17,7 @@ mod quickstart;
 mod safety;
 mod search;
 mod shapes;
+mod skills_mcp;
 mod sources;
 mod support;
 mod tool_cli;
