@@ -10,7 +10,9 @@
 //! - URIs are `skill://<source>/<folder path>/SKILL.md` (each segment
 //!   percent-encoded), so the prefix keeps same-named skills of different
 //!   sources apart and stays the same across updates; a skill at the root of
-//!   its source is `skill://<source>/<name>/SKILL.md`.
+//!   its source is `skill://<source>/<name>/SKILL.md`; a skill installed in
+//!   the served project is `skill://~project/<platform>/<name>/SKILL.md` (a
+//!   source name in a URI has its `~` encoded, so the two never meet).
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -21,9 +23,15 @@ use serde_json::{Map, Value};
 
 use crate::catalog::{Catalog, SkillRow};
 use crate::error::Result;
+use crate::install::Roots;
+use crate::packages::lock::LockFile;
+use crate::scan::ArtifactKind;
 
 /// The URI scheme of served skills.
 pub const SCHEME: &str = "skill://";
+
+/// Where the served project's installed skills live in `skill://` URIs.
+pub const PROJECT_ROOT: &str = "skill://~project";
 
 /// The entry file of a skill.
 pub const SKILL_MD: &str = "SKILL.md";
@@ -174,6 +182,62 @@ pub fn census(catalog: &Catalog) -> Result<Census> {
     })
 }
 
+/// A skill installed in the project, as its files are now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstalledSkill {
+    /// The skill folder's URI (`skill://~project/<platform>/<name>`).
+    pub root: String,
+    /// Its frontmatter.
+    pub frontmatter: Map<String, Value>,
+    /// Every file the lock file records in its folder, `SKILL.md` first:
+    /// path inside the folder and bytes.
+    pub files: Vec<(String, Vec<u8>)>,
+}
+
+/// The skills installed in the project the lock file describes that follow the
+/// naming rules (the folder's name is the skill's name), with their files read
+/// as they are now. Files that are gone, edited into links or too big are left out.
+pub fn installed(roots: &Roots, lock: &LockFile) -> Result<Vec<InstalledSkill>> {
+    roots.check_lock(lock)?;
+    let mut out = Vec::new();
+    for entry in lock.packages.values() {
+        for deployed in entry.deployed.iter().filter(|d| d.kind == ArtifactKind::Skill) {
+            let folder = deployed.target.trim_end_matches('/');
+            if folder.contains('#') {
+                continue;
+            }
+            let mut files = Vec::new();
+            for key in entry.file_checksums.keys() {
+                let Some(relative) = key.strip_prefix(folder).and_then(|r| r.strip_prefix('/')) else {
+                    continue;
+                };
+                if let Some(bytes) = crate::install::state::current_bytes(roots, key)? {
+                    files.push((relative.to_string(), bytes));
+                }
+            }
+            let Some(main) = files.iter().position(|(path, _)| path == SKILL_MD) else {
+                continue;
+            };
+            let main = files.remove(main);
+            files.insert(0, main);
+            let text = String::from_utf8_lossy(&files[0].1);
+            let fields = crate::scan::frontmatter::parse(text.trim_start_matches('\u{feff}')).fields;
+            if check(fields.as_ref(), folder, "").is_err() {
+                continue;
+            }
+            let name = folder_name(folder);
+            out.push(InstalledSkill {
+                root: format!("{PROJECT_ROOT}/{}/{}", deployed.platform.as_str(), encode_segment(name)),
+                frontmatter: fields.unwrap_or_default(),
+                files,
+            });
+        }
+    }
+    out.sort_by(|a, b| a.root.cmp(&b.root));
+    out.dedup_by(|a, b| a.root == b.root);
+    Ok(out)
+}
+
 /// The folders above `path` (closest last), for finding an enclosing skill:
 /// `a/b/c` gives `""`, `a`, `a/b`.
 pub fn ancestors(path: &str) -> Vec<String> {
@@ -237,7 +301,7 @@ pub fn file_uri(root: &str, relative: &str) -> String {
 /// `.`/`..` or `/` in a path segment, queries and fragments.
 pub fn parse(uri: &str) -> Option<(String, Vec<String>)> {
     let rest = uri.strip_prefix(SCHEME)?;
-    if rest.contains(['?', '#']) {
+    if rest.len() > MAX_URI || rest.contains(['?', '#']) {
         return None;
     }
     let decode = |part: &str| -> Option<String> {
@@ -252,6 +316,9 @@ pub fn parse(uri: &str) -> Option<(String, Vec<String>)> {
         .collect::<Option<Vec<String>>>()?;
     Some((source, segments))
 }
+
+/// Longest `skill://` URI taken apart (a repository path is at most 4096 bytes).
+const MAX_URI: usize = 16 * 1024;
 
 /// Where `skills/list` continues: after this source id and skill path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -397,6 +464,7 @@ mod tests {
             "skill://a/b%2Fc",
             "skill://a/b?x",
             "skill://a/%FF",
+            &format!("skill://a/{}", "b/".repeat(9000)),
         ] {
             assert_eq!(parse(bad), None, "{bad}");
         }

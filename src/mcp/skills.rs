@@ -1,7 +1,9 @@
 //! Skills over MCP (SEP-2640): `skills/list`, `skills/get`, `resources/read`
 //! of `skill://` URIs and `resources/directory/read`, answered from the
 //! catalog (entries, digests, sizes) and the git objects at the indexed commit
-//! (file bytes). Which skills are served and how their URIs look is
+//! (file bytes), plus the skills installed in the served project (the first
+//! page lists them; their files are read as they are now, through the lock
+//! file's key check). Which skills are served and how their URIs look is
 //! `crate::skills`; this module only turns catalog rows into protocol types.
 //!
 //! Nothing here touches the file system by a name from a URI: a URI is taken
@@ -20,7 +22,7 @@ use serde_json::{Map, Value, json};
 
 use crate::catalog::{Catalog, SkillFile, SkillRow, SourceRecord};
 use crate::error::{Error, ErrorCode, Result};
-use crate::skills::{self, Cursor, SKILL_MD};
+use crate::skills::{self, Cursor, InstalledSkill, SKILL_MD};
 use crate::sources::git::{GitCache, Oid};
 use crate::sources::index::{Snapshot, sha256_hex};
 use crate::tools::Context;
@@ -46,6 +48,11 @@ fn page(ctx: &Context, start: Option<Cursor>, size: usize) -> Result<ListSkillsR
     let catalog = ctx.catalog()?;
     let mut sources = catalog.list_sources()?;
     sources.sort_by_key(|s| s.id);
+    // The project's own skills (a handful) open the first page, on top of its size.
+    let mut listed: Vec<Skill> = match start {
+        None => project_skills(ctx)?.iter().map(project_entry).collect(),
+        Some(_) => Vec::new(),
+    };
     let mut skills = Vec::with_capacity(size);
     let mut last: Option<Cursor> = None;
     for source in sources
@@ -81,39 +88,110 @@ fn page(ctx: &Context, start: Option<Cursor>, size: usize) -> Result<ListSkillsR
             break;
         }
     }
-    let mut result = ListSkillsResult::with_all_items(skills);
+    listed.extend(skills);
+    let mut result = ListSkillsResult::with_all_items(listed);
     result.next_cursor = last.map(|c| c.encode());
     Ok(result)
 }
 
 /// The entry of the skill whose `SKILL.md` is at `uri`; `-32602` when none is served there.
 pub(super) fn get(ctx: &Context, uri: &str) -> std::result::Result<GetSkillResult, ErrorData> {
-    let found = locate(ctx, uri).map_err(internal)?;
-    match found {
-        Some(located) if located.relative == SKILL_MD => Ok(GetSkillResult::new(located.skill)),
-        _ => Err(ErrorData::invalid_params(
-            format!("no skill is served at `{uri}`"),
-            Some(json!({ "uri": uri })),
-        )),
+    if let Some(found) = in_project(ctx, uri).map_err(internal)? {
+        if found.relative == SKILL_MD {
+            return Ok(GetSkillResult::new(project_entry(&found.skill)));
+        }
+    } else if let Some(located) = locate(ctx, uri).map_err(internal)?
+        && located.relative == SKILL_MD
+    {
+        return Ok(GetSkillResult::new(located.skill));
     }
+    Err(ErrorData::invalid_params(
+        format!("no skill is served at `{uri}`"),
+        Some(json!({ "uri": uri })),
+    ))
+}
+
+/// A skill of the project's and the path a URI names inside it.
+struct InProject {
+    skill: InstalledSkill,
+    relative: String,
+}
+
+/// The project's skill holding `uri` (`None` for URIs outside `skill://~project/`
+/// or naming no installed skill).
+fn in_project(ctx: &Context, uri: &str) -> Result<Option<InProject>> {
+    if !uri.starts_with(&format!("{}/", skills::PROJECT_ROOT)) {
+        return Ok(None);
+    }
+    Ok(project_skills(ctx)?.into_iter().find_map(|skill| {
+        let relative = if uri == skill.root {
+            String::new()
+        } else {
+            let rest = uri.strip_prefix(&skill.root)?.strip_prefix('/')?;
+            skills::parse(&format!("{}/{rest}", skills::PROJECT_ROOT))?.1.join("/")
+        };
+        Some(InProject { skill, relative })
+    }))
+}
+
+/// The skills installed in the served project that follow the rules.
+fn project_skills(ctx: &Context) -> Result<Vec<InstalledSkill>> {
+    let roots = crate::tools::install::roots(ctx, false)?;
+    let lock = crate::packages::lock::read(&crate::project::root(&ctx.cwd))?;
+    skills::installed(&roots, &lock)
+}
+
+/// The `skills/list` entry of an installed skill, digests from its bytes now.
+fn project_entry(skill: &InstalledSkill) -> Skill {
+    let resources = skill
+        .files
+        .iter()
+        .map(|(relative, bytes)| SkillResource::from_bytes(skills::file_uri(&skill.root, relative), bytes))
+        .collect();
+    Skill::new(
+        skills::file_uri(&skill.root, SKILL_MD),
+        frontmatter_of(skill.frontmatter.clone()),
+        SkillResources::Files(resources),
+    )
+}
+
+/// Splits frontmatter fields into `name`, `description` and the rest.
+fn frontmatter_of(mut fields: Map<String, Value>) -> SkillFrontmatter {
+    let mut take = |key: &str| match fields.remove(key) {
+        Some(Value::String(text)) => text,
+        _ => String::new(),
+    };
+    let name = take("name");
+    let description = take("description");
+    let mut front = SkillFrontmatter::new(name, description);
+    front.extra = fields;
+    front
 }
 
 /// The bytes of a skill file, `None` when no served skill has a file at `uri`.
 pub(super) fn read(ctx: &Context, uri: &str) -> Result<Option<ReadResourceResult>> {
-    let Some(located) = locate(ctx, uri)? else {
-        return Ok(None);
-    };
-    let mut git = Git::new(ctx, &located.source);
-    let bytes = if located.relative == SKILL_MD {
-        git.main_content(&located.row)?
-    } else {
-        let path = join(&located.row.path, &located.relative);
-        let Some(file) = located.files.iter().find(|f| f.path == path && !f.symlink) else {
+    let (relative, bytes) = if let Some(found) = in_project(ctx, uri)? {
+        let Some((_, bytes)) = found.skill.files.into_iter().find(|(path, _)| *path == found.relative) else {
             return Ok(None);
         };
-        git.blob(&file.git_blob)?
+        (found.relative, bytes)
+    } else {
+        let Some(located) = locate(ctx, uri)? else {
+            return Ok(None);
+        };
+        let mut git = Git::new(ctx, &located.source);
+        let bytes = if located.relative == SKILL_MD {
+            git.main_content(&located.row)?
+        } else {
+            let path = join(&located.row.path, &located.relative);
+            let Some(file) = located.files.iter().find(|f| f.path == path && !f.symlink) else {
+                return Ok(None);
+            };
+            git.blob(&file.git_blob)?
+        };
+        (located.relative, bytes)
     };
-    let mime = skills::mime_type(&located.relative);
+    let mime = skills::mime_type(&relative);
     let contents = match String::from_utf8(bytes) {
         Ok(text) => ResourceContents::text(text, uri).with_mime_type(mime),
         Err(e) => ResourceContents::blob(base64::engine::general_purpose::STANDARD.encode(e.into_bytes()), uri)
@@ -128,16 +206,34 @@ pub(super) fn directory(ctx: &Context, uri: &str) -> std::result::Result<ListRes
     let not_a_directory =
         || ErrorData::invalid_params(format!("`{uri}` is not a skill folder"), Some(json!({ "uri": uri })));
     let uri = uri.trim_end_matches('/');
-    let located = locate_folder(ctx, uri).map_err(internal)?.ok_or_else(not_a_directory)?;
-    let prefix = if located.relative.is_empty() {
+    let (root, relative, files) = match in_project(ctx, uri).map_err(internal)? {
+        Some(found) => {
+            let entry = project_entry(&found.skill);
+            let relatives = found.skill.files.into_iter().map(|(path, _)| path);
+            (found.skill.root, found.relative, pair(&entry, relatives))
+        }
+        None => {
+            let located = locate_folder(ctx, uri).map_err(internal)?.ok_or_else(not_a_directory)?;
+            let relatives = std::iter::once(SKILL_MD.to_string()).chain(
+                located
+                    .files
+                    .iter()
+                    .filter_map(|f| inside(&located.row, f))
+                    .map(str::to_string),
+            );
+            let files = pair(&located.skill, relatives);
+            (located.root, located.relative, files)
+        }
+    };
+    let prefix = if relative.is_empty() {
         String::new()
     } else {
-        format!("{}/", located.relative)
+        format!("{relative}/")
     };
     let mut folders = BTreeSet::new();
     let mut children = Vec::new();
-    for resource in served_files(&located) {
-        let Some(rest) = resource.relative.strip_prefix(&prefix) else {
+    for (path, entry) in &files {
+        let Some(rest) = path.strip_prefix(&prefix) else {
             continue;
         };
         match rest.split_once('/') {
@@ -145,25 +241,34 @@ pub(super) fn directory(ctx: &Context, uri: &str) -> std::result::Result<ListRes
                 folders.insert(folder.to_string());
             }
             None => children.push(
-                Resource::new(resource.entry.uri.clone(), rest.to_string())
+                Resource::new(entry.uri.clone(), rest.to_string())
                     .with_mime_type(skills::mime_type(rest))
-                    .with_size(resource.entry.size),
+                    .with_size(entry.size),
             ),
         }
     }
     if children.is_empty() && folders.is_empty() {
         return Err(not_a_directory());
     }
-    let base = if located.relative.is_empty() {
-        located.root.clone()
+    let base = if relative.is_empty() {
+        root
     } else {
-        skills::file_uri(&located.root, &located.relative)
+        skills::file_uri(&root, &relative)
     };
     for folder in folders {
         children
             .push(Resource::new(skills::file_uri(&base, &folder), folder.clone()).with_mime_type(DIRECTORY_MIME_TYPE));
     }
     Ok(ListResourcesResult::with_all_items(children))
+}
+
+/// Each manifest entry of `skill` with its path inside the skill (`relatives`
+/// in the order the entries were made).
+fn pair(skill: &Skill, relatives: impl Iterator<Item = String>) -> Vec<(String, SkillResource)> {
+    let SkillResources::Files(entries) = &skill.resources else {
+        return Vec::new();
+    };
+    relatives.zip(entries.iter().cloned()).collect()
 }
 
 /// A served skill found by a URI inside it.
@@ -286,16 +391,8 @@ fn entry(
     row: &SkillRow,
     git: &mut Git<'_>,
 ) -> Result<(Skill, Vec<SkillFile>)> {
-    let mut fields = frontmatter(row);
-    let take = |fields: &mut Map<String, Value>, key: &str| match fields.remove(key) {
-        Some(Value::String(text)) => text,
-        _ => String::new(),
-    };
-    let name = take(&mut fields, "name");
-    let description = take(&mut fields, "description");
-    let mut front = SkillFrontmatter::new(name.clone(), description);
-    front.extra = fields;
-    let root = skills::root_uri(&source.name, &row.path, &source.scope_path, &name);
+    let front = frontmatter_of(frontmatter(row));
+    let root = skills::root_uri(&source.name, &row.path, &source.scope_path, &front.name);
     let skill_uri = skills::file_uri(&root, SKILL_MD);
     let main_digest = match &row.main_sha256 {
         Some(hex) => hex.clone(),
@@ -334,30 +431,6 @@ fn inside<'f>(row: &SkillRow, file: &'f SkillFile) -> Option<&'f str> {
         return Some(&file.path);
     }
     file.path.strip_prefix(&row.path)?.strip_prefix('/')
-}
-
-/// A served file of a located skill: its manifest entry and path inside the skill.
-struct ServedFile {
-    entry: SkillResource,
-    relative: String,
-}
-
-fn served_files(located: &Located) -> Vec<ServedFile> {
-    let SkillResources::Files(entries) = &located.skill.resources else {
-        return Vec::new();
-    };
-    let mut out = vec![ServedFile {
-        entry: entries[0].clone(),
-        relative: SKILL_MD.to_string(),
-    }];
-    let relatives = located.files.iter().filter_map(|f| inside(&located.row, f));
-    for (entry, relative) in entries[1..].iter().zip(relatives) {
-        out.push(ServedFile {
-            entry: entry.clone(),
-            relative: relative.to_string(),
-        });
-    }
-    out
 }
 
 fn join(folder: &str, relative: &str) -> String {
