@@ -5,9 +5,14 @@
 //!   `tools/list` (initialize, initialized and tools/list are written at once).
 //! - Read calls: round trips of `aam_search`, `aam_source_list` and `aam_info`
 //!   on a catalog of 10,000 artifacts (`AAM_BENCH_SIZES` picks other sizes).
+//! - Skills over MCP: every `skills/list` page from the first to the last, and
+//!   `skills/get` of skills spread over the catalog, with a `tools/list` round
+//!   trip measured in the same session as the floor of any request.
+//!   `AAM_BENCH_SIZES=125000` gives a catalog of 100,000 skills.
 //!
 //! Targets (issue #6): first `tools/list` within 50 ms of process start; a read
-//! tool call within 10 ms over stdio at 10k artifacts.
+//! tool call within 10 ms over stdio at 10k artifacts. Issue #14: a
+//! `skills/list` page within 20 ms at 100,000 skills.
 
 mod common;
 
@@ -30,6 +35,7 @@ fn main() {
         let home = catalog(&work, &generator, artifacts);
         startup_figures(&home, artifacts);
         call_figures(&home, artifacts);
+        skills_figures(&home);
     }
 }
 
@@ -174,4 +180,69 @@ fn call_figures(home: &Path, artifacts: usize) {
             ms(p95)
         );
     }
+}
+
+fn skills_figures(home: &Path) {
+    let mut server = Server::spawn(home);
+    server.initialize();
+    let mut floor = Vec::new();
+    for _ in 0..RUNS {
+        let started = Instant::now();
+        let reply = server.request("tools/list", json!({}));
+        floor.push(started.elapsed());
+        assert!(reply["result"]["tools"].is_array(), "{reply}");
+    }
+    // Every page, first to last.
+    let mut pages = Vec::new();
+    let mut uris = Vec::new();
+    let mut cursor: Option<String> = None;
+    let walk = Instant::now();
+    loop {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let started = Instant::now();
+        let reply = server.request("skills/list", params);
+        pages.push(started.elapsed());
+        let result = &reply["result"];
+        let skills = result["skills"].as_array().unwrap_or_else(|| panic!("{reply}"));
+        uris.extend(skills.iter().map(|s| s["uri"].as_str().unwrap().to_string()));
+        match result["nextCursor"].as_str() {
+            Some(next) => cursor = Some(next.to_string()),
+            None => break,
+        }
+    }
+    let walked = walk.elapsed();
+    let first = pages[0];
+    let count = pages.len();
+    pages.sort();
+    let p95 = pages[count * 95 / 100];
+    let worst = pages[count - 1];
+    println!(
+        "mcp skills/list ({} skills, {count} pages): first page {}, median {}, p95 {}, max {}, all pages {:.2} s (target <= 20 ms per page)",
+        uris.len(),
+        ms(first),
+        ms(median(pages.clone())),
+        ms(p95),
+        ms(worst),
+        walked.as_secs_f64()
+    );
+    let step = (uris.len() / 200).max(1);
+    let mut gets = Vec::new();
+    for uri in uris.iter().step_by(step) {
+        let started = Instant::now();
+        let reply = server.request("skills/get", json!({"uri": uri}));
+        gets.push(started.elapsed());
+        assert_eq!(reply["result"]["skill"]["uri"], uri.as_str(), "{reply}");
+    }
+    let count = gets.len();
+    gets.sort();
+    println!(
+        "mcp skills/get ({} skills, {count} spread over the catalog): median {}, p95 {}; tools/list in the same session: median {}",
+        uris.len(),
+        ms(median(gets.clone())),
+        ms(gets[count * 95 / 100]),
+        ms(median(floor))
+    );
 }

@@ -23,6 +23,7 @@ pub mod progress;
 pub mod project;
 pub mod scan;
 pub mod search;
+pub mod skills;
 pub mod sources;
 pub mod tools;
 pub mod yaml;

@@ -22,6 +22,9 @@ pub struct FileRecord {
     pub git_blob: String,
     /// blake3 of the blob's bytes (hex).
     pub blake3: String,
+    /// sha256 of the blob's bytes (hex), for Skills over MCP; `None` for rows
+    /// indexed before it was recorded.
+    pub sha256: Option<String>,
     /// Size in bytes.
     pub size: u64,
     /// What the content audit found in it (empty when read back for packaging).
@@ -45,6 +48,8 @@ pub struct ArtifactFiles {
 pub struct KnownBlob {
     /// blake3 of its bytes (hex).
     pub blake3: String,
+    /// sha256 of its bytes (hex), `None` when indexed before it was recorded.
+    pub sha256: Option<String>,
     /// Size in bytes.
     pub size: u64,
     /// The path it had (its findings hold for that path).
@@ -82,6 +87,8 @@ pub struct IndexedArtifact {
     pub content_digest: String,
     /// Size of the main file's content in bytes.
     pub main_size: u64,
+    /// sha256 of the main file's content (hex), `None` when it has none.
+    pub main_sha256: Option<String>,
     /// Main file text, capped.
     pub text: String,
     /// Whether `text` was cut.
@@ -293,7 +300,8 @@ impl Catalog {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT path, mode, git_blob, blake3, size FROM artifact_files WHERE artifact_id = ?1 ORDER BY path",
+                "SELECT path, mode, git_blob, blake3, size, sha256 FROM artifact_files WHERE artifact_id = ?1
+                 ORDER BY path",
             )
             .map_err(db_error)?;
         let rows = stmt
@@ -304,6 +312,7 @@ impl Catalog {
                     git_blob: r.get(2)?,
                     blake3: r.get(3)?,
                     size: r.get::<_, i64>(4)? as u64,
+                    sha256: r.get(5)?,
                     findings: Vec::new(),
                 })
             })
@@ -351,7 +360,7 @@ impl Catalog {
         }
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT git_blob, blake3, size, path FROM artifact_files WHERE artifact_id = ?1")
+            .prepare_cached("SELECT git_blob, blake3, size, path, sha256 FROM artifact_files WHERE artifact_id = ?1")
             .map_err(db_error)?;
         let rows = stmt
             .query_map([artifact_id], |r| {
@@ -361,6 +370,7 @@ impl Catalog {
                     KnownBlob {
                         blake3: r.get(1)?,
                         size: r.get::<_, i64>(2)? as u64,
+                        sha256: r.get(4)?,
                         findings: findings.get(&path).cloned().unwrap_or_default(),
                         path,
                     },
@@ -498,14 +508,15 @@ impl<'t> ChangeWriter<'t> {
             .prepare_cached(
                 "INSERT INTO artifacts (source_id, kind, path, name, description, platform, main_file, content_path,
                      frontmatter_json, has_vendor_agent, warnings_json, content_digest, main_size,
-                     first_commit_id, last_changed_commit_id)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14)
+                     first_commit_id, last_changed_commit_id, main_sha256)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14, ?15)
                  ON CONFLICT (source_id, kind, path) DO UPDATE SET
                      name = excluded.name, description = excluded.description, platform = excluded.platform,
                      main_file = excluded.main_file, content_path = excluded.content_path,
                      frontmatter_json = excluded.frontmatter_json, has_vendor_agent = excluded.has_vendor_agent,
                      warnings_json = excluded.warnings_json, content_digest = excluded.content_digest,
-                     main_size = excluded.main_size, last_changed_commit_id = excluded.last_changed_commit_id,
+                     main_size = excluded.main_size, main_sha256 = excluded.main_sha256,
+                     last_changed_commit_id = excluded.last_changed_commit_id,
                      removed_commit_id = NULL
                  RETURNING id",
             )
@@ -525,7 +536,8 @@ impl<'t> ChangeWriter<'t> {
                     warnings,
                     artifact.content_digest,
                     artifact.main_size as i64,
-                    self.commit_id
+                    self.commit_id,
+                    artifact.main_sha256
                 ],
                 |r| r.get(0),
             )
@@ -550,8 +562,8 @@ impl<'t> ChangeWriter<'t> {
         }
         let mut insert_file = tx
             .prepare_cached(
-                "INSERT INTO artifact_files (artifact_id, path, mode, git_blob, blake3, size)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT INTO artifact_files (artifact_id, path, mode, git_blob, blake3, size, sha256)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )
             .map_err(db_error)?;
         for file in &artifact.files {
@@ -562,7 +574,8 @@ impl<'t> ChangeWriter<'t> {
                     file.mode.as_str(),
                     file.git_blob,
                     file.blake3,
-                    file.size as i64
+                    file.size as i64,
+                    file.sha256
                 ])
                 .map_err(db_error)?;
         }

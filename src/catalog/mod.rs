@@ -13,6 +13,7 @@ mod browse;
 mod findings;
 mod packages;
 mod registries;
+mod skills;
 mod sources;
 
 use std::path::Path;
@@ -34,6 +35,7 @@ pub use browse::{ArtifactDetail, Keyset, ListFilter, ListedArtifact, RowFilter, 
 pub use findings::{FindingCounts, FindingFilter, FindingRow};
 pub use packages::{InstallRecord, NewPackage, PackageMember};
 pub use registries::{PackageFilter, PackageSearchRow, RegistryPackageRecord};
+pub use skills::{SkillFile, SkillRow};
 pub use sources::{NewSource, SourceRecord};
 
 mod embedded {

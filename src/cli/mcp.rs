@@ -22,6 +22,10 @@ pub(super) enum McpCommand {
         /// Offer the tools that change state (add sources, install, publish...).
         #[arg(long)]
         allow_write: bool,
+        /// Serve only the catalog's skills (Skills over MCP: `skills/list`, `skills/get`, `skill://`
+        /// files): no tools, prompts or other resources.
+        #[arg(long, conflicts_with = "allow_write")]
+        skills_only: bool,
         /// Project folder tools work in; paths outside it and AAM_HOME are refused.
         #[arg(long, value_name = "DIR")]
         root: Option<PathBuf>,
@@ -89,6 +93,7 @@ pub(super) fn run(out: &Output, command: McpCommand) -> Result<i32> {
         McpCommand::Serve {
             transport,
             allow_write,
+            skills_only,
             root,
             host,
             port,
@@ -122,7 +127,12 @@ pub(super) fn run(out: &Output, command: McpCommand) -> Result<i32> {
                 level: log_level,
                 json: log_format == LogFormat::Json,
             };
-            crate::mcp::serve(ctx, allow_write, transport, &log)?;
+            let surface = if skills_only {
+                crate::mcp::Surface::SkillsOnly
+            } else {
+                crate::mcp::Surface::Full
+            };
+            crate::mcp::serve(ctx, allow_write, surface, transport, &log)?;
             Ok(0)
         }
         McpCommand::Config {

@@ -947,7 +947,6 @@ fn names_package(ctx: &Context, name: &str) -> Result<bool> {
     }
 }
 
-#[expect(clippy::too_many_arguments, reason = "one per flag of `aam upgrade`")]
 fn run_upgrade(ctx: &Context, out: &Output, args: UpgradeArgs) -> Result<i32> {
     let UpgradeArgs {
         package,

@@ -1045,6 +1045,11 @@ pub fn stats(o: &StatsOutput) -> String {
             .map(|d| format!(", {d} documents"))
             .unwrap_or_default()
     ));
+    out.push_str(&format!("MCP skills: {} served", o.mcp_skills.served));
+    for left in &o.mcp_skills.left_out {
+        out.push_str(&format!(", {} left out ({})", left.count, left.reason));
+    }
+    out.push('\n');
     out.push_str(&format!(
         "Disk: catalog {}, index {}, caches {}, installed originals {} (in {})\n",
         bytes(o.disk.catalog),

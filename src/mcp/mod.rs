@@ -6,6 +6,10 @@
 //! refuses them. Each call runs on a blocking thread under a time limit, with the
 //! paths it is given confined to the served project and `AAM_HOME`. Domain
 //! failures are tool results (`isError`), never protocol errors.
+//!
+//! Every catalog skill that follows the Agent Skills rules is also served
+//! through the Skills over MCP extension (`skills`); [`Surface::SkillsOnly`]
+//! (`--skills-only`) serves nothing else.
 
 pub mod clients;
 pub mod http;
@@ -14,6 +18,7 @@ pub mod logging;
 mod progress;
 mod prompts;
 mod resources;
+pub mod skills;
 mod stdio;
 
 use std::sync::Arc;
@@ -21,9 +26,10 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
-    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    GetSkillRequestParams, GetSkillResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListSkillsResult, ListToolsResult, MetaObject, PaginatedRequestParams,
+    ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -81,6 +87,15 @@ fn parse_timeout(text: &str) -> Result<Duration> {
         })
 }
 
+/// What the server offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Surface {
+    /// Tools, resources, prompts, logging and the skills extension.
+    Full,
+    /// Only the skills extension (`skills/*`, `skill://` resources and their folders).
+    SkillsOnly,
+}
+
 /// Which transport `aam mcp serve` speaks.
 #[derive(Debug, Clone)]
 pub enum Transport {
@@ -103,7 +118,7 @@ pub struct LogOptions {
 
 /// Runs the server over `ctx` (working directory = the served project) until
 /// the client disconnects (stdio) or the process is told to stop (HTTP).
-pub fn serve(ctx: Context, allow_write: bool, transport: Transport, log: &LogOptions) -> Result<()> {
+pub fn serve(ctx: Context, allow_write: bool, surface: Surface, transport: Transport, log: &LogOptions) -> Result<()> {
     init_logging(log)?;
     let name = match transport {
         Transport::Stdio => "stdio",
@@ -111,7 +126,7 @@ pub fn serve(ctx: Context, allow_write: bool, transport: Transport, log: &LogOpt
     };
     let options = ServerOptions::from_env(allow_write, name)?;
     let home = ctx.home.clone();
-    let server = AamServer::new(ctx, options);
+    let server = AamServer::with_surface(ctx, options, surface);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -181,6 +196,7 @@ pub struct AamServer {
 struct Inner {
     ctx: Context,
     options: ServerOptions,
+    surface: Surface,
     /// The tools this server offers, with their MCP definitions.
     tools: Vec<(ToolSpec, Tool)>,
     /// The session's `logging/setLevel` subscription (stdio).
@@ -190,8 +206,14 @@ struct Inner {
 impl AamServer {
     /// A server over `ctx` (whose working directory is the served project).
     pub fn new(ctx: Context, options: ServerOptions) -> Self {
+        Self::with_surface(ctx, options, Surface::Full)
+    }
+
+    /// A server offering `surface` over `ctx`.
+    pub fn with_surface(ctx: Context, options: ServerOptions, surface: Surface) -> Self {
         let tools = registry()
             .into_iter()
+            .filter(|_| surface == Surface::Full)
             .filter(|spec| options.allow_write || spec.risk == Risk::Read)
             .map(|spec| {
                 let tool = describe(&spec);
@@ -202,6 +224,7 @@ impl AamServer {
             inner: Arc::new(Inner {
                 ctx,
                 options,
+                surface,
                 tools,
                 log: logging::Session::default(),
             }),
@@ -219,6 +242,21 @@ impl AamServer {
 
     fn options(&self) -> &ServerOptions {
         &self.inner.options
+    }
+
+    fn skills_only(&self) -> bool {
+        self.inner.surface == Surface::SkillsOnly
+    }
+
+    /// Runs a blocking skills request over the context on a blocking thread.
+    async fn skills<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Context) -> std::result::Result<T, ErrorData> + Send + 'static,
+    ) -> std::result::Result<T, ErrorData> {
+        let ctx = self.ctx().clone();
+        tokio::task::spawn_blocking(move || work(&ctx))
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("the skills request stopped unexpectedly: {e}"), None))?
     }
 
     /// Runs a registered tool on a blocking thread under the time limit,
@@ -422,12 +460,25 @@ impl ServerHandler for AamServer {
         reason = "MCP logging is deprecated (SEP-2577) but clients still call logging/setLevel"
     )]
     fn get_info(&self) -> ServerConfig {
+        if self.skills_only() {
+            let capabilities = ServerCapabilities::builder()
+                .enable_resources()
+                .enable_skills_with_directory_read()
+                .build();
+            return ServerConfig::new(capabilities)
+                .with_server_info(Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")))
+                .with_instructions(
+                    "aam serves the skills of its catalog (Skills over MCP): list them with `skills/list`, \
+                     read any file with `resources/read`; every file carries its sha256 digest and size.",
+                );
+        }
         let capabilities = ServerCapabilities::builder()
             .enable_logging()
             .enable_tools()
             .enable_resources()
             .enable_resources_list_changed()
             .enable_prompts()
+            .enable_skills_with_directory_read()
             .build();
         let mode = if !self.options().allow_write {
             "Read-only: write tools are not offered (start the server with `--allow-write` for them)."
@@ -442,7 +493,8 @@ impl ServerHandler for AamServer {
                 "aam catalogs AI-agent artifacts (skills, agents, prompts, instructions) from git sources. \
                  Start with `aam_search` to find artifacts and `aam_info` to read one; `aam_list` shows what \
                  this project has installed. The prompts `find_artifacts`, `package_from_source` and \
-                 `audit_installed` walk through common tasks. {mode}"
+                 `audit_installed` walk through common tasks. Every catalog skill that follows the Agent \
+                 Skills rules is also served through the Skills extension (`skills/list`). {mode}"
             ))
     }
 
@@ -525,6 +577,10 @@ impl ServerHandler for AamServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<ListResourcesResult, ErrorData> {
+        if self.skills_only() {
+            // Skill files are found through `skills/list`, not listed one by one.
+            return Ok(ListResourcesResult::with_all_items(Vec::new()));
+        }
         Ok(ListResourcesResult::with_all_items(resources::list(self).await))
     }
 
@@ -533,6 +589,9 @@ impl ServerHandler for AamServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<ListResourceTemplatesResult, ErrorData> {
+        if self.skills_only() {
+            return Ok(ListResourceTemplatesResult::with_all_items(Vec::new()));
+        }
         Ok(ListResourceTemplatesResult::with_all_items(resources::templates()))
     }
 
@@ -541,7 +600,45 @@ impl ServerHandler for AamServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<ReadResourceResponse, ErrorData> {
+        if request.uri.starts_with(crate::skills::SCHEME) {
+            let uri = request.uri.clone();
+            let read = self
+                .skills(move |ctx| skills::read(ctx, &uri).map_err(|e| resources::to_protocol(&uri, &e)))
+                .await?;
+            return match read {
+                Some(result) => Ok(result.into()),
+                None => Err(resources::not_found(&request.uri)),
+            };
+        }
+        if self.skills_only() {
+            return Err(resources::not_found(&request.uri));
+        }
         resources::read(self, &request.uri).await.map(Into::into)
+    }
+
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListSkillsResult, ErrorData> {
+        let cursor = request.and_then(|r| r.cursor);
+        self.skills(move |ctx| skills::list(ctx, cursor.as_deref())).await
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<GetSkillResult, ErrorData> {
+        self.skills(move |ctx| skills::get(ctx, &request.uri)).await
+    }
+
+    async fn read_resource_directory(
+        &self,
+        request: ReadResourceDirectoryRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ReadResourceDirectoryResult, ErrorData> {
+        self.skills(move |ctx| skills::directory(ctx, &request.uri)).await
     }
 
     async fn list_prompts(
@@ -549,6 +646,9 @@ impl ServerHandler for AamServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<ListPromptsResult, ErrorData> {
+        if self.skills_only() {
+            return Ok(ListPromptsResult::with_all_items(Vec::new()));
+        }
         Ok(ListPromptsResult::with_all_items(prompts::list()))
     }
 
@@ -557,6 +657,12 @@ impl ServerHandler for AamServer {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<GetPromptResponse, ErrorData> {
+        if self.skills_only() {
+            return Err(ErrorData::invalid_params(
+                format!("prompt not found: `{}` (this server serves skills only)", request.name),
+                None,
+            ));
+        }
         prompts::get(&request.name, request.arguments.as_ref(), self.options().allow_write).map(Into::into)
     }
 }

@@ -153,13 +153,13 @@ fn decode(part: &str) -> Result<String, ErrorData> {
         .map_err(|_| ErrorData::invalid_params(format!("`{part}` is not valid percent-encoded UTF-8"), None))
 }
 
-fn not_found(uri: &str) -> ErrorData {
+pub(super) fn not_found(uri: &str) -> ErrorData {
     ErrorData::resource_not_found(format!("no resource `{uri}`"), Some(json!({ "uri": uri })))
 }
 
 /// A tool failure behind a resource: things that do not exist are `resource
 /// not found`; the rest are internal errors carrying the aam error body.
-fn to_protocol(uri: &str, error: &Error) -> ErrorData {
+pub(super) fn to_protocol(uri: &str, error: &Error) -> ErrorData {
     let data = Some(json!({ "uri": uri, "error": error.to_body() }));
     let message = format!("[{}] {}", error.code(), error.message());
     match error.category() {

@@ -412,6 +412,17 @@ impl IndexUpdater<'_> {
 
     /// Replaces every document with the catalog's live artifacts.
     pub fn rebuild(self, catalog: &Catalog, progress: &dyn Progress) -> Result<RebuildStats> {
+        self.rebuild_unless_cancelled(catalog, progress, &crate::cancel::Cancel::new())
+    }
+
+    /// [`Self::rebuild`], stopping with `AAM_CANCELLED` (every 1024 documents)
+    /// once `cancel` is raised; nothing is committed then, so the index stays as it was.
+    pub fn rebuild_unless_cancelled(
+        self,
+        catalog: &Catalog,
+        progress: &dyn Progress,
+        cancel: &crate::cancel::Cancel,
+    ) -> Result<RebuildStats> {
         let dir = self.index.dir.clone();
         let generation = catalog.generation()?;
         self.writer.delete_all_documents().map_err(|e| index_error(&dir, e))?;
@@ -425,6 +436,7 @@ impl IndexUpdater<'_> {
             documents += 1;
             if documents.is_multiple_of(1024) {
                 progress.advance(1024);
+                cancel.check()?;
             }
             Ok(())
         })?;
@@ -433,6 +445,7 @@ impl IndexUpdater<'_> {
             documents += 1;
             Ok(())
         })?;
+        cancel.check()?;
         self.commit(generation)?;
         progress.finish();
         Ok(RebuildStats { documents, generation })

@@ -12,6 +12,7 @@ use std::rc::Rc;
 
 use super::git::{FileMode, GitCache, Oid, PathTarget, TreeFile};
 use crate::audit::{self, FileInfo, Finding};
+use crate::cancel::Cancel;
 use crate::catalog::{FileRecord, IndexedArtifact, KnownBlob, LiveArtifact, SourceChanges};
 use crate::error::Result;
 use crate::progress::Progress;
@@ -110,17 +111,21 @@ impl<'c> Snapshot<'c> {
         Ok(Detection { files, detected })
     }
 
-    /// Reads the detected artifacts one by one, reporting each to `progress`.
+    /// Reads the detected artifacts one by one, reporting each to `progress`;
+    /// once `cancel` is raised the next item is `AAM_CANCELLED` (which aborts
+    /// the write consuming them).
     pub fn read<'s>(
         &'s self,
         detection: &'s Detection,
         progress: &'s dyn Progress,
+        cancel: &'s Cancel,
     ) -> impl Iterator<Item = Result<IndexedArtifact>> + 's {
         progress.start("indexing", Some(detection.detected.len() as u64));
         let none = KnownBlobs::new();
         detection.detected.iter().map(move |found| {
-            let artifact = self
-                .prepare(found, &detection.files)
+            let artifact = cancel
+                .check()
+                .and_then(|()| self.prepare(found, &detection.files))
                 .and_then(|p| self.read_prepared(p, &none));
             progress.advance(1);
             artifact
@@ -130,17 +135,20 @@ impl<'c> Snapshot<'c> {
     /// What changed in `regions` compared with the artifacts the catalog held
     /// there (`before`). Only new or changed artifacts are read, and of those only
     /// the blobs `known_blobs` (asked per previous artifact id) does not already cover.
+    /// Stops with `AAM_CANCELLED` between artifacts once `cancel` is raised.
     pub fn changes(
         &self,
         regions: &[String],
         before: Vec<LiveArtifact>,
         known_blobs: impl Fn(i64) -> Result<KnownBlobs>,
+        cancel: &Cancel,
     ) -> Result<SourceChanges> {
         let detection = self.detect(regions)?;
         let mut old: HashMap<(ArtifactKind, String), LiveArtifact> =
             before.into_iter().map(|a| ((a.kind, a.path.clone()), a)).collect();
         let mut changes = SourceChanges::default();
         for found in &detection.detected {
+            cancel.check()?;
             let prepared = self.prepare(found, &detection.files)?;
             match old.remove(&(found.kind, self.to_repo_path(&found.path))) {
                 None => changes.added.push(self.read_prepared(prepared, &KnownBlobs::new())?),
@@ -325,19 +333,25 @@ impl<'c> Snapshot<'c> {
             let file = &files[index];
             let oid = file.oid.to_string();
             let is_content = content.as_ref().is_some_and(|(path, _)| *path == file.path);
-            let (blake3, size, findings) = match known.get(&oid) {
-                // An unchanged blob at the same path keeps its summary and findings.
-                Some(recorded) if !is_content && recorded.path == file.path => {
-                    (recorded.blake3.clone(), recorded.size, recorded.findings.clone())
-                }
+            let (blake3, sha256, size, findings) = match known.get(&oid) {
+                // An unchanged blob at the same path keeps its summary and findings
+                // (once its sha256 is recorded: older rows are read again).
+                Some(recorded) if !is_content && recorded.path == file.path && recorded.sha256.is_some() => (
+                    recorded.blake3.clone(),
+                    recorded.sha256.clone(),
+                    recorded.size,
+                    recorded.findings.clone(),
+                ),
                 _ => {
                     let bytes = self.cache.read_blob(file.oid)?;
-                    let summary = (blake3::hash(&bytes).to_hex().to_string(), bytes.len() as u64);
+                    let blake3 = blake3::hash(&bytes).to_hex().to_string();
+                    let sha256 = Some(sha256_hex(&bytes));
                     let findings = scan_blob(file, file.path == main_path || is_content, &bytes);
+                    let size = bytes.len() as u64;
                     if is_content {
                         main_bytes = Some(bytes);
                     }
-                    (summary.0, summary.1, findings)
+                    (blake3, sha256, size, findings)
                 }
             };
             records.push(FileRecord {
@@ -345,6 +359,7 @@ impl<'c> Snapshot<'c> {
                 mode: file.mode,
                 git_blob: oid,
                 blake3,
+                sha256,
                 size,
                 findings,
             });
@@ -376,6 +391,7 @@ impl<'c> Snapshot<'c> {
             warnings,
             content_digest: digest,
             main_size: content_bytes.as_ref().map_or(0, |c| c.len() as u64),
+            main_sha256: content_bytes.as_deref().map(sha256_hex),
             text: analysis.text,
             truncated: analysis.truncated,
             files: records,
@@ -417,6 +433,12 @@ impl<'c> Snapshot<'c> {
         result.problem = Some(format!("symlink `{link}` is part of a chain too long to follow"));
         Ok(result)
     }
+}
+
+/// The sha256 of `bytes` (lowercase hex): the digest Skills over MCP hosts verify.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Blob id (hex) to what is already recorded for it.

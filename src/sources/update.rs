@@ -2,6 +2,7 @@
 //! find the paths that changed since the indexed commit, and work out which
 //! artifacts are new, modified or removed, reading only the changed regions.
 
+use crate::cancel::Cancel;
 use crate::catalog::{Catalog, CommitInfo, SourceChanges, SourceRecord};
 use crate::error::Result;
 use crate::progress::Progress;
@@ -26,6 +27,7 @@ pub fn plan(
     source: &SourceRecord,
     target: &str,
     progress: &dyn Progress,
+    cancel: &Cancel,
 ) -> Result<UpdatePlan> {
     let started = std::time::Instant::now();
     let old = source
@@ -97,7 +99,7 @@ pub fn plan(
     };
     tracing::debug!(elapsed = ?started.elapsed(), "{} regions to index", regions.len());
     let before = catalog.live_artifacts_in(source.id, &regions, &[])?;
-    let changes = snapshot.changes(&regions, before, |id| catalog.known_blobs(id))?;
+    let changes = snapshot.changes(&regions, before, |id| catalog.known_blobs(id), cancel)?;
     tracing::debug!(
         elapsed = ?started.elapsed(),
         "{} new, {} modified, {} removed",

@@ -53,7 +53,9 @@ impl Tool for Reindex {
         let started = std::time::Instant::now();
         let catalog = ctx.catalog()?;
         let index = ctx.search_index()?;
-        let stats = index.writer()?.rebuild(&catalog, ctx.progress.as_ref())?;
+        let stats = index
+            .writer()?
+            .rebuild_unless_cancelled(&catalog, ctx.progress.as_ref(), &ctx.cancel)?;
         Ok(ReindexOutput {
             documents: stats.documents,
             generation: stats.generation,
@@ -200,6 +202,7 @@ impl Tool for Export {
             ExportFormat::Jsonl => {
                 let mut out = std::io::BufWriter::new(create(temp)?);
                 let counts = catalog.export_records(ctx.progress.as_ref(), &mut |record| {
+                    ctx.cancel.check()?;
                     serde_json::to_writer(&mut out, &record).map_err(|e| write_error(temp, e.into()))?;
                     out.write_all(b"\n").map_err(|e| write_error(temp, e))
                 })?;
@@ -210,6 +213,7 @@ impl Tool for Export {
                 let mut out = csv::Writer::from_writer(std::io::BufWriter::new(create(temp)?));
                 out.write_record(CSV_COLUMNS).map_err(|e| write_error(temp, e.into()))?;
                 let counts = catalog.export_records(ctx.progress.as_ref(), &mut |record| {
+                    ctx.cancel.check()?;
                     let ExportRecord::Artifact(a) = record else {
                         return Ok(());
                     };
@@ -390,6 +394,8 @@ pub struct StatsOutput {
     pub sources: Vec<SourceStat>,
     /// The search index.
     pub index: IndexStat,
+    /// Live skills Skills over MCP serves, and those left out with the reason.
+    pub mcp_skills: crate::skills::Census,
     /// Sizes on disk.
     pub disk: DiskUsage,
     /// Last fetch of any source.
@@ -404,7 +410,7 @@ pub struct Stats;
 impl Tool for Stats {
     const NAME: &'static str = "aam_catalog_stats";
     const TITLE: &'static str = "Catalog statistics";
-    const DESCRIPTION: &'static str = "Numbers about the catalog: live artifacts per source and type, artifacts ever seen, commits, packages and installs, sizes on disk (catalog, index, caches, installed originals), the search index's generation against the catalog's, and the last fetch and index times. Next: `aam_catalog_check` when something looks off.";
+    const DESCRIPTION: &'static str = "Numbers about the catalog: live artifacts per source and type, skills served over MCP and those left out (with the naming rule they break), artifacts ever seen, commits, packages and installs, sizes on disk (catalog, index, caches, installed originals), the search index's generation against the catalog's, and the last fetch and index times. Next: `aam_catalog_check` when something looks off.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
     const ERRORS: &'static [ErrorCode] = &[ErrorCode::CatalogError];
@@ -456,6 +462,7 @@ impl Tool for Stats {
             last_indexed_at: stats.last_indexed_at,
             sources,
             index: index_stat(ctx, stats.generation),
+            mcp_skills: crate::skills::census(&catalog)?,
             disk: DiskUsage {
                 catalog: file_size(&catalog_path) + file_size(&wal),
                 index: dir_size(&root.join(INDEX_DIR)),

@@ -297,6 +297,8 @@ impl Tool for PkgCreate {
             input.description.clone(),
             input.platforms.iter().map(|p| p.as_str().to_string()).collect(),
         )?;
+        // Gathering read the sources; the last point to stop before writing.
+        ctx.cancel.check()?;
         let manifest_path = output_dir.join(MANIFEST_FILE);
         if !input.dry_run {
             write_package_dir(&output_dir, &manifest, &files)?;
@@ -504,6 +506,7 @@ impl Tool for PkgPack {
             Some(out) => ctx.path(out)?,
             None => dir.join("dist").join(archive_file_name(&manifest)),
         };
+        ctx.cancel.check()?;
         let (size, blake3) = archive::write_archive(&output, &bytes)?;
         Ok(PkgPackOutput {
             archive: output.display().to_string(),
@@ -606,6 +609,7 @@ impl Tool for PkgPublish {
         let settings = ctx.home.load_settings()?;
         let setting = settings.registry(input.registry.as_deref())?.clone();
         let registry = Registry::configured(&setting)?;
+        ctx.cancel.check()?;
         let entry = registry.publish(&bytes, &manifest, &tag, input.dry_run)?;
         if !input.dry_run {
             let mut catalog = ctx.catalog()?;

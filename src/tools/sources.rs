@@ -239,7 +239,7 @@ impl Tool for SourceAdd {
             is_default: false,
         };
         let outcome = indexed_write(ctx, &mut catalog, |catalog| {
-            let artifacts = snapshot.read(&detection, ctx.progress.as_ref());
+            let artifacts = snapshot.read(&detection, ctx.progress.as_ref(), &ctx.cancel);
             let (_, outcome) =
                 catalog.add_indexed_source(&new_source, Some(&fetched.resolved_ref), &commit, artifacts)?;
             let change = IndexChange::Artifacts {
@@ -630,7 +630,8 @@ impl Tool for SourceUpdate {
         for source in targets {
             match update_one(ctx, &mut catalog, &source, input.dry_run) {
                 Ok(report) => reports.push(report),
-                Err(e) if single => return Err(e),
+                // A cancelled call stops here: the sources not yet updated stay as they were.
+                Err(e) if single || e.code() == ErrorCode::Cancelled => return Err(e),
                 Err(e) => {
                     tracing::warn!("updating `{}` failed: {e}", source.name);
                     reports.push(SourceUpdateReport {
@@ -675,7 +676,7 @@ fn update_one(
         fresh,
         Vec::new(),
     );
-    let plan = update::plan(catalog, &cache, source, &target, ctx.progress.as_ref());
+    let plan = update::plan(catalog, &cache, source, &target, ctx.progress.as_ref(), &ctx.cancel);
     if dry_run {
         cache.delete_ref(&target)?;
     }
@@ -807,7 +808,7 @@ impl Tool for SourceDiff {
         };
         let mut cleanup = cache::Cleanup::new(ctx.home.root(), &cache, &cache_dir, created, Vec::new());
         let pending = cache::pending_ref(&source.name);
-        let plan = update::plan(&catalog, &cache, &source, &pending, ctx.progress.as_ref());
+        let plan = update::plan(&catalog, &cache, &source, &pending, ctx.progress.as_ref(), &ctx.cancel);
         cache.delete_ref(&pending)?;
         let plan = plan?;
         cleanup.disarm();

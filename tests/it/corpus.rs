@@ -19,7 +19,7 @@ fn bundle(name: &str) -> PathBuf {
 }
 
 /// Clones a bundle into the test's scratch folder with `main` checked out.
-fn clone(env: &TestEnv, name: &str) -> Repo {
+pub(crate) fn clone(env: &TestEnv, name: &str) -> Repo {
     let bundle = bundle(name);
     let repo = env.repo(name);
     repo.git(&["fetch", "-q", bundle.to_str().unwrap(), "main:refs/remotes/origin/main"]);

@@ -18,6 +18,7 @@ mod quickstart;
 mod safety;
 mod search;
 mod shapes;
+mod skills_mcp;
 mod sources;
 mod support;
 mod tool_cli;

@@ -1,0 +1,511 @@
+//! Skills as Skills over MCP (SEP-2640) serves them: which catalog skills
+//! follow the Agent Skills naming rules, their `skill://` URIs, and the cursor
+//! that pages through them. Pure functions: no I/O, no SQL, no protocol types.
+//!
+//! Invariants:
+//! - a skill is served only when its frontmatter `name` is 1-64 characters of
+//!   `a-z0-9-` with no leading, trailing or doubled hyphen, equals its folder's
+//!   name (skills at a source's root are named by their frontmatter alone), its
+//!   `description` is 1-1024 characters, and no other skill's folder holds it;
+//! - URIs are `skill://<source>/<folder path>/SKILL.md` (each segment
+//!   percent-encoded), so the prefix keeps same-named skills of different
+//!   sources apart and stays the same across updates; a skill at the root of
+//!   its source is `skill://<source>/<name>/SKILL.md`; a skill installed in
+//!   the served project is `skill://~project/<platform>/<name>/SKILL.md` (a
+//!   source name in a URI has its `~` encoded, so the two never meet).
+
+use std::collections::{BTreeMap, HashSet};
+
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::catalog::{Catalog, SkillRow};
+use crate::error::Result;
+use crate::install::Roots;
+use crate::packages::lock::LockFile;
+use crate::scan::ArtifactKind;
+
+/// The URI scheme of served skills.
+pub const SCHEME: &str = "skill://";
+
+/// Where the served project's installed skills live in `skill://` URIs.
+pub const PROJECT_ROOT: &str = "skill://~project";
+
+/// The entry file of a skill.
+pub const SKILL_MD: &str = "SKILL.md";
+
+/// Longest name the Agent Skills rules allow.
+pub const MAX_NAME: usize = 64;
+
+/// Longest description the Agent Skills rules allow.
+pub const MAX_DESCRIPTION: usize = 1024;
+
+/// Why a catalog skill is left out of `skills/list`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SkillProblem {
+    /// No frontmatter `name` (or not a string).
+    NameMissing,
+    /// A `name` that breaks the rules (length, characters, hyphens).
+    NameInvalid,
+    /// A `name` other than the skill folder's name.
+    NameNotFolder,
+    /// No frontmatter `description` (or not a string, or empty).
+    DescriptionMissing,
+    /// A `description` over 1024 characters.
+    DescriptionTooLong,
+    /// A skill inside another skill's folder (skills never nest).
+    Nested,
+}
+
+impl SkillProblem {
+    /// What the problem is, for people.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Self::NameMissing => "frontmatter has no `name`",
+            Self::NameInvalid => "`name` is not 1-64 of a-z, 0-9 and single inner hyphens",
+            Self::NameNotFolder => "`name` differs from the skill folder's name",
+            Self::DescriptionMissing => "frontmatter has no `description`",
+            Self::DescriptionTooLong => "`description` is longer than 1024 characters",
+            Self::Nested => "the skill sits inside another skill's folder",
+        }
+    }
+}
+
+/// Whether `name` follows the Agent Skills naming rules.
+pub fn valid_name(name: &str) -> bool {
+    (1..=MAX_NAME).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+        && !name.contains("--")
+}
+
+/// Checks a skill's frontmatter (as JSON) against the naming rules. `path` is
+/// the skill's folder in its repository, `scope` the folder its source was
+/// added with (a skill at the scope root has no folder name to match).
+pub fn check(frontmatter: Option<&Map<String, Value>>, path: &str, scope: &str) -> Result<(), SkillProblem> {
+    let field = |key: &str| frontmatter.and_then(|f| f.get(key)).and_then(Value::as_str);
+    let name = field("name").ok_or(SkillProblem::NameMissing)?;
+    if !valid_name(name) {
+        return Err(SkillProblem::NameInvalid);
+    }
+    if path != scope && folder_name(path) != name {
+        return Err(SkillProblem::NameNotFolder);
+    }
+    let description = field("description")
+        .filter(|d| !d.is_empty())
+        .ok_or(SkillProblem::DescriptionMissing)?;
+    if description.chars().count() > MAX_DESCRIPTION {
+        return Err(SkillProblem::DescriptionTooLong);
+    }
+    Ok(())
+}
+
+/// Why a live catalog skill is not served, `None` when it is. `scope` is its
+/// source's scope folder; `is_skill_folder` tells whether a folder of the same
+/// source holds a live skill (for the no-nesting rule).
+pub fn problem(row: &SkillRow, scope: &str, is_skill_folder: impl Fn(&str) -> bool) -> Option<SkillProblem> {
+    let frontmatter: Option<Map<String, Value>> = row
+        .frontmatter_json
+        .as_deref()
+        .and_then(|text| serde_json::from_str(text).ok());
+    if let Err(problem) = check(frontmatter.as_ref(), &row.path, scope) {
+        return Some(problem);
+    }
+    ancestors(&row.path)
+        .iter()
+        .any(|folder| is_skill_folder(folder))
+        .then_some(SkillProblem::Nested)
+}
+
+/// How many live catalog skills are served, and how many are left out, why.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Census {
+    /// Skills `skills/list` serves.
+    pub served: u64,
+    /// Skills left out, by problem (only problems that occur).
+    pub left_out: Vec<LeftOut>,
+}
+
+/// Skills left out of `skills/list` for one reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LeftOut {
+    /// The problem.
+    pub problem: SkillProblem,
+    /// What it means.
+    pub reason: String,
+    /// How many skills have it.
+    pub count: u64,
+}
+
+/// Checks every live skill of every source: what `skills/list` serves.
+pub fn census(catalog: &Catalog) -> Result<Census> {
+    const CHUNK: usize = 10_000;
+    let mut served = 0;
+    let mut counts: BTreeMap<SkillProblem, u64> = BTreeMap::new();
+    for source in catalog.list_sources()? {
+        let mut rows = Vec::new();
+        loop {
+            let after = rows.last().map(|r: &SkillRow| r.path.clone());
+            let chunk = catalog.skills_after(source.id, after.as_deref(), CHUNK)?;
+            let done = chunk.len() < CHUNK;
+            rows.extend(chunk);
+            if done {
+                break;
+            }
+        }
+        let folders: HashSet<&str> = rows.iter().map(|r| r.path.as_str()).collect();
+        for row in &rows {
+            match problem(row, &source.scope_path, |f| folders.contains(f)) {
+                None => served += 1,
+                Some(problem) => *counts.entry(problem).or_default() += 1,
+            }
+        }
+    }
+    Ok(Census {
+        served,
+        left_out: counts
+            .into_iter()
+            .map(|(problem, count)| LeftOut {
+                problem,
+                reason: problem.reason().to_string(),
+                count,
+            })
+            .collect(),
+    })
+}
+
+/// A skill installed in the project, as its files are now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstalledSkill {
+    /// The skill folder's URI (`skill://~project/<platform>/<name>`).
+    pub root: String,
+    /// Its frontmatter.
+    pub frontmatter: Map<String, Value>,
+    /// Every file the lock file records in its folder, `SKILL.md` first:
+    /// path inside the folder and bytes.
+    pub files: Vec<(String, Vec<u8>)>,
+}
+
+/// The skills installed in the project the lock file describes that follow the
+/// naming rules (the folder's name is the skill's name), with their files read
+/// as they are now. Files that are gone, edited into links or too big are left out.
+pub fn installed(roots: &Roots, lock: &LockFile) -> Result<Vec<InstalledSkill>> {
+    roots.check_lock(lock)?;
+    let mut out = Vec::new();
+    for entry in lock.packages.values() {
+        for deployed in entry.deployed.iter().filter(|d| d.kind == ArtifactKind::Skill) {
+            let folder = deployed.target.trim_end_matches('/');
+            if folder.contains('#') {
+                continue;
+            }
+            let mut files = Vec::new();
+            for key in entry.file_checksums.keys() {
+                let Some(relative) = key.strip_prefix(folder).and_then(|r| r.strip_prefix('/')) else {
+                    continue;
+                };
+                if let Some(bytes) = crate::install::state::current_bytes(roots, key)? {
+                    files.push((relative.to_string(), bytes));
+                }
+            }
+            let Some(main) = files.iter().position(|(path, _)| path == SKILL_MD) else {
+                continue;
+            };
+            let main = files.remove(main);
+            files.insert(0, main);
+            let text = String::from_utf8_lossy(&files[0].1);
+            let fields = crate::scan::frontmatter::parse(text.trim_start_matches('\u{feff}')).fields;
+            if check(fields.as_ref(), folder, "").is_err() {
+                continue;
+            }
+            let name = folder_name(folder);
+            out.push(InstalledSkill {
+                root: format!("{PROJECT_ROOT}/{}/{}", deployed.platform.as_str(), encode_segment(name)),
+                frontmatter: fields.unwrap_or_default(),
+                files,
+            });
+        }
+    }
+    out.sort_by(|a, b| a.root.cmp(&b.root));
+    out.dedup_by(|a, b| a.root == b.root);
+    Ok(out)
+}
+
+/// The folders above `path` (closest last), for finding an enclosing skill:
+/// `a/b/c` gives `""`, `a`, `a/b`.
+pub fn ancestors(path: &str) -> Vec<String> {
+    if path.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![String::new()];
+    let mut at = 0;
+    while let Some(slash) = path[at..].find('/') {
+        out.push(path[..at + slash].to_string());
+        at += slash + 1;
+    }
+    out
+}
+
+fn folder_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Characters kept as they are in a URI segment: RFC 3986 unreserved but `~`.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.');
+
+/// One path segment (or a source name) as it appears in a URI; a segment of
+/// dots only is encoded whole, so it never reads as `.` or `..`.
+pub fn encode_segment(segment: &str) -> String {
+    if !segment.is_empty() && segment.bytes().all(|b| b == b'.') {
+        return "%2E".repeat(segment.len());
+    }
+    utf8_percent_encode(segment, SEGMENT).to_string()
+}
+
+/// The URI of a skill's folder (no trailing slash): `skill://<source>/<path>`,
+/// or `skill://<source>/<name>` for a skill at the root of its source's scope.
+pub fn root_uri(source: &str, path: &str, scope: &str, name: &str) -> String {
+    let mut uri = format!("{SCHEME}{}", encode_segment(source));
+    if path == scope || path.is_empty() {
+        uri.push('/');
+        uri.push_str(&encode_segment(name));
+    } else {
+        for segment in path.split('/') {
+            uri.push('/');
+            uri.push_str(&encode_segment(segment));
+        }
+    }
+    uri
+}
+
+/// The URI of a file inside a skill, from the skill's folder URI and the file's
+/// path relative to the folder.
+pub fn file_uri(root: &str, relative: &str) -> String {
+    let mut uri = root.to_string();
+    for segment in relative.split('/') {
+        uri.push('/');
+        uri.push_str(&encode_segment(segment));
+    }
+    uri
+}
+
+/// A `skill://` URI taken apart: the source name and the decoded path
+/// segments after it. `None` for other schemes, empty or undecodable segments,
+/// `.`/`..` or `/` in a path segment, queries and fragments.
+pub fn parse(uri: &str) -> Option<(String, Vec<String>)> {
+    let rest = uri.strip_prefix(SCHEME)?;
+    if rest.len() > MAX_URI || rest.contains(['?', '#']) {
+        return None;
+    }
+    let decode = |part: &str| -> Option<String> {
+        let decoded = percent_decode_str(part).decode_utf8().ok()?.into_owned();
+        (!decoded.is_empty() && !decoded.contains('\0')).then_some(decoded)
+    };
+    let mut parts = rest.split('/');
+    // Source names may hold `/` (encoded); path segments never do.
+    let source = decode(parts.next()?)?;
+    let segments = parts
+        .map(|part| decode(part).filter(|d| d != "." && d != ".." && !d.contains('/')))
+        .collect::<Option<Vec<String>>>()?;
+    Some((source, segments))
+}
+
+/// Longest `skill://` URI taken apart (a repository path is at most 4096 bytes).
+const MAX_URI: usize = 16 * 1024;
+
+/// Where `skills/list` continues: after this source id and skill path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cursor {
+    /// The source whose skills were being listed.
+    pub source_id: i64,
+    /// The last skill path listed from it.
+    pub path: String,
+}
+
+impl Cursor {
+    /// The opaque text form: `v1.<source id>.<path as hex>`.
+    pub fn encode(&self) -> String {
+        let hex: String = self.path.bytes().map(|b| format!("{b:02x}")).collect();
+        format!("v1.{}.{hex}", self.source_id)
+    }
+
+    /// Reads a cursor made by [`Cursor::encode`]; `None` for anything else.
+    pub fn decode(text: &str) -> Option<Self> {
+        let mut parts = text.strip_prefix("v1.")?.splitn(2, '.');
+        let source_id = parts.next()?.parse().ok()?;
+        let hex = parts.next()?;
+        if !hex.len().is_multiple_of(2) {
+            return None;
+        }
+        let bytes = (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+            .collect::<Option<Vec<u8>>>()?;
+        Some(Self {
+            source_id,
+            path: String::from_utf8(bytes).ok()?,
+        })
+    }
+}
+
+/// A MIME type for a skill file, by extension (text files are served as text).
+pub fn mime_type(path: &str) -> &'static str {
+    let extension = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    match extension.as_deref() {
+        Some("md" | "markdown" | "mdc") => "text/markdown",
+        Some("json") => "application/json",
+        Some("yaml" | "yml") => "application/yaml",
+        Some("py") => "text/x-python",
+        Some("sh") => "text/x-shellscript",
+        Some("html" | "htm") => "text/html",
+        Some("png") => "image/png",
+        Some("jpg" | "jpeg") => "image/jpeg",
+        Some("gif") => "image/gif",
+        Some("svg") => "image/svg+xml",
+        Some("pdf") => "application/pdf",
+        _ => "text/plain",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn fm(value: Value) -> Map<String, Value> {
+        value.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn names_follow_the_agent_skills_rules() {
+        for good in ["a", "pdf", "pdf-tools", "a1-b2", &"x".repeat(64)] {
+            assert!(valid_name(good), "{good}");
+        }
+        for bad in [
+            "",
+            "-pdf",
+            "pdf-",
+            "pdf--tools",
+            "PDF",
+            "pdf_tools",
+            "pdf tools",
+            "pdé",
+            &"x".repeat(65),
+        ] {
+            assert!(!valid_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn frontmatter_is_checked_with_a_reason() {
+        let ok = fm(json!({"name": "pdf", "description": "Fill forms", "license": "MIT"}));
+        assert_eq!(check(Some(&ok), "skills/pdf", ""), Ok(()));
+        assert_eq!(check(None, "skills/pdf", ""), Err(SkillProblem::NameMissing));
+        let cases = [
+            (json!({"description": "d"}), SkillProblem::NameMissing),
+            (json!({"name": 3, "description": "d"}), SkillProblem::NameMissing),
+            (json!({"name": "Pdf", "description": "d"}), SkillProblem::NameInvalid),
+            (json!({"name": "docx", "description": "d"}), SkillProblem::NameNotFolder),
+            (json!({"name": "pdf"}), SkillProblem::DescriptionMissing),
+            (
+                json!({"name": "pdf", "description": ""}),
+                SkillProblem::DescriptionMissing,
+            ),
+            (
+                json!({"name": "pdf", "description": "é".repeat(1025)}),
+                SkillProblem::DescriptionTooLong,
+            ),
+        ];
+        for (frontmatter, problem) in cases {
+            assert_eq!(
+                check(Some(&fm(frontmatter.clone())), "skills/pdf", ""),
+                Err(problem),
+                "{frontmatter}"
+            );
+        }
+        // 1024 characters (more bytes) is fine; a skill at the scope root matches no folder.
+        let long = fm(json!({"name": "any", "description": "é".repeat(1024)}));
+        assert_eq!(check(Some(&long), "skills/pdf", "skills/pdf"), Ok(()));
+        assert_eq!(check(Some(&long), "", ""), Ok(()));
+    }
+
+    #[test]
+    fn uris_keep_sources_apart_and_round_trip() {
+        let root = root_uri("anthropics/skills:x", "skills/pdf", "", "pdf");
+        assert_eq!(root, "skill://anthropics%2Fskills%3Ax/skills/pdf");
+        assert_eq!(
+            file_uri(&root, SKILL_MD),
+            "skill://anthropics%2Fskills%3Ax/skills/pdf/SKILL.md"
+        );
+        assert_eq!(root_uri("one", "", "", "solo"), "skill://one/solo");
+        assert_eq!(root_uri("one", "a/solo", "a/solo", "solo"), "skill://one/solo");
+        assert_eq!(root_uri("..", "a.b/c", "", "c"), "skill://%2E%2E/a.b/c");
+        let file = file_uri(&root, "templates/my file~1.md");
+        assert_eq!(
+            file,
+            "skill://anthropics%2Fskills%3Ax/skills/pdf/templates/my%20file%7E1.md"
+        );
+        let (source, segments) = parse(&file).unwrap();
+        assert_eq!(source, "anthropics/skills:x");
+        assert_eq!(segments, ["skills", "pdf", "templates", "my file~1.md"]);
+        for bad in [
+            "aam://x/y",
+            "skill://",
+            "skill://a//b",
+            "skill://a/../b",
+            "skill://a/%2E%2E/b",
+            "skill://a/b%2Fc",
+            "skill://a/b?x",
+            "skill://a/%FF",
+            &format!("skill://a/{}", "b/".repeat(9000)),
+        ] {
+            assert_eq!(parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn cursors_round_trip_and_reject_junk() {
+        let cursor = Cursor {
+            source_id: 42,
+            path: "skills/pdf é".to_string(),
+        };
+        assert_eq!(Cursor::decode(&cursor.encode()), Some(cursor));
+        for junk in ["", "v1", "v1.x.00", "v1.1.0", "v1.1.zz", "v2.1.00", "v1.1.ff"] {
+            assert_eq!(Cursor::decode(junk), None, "{junk}");
+        }
+    }
+
+    #[test]
+    fn nested_skills_are_left_out() {
+        let row = SkillRow {
+            id: 1,
+            path: "skills/pdf/inner".into(),
+            main_file: "skills/pdf/inner/SKILL.md".into(),
+            content_path: "skills/pdf/inner/SKILL.md".into(),
+            frontmatter_json: Some(r#"{"name":"inner","description":"d"}"#.into()),
+            main_size: 1,
+            main_sha256: None,
+        };
+        assert_eq!(problem(&row, "", |f| f == "skills/pdf"), Some(SkillProblem::Nested));
+        assert_eq!(problem(&row, "", |f| f == "skills/pdfx"), None);
+        let bad_json = SkillRow {
+            frontmatter_json: Some("{not json".into()),
+            ..row
+        };
+        assert_eq!(problem(&bad_json, "", |_| false), Some(SkillProblem::NameMissing));
+    }
+
+    #[test]
+    fn ancestors_list_every_enclosing_folder() {
+        assert_eq!(ancestors("a/b/c"), ["", "a", "a/b"]);
+        assert_eq!(ancestors("a"), [""]);
+        assert!(ancestors("").is_empty());
+    }
+}
