@@ -69,8 +69,20 @@ fn page(ctx: &Context, start: Option<Cursor>, size: usize) -> Result<ListSkillsR
             let exhausted = rows.len() < size - skills.len();
             for row in rows {
                 after = Some(row.path.clone());
-                if served(&catalog, source, &row)? {
-                    skills.push(entry(&catalog, source, &row, &mut git)?.0);
+                if !served(&catalog, source, &row)? {
+                    continue;
+                }
+                match entry(&catalog, source, &row, &mut git) {
+                    Ok((skill, _)) => skills.push(skill),
+                    // A skill indexed before digests were recorded whose cache is
+                    // gone cannot be served; the rest of the page still can.
+                    Err(e) => tracing::warn!(
+                        "`{}` of `{}` left out of skills/list ({}); `aam source update {}` restores it",
+                        row.path,
+                        source.name,
+                        e.code(),
+                        source.name
+                    ),
                 }
             }
             if skills.len() == size {
