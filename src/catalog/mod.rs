@@ -12,6 +12,7 @@ mod audit;
 mod browse;
 mod findings;
 mod packages;
+mod projects;
 mod registries;
 mod sources;
 
@@ -32,6 +33,7 @@ pub use audit::{
 pub use browse::{ArtifactDetail, Keyset, ListFilter, ListedArtifact, RowFilter, SEARCH_BODY_CHARS, SearchRow};
 pub use findings::{FindingCounts, FindingFilter, FindingRow};
 pub use packages::{InstallRecord, NewPackage, PackageMember};
+pub use projects::{ProjectArtifactRow, ProjectChanges, ProjectFilter, StoredProject};
 pub use registries::{PackageFilter, PackageSearchRow, RegistryPackageRecord};
 pub use sources::{NewSource, SourceRecord};
 
