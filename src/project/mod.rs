@@ -51,7 +51,7 @@ pub fn root(cwd: &Path) -> PathBuf {
 /// Honors `.gitignore`; never follows symlinks. (Packaging reads the tree
 /// directly; listings answer from the catalog, see [`changes`].)
 pub fn artifacts(root: &Path) -> Result<Vec<ProjectArtifact>> {
-    let tree = tree::walk(root, usize::MAX, 0)?;
+    let tree = tree::walk(root, usize::MAX)?;
     let paths: Vec<&str> = tree.files.keys().map(String::as_str).collect();
     let mut out = Vec::new();
     for found in scan::detect(&paths, &BTreeMap::new(), &root_name(root)) {
@@ -119,13 +119,23 @@ pub fn changes(root: &Path, old: Option<&Tree>, new: &Tree, known: &[ProjectArti
             out.dirs_set.push((path.clone(), *mtime));
         }
     }
-    out.dirs_removed = old.dirs.keys().filter(|p| !new.dirs.contains_key(*p)).cloned().collect();
+    out.dirs_removed = old
+        .dirs
+        .keys()
+        .filter(|p| !new.dirs.contains_key(*p))
+        .cloned()
+        .collect();
     for (path, stat) in &new.files {
         if tree::changed(old.files.get(path), stat) {
             out.files_set.push((path.clone(), *stat));
         }
     }
-    out.files_removed = old.files.keys().filter(|p| !new.files.contains_key(*p)).cloned().collect();
+    out.files_removed = old
+        .files
+        .keys()
+        .filter(|p| !new.files.contains_key(*p))
+        .cloned()
+        .collect();
     let known: HashMap<(ArtifactKind, &str), &ProjectArtifactRow> =
         known.iter().map(|a| ((a.kind, a.path.as_str()), a)).collect();
     let mut seen = HashSet::new();
@@ -165,7 +175,9 @@ pub fn changes(root: &Path, old: Option<&Tree>, new: &Tree, known: &[ProjectArti
 /// it and its folder are no links, `None` when refused, missing or over 16 MiB.
 fn read_main(root: &Path, relative: &str) -> Option<Vec<u8>> {
     crate::paths::check_relative(relative).ok()?;
-    crate::paths::read_plain(&root.join(relative), MAX_MAIN_BYTES).ok().flatten()
+    crate::paths::read_plain(&root.join(relative), MAX_MAIN_BYTES)
+        .ok()
+        .flatten()
 }
 
 fn root_name(root: &Path) -> String {
@@ -212,5 +224,61 @@ mod tests {
         let nested = dir.path().join("src/deep");
         std::fs::create_dir_all(&nested).unwrap();
         assert_eq!(root(&nested), dir.path());
+    }
+
+    /// Sets every mtime under `dir` an hour back, out of the racy window.
+    fn age(dir: &Path) {
+        let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(path) = stack.pop() {
+            if path.is_dir() {
+                stack.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            }
+            std::fs::File::open(&path).unwrap().set_modified(past).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_refresh_reads_only_what_moved() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |rel: &str, text: &str| {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write("skills/a/SKILL.md", "---\nname: a\n---\n");
+        write("skills/b/SKILL.md", "---\nname: b\n---\n");
+        age(dir.path());
+        let first = tree::walk(dir.path(), 100).unwrap();
+        assert_eq!(first.files.len(), 2);
+        assert!(
+            first.files.values().all(|f| f.mtime_ns > 0),
+            "aged stat data is trusted"
+        );
+        let added = changes(dir.path(), None, &first, &[]);
+        assert_eq!(added.artifacts_set.len(), 2);
+        assert_eq!(added.files_set.len(), 2);
+        assert_eq!(tree::refresh(dir.path(), &first, 100).unwrap(), None, "nothing moved");
+
+        write("skills/b/SKILL.md", "---\nname: b2\n---\n");
+        write("skills/c/SKILL.md", "---\nname: c\n---\n");
+        let second = tree::refresh(dir.path(), &first, 100).unwrap().unwrap();
+        let moved = changes(dir.path(), Some(&first), &second, &added.artifacts_set);
+        let read: Vec<(&str, &str)> = moved
+            .artifacts_set
+            .iter()
+            .map(|a| (a.path.as_str(), a.name.as_str()))
+            .collect();
+        assert_eq!(read, [("skills/b", "b2"), ("skills/c", "c")], "`a` is not read again");
+        assert!(moved.artifacts_removed.is_empty());
+
+        std::fs::remove_dir_all(dir.path().join("skills/a")).unwrap();
+        let third = tree::refresh(dir.path(), &second, 100).unwrap().unwrap();
+        assert!(!third.dirs.contains_key("skills/a") && !third.files.contains_key("skills/a/SKILL.md"));
+        let gone = changes(dir.path(), Some(&second), &third, &added.artifacts_set);
+        assert_eq!(gone.artifacts_removed, [(ArtifactKind::Skill, "skills/a".to_string())]);
+
+        let err = tree::walk(dir.path(), 3).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ProjectTooLarge);
     }
 }

@@ -63,27 +63,19 @@ pub fn changed(old: Option<&FileStat>, new: &FileStat) -> bool {
     old.is_none_or(|old| old.mtime_ns < 0 || new.mtime_ns < 0 || old != new)
 }
 
-/// The tree at `root` now: `previous` brought up to date, or a full walk when
-/// there is none. Fails with `AAM_PROJECT_TOO_LARGE` past `max_entries`.
-pub fn refresh(root: &Path, previous: Option<&Tree>, max_entries: usize) -> Result<Tree> {
+/// The tree at `root` now: `previous` brought up to date, or `None` when
+/// nothing moved (and nothing in it is too recent to trust). Fails with
+/// `AAM_PROJECT_TOO_LARGE` past `max_entries`.
+pub fn refresh(root: &Path, previous: &Tree, max_entries: usize) -> Result<Option<Tree>> {
     let now = now_ns();
-    let Some(previous) = previous else {
-        return walk(root, max_entries, now);
-    };
-    let mut tree = previous.clone();
+    let mut edited = Vec::new();
     for (path, old) in &previous.files {
-        match file_stat(&root.join(path), now) {
-            Some(stat) if stat == *old && old.mtime_ns >= 0 => {}
-            Some(stat) => {
-                if is_ignore_file(path) {
-                    return walk(root, max_entries, now);
-                }
-                tree.files.insert(path.clone(), stat);
+        let stat = file_stat(&root.join(path), now);
+        if stat != Some(*old) || old.mtime_ns < 0 {
+            if is_ignore_file(path) {
+                return walk_at(root, max_entries, now).map(Some);
             }
-            // Gone or no longer a file: its folder's mtime moved, the listing below settles it.
-            None => {
-                tree.files.remove(path);
-            }
+            edited.push((path, stat));
         }
     }
     let moved: Vec<&String> = previous
@@ -92,20 +84,35 @@ pub fn refresh(root: &Path, previous: Option<&Tree>, max_entries: usize) -> Resu
         .filter(|(path, mtime)| **mtime < 0 || dir_mtime(&root.join(path), now) != Some(**mtime))
         .map(|(path, _)| path)
         .collect();
+    if edited.is_empty() && moved.is_empty() {
+        return Ok(None);
+    }
+    let mut tree = previous.clone();
+    for (path, stat) in edited {
+        match stat {
+            Some(stat) => tree.files.insert(path.clone(), stat),
+            // Gone or no longer a file: its folder's mtime moved, the listing below settles it.
+            None => tree.files.remove(path),
+        };
+    }
     let mut walker = Walker::new(root, max_entries, now, previous.entries());
     for dir in moved {
         if !tree.dirs.contains_key(dir.as_str()) {
             continue; // removed with a parent listed before it
         }
         if walker.relist(&mut tree, dir)? {
-            return walk(root, max_entries, now);
+            return walk_at(root, max_entries, now).map(Some);
         }
     }
-    Ok(tree)
+    Ok(Some(tree))
 }
 
 /// Every folder and file under `root`, from scratch.
-pub fn walk(root: &Path, max_entries: usize, now: i64) -> Result<Tree> {
+pub fn walk(root: &Path, max_entries: usize) -> Result<Tree> {
+    walk_at(root, max_entries, now_ns())
+}
+
+fn walk_at(root: &Path, max_entries: usize, now: i64) -> Result<Tree> {
     let mut tree = Tree::default();
     Walker::new(root, max_entries, now, 0).walk_into(&mut tree, "")?;
     Ok(tree)
@@ -180,9 +187,12 @@ impl<'a> Walker<'a> {
         let (walk, packages) = self.builder(dir, None);
         for entry in walk {
             let entry = entry.map_err(|e| {
-                Error::new(ErrorCode::IoError, format!("cannot read the project `{}`", self.root.display()))
-                    .with_hint("check the permissions of the project folder")
-                    .with_source(e)
+                Error::new(
+                    ErrorCode::IoError,
+                    format!("cannot read the project `{}`", self.root.display()),
+                )
+                .with_hint("check the permissions of the project folder")
+                .with_source(e)
             })?;
             self.record(tree, entry.path(), entry.file_type())?;
         }
@@ -267,13 +277,18 @@ impl<'a> Walker<'a> {
             if let Some(relative) = self.relative(&path) {
                 if !tree.dirs.contains_key(&relative) {
                     self.count()?;
-                    tree.dirs.insert(relative.clone(), dir_mtime(&path, self.now).unwrap_or(-1));
+                    tree.dirs
+                        .insert(relative.clone(), dir_mtime(&path, self.now).unwrap_or(-1));
                 }
                 remove_under(tree, &relative, false);
                 listed_dirs.push(relative);
             }
         }
-        let prefix = if dir.is_empty() { String::new() } else { format!("{dir}/") };
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
         let gone_files: Vec<String> = children(&tree.files, &prefix)
             .filter(|p| !listed_files.contains(p))
             .collect();
@@ -307,7 +322,11 @@ fn remove_under(tree: &mut Tree, dir: &str, itself: bool) {
     if itself {
         tree.dirs.remove(dir);
     }
-    let prefix = if dir.is_empty() { String::new() } else { format!("{dir}/") };
+    let prefix = if dir.is_empty() {
+        String::new()
+    } else {
+        format!("{dir}/")
+    };
     let below = |k: &String| k.starts_with(&prefix) && !k.is_empty() && k.as_str() != dir;
     tree.dirs.retain(|k, _| !below(k));
     tree.files.retain(|k, _| !below(k));

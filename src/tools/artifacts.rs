@@ -567,7 +567,11 @@ impl Tool for SourceCandidates {
     const DESCRIPTION: &'static str = "List artifacts that no package holds yet: the current project's own (source `local`, source_type `local_project`; kept in the catalog and refreshed from file stat data, so only changed files are read) and every registered source's (source_type `remote_git`), in a stable order with keyset pagination (`next_cursor`). Next: create a package from some of them.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
-    const ERRORS: &'static [ErrorCode] = &[ErrorCode::SourceNotFound, ErrorCode::ProjectTooLarge, ErrorCode::IoError];
+    const ERRORS: &'static [ErrorCode] = &[
+        ErrorCode::SourceNotFound,
+        ErrorCode::ProjectTooLarge,
+        ErrorCode::IoError,
+    ];
     const CONSTRAINTS: &'static [&'static str] = &[
         "`limit` is 1 to 1000",
         "a project folder that is a disk root, the home folder or holds over a million entries needs `large_project`",
@@ -686,13 +690,13 @@ fn current_project(ctx: &Context, catalog: &mut Catalog, root: &std::path::Path,
     let key = project::key(root);
     let stored = catalog.stored_project(&key)?;
     let max_entries = if large { usize::MAX } else { project::max_entries() };
-    let tree = project::tree::refresh(root, stored.as_ref().map(|s| &s.tree), max_entries)?;
-    if let Some(stored) = &stored
-        && stored.tree == tree
-        && !tree.files.values().any(|f| f.mtime_ns < 0)
-    {
-        return Ok(stored.id);
-    }
+    let tree = match &stored {
+        None => project::tree::walk(root, max_entries)?,
+        Some(stored) => match project::tree::refresh(root, &stored.tree, max_entries)? {
+            Some(tree) => tree,
+            None => return Ok(stored.id),
+        },
+    };
     let known = match &stored {
         Some(stored) => catalog.project_artifacts(stored.id)?,
         None => Vec::new(),

@@ -118,7 +118,10 @@ fn edits_additions_and_deletions_are_seen_and_unchanged_files_are_not_read() {
     project.write(".gitignore", "skills/gamma/\n");
     let (ignored, _) = local(&env, &project.dir);
     assert!(!ignored.iter().any(|r| r.contains("gamma")), "{ignored:?}");
+    age(&project.dir);
+    local(&env, &project.dir);
     project.remove(".gitignore");
+    age(&project.dir);
     assert!(local(&env, &project.dir).0.iter().any(|r| r.contains("gamma")));
 
     // A folder that becomes a package holds copies: its inside stops counting.
@@ -169,9 +172,15 @@ fn links_out_of_the_project_are_never_followed() {
         .symlink("linked", outside.path())
         .symlink("skills/linked-skill", &format!("{}/skills/secret", outside.path()))
         .symlink("agents/linked.md", &format!("{}/agents/secret.md", outside.path()))
-        .symlink("skills/alias/SKILL.md", &format!("{}/skills/secret/SKILL.md", outside.path()));
+        .symlink(
+            "skills/alias/SKILL.md",
+            &format!("{}/skills/secret/SKILL.md", outside.path()),
+        );
     let (found, _) = local(&env, &project.dir);
-    assert!(!found.iter().any(|r| r.contains("secret") || r.contains("linked")), "{found:?}");
+    assert!(
+        !found.iter().any(|r| r.contains("secret") || r.contains("linked")),
+        "{found:?}"
+    );
     assert!(!found.iter().any(|r| r.contains("alias")), "{found:?}");
     assert_eq!(found.len(), 3);
 }
@@ -215,9 +224,7 @@ fn a_project_registered_as_a_source_is_counted_once() {
     env.aam_in(&project.dir, &["--json", "source", "add", "."]).ok_json();
     // Not yet committed: only the working tree has it.
     project.write("skills/fresh/SKILL.md", skill("fresh", "Uncommitted"));
-    let page = env
-        .aam_in(&project.dir, &["--json", "source", "candidates"])
-        .ok_json();
+    let page = env.aam_in(&project.dir, &["--json", "source", "candidates"]).ok_json();
     assert_eq!(
         rows(&page),
         [
@@ -240,9 +247,7 @@ fn concurrent_calls_agree_and_leave_the_catalog_consistent() {
     }
     let expected = 43;
     std::thread::scope(|scope| {
-        let calls: Vec<_> = (0..4)
-            .map(|_| scope.spawn(|| local(&env, &project.dir)))
-            .collect();
+        let calls: Vec<_> = (0..4).map(|_| scope.spawn(|| local(&env, &project.dir))).collect();
         for call in calls {
             let (found, total) = call.join().unwrap();
             assert_eq!((found.len() as u64, total), (expected, expected));
@@ -251,13 +256,14 @@ fn concurrent_calls_agree_and_leave_the_catalog_consistent() {
     project.remove("skills/s00");
     project.write("skills/s01/SKILL.md", skill("renamed", "Edited"));
     std::thread::scope(|scope| {
-        let calls: Vec<_> = (0..4)
-            .map(|_| scope.spawn(|| local(&env, &project.dir)))
-            .collect();
+        let calls: Vec<_> = (0..4).map(|_| scope.spawn(|| local(&env, &project.dir))).collect();
         for call in calls {
             let (found, total) = call.join().unwrap();
             assert_eq!(total, expected - 1);
-            assert!(found.contains(&"local skill skills/s01 renamed".to_string()), "{found:?}");
+            assert!(
+                found.contains(&"local skill skills/s01 renamed".to_string()),
+                "{found:?}"
+            );
         }
     });
     let rows = env.query("SELECT CAST(COUNT(*) AS TEXT) FROM project_artifacts", &[]);
