@@ -68,9 +68,10 @@ pub fn changed(old: Option<&FileStat>, new: &FileStat) -> bool {
 /// `AAM_PROJECT_TOO_LARGE` past `max_entries`.
 pub fn refresh(root: &Path, previous: &Tree, max_entries: usize) -> Result<Option<Tree>> {
     let now = now_ns();
+    let at = At::open(root)?;
     let mut edited = Vec::new();
     for (path, old) in &previous.files {
-        let stat = file_stat(&root.join(path), now);
+        let stat = at.file_stat(path, now);
         if stat != Some(*old) || old.mtime_ns < 0 {
             if is_ignore_file(path) {
                 return walk_at(root, max_entries, now).map(Some);
@@ -81,7 +82,7 @@ pub fn refresh(root: &Path, previous: &Tree, max_entries: usize) -> Result<Optio
     let moved: Vec<&String> = previous
         .dirs
         .iter()
-        .filter(|(path, mtime)| **mtime < 0 || dir_mtime(&root.join(path), now) != Some(**mtime))
+        .filter(|(path, mtime)| **mtime < 0 || at.dir_mtime(path, now) != Some(**mtime))
         .map(|(path, _)| path)
         .collect();
     if edited.is_empty() && moved.is_empty() {
@@ -116,6 +117,48 @@ fn walk_at(root: &Path, max_entries: usize, now: i64) -> Result<Tree> {
     let mut tree = Tree::default();
     Walker::new(root, max_entries, now, 0).walk_into(&mut tree, "")?;
     Ok(tree)
+}
+
+/// The project folder, open: stat calls relative to it resolve a few path parts
+/// instead of the whole absolute path (most of the cost of checking a tree).
+struct At(rustix::fd::OwnedFd);
+
+impl At {
+    fn open(root: &Path) -> Result<Self> {
+        use rustix::fs::{Mode, OFlags};
+        rustix::fs::open(root, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+            .map(At)
+            .map_err(|e| {
+                Error::new(
+                    ErrorCode::IoError,
+                    format!("cannot open the project `{}`", root.display()),
+                )
+                .with_hint("check that the folder exists and is readable")
+                .with_source(std::io::Error::from(e))
+            })
+    }
+
+    fn stat(&self, relative: &str) -> Option<rustix::fs::Stat> {
+        let path = if relative.is_empty() { "." } else { relative };
+        rustix::fs::statat(&self.0, path, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).ok()
+    }
+
+    /// Like [`file_stat`], for `relative` under the root.
+    fn file_stat(&self, relative: &str, now: i64) -> Option<FileStat> {
+        let stat = self.stat(relative)?;
+        (rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::RegularFile).then(|| FileStat {
+            size: stat.st_size as u64,
+            mtime_ns: trusted(stat.st_mtime as i64 * 1_000_000_000 + stat.st_mtime_nsec as i64, now),
+            inode: stat.st_ino,
+        })
+    }
+
+    /// Like [`dir_mtime`], for `relative` under the root.
+    fn dir_mtime(&self, relative: &str, now: i64) -> Option<i64> {
+        let stat = self.stat(relative)?;
+        (rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::Directory)
+            .then(|| trusted(stat.st_mtime as i64 * 1_000_000_000 + stat.st_mtime_nsec as i64, now))
+    }
 }
 
 /// Walks and lists folders of one project with one set of rules and one bound.
@@ -348,6 +391,11 @@ fn mtime_ns(meta: &std::fs::Metadata, now: i64) -> i64 {
         .ok()
         .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
         .map_or(-1, |d| d.as_nanos() as i64);
+    trusted(mtime, now)
+}
+
+/// `mtime`, or `-1` when it is unknown or too close to `now` to trust.
+fn trusted(mtime: i64, now: i64) -> i64 {
     if mtime < 0 || now - mtime < RACY_NS { -1 } else { mtime }
 }
 
