@@ -148,7 +148,7 @@ impl At {
         let stat = self.stat(relative)?;
         (rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::RegularFile).then(|| FileStat {
             size: stat.st_size as u64,
-            mtime_ns: trusted(stat.st_mtime as i64 * 1_000_000_000 + stat.st_mtime_nsec as i64, now),
+            mtime_ns: trusted(stat.st_mtime * 1_000_000_000 + stat.st_mtime_nsec as i64, now),
             inode: stat.st_ino,
         })
     }
@@ -157,7 +157,7 @@ impl At {
     fn dir_mtime(&self, relative: &str, now: i64) -> Option<i64> {
         let stat = self.stat(relative)?;
         (rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::Directory)
-            .then(|| trusted(stat.st_mtime as i64 * 1_000_000_000 + stat.st_mtime_nsec as i64, now))
+            .then(|| trusted(stat.st_mtime * 1_000_000_000 + stat.st_mtime_nsec as i64, now))
     }
 }
 
