@@ -237,6 +237,7 @@ fn candidate_figures(home: &Path, artifacts: usize) {
                 kind: None,
                 limit: 50,
                 cursor: cursor.clone(),
+                large_project: false,
             };
             let started = Instant::now();
             let page = SourceCandidates::run(&ctx, input).unwrap();

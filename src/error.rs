@@ -127,6 +127,8 @@ error_codes! {
     SettingsInvalid = "AAM_SETTINGS_INVALID", InvalidInput;
     /// The operation is not allowed here (read-only mode, a path outside the served folders).
     Forbidden = "AAM_FORBIDDEN", Forbidden;
+    /// The project folder is a disk root or home folder, or far larger than a project (`--large-project` indexes it anyway).
+    ProjectTooLarge = "AAM_PROJECT_TOO_LARGE", Forbidden;
     /// A path named by a lock file, manifest, archive or journal leaves the folders aam installs into.
     UnsafePath = "AAM_UNSAFE_PATH", Forbidden;
     /// An artifact cannot be deployed safely (a line of it forges an aam section marker).

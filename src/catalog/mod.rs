@@ -12,6 +12,7 @@ mod audit;
 mod browse;
 mod findings;
 mod packages;
+mod projects;
 mod registries;
 mod skills;
 mod sources;
@@ -34,6 +35,7 @@ pub use audit::{
 pub use browse::{ArtifactDetail, Keyset, ListFilter, ListedArtifact, RowFilter, SEARCH_BODY_CHARS, SearchRow};
 pub use findings::{FindingCounts, FindingFilter, FindingRow};
 pub use packages::{InstallRecord, NewPackage, PackageMember};
+pub use projects::{ProjectArtifactRow, ProjectChanges, ProjectFilter, StoredProject};
 pub use registries::{PackageFilter, PackageSearchRow, RegistryPackageRecord};
 pub use skills::{SkillFile, SkillRow};
 pub use sources::{NewSource, SourceRecord};

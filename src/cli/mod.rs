@@ -504,6 +504,10 @@ enum SourceCommand {
         /// Continue after this `next_cursor`.
         #[arg(long)]
         cursor: Option<String>,
+        /// Index this project folder even when it is a disk root, the home folder
+        /// or holds more than a million files and folders.
+        #[arg(long)]
+        large_project: bool,
     },
 }
 
@@ -1185,6 +1189,7 @@ fn run_source(ctx: &Context, out: &Output, command: SourceCommand) -> Result<i32
             kind,
             limit,
             cursor,
+            large_project,
         } => {
             let command = paged_command("aam source candidates", source.as_slice(), kind.as_slice(), limit);
             let kind = kind.as_deref().map(parse_kind).transpose()?;
@@ -1193,6 +1198,7 @@ fn run_source(ctx: &Context, out: &Output, command: SourceCommand) -> Result<i32
                 kind,
                 limit,
                 cursor,
+                large_project,
             };
             out.emit(&invoke::<SourceCandidates>(ctx, input)?, |o| {
                 render::candidates(o, &command)

@@ -72,6 +72,7 @@ pub fn choose_artifacts(ctx: &Context, input: &PkgCreateInput) -> Result<Vec<Str
                     kind: None,
                     limit: 1000,
                     cursor: None,
+                    large_project: false,
                 },
             )?;
             local

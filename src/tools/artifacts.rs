@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use super::audit::{AuditFinding, SeverityCounts, finding};
 use super::{Context, Example, Expect, Risk, Tool, qualified_name, split_qualified};
-use crate::catalog::{Catalog, FindingFilter, Keyset, ListFilter, ListedArtifact};
+use crate::catalog::{Catalog, FindingFilter, Keyset, ListFilter, ListedArtifact, ProjectArtifactRow, ProjectFilter};
 use crate::error::{Error, ErrorCode, Result};
-use crate::project::{self, ProjectArtifact};
+use crate::project;
 use crate::scan::ArtifactKind;
 use crate::search::{SearchRequest, SortOrder};
 
@@ -505,6 +505,10 @@ pub struct CandidatesInput {
     /// `next_cursor` of the previous page.
     #[serde(default)]
     pub cursor: Option<String>,
+    /// Index the project folder even when it is a disk root, the home folder or
+    /// holds more than a million files and folders.
+    #[serde(default)]
+    pub large_project: bool,
 }
 
 /// Where a candidate comes from.
@@ -554,11 +558,18 @@ pub struct SourceCandidates;
 impl Tool for SourceCandidates {
     const NAME: &'static str = "aam_source_candidates";
     const TITLE: &'static str = "List packaging candidates";
-    const DESCRIPTION: &'static str = "List artifacts that no package holds yet: the current project's own (source `local`, source_type `local_project`) and every registered source's (source_type `remote_git`), in a stable order with keyset pagination (`next_cursor`). Next: create a package from some of them.";
+    const DESCRIPTION: &'static str = "List artifacts that no package holds yet: the current project's own (source `local`, source_type `local_project`; kept in the catalog and refreshed from file stat data, so only changed files are read) and every registered source's (source_type `remote_git`), in a stable order with keyset pagination (`next_cursor`). Next: create a package from some of them.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
-    const ERRORS: &'static [ErrorCode] = &[ErrorCode::SourceNotFound];
-    const CONSTRAINTS: &'static [&'static str] = &["`limit` is 1 to 1000"];
+    const ERRORS: &'static [ErrorCode] = &[
+        ErrorCode::SourceNotFound,
+        ErrorCode::ProjectTooLarge,
+        ErrorCode::IoError,
+    ];
+    const CONSTRAINTS: &'static [&'static str] = &[
+        "`limit` is 1 to 1000",
+        "a project folder that is a disk root, the home folder or holds over a million entries needs `large_project`",
+    ];
     const EXAMPLES: &'static [Example] = &[Example {
         title: "agents no package holds yet",
         input: r#"{"source": "sample", "type": "agent"}"#,
@@ -571,7 +582,7 @@ impl Tool for SourceCandidates {
 
     fn run(ctx: &Context, input: CandidatesInput) -> Result<CandidatesOutput> {
         let limit = check_limit(input.limit)?;
-        let catalog = ctx.catalog()?;
+        let mut catalog = ctx.catalog()?;
         let only_project = input.source.as_deref() == Some(PROJECT_SOURCE);
         let filter = ListFilter {
             source_ids: match &input.source {
@@ -582,30 +593,41 @@ impl Tool for SourceCandidates {
             exclude_packaged: true,
         };
         let with_project = input.source.is_none() || only_project;
-        let project_items = if with_project {
-            project_candidates(ctx, &catalog, input.kind)?
-        } else {
-            Vec::new()
-        };
         let cursor = input.cursor.as_deref().map(Cursor::decode).transpose()?;
+        let project_root = project::root(&ctx.cwd);
+        let packaged_root = project_root.to_string_lossy().into_owned();
+        let (project_id, shadow_sources) = if with_project {
+            let id = current_project(ctx, &mut catalog, &project_root, input.large_project)?;
+            let url = format!("file://{}", project::key(&project_root));
+            (Some(id), catalog.local_sources_at(&url)?)
+        } else {
+            (None, Vec::new())
+        };
+        let project_filter = ProjectFilter {
+            kind: input.kind,
+            packaged_root: Some(&packaged_root),
+            shadow_sources: &shadow_sources,
+        };
 
         // One more item than asked for tells whether another page follows.
         let mut items: Vec<(Cursor, Candidate)> = Vec::new();
         let after_catalog = match &cursor {
             Some(Cursor::Catalog(keyset)) => Some(keyset),
             _ => {
-                let start = match &cursor {
-                    Some(Cursor::Project { kind, path }) => project_items
-                        .partition_point(|a| (a.kind.as_str(), a.path.as_str()) <= (kind.as_str(), path.as_str())),
-                    _ => 0,
+                let after = match &cursor {
+                    Some(Cursor::Project { kind, path }) => Some((*kind, path.as_str())),
+                    _ => None,
                 };
-                items.extend(project_items[start..].iter().take(limit + 1).map(|a| {
-                    let at = Cursor::Project {
-                        kind: a.kind,
-                        path: a.path.clone(),
-                    };
-                    (at, project_candidate(a))
-                }));
+                if let Some(id) = project_id {
+                    let rows = catalog.project_page(id, &project_filter, after, limit + 1)?;
+                    items.extend(rows.into_iter().map(|a| {
+                        let at = Cursor::Project {
+                            kind: a.kind,
+                            path: a.path.clone(),
+                        };
+                        (at, project_candidate(a))
+                    }));
+                }
                 None
             }
         };
@@ -639,34 +661,51 @@ impl Tool for SourceCandidates {
         } else {
             catalog.count_listed(&filter)?
         };
+        let project_total = match project_id {
+            Some(id) => catalog.project_count(id, &project_filter)?,
+            None => 0,
+        };
         Ok(CandidatesOutput {
             candidates: items.into_iter().map(|(_, c)| c).collect(),
-            total: project_items.len() as u64 + catalog_total,
+            total: project_total + catalog_total,
             next_cursor: next,
         })
     }
 }
 
-/// The project's own artifacts that no package holds, sorted like catalog rows (type, then path).
-fn project_candidates(ctx: &Context, catalog: &Catalog, kind: Option<ArtifactKind>) -> Result<Vec<ProjectArtifact>> {
-    let root = project::root(&ctx.cwd);
-    let packaged = catalog.packaged_project_paths(&root.to_string_lossy())?;
-    let mut items: Vec<ProjectArtifact> = project::artifacts(&root)?
-        .into_iter()
-        .filter(|a| kind.is_none_or(|k| k == a.kind))
-        .filter(|a| !packaged.iter().any(|(k, p)| *k == a.kind && *p == a.path))
-        .collect();
-    items.sort_by(|a, b| (a.kind.as_str(), &a.path).cmp(&(b.kind.as_str(), &b.path)));
-    Ok(items)
+/// The catalog's record of the project at `root`, brought up to date first:
+/// the tree's stat data is checked and only what moved is read again and
+/// written (one transaction). Returns the project's row id.
+fn current_project(ctx: &Context, catalog: &mut Catalog, root: &std::path::Path, large: bool) -> Result<i64> {
+    if !large {
+        project::check_root(root)?;
+    }
+    ctx.cancel.check()?;
+    let key = project::key(root);
+    let stored = catalog.stored_project(&key)?;
+    let max_entries = if large { usize::MAX } else { project::max_entries() };
+    let tree = match &stored {
+        None => project::tree::walk(root, max_entries)?,
+        Some(stored) => match project::tree::refresh(root, &stored.tree, max_entries)? {
+            Some(tree) => tree,
+            None => return Ok(stored.id),
+        },
+    };
+    let known = match &stored {
+        Some(stored) => catalog.project_artifacts(stored.id)?,
+        None => Vec::new(),
+    };
+    let changes = project::changes(root, stored.as_ref().map(|s| &s.tree), &tree, &known);
+    catalog.record_project(&key, stored.map(|s| s.version), &changes)
 }
 
-fn project_candidate(a: &ProjectArtifact) -> Candidate {
+fn project_candidate(a: ProjectArtifactRow) -> Candidate {
     Candidate {
         source: PROJECT_SOURCE.to_string(),
         source_type: SourceType::LocalProject,
-        name: a.name.clone(),
+        name: a.name,
         kind: a.kind,
-        path: a.path.clone(),
+        path: a.path,
         has_vendor_agent: a.has_vendor_agent,
     }
 }

@@ -14,6 +14,7 @@ mod mcp;
 mod mcp_protocol;
 mod newcomer;
 mod packages;
+mod project_catalog;
 mod quickstart;
 mod safety;
 mod search;

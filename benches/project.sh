@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Benchmarks for the project's own artifacts kept in the catalog (issue #19):
+# `aam source candidates --limit 50` and `aam search review` as whole processes,
+# run inside a project that is itself a corpus from ../shared/bench/gen-corpus.sh
+# (N skills plus about 25% other artifacts), with no source registered.
+#
+#   benches/project.sh                 # 20000 and 100000 skills, 10 runs each
+#   SIZES="20000" RUNS=5 benches/project.sh
+#
+# Per size: the first call (a fresh AAM_HOME: one walk, every main file read),
+# warm calls (nothing changed: stat checks and a keyset query), and calls right
+# after one SKILL.md changed (replaced by rename, as editors save). Reference in
+# the same run: the same candidates call from an empty folder.
+# Targets: warm candidates and search <= 100 ms at 20k (<= 300 ms right after one
+# file changed), flat at 100k. Prints `uptime` first: figures depend on load.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+gen="$root/../shared/bench/gen-corpus.sh"
+sizes=${SIZES:-"20000 100000"}
+runs=${RUNS:-10}
+work="$root/target/bench"
+aam="$root/target/release/aam"
+
+[ -f "$gen" ] || { echo "missing $gen" >&2; exit 1; }
+(cd "$root" && cargo build --release --quiet)
+mkdir -p "$work"
+uptime
+
+time_ms() {
+  local start end
+  start=$(date +%s%N)
+  "$@" > /dev/null
+  end=$(date +%s%N)
+  echo $(( (end - start) / 1000000 ))
+}
+
+report() {
+  local label=$1; shift
+  printf '%s\n' "$@" | sort -n | awk -v label="$label" '
+    { t[NR] = $1 }
+    END { printf "%-44s min %6d ms   median %6d ms   (%d runs)\n", label, t[1], t[int((NR + 1) / 2)], NR }'
+}
+
+for n in $sizes; do
+  project="$work/project-$n"
+  [ -d "$project/.git" ] || bash "$gen" "$n" "$project" > /dev/null
+  home="$work/project-home-$n"
+  empty="$work/empty-$n"
+  rm -rf "$home" "$empty"
+  mkdir -p "$empty"
+  export AAM_HOME="$home"
+  echo "== $n skills ($(git -C "$project" ls-files | wc -l) files)"
+  cd "$project"
+  report "candidates, first call" "$(time_ms "$aam" source candidates --limit 50 --json)"
+  total=$("$aam" source candidates --limit 1 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])')
+  echo "candidates total: $total"
+
+  t=(); for _ in $(seq "$runs"); do t+=("$(time_ms "$aam" source candidates --limit 50 --json)"); done
+  report "candidates --limit 50, warm" "${t[@]}"
+  t=(); for _ in $(seq "$runs"); do t+=("$(time_ms "$aam" search review --json)"); done
+  report "search review, warm" "${t[@]}"
+
+  t=(); s=()
+  for i in $(seq "$runs"); do
+    skill=$(ls skills | sed -n "${i}p")
+    file="skills/$skill/SKILL.md"
+    sed "s/^name: .*/name: edited-$i/" "$file" > "$file.tmp" && mv "$file.tmp" "$file"
+    t+=("$(time_ms "$aam" source candidates --limit 50 --json)")
+    s+=("$(time_ms "$aam" search review --json)")
+  done
+  report "candidates right after one file changed" "${t[@]}"
+  report "search right after one file changed" "${s[@]}"
+  git -C "$project" checkout -q -- skills
+
+  cd "$empty"
+  t=(); for _ in $(seq "$runs"); do t+=("$(time_ms "$aam" source candidates --limit 50 --json)"); done
+  report "reference: candidates in an empty folder" "${t[@]}"
+  cd "$root"
+done

@@ -1,0 +1,331 @@
+//! The project's own artifacts and the recorded state of its tree (V10): loading
+//! what the last refresh saw, writing a refresh in one transaction, and the
+//! keyset-paged candidate listing over them. Project rows are not in the search
+//! index and do not bump the catalog generation.
+
+use rusqlite::{OptionalExtension, params};
+
+use super::{Catalog, db_error, now_timestamp};
+use crate::error::Result;
+use crate::project::tree::{FileStat, Tree};
+use crate::scan::ArtifactKind;
+
+/// One of a project's own artifacts as the catalog keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectArtifactRow {
+    /// Kind.
+    pub kind: ArtifactKind,
+    /// Path relative to the project root: the folder of a skill, the file otherwise.
+    pub path: String,
+    /// Display name.
+    pub name: String,
+    /// One-line description.
+    pub description: Option<String>,
+    /// The file its name and text come from, relative to the root.
+    pub main_file: String,
+    /// A skill with vendor agent metadata.
+    pub has_vendor_agent: bool,
+}
+
+/// A project's recorded tree, as the last refresh left it.
+#[derive(Debug, Clone, Default)]
+pub struct StoredProject {
+    /// Row id.
+    pub id: i64,
+    /// Bumped by every refresh.
+    pub version: i64,
+    /// Folders and files with their stat data.
+    pub tree: Tree,
+}
+
+/// What one refresh changes, written in one transaction.
+#[derive(Debug, Clone, Default)]
+pub struct ProjectChanges {
+    /// Folders added or whose mtime moved.
+    pub dirs_set: Vec<(String, i64)>,
+    /// Folders gone.
+    pub dirs_removed: Vec<String>,
+    /// Files added or whose stat data moved.
+    pub files_set: Vec<(String, FileStat)>,
+    /// Files gone.
+    pub files_removed: Vec<String>,
+    /// Artifacts added or re-read.
+    pub artifacts_set: Vec<ProjectArtifactRow>,
+    /// Artifacts gone.
+    pub artifacts_removed: Vec<(ArtifactKind, String)>,
+}
+
+impl ProjectChanges {
+    /// Whether the refresh found nothing to write.
+    pub fn is_empty(&self) -> bool {
+        self.dirs_set.is_empty()
+            && self.dirs_removed.is_empty()
+            && self.files_set.is_empty()
+            && self.files_removed.is_empty()
+            && self.artifacts_set.is_empty()
+            && self.artifacts_removed.is_empty()
+    }
+}
+
+/// Which of a project's artifacts a listing shows.
+#[derive(Debug, Clone, Default)]
+pub struct ProjectFilter<'a> {
+    /// Only this kind.
+    pub kind: Option<ArtifactKind>,
+    /// Leave out those a package made from the project (recorded under this root) holds.
+    pub packaged_root: Option<&'a str>,
+    /// Leave out those these sources (the project registered as a source) already list.
+    pub shadow_sources: &'a [i64],
+}
+
+fn artifact_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ProjectArtifactRow> {
+    Ok(ProjectArtifactRow {
+        kind: super::artifacts::kind_from_sql(&r.get::<_, String>(0)?),
+        path: r.get(1)?,
+        name: r.get(2)?,
+        description: r.get(3)?,
+        main_file: r.get(4)?,
+        has_vendor_agent: r.get(5)?,
+    })
+}
+
+impl Catalog {
+    /// The recorded tree of the project at `root` (canonical), if it was ever refreshed.
+    pub fn stored_project(&self, root: &str) -> Result<Option<StoredProject>> {
+        let head: Option<(i64, i64)> = self
+            .conn
+            .query_row("SELECT id, version FROM projects WHERE root = ?1", [root], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()
+            .map_err(db_error)?;
+        let Some((id, version)) = head else {
+            return Ok(None);
+        };
+        let mut tree = Tree::default();
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT path, mtime_ns FROM project_dirs WHERE project_id = ?1")
+            .map_err(db_error)?;
+        let rows = stmt
+            .query_map([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+            .map_err(db_error)?;
+        for row in rows {
+            let (path, mtime) = row.map_err(db_error)?;
+            tree.dirs.insert(path, mtime);
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT path, size, mtime_ns, inode FROM project_files WHERE project_id = ?1")
+            .map_err(db_error)?;
+        let rows = stmt
+            .query_map([id], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    FileStat {
+                        size: r.get::<_, i64>(1)? as u64,
+                        mtime_ns: r.get(2)?,
+                        inode: r.get::<_, i64>(3)? as u64,
+                    },
+                ))
+            })
+            .map_err(db_error)?;
+        for row in rows {
+            let (path, stat) = row.map_err(db_error)?;
+            tree.files.insert(path, stat);
+        }
+        Ok(Some(StoredProject { id, version, tree }))
+    }
+
+    /// Every artifact recorded for project `id`, by kind then path.
+    pub fn project_artifacts(&self, id: i64) -> Result<Vec<ProjectArtifactRow>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT kind, path, name, description, main_file, has_vendor_agent FROM project_artifacts
+                 WHERE project_id = ?1 ORDER BY kind, path",
+            )
+            .map_err(db_error)?;
+        let rows = stmt.query_map([id], artifact_from_row).map_err(db_error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
+    }
+
+    /// Writes one refresh of the project at `root` in one transaction, returning
+    /// its row id. When another process refreshed it since `expected_version` was
+    /// read, nothing is written: that refresh is at least as new as this one.
+    pub fn record_project(
+        &mut self,
+        root: &str,
+        expected_version: Option<i64>,
+        changes: &ProjectChanges,
+    ) -> Result<i64> {
+        let tx = self.write()?;
+        let current: Option<(i64, i64)> = tx
+            .query_row("SELECT id, version FROM projects WHERE root = ?1", [root], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()
+            .map_err(db_error)?;
+        let id = match (current, expected_version) {
+            (Some((id, version)), Some(expected)) if version == expected => id,
+            (Some((id, _)), _) => return Ok(id),
+            (None, _) => tx
+                .query_row(
+                    "INSERT INTO projects (root, checked_at) VALUES (?1, ?2) RETURNING id",
+                    params![root, now_timestamp()],
+                    |r| r.get(0),
+                )
+                .map_err(db_error)?,
+        };
+        tx.execute(
+            "UPDATE projects SET version = version + 1, checked_at = ?2 WHERE id = ?1",
+            params![id, now_timestamp()],
+        )
+        .map_err(db_error)?;
+        {
+            let mut stmt = tx
+                .prepare_cached("DELETE FROM project_dirs WHERE project_id = ?1 AND path = ?2")
+                .map_err(db_error)?;
+            for path in &changes.dirs_removed {
+                stmt.execute(params![id, path]).map_err(db_error)?;
+            }
+            let mut stmt = tx
+                .prepare_cached("INSERT OR REPLACE INTO project_dirs (project_id, path, mtime_ns) VALUES (?1, ?2, ?3)")
+                .map_err(db_error)?;
+            for (path, mtime) in &changes.dirs_set {
+                stmt.execute(params![id, path, mtime]).map_err(db_error)?;
+            }
+            let mut stmt = tx
+                .prepare_cached("DELETE FROM project_files WHERE project_id = ?1 AND path = ?2")
+                .map_err(db_error)?;
+            for path in &changes.files_removed {
+                stmt.execute(params![id, path]).map_err(db_error)?;
+            }
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO project_files (project_id, path, size, mtime_ns, inode)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                )
+                .map_err(db_error)?;
+            for (path, stat) in &changes.files_set {
+                stmt.execute(params![id, path, stat.size as i64, stat.mtime_ns, stat.inode as i64])
+                    .map_err(db_error)?;
+            }
+            let mut stmt = tx
+                .prepare_cached("DELETE FROM project_artifacts WHERE project_id = ?1 AND kind = ?2 AND path = ?3")
+                .map_err(db_error)?;
+            for (kind, path) in &changes.artifacts_removed {
+                stmt.execute(params![id, kind.as_str(), path]).map_err(db_error)?;
+            }
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO project_artifacts
+                         (project_id, kind, path, name, description, main_file, has_vendor_agent)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                )
+                .map_err(db_error)?;
+            for a in &changes.artifacts_set {
+                stmt.execute(params![
+                    id,
+                    a.kind.as_str(),
+                    a.path,
+                    a.name,
+                    a.description,
+                    a.main_file,
+                    a.has_vendor_agent
+                ])
+                .map_err(db_error)?;
+            }
+        }
+        tx.commit().map_err(db_error)?;
+        Ok(id)
+    }
+
+    /// Ids of the local sources whose URL is `url` (the project registered as a source).
+    pub fn local_sources_at(&self, url: &str) -> Result<Vec<i64>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id FROM sources WHERE kind = 'local' AND url = ?1 ORDER BY id")
+            .map_err(db_error)?;
+        let rows = stmt.query_map([url], |r| r.get(0)).map_err(db_error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
+    }
+
+    /// One page of project `id`'s artifacts after `(kind, path)` in `(kind, path)`
+    /// order, read along the primary key: every page costs the same however deep.
+    pub fn project_page(
+        &self,
+        id: i64,
+        filter: &ProjectFilter<'_>,
+        after: Option<(ArtifactKind, &str)>,
+        limit: usize,
+    ) -> Result<Vec<ProjectArtifactRow>> {
+        let (after_kind, after_path) = after.map_or(("", ""), |(k, p)| (k.as_str(), p));
+        let sql = format!(
+            "SELECT p.kind, p.path, p.name, p.description, p.main_file, p.has_vendor_agent FROM project_artifacts p
+             WHERE p.project_id = ?1 AND (p.kind, p.path) > (?2, ?3){}
+             ORDER BY p.kind, p.path LIMIT {limit}",
+            filter_sql(filter)
+        );
+        let mut stmt = self.conn.prepare_cached(&sql).map_err(db_error)?;
+        let rows = stmt
+            .query_map(
+                params![
+                    id,
+                    after_kind,
+                    after_path,
+                    filter.kind.map(ArtifactKind::as_str),
+                    filter.packaged_root
+                ],
+                artifact_from_row,
+            )
+            .map_err(db_error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
+    }
+
+    /// How many of project `id`'s artifacts `filter` keeps.
+    pub fn project_count(&self, id: i64, filter: &ProjectFilter<'_>) -> Result<u64> {
+        let sql = format!(
+            "SELECT COUNT(*) FROM project_artifacts p WHERE p.project_id = ?1 AND ?2 IS NULL AND ?3 IS NULL{}",
+            filter_sql(filter)
+        );
+        let count: i64 = self
+            .conn
+            .prepare_cached(&sql)
+            .map_err(db_error)?
+            .query_row(
+                params![
+                    id,
+                    None::<&str>,
+                    None::<&str>,
+                    filter.kind.map(ArtifactKind::as_str),
+                    filter.packaged_root
+                ],
+                |r| r.get(0),
+            )
+            .map_err(db_error)?;
+        Ok(count.max(0) as u64)
+    }
+}
+
+/// The conditions of `filter` over `project_artifacts p` (parameters ?4 kind, ?5 packaged root).
+fn filter_sql(filter: &ProjectFilter<'_>) -> String {
+    let mut sql = String::from(" AND (?4 IS NULL OR p.kind = ?4)");
+    if filter.packaged_root.is_some() {
+        sql.push_str(
+            " AND NOT EXISTS (SELECT 1 FROM package_artifacts pa
+                 WHERE pa.project_root = ?5 AND pa.kind = p.kind AND pa.path = p.path)",
+        );
+    } else {
+        sql.push_str(" AND ?5 IS NULL");
+    }
+    if !filter.shadow_sources.is_empty() {
+        let ids: Vec<String> = filter.shadow_sources.iter().map(i64::to_string).collect();
+        sql.push_str(&format!(
+            " AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.source_id IN ({}) AND a.kind = p.kind
+                 AND a.path = p.path AND a.removed_commit_id IS NULL)",
+            ids.join(", ")
+        ));
+    }
+    sql
+}

@@ -1,0 +1,284 @@
+//! The user's project: its root folder and its own artifacts, detected in the
+//! working tree with the same rules as sources. [`tree`] keeps the tree's stat
+//! data current; [`changes`] turns a refreshed tree into the catalog rows that
+//! moved, reading only main files that are new or changed. Writes nothing.
+
+pub mod tree;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use crate::catalog::{ProjectArtifactRow, ProjectChanges};
+use crate::error::{Error, ErrorCode, Result};
+use crate::scan::{self, ArtifactKind};
+use tree::Tree;
+
+/// Files and folders a project may hold before its walk is refused (the
+/// 100,000-skill benchmark project holds about 225,000).
+pub const MAX_ENTRIES: usize = 1_000_000;
+
+/// Largest main file read for its name and description.
+const MAX_MAIN_BYTES: u64 = 16 * 1024 * 1024;
+
+/// An artifact in the project's working tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectArtifact {
+    /// Kind.
+    pub kind: ArtifactKind,
+    /// Display name.
+    pub name: String,
+    /// Path relative to the project root, `/`-separated.
+    pub path: String,
+    /// One-line description.
+    pub description: Option<String>,
+    /// A skill with vendor agent metadata.
+    pub has_vendor_agent: bool,
+    /// The file its name and text come from, relative to the project root.
+    pub main_file: String,
+    /// Every file that makes it up, relative to the project root.
+    pub files: Vec<String>,
+}
+
+/// The project containing `cwd`: the nearest folder with a `.git`, else `cwd`.
+pub fn root(cwd: &Path) -> PathBuf {
+    cwd.ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .unwrap_or(cwd)
+        .to_path_buf()
+}
+
+/// Every artifact in the project at `root`, by kind then path, with its files.
+/// Honors `.gitignore`; never follows symlinks. (Packaging reads the tree
+/// directly; listings answer from the catalog, see [`changes`].)
+pub fn artifacts(root: &Path) -> Result<Vec<ProjectArtifact>> {
+    let tree = tree::walk(root, usize::MAX)?;
+    let paths: Vec<&str> = tree.files.keys().map(String::as_str).collect();
+    let mut out = Vec::new();
+    for found in scan::detect(&paths, &BTreeMap::new(), &root_name(root)) {
+        let analysis = scan::analyze(&found, read_main(root, &found.main_file).as_deref());
+        out.push(ProjectArtifact {
+            kind: found.kind,
+            name: analysis.name,
+            description: analysis.description,
+            has_vendor_agent: found.has_vendor_agent,
+            files: found.files.iter().map(|&i| paths[i].to_string()).collect(),
+            main_file: found.main_file,
+            path: found.path,
+        });
+    }
+    Ok(out)
+}
+
+/// The catalog's key for the project at `root`: its canonical path.
+pub fn key(root: &Path) -> String {
+    root.canonicalize()
+        .unwrap_or_else(|_| root.to_path_buf())
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// How many files and folders a project may hold before its walk is refused:
+/// `AAM_PROJECT_MAX_ENTRIES`, else [`MAX_ENTRIES`].
+pub fn max_entries() -> usize {
+    std::env::var("AAM_PROJECT_MAX_ENTRIES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(MAX_ENTRIES)
+}
+
+/// Refuses, with `AAM_PROJECT_TOO_LARGE`, a project root that is a disk root or
+/// the home folder (or above it): no project, and a walk of everything.
+pub fn check_root(root: &Path) -> Result<()> {
+    let canonical = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .and_then(|h| h.canonicalize().ok());
+    let is_home_or_above = home.is_some_and(|h| h.starts_with(&canonical));
+    if canonical.parent().is_none() || is_home_or_above {
+        return Err(Error::new(
+            ErrorCode::ProjectTooLarge,
+            format!("`{}` is a disk root or home folder, not a project", canonical.display()),
+        )
+        .with_hint(
+            "run aam inside your project folder, pass `--source <name>` to list only a source, \
+             or pass `--large-project` (`large_project`) to index it anyway",
+        ));
+    }
+    Ok(())
+}
+
+/// What brings the catalog's record of the project at `root` from `old` (with
+/// its `known` artifacts) to `new`: the tree rows that moved, and the artifacts
+/// detected in `new` whose main file is new or changed (only those are read).
+pub fn changes(root: &Path, old: Option<&Tree>, new: &Tree, known: &[ProjectArtifactRow]) -> ProjectChanges {
+    let empty = Tree::default();
+    let old = old.unwrap_or(&empty);
+    let mut out = ProjectChanges::default();
+    for (path, mtime) in &new.dirs {
+        if *mtime < 0 || old.dirs.get(path) != Some(mtime) {
+            out.dirs_set.push((path.clone(), *mtime));
+        }
+    }
+    out.dirs_removed = old
+        .dirs
+        .keys()
+        .filter(|p| !new.dirs.contains_key(*p))
+        .cloned()
+        .collect();
+    for (path, stat) in &new.files {
+        if tree::changed(old.files.get(path), stat) {
+            out.files_set.push((path.clone(), *stat));
+        }
+    }
+    out.files_removed = old
+        .files
+        .keys()
+        .filter(|p| !new.files.contains_key(*p))
+        .cloned()
+        .collect();
+    let known: HashMap<(ArtifactKind, &str), &ProjectArtifactRow> =
+        known.iter().map(|a| ((a.kind, a.path.as_str()), a)).collect();
+    let mut seen = HashSet::new();
+    let paths: Vec<&str> = new.files.keys().map(String::as_str).collect();
+    for found in scan::detect(&paths, &BTreeMap::new(), &root_name(root)) {
+        seen.insert((found.kind, found.path.clone()));
+        let unchanged = known.get(&(found.kind, found.path.as_str())).is_some_and(|k| {
+            k.main_file == found.main_file
+                && k.has_vendor_agent == found.has_vendor_agent
+                && new
+                    .files
+                    .get(&found.main_file)
+                    .is_some_and(|stat| !tree::changed(old.files.get(&found.main_file), stat))
+        });
+        if unchanged {
+            continue;
+        }
+        let analysis = scan::analyze(&found, read_main(root, &found.main_file).as_deref());
+        out.artifacts_set.push(ProjectArtifactRow {
+            kind: found.kind,
+            path: found.path,
+            name: analysis.name,
+            description: analysis.description,
+            main_file: found.main_file,
+            has_vendor_agent: found.has_vendor_agent,
+        });
+    }
+    out.artifacts_removed = known
+        .keys()
+        .filter(|(kind, path)| !seen.contains(&(*kind, path.to_string())))
+        .map(|(kind, path)| (*kind, path.to_string()))
+        .collect();
+    out
+}
+
+/// A main file's bytes: its relative path checked part by part, read only when
+/// it and its folder are no links, `None` when refused, missing or over 16 MiB.
+fn read_main(root: &Path, relative: &str) -> Option<Vec<u8>> {
+    crate::paths::check_relative(relative).ok()?;
+    crate::paths::read_plain(&root.join(relative), MAX_MAIN_BYTES)
+        .ok()
+        .flatten()
+}
+
+fn root_name(root: &Path) -> String {
+    root.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_project_artifacts_and_skips_aam_state() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |rel: &str, text: &str| {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write(".cursor/rules/style.mdc", "---\ndescription: Style\n---\n");
+        write(".claude/agents/helper.md", "---\nname: helper\n---\n");
+        write("CLAUDE.md", "# Project notes\n");
+        write(".aam/packages/x/skills/copied/SKILL.md", "# copied\n");
+        write("my-package/aam.yaml", "name: my-package\n");
+        write("my-package/agents/copy.md", "# a copy\n");
+        write("node_modules/p/agents/a.md", "# dep\n");
+        write("ignored/agents/b.md", "# ignored\n");
+        write(".gitignore", "ignored/\n");
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        let found: Vec<String> = artifacts(dir.path())
+            .unwrap()
+            .into_iter()
+            .map(|a| format!("{} {} {}", a.kind.as_str(), a.path, a.name))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                "agent .claude/agents/helper.md helper",
+                "instruction .cursor/rules/style.mdc style",
+                "instruction CLAUDE.md claude-instructions"
+            ]
+        );
+        let nested = dir.path().join("src/deep");
+        std::fs::create_dir_all(&nested).unwrap();
+        assert_eq!(root(&nested), dir.path());
+    }
+
+    /// Sets every mtime under `dir` an hour back, out of the racy window.
+    fn age(dir: &Path) {
+        let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(path) = stack.pop() {
+            if path.is_dir() {
+                stack.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            }
+            std::fs::File::open(&path).unwrap().set_modified(past).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_refresh_reads_only_what_moved() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |rel: &str, text: &str| {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write("skills/a/SKILL.md", "---\nname: a\n---\n");
+        write("skills/b/SKILL.md", "---\nname: b\n---\n");
+        age(dir.path());
+        let first = tree::walk(dir.path(), 100).unwrap();
+        assert_eq!(first.files.len(), 2);
+        assert!(
+            first.files.values().all(|f| f.mtime_ns > 0),
+            "aged stat data is trusted"
+        );
+        let added = changes(dir.path(), None, &first, &[]);
+        assert_eq!(added.artifacts_set.len(), 2);
+        assert_eq!(added.files_set.len(), 2);
+        assert_eq!(tree::refresh(dir.path(), &first, 100).unwrap(), None, "nothing moved");
+
+        write("skills/b/SKILL.md", "---\nname: b2\n---\n");
+        write("skills/c/SKILL.md", "---\nname: c\n---\n");
+        let second = tree::refresh(dir.path(), &first, 100).unwrap().unwrap();
+        let moved = changes(dir.path(), Some(&first), &second, &added.artifacts_set);
+        let read: Vec<(&str, &str)> = moved
+            .artifacts_set
+            .iter()
+            .map(|a| (a.path.as_str(), a.name.as_str()))
+            .collect();
+        assert_eq!(read, [("skills/b", "b2"), ("skills/c", "c")], "`a` is not read again");
+        assert!(moved.artifacts_removed.is_empty());
+
+        std::fs::remove_dir_all(dir.path().join("skills/a")).unwrap();
+        let third = tree::refresh(dir.path(), &second, 100).unwrap().unwrap();
+        assert!(!third.dirs.contains_key("skills/a") && !third.files.contains_key("skills/a/SKILL.md"));
+        let gone = changes(dir.path(), Some(&second), &third, &added.artifacts_set);
+        assert_eq!(gone.artifacts_removed, [(ArtifactKind::Skill, "skills/a".to_string())]);
+
+        let err = tree::walk(dir.path(), 3).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ProjectTooLarge);
+    }
+}

@@ -1,0 +1,432 @@
+//! The project's working tree as stat data: every folder with its mtime and every
+//! file with size, mtime and inode, as the catalog records them (V10).
+//!
+//! [`refresh`] brings a recorded tree up to date the way `git status` does with its
+//! index: it lstat()s what was recorded and lists again only the folders whose mtime
+//! moved (an entry was added, removed or renamed in them), walking folders that are
+//! new. A change to an ignore file walks the whole tree again. Links are never
+//! followed (a link is neither a file nor a folder here), `.aam/`, vendored folders,
+//! ignored paths and the inside of package folders (holding an `aam.yaml`) are left
+//! out, and a walk stops with `AAM_PROJECT_TOO_LARGE` past a bound. Stat data taken
+//! within [`RACY_NS`] of now is recorded as unknown (`-1`) so an edit in the same
+//! clock tick is still seen next call. This module reads; it writes nothing.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::packages::manifest::MANIFEST_FILE;
+use crate::scan;
+
+/// Folders of a project never searched for its own artifacts, besides the
+/// vendored ones sources skip too: aam's own state (installed package copies).
+const PROJECT_IGNORED: [&str; 1] = [".aam"];
+
+/// Files whose change can change what is ignored: the whole tree is walked again.
+const IGNORE_FILES: [&str; 2] = [".gitignore", ".ignore"];
+
+/// Stat data this close to now (2 s, coarser than any file system's clock) is not trusted.
+pub const RACY_NS: i64 = 2_000_000_000;
+
+/// The stat data that tells a file's edit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStat {
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time in nanoseconds since the epoch; `-1` when too recent to trust.
+    pub mtime_ns: i64,
+    /// Inode number (a replaced file gets a new one).
+    pub inode: u64,
+}
+
+/// Folders (with their mtime, `-1` when too recent to trust) and files, by path
+/// relative to the root (`""` is the root folder).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tree {
+    /// Folders walked, and package folders (recorded, not walked into).
+    pub dirs: BTreeMap<String, i64>,
+    /// Files, with their stat data.
+    pub files: BTreeMap<String, FileStat>,
+}
+
+impl Tree {
+    /// Files and folders recorded.
+    pub fn entries(&self) -> usize {
+        self.dirs.len() + self.files.len()
+    }
+}
+
+/// Whether a file recorded as `old` must be read again now that it is `new`.
+pub fn changed(old: Option<&FileStat>, new: &FileStat) -> bool {
+    old.is_none_or(|old| old.mtime_ns < 0 || new.mtime_ns < 0 || old != new)
+}
+
+/// The tree at `root` now: `previous` brought up to date, or `None` when
+/// nothing moved (and nothing in it is too recent to trust). Fails with
+/// `AAM_PROJECT_TOO_LARGE` past `max_entries`.
+pub fn refresh(root: &Path, previous: &Tree, max_entries: usize) -> Result<Option<Tree>> {
+    let now = now_ns();
+    let at = At::open(root)?;
+    let mut edited = Vec::new();
+    for (path, old) in &previous.files {
+        let stat = at.file_stat(path, now);
+        if stat != Some(*old) || old.mtime_ns < 0 {
+            if is_ignore_file(path) {
+                return walk_at(root, max_entries, now).map(Some);
+            }
+            edited.push((path, stat));
+        }
+    }
+    let moved: Vec<&String> = previous
+        .dirs
+        .iter()
+        .filter(|(path, mtime)| **mtime < 0 || at.dir_mtime(path, now) != Some(**mtime))
+        .map(|(path, _)| path)
+        .collect();
+    if edited.is_empty() && moved.is_empty() {
+        return Ok(None);
+    }
+    let mut tree = previous.clone();
+    for (path, stat) in edited {
+        match stat {
+            Some(stat) => tree.files.insert(path.clone(), stat),
+            // Gone or no longer a file: its folder's mtime moved, the listing below settles it.
+            None => tree.files.remove(path),
+        };
+    }
+    let mut walker = Walker::new(root, max_entries, now, previous.entries());
+    for dir in moved {
+        if !tree.dirs.contains_key(dir.as_str()) {
+            continue; // removed with a parent listed before it
+        }
+        if walker.relist(&mut tree, dir)? {
+            return walk_at(root, max_entries, now).map(Some);
+        }
+    }
+    Ok(Some(tree))
+}
+
+/// Every folder and file under `root`, from scratch.
+pub fn walk(root: &Path, max_entries: usize) -> Result<Tree> {
+    walk_at(root, max_entries, now_ns())
+}
+
+fn walk_at(root: &Path, max_entries: usize, now: i64) -> Result<Tree> {
+    let mut tree = Tree::default();
+    Walker::new(root, max_entries, now, 0).walk_into(&mut tree, "")?;
+    Ok(tree)
+}
+
+/// The project folder, open: stat calls relative to it resolve a few path parts
+/// instead of the whole absolute path (most of the cost of checking a tree).
+struct At(rustix::fd::OwnedFd);
+
+impl At {
+    fn open(root: &Path) -> Result<Self> {
+        use rustix::fs::{Mode, OFlags};
+        rustix::fs::open(root, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+            .map(At)
+            .map_err(|e| {
+                Error::new(
+                    ErrorCode::IoError,
+                    format!("cannot open the project `{}`", root.display()),
+                )
+                .with_hint("check that the folder exists and is readable")
+                .with_source(std::io::Error::from(e))
+            })
+    }
+
+    fn stat(&self, relative: &str) -> Option<rustix::fs::Stat> {
+        let path = if relative.is_empty() { "." } else { relative };
+        rustix::fs::statat(&self.0, path, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).ok()
+    }
+
+    /// Like [`file_stat`], for `relative` under the root.
+    fn file_stat(&self, relative: &str, now: i64) -> Option<FileStat> {
+        let stat = self.stat(relative)?;
+        (rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::RegularFile).then(|| FileStat {
+            size: stat.st_size as u64,
+            mtime_ns: trusted(stat.st_mtime * 1_000_000_000 + stat.st_mtime_nsec as i64, now),
+            inode: stat.st_ino,
+        })
+    }
+
+    /// Like [`dir_mtime`], for `relative` under the root.
+    fn dir_mtime(&self, relative: &str, now: i64) -> Option<i64> {
+        let stat = self.stat(relative)?;
+        (rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::Directory)
+            .then(|| trusted(stat.st_mtime * 1_000_000_000 + stat.st_mtime_nsec as i64, now))
+    }
+}
+
+/// Walks and lists folders of one project with one set of rules and one bound.
+struct Walker<'a> {
+    root: &'a Path,
+    max_entries: usize,
+    now: i64,
+    seen: usize,
+}
+
+impl<'a> Walker<'a> {
+    fn new(root: &'a Path, max_entries: usize, now: i64, seen: usize) -> Self {
+        Self {
+            root,
+            max_entries,
+            now,
+            seen,
+        }
+    }
+
+    /// The walker over `dir` (relative), with the project's rules; package
+    /// folders it meets are pushed to the returned list instead of entered.
+    fn builder(&self, dir: &str, depth: Option<usize>) -> (ignore::Walk, Arc<Mutex<Vec<PathBuf>>>) {
+        let packages = Arc::new(Mutex::new(Vec::new()));
+        let found = Arc::clone(&packages);
+        let root = self.root.to_path_buf();
+        let walk = ignore::WalkBuilder::new(self.root.join(dir))
+            .hidden(false)
+            .follow_links(false)
+            .require_git(false)
+            .max_depth(depth)
+            .filter_entry(move |entry| {
+                let name = entry.file_name().to_string_lossy();
+                if entry.path() == root {
+                    return true;
+                }
+                let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+                if is_dir && (scan::IGNORED_DIRS.contains(&name.as_ref()) || PROJECT_IGNORED.contains(&name.as_ref())) {
+                    return false;
+                }
+                // A package made from the project holds copies of its artifacts, not new ones.
+                if is_dir && entry.path().join(MANIFEST_FILE).is_file() {
+                    if let Ok(mut list) = found.lock() {
+                        list.push(entry.path().to_path_buf());
+                    }
+                    return false;
+                }
+                true
+            })
+            .build();
+        (walk, packages)
+    }
+
+    fn relative(&self, path: &Path) -> Option<String> {
+        let rest = path.strip_prefix(self.root).ok()?.to_str()?;
+        Some(rest.to_string())
+    }
+
+    fn count(&mut self) -> Result<()> {
+        self.seen += 1;
+        if self.seen > self.max_entries {
+            return Err(too_large(self.root, self.max_entries));
+        }
+        Ok(())
+    }
+
+    /// Records everything under `dir` (relative, itself included).
+    fn walk_into(&mut self, tree: &mut Tree, dir: &str) -> Result<()> {
+        let (walk, packages) = self.builder(dir, None);
+        for entry in walk {
+            let entry = entry.map_err(|e| {
+                Error::new(
+                    ErrorCode::IoError,
+                    format!("cannot read the project `{}`", self.root.display()),
+                )
+                .with_hint("check the permissions of the project folder")
+                .with_source(e)
+            })?;
+            self.record(tree, entry.path(), entry.file_type())?;
+        }
+        self.record_packages(tree, &packages)
+    }
+
+    fn record(&mut self, tree: &mut Tree, path: &Path, file_type: Option<std::fs::FileType>) -> Result<()> {
+        let Some(relative) = self.relative(path) else {
+            return Ok(());
+        };
+        match file_type {
+            Some(t) if t.is_dir() => {
+                self.count()?;
+                let mtime = dir_mtime(path, self.now).unwrap_or(-1);
+                tree.dirs.insert(relative, mtime);
+            }
+            Some(t) if t.is_file() => {
+                self.count()?;
+                if let Some(stat) = file_stat(path, self.now) {
+                    tree.files.insert(relative, stat);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn record_packages(&mut self, tree: &mut Tree, packages: &Mutex<Vec<PathBuf>>) -> Result<()> {
+        let list = packages.lock().map(|l| l.clone()).unwrap_or_default();
+        for path in list {
+            if let Some(relative) = self.relative(&path) {
+                self.count()?;
+                tree.dirs.insert(relative, dir_mtime(&path, self.now).unwrap_or(-1));
+            }
+        }
+        Ok(())
+    }
+
+    /// Lists `dir` again after its mtime moved; `true` when an ignore file came
+    /// or went (the whole tree must be walked again).
+    fn relist(&mut self, tree: &mut Tree, dir: &str) -> Result<bool> {
+        let full = self.root.join(dir);
+        let Some(mtime) = dir_mtime(&full, self.now) else {
+            remove_under(tree, dir, true);
+            return Ok(false);
+        };
+        tree.dirs.insert(dir.to_string(), mtime);
+        if !dir.is_empty() && full.join(MANIFEST_FILE).is_file() {
+            remove_under(tree, dir, false);
+            return Ok(false);
+        }
+        let (walk, packages) = self.builder(dir, Some(1));
+        let mut listed_files = Vec::new();
+        let mut listed_dirs = Vec::new();
+        for entry in walk.flatten() {
+            if entry.depth() == 0 {
+                continue;
+            }
+            let Some(relative) = self.relative(entry.path()) else {
+                continue;
+            };
+            match entry.file_type() {
+                Some(t) if t.is_dir() => {
+                    if !tree.dirs.contains_key(&relative) {
+                        self.walk_into(tree, &relative)?;
+                    }
+                    listed_dirs.push(relative);
+                }
+                Some(t) if t.is_file() => {
+                    if !tree.files.contains_key(&relative) {
+                        if is_ignore_file(&relative) {
+                            return Ok(true);
+                        }
+                        self.record(tree, entry.path(), entry.file_type())?;
+                    }
+                    listed_files.push(relative);
+                }
+                _ => {}
+            }
+        }
+        for path in packages.lock().map(|l| l.clone()).unwrap_or_default() {
+            if let Some(relative) = self.relative(&path) {
+                if !tree.dirs.contains_key(&relative) {
+                    self.count()?;
+                    tree.dirs
+                        .insert(relative.clone(), dir_mtime(&path, self.now).unwrap_or(-1));
+                }
+                remove_under(tree, &relative, false);
+                listed_dirs.push(relative);
+            }
+        }
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
+        let gone_files: Vec<String> = children(&tree.files, &prefix)
+            .filter(|p| !listed_files.contains(p))
+            .collect();
+        for path in gone_files {
+            if is_ignore_file(&path) {
+                return Ok(true);
+            }
+            tree.files.remove(&path);
+        }
+        let gone_dirs: Vec<String> = children(&tree.dirs, &prefix)
+            .filter(|p| !listed_dirs.contains(p))
+            .collect();
+        for path in gone_dirs {
+            remove_under(tree, &path, true);
+        }
+        Ok(false)
+    }
+}
+
+/// Direct children of the folder `prefix` (`""` or ending in `/`) among `map`'s keys.
+fn children<'m, V>(map: &'m BTreeMap<String, V>, prefix: &'m str) -> impl Iterator<Item = String> + 'm {
+    map.range::<str, _>((std::ops::Bound::Included(prefix), std::ops::Bound::Unbounded))
+        .map(|(k, _)| k)
+        .take_while(move |k| k.starts_with(prefix))
+        .filter(move |k| !k.is_empty() && !k[prefix.len()..].contains('/'))
+        .cloned()
+}
+
+/// Forgets everything below `dir`, and `dir` itself when `itself`.
+fn remove_under(tree: &mut Tree, dir: &str, itself: bool) {
+    if itself {
+        tree.dirs.remove(dir);
+    }
+    let prefix = if dir.is_empty() {
+        String::new()
+    } else {
+        format!("{dir}/")
+    };
+    let below = |k: &String| k.starts_with(&prefix) && !k.is_empty() && k.as_str() != dir;
+    tree.dirs.retain(|k, _| !below(k));
+    tree.files.retain(|k, _| !below(k));
+}
+
+fn is_ignore_file(path: &str) -> bool {
+    IGNORE_FILES.contains(&path.rsplit('/').next().unwrap_or(path))
+}
+
+fn now_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
+}
+
+fn mtime_ns(meta: &std::fs::Metadata, now: i64) -> i64 {
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+        .map_or(-1, |d| d.as_nanos() as i64);
+    trusted(mtime, now)
+}
+
+/// `mtime`, or `-1` when it is unknown or too close to `now` to trust.
+fn trusted(mtime: i64, now: i64) -> i64 {
+    if mtime < 0 || now - mtime < RACY_NS { -1 } else { mtime }
+}
+
+/// A folder's recorded mtime, `None` when it is gone or not a folder (a link is not).
+fn dir_mtime(path: &Path, now: i64) -> Option<i64> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    meta.is_dir().then(|| mtime_ns(&meta, now))
+}
+
+/// A plain file's stat data, `None` when it is gone or not a plain file.
+fn file_stat(path: &Path, now: i64) -> Option<FileStat> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    meta.is_file().then(|| FileStat {
+        size: meta.len(),
+        mtime_ns: mtime_ns(&meta, now),
+        inode: meta.ino(),
+    })
+}
+
+/// The error for a project folder past the walk's bound.
+pub fn too_large(root: &Path, max_entries: usize) -> Error {
+    Error::new(
+        ErrorCode::ProjectTooLarge,
+        format!(
+            "`{}` holds more than {max_entries} files and folders, far more than a project",
+            root.display()
+        ),
+    )
+    .with_hint(
+        "run aam inside your project folder, pass `--source <name>` to list only a source, \
+         or pass `--large-project` (`large_project`) to index it anyway",
+    )
+}

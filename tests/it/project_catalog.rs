@@ -1,0 +1,273 @@
+//! The project's own artifacts kept in the catalog (V10): indexed once, then
+//! kept current from stat data, so `source candidates` never walks the tree
+//! again. Real git repositories and plain folders, the real binary and catalog.
+
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+
+use crate::support::{Repo, TestEnv, skill};
+
+/// `source candidates --source local` in `project`: `type path name` rows and the total.
+fn local(env: &TestEnv, project: &Path) -> (Vec<String>, u64) {
+    let page = env
+        .aam_in(project, &["--json", "source", "candidates", "--source", "local"])
+        .ok_json();
+    (rows(&page), page["total"].as_u64().unwrap())
+}
+
+fn rows(page: &Value) -> Vec<String> {
+    page["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {} {} {}",
+                c["source"].as_str().unwrap(),
+                c["type"].as_str().unwrap(),
+                c["path"].as_str().unwrap(),
+                c["name"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+/// Sets the mtime of every file and folder under `dir` an hour back, so the
+/// recorded stat data is trusted (not within the racy window of a fresh write).
+fn age(dir: &Path) {
+    let past = SystemTime::now() - Duration::from_secs(3600);
+    for entry in walk(dir) {
+        let file = std::fs::File::open(&entry).unwrap();
+        file.set_modified(past).unwrap();
+    }
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = vec![dir.to_path_buf()];
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let kind = entry.file_type().unwrap();
+        if kind.is_dir() && entry.file_name() != ".git" {
+            out.extend(walk(&entry.path()));
+        } else if kind.is_file() {
+            out.push(entry.path());
+        }
+    }
+    out
+}
+
+fn project(env: &TestEnv) -> Repo {
+    let project = env.repo("project");
+    project
+        .write("skills/alpha/SKILL.md", skill("alpha", "First"))
+        .write("skills/beta/SKILL.md", skill("beta", "Second"))
+        .write(".claude/agents/helper.md", "---\nname: helper\n---\n")
+        .write("src/main.rs", "fn main() {}\n");
+    project
+}
+
+#[test]
+fn edits_additions_and_deletions_are_seen_and_unchanged_files_are_not_read() {
+    let env = TestEnv::new();
+    let project = project(&env);
+    project.commit("c1");
+    age(&project.dir);
+    let (first, total) = local(&env, &project.dir);
+    assert_eq!(
+        first,
+        [
+            "local agent .claude/agents/helper.md helper",
+            "local skill skills/alpha alpha",
+            "local skill skills/beta beta",
+        ]
+    );
+    assert_eq!(total, 3);
+
+    // An edit that keeps size, mtime and inode is invisible to stat data: the
+    // file is not read again, proof that a call reads only what moved.
+    let alpha = project.dir.join("skills/alpha/SKILL.md");
+    let recorded = std::fs::metadata(&alpha).unwrap().modified().unwrap();
+    std::fs::write(&alpha, skill("ALPHA", "First")).unwrap();
+    std::fs::File::open(&alpha).unwrap().set_modified(recorded).unwrap();
+    assert_eq!(local(&env, &project.dir).0, first);
+
+    // A real edit is seen on the next call.
+    project.write("skills/beta/SKILL.md", skill("beta-renamed", "Second, edited"));
+    let (after_edit, _) = local(&env, &project.dir);
+    assert_eq!(after_edit[2], "local skill skills/beta beta-renamed");
+
+    // Additions and deletions, in folders old and new.
+    project.write("skills/gamma/SKILL.md", skill("gamma", "Third"));
+    project.write("prompts/deep/new.prompt.md", "# New\n");
+    project.remove("skills/alpha");
+    let (changed, total) = local(&env, &project.dir);
+    assert_eq!(
+        changed,
+        [
+            "local agent .claude/agents/helper.md helper",
+            "local prompt prompts/deep/new.prompt.md new",
+            "local skill skills/beta beta-renamed",
+            "local skill skills/gamma gamma",
+        ]
+    );
+    assert_eq!(total, 4);
+
+    // A new ignore rule walks the tree again and drops what it ignores.
+    project.write(".gitignore", "skills/gamma/\n");
+    let (ignored, _) = local(&env, &project.dir);
+    assert!(!ignored.iter().any(|r| r.contains("gamma")), "{ignored:?}");
+    age(&project.dir);
+    local(&env, &project.dir);
+    project.remove(".gitignore");
+    age(&project.dir);
+    assert!(local(&env, &project.dir).0.iter().any(|r| r.contains("gamma")));
+
+    // A folder that becomes a package holds copies: its inside stops counting.
+    project.write("skills/aam.yaml", "name: kit\n");
+    assert_eq!(local(&env, &project.dir).1, 2);
+    project.remove("skills/aam.yaml");
+    assert_eq!(local(&env, &project.dir).1, 4);
+
+    // The catalog holds one row per artifact, keyed by the canonical root.
+    let root = project.dir.canonicalize().unwrap();
+    let counted = env.query(
+        "SELECT CAST(COUNT(*) AS TEXT) FROM project_artifacts a JOIN projects p ON p.id = a.project_id WHERE p.root = ?1",
+        &[root.to_str().unwrap()],
+    );
+    assert_eq!(counted, ["4"]);
+}
+
+#[test]
+fn a_plain_folder_is_a_project_too() {
+    let env = TestEnv::new();
+    let dir = env.path("plain");
+    let folder = Repo { dir: dir.clone() };
+    folder
+        .write("skills/one/SKILL.md", skill("one", "One"))
+        .write("node_modules/dep/skills/two/SKILL.md", skill("two", "Vendored"))
+        .write(".aam/packages/x/skills/copy/SKILL.md", skill("copy", "Installed copy"));
+    age(&dir);
+    assert_eq!(local(&env, &dir).0, ["local skill skills/one one"]);
+    folder.write("skills/one/SKILL.md", skill("uno", "One, renamed"));
+    folder.write("agents/a.md", "---\nname: a\n---\n");
+    assert_eq!(
+        local(&env, &dir).0,
+        ["local agent agents/a.md a", "local skill skills/one uno"]
+    );
+}
+
+#[test]
+fn links_out_of_the_project_are_never_followed() {
+    let env = TestEnv::new();
+    let outside = Repo {
+        dir: env.path("outside"),
+    };
+    outside
+        .write("skills/secret/SKILL.md", skill("secret", "Outside"))
+        .write("agents/secret.md", "---\nname: secret-agent\n---\n");
+    let project = project(&env);
+    project
+        .symlink("linked", outside.path())
+        .symlink("skills/linked-skill", &format!("{}/skills/secret", outside.path()))
+        .symlink("agents/linked.md", &format!("{}/agents/secret.md", outside.path()))
+        .symlink(
+            "skills/alias/SKILL.md",
+            &format!("{}/skills/secret/SKILL.md", outside.path()),
+        );
+    let (found, _) = local(&env, &project.dir);
+    assert!(
+        !found.iter().any(|r| r.contains("secret") || r.contains("linked")),
+        "{found:?}"
+    );
+    assert!(!found.iter().any(|r| r.contains("alias")), "{found:?}");
+    assert_eq!(found.len(), 3);
+}
+
+#[test]
+fn folders_far_larger_than_a_project_are_refused_unless_asked() {
+    let env = TestEnv::new();
+    let project = project(&env);
+    let args = ["--json", "source", "candidates"];
+    let refused = env.aam_with(&project.dir, &[("AAM_PROJECT_MAX_ENTRIES", "5")], &args);
+    let body = refused.err("AAM_PROJECT_TOO_LARGE");
+    assert!(body["hint"].as_str().unwrap().contains("--large-project"), "{body}");
+    let forced = env.aam_with(
+        &project.dir,
+        &[("AAM_PROJECT_MAX_ENTRIES", "5")],
+        &["--json", "source", "candidates", "--large-project"],
+    );
+    assert_eq!(forced.ok_json()["total"], 3);
+    // Another source's candidates need no walk of the project.
+    let other = env.aam_with(
+        &project.dir,
+        &[("AAM_PROJECT_MAX_ENTRIES", "5")],
+        &["--json", "source", "candidates", "--source", "nope"],
+    );
+    other.err("AAM_SOURCE_NOT_FOUND");
+
+    // The home folder is no project, however small.
+    let home = env.user_home();
+    std::fs::create_dir_all(home.join("skills/x")).unwrap();
+    std::fs::write(home.join("skills/x/SKILL.md"), skill("x", "X")).unwrap();
+    env.aam_in(&home, &args).err("AAM_PROJECT_TOO_LARGE");
+    let forced = env.aam_in(&home, &["--json", "source", "candidates", "--large-project"]);
+    assert_eq!(forced.ok_json()["total"], 1);
+}
+
+#[test]
+fn a_project_registered_as_a_source_is_counted_once() {
+    let env = TestEnv::new();
+    let project = project(&env);
+    project.commit("c1");
+    env.aam_in(&project.dir, &["--json", "source", "add", "."]).ok_json();
+    // Not yet committed: only the working tree has it.
+    project.write("skills/fresh/SKILL.md", skill("fresh", "Uncommitted"));
+    let page = env.aam_in(&project.dir, &["--json", "source", "candidates"]).ok_json();
+    assert_eq!(
+        rows(&page),
+        [
+            "local skill skills/fresh fresh",
+            "project agent .claude/agents/helper.md helper",
+            "project skill skills/alpha alpha",
+            "project skill skills/beta beta",
+        ]
+    );
+    assert_eq!(page["total"], 4);
+    assert_eq!(local(&env, &project.dir).1, 1);
+}
+
+#[test]
+fn concurrent_calls_agree_and_leave_the_catalog_consistent() {
+    let env = TestEnv::new();
+    let project = project(&env);
+    for i in 0..40 {
+        project.write(&format!("skills/s{i:02}/SKILL.md"), skill(&format!("s{i:02}"), "Many"));
+    }
+    let expected = 43;
+    std::thread::scope(|scope| {
+        let calls: Vec<_> = (0..4).map(|_| scope.spawn(|| local(&env, &project.dir))).collect();
+        for call in calls {
+            let (found, total) = call.join().unwrap();
+            assert_eq!((found.len() as u64, total), (expected, expected));
+        }
+    });
+    project.remove("skills/s00");
+    project.write("skills/s01/SKILL.md", skill("renamed", "Edited"));
+    std::thread::scope(|scope| {
+        let calls: Vec<_> = (0..4).map(|_| scope.spawn(|| local(&env, &project.dir))).collect();
+        for call in calls {
+            let (found, total) = call.join().unwrap();
+            assert_eq!(total, expected - 1);
+            assert!(
+                found.contains(&"local skill skills/s01 renamed".to_string()),
+                "{found:?}"
+            );
+        }
+    });
+    let rows = env.query("SELECT CAST(COUNT(*) AS TEXT) FROM project_artifacts", &[]);
+    assert_eq!(rows, [(expected - 1).to_string()]);
+    let projects = env.query("SELECT CAST(COUNT(*) AS TEXT) FROM projects", &[]);
+    assert_eq!(projects, ["1"]);
+}
