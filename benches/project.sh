@@ -27,20 +27,7 @@ aam="$root/target/release/aam"
 mkdir -p "$work"
 uptime
 
-time_ms() {
-  local start end
-  start=$(date +%s%N)
-  "$@" > /dev/null
-  end=$(date +%s%N)
-  echo $(( (end - start) / 1000000 ))
-}
-
-report() {
-  local label=$1; shift
-  printf '%s\n' "$@" | sort -n | awk -v label="$label" '
-    { t[NR] = $1 }
-    END { printf "%-44s min %6d ms   median %6d ms   (%d runs)\n", label, t[1], t[int((NR + 1) / 2)], NR }'
-}
+. "$root/benches/timing.sh"
 
 for n in $sizes; do
   project="$work/project-$n"

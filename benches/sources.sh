@@ -21,22 +21,7 @@ aam="$root/target/release/aam"
 (cd "$root" && cargo build --release --quiet)
 mkdir -p "$work"
 
-# time_ms CMD...: wall time of one run in milliseconds (output discarded).
-time_ms() {
-  local start end
-  start=$(date +%s%N)
-  "$@" > /dev/null
-  end=$(date +%s%N)
-  echo $(( (end - start) / 1000000 ))
-}
-
-# report LABEL TIMES...: min and median of the given millisecond figures.
-report() {
-  local label=$1; shift
-  printf '%s\n' "$@" | sort -n | awk -v label="$label" '
-    { t[NR] = $1 }
-    END { printf "%-34s min %6d ms   median %6d ms   (%d runs)\n", label, t[1], t[int((NR + 1) / 2)], NR }'
-}
+. "$root/benches/timing.sh"
 
 for n in $sizes; do
   corpus="$work/corpus-$n"
