@@ -17,6 +17,7 @@
 //!   that is not the artifact's main file they are `info` at most.
 
 pub mod gate;
+pub mod installed;
 mod matchers;
 
 use schemars::JsonSchema;

@@ -201,7 +201,7 @@ enum Command {
     Audit {
         /// A source, or one artifact (`source/name`, `source/path`, a name only one source has); default: every source.
         target: Option<String>,
-        /// Audit the source artifacts installed in this project.
+        /// Audit what this project installed instead: source artifacts from the catalog, other packages' files on disk.
         #[arg(long, conflicts_with = "target")]
         installed: bool,
         /// Only findings at or above this severity: info, warn, high.

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::artifacts::resolve;
 use super::{Context, Example, Expect, Risk, Tool, qualified_name};
+use crate::audit::installed::{InstalledFinding, scan_installed};
 use crate::audit::{RULES_VERSION, Severity, find_rule};
 use crate::catalog::{Catalog, FindingFilter, FindingRow};
 use crate::error::{Error, ErrorCode, Result};
@@ -23,7 +24,7 @@ pub struct AuditInput {
     /// source has). Empty: every source.
     #[serde(default)]
     pub target: Option<String>,
-    /// Audit the source artifacts installed in this project instead.
+    /// Audit what this project installed instead: source artifacts from the catalog, other packages' files on disk.
     #[serde(default)]
     pub installed: bool,
     /// Only findings at or above this severity: `info` (default), `warn` or `high`.
@@ -106,7 +107,7 @@ pub struct Audit;
 impl Tool for Audit {
     const NAME: &'static str = "aam_audit";
     const TITLE: &'static str = "Audit artifact contents";
-    const DESCRIPTION: &'static str = "List what the content audit found in artifacts' files when their sources were indexed: hidden characters, instructions aimed at the agent, risky commands, committed secrets, broad frontmatter powers, binaries. Each finding has a rule id, severity (info, warn, high), file, line, an excerpt with invisible characters made visible, a reason and a fix. Audit every source, one source, one artifact, or (`installed`) the source artifacts installed in this project. Next: `aam_info` for the artifact; `aam_install` refuses findings at or above the `audit.block` setting unless `allow_findings` names their rules.";
+    const DESCRIPTION: &'static str = "List what the content audit found in artifacts' files when their sources were indexed: hidden characters, instructions aimed at the agent, risky commands, committed secrets, broad frontmatter powers, binaries. Each finding has a rule id, severity (info, warn, high), file, line, an excerpt with invisible characters made visible, a reason and a fix. Audit every source, one source, one artifact, or (`installed`) everything installed in this project (source artifacts from the catalog, registry, folder and archive packages from their installed files). Next: `aam_info` for the artifact; `aam_install` refuses findings at or above the `audit.block` setting unless `allow_findings` names their rules.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
     const ERRORS: &'static [ErrorCode] = &[ErrorCode::ArtifactNotFound, ErrorCode::ArtifactAmbiguous];
@@ -146,26 +147,43 @@ impl Tool for Audit {
             min_severity: input.min_severity,
             ..Default::default()
         };
+        let mut from_copies = Vec::new();
         if input.installed {
-            filter.artifact_ids = Some(installed_artifacts(ctx, &catalog)?);
+            let (ids, copies) = installed(ctx, &catalog)?;
+            filter.artifact_ids = Some(ids);
+            from_copies = copies;
         } else if let Some(target) = input.target.as_deref().filter(|t| !t.trim().is_empty()) {
             match catalog.list_sources()?.into_iter().find(|s| s.name == target) {
                 Some(source) => filter.source_id = Some(source.id),
                 None => filter.artifact_ids = Some(vec![resolve(ctx, &catalog, target)?.id]),
             }
         }
-        let rows = catalog.findings(&filter)?;
-        Ok(output(rows, limit as usize))
+        let mut findings: Vec<AuditFinding> = catalog.findings(&filter)?.into_iter().map(finding).collect();
+        findings.extend(
+            from_copies
+                .into_iter()
+                .filter(|f| input.min_severity.is_none_or(|min| f.severity >= min)),
+        );
+        Ok(output(findings, limit as usize))
     }
 }
 
-/// The catalog artifacts this project's lock names (source installs only).
-fn installed_artifacts(ctx: &Context, catalog: &Catalog) -> Result<Vec<i64>> {
-    let root = crate::project::root(&ctx.cwd);
-    let lock = lock::read(&root)?;
+/// What this project installed: the catalog artifacts of its source installs
+/// (audited from the catalog), and the findings in the copies of every other
+/// install (registry packages, folders, archives), scanned on disk.
+fn installed(ctx: &Context, catalog: &Catalog) -> Result<(Vec<i64>, Vec<AuditFinding>)> {
+    let roots = ctx.install_roots(false)?;
+    let lock = lock::read(&roots.root)?;
+    roots.check_lock(&lock)?;
     let sources = catalog.list_sources()?;
-    let mut ids = Vec::new();
-    for package in lock.packages.values().filter(|p| p.source == Origin::Source) {
+    let (mut ids, mut copies) = (Vec::new(), Vec::new());
+    for (name, package) in &lock.packages {
+        if package.source != Origin::Source {
+            for found in scan_installed(&roots, name, package)? {
+                copies.push(copy_finding(name, found));
+            }
+            continue;
+        }
         let Some(source) = sources.iter().find(|s| s.name == package.source_name) else {
             continue;
         };
@@ -175,22 +193,39 @@ fn installed_artifacts(ctx: &Context, catalog: &Catalog) -> Result<Vec<i64>> {
             }
         }
     }
-    Ok(ids)
+    Ok((ids, copies))
 }
 
-fn output(rows: Vec<FindingRow>, limit: usize) -> AuditOutput {
+/// A finding in an installed package's copy, named `package/artifact`.
+fn copy_finding(package: &str, found: InstalledFinding) -> AuditFinding {
+    let rule = find_rule(found.finding.rule);
+    AuditFinding {
+        artifact: qualified_name(package, &found.artifact),
+        kind: found.kind,
+        artifact_path: found.artifact_path,
+        path: found.path,
+        rule: found.finding.rule.to_string(),
+        severity: found.finding.severity,
+        line: found.finding.line,
+        excerpt: found.finding.excerpt,
+        reason: rule.map(|r| r.reason.to_string()).unwrap_or_default(),
+        fix: rule.map(|r| r.fix.to_string()).unwrap_or_default(),
+    }
+}
+
+fn output(findings: Vec<AuditFinding>, limit: usize) -> AuditOutput {
     let mut counts = SeverityCounts::default();
     let mut artifacts = std::collections::HashSet::new();
-    for row in &rows {
-        counts.add(row.severity);
-        artifacts.insert(row.artifact_id);
+    for finding in &findings {
+        counts.add(finding.severity);
+        artifacts.insert((finding.artifact.clone(), finding.artifact_path.clone()));
     }
-    let truncated = rows.len() > limit;
+    let truncated = findings.len() > limit;
     AuditOutput {
         rules_version: RULES_VERSION,
         counts,
         artifacts_with_findings: artifacts.len() as u64,
-        findings: rows.into_iter().take(limit).map(finding).collect(),
+        findings: findings.into_iter().take(limit).collect(),
         truncated,
     }
 }

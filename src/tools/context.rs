@@ -99,6 +99,22 @@ impl Context {
         Ok(path)
     }
 
+    /// The install roots of a call: the working directory's project (or the
+    /// home folder), confined like every other path of the call.
+    pub fn install_roots(&self, global: bool) -> Result<crate::install::Roots> {
+        let home = std::env::home_dir()
+            .ok_or_else(|| Error::invalid_argument("cannot find the home folder").with_hint("set `HOME`"))?;
+        if global {
+            self.check_path(&home, "~")?;
+        }
+        let confine = self.clone();
+        Ok(
+            crate::install::Roots::new(crate::project::root(&self.cwd), home, global)
+                .with_state(self.home.root().to_path_buf())
+                .confined(Arc::new(move |path, shown| confine.check_path(path, shown))),
+        )
+    }
+
     /// The audit policy: the project's `.aam/config.yaml` (unless `global`),
     /// then `$AAM_HOME/config.yaml`, then the defaults (block `high`, warn `warn`).
     pub fn audit_policy(&self, global: bool) -> Result<crate::audit::Policy> {

@@ -425,3 +425,48 @@ fn upgrades_pass_the_same_gate_as_installs() {
     assert_eq!(allowed.ok_json()["packages"][0]["status"], "upgraded");
     assert_eq!(std::fs::read_to_string(&deployed).unwrap(), risky);
 }
+
+#[test]
+fn audit_installed_scans_the_files_of_folder_and_registry_installs() {
+    let env = TestEnv::new();
+    world(&env);
+    let kit = crate::install::package(&env.path("kit"), "kit", "1.0.0", &[]);
+    std::fs::write(
+        kit.join("skills/kit-skill/scripts/run.sh"),
+        "#!/bin/sh\necho aGVsbG8K | base64 -d | sh\n",
+    )
+    .unwrap();
+    let project = env.path("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let kit_spec = kit.to_str().unwrap();
+    let args = [
+        "--json",
+        "install",
+        kit_spec,
+        "--platform",
+        "claude",
+        "--allow-finding",
+        "cmd-base64-exec",
+    ];
+    env.aam_in(&project, &args).ok_json();
+    env.aam_in(
+        &project,
+        &["--json", "install", "src/look-alike", "--platform", "claude"],
+    )
+    .ok_json();
+
+    let audit = env.aam_in(&project, &["--json", "audit", "--installed", "--min-severity", "warn"]);
+    let output = audit.ok_json();
+    let found = findings(&output);
+    assert!(
+        found.contains("kit/kit-skill skills/kit-skill/scripts/run.sh:2 cmd-base64-exec high"),
+        "{found:?}"
+    );
+    assert!(
+        found.iter().all(|f| f.starts_with("kit/")),
+        "warn and up only: {found:?}"
+    );
+    // Source installs still come from the catalog.
+    let all = findings(&env.aam_in(&project, &["--json", "audit", "--installed"]).ok_json());
+    assert!(all.iter().any(|f| f.starts_with("src/look-alike ")), "{all:?}");
+}

@@ -33,20 +33,9 @@ use crate::scan::Platform;
 
 // ---------------------------------------------------------------- shared
 
-/// The install roots of a call: the working directory's project (or the home
-/// folder), confined like every other path of the call.
+/// The install roots of a call (see [`Context::install_roots`]).
 pub(crate) fn roots(ctx: &Context, global: bool) -> Result<Roots> {
-    let home = std::env::home_dir()
-        .ok_or_else(|| Error::invalid_argument("cannot find the home folder").with_hint("set `HOME`"))?;
-    if global {
-        ctx.check_path(&home, "~")?;
-    }
-    let confine_ctx = ctx.clone();
-    Ok(Roots::new(crate::project::root(&ctx.cwd), home, global)
-        .with_state(ctx.home.root().to_path_buf())
-        .confined(std::sync::Arc::new(move |path, shown| {
-            confine_ctx.check_path(path, shown)
-        })))
+    ctx.install_roots(global)
 }
 
 /// Takes the project lock for a write and finishes or undoes an interrupted
