@@ -122,6 +122,27 @@ pub struct Settings {
     /// The install policy over content-audit findings (`docs/audit.md`).
     #[serde(default, skip_serializing_if = "AuditSettings::is_unset")]
     pub audit: AuditSettings,
+    /// Time limits of remote fetches (`docs/sources.md`).
+    #[serde(default, skip_serializing_if = "FetchSettings::is_unset")]
+    pub fetch: FetchSettings,
+}
+
+/// `fetch.timeout` and `fetch.stall_timeout`, in whole seconds.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FetchSettings {
+    /// The whole fetch, retries included (default 30).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<u64>,
+    /// The longest wait for the server's next bytes (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_timeout: Option<u64>,
+}
+
+impl FetchSettings {
+    /// Whether neither is set.
+    pub fn is_unset(&self) -> bool {
+        self.timeout.is_none() && self.stall_timeout.is_none()
+    }
 }
 
 /// `audit.block` and `audit.warn`: severities (`info`, `warn`, `high`, or `off`).

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::catalog::SourceRecord;
 use crate::error::{Error, Result};
 use crate::progress::Progress;
-use crate::sources::git::{GitCache, Oid, RefWant};
+use crate::sources::git::{FetchLimits, GitCache, Oid, RefWant};
 
 /// The private ref namespace of a source in its cache.
 fn ref_namespace(name: &str) -> String {
@@ -73,7 +73,7 @@ pub fn holds_head(caches: &Path, source: &SourceRecord) -> Option<bool> {
 
 /// Fetches a source's indexed commit into its cache again (recreating a missing
 /// or damaged cache), leaving the catalog as it is.
-pub fn restore(caches: &Path, source: &SourceRecord, progress: &dyn Progress) -> Result<()> {
+pub fn restore(caches: &Path, source: &SourceRecord, limits: FetchLimits, progress: &dyn Progress) -> Result<()> {
     let Some(sha) = source.head_commit.as_deref() else {
         return Ok(());
     };
@@ -84,6 +84,7 @@ pub fn restore(caches: &Path, source: &SourceRecord, progress: &dyn Progress) ->
         &RefWant::Named(sha.to_string()),
         &head_ref(&source.name),
         created,
+        limits,
     );
     progress.finish();
     fetched?;

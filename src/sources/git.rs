@@ -172,35 +172,48 @@ pub struct FetchLimits {
     pub total: Duration,
     /// Opening the connection (TCP and TLS).
     pub connect: Duration,
+    /// The longest wait for the server's next bytes (an answer, or more of one): a stall.
+    pub stall: Duration,
 }
 
 impl FetchLimits {
     /// The environment variable that sets [`FetchLimits::total`], in seconds.
-    pub const ENV: &'static str = "AAM_FETCH_TIMEOUT";
+    pub const TOTAL_ENV: &'static str = "AAM_FETCH_TIMEOUT";
+    /// The environment variable that sets [`FetchLimits::stall`], in seconds.
+    pub const STALL_ENV: &'static str = "AAM_FETCH_STALL_TIMEOUT";
+    /// The whole operation's default, in seconds.
+    pub const DEFAULT_TOTAL: u64 = 30;
+    /// The stall limit's default, in seconds.
+    pub const DEFAULT_STALL: u64 = 10;
 
-    /// `total` in all; connecting gets at most 5 s of it.
-    pub fn with_total(total: Duration) -> Self {
+    /// `total` in all; connecting gets at most 5 s of it, and no stall outlasts it.
+    pub fn new(total: Duration, stall: Duration) -> Self {
         Self {
             total,
             connect: total.min(Duration::from_secs(5)),
+            stall: stall.min(total),
         }
     }
 
-    /// From `AAM_FETCH_TIMEOUT` (whole seconds, at least 1; 30 when unset); a value that is no
-    /// such number is reported and the default used.
-    pub fn from_env() -> Self {
-        let default = Duration::from_secs(30);
-        let total = match std::env::var(Self::ENV) {
-            Err(_) => default,
-            Ok(v) => match v.trim().parse::<u64>() {
-                Ok(secs) if secs >= 1 => Duration::from_secs(secs),
+    /// The settings' values (whole seconds), each overridden by its environment variable
+    /// (`AAM_FETCH_TIMEOUT`, `AAM_FETCH_STALL_TIMEOUT`); unset ones take the defaults
+    /// (30 s, 10 s). An environment value that is no whole number of at least 1 is
+    /// reported and ignored.
+    pub fn resolve(total: Option<u64>, stall: Option<u64>) -> Self {
+        let pick = |env: &str, setting: Option<u64>, default: u64| {
+            let from_env = std::env::var(env).ok().and_then(|v| match v.trim().parse::<u64>() {
+                Ok(secs) if secs >= 1 => Some(secs),
                 _ => {
-                    tracing::warn!("`{}={v}` is not a number of seconds (at least 1); using 30", Self::ENV);
-                    default
+                    tracing::warn!("`{env}={v}` is not a number of seconds (at least 1); ignoring it");
+                    None
                 }
-            },
+            });
+            Duration::from_secs(from_env.or(setting).unwrap_or(default))
         };
-        Self::with_total(total)
+        Self::new(
+            pick(Self::TOTAL_ENV, total, Self::DEFAULT_TOTAL),
+            pick(Self::STALL_ENV, stall, Self::DEFAULT_STALL),
+        )
     }
 }
 
@@ -249,12 +262,18 @@ impl GitCache {
 
     /// Fetches `want` from `url` into the local ref `dst`. Local repositories
     /// (`file://`) are read in-process; remotes go through gix's fetch protocol.
-    pub fn fetch(&self, url: &str, want: &RefWant, dst: &str, first_fetch: bool) -> Result<Fetched> {
+    pub fn fetch(
+        &self,
+        url: &str,
+        want: &RefWant,
+        dst: &str,
+        first_fetch: bool,
+        limits: FetchLimits,
+    ) -> Result<Fetched> {
         if let Some(path) = url.strip_prefix("file://") {
             return self.fetch_local(Path::new(path), want, dst, first_fetch);
         }
         let remote_url = || redact_url(url);
-        let limits = FetchLimits::from_env();
         let deadline = Instant::now() + limits.total;
         let attempts = 3;
         let mut delay = Duration::from_millis(500);
@@ -274,7 +293,7 @@ impl GitCache {
                         attempt += 1;
                         continue;
                     }
-                    return Err(fetch_error(failure, &remote_url(), first_fetch, attempt, limits.total).with_source(e));
+                    return Err(fetch_error(failure, &remote_url(), first_fetch, attempt, limits).with_source(e));
                 }
             }
         }
@@ -420,9 +439,16 @@ impl GitCache {
             .saturating_duration_since(Instant::now())
             .max(Duration::from_secs(1));
         let backend = http::reqwest::Options {
-            configure_client: Some(Box::new(move |builder| {
-                // A stall ends with the request's whole bound: the blocking client has no read timeout.
-                Ok(builder.connect_timeout(limits.connect.min(left)).timeout(left))
+            // The blocking client's own timeout bounds each wait (for the answer, then for
+            // every read of the body): the stall limit. The whole-operation bound is the
+            // async client's, which also covers the body, so a trickle cannot outlast it.
+            configure_client: Some(Box::new(move |_| {
+                Ok(
+                    reqwest::blocking::ClientBuilder::from(reqwest::ClientBuilder::new().timeout(left))
+                        .http1_title_case_headers()
+                        .connect_timeout(limits.connect.min(left))
+                        .timeout(limits.stall.min(left)),
+                )
             })),
             configure_request: None,
         };
@@ -870,7 +896,7 @@ fn classify_messages(messages: &[String], cause: Cause) -> Failure {
     }
 }
 
-fn fetch_error(failure: Failure, url: &str, first_fetch: bool, attempts: u32, total: Duration) -> Error {
+fn fetch_error(failure: Failure, url: &str, first_fetch: bool, attempts: u32, limits: FetchLimits) -> Error {
     let (code, verb) = if first_fetch {
         (ErrorCode::GitCloneFailed, "clone")
     } else {
@@ -904,13 +930,15 @@ fn fetch_error(failure: Failure, url: &str, first_fetch: bool, attempts: u32, to
         Failure::TimedOut => Error::new(
             ErrorCode::Timeout,
             format!(
-                "`{url}` did not answer in time ({} s in all, {attempts} attempt(s))",
-                total.as_secs()
+                "`{url}` did not answer in time (nothing for {} s, or {} s in all; {attempts} attempt(s))",
+                limits.stall.as_secs(),
+                limits.total.as_secs()
             ),
         )
         .with_hint(format!(
-            "check your network connection; on a slow link raise the limit with `{}=<seconds>`",
-            FetchLimits::ENV
+            "check your network connection; on a slow link raise the limits with `aam config set fetch.stall_timeout <seconds>` and `fetch.timeout` (or `{}`, `{}`)",
+            FetchLimits::STALL_ENV,
+            FetchLimits::TOTAL_ENV
         )),
         Failure::Network => Error::new(
             ErrorCode::NetworkError,
@@ -1039,7 +1067,11 @@ fn credentials_from(
 mod tests {
     use super::*;
 
-    const T: Duration = Duration::from_secs(30);
+    const T: FetchLimits = FetchLimits {
+        total: Duration::from_secs(30),
+        connect: Duration::from_secs(5),
+        stall: Duration::from_secs(10),
+    };
 
     #[test]
     fn failures_map_to_codes_with_actionable_hints() {
@@ -1142,10 +1174,11 @@ mod tests {
     }
 
     #[test]
-    fn connecting_gets_part_of_the_whole_limit() {
-        let limits = FetchLimits::with_total(Duration::from_secs(2));
+    fn connecting_and_stalls_get_part_of_the_whole_limit() {
+        let limits = FetchLimits::new(Duration::from_secs(2), Duration::from_secs(10));
         assert_eq!(limits.connect, Duration::from_secs(2));
-        assert_eq!(FetchLimits::with_total(T).connect, Duration::from_secs(5));
+        assert_eq!(limits.stall, Duration::from_secs(2));
+        assert_eq!(FetchLimits::new(T.total, T.stall), T);
     }
 
     fn ask(
@@ -1223,6 +1256,7 @@ mod tests {
                 &RefWant::DefaultBranch,
                 "refs/aam/t/head",
                 true,
+                T,
             )
             .unwrap();
         assert_eq!(fetched.resolved_ref, "main");

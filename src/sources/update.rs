@@ -6,7 +6,7 @@ use crate::cancel::Cancel;
 use crate::catalog::{Catalog, CommitInfo, SourceChanges, SourceRecord};
 use crate::error::Result;
 use crate::progress::Progress;
-use crate::sources::git::{Fetched, GitCache, Oid, RefWant};
+use crate::sources::git::{FetchLimits, Fetched, GitCache, Oid, RefWant};
 use crate::sources::index::Snapshot;
 use crate::sources::short_id;
 
@@ -26,6 +26,7 @@ pub fn plan(
     cache: &GitCache,
     source: &SourceRecord,
     target: &str,
+    limits: FetchLimits,
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<UpdatePlan> {
@@ -46,6 +47,7 @@ pub fn plan(
                 &RefWant::from_ref(source.ref_name.as_deref()),
                 target,
                 old.is_none(),
+                limits,
             );
             progress.finish();
             fetched?

@@ -918,11 +918,13 @@ impl Tool for Repair {
         let mut actions = Vec::new();
         if failing(CACHES_CHECK) {
             let catalog = ctx.catalog()?;
+            let limits = ctx.fetch_limits()?;
             for source in catalog.list_sources()? {
                 if crate::sources::cache::holds_head(&ctx.home.git_cache_dir(), &source) != Some(false) {
                     continue;
                 }
-                let outcome = crate::sources::cache::restore(&ctx.home.git_cache_dir(), &source, ctx.progress.as_ref());
+                let outcome =
+                    crate::sources::cache::restore(&ctx.home.git_cache_dir(), &source, limits, ctx.progress.as_ref());
                 actions.push(RepairAction {
                     check: CACHES_CHECK.to_string(),
                     action: format!(

@@ -51,6 +51,26 @@ const KEYS: &[Key] = &[
         per_project: true,
     },
     Key {
+        name: "fetch.timeout",
+        about: "seconds a remote fetch may take in all, retries included (a whole number, at least 1; default 30; `AAM_FETCH_TIMEOUT` overrides it)",
+        get: |s| s.fetch.timeout.map_or(Value::Null, Value::from),
+        set: Some(|s, v| {
+            s.fetch.timeout = seconds(v)?;
+            Ok(())
+        }),
+        per_project: false,
+    },
+    Key {
+        name: "fetch.stall_timeout",
+        about: "seconds a remote fetch waits for the server's next bytes before it gives up on the attempt (a whole number, at least 1; default 10; `AAM_FETCH_STALL_TIMEOUT` overrides it)",
+        get: |s| s.fetch.stall_timeout.map_or(Value::Null, Value::from),
+        set: Some(|s, v| {
+            s.fetch.stall_timeout = seconds(v)?;
+            Ok(())
+        }),
+        per_project: false,
+    },
+    Key {
         name: "registries",
         about: "configured package registries (change them with `aam registry add|init|remove`)",
         get: |s| serde_json::to_value(&s.registries).unwrap_or(Value::Null),
@@ -84,6 +104,19 @@ fn audit_level(value: &str) -> Result<Option<String>> {
         .ok_or_else(|| {
             Error::invalid_argument(format!("`{value}` is not a severity")).with_hint("use info, warn, high or off")
         })
+}
+
+/// A time limit setting: whole seconds, at least 1; empty unsets it.
+fn seconds(value: &str) -> Result<Option<u64>> {
+    let value = value.trim();
+    if value.is_empty() {
+        return Ok(None);
+    }
+    match value.parse::<u64>() {
+        Ok(secs) if secs >= 1 => Ok(Some(secs)),
+        _ => Err(Error::invalid_argument(format!("`{value}` is not a number of seconds"))
+            .with_hint("use a whole number of seconds, at least 1 (empty to unset)")),
+    }
 }
 
 fn key(name: &str) -> Result<&'static Key> {

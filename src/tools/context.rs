@@ -128,6 +128,16 @@ impl Context {
         crate::audit::gate::policy(&home, project.as_ref())
     }
 
+    /// The time limits of remote fetches: `$AAM_HOME/config.yaml`'s `fetch.*`, each
+    /// overridden by its environment variable, then the defaults.
+    pub fn fetch_limits(&self) -> Result<crate::sources::git::FetchLimits> {
+        let fetch = self.home.load_settings()?.fetch;
+        Ok(crate::sources::git::FetchLimits::resolve(
+            fetch.timeout,
+            fetch.stall_timeout,
+        ))
+    }
+
     /// Refuses `path` (shown to the user as `shown`) when a sandbox is set and
     /// it resolves outside it.
     pub fn check_path(&self, path: &Path, shown: &str) -> Result<()> {

@@ -210,12 +210,19 @@ impl Tool for SourceAdd {
         if spec.kind == SourceKind::Local {
             ensure_git_repository(Path::new(&spec.repo_path))?;
         }
+        let limits = ctx.fetch_limits()?;
         let cache_dir = ctx.home.git_cache_dir().join(spec.cache_key());
         let (cache, created) = GitCache::open_or_create(&cache_dir)?;
         let head = cache::head_ref(&name);
         let mut cleanup = cache::Cleanup::new(ctx.home.root(), &cache, &cache_dir, created, vec![head.clone()]);
         ctx.progress.start(&format!("fetching {}", spec.url), None);
-        let fetched = cache.fetch(&spec.url, &RefWant::from_ref(spec.git_ref.as_deref()), &head, created);
+        let fetched = cache.fetch(
+            &spec.url,
+            &RefWant::from_ref(spec.git_ref.as_deref()),
+            &head,
+            created,
+            limits,
+        );
         ctx.progress.finish();
         let fetched = fetched?;
         let (root_tree, committed_at) = cache.commit_tree(fetched.commit)?;
@@ -663,6 +670,7 @@ fn update_one(
     source: &SourceRecord,
     dry_run: bool,
 ) -> Result<SourceUpdateReport> {
+    let limits = ctx.fetch_limits()?;
     let (cache, fresh) = cache::open_repairing(&ctx.home.git_cache_dir(), source)?;
     let target = if dry_run {
         cache::pending_ref(&source.name)
@@ -676,7 +684,15 @@ fn update_one(
         fresh,
         Vec::new(),
     );
-    let plan = update::plan(catalog, &cache, source, &target, ctx.progress.as_ref(), &ctx.cancel);
+    let plan = update::plan(
+        catalog,
+        &cache,
+        source,
+        &target,
+        limits,
+        ctx.progress.as_ref(),
+        &ctx.cancel,
+    );
     if dry_run {
         cache.delete_ref(&target)?;
     }
@@ -797,6 +813,7 @@ impl Tool for SourceDiff {
     fn run(ctx: &Context, input: SourceDiffInput) -> Result<SourceDiffOutput> {
         let catalog = ctx.catalog()?;
         let source = catalog.source_named(&input.name)?;
+        let limits = ctx.fetch_limits()?;
         let cache_dir = cache::dir(&ctx.home.git_cache_dir(), &source);
         let (cache, created) = match source.head_commit {
             Some(_) => (
@@ -808,7 +825,15 @@ impl Tool for SourceDiff {
         };
         let mut cleanup = cache::Cleanup::new(ctx.home.root(), &cache, &cache_dir, created, Vec::new());
         let pending = cache::pending_ref(&source.name);
-        let plan = update::plan(&catalog, &cache, &source, &pending, ctx.progress.as_ref(), &ctx.cancel);
+        let plan = update::plan(
+            &catalog,
+            &cache,
+            &source,
+            &pending,
+            limits,
+            ctx.progress.as_ref(),
+            &ctx.cancel,
+        );
         cache.delete_ref(&pending)?;
         let plan = plan?;
         cleanup.disarm();

@@ -345,6 +345,66 @@ fn stalled_servers_end_within_the_time_limit() {
 }
 
 #[test]
+fn a_stall_ends_the_attempt_long_before_the_whole_limit() {
+    let (env, _) = seeded();
+    let silent = serve(|stream| {
+        std::thread::sleep(std::time::Duration::from_secs(300));
+        drop(stream);
+    });
+    let stalling = serve(|mut stream| {
+        use std::io::Write;
+        read_request(&mut stream);
+        let _ = stream.write_all(ADVERTISEMENT_HEAD);
+        let _ = stream.flush();
+        std::thread::sleep(std::time::Duration::from_secs(300));
+    });
+    // The whole operation may take 300 s; nothing may come for 1 s. Set as settings.
+    env.json(&["config", "set", "fetch.timeout", "300"]);
+    env.json(&["config", "set", "fetch.stall_timeout", "1"]);
+    for port in [silent, stalling] {
+        let url = format!("http://127.0.0.1:{port}/repo.git");
+        let started = std::time::Instant::now();
+        let run = env.aam(&["--json", "source", "add", &url]);
+        assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+        let body = run.err("AAM_TIMEOUT");
+        assert!(body["message"].as_str().unwrap().contains("nothing for 1 s"), "{body}");
+        assert!(body["hint"].as_str().unwrap().contains("fetch.stall_timeout"), "{body}");
+        // Three attempts of a 1 s stall each, far below the 300 s bound (no tight timing).
+        assert!(started.elapsed() < std::time::Duration::from_secs(120), "{url}");
+    }
+}
+
+#[test]
+fn a_trickle_that_never_stalls_still_ends_at_the_whole_limit() {
+    let (env, _) = seeded();
+    // A byte every 200 ms inside one long pkt-line: never a stall, never done.
+    let trickling = serve(|mut stream| {
+        use std::io::Write;
+        read_request(&mut stream);
+        let _ = stream.write_all(ADVERTISEMENT_HEAD);
+        let _ = stream.write_all(b"fff0");
+        for _ in 0..600 {
+            if stream.write_all(b"a").and_then(|_| stream.flush()).is_err() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    });
+    let url = format!("http://127.0.0.1:{trickling}/repo.git");
+    let started = std::time::Instant::now();
+    let run = env.aam_with(
+        &env.path(""),
+        &[("AAM_FETCH_TIMEOUT", "3"), ("AAM_FETCH_STALL_TIMEOUT", "60")],
+        &["--json", "source", "add", &url],
+    );
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    let body = run.err("AAM_TIMEOUT");
+    assert!(body["message"].as_str().unwrap().contains("3 s in all"), "{body}");
+    // The trickle lasts 120 s; the limit ends it long before (no tight timing).
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}
+
+#[test]
 fn a_transfer_that_breaks_midway_is_a_clone_failure_not_a_network_error() {
     let (env, _) = seeded();
     let port = serve(|mut stream| {
