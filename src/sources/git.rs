@@ -930,7 +930,8 @@ fn fetch_error(failure: Failure, url: &str, first_fetch: bool, attempts: u32, li
         Failure::TimedOut => Error::new(
             ErrorCode::Timeout,
             format!(
-                "`{url}` did not answer in time (nothing for {} s, or {} s in all; {attempts} attempt(s))",
+                "`{url}` did not answer in time (limits: {} s to connect, {} s without data, {} s in all; {attempts} attempt(s))",
+                limits.connect.as_secs(),
                 limits.stall.as_secs(),
                 limits.total.as_secs()
             ),

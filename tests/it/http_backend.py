@@ -1,11 +1,24 @@
 # A smart-HTTP git server for tests: `git http-backend` behind Python's http.server,
 # listening on 127.0.0.1 only. Prints its port, then serves the bare repositories under argv[1],
-# over TLS when argv[2] and argv[3] name a certificate and its key.
-import http.server, subprocess, sys, os
+# over TLS when argv[2] and argv[3] name a certificate and its key. Repositories under
+# /private/ need HTTP basic auth whose password is $PRIVATE_TOKEN (401 otherwise).
+import base64, http.server, subprocess, sys, os
 root = sys.argv[1]
+token = os.environ.get('PRIVATE_TOKEN', '')
 class H(http.server.BaseHTTPRequestHandler):
     def run(self):
         path, _, query = self.path.partition('?')
+        if path.startswith('/private/'):
+            sent = self.headers.get('Authorization', '')
+            password = ''
+            if sent.startswith('Basic '):
+                password = base64.b64decode(sent[6:]).decode(errors='replace').partition(':')[2]
+            if not token or password != token:
+                self.send_response(401)
+                self.send_header('WWW-Authenticate', 'Basic realm="git"')
+                self.send_header('Content-Length', '0')
+                self.end_headers()
+                return
         n = int(self.headers.get('Content-Length') or 0)
         body = self.rfile.read(n) if n else b''
         env = dict(os.environ, GIT_PROJECT_ROOT=root, GIT_HTTP_EXPORT_ALL='1', PATH_INFO=path,

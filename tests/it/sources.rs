@@ -900,11 +900,16 @@ fn defaults_are_matched_by_url_ref_and_path_not_only_by_name() {
 
 /// `git http-backend` behind a small Python server on 127.0.0.1, serving the bare
 /// repositories under `root`; `None` without python3.
-fn http_backend(root: &std::path::Path, tls: Option<&(PathBuf, PathBuf)>) -> Option<(std::process::Child, u16)> {
+fn http_backend(
+    root: &std::path::Path,
+    tls: Option<&(PathBuf, PathBuf)>,
+    vars: &[(&str, &str)],
+) -> Option<(std::process::Child, u16)> {
     use std::io::BufRead;
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/http_backend.py");
     let mut server = std::process::Command::new("python3")
         .arg(script)
+        .envs(vars.iter().copied())
         .arg(root)
         .args(tls.iter().flat_map(|(cert, key)| [cert, key]))
         .stdout(std::process::Stdio::piped())
@@ -933,8 +938,8 @@ fn a_smart_http_server_with_a_one_level_path_is_fetched_and_updated() {
         work.path(),
         served.join("repo.git").to_str().unwrap(),
     ]);
-    let (mut server, port) =
-        http_backend(&served, None).expect("this test needs `python3` on PATH (every machine of this project has it)");
+    let (mut server, port) = http_backend(&served, None, &[])
+        .expect("this test needs `python3` on PATH (every machine of this project has it)");
     let url = format!("http://127.0.0.1:{port}/repo.git");
     let added = env.json(&["source", "add", &url]);
     assert_eq!(added["name"], format!("127.0.0.1_{port}/repo"), "{added}");
@@ -958,23 +963,70 @@ fn a_smart_https_server_with_a_private_certificate_authority_is_fetched() {
         .commit("one");
     let served = env.path("served");
     std::fs::create_dir_all(served.join("team")).unwrap();
+    std::fs::create_dir_all(served.join("private")).unwrap();
     let bare = served.join("team/repo.git");
     work.git(&["clone", "-q", "--bare", work.path(), bare.to_str().unwrap()]);
+    let private = served.join("private/repo.git");
+    work.git(&["clone", "-q", "--bare", work.path(), private.to_str().unwrap()]);
     let tls = self_signed_cert(&env).expect("this test needs `openssl` on PATH (every machine of this project has it)");
-    let (mut server, port) = http_backend(&served, Some(&tls))
+    let token = "s3cret-token-value";
+    let (mut server, port) = http_backend(&served, Some(&tls), &[("PRIVATE_TOKEN", token)])
         .expect("this test needs `python3` on PATH (every machine of this project has it)");
     let url = format!("https://127.0.0.1:{port}/team/repo.git");
     let untrusted = env.aam(&["--json", "source", "add", &url]);
     untrusted.err("AAM_TLS_CERTIFICATE");
     let cert = tls.0.to_str().unwrap();
-    let added = env.aam_with(
-        &env.path(""),
-        &[("SSL_CERT_FILE", cert)],
-        &["--json", "source", "add", &url],
+    let trusted = |extra: &[(&str, &str)], args: &[&str]| {
+        let mut vars = vec![("SSL_CERT_FILE", cert)];
+        vars.extend_from_slice(extra);
+        env.aam_with(&env.path(""), &vars, args)
+    };
+    let added = trusted(&[], &["--json", "source", "add", &url]).ok_json();
+    assert_eq!(added["name"], "team/repo", "{added}");
+    assert_eq!(added["artifact_count"], 1);
+
+    // An update after a push fetches the new commit over TLS.
+    work.write("skills/more/SKILL.md", skill("more", "More")).commit("two");
+    work.git(&["push", "-q", bare.to_str().unwrap(), "main"]);
+    let updated = trusted(&[], &["--json", "source", "update", "team/repo"]).ok_json();
+    assert_eq!(updated["sources"][0]["new_count"], 1, "{updated}");
+
+    // A missing repository is not found; a private one wants this host's token.
+    let missing = trusted(
+        &[],
+        &[
+            "--json",
+            "source",
+            "add",
+            &format!("https://127.0.0.1:{port}/team/nothing.git"),
+        ],
+    );
+    let missing = missing.err("AAM_GIT_CLONE_FAILED");
+    assert!(
+        missing["message"].as_str().unwrap().contains("repository not found"),
+        "{missing}"
+    );
+    let private_url = format!("https://127.0.0.1:{port}/private/repo.git");
+    let refused = trusted(&[], &["--json", "source", "add", &private_url]);
+    let refused = refused.err("AAM_GIT_AUTH_FAILED");
+    assert!(
+        refused["hint"].as_str().unwrap().contains("AAM_GIT_TOKEN_127_0_0_1"),
+        "{refused}"
+    );
+    let wrong = trusted(
+        &[("AAM_GIT_TOKEN_127_0_0_1", "not-the-token")],
+        &["--json", "source", "add", &private_url],
+    );
+    wrong.err("AAM_GIT_AUTH_FAILED");
+    let with_token = trusted(
+        &[("AAM_GIT_TOKEN_127_0_0_1", token)],
+        &["-v", "--json", "source", "add", &private_url],
     );
     let _ = server.kill();
     let _ = server.wait();
-    let added = added.ok_json();
-    assert_eq!(added["name"], "team/repo", "{added}");
-    assert_eq!(added["artifact_count"], 1);
+    assert!(
+        !with_token.stdout.contains(token) && !with_token.stderr.contains(token),
+        "the token is never echoed: {with_token:?}"
+    );
+    assert_eq!(with_token.ok_json()["name"], "private/repo");
 }
