@@ -242,6 +242,11 @@ impl GitCache {
         }
     }
 
+    /// The cache's folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// Opens the cache at `dir`, creating an empty bare repository when there is
     /// none. Returns whether it was created.
     pub fn open_or_create(dir: &Path) -> Result<(Self, bool)> {

@@ -132,6 +132,39 @@ impl<'c> Snapshot<'c> {
         })
     }
 
+    /// Like [`Snapshot::read`], with the blobs read, inflated, parsed and audited
+    /// on a second thread (its own handle on the cache, spawned in `scope`) while
+    /// the caller consumes what it sends, so writing the catalog and reading git
+    /// use both cores. Stops when the consumer drops the iterator.
+    pub fn read_on_thread<'scope, 'env: 'scope>(
+        &self,
+        scope: &'scope std::thread::Scope<'scope, 'env>,
+        detection: &'env Detection,
+        progress: &'env dyn Progress,
+        cancel: &'env Cancel,
+    ) -> impl Iterator<Item = Result<IndexedArtifact>> + 'scope {
+        let (sender, receiver) = std::sync::mpsc::sync_channel(256);
+        let dir = self.cache.dir().to_path_buf();
+        let (root_tree, scope_path, root_name) = (self.root_tree, self.scope.clone(), self.root_name.clone());
+        scope.spawn(move || {
+            let cache = match GitCache::open(&dir) {
+                Ok(cache) => cache,
+                Err(e) => {
+                    let _ = sender.send(Err(e));
+                    return;
+                }
+            };
+            let snapshot = Snapshot::new(&cache, root_tree, &scope_path, &root_name);
+            for artifact in snapshot.read(detection, &crate::progress::NoProgress, cancel) {
+                if sender.send(artifact).is_err() {
+                    return;
+                }
+            }
+        });
+        progress.start("indexing", Some(detection.detected.len() as u64));
+        receiver.into_iter().inspect(move |_| progress.advance(1))
+    }
+
     /// What changed in `regions` compared with the artifacts the catalog held
     /// there (`before`). Only new or changed artifacts are read, and of those only
     /// the blobs `known_blobs` (asked per previous artifact id) does not already cover.

@@ -246,9 +246,10 @@ impl Tool for SourceAdd {
             is_default: false,
         };
         let outcome = indexed_write(ctx, &mut catalog, |catalog| {
-            let artifacts = snapshot.read(&detection, ctx.progress.as_ref(), &ctx.cancel);
-            let (_, outcome) =
-                catalog.add_indexed_source(&new_source, Some(&fetched.resolved_ref), &commit, artifacts)?;
+            let (_, outcome) = std::thread::scope(|scope| {
+                let artifacts = snapshot.read_on_thread(scope, &detection, ctx.progress.as_ref(), &ctx.cancel);
+                catalog.add_indexed_source(&new_source, Some(&fetched.resolved_ref), &commit, artifacts)
+            })?;
             let change = IndexChange::Artifacts {
                 written: outcome.written.clone(),
                 removed: Vec::new(),
