@@ -7,6 +7,7 @@
 //! whole delta chain). Nothing here checks out a work tree, writes remote config
 //! or runs a `git` process itself.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
@@ -118,7 +119,7 @@ pub fn uncommitted_changes(work_tree: &Path, scope: &str) -> Option<bool> {
     const MAX_FILES: usize = 5_000;
     let repo = gix::open_opts(work_tree, gix::open::Options::isolated()).ok()?;
     let root = repo.workdir()?.to_path_buf();
-    let tree = repo.head_commit().ok()?.tree().ok()?;
+    let tree = repo.head_commit().ok()?.tree_id().ok()?.detach();
     let start = if scope.is_empty() {
         root.clone()
     } else {
@@ -133,6 +134,8 @@ pub fn uncommitted_changes(work_tree: &Path, scope: &str) -> Option<bool> {
         .require_git(false)
         .filter_entry(|e| e.file_name() != ".git")
         .build();
+    // Committed blobs by file name, per folder: a wide folder is decoded once, not per file.
+    let mut folders: HashMap<PathBuf, Option<HashMap<Vec<u8>, ObjectId>>> = HashMap::new();
     for (seen, entry) in walk.enumerate() {
         if seen > MAX_FILES {
             return None;
@@ -142,16 +145,46 @@ pub fn uncommitted_changes(work_tree: &Path, scope: &str) -> Option<bool> {
             continue;
         }
         let rel = entry.path().strip_prefix(&root).ok()?;
-        let Some(committed) = tree.lookup_entry_by_path(rel).ok()? else {
+        let (parent, name) = (rel.parent().unwrap_or(Path::new("")), rel.file_name()?);
+        let listing = match folders.get(parent) {
+            Some(listing) => listing,
+            None => {
+                let listing = committed_blobs(&repo, tree, parent);
+                folders.entry(parent.to_path_buf()).or_insert(listing)
+            }
+        };
+        let Some(committed) = listing.as_ref().and_then(|l| l.get(name.as_encoded_bytes())) else {
             return Some(true);
         };
         let bytes = std::fs::read(entry.path()).ok()?;
         let id = gix::objs::compute_hash(repo.object_hash(), gix::objs::Kind::Blob, &bytes).ok()?;
-        if committed.id().detach() != id {
+        if *committed != id {
             return Some(true);
         }
     }
     Some(false)
+}
+
+/// The blobs (by file name) of the folder `dir` in `tree`; `None` when it is no folder there.
+fn committed_blobs(repo: &Repository, tree: ObjectId, dir: &Path) -> Option<HashMap<Vec<u8>, ObjectId>> {
+    let mut id = tree;
+    for part in dir.components() {
+        let name = part.as_os_str().as_encoded_bytes();
+        let tree = repo.find_tree(id).ok()?;
+        let entry = tree
+            .iter()
+            .filter_map(|e| e.ok())
+            .find(|e| e.filename() == name && e.mode().is_tree())?;
+        id = entry.oid().to_owned();
+    }
+    let tree = repo.find_tree(id).ok()?;
+    Some(
+        tree.iter()
+            .filter_map(|e| e.ok())
+            .filter(|e| !e.mode().is_tree())
+            .map(|e| (e.filename().to_vec(), e.oid().to_owned()))
+            .collect(),
+    )
 }
 
 /// Whether `path` is the root of a git repository (work tree or bare).

@@ -567,8 +567,8 @@ pub struct SourceUpdateReport {
     pub removed_count: u64,
     /// Outcome.
     pub status: UpdateStatus,
-    /// A local source whose work tree has files not committed at its `HEAD`
-    /// (only commits are indexed: commit them, then update again).
+    /// A local source found up to date whose work tree has files not committed at
+    /// its `HEAD` (only commits are indexed: commit them, then update again).
     pub uncommitted_changes: bool,
     /// Why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -733,7 +733,9 @@ fn update_one(
         modified_count: changes.map_or(0, |c| c.modified.len() as u64),
         removed_count: changes.map_or(0, |c| c.removed.len() as u64),
         status,
-        uncommitted_changes: source.kind == SourceKind::Local.as_str()
+        // The hint answers "why did my edit not show up?": only asked when nothing moved.
+        uncommitted_changes: status == UpdateStatus::UpToDate
+            && source.kind == SourceKind::Local.as_str()
             && source.url.strip_prefix("file://").is_some_and(|path| {
                 crate::sources::git::uncommitted_changes(Path::new(path), &source.scope_path) == Some(true)
             }),
