@@ -313,9 +313,11 @@ fn frozen_fails_naming_what_differs_and_checksums_are_always_verified() {
     );
     refused.err("AAM_LOCK_INVALID");
 
-    // `--frozen` restores only: with specs it is refused.
+    // `--frozen` restores only: with specs it is refused; a restore takes the
+    // platforms the lock records.
     std::fs::write(&lock_path, &original).unwrap();
     restore(&["upstream/docx", "--frozen"]).err("AAM_INVALID_ARGUMENT");
+    restore(&["--platform", "cursor"]).err("AAM_INVALID_ARGUMENT");
 }
 
 #[test]

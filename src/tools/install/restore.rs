@@ -17,6 +17,12 @@ use crate::tools::Context;
 /// Restores every package the lock file records whose files are not all as
 /// recorded, as one unit under the project lock.
 pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) -> Result<InstallOutput> {
+    if !input.platforms.is_empty() || input.no_deploy {
+        return Err(
+            Error::invalid_argument("a restore deploys to the platforms the lock file records")
+                .with_hint("drop `--platform`/`--no-deploy`, or name the packages to install them on other platforms"),
+        );
+    }
     let roots = roots(ctx, input.global)?;
     let _lock = match input.dry_run {
         true => None,
