@@ -20,14 +20,24 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 gen="$root/../shared/bench/gen-corpus.sh"
 n=${N:-200}
 runs=${RUNS:-5}
-target=${CARGO_TARGET_DIR:-$root/target}
 work="$root/target/bench/restore-$n"
-aam="$target/release/aam"
+aam="$work/aam"
 . "$root/benches/timing.sh"
 
 [ -f "$gen" ] || { echo "missing $gen" >&2; exit 1; }
-(cd "$root" && cargo build --release --quiet --bin aam)
 mkdir -p "$work"
+# This checkout's binary. In a target folder shared by several checkouts, cargo
+# takes a build of another checkout newer than these sources for fresh, so the
+# sources are touched first; the binary is copied so another build cannot swap
+# it mid-run.
+touch "$root/src/lib.rs"
+exe=$(cd "$root" && cargo build --release --quiet --bin aam --message-format=json \
+  | python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("executable"):
+        print(m["executable"])')
+cp "$exe" "$aam"
 uptime
 
 corpus="$work/corpus"
