@@ -197,6 +197,27 @@ fn a_project_with_only_its_lock_is_restored_byte_for_byte_in_a_fresh_home() {
     );
     run(&env, &fresh, &proj.dir, &["install", "--force"]).ok_json();
     same_tree(&proj.dir, &before);
+
+    // Shared files kept (a clone has them: they hold your text too): every
+    // byte, exactly, in a fresh home again.
+    let exact = tree(&proj.dir);
+    let shared: Vec<(PathBuf, Vec<u8>)> = ["AGENTS.md", "CLAUDE.md"]
+        .iter()
+        .map(|f| (proj.dir.join(f), std::fs::read(proj.dir.join(f)).unwrap()))
+        .collect();
+    keep_only_the_lock(&proj.dir);
+    for (path, bytes) in &shared {
+        std::fs::write(path, bytes).unwrap();
+    }
+    run(
+        &env,
+        &env.path("third-home"),
+        &proj.dir,
+        &["registry", "add", "reg", env.path("reg").to_str().unwrap()],
+    )
+    .ok_json();
+    run(&env, &env.path("third-home"), &proj.dir, &["install", "--frozen"]).ok_json();
+    assert!(tree(&proj.dir) == exact, "not byte for byte");
 }
 
 /// The lock file's text with `from` replaced by `to` (asserting it was there).
