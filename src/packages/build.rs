@@ -421,18 +421,33 @@ pub fn gather_at_commit(
     path: &str,
 ) -> Result<Gathered> {
     let (root_tree, _) = cache.commit_tree(commit)?;
-    let snapshot = Snapshot::new(cache, root_tree, "", "");
-    let detection = snapshot.detect(&[path.to_string()])?;
+    // The lock does not record the source's scope, and detection rules read
+    // scope-relative paths (a folder named `vendor` above the scope does not
+    // hide what is inside it): the whole repository first, then each folder
+    // above the artifact as the scope, until one detects it.
+    let mut scopes = vec![String::new()];
+    let mut above = path;
+    while let Some((parent, _)) = above.rsplit_once('/') {
+        scopes.push(parent.to_string());
+        above = parent;
+    }
     let cancel = crate::cancel::Cancel::default();
     let mut found = None;
-    for artifact in snapshot.read(&detection, &crate::progress::NoProgress, &cancel) {
-        let artifact = artifact?;
-        if artifact.kind == kind && artifact.path == path {
-            found = Some(artifact);
+    for scope in &scopes {
+        let snapshot = Snapshot::new(cache, root_tree, scope, "");
+        let detection = snapshot.detect(&[path.to_string()])?;
+        for artifact in snapshot.read(&detection, &crate::progress::NoProgress, &cancel) {
+            let artifact = artifact?;
+            if artifact.kind == kind && artifact.path == path {
+                found = Some((artifact, scope));
+                break;
+            }
+        }
+        if found.is_some() {
             break;
         }
     }
-    let artifact = found.ok_or_else(|| {
+    let (artifact, scope) = found.ok_or_else(|| {
         Error::new(
             ErrorCode::ArtifactNotFound,
             format!(
@@ -450,6 +465,7 @@ pub fn gather_at_commit(
         main_file: artifact.main_file,
         content_path: artifact.content_path,
     };
+    let snapshot = Snapshot::new(cache, root_tree, scope, "");
     let files = read_artifact_files(cache, &snapshot, kind, path, recorded, source_name)?;
     Ok(Gathered {
         chosen: vec![Chosen {

@@ -418,3 +418,32 @@ fn the_restore_is_a_tool_call_like_any_other() {
 fn project_without_lock(env: &TestEnv) -> PathBuf {
     env.repo("empty").dir.clone()
 }
+
+#[test]
+fn a_scoped_source_and_a_linked_skill_file_restore_alike() {
+    let env = TestEnv::new();
+    // Inside `vendor/` (a folder detection skips unless it is the scope), with
+    // a `SKILL.md` that is a link to a file elsewhere in the repository.
+    let repo = env.repo("vendored");
+    repo.write("vendor/shared/tool.md", skill("tool", "A linked tool"))
+        .symlink("vendor/skills/tool/SKILL.md", "../../shared/tool.md")
+        .write("vendor/skills/tool/notes.txt", "notes\n");
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--path", "vendor", "--name", "scoped"]);
+    let proj = project(&env);
+    run(
+        &env,
+        &env.home(),
+        &proj.dir,
+        &["install", "scoped/tool", "--platform", "claude"],
+    )
+    .ok_json();
+    let before = tree(&proj.dir);
+    assert_eq!(
+        before.get(".claude/skills/tool/SKILL.md").map(Vec::as_slice),
+        Some(skill("tool", "A linked tool").as_bytes())
+    );
+    keep_only_the_lock(&proj.dir);
+    run(&env, &env.path("fresh-home"), &proj.dir, &["install", "--frozen"]).ok_json();
+    same_tree(&proj.dir, &before);
+}
