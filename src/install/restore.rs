@@ -426,6 +426,85 @@ mod tests {
         assert!(err.hint().unwrap().contains("--frozen"));
     }
 
+    /// Runs `prepare` for `entry` with a fresh catalog, settings and cache under `dir`.
+    fn prepare_in(dir: &std::path::Path, offline: bool, entry: &LockedPackage) -> Result<Prepared> {
+        let catalog = Catalog::open(&dir.join("catalog.db")).unwrap();
+        let settings = crate::config::Settings::default();
+        let caches = dir.join("cache");
+        let allow = |_: &std::path::Path, _: &str| Ok(());
+        let env = RestoreEnv {
+            spec: SpecEnv {
+                cwd: dir,
+                caches: &caches,
+                settings: &settings,
+                allow_path: &allow,
+            },
+            offline,
+        };
+        prepare(&env, &catalog, "kit", entry)
+    }
+
+    #[test]
+    fn a_folder_package_is_read_again_and_its_checksum_verified() {
+        let dir = tempfile::tempdir().unwrap();
+        let kit = dir.path().join("kit");
+        crate::packages::sample_package(&kit, "pdf", &[]);
+        let path = kit.display().to_string();
+        let (bytes, manifest, _) = crate::packages::validate::pack_dir(&kit).unwrap();
+        let checksum = blake3::hash(&bytes).to_hex().to_string();
+        let mut recorded = entry();
+        recorded.source = Origin::Local;
+        recorded.source_name = path;
+        recorded.version = manifest.version.clone();
+        recorded.checksum = checksum.clone();
+        recorded.requested = Some("./kit".into());
+        let again = prepare_in(dir.path(), true, &recorded).unwrap();
+        assert_eq!(again.checksum, checksum);
+        assert_eq!(again.requested.as_deref(), Some("./kit"), "what was asked for is kept");
+        std::fs::write(
+            kit.join("skills/pdf/SKILL.md"),
+            "---\nname: pdf\ndescription: changed\n---\n",
+        )
+        .unwrap();
+        let err = prepare_in(dir.path(), true, &recorded).err().unwrap();
+        assert_eq!(err.code(), ErrorCode::ChecksumMismatch);
+        assert!(err.message().contains("`kit`: checksum"), "{}", err.message());
+    }
+
+    #[test]
+    fn a_source_entry_is_checked_before_anything_is_fetched() {
+        let dir = tempfile::tempdir().unwrap();
+        let code = |edit: &dyn Fn(&mut LockedPackage), offline: bool| {
+            let mut recorded = entry();
+            recorded.source_url = Some(format!("file://{}", dir.path().display()));
+            edit(&mut recorded);
+            prepare_in(dir.path(), offline, &recorded)
+                .err()
+                .map(|e| (e.code(), e.message().to_string()))
+        };
+        let (ext, _) = code(&|e| e.source_url = Some("ext::sh -c id".into()), false).unwrap();
+        assert_eq!(ext, ErrorCode::SourceUrlInvalid);
+        let (creds, message) = code(
+            &|e| e.source_url = Some("https://me:hunter2@example.com/o/r".into()),
+            false,
+        )
+        .unwrap();
+        assert_eq!(creds, ErrorCode::LockInvalid);
+        assert!(!message.contains("hunter2"), "{message}");
+        let (short, _) = code(&|e| e.source_commit = Some("abc123".into()), false).unwrap();
+        assert_eq!(short, ErrorCode::LockInvalid);
+        let (two, _) = code(&|e| e.artifacts.push(e.artifacts[0].clone()), false).unwrap();
+        assert_eq!(two, ErrorCode::LockInvalid);
+        let (escape, _) = code(&|e| e.artifacts[0].path = "../outside".into(), false).unwrap();
+        assert_eq!(escape, ErrorCode::LockInvalid);
+        let (offline, message) = code(&|_| {}, true).unwrap();
+        assert_eq!(offline, ErrorCode::OfflineMissing);
+        assert!(message.contains("`kit`") && message.contains("aaaaaaa"), "{message}");
+        assert!(!dir.path().join("cache").exists(), "offline creates no cache");
+        let (unknown, _) = code(&|e| e.source_url = None, false).unwrap();
+        assert_eq!(unknown, ErrorCode::SourceNotFound);
+    }
+
     #[test]
     fn need_follows_the_files_on_disk() {
         let dir = tempfile::tempdir().unwrap();
