@@ -123,6 +123,12 @@ error_codes! {
     DependencyConflict = "AAM_DEPENDENCY_CONFLICT", Conflict;
     /// The lock file cannot be read.
     LockInvalid = "AAM_LOCK_INVALID", InvalidInput;
+    /// Content restored from the lock file does not match a checksum it records.
+    ChecksumMismatch = "AAM_CHECKSUM_MISMATCH", Conflict;
+    /// `--frozen`: restoring would change the lock file.
+    LockOutdated = "AAM_LOCK_OUTDATED", Conflict;
+    /// `--offline`: something a restore needs is not in `AAM_HOME` and would have to be fetched.
+    OfflineMissing = "AAM_OFFLINE_MISSING", NotFound;
     /// The settings file cannot be read or written.
     SettingsInvalid = "AAM_SETTINGS_INVALID", InvalidInput;
     /// The operation is not allowed here (read-only mode, a path outside the served folders).

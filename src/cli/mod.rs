@@ -127,10 +127,9 @@ enum Command {
         #[arg(long)]
         cursor: Option<String>,
     },
-    /// Install packages or artifacts and deploy them to agent platforms.
+    /// Install packages or artifacts and deploy them to agent platforms; with no arguments, restore what `.aam/aam-lock.yaml` records.
     Install {
-        /// `name`, `name@constraint`, `@scope/name@1.2`, `source/artifact`, an artifact name, a folder or a `.aam` file.
-        #[arg(required = true)]
+        /// `name`, `name@constraint`, `@scope/name@1.2`, `source/artifact`, an artifact name, a folder or a `.aam` file (none: restore the lock file).
         specs: Vec<String>,
         /// Platform to deploy to (repeatable): an agent id (`aam agents` lists them) such as cursor, claude-code, github-copilot, codex, gemini-cli.
         #[arg(long = "platform", value_name = "PLATFORM", value_parser = platform_arg)]
@@ -156,6 +155,12 @@ enum Command {
         /// Let findings of this content-audit rule through the `audit.block` policy (repeatable; see `aam audit`).
         #[arg(long = "allow-finding", value_name = "RULE_ID")]
         allow_findings: Vec<String>,
+        /// With no arguments: fail instead of changing the lock file (CI: install exactly what it records).
+        #[arg(long)]
+        frozen: bool,
+        /// Never fetch: use only what is in $AAM_HOME; fail when something is missing.
+        #[arg(long)]
+        offline: bool,
     },
     /// Remove an installed package and undeploy it.
     Uninstall {
@@ -785,6 +790,8 @@ fn run(cli: Cli) -> Result<i32> {
             global,
             no_wait,
             allow_findings,
+            frozen,
+            offline,
         } => {
             let input = InstallInput {
                 specs,
@@ -796,6 +803,8 @@ fn run(cli: Cli) -> Result<i32> {
                 global,
                 no_wait,
                 allow_findings,
+                frozen,
+                offline,
             };
             let output = invoke::<Install>(&ctx, input)?;
             out.emit(&output, render::installed_packages)?;

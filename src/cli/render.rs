@@ -640,6 +640,12 @@ pub fn installed_packages(o: &InstallOutput) -> String {
             }
         }
     }
+    if !o.lock_changes.is_empty() {
+        out.push_str("The lock file was updated:\n");
+        for change in &o.lock_changes {
+            out.push_str(&format!("  {change}\n"));
+        }
+    }
     if o.kept_edits() {
         out.push_str("`aam diff <package>` shows the edits; install with `--backup` to keep a copy of them, or `--force` to replace them.\n");
     }

@@ -12,6 +12,8 @@
 //!   following links and hashed as streams.
 //! - [`journal`]: the project lock (one writer at a time) and the write-ahead
 //!   journal that makes an interrupted command roll back or forward.
+//! - [`restore`]: what `aam install` with no arguments does: each package the
+//!   lock file records, made again from its origin and compared with the lock.
 //! - [`freshness`]: whether an installed package has newer content.
 //!
 //! This module never parses arguments or prints; tools call it.
@@ -21,6 +23,7 @@ pub mod journal;
 pub mod keys;
 pub mod plan;
 pub mod platforms;
+pub mod restore;
 pub mod specs;
 pub mod state;
 
@@ -257,6 +260,7 @@ mod tests {
             source: crate::packages::lock::Origin::Registry,
             source_name: "r".into(),
             source_commit: None,
+            source_url: None,
             checksum: "c".into(),
             dependencies: Default::default(),
             platforms: Vec::new(),

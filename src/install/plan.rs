@@ -55,6 +55,8 @@ pub struct Prepared {
     pub source_name: String,
     /// Commit its files were read at (source artifacts).
     pub source_commit: Option<String>,
+    /// The source's repository URL, without credentials (source artifacts).
+    pub source_url: Option<String>,
     /// blake3 of the archive (or the manifest, for source artifacts).
     pub checksum: String,
     /// What was asked for.
@@ -358,6 +360,7 @@ impl<'r> Plan<'r> {
             source: package.origin,
             source_name: package.source_name.clone(),
             source_commit: package.source_commit.clone(),
+            source_url: package.source_url.clone(),
             checksum: package.checksum.clone(),
             dependencies: package.manifest.dependencies.clone(),
             platforms,
@@ -369,6 +372,14 @@ impl<'r> Plan<'r> {
         };
         self.lock.packages.insert(name, entry.clone());
         Ok(entry)
+    }
+
+    /// Records `dirs` as the folders the install of `name` created, in place
+    /// of what this plan worked out (a restore keeps what the lock recorded).
+    pub fn set_created_dirs(&mut self, name: &str, dirs: Vec<String>) {
+        if let Some(entry) = self.lock.packages.get_mut(name) {
+            entry.created_dirs = dirs;
+        }
     }
 
     /// Claims a file or folder target for `package`, refusing one another

@@ -140,7 +140,7 @@ fn files_map(entries: Vec<(String, Vec<u8>, bool)>) -> BTreeMap<String, (Bytes, 
     entries.into_iter().map(|(p, b, x)| (p, (Bytes::from(b), x))).collect()
 }
 
-fn prepare_path(env: &SpecEnv<'_>, path: &Path, spec: &str) -> Result<Prepared> {
+pub(super) fn prepare_path(env: &SpecEnv<'_>, path: &Path, spec: &str) -> Result<Prepared> {
     (env.allow_path)(path, spec)?;
     if !path.exists() {
         return Err(Error::new(
@@ -163,6 +163,7 @@ fn prepare_path(env: &SpecEnv<'_>, path: &Path, spec: &str) -> Result<Prepared> 
         origin,
         source_name: path.canonicalize().unwrap_or(path.to_path_buf()).display().to_string(),
         source_commit: None,
+        source_url: None,
         checksum: blake3::hash(&bytes).to_hex().to_string(),
         requested: Some(spec.to_string()),
         artifacts: Vec::new(),
@@ -209,8 +210,42 @@ fn prepare_source_artifact(
         .with_hint(format!("name one by its path: {}", paths.join(", "))));
     }
     let chosen = &gathered.chosen[0];
+    let source_record = catalog.source_named(source)?;
+    let digests = catalog.live_artifacts_in(source_record.id, std::slice::from_ref(&chosen.source_path), &[])?;
+    let artifacts = digests
+        .into_iter()
+        .filter(|a| a.path == chosen.source_path)
+        .map(|a| LockedArtifact {
+            kind: a.kind,
+            path: a.path,
+            digest: a.content_digest,
+        })
+        .collect();
     let commit = gathered.provenance.source_commit.clone().unwrap_or_default();
-    let version = format!("0.0.0+{}", crate::sources::short_id(&commit));
+    source_package(gathered, source, &source_record.url, &commit, artifacts)
+}
+
+/// The package one source artifact makes (`gathered` holds exactly one),
+/// the same wherever its files were read: its manifest names only the
+/// repository and the commit, so a restore from the lock file on another
+/// machine makes it again byte for byte.
+pub(super) fn source_package(
+    mut gathered: crate::packages::build::Gathered,
+    source: &str,
+    url: &str,
+    commit: &str,
+    artifacts: Vec<LockedArtifact>,
+) -> Result<Prepared> {
+    gathered.provenance = crate::packages::manifest::Provenance {
+        source_type: Some("remote_git".to_string()),
+        source_url: Some(url.to_string()),
+        source_ref: None,
+        source_path: None,
+        source_commit: Some(commit.to_string()),
+        fetched_at: None,
+    };
+    let chosen = &gathered.chosen[0];
+    let version = format!("0.0.0+{}", crate::sources::short_id(commit));
     let built = assemble(&gathered, &artifact_file_name(&chosen.name), &version, None, Vec::new())?;
     let manifest_text = manifest::to_yaml(&built.manifest);
     let mut files: BTreeMap<String, (Bytes, bool)> = built
@@ -222,18 +257,8 @@ fn prepare_source_artifact(
         MANIFEST_FILE.to_string(),
         (Bytes::from(manifest_text.clone().into_bytes()), false),
     );
-    let source_record = catalog.source_named(source)?;
-    let digests = catalog.live_artifacts_in(source_record.id, std::slice::from_ref(&chosen.source_path), &[])?;
     Ok(Prepared {
-        artifacts: digests
-            .into_iter()
-            .filter(|a| a.path == chosen.source_path)
-            .map(|a| LockedArtifact {
-                kind: a.kind,
-                path: a.path,
-                digest: a.content_digest,
-            })
-            .collect(),
+        artifacts,
         members: vec![Member {
             artifact_id: chosen.artifact_id,
             kind: chosen.kind,
@@ -244,7 +269,8 @@ fn prepare_source_artifact(
         files,
         origin: Origin::Source,
         source_name: source.to_string(),
-        source_commit: Some(commit),
+        source_commit: Some(commit.to_string()),
+        source_url: Some(url.to_string()),
         checksum: blake3::hash(manifest_text.as_bytes()).to_hex().to_string(),
         requested: Some(qualified_name(source, &chosen.source_path)),
     })
@@ -277,20 +303,32 @@ fn prepare_registry(catalog: &Catalog, settings: &Settings, requests: &[(String,
             .find(|(v, _)| *v == version)
             .ok_or_else(|| Error::internal(format!("resolved `{name}@{version}` vanished")))?;
         let bytes = registry.archive(&entry)?;
-        let manifest = validate_archive_bytes(&bytes)?;
-        out.push(Prepared {
-            files: files_map(archive::files(&bytes)?),
-            origin: Origin::Registry,
-            source_name: registry_name,
-            source_commit: None,
-            checksum: entry.checksum.clone(),
-            requested: Some(resolved.constraint),
-            artifacts: Vec::new(),
-            members: members_of(&manifest),
-            manifest,
-        });
+        out.push(registry_package(
+            &bytes,
+            &registry_name,
+            &entry.checksum,
+            resolved.constraint,
+        )?);
     }
     Ok(out)
+}
+
+/// The package a registry archive holds (its bytes already checked against
+/// `checksum`).
+pub(super) fn registry_package(bytes: &[u8], registry: &str, checksum: &str, requested: String) -> Result<Prepared> {
+    let manifest = validate_archive_bytes(bytes)?;
+    Ok(Prepared {
+        files: files_map(archive::files(bytes)?),
+        origin: Origin::Registry,
+        source_name: registry.to_string(),
+        source_commit: None,
+        source_url: None,
+        checksum: checksum.to_string(),
+        requested: Some(requested),
+        artifacts: Vec::new(),
+        members: members_of(&manifest),
+        manifest,
+    })
 }
 
 #[cfg(test)]

@@ -209,6 +209,7 @@ mod tests {
             source: Origin::Local,
             source_name: "here".into(),
             source_commit: None,
+            source_url: None,
             checksum: "c".into(),
             dependencies: Default::default(),
             platforms: vec![Platform::Claude],

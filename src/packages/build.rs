@@ -335,39 +335,7 @@ pub fn gather_from_source(
     let mut chosen = Vec::new();
     for artifact in picked {
         let recorded = catalog.artifact_files(artifact.id)?;
-        let mut files = Vec::new();
-        for record in recorded.files {
-            let relative = match artifact.kind {
-                ArtifactKind::Skill if artifact.path.is_empty() => record.path.clone(),
-                ArtifactKind::Skill => record.path[artifact.path.len() + 1..].to_string(),
-                _ => String::new(),
-            };
-            let bytes = if record.mode == FileMode::Symlink {
-                if record.path != recorded.main_file {
-                    tracing::warn!("`{}` is a symlink; left out of the package", record.path);
-                    continue;
-                }
-                snapshot.read_path(&recorded.content_path)?.ok_or_else(|| {
-                    Error::invalid_argument(format!(
-                        "`{}` links to a file that is not in the repository",
-                        record.path
-                    ))
-                })?
-            } else {
-                let oid = Oid::from_hex(record.git_blob.as_bytes())
-                    .map_err(|_| Error::internal("stored blob id is not hex"))?;
-                let bytes = cache.read_blob(oid)?;
-                if blake3::hash(&bytes).to_hex().as_str() != record.blake3 {
-                    return Err(Error::new(
-                        ErrorCode::CacheCorrupted,
-                        format!("`{}` in the cache does not match the catalog", record.path),
-                    )
-                    .with_hint(format!("run `aam source update {}` to fetch it again", source.name)));
-                }
-                bytes
-            };
-            files.push((relative, bytes, record.mode == FileMode::Executable));
-        }
+        let files = read_artifact_files(&cache, &snapshot, artifact.kind, &artifact.path, recorded, &source.name)?;
         chosen.push(Chosen {
             kind: artifact.kind,
             name: artifact.name,
@@ -389,6 +357,135 @@ pub fn gather_from_source(
         },
         default_name: manifest::suggest_package_name(&source.name).unwrap_or_else(|| "package".to_string()),
         origin_label: format!("source {}", source.name),
+        project_root: None,
+    })
+}
+
+/// Reads an artifact's files from the cache (relative path, bytes, executable),
+/// each checked against the blake3 recorded for it. A symlinked main file is
+/// read through its target; other symlinks are left out.
+fn read_artifact_files(
+    cache: &GitCache,
+    snapshot: &Snapshot<'_>,
+    kind: ArtifactKind,
+    artifact_path: &str,
+    recorded: crate::catalog::ArtifactFiles,
+    source_name: &str,
+) -> Result<Vec<(String, Vec<u8>, bool)>> {
+    let mut files = Vec::new();
+    for record in recorded.files {
+        let relative = match kind {
+            ArtifactKind::Skill if artifact_path.is_empty() => record.path.clone(),
+            ArtifactKind::Skill => record.path[artifact_path.len() + 1..].to_string(),
+            _ => String::new(),
+        };
+        let bytes = if record.mode == FileMode::Symlink {
+            if record.path != recorded.main_file {
+                tracing::warn!("`{}` is a symlink; left out of the package", record.path);
+                continue;
+            }
+            snapshot.read_path(&recorded.content_path)?.ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "`{}` links to a file that is not in the repository",
+                    record.path
+                ))
+            })?
+        } else {
+            let oid =
+                Oid::from_hex(record.git_blob.as_bytes()).map_err(|_| Error::internal("stored blob id is not hex"))?;
+            let bytes = cache.read_blob(oid)?;
+            if blake3::hash(&bytes).to_hex().as_str() != record.blake3 {
+                return Err(Error::new(
+                    ErrorCode::CacheCorrupted,
+                    format!("`{}` in the cache does not match the catalog", record.path),
+                )
+                .with_hint(format!("run `aam source update {source_name}` to fetch it again")));
+            }
+            bytes
+        };
+        files.push((relative, bytes, record.mode == FileMode::Executable));
+    }
+    Ok(files)
+}
+
+/// Reads one artifact (`kind` at repository path `path`) of a cached
+/// repository at `commit`, detected and read as indexing would, without the
+/// catalog (a restore from a lock file on a machine that never added the
+/// source). `url` and `source_name` go into the provenance.
+pub fn gather_at_commit(
+    cache: &GitCache,
+    commit: Oid,
+    source_name: &str,
+    url: &str,
+    kind: ArtifactKind,
+    path: &str,
+) -> Result<Gathered> {
+    let (root_tree, _) = cache.commit_tree(commit)?;
+    // The lock does not record the source's scope, and detection rules read
+    // scope-relative paths (a folder named `vendor` above the scope does not
+    // hide what is inside it): the whole repository first, then each folder
+    // above the artifact as the scope, until one detects it.
+    let mut scopes = vec![String::new()];
+    let mut above = path;
+    while let Some((parent, _)) = above.rsplit_once('/') {
+        scopes.push(parent.to_string());
+        above = parent;
+    }
+    let cancel = crate::cancel::Cancel::default();
+    let mut found = None;
+    for scope in &scopes {
+        let snapshot = Snapshot::new(cache, root_tree, scope, "");
+        let detection = snapshot.detect(&[path.to_string()])?;
+        for artifact in snapshot.read(&detection, &crate::progress::NoProgress, &cancel) {
+            let artifact = artifact?;
+            if artifact.kind == kind && artifact.path == path {
+                found = Some((artifact, scope));
+                break;
+            }
+        }
+        if found.is_some() {
+            break;
+        }
+    }
+    let (artifact, scope) = found.ok_or_else(|| {
+        Error::new(
+            ErrorCode::ArtifactNotFound,
+            format!(
+                "commit `{}` of `{source_name}` has no {} at `{path}`",
+                crate::sources::short_id(&commit.to_string()),
+                kind.as_str()
+            ),
+        )
+        .with_hint(
+            "the lock file names an artifact its commit does not hold; restore the lock file from version control",
+        )
+    })?;
+    let recorded = crate::catalog::ArtifactFiles {
+        files: artifact.files,
+        main_file: artifact.main_file,
+        content_path: artifact.content_path,
+    };
+    let snapshot = Snapshot::new(cache, root_tree, scope, "");
+    let files = read_artifact_files(cache, &snapshot, kind, path, recorded, source_name)?;
+    Ok(Gathered {
+        chosen: vec![Chosen {
+            kind,
+            name: artifact.name,
+            description: artifact.description,
+            source_path: artifact.path,
+            artifact_id: None,
+            files,
+        }],
+        provenance: Provenance {
+            source_type: Some("remote_git".to_string()),
+            source_url: Some(url.to_string()),
+            source_ref: None,
+            source_path: None,
+            source_commit: Some(commit.to_string()),
+            fetched_at: None,
+        },
+        default_name: manifest::suggest_package_name(source_name).unwrap_or_else(|| "package".to_string()),
+        origin_label: format!("source {source_name}"),
         project_root: None,
     })
 }

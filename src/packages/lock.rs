@@ -82,6 +82,10 @@ pub struct LockedPackage {
     /// Commit the files were read at (source installs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_commit: Option<String>,
+    /// The source's repository URL, without credentials (source installs): where
+    /// a restore on another machine fetches `source_commit` from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_url: Option<String>,
     /// blake3 of the package content (archive, or the files for source installs).
     pub checksum: String,
     /// Its dependencies: name to constraint.
@@ -199,6 +203,7 @@ mod tests {
                     source: Origin::Registry,
                     source_name: "reg".into(),
                     source_commit: None,
+                    source_url: None,
                     checksum: "c".into(),
                     dependencies: BTreeMap::new(),
                     platforms: vec![Platform::Claude],

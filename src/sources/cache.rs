@@ -29,6 +29,12 @@ pub fn pending_ref(name: &str) -> String {
     format!("{}/pending", ref_namespace(name))
 }
 
+/// The ref a commit a lock file names is kept under once a restore fetched it
+/// (outside every source's namespace: a restore needs no registered source).
+pub fn locked_ref(commit: &str) -> String {
+    format!("refs/aam/locked/{commit}")
+}
+
 /// A source's cache folder under `caches` (the home's git cache folder).
 pub fn dir(caches: &Path, source: &SourceRecord) -> PathBuf {
     caches.join(&source.cache_key)

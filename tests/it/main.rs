@@ -16,6 +16,7 @@ mod newcomer;
 mod packages;
 mod project_catalog;
 mod quickstart;
+mod restore;
 mod safety;
 mod search;
 mod shapes;

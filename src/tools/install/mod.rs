@@ -6,6 +6,7 @@
 //! edits, execute through the journal, mirror into the catalog.
 
 mod installed;
+mod restore;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -150,16 +151,21 @@ fn mirror_of(roots: &Roots, entry: &LockedPackage, prepared: &Prepared) -> Mirro
 
 /// Turns install specs into packages, reading only paths the front end may.
 fn prepare(ctx: &Context, catalog: &Catalog, specs: &[String]) -> Result<Vec<Prepared>> {
+    prepare_env(ctx, |env| prepare_specs(&env, catalog, specs))
+}
+
+/// Runs `f` with where specs are read from: the working directory, the git
+/// cache, the settings, and the front end's confinement.
+fn prepare_env<T>(ctx: &Context, f: impl FnOnce(SpecEnv<'_>) -> Result<T>) -> Result<T> {
     let settings = ctx.home.load_settings()?;
     let caches = ctx.home.git_cache_dir();
     let allow_path = |path: &Path, shown: &str| ctx.check_path(path, shown);
-    let env = SpecEnv {
+    f(SpecEnv {
         cwd: &ctx.cwd,
         caches: &caches,
         settings: &settings,
         allow_path: &allow_path,
-    };
-    prepare_specs(&env, catalog, specs)
+    })
 }
 
 fn object_store(ctx: &Context) -> ObjectStore {
@@ -219,7 +225,7 @@ pub enum OnEdited {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InstallInput {
-    /// What to install: `name`, `name@constraint`, `@scope/name@1.2`, `source/artifact`, an artifact name, a folder or a `.aam` archive.
+    /// What to install (none: restore what `.aam/aam-lock.yaml` records): `name`, `name@constraint`, `@scope/name@1.2`, `source/artifact`, an artifact name, a folder or a `.aam` archive.
     pub specs: Vec<String>,
     /// Agents to deploy to, by id (`aam agents` lists them; default: the ones an installed package already uses, else settings, else the agents the project uses).
     #[serde(default)]
@@ -245,6 +251,12 @@ pub struct InstallInput {
     /// Content-audit rule ids (`cmd-pipe-shell`) whose findings do not block this install (see `aam_audit`).
     #[serde(default)]
     pub allow_findings: Vec<String>,
+    /// With no specs: fail with `AAM_LOCK_OUTDATED` instead of changing the lock file (a restore must install exactly what it records).
+    #[serde(default)]
+    pub frozen: bool,
+    /// Never fetch: use only what is in `AAM_HOME` (git cache, local registries); fail with `AAM_OFFLINE_MISSING` when something is not there.
+    #[serde(default)]
+    pub offline: bool,
 }
 
 /// One package installed.
@@ -313,6 +325,8 @@ pub struct InstallOutput {
     pub dry_run: bool,
     /// Content-audit findings at or above `audit.warn` in what was installed.
     pub audit_warnings: Vec<String>,
+    /// What a restore changed in the lock file (it differed from what this aam installs).
+    pub lock_changes: Vec<String>,
 }
 
 impl InstallOutput {
@@ -328,7 +342,7 @@ pub struct Install;
 impl Tool for Install {
     const NAME: &'static str = "aam_install";
     const TITLE: &'static str = "Install packages";
-    const DESCRIPTION: &'static str = "Install packages (from registries, with dependencies resolved transitively), source artifacts (`source/artifact`, read from cached git objects at the indexed commit), folders or `.aam` archives, and deploy their artifacts where each platform (cursor, claude, copilot, codex, or any agent `aam_agents` lists) reads them. Installing an installed package again upgrades it in place on the platforms it already uses: files edited since install are kept and the package skipped (reported in `skipped`), unless `backup` or `force`. Writes `.aam/aam-lock.yaml` with a checksum for every file. All-or-nothing, even if killed: a failure leaves everything as it was. Next: `aam_verify`.";
+    const DESCRIPTION: &'static str = "Install packages (from registries, with dependencies resolved transitively), source artifacts (`source/artifact`, read from cached git objects at the indexed commit), folders or `.aam` archives, and deploy their artifacts where each platform (cursor, claude, copilot, codex, or any agent `aam_agents` lists) reads them. Installing an installed package again upgrades it in place on the platforms it already uses: files edited since install are kept and the package skipped (reported in `skipped`), unless `backup` or `force`. Writes `.aam/aam-lock.yaml` with a checksum for every file; with no specs, restores exactly what it records (`frozen`: fail rather than change it; `offline`: never fetch). All-or-nothing, even if killed: a failure leaves everything as it was. Next: `aam_verify`.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
     const ERRORS: &'static [ErrorCode] = &[
@@ -349,8 +363,20 @@ impl Tool for Install {
         ErrorCode::SourceNotFound,
         ErrorCode::SourceNotIndexed,
         ErrorCode::RegistryNotFound,
+        ErrorCode::RegistryInvalid,
+        ErrorCode::ChecksumMismatch,
+        ErrorCode::LockOutdated,
+        ErrorCode::OfflineMissing,
+        ErrorCode::SourceUrlInvalid,
+        ErrorCode::GitRefNotFound,
+        ErrorCode::GitCloneFailed,
+        ErrorCode::GitFetchFailed,
+        ErrorCode::GitAuthFailed,
+        ErrorCode::NetworkError,
+        ErrorCode::TlsCertificate,
     ];
     const CONSTRAINTS: &'static [&'static str] = &[
+        "with no specs, installs exactly what `.aam/aam-lock.yaml` records (source artifacts at the recorded commit, registry packages at the recorded version), checksums verified",
         "all-or-nothing, even if the process is killed: the next aam command finishes or undoes it",
         "files edited since install are never replaced unless `backup` or `force`",
         "machine front ends refuse targets outside the project and AAM_HOME (global installs, Codex prompts)",
@@ -373,10 +399,6 @@ impl Tool for Install {
     type Output = InstallOutput;
 
     fn run(ctx: &Context, input: InstallInput) -> Result<InstallOutput> {
-        if input.specs.is_empty() {
-            return Err(Error::invalid_argument("nothing to install")
-                .with_hint("name a package, an artifact, a folder or an archive"));
-        }
         let on_edited = if input.force {
             OnEdited::Force
         } else if input.backup {
@@ -384,6 +406,16 @@ impl Tool for Install {
         } else {
             OnEdited::Skip
         };
+        if input.specs.is_empty() {
+            return restore::restore(ctx, &input, on_edited);
+        }
+        if input.frozen {
+            return Err(
+                Error::invalid_argument("`frozen` restores the lock file as it is and takes no specs").with_hint(
+                    "run `aam install --frozen` with no arguments, or drop `--frozen` to install new packages",
+                ),
+            );
+        }
         install(ctx, &input, on_edited)
     }
 }
@@ -492,6 +524,7 @@ fn install_prepared(
         root: roots.root_text(),
         dry_run: input.dry_run,
         audit_warnings: Vec::new(),
+        lock_changes: Vec::new(),
     };
     let mut todo = Vec::new();
     let mut backups = Vec::new();

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Restoring a project from its lock file (issue 15): a project with N installed
+# skills (default 200, from the deterministic corpus of ../shared/bench/gen-corpus.sh,
+# deployed for claude) loses everything but `.aam/aam-lock.yaml`, then
+# `aam install` restores it:
+#
+#   cold   a fresh AAM_HOME each run: no catalog, no git cache (the commit is
+#          fetched from the corpus repository, every skill detected and read at it)
+#   warm   the AAM_HOME that installed it: the git cache holds the commit
+#   intact nothing is missing: every recorded file is hashed, nothing written
+#
+# Each restore is checked byte for byte against the original install once.
+#
+#   benches/restore.sh                      # 200 skills, 5 runs each
+#   N=1000 RUNS=3 benches/restore.sh
+#   CARGO_TARGET_DIR=/work/target-release benches/restore.sh
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+gen="$root/../shared/bench/gen-corpus.sh"
+n=${N:-200}
+runs=${RUNS:-5}
+work="$root/target/bench/restore-$n"
+aam="$work/aam"
+. "$root/benches/timing.sh"
+
+[ -f "$gen" ] || { echo "missing $gen" >&2; exit 1; }
+mkdir -p "$work"
+# This checkout's binary. In a target folder shared by several checkouts, cargo
+# takes a build of another checkout newer than these sources for fresh, so the
+# sources are touched first; the binary is copied so another build cannot swap
+# it mid-run.
+touch "$root/src/lib.rs"
+exe=$(cd "$root" && cargo build --release --quiet --bin aam --message-format=json \
+  | python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("executable"):
+        print(m["executable"])')
+cp "$exe" "$aam"
+uptime
+
+corpus="$work/corpus"
+if [ ! -d "$corpus/.git" ]; then
+  rm -rf "$corpus"
+  bash "$gen" "$n" "$corpus" 2> /dev/null
+fi
+home="$work/home"
+project="$work/project"
+rm -rf "$home" "$project"
+mkdir -p "$project"
+git -C "$project" init -q
+AAM_HOME="$home" "$aam" source add "$corpus" --name bench > /dev/null 2>&1
+mapfile -t specs < <(ls "$corpus/skills" | head -n "$n" | sed 's|^|bench/skills/|')
+(cd "$project" && AAM_HOME="$home" "$aam" install --platform claude "${specs[@]}" > /dev/null)
+echo "installed ${#specs[@]} skills"
+
+# snapshot DIR: a digest of every file below DIR (but .git and the project lock).
+snapshot() {
+  (cd "$1" && find . -path ./.git -prune -o -type f ! -path ./.aam/lock -print0 | sort -z | xargs -0 sha256sum) | sha256sum
+}
+original=$(snapshot "$project")
+
+# keep_only_the_lock: deletes every installed file, keeping `.aam/aam-lock.yaml`.
+keep_only_the_lock() {
+  find "$project" -mindepth 1 -maxdepth 1 ! -name .git ! -name .aam -exec rm -rf {} +
+  find "$project/.aam" -mindepth 1 -maxdepth 1 ! -name aam-lock.yaml -exec rm -rf {} +
+}
+
+restore() {
+  (cd "$project" && AAM_HOME="$1" "$aam" install --frozen)
+}
+
+check() {
+  [ "$(snapshot "$project")" = "$original" ] || { echo "restore $1 differs from the install" >&2; exit 1; }
+}
+
+cold=(); warm=(); intact=()
+for i in $(seq "$runs"); do
+  keep_only_the_lock
+  rm -rf "$work/fresh"
+  cold+=("$(time_ms restore "$work/fresh")")
+  [ "$i" = 1 ] && check cold
+  keep_only_the_lock
+  warm+=("$(time_ms restore "$home")")
+  [ "$i" = 1 ] && check warm
+  intact+=("$(time_ms restore "$home")")
+done
+report "restore $n skills, fresh AAM_HOME (fetch)" "${cold[@]}"
+report "restore $n skills, git cache present" "${warm[@]}"
+report "restore $n skills, nothing missing" "${intact[@]}"
+uptime

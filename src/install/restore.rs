@@ -1,0 +1,531 @@
+//! Restoring what `.aam/aam-lock.yaml` records (`aam install` with no
+//! arguments): which packages need writing, each package made again from its
+//! recorded origin (a registry archive at the recorded version, a source
+//! artifact at the recorded commit, fetched into the git cache when missing,
+//! a folder or archive at its recorded path), and how the result compares with
+//! the lock.
+//!
+//! Everything read from the lock is untrusted: the tool checks every entry
+//! (`Roots::check_lock`) before this module sees it, a source URL passes the
+//! same spec checks as `aam source add`, and a commit must be a full object id.
+//! Content that does not match the recorded checksums is never installed
+//! (`AAM_CHECKSUM_MISMATCH`); other differences are what `--frozen` refuses.
+
+use std::collections::BTreeSet;
+
+use super::Roots;
+use super::keys;
+use super::plan::Prepared;
+use super::specs::{self, SpecEnv};
+use super::state::{self, FileState};
+use crate::catalog::Catalog;
+use crate::error::{Error, ErrorCode, Result};
+use crate::packages::build::gather_at_commit;
+use crate::packages::lock::{LockedPackage, Origin};
+use crate::packages::registry::Registry;
+use crate::sources::git::{GitCache, Oid, RefWant};
+use crate::sources::spec::{SourceSpec, redact};
+
+/// Where a restore reads from.
+pub struct RestoreEnv<'a> {
+    /// Paths, the git cache and registries, as for install specs.
+    pub spec: SpecEnv<'a>,
+    /// Use only what is on this machine: never fetch.
+    pub offline: bool,
+}
+
+/// What a restore does with one recorded package.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Need {
+    /// Every recorded file and section is as recorded: nothing to do.
+    Intact,
+    /// Some are missing: the package is made again and written.
+    Write,
+    /// These files or sections differ from the lock (edited, or not aam's):
+    /// never overwritten silently.
+    Edited(Vec<String>),
+}
+
+/// What a restore must do with `entry`, from its files' states on disk.
+pub fn need(roots: &Roots, entry: &LockedPackage) -> Result<Need> {
+    let status = state::file_status(roots, entry)?;
+    let edited = state::keys_in(&status, FileState::Modified);
+    Ok(if !edited.is_empty() {
+        Need::Edited(edited)
+    } else if status.values().all(|s| *s == FileState::Ok) {
+        Need::Intact
+    } else {
+        Need::Write
+    })
+}
+
+/// Makes the package `name` again from what its lock entry records, and
+/// checks it is what was installed: name, version and package checksum.
+pub fn prepare(env: &RestoreEnv<'_>, catalog: &Catalog, name: &str, entry: &LockedPackage) -> Result<Prepared> {
+    let prepared = match entry.source {
+        Origin::Registry => registry(env, name, entry)?,
+        Origin::Source => source(env, catalog, name, entry)?,
+        Origin::Local | Origin::Archive => {
+            let path = std::path::Path::new(&entry.source_name);
+            let prepared = specs::prepare_path(&env.spec, path, &entry.source_name)?;
+            Prepared {
+                requested: entry.requested.clone(),
+                ..prepared
+            }
+        }
+    };
+    let mut wrong = Vec::new();
+    if prepared.manifest.name != name {
+        wrong.push(format!(
+            "`{name}`: its origin holds package `{}`",
+            prepared.manifest.name
+        ));
+    }
+    if prepared.manifest.version != entry.version {
+        wrong.push(format!(
+            "`{name}`: version `{}`, the lock file `{}`",
+            prepared.manifest.version, entry.version
+        ));
+    }
+    if prepared.checksum != entry.checksum {
+        wrong.push(format!(
+            "`{name}`: checksum `{}`, the lock file `{}`",
+            short(&prepared.checksum),
+            short(&entry.checksum)
+        ));
+    }
+    if !wrong.is_empty() {
+        return Err(mismatch(&wrong));
+    }
+    Ok(prepared)
+}
+
+fn registry(env: &RestoreEnv<'_>, name: &str, entry: &LockedPackage) -> Result<Prepared> {
+    let setting = env.spec.settings.registry(Some(&entry.source_name)).map_err(|e| {
+        e.with_hint(format!(
+            "the lock file installs `{name}` from registry `{}`; add it with `aam registry add {} <url>`",
+            entry.source_name, entry.source_name
+        ))
+    })?;
+    let registry = Registry::configured(setting)?;
+    let index = registry.index()?;
+    let version = index
+        .packages
+        .get(name)
+        .and_then(|p| p.versions.get(&entry.version))
+        .ok_or_else(|| {
+            Error::new(
+                ErrorCode::PackageNotFound,
+                format!(
+                    "registry `{}` has no `{name}@{}`, which the lock file records",
+                    entry.source_name, entry.version
+                ),
+            )
+            .with_hint(
+                "published versions are never removed; check that the registry is the one the lock file was made with",
+            )
+        })?;
+    let bytes = registry.archive(version)?;
+    if version.checksum != entry.checksum {
+        return Err(mismatch(&[format!(
+            "`{name}`: registry `{}` has checksum `{}` for `{}`, the lock file `{}`",
+            entry.source_name,
+            short(&version.checksum),
+            entry.version,
+            short(&entry.checksum)
+        )]));
+    }
+    let requested = entry.requested.clone().unwrap_or_else(|| "*".to_string());
+    specs::registry_package(&bytes, &entry.source_name, &entry.checksum, requested)
+}
+
+fn source(env: &RestoreEnv<'_>, catalog: &Catalog, name: &str, entry: &LockedPackage) -> Result<Prepared> {
+    let invalid = |why: String| {
+        Error::new(
+            ErrorCode::LockInvalid,
+            format!("the lock entry of `{name}` {why}"),
+        )
+        .with_hint("restore the lock file from version control, or install the artifact again with `aam install <source>/<artifact>`")
+    };
+    let url = match &entry.source_url {
+        Some(url) => url.clone(),
+        None => match catalog.find_source(&entry.source_name)? {
+            Some(source) => source.url,
+            None => {
+                return Err(Error::new(
+                    ErrorCode::SourceNotFound,
+                    format!(
+                        "the lock entry of `{name}` names source `{}` without its URL, and no source has that name here",
+                        entry.source_name
+                    ),
+                )
+                .with_hint(format!(
+                    "add the source with `aam source add <url> --name {}`, then run `aam install` again",
+                    entry.source_name
+                )));
+            }
+        },
+    };
+    // The same checks as `aam source add`: accepted transports only, and a
+    // URL that carries credentials is refused without echoing them.
+    let spec = SourceSpec::parse(&url, env.spec.cwd)?;
+    if spec.had_credentials {
+        return Err(invalid(format!("names a URL with credentials (`{}`)", redact(&url))));
+    }
+    let commit_text = entry.source_commit.as_deref().unwrap_or_default();
+    let commit = Oid::from_hex(commit_text.as_bytes())
+        .ok()
+        .filter(|_| commit_text.len() == 40)
+        .ok_or_else(|| invalid("has no full commit id".to_string()))?;
+    let [artifact] = entry.artifacts.as_slice() else {
+        return Err(invalid("does not name exactly one source artifact".to_string()));
+    };
+    crate::paths::check_relative(&artifact.path)
+        .map_err(|why| invalid(format!("names artifact path `{}`: {why}", artifact.path)))?;
+    let dir = env.spec.caches.join(spec.cache_key());
+    let cached = GitCache::open(&dir).ok().filter(|cache| cache.has_commit(commit));
+    let cache = match cached {
+        Some(cache) => cache,
+        None if env.offline => {
+            return Err(Error::new(
+                ErrorCode::OfflineMissing,
+                format!(
+                    "`{name}` needs commit `{}` of `{}`, which is not in the git cache",
+                    crate::sources::short_id(commit_text),
+                    redact(&spec.url)
+                ),
+            )
+            .with_hint("run `aam install` without `--offline` to fetch it"));
+        }
+        None => {
+            let (cache, created) = GitCache::open_or_create(&dir)?;
+            let want = RefWant::Named(commit_text.to_string());
+            cache.fetch(
+                &spec.url,
+                &want,
+                &crate::sources::cache::locked_ref(commit_text),
+                created,
+            )?;
+            cache
+        }
+    };
+    let gathered = gather_at_commit(
+        &cache,
+        commit,
+        &entry.source_name,
+        &spec.url,
+        artifact.kind,
+        &artifact.path,
+    )?;
+    specs::source_package(
+        gathered,
+        &entry.source_name,
+        &spec.url,
+        commit_text,
+        entry.artifacts.clone(),
+    )
+}
+
+/// How a planned lock entry differs from the recorded one.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Differences {
+    /// The package's own files are not what the lock records (never installed).
+    pub content: Vec<String>,
+    /// The entry would change otherwise (what `--frozen` refuses).
+    pub lock: Vec<String>,
+}
+
+/// Compares the entry a restore planned for `name` with the recorded one.
+/// Folders the install created are not compared: they depend on what
+/// existed before.
+pub fn compare(name: &str, recorded: &LockedPackage, planned: &LockedPackage) -> Differences {
+    let mut out = Differences::default();
+    let copy = format!("{}/", keys::copy_dir(name));
+    let keys: BTreeSet<&String> = recorded
+        .file_checksums
+        .keys()
+        .chain(planned.file_checksums.keys())
+        .collect();
+    for key in keys {
+        let (before, after) = (recorded.file_checksums.get(key), planned.file_checksums.get(key));
+        let what = match (before, after) {
+            (Some(b), Some(a)) if a != b => {
+                format!("`{key}` has checksum `{}`, the lock file `{}`", short(a), short(b))
+            }
+            (Some(_), None) => format!("`{key}` is no longer written"),
+            (None, Some(_)) => format!("`{key}` would be added"),
+            _ => continue,
+        };
+        let list = if key.starts_with(&copy) {
+            &mut out.content
+        } else {
+            &mut out.lock
+        };
+        list.push(format!("`{name}`: {what}"));
+    }
+    let fields: [(&str, String, String); 8] = [
+        (
+            "source",
+            recorded.source.as_str().into(),
+            planned.source.as_str().into(),
+        ),
+        ("source_name", recorded.source_name.clone(), planned.source_name.clone()),
+        (
+            "source_commit",
+            text(&recorded.source_commit),
+            text(&planned.source_commit),
+        ),
+        ("source_url", text(&recorded.source_url), text(&planned.source_url)),
+        ("requested", text(&recorded.requested), text(&planned.requested)),
+        (
+            "dependencies",
+            format!("{:?}", recorded.dependencies),
+            format!("{:?}", planned.dependencies),
+        ),
+        (
+            "platforms",
+            format!("{:?}", recorded.platforms),
+            format!("{:?}", planned.platforms),
+        ),
+        (
+            "artifacts",
+            format!("{:?}", recorded.artifacts),
+            format!("{:?}", planned.artifacts),
+        ),
+    ];
+    for (field, before, after) in fields {
+        if before != after {
+            out.lock.push(format!("`{name}`: `{field}` would change"));
+        }
+    }
+    let targets = |p: &LockedPackage| -> BTreeSet<String> {
+        p.deployed
+            .iter()
+            .map(|d| format!("{} {} {} -> {}", d.platform.as_str(), d.kind.as_str(), d.name, d.target))
+            .collect()
+    };
+    let (before, after) = (targets(recorded), targets(planned));
+    for gone in before.difference(&after) {
+        out.lock.push(format!("`{name}`: deployment `{gone}` would be dropped"));
+    }
+    for new in after.difference(&before) {
+        out.lock.push(format!("`{name}`: deployment `{new}` would be added"));
+    }
+    out
+}
+
+fn text(value: &Option<String>) -> String {
+    value.clone().unwrap_or_default()
+}
+
+/// The first 12 characters of a digest, enough to tell two apart.
+fn short(digest: &str) -> &str {
+    digest.get(..12).unwrap_or(digest)
+}
+
+/// Content that does not match the lock file's checksums (`what` names
+/// each package and file).
+pub fn mismatch(what: &[String]) -> Error {
+    Error::new(
+        ErrorCode::ChecksumMismatch,
+        format!("what the origin holds does not match the lock file: {}", list(what)),
+    )
+    .with_hint("the origin changed since the lock file was written, or the lock file was edited; restore the lock file from version control, or install the package again with `aam install <spec>` to record what it is now")
+}
+
+/// `--frozen`: the differences that would change the lock file.
+pub fn outdated(what: &[String]) -> Error {
+    Error::new(
+        ErrorCode::LockOutdated,
+        format!("restoring would change the lock file: {}", list(what)),
+    )
+    .with_hint("run `aam install` without `--frozen` to update the lock file, and commit it")
+}
+
+/// Up to five items, then how many more.
+fn list(items: &[String]) -> String {
+    let mut text = items.iter().take(5).cloned().collect::<Vec<_>>().join("; ");
+    if items.len() > 5 {
+        text.push_str(&format!(" (and {} more)", items.len() - 5));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packages::lock::{Deployment, LockedArtifact};
+    use crate::scan::{ArtifactKind, Platform};
+
+    fn entry() -> LockedPackage {
+        LockedPackage {
+            version: "0.0.0+abc".into(),
+            source: Origin::Source,
+            source_name: "src".into(),
+            source_commit: Some("a".repeat(40)),
+            source_url: Some("file:///repo".into()),
+            checksum: "c".repeat(64),
+            dependencies: Default::default(),
+            platforms: vec![Platform::Claude],
+            requested: Some("src/skills/x".into()),
+            artifacts: vec![LockedArtifact {
+                kind: ArtifactKind::Skill,
+                path: "skills/x".into(),
+                digest: "d".into(),
+            }],
+            deployed: vec![Deployment {
+                platform: Platform::Claude,
+                kind: ArtifactKind::Skill,
+                name: "x".into(),
+                target: ".claude/skills/x".into(),
+            }],
+            file_checksums: [(".aam/packages/x/aam.yaml", "1"), (".claude/skills/x/SKILL.md", "2")]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.repeat(64)))
+                .collect(),
+            created_dirs: vec![".claude".into()],
+        }
+    }
+
+    #[test]
+    fn an_identical_entry_has_no_differences_whatever_folders_it_created() {
+        let mut planned = entry();
+        planned.created_dirs.clear();
+        assert_eq!(compare("x", &entry(), &planned), Differences::default());
+    }
+
+    #[test]
+    fn package_content_and_lock_changes_are_told_apart() {
+        let mut planned = entry();
+        planned
+            .file_checksums
+            .insert(".aam/packages/x/aam.yaml".into(), "9".repeat(64));
+        planned
+            .file_checksums
+            .insert(".claude/skills/x/SKILL.md".into(), "8".repeat(64));
+        planned.platforms.push(Platform::Cursor);
+        planned.deployed[0].target = ".agents/skills/x".into();
+        let found = compare("x", &entry(), &planned);
+        assert_eq!(found.content.len(), 1, "{found:?}");
+        assert!(found.content[0].contains(".aam/packages/x/aam.yaml"), "{found:?}");
+        assert!(
+            found.lock.iter().any(|d| d.contains(".claude/skills/x/SKILL.md")),
+            "{found:?}"
+        );
+        assert!(found.lock.iter().any(|d| d.contains("`platforms`")), "{found:?}");
+        assert!(found.lock.iter().any(|d| d.contains("would be dropped")), "{found:?}");
+        assert!(found.lock.iter().any(|d| d.contains("would be added")), "{found:?}");
+    }
+
+    #[test]
+    fn long_lists_are_cut_and_counted() {
+        let items: Vec<String> = (0..8).map(|i| i.to_string()).collect();
+        assert_eq!(list(&items), "0; 1; 2; 3; 4 (and 3 more)");
+        let err = outdated(&items);
+        assert_eq!(err.code(), ErrorCode::LockOutdated);
+        assert!(err.hint().unwrap().contains("--frozen"));
+    }
+
+    /// Runs `prepare` for `entry` with a fresh catalog, settings and cache under `dir`.
+    fn prepare_in(dir: &std::path::Path, offline: bool, entry: &LockedPackage) -> Result<Prepared> {
+        let catalog = Catalog::open(&dir.join("catalog.db")).unwrap();
+        let settings = crate::config::Settings::default();
+        let caches = dir.join("cache");
+        let allow = |_: &std::path::Path, _: &str| Ok(());
+        let env = RestoreEnv {
+            spec: SpecEnv {
+                cwd: dir,
+                caches: &caches,
+                settings: &settings,
+                allow_path: &allow,
+            },
+            offline,
+        };
+        prepare(&env, &catalog, "kit", entry)
+    }
+
+    #[test]
+    fn a_folder_package_is_read_again_and_its_checksum_verified() {
+        let dir = tempfile::tempdir().unwrap();
+        let kit = dir.path().join("kit");
+        crate::packages::sample_package(&kit, "pdf", &[]);
+        let path = kit.display().to_string();
+        let (bytes, manifest, _) = crate::packages::validate::pack_dir(&kit).unwrap();
+        let checksum = blake3::hash(&bytes).to_hex().to_string();
+        let mut recorded = entry();
+        recorded.source = Origin::Local;
+        recorded.source_name = path;
+        recorded.version = manifest.version.clone();
+        recorded.checksum = checksum.clone();
+        recorded.requested = Some("./kit".into());
+        let again = prepare_in(dir.path(), true, &recorded).unwrap();
+        assert_eq!(again.checksum, checksum);
+        assert_eq!(again.requested.as_deref(), Some("./kit"), "what was asked for is kept");
+        std::fs::write(
+            kit.join("skills/pdf/SKILL.md"),
+            "---\nname: pdf\ndescription: changed\n---\n",
+        )
+        .unwrap();
+        let err = prepare_in(dir.path(), true, &recorded).err().unwrap();
+        assert_eq!(err.code(), ErrorCode::ChecksumMismatch);
+        assert!(err.message().contains("`kit`: checksum"), "{}", err.message());
+    }
+
+    #[test]
+    fn a_source_entry_is_checked_before_anything_is_fetched() {
+        let dir = tempfile::tempdir().unwrap();
+        let code = |edit: &dyn Fn(&mut LockedPackage), offline: bool| {
+            let mut recorded = entry();
+            recorded.source_url = Some(format!("file://{}", dir.path().display()));
+            edit(&mut recorded);
+            prepare_in(dir.path(), offline, &recorded)
+                .err()
+                .map(|e| (e.code(), e.message().to_string()))
+        };
+        let (ext, _) = code(&|e| e.source_url = Some("ext::sh -c id".into()), false).unwrap();
+        assert_eq!(ext, ErrorCode::SourceUrlInvalid);
+        let (creds, message) = code(
+            &|e| e.source_url = Some("https://me:hunter2@example.com/o/r".into()),
+            false,
+        )
+        .unwrap();
+        assert_eq!(creds, ErrorCode::LockInvalid);
+        assert!(!message.contains("hunter2"), "{message}");
+        let (short, _) = code(&|e| e.source_commit = Some("abc123".into()), false).unwrap();
+        assert_eq!(short, ErrorCode::LockInvalid);
+        let (two, _) = code(&|e| e.artifacts.push(e.artifacts[0].clone()), false).unwrap();
+        assert_eq!(two, ErrorCode::LockInvalid);
+        let (escape, _) = code(&|e| e.artifacts[0].path = "../outside".into(), false).unwrap();
+        assert_eq!(escape, ErrorCode::LockInvalid);
+        let (offline, message) = code(&|_| {}, true).unwrap();
+        assert_eq!(offline, ErrorCode::OfflineMissing);
+        assert!(message.contains("`kit`") && message.contains("aaaaaaa"), "{message}");
+        assert!(!dir.path().join("cache").exists(), "offline creates no cache");
+        let (unknown, _) = code(&|e| e.source_url = None, false).unwrap();
+        assert_eq!(unknown, ErrorCode::SourceNotFound);
+    }
+
+    #[test]
+    fn need_follows_the_files_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let roots = Roots::new(dir.path().to_path_buf(), dir.path().join("home"), false);
+        let mut recorded = entry();
+        let bytes = b"hello";
+        recorded.file_checksums = [(
+            ".claude/skills/x/SKILL.md".to_string(),
+            blake3::hash(bytes).to_hex().to_string(),
+        )]
+        .into_iter()
+        .collect();
+        assert_eq!(need(&roots, &recorded).unwrap(), Need::Write);
+        let file = dir.path().join(".claude/skills/x/SKILL.md");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, bytes).unwrap();
+        assert_eq!(need(&roots, &recorded).unwrap(), Need::Intact);
+        std::fs::write(&file, b"edited").unwrap();
+        assert_eq!(
+            need(&roots, &recorded).unwrap(),
+            Need::Edited(vec![".claude/skills/x/SKILL.md".into()])
+        );
+    }
+}

@@ -1,0 +1,124 @@
+//! `aam_install` with no specs: restore what `.aam/aam-lock.yaml` records.
+//!
+//! Orchestration only: [`crate::install::restore`] decides what each recorded
+//! package needs, makes it again from its origin and compares the result with
+//! the lock; the plan and the journal write it like any install.
+
+use super::{
+    InstallInput, InstallOutput, InstalledPackage, OnEdited, SkipReason, SkippedPackage, apply_mirror, backup,
+    begin_write, mirror_of, object_store, prepare_env, roots,
+};
+use crate::error::{Error, Result};
+use crate::install::plan::{Plan, Prepared};
+use crate::install::restore::{self, Need, RestoreEnv};
+use crate::packages::lock::LockedPackage;
+use crate::tools::Context;
+
+/// Restores every package the lock file records whose files are not all as
+/// recorded, as one unit under the project lock.
+pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) -> Result<InstallOutput> {
+    if !input.platforms.is_empty() || input.no_deploy {
+        return Err(
+            Error::invalid_argument("a restore deploys to the platforms the lock file records")
+                .with_hint("drop `--platform`/`--no-deploy`, or name the packages to install them on other platforms"),
+        );
+    }
+    let roots = roots(ctx, input.global)?;
+    let _lock = match input.dry_run {
+        true => None,
+        false => Some(begin_write(ctx, &roots, input.no_wait)?),
+    };
+    let store = object_store(ctx);
+    let mut plan = Plan::new(&roots, input.force)?.with_ownership(move |digest| store.has(digest));
+    let recorded = plan.lock().clone();
+    if recorded.packages.is_empty() {
+        return Err(Error::invalid_argument("nothing to install: the lock file records no packages")
+            .with_hint("name a package, an artifact, a folder or an archive; with none, `aam install` restores what `.aam/aam-lock.yaml` records"));
+    }
+    let mut output = InstallOutput {
+        installed: Vec::new(),
+        skipped: Vec::new(),
+        root: roots.root_text(),
+        dry_run: input.dry_run,
+        audit_warnings: Vec::new(),
+        lock_changes: Vec::new(),
+    };
+    let mut todo: Vec<(&String, &LockedPackage, Vec<String>)> = Vec::new();
+    for (name, entry) in &recorded.packages {
+        let skip = |reason, modified_files| SkippedPackage {
+            name: name.clone(),
+            version: entry.version.clone(),
+            wanted_version: entry.version.clone(),
+            reason,
+            modified_files,
+        };
+        match restore::need(&roots, entry)? {
+            Need::Intact => output.skipped.push(skip(SkipReason::AlreadyInstalled, Vec::new())),
+            Need::Edited(keys) if on_edited == OnEdited::Skip => {
+                output.skipped.push(skip(SkipReason::EditedFiles, keys))
+            }
+            Need::Edited(keys) => todo.push((name, entry, keys)),
+            Need::Write => todo.push((name, entry, Vec::new())),
+        }
+    }
+    if todo.is_empty() {
+        return Ok(output);
+    }
+    let prepared: Vec<Prepared> = {
+        let catalog = ctx.catalog()?;
+        let prepared = prepare_env(ctx, |spec| {
+            let env = RestoreEnv {
+                spec,
+                offline: input.offline,
+            };
+            todo.iter()
+                .map(|(name, entry, _)| restore::prepare(&env, &catalog, name, entry))
+                .collect::<Result<Vec<_>>>()
+        })?;
+        let policy = ctx.audit_policy(input.global)?;
+        output.audit_warnings = crate::audit::gate::gate(&catalog, &prepared, &input.allow_findings, &policy)?;
+        prepared
+    };
+    for warning in &output.audit_warnings {
+        tracing::warn!("{warning}");
+    }
+    let (mut content, mut mirror, mut backups) = (Vec::new(), Vec::new(), Vec::new());
+    for ((name, entry, edited), package) in todo.iter().zip(&prepared) {
+        let mut planned = plan.add(package, &entry.platforms)?;
+        plan.set_created_dirs(name, entry.created_dirs.clone());
+        planned.created_dirs = entry.created_dirs.clone();
+        let found = restore::compare(name, entry, &planned);
+        content.extend(found.content);
+        output.lock_changes.extend(found.lock);
+        if on_edited == OnEdited::Backup && !edited.is_empty() {
+            backups.push((output.installed.len(), (*name).clone(), edited.clone()));
+        }
+        output.installed.push(InstalledPackage {
+            name: (*name).clone(),
+            version: planned.version.clone(),
+            replaced_version: None,
+            source: planned.source,
+            source_name: planned.source_name.clone(),
+            platforms: planned.platforms.clone(),
+            files_written: planned.file_checksums.len() as u64,
+            replaced_edits: edited.clone(),
+            backup_dir: None,
+            undeployed: Vec::new(),
+        });
+        mirror.push(mirror_of(&roots, &planned, package));
+    }
+    if !content.is_empty() {
+        return Err(restore::mismatch(&content));
+    }
+    if input.frozen && !output.lock_changes.is_empty() {
+        return Err(restore::outdated(&output.lock_changes));
+    }
+    if input.dry_run {
+        return Ok(output);
+    }
+    for (index, name, keys) in backups {
+        output.installed[index].backup_dir = Some(backup(ctx, &roots, &name, &keys)?);
+    }
+    plan.execute(&object_store(ctx), mirror, &ctx.cancel, |ops| apply_mirror(ctx, ops))?;
+    Ok(output)
+}

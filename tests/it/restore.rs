@@ -1,0 +1,449 @@
+//! Restoring from the lock file: `aam install` with no arguments on a project
+//! whose installed files are gone, in a fresh `AAM_HOME` (caches and catalog
+//! gone), with `--frozen` and `--offline`, and through `aam tool call`.
+
+use std::path::{Path, PathBuf};
+
+use crate::install::{lock, package, project, text, tree};
+use crate::support::{Repo, Run, TestEnv, skill};
+
+/// A source repository `upstream` with two skills (one with an executable
+/// script) and an agent, added as source `upstream`.
+fn upstream(env: &TestEnv) -> Repo {
+    let repo = env.repo("upstream");
+    repo.write("skills/pdf/SKILL.md", skill("pdf", "PDF v1"))
+        .write("skills/pdf/scripts/fill.sh", "#!/bin/sh\necho fill\n")
+        .write("skills/docx/SKILL.md", skill("docx", "DOCX v1"))
+        .write(
+            "agents/reviewer.md",
+            "---\nname: reviewer\ndescription: Reviews changes\n---\nYou review changes.\n",
+        );
+    use std::os::unix::fs::PermissionsExt;
+    let script = repo.dir.join("skills/pdf/scripts/fill.sh");
+    std::fs::set_permissions(script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--name", "upstream"]);
+    repo
+}
+
+/// `aam --json <args>` in `dir` with `AAM_HOME` set to `home`.
+fn run(env: &TestEnv, home: &Path, dir: &Path, args: &[&str]) -> Run {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    env.aam_with(dir, &[("AAM_HOME", home.to_str().unwrap())], &all)
+}
+
+/// Deletes everything in the project but its git folder and the lock file.
+fn keep_only_the_lock(dir: &Path) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        match name.as_str() {
+            ".git" => {}
+            ".aam" => {
+                for inner in std::fs::read_dir(&path).unwrap() {
+                    let inner = inner.unwrap().path();
+                    if inner.file_name().unwrap() != "aam-lock.yaml" {
+                        remove(&inner);
+                    }
+                }
+            }
+            _ => remove(&path),
+        }
+    }
+}
+
+fn remove(path: &Path) {
+    if path.is_dir() {
+        std::fs::remove_dir_all(path).unwrap();
+    } else {
+        std::fs::remove_file(path).unwrap();
+    }
+}
+
+/// Asserts every file below `dir` has the bytes it had in `before`, naming
+/// the files that differ. A shared file (`AGENTS.md`, `CLAUDE.md`) that was
+/// gone is rebuilt from its sections in the lock file's package order, which
+/// need not be the order they were first installed in: those compare as the
+/// set of their sections, each byte for byte.
+fn same_tree(dir: &Path, before: &std::collections::BTreeMap<String, Vec<u8>>) {
+    let sections = |files: std::collections::BTreeMap<String, Vec<u8>>| {
+        files
+            .into_iter()
+            .map(|(key, bytes)| match key.as_str() {
+                "AGENTS.md" | "CLAUDE.md" => {
+                    let text = String::from_utf8(bytes).unwrap();
+                    let mut parts: Vec<&str> = text.split("\n\n").map(|p| p.trim_end_matches('\n')).collect();
+                    parts.sort();
+                    (key, parts.join("\n\n").into_bytes())
+                }
+                _ => (key, bytes),
+            })
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let (before, after) = (&sections(before.clone()), sections(tree(dir)));
+    let differ: Vec<String> = before
+        .keys()
+        .chain(after.keys())
+        .filter(|k| before.get(*k) != after.get(*k))
+        .map(|k| match (before.get(k), after.get(k)) {
+            (Some(b), Some(a)) => format!(
+                "{k}:\n--- before\n{}\n--- after\n{}",
+                String::from_utf8_lossy(b),
+                String::from_utf8_lossy(a)
+            ),
+            (Some(_), None) => format!("{k}: gone"),
+            _ => format!("{k}: new"),
+        })
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "every byte, the lock file included:\n{}",
+        differ.join("\n")
+    );
+}
+
+fn mode(path: PathBuf) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(&path).unwrap().permissions().mode() & 0o777
+}
+
+/// A project with two source skills, a source agent and a registry package
+/// (every artifact type) for claude and codex.
+fn installed_project(env: &TestEnv) -> Repo {
+    upstream(env);
+    env.json(&["registry", "init", "reg", "--default"]);
+    let kit = env.path("kit-src");
+    package(&kit, "kit", "1.0.0", &[]);
+    env.json(&["pkg", "publish", kit.to_str().unwrap()]);
+    let proj = project(env);
+    let specs = ["upstream/pdf", "upstream/docx", "upstream/reviewer", "kit@^1"];
+    let mut args = vec!["install", "--platform", "claude", "--platform", "codex"];
+    args.extend(specs);
+    run(env, &env.home(), &proj.dir, &args).ok_json();
+    proj
+}
+
+#[test]
+fn a_project_with_only_its_lock_is_restored_byte_for_byte_in_a_fresh_home() {
+    let env = TestEnv::new();
+    let proj = installed_project(&env);
+    let before = tree(&proj.dir);
+    assert!(
+        before.contains_key(".claude/skills/pdf/scripts/fill.sh"),
+        "{:?}",
+        before.keys()
+    );
+    assert_eq!(mode(proj.dir.join(".claude/skills/pdf/scripts/fill.sh")), 0o755);
+    let entry = lock(&proj.dir)["packages"]["pdf"].clone();
+    assert_eq!(
+        entry["source_url"].as_str(),
+        Some(format!("file://{}", env.path("upstream").display()).as_str())
+    );
+
+    keep_only_the_lock(&proj.dir);
+    let fresh = env.path("fresh-home");
+    // Registries are this machine's settings; the lock names them by name.
+    let missing = run(&env, &fresh, &proj.dir, &["install"]).err("AAM_REGISTRY_NOT_FOUND");
+    assert!(
+        missing["hint"].as_str().unwrap().contains("aam registry add reg"),
+        "{missing}"
+    );
+    assert_eq!(tree(&proj.dir).len(), 1, "a failed restore writes nothing");
+    run(
+        &env,
+        &fresh,
+        &proj.dir,
+        &["registry", "add", "reg", env.path("reg").to_str().unwrap()],
+    )
+    .ok_json();
+    let restored = run(&env, &fresh, &proj.dir, &["install"]).ok_json();
+    assert_eq!(restored["installed"].as_array().unwrap().len(), 4, "{restored}");
+    assert_eq!(restored["lock_changes"], serde_json::json!([]), "{restored}");
+    same_tree(&proj.dir, &before);
+    assert_eq!(mode(proj.dir.join(".claude/skills/pdf/scripts/fill.sh")), 0o755);
+
+    let again = run(&env, &fresh, &proj.dir, &["install", "--frozen"]).ok_json();
+    assert_eq!(again["installed"], serde_json::json!([]), "{again}");
+    assert_eq!(again["skipped"].as_array().unwrap().len(), 4);
+    assert!(
+        again["skipped"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["reason"] == "already_installed")
+    );
+    assert_eq!(run(&env, &fresh, &proj.dir, &["verify", "--all"]).code, 0);
+
+    // An edited file is never overwritten silently; `--force` restores it.
+    let deployed = proj.dir.join(".claude/skills/docx/SKILL.md");
+    std::fs::remove_file(proj.dir.join(".claude/skills/pdf/SKILL.md")).unwrap();
+    std::fs::write(&deployed, "mine\n").unwrap();
+    let kept = run(&env, &fresh, &proj.dir, &["install"]);
+    assert_eq!(kept.code, 1, "{kept:?}");
+    let kept = kept.json();
+    let docx = kept["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "docx")
+        .unwrap()
+        .clone();
+    assert_eq!(docx["reason"], "edited_files", "{kept}");
+    assert_eq!(text(&deployed), "mine\n");
+    assert!(
+        proj.dir.join(".claude/skills/pdf/SKILL.md").is_file(),
+        "the other package is restored"
+    );
+    run(&env, &fresh, &proj.dir, &["install", "--force"]).ok_json();
+    same_tree(&proj.dir, &before);
+
+    // Shared files kept (a clone has them: they hold your text too): every
+    // byte, exactly, in a fresh home again.
+    let exact = tree(&proj.dir);
+    let shared: Vec<(PathBuf, Vec<u8>)> = ["AGENTS.md", "CLAUDE.md"]
+        .iter()
+        .map(|f| (proj.dir.join(f), std::fs::read(proj.dir.join(f)).unwrap()))
+        .collect();
+    keep_only_the_lock(&proj.dir);
+    for (path, bytes) in &shared {
+        std::fs::write(path, bytes).unwrap();
+    }
+    run(
+        &env,
+        &env.path("third-home"),
+        &proj.dir,
+        &["registry", "add", "reg", env.path("reg").to_str().unwrap()],
+    )
+    .ok_json();
+    run(&env, &env.path("third-home"), &proj.dir, &["install", "--frozen"]).ok_json();
+    assert!(tree(&proj.dir) == exact, "not byte for byte");
+}
+
+/// The lock file's text with `from` replaced by `to` (asserting it was there).
+fn edit_lock(dir: &Path, from: &str, to: &str) {
+    let path = dir.join(".aam/aam-lock.yaml");
+    let original = text(&path);
+    assert!(original.contains(from), "{from:?} not in {original}");
+    std::fs::write(&path, original.replacen(from, to, 1)).unwrap();
+}
+
+#[test]
+fn frozen_fails_naming_what_differs_and_checksums_are_always_verified() {
+    let env = TestEnv::new();
+    upstream(&env);
+    let proj = project(&env);
+    run(
+        &env,
+        &env.home(),
+        &proj.dir,
+        &["install", "upstream/pdf", "--platform", "claude"],
+    )
+    .ok_json();
+    let lock_path = proj.dir.join(".aam/aam-lock.yaml");
+    let original = text(&lock_path);
+    let restore = |args: &[&str]| {
+        let mut all = vec!["install"];
+        all.extend_from_slice(args);
+        run(&env, &env.home(), &proj.dir, &all)
+    };
+
+    // A platform added by hand: the restore would deploy and record more.
+    keep_only_the_lock(&proj.dir);
+    edit_lock(
+        &proj.dir,
+        "platforms:\n    - claude",
+        "platforms:\n    - claude\n    - cursor",
+    );
+    let err = restore(&["--frozen"]).err("AAM_LOCK_OUTDATED");
+    let message = err["message"].as_str().unwrap();
+    assert!(
+        message.contains("`pdf`: deployment `cursor skill pdf -> .cursor/skills/pdf` would be added"),
+        "{message}"
+    );
+    assert_eq!(tree(&proj.dir).len(), 1, "nothing written");
+    let updated = restore(&[]).ok_json();
+    assert!(!updated["lock_changes"].as_array().unwrap().is_empty(), "{updated}");
+    assert!(proj.dir.join(".cursor/skills/pdf/SKILL.md").is_file());
+
+    // A deployed file's checksum changed by hand.
+    keep_only_the_lock(&proj.dir);
+    std::fs::write(&lock_path, &original).unwrap();
+    let deployed_key = ".claude/skills/pdf/scripts/fill.sh: ";
+    let at = original.find(deployed_key).unwrap() + deployed_key.len();
+    let digest = original[at..].lines().next().unwrap().trim_matches('\'').to_string();
+    edit_lock(
+        &proj.dir,
+        &format!("{deployed_key}{digest}"),
+        &format!("{deployed_key}{}", "0".repeat(64)),
+    );
+    let err = restore(&["--frozen"]).err("AAM_LOCK_OUTDATED");
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains(".claude/skills/pdf/scripts/fill.sh"),
+        "{err}"
+    );
+    assert_eq!(tree(&proj.dir).len(), 1);
+
+    // The package copy's checksum (what the origin holds) is verified with or
+    // without `--frozen`.
+    std::fs::write(&lock_path, &original).unwrap();
+    let copy_key = ".aam/packages/pdf/skills/pdf/scripts/fill.sh: ";
+    let at = original.find(copy_key).unwrap() + copy_key.len();
+    let digest = original[at..].lines().next().unwrap().trim_matches('\'').to_string();
+    edit_lock(
+        &proj.dir,
+        &format!("{copy_key}{digest}"),
+        &format!("{copy_key}{}", "0".repeat(64)),
+    );
+    for args in [&[][..], &["--frozen"][..]] {
+        let err = restore(args).err("AAM_CHECKSUM_MISMATCH");
+        assert!(
+            err["message"]
+                .as_str()
+                .unwrap()
+                .contains(".aam/packages/pdf/skills/pdf/scripts/fill.sh"),
+            "{err}"
+        );
+    }
+    std::fs::write(&lock_path, &original).unwrap();
+    let checksum = lock(&proj.dir)["packages"]["pdf"]["checksum"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    edit_lock(&proj.dir, &checksum, &"1".repeat(64));
+    restore(&[]).err("AAM_CHECKSUM_MISMATCH");
+    assert_eq!(tree(&proj.dir).len(), 1);
+
+    // Hostile URLs go through the source spec checks; credentials are never echoed.
+    std::fs::write(&lock_path, &original).unwrap();
+    let url = lock(&proj.dir)["packages"]["pdf"]["source_url"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    edit_lock(&proj.dir, &url, "ext::sh -c touch% /tmp/pwned");
+    run(&env, &env.path("other-home"), &proj.dir, &["install"]).err("AAM_SOURCE_URL_INVALID");
+    std::fs::write(&lock_path, &original).unwrap();
+    edit_lock(&proj.dir, &url, "https://someone:hunter2@example.com/o/r.git");
+    let refused = run(&env, &env.path("other-home"), &proj.dir, &["install"]);
+    assert!(
+        !refused.stdout.contains("hunter2") && !refused.stderr.contains("hunter2"),
+        "{refused:?}"
+    );
+    refused.err("AAM_LOCK_INVALID");
+
+    // `--frozen` restores only: with specs it is refused; a restore takes the
+    // platforms the lock records.
+    std::fs::write(&lock_path, &original).unwrap();
+    restore(&["upstream/docx", "--frozen"]).err("AAM_INVALID_ARGUMENT");
+    restore(&["--platform", "cursor"]).err("AAM_INVALID_ARGUMENT");
+}
+
+#[test]
+fn offline_uses_only_what_is_in_aam_home() {
+    let env = TestEnv::new();
+    upstream(&env);
+    let proj = project(&env);
+    run(
+        &env,
+        &env.home(),
+        &proj.dir,
+        &["install", "upstream/pdf", "--platform", "claude"],
+    )
+    .ok_json();
+    let before = tree(&proj.dir);
+    keep_only_the_lock(&proj.dir);
+
+    // Without a cache: refused, naming what is missing; nothing written.
+    let fresh = env.path("fresh-home");
+    let err = run(&env, &fresh, &proj.dir, &["install", "--offline"]).err("AAM_OFFLINE_MISSING");
+    assert!(err["message"].as_str().unwrap().contains("`pdf`"), "{err}");
+    assert_eq!(tree(&proj.dir).len(), 1);
+    assert!(
+        !fresh.join("cache").exists()
+            || std::fs::read_dir(fresh.join("cache/git"))
+                .map(|d| d.count())
+                .unwrap_or(0)
+                == 0
+    );
+
+    // With the cache: restored without reading the repository, which is now
+    // an empty one (a fetch would not find the commit).
+    std::fs::remove_dir_all(env.path("upstream")).unwrap();
+    env.repo("upstream");
+    let restored = run(&env, &env.home(), &proj.dir, &["install", "--offline"]).ok_json();
+    assert_eq!(restored["installed"][0]["name"], "pdf", "{restored}");
+    same_tree(&proj.dir, &before);
+    // Online, the same restore in a fresh home cannot fetch the commit.
+    keep_only_the_lock(&proj.dir);
+    let failed = run(&env, &fresh, &proj.dir, &["install"]);
+    assert_ne!(failed.code, 0, "{failed:?}");
+    assert_eq!(tree(&proj.dir).len(), 1);
+}
+
+#[test]
+fn the_restore_is_a_tool_call_like_any_other() {
+    let env = TestEnv::new();
+    upstream(&env);
+    let proj = project(&env);
+    run(
+        &env,
+        &env.home(),
+        &proj.dir,
+        &["install", "upstream/pdf", "--platform", "claude"],
+    )
+    .ok_json();
+    let before = tree(&proj.dir);
+    keep_only_the_lock(&proj.dir);
+    let called = env.aam_in(
+        &proj.dir,
+        &[
+            "tool",
+            "call",
+            "aam_install",
+            r#"{"specs": [], "frozen": true, "offline": true}"#,
+        ],
+    );
+    assert_eq!(called.code, 0, "{called:?}");
+    assert_eq!(called.json()["installed"][0]["name"], "pdf", "{called:?}");
+    same_tree(&proj.dir, &before);
+    // An empty lock: nothing to restore, and the error says what `install` wants.
+    let empty = project_without_lock(&env);
+    let err = run(&env, &env.home(), &empty, &["install"]).err("AAM_INVALID_ARGUMENT");
+    assert!(err["hint"].as_str().unwrap().contains("aam-lock.yaml"), "{err}");
+}
+
+fn project_without_lock(env: &TestEnv) -> PathBuf {
+    env.repo("empty").dir.clone()
+}
+
+#[test]
+fn a_scoped_source_and_a_linked_skill_file_restore_alike() {
+    let env = TestEnv::new();
+    // Inside `vendor/` (a folder detection skips unless it is the scope), with
+    // a `SKILL.md` that is a link to a file elsewhere in the repository.
+    let repo = env.repo("vendored");
+    repo.write("vendor/shared/tool.md", skill("tool", "A linked tool"))
+        .symlink("vendor/skills/tool/SKILL.md", "../../shared/tool.md")
+        .write("vendor/skills/tool/notes.txt", "notes\n");
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--path", "vendor", "--name", "scoped"]);
+    let proj = project(&env);
+    run(
+        &env,
+        &env.home(),
+        &proj.dir,
+        &["install", "scoped/tool", "--platform", "claude"],
+    )
+    .ok_json();
+    let before = tree(&proj.dir);
+    assert_eq!(
+        before.get(".claude/skills/tool/SKILL.md").map(Vec::as_slice),
+        Some(skill("tool", "A linked tool").as_bytes())
+    );
+    keep_only_the_lock(&proj.dir);
+    run(&env, &env.path("fresh-home"), &proj.dir, &["install", "--frozen"]).ok_json();
+    same_tree(&proj.dir, &before);
+}
