@@ -32,6 +32,8 @@ pub struct RestoreEnv<'a> {
     pub spec: SpecEnv<'a>,
     /// Use only what is on this machine: never fetch.
     pub offline: bool,
+    /// Time limits of a fetch.
+    pub fetch_limits: crate::sources::git::FetchLimits,
 }
 
 /// What a restore does with one recorded package.
@@ -205,6 +207,7 @@ fn source(env: &RestoreEnv<'_>, catalog: &Catalog, name: &str, entry: &LockedPac
                 &want,
                 &crate::sources::cache::locked_ref(commit_text),
                 created,
+                env.fetch_limits,
             )?;
             cache
         }
@@ -440,6 +443,7 @@ mod tests {
                 allow_path: &allow,
             },
             offline,
+            fetch_limits: crate::sources::git::FetchLimits::resolve(None, None),
         };
         prepare(&env, &catalog, "kit", entry)
     }

@@ -66,10 +66,12 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
     }
     let prepared: Vec<Prepared> = {
         let catalog = ctx.catalog()?;
+        let fetch_limits = ctx.fetch_limits()?;
         let prepared = prepare_env(ctx, |spec| {
             let env = RestoreEnv {
                 spec,
                 offline: input.offline,
+                fetch_limits,
             };
             todo.iter()
                 .map(|(name, entry, _)| restore::prepare(&env, &catalog, name, entry))
