@@ -59,10 +59,10 @@ impl Catalog {
         conn.busy_timeout(Duration::from_secs(10))
             .map_err(|e| open_error(path, e))?;
         // Statement journals and sorts stay in memory, and a large write keeps its
-        // pages in a 64 MiB cache instead of spilling them to the WAL mid-transaction.
+        // pages in a 16 MiB cache instead of spilling them to the WAL mid-transaction.
         conn.execute_batch(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
-             PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536;",
+             PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16384;",
         )
         .map_err(|e| open_error(path, e))?;
         migrate(&mut conn, path)?;
