@@ -169,6 +169,7 @@ impl Catalog {
         let mut outcome = writer.finish(resolved_ref)?;
         outcome.generation = bump_generation(&tx)?;
         tx.commit().map_err(db_error)?;
+        self.refresh_statistics();
         Ok((source_id, outcome))
     }
 
@@ -211,6 +212,7 @@ impl Catalog {
         let mut outcome = writer.finish(resolved_ref)?;
         outcome.generation = bump_generation(&tx)?;
         tx.commit().map_err(db_error)?;
+        self.refresh_statistics();
         Ok(outcome)
     }
 
