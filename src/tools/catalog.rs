@@ -37,7 +37,7 @@ pub struct Reindex;
 impl Tool for Reindex {
     const NAME: &'static str = "aam_catalog_reindex";
     const TITLE: &'static str = "Rebuild the search index";
-    const DESCRIPTION: &'static str = "Rebuild the full-text search index from the catalog (never from git). Searches rebuild a missing or stale index by themselves; use this after suspected damage. Returns the document count, the catalog generation it reflects and the time taken.";
+    const DESCRIPTION: &'static str = "Rebuild the full-text search index from the catalog (never from git), after bringing the catalog's query statistics up to date. Searches rebuild a missing or stale index by themselves; use this after suspected damage. Returns the document count, the catalog generation it reflects and the time taken.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
     const ERRORS: &'static [ErrorCode] = &[ErrorCode::IndexError, ErrorCode::Conflict];
@@ -52,6 +52,7 @@ impl Tool for Reindex {
     fn run(ctx: &Context, _input: ReindexInput) -> Result<ReindexOutput> {
         let started = std::time::Instant::now();
         let catalog = ctx.catalog()?;
+        catalog.refresh_statistics();
         let index = ctx.search_index()?;
         let stats = index
             .writer()?
@@ -588,7 +589,11 @@ fn summary(checks: &[HealthCheck]) -> String {
 /// Input of `aam_catalog_check`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct CheckInput {}
+pub struct CheckInput {
+    /// Run SQLite's complete integrity check, which also compares every index with its table (seconds on a large catalog), instead of the quick check.
+    #[serde(default)]
+    pub full: bool,
+}
 
 /// Output of `aam_catalog_check` and `aam_doctor`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -619,7 +624,7 @@ pub struct Check;
 impl Tool for Check {
     const NAME: &'static str = "aam_catalog_check";
     const TITLE: &'static str = "Check the catalog";
-    const DESCRIPTION: &'static str = "Check the catalog without changing anything: SQLite integrity and foreign keys, migrations current, the search index readable and at the catalog's generation, each source's indexed commit present in its git cache, artifact rows without file rows or text, stored originals of installed files (missing or unused), and caches no source uses. Each check passes, warns or fails with a suggestion. Next: `aam_catalog_repair` fixes the index and the caches.";
+    const DESCRIPTION: &'static str = "Check the catalog without changing anything: SQLite integrity (a quick check; `full` for the complete one) and foreign keys, migrations current, the search index readable and at the catalog's generation, each source's indexed commit present in its git cache, artifact rows without file rows or text, stored originals of installed files (missing or unused), and caches no source uses. Each check passes, warns or fails with a suggestion. Next: `aam_catalog_repair` fixes the index and the caches.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
     const EXAMPLES: &'static [Example] = &[Example {
@@ -632,8 +637,8 @@ impl Tool for Check {
     type Input = CheckInput;
     type Output = HealthReport;
 
-    fn run(ctx: &Context, _input: CheckInput) -> Result<HealthReport> {
-        Ok(HealthReport::of(catalog_checks(ctx)))
+    fn run(ctx: &Context, input: CheckInput) -> Result<HealthReport> {
+        Ok(HealthReport::of(catalog_checks(ctx, input.full)))
     }
 }
 
@@ -643,7 +648,9 @@ const CACHES_CHECK: &str = "caches";
 const OBJECTS_CHECK: &str = "objects";
 
 /// Every catalog check; a catalog that cannot be opened is one failed check.
-pub(crate) fn catalog_checks(ctx: &Context) -> Vec<HealthCheck> {
+/// SQLite's integrity is checked quickly (every page and row, not that each
+/// index matches its table) unless `full`.
+pub(crate) fn catalog_checks(ctx: &Context, full: bool) -> Vec<HealthCheck> {
     let catalog = match ctx.catalog() {
         Ok(catalog) => catalog,
         Err(e) => {
@@ -667,8 +674,14 @@ pub(crate) fn catalog_checks(ctx: &Context) -> Vec<HealthCheck> {
         }
         text
     };
-    checks.push(match catalog.integrity_problems() {
-        Ok(problems) if problems.is_empty() => HealthCheck::pass("integrity", "SQLite integrity check passed"),
+    checks.push(match catalog.integrity_problems(full) {
+        Ok(problems) if problems.is_empty() && full => {
+            HealthCheck::pass("integrity", "SQLite's complete integrity check passed")
+        }
+        Ok(problems) if problems.is_empty() => HealthCheck::pass(
+            "integrity",
+            "SQLite's quick check passed (`--full` also compares every index with its table)",
+        ),
         Ok(problems) => HealthCheck::fail(
             "integrity",
             format!("SQLite reports damage: {}", listed(&problems)),
@@ -863,7 +876,11 @@ fn cached_repositories(root: &Path) -> Vec<String> {
 /// Input of `aam_catalog_repair`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RepairInput {}
+pub struct RepairInput {
+    /// Run SQLite's complete integrity check, which also compares every index with its table (seconds on a large catalog), instead of the quick check.
+    #[serde(default)]
+    pub full: bool,
+}
 
 /// One thing a repair did.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -912,8 +929,8 @@ impl Tool for Repair {
     type Input = RepairInput;
     type Output = RepairOutput;
 
-    fn run(ctx: &Context, _input: RepairInput) -> Result<RepairOutput> {
-        let before = catalog_checks(ctx);
+    fn run(ctx: &Context, input: RepairInput) -> Result<RepairOutput> {
+        let before = catalog_checks(ctx, input.full);
         let failing = |name: &str| before.iter().any(|c| c.name == name && c.status != CheckStatus::Pass);
         let mut actions = Vec::new();
         if failing(CACHES_CHECK) {
@@ -962,7 +979,7 @@ impl Tool for Repair {
                 error: outcome.err().map(|e| e.message().to_string()),
             });
         }
-        let after = HealthReport::of(catalog_checks(ctx));
+        let after = HealthReport::of(catalog_checks(ctx, input.full));
         Ok(RepairOutput {
             actions,
             healthy: after.healthy,
