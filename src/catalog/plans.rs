@@ -526,6 +526,7 @@ mod tests {
             world.call("aam_audit", json!({"installed": true}));
             world.call("aam_doctor", json!({}));
             world.call("aam_catalog_check", json!({}));
+            world.call("aam_catalog_check", json!({"full": true}));
             world.call("aam_catalog_export", json!({"format": "jsonl", "output": "out.jsonl"}));
             world.call("aam_catalog_export", json!({"format": "csv", "output": "out.csv"}));
             world.call("aam_upgrade", json!({}));

@@ -624,14 +624,14 @@ pub struct Check;
 impl Tool for Check {
     const NAME: &'static str = "aam_catalog_check";
     const TITLE: &'static str = "Check the catalog";
-    const DESCRIPTION: &'static str = "Check the catalog without changing anything: SQLite integrity (a quick check; `full` for the complete one) and foreign keys, migrations current, the search index readable and at the catalog's generation, each source's indexed commit present in its git cache, artifact rows without file rows or text, stored originals of installed files (missing or unused), and caches no source uses. Each check passes, warns or fails with a suggestion. Next: `aam_catalog_repair` fixes the index and the caches.";
+    const DESCRIPTION: &'static str = "Check the catalog without changing anything: SQLite integrity (a quick check; `full` for the complete one, with foreign keys and artifact rows without file rows or text), migrations current, the search index readable and at the catalog's generation, each source's indexed commit present in its git cache, stored originals of installed files (missing or unused), and caches no source uses. Each check passes, warns or fails with a suggestion. Next: `aam_catalog_repair` fixes the index and the caches.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
     const EXAMPLES: &'static [Example] = &[Example {
         title: "a healthy catalog",
         input: r#"{}"#,
         expect: Expect::Output(
-            r#"{"healthy": true, "checks": [{"name": "integrity", "status": "pass"}, {"name": "foreign_keys", "status": "pass"}]}"#,
+            r#"{"healthy": true, "checks": [{"name": "integrity", "status": "pass"}, {"name": "migrations", "status": "pass"}]}"#,
         ),
     }];
     type Input = CheckInput;
@@ -648,8 +648,11 @@ const CACHES_CHECK: &str = "caches";
 const OBJECTS_CHECK: &str = "objects";
 
 /// Every catalog check; a catalog that cannot be opened is one failed check.
-/// SQLite's integrity is checked quickly (every page and row, not that each
-/// index matches its table) unless `full`.
+/// Unless `full`, SQLite's integrity is checked quickly (every page and row,
+/// not that each index matches its table) and the passes over every row
+/// (`foreign_keys`, `rows`: damage aam's transactions cannot leave, only a
+/// damaged file or another writer) are left out, so the checks take a fraction
+/// of a second at 100,000 artifacts.
 pub(crate) fn catalog_checks(ctx: &Context, full: bool) -> Vec<HealthCheck> {
     let catalog = match ctx.catalog() {
         Ok(catalog) => catalog,
@@ -689,15 +692,17 @@ pub(crate) fn catalog_checks(ctx: &Context, full: bool) -> Vec<HealthCheck> {
         ),
         Err(e) => HealthCheck::fail("integrity", e.message().to_string(), "the catalog file is damaged; move it aside and re-add the sources"),
     });
-    checks.push(match catalog.foreign_key_violations() {
-        Ok(found) if found.is_empty() => HealthCheck::pass("foreign_keys", "every reference points at a row"),
-        Ok(found) => HealthCheck::fail(
-            "foreign_keys",
-            format!("{} rows point at nothing: {}", found.len(), listed(&found)),
-            "remove and re-add the affected sources (`aam source remove`, `aam source add`)",
-        ),
-        Err(e) => HealthCheck::fail("foreign_keys", e.message().to_string(), "the catalog file is damaged"),
-    });
+    if full {
+        checks.push(match catalog.foreign_key_violations() {
+            Ok(found) if found.is_empty() => HealthCheck::pass("foreign_keys", "every reference points at a row"),
+            Ok(found) => HealthCheck::fail(
+                "foreign_keys",
+                format!("{} rows point at nothing: {}", found.len(), listed(&found)),
+                "remove and re-add the affected sources (`aam source remove`, `aam source add`)",
+            ),
+            Err(e) => HealthCheck::fail("foreign_keys", e.message().to_string(), "the catalog file is damaged"),
+        });
+    }
     checks.push(match catalog.schema_versions() {
         Ok((applied, latest)) if applied == latest => {
             HealthCheck::pass("migrations", format!("schema version {applied} is current"))
@@ -718,20 +723,22 @@ pub(crate) fn catalog_checks(ctx: &Context, full: bool) -> Vec<HealthCheck> {
         Ok(sources) => caches_check(ctx, sources),
         Err(e) => HealthCheck::fail(CACHES_CHECK, e.message().to_string(), "the catalog file is damaged"),
     });
-    checks.push(match catalog.orphan_rows() {
-        Ok(orphans) if orphans.is_empty() => {
-            HealthCheck::pass("rows", "every live artifact has its file rows and text")
-        }
-        Ok(orphans) => {
-            let shown: Vec<String> = orphans.iter().map(|o| format!("{} lacks {}", o.row, o.lacks)).collect();
-            HealthCheck::fail(
-                "rows",
-                format!("{} artifact rows are incomplete: {}", orphans.len(), listed(&shown)),
-                "remove and re-add the sources named (`aam source remove NAME`, then `aam source add`)",
-            )
-        }
-        Err(e) => HealthCheck::fail("rows", e.message().to_string(), "the catalog file is damaged"),
-    });
+    if full {
+        checks.push(match catalog.orphan_rows() {
+            Ok(orphans) if orphans.is_empty() => {
+                HealthCheck::pass("rows", "every live artifact has its file rows and text")
+            }
+            Ok(orphans) => {
+                let shown: Vec<String> = orphans.iter().map(|o| format!("{} lacks {}", o.row, o.lacks)).collect();
+                HealthCheck::fail(
+                    "rows",
+                    format!("{} artifact rows are incomplete: {}", orphans.len(), listed(&shown)),
+                    "remove and re-add the sources named (`aam source remove NAME`, then `aam source add`)",
+                )
+            }
+            Err(e) => HealthCheck::fail("rows", e.message().to_string(), "the catalog file is damaged"),
+        });
+    }
     let known: Vec<String> = sources
         .map(|s| s.into_iter().map(|s| s.cache_key).collect())
         .unwrap_or_default();
@@ -916,7 +923,7 @@ pub struct Repair;
 impl Tool for Repair {
     const NAME: &'static str = "aam_catalog_repair";
     const TITLE: &'static str = "Repair the catalog";
-    const DESCRIPTION: &'static str = "Run the catalog checks and fix what can be fixed without losing anything: rebuild a damaged or stale search index from the catalog, fetch each source's indexed commit again into a missing or damaged git cache, and delete stored originals no install uses (older than ten minutes). Says what it did and checks again. Damaged catalog rows are reported, not repaired.";
+    const DESCRIPTION: &'static str = "Run the catalog checks and fix what can be fixed without losing anything: rebuild a damaged or stale search index from the catalog, fetch each source's indexed commit again into a missing or damaged git cache, and delete stored originals no install uses (older than ten minutes). Says what it did and checks again. Damaged catalog rows are reported (with `full`), not repaired.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
     const OPEN_WORLD: bool = true;

@@ -28,7 +28,7 @@ pub struct Doctor;
 impl Tool for Doctor {
     const NAME: &'static str = "aam_doctor";
     const TITLE: &'static str = "Check aam's health";
-    const DESCRIPTION: &'static str = "Check everything aam depends on and say what to do about each problem: settings readable, the catalog checks (integrity, quick unless `full`, foreign keys, migrations, search index, git caches, rows), platform folders in the current project, installed packages against their lock file checksums, and the MCP token file's permissions. Each check passes, warns or fails with a suggestion; `healthy` is false when any fails. Changes nothing. Next: `aam_catalog_repair` for index and cache failures.";
+    const DESCRIPTION: &'static str = "Check everything aam depends on and say what to do about each problem: settings readable, the catalog checks (integrity, quick unless `full`; migrations, search index, git caches; with `full` also foreign keys and rows), platform folders in the current project, installed packages against their lock file checksums, and the MCP token file's permissions. Each check passes, warns or fails with a suggestion; `healthy` is false when any fails. Changes nothing. Next: `aam_catalog_repair` for index and cache failures.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
     const EXAMPLES: &'static [Example] = &[Example {
