@@ -8,9 +8,9 @@
 #   SIZES="10000" RUNS=3 benches/sources.sh     # one size, fewer runs
 #   OPS=lookups benches/sources.sh              # only the lookups (indexes each size once, untimed)
 #
-# OPS picks from: add scan list update lookups (default: all). Binaries come from
-# $CARGO_TARGET_DIR (default target/) and corpora live in target/bench/, kept
-# between runs. Prints one line per measurement: min and median wall time over
+# OPS picks from: add scan list update lookups (default: all). The binary is built
+# into $CARGO_TARGET_DIR (default target/), or AAM_BIN names one to use as it is;
+# corpora live in target/bench/, kept between runs. Prints one line per measurement: min and median wall time over
 # RUNS runs, after the machine's load.
 # Targets (2-core machine): add 10k < 1.5 s; update bench-c1 -> bench-c2 < 0.15 s
 # at every size; scan and list at 10k < 50 ms (issue #2); info and stats < 10 ms,
@@ -23,10 +23,10 @@ sizes=${SIZES:-"1000 10000 50000 100000"}
 runs=${RUNS:-5}
 ops=" ${OPS:-add scan list update lookups} "
 work="$root/target/bench"
-aam="${CARGO_TARGET_DIR:-$root/target}/release/aam"
+aam=${AAM_BIN:-"${CARGO_TARGET_DIR:-$root/target}/release/aam"}
 
 [ -f "$gen" ] || { echo "missing $gen" >&2; exit 1; }
-(cd "$root" && cargo build --release --locked --quiet)
+[ -n "${AAM_BIN:-}" ] || (cd "$root" && cargo build --release --locked --quiet)
 mkdir -p "$work"
 
 . "$root/benches/timing.sh"

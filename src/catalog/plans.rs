@@ -195,12 +195,12 @@ fn offences(catalog: &Catalog, truth: &Truth, sql: &str) -> Vec<String> {
         if range.len() == 2 && range[0].contains('>') && range[1].contains('<') {
             continue; // a slice (a folder of the tree): it reads what it returns
         }
-        if let Some(expected) = stats.get(&index).and_then(|s| s.get(equal)) {
-            if *expected > MAX_ROWS_PER_LOOKUP {
-                found.push(format!(
-                    "{line}: the statistics expect {expected} rows of `{table}` per lookup on `{index}`"
-                ));
-            }
+        if let Some(expected) = stats.get(&index).and_then(|s| s.get(equal))
+            && *expected > MAX_ROWS_PER_LOOKUP
+        {
+            found.push(format!(
+                "{line}: the statistics expect {expected} rows of `{table}` per lookup on `{index}`"
+            ));
         }
     }
     found
