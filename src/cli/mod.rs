@@ -236,7 +236,7 @@ enum Command {
     },
     /// Check settings, catalog, index, caches, project platforms, installs and the MCP token (exit 1 on a failure).
     Doctor {
-        /// Run SQLite's complete integrity check, which also compares every index with its table (seconds on a large catalog), instead of the quick check.
+        /// Run the complete checks (seconds on a large catalog): SQLite's integrity check, which also compares every index with its table, instead of the quick check, and the passes over every row (foreign keys, artifact rows).
         #[arg(long)]
         full: bool,
     },
@@ -431,7 +431,7 @@ enum CatalogCommand {
         /// Rebuild the index and fetch missing cache objects again, then check again.
         #[arg(long)]
         repair: bool,
-        /// Run SQLite's complete integrity check, which also compares every index with its table (seconds on a large catalog), instead of the quick check.
+        /// Run the complete checks (seconds on a large catalog): SQLite's integrity check, which also compares every index with its table, instead of the quick check, and the passes over every row (foreign keys, artifact rows).
         #[arg(long)]
         full: bool,
     },

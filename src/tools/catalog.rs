@@ -590,7 +590,7 @@ fn summary(checks: &[HealthCheck]) -> String {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CheckInput {
-    /// Run SQLite's complete integrity check, which also compares every index with its table (seconds on a large catalog), instead of the quick check.
+    /// Run the complete checks (seconds on a large catalog): SQLite's integrity check, which also compares every index with its table, instead of the quick check, and the passes over every row (foreign keys, artifact rows).
     #[serde(default)]
     pub full: bool,
 }
@@ -683,7 +683,7 @@ pub(crate) fn catalog_checks(ctx: &Context, full: bool) -> Vec<HealthCheck> {
         }
         Ok(problems) if problems.is_empty() => HealthCheck::pass(
             "integrity",
-            "SQLite's quick check passed (`--full` also compares every index with its table)",
+            "SQLite's quick check passed (`--full` runs the complete checks)",
         ),
         Ok(problems) => HealthCheck::fail(
             "integrity",
@@ -884,7 +884,7 @@ fn cached_repositories(root: &Path) -> Vec<String> {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RepairInput {
-    /// Run SQLite's complete integrity check, which also compares every index with its table (seconds on a large catalog), instead of the quick check.
+    /// Run the complete checks (seconds on a large catalog): SQLite's integrity check, which also compares every index with its table, instead of the quick check, and the passes over every row (foreign keys, artifact rows).
     #[serde(default)]
     pub full: bool,
 }

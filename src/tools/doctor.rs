@@ -17,7 +17,7 @@ use crate::error::Result;
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DoctorInput {
-    /// Run SQLite's complete integrity check, which also compares every index with its table (seconds on a large catalog), instead of the quick check.
+    /// Run the complete checks (seconds on a large catalog): SQLite's integrity check, which also compares every index with its table, instead of the quick check, and the passes over every row (foreign keys, artifact rows).
     #[serde(default)]
     pub full: bool,
 }
