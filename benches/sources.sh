@@ -2,7 +2,8 @@
 # Benchmarks of whole `aam` processes on the deterministic corpus from
 # ../shared/bench/gen-corpus.sh, with a local repository as the source:
 # `source add | scan | update`, `list`, and the lookups that must not grow with
-# the catalog (`info`, `catalog stats`, `doctor`, `catalog check`).
+# the catalog (`info`, a page of `list --available`, `search`, `catalog stats`,
+# `doctor`, `catalog check`).
 #
 #   benches/sources.sh                          # every op at 1k 10k 50k 100k, 5 runs each
 #   SIZES="10000" RUNS=3 benches/sources.sh     # one size, fewer runs
@@ -68,10 +69,12 @@ for n in $sizes; do
     folder=$(ls "$corpus/skills" | sed -n "$(( n / 2 ))p")
     skill=$(sed -n 's/^name: *//p' "$corpus/skills/$folder/SKILL.md" | head -1)
     AAM_HOME="$home" "$aam" --json catalog stats > /dev/null # warm the page cache, untimed
-    by_name=(); by_path=(); stats=(); doctor=(); check=(); full=()
+    by_name=(); by_path=(); page=(); search=(); stats=(); doctor=(); check=(); full=()
     for _ in $(seq "$runs"); do
       by_name+=("$(AAM_HOME="$home" time_ms "$aam" --json info "bench/$skill")")
       by_path+=("$(AAM_HOME="$home" time_ms "$aam" --json info "bench/skills/$folder")")
+      page+=("$(AAM_HOME="$home" time_ms "$aam" --json list --available --limit 50)")
+      search+=("$(AAM_HOME="$home" time_ms "$aam" --json search quokka)")
       stats+=("$(AAM_HOME="$home" time_ms "$aam" --json catalog stats)")
       doctor+=("$(AAM_HOME="$home" time_ms "$aam" --json doctor)")
       check+=("$(AAM_HOME="$home" time_ms "$aam" --json catalog check)")
@@ -79,6 +82,8 @@ for n in $sizes; do
     done
     report "info name  n=$n" "${by_name[@]}"
     report "info path  n=$n" "${by_path[@]}"
+    report "list --available (a page) n=$n" "${page[@]}"
+    report "search (rare word) n=$n" "${search[@]}"
     report "stats      n=$n" "${stats[@]}"
     report "doctor     n=$n" "${doctor[@]}"
     report "check      n=$n" "${check[@]}"
