@@ -5,13 +5,15 @@
 //! drives a real workflow through the tool registry (sources from git
 //! repositories made on the fly, lookups, listings, search, installs, audits,
 //! health checks, exports, removal), then asks SQLite for the plan of each
-//! recorded statement on the catalog the workflow left behind, whose statistics
-//! are the ones aam's own writes produced. A statement fails the test when its
-//! plan reads a whole large table (`SCAN`), builds an automatic index, or looks up
-//! by a key the statistics expect to match many rows (the plan `artifact_at` had
-//! without statistics: every artifact of a source for one path). Whole-table
-//! passes that are the point of their command are listed in `INTENDED`, each with
-//! its reason; an entry no statement needs any more fails the test too.
+//! recorded statement on the catalog the workflow left behind, with the
+//! statistics aam's own writes produced. Each plan is judged against what a full
+//! `ANALYZE` of a copy finds: a statement fails the test when its plan reads a
+//! whole large table (`SCAN`), builds an automatic index, or looks up by a key
+//! that matches many rows on average (the plan `artifact_at` had without
+//! statistics: every artifact of a source for one path; the test also proves it
+//! would catch that plan). Whole-table passes that are the point of their
+//! command are listed in `INTENDED`, each with its reason; an entry no statement
+//! needs any more fails the test too.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
