@@ -6,3 +6,9 @@
 
 PRAGMA analysis_limit = 2000;
 ANALYZE;
+
+-- Each source's live skills counted by what keeps them out of Skills over MCP
+-- (`{"served": n, "name_invalid": n, ...}`), kept in step by the writes that
+-- change its skills so `catalog stats` reads numbers, not every skill. NULL: not
+-- counted yet (catalogs from before this version are counted after migrating).
+ALTER TABLE sources ADD COLUMN skill_census TEXT;

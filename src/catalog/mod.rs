@@ -193,7 +193,7 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
         .with_hint("check that the file is writable and not damaged; `aam doctor` can tell more")
         .with_source(e)
     })?;
-    Ok(())
+    skills::tally_uncounted(conn)
 }
 
 /// Whether the catalog is at the `latest` schema version; an error when it is newer.
@@ -358,7 +358,7 @@ mod tests {
     }
 
     #[test]
-    fn catalogs_from_before_statistics_are_analyzed_on_open() {
+    fn catalogs_from_before_v11_are_analyzed_and_tallied_on_open() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.db");
         let mut catalog = Catalog::open(&path).unwrap();
@@ -391,12 +391,20 @@ mod tests {
         // What a catalog written by an aam before V11 looks like.
         catalog
             .conn
-            .execute_batch("DELETE FROM sqlite_stat1; DELETE FROM refinery_schema_history WHERE version = 11")
+            .execute_batch(
+                "DELETE FROM sqlite_stat1; ALTER TABLE sources DROP COLUMN skill_census;
+                 DELETE FROM refinery_schema_history WHERE version = 11",
+            )
             .unwrap();
         assert_eq!(analyzed(&catalog), 0);
         drop(catalog);
         let catalog = Catalog::open(&path).unwrap();
         assert!(analyzed(&catalog) > 0, "migrating to V11 analyzes the catalog");
+        let tallied: Option<String> = catalog
+            .conn
+            .query_row("SELECT skill_census FROM sources", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(tallied.as_deref(), Some("{}"), "and counts the skills of its sources");
     }
 
     #[test]
