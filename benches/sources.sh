@@ -1,27 +1,37 @@
 #!/usr/bin/env bash
-# Benchmarks for `aam source add | update | scan | list` on the deterministic corpus
-# from ../shared/bench/gen-corpus.sh, with a local repository as the source.
+# Benchmarks of whole `aam` processes on the deterministic corpus from
+# ../shared/bench/gen-corpus.sh, with a local repository as the source:
+# `source add | scan | update`, `list`, and the lookups that must not grow with
+# the catalog (`info`, a page of `list --available`, `search`, `catalog stats`,
+# `doctor`, `catalog check`).
 #
-#   benches/sources.sh                # sizes 1000 10000 50000, 5 runs each
-#   SIZES="10000" RUNS=3 benches/sources.sh
+#   benches/sources.sh                          # every op at 1k 10k 50k 100k, 5 runs each
+#   SIZES="10000" RUNS=3 benches/sources.sh     # one size, fewer runs
+#   OPS=lookups benches/sources.sh              # only the lookups (indexes each size once, untimed)
 #
-# Prints one line per measurement: min and median wall time over RUNS runs.
-# Targets (issue #2, 2-core machine): add 10k < 1.5 s; update bench-c1 -> bench-c2
-# < 0.15 s at every size; scan and list at 10k < 50 ms.
+# OPS picks from: add scan list update lookups (default: all). The binary is built
+# into $CARGO_TARGET_DIR (default target/), or AAM_BIN names one to use as it is;
+# corpora live in target/bench/, kept between runs. Prints one line per measurement: min and median wall time over
+# RUNS runs, after the machine's load.
+# Targets (2-core machine): add 10k < 1.5 s; update bench-c1 -> bench-c2 < 0.15 s
+# at every size; scan and list at 10k < 50 ms (issue #2); info and stats < 10 ms,
+# doctor and catalog check < 0.3 s at every size (issue #16).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 gen="$root/../shared/bench/gen-corpus.sh"
-sizes=${SIZES:-"1000 10000 50000"}
+sizes=${SIZES:-"1000 10000 50000 100000"}
 runs=${RUNS:-5}
+ops=" ${OPS:-add scan list update lookups} "
 work="$root/target/bench"
-aam="$root/target/release/aam"
+aam=${AAM_BIN:-"${CARGO_TARGET_DIR:-$root/target}/release/aam"}
 
 [ -f "$gen" ] || { echo "missing $gen" >&2; exit 1; }
-(cd "$root" && cargo build --release --quiet)
+[ -n "${AAM_BIN:-}" ] || (cd "$root" && cargo build --release --locked --quiet)
 mkdir -p "$work"
 
 . "$root/benches/timing.sh"
+uptime
 
 for n in $sizes; do
   corpus="$work/corpus-$n"
@@ -33,23 +43,55 @@ for n in $sizes; do
 
   # add at bench-c2 (the full corpus), fresh home each run
   git -C "$corpus" reset -q --hard bench-c2
-  add=()
-  for _ in $(seq "$runs"); do
+  if [[ $ops == *" add "* ]]; then
+    add=()
+    for _ in $(seq "$runs"); do
+      rm -rf "$home"
+      add+=("$(AAM_HOME="$home" time_ms "$aam" source add "$corpus" --name bench)")
+    done
+    report "add        n=$n" "${add[@]}"
+  else
     rm -rf "$home"
-    add+=("$(AAM_HOME="$home" time_ms "$aam" source add "$corpus" --name bench)")
-  done
-  report "add        n=$n" "${add[@]}"
+    AAM_HOME="$home" "$aam" source add "$corpus" --name bench > /dev/null
+  fi
 
   # scan and list answer from the catalog just built
   scan=(); list=()
   for _ in $(seq "$runs"); do
-    scan+=("$(AAM_HOME="$home" time_ms "$aam" --json source scan bench)")
-    list+=("$(AAM_HOME="$home" time_ms "$aam" --json source list)")
+    [[ $ops == *" scan "* ]] && scan+=("$(AAM_HOME="$home" time_ms "$aam" --json source scan bench)")
+    [[ $ops == *" list "* ]] && list+=("$(AAM_HOME="$home" time_ms "$aam" --json source list)")
   done
-  report "scan       n=$n" "${scan[@]}"
-  report "list       n=$n" "${list[@]}"
+  [[ $ops == *" scan "* ]] && report "scan       n=$n" "${scan[@]}"
+  [[ $ops == *" list "* ]] && report "list       n=$n" "${list[@]}"
+
+  # lookups: one artifact by name and by path, then the census and the health checks
+  if [[ $ops == *" lookups "* ]]; then
+    folder=$(ls "$corpus/skills" | sed -n "$(( n / 2 ))p")
+    skill=$(sed -n 's/^name: *//p' "$corpus/skills/$folder/SKILL.md" | head -1)
+    AAM_HOME="$home" "$aam" --json catalog stats > /dev/null # warm the page cache, untimed
+    by_name=(); by_path=(); page=(); search=(); stats=(); doctor=(); check=(); full=()
+    for _ in $(seq "$runs"); do
+      by_name+=("$(AAM_HOME="$home" time_ms "$aam" --json info "bench/$skill")")
+      by_path+=("$(AAM_HOME="$home" time_ms "$aam" --json info "bench/skills/$folder")")
+      page+=("$(AAM_HOME="$home" time_ms "$aam" --json list --available --limit 50)")
+      search+=("$(AAM_HOME="$home" time_ms "$aam" --json search quokka)")
+      stats+=("$(AAM_HOME="$home" time_ms "$aam" --json catalog stats)")
+      doctor+=("$(AAM_HOME="$home" time_ms "$aam" --json doctor)")
+      check+=("$(AAM_HOME="$home" time_ms "$aam" --json catalog check)")
+      full+=("$(AAM_HOME="$home" time_ms "$aam" --json catalog check --full)")
+    done
+    report "info name  n=$n" "${by_name[@]}"
+    report "info path  n=$n" "${by_path[@]}"
+    report "list --available (a page) n=$n" "${page[@]}"
+    report "search (rare word) n=$n" "${search[@]}"
+    report "stats      n=$n" "${stats[@]}"
+    report "doctor     n=$n" "${doctor[@]}"
+    report "check      n=$n" "${check[@]}"
+    report "check --full n=$n" "${full[@]}"
+  fi
 
   # update bench-c1 -> bench-c2 (+5 ~5 -5 skills): index at c1 (untimed), move, time the update
+  [[ $ops == *" update "* ]] || continue
   update=()
   for _ in $(seq "$runs"); do
     rm -rf "$home"

@@ -61,6 +61,28 @@ pub enum SkillProblem {
 }
 
 impl SkillProblem {
+    /// Every problem.
+    pub const ALL: [Self; 6] = [
+        Self::NameMissing,
+        Self::NameInvalid,
+        Self::NameNotFolder,
+        Self::DescriptionMissing,
+        Self::DescriptionTooLong,
+        Self::Nested,
+    ];
+
+    /// Its name in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NameMissing => "name_missing",
+            Self::NameInvalid => "name_invalid",
+            Self::NameNotFolder => "name_not_folder",
+            Self::DescriptionMissing => "description_missing",
+            Self::DescriptionTooLong => "description_too_long",
+            Self::Nested => "nested",
+        }
+    }
+
     /// What the problem is, for people.
     pub fn reason(self) -> &'static str {
         match self {
@@ -110,17 +132,80 @@ pub fn check(frontmatter: Option<&Map<String, Value>>, path: &str, scope: &str) 
 /// source's scope folder; `is_skill_folder` tells whether a folder of the same
 /// source holds a live skill (for the no-nesting rule).
 pub fn problem(row: &SkillRow, scope: &str, is_skill_folder: impl Fn(&str) -> bool) -> Option<SkillProblem> {
-    let frontmatter: Option<Map<String, Value>> = row
-        .frontmatter_json
-        .as_deref()
-        .and_then(|text| serde_json::from_str(text).ok());
-    if let Err(problem) = check(frontmatter.as_ref(), &row.path, scope) {
+    problem_of(row.frontmatter_json.as_deref(), &row.path, scope, is_skill_folder)
+}
+
+/// [`problem`] of a skill at `path` with the frontmatter `frontmatter_json`.
+pub fn problem_of(
+    frontmatter_json: Option<&str>,
+    path: &str,
+    scope: &str,
+    is_skill_folder: impl Fn(&str) -> bool,
+) -> Option<SkillProblem> {
+    let frontmatter: Option<Map<String, Value>> = frontmatter_json.and_then(|text| serde_json::from_str(text).ok());
+    if let Err(problem) = check(frontmatter.as_ref(), path, scope) {
         return Some(problem);
     }
-    ancestors(&row.path)
+    ancestors(path)
         .iter()
         .any(|folder| is_skill_folder(folder))
         .then_some(SkillProblem::Nested)
+}
+
+/// One source's live skills counted by what keeps each out of `skills/list`
+/// (`None`: served). The catalog keeps one per source, in step with its writes,
+/// so the census costs what the number of sources does.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally(pub BTreeMap<Option<SkillProblem>, i64>);
+
+impl Tally {
+    /// Counts every skill of a source: `skills` are its live skills' folders
+    /// with their frontmatter.
+    pub fn of<'a>(skills: impl IntoIterator<Item = (&'a str, Option<&'a str>)> + Clone, scope: &str) -> Self {
+        let folders: HashSet<&str> = skills.clone().into_iter().map(|(path, _)| path).collect();
+        let mut tally = Self::default();
+        for (path, frontmatter) in skills {
+            tally.add(problem_of(frontmatter, path, scope, |f| folders.contains(f)), 1);
+        }
+        tally
+    }
+
+    /// Adds `n` (negative to take away) skills with `problem`.
+    pub fn add(&mut self, problem: Option<SkillProblem>, n: i64) {
+        *self.0.entry(problem).or_default() += n;
+    }
+
+    /// Adds every count of `other`.
+    pub fn merge(&mut self, other: &Tally) {
+        for (problem, n) in &other.0 {
+            self.add(*problem, *n);
+        }
+    }
+
+    /// As stored: `{"served": 3, "name_invalid": 1}` (zeros left out).
+    pub fn to_json(&self) -> String {
+        let map: Map<String, Value> = self
+            .0
+            .iter()
+            .filter(|(_, n)| **n != 0)
+            .map(|(p, n)| (p.map_or("served", SkillProblem::as_str).to_string(), Value::from(*n)))
+            .collect();
+        Value::Object(map).to_string()
+    }
+
+    /// Reads [`Tally::to_json`]; `None` when it is not one.
+    pub fn from_json(text: &str) -> Option<Self> {
+        let map: Map<String, Value> = serde_json::from_str(text).ok()?;
+        let mut tally = Self::default();
+        for (key, n) in map {
+            let problem = match key.as_str() {
+                "served" => None,
+                other => Some(*SkillProblem::ALL.iter().find(|p| p.as_str() == other)?),
+            };
+            tally.add(problem, n.as_i64()?);
+        }
+        Some(tally)
+    }
 }
 
 /// How many live catalog skills are served, and how many are left out, why.
@@ -145,38 +230,24 @@ pub struct LeftOut {
     pub count: u64,
 }
 
-/// Checks every live skill of every source: what `skills/list` serves.
+/// Counts every live skill of every source: what `skills/list` serves, and
+/// what it leaves out, why. Reads the tally the catalog keeps per source.
 pub fn census(catalog: &Catalog) -> Result<Census> {
-    const CHUNK: usize = 10_000;
-    let mut served = 0;
-    let mut counts: BTreeMap<SkillProblem, u64> = BTreeMap::new();
-    for source in catalog.list_sources()? {
-        let mut rows = Vec::new();
-        loop {
-            let after = rows.last().map(|r: &SkillRow| r.path.clone());
-            let chunk = catalog.skills_after(source.id, after.as_deref(), CHUNK)?;
-            let done = chunk.len() < CHUNK;
-            rows.extend(chunk);
-            if done {
-                break;
-            }
-        }
-        let folders: HashSet<&str> = rows.iter().map(|r| r.path.as_str()).collect();
-        for row in &rows {
-            match problem(row, &source.scope_path, |f| folders.contains(f)) {
-                None => served += 1,
-                Some(problem) => *counts.entry(problem).or_default() += 1,
-            }
-        }
+    let mut total = Tally::default();
+    for tally in catalog.skill_tallies()? {
+        total.merge(&tally);
     }
     Ok(Census {
-        served,
-        left_out: counts
-            .into_iter()
-            .map(|(problem, count)| LeftOut {
-                problem,
+        served: total.0.get(&None).copied().unwrap_or_default().max(0) as u64,
+        left_out: total
+            .0
+            .iter()
+            .filter_map(|(problem, n)| Some((problem.as_ref()?, n)))
+            .filter(|(_, n)| **n > 0)
+            .map(|(problem, n)| LeftOut {
+                problem: *problem,
                 reason: problem.reason().to_string(),
-                count,
+                count: *n as u64,
             })
             .collect(),
     })

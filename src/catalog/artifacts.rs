@@ -4,11 +4,13 @@
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::packages::{adjust_packaged, is_packaged};
+use super::skills::{frontmatter_of, full_tally, has_skills_under, problem_now, store_tally, stored_tally};
 use super::sources::{NewSource, insert_source};
 use super::{Catalog, bump_generation, db_error, now_timestamp};
 use crate::audit::{Finding, Severity, rule_id};
 use crate::error::{Error, ErrorCode, Result};
 use crate::scan::{ArtifactKind, Platform};
+use crate::skills::Tally;
 use crate::sources::git::FileMode;
 
 /// One file of an artifact.
@@ -167,8 +169,10 @@ impl Catalog {
             writer.write(&artifact?, "added")?;
         }
         let mut outcome = writer.finish(resolved_ref)?;
+        store_tally(&tx, source_id, &full_tally(&tx, source_id, source.scope_path)?)?;
         outcome.generation = bump_generation(&tx)?;
         tx.commit().map_err(db_error)?;
+        self.refresh_statistics();
         Ok((source_id, outcome))
     }
 
@@ -184,11 +188,12 @@ impl Catalog {
         changes: &SourceChanges,
     ) -> Result<WriteOutcome> {
         let tx = self.write()?;
-        let (name, head): (String, Option<String>) = tx
+        let (name, head, scope): (String, Option<String>, String) = tx
             .query_row(
-                "SELECT s.name, c.sha FROM sources s LEFT JOIN commits c ON c.id = s.head_commit_id WHERE s.id = ?1",
+                "SELECT s.name, c.sha, s.scope_path FROM sources s LEFT JOIN commits c ON c.id = s.head_commit_id
+                 WHERE s.id = ?1",
                 [source_id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .map_err(db_error)?;
         if head.as_deref() != expected_head {
@@ -198,6 +203,7 @@ impl Catalog {
             )
             .with_hint("run the command again"));
         }
+        let untallied = untally_changes(&tx, source_id, &scope, changes)?;
         let mut writer = ChangeWriter::new(&tx, source_id, commit, false)?;
         for artifact in &changes.added {
             writer.write(artifact, "added")?;
@@ -209,8 +215,10 @@ impl Catalog {
             writer.remove(artifact)?;
         }
         let mut outcome = writer.finish(resolved_ref)?;
+        retally_changes(&tx, source_id, &scope, changes, untallied)?;
         outcome.generation = bump_generation(&tx)?;
         tx.commit().map_err(db_error)?;
+        self.refresh_statistics();
         Ok(outcome)
     }
 
@@ -447,6 +455,76 @@ fn kind_index(kind: ArtifactKind) -> usize {
 }
 
 /// Writes one commit's artifact changes inside an open transaction.
+/// Where a source's skill tally stands while an update is written.
+enum Untallied {
+    /// The update changes no skill: the tally stays.
+    Untouched,
+    /// The stored tally without the skills the update changes or removes.
+    Without(Tally),
+    /// No tally stored, or a skill folder comes or goes around other skills
+    /// (which nests or frees them): count the source again.
+    Recount,
+}
+
+/// Takes the skills `changes` modifies or removes out of the source's tally,
+/// judged against the catalog before the update.
+fn untally_changes(tx: &Transaction<'_>, source_id: i64, scope: &str, changes: &SourceChanges) -> Result<Untallied> {
+    let skill = |kind: ArtifactKind| kind == ArtifactKind::Skill;
+    let modified: Vec<_> = changes.modified.iter().filter(|(_, a)| skill(a.kind)).collect();
+    let removed: Vec<_> = changes.removed.iter().filter(|a| skill(a.kind)).collect();
+    let added: Vec<_> = changes.added.iter().filter(|a| skill(a.kind)).collect();
+    if modified.is_empty() && removed.is_empty() && added.is_empty() {
+        return Ok(Untallied::Untouched);
+    }
+    let Some(mut tally) = stored_tally(tx, source_id)? else {
+        return Ok(Untallied::Recount);
+    };
+    for path in removed.iter().map(|a| &a.path).chain(added.iter().map(|a| &a.path)) {
+        if has_skills_under(tx, source_id, path)? {
+            return Ok(Untallied::Recount);
+        }
+    }
+    let old = modified
+        .iter()
+        .map(|(id, a)| (*id, &a.path))
+        .chain(removed.iter().map(|a| (a.id, &a.path)));
+    for (id, path) in old {
+        let frontmatter = frontmatter_of(tx, id)?;
+        tally.add(problem_now(tx, source_id, scope, path, frontmatter.as_deref())?, -1);
+    }
+    Ok(Untallied::Without(tally))
+}
+
+/// Puts the skills `changes` adds or modifies back into the tally, judged
+/// against the catalog after the update, and stores it.
+fn retally_changes(
+    tx: &Transaction<'_>,
+    source_id: i64,
+    scope: &str,
+    changes: &SourceChanges,
+    untallied: Untallied,
+) -> Result<()> {
+    let tally = match untallied {
+        Untallied::Untouched => return Ok(()),
+        Untallied::Recount => full_tally(tx, source_id, scope)?,
+        Untallied::Without(mut tally) => {
+            let new = changes.added.iter().chain(changes.modified.iter().map(|(_, a)| a));
+            for artifact in new.filter(|a| a.kind == ArtifactKind::Skill) {
+                let problem = problem_now(
+                    tx,
+                    source_id,
+                    scope,
+                    &artifact.path,
+                    artifact.frontmatter_json.as_deref(),
+                )?;
+                tally.add(problem, 1);
+            }
+            tally
+        }
+    };
+    store_tally(tx, source_id, &tally)
+}
+
 struct ChangeWriter<'t> {
     tx: &'t Transaction<'t>,
     source_id: i64,

@@ -550,8 +550,13 @@ impl Catalog {
     }
 
     /// SQLite's own integrity check: the problems it reports (none when sound).
-    pub fn integrity_problems(&self) -> Result<Vec<String>> {
-        let mut stmt = self.conn.prepare("PRAGMA integrity_check").map_err(db_error)?;
+    pub fn integrity_problems(&self, full: bool) -> Result<Vec<String>> {
+        let pragma = if full {
+            "PRAGMA integrity_check"
+        } else {
+            "PRAGMA quick_check"
+        };
+        let mut stmt = self.conn.prepare(pragma).map_err(db_error)?;
         let lines = stmt
             .query_map([], |r| r.get::<_, String>(0))
             .map_err(db_error)?

@@ -6,12 +6,20 @@
 //! server can share one catalog. Every write is one explicit transaction that
 //! also bumps the catalog generation, which derived data (the search index)
 //! compares against to know whether it is current.
+//!
+//! The query planner needs table statistics (`sqlite_stat1`) to pick the right
+//! index: without them it plans a lookup by path on the `(source_id, kind, path)`
+//! index and walks every artifact of the source. Every bulk write therefore ends
+//! with `refresh_statistics`, migration V11 analyzes catalogs written before, and
+//! a test (`plans`) explains every statement a real workflow runs.
 
 mod artifacts;
 mod audit;
 mod browse;
 mod findings;
 mod packages;
+#[cfg(test)]
+mod plans;
 mod projects;
 mod registries;
 mod skills;
@@ -65,8 +73,22 @@ impl Catalog {
              PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16384;",
         )
         .map_err(|e| open_error(path, e))?;
+        #[cfg(test)]
+        plans::record_statements(&mut conn);
         migrate(&mut conn, path)?;
         Ok(Self { conn })
+    }
+
+    /// Brings the planner's statistics up to date after a bulk write: analyzes
+    /// the tables that have none or whose size changed tenfold since (SQLite's
+    /// `PRAGMA optimize` with every table looked at and a bounded analysis, a few
+    /// milliseconds even on a large catalog). The write it follows is already
+    /// committed, so a failure here is logged and otherwise ignored: queries stay
+    /// right, only slower.
+    pub fn refresh_statistics(&self) {
+        if let Err(e) = self.conn.execute_batch("PRAGMA optimize = 0x10012") {
+            tracing::warn!(error = %e, "could not refresh the catalog's statistics");
+        }
     }
 
     /// The generation counter, bumped by every write.
@@ -176,7 +198,7 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
         .with_hint("check that the file is writable and not damaged; `aam doctor` can tell more")
         .with_source(e)
     })?;
-    Ok(())
+    skills::tally_uncounted(conn)
 }
 
 /// Whether the catalog is at the `latest` schema version; an error when it is newer.
@@ -338,6 +360,56 @@ mod tests {
             .add_indexed_source(&source, None, &commit('a'), std::iter::empty())
             .unwrap_err();
         assert_eq!(duplicate.code(), ErrorCode::SourceAlreadyExists);
+    }
+
+    #[test]
+    fn catalogs_from_before_v11_are_analyzed_and_tallied_on_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.db");
+        let mut catalog = Catalog::open(&path).unwrap();
+        let source = NewSource {
+            name: "x",
+            kind: "git",
+            url: "https://example.invalid/o/r.git",
+            cache_key: "example.invalid/o/r",
+            ref_name: None,
+            scope_path: "",
+            is_default: false,
+        };
+        let commit = CommitInfo {
+            sha: "a".repeat(40),
+            tree_sha: "t".repeat(40),
+            committed_at: None,
+        };
+        catalog
+            .add_indexed_source(&source, Some("main"), &commit, std::iter::empty())
+            .unwrap();
+        let analyzed = |catalog: &Catalog| -> i64 {
+            catalog
+                .conn
+                .query_row("SELECT COUNT(*) FROM sqlite_stat1 WHERE tbl = 'commits'", [], |r| {
+                    r.get(0)
+                })
+                .unwrap()
+        };
+        assert!(analyzed(&catalog) > 0, "a write refreshes the statistics");
+        // What a catalog written by an aam before V11 looks like.
+        catalog
+            .conn
+            .execute_batch(
+                "DELETE FROM sqlite_stat1; ALTER TABLE sources DROP COLUMN skill_census;
+                 DELETE FROM refinery_schema_history WHERE version = 11",
+            )
+            .unwrap();
+        assert_eq!(analyzed(&catalog), 0);
+        drop(catalog);
+        let catalog = Catalog::open(&path).unwrap();
+        assert!(analyzed(&catalog) > 0, "migrating to V11 analyzes the catalog");
+        let tallied: Option<String> = catalog
+            .conn
+            .query_row("SELECT skill_census FROM sources", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(tallied.as_deref(), Some("{}"), "and counts the skills of its sources");
     }
 
     #[test]

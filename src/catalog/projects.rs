@@ -238,6 +238,9 @@ impl Catalog {
             }
         }
         tx.commit().map_err(db_error)?;
+        if !changes.is_empty() {
+            self.refresh_statistics();
+        }
         Ok(id)
     }
 

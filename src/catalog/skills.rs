@@ -1,11 +1,17 @@
 //! The queries behind Skills over MCP: live skills of a source in path order
 //! (keyset paging), skills at given folders, and a skill's files with their
-//! sha256 digests. Which skills are served is decided by `crate::skills`.
+//! sha256 digests. Which skills are served is decided by `crate::skills`; each
+//! source's tally of served and left-out skills (`sources.skill_census`) is kept
+//! in step by the writes that change its skills, so `catalog stats` reads
+//! numbers instead of every skill.
 
-use rusqlite::params;
+use std::collections::HashSet;
+
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{Catalog, db_error};
 use crate::error::Result;
+use crate::skills::{SkillProblem, Tally, ancestors, problem_of};
 
 /// A live skill as the skills surface needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +62,35 @@ fn skill_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SkillRow> {
 }
 
 impl Catalog {
+    /// Each source's tally of live skills; a source without a stored one (a
+    /// write failed to keep it) is counted from its rows.
+    pub fn skill_tallies(&self) -> Result<Vec<Tally>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id, scope_path, skill_census FROM sources ORDER BY id")
+            .map_err(db_error)?;
+        let sources = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                ))
+            })
+            .map_err(db_error)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(db_error)?;
+        sources
+            .into_iter()
+            .map(
+                |(id, scope, stored)| match stored.as_deref().and_then(Tally::from_json) {
+                    Some(tally) => Ok(tally),
+                    None => full_tally(&self.conn, id, &scope),
+                },
+            )
+            .collect()
+    }
+
     /// Up to `limit` live skills of a source whose path sorts after `after`
     /// (from the first when `None`), in path order: one range of the
     /// `(source_id, kind, path)` index, so a deep page costs what the first does.
@@ -121,4 +156,117 @@ impl Catalog {
             .map_err(db_error)?;
         rows.collect::<rusqlite::Result<_>>().map_err(db_error)
     }
+}
+
+/// Counts every live skill of a source from its rows.
+pub(super) fn full_tally(conn: &Connection, source_id: i64, scope: &str) -> Result<Tally> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT path, frontmatter_json FROM artifacts
+             WHERE source_id = ?1 AND kind = 'skill' AND removed_commit_id IS NULL",
+        )
+        .map_err(db_error)?;
+    let rows = stmt
+        .query_map([source_id], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
+        })
+        .map_err(db_error)?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(db_error)?;
+    Ok(Tally::of(
+        rows.iter().map(|(path, fm)| (path.as_str(), fm.as_deref())),
+        scope,
+    ))
+}
+
+/// The tally stored for a source, if any.
+pub(super) fn stored_tally(conn: &Connection, source_id: i64) -> Result<Option<Tally>> {
+    let stored: Option<String> = conn
+        .query_row("SELECT skill_census FROM sources WHERE id = ?1", [source_id], |r| {
+            r.get(0)
+        })
+        .map_err(db_error)?;
+    Ok(stored.as_deref().and_then(Tally::from_json))
+}
+
+/// Stores a source's tally.
+pub(super) fn store_tally(conn: &Connection, source_id: i64, tally: &Tally) -> Result<()> {
+    conn.execute(
+        "UPDATE sources SET skill_census = ?2 WHERE id = ?1",
+        params![source_id, tally.to_json()],
+    )
+    .map_err(db_error)?;
+    Ok(())
+}
+
+/// The frontmatter recorded for the artifact `id`.
+pub(super) fn frontmatter_of(conn: &Connection, id: i64) -> Result<Option<String>> {
+    conn.prepare_cached("SELECT frontmatter_json FROM artifacts WHERE id = ?1")
+        .map_err(db_error)?
+        .query_row([id], |r| r.get(0))
+        .optional()
+        .map_err(db_error)
+        .map(Option::flatten)
+}
+
+/// What keeps a skill at `path` with `frontmatter_json` out of `skills/list`,
+/// against the source's live skills as the catalog holds them now.
+pub(super) fn problem_now(
+    conn: &Connection,
+    source_id: i64,
+    scope: &str,
+    path: &str,
+    frontmatter_json: Option<&str>,
+) -> Result<Option<SkillProblem>> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM artifacts
+                 WHERE source_id = ?1 AND kind = 'skill' AND path = ?2 AND removed_commit_id IS NULL)",
+        )
+        .map_err(db_error)?;
+    let mut folders = HashSet::new();
+    for folder in ancestors(path) {
+        if stmt
+            .query_row(params![source_id, folder], |r| r.get::<_, bool>(0))
+            .map_err(db_error)?
+        {
+            folders.insert(folder);
+        }
+    }
+    Ok(problem_of(frontmatter_json, path, scope, |f| folders.contains(f)))
+}
+
+/// Whether a live skill of the source sits inside the folder `path` (whose
+/// skills a skill at `path` would nest, or unnest when it goes).
+pub(super) fn has_skills_under(conn: &Connection, source_id: i64, path: &str) -> Result<bool> {
+    let (low, high) = if path.is_empty() {
+        (String::new(), "\u{10FFFF}".to_string())
+    } else {
+        (format!("{path}/"), format!("{path}0"))
+    };
+    conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM artifacts
+             WHERE source_id = ?1 AND kind = 'skill' AND path > ?2 AND path < ?3 AND path <> ?4
+               AND removed_commit_id IS NULL)",
+    )
+    .map_err(db_error)?
+    .query_row(params![source_id, low, high, path], |r| r.get(0))
+    .map_err(db_error)
+}
+
+/// Counts the skills of every source without a stored tally (a catalog from
+/// before V11), in one transaction.
+pub(super) fn tally_uncounted(conn: &mut Connection) -> Result<()> {
+    let tx = conn.transaction().map_err(db_error)?;
+    let sources = tx
+        .prepare("SELECT id, scope_path FROM sources WHERE skill_census IS NULL")
+        .map_err(db_error)?
+        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+        .map_err(db_error)?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(db_error)?;
+    for (id, scope) in sources {
+        store_tally(&tx, id, &full_tally(&tx, id, &scope)?)?;
+    }
+    tx.commit().map_err(db_error)
 }

@@ -148,6 +148,7 @@ impl Catalog {
             .map_err(db_error)?;
         let generation = bump_generation(&tx)?;
         tx.commit().map_err(db_error)?;
+        self.refresh_statistics();
         Ok(generation)
     }
 

@@ -240,7 +240,11 @@ enum Command {
         yes: bool,
     },
     /// Check settings, catalog, index, caches, project platforms, installs and the MCP token (exit 1 on a failure).
-    Doctor,
+    Doctor {
+        /// Run the complete checks (seconds on a large catalog): SQLite's integrity check, which also compares every index with its table, instead of the quick check, and the passes over every row (foreign keys, artifact rows).
+        #[arg(long)]
+        full: bool,
+    },
     /// List the agents aam deploys to: ids, what each takes and where, which this project and machine use.
     Agents {
         /// Only agents found in the project or installed on this machine.
@@ -432,6 +436,9 @@ enum CatalogCommand {
         /// Rebuild the index and fetch missing cache objects again, then check again.
         #[arg(long)]
         repair: bool,
+        /// Run the complete checks (seconds on a large catalog): SQLite's integrity check, which also compares every index with its table, instead of the quick check, and the passes over every row (foreign keys, artifact rows).
+        #[arg(long)]
+        full: bool,
     },
 }
 
@@ -768,8 +775,8 @@ fn run(cli: Cli) -> Result<i32> {
             }
             out.emit(&output, render::initialized)
         }
-        Command::Doctor => {
-            let output = invoke::<Doctor>(&ctx, DoctorInput {})?;
+        Command::Doctor { full } => {
+            let output = invoke::<Doctor>(&ctx, DoctorInput { full })?;
             out.emit(&output, render::health_report)?;
             Ok(if output.healthy { 0 } else { 1 })
         }
@@ -929,13 +936,13 @@ fn run_catalog(ctx: &Context, out: &Output, command: CatalogCommand) -> Result<i
             render::exported,
         ),
         CatalogCommand::Stats => out.emit(&invoke::<Stats>(ctx, StatsInput {})?, render::stats),
-        CatalogCommand::Check { repair: false } => {
-            let output = invoke::<Check>(ctx, CheckInput {})?;
+        CatalogCommand::Check { repair: false, full } => {
+            let output = invoke::<Check>(ctx, CheckInput { full })?;
             out.emit(&output, render::health_report)?;
             Ok(if output.healthy { 0 } else { 1 })
         }
-        CatalogCommand::Check { repair: true } => {
-            let output = invoke::<Repair>(ctx, RepairInput {})?;
+        CatalogCommand::Check { repair: true, full } => {
+            let output = invoke::<Repair>(ctx, RepairInput { full })?;
             out.emit(&output, render::repaired)?;
             Ok(if output.healthy { 0 } else { 1 })
         }

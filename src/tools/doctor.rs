@@ -16,7 +16,11 @@ use crate::error::Result;
 /// Input of `aam_doctor`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct DoctorInput {}
+pub struct DoctorInput {
+    /// Run the complete checks (seconds on a large catalog): SQLite's integrity check, which also compares every index with its table, instead of the quick check, and the passes over every row (foreign keys, artifact rows).
+    #[serde(default)]
+    pub full: bool,
+}
 
 /// Checks the whole installation.
 pub struct Doctor;
@@ -24,7 +28,7 @@ pub struct Doctor;
 impl Tool for Doctor {
     const NAME: &'static str = "aam_doctor";
     const TITLE: &'static str = "Check aam's health";
-    const DESCRIPTION: &'static str = "Check everything aam depends on and say what to do about each problem: settings readable, the catalog checks (integrity, foreign keys, migrations, search index, git caches, rows), platform folders in the current project, installed packages against their lock file checksums, and the MCP token file's permissions. Each check passes, warns or fails with a suggestion; `healthy` is false when any fails. Changes nothing. Next: `aam_catalog_repair` for index and cache failures.";
+    const DESCRIPTION: &'static str = "Check everything aam depends on and say what to do about each problem: settings readable, the catalog checks (integrity, quick unless `full`; migrations, search index, git caches; with `full` also foreign keys and rows), platform folders in the current project, installed packages against their lock file checksums, and the MCP token file's permissions. Each check passes, warns or fails with a suggestion; `healthy` is false when any fails. Changes nothing. Next: `aam_catalog_repair` for index and cache failures.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
     const EXAMPLES: &'static [Example] = &[Example {
@@ -37,9 +41,9 @@ impl Tool for Doctor {
     type Input = DoctorInput;
     type Output = HealthReport;
 
-    fn run(ctx: &Context, _input: DoctorInput) -> Result<HealthReport> {
+    fn run(ctx: &Context, input: DoctorInput) -> Result<HealthReport> {
         let mut checks = vec![settings_check(ctx)];
-        checks.extend(catalog_checks(ctx));
+        checks.extend(catalog_checks(ctx, input.full));
         checks.push(platforms_check(ctx));
         checks.push(installs_check(ctx));
         checks.push(token_check(ctx));

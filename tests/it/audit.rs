@@ -304,7 +304,20 @@ fn check_finds_damage_and_repair_fixes_the_index_and_caches() {
     std::fs::create_dir_all(stray.join("objects")).unwrap();
     std::fs::write(stray.join("HEAD"), "ref: refs/heads/main\n").unwrap();
 
+    // The default check reads no row twice: rows and references wait for `--full`.
     let run = env.aam(&["--json", "catalog", "check"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let quick = run.json();
+    for name in ["index", "caches"] {
+        assert_eq!(check_named(&quick, name)["status"], "fail", "{quick}");
+    }
+    for name in ["rows", "foreign_keys"] {
+        assert!(
+            quick["checks"].as_array().unwrap().iter().all(|c| c["name"] != name),
+            "{quick}"
+        );
+    }
+    let run = env.aam(&["--json", "catalog", "check", "--full"]);
     assert_eq!(run.code, 1, "{run:?}");
     let report = run.json();
     assert_eq!(report["healthy"], false);
@@ -342,7 +355,7 @@ fn check_finds_damage_and_repair_fixes_the_index_and_caches() {
     );
     assert_eq!(check_named(&report, "integrity")["status"], "pass");
 
-    let run = env.aam(&["--json", "catalog", "check", "--repair"]);
+    let run = env.aam(&["--json", "catalog", "check", "--repair", "--full"]);
     assert_eq!(run.code, 1, "rows stay broken: {run:?}");
     let repaired = run.json();
     let actions: Vec<&str> = repaired["actions"]

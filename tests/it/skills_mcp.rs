@@ -288,6 +288,52 @@ async fn every_valid_skill_of_real_repositories_is_served_and_verified() {
     client.cancel().await.unwrap();
 }
 
+/// The census `catalog stats` reads is kept per source by the writes; after
+/// every update it is what counting the same commit afresh gives.
+#[test]
+fn the_census_kept_through_updates_is_the_census_of_a_fresh_index() {
+    let env = TestEnv::new();
+    let repo = env.repo("kept");
+    let fresh = |env: &TestEnv| {
+        let kept = stats(env);
+        env.json(&["source", "remove", "kept"]);
+        env.json(&["source", "add", repo.path(), "--name", "kept"]);
+        assert_eq!(stats(env), kept, "kept through updates, then counted afresh");
+        kept
+    };
+    repo.write("skills/a/SKILL.md", skill("a", "First"))
+        .write("skills/b/SKILL.md", skill("b", "Second"))
+        .write("skills/c/SKILL.md", skill("C_x", "Bad name"));
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--name", "kept"]);
+    assert_eq!(stats(&env)["served"], 2);
+
+    // A description emptied, a skill nested in `b`, a new one beside.
+    repo.write("skills/a/SKILL.md", "---\nname: a\n---\nNo description.\n")
+        .write("skills/b/inner/SKILL.md", skill("inner", "Nested in b"))
+        .write("skills/d/SKILL.md", skill("d", "Fourth"));
+    repo.commit("c2");
+    env.json(&["source", "update", "kept"]);
+    let census = fresh(&env);
+    assert_eq!(census["served"], 2, "{census}");
+
+    // `b` goes, which frees `inner`; `c` gets a valid name; a skill lands around `d`'s files.
+    repo.remove("skills/b/SKILL.md")
+        .write("skills/c/SKILL.md", skill("c", "Good name now"))
+        .write("skills/SKILL.md", skill("skills", "Holds every other skill"));
+    repo.commit("c3");
+    env.json(&["source", "update", "kept"]);
+    let census = fresh(&env);
+    assert_eq!(census["served"], 1, "only the outer skill: {census}");
+
+    // The outer skill goes again: every skill is free once more.
+    repo.remove("skills/SKILL.md");
+    repo.commit("c4");
+    env.json(&["source", "update", "kept"]);
+    let census = fresh(&env);
+    assert_eq!(census["served"], 3, "c, d and inner: {census}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn skills_breaking_the_naming_rules_are_left_out_and_counted() {
     let env = TestEnv::new();
