@@ -13,12 +13,14 @@
 //! - [`journal`]: the project lock (one writer at a time) and the write-ahead
 //!   journal that makes an interrupted command roll back or forward.
 //! - [`freshness`]: whether an installed package has newer content.
+//! - [`merge`]: upgrades that keep local edits, by a three-way merge per file.
 //!
 //! This module never parses arguments or prints; tools call it.
 
 pub mod freshness;
 pub mod journal;
 pub mod keys;
+pub mod merge;
 pub mod plan;
 pub mod platforms;
 pub mod specs;
