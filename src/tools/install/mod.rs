@@ -214,8 +214,7 @@ pub enum OnEdited {
     Backup,
     /// Replace them.
     Force,
-    /// Merge each edit with the new version (three-way); a package with
-    /// overlapping changes is left as it is and its conflicts reported.
+    /// Merge each edit with the new version (three-way); on a conflict, leave the package as it is and report it.
     Merge,
     /// Merge, writing overlapping changes with conflict markers.
     #[serde(rename = "merge_markers")]
