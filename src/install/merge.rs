@@ -52,7 +52,7 @@ pub enum Merged {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Hunk {
-    /// Line (from 1) where it starts in the merged text.
+    /// Line (from 1) where it starts in the text with conflict markers.
     pub line: u64,
     /// The lines as edited here.
     pub yours: String,

@@ -261,3 +261,40 @@ fn a_crlf_edit_merges_and_keeps_its_line_ends() {
         "the upstream change lands in the user's CRLF file"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_merge_choice_over_mcp_reports_conflicts_in_its_schema() {
+    let env = TestEnv::new();
+    let proj = installed(&env);
+    edit(&proj.dir, AGENT, "Line 5 of the body.", "Line 5, mine.");
+    edit(&proj.dir, "CLAUDE.md", "Line 1 of the body.", "Line 1, my rule.");
+    let upstream = lines(&[(5, "Line 5, theirs.")]);
+    publish(
+        &env,
+        "1.1.0",
+        &upstream,
+        &lines(&[(9, "Line 9, theirs.")]),
+        &[("notes.md", &lines(&[]))],
+    );
+    let before = tree(&proj.dir);
+
+    let client = crate::mcp::connect_at(&env, &proj.dir, crate::mcp::options(true)).await;
+    // `ok` checks the structured output against the advertised output schema.
+    let merge = serde_json::json!({"package": "kit", "on_edited": "merge"});
+    let report = crate::mcp::ok(&client, "aam_upgrade", merge).await["packages"][0].clone();
+    assert_eq!(report["status"], "skipped", "{report}");
+    assert_eq!(report["conflicts"][0]["key"], AGENT);
+    assert_eq!(report["conflicts"][0]["hunks"][0]["upstream"], "Line 5, theirs.\n");
+    assert_eq!(tree(&proj.dir), before);
+
+    let markers = serde_json::json!({"package": "kit", "on_edited": "merge_markers"});
+    let report = crate::mcp::ok(&client, "aam_upgrade", markers).await["packages"][0].clone();
+    assert_eq!(report["status"], "upgraded", "{report}");
+    assert_eq!(strings(&report["merged_files"]), [SECTION]);
+    let claude = text(proj.dir.join("CLAUDE.md"));
+    assert!(
+        claude.contains("Line 1, my rule.\n") && claude.contains("Line 9, theirs.\n"),
+        "{claude}"
+    );
+    client.cancel().await.unwrap();
+}
