@@ -400,6 +400,15 @@ enum RegistryCommand {
     },
 }
 
+/// A `--merge` mode of `aam upgrade`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum MergeArg {
+    /// Merge; a conflict leaves the package as it is.
+    Clean,
+    /// Merge, writing conflicts with markers.
+    Markers,
+}
+
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum SortArg {
     Relevance,
@@ -528,9 +537,8 @@ struct UpgradeArgs {
     /// Merge edited files with the new version (three-way); `--merge=markers`
     /// writes overlapping changes with conflict markers instead of skipping.
     #[arg(long, value_name = "MODE", num_args = 0..=1, require_equals = true,
-          default_missing_value = "clean", value_parser = ["clean", "markers"],
-          conflicts_with_all = ["force", "backup"])]
-    merge: Option<String>,
+          default_missing_value = "clean", conflicts_with_all = ["force", "backup"])]
+    merge: Option<MergeArg>,
     /// Upgrade the home-folder installs.
     #[arg(short = 'g', long = "global")]
     global: bool,
@@ -970,10 +978,10 @@ fn run_upgrade(ctx: &Context, out: &Output, args: UpgradeArgs) -> Result<i32> {
     } = args;
     let chosen = if force {
         OnEdited::Force
-    } else if let Some(mode) = &merge {
-        match mode.as_str() {
-            "markers" => OnEdited::MergeMarkers,
-            _ => OnEdited::Merge,
+    } else if let Some(mode) = merge {
+        match mode {
+            MergeArg::Markers => OnEdited::MergeMarkers,
+            MergeArg::Clean => OnEdited::Merge,
         }
     } else if backup {
         OnEdited::Backup
