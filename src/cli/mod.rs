@@ -409,6 +409,15 @@ enum RegistryCommand {
     },
 }
 
+/// A `--merge` mode of `aam upgrade`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum MergeArg {
+    /// Merge; a conflict leaves the package as it is.
+    Clean,
+    /// Merge, writing conflicts with markers.
+    Markers,
+}
+
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum SortArg {
     Relevance,
@@ -537,6 +546,11 @@ struct UpgradeArgs {
     /// Back edited files up to $AAM_HOME/backups/ before overwriting them.
     #[arg(long)]
     backup: bool,
+    /// Merge edited files with the new version (three-way); `--merge=markers`
+    /// writes overlapping changes with conflict markers instead of skipping.
+    #[arg(long, value_name = "MODE", num_args = 0..=1, require_equals = true,
+          default_missing_value = "clean", conflicts_with_all = ["force", "backup"])]
+    merge: Option<MergeArg>,
     /// Upgrade the home-folder installs.
     #[arg(short = 'g', long = "global")]
     global: bool,
@@ -973,12 +987,18 @@ fn run_upgrade(ctx: &Context, out: &Output, args: UpgradeArgs) -> Result<i32> {
         dry_run,
         force,
         backup,
+        merge,
         global,
         no_wait,
         allow_findings,
     } = args;
     let chosen = if force {
         OnEdited::Force
+    } else if let Some(mode) = merge {
+        match mode {
+            MergeArg::Markers => OnEdited::MergeMarkers,
+            MergeArg::Clean => OnEdited::Merge,
+        }
     } else if backup {
         OnEdited::Backup
     } else {
@@ -993,7 +1013,7 @@ fn run_upgrade(ctx: &Context, out: &Output, args: UpgradeArgs) -> Result<i32> {
         allow_findings: allow_findings.clone(),
     };
     // On a terminal, ask per package what to do with edited files.
-    let output = if !dry_run && !force && !backup && interactive(out) {
+    let output = if !dry_run && !force && !backup && merge.is_none() && interactive(out) {
         let plan = invoke::<Upgrade>(ctx, input(package.clone(), OnEdited::Skip, true))?;
         let mut reports = Vec::new();
         let mut audit_warnings = plan.audit_warnings;

@@ -112,6 +112,7 @@ pub fn on_edited(ctx: &Context, report: &UpgradeReport, global: bool) -> Result<
             .with_prompt("What should happen to them?")
             .items([
                 "back them up, then upgrade",
+                "merge my edits with the new version",
                 "skip this package",
                 "show the diff",
                 "overwrite them",
@@ -121,8 +122,9 @@ pub fn on_edited(ctx: &Context, report: &UpgradeReport, global: bool) -> Result<
             .map_err(cancelled)?;
         match choice {
             0 => return Ok(OnEdited::Backup),
-            1 => return Ok(OnEdited::Skip),
-            2 => {
+            1 => return Ok(OnEdited::Merge),
+            2 => return Ok(OnEdited::Skip),
+            3 => {
                 let diff = invoke::<Diff>(
                     ctx,
                     VerifyInput {

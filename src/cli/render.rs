@@ -622,6 +622,7 @@ pub fn installed_packages(o: &InstallOutput) -> String {
         if let Some(dir) = &p.backup_dir {
             out.push_str(&format!("  edited files backed up to {dir}\n"));
         }
+        merge_lines(&mut out, &p.merged_edits, &p.conflict_markers);
     }
     for s in &o.skipped {
         match s.reason {
@@ -637,6 +638,13 @@ pub fn installed_packages(o: &InstallOutput) -> String {
                 for key in &s.modified_files {
                     out.push_str(&format!("  edited: {key}\n"));
                 }
+            }
+            SkipReason::MergeConflicts => {
+                out.push_str(&format!(
+                    "`{}` {} was left as it is ({} wanted): edits do not merge with the new version\n",
+                    s.name, s.version, s.wanted_version
+                ));
+                conflict_lines(&mut out, &s.conflicts);
             }
         }
     }
@@ -897,11 +905,45 @@ pub fn upgraded(o: &UpgradeOutput) -> String {
         for f in &p.modified_files {
             out.push_str(&format!("  edited: {f}\n"));
         }
+        merge_lines(&mut out, &p.merged_files, &p.conflict_markers);
+        conflict_lines(&mut out, &p.conflicts);
     }
     if o.packages.iter().any(|p| p.status == UpgradeStatus::Skipped) {
-        out.push_str("Edited files were left alone: `aam diff <package>` shows the edits; upgrade with `--backup` to keep a copy of them, or `--force` to overwrite them.\n");
+        out.push_str("Edited files were left alone: `aam diff <package>` shows the edits; upgrade with `--merge` to merge them with the new version (`--merge=markers` writes conflict markers), `--backup` to keep a copy of them, or `--force` to overwrite them.\n");
     }
     out
+}
+
+/// The edits an install or upgrade merged, and those it wrote with markers.
+fn merge_lines(out: &mut String, merged: &[String], marked: &[String]) {
+    for key in merged {
+        out.push_str(&format!("  edit merged: {key}\n"));
+    }
+    for key in marked {
+        out.push_str(&format!("  conflict markers written: {key} (resolve them by hand)\n"));
+    }
+}
+
+/// Edits that did not merge, each overlapping change with both sides.
+fn conflict_lines(out: &mut String, conflicts: &[crate::install::merge::FileConflict]) {
+    use crate::install::merge::ConflictKind;
+    for conflict in conflicts {
+        let why = match conflict.kind {
+            ConflictKind::Overlapping => "your edit and the new version change the same lines",
+            ConflictKind::DeletedUpstream => "you edited it; the new version deletes it",
+            ConflictKind::NotText => "binary or not UTF-8; never merged",
+            ConflictKind::NoBase => "the installed original is not kept on this machine",
+        };
+        out.push_str(&format!("  conflict: {} ({why})\n", conflict.key));
+        for hunk in &conflict.hunks {
+            out.push_str(&format!("    at line {}, yours:\n", hunk.line));
+            hunk.yours.lines().for_each(|l| out.push_str(&format!("      {l}\n")));
+            out.push_str("    upstream:\n");
+            hunk.upstream
+                .lines()
+                .for_each(|l| out.push_str(&format!("      {l}\n")));
+        }
+    }
 }
 
 fn platform_list(platforms: &[crate::scan::Platform]) -> String {

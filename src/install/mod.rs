@@ -15,12 +15,14 @@
 //! - [`restore`]: what `aam install` with no arguments does: each package the
 //!   lock file records, made again from its origin and compared with the lock.
 //! - [`freshness`]: whether an installed package has newer content.
+//! - [`merge`]: upgrades that keep local edits, by a three-way merge per file.
 //!
 //! This module never parses arguments or prints; tools call it.
 
 pub mod freshness;
 pub mod journal;
 pub mod keys;
+pub mod merge;
 pub mod plan;
 pub mod platforms;
 pub mod restore;

@@ -382,6 +382,50 @@ impl<'r> Plan<'r> {
         }
     }
 
+    /// The bytes the plan puts at `key` (a file, or a section's content), if
+    /// it writes it.
+    pub fn planned(&mut self, key: &str) -> Result<Option<Bytes>> {
+        match self.roots.check_key(key)? {
+            CheckedKey::Section { file, name, kind } => {
+                let text = self.shared_text(&file.key())?;
+                let claimed = self.claimed.contains_key(key);
+                Ok(claimed
+                    .then(|| sections::get(&text, &name, kind.as_str()))
+                    .flatten()
+                    .map(|content| Bytes::from(content.as_bytes())))
+            }
+            CheckedKey::File(_) => Ok(self
+                .changes
+                .iter()
+                .rev()
+                .find(|change| change.key == key)
+                .and_then(|change| change.content.as_ref())
+                .map(|(bytes, _)| bytes.clone())),
+        }
+    }
+
+    /// Puts `bytes` at `key` instead of what the plan writes there (a merged
+    /// edit); the lock keeps the checksum of the planned bytes, so the file
+    /// reads as edited on top of the new version.
+    pub fn replace_planned(&mut self, key: &str, bytes: &[u8]) -> Result<()> {
+        match self.roots.check_key(key)? {
+            CheckedKey::Section { file, name, kind } => {
+                let file_key = file.key();
+                let current = self.shared_text(&file_key)?;
+                let content = String::from_utf8_lossy(bytes);
+                self.set_shared_text(&file_key, sections::upsert(&current, &name, kind.as_str(), &content));
+            }
+            CheckedKey::File(_) => {
+                for change in self.changes.iter_mut().filter(|c| c.key == key) {
+                    if let Some((content, _)) = &mut change.content {
+                        *content = Bytes::from(bytes);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Claims a file or folder target for `package`, refusing one another
     /// package owns or that exists without being aam's.
     fn claim_path(&mut self, key: &str, package: &str, location: &Location) -> Result<()> {

@@ -104,7 +104,7 @@ pub(crate) fn lock(root: &Path) -> serde_yaml_ng::Value {
     serde_yaml_ng::from_str(&text(root.join(".aam/aam-lock.yaml"))).unwrap()
 }
 
-fn strings(value: &Value) -> Vec<String> {
+pub(crate) fn strings(value: &Value) -> Vec<String> {
     value
         .as_array()
         .unwrap_or_else(|| panic!("not an array: {value}"))

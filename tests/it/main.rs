@@ -12,6 +12,7 @@ mod human;
 mod install;
 mod mcp;
 mod mcp_protocol;
+mod merge;
 mod newcomer;
 mod packages;
 mod project_catalog;

@@ -34,7 +34,7 @@ pub(crate) fn world() -> TestEnv {
     env
 }
 
-fn options(allow_write: bool) -> ServerOptions {
+pub(crate) fn options(allow_write: bool) -> ServerOptions {
     ServerOptions {
         allow_write,
         read_only: false,
@@ -45,7 +45,12 @@ fn options(allow_write: bool) -> ServerOptions {
 
 /// A client connected in-process to a server over `env`'s home, serving its root.
 async fn connect(env: &TestEnv, options: ServerOptions) -> Client {
-    let root = env.root.path().canonicalize().unwrap();
+    connect_at(env, env.root.path(), options).await
+}
+
+/// A client connected in-process to a server over `env`'s home, serving `root`.
+pub(crate) async fn connect_at(env: &TestEnv, root: &Path, options: ServerOptions) -> Client {
+    let root = root.canonicalize().unwrap();
     let ctx = Context::new(AamHome::at(env.home()), root.clone())
         .sandboxed(&root)
         .unwrap();
@@ -86,7 +91,7 @@ async fn call(client: &Peer<RoleClient>, tool: &str, arguments: Value) -> CallTo
 }
 
 /// The structured output of a successful call.
-async fn ok(client: &Peer<RoleClient>, tool: &str, arguments: Value) -> Value {
+pub(crate) async fn ok(client: &Peer<RoleClient>, tool: &str, arguments: Value) -> Value {
     let result = call(client, tool, arguments.clone()).await;
     assert_ne!(result.is_error, Some(true), "{tool} {arguments}: {result:?}");
     let value = result.structured_content.clone().expect("structured content");

@@ -24,6 +24,7 @@ use super::{Context, Example, Expect, Risk, Tool};
 use crate::catalog::{Catalog, InstallRecord, NewPackage, PackageMember, now_timestamp};
 use crate::error::{Error, ErrorCode, Result};
 use crate::install::journal::{self, InstallMirror, MirrorOp, ProjectLock};
+use crate::install::merge::{self, FileConflict, Resolution};
 use crate::install::plan::{Plan, Prepared};
 use crate::install::specs::{SpecEnv, prepare_specs};
 use crate::install::state::{self, FileState};
@@ -219,6 +220,18 @@ pub enum OnEdited {
     Backup,
     /// Replace them.
     Force,
+    /// Merge each edit with the new version (three-way); on a conflict, leave the package as it is and report it.
+    Merge,
+    /// Merge, writing overlapping changes with conflict markers.
+    #[serde(rename = "merge_markers")]
+    MergeMarkers,
+}
+
+impl OnEdited {
+    /// Whether edits are merged with the new version.
+    pub fn merges(self) -> bool {
+        matches!(self, Self::Merge | Self::MergeMarkers)
+    }
 }
 
 /// Input of `aam_install`.
@@ -281,6 +294,10 @@ pub struct InstalledPackage {
     pub replaced_edits: Vec<String>,
     /// Where the edited files were saved (with `backup`).
     pub backup_dir: Option<String>,
+    /// Edited files and sections merged with the new version (`on_edited: merge`).
+    pub merged_edits: Vec<String>,
+    /// Edited files and sections written with conflict markers (`merge_markers`).
+    pub conflict_markers: Vec<String>,
     /// Targets of the replaced version it no longer deploys (platforms dropped).
     pub undeployed: Vec<String>,
 }
@@ -293,6 +310,15 @@ pub enum SkipReason {
     AlreadyInstalled,
     /// Files or sections were edited since install (pass `backup` or `force`).
     EditedFiles,
+    /// Edits overlap changes of the new version (see `conflicts`).
+    MergeConflicts,
+}
+
+impl SkipReason {
+    /// Whether the package was left alone to keep local edits.
+    pub fn kept_edits(self) -> bool {
+        matches!(self, Self::EditedFiles | Self::MergeConflicts)
+    }
 }
 
 /// A package left as it was.
@@ -309,6 +335,8 @@ pub struct SkippedPackage {
     pub reason: SkipReason,
     /// The edited files and sections that stopped it.
     pub modified_files: Vec<String>,
+    /// The edits that did not merge, per file, with both sides.
+    pub conflicts: Vec<FileConflict>,
 }
 
 /// Output of `aam_install`.
@@ -332,7 +360,7 @@ pub struct InstallOutput {
 impl InstallOutput {
     /// Whether a package was left alone because of local edits.
     pub fn kept_edits(&self) -> bool {
-        self.skipped.iter().any(|s| s.reason == SkipReason::EditedFiles)
+        self.skipped.iter().any(|s| s.reason.kept_edits())
     }
 }
 
@@ -444,6 +472,7 @@ enum Decision {
         platforms: Vec<Platform>,
         existing: Option<Box<LockedPackage>>,
         modified: Vec<String>,
+        merged: Resolution,
     },
     Skip(SkippedPackage),
 }
@@ -509,10 +538,31 @@ fn install_prepared(
             Some(existing) if !modified.is_empty() && on_edited == OnEdited::Skip => {
                 Decision::Skip(skipped(existing, package, SkipReason::EditedFiles, modified))
             }
+            Some(existing) if !modified.is_empty() && on_edited.merges() => {
+                // What the new version writes, worked out on a scratch plan.
+                let mut preview = Plan::new(&roots, input.force)?;
+                preview.add(package, &platforms)?;
+                let upstream = |key: &str| preview.planned(key);
+                let markers = on_edited == OnEdited::MergeMarkers;
+                let merged = merge::resolve(&roots, &object_store(ctx), existing, &modified, upstream, markers)?;
+                match merged.conflicts.is_empty() {
+                    false => Decision::Skip(SkippedPackage {
+                        conflicts: merged.conflicts,
+                        ..skipped(existing, package, SkipReason::MergeConflicts, modified)
+                    }),
+                    true => Decision::Add {
+                        platforms,
+                        existing: Some(Box::new(existing.clone())),
+                        modified: Vec::new(),
+                        merged,
+                    },
+                }
+            }
             _ => Decision::Add {
                 platforms,
                 existing: existing.map(Box::new),
                 modified,
+                merged: Resolution::default(),
             },
         };
         decisions.push(decision);
@@ -529,7 +579,7 @@ fn install_prepared(
     let mut todo = Vec::new();
     let mut backups = Vec::new();
     for (package, decision) in prepared.iter().zip(decisions) {
-        let (platforms, existing, modified) = match decision {
+        let (platforms, existing, modified, merged) = match decision {
             Decision::Skip(skipped) => {
                 output.skipped.push(skipped);
                 continue;
@@ -538,10 +588,14 @@ fn install_prepared(
                 platforms,
                 existing,
                 modified,
-            } => (platforms, existing, modified),
+                merged,
+            } => (platforms, existing, modified, merged),
         };
         let name = &package.manifest.name;
         let entry = plan.add(package, &platforms)?;
+        for (key, bytes) in &merged.writes {
+            plan.replace_planned(key, bytes)?;
+        }
         let undeployed: Vec<String> = existing
             .iter()
             .flat_map(|e| &e.deployed)
@@ -561,6 +615,8 @@ fn install_prepared(
             files_written: entry.file_checksums.len() as u64,
             replaced_edits: modified,
             backup_dir: None,
+            merged_edits: merged.merged,
+            conflict_markers: merged.marked,
             undeployed,
         });
         todo.push(mirror_of(&roots, &entry, package));
@@ -582,9 +638,7 @@ fn keep_dependents_of_kept(prepared: &[Prepared], decisions: &mut [Decision]) {
         let kept: BTreeMap<String, Vec<String>> = decisions
             .iter()
             .filter_map(|d| match d {
-                Decision::Skip(s) if s.reason == SkipReason::EditedFiles => {
-                    Some((s.name.clone(), s.modified_files.clone()))
-                }
+                Decision::Skip(s) if s.reason.kept_edits() => Some((s.name.clone(), s.modified_files.clone())),
                 _ => None,
             })
             .collect();
@@ -602,6 +656,7 @@ fn keep_dependents_of_kept(prepared: &[Prepared], decisions: &mut [Decision]) {
                 wanted_version: package.manifest.version.clone(),
                 reason: SkipReason::EditedFiles,
                 modified_files: files.clone(),
+                conflicts: Vec::new(),
             });
             changed = true;
         }
@@ -625,6 +680,7 @@ fn skipped(existing: &LockedPackage, package: &Prepared, reason: SkipReason, mod
         wanted_version: package.manifest.version.clone(),
         reason,
         modified_files: modified,
+        conflicts: Vec::new(),
     }
 }
 
@@ -780,7 +836,7 @@ pub struct UpgradeInput {
     /// Package to upgrade (default: every outdated one).
     #[serde(default)]
     pub package: Option<String>,
-    /// What to do when files were edited since install.
+    /// What to do when files were edited since install: skip the package, back them up, force, or merge each edit with the new version (`merge`; `merge_markers` writes overlapping changes with conflict markers).
     #[serde(default)]
     pub on_edited: OnEdited,
     /// Report what would change, change nothing.
@@ -829,6 +885,12 @@ pub struct UpgradeReport {
     pub modified_files: Vec<String>,
     /// Where edited files were copied.
     pub backup_dir: Option<String>,
+    /// Edited files and sections merged with the new version.
+    pub merged_files: Vec<String>,
+    /// Edited files and sections written with conflict markers.
+    pub conflict_markers: Vec<String>,
+    /// Edits that did not merge, per file, with both sides (nothing of the package was written).
+    pub conflicts: Vec<FileConflict>,
     /// Why it was skipped or failed.
     pub message: Option<String>,
 }
@@ -849,7 +911,7 @@ pub struct Upgrade;
 impl Tool for Upgrade {
     const NAME: &'static str = "aam_upgrade";
     const TITLE: &'static str = "Upgrade packages";
-    const DESCRIPTION: &'static str = "Upgrade outdated installed packages (or one) to the newest version their constraint allows, or the source's current content, on the platforms they use. Files edited since install are never overwritten silently: `on_edited` skips the package (default), backs the files up first, or forces. Reports each package's status.";
+    const DESCRIPTION: &'static str = "Upgrade outdated installed packages (or one) to the newest version their constraint allows, or the source's current content, on the platforms they use. Files edited since install are never overwritten silently: `on_edited` skips the package (default), backs the files up first, forces, or merges each edit with the new version (three-way; the lock records the new version, so `aam_verify` and `aam_diff` show the edit on top of it). Overlapping changes, and edited files the new version deletes, leave the package as it is with a per-file `conflicts` list, unless `merge_markers` writes conflict markers. Reports each package's status.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
     const ERRORS: &'static [ErrorCode] = &[
@@ -860,7 +922,8 @@ impl Tool for Upgrade {
         ErrorCode::SettingsInvalid,
     ];
     const CONSTRAINTS: &'static [&'static str] = &[
-        "edited files are never overwritten silently: `on_edited` skips (default), backs up or forces",
+        "edited files are never overwritten silently: `on_edited` skips (default), backs up, forces or merges",
+        "a merge writes nothing of a package when any of its edits conflicts (unless `merge_markers`); binary files never merge",
         "new versions pass the content-audit gate like installs; a blocked one fails the upgrade with `AAM_AUDIT_BLOCKED` in its report",
     ];
     const EXAMPLES: &'static [Example] = &[Example {
@@ -899,6 +962,9 @@ impl Tool for Upgrade {
                 status: UpgradeStatus::UpToDate,
                 modified_files: Vec::new(),
                 backup_dir: None,
+                merged_files: Vec::new(),
+                conflict_markers: Vec::new(),
+                conflicts: Vec::new(),
                 message: None,
             };
             if fresh.outdated {
@@ -959,8 +1025,8 @@ impl Tool for Upgrade {
             ..Default::default()
         };
         // Every upgrade of the command is one unit; a dry run reports what
-        // would be replaced, edits included.
-        let policy = if input.dry_run {
+        // would be replaced, edits included (or how they would merge).
+        let policy = if input.dry_run && !input.on_edited.merges() {
             OnEdited::Force
         } else {
             input.on_edited
@@ -996,6 +1062,8 @@ fn upgrade_report(report: &mut UpgradeReport, done: &InstallOutput, dry_run: boo
         report.modified_files.extend(package.replaced_edits.iter().cloned());
         report.to = package.version.clone();
         report.backup_dir = package.backup_dir.clone();
+        report.merged_files = package.merged_edits.clone();
+        report.conflict_markers = package.conflict_markers.clone();
         report.status = if dry_run {
             UpgradeStatus::WouldUpgrade
         } else {
@@ -1005,10 +1073,17 @@ fn upgrade_report(report: &mut UpgradeReport, done: &InstallOutput, dry_run: boo
     let kept = done
         .skipped
         .iter()
-        .filter(|s| s.reason == SkipReason::EditedFiles && s.name == report.name);
+        .filter(|s| s.reason.kept_edits() && s.name == report.name);
     for package in kept {
         report.modified_files.extend(package.modified_files.iter().cloned());
+        report.conflicts.extend(package.conflicts.iter().cloned());
         report.status = UpgradeStatus::Skipped;
-        report.message = Some("files were edited since install; choose backup or force".to_string());
+        report.message = Some(match package.reason {
+            SkipReason::MergeConflicts => format!(
+                "edits in {} file(s) do not merge with the new version (see `conflicts`); resolve them by hand, or choose merge_markers, backup or force",
+                package.conflicts.len()
+            ),
+            _ => "files were edited since install; choose merge, backup or force".to_string(),
+        });
     }
 }

@@ -51,6 +51,7 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
             wanted_version: entry.version.clone(),
             reason,
             modified_files,
+            conflicts: Vec::new(),
         };
         match restore::need(&roots, entry)? {
             Need::Intact => output.skipped.push(skip(SkipReason::AlreadyInstalled, Vec::new())),
@@ -105,6 +106,8 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
             files_written: planned.file_checksums.len() as u64,
             replaced_edits: edited.clone(),
             backup_dir: None,
+            merged_edits: Vec::new(),
+            conflict_markers: Vec::new(),
             undeployed: Vec::new(),
         });
         mirror.push(mirror_of(&roots, &planned, package));
