@@ -24,6 +24,8 @@ struct RawStdio {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<String>,
+    /// Forwards stdout's lines; ends at its end of file.
+    reader: std::thread::JoinHandle<()>,
     stderr: std::thread::JoinHandle<String>,
 }
 
@@ -42,7 +44,7 @@ impl RawStdio {
             .unwrap();
         let stdout = child.stdout.take().unwrap();
         let (send, lines) = mpsc::channel();
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
                 if send.send(line).is_err() {
@@ -60,6 +62,7 @@ impl RawStdio {
             stdin: child.stdin.take(),
             child,
             lines,
+            reader,
             stderr,
         }
     }
@@ -121,6 +124,8 @@ impl RawStdio {
             }
             std::thread::sleep(Duration::from_millis(20));
         };
+        // Every line the server wrote before it exited has reached the channel.
+        let _ = self.reader.join();
         let rest = self
             .lines
             .try_iter()
