@@ -16,6 +16,7 @@ mod projects;
 mod registries;
 mod skills;
 mod sources;
+mod versions;
 
 use std::path::Path;
 use std::time::Duration;
@@ -39,6 +40,7 @@ pub use projects::{ProjectArtifactRow, ProjectChanges, ProjectFilter, StoredProj
 pub use registries::{PackageFilter, PackageSearchRow, RegistryPackageRecord};
 pub use skills::{SkillFile, SkillRow};
 pub use sources::{NewSource, SourceRecord};
+pub use versions::ArtifactVersion;
 
 mod embedded {
     refinery::embed_migrations!("migrations");

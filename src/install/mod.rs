@@ -15,10 +15,13 @@
 //! - [`restore`]: what `aam install` with no arguments does: each package the
 //!   lock file records, made again from its origin and compared with the lock.
 //! - [`freshness`]: whether an installed package has newer content.
+//! - [`inventory`]: what the agents' folders hold, installed or copied by
+//!   hand, the origin of a copy found by its files' digests, and adopting it.
 //!
 //! This module never parses arguments or prints; tools call it.
 
 pub mod freshness;
+pub mod inventory;
 pub mod journal;
 pub mod keys;
 pub mod plan;
