@@ -214,8 +214,7 @@ pub fn walk(roots: &Roots, limits: Limits) -> Result<Walk> {
         }
         seen.insert(key, start..out.found.len());
     }
-    out.found
-        .sort_by(|a, b| (a.location.key(), a.kind).cmp(&(b.location.key(), b.kind)));
+    out.found.sort_by_key(|a| (a.location.key(), a.kind));
     Ok(out)
 }
 
