@@ -106,3 +106,144 @@ impl Catalog {
         .map_err(db_error)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{CommitInfo, FileRecord, IndexedArtifact, LiveArtifact, NewSource, SourceChanges};
+    use crate::sources::git::FileMode;
+
+    fn file(path: &str, digest: &str, mode: FileMode) -> FileRecord {
+        FileRecord {
+            path: path.into(),
+            mode,
+            git_blob: "b".repeat(40),
+            blake3: digest.into(),
+            sha256: None,
+            size: 1,
+            findings: Vec::new(),
+        }
+    }
+
+    fn skill(digest: &str, files: Vec<FileRecord>) -> IndexedArtifact {
+        IndexedArtifact {
+            kind: ArtifactKind::Skill,
+            path: "skills/pdf".into(),
+            name: "pdf".into(),
+            description: None,
+            platform: None,
+            main_file: "skills/pdf/SKILL.md".into(),
+            content_path: "skills/pdf/SKILL.md".into(),
+            link_paths: Vec::new(),
+            frontmatter_json: None,
+            has_vendor_agent: false,
+            warnings: Vec::new(),
+            content_digest: digest.into(),
+            main_size: 1,
+            main_sha256: None,
+            text: String::new(),
+            truncated: false,
+            files,
+        }
+    }
+
+    fn commit(c: char) -> CommitInfo {
+        CommitInfo {
+            sha: c.to_string().repeat(40),
+            tree_sha: "t".repeat(40),
+            committed_at: None,
+        }
+    }
+
+    #[test]
+    fn every_version_is_kept_with_its_digests_and_how_far_behind_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut catalog = Catalog::open(&dir.path().join("c.db")).unwrap();
+        let source = NewSource {
+            name: "up",
+            kind: "git",
+            url: "https://example.invalid/o/r.git",
+            cache_key: "example.invalid/o/r",
+            ref_name: None,
+            scope_path: "",
+            is_default: false,
+        };
+        let v1 = skill(
+            "d1",
+            vec![
+                file("skills/pdf/SKILL.md", "one", FileMode::File),
+                file("skills/pdf/run.sh", "script", FileMode::Executable),
+                file("skills/pdf/link", "target", FileMode::Symlink),
+            ],
+        );
+        let (id, _) = catalog
+            .add_indexed_source(&source, None, &commit('a'), std::iter::once(Ok(v1)))
+            .unwrap();
+        let [old] = catalog.versions_with_file("one", 10).unwrap()[..] else {
+            panic!("one version holds `one`")
+        };
+        assert!(
+            catalog.versions_with_file("target", 10).unwrap().is_empty(),
+            "links are left out"
+        );
+        let found = catalog.artifact_version(old).unwrap();
+        assert_eq!((found.file_count, found.behind_commits), (2, 0));
+        assert_eq!((found.live, found.replaced_commit.as_deref()), (true, None));
+
+        let v2 = skill(
+            "d2",
+            vec![
+                file("skills/pdf/SKILL.md", "two", FileMode::File),
+                file("skills/pdf/run.sh", "script", FileMode::Executable),
+            ],
+        );
+        let artifact_id: i64 = catalog
+            .conn
+            .query_row("SELECT id FROM artifacts", [], |r| r.get(0))
+            .unwrap();
+        let changes = SourceChanges {
+            modified: vec![(artifact_id, v2)],
+            ..Default::default()
+        };
+        catalog
+            .record_update(id, Some(&commit('a').sha), None, &commit('b'), &changes)
+            .unwrap();
+        catalog
+            .record_update(
+                id,
+                Some(&commit('b').sha),
+                None,
+                &commit('c'),
+                &SourceChanges::default(),
+            )
+            .unwrap();
+        let before = catalog.artifact_version(old).unwrap();
+        assert_eq!(before.commit, commit('a').sha);
+        assert_eq!(before.replaced_commit, Some(commit('b').sha));
+        assert_eq!(before.behind_commits, 2, "b and c came after it");
+        assert_eq!(catalog.versions_with_file("script", 10).unwrap().len(), 2);
+        let [new] = catalog.versions_with_file("two", 10).unwrap()[..] else {
+            panic!("one version holds `two`")
+        };
+        assert_eq!(catalog.artifact_version(new).unwrap().commit, commit('b').sha);
+
+        let removed = SourceChanges {
+            removed: vec![LiveArtifact {
+                id: artifact_id,
+                kind: ArtifactKind::Skill,
+                path: "skills/pdf".into(),
+                name: "pdf".into(),
+                content_digest: "d2".into(),
+            }],
+            ..Default::default()
+        };
+        catalog
+            .record_update(id, Some(&commit('c').sha), None, &commit('d'), &removed)
+            .unwrap();
+        let gone = catalog.artifact_version(new).unwrap();
+        assert_eq!((gone.live, gone.behind_commits), (false, 1));
+        let mut digests = catalog.version_digests(new).unwrap();
+        digests.sort();
+        assert_eq!(digests, ["script", "two"]);
+    }
+}
