@@ -677,6 +677,7 @@ impl<'t> ChangeWriter<'t> {
                     .map_err(db_error)?;
             }
         }
+        self.record_version(id, artifact)?;
         self.event(id, change)?;
         if change == "added" {
             self.delta[kind_index(artifact.kind)] += 1;
@@ -686,8 +687,59 @@ impl<'t> ChangeWriter<'t> {
         Ok(())
     }
 
+    /// Keeps the artifact's new content in its version history: the version
+    /// it had ends at this commit, and the new one starts here with the
+    /// distinct blake3 digests of its files (symlinks left out).
+    fn record_version(&self, id: i64, artifact: &IndexedArtifact) -> Result<()> {
+        let tx = self.tx;
+        if !self.fresh {
+            tx.prepare_cached("DELETE FROM artifact_versions WHERE artifact_id = ?1 AND first_commit_id = ?2")
+                .map_err(db_error)?
+                .execute(params![id, self.commit_id])
+                .map_err(db_error)?;
+            self.end_version(id)?;
+        }
+        let digests: std::collections::BTreeSet<&str> = artifact
+            .files
+            .iter()
+            .filter(|f| f.mode != FileMode::Symlink)
+            .map(|f| f.blake3.as_str())
+            .collect();
+        let version: i64 = tx
+            .prepare_cached(
+                "INSERT INTO artifact_versions (artifact_id, content_digest, file_count, first_commit_id)
+                 VALUES (?1, ?2, ?3, ?4) RETURNING id",
+            )
+            .map_err(db_error)?
+            .query_row(
+                params![id, artifact.content_digest, digests.len() as i64, self.commit_id],
+                |r| r.get(0),
+            )
+            .map_err(db_error)?;
+        let mut insert = tx
+            .prepare_cached("INSERT INTO artifact_version_files (blake3, version_id) VALUES (?1, ?2)")
+            .map_err(db_error)?;
+        for digest in digests {
+            insert.execute(params![digest, version]).map_err(db_error)?;
+        }
+        Ok(())
+    }
+
+    /// Ends the artifact's current version at this commit.
+    fn end_version(&self, id: i64) -> Result<()> {
+        self.tx
+            .prepare_cached(
+                "UPDATE artifact_versions SET replaced_commit_id = ?2 WHERE artifact_id = ?1 AND replaced_commit_id IS NULL",
+            )
+            .map_err(db_error)?
+            .execute(params![id, self.commit_id])
+            .map_err(db_error)?;
+        Ok(())
+    }
+
     /// Marks a live artifact removed at this commit.
     fn remove(&mut self, artifact: &LiveArtifact) -> Result<()> {
+        self.end_version(artifact.id)?;
         self.tx
             .prepare_cached("UPDATE artifacts SET removed_commit_id = ?2, last_changed_commit_id = ?2 WHERE id = ?1")
             .map_err(db_error)?

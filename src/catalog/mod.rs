@@ -24,6 +24,7 @@ mod projects;
 mod registries;
 mod skills;
 mod sources;
+mod versions;
 
 use std::path::Path;
 use std::time::Duration;
@@ -47,6 +48,7 @@ pub use projects::{ProjectArtifactRow, ProjectChanges, ProjectFilter, StoredProj
 pub use registries::{PackageFilter, PackageSearchRow, RegistryPackageRecord};
 pub use skills::{SkillFile, SkillRow};
 pub use sources::{NewSource, SourceRecord};
+pub use versions::ArtifactVersion;
 
 mod embedded {
     refinery::embed_migrations!("migrations");
@@ -393,12 +395,13 @@ mod tests {
                 .unwrap()
         };
         assert!(analyzed(&catalog) > 0, "a write refreshes the statistics");
-        // What a catalog written by an aam before V11 looks like.
+        // What a catalog written by an aam before V11 looks like (V12 undone too).
         catalog
             .conn
             .execute_batch(
                 "DELETE FROM sqlite_stat1; ALTER TABLE sources DROP COLUMN skill_census;
-                 DELETE FROM refinery_schema_history WHERE version = 11",
+                 DROP TABLE artifact_version_files; DROP TABLE artifact_versions;
+                 DELETE FROM refinery_schema_history WHERE version >= 11",
             )
             .unwrap();
         assert_eq!(analyzed(&catalog), 0);

@@ -27,6 +27,8 @@ pub(super) const COMMAND_TOOLS: &[(&str, &[&str])] = &[
     ("verify", &["aam_verify", "aam_verify_all"]),
     ("diff", &["aam_diff"]),
     ("outdated", &["aam_outdated"]),
+    ("inventory", &["aam_inventory"]),
+    ("adopt", &["aam_adopt"]),
     ("audit", &["aam_audit"]),
     ("upgrade", &["aam_upgrade"]),
     ("catalog reindex", &["aam_catalog_reindex"]),

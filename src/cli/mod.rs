@@ -33,9 +33,9 @@ use crate::tools::catalog::{
 use crate::tools::config::{ConfigGet, ConfigGetInput, ConfigSet, ConfigSetInput, Init, InitInput};
 use crate::tools::doctor::{Doctor, DoctorInput};
 use crate::tools::install::{
-    Diff, Install, InstallInput, ListInstalled, ListInstalledInput, OnEdited, Outdated, OutdatedInput, PackageInfo,
-    PackageInfoInput, Uninstall, UninstallInput, Upgrade, UpgradeInput, UpgradeOutput, UpgradeStatus, Verify,
-    VerifyAll, VerifyAllInput, VerifyInput,
+    Adopt, AdoptInput, Diff, Install, InstallInput, Inventory, InventoryInput, ListInstalled, ListInstalledInput,
+    OnEdited, Outdated, OutdatedInput, PackageInfo, PackageInfoInput, Uninstall, UninstallInput, Upgrade, UpgradeInput,
+    UpgradeOutput, UpgradeStatus, Verify, VerifyAll, VerifyAllInput, VerifyInput,
 };
 use crate::tools::packages::{
     PkgCreate, PkgCreateInput, PkgInit, PkgInitInput, PkgPack, PkgPackInput, PkgPublish, PkgPublishInput, PkgValidate,
@@ -187,6 +187,32 @@ enum Command {
         /// Check the home-folder installs.
         #[arg(short = 'g', long = "global")]
         global: bool,
+    },
+    /// List every artifact in the agents' folders: installed by aam (clean or
+    /// edited) or untracked, with the origin of untracked ones found by content.
+    Inventory {
+        /// List the home folder's agent folders.
+        #[arg(short = 'g', long = "global")]
+        global: bool,
+    },
+    /// Record untracked artifacts `aam inventory` identified in the lock file,
+    /// with their origin, without rewriting them.
+    Adopt {
+        /// Artifacts to adopt, by name or location.
+        #[arg(required_unless_present = "all")]
+        names: Vec<String>,
+        /// Adopt every untracked artifact whose origin is found.
+        #[arg(long, conflicts_with = "names")]
+        all: bool,
+        /// Adopt in your home folder.
+        #[arg(short = 'g', long = "global")]
+        global: bool,
+        /// Show what would be recorded, change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Fail instead of waiting when another aam command is changing the project.
+        #[arg(long)]
+        no_wait: bool,
     },
     /// Show a unified diff of installed files edited since install.
     Diff {
@@ -868,6 +894,26 @@ fn run(cli: Cli) -> Result<i32> {
                 }
             };
             Ok(if clean { 0 } else { 1 })
+        }
+        Command::Inventory { global } => out.emit(
+            &invoke::<Inventory>(&ctx, InventoryInput { global })?,
+            render::inventory,
+        ),
+        Command::Adopt {
+            names,
+            all,
+            global,
+            dry_run,
+            no_wait,
+        } => {
+            let input = AdoptInput {
+                names,
+                all,
+                global,
+                dry_run,
+                no_wait,
+            };
+            out.emit(&invoke::<Adopt>(&ctx, input)?, render::adopted)
         }
         Command::Diff { package, global } => {
             out.emit(&invoke::<Diff>(&ctx, VerifyInput { package, global })?, render::diffed)

@@ -10,8 +10,9 @@ use crate::tools::catalog::{
 };
 use crate::tools::config::{ConfigGetOutput, ConfigSetOutput, InitOutput, Setting};
 use crate::tools::install::{
-    DiffOutput, InstallOutput, ListInstalledOutput, OutdatedOutput, PackageInfoOutput, SkipReason, UninstallOutput,
-    UpgradeOutput, UpgradeStatus, VerifyAllOutput, VerifyOutput,
+    AdoptOutput, AdoptSkip, DiffOutput, InstallOutput, InventoryOutput, InventoryStatus, ListInstalledOutput,
+    MatchKind, OutdatedOutput, PackageInfoOutput, SkipReason, UninstallOutput, UpgradeOutput, UpgradeStatus,
+    VerifyAllOutput, VerifyOutput,
 };
 use crate::tools::packages::{PkgCreateOutput, PkgInitOutput, PkgPackOutput, PkgPublishOutput, PkgValidateOutput};
 use crate::tools::registries::{RegistryEntry, RegistryListOutput, RegistryRemoveOutput, type_list};
@@ -734,6 +735,90 @@ pub fn diffed(o: &DiffOutput) -> String {
     }
     if out.is_empty() {
         out = format!("`{}` {} has no changes since install\n", o.package_name, o.version);
+    }
+    out
+}
+
+/// `aam inventory`.
+pub fn inventory(o: &InventoryOutput) -> String {
+    if o.artifacts.is_empty() {
+        return "No artifacts in the agents' folders here.\n".to_string();
+    }
+    let rows: Vec<Vec<String>> = o
+        .artifacts
+        .iter()
+        .map(|a| {
+            let status = match (a.status, &a.package) {
+                (InventoryStatus::Installed, Some(p)) => format!("installed ({p})"),
+                (InventoryStatus::Edited, Some(p)) => format!("edited ({p})"),
+                _ if a.link => "link".to_string(),
+                _ => "untracked".to_string(),
+            };
+            let origin = match &a.origin {
+                None if a.status == InventoryStatus::Untracked && !a.link => "unknown".to_string(),
+                None => String::new(),
+                Some(origin) => {
+                    let at = short_id(&origin.commit);
+                    let age = if origin.current {
+                        "current".to_string()
+                    } else if origin.removed {
+                        "removed since".to_string()
+                    } else {
+                        format!("{} behind", plural(origin.behind_commits, "commit"))
+                    };
+                    match origin.r#match {
+                        MatchKind::Exact => format!("{} @ {at} ({age})", origin.artifact),
+                        MatchKind::Modified => format!("modified from {} @ {at} ({age})", origin.artifact),
+                    }
+                }
+            };
+            vec![
+                a.location.clone(),
+                a.kind.as_str().to_string(),
+                status,
+                origin,
+                platform_list(&a.platforms),
+            ]
+        })
+        .collect();
+    let mut out = table(&["LOCATION", "TYPE", "STATUS", "ORIGIN", "PLATFORMS"], &rows);
+    if o.truncated {
+        out.push_str("warning: a walk limit was reached; the list is incomplete\n");
+    }
+    for skipped in &o.skipped_folders {
+        out.push_str(&format!("skipped: {skipped}\n"));
+    }
+    out
+}
+
+/// `aam adopt`.
+pub fn adopted(o: &AdoptOutput) -> String {
+    let verb = if o.dry_run { "would adopt" } else { "adopted" };
+    let mut out = String::new();
+    for a in &o.adopted {
+        let how = match a.r#match {
+            MatchKind::Exact => "",
+            MatchKind::Modified => " (modified: `aam verify` shows the edits)",
+        };
+        out.push_str(&format!(
+            "{verb} `{}` as `{}` @ {}{how}: {}\n",
+            a.locations.join("`, `"),
+            a.package,
+            short_id(&a.commit),
+            a.artifact
+        ));
+    }
+    for s in &o.skipped {
+        let why = match s.reason {
+            AdoptSkip::NoOrigin => "nothing in the catalog shares its files",
+            AdoptSkip::Link => "it is a link",
+            AdoptSkip::NameDiffers => "its name is not the artifact's",
+            AdoptSkip::PackageExists => "a package of that name is installed",
+        };
+        out.push_str(&format!("skipped `{}`: {why}\n", s.location));
+    }
+    if out.is_empty() {
+        out = "Nothing to adopt.\n".to_string();
     }
     out
 }

@@ -16,10 +16,13 @@
 //!   lock file records, made again from its origin and compared with the lock.
 //! - [`freshness`]: whether an installed package has newer content.
 //! - [`merge`]: upgrades that keep local edits, by a three-way merge per file.
+//! - [`inventory`]: what the agents' folders hold, installed or copied by
+//!   hand, the origin of a copy found by its files' digests, and adopting it.
 //!
 //! This module never parses arguments or prints; tools call it.
 
 pub mod freshness;
+pub mod inventory;
 pub mod journal;
 pub mod keys;
 pub mod merge;

@@ -88,6 +88,9 @@ pub struct Plan<'r> {
     /// never removed (the lock may have come from elsewhere).
     written_here: Box<dyn Fn(&str) -> bool>,
     force: bool,
+    /// Adopting a copy the user made: deployed files already on disk are
+    /// recorded with the package's digests and left as they are.
+    adopting: bool,
 }
 
 impl<'r> Plan<'r> {
@@ -106,6 +109,7 @@ impl<'r> Plan<'r> {
             prune: Vec::new(),
             written_here: Box::new(|_| true),
             force,
+            adopting: false,
         })
     }
 
@@ -213,6 +217,15 @@ impl<'r> Plan<'r> {
             CheckedKey::Section { .. } => return Err(keys_error(key)),
         }
         let path = self.roots.key_path(key)?;
+        let in_copy = key.starts_with(&format!("{}/", keys::PACKAGES_DIR));
+        if self.adopting && !in_copy {
+            // The user's copy stays as it is (a file it lacks is not added):
+            // the lock records what the package holds, so `verify` reports
+            // where the copy differs.
+            checksums.insert(key.to_string(), blake3::hash(&bytes).to_hex().to_string());
+            self.originals.push(bytes);
+            return Ok(());
+        }
         let ours = self.lock.packages.values().any(|p| p.file_checksums.contains_key(key));
         if !self.force && !ours && std::fs::symlink_metadata(&path).is_ok() {
             return Err(Error::new(
@@ -374,6 +387,18 @@ impl<'r> Plan<'r> {
         Ok(entry)
     }
 
+    /// Plans a package whose deployed files the user already copied into
+    /// place (`aam adopt`): like [`Plan::add`], but files on disk where the
+    /// package deploys are kept as they are (missing ones are not added) and
+    /// recorded with the digests of the package's bytes; only the package's
+    /// copy is written.
+    pub fn add_existing(&mut self, package: &Prepared, platforms: &[Platform]) -> Result<LockedPackage> {
+        self.adopting = true;
+        let entry = self.add(package, platforms);
+        self.adopting = false;
+        entry
+    }
+
     /// Records `dirs` as the folders the install of `name` created, in place
     /// of what this plan worked out (a restore keeps what the lock recorded).
     pub fn set_created_dirs(&mut self, name: &str, dirs: Vec<String>) {
@@ -431,7 +456,7 @@ impl<'r> Plan<'r> {
     fn claim_path(&mut self, key: &str, package: &str, location: &Location) -> Result<()> {
         self.conflict(key, package)?;
         let path = self.roots.resolve(location, key)?;
-        let exists = std::fs::symlink_metadata(&path).is_ok();
+        let exists = std::fs::symlink_metadata(&path).is_ok() && !self.adopting;
         self.unowned_exists(key, package, exists)?;
         self.claimed.insert(key.to_string(), package.to_string());
         Ok(())

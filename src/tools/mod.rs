@@ -375,6 +375,8 @@ pub fn registry() -> Vec<ToolSpec> {
         spec::<install::Outdated>(),
         spec::<install::Upgrade>(),
         spec::<install::PackageInfo>(),
+        spec::<install::Inventory>(),
+        spec::<install::Adopt>(),
         spec::<config::ConfigGet>(),
         spec::<config::ConfigSet>(),
         spec::<config::Init>(),

@@ -10,6 +10,7 @@ mod corpus;
 mod errors;
 mod human;
 mod install;
+mod inventory;
 mod mcp;
 mod mcp_protocol;
 mod merge;

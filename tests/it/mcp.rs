@@ -203,6 +203,8 @@ fn valid_calls(env: &TestEnv) -> Vec<(&'static str, Value)> {
         ("aam_verify_all", json!({})),
         ("aam_diff", json!({"package": "kit"})),
         ("aam_outdated", json!({})),
+        ("aam_inventory", json!({})),
+        ("aam_adopt", json!({"all": true})),
         ("aam_upgrade", json!({})),
         ("aam_uninstall", json!({"package": "kit"})),
         ("aam_source_remove", json!({"name": "second"})),

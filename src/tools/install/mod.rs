@@ -1,11 +1,13 @@
 //! Install tools: install (which is also how an installed package is upgraded),
-//! uninstall and upgrade; the read tools over installs live in [`installed`].
+//! uninstall and upgrade; the read tools over installs live in [`installed`],
+//! inventory and adopt (copies made by hand) in [`inventory`].
 //!
 //! Each tool is orchestration over [`crate::install`]: take the project lock
 //! (finishing an interrupted command first), resolve specs, plan, protect
 //! edits, execute through the journal, mirror into the catalog.
 
 mod installed;
+mod inventory;
 mod restore;
 
 use std::collections::BTreeMap;
@@ -18,6 +20,10 @@ pub use installed::{
     Diff, DiffOutput, FileDiff, ListInstalled, ListInstalledInput, ListInstalledOutput, ListedPackage, Outdated,
     OutdatedInput, OutdatedOutput, OutdatedPackage, PackageInfo, PackageInfoInput, PackageInfoOutput, Verify,
     VerifyAll, VerifyAllInput, VerifyAllOutput, VerifyInput, VerifyOutput,
+};
+pub use inventory::{
+    Adopt, AdoptInput, AdoptOutput, AdoptSkip, AdoptedArtifact, ArtifactOrigin, Inventory, InventoryArtifact,
+    InventoryInput, InventoryOutput, InventoryStatus, MatchKind, SkippedAdoption,
 };
 
 use super::{Context, Example, Expect, Risk, Tool};

@@ -1,0 +1,232 @@
+//! Inventory and adoption: skills copied by hand from a source (an old commit
+//! and the current one) into several agents' folders are listed with their
+//! origin and commit, and once adopted, verify, outdated and upgrade work on
+//! them; an edited copy is adopted as the version it was modified from and
+//! verify reports the edit.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::install::{lock, project, run_in};
+use crate::support::{Repo, TestEnv, skill};
+
+/// Copies every file of `from` into `to`.
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_dir(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
+/// The inventory row at `location`.
+fn row<'v>(inventory: &'v Value, location: &str) -> &'v Value {
+    inventory["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["location"] == location)
+        .unwrap_or_else(|| panic!("no artifact at {location}: {inventory:#}"))
+}
+
+/// Source `upstream` at three commits: pdf v1 (c1), pdf v2 (c2), docx and
+/// xlsx changed (c3). Returns the repository and the commits.
+fn upstream(env: &TestEnv) -> (Repo, [String; 3]) {
+    let repo = env.repo("upstream");
+    repo.write("skills/pdf/SKILL.md", skill("pdf", "PDF v1"))
+        .write("skills/pdf/scripts/fill.sh", "#!/bin/sh\necho fill\n")
+        .write("skills/docx/SKILL.md", skill("docx", "DOCX v1"))
+        .write("skills/xlsx/SKILL.md", skill("xlsx", "XLSX v1"))
+        .write("skills/xlsx/reference.md", "# Formulas\n\nSUM, AVERAGE.\n");
+    let c1 = repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--name", "upstream"]);
+    repo.write("skills/pdf/SKILL.md", skill("pdf", "PDF v2"));
+    let c2 = repo.commit("c2");
+    env.json(&["source", "update", "upstream"]);
+    repo.write("skills/docx/SKILL.md", skill("docx", "DOCX v2"))
+        .write("skills/xlsx/SKILL.md", skill("xlsx", "XLSX v2"));
+    let c3 = repo.commit("c3");
+    env.json(&["source", "update", "upstream"]);
+    (repo, [c1, c2, c3])
+}
+
+#[test]
+fn copies_made_by_hand_are_identified_adopted_and_verified() {
+    let env = TestEnv::new();
+    let (repo, [c1, _c2, c3]) = upstream(&env);
+    let skills = repo.dir.join("skills");
+    // pdf as it was at c1 (the history keeps it after the update replaced it).
+    let old_pdf = env.path("old-pdf");
+    copy_dir(&skills.join("pdf"), &old_pdf);
+    std::fs::write(old_pdf.join("SKILL.md"), skill("pdf", "PDF v1")).unwrap();
+
+    let proj = project(&env);
+    let dir = proj.dir.clone();
+    copy_dir(&old_pdf, &dir.join(".claude/skills/pdf"));
+    copy_dir(&skills.join("docx"), &dir.join(".claude/skills/docx"));
+    copy_dir(&skills.join("docx"), &dir.join(".agents/skills/docx"));
+    copy_dir(&skills.join("xlsx"), &dir.join(".cursor/skills/xlsx"));
+    std::fs::write(
+        dir.join(".cursor/skills/xlsx/SKILL.md"),
+        skill("xlsx", "XLSX v2, edited here"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.join(".claude/skills/mine")).unwrap();
+    std::fs::write(dir.join(".claude/skills/mine/SKILL.md"), skill("mine", "Mine")).unwrap();
+
+    let inventory = run_in(&env, &dir, &["inventory"]).ok_json();
+    assert_eq!(inventory["truncated"], false);
+    let pdf = row(&inventory, ".claude/skills/pdf");
+    assert_eq!(pdf["status"], "untracked");
+    assert_eq!(pdf["origin"]["artifact"], "upstream/skills/pdf");
+    assert_eq!(pdf["origin"]["commit"], c1.as_str());
+    assert_eq!(pdf["origin"]["match"], "exact");
+    assert_eq!(pdf["origin"]["current"], false);
+    assert_eq!(pdf["origin"]["behind_commits"], 2, "{pdf:#}");
+    for location in [".claude/skills/docx", ".agents/skills/docx"] {
+        let docx = row(&inventory, location);
+        assert_eq!(docx["origin"]["artifact"], "upstream/skills/docx");
+        assert_eq!(docx["origin"]["commit"], c3.as_str());
+        assert_eq!(docx["origin"]["match"], "exact");
+        assert_eq!(docx["origin"]["current"], true);
+        assert_eq!(docx["origin"]["behind_commits"], 0);
+    }
+    assert!(
+        row(&inventory, ".agents/skills/docx")["platforms"]
+            .as_array()
+            .unwrap()
+            .len()
+            > 1,
+        "the shared folder is read by several agents"
+    );
+    let xlsx = row(&inventory, ".cursor/skills/xlsx");
+    assert_eq!(xlsx["origin"]["artifact"], "upstream/skills/xlsx");
+    assert_eq!(xlsx["origin"]["match"], "modified");
+    assert_eq!(xlsx["origin"]["shared_files"], 1);
+    assert_eq!(xlsx["origin"]["commit"], c3.as_str(), "the current version on a tie");
+    let mine = row(&inventory, ".claude/skills/mine");
+    assert_eq!(
+        (&mine["status"], &mine["origin"]),
+        (&Value::from("untracked"), &Value::Null)
+    );
+
+    // The human table names the origins too.
+    let table = env.aam_in(&dir, &["inventory"]);
+    assert_eq!(table.code, 0, "{table:?}");
+    assert!(table.stdout.contains("upstream/skills/pdf @ "), "{}", table.stdout);
+    assert!(table.stdout.contains("2 commits behind"), "{}", table.stdout);
+    assert!(
+        table.stdout.contains("modified from upstream/skills/xlsx"),
+        "{}",
+        table.stdout
+    );
+
+    let before: Vec<u8> = std::fs::read(dir.join(".claude/skills/pdf/SKILL.md")).unwrap();
+    let adopted = run_in(&env, &dir, &["adopt", "pdf", "docx"]).ok_json();
+    let packages: Vec<&str> = adopted["adopted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["package"].as_str().unwrap())
+        .collect();
+    assert_eq!(packages, ["docx", "pdf"], "{adopted:#}");
+    let docx = &adopted["adopted"][0];
+    assert_eq!(
+        docx["locations"],
+        serde_json::json!([".agents/skills/docx", ".claude/skills/docx"])
+    );
+    assert_eq!(std::fs::read(dir.join(".claude/skills/pdf/SKILL.md")).unwrap(), before);
+    for package in ["pdf", "docx"] {
+        let verify = run_in(&env, &dir, &["verify", package]).ok_json();
+        assert_eq!(verify["is_clean"], true, "{verify:#}");
+    }
+    let recorded = lock(&dir);
+    assert_eq!(recorded["packages"]["pdf"]["source_commit"].as_str(), Some(c1.as_str()));
+    assert_eq!(
+        recorded["packages"]["pdf"]["requested"].as_str(),
+        Some("upstream/skills/pdf")
+    );
+
+    // The lock entry is the one an install of the artifact writes.
+    let other = env.repo("other");
+    run_in(
+        &env,
+        &other.dir,
+        &["install", "upstream/skills/docx", "--platform", "claude"],
+    )
+    .ok_json();
+    let installed = &lock(&other.dir)["packages"]["docx"];
+    for field in [
+        "version",
+        "checksum",
+        "source",
+        "source_name",
+        "source_commit",
+        "source_url",
+        "artifacts",
+        "requested",
+    ] {
+        assert_eq!(recorded["packages"]["docx"][field], installed[field], "{field}");
+    }
+
+    // Installed now: the inventory says so.
+    let inventory = run_in(&env, &dir, &["inventory"]).ok_json();
+    let pdf = row(&inventory, ".claude/skills/pdf");
+    assert_eq!(
+        (&pdf["status"], &pdf["package"]),
+        (&Value::from("installed"), &Value::from("pdf"))
+    );
+
+    // Outdated and upgrade work on the adopted old version.
+    let outdated = run_in(&env, &dir, &["outdated"]).ok_json();
+    let names: Vec<&str> = outdated["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["outdated"] == true)
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["pdf"], "{outdated:#}");
+    run_in(&env, &dir, &["upgrade", "pdf"]).ok_json();
+    assert!(
+        std::fs::read_to_string(dir.join(".claude/skills/pdf/SKILL.md"))
+            .unwrap()
+            .contains("PDF v2")
+    );
+
+    // The edited copy is adopted as the version it came from; verify shows the edit.
+    let adopted = run_in(&env, &dir, &["adopt", ".cursor/skills/xlsx"]).ok_json();
+    assert_eq!(adopted["adopted"][0]["match"], "modified", "{adopted:#}");
+    let verify = run_in(&env, &dir, &["verify", "xlsx"]);
+    assert_eq!(verify.code, 1, "{verify:?}");
+    assert_eq!(
+        verify.json()["modified_files"],
+        serde_json::json!([".cursor/skills/xlsx/SKILL.md"])
+    );
+
+    // Nothing left to adopt but the unknown one, which is reported, not adopted.
+    let rest = run_in(&env, &dir, &["adopt", "--all"]).ok_json();
+    assert_eq!(rest["adopted"], serde_json::json!([]));
+    assert_eq!(rest["skipped"][0]["reason"], "no_origin", "{rest:#}");
+    run_in(&env, &dir, &["adopt", "ghost"]).err("AAM_ARTIFACT_NOT_FOUND");
+}
+
+#[test]
+fn adopt_and_inventory_work_through_tool_call() {
+    let env = TestEnv::new();
+    let (repo, _) = upstream(&env);
+    let proj = project(&env);
+    copy_dir(&repo.dir.join("skills/docx"), &proj.dir.join(".claude/skills/docx"));
+    let inventory = run_in(&env, &proj.dir, &["tool", "call", "aam_inventory", "{}"]).ok_json();
+    assert_eq!(row(&inventory, ".claude/skills/docx")["origin"]["match"], "exact");
+    let adopted = run_in(&env, &proj.dir, &["tool", "call", "aam_adopt", r#"{"all": true}"#]).ok_json();
+    assert_eq!(adopted["adopted"][0]["package"], "docx", "{adopted:#}");
+    let verify = run_in(&env, &proj.dir, &["verify", "docx"]).ok_json();
+    assert_eq!(verify["is_clean"], true, "{verify:#}");
+}
