@@ -29,22 +29,12 @@ aam="$work/aam"
 [ -f "$gen" ] || { echo "missing $gen" >&2; exit 1; }
 [ "$a" -le "$n" ] || { echo "A must not exceed N" >&2; exit 2; }
 mkdir -p "$work"
-# This checkout's binary (see benches/restore.sh for why it is touched and copied).
-touch "$root/src/lib.rs"
-exe=$(cd "$root" && cargo build --release --quiet --bin aam --message-format=json \
-  | python3 -c 'import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("executable"):
-        print(m["executable"])')
-cp "$exe" "$aam"
+# This checkout's binary, copied (see `checkout_binary` in benches/timing.sh).
+checkout_binary "$root" "$aam"
 uptime
 
 corpus="$work/corpus"
-if [ ! -d "$corpus/.git" ]; then
-  rm -rf "$corpus"
-  bash "$gen" "$n" "$corpus" 2> /dev/null
-fi
+ensure_corpus "$gen" "$n" "$corpus"
 home="$work/aam-home"
 user="$work/user"
 rm -rf "$home" "$user"

@@ -26,25 +26,12 @@ aam="$work/aam"
 
 [ -f "$gen" ] || { echo "missing $gen" >&2; exit 1; }
 mkdir -p "$work"
-# This checkout's binary. In a target folder shared by several checkouts, cargo
-# takes a build of another checkout newer than these sources for fresh, so the
-# sources are touched first; the binary is copied so another build cannot swap
-# it mid-run.
-touch "$root/src/lib.rs"
-exe=$(cd "$root" && cargo build --release --quiet --bin aam --message-format=json \
-  | python3 -c 'import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("executable"):
-        print(m["executable"])')
-cp "$exe" "$aam"
+# This checkout's binary, copied (see `checkout_binary` in benches/timing.sh).
+checkout_binary "$root" "$aam"
 uptime
 
 corpus="$work/corpus"
-if [ ! -d "$corpus/.git" ]; then
-  rm -rf "$corpus"
-  bash "$gen" "$n" "$corpus" 2> /dev/null
-fi
+ensure_corpus "$gen" "$n" "$corpus"
 home="$work/home"
 project="$work/project"
 rm -rf "$home" "$project"

@@ -264,6 +264,34 @@ pub fn now_timestamp() -> String {
         .unwrap_or_default()
 }
 
+/// Sources and commits for the catalog's unit tests.
+#[cfg(test)]
+pub(crate) mod test_data {
+    use super::{CommitInfo, NewSource};
+
+    /// A git source called `name`, following the default branch.
+    pub fn source(name: &str) -> NewSource<'_> {
+        NewSource {
+            name,
+            kind: "git",
+            url: "https://example.invalid/o/r.git",
+            cache_key: "example.invalid/o/r",
+            ref_name: None,
+            scope_path: "",
+            is_default: false,
+        }
+    }
+
+    /// A commit whose id is `c` forty times.
+    pub fn commit(c: char) -> CommitInfo {
+        CommitInfo {
+            sha: c.to_string().repeat(40),
+            tree_sha: "t".repeat(40),
+            committed_at: None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -315,20 +343,8 @@ mod tests {
     fn stale_updates_and_duplicate_names_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         let mut catalog = Catalog::open(&dir.path().join("c.db")).unwrap();
-        let source = NewSource {
-            name: "x",
-            kind: "git",
-            url: "https://example.invalid/o/r.git",
-            cache_key: "example.invalid/o/r",
-            ref_name: None,
-            scope_path: "",
-            is_default: false,
-        };
-        let commit = |c: char| CommitInfo {
-            sha: c.to_string().repeat(40),
-            tree_sha: "t".repeat(40),
-            committed_at: None,
-        };
+        let source = test_data::source("x");
+        let commit = test_data::commit;
         let (id, _) = catalog
             .add_indexed_source(&source, Some("main"), &commit('a'), std::iter::empty())
             .unwrap();
@@ -369,20 +385,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.db");
         let mut catalog = Catalog::open(&path).unwrap();
-        let source = NewSource {
-            name: "x",
-            kind: "git",
-            url: "https://example.invalid/o/r.git",
-            cache_key: "example.invalid/o/r",
-            ref_name: None,
-            scope_path: "",
-            is_default: false,
-        };
-        let commit = CommitInfo {
-            sha: "a".repeat(40),
-            tree_sha: "t".repeat(40),
-            committed_at: None,
-        };
+        let source = test_data::source("x");
+        let commit = test_data::commit('a');
         catalog
             .add_indexed_source(&source, Some("main"), &commit, std::iter::empty())
             .unwrap();

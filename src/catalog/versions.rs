@@ -110,7 +110,8 @@ impl Catalog {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::{CommitInfo, FileRecord, IndexedArtifact, LiveArtifact, NewSource, SourceChanges};
+    use crate::catalog::test_data::commit;
+    use crate::catalog::{FileRecord, IndexedArtifact, LiveArtifact, SourceChanges};
     use crate::sources::git::FileMode;
 
     fn file(path: &str, digest: &str, mode: FileMode) -> FileRecord {
@@ -147,27 +148,11 @@ mod tests {
         }
     }
 
-    fn commit(c: char) -> CommitInfo {
-        CommitInfo {
-            sha: c.to_string().repeat(40),
-            tree_sha: "t".repeat(40),
-            committed_at: None,
-        }
-    }
-
     #[test]
     fn every_version_is_kept_with_its_digests_and_how_far_behind_it_is() {
         let dir = tempfile::tempdir().unwrap();
         let mut catalog = Catalog::open(&dir.path().join("c.db")).unwrap();
-        let source = NewSource {
-            name: "up",
-            kind: "git",
-            url: "https://example.invalid/o/r.git",
-            cache_key: "example.invalid/o/r",
-            ref_name: None,
-            scope_path: "",
-            is_default: false,
-        };
+        let source = crate::catalog::test_data::source("up");
         let v1 = skill(
             "d1",
             vec![

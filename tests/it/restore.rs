@@ -228,18 +228,24 @@ fn edit_lock(dir: &Path, from: &str, to: &str) {
     std::fs::write(&path, original.replacen(from, to, 1)).unwrap();
 }
 
-#[test]
-fn frozen_fails_naming_what_differs_and_checksums_are_always_verified() {
-    let env = TestEnv::new();
-    upstream(&env);
-    let proj = project(&env);
+/// A project with the `pdf` skill of [`upstream`] installed for claude.
+fn pdf_installed(env: &TestEnv) -> Repo {
+    upstream(env);
+    let proj = project(env);
     run(
-        &env,
+        env,
         &env.home(),
         &proj.dir,
         &["install", "upstream/pdf", "--platform", "claude"],
     )
     .ok_json();
+    proj
+}
+
+#[test]
+fn frozen_fails_naming_what_differs_and_checksums_are_always_verified() {
+    let env = TestEnv::new();
+    let proj = pdf_installed(&env);
     let lock_path = proj.dir.join(".aam/aam-lock.yaml");
     let original = text(&lock_path);
     let restore = |args: &[&str]| {
@@ -344,15 +350,7 @@ fn frozen_fails_naming_what_differs_and_checksums_are_always_verified() {
 #[test]
 fn offline_uses_only_what_is_in_aam_home() {
     let env = TestEnv::new();
-    upstream(&env);
-    let proj = project(&env);
-    run(
-        &env,
-        &env.home(),
-        &proj.dir,
-        &["install", "upstream/pdf", "--platform", "claude"],
-    )
-    .ok_json();
+    let proj = pdf_installed(&env);
     let before = tree(&proj.dir);
     keep_only_the_lock(&proj.dir);
 
@@ -386,15 +384,7 @@ fn offline_uses_only_what_is_in_aam_home() {
 #[test]
 fn the_restore_is_a_tool_call_like_any_other() {
     let env = TestEnv::new();
-    upstream(&env);
-    let proj = project(&env);
-    run(
-        &env,
-        &env.home(),
-        &proj.dir,
-        &["install", "upstream/pdf", "--platform", "claude"],
-    )
-    .ok_json();
+    let proj = pdf_installed(&env);
     let before = tree(&proj.dir);
     keep_only_the_lock(&proj.dir);
     let called = env.aam_in(

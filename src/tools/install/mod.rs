@@ -373,6 +373,20 @@ impl InstallOutput {
 /// Installs packages and deploys their artifacts.
 pub struct Install;
 
+impl InstallOutput {
+    /// Nothing installed or skipped yet, in the project (or home) of `roots`.
+    pub(crate) fn empty(roots: &Roots, dry_run: bool) -> Self {
+        Self {
+            installed: Vec::new(),
+            skipped: Vec::new(),
+            root: roots.root_text(),
+            dry_run,
+            audit_warnings: Vec::new(),
+            lock_changes: Vec::new(),
+        }
+    }
+}
+
 impl Tool for Install {
     const NAME: &'static str = "aam_install";
     const TITLE: &'static str = "Install packages";
@@ -574,14 +588,7 @@ fn install_prepared(
         decisions.push(decision);
     }
     keep_dependents_of_kept(&prepared, &mut decisions);
-    let mut output = InstallOutput {
-        installed: Vec::new(),
-        skipped: Vec::new(),
-        root: roots.root_text(),
-        dry_run: input.dry_run,
-        audit_warnings: Vec::new(),
-        lock_changes: Vec::new(),
-    };
+    let mut output = InstallOutput::empty(&roots, input.dry_run);
     let mut todo = Vec::new();
     let mut backups = Vec::new();
     for (package, decision) in prepared.iter().zip(decisions) {

@@ -35,14 +35,7 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
         return Err(Error::invalid_argument("nothing to install: the lock file records no packages")
             .with_hint("name a package, an artifact, a folder or an archive; with none, `aam install` restores what `.aam/aam-lock.yaml` records"));
     }
-    let mut output = InstallOutput {
-        installed: Vec::new(),
-        skipped: Vec::new(),
-        root: roots.root_text(),
-        dry_run: input.dry_run,
-        audit_warnings: Vec::new(),
-        lock_changes: Vec::new(),
-    };
+    let mut output = InstallOutput::empty(&roots, input.dry_run);
     let mut todo: Vec<(&String, &LockedPackage, Vec<String>)> = Vec::new();
     for (name, entry) in &recorded.packages {
         let skip = |reason, modified_files| SkippedPackage {
