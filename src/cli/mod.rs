@@ -10,6 +10,7 @@ mod mcp;
 mod progress;
 mod prompts;
 mod render;
+mod source;
 mod tools;
 
 use std::io::{IsTerminal, Write};
@@ -23,9 +24,7 @@ use crate::config::AamHome;
 use crate::error::{Error, Result};
 use crate::scan::{ArtifactKind, Platform};
 use crate::tools::agents::{Agents, AgentsInput};
-use crate::tools::artifacts::{
-    CandidatesInput, Info, InfoInput, ListAvailable, ListInput, SourceCandidates, shell_word,
-};
+use crate::tools::artifacts::{Info, InfoInput, ListAvailable, ListInput, shell_word};
 use crate::tools::audit::{Audit, AuditInput};
 use crate::tools::catalog::{
     Check, CheckInput, Export, ExportFormat, ExportInput, Reindex, ReindexInput, Repair, RepairInput, Stats, StatsInput,
@@ -46,11 +45,6 @@ use crate::tools::registries::{
     RegistryRemoveInput,
 };
 use crate::tools::search::{Search, SearchInput, SearchSort};
-use crate::tools::sources::{
-    SourceAdd, SourceAddInput, SourceDiff, SourceDiffInput, SourceEnableDefaults, SourceEnableDefaultsInput,
-    SourceList, SourceListInput, SourceRemove, SourceRemoveInput, SourceScan, SourceScanInput, SourceUpdate,
-    SourceUpdateInput, UpdateStatus,
-};
 use crate::tools::{Context, invoke};
 
 /// Catalog AI-agent artifacts (skills, agents, prompts, instructions) from git sources.
@@ -71,7 +65,7 @@ struct Cli {
 enum Command {
     /// Track git repositories of artifacts and see what changed upstream.
     #[command(subcommand)]
-    Source(SourceCommand),
+    Source(source::SourceCommand),
     /// Search every indexed artifact (literal text, ranked by name, then description, then body).
     Search {
         /// Words to look for; empty lists everything. `source/name` ranks that artifact first.
@@ -451,87 +445,6 @@ enum CatalogCommand {
     },
 }
 
-#[derive(Debug, Subcommand)]
-enum SourceCommand {
-    /// Register a git repository as a source, fetch it and index its artifacts.
-    Add {
-        /// `owner/repo[@ref|#sha]`, `https://...`, `git+https://...`, `git@host:owner/repo.git`,
-        /// `ssh://...`, `file:///abs/path`, or a local path (`./x`, `../x`, `/abs/x`).
-        spec: String,
-        /// Branch, tag or full commit id to follow (default: the remote's default branch).
-        #[arg(long = "ref", value_name = "REF")]
-        git_ref: Option<String>,
-        /// Limit the scan to this folder of the repository.
-        #[arg(long)]
-        path: Option<String>,
-        /// Name of the source (default: `owner/repo`, `owner/repo:<folder>` when scoped, or the folder name).
-        #[arg(long)]
-        name: Option<String>,
-        /// Succeed without changes when a source already tracks the same URL, ref and path.
-        #[arg(long)]
-        if_missing: bool,
-    },
-    /// List registered sources.
-    List,
-    /// List the artifacts indexed from a source.
-    Scan {
-        /// Source name.
-        name: String,
-        /// Only this kind: skill, agent, prompt or instruction.
-        #[arg(long = "type", value_name = "TYPE")]
-        kind: Option<String>,
-    },
-    /// Fetch sources and index what changed.
-    Update {
-        /// Source to update (default: all).
-        name: Option<String>,
-        /// Update every source, going on past failures.
-        #[arg(long, conflicts_with = "name")]
-        all: bool,
-        /// Report what would change without changing the catalog.
-        #[arg(long)]
-        dry_run: bool,
-    },
-    /// Show what changed upstream since the indexed commit, without changing anything.
-    Diff {
-        /// Source name.
-        name: String,
-    },
-    /// Remove a source and its catalog records.
-    Remove {
-        /// Source name.
-        name: String,
-        /// Also delete the cached repository when no other source uses it.
-        #[arg(long)]
-        purge_cache: bool,
-    },
-    /// Register the built-in default sources (without fetching them).
-    EnableDefaults {
-        /// Also re-add defaults you removed earlier.
-        #[arg(long)]
-        restore: bool,
-    },
-    /// List artifacts no package holds yet: this project's own, then every source's.
-    Candidates {
-        /// Only this source (`local` for this project's own artifacts).
-        #[arg(long)]
-        source: Option<String>,
-        /// Only this type: skill, agent, prompt, instruction.
-        #[arg(long = "type", value_name = "TYPE")]
-        kind: Option<String>,
-        /// Candidates per page (1 to 1000).
-        #[arg(long, default_value_t = 50)]
-        limit: u32,
-        /// Continue after this `next_cursor`.
-        #[arg(long)]
-        cursor: Option<String>,
-        /// Index this project folder even when it is a disk root, the home folder
-        /// or holds more than a million files and folders.
-        #[arg(long)]
-        large_project: bool,
-    },
-}
-
 /// `aam upgrade`.
 #[derive(Debug, clap::Args)]
 struct UpgradeArgs {
@@ -683,7 +596,7 @@ fn run(cli: Cli) -> Result<i32> {
         tracing::warn!("{}", e.message());
     }
     match cli.command {
-        Command::Source(command) => run_source(&ctx, &out, command),
+        Command::Source(command) => source::run(&ctx, &out, command),
         Command::Search {
             query,
             types,
@@ -1173,73 +1086,6 @@ fn run_registry(ctx: &Context, out: &Output, command: RegistryCommand) -> Result
             &invoke::<RegistryRemove>(ctx, RegistryRemoveInput { name })?,
             render::registry_removed,
         ),
-    }
-}
-
-fn run_source(ctx: &Context, out: &Output, command: SourceCommand) -> Result<i32> {
-    match command {
-        SourceCommand::Add {
-            spec,
-            git_ref,
-            path,
-            name,
-            if_missing,
-        } => {
-            let input = SourceAddInput {
-                spec,
-                git_ref,
-                path,
-                name,
-                if_missing,
-            };
-            out.emit(&invoke::<SourceAdd>(ctx, input)?, render::source_added)
-        }
-        SourceCommand::List => out.emit(&invoke::<SourceList>(ctx, SourceListInput {})?, render::source_list),
-        SourceCommand::Scan { name, kind } => {
-            let kind = kind.as_deref().map(parse_kind).transpose()?;
-            out.emit(
-                &invoke::<SourceScan>(ctx, SourceScanInput { name, kind })?,
-                render::source_scan,
-            )
-        }
-        SourceCommand::Update { name, all, dry_run } => {
-            let output = invoke::<SourceUpdate>(ctx, SourceUpdateInput { name, all, dry_run })?;
-            let failed = output.sources.iter().any(|s| s.status == UpdateStatus::Failed);
-            out.emit(&output, render::source_update)?;
-            Ok(if failed { 1 } else { 0 })
-        }
-        SourceCommand::Diff { name } => out.emit(
-            &invoke::<SourceDiff>(ctx, SourceDiffInput { name })?,
-            render::source_diff,
-        ),
-        SourceCommand::Remove { name, purge_cache } => out.emit(
-            &invoke::<SourceRemove>(ctx, SourceRemoveInput { name, purge_cache })?,
-            render::source_removed,
-        ),
-        SourceCommand::EnableDefaults { restore } => out.emit(
-            &invoke::<SourceEnableDefaults>(ctx, SourceEnableDefaultsInput { restore })?,
-            render::defaults_enabled,
-        ),
-        SourceCommand::Candidates {
-            source,
-            kind,
-            limit,
-            cursor,
-            large_project,
-        } => {
-            let command = paged_command("aam source candidates", source.as_slice(), kind.as_slice(), limit);
-            let kind = kind.as_deref().map(parse_kind).transpose()?;
-            let input = CandidatesInput {
-                source,
-                kind,
-                limit,
-                cursor,
-                large_project,
-            };
-            out.emit(&invoke::<SourceCandidates>(ctx, input)?, |o| {
-                render::candidates(o, &command)
-            })
-        }
     }
 }
 

@@ -2,7 +2,7 @@
 
 use crate::mcp::clients::ClientConfig;
 use crate::sources::short_id;
-use crate::tools::artifacts::{CandidatesOutput, InfoOutput, ListOutput};
+use crate::tools::artifacts::{InfoOutput, ListOutput};
 use crate::tools::audit::AuditOutput;
 use crate::tools::catalog::{
     CheckStatus, ExportFormat, ExportOutput, HealthCheck, HealthReport, ReindexOutput, RepairOutput, StatsOutput,
@@ -16,16 +16,12 @@ use crate::tools::install::{
 use crate::tools::packages::{PkgCreateOutput, PkgInitOutput, PkgPackOutput, PkgPublishOutput, PkgValidateOutput};
 use crate::tools::registries::{RegistryEntry, RegistryListOutput, RegistryRemoveOutput, type_list};
 use crate::tools::search::SearchOutput;
-use crate::tools::sources::{
-    ArtifactRef, CountsByType, ScannedArtifact, SourceAddOutput, SourceDiffOutput, SourceEnableDefaultsOutput,
-    SourceListOutput, SourceRemoveOutput, SourceScanOutput, SourceUpdateOutput, UpdateStatus,
-};
 
 /// Widest a description column gets before it is cut.
-const DESCRIPTION_WIDTH: usize = 60;
+pub(super) const DESCRIPTION_WIDTH: usize = 60;
 
 /// Left-aligned columns separated by two spaces, trailing spaces trimmed.
-fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+pub(super) fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
     for row in rows {
         for (width, cell) in widths.iter_mut().zip(row) {
@@ -48,7 +44,7 @@ fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
 }
 
 /// `1 artifact`, `2 artifacts`: a count with its noun, plural when not one.
-fn plural(n: impl TryInto<u64>, noun: &str) -> String {
+pub(super) fn plural(n: impl TryInto<u64>, noun: &str) -> String {
     let n = n.try_into().unwrap_or(u64::MAX);
     if n == 1 {
         format!("1 {noun}")
@@ -57,225 +53,11 @@ fn plural(n: impl TryInto<u64>, noun: &str) -> String {
     }
 }
 
-fn cut(text: &str, width: usize) -> String {
+pub(super) fn cut(text: &str, width: usize) -> String {
     match text.char_indices().nth(width.saturating_sub(1)) {
         Some((i, _)) if text.chars().count() > width => format!("{}…", &text[..i]),
         _ => text.to_string(),
     }
-}
-
-fn counts(c: &CountsByType) -> String {
-    let part = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    [
-        part(c.skills, "skill", "skills"),
-        part(c.agents, "agent", "agents"),
-        part(c.prompts, "prompt", "prompts"),
-        part(c.instructions, "instruction", "instructions"),
-    ]
-    .join(", ")
-}
-
-/// `aam source add`.
-pub fn source_added(o: &SourceAddOutput) -> String {
-    let scope = if o.path.is_empty() {
-        String::new()
-    } else {
-        format!(", path `{}`", o.path)
-    };
-    let git_ref = o.git_ref.as_deref().unwrap_or("the default branch");
-    if o.already_registered {
-        let state = match &o.commit {
-            Some(commit) => format!("at {}: {}", short_id(commit), plural(o.artifact_count, "artifact")),
-            None => "never fetched; `aam source update` fetches it".to_string(),
-        };
-        return format!(
-            "Source `{}` already tracks {} at `{git_ref}`{scope} ({state}); nothing changed\n",
-            o.name, o.url
-        );
-    }
-    format!(
-        "Added source `{}` ({} at `{git_ref}` {}{scope})\nIndexed {}: {}\n",
-        o.name,
-        o.url,
-        o.commit.as_deref().map_or("", short_id),
-        plural(o.artifact_count, "artifact"),
-        counts(&o.artifacts_by_type)
-    )
-}
-
-/// `aam source list`.
-pub fn source_list(o: &SourceListOutput) -> String {
-    if o.sources.is_empty() {
-        return "No sources yet. Add one with `aam source add <owner/repo | URL | path>`.\n".to_string();
-    }
-    let rows: Vec<Vec<String>> = o
-        .sources
-        .iter()
-        .map(|s| {
-            vec![
-                format!("{}{}", s.name, if s.default { " (default)" } else { "" }),
-                s.kind.clone(),
-                s.git_ref.clone().unwrap_or_else(|| "-".into()),
-                if s.path.is_empty() { "/".into() } else { s.path.clone() },
-                s.artifact_count.to_string(),
-                s.last_commit
-                    .as_deref()
-                    .map_or("never fetched".into(), |c| short_id(c).to_string()),
-                s.last_fetched.clone().unwrap_or_else(|| "-".into()),
-                s.url.clone(),
-            ]
-        })
-        .collect();
-    table(
-        &["NAME", "TYPE", "REF", "PATH", "ARTIFACTS", "COMMIT", "FETCHED", "URL"],
-        &rows,
-    )
-}
-
-/// `aam source scan`.
-pub fn source_scan(o: &SourceScanOutput) -> String {
-    let scope = if o.scan_path.is_empty() {
-        String::new()
-    } else {
-        format!(", path `{}`", o.scan_path)
-    };
-    let mut out = format!(
-        "Source `{}` at {}{scope}: {}\n",
-        o.source_name,
-        short_id(&o.commit),
-        plural(o.total, "artifact")
-    );
-    let groups: [(&str, &Vec<ScannedArtifact>); 4] = [
-        ("Skills", &o.artifacts.skills),
-        ("Agents", &o.artifacts.agents),
-        ("Prompts", &o.artifacts.prompts),
-        ("Instructions", &o.artifacts.instructions),
-    ];
-    for (title, items) in groups {
-        if items.is_empty() {
-            continue;
-        }
-        out.push_str(&format!("\n{title} ({})\n", items.len()));
-        let rows: Vec<Vec<String>> = items
-            .iter()
-            .map(|a| {
-                let name = if a.has_vendor_agent {
-                    format!("{} [+agent]", a.name)
-                } else {
-                    a.name.clone()
-                };
-                vec![
-                    name,
-                    a.path.clone(),
-                    cut(a.description.as_deref().unwrap_or(""), DESCRIPTION_WIDTH),
-                ]
-            })
-            .collect();
-        for line in table(&["NAME", "PATH", "DESCRIPTION"], &rows).lines() {
-            out.push_str("  ");
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
-    out
-}
-
-/// `aam source update`.
-pub fn source_update(o: &SourceUpdateOutput) -> String {
-    if o.sources.is_empty() {
-        return "No sources to update. Add one with `aam source add`.\n".to_string();
-    }
-    let mut out = String::new();
-    for s in &o.sources {
-        let from = s.old_commit.as_deref().map_or("(never fetched)", short_id);
-        let to = s.new_commit.as_deref().map_or("?", short_id);
-        let delta = format!("+{} ~{} -{}", s.new_count, s.modified_count, s.removed_count);
-        let line = match s.status {
-            UpdateStatus::Updated => format!("{}: updated {from} -> {to} ({delta})", s.name),
-            UpdateStatus::WouldUpdate => format!("{}: would update {from} -> {to} ({delta})", s.name),
-            UpdateStatus::UpToDate => format!("{}: up to date at {to}", s.name),
-            UpdateStatus::Failed => {
-                let why = s.error.as_ref().map_or("unknown error".to_string(), |e| {
-                    format!("[{}] {}", e.code.as_str(), e.message)
-                });
-                format!("{}: failed: {why}", s.name)
-            }
-        };
-        out.push_str(&line);
-        out.push('\n');
-        if s.uncommitted_changes {
-            out.push_str(&format!(
-                "  hint: `{}` has uncommitted files; only commits are indexed: commit them, then run `aam source update {}`\n",
-                s.name, s.name
-            ));
-        }
-    }
-    if o.sources.len() > 1 {
-        out.push_str(&format!(
-            "{} new, {} modified, {} removed in total\n",
-            o.total_new, o.total_modified, o.total_removed
-        ));
-    }
-    out
-}
-
-/// `aam source diff`.
-pub fn source_diff(o: &SourceDiffOutput) -> String {
-    let from = o.old_commit.as_deref().map_or("(never fetched)", short_id);
-    let mut out = format!("Source `{}`: {from} -> {}\n", o.source_name, short_id(&o.new_commit));
-    if !o.has_changes {
-        out.push_str(&format!("No artifact changes ({} unchanged)\n", o.unchanged_count));
-        return out;
-    }
-    let section = |out: &mut String, mark: char, list: &[ArtifactRef]| {
-        for a in list {
-            out.push_str(&format!("{mark} {:<11} {}  ({})\n", a.kind.as_str(), a.name, a.path));
-        }
-    };
-    section(&mut out, '+', &o.new_artifacts);
-    section(&mut out, '~', &o.modified_artifacts);
-    section(&mut out, '-', &o.removed_artifacts);
-    out.push_str(&format!(
-        "{} new, {} modified, {} removed, {} unchanged\n",
-        o.new_artifacts.len(),
-        o.modified_artifacts.len(),
-        o.removed_artifacts.len(),
-        o.unchanged_count
-    ));
-    out
-}
-
-/// `aam source remove`.
-pub fn source_removed(o: &SourceRemoveOutput) -> String {
-    let mut out = format!("Removed source `{}`", o.removed);
-    if o.cache_purged {
-        out.push_str(" and its cache");
-    }
-    out.push('\n');
-    if o.was_default {
-        out.push_str("It was a default source; `aam source enable-defaults --restore` brings it back.\n");
-    }
-    out
-}
-
-/// `aam source enable-defaults`.
-pub fn defaults_enabled(o: &SourceEnableDefaultsOutput) -> String {
-    let mut out = String::new();
-    let list = |names: &[String]| names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
-    if !o.added.is_empty() {
-        out.push_str(&format!("Added {}\n", list(&o.added)));
-        out.push_str("Fetch and index them with `aam source update --all`.\n");
-    }
-    if !o.already_present.is_empty() {
-        out.push_str(&format!("Already registered: {}\n", list(&o.already_present)));
-    }
-    if !o.dismissed.is_empty() {
-        out.push_str(&format!(
-            "Skipped (removed earlier): {}; pass `--restore` to add them again\n",
-            list(&o.dismissed)
-        ));
-    }
-    out
 }
 
 /// `aam search`.
@@ -415,34 +197,7 @@ pub fn available(o: &ListOutput, command: &str) -> String {
     out
 }
 
-/// `aam source candidates`.
-pub fn candidates(o: &CandidatesOutput, command: &str) -> String {
-    if o.candidates.is_empty() {
-        return "No candidates: every artifact is already in a package.\n".to_string();
-    }
-    let rows: Vec<Vec<String>> = o
-        .candidates
-        .iter()
-        .map(|c| {
-            vec![
-                c.source.clone(),
-                c.kind.as_str().to_string(),
-                c.name.clone(),
-                c.path.clone(),
-            ]
-        })
-        .collect();
-    let mut out = table(&["SOURCE", "TYPE", "NAME", "PATH"], &rows);
-    out.push_str(&page_footer(
-        o.candidates.len(),
-        o.total,
-        o.next_cursor.as_deref(),
-        command,
-    ));
-    out
-}
-
-fn page_footer(shown: usize, total: u64, next: Option<&str>, command: &str) -> String {
+pub(super) fn page_footer(shown: usize, total: u64, next: Option<&str>, command: &str) -> String {
     match next {
         Some(cursor) => format!("showing {shown} of {total}; next page: {command} --cursor {cursor}\n"),
         None => format!("showing {shown} of {total}\n"),
