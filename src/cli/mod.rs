@@ -7,8 +7,10 @@
 
 mod help;
 mod mcp;
+mod pkg;
 mod progress;
 mod prompts;
+mod registry;
 mod render;
 mod source;
 mod tools;
@@ -35,14 +37,6 @@ use crate::tools::install::{
     Diff, Install, InstallInput, ListInstalled, ListInstalledInput, OnEdited, Outdated, OutdatedInput, PackageInfo,
     PackageInfoInput, Uninstall, UninstallInput, Upgrade, UpgradeInput, UpgradeOutput, UpgradeStatus, Verify,
     VerifyAll, VerifyAllInput, VerifyInput,
-};
-use crate::tools::packages::{
-    PkgCreate, PkgCreateInput, PkgInit, PkgInitInput, PkgPack, PkgPackInput, PkgPublish, PkgPublishInput, PkgValidate,
-    PkgValidateInput,
-};
-use crate::tools::registries::{
-    RegistryAdd, RegistryAddInput, RegistryInit, RegistryInitInput, RegistryList, RegistryListInput, RegistryRemove,
-    RegistryRemoveInput,
 };
 use crate::tools::search::{Search, SearchInput, SearchSort};
 use crate::tools::{Context, invoke};
@@ -217,10 +211,10 @@ enum Command {
     Catalog(CatalogCommand),
     /// Author packages: init, create, validate, pack, publish.
     #[command(subcommand)]
-    Pkg(PkgCommand),
+    Pkg(pkg::PkgCommand),
     /// Configure local package registries.
     #[command(subcommand)]
-    Registry(RegistryCommand),
+    Registry(registry::RegistryCommand),
     /// Read and change settings (`$AAM_HOME/config.yaml`).
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -276,130 +270,6 @@ enum ConfigCommand {
         key: String,
         /// New value (lists comma-separated; "" clears).
         value: String,
-    },
-}
-
-#[derive(Debug, Subcommand)]
-enum PkgCommand {
-    /// Scaffold a new package with one example skill (prompts on a terminal unless `--yes`).
-    Init {
-        /// Package name (`name` or `@scope/name`); also the new folder's name.
-        name: Option<String>,
-        /// Accept defaults without asking.
-        #[arg(long, short)]
-        yes: bool,
-        /// Version.
-        #[arg(long)]
-        version: Option<String>,
-        /// Description.
-        #[arg(long)]
-        description: Option<String>,
-        /// Author.
-        #[arg(long)]
-        author: Option<String>,
-        /// License (SPDX).
-        #[arg(long)]
-        license: Option<String>,
-        /// Folder to create the package in.
-        #[arg(long)]
-        dir: Option<String>,
-    },
-    /// Create a package from this project's artifacts, or from a source's.
-    Create {
-        /// Project folder (default: the current project).
-        path: Option<String>,
-        /// Take artifacts from this registered source.
-        #[arg(long, value_name = "SOURCE")]
-        from_source: Option<String>,
-        /// Artifact names or paths to include (comma-separated or repeated).
-        #[arg(long, value_delimiter = ',')]
-        artifacts: Vec<String>,
-        /// Include every artifact found.
-        #[arg(long)]
-        all: bool,
-        /// Include every artifact of this type (repeatable).
-        #[arg(long = "type", value_name = "TYPE")]
-        types: Vec<String>,
-        /// Platform the package targets (repeatable): an agent id (`aam agents` lists them).
-        #[arg(long = "platform", value_name = "PLATFORM", value_parser = platform_arg)]
-        platforms: Vec<Platform>,
-        /// Package name.
-        #[arg(long)]
-        name: Option<String>,
-        /// Version (default 0.1.0).
-        #[arg(long)]
-        version: Option<String>,
-        /// Description.
-        #[arg(long)]
-        description: Option<String>,
-        /// Show what would be created, write nothing.
-        #[arg(long)]
-        dry_run: bool,
-        /// Folder to write the package to (default: ./<name>).
-        #[arg(long)]
-        output_dir: Option<String>,
-    },
-    /// Check a package folder, its aam.yaml or a .aam archive; exit 1 when invalid.
-    Validate {
-        /// Package folder, aam.yaml or .aam archive (default: here).
-        path: Option<String>,
-    },
-    /// Pack a package folder into a reproducible .aam archive.
-    Pack {
-        /// Package folder (default: here).
-        path: Option<String>,
-        /// Archive to write (default: dist/<name>-<version>.aam).
-        #[arg(long)]
-        output: Option<String>,
-    },
-    /// Publish a package archive (or folder) to a registry.
-    Publish {
-        /// .aam archive or package folder (default: here).
-        archive: Option<String>,
-        /// Registry name (default: the default registry).
-        #[arg(long)]
-        registry: Option<String>,
-        /// Dist-tag to point at this version (default: latest).
-        #[arg(long)]
-        tag: Option<String>,
-        /// Check everything, publish nothing.
-        #[arg(long)]
-        dry_run: bool,
-    },
-}
-
-#[derive(Debug, Subcommand)]
-enum RegistryCommand {
-    /// Create a local registry in a folder and configure it.
-    Init {
-        /// Folder for the registry.
-        path: String,
-        /// Name to configure it under (default: the folder's name).
-        #[arg(long)]
-        name: Option<String>,
-        /// Make it the default registry.
-        #[arg(long)]
-        default: bool,
-        /// Create it even if the folder is not empty.
-        #[arg(long)]
-        force: bool,
-    },
-    /// Configure an existing local registry.
-    Add {
-        /// Name for it.
-        name: String,
-        /// file:///abs/path or a path.
-        url: String,
-        /// Make it the default registry.
-        #[arg(long)]
-        default: bool,
-    },
-    /// List configured registries.
-    List,
-    /// Forget a registry (its folder is left alone).
-    Remove {
-        /// Registry name.
-        name: String,
     },
 }
 
@@ -803,8 +673,8 @@ fn run(cli: Cli) -> Result<i32> {
             out.emit(&invoke::<Outdated>(&ctx, OutdatedInput { global })?, render::outdated)
         }
         Command::Upgrade(args) => run_upgrade(&ctx, &out, args),
-        Command::Pkg(command) => run_pkg(&ctx, &out, command),
-        Command::Registry(command) => run_registry(&ctx, &out, command),
+        Command::Pkg(command) => pkg::run(&ctx, &out, command),
+        Command::Registry(command) => registry::run(&ctx, &out, command),
         Command::Config(ConfigCommand::Get { key }) => {
             let output = invoke::<ConfigGet>(&ctx, ConfigGetInput { key: Some(key) })?;
             if !out.json {
@@ -977,116 +847,6 @@ fn platform_arg(text: &str) -> std::result::Result<Platform, String> {
 /// Whether questions can be asked: stdin and stderr are terminals and output is not JSON.
 fn interactive(out: &Output) -> bool {
     !out.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
-}
-
-fn run_pkg(ctx: &Context, out: &Output, command: PkgCommand) -> Result<i32> {
-    match command {
-        PkgCommand::Init {
-            name,
-            yes,
-            version,
-            description,
-            author,
-            license,
-            dir,
-        } => {
-            let mut input = PkgInitInput {
-                name,
-                dir,
-                version,
-                description,
-                author,
-                license,
-            };
-            if !yes && interactive(out) {
-                prompts::init(&mut input)?;
-            }
-            out.emit(&invoke::<PkgInit>(ctx, input)?, render::package_initialized)
-        }
-        PkgCommand::Create {
-            path,
-            from_source,
-            artifacts,
-            all,
-            types,
-            platforms,
-            name,
-            version,
-            description,
-            dry_run,
-            output_dir,
-        } => {
-            let types = types.iter().map(|t| parse_kind(t)).collect::<Result<Vec<_>>>()?;
-            let mut input = PkgCreateInput {
-                path,
-                from_source,
-                artifacts,
-                all,
-                types,
-                platforms,
-                name,
-                version,
-                description,
-                output_dir,
-                dry_run,
-            };
-            if !input.all && input.artifacts.is_empty() && input.types.is_empty() && interactive(out) {
-                input.artifacts = prompts::choose_artifacts(ctx, &input)?;
-            }
-            out.emit(&invoke::<PkgCreate>(ctx, input)?, render::package_created)
-        }
-        PkgCommand::Validate { path } => {
-            let output = invoke::<PkgValidate>(ctx, PkgValidateInput { path })?;
-            let valid = output.valid;
-            out.emit(&output, render::validated)?;
-            Ok(if valid { 0 } else { 1 })
-        }
-        PkgCommand::Pack { path, output } => {
-            out.emit(&invoke::<PkgPack>(ctx, PkgPackInput { path, output })?, render::packed)
-        }
-        PkgCommand::Publish {
-            archive,
-            registry,
-            tag,
-            dry_run,
-        } => {
-            let input = PkgPublishInput {
-                archive,
-                registry,
-                tag,
-                dry_run,
-            };
-            out.emit(&invoke::<PkgPublish>(ctx, input)?, render::published)
-        }
-    }
-}
-
-fn run_registry(ctx: &Context, out: &Output, command: RegistryCommand) -> Result<i32> {
-    match command {
-        RegistryCommand::Init {
-            path,
-            name,
-            default,
-            force,
-        } => {
-            let input = RegistryInitInput {
-                path,
-                name,
-                default,
-                force,
-            };
-            out.emit(&invoke::<RegistryInit>(ctx, input)?, render::registry_added)
-        }
-        RegistryCommand::Add { name, url, default } => out.emit(
-            &invoke::<RegistryAdd>(ctx, RegistryAddInput { name, url, default })?,
-            render::registry_added,
-        ),
-        RegistryCommand::List => out.emit(&invoke::<RegistryList>(ctx, RegistryListInput {})?, render::registries),
-        RegistryCommand::Remove { name } => out.emit(
-            &invoke::<RegistryRemove>(ctx, RegistryRemoveInput { name })?,
-            render::registry_removed,
-        ),
-    }
 }
 
 /// `--flag value` for each value, quoted for a shell.
