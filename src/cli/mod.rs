@@ -5,6 +5,8 @@
 //! warnings, logs and errors go to stderr. Exit codes: 0 ok, 1 a failure the user
 //! can act on, 2 a usage or internal error; a closed stdout pipe exits 0.
 
+mod catalog;
+mod config;
 mod help;
 mod mcp;
 mod pkg;
@@ -28,10 +30,7 @@ use crate::scan::{ArtifactKind, Platform};
 use crate::tools::agents::{Agents, AgentsInput};
 use crate::tools::artifacts::{Info, InfoInput, ListAvailable, ListInput, shell_word};
 use crate::tools::audit::{Audit, AuditInput};
-use crate::tools::catalog::{
-    Check, CheckInput, Export, ExportFormat, ExportInput, Reindex, ReindexInput, Repair, RepairInput, Stats, StatsInput,
-};
-use crate::tools::config::{ConfigGet, ConfigGetInput, ConfigSet, ConfigSetInput, Init, InitInput};
+use crate::tools::config::{Init, InitInput};
 use crate::tools::doctor::{Doctor, DoctorInput};
 use crate::tools::install::{
     Diff, Install, InstallInput, ListInstalled, ListInstalledInput, OnEdited, Outdated, OutdatedInput, PackageInfo,
@@ -208,7 +207,7 @@ enum Command {
     Upgrade(UpgradeArgs),
     /// Maintain the catalog.
     #[command(subcommand)]
-    Catalog(CatalogCommand),
+    Catalog(catalog::CatalogCommand),
     /// Author packages: init, create, validate, pack, publish.
     #[command(subcommand)]
     Pkg(pkg::PkgCommand),
@@ -217,7 +216,7 @@ enum Command {
     Registry(registry::RegistryCommand),
     /// Read and change settings (`$AAM_HOME/config.yaml`).
     #[command(subcommand)]
-    Config(ConfigCommand),
+    Config(config::ConfigCommand),
     /// Set aam up for this project: platforms to deploy to, the catalog, default sources.
     Init {
         /// Platform to install into by default (repeatable; default: the ones the project uses).
@@ -255,24 +254,6 @@ enum Command {
     Tool(tools::ToolCommand),
 }
 
-#[derive(Debug, Subcommand)]
-enum ConfigCommand {
-    /// Print one setting's value.
-    Get {
-        /// Setting to show (`aam config list` shows them all).
-        key: String,
-    },
-    /// Show every setting with what it does.
-    List,
-    /// Change a setting.
-    Set {
-        /// Setting to change.
-        key: String,
-        /// New value (lists comma-separated; "" clears).
-        value: String,
-    },
-}
-
 /// A `--merge` mode of `aam upgrade`.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum MergeArg {
@@ -287,32 +268,6 @@ enum SortArg {
     Relevance,
     Name,
     Recent,
-}
-
-#[derive(Debug, Subcommand)]
-enum CatalogCommand {
-    /// Rebuild the search index from the catalog.
-    Reindex,
-    /// Write the catalog to one file for offline audits (a consistent snapshot, even while aam writes).
-    Export {
-        /// sqlite (every table), jsonl (a record per artifact, then sources, commits, packages, installs) or csv (artifacts).
-        #[arg(long, value_enum, default_value_t = ExportFormat::Sqlite)]
-        format: ExportFormat,
-        /// File to write (default `aam-catalog.<db|jsonl|csv>`); `-` prints jsonl or csv to stdout.
-        #[arg(long, short, value_name = "PATH")]
-        output: Option<String>,
-    },
-    /// Counts per source and type, sizes on disk, index generation, last update times.
-    Stats,
-    /// Check integrity, foreign keys, migrations, the index, the caches and rows (exit 1 on a failure).
-    Check {
-        /// Rebuild the index and fetch missing cache objects again, then check again.
-        #[arg(long)]
-        repair: bool,
-        /// Run the complete checks (seconds on a large catalog): SQLite's integrity check, which also compares every index with its table, instead of the quick check, and the passes over every row (foreign keys, artifact rows).
-        #[arg(long)]
-        full: bool,
-    },
 }
 
 /// `aam upgrade`.
@@ -556,7 +511,7 @@ fn run(cli: Cli) -> Result<i32> {
                 render::available(o, &command)
             })
         }
-        Command::Catalog(command) => run_catalog(&ctx, &out, command),
+        Command::Catalog(command) => catalog::run(&ctx, &out, command),
         Command::Init { platforms, yes } => {
             let mut input = InitInput {
                 platforms,
@@ -675,74 +630,10 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Upgrade(args) => run_upgrade(&ctx, &out, args),
         Command::Pkg(command) => pkg::run(&ctx, &out, command),
         Command::Registry(command) => registry::run(&ctx, &out, command),
-        Command::Config(ConfigCommand::Get { key }) => {
-            let output = invoke::<ConfigGet>(&ctx, ConfigGetInput { key: Some(key) })?;
-            if !out.json {
-                for setting in &output.settings {
-                    eprintln!("origin: {}", render::setting_origin(setting));
-                }
-            }
-            out.emit(&output, render::setting_value)
-        }
-        Command::Config(ConfigCommand::List) => out.emit(
-            &invoke::<ConfigGet>(&ctx, ConfigGetInput { key: None })?,
-            render::settings,
-        ),
-        Command::Config(ConfigCommand::Set { key, value }) => {
-            let output = invoke::<ConfigSet>(&ctx, ConfigSetInput { key, value })?;
-            if let Some(project) = output.shadowed_by.as_deref().filter(|_| !out.json) {
-                eprintln!(
-                    "warning: `{project}` sets `{}` for this project, and it wins here; change it there, or delete it from that file",
-                    output.key
-                );
-            }
-            out.emit(&output, render::setting_changed)
-        }
+        Command::Config(command) => config::run(&ctx, &out, command),
         Command::Mcp(command) => mcp::run(&out, command),
         Command::Tools(command) => tools::run_tools(command),
         Command::Tool(command) => tools::run_tool(command),
-    }
-}
-
-fn run_catalog(ctx: &Context, out: &Output, command: CatalogCommand) -> Result<i32> {
-    match command {
-        CatalogCommand::Reindex => out.emit(&invoke::<Reindex>(ctx, ReindexInput {})?, render::reindexed),
-        CatalogCommand::Export { format, output } if output.as_deref() == Some("-") => {
-            if format == ExportFormat::Sqlite {
-                return Err(Error::invalid_argument("a SQLite export cannot go to stdout")
-                    .with_hint("pass `--output FILE`, or `--format jsonl` or `--format csv` for stdout"));
-            }
-            let dir = tempfile::tempdir().map_err(|e| Error::io("create", &std::env::temp_dir(), e))?;
-            let file = dir.path().join(format!("export.{}", format.extension()));
-            let input = ExportInput {
-                format,
-                output: Some(file.display().to_string()),
-            };
-            invoke::<Export>(ctx, input)?;
-            let mut reader = std::fs::File::open(&file).map_err(|e| Error::io("read", &file, e))?;
-            let mut stdout = std::io::stdout().lock();
-            match std::io::copy(&mut reader, &mut stdout).and_then(|_| stdout.flush()) {
-                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                    Err(Error::io("write", std::path::Path::new("<stdout>"), e))
-                }
-                _ => Ok(0),
-            }
-        }
-        CatalogCommand::Export { format, output } => out.emit(
-            &invoke::<Export>(ctx, ExportInput { format, output })?,
-            render::exported,
-        ),
-        CatalogCommand::Stats => out.emit(&invoke::<Stats>(ctx, StatsInput {})?, render::stats),
-        CatalogCommand::Check { repair: false, full } => {
-            let output = invoke::<Check>(ctx, CheckInput { full })?;
-            out.emit(&output, render::health_report)?;
-            Ok(if output.healthy { 0 } else { 1 })
-        }
-        CatalogCommand::Check { repair: true, full } => {
-            let output = invoke::<Repair>(ctx, RepairInput { full })?;
-            out.emit(&output, render::repaired)?;
-            Ok(if output.healthy { 0 } else { 1 })
-        }
     }
 }
 

@@ -4,11 +4,8 @@ use crate::mcp::clients::ClientConfig;
 use crate::sources::short_id;
 use crate::tools::artifacts::{InfoOutput, ListOutput};
 use crate::tools::audit::AuditOutput;
-use crate::tools::catalog::{
-    CheckStatus, ExportFormat, ExportOutput, HealthCheck, HealthReport, ReindexOutput, RepairOutput, StatsOutput,
-    TypeCounts,
-};
-use crate::tools::config::{ConfigGetOutput, ConfigSetOutput, InitOutput, Setting};
+use crate::tools::catalog::{CheckStatus, HealthCheck, HealthReport};
+use crate::tools::config::InitOutput;
 use crate::tools::install::{
     DiffOutput, InstallOutput, ListInstalledOutput, OutdatedOutput, PackageInfoOutput, SkipReason, UninstallOutput,
     UpgradeOutput, UpgradeStatus, VerifyAllOutput, VerifyOutput,
@@ -201,14 +198,6 @@ pub(super) fn page_footer(shown: usize, total: u64, next: Option<&str>, command:
         Some(cursor) => format!("showing {shown} of {total}; next page: {command} --cursor {cursor}\n"),
         None => format!("showing {shown} of {total}\n"),
     }
-}
-
-/// `aam catalog reindex`.
-pub fn reindexed(o: &ReindexOutput) -> String {
-    format!(
-        "Rebuilt the search index: {} documents at catalog generation {} in {} ms\n",
-        o.documents, o.generation, o.elapsed_ms
-    )
 }
 
 /// `aam install`.
@@ -570,169 +559,7 @@ fn platform_list(platforms: &[crate::scan::Platform]) -> String {
     platforms.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ")
 }
 
-fn setting_text(value: &serde_json::Value) -> String {
-    match value {
-        serde_json::Value::Array(items) if items.iter().all(|i| i.is_string()) => {
-            items.iter().filter_map(|i| i.as_str()).collect::<Vec<_>>().join(",")
-        }
-        serde_json::Value::String(text) => text.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// `aam config list`.
-pub fn settings(o: &ConfigGetOutput) -> String {
-    let mut out = String::new();
-    for setting in &o.settings {
-        out.push_str(&format!(
-            "{} = {}  ({})\n",
-            setting.key,
-            setting_text(&setting.value),
-            setting_origin(setting)
-        ));
-        out.push_str(&format!("  {}\n", setting.description));
-    }
-    out.push_str(&format!("(home settings: {})\n", o.path));
-    out
-}
-
-/// Where a setting comes from, in words: `project: /p/.aam/config.yaml`, `default`.
-pub fn setting_origin(setting: &Setting) -> String {
-    match &setting.origin_path {
-        Some(path) => format!("{}: {path}", setting.origin.as_str()),
-        None => setting.origin.as_str().to_string(),
-    }
-}
-
-/// `aam config get KEY`: the value alone, for scripts (the CLI says where it comes from on stderr).
-pub fn setting_value(o: &ConfigGetOutput) -> String {
-    o.settings
-        .iter()
-        .map(|setting| setting_text(&setting.value) + "\n")
-        .collect()
-}
-
-/// `aam config set`.
-pub fn setting_changed(o: &ConfigSetOutput) -> String {
-    format!("{}: {} -> {}\n", o.key, o.previous, o.value)
-}
-
-/// `aam catalog export`.
-pub fn exported(o: &ExportOutput) -> String {
-    let r = &o.records;
-    if o.format == ExportFormat::Csv {
-        return format!(
-            "Exported {} to {} (csv, {}, {} ms)\n",
-            plural(r.artifacts, "artifact"),
-            o.path,
-            bytes(o.bytes),
-            o.elapsed_ms
-        );
-    }
-    format!(
-        "Exported {}, {}, {}, {} and {} to {} ({}, {}, {} ms)\n",
-        plural(r.artifacts, "artifact"),
-        plural(r.sources, "source"),
-        plural(r.commits, "commit"),
-        plural(r.packages, "package"),
-        plural(r.installs, "install"),
-        o.path,
-        o.format.as_str(),
-        bytes(o.bytes),
-        o.elapsed_ms
-    )
-}
-
-fn type_counts(c: &TypeCounts) -> Vec<String> {
-    [c.skill, c.agent, c.prompt, c.instruction, c.total]
-        .iter()
-        .map(|n| n.to_string())
-        .collect()
-}
-
-fn bytes(n: u64) -> String {
-    match n {
-        n if n >= 1 << 30 => format!("{:.1} GiB", n as f64 / f64::from(1u32 << 30)),
-        n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / f64::from(1u32 << 20)),
-        n if n >= 1 << 10 => format!("{:.1} KiB", n as f64 / 1024.0),
-        n => format!("{n} B"),
-    }
-}
-
-/// `aam catalog stats`.
-pub fn stats(o: &StatsOutput) -> String {
-    let mut rows: Vec<Vec<String>> = o
-        .sources
-        .iter()
-        .map(|s| {
-            let mut row = vec![s.name.clone()];
-            row.extend(type_counts(&s.artifacts));
-            row.push(s.commit.as_deref().map(short_id).unwrap_or("-").to_string());
-            row.push(s.fetched_at.clone().unwrap_or_else(|| "never".into()));
-            row.push(bytes(s.cache_bytes));
-            row
-        })
-        .collect();
-    let mut total = vec!["(all)".to_string()];
-    total.extend(type_counts(&o.artifacts));
-    total.extend(["".into(), o.last_fetched_at.clone().unwrap_or_default(), "".into()]);
-    rows.push(total);
-    let mut out = table(
-        &[
-            "SOURCE",
-            "SKILLS",
-            "AGENTS",
-            "PROMPTS",
-            "INSTRUCTIONS",
-            "TOTAL",
-            "COMMIT",
-            "FETCHED",
-            "CACHE",
-        ],
-        &rows,
-    );
-    out.push_str(&format!(
-        "\nCatalog: schema {}, generation {}, {} ever, {}, {}, {}, {}\n",
-        o.schema_version,
-        o.generation,
-        plural(o.artifacts_ever, "artifact"),
-        plural(o.commits, "commit"),
-        plural(o.packages, "package"),
-        plural(o.registry_packages, "registry package"),
-        plural(o.installs, "install")
-    ));
-    out.push_str(&format!(
-        "Index: {}{}{}\n",
-        o.index.status,
-        o.index
-            .generation
-            .map(|g| format!(", generation {g}"))
-            .unwrap_or_default(),
-        o.index
-            .documents
-            .map(|d| format!(", {d} documents"))
-            .unwrap_or_default()
-    ));
-    out.push_str(&format!("MCP skills: {} served", o.mcp_skills.served));
-    for left in &o.mcp_skills.left_out {
-        out.push_str(&format!(", {} left out ({})", left.count, left.reason));
-    }
-    out.push('\n');
-    out.push_str(&format!(
-        "Disk: catalog {}, index {}, caches {}, installed originals {} (in {})\n",
-        bytes(o.disk.catalog),
-        bytes(o.disk.index),
-        bytes(o.disk.caches),
-        bytes(o.disk.objects),
-        o.home
-    ));
-    if let Some(at) = &o.last_indexed_at {
-        out.push_str(&format!("Last indexed: {at}\n"));
-    }
-    out
-}
-
-fn health(checks: &[HealthCheck], summary: &str) -> String {
+pub(super) fn health(checks: &[HealthCheck], summary: &str) -> String {
     let mut out = String::new();
     for check in checks {
         let mark = match check.status {
@@ -752,24 +579,6 @@ fn health(checks: &[HealthCheck], summary: &str) -> String {
 /// `aam catalog check` and `aam doctor`.
 pub fn health_report(o: &HealthReport) -> String {
     health(&o.checks, &o.summary)
-}
-
-/// `aam catalog check --repair`.
-pub fn repaired(o: &RepairOutput) -> String {
-    let mut out = String::new();
-    if o.actions.is_empty() {
-        out.push_str("Nothing to repair.\n\n");
-    }
-    for action in &o.actions {
-        match &action.error {
-            None => out.push_str(&format!("repaired  {}: {}\n", action.check, action.action)),
-            Some(error) => out.push_str(&format!("failed    {}: {} ({error})\n", action.check, action.action)),
-        }
-    }
-    if !o.actions.is_empty() {
-        out.push('\n');
-    }
-    out + &health(&o.checks, &o.summary)
 }
 
 /// `aam init`.
