@@ -8,12 +8,15 @@
 mod catalog;
 mod config;
 mod help;
+mod info;
+mod list;
 mod mcp;
 mod pkg;
 mod progress;
 mod prompts;
 mod registry;
 mod render;
+mod search;
 mod source;
 mod tools;
 
@@ -28,16 +31,14 @@ use crate::config::AamHome;
 use crate::error::{Error, Result};
 use crate::scan::{ArtifactKind, Platform};
 use crate::tools::agents::{Agents, AgentsInput};
-use crate::tools::artifacts::{Info, InfoInput, ListAvailable, ListInput, shell_word};
+use crate::tools::artifacts::shell_word;
 use crate::tools::audit::{Audit, AuditInput};
 use crate::tools::config::{Init, InitInput};
 use crate::tools::doctor::{Doctor, DoctorInput};
 use crate::tools::install::{
-    Diff, Install, InstallInput, ListInstalled, ListInstalledInput, OnEdited, Outdated, OutdatedInput, PackageInfo,
-    PackageInfoInput, Uninstall, UninstallInput, Upgrade, UpgradeInput, UpgradeOutput, UpgradeStatus, Verify,
-    VerifyAll, VerifyAllInput, VerifyInput,
+    Diff, Install, InstallInput, OnEdited, Outdated, OutdatedInput, Uninstall, UninstallInput, Upgrade, UpgradeInput,
+    UpgradeOutput, UpgradeStatus, Verify, VerifyAll, VerifyAllInput, VerifyInput,
 };
-use crate::tools::search::{Search, SearchInput, SearchSort};
 use crate::tools::{Context, invoke};
 
 /// Catalog AI-agent artifacts (skills, agents, prompts, instructions) from git sources.
@@ -60,60 +61,11 @@ enum Command {
     #[command(subcommand)]
     Source(source::SourceCommand),
     /// Search every indexed artifact (literal text, ranked by name, then description, then body).
-    Search {
-        /// Words to look for; empty lists everything. `source/name` ranks that artifact first.
-        query: Vec<String>,
-        /// Only this type (repeatable): skill, agent, prompt, instruction.
-        #[arg(long = "type", value_name = "TYPE")]
-        types: Vec<String>,
-        /// Only this source (repeatable).
-        #[arg(long = "source", value_name = "SOURCE")]
-        sources: Vec<String>,
-        /// Only artifacts for this platform (and platform-neutral ones): cursor, claude, copilot, codex.
-        #[arg(long)]
-        platform: Option<String>,
-        /// Results per page (1 to 1000).
-        #[arg(long, default_value_t = 20)]
-        limit: u32,
-        /// Results to skip.
-        #[arg(long, default_value_t = 0)]
-        offset: u32,
-        /// Order of results.
-        #[arg(long, value_enum, default_value_t = SortArg::Relevance)]
-        sort: SortArg,
-    },
+    Search(search::SearchArgs),
     /// Show one artifact: files, frontmatter, preview, warnings and how to install it.
-    Info {
-        /// `source/name`, `source/path`, or a name only one source has.
-        name: String,
-        /// Show the whole main file, not just its beginning.
-        #[arg(long)]
-        full: bool,
-    },
+    Info(info::InfoArgs),
     /// List installed packages, or (`--available`) the artifacts sources offer.
-    List {
-        /// List the artifacts available from sources instead, grouped by source.
-        #[arg(long)]
-        available: bool,
-        /// Show installed packages as a dependency tree.
-        #[arg(long, conflicts_with = "available")]
-        tree: bool,
-        /// List the home-folder installs.
-        #[arg(short = 'g', long = "global", conflicts_with = "available")]
-        global: bool,
-        /// Only this source (repeatable).
-        #[arg(long = "source", value_name = "SOURCE")]
-        sources: Vec<String>,
-        /// Only this type (repeatable).
-        #[arg(long = "type", value_name = "TYPE")]
-        types: Vec<String>,
-        /// Artifacts per page (1 to 1000).
-        #[arg(long, default_value_t = 50)]
-        limit: u32,
-        /// Continue after this `next_cursor`.
-        #[arg(long)]
-        cursor: Option<String>,
-    },
+    List(list::ListArgs),
     /// Install packages or artifacts and deploy them to agent platforms; with no arguments, restore what `.aam/aam-lock.yaml` records.
     Install {
         /// `name`, `name@constraint`, `@scope/name@1.2`, `source/artifact`, an artifact name, a folder or a `.aam` file (none: restore the lock file).
@@ -261,13 +213,6 @@ enum MergeArg {
     Clean,
     /// Merge, writing conflicts with markers.
     Markers,
-}
-
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-enum SortArg {
-    Relevance,
-    Name,
-    Recent,
 }
 
 /// `aam upgrade`.
@@ -422,95 +367,9 @@ fn run(cli: Cli) -> Result<i32> {
     }
     match cli.command {
         Command::Source(command) => source::run(&ctx, &out, command),
-        Command::Search {
-            query,
-            types,
-            sources,
-            platform,
-            limit,
-            offset,
-            sort,
-        } => {
-            let mut again = vec!["aam search".to_string()];
-            again.extend(query.iter().map(|w| shell_word(w)));
-            again.extend(flags("--type", &types));
-            again.extend(flags("--source", &sources));
-            again.extend(flags("--platform", platform.as_slice()));
-            if limit != 20 {
-                again.push(format!("--limit {limit}"));
-            }
-            let input = SearchInput {
-                query: query.join(" "),
-                types,
-                source: sources,
-                platform,
-                limit,
-                offset,
-                sort: match sort {
-                    SortArg::Relevance => SearchSort::Relevance,
-                    SortArg::Name => SearchSort::Name,
-                    SortArg::Recent => SearchSort::Recent,
-                },
-            };
-            match sort {
-                SortArg::Relevance => {}
-                SortArg::Name => again.push("--sort name".into()),
-                SortArg::Recent => again.push("--sort recent".into()),
-            }
-            let output = invoke::<Search>(&ctx, input)?;
-            if !out.json {
-                for warning in &output.warnings {
-                    eprintln!("warning: {warning}");
-                }
-            }
-            let next_offset = u64::from(offset) + output.results.len() as u64;
-            let next = (!output.results.is_empty() && next_offset < output.total)
-                .then(|| format!("{} --offset {next_offset}", again.join(" ")));
-            out.emit(&output, |o| render::search(o, next.as_deref()))
-        }
-        Command::Info { name, full } => {
-            if names_package(&ctx, &name)? {
-                let input = PackageInfoInput { name, global: false };
-                return out.emit(&invoke::<PackageInfo>(&ctx, input)?, render::package_info);
-            }
-            out.emit(&invoke::<Info>(&ctx, InfoInput { name, full })?, render::info)
-        }
-        Command::List {
-            available: false,
-            tree,
-            global,
-            ..
-        } => {
-            let output = invoke::<ListInstalled>(&ctx, ListInstalledInput { global })?;
-            out.emit(
-                &output,
-                if tree {
-                    render::installed_tree
-                } else {
-                    render::installed
-                },
-            )
-        }
-        Command::List {
-            available: true,
-            sources,
-            types,
-            limit,
-            cursor,
-            ..
-        } => {
-            let command = paged_command("aam list --available", &sources, &types, limit);
-            let types = types.iter().map(|t| parse_kind(t)).collect::<Result<_>>()?;
-            let input = ListInput {
-                source: sources,
-                types,
-                limit,
-                cursor,
-            };
-            out.emit(&invoke::<ListAvailable>(&ctx, input)?, |o| {
-                render::available(o, &command)
-            })
-        }
+        Command::Search(args) => search::run(&ctx, &out, args),
+        Command::Info(args) => info::run(&ctx, &out, args),
+        Command::List(args) => list::run(&ctx, &out, args),
         Command::Catalog(command) => catalog::run(&ctx, &out, command),
         Command::Init { platforms, yes } => {
             let mut input = InitInput {
@@ -634,24 +493,6 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Mcp(command) => mcp::run(&out, command),
         Command::Tools(command) => tools::run_tools(command),
         Command::Tool(command) => tools::run_tool(command),
-    }
-}
-
-/// Whether `aam info NAME` means a package: an installed or published one, not a `source/artifact`.
-fn names_package(ctx: &Context, name: &str) -> Result<bool> {
-    if name.contains('/') && !name.starts_with('@') {
-        return Ok(false);
-    }
-    match invoke::<PackageInfo>(
-        ctx,
-        PackageInfoInput {
-            name: name.to_string(),
-            global: false,
-        },
-    ) {
-        Ok(_) => Ok(true),
-        Err(e) if e.code() == crate::error::ErrorCode::PackageNotFound => Ok(false),
-        Err(e) => Err(e),
     }
 }
 

@@ -1,17 +1,13 @@
 //! Human-readable rendering of tool outputs. Pure functions from output to text.
 
 use crate::mcp::clients::ClientConfig;
-use crate::sources::short_id;
-use crate::tools::artifacts::{InfoOutput, ListOutput};
 use crate::tools::audit::AuditOutput;
 use crate::tools::catalog::{CheckStatus, HealthCheck, HealthReport};
 use crate::tools::config::InitOutput;
 use crate::tools::install::{
-    DiffOutput, InstallOutput, ListInstalledOutput, OutdatedOutput, PackageInfoOutput, SkipReason, UninstallOutput,
-    UpgradeOutput, UpgradeStatus, VerifyAllOutput, VerifyOutput,
+    DiffOutput, InstallOutput, OutdatedOutput, SkipReason, UninstallOutput, UpgradeOutput, UpgradeStatus,
+    VerifyAllOutput, VerifyOutput,
 };
-use crate::tools::registries::type_list;
-use crate::tools::search::SearchOutput;
 
 /// Widest a description column gets before it is cut.
 pub(super) const DESCRIPTION_WIDTH: usize = 60;
@@ -54,143 +50,6 @@ pub(super) fn cut(text: &str, width: usize) -> String {
         Some((i, _)) if text.chars().count() > width => format!("{}…", &text[..i]),
         _ => text.to_string(),
     }
-}
-
-/// `aam search`.
-pub fn search(o: &SearchOutput, next: Option<&str>) -> String {
-    if o.results.is_empty() {
-        let mut out = if o.total > 0 {
-            format!("No results on this page; {} match in total.\n", o.total)
-        } else if o.query.trim().is_empty() {
-            "No artifacts indexed yet. Add a source with `aam source add`.\n".to_string()
-        } else {
-            format!("No artifacts match `{}`.\n", o.query.trim())
-        };
-        if !o.suggestions.is_empty() {
-            out.push_str(&format!("Did you mean: {}?\n", o.suggestions.join(", ")));
-        }
-        return out;
-    }
-    let rows: Vec<Vec<String>> = o
-        .results
-        .iter()
-        .map(|r| {
-            let mut name = if r.installed {
-                format!("{} (installed)", r.name)
-            } else {
-                r.name.clone()
-            };
-            // Findings worth a look before installing show as a badge.
-            if let Some(severity) = r.max_severity.filter(|s| *s >= crate::audit::Severity::Warn) {
-                name.push_str(&format!(" [audit: {} {severity}]", r.findings));
-            }
-            let kind = if r.artifact_types.is_empty() {
-                r.kind.as_str().to_string()
-            } else {
-                format!("package ({})", type_list(&r.artifact_types))
-            };
-            vec![
-                name,
-                kind,
-                r.source.clone(),
-                cut(r.description.as_deref().unwrap_or(""), DESCRIPTION_WIDTH),
-            ]
-        })
-        .collect();
-    let mut out = table(&["NAME", "TYPE", "SOURCE", "DESCRIPTION"], &rows);
-    out.push_str(&match next {
-        Some(command) => format!("showing {} of {}; next page: {command}\n", o.results.len(), o.total),
-        None => format!("showing {} of {}\n", o.results.len(), o.total),
-    });
-    out
-}
-
-/// `aam info`.
-pub fn info(o: &InfoOutput) -> String {
-    let mut out = format!("{} ({})\n", o.qualified_name, o.kind.as_str());
-    if let Some(d) = &o.description {
-        out.push_str(&format!("{d}\n"));
-    }
-    out.push('\n');
-    let commit = o.commit.as_deref().map_or("-", short_id);
-    let fields = [
-        ("source", format!("{} ({})", o.source, o.source_url)),
-        ("commit", commit.to_string()),
-        ("path", o.path.clone()),
-        ("platform", o.platform.clone().unwrap_or_else(|| "any".into())),
-        ("install", o.install_command.clone()),
-    ];
-    for (key, value) in fields {
-        out.push_str(&format!("{key:>9}: {value}\n"));
-    }
-    out.push_str(&format!("\nFiles ({})\n", o.files.len()));
-    let rows: Vec<Vec<String>> = o
-        .files
-        .iter()
-        .map(|f| vec![f.path.clone(), f.size.to_string(), short_id(&f.blake3).to_string()])
-        .collect();
-    for line in table(&["PATH", "SIZE", "BLAKE3"], &rows).lines() {
-        out.push_str(&format!("  {line}\n"));
-    }
-    if !o.warnings.is_empty() {
-        out.push_str("\nWarnings\n");
-        for w in &o.warnings {
-            out.push_str(&format!("  - {w}\n"));
-        }
-    }
-    if !o.findings.is_empty() {
-        let c = &o.finding_counts;
-        out.push_str(&format!(
-            "\nAudit findings ({} high, {} warn, {} info; `aam audit {}` lists all)\n",
-            c.high, c.warn, c.info, o.qualified_name
-        ));
-        for f in &o.findings {
-            let place = f.line.map_or(f.path.clone(), |l| format!("{}:{l}", f.path));
-            out.push_str(&format!(
-                "  {:<4}  {}  {place}  {}\n",
-                f.severity.as_str(),
-                f.rule,
-                f.excerpt
-            ));
-        }
-    }
-    out.push_str("\nPreview\n");
-    for line in o.preview.lines() {
-        out.push_str(&format!("  {line}\n"));
-    }
-    if o.preview_truncated {
-        out.push_str("  …\n");
-    }
-    out
-}
-
-/// `aam list --available`.
-pub fn available(o: &ListOutput, command: &str) -> String {
-    if o.sources.is_empty() {
-        return "No artifacts available. Add a source with `aam source add`.\n".to_string();
-    }
-    let mut out = String::new();
-    let mut shown = 0;
-    for group in &o.sources {
-        out.push_str(&format!("{}\n", group.source));
-        let rows: Vec<Vec<String>> = group
-            .artifacts
-            .iter()
-            .map(|a| {
-                vec![
-                    a.name.clone(),
-                    a.kind.as_str().to_string(),
-                    cut(a.description.as_deref().unwrap_or(""), DESCRIPTION_WIDTH),
-                ]
-            })
-            .collect();
-        shown += rows.len();
-        for line in table(&["NAME", "TYPE", "DESCRIPTION"], &rows).lines() {
-            out.push_str(&format!("  {line}\n"));
-        }
-    }
-    out.push_str(&page_footer(shown, o.total, o.next_cursor.as_deref(), command));
-    out
 }
 
 pub(super) fn page_footer(shown: usize, total: u64, next: Option<&str>, command: &str) -> String {
@@ -347,81 +206,6 @@ pub fn diffed(o: &DiffOutput) -> String {
     out
 }
 
-/// `aam list`.
-pub fn installed(o: &ListInstalledOutput) -> String {
-    if o.packages.is_empty() {
-        return "Nothing is installed here. Install with `aam install <package>`.\n".to_string();
-    }
-    let rows: Vec<Vec<String>> = o
-        .packages
-        .iter()
-        .map(|p| {
-            vec![
-                p.name.clone(),
-                p.version.clone(),
-                format!("{} {}", p.source.as_str(), p.source_name),
-                platform_list(&p.platforms),
-            ]
-        })
-        .collect();
-    table(&["NAME", "VERSION", "FROM", "PLATFORMS"], &rows)
-}
-
-/// `aam list --tree`.
-pub fn installed_tree(o: &ListInstalledOutput) -> String {
-    fn branch(o: &ListInstalledOutput, name: &str, depth: usize, out: &mut String, seen: &mut Vec<String>) {
-        let version = o
-            .packages
-            .iter()
-            .find(|p| p.name == name)
-            .map_or("(not installed)".to_string(), |p| p.version.clone());
-        out.push_str(&format!("{}{name} {version}\n", "  ".repeat(depth)));
-        if seen.contains(&name.to_string()) {
-            return;
-        }
-        seen.push(name.to_string());
-        if let Some(p) = o.packages.iter().find(|p| p.name == name) {
-            for dep in p.dependencies.keys() {
-                branch(o, dep, depth + 1, out, seen);
-            }
-        }
-        seen.pop();
-    }
-    let mut out = String::new();
-    for p in o.packages.iter().filter(|p| !p.is_dependency) {
-        branch(o, &p.name, 0, &mut out, &mut Vec::new());
-    }
-    if out.is_empty() { installed(o) } else { out }
-}
-
-/// `aam info PKG`.
-pub fn package_info(o: &PackageInfoOutput) -> String {
-    let mut out = format!("{}\n", o.name);
-    if let Some(d) = &o.description {
-        out.push_str(&format!("{d}\n"));
-    }
-    let installed = o.installed_version.clone().map_or("no".to_string(), |v| {
-        format!("{v} ({})", o.source.clone().unwrap_or_default())
-    });
-    out.push_str(&format!("\n installed: {installed}\n"));
-    if !o.platforms.is_empty() {
-        out.push_str(&format!(" platforms: {}\n", platform_list(&o.platforms)));
-    }
-    if let Some(r) = &o.registry {
-        out.push_str(&format!("  registry: {r}\n  versions: {}\n", o.versions.join(", ")));
-        for (tag, v) in &o.dist_tags {
-            out.push_str(&format!("{tag:>10}: {v}\n"));
-        }
-    }
-    if !o.artifacts.is_empty() {
-        out.push_str(&format!(" artifacts: {}\n", o.artifacts.join(", ")));
-    }
-    for (dep, c) in &o.dependencies {
-        out.push_str(&format!("  requires: {dep} {c}\n"));
-    }
-    out
-}
-
 /// `aam outdated`.
 pub fn outdated(o: &OutdatedOutput) -> String {
     if o.packages.is_empty() {
@@ -555,7 +339,8 @@ fn conflict_lines(out: &mut String, conflicts: &[crate::install::merge::FileConf
     }
 }
 
-fn platform_list(platforms: &[crate::scan::Platform]) -> String {
+/// Platforms as a comma-separated list of their ids.
+pub(super) fn platform_list(platforms: &[crate::scan::Platform]) -> String {
     platforms.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ")
 }
 
