@@ -743,6 +743,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn info_names_an_artifact_unless_a_package_has_the_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = crate::config::AamHome::at(dir.path().join("home"));
+        let ctx = Context::new(home, dir.path().to_path_buf());
+        assert_eq!(info_target(&ctx, "team/pdf-tools").unwrap(), InfoTarget::Artifact);
+        assert_eq!(info_target(&ctx, "pdf-tools").unwrap(), InfoTarget::Artifact);
+        assert_eq!(info_target(&ctx, "@team/tools").unwrap(), InfoTarget::Artifact);
+    }
+
+    #[test]
     fn cursors_round_trip_and_reject_garbage() {
         let cursors = [
             Cursor::Project {
