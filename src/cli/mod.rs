@@ -5,6 +5,7 @@
 //! warnings, logs and errors go to stderr. Exit codes: 0 ok, 1 a failure the user
 //! can act on, 2 a usage or internal error; a closed stdout pipe exits 0.
 
+mod audit;
 mod catalog;
 mod config;
 mod help;
@@ -17,6 +18,7 @@ mod prompts;
 mod registry;
 mod render;
 mod search;
+mod setup;
 mod source;
 mod tools;
 
@@ -30,11 +32,7 @@ use crate::audit::Severity;
 use crate::config::AamHome;
 use crate::error::{Error, Result};
 use crate::scan::{ArtifactKind, Platform};
-use crate::tools::agents::{Agents, AgentsInput};
 use crate::tools::artifacts::shell_word;
-use crate::tools::audit::{Audit, AuditInput};
-use crate::tools::config::{Init, InitInput};
-use crate::tools::doctor::{Doctor, DoctorInput};
 use crate::tools::install::{
     Diff, Install, InstallInput, OnEdited, Outdated, OutdatedInput, Uninstall, UninstallInput, Upgrade, UpgradeInput,
     UpgradeOutput, UpgradeStatus, Verify, VerifyAll, VerifyAllInput, VerifyInput,
@@ -142,19 +140,7 @@ enum Command {
         global: bool,
     },
     /// List what the content audit found in artifacts: hidden text, agent-aimed instructions, risky commands, secrets.
-    Audit {
-        /// A source, or one artifact (`source/name`, `source/path`, a name only one source has); default: every source.
-        target: Option<String>,
-        /// Audit what this project installed instead: source artifacts from the catalog, other packages' files on disk.
-        #[arg(long, conflicts_with = "target")]
-        installed: bool,
-        /// Only findings at or above this severity: info, warn, high.
-        #[arg(long, value_name = "SEVERITY", value_parser = severity_arg)]
-        min_severity: Option<Severity>,
-        /// Findings to show at most (1 to 10000).
-        #[arg(long, default_value_t = 500)]
-        limit: u32,
-    },
+    Audit(audit::AuditArgs),
     /// Upgrade outdated packages, protecting local edits.
     Upgrade(UpgradeArgs),
     /// Maintain the catalog.
@@ -170,26 +156,11 @@ enum Command {
     #[command(subcommand)]
     Config(config::ConfigCommand),
     /// Set aam up for this project: platforms to deploy to, the catalog, default sources.
-    Init {
-        /// Platform to install into by default (repeatable; default: the ones the project uses).
-        #[arg(long = "platform", value_name = "PLATFORM", value_parser = platform_arg)]
-        platforms: Vec<Platform>,
-        /// Accept the detected platforms and register the default sources without asking.
-        #[arg(long, short)]
-        yes: bool,
-    },
+    Init(setup::InitArgs),
     /// Check settings, catalog, index, caches, project platforms, installs and the MCP token (exit 1 on a failure).
-    Doctor {
-        /// Run the complete checks (seconds on a large catalog): SQLite's integrity check, which also compares every index with its table, instead of the quick check, and the passes over every row (foreign keys, artifact rows).
-        #[arg(long)]
-        full: bool,
-    },
+    Doctor(setup::DoctorArgs),
     /// List the agents aam deploys to: ids, what each takes and where, which this project and machine use.
-    Agents {
-        /// Only agents found in the project or installed on this machine.
-        #[arg(long)]
-        detected: bool,
-    },
+    Agents(setup::AgentsArgs),
     /// Print shell completions (e.g. `aam completions bash > ~/.local/share/bash-completion/completions/aam`).
     Completions {
         /// Shell to complete in.
@@ -371,33 +342,10 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Info(args) => info::run(&ctx, &out, args),
         Command::List(args) => list::run(&ctx, &out, args),
         Command::Catalog(command) => catalog::run(&ctx, &out, command),
-        Command::Init { platforms, yes } => {
-            let mut input = InitInput {
-                platforms,
-                add_default_sources: yes,
-            };
-            if !yes && interactive(&out) {
-                prompts::setup(&ctx, &mut input)?;
-            }
-            let adding = input.add_default_sources;
-            let output = invoke::<Init>(&ctx, input)?;
-            if !adding && !out.json {
-                eprintln!("hint: register the default sources later with `aam source enable-defaults`");
-            }
-            out.emit(&output, render::initialized)
-        }
-        Command::Doctor { full } => {
-            let output = invoke::<Doctor>(&ctx, DoctorInput { full })?;
-            out.emit(&output, render::health_report)?;
-            Ok(if output.healthy { 0 } else { 1 })
-        }
-        Command::Agents { detected } => out.emit(&invoke::<Agents>(&ctx, AgentsInput { detected })?, render::agents),
-        Command::Completions { shell } => {
-            let mut text = Vec::new();
-            clap_complete::generate(shell, &mut help::described(), "aam", &mut text);
-            write_stdout(&String::from_utf8_lossy(&text))?;
-            Ok(0)
-        }
+        Command::Init(args) => setup::init(&ctx, &out, args),
+        Command::Doctor(args) => setup::doctor(&ctx, &out, args),
+        Command::Agents(args) => setup::agents(&ctx, &out, args),
+        Command::Completions { shell } => completions(shell),
         Command::Install {
             specs,
             platforms,
@@ -469,20 +417,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Diff { package, global } => {
             out.emit(&invoke::<Diff>(&ctx, VerifyInput { package, global })?, render::diffed)
         }
-        Command::Audit {
-            target,
-            installed,
-            min_severity,
-            limit,
-        } => {
-            let input = AuditInput {
-                target,
-                installed,
-                min_severity,
-                limit: Some(limit),
-            };
-            out.emit(&invoke::<Audit>(&ctx, input)?, render::audited)
-        }
+        Command::Audit(args) => audit::run(&ctx, &out, args),
         Command::Outdated { global } => {
             out.emit(&invoke::<Outdated>(&ctx, OutdatedInput { global })?, render::outdated)
         }
@@ -564,6 +499,14 @@ fn run_upgrade(ctx: &Context, out: &Output, args: UpgradeArgs) -> Result<i32> {
         .any(|p| matches!(p.status, UpgradeStatus::Failed | UpgradeStatus::Skipped));
     out.emit(&output, render::upgraded)?;
     Ok(if failed { 1 } else { 0 })
+}
+
+/// Prints shell completions for `shell`, with the described flags.
+fn completions(shell: clap_complete::Shell) -> Result<i32> {
+    let mut text = Vec::new();
+    clap_complete::generate(shell, &mut help::described(), "aam", &mut text);
+    write_stdout(&String::from_utf8_lossy(&text))?;
+    Ok(0)
 }
 
 /// A `--min-severity` value.

@@ -1,9 +1,7 @@
 //! Human-readable rendering of tool outputs. Pure functions from output to text.
 
 use crate::mcp::clients::ClientConfig;
-use crate::tools::audit::AuditOutput;
 use crate::tools::catalog::{CheckStatus, HealthCheck, HealthReport};
-use crate::tools::config::InitOutput;
 use crate::tools::install::{
     DiffOutput, InstallOutput, OutdatedOutput, SkipReason, UninstallOutput, UpgradeOutput, UpgradeStatus,
     VerifyAllOutput, VerifyOutput,
@@ -234,47 +232,6 @@ pub fn outdated(o: &OutdatedOutput) -> String {
     table(&["NAME", "CURRENT", "WANTED", "LATEST", "STATUS", "WHY"], &rows)
 }
 
-/// `aam audit`: one block per artifact, one line per finding.
-pub fn audited(o: &AuditOutput) -> String {
-    if o.findings.is_empty() {
-        return "No findings.\n".to_string();
-    }
-    let mut out = String::new();
-    let mut current = None;
-    for f in &o.findings {
-        if current != Some((&f.artifact, &f.artifact_path)) {
-            if current.is_some() {
-                out.push('\n');
-            }
-            out.push_str(&format!("{} ({}, {})\n", f.artifact, f.kind.as_str(), f.artifact_path));
-            current = Some((&f.artifact, &f.artifact_path));
-        }
-        let place = match f.line {
-            Some(line) => format!("{}:{line}", f.path),
-            None => f.path.clone(),
-        };
-        out.push_str(&format!(
-            "  {:<4}  {}  {place}\n        {}\n",
-            f.severity.as_str(),
-            f.rule,
-            f.excerpt
-        ));
-    }
-    out.push_str(&format!(
-        "\n{} high, {} warn, {} info in {} artifact(s){}\n",
-        o.counts.high,
-        o.counts.warn,
-        o.counts.info,
-        o.artifacts_with_findings,
-        if o.truncated {
-            " (more than shown; raise `--limit`)"
-        } else {
-            ""
-        }
-    ));
-    out
-}
-
 /// `aam upgrade`.
 pub fn upgraded(o: &UpgradeOutput) -> String {
     if o.packages.is_empty() {
@@ -366,82 +323,9 @@ pub fn health_report(o: &HealthReport) -> String {
     health(&o.checks, &o.summary)
 }
 
-/// `aam init`.
-pub fn initialized(o: &InitOutput) -> String {
-    let mut out = String::new();
-    if o.detected.is_empty() {
-        out.push_str(&format!("No platform folders found in {}\n", o.project_root));
-    } else {
-        let found: Vec<String> = o
-            .detected
-            .iter()
-            .map(|d| format!("{} ({})", d.platform.as_str(), d.marker))
-            .collect();
-        out.push_str(&format!("Found in {}: {}\n", o.project_root, found.join(", ")));
-    }
-    if o.default_platforms.is_empty() {
-        out.push_str("default_platforms: none (each install detects them, or pass `--platform`)\n");
-    } else {
-        out.push_str(&format!("default_platforms: {}\n", o.default_platforms.join(",")));
-    }
-    out.push_str(&format!(
-        "Project settings: {}\nCatalog: {}\n",
-        o.settings_path, o.catalog_path
-    ));
-    if !o.default_sources_added.is_empty() {
-        out.push_str(&format!(
-            "Registered default sources: {} (fetch them with `aam source update --all`)\n",
-            o.default_sources_added.join(", ")
-        ));
-    }
-    out
-}
-
 /// `aam mcp config`: the snippet alone, so it can be redirected into the file.
 pub fn client_config(o: &ClientConfig) -> String {
     o.snippet.clone()
-}
-
-/// `aam agents`.
-pub fn agents(o: &crate::tools::agents::AgentsOutput) -> String {
-    let kinds = |kinds: &[crate::scan::ArtifactKind]| {
-        if kinds.is_empty() {
-            "-".to_string()
-        } else {
-            kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(",")
-        }
-    };
-    let rows: Vec<Vec<String>> = o
-        .agents
-        .iter()
-        .map(|a| {
-            let skills = a
-                .places
-                .iter()
-                .find(|p| p.kind == crate::scan::ArtifactKind::Skill)
-                .and_then(|p| p.project.clone())
-                .unwrap_or_else(|| "-".to_string());
-            let here = match (&a.detected, &a.installed) {
-                (Some(marker), _) => format!("project ({marker})"),
-                (None, Some(marker)) => format!("machine ({marker})"),
-                (None, None) => String::new(),
-            };
-            vec![
-                a.names.join(", "),
-                a.name.clone(),
-                kinds(&a.takes),
-                kinds(&a.takes_global),
-                skills,
-                here,
-            ]
-        })
-        .collect();
-    let mut out = table(&["ID", "AGENT", "TAKES", "TAKES (-g)", "SKILLS", "DETECTED"], &rows);
-    out.push_str(&format!(
-        "\n{} agents; `aam agents --json` shows every folder and format, `--platform ID` installs for one\n",
-        o.agents.len()
-    ));
-    out
 }
 
 #[cfg(test)]
