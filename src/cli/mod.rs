@@ -1,9 +1,13 @@
 //! The command-line front end: parse arguments, call one tool, render its output.
 //!
-//! No business logic lives here. `--json` prints exactly the tool's output type;
-//! otherwise output is rendered for people. Data goes to stdout; progress,
-//! warnings, logs and errors go to stderr. Exit codes: 0 ok, 1 a failure the user
-//! can act on, 2 a usage or internal error; a closed stdout pipe exits 0.
+//! Each group of commands has its file (`source`, `pkg`, `registry`, `catalog`,
+//! `config`, `search`, `info`, `list`, `audit`, `setup`) holding one clap `Args`
+//! struct per command, its conversion into the tool input and its renderer; the
+//! match here only dispatches. No business logic lives here. `--json` prints
+//! exactly the tool's output type; otherwise output is rendered for people. Data
+//! goes to stdout; progress, warnings, logs and errors go to stderr. Exit codes:
+//! 0 ok, 1 a failure the user can act on, 2 a usage or internal error; a closed
+//! stdout pipe exits 0.
 
 mod audit;
 mod catalog;

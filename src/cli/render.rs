@@ -1,4 +1,8 @@
 //! Human-readable rendering of tool outputs. Pure functions from output to text.
+//!
+//! Holds the helpers every renderer shares (tables, plurals, cut descriptions,
+//! page footers) and the renderers of commands that still live in `cli/mod.rs`;
+//! a command group's own renderers sit in its file (`cli/source.rs`, ...).
 
 use crate::mcp::clients::ClientConfig;
 use crate::tools::catalog::{CheckStatus, HealthCheck, HealthReport};
