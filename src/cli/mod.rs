@@ -1,15 +1,29 @@
 //! The command-line front end: parse arguments, call one tool, render its output.
 //!
-//! No business logic lives here. `--json` prints exactly the tool's output type;
-//! otherwise output is rendered for people. Data goes to stdout; progress,
-//! warnings, logs and errors go to stderr. Exit codes: 0 ok, 1 a failure the user
-//! can act on, 2 a usage or internal error; a closed stdout pipe exits 0.
+//! Each group of commands has its file (`source`, `pkg`, `registry`, `catalog`,
+//! `config`, `search`, `info`, `list`, `audit`, `setup`) holding one clap `Args`
+//! struct per command, its conversion into the tool input and its renderer; the
+//! match here only dispatches. No business logic lives here. `--json` prints
+//! exactly the tool's output type; otherwise output is rendered for people. Data
+//! goes to stdout; progress, warnings, logs and errors go to stderr. Exit codes:
+//! 0 ok, 1 a failure the user can act on, 2 a usage or internal error; a closed
+//! stdout pipe exits 0.
 
+mod audit;
+mod catalog;
+mod config;
 mod help;
+mod info;
+mod list;
 mod mcp;
+mod pkg;
 mod progress;
 mod prompts;
+mod registry;
 mod render;
+mod search;
+mod setup;
+mod source;
 mod tools;
 
 use std::io::{IsTerminal, Write};
@@ -22,34 +36,11 @@ use crate::audit::Severity;
 use crate::config::AamHome;
 use crate::error::{Error, Result};
 use crate::scan::{ArtifactKind, Platform};
-use crate::tools::agents::{Agents, AgentsInput};
-use crate::tools::artifacts::{
-    CandidatesInput, Info, InfoInput, ListAvailable, ListInput, SourceCandidates, shell_word,
-};
-use crate::tools::audit::{Audit, AuditInput};
-use crate::tools::catalog::{
-    Check, CheckInput, Export, ExportFormat, ExportInput, Reindex, ReindexInput, Repair, RepairInput, Stats, StatsInput,
-};
-use crate::tools::config::{ConfigGet, ConfigGetInput, ConfigSet, ConfigSetInput, Init, InitInput};
-use crate::tools::doctor::{Doctor, DoctorInput};
+use crate::tools::artifacts::shell_word;
 use crate::tools::install::{
-    Adopt, AdoptInput, Diff, Install, InstallInput, Inventory, InventoryInput, ListInstalled, ListInstalledInput,
-    OnEdited, Outdated, OutdatedInput, PackageInfo, PackageInfoInput, Uninstall, UninstallInput, Upgrade, UpgradeInput,
-    UpgradeOutput, UpgradeStatus, Verify, VerifyAll, VerifyAllInput, VerifyInput,
-};
-use crate::tools::packages::{
-    PkgCreate, PkgCreateInput, PkgInit, PkgInitInput, PkgPack, PkgPackInput, PkgPublish, PkgPublishInput, PkgValidate,
-    PkgValidateInput,
-};
-use crate::tools::registries::{
-    RegistryAdd, RegistryAddInput, RegistryInit, RegistryInitInput, RegistryList, RegistryListInput, RegistryRemove,
-    RegistryRemoveInput,
-};
-use crate::tools::search::{Search, SearchInput, SearchSort};
-use crate::tools::sources::{
-    SourceAdd, SourceAddInput, SourceDiff, SourceDiffInput, SourceEnableDefaults, SourceEnableDefaultsInput,
-    SourceList, SourceListInput, SourceRemove, SourceRemoveInput, SourceScan, SourceScanInput, SourceUpdate,
-    SourceUpdateInput, UpdateStatus,
+    Adopt, AdoptInput, Diff, Install, InstallInput, Inventory, InventoryInput, OnEdited, Outdated, OutdatedInput,
+    Uninstall, UninstallInput, Upgrade, UpgradeInput, UpgradeOutput, UpgradeStatus, Verify, VerifyAll, VerifyAllInput,
+    VerifyInput,
 };
 use crate::tools::{Context, invoke};
 
@@ -71,62 +62,13 @@ struct Cli {
 enum Command {
     /// Track git repositories of artifacts and see what changed upstream.
     #[command(subcommand)]
-    Source(SourceCommand),
+    Source(source::SourceCommand),
     /// Search every indexed artifact (literal text, ranked by name, then description, then body).
-    Search {
-        /// Words to look for; empty lists everything. `source/name` ranks that artifact first.
-        query: Vec<String>,
-        /// Only this type (repeatable): skill, agent, prompt, instruction.
-        #[arg(long = "type", value_name = "TYPE")]
-        types: Vec<String>,
-        /// Only this source (repeatable).
-        #[arg(long = "source", value_name = "SOURCE")]
-        sources: Vec<String>,
-        /// Only artifacts for this platform (and platform-neutral ones): cursor, claude, copilot, codex.
-        #[arg(long)]
-        platform: Option<String>,
-        /// Results per page (1 to 1000).
-        #[arg(long, default_value_t = 20)]
-        limit: u32,
-        /// Results to skip.
-        #[arg(long, default_value_t = 0)]
-        offset: u32,
-        /// Order of results.
-        #[arg(long, value_enum, default_value_t = SortArg::Relevance)]
-        sort: SortArg,
-    },
+    Search(search::SearchArgs),
     /// Show one artifact: files, frontmatter, preview, warnings and how to install it.
-    Info {
-        /// `source/name`, `source/path`, or a name only one source has.
-        name: String,
-        /// Show the whole main file, not just its beginning.
-        #[arg(long)]
-        full: bool,
-    },
+    Info(info::InfoArgs),
     /// List installed packages, or (`--available`) the artifacts sources offer.
-    List {
-        /// List the artifacts available from sources instead, grouped by source.
-        #[arg(long)]
-        available: bool,
-        /// Show installed packages as a dependency tree.
-        #[arg(long, conflicts_with = "available")]
-        tree: bool,
-        /// List the home-folder installs.
-        #[arg(short = 'g', long = "global", conflicts_with = "available")]
-        global: bool,
-        /// Only this source (repeatable).
-        #[arg(long = "source", value_name = "SOURCE")]
-        sources: Vec<String>,
-        /// Only this type (repeatable).
-        #[arg(long = "type", value_name = "TYPE")]
-        types: Vec<String>,
-        /// Artifacts per page (1 to 1000).
-        #[arg(long, default_value_t = 50)]
-        limit: u32,
-        /// Continue after this `next_cursor`.
-        #[arg(long)]
-        cursor: Option<String>,
-    },
+    List(list::ListArgs),
     /// Install packages or artifacts and deploy them to agent platforms; with no arguments, restore what `.aam/aam-lock.yaml` records.
     Install {
         /// `name`, `name@constraint`, `@scope/name@1.2`, `source/artifact`, an artifact name, a folder or a `.aam` file (none: restore the lock file).
@@ -229,54 +171,27 @@ enum Command {
         global: bool,
     },
     /// List what the content audit found in artifacts: hidden text, agent-aimed instructions, risky commands, secrets.
-    Audit {
-        /// A source, or one artifact (`source/name`, `source/path`, a name only one source has); default: every source.
-        target: Option<String>,
-        /// Audit what this project installed instead: source artifacts from the catalog, other packages' files on disk.
-        #[arg(long, conflicts_with = "target")]
-        installed: bool,
-        /// Only findings at or above this severity: info, warn, high.
-        #[arg(long, value_name = "SEVERITY", value_parser = severity_arg)]
-        min_severity: Option<Severity>,
-        /// Findings to show at most (1 to 10000).
-        #[arg(long, default_value_t = 500)]
-        limit: u32,
-    },
+    Audit(audit::AuditArgs),
     /// Upgrade outdated packages, protecting local edits.
     Upgrade(UpgradeArgs),
     /// Maintain the catalog.
     #[command(subcommand)]
-    Catalog(CatalogCommand),
+    Catalog(catalog::CatalogCommand),
     /// Author packages: init, create, validate, pack, publish.
     #[command(subcommand)]
-    Pkg(PkgCommand),
+    Pkg(pkg::PkgCommand),
     /// Configure local package registries.
     #[command(subcommand)]
-    Registry(RegistryCommand),
+    Registry(registry::RegistryCommand),
     /// Read and change settings (`$AAM_HOME/config.yaml`).
     #[command(subcommand)]
-    Config(ConfigCommand),
+    Config(config::ConfigCommand),
     /// Set aam up for this project: platforms to deploy to, the catalog, default sources.
-    Init {
-        /// Platform to install into by default (repeatable; default: the ones the project uses).
-        #[arg(long = "platform", value_name = "PLATFORM", value_parser = platform_arg)]
-        platforms: Vec<Platform>,
-        /// Accept the detected platforms and register the default sources without asking.
-        #[arg(long, short)]
-        yes: bool,
-    },
+    Init(setup::InitArgs),
     /// Check settings, catalog, index, caches, project platforms, installs and the MCP token (exit 1 on a failure).
-    Doctor {
-        /// Run the complete checks (seconds on a large catalog): SQLite's integrity check, which also compares every index with its table, instead of the quick check, and the passes over every row (foreign keys, artifact rows).
-        #[arg(long)]
-        full: bool,
-    },
+    Doctor(setup::DoctorArgs),
     /// List the agents aam deploys to: ids, what each takes and where, which this project and machine use.
-    Agents {
-        /// Only agents found in the project or installed on this machine.
-        #[arg(long)]
-        detected: bool,
-    },
+    Agents(setup::AgentsArgs),
     /// Print shell completions (e.g. `aam completions bash > ~/.local/share/bash-completion/completions/aam`).
     Completions {
         /// Shell to complete in.
@@ -293,148 +208,6 @@ enum Command {
     Tool(tools::ToolCommand),
 }
 
-#[derive(Debug, Subcommand)]
-enum ConfigCommand {
-    /// Print one setting's value.
-    Get {
-        /// Setting to show (`aam config list` shows them all).
-        key: String,
-    },
-    /// Show every setting with what it does.
-    List,
-    /// Change a setting.
-    Set {
-        /// Setting to change.
-        key: String,
-        /// New value (lists comma-separated; "" clears).
-        value: String,
-    },
-}
-
-#[derive(Debug, Subcommand)]
-enum PkgCommand {
-    /// Scaffold a new package with one example skill (prompts on a terminal unless `--yes`).
-    Init {
-        /// Package name (`name` or `@scope/name`); also the new folder's name.
-        name: Option<String>,
-        /// Accept defaults without asking.
-        #[arg(long, short)]
-        yes: bool,
-        /// Version.
-        #[arg(long)]
-        version: Option<String>,
-        /// Description.
-        #[arg(long)]
-        description: Option<String>,
-        /// Author.
-        #[arg(long)]
-        author: Option<String>,
-        /// License (SPDX).
-        #[arg(long)]
-        license: Option<String>,
-        /// Folder to create the package in.
-        #[arg(long)]
-        dir: Option<String>,
-    },
-    /// Create a package from this project's artifacts, or from a source's.
-    Create {
-        /// Project folder (default: the current project).
-        path: Option<String>,
-        /// Take artifacts from this registered source.
-        #[arg(long, value_name = "SOURCE")]
-        from_source: Option<String>,
-        /// Artifact names or paths to include (comma-separated or repeated).
-        #[arg(long, value_delimiter = ',')]
-        artifacts: Vec<String>,
-        /// Include every artifact found.
-        #[arg(long)]
-        all: bool,
-        /// Include every artifact of this type (repeatable).
-        #[arg(long = "type", value_name = "TYPE")]
-        types: Vec<String>,
-        /// Platform the package targets (repeatable): an agent id (`aam agents` lists them).
-        #[arg(long = "platform", value_name = "PLATFORM", value_parser = platform_arg)]
-        platforms: Vec<Platform>,
-        /// Package name.
-        #[arg(long)]
-        name: Option<String>,
-        /// Version (default 0.1.0).
-        #[arg(long)]
-        version: Option<String>,
-        /// Description.
-        #[arg(long)]
-        description: Option<String>,
-        /// Show what would be created, write nothing.
-        #[arg(long)]
-        dry_run: bool,
-        /// Folder to write the package to (default: ./<name>).
-        #[arg(long)]
-        output_dir: Option<String>,
-    },
-    /// Check a package folder, its aam.yaml or a .aam archive; exit 1 when invalid.
-    Validate {
-        /// Package folder, aam.yaml or .aam archive (default: here).
-        path: Option<String>,
-    },
-    /// Pack a package folder into a reproducible .aam archive.
-    Pack {
-        /// Package folder (default: here).
-        path: Option<String>,
-        /// Archive to write (default: dist/<name>-<version>.aam).
-        #[arg(long)]
-        output: Option<String>,
-    },
-    /// Publish a package archive (or folder) to a registry.
-    Publish {
-        /// .aam archive or package folder (default: here).
-        archive: Option<String>,
-        /// Registry name (default: the default registry).
-        #[arg(long)]
-        registry: Option<String>,
-        /// Dist-tag to point at this version (default: latest).
-        #[arg(long)]
-        tag: Option<String>,
-        /// Check everything, publish nothing.
-        #[arg(long)]
-        dry_run: bool,
-    },
-}
-
-#[derive(Debug, Subcommand)]
-enum RegistryCommand {
-    /// Create a local registry in a folder and configure it.
-    Init {
-        /// Folder for the registry.
-        path: String,
-        /// Name to configure it under (default: the folder's name).
-        #[arg(long)]
-        name: Option<String>,
-        /// Make it the default registry.
-        #[arg(long)]
-        default: bool,
-        /// Create it even if the folder is not empty.
-        #[arg(long)]
-        force: bool,
-    },
-    /// Configure an existing local registry.
-    Add {
-        /// Name for it.
-        name: String,
-        /// file:///abs/path or a path.
-        url: String,
-        /// Make it the default registry.
-        #[arg(long)]
-        default: bool,
-    },
-    /// List configured registries.
-    List,
-    /// Forget a registry (its folder is left alone).
-    Remove {
-        /// Registry name.
-        name: String,
-    },
-}
-
 /// A `--merge` mode of `aam upgrade`.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum MergeArg {
@@ -442,120 +215,6 @@ enum MergeArg {
     Clean,
     /// Merge, writing conflicts with markers.
     Markers,
-}
-
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-enum SortArg {
-    Relevance,
-    Name,
-    Recent,
-}
-
-#[derive(Debug, Subcommand)]
-enum CatalogCommand {
-    /// Rebuild the search index from the catalog.
-    Reindex,
-    /// Write the catalog to one file for offline audits (a consistent snapshot, even while aam writes).
-    Export {
-        /// sqlite (every table), jsonl (a record per artifact, then sources, commits, packages, installs) or csv (artifacts).
-        #[arg(long, value_enum, default_value_t = ExportFormat::Sqlite)]
-        format: ExportFormat,
-        /// File to write (default `aam-catalog.<db|jsonl|csv>`); `-` prints jsonl or csv to stdout.
-        #[arg(long, short, value_name = "PATH")]
-        output: Option<String>,
-    },
-    /// Counts per source and type, sizes on disk, index generation, last update times.
-    Stats,
-    /// Check integrity, foreign keys, migrations, the index, the caches and rows (exit 1 on a failure).
-    Check {
-        /// Rebuild the index and fetch missing cache objects again, then check again.
-        #[arg(long)]
-        repair: bool,
-        /// Run the complete checks (seconds on a large catalog): SQLite's integrity check, which also compares every index with its table, instead of the quick check, and the passes over every row (foreign keys, artifact rows).
-        #[arg(long)]
-        full: bool,
-    },
-}
-
-#[derive(Debug, Subcommand)]
-enum SourceCommand {
-    /// Register a git repository as a source, fetch it and index its artifacts.
-    Add {
-        /// `owner/repo[@ref|#sha]`, `https://...`, `git+https://...`, `git@host:owner/repo.git`,
-        /// `ssh://...`, `file:///abs/path`, or a local path (`./x`, `../x`, `/abs/x`).
-        spec: String,
-        /// Branch, tag or full commit id to follow (default: the remote's default branch).
-        #[arg(long = "ref", value_name = "REF")]
-        git_ref: Option<String>,
-        /// Limit the scan to this folder of the repository.
-        #[arg(long)]
-        path: Option<String>,
-        /// Name of the source (default: `owner/repo`, `owner/repo:<folder>` when scoped, or the folder name).
-        #[arg(long)]
-        name: Option<String>,
-        /// Succeed without changes when a source already tracks the same URL, ref and path.
-        #[arg(long)]
-        if_missing: bool,
-    },
-    /// List registered sources.
-    List,
-    /// List the artifacts indexed from a source.
-    Scan {
-        /// Source name.
-        name: String,
-        /// Only this kind: skill, agent, prompt or instruction.
-        #[arg(long = "type", value_name = "TYPE")]
-        kind: Option<String>,
-    },
-    /// Fetch sources and index what changed.
-    Update {
-        /// Source to update (default: all).
-        name: Option<String>,
-        /// Update every source, going on past failures.
-        #[arg(long, conflicts_with = "name")]
-        all: bool,
-        /// Report what would change without changing the catalog.
-        #[arg(long)]
-        dry_run: bool,
-    },
-    /// Show what changed upstream since the indexed commit, without changing anything.
-    Diff {
-        /// Source name.
-        name: String,
-    },
-    /// Remove a source and its catalog records.
-    Remove {
-        /// Source name.
-        name: String,
-        /// Also delete the cached repository when no other source uses it.
-        #[arg(long)]
-        purge_cache: bool,
-    },
-    /// Register the built-in default sources (without fetching them).
-    EnableDefaults {
-        /// Also re-add defaults you removed earlier.
-        #[arg(long)]
-        restore: bool,
-    },
-    /// List artifacts no package holds yet: this project's own, then every source's.
-    Candidates {
-        /// Only this source (`local` for this project's own artifacts).
-        #[arg(long)]
-        source: Option<String>,
-        /// Only this type: skill, agent, prompt, instruction.
-        #[arg(long = "type", value_name = "TYPE")]
-        kind: Option<String>,
-        /// Candidates per page (1 to 1000).
-        #[arg(long, default_value_t = 50)]
-        limit: u32,
-        /// Continue after this `next_cursor`.
-        #[arg(long)]
-        cursor: Option<String>,
-        /// Index this project folder even when it is a disk root, the home folder
-        /// or holds more than a million files and folders.
-        #[arg(long)]
-        large_project: bool,
-    },
 }
 
 /// `aam upgrade`.
@@ -709,124 +368,15 @@ fn run(cli: Cli) -> Result<i32> {
         tracing::warn!("{}", e.message());
     }
     match cli.command {
-        Command::Source(command) => run_source(&ctx, &out, command),
-        Command::Search {
-            query,
-            types,
-            sources,
-            platform,
-            limit,
-            offset,
-            sort,
-        } => {
-            let mut again = vec!["aam search".to_string()];
-            again.extend(query.iter().map(|w| shell_word(w)));
-            again.extend(flags("--type", &types));
-            again.extend(flags("--source", &sources));
-            again.extend(flags("--platform", platform.as_slice()));
-            if limit != 20 {
-                again.push(format!("--limit {limit}"));
-            }
-            let input = SearchInput {
-                query: query.join(" "),
-                types,
-                source: sources,
-                platform,
-                limit,
-                offset,
-                sort: match sort {
-                    SortArg::Relevance => SearchSort::Relevance,
-                    SortArg::Name => SearchSort::Name,
-                    SortArg::Recent => SearchSort::Recent,
-                },
-            };
-            match sort {
-                SortArg::Relevance => {}
-                SortArg::Name => again.push("--sort name".into()),
-                SortArg::Recent => again.push("--sort recent".into()),
-            }
-            let output = invoke::<Search>(&ctx, input)?;
-            if !out.json {
-                for warning in &output.warnings {
-                    eprintln!("warning: {warning}");
-                }
-            }
-            let next_offset = u64::from(offset) + output.results.len() as u64;
-            let next = (!output.results.is_empty() && next_offset < output.total)
-                .then(|| format!("{} --offset {next_offset}", again.join(" ")));
-            out.emit(&output, |o| render::search(o, next.as_deref()))
-        }
-        Command::Info { name, full } => {
-            if names_package(&ctx, &name)? {
-                let input = PackageInfoInput { name, global: false };
-                return out.emit(&invoke::<PackageInfo>(&ctx, input)?, render::package_info);
-            }
-            out.emit(&invoke::<Info>(&ctx, InfoInput { name, full })?, render::info)
-        }
-        Command::List {
-            available: false,
-            tree,
-            global,
-            ..
-        } => {
-            let output = invoke::<ListInstalled>(&ctx, ListInstalledInput { global })?;
-            out.emit(
-                &output,
-                if tree {
-                    render::installed_tree
-                } else {
-                    render::installed
-                },
-            )
-        }
-        Command::List {
-            available: true,
-            sources,
-            types,
-            limit,
-            cursor,
-            ..
-        } => {
-            let command = paged_command("aam list --available", &sources, &types, limit);
-            let types = types.iter().map(|t| parse_kind(t)).collect::<Result<_>>()?;
-            let input = ListInput {
-                source: sources,
-                types,
-                limit,
-                cursor,
-            };
-            out.emit(&invoke::<ListAvailable>(&ctx, input)?, |o| {
-                render::available(o, &command)
-            })
-        }
-        Command::Catalog(command) => run_catalog(&ctx, &out, command),
-        Command::Init { platforms, yes } => {
-            let mut input = InitInput {
-                platforms,
-                add_default_sources: yes,
-            };
-            if !yes && interactive(&out) {
-                prompts::setup(&ctx, &mut input)?;
-            }
-            let adding = input.add_default_sources;
-            let output = invoke::<Init>(&ctx, input)?;
-            if !adding && !out.json {
-                eprintln!("hint: register the default sources later with `aam source enable-defaults`");
-            }
-            out.emit(&output, render::initialized)
-        }
-        Command::Doctor { full } => {
-            let output = invoke::<Doctor>(&ctx, DoctorInput { full })?;
-            out.emit(&output, render::health_report)?;
-            Ok(if output.healthy { 0 } else { 1 })
-        }
-        Command::Agents { detected } => out.emit(&invoke::<Agents>(&ctx, AgentsInput { detected })?, render::agents),
-        Command::Completions { shell } => {
-            let mut text = Vec::new();
-            clap_complete::generate(shell, &mut help::described(), "aam", &mut text);
-            write_stdout(&String::from_utf8_lossy(&text))?;
-            Ok(0)
-        }
+        Command::Source(command) => source::run(&ctx, &out, command),
+        Command::Search(args) => search::run(&ctx, &out, args),
+        Command::Info(args) => info::run(&ctx, &out, args),
+        Command::List(args) => list::run(&ctx, &out, args),
+        Command::Catalog(command) => catalog::run(&ctx, &out, command),
+        Command::Init(args) => setup::init(&ctx, &out, args),
+        Command::Doctor(args) => setup::doctor(&ctx, &out, args),
+        Command::Agents(args) => setup::agents(&ctx, &out, args),
+        Command::Completions { shell } => completions(shell),
         Command::Install {
             specs,
             platforms,
@@ -918,112 +468,17 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Diff { package, global } => {
             out.emit(&invoke::<Diff>(&ctx, VerifyInput { package, global })?, render::diffed)
         }
-        Command::Audit {
-            target,
-            installed,
-            min_severity,
-            limit,
-        } => {
-            let input = AuditInput {
-                target,
-                installed,
-                min_severity,
-                limit: Some(limit),
-            };
-            out.emit(&invoke::<Audit>(&ctx, input)?, render::audited)
-        }
+        Command::Audit(args) => audit::run(&ctx, &out, args),
         Command::Outdated { global } => {
             out.emit(&invoke::<Outdated>(&ctx, OutdatedInput { global })?, render::outdated)
         }
         Command::Upgrade(args) => run_upgrade(&ctx, &out, args),
-        Command::Pkg(command) => run_pkg(&ctx, &out, command),
-        Command::Registry(command) => run_registry(&ctx, &out, command),
-        Command::Config(ConfigCommand::Get { key }) => {
-            let output = invoke::<ConfigGet>(&ctx, ConfigGetInput { key: Some(key) })?;
-            if !out.json {
-                for setting in &output.settings {
-                    eprintln!("origin: {}", render::setting_origin(setting));
-                }
-            }
-            out.emit(&output, render::setting_value)
-        }
-        Command::Config(ConfigCommand::List) => out.emit(
-            &invoke::<ConfigGet>(&ctx, ConfigGetInput { key: None })?,
-            render::settings,
-        ),
-        Command::Config(ConfigCommand::Set { key, value }) => {
-            let output = invoke::<ConfigSet>(&ctx, ConfigSetInput { key, value })?;
-            if let Some(project) = output.shadowed_by.as_deref().filter(|_| !out.json) {
-                eprintln!(
-                    "warning: `{project}` sets `{}` for this project, and it wins here; change it there, or delete it from that file",
-                    output.key
-                );
-            }
-            out.emit(&output, render::setting_changed)
-        }
+        Command::Pkg(command) => pkg::run(&ctx, &out, command),
+        Command::Registry(command) => registry::run(&ctx, &out, command),
+        Command::Config(command) => config::run(&ctx, &out, command),
         Command::Mcp(command) => mcp::run(&out, command),
         Command::Tools(command) => tools::run_tools(command),
         Command::Tool(command) => tools::run_tool(command),
-    }
-}
-
-fn run_catalog(ctx: &Context, out: &Output, command: CatalogCommand) -> Result<i32> {
-    match command {
-        CatalogCommand::Reindex => out.emit(&invoke::<Reindex>(ctx, ReindexInput {})?, render::reindexed),
-        CatalogCommand::Export { format, output } if output.as_deref() == Some("-") => {
-            if format == ExportFormat::Sqlite {
-                return Err(Error::invalid_argument("a SQLite export cannot go to stdout")
-                    .with_hint("pass `--output FILE`, or `--format jsonl` or `--format csv` for stdout"));
-            }
-            let dir = tempfile::tempdir().map_err(|e| Error::io("create", &std::env::temp_dir(), e))?;
-            let file = dir.path().join(format!("export.{}", format.extension()));
-            let input = ExportInput {
-                format,
-                output: Some(file.display().to_string()),
-            };
-            invoke::<Export>(ctx, input)?;
-            let mut reader = std::fs::File::open(&file).map_err(|e| Error::io("read", &file, e))?;
-            let mut stdout = std::io::stdout().lock();
-            match std::io::copy(&mut reader, &mut stdout).and_then(|_| stdout.flush()) {
-                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                    Err(Error::io("write", std::path::Path::new("<stdout>"), e))
-                }
-                _ => Ok(0),
-            }
-        }
-        CatalogCommand::Export { format, output } => out.emit(
-            &invoke::<Export>(ctx, ExportInput { format, output })?,
-            render::exported,
-        ),
-        CatalogCommand::Stats => out.emit(&invoke::<Stats>(ctx, StatsInput {})?, render::stats),
-        CatalogCommand::Check { repair: false, full } => {
-            let output = invoke::<Check>(ctx, CheckInput { full })?;
-            out.emit(&output, render::health_report)?;
-            Ok(if output.healthy { 0 } else { 1 })
-        }
-        CatalogCommand::Check { repair: true, full } => {
-            let output = invoke::<Repair>(ctx, RepairInput { full })?;
-            out.emit(&output, render::repaired)?;
-            Ok(if output.healthy { 0 } else { 1 })
-        }
-    }
-}
-
-/// Whether `aam info NAME` means a package: an installed or published one, not a `source/artifact`.
-fn names_package(ctx: &Context, name: &str) -> Result<bool> {
-    if name.contains('/') && !name.starts_with('@') {
-        return Ok(false);
-    }
-    match invoke::<PackageInfo>(
-        ctx,
-        PackageInfoInput {
-            name: name.to_string(),
-            global: false,
-        },
-    ) {
-        Ok(_) => Ok(true),
-        Err(e) if e.code() == crate::error::ErrorCode::PackageNotFound => Ok(false),
-        Err(e) => Err(e),
     }
 }
 
@@ -1097,6 +552,14 @@ fn run_upgrade(ctx: &Context, out: &Output, args: UpgradeArgs) -> Result<i32> {
     Ok(if failed { 1 } else { 0 })
 }
 
+/// Prints shell completions for `shell`, with the described flags.
+fn completions(shell: clap_complete::Shell) -> Result<i32> {
+    let mut text = Vec::new();
+    clap_complete::generate(shell, &mut help::described(), "aam", &mut text);
+    write_stdout(&String::from_utf8_lossy(&text))?;
+    Ok(0)
+}
+
 /// A `--min-severity` value.
 fn severity_arg(text: &str) -> std::result::Result<Severity, String> {
     Severity::parse(text).ok_or_else(|| format!("`{text}` is not a severity; use info, warn or high"))
@@ -1110,183 +573,6 @@ fn platform_arg(text: &str) -> std::result::Result<Platform, String> {
 /// Whether questions can be asked: stdin and stderr are terminals and output is not JSON.
 fn interactive(out: &Output) -> bool {
     !out.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
-}
-
-fn run_pkg(ctx: &Context, out: &Output, command: PkgCommand) -> Result<i32> {
-    match command {
-        PkgCommand::Init {
-            name,
-            yes,
-            version,
-            description,
-            author,
-            license,
-            dir,
-        } => {
-            let mut input = PkgInitInput {
-                name,
-                dir,
-                version,
-                description,
-                author,
-                license,
-            };
-            if !yes && interactive(out) {
-                prompts::init(&mut input)?;
-            }
-            out.emit(&invoke::<PkgInit>(ctx, input)?, render::package_initialized)
-        }
-        PkgCommand::Create {
-            path,
-            from_source,
-            artifacts,
-            all,
-            types,
-            platforms,
-            name,
-            version,
-            description,
-            dry_run,
-            output_dir,
-        } => {
-            let types = types.iter().map(|t| parse_kind(t)).collect::<Result<Vec<_>>>()?;
-            let mut input = PkgCreateInput {
-                path,
-                from_source,
-                artifacts,
-                all,
-                types,
-                platforms,
-                name,
-                version,
-                description,
-                output_dir,
-                dry_run,
-            };
-            if !input.all && input.artifacts.is_empty() && input.types.is_empty() && interactive(out) {
-                input.artifacts = prompts::choose_artifacts(ctx, &input)?;
-            }
-            out.emit(&invoke::<PkgCreate>(ctx, input)?, render::package_created)
-        }
-        PkgCommand::Validate { path } => {
-            let output = invoke::<PkgValidate>(ctx, PkgValidateInput { path })?;
-            let valid = output.valid;
-            out.emit(&output, render::validated)?;
-            Ok(if valid { 0 } else { 1 })
-        }
-        PkgCommand::Pack { path, output } => {
-            out.emit(&invoke::<PkgPack>(ctx, PkgPackInput { path, output })?, render::packed)
-        }
-        PkgCommand::Publish {
-            archive,
-            registry,
-            tag,
-            dry_run,
-        } => {
-            let input = PkgPublishInput {
-                archive,
-                registry,
-                tag,
-                dry_run,
-            };
-            out.emit(&invoke::<PkgPublish>(ctx, input)?, render::published)
-        }
-    }
-}
-
-fn run_registry(ctx: &Context, out: &Output, command: RegistryCommand) -> Result<i32> {
-    match command {
-        RegistryCommand::Init {
-            path,
-            name,
-            default,
-            force,
-        } => {
-            let input = RegistryInitInput {
-                path,
-                name,
-                default,
-                force,
-            };
-            out.emit(&invoke::<RegistryInit>(ctx, input)?, render::registry_added)
-        }
-        RegistryCommand::Add { name, url, default } => out.emit(
-            &invoke::<RegistryAdd>(ctx, RegistryAddInput { name, url, default })?,
-            render::registry_added,
-        ),
-        RegistryCommand::List => out.emit(&invoke::<RegistryList>(ctx, RegistryListInput {})?, render::registries),
-        RegistryCommand::Remove { name } => out.emit(
-            &invoke::<RegistryRemove>(ctx, RegistryRemoveInput { name })?,
-            render::registry_removed,
-        ),
-    }
-}
-
-fn run_source(ctx: &Context, out: &Output, command: SourceCommand) -> Result<i32> {
-    match command {
-        SourceCommand::Add {
-            spec,
-            git_ref,
-            path,
-            name,
-            if_missing,
-        } => {
-            let input = SourceAddInput {
-                spec,
-                git_ref,
-                path,
-                name,
-                if_missing,
-            };
-            out.emit(&invoke::<SourceAdd>(ctx, input)?, render::source_added)
-        }
-        SourceCommand::List => out.emit(&invoke::<SourceList>(ctx, SourceListInput {})?, render::source_list),
-        SourceCommand::Scan { name, kind } => {
-            let kind = kind.as_deref().map(parse_kind).transpose()?;
-            out.emit(
-                &invoke::<SourceScan>(ctx, SourceScanInput { name, kind })?,
-                render::source_scan,
-            )
-        }
-        SourceCommand::Update { name, all, dry_run } => {
-            let output = invoke::<SourceUpdate>(ctx, SourceUpdateInput { name, all, dry_run })?;
-            let failed = output.sources.iter().any(|s| s.status == UpdateStatus::Failed);
-            out.emit(&output, render::source_update)?;
-            Ok(if failed { 1 } else { 0 })
-        }
-        SourceCommand::Diff { name } => out.emit(
-            &invoke::<SourceDiff>(ctx, SourceDiffInput { name })?,
-            render::source_diff,
-        ),
-        SourceCommand::Remove { name, purge_cache } => out.emit(
-            &invoke::<SourceRemove>(ctx, SourceRemoveInput { name, purge_cache })?,
-            render::source_removed,
-        ),
-        SourceCommand::EnableDefaults { restore } => out.emit(
-            &invoke::<SourceEnableDefaults>(ctx, SourceEnableDefaultsInput { restore })?,
-            render::defaults_enabled,
-        ),
-        SourceCommand::Candidates {
-            source,
-            kind,
-            limit,
-            cursor,
-            large_project,
-        } => {
-            let command = paged_command("aam source candidates", source.as_slice(), kind.as_slice(), limit);
-            let kind = kind.as_deref().map(parse_kind).transpose()?;
-            let input = CandidatesInput {
-                source,
-                kind,
-                limit,
-                cursor,
-                large_project,
-            };
-            out.emit(&invoke::<SourceCandidates>(ctx, input)?, |o| {
-                render::candidates(o, &command)
-            })
-        }
-    }
 }
 
 /// `--flag value` for each value, quoted for a shell.

@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::audit::{AuditFinding, SeverityCounts, finding};
+use super::install::{PackageInfo, PackageInfoInput};
 use super::{Context, Example, Expect, Risk, Tool, qualified_name, split_qualified};
 use crate::catalog::{Catalog, FindingFilter, Keyset, ListFilter, ListedArtifact, ProjectArtifactRow, ProjectFilter};
 use crate::error::{Error, ErrorCode, Result};
@@ -84,6 +85,33 @@ pub struct InfoOutput {
     pub findings: Vec<AuditFinding>,
     /// The command that installs it.
     pub install_command: String,
+}
+
+/// What a name given to `aam info` means: a package or an artifact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InfoTarget {
+    /// An installed or published package (`aam_package_info`).
+    Package,
+    /// An artifact of a source (`aam_info`).
+    Artifact,
+}
+
+/// Which of a package or an artifact `name` means: `source/artifact` forms are
+/// artifacts; any other name is a package when one by that name is installed here
+/// or published, else an artifact.
+pub fn info_target(ctx: &Context, name: &str) -> Result<InfoTarget> {
+    if name.contains('/') && !name.starts_with('@') {
+        return Ok(InfoTarget::Artifact);
+    }
+    let input = PackageInfoInput {
+        name: name.to_string(),
+        global: false,
+    };
+    match super::invoke::<PackageInfo>(ctx, input) {
+        Ok(_) => Ok(InfoTarget::Package),
+        Err(e) if e.code() == ErrorCode::PackageNotFound => Ok(InfoTarget::Artifact),
+        Err(e) => Err(e),
+    }
 }
 
 /// Shows one artifact in full.
@@ -713,6 +741,16 @@ fn project_candidate(a: ProjectArtifactRow) -> Candidate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn info_names_an_artifact_unless_a_package_has_the_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = crate::config::AamHome::at(dir.path().join("home"));
+        let ctx = Context::new(home, dir.path().to_path_buf());
+        assert_eq!(info_target(&ctx, "team/pdf-tools").unwrap(), InfoTarget::Artifact);
+        assert_eq!(info_target(&ctx, "pdf-tools").unwrap(), InfoTarget::Artifact);
+        assert_eq!(info_target(&ctx, "@team/tools").unwrap(), InfoTarget::Artifact);
+    }
 
     #[test]
     fn cursors_round_trip_and_reject_garbage() {
