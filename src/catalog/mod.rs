@@ -328,7 +328,7 @@ mod tests {
             committed_at: None,
         };
         let (id, _) = catalog
-            .add_indexed_source(&source, Some("main"), &commit('a'), std::iter::empty())
+            .add_indexed_source(&source, Some("main"), &commit('a'), std::iter::empty(), |_| {})
             .unwrap();
         let generation = catalog.generation().unwrap();
         let stale = catalog
@@ -357,7 +357,7 @@ mod tests {
             .unwrap();
         assert_eq!(catalog.generation().unwrap(), generation + 1);
         let duplicate = catalog
-            .add_indexed_source(&source, None, &commit('a'), std::iter::empty())
+            .add_indexed_source(&source, None, &commit('a'), std::iter::empty(), |_| {})
             .unwrap_err();
         assert_eq!(duplicate.code(), ErrorCode::SourceAlreadyExists);
     }
@@ -382,7 +382,7 @@ mod tests {
             committed_at: None,
         };
         catalog
-            .add_indexed_source(&source, Some("main"), &commit, std::iter::empty())
+            .add_indexed_source(&source, Some("main"), &commit, std::iter::empty(), |_| {})
             .unwrap();
         let analyzed = |catalog: &Catalog| -> i64 {
             catalog

@@ -342,6 +342,42 @@ fn the_index_follows_add_update_and_remove() {
     assert_eq!(index_generation(&env), catalog_generation(&env));
 }
 
+#[test]
+fn a_source_add_indexes_what_a_reindex_would() {
+    let env = TestEnv::new();
+    let first = ranking_repo(&env);
+    let second = env.repo("second");
+    let long_body = format!("{}\nreview {}", "ünïcode words ".repeat(3000), "tail ".repeat(10));
+    second
+        .write(
+            "skills/long/SKILL.md",
+            format!("---\nname: long\ndescription: A long review body\n---\n{long_body}"),
+        )
+        .write(
+            ".claude/agents/reviewer.md",
+            "---\nname: reviewer\n---\nNo description.\n",
+        )
+        .write("skills/plain/SKILL.md", skill("plain", "Nothing to review here"));
+    second.commit("c1");
+    env.json(&["source", "add", first.path()]);
+    env.json(&["source", "add", second.path()]);
+    assert_eq!(index_generation(&env), catalog_generation(&env));
+    let queries = ["review", "", "unicode", "tail", "words", "claude"];
+    let results = |env: &TestEnv| -> Vec<Value> {
+        queries
+            .iter()
+            .map(|q| env.json(&["search", q, "--limit", "100"]))
+            .collect()
+    };
+    let after_add = results(&env);
+    assert_eq!(
+        after_add[1]["total"], 13,
+        "every artifact of both sources is indexed once"
+    );
+    env.aam(&["--json", "catalog", "reindex"]).ok_json();
+    assert_eq!(results(&env), after_add, "a rebuild finds the same documents");
+}
+
 fn index_generation(env: &TestEnv) -> String {
     let meta = std::fs::read_to_string(env.home().join("index-v2/meta.json")).unwrap();
     let meta: Value = serde_json::from_str(&meta).unwrap();
