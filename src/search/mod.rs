@@ -415,10 +415,24 @@ impl IndexUpdater<'_> {
         self.commit(after)
     }
 
-    /// Whether the index reflects catalog generation `generation`, so that a write
-    /// from it can be followed document by document ([`Self::add`]).
-    pub fn is_at(&self, generation: u64) -> bool {
-        self.index.generation() == Some(generation)
+    /// Whether the index is what a rebuild at catalog generation `generation` would
+    /// make, so that a write from it can be followed document by document
+    /// ([`Self::add`]): it recorded that generation, or it is new and empty and the
+    /// catalog holds nothing to index (a first `source add`).
+    pub fn follows(&self, catalog: &Catalog, generation: u64) -> Result<bool> {
+        let recorded = self.index.generation();
+        if recorded == Some(generation) {
+            return Ok(true);
+        }
+        let segments = self
+            .index
+            .index
+            .searchable_segment_metas()
+            .map_err(|e| index_error(&self.index.dir, e))?;
+        Ok(recorded.is_none()
+            && segments.is_empty()
+            && catalog.count_listed(&Default::default())? == 0
+            && catalog.package_count()? == 0)
     }
 
     /// Adds the document of an artifact a catalog write in progress has just

@@ -87,7 +87,7 @@ pub(crate) fn streamed_write<T>(
     let Some(updater) = updater else {
         return write(catalog, &mut |_| {}).map(|(value, _, _)| value);
     };
-    if !updater.is_at(before) {
+    if !updater.follows(catalog, before).map_err(warn).unwrap_or(false) {
         let (value, change, after) = write(catalog, &mut |_| {})?;
         updater.apply(catalog, &change, before, after).map_err(warn).ok();
         return Ok(value);

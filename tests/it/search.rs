@@ -413,7 +413,10 @@ fn a_source_add_killed_at_any_instant_leaves_the_index_and_catalog_in_step() {
             total == 0 || total == 400,
             "killed after {delay_ms} ms: {total} documents"
         );
-        let rows = env.query("SELECT CAST(COUNT(*) AS TEXT) FROM artifacts WHERE removed_commit_id IS NULL", &[]);
+        let rows = env.query(
+            "SELECT CAST(COUNT(*) AS TEXT) FROM artifacts WHERE removed_commit_id IS NULL",
+            &[],
+        );
         assert_eq!(rows, [total.to_string()], "killed after {delay_ms} ms");
         assert_eq!(
             index_generation(&env),
