@@ -109,7 +109,7 @@ fn synthetic_catalog(work: &Path, artifacts: usize) -> PathBuf {
         })
     };
     let (_, outcome) = catalog
-        .add_indexed_source(&source, Some("main"), &commit, (0..artifacts).map(record))
+        .add_indexed_source(&source, Some("main"), &commit, (0..artifacts).map(record), |_| {})
         .unwrap();
     let members: Vec<(i64, String)> = outcome
         .written

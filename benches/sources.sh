@@ -9,11 +9,15 @@
 #   SIZES="10000" RUNS=3 benches/sources.sh     # one size, fewer runs
 #   OPS=lookups benches/sources.sh              # only the lookups (indexes each size once, untimed)
 #
+# `add` is printed beside the git floor measured in the same run (`git clone --bare`
+# of the corpus plus `git cat-file --batch-all-objects --batch`), with the ratio of
+# the medians and the peak RSS of the add runs.
 # OPS picks from: add scan list update lookups (default: all). The binary is built
 # into $CARGO_TARGET_DIR (default target/), or AAM_BIN names one to use as it is;
 # corpora live in target/bench/, kept between runs. Prints one line per measurement: min and median wall time over
 # RUNS runs, after the machine's load.
-# Targets (2-core machine): add 10k < 1.5 s; update bench-c1 -> bench-c2 < 0.15 s
+# Targets (2-core machine): add at most 1.5x the git floor at every size and at
+# most 150 MB peak at 100k (issue #16), add 10k < 1.5 s; update bench-c1 -> bench-c2 < 0.15 s
 # at every size; scan and list at 10k < 50 ms (issue #2); info and stats < 10 ms,
 # doctor and catalog check < 0.3 s at every size (issue #16).
 set -euo pipefail
@@ -33,6 +37,16 @@ mkdir -p "$work"
 . "$root/benches/timing.sh"
 uptime
 
+# git_floor REPO DEST: what git itself needs to copy a repository and read it all.
+git_floor() {
+  git clone -q --bare "$1" "$2" && git -C "$2" cat-file --batch-all-objects --batch > /dev/null
+}
+
+# median TIMES...: the median of the given millisecond figures.
+median() {
+  printf '%s\n' "$@" | sort -n | awk '{ t[NR] = $1 } END { print t[int((NR + 1) / 2)] }'
+}
+
 for n in $sizes; do
   corpus="$work/corpus-$n"
   if [ ! -d "$corpus/.git" ]; then
@@ -41,15 +55,23 @@ for n in $sizes; do
   fi
   home="$work/home-$n"
 
-  # add at bench-c2 (the full corpus), fresh home each run
+  # add at bench-c2 (the full corpus), fresh home each run, beside the git floor:
+  # a bare clone of the same repository plus reading every object it holds
   git -C "$corpus" reset -q --hard bench-c2
   if [[ $ops == *" add "* ]]; then
-    add=()
+    add=(); floor=(); peak=0
     for _ in $(seq "$runs"); do
+      rm -rf "$work/floor.git"
+      floor+=("$(time_ms git_floor "$corpus" "$work/floor.git")")
       rm -rf "$home"
-      add+=("$(AAM_HOME="$home" time_ms "$aam" source add "$corpus" --name bench)")
+      add+=("$(AAM_HOME="$home" time_ms /usr/bin/time -f %M -o "$work/rss" "$aam" source add "$corpus" --name bench)")
+      peak=$(( $(tail -1 "$work/rss") > peak ? $(tail -1 "$work/rss") : peak ))
     done
+    rm -rf "$work/floor.git"
+    report "git floor  n=$n" "${floor[@]}"
     report "add        n=$n" "${add[@]}"
+    awk -v a="$(median "${add[@]}")" -v f="$(median "${floor[@]}")" -v kb="$peak" -v n="$n" \
+      'BEGIN { printf "add/floor  n=%-34s median %.2fx the git floor   peak RSS %d MB\n", n, a / f, kb / 1024 }'
   else
     rm -rf "$home"
     AAM_HOME="$home" "$aam" source add "$corpus" --name bench > /dev/null

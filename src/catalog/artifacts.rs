@@ -3,6 +3,7 @@
 
 use rusqlite::{OptionalExtension, Transaction, params};
 
+use super::browse::{SEARCH_BODY_CHARS, SearchRow};
 use super::packages::{adjust_packaged, is_packaged};
 use super::skills::{frontmatter_of, full_tally, has_skills_under, problem_now, store_tally, stored_tally};
 use super::sources::{NewSource, insert_source};
@@ -154,19 +155,25 @@ pub struct ArtifactSummary {
 impl Catalog {
     /// Registers a source together with its first index, atomically. Artifacts
     /// stream in from `artifacts` (an error from it aborts the whole write), so
-    /// memory stays flat however large the source is.
+    /// memory stays flat however large the source is. `on_row` gets each written
+    /// artifact's search row as it is written, inside the transaction: the row
+    /// [`Catalog::for_each_search_row`] reads once the write commits, so the search
+    /// index can follow the write instead of reading it back afterwards.
     pub fn add_indexed_source(
         &mut self,
         source: &NewSource<'_>,
         resolved_ref: Option<&str>,
         commit: &CommitInfo,
         artifacts: impl Iterator<Item = Result<IndexedArtifact>>,
+        mut on_row: impl FnMut(SearchRow),
     ) -> Result<(i64, WriteOutcome)> {
         let tx = self.write()?;
         let source_id = insert_source(&tx, source)?;
         let mut writer = ChangeWriter::new(&tx, source_id, commit, true)?;
         for artifact in artifacts {
-            writer.write(&artifact?, "added")?;
+            let artifact = artifact?;
+            let id = writer.write(&artifact, "added")?;
+            on_row(search_row(id, source_id, source.name, writer.commit_id, artifact));
         }
         let mut outcome = writer.finish(resolved_ref)?;
         store_tally(&tx, source_id, &full_tally(&tx, source_id, source.scope_path)?)?;
@@ -433,6 +440,28 @@ fn live_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LiveArtifact> {
 }
 
 /// The schema's CHECK constraint guarantees one of the four kinds.
+/// The search row of an artifact just written as `id`, the same row
+/// [`Catalog::for_each_search_row`] reads back: the body is the text's first
+/// [`SEARCH_BODY_CHARS`] characters, as SQLite's `substr` counts them.
+fn search_row(id: i64, source_id: i64, source: &str, commit_id: i64, artifact: IndexedArtifact) -> SearchRow {
+    let mut body = artifact.text;
+    if let Some((end, _)) = body.char_indices().nth(SEARCH_BODY_CHARS as usize) {
+        body.truncate(end);
+    }
+    SearchRow {
+        id,
+        source_id,
+        source: source.to_string(),
+        kind: artifact.kind,
+        name: artifact.name,
+        platform: artifact.platform.map(|p| p.as_str().to_string()),
+        path: artifact.path,
+        description: artifact.description,
+        body,
+        changed_seq: commit_id,
+    }
+}
+
 pub(super) fn kind_from_sql(text: &str) -> ArtifactKind {
     ArtifactKind::parse(text).unwrap_or(ArtifactKind::Instruction)
 }
@@ -559,7 +588,8 @@ impl<'t> ChangeWriter<'t> {
     }
 
     /// Inserts or replaces an artifact (reviving one that had been removed).
-    fn write(&mut self, artifact: &IndexedArtifact, change: &str) -> Result<()> {
+    /// Writes one artifact, returning its id.
+    fn write(&mut self, artifact: &IndexedArtifact, change: &str) -> Result<i64> {
         let tx = self.tx;
         // A removed artifact coming back counts as packaged again if a package holds it.
         if !self.fresh && change == "added" {
@@ -684,7 +714,7 @@ impl<'t> ChangeWriter<'t> {
             self.outcome.added_by_kind[kind_index(artifact.kind)] += 1;
         }
         self.outcome.written.push(id);
-        Ok(())
+        Ok(id)
     }
 
     /// Keeps the artifact's new content in its version history: the version
@@ -787,5 +817,84 @@ impl<'t> ChangeWriter<'t> {
             )
             .map_err(db_error)?;
         Ok(self.outcome)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn artifact(i: usize, text: String, description: Option<&str>, platform: Option<Platform>) -> IndexedArtifact {
+        let path = format!("skills/s-{i}");
+        IndexedArtifact {
+            kind: ArtifactKind::Skill,
+            name: format!("Skill Ünïcode {i}"),
+            description: description.map(str::to_string),
+            platform,
+            main_file: format!("{path}/SKILL.md"),
+            content_path: format!("{path}/SKILL.md"),
+            link_paths: Vec::new(),
+            frontmatter_json: None,
+            has_vendor_agent: false,
+            warnings: Vec::new(),
+            content_digest: format!("{i:064x}"),
+            main_size: text.len() as u64,
+            main_sha256: None,
+            files: Vec::new(),
+            path,
+            text,
+            truncated: false,
+        }
+    }
+
+    #[test]
+    fn rows_handed_over_while_writing_are_the_rows_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut catalog = Catalog::open(&dir.path().join("c.db")).unwrap();
+        let source = NewSource {
+            name: "src",
+            kind: "git",
+            url: "https://example.invalid/o/r.git",
+            cache_key: "example.invalid/o/r",
+            ref_name: None,
+            scope_path: "",
+            is_default: false,
+        };
+        let commit = CommitInfo {
+            sha: "a".repeat(40),
+            tree_sha: "t".repeat(40),
+            committed_at: None,
+        };
+        let cap = SEARCH_BODY_CHARS as usize;
+        // Bodies around the cap, in one- to four-byte characters, and none at all.
+        let artifacts = vec![
+            artifact(0, String::new(), None, None),
+            artifact(1, "short body".into(), Some("One line"), Platform::ALL.first().copied()),
+            artifact(2, "é".repeat(cap + 3), Some("accents"), None),
+            artifact(
+                3,
+                format!("{}🦀🦀", "a".repeat(cap - 1)),
+                None,
+                Platform::ALL.last().copied(),
+            ),
+            artifact(4, "日本".repeat(cap / 2), Some(""), None),
+            artifact(5, "x".repeat(cap), None, None),
+        ];
+        let mut handed = Vec::new();
+        catalog
+            .add_indexed_source(&source, None, &commit, artifacts.into_iter().map(Ok), |row| {
+                handed.push(row)
+            })
+            .unwrap();
+        let mut read = Vec::new();
+        catalog
+            .for_each_search_row(crate::catalog::RowFilter::All, |row| {
+                read.push(row);
+                Ok(())
+            })
+            .unwrap();
+        read.sort_by_key(|r| r.id);
+        assert_eq!(handed.len(), 6);
+        assert_eq!(handed, read);
     }
 }

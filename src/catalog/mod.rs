@@ -346,7 +346,7 @@ mod tests {
         let source = test_data::source("x");
         let commit = test_data::commit;
         let (id, _) = catalog
-            .add_indexed_source(&source, Some("main"), &commit('a'), std::iter::empty())
+            .add_indexed_source(&source, Some("main"), &commit('a'), std::iter::empty(), |_| {})
             .unwrap();
         let generation = catalog.generation().unwrap();
         let stale = catalog
@@ -375,7 +375,7 @@ mod tests {
             .unwrap();
         assert_eq!(catalog.generation().unwrap(), generation + 1);
         let duplicate = catalog
-            .add_indexed_source(&source, None, &commit('a'), std::iter::empty())
+            .add_indexed_source(&source, None, &commit('a'), std::iter::empty(), |_| {})
             .unwrap_err();
         assert_eq!(duplicate.code(), ErrorCode::SourceAlreadyExists);
     }
@@ -388,7 +388,7 @@ mod tests {
         let source = test_data::source("x");
         let commit = test_data::commit('a');
         catalog
-            .add_indexed_source(&source, Some("main"), &commit, std::iter::empty())
+            .add_indexed_source(&source, Some("main"), &commit, std::iter::empty(), |_| {})
             .unwrap();
         let analyzed = |catalog: &Catalog| -> i64 {
             catalog

@@ -10,7 +10,10 @@
 //! tantivy's writer lock across their catalog write and the index update, so a
 //! reader that finds the index behind the catalog and cannot take the lock knows a
 //! writer is mid-way and searches what is there; one that can take the lock
-//! rebuilds. Readers never block writers.
+//! rebuilds. Readers never block writers. A writer that finds the index at the
+//! catalog's generation may add documents while its catalog transaction runs
+//! (`source add` does, so tantivy indexes beside SQLite); it commits the index only
+//! after the catalog committed and rolls the index back if the catalog write fails.
 //!
 //! A writer killed mid-way (kill -9, power loss) leaves the index one generation
 //! behind, which the next search or write repairs, and may leave tantivy's
@@ -410,6 +413,46 @@ impl IndexUpdater<'_> {
             }
         }
         self.commit(after)
+    }
+
+    /// Whether the index is what a rebuild at catalog generation `generation` would
+    /// make, so that a write from it can be followed document by document
+    /// ([`Self::add`]): it recorded that generation, or it is new and empty and the
+    /// catalog holds nothing to index (a first `source add`).
+    pub fn follows(&self, catalog: &Catalog, generation: u64) -> Result<bool> {
+        let recorded = self.index.generation();
+        if recorded == Some(generation) {
+            return Ok(true);
+        }
+        let segments = self
+            .index
+            .index
+            .searchable_segment_metas()
+            .map_err(|e| index_error(&self.index.dir, e))?;
+        Ok(recorded.is_none()
+            && segments.is_empty()
+            && catalog.count_listed(&Default::default())? == 0
+            && catalog.package_count()? == 0)
+    }
+
+    /// Adds the document of an artifact a catalog write in progress has just
+    /// written (the document a rebuild makes from the same row). Nothing is
+    /// visible before [`Self::commit_at`].
+    pub fn add(&self, row: SearchRow) -> Result<()> {
+        add_row(&self.writer, self.index.fields, row, &self.index.dir)
+    }
+
+    /// Commits the documents added since the lock was taken as the index of
+    /// catalog generation `generation`; call it once the catalog write committed.
+    pub fn commit_at(self, generation: u64) -> Result<()> {
+        self.commit(generation)
+    }
+
+    /// Drops the documents added since the lock was taken, for a catalog write
+    /// that failed; the index stays at the generation it was.
+    pub fn rollback(mut self) -> Result<()> {
+        self.writer.rollback().map_err(|e| index_error(&self.index.dir, e))?;
+        Ok(())
     }
 
     /// Replaces every document with the catalog's live artifacts.

@@ -27,7 +27,7 @@ use serde::de::DeserializeOwned;
 pub use crate::sources::{qualified_name, split_qualified};
 pub use context::{Context, PooledCatalog};
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, SearchRow};
 use crate::error::{Error, ErrorCode, Result};
 use crate::packages::registry::Registry;
 use crate::search::IndexChange;
@@ -66,6 +66,54 @@ pub(crate) fn indexed_write<T>(
         warn(e);
     }
     Ok(value)
+}
+
+/// [`indexed_write`] for a write that hands over each artifact's search row as it
+/// writes it (a new source): the rows go to the index writer while the catalog
+/// transaction runs, so tantivy indexes beside SQLite instead of after it. The
+/// index commits only after the catalog did, and is rolled back when the catalog
+/// write fails. When the index is not at the catalog's generation beforehand, the
+/// rows are dropped and the index is brought along afterwards (a rebuild).
+pub(crate) fn streamed_write<T>(
+    ctx: &Context,
+    catalog: &mut Catalog,
+    write: impl FnOnce(&mut Catalog, &mut dyn FnMut(SearchRow)) -> Result<(T, IndexChange, u64)>,
+) -> Result<T> {
+    ctx.cancel.check()?;
+    let warn = |e: Error| tracing::warn!("search index not updated ({e}); the next search rebuilds it");
+    let index = ctx.search_index().map_err(warn).ok();
+    let updater = index.as_ref().and_then(|i| i.writer().map_err(warn).ok());
+    let before = catalog.generation()?;
+    let Some(updater) = updater else {
+        return write(catalog, &mut |_| {}).map(|(value, _, _)| value);
+    };
+    if !updater.follows(catalog, before).map_err(warn).unwrap_or(false) {
+        let (value, change, after) = write(catalog, &mut |_| {})?;
+        updater.apply(catalog, &change, before, after).map_err(warn).ok();
+        return Ok(value);
+    }
+    // An index error stops the feeding but not the catalog write, which stands alone.
+    let mut failed = None;
+    let written = write(catalog, &mut |row| {
+        if failed.is_none()
+            && let Err(e) = updater.add(row)
+        {
+            failed = Some(e);
+        }
+    });
+    let outcome = match (written, failed) {
+        (Ok((value, _, after)), None) => {
+            updater.commit_at(after).map_err(warn).ok();
+            return Ok(value);
+        }
+        (Ok((value, _, _)), Some(e)) => {
+            warn(e);
+            Ok(value)
+        }
+        (Err(e), _) => Err(e),
+    };
+    updater.rollback().map_err(warn).ok();
+    outcome
 }
 
 /// Mirrors every package of `registry` (configured as `name`) into the catalog

@@ -10,7 +10,7 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Context, Example, Expect, Risk, Tool, indexed_write};
+use super::{Context, Example, Expect, Risk, Tool, indexed_write, streamed_write};
 use crate::catalog::{Catalog, CommitInfo, NewSource, SourceRecord};
 use crate::error::{Error, ErrorBody, ErrorCode, Result};
 use crate::scan::ArtifactKind;
@@ -245,10 +245,10 @@ impl Tool for SourceAdd {
             scope_path: &spec.scope,
             is_default: false,
         };
-        let outcome = indexed_write(ctx, &mut catalog, |catalog| {
+        let outcome = streamed_write(ctx, &mut catalog, |catalog, on_row| {
             let (_, outcome) = std::thread::scope(|scope| {
                 let artifacts = snapshot.read_on_thread(scope, &detection, ctx.progress.as_ref(), &ctx.cancel);
-                catalog.add_indexed_source(&new_source, Some(&fetched.resolved_ref), &commit, artifacts)
+                catalog.add_indexed_source(&new_source, Some(&fetched.resolved_ref), &commit, artifacts, on_row)
             })?;
             let change = IndexChange::Artifacts {
                 written: outcome.written.clone(),

@@ -342,6 +342,96 @@ fn the_index_follows_add_update_and_remove() {
     assert_eq!(index_generation(&env), catalog_generation(&env));
 }
 
+#[test]
+fn a_source_add_indexes_what_a_reindex_would() {
+    let env = TestEnv::new();
+    let first = ranking_repo(&env);
+    let second = env.repo("second");
+    let long_body = format!("{}\nreview {}", "ünïcode words ".repeat(3000), "tail ".repeat(10));
+    second
+        .write(
+            "skills/long/SKILL.md",
+            format!("---\nname: long\ndescription: A long review body\n---\n{long_body}"),
+        )
+        .write(
+            ".claude/agents/reviewer.md",
+            "---\nname: reviewer\n---\nNo description.\n",
+        )
+        .write("skills/plain/SKILL.md", skill("plain", "Nothing to review here"));
+    second.commit("c1");
+    env.json(&["source", "add", first.path()]);
+    env.json(&["source", "add", second.path()]);
+    assert_eq!(index_generation(&env), catalog_generation(&env));
+    let queries = ["review", "", "unicode", "tail", "words", "claude"];
+    let results = |env: &TestEnv| -> Vec<Value> {
+        queries
+            .iter()
+            .map(|q| env.json(&["search", q, "--limit", "100"]))
+            .collect()
+    };
+    let after_add = results(&env);
+    assert_eq!(
+        after_add[1]["total"], 13,
+        "every artifact of both sources is indexed once"
+    );
+    env.aam(&["--json", "catalog", "reindex"]).ok_json();
+    assert_eq!(results(&env), after_add, "a rebuild finds the same documents");
+}
+
+#[test]
+fn a_source_add_killed_at_any_instant_leaves_the_index_and_catalog_in_step() {
+    let env = TestEnv::new();
+    let repo = env.repo("many");
+    for i in 0..400 {
+        repo.write(
+            &format!("skills/s-{i:03}/SKILL.md"),
+            skill(
+                &format!("s-{i:03}"),
+                &format!("Skill number {i} {}", "filler ".repeat(50)),
+            ),
+        );
+    }
+    repo.commit("c1");
+    let mut outcomes = std::collections::BTreeSet::new();
+    for delay_ms in [0, 10, 30, 60, 100, 150, 250, 400, 700, 1200] {
+        let _ = std::fs::remove_dir_all(env.home());
+        let mut add = std::process::Command::new(env!("CARGO_BIN_EXE_aam"))
+            .args(["source", "add", repo.path()])
+            .env("AAM_HOME", env.home())
+            .env("HOME", env.user_home())
+            .env_remove("AAM_LOG")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = add.kill();
+        add.wait().unwrap();
+        // The next search repairs what the kill left; it finds the old catalog or the new one.
+        let total = env.json(&["search", "", "--limit", "1"])["total"].as_u64().unwrap();
+        assert!(
+            total == 0 || total == 400,
+            "killed after {delay_ms} ms: {total} documents"
+        );
+        let rows = env.query(
+            "SELECT CAST(COUNT(*) AS TEXT) FROM artifacts WHERE removed_commit_id IS NULL",
+            &[],
+        );
+        assert_eq!(rows, [total.to_string()], "killed after {delay_ms} ms");
+        assert_eq!(
+            index_generation(&env),
+            catalog_generation(&env),
+            "killed after {delay_ms} ms"
+        );
+        outcomes.insert(total);
+    }
+    // A kill that landed after the add finished says nothing; at least one must land mid-way.
+    assert!(
+        outcomes.contains(&0),
+        "no kill landed before the add committed: {outcomes:?}"
+    );
+}
+
 fn index_generation(env: &TestEnv) -> String {
     let meta = std::fs::read_to_string(env.home().join("index-v2/meta.json")).unwrap();
     let meta: Value = serde_json::from_str(&meta).unwrap();
