@@ -162,7 +162,7 @@ mod tests {
             ],
         );
         let (id, _) = catalog
-            .add_indexed_source(&source, None, &commit('a'), std::iter::once(Ok(v1)))
+            .add_indexed_source(&source, None, &commit('a'), std::iter::once(Ok(v1)), |_| {})
             .unwrap();
         let [old] = catalog.versions_with_file("one", 10).unwrap()[..] else {
             panic!("one version holds `one`")
