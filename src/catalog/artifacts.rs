@@ -851,20 +851,8 @@ mod tests {
     fn rows_handed_over_while_writing_are_the_rows_read_back() {
         let dir = tempfile::tempdir().unwrap();
         let mut catalog = Catalog::open(&dir.path().join("c.db")).unwrap();
-        let source = NewSource {
-            name: "src",
-            kind: "git",
-            url: "https://example.invalid/o/r.git",
-            cache_key: "example.invalid/o/r",
-            ref_name: None,
-            scope_path: "",
-            is_default: false,
-        };
-        let commit = CommitInfo {
-            sha: "a".repeat(40),
-            tree_sha: "t".repeat(40),
-            committed_at: None,
-        };
+        let source = crate::catalog::test_data::source("src");
+        let commit = crate::catalog::test_data::commit('a');
         let cap = SEARCH_BODY_CHARS as usize;
         // Bodies around the cap, in one- to four-byte characters, and none at all.
         let artifacts = vec![
