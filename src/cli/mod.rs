@@ -1,9 +1,9 @@
 //! The command-line front end: parse arguments, call one tool, render its output.
 //!
 //! Each group of commands has its file (`source`, `pkg`, `registry`, `catalog`,
-//! `config`, `search`, `info`, `list`, `audit`, `setup`) holding one clap `Args`
-//! struct per command, its conversion into the tool input and its renderer; the
-//! match here only dispatches. No business logic lives here. `--json` prints
+//! `config`, `search`, `info`, `list`, `audit`, `setup`, `install`) holding one clap `Args`
+//! struct per command, its conversion into the tool input and its renderer (the
+//! install family's renderers are still in `render.rs`); the match here only dispatches. No business logic lives here. `--json` prints
 //! exactly the tool's output type; otherwise output is rendered for people. Data
 //! goes to stdout; progress, warnings, logs and errors go to stderr. Exit codes:
 //! 0 ok, 1 a failure the user can act on, 2 a usage or internal error; a closed
@@ -14,6 +14,7 @@ mod catalog;
 mod config;
 mod help;
 mod info;
+mod install;
 mod list;
 mod mcp;
 mod pkg;
@@ -36,13 +37,8 @@ use crate::audit::Severity;
 use crate::config::AamHome;
 use crate::error::{Error, Result};
 use crate::scan::{ArtifactKind, Platform};
+use crate::tools::Context;
 use crate::tools::artifacts::shell_word;
-use crate::tools::install::{
-    Adopt, AdoptInput, Diff, Install, InstallInput, Inventory, InventoryInput, OnEdited, Outdated, OutdatedInput,
-    Uninstall, UninstallInput, Upgrade, UpgradeInput, UpgradeOutput, UpgradeStatus, Verify, VerifyAll, VerifyAllInput,
-    VerifyInput,
-};
-use crate::tools::{Context, invoke};
 
 /// Catalog AI-agent artifacts (skills, agents, prompts, instructions) from git sources.
 #[derive(Debug, Parser)]
@@ -70,110 +66,25 @@ enum Command {
     /// List installed packages, or (`--available`) the artifacts sources offer.
     List(list::ListArgs),
     /// Install packages or artifacts and deploy them to agent platforms; with no arguments, restore what `.aam/aam-lock.yaml` records.
-    Install {
-        /// `name`, `name@constraint`, `@scope/name@1.2`, `source/artifact`, an artifact name, a folder or a `.aam` file (none: restore the lock file).
-        specs: Vec<String>,
-        /// Platform to deploy to (repeatable): an agent id (`aam agents` lists them) such as cursor, claude-code, github-copilot, codex, gemini-cli.
-        #[arg(long = "platform", value_name = "PLATFORM", value_parser = platform_arg)]
-        platforms: Vec<Platform>,
-        /// Keep the package copy and lock entry only; deploy nothing.
-        #[arg(long)]
-        no_deploy: bool,
-        /// Install again even when installed; replace files edited since install and files aam did not write.
-        #[arg(long, conflicts_with = "backup")]
-        force: bool,
-        /// Save files edited since install to $AAM_HOME/backups/ before replacing them.
-        #[arg(long)]
-        backup: bool,
-        /// Show what would be installed, change nothing.
-        #[arg(long)]
-        dry_run: bool,
-        /// Install into your home folder (e.g. ~/.claude) instead of the project.
-        #[arg(short = 'g', long = "global")]
-        global: bool,
-        /// Fail instead of waiting when another aam command is changing the project.
-        #[arg(long)]
-        no_wait: bool,
-        /// Let findings of this content-audit rule through the `audit.block` policy (repeatable; see `aam audit`).
-        #[arg(long = "allow-finding", value_name = "RULE_ID")]
-        allow_findings: Vec<String>,
-        /// With no arguments: fail instead of changing the lock file (CI: install exactly what it records).
-        #[arg(long)]
-        frozen: bool,
-        /// Never fetch: use only what is in $AAM_HOME; fail when something is missing.
-        #[arg(long)]
-        offline: bool,
-    },
+    Install(install::InstallArgs),
     /// Remove an installed package and undeploy it.
-    Uninstall {
-        /// Package name.
-        package: String,
-        /// Remove files even when edited since install.
-        #[arg(long)]
-        force: bool,
-        /// Uninstall from your home folder.
-        #[arg(short = 'g', long = "global")]
-        global: bool,
-        /// Fail instead of waiting when another aam command is changing the project.
-        #[arg(long)]
-        no_wait: bool,
-    },
+    Uninstall(install::UninstallArgs),
     /// Check installed files against the lock file's checksums.
-    Verify {
-        /// Package name.
-        #[arg(required_unless_present = "all")]
-        package: Option<String>,
-        /// Verify every installed package.
-        #[arg(long, conflicts_with = "package")]
-        all: bool,
-        /// Check the home-folder installs.
-        #[arg(short = 'g', long = "global")]
-        global: bool,
-    },
+    Verify(install::VerifyArgs),
     /// List every artifact in the agents' folders: installed by aam (clean or
     /// edited) or untracked, with the origin of untracked ones found by content.
-    Inventory {
-        /// List the home folder's agent folders.
-        #[arg(short = 'g', long = "global")]
-        global: bool,
-    },
+    Inventory(install::InventoryArgs),
     /// Record untracked artifacts `aam inventory` identified in the lock file,
     /// with their origin, without rewriting them.
-    Adopt {
-        /// Artifacts to adopt, by name or location.
-        #[arg(required_unless_present = "all")]
-        names: Vec<String>,
-        /// Adopt every untracked artifact whose origin is found.
-        #[arg(long, conflicts_with = "names")]
-        all: bool,
-        /// Adopt in your home folder.
-        #[arg(short = 'g', long = "global")]
-        global: bool,
-        /// Show what would be recorded, change nothing.
-        #[arg(long)]
-        dry_run: bool,
-        /// Fail instead of waiting when another aam command is changing the project.
-        #[arg(long)]
-        no_wait: bool,
-    },
+    Adopt(install::AdoptArgs),
     /// Show a unified diff of installed files edited since install.
-    Diff {
-        /// Package name.
-        package: String,
-        /// Check the home-folder installs.
-        #[arg(short = 'g', long = "global")]
-        global: bool,
-    },
+    Diff(install::DiffArgs),
     /// Show which installed packages have newer content or versions.
-    Outdated {
-        /// Check the home-folder installs.
-        #[arg(short = 'g', long = "global")]
-        global: bool,
-    },
+    Outdated(install::OutdatedArgs),
     /// List what the content audit found in artifacts: hidden text, agent-aimed instructions, risky commands, secrets.
     Audit(audit::AuditArgs),
     /// Upgrade outdated packages, protecting local edits.
-    Upgrade(UpgradeArgs),
+    Upgrade(install::UpgradeArgs),
     /// Maintain the catalog.
     #[command(subcommand)]
     Catalog(catalog::CatalogCommand),
@@ -206,45 +117,6 @@ enum Command {
     /// Call any tool directly, without MCP.
     #[command(subcommand)]
     Tool(tools::ToolCommand),
-}
-
-/// A `--merge` mode of `aam upgrade`.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-enum MergeArg {
-    /// Merge; a conflict leaves the package as it is.
-    Clean,
-    /// Merge, writing conflicts with markers.
-    Markers,
-}
-
-/// `aam upgrade`.
-#[derive(Debug, clap::Args)]
-struct UpgradeArgs {
-    /// Package to upgrade (default: every outdated one).
-    package: Option<String>,
-    /// Show what would change, change nothing.
-    #[arg(long)]
-    dry_run: bool,
-    /// Overwrite files edited since install.
-    #[arg(long, conflicts_with = "backup")]
-    force: bool,
-    /// Back edited files up to $AAM_HOME/backups/ before overwriting them.
-    #[arg(long)]
-    backup: bool,
-    /// Merge edited files with the new version (three-way); `--merge=markers`
-    /// writes overlapping changes with conflict markers instead of skipping.
-    #[arg(long, value_name = "MODE", num_args = 0..=1, require_equals = true,
-          default_missing_value = "clean", conflicts_with_all = ["force", "backup"])]
-    merge: Option<MergeArg>,
-    /// Upgrade the home-folder installs.
-    #[arg(short = 'g', long = "global")]
-    global: bool,
-    /// Fail instead of waiting when another aam command is changing the project.
-    #[arg(long)]
-    no_wait: bool,
-    /// Let findings of this content-audit rule through the `audit.block` policy (repeatable; see `aam audit`).
-    #[arg(long = "allow-finding", value_name = "RULE_ID")]
-    allow_findings: Vec<String>,
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -377,102 +249,15 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Doctor(args) => setup::doctor(&ctx, &out, args),
         Command::Agents(args) => setup::agents(&ctx, &out, args),
         Command::Completions { shell } => completions(shell),
-        Command::Install {
-            specs,
-            platforms,
-            no_deploy,
-            force,
-            backup,
-            dry_run,
-            global,
-            no_wait,
-            allow_findings,
-            frozen,
-            offline,
-        } => {
-            let input = InstallInput {
-                specs,
-                platforms,
-                no_deploy,
-                force,
-                backup,
-                dry_run,
-                global,
-                no_wait,
-                allow_findings,
-                frozen,
-                offline,
-            };
-            let output = invoke::<Install>(&ctx, input)?;
-            out.emit(&output, render::installed_packages)?;
-            Ok(if output.kept_edits() { 1 } else { 0 })
-        }
-        Command::Uninstall {
-            package,
-            force,
-            global,
-            no_wait,
-        } => {
-            let input = UninstallInput {
-                package,
-                force,
-                global,
-                no_wait,
-            };
-            let output = invoke::<Uninstall>(&ctx, input)?;
-            if !out.json && !output.dependents.is_empty() {
-                let dependents: Vec<String> = output.dependents.iter().map(|d| format!("`{d}`")).collect();
-                eprintln!(
-                    "warning: `{}` is still needed by {}; reinstall it, or uninstall them too",
-                    output.removed,
-                    dependents.join(", ")
-                );
-            }
-            out.emit(&output, render::uninstalled)
-        }
-        Command::Verify { package, all, global } => {
-            let clean = match (package, all) {
-                (Some(package), _) => {
-                    let output = invoke::<Verify>(&ctx, VerifyInput { package, global })?;
-                    out.emit(&output, render::verified)?;
-                    output.is_clean
-                }
-                (None, _) => {
-                    let output = invoke::<VerifyAll>(&ctx, VerifyAllInput { global })?;
-                    out.emit(&output, render::verified_all)?;
-                    output.is_clean
-                }
-            };
-            Ok(if clean { 0 } else { 1 })
-        }
-        Command::Inventory { global } => out.emit(
-            &invoke::<Inventory>(&ctx, InventoryInput { global })?,
-            render::inventory,
-        ),
-        Command::Adopt {
-            names,
-            all,
-            global,
-            dry_run,
-            no_wait,
-        } => {
-            let input = AdoptInput {
-                names,
-                all,
-                global,
-                dry_run,
-                no_wait,
-            };
-            out.emit(&invoke::<Adopt>(&ctx, input)?, render::adopted)
-        }
-        Command::Diff { package, global } => {
-            out.emit(&invoke::<Diff>(&ctx, VerifyInput { package, global })?, render::diffed)
-        }
+        Command::Install(args) => install::install(&ctx, &out, args),
+        Command::Uninstall(args) => install::uninstall(&ctx, &out, args),
+        Command::Verify(args) => install::verify(&ctx, &out, args),
+        Command::Inventory(args) => install::inventory(&ctx, &out, args),
+        Command::Adopt(args) => install::adopt(&ctx, &out, args),
+        Command::Diff(args) => install::diff(&ctx, &out, args),
         Command::Audit(args) => audit::run(&ctx, &out, args),
-        Command::Outdated { global } => {
-            out.emit(&invoke::<Outdated>(&ctx, OutdatedInput { global })?, render::outdated)
-        }
-        Command::Upgrade(args) => run_upgrade(&ctx, &out, args),
+        Command::Outdated(args) => install::outdated(&ctx, &out, args),
+        Command::Upgrade(args) => install::upgrade(&ctx, &out, args),
         Command::Pkg(command) => pkg::run(&ctx, &out, command),
         Command::Registry(command) => registry::run(&ctx, &out, command),
         Command::Config(command) => config::run(&ctx, &out, command),
@@ -480,76 +265,6 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Tools(command) => tools::run_tools(command),
         Command::Tool(command) => tools::run_tool(command),
     }
-}
-
-fn run_upgrade(ctx: &Context, out: &Output, args: UpgradeArgs) -> Result<i32> {
-    let UpgradeArgs {
-        package,
-        dry_run,
-        force,
-        backup,
-        merge,
-        global,
-        no_wait,
-        allow_findings,
-    } = args;
-    let chosen = if force {
-        OnEdited::Force
-    } else if let Some(mode) = merge {
-        match mode {
-            MergeArg::Markers => OnEdited::MergeMarkers,
-            MergeArg::Clean => OnEdited::Merge,
-        }
-    } else if backup {
-        OnEdited::Backup
-    } else {
-        OnEdited::Skip
-    };
-    let input = |package: Option<String>, on_edited, dry_run| UpgradeInput {
-        package,
-        on_edited,
-        dry_run,
-        global,
-        no_wait,
-        allow_findings: allow_findings.clone(),
-    };
-    // On a terminal, ask per package what to do with edited files.
-    let output = if !dry_run && !force && !backup && merge.is_none() && interactive(out) {
-        let plan = invoke::<Upgrade>(ctx, input(package.clone(), OnEdited::Skip, true))?;
-        let mut reports = Vec::new();
-        let mut audit_warnings = plan.audit_warnings;
-        for report in plan.packages {
-            if report.status != UpgradeStatus::WouldUpgrade {
-                reports.push(report);
-                continue;
-            }
-            let on_edited = if report.modified_files.is_empty() {
-                OnEdited::Skip
-            } else {
-                prompts::on_edited(ctx, &report, global)?
-            };
-            let done = invoke::<Upgrade>(ctx, input(Some(report.name.clone()), on_edited, false))?;
-            reports.extend(done.packages);
-            audit_warnings.extend(
-                done.audit_warnings
-                    .into_iter()
-                    .filter(|w| !audit_warnings.contains(w))
-                    .collect::<Vec<_>>(),
-            );
-        }
-        UpgradeOutput {
-            packages: reports,
-            audit_warnings,
-        }
-    } else {
-        invoke::<Upgrade>(ctx, input(package, chosen, dry_run))?
-    };
-    let failed = output
-        .packages
-        .iter()
-        .any(|p| matches!(p.status, UpgradeStatus::Failed | UpgradeStatus::Skipped));
-    out.emit(&output, render::upgraded)?;
-    Ok(if failed { 1 } else { 0 })
 }
 
 /// Prints shell completions for `shell`, with the described flags.
