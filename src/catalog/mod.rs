@@ -71,10 +71,21 @@ impl Catalog {
         // Statement journals and sorts stay in memory, and a large write keeps its
         // pages in a 16 MiB cache instead of spilling them to the WAL mid-transaction.
         conn.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
+            "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
              PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16384;",
         )
         .map_err(|e| open_error(path, e))?;
+        // WAL is a property of the file, set once; processes opening a new catalog
+        // at the same moment switch it one at a time (SQLite answers a concurrent
+        // switch with BUSY at once, without waiting).
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .map_err(|e| open_error(path, e))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            let _lock = migrate_lock(path)?;
+            conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
+                .map_err(|e| open_error(path, e))?;
+        }
         #[cfg(test)]
         plans::record_statements(&mut conn);
         migrate(&mut conn, path)?;
@@ -181,14 +192,7 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
     }
     // Processes that find the catalog new or old migrate one at a time: the
     // first does the work, the others find it done.
-    let lock_path = path.with_extension("migrate-lock");
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(|e| Error::io("open", &lock_path, e))?;
-    lock.lock().map_err(|e| Error::io("lock", &lock_path, e))?;
+    let _lock = migrate_lock(path)?;
     if check_version(conn, path, latest)? {
         return Ok(());
     }
@@ -201,6 +205,20 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
         .with_source(e)
     })?;
     skills::tally_uncounted(conn)
+}
+
+/// The lock (on `catalog.migrate-lock`) that processes setting the catalog up
+/// take in turn; released when dropped.
+fn migrate_lock(path: &Path) -> Result<std::fs::File> {
+    let lock_path = path.with_extension("migrate-lock");
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| Error::io("open", &lock_path, e))?;
+    lock.lock().map_err(|e| Error::io("lock", &lock_path, e))?;
+    Ok(lock)
 }
 
 /// Whether the catalog is at the `latest` schema version; an error when it is newer.
