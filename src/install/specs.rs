@@ -236,14 +236,7 @@ pub(super) fn source_package(
     commit: &str,
     artifacts: Vec<LockedArtifact>,
 ) -> Result<Prepared> {
-    gathered.provenance = crate::packages::manifest::Provenance {
-        source_type: Some("remote_git".to_string()),
-        source_url: Some(url.to_string()),
-        source_ref: None,
-        source_path: None,
-        source_commit: Some(commit.to_string()),
-        fetched_at: None,
-    };
+    gathered.provenance = crate::packages::manifest::Provenance::remote_git_at(url, commit);
     let chosen = &gathered.chosen[0];
     let version = format!("0.0.0+{}", crate::sources::short_id(commit));
     let built = assemble(&gathered, &artifact_file_name(&chosen.name), &version, None, Vec::new())?;

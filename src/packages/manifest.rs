@@ -153,6 +153,19 @@ pub struct Provenance {
     pub fetched_at: Option<String>,
 }
 
+impl Provenance {
+    /// A git repository at one commit, and nothing that changes between fetches
+    /// (so one commit always makes the same manifest).
+    pub fn remote_git_at(url: &str, commit: &str) -> Self {
+        Self {
+            source_type: Some("remote_git".to_string()),
+            source_url: Some(url.to_string()),
+            source_commit: Some(commit.to_string()),
+            ..Self::default()
+        }
+    }
+}
+
 /// Digests of the package's files.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
