@@ -7,7 +7,7 @@ use rusqlite::{OptionalExtension, params};
 
 use super::{Catalog, db_error, now_timestamp};
 use crate::error::Result;
-use crate::project::tree::{FileStat, Tree};
+use crate::project::tree::{FileStat, Recorded};
 use crate::scan::ArtifactKind;
 
 /// One of a project's own artifacts as the catalog keeps it.
@@ -27,15 +27,15 @@ pub struct ProjectArtifactRow {
     pub has_vendor_agent: bool,
 }
 
-/// A project's recorded tree, as the last refresh left it.
+/// A project's record, as the last refresh left it.
 #[derive(Debug, Clone, Default)]
 pub struct StoredProject {
     /// Row id.
     pub id: i64,
     /// Bumped by every refresh.
     pub version: i64,
-    /// Folders and files with their stat data.
-    pub tree: Tree,
+    /// Folders and files with their stat data, in no particular order.
+    pub entries: Vec<(String, Recorded)>,
 }
 
 /// What one refresh changes, written in one transaction.
@@ -90,7 +90,7 @@ fn artifact_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ProjectArtifactR
 }
 
 impl Catalog {
-    /// The recorded tree of the project at `root` (canonical), if it was ever refreshed.
+    /// The record of the project at `root` (canonical), if it was ever refreshed.
     pub fn stored_project(&self, root: &str) -> Result<Option<StoredProject>> {
         let head: Option<(i64, i64)> = self
             .conn
@@ -102,17 +102,16 @@ impl Catalog {
         let Some((id, version)) = head else {
             return Ok(None);
         };
-        let mut tree = Tree::default();
+        let mut entries = Vec::new();
         let mut stmt = self
             .conn
             .prepare_cached("SELECT path, mtime_ns FROM project_dirs WHERE project_id = ?1")
             .map_err(db_error)?;
         let rows = stmt
-            .query_map([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+            .query_map([id], |r| Ok((r.get::<_, String>(0)?, Recorded::Dir(r.get(1)?))))
             .map_err(db_error)?;
         for row in rows {
-            let (path, mtime) = row.map_err(db_error)?;
-            tree.dirs.insert(path, mtime);
+            entries.push(row.map_err(db_error)?);
         }
         let mut stmt = self
             .conn
@@ -122,19 +121,18 @@ impl Catalog {
             .query_map([id], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
-                    FileStat {
+                    Recorded::File(FileStat {
                         size: r.get::<_, i64>(1)? as u64,
                         mtime_ns: r.get(2)?,
                         inode: r.get::<_, i64>(3)? as u64,
-                    },
+                    }),
                 ))
             })
             .map_err(db_error)?;
         for row in rows {
-            let (path, stat) = row.map_err(db_error)?;
-            tree.files.insert(path, stat);
+            entries.push(row.map_err(db_error)?);
         }
-        Ok(Some(StoredProject { id, version, tree }))
+        Ok(Some(StoredProject { id, version, entries }))
     }
 
     /// Every artifact recorded for project `id`, by kind then path.

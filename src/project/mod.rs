@@ -1,14 +1,15 @@
 //! The user's project: its root folder and its own artifacts, detected in the
 //! working tree with the same rules as sources. [`tree`] keeps the tree's stat
 //! data current; [`changes`] turns a refreshed tree into the catalog rows that
-//! moved, reading only main files that are new or changed. Writes nothing.
+//! moved, reading only main files that are new or changed; [`current`] brings
+//! the catalog's record up to date through them.
 
 pub mod tree;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use crate::catalog::{ProjectArtifactRow, ProjectChanges};
+use crate::catalog::{Catalog, ProjectArtifactRow, ProjectChanges};
 use crate::error::{Error, ErrorCode, Result};
 use crate::scan::{self, ArtifactKind};
 use tree::Tree;
@@ -105,6 +106,33 @@ pub fn check_root(root: &Path) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// The catalog's record of the project at `root`, brought up to date first and
+/// its row id returned. The recorded stat data is checked against the disk; when
+/// something moved, only what moved is read again and the changes are written in
+/// one transaction. Refuses a disk root or the home folder, and a tree past the
+/// bound, unless `large`.
+pub fn current(catalog: &mut Catalog, root: &Path, large: bool) -> Result<i64> {
+    if !large {
+        check_root(root)?;
+    }
+    let key = key(root);
+    let max_entries = if large { usize::MAX } else { max_entries() };
+    let Some(stored) = catalog.stored_project(&key)? else {
+        let tree = tree::walk(root, max_entries)?;
+        return catalog.record_project(&key, None, &changes(root, None, &tree, &[]));
+    };
+    if !tree::any_moved(root, &stored.entries)? {
+        return Ok(stored.id);
+    }
+    let recorded = Tree::from_recorded(stored.entries);
+    let Some(now) = tree::refresh(root, &recorded, max_entries)? else {
+        return Ok(stored.id);
+    };
+    let known = catalog.project_artifacts(stored.id)?;
+    let moved = changes(root, Some(&recorded), &now, &known);
+    catalog.record_project(&key, Some(stored.version), &moved)
 }
 
 /// What brings the catalog's record of the project at `root` from `old` (with
@@ -277,6 +305,28 @@ mod tests {
         assert!(!third.dirs.contains_key("skills/a") && !third.files.contains_key("skills/a/SKILL.md"));
         let gone = changes(dir.path(), Some(&second), &third, &added.artifacts_set);
         assert_eq!(gone.artifacts_removed, [(ArtifactKind::Skill, "skills/a".to_string())]);
+
+        let entries = |t: &Tree| -> Vec<(String, tree::Recorded)> {
+            let dirs = t.dirs.iter().map(|(p, m)| (p.clone(), tree::Recorded::Dir(*m)));
+            let files = t.files.iter().map(|(p, f)| (p.clone(), tree::Recorded::File(*f)));
+            dirs.chain(files).collect()
+        };
+        age(dir.path());
+        let settled = tree::walk(dir.path(), 100).unwrap();
+        assert_eq!(Tree::from_recorded(entries(&settled)), settled);
+        assert!(
+            !tree::any_moved(dir.path(), &entries(&settled)).unwrap(),
+            "nothing moved"
+        );
+        std::fs::write(dir.path().join("skills/b/SKILL.md"), "---\nname: b3\n---\n").unwrap();
+        assert!(
+            tree::any_moved(dir.path(), &entries(&settled)).unwrap(),
+            "an edit in place"
+        );
+        age(dir.path());
+        let settled = tree::walk(dir.path(), 100).unwrap();
+        std::fs::create_dir(dir.path().join("skills/d")).unwrap();
+        assert!(tree::any_moved(dir.path(), &entries(&settled)).unwrap(), "a new folder");
 
         let err = tree::walk(dir.path(), 3).unwrap_err();
         assert_eq!(err.code(), ErrorCode::ProjectTooLarge);

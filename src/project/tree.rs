@@ -58,6 +58,56 @@ impl Tree {
     }
 }
 
+/// One recorded folder or file, as the catalog hands it back for a check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    /// A folder with its recorded mtime (`-1` when too recent to trust).
+    Dir(i64),
+    /// A file with its recorded stat data.
+    File(FileStat),
+}
+
+impl Tree {
+    /// The tree made of recorded entries.
+    pub fn from_recorded(entries: Vec<(String, Recorded)>) -> Self {
+        let mut tree = Tree::default();
+        for (path, entry) in entries {
+            match entry {
+                Recorded::Dir(mtime) => {
+                    tree.dirs.insert(path, mtime);
+                }
+                Recorded::File(stat) => {
+                    tree.files.insert(path, stat);
+                }
+            }
+        }
+        tree
+    }
+}
+
+/// Whether anything recorded moved on disk: every entry lstat()ed (over all
+/// cores, relative to the open root) and compared with its record, with no map
+/// built. The common call changes nothing and stops here; otherwise
+/// [`refresh`] finds out what moved.
+pub fn any_moved(root: &Path, entries: &[(String, Recorded)]) -> Result<bool> {
+    let now = now_ns();
+    let at = At::open(root)?;
+    let moved = |(path, entry): &(String, Recorded)| match *entry {
+        Recorded::Dir(mtime) => mtime < 0 || at.dir_mtime(path, now) != Some(mtime),
+        Recorded::File(stat) => stat.mtime_ns < 0 || at.file_stat(path, now) != Some(stat),
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+    let chunk = entries.len().div_ceil(threads).max(4096);
+    Ok(std::thread::scope(|scope| {
+        let workers: Vec<_> = entries
+            .chunks(chunk)
+            .map(|part| scope.spawn(|| part.iter().any(moved)))
+            .collect();
+        // A worker that panicked proves nothing: check again.
+        workers.into_iter().any(|w| w.join().unwrap_or(true))
+    }))
+}
+
 /// Whether a file recorded as `old` must be read again now that it is `new`.
 pub fn changed(old: Option<&FileStat>, new: &FileStat) -> bool {
     old.is_none_or(|old| old.mtime_ns < 0 || new.mtime_ns < 0 || old != new)

@@ -625,7 +625,8 @@ impl Tool for SourceCandidates {
         let project_root = project::root(&ctx.cwd);
         let packaged_root = project_root.to_string_lossy().into_owned();
         let (project_id, shadow_sources) = if with_project {
-            let id = current_project(ctx, &mut catalog, &project_root, input.large_project)?;
+            ctx.cancel.check()?;
+            let id = project::current(&mut catalog, &project_root, input.large_project)?;
             let url = format!("file://{}", project::key(&project_root));
             (Some(id), catalog.local_sources_at(&url)?)
         } else {
@@ -699,32 +700,6 @@ impl Tool for SourceCandidates {
             next_cursor: next,
         })
     }
-}
-
-/// The catalog's record of the project at `root`, brought up to date first:
-/// the tree's stat data is checked and only what moved is read again and
-/// written (one transaction). Returns the project's row id.
-fn current_project(ctx: &Context, catalog: &mut Catalog, root: &std::path::Path, large: bool) -> Result<i64> {
-    if !large {
-        project::check_root(root)?;
-    }
-    ctx.cancel.check()?;
-    let key = project::key(root);
-    let stored = catalog.stored_project(&key)?;
-    let max_entries = if large { usize::MAX } else { project::max_entries() };
-    let tree = match &stored {
-        None => project::tree::walk(root, max_entries)?,
-        Some(stored) => match project::tree::refresh(root, &stored.tree, max_entries)? {
-            Some(tree) => tree,
-            None => return Ok(stored.id),
-        },
-    };
-    let known = match &stored {
-        Some(stored) => catalog.project_artifacts(stored.id)?,
-        None => Vec::new(),
-    };
-    let changes = project::changes(root, stored.as_ref().map(|s| &s.tree), &tree, &known);
-    catalog.record_project(&key, stored.map(|s| s.version), &changes)
 }
 
 fn project_candidate(a: ProjectArtifactRow) -> Candidate {
