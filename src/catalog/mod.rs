@@ -417,12 +417,13 @@ mod tests {
                 .unwrap()
         };
         assert!(analyzed(&catalog) > 0, "a write refreshes the statistics");
-        // What a catalog written by an aam before V11 looks like (V12 undone too).
+        // What a catalog written by an aam before V11 looks like (later versions undone too).
         catalog
             .conn
             .execute_batch(
                 "DELETE FROM sqlite_stat1; ALTER TABLE sources DROP COLUMN skill_census;
                  DROP TABLE artifact_version_files; DROP TABLE artifact_versions;
+                 DROP INDEX project_artifacts_main_file;
                  DELETE FROM refinery_schema_history WHERE version >= 11",
             )
             .unwrap();

@@ -148,6 +148,27 @@ impl Catalog {
         rows.collect::<rusqlite::Result<_>>().map_err(db_error)
     }
 
+    /// The artifacts of project `id` whose main file is one of `main_files`.
+    pub fn project_artifacts_with_main(&self, id: i64, main_files: &[&str]) -> Result<Vec<ProjectArtifactRow>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT kind, path, name, description, main_file, has_vendor_agent FROM project_artifacts
+                 WHERE project_id = ?1 AND main_file = ?2",
+            )
+            .map_err(db_error)?;
+        let mut out = Vec::new();
+        for main_file in main_files {
+            let rows = stmt
+                .query_map(params![id, main_file], artifact_from_row)
+                .map_err(db_error)?;
+            for row in rows {
+                out.push(row.map_err(db_error)?);
+            }
+        }
+        Ok(out)
+    }
+
     /// Writes one refresh of the project at `root` in one transaction, returning
     /// its row id. When another process refreshed it since `expected_version` was
     /// read, nothing is written: that refresh is at least as new as this one.

@@ -123,8 +123,22 @@ pub fn current(catalog: &mut Catalog, root: &Path, large: bool) -> Result<i64> {
         let tree = tree::walk(root, max_entries)?;
         return catalog.record_project(&key, None, &changes(root, None, &tree, &[]));
     };
-    if !tree::any_moved(root, &stored.entries)? {
+    let moved = tree::moved(root, &stored.entries)?;
+    if moved.is_empty() {
         return Ok(stored.id);
+    }
+    if let Some(in_place) = tree::restat_in_place(root, &stored.entries, &moved) {
+        let main_files: Vec<&str> = in_place.files.iter().map(|(path, _)| path.as_str()).collect();
+        let edited = catalog.project_artifacts_with_main(stored.id, &main_files)?;
+        if let Some(artifacts_set) = reread_in_place(root, &edited) {
+            let changes = ProjectChanges {
+                dirs_set: in_place.dirs,
+                files_set: in_place.files,
+                artifacts_set,
+                ..ProjectChanges::default()
+            };
+            return catalog.record_project(&key, Some(stored.version), &changes);
+        }
     }
     let recorded = Tree::from_recorded(stored.entries);
     let Some(now) = tree::refresh(root, &recorded, max_entries)? else {
@@ -133,6 +147,28 @@ pub fn current(catalog: &mut Catalog, root: &Path, large: bool) -> Result<i64> {
     let known = catalog.project_artifacts(stored.id)?;
     let moved = changes(root, Some(&recorded), &now, &known);
     catalog.record_project(&key, Some(stored.version), &moved)
+}
+
+/// The `known` artifacts read again from their edited main files, when no path
+/// came or went: detection over the main file alone must find each where it was
+/// (then kind, path and files are as recorded), else `None` and the whole
+/// detection runs.
+fn reread_in_place(root: &Path, known: &[ProjectArtifactRow]) -> Option<Vec<ProjectArtifactRow>> {
+    let root_name = root_name(root);
+    known
+        .iter()
+        .map(|k| {
+            let found = scan::detect(&[k.main_file.as_str()], &BTreeMap::new(), &root_name)
+                .into_iter()
+                .find(|f| f.kind == k.kind && f.path == k.path && f.main_file == k.main_file)?;
+            let analysis = scan::analyze(&found, read_main(root, &found.main_file).as_deref());
+            Some(ProjectArtifactRow {
+                name: analysis.name,
+                description: analysis.description,
+                ..k.clone()
+            })
+        })
+        .collect()
 }
 
 /// What brings the catalog's record of the project at `root` from `old` (with
@@ -254,6 +290,54 @@ mod tests {
         assert_eq!(root(&nested), dir.path());
     }
 
+    /// After every kind of change, the record `current` keeps equals the record
+    /// of a fresh walk: in-place edits, saves by rename, new and removed skills.
+    #[test]
+    fn the_kept_record_equals_a_fresh_walk() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("project");
+        let write = |rel: &str, text: &str| {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write("skills/a/SKILL.md", "---\nname: a\ndescription: first\n---\n");
+        write("skills/b/SKILL.md", "---\nname: b\n---\n");
+        write(".claude/agents/helper.md", "---\nname: helper\n---\n");
+        let mut kept = Catalog::open(&dir.path().join("kept.db")).unwrap();
+        let record = |catalog: &mut Catalog| {
+            let id = current(catalog, &root, false).unwrap();
+            catalog.project_artifacts(id).unwrap()
+        };
+        let fresh = || {
+            let path = dir.path().join("fresh.db");
+            let _ = std::fs::remove_file(&path);
+            record(&mut Catalog::open(&path).unwrap())
+        };
+        let steps: [(&str, &dyn Fn()); 5] = [
+            ("nothing", &|| {}),
+            ("edit in place", &|| {
+                write("skills/a/SKILL.md", "---\nname: a2\ndescription: second\n---\n")
+            }),
+            ("save by rename", &|| {
+                write("skills/b/tmp", "---\nname: b2\n---\n");
+                std::fs::rename(root.join("skills/b/tmp"), root.join("skills/b/SKILL.md")).unwrap();
+            }),
+            ("new skill", &|| write("skills/c/SKILL.md", "---\nname: c\n---\n")),
+            ("removed agent", &|| {
+                std::fs::remove_file(root.join(".claude/agents/helper.md")).unwrap()
+            }),
+        ];
+        for (step, change) in steps {
+            age(&root);
+            record(&mut kept);
+            change();
+            assert_eq!(record(&mut kept), fresh(), "after: {step}");
+        }
+        let names: Vec<String> = record(&mut kept).into_iter().map(|a| a.name).collect();
+        assert_eq!(names, ["a2", "b2", "c"]);
+    }
+
     /// Sets every mtime under `dir` an hour back, out of the racy window.
     fn age(dir: &Path) {
         let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
@@ -315,18 +399,37 @@ mod tests {
         let settled = tree::walk(dir.path(), 100).unwrap();
         assert_eq!(Tree::from_recorded(entries(&settled)), settled);
         assert!(
-            !tree::any_moved(dir.path(), &entries(&settled)).unwrap(),
+            tree::moved(dir.path(), &entries(&settled)).unwrap().is_empty(),
             "nothing moved"
         );
         std::fs::write(dir.path().join("skills/b/SKILL.md"), "---\nname: b3\n---\n").unwrap();
-        assert!(
-            tree::any_moved(dir.path(), &entries(&settled)).unwrap(),
-            "an edit in place"
-        );
+        let edit = tree::moved(dir.path(), &entries(&settled)).unwrap();
+        assert_eq!(edit.len(), 1, "an edit in place: {edit:?}");
+        let in_place = tree::restat_in_place(dir.path(), &entries(&settled), &edit).unwrap();
+        assert!(in_place.dirs.is_empty());
+        assert_eq!(in_place.files[0].0, "skills/b/SKILL.md");
         age(dir.path());
         let settled = tree::walk(dir.path(), 100).unwrap();
         std::fs::create_dir(dir.path().join("skills/d")).unwrap();
-        assert!(tree::any_moved(dir.path(), &entries(&settled)).unwrap(), "a new folder");
+        let added = tree::moved(dir.path(), &entries(&settled)).unwrap();
+        assert_eq!(added.len(), 1, "the folder holding a new one: {added:?}");
+        assert_eq!(
+            tree::restat_in_place(dir.path(), &entries(&settled), &added),
+            None,
+            "a path came: the whole detection must run"
+        );
+        age(dir.path());
+        let settled = tree::walk(dir.path(), 100).unwrap();
+        let file = dir.path().join("skills/b/SKILL.md");
+        std::fs::write(dir.path().join("skills/b/new.tmp"), "---\nname: b4\n---\n").unwrap();
+        std::fs::rename(dir.path().join("skills/b/new.tmp"), &file).unwrap();
+        let saved = tree::moved(dir.path(), &entries(&settled)).unwrap();
+        assert_eq!(saved.len(), 2, "saved by rename: the file and its folder: {saved:?}");
+        let in_place = tree::restat_in_place(dir.path(), &entries(&settled), &saved).unwrap();
+        assert_eq!(
+            (in_place.dirs[0].0.as_str(), in_place.files[0].0.as_str()),
+            ("skills/b", "skills/b/SKILL.md")
+        );
 
         let err = tree::walk(dir.path(), 3).unwrap_err();
         assert_eq!(err.code(), ErrorCode::ProjectTooLarge);

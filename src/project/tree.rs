@@ -11,7 +11,7 @@
 //! within [`RACY_NS`] of now is recorded as unknown (`-1`) so an edit in the same
 //! clock tick is still seen next call. This module reads; it writes nothing.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
@@ -85,27 +85,113 @@ impl Tree {
     }
 }
 
-/// Whether anything recorded moved on disk: every entry lstat()ed (over all
+/// A recorded entry whose disk state differs from its record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Moved {
+    /// Its index among the recorded entries.
+    pub index: usize,
+    /// What the disk holds there now (`None`: gone, or no longer the same kind of entry).
+    pub now: Option<Recorded>,
+}
+
+/// The recorded entries that moved on disk: every entry lstat()ed (over all
 /// cores, relative to the open root) and compared with its record, with no map
-/// built. The common call changes nothing and stops here; otherwise
-/// [`refresh`] finds out what moved.
-pub fn any_moved(root: &Path, entries: &[(String, Recorded)]) -> Result<bool> {
+/// built. An entry recorded as too recent to trust is always reported. The
+/// common call finds nothing and the caller stops there.
+pub fn moved(root: &Path, entries: &[(String, Recorded)]) -> Result<Vec<Moved>> {
     let now = now_ns();
     let at = At::open(root)?;
-    let moved = |(path, entry): &(String, Recorded)| match *entry {
-        Recorded::Dir(mtime) => mtime < 0 || at.dir_mtime(path, now) != Some(mtime),
-        Recorded::File(stat) => stat.mtime_ns < 0 || at.file_stat(path, now) != Some(stat),
+    let check = |index: usize, (path, entry): &(String, Recorded)| {
+        let (recorded_mtime, on_disk) = match *entry {
+            Recorded::Dir(mtime) => (mtime, at.dir_mtime(path, now).map(Recorded::Dir)),
+            Recorded::File(stat) => (stat.mtime_ns, at.file_stat(path, now).map(Recorded::File)),
+        };
+        (recorded_mtime < 0 || on_disk != Some(*entry)).then_some(Moved { index, now: on_disk })
     };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
     let chunk = entries.len().div_ceil(threads).max(4096);
-    Ok(std::thread::scope(|scope| {
+    std::thread::scope(|scope| {
         let workers: Vec<_> = entries
             .chunks(chunk)
-            .map(|part| scope.spawn(|| part.iter().any(moved)))
+            .enumerate()
+            .map(|(n, part)| {
+                scope.spawn(move || {
+                    part.iter()
+                        .enumerate()
+                        .filter_map(|(i, entry)| check(n * chunk + i, entry))
+                        .collect::<Vec<_>>()
+                })
+            })
             .collect();
-        // A worker that panicked proves nothing: check again.
-        workers.into_iter().any(|w| w.join().unwrap_or(true))
-    }))
+        let mut found = Vec::new();
+        for worker in workers {
+            found.extend(worker.join().map_err(|_| {
+                Error::new(ErrorCode::Internal, "checking the project's files failed")
+                    .with_hint("run the command again; if it persists, report it")
+            })?);
+        }
+        Ok(found)
+    })
+}
+
+/// The new stat data of folders and files that moved in place.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InPlace {
+    /// Folders with their new mtime.
+    pub dirs: Vec<(String, i64)>,
+    /// Files with their new stat data.
+    pub files: Vec<(String, FileStat)>,
+}
+
+/// When what `moved` reports leaves every path in place (files edited, folders
+/// whose listing still holds exactly the folders and files recorded in them, no
+/// ignore file touched), the new stat data of the moved folders and files; `None`
+/// when a path may have come or gone, and [`refresh`] must find out.
+pub fn restat_in_place(root: &Path, entries: &[(String, Recorded)], moved: &[Moved]) -> Option<InPlace> {
+    let mut dirs = Vec::new();
+    let mut files = Vec::new();
+    for m in moved {
+        let (path, recorded) = &entries[m.index];
+        match (recorded, m.now?) {
+            (Recorded::Dir(_), Recorded::Dir(mtime)) => dirs.push((path.clone(), mtime)),
+            (Recorded::File(_), Recorded::File(stat)) if !is_ignore_file(path) => files.push((path.clone(), stat)),
+            _ => return None,
+        }
+    }
+    if !dirs.is_empty() {
+        let mut recorded: HashMap<&str, BTreeSet<(&str, bool)>> =
+            dirs.iter().map(|(d, _)| (d.as_str(), BTreeSet::new())).collect();
+        for (path, entry) in entries {
+            let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
+            if path.is_empty() {
+                continue;
+            }
+            if let Some(children) = recorded.get_mut(parent) {
+                children.insert((name, matches!(entry, Recorded::Dir(_))));
+            }
+        }
+        for (dir, children) in recorded {
+            let listed = listing(&root.join(dir))?;
+            if listed.len() != children.len() || listed.iter().any(|(n, d)| !children.contains(&(n.as_str(), *d))) {
+                return None;
+            }
+        }
+    }
+    Some(InPlace { dirs, files })
+}
+
+/// The folders and plain files directly in `dir` (links and others left out, as
+/// the walk leaves them), `None` when it cannot be listed.
+fn listing(dir: &Path) -> Option<Vec<(String, bool)>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).ok()? {
+        let entry = entry.ok()?;
+        let kind = entry.file_type().ok()?;
+        if kind.is_dir() || kind.is_file() {
+            out.push((entry.file_name().into_string().ok()?, kind.is_dir()));
+        }
+    }
+    Some(out)
 }
 
 /// Whether a file recorded as `old` must be read again now that it is `new`.
