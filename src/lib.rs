@@ -14,6 +14,7 @@ pub mod cli;
 pub mod config;
 pub mod deploy;
 pub mod error;
+pub mod health;
 pub mod install;
 pub mod manifest;
 pub mod mcp;
