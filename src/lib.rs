@@ -16,6 +16,7 @@ pub mod deploy;
 pub mod error;
 pub mod health;
 pub mod install;
+pub mod logging;
 pub mod manifest;
 pub mod mcp;
 pub mod packages;
