@@ -19,6 +19,7 @@
 pub mod gate;
 pub mod installed;
 mod matchers;
+pub mod report;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

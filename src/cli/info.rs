@@ -1,12 +1,12 @@
 //! `aam info`: its arguments, the tool input they become, and how an artifact or
-//! a package reads for people. Which of the two a name means is decided by the
-//! tools layer ([`info_target`]).
+//! a package reads for people. A `source/artifact` form is an artifact; any other
+//! name is the package by that name installed here or published, else an artifact.
 
 use super::Output;
 use super::render::{platform_list, table};
-use crate::error::Result;
+use crate::error::{ErrorCode, Result};
 use crate::sources::short_id;
-use crate::tools::artifacts::{Info, InfoInput, InfoOutput, InfoTarget, info_target};
+use crate::tools::artifacts::{Info, InfoInput, InfoOutput};
 use crate::tools::install::{PackageInfo, PackageInfoInput, PackageInfoOutput};
 use crate::tools::{Context, invoke};
 
@@ -29,10 +29,10 @@ impl From<InfoArgs> for InfoInput {
     }
 }
 
-impl From<InfoArgs> for PackageInfoInput {
-    fn from(a: InfoArgs) -> Self {
+impl From<&InfoArgs> for PackageInfoInput {
+    fn from(a: &InfoArgs) -> Self {
         Self {
-            name: a.name,
+            name: a.name.clone(),
             global: false,
         }
     }
@@ -40,9 +40,23 @@ impl From<InfoArgs> for PackageInfoInput {
 
 /// Shows the package or the artifact the name means.
 pub(super) fn run(ctx: &Context, out: &Output, args: InfoArgs) -> Result<i32> {
-    match info_target(ctx, &args.name)? {
-        InfoTarget::Package => out.emit(&invoke::<PackageInfo>(ctx, args.into())?, package),
-        InfoTarget::Artifact => out.emit(&invoke::<Info>(ctx, args.into())?, artifact),
+    match package_named(ctx, &args)? {
+        Some(found) => out.emit(&found, package),
+        None => out.emit(&invoke::<Info>(ctx, args.into())?, artifact),
+    }
+}
+
+/// The package the name means, or `None` when it means an artifact: the
+/// `source/artifact` forms are artifacts; any other name is a package when one by
+/// that name is installed here or published.
+fn package_named(ctx: &Context, args: &InfoArgs) -> Result<Option<PackageInfoOutput>> {
+    if args.name.contains('/') && !args.name.starts_with('@') {
+        return Ok(None);
+    }
+    match invoke::<PackageInfo>(ctx, args.into()) {
+        Ok(found) => Ok(Some(found)),
+        Err(e) if e.code() == ErrorCode::PackageNotFound => Ok(None),
+        Err(e) => Err(e),
     }
 }
 
@@ -131,4 +145,23 @@ fn package(o: &PackageInfoOutput) -> String {
         out.push_str(&format!("  requires: {dep} {c}\n"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn info_names_an_artifact_unless_a_package_has_the_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = crate::config::AamHome::at(dir.path().join("home"));
+        let ctx = Context::new(home, dir.path().to_path_buf());
+        for name in ["team/pdf-tools", "pdf-tools", "@team/tools"] {
+            let args = InfoArgs {
+                name: name.to_string(),
+                full: false,
+            };
+            assert!(package_named(&ctx, &args).unwrap().is_none(), "{name}");
+        }
+    }
 }

@@ -143,7 +143,13 @@ pub fn main() -> i32 {
         }
     };
     if !matches!(&cli.command, Command::Mcp(command) if mcp::logs_itself(command)) {
-        init_tracing(cli.verbose);
+        // A subscriber already installed (a test harness) keeps its place.
+        let _ = crate::logging::init(crate::logging::Logging {
+            default_filter: crate::logging::verbosity_filter(cli.verbose),
+            style: crate::logging::Style::People,
+            file: None,
+            extra: Vec::new(),
+        });
     }
     let json = cli.json;
     match run(cli) {
@@ -175,54 +181,6 @@ fn usage_error_text(rendered: &str) -> (String, String) {
         None => "`aam --help` describes every command and option".to_string(),
     };
     (message, hint)
-}
-
-fn init_tracing(verbose: u8) {
-    let filter = std::env::var("AAM_LOG")
-        .ok()
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| {
-            let level = match verbose {
-                0 => "warn",
-                1 => "info",
-                2 => "debug",
-                _ => "trace",
-            };
-            format!("{level},rmcp=warn")
-        });
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .event_format(LogLine)
-        .try_init();
-}
-
-/// Log lines for people: `warning: message`, fields after the message.
-struct LogLine;
-
-impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for LogLine
-where
-    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
-    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
-{
-    fn format_event(
-        &self,
-        ctx: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
-        mut writer: tracing_subscriber::fmt::format::Writer<'_>,
-        event: &tracing::Event<'_>,
-    ) -> std::fmt::Result {
-        let level = match *event.metadata().level() {
-            tracing::Level::ERROR => "error",
-            tracing::Level::WARN => "warning",
-            tracing::Level::INFO => "info",
-            tracing::Level::DEBUG => "debug",
-            tracing::Level::TRACE => "trace",
-        };
-        write!(writer, "{level}: ")?;
-        ctx.field_format().format_fields(writer.by_ref(), event)?;
-        writeln!(writer)
-    }
 }
 
 fn run(cli: Cli) -> Result<i32> {

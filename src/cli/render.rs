@@ -4,9 +4,9 @@
 //! page footers) and the renderers of commands that still live in `cli/mod.rs`;
 //! a command group's own renderers sit in its file (`cli/source.rs`, ...).
 
+use crate::health::{CheckStatus, HealthCheck, HealthReport};
 use crate::mcp::clients::ClientConfig;
 use crate::sources::short_id;
-use crate::tools::catalog::{CheckStatus, HealthCheck, HealthReport};
 use crate::tools::install::{
     AdoptOutput, AdoptSkip, DiffOutput, InstallOutput, InventoryOutput, InventoryStatus, MatchKind, OutdatedOutput,
     SkipReason, UninstallOutput, UpgradeOutput, UpgradeStatus, VerifyAllOutput, VerifyOutput,

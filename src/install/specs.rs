@@ -62,10 +62,10 @@ pub fn prepare_specs(env: &SpecEnv<'_>, catalog: &Catalog, specs: &[String]) -> 
                 continue;
             }
             let Some((source, rest)) = split_qualified(spec, &source_names) else {
-                let (message, hint) = match crate::tools::unknown_source(spec, &source_names) {
+                let (message, hint) = match crate::sources::unknown_source(spec, &source_names) {
                     Some(source) => (
                         format!("`{spec}` names no source artifact: no source is named `{source}`"),
-                        crate::tools::registered_sources_hint(&source_names),
+                        crate::sources::registered_sources_hint(&source_names),
                     ),
                     None => (
                         format!("`{spec}` names no source artifact"),

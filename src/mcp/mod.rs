@@ -143,48 +143,21 @@ pub fn serve(ctx: Context, allow_write: bool, surface: Surface, transport: Trans
 }
 
 fn init_logging(log: &LogOptions) -> Result<()> {
-    let level = log.level.to_ascii_lowercase();
-    if !["error", "warn", "info", "debug", "trace"].contains(&level.as_str()) {
-        return Err(Error::invalid_argument(format!("`{}` is not a log level", log.level))
-            .with_hint("use error, warn, info, debug or trace"));
-    }
-    // rmcp logs whole messages at debug: keep it quiet unless asked through AAM_LOG.
-    let filter = std::env::var("AAM_LOG")
-        .ok()
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| format!("{level},rmcp=warn,refinery_core=warn"));
-    let writer = match &log.file {
-        Some(path) => {
-            let file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .map_err(|e| Error::io("open", path, e))?;
-            tracing_subscriber::fmt::writer::BoxMakeWriter::new(std::sync::Mutex::new(file))
-        }
-        None => tracing_subscriber::fmt::writer::BoxMakeWriter::new(std::io::stderr),
-    };
     use tracing_subscriber::Layer as _;
-    use tracing_subscriber::layer::SubscriberExt as _;
-    use tracing_subscriber::util::SubscriberInitExt as _;
-    type Boxed = Box<dyn tracing_subscriber::Layer<tracing_subscriber::Registry> + Send + Sync>;
-    let output = tracing_subscriber::fmt::layer().with_writer(writer).with_ansi(false);
-    let output: Boxed = if log.json {
-        output
-            .json()
-            .with_filter(tracing_subscriber::EnvFilter::new(filter))
-            .boxed()
-    } else {
-        output.with_filter(tracing_subscriber::EnvFilter::new(filter)).boxed()
-    };
-    // Clients' `logging/setLevel` chooses what they get, whatever the filter above.
-    let to_clients: Boxed = logging::McpLogLayer
+    // Clients' `logging/setLevel` chooses what they get, whatever the output's filter.
+    let to_clients = logging::McpLogLayer
         .with_filter(tracing_subscriber::filter::filter_fn(logging::wanted))
         .boxed();
-    tracing_subscriber::registry()
-        .with(vec![output, to_clients])
-        .try_init()
-        .map_err(|e| Error::internal(format!("cannot set up logging: {e}")))
+    crate::logging::init(crate::logging::Logging {
+        default_filter: crate::logging::level_filter(&log.level)?,
+        style: if log.json {
+            crate::logging::Style::Json
+        } else {
+            crate::logging::Style::Text
+        },
+        file: log.file.clone(),
+        extra: vec![to_clients],
+    })
 }
 
 /// The MCP server: cheap to clone, one per session (HTTP) or per process (stdio).

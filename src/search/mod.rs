@@ -21,6 +21,7 @@
 //! older than a few minutes, so a live writer's temporaries are never touched.
 
 mod query;
+mod resolve;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -40,6 +41,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::progress::Progress;
 
 pub use query::{Hit, SearchRequest, SearchResults, SortOrder};
+pub use resolve::{artifact_not_found, resolve_artifact};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -5,6 +5,7 @@
 //! with the `scan` rules to produce catalog records, fully or incrementally.
 
 pub mod cache;
+pub mod defaults;
 pub mod git;
 pub mod index;
 pub mod spec;
@@ -22,6 +23,25 @@ pub fn split_qualified<'t>(text: &'t str, source_names: &[String]) -> Option<(&'
         .map(|(i, _)| (&text[..i], &text[i + 1..]))
         .filter(|(source, rest)| !rest.is_empty() && source_names.iter().any(|n| n == source))
         .max_by_key(|(source, _)| source.len())
+}
+
+/// A hint naming the registered sources, for a name that is none of them.
+pub fn registered_sources_hint(source_names: &[String]) -> String {
+    if source_names.is_empty() {
+        return "no source is registered; add one with `aam source add`".to_string();
+    }
+    let known: Vec<String> = source_names.iter().map(|n| format!("`{n}`")).collect();
+    format!("registered sources: {}", known.join(", "))
+}
+
+/// The source part of `text` (before its first `/`) when `text` looks like
+/// `source/artifact` but names no registered source.
+pub fn unknown_source<'t>(text: &'t str, source_names: &[String]) -> Option<&'t str> {
+    let (source, rest) = text.split_once('/')?;
+    let known = source_names
+        .iter()
+        .any(|n| n == source || text.starts_with(&format!("{n}/")));
+    (!source.is_empty() && !rest.is_empty() && !text.starts_with('@') && !known).then_some(source)
 }
 
 /// A commit id (or digest) shortened for people: its first 12 characters.

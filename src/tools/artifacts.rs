@@ -5,14 +5,13 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::audit::{AuditFinding, SeverityCounts, finding};
-use super::install::{PackageInfo, PackageInfoInput};
-use super::{Context, Example, Expect, Risk, Tool, qualified_name, split_qualified};
+use super::{Context, Example, Expect, Risk, Tool, qualified_name};
+use crate::audit::report::{AuditFinding, SeverityCounts, finding};
 use crate::catalog::{Catalog, FindingFilter, Keyset, ListFilter, ListedArtifact, ProjectArtifactRow, ProjectFilter};
 use crate::error::{Error, ErrorCode, Result};
 use crate::project;
 use crate::scan::ArtifactKind;
-use crate::search::{SearchRequest, SortOrder};
+use crate::search::{artifact_not_found, resolve_artifact};
 
 /// Characters of the main file shown as a preview.
 const PREVIEW_CHARS: usize = 2000;
@@ -87,33 +86,6 @@ pub struct InfoOutput {
     pub install_command: String,
 }
 
-/// What a name given to `aam info` means: a package or an artifact.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InfoTarget {
-    /// An installed or published package (`aam_package_info`).
-    Package,
-    /// An artifact of a source (`aam_info`).
-    Artifact,
-}
-
-/// Which of a package or an artifact `name` means: `source/artifact` forms are
-/// artifacts; any other name is a package when one by that name is installed here
-/// or published, else an artifact.
-pub fn info_target(ctx: &Context, name: &str) -> Result<InfoTarget> {
-    if name.contains('/') && !name.starts_with('@') {
-        return Ok(InfoTarget::Artifact);
-    }
-    let input = PackageInfoInput {
-        name: name.to_string(),
-        global: false,
-    };
-    match super::invoke::<PackageInfo>(ctx, input) {
-        Ok(_) => Ok(InfoTarget::Package),
-        Err(e) if e.code() == ErrorCode::PackageNotFound => Ok(InfoTarget::Artifact),
-        Err(e) => Err(e),
-    }
-}
-
 /// Shows one artifact in full.
 pub struct Info;
 
@@ -147,10 +119,10 @@ impl Tool for Info {
 
     fn run(ctx: &Context, input: InfoInput) -> Result<InfoOutput> {
         let catalog = ctx.catalog()?;
-        let found = resolve(ctx, &catalog, &input.name)?;
+        let found = resolve_artifact(&catalog, &input.name, || ctx.search_index(), ctx.progress.as_ref())?;
         let detail = catalog
             .artifact_detail(found.id)?
-            .ok_or_else(|| not_found(&input.name, Vec::new()))?;
+            .ok_or_else(|| artifact_not_found(&input.name, Vec::new()))?;
         let rows = catalog.findings(&FindingFilter {
             artifact_ids: Some(vec![found.id]),
             ..Default::default()
@@ -198,87 +170,6 @@ impl Tool for Info {
             has_vendor_agent: detail.has_vendor_agent,
         })
     }
-}
-
-/// Finds the one artifact `text` names: `source/name`, `source/path`, or a bare name.
-pub fn resolve(ctx: &Context, catalog: &Catalog, text: &str) -> Result<ListedArtifact> {
-    let sources = catalog.list_sources()?;
-    let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
-    let matches = match split_qualified(text, &names) {
-        Some((source_name, rest)) => {
-            let source_id = sources.iter().find(|s| s.name == source_name).map(|s| s.id);
-            match catalog.artifact_at(source_id.unwrap_or_default(), rest)? {
-                Some(at_path) => vec![at_path],
-                None => catalog.artifacts_named(source_id, rest)?,
-            }
-        }
-        None => catalog.artifacts_named(None, text)?,
-    };
-    match matches.len() {
-        1 => Ok(matches.into_iter().next().unwrap_or_else(|| unreachable!())),
-        0 => {
-            if let Some(source) = super::unknown_source(text, &names) {
-                return Err(Error::new(
-                    ErrorCode::SourceNotFound,
-                    format!("no artifact named `{text}`: no source is named `{source}`"),
-                )
-                .with_hint(super::registered_sources_hint(&names)));
-            }
-            Err(not_found(text, suggestions(ctx, catalog, text)?))
-        }
-        _ => {
-            let choices: Vec<String> = matches.iter().map(|m| format!("`{}/{}`", m.source, m.path)).collect();
-            Err(Error::new(
-                ErrorCode::ArtifactAmbiguous,
-                format!("`{text}` names {} artifacts", matches.len()),
-            )
-            .with_hint(format!("name one of them: {}", choices.join(", "))))
-        }
-    }
-}
-
-/// Qualified names of artifacts close to `text`, from the search index.
-fn suggestions(ctx: &Context, catalog: &Catalog, text: &str) -> Result<Vec<String>> {
-    let index = ctx.search_index()?;
-    index.ensure_current(catalog, ctx.progress.as_ref())?;
-    let name = text.rsplit('/').next().unwrap_or(text);
-    let found = index.search(&SearchRequest {
-        query: name,
-        qualified: None,
-        kinds: &[],
-        sources: &[],
-        platform: None,
-        limit: 3,
-        offset: 0,
-        sort: SortOrder::Relevance,
-    })?;
-    if !found.hits.is_empty() {
-        return Ok(found.hits.iter().map(|h| qualified_name(&h.source, &h.name)).collect());
-    }
-    let mut qualified = Vec::new();
-    for name in &found.suggestions {
-        for artifact in catalog.artifacts_named(None, name)? {
-            qualified.push(qualified_name(&artifact.source, &artifact.name));
-        }
-    }
-    qualified.truncate(3);
-    Ok(qualified)
-}
-
-fn not_found(text: &str, suggestions: Vec<String>) -> Error {
-    let hint = if suggestions.is_empty() {
-        "find artifacts with `aam search <words>`".to_string()
-    } else {
-        format!(
-            "did you mean {}?",
-            suggestions
-                .iter()
-                .map(|s| format!("`{s}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    };
-    Error::new(ErrorCode::ArtifactNotFound, format!("no artifact named `{text}`")).with_hint(hint)
 }
 
 /// Quotes a word for a shell when it needs it.
@@ -716,16 +607,6 @@ fn project_candidate(a: ProjectArtifactRow) -> Candidate {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn info_names_an_artifact_unless_a_package_has_the_name() {
-        let dir = tempfile::tempdir().unwrap();
-        let home = crate::config::AamHome::at(dir.path().join("home"));
-        let ctx = Context::new(home, dir.path().to_path_buf());
-        assert_eq!(info_target(&ctx, "team/pdf-tools").unwrap(), InfoTarget::Artifact);
-        assert_eq!(info_target(&ctx, "pdf-tools").unwrap(), InfoTarget::Artifact);
-        assert_eq!(info_target(&ctx, "@team/tools").unwrap(), InfoTarget::Artifact);
-    }
 
     #[test]
     fn cursors_round_trip_and_reject_garbage() {

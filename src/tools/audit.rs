@@ -4,14 +4,14 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::artifacts::resolve;
 use super::{Context, Example, Expect, Risk, Tool, qualified_name};
 use crate::audit::installed::{InstalledFinding, scan_installed};
+use crate::audit::report::{AuditFinding, SeverityCounts, finding};
 use crate::audit::{RULES_VERSION, Severity, find_rule};
-use crate::catalog::{Catalog, FindingFilter, FindingRow};
+use crate::catalog::{Catalog, FindingFilter};
 use crate::error::{Error, ErrorCode, Result};
 use crate::packages::lock::{self, Origin};
-use crate::scan::ArtifactKind;
+use crate::search::resolve_artifact;
 
 /// Findings returned by default.
 const DEFAULT_LIMIT: u32 = 500;
@@ -33,56 +33,6 @@ pub struct AuditInput {
     /// Findings to return at most (1 to 10000, default 500).
     #[serde(default)]
     pub limit: Option<u32>,
-}
-
-/// One finding.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AuditFinding {
-    /// `source/name` of the artifact.
-    pub artifact: String,
-    /// Artifact type.
-    #[serde(rename = "type")]
-    pub kind: ArtifactKind,
-    /// Artifact path in its repository.
-    pub artifact_path: String,
-    /// File the finding is in (repository path).
-    pub path: String,
-    /// Rule id (see `docs/audit.md`).
-    pub rule: String,
-    /// `info`, `warn` or `high`.
-    pub severity: Severity,
-    /// 1-based line; absent for whole-file findings.
-    pub line: Option<u32>,
-    /// The text found, invisible characters shown as `<U+XXXX>`, secrets cut short.
-    pub excerpt: String,
-    /// Why the rule matters.
-    pub reason: String,
-    /// What to do about it.
-    pub fix: String,
-}
-
-/// Findings counted by severity.
-#[derive(Debug, Clone, Copy, Default, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SeverityCounts {
-    /// `high` findings.
-    pub high: u64,
-    /// `warn` findings.
-    pub warn: u64,
-    /// `info` findings.
-    pub info: u64,
-}
-
-impl SeverityCounts {
-    /// Counts one more finding of `severity`.
-    pub fn add(&mut self, severity: Severity) {
-        match severity {
-            Severity::High => self.high += 1,
-            Severity::Warn => self.warn += 1,
-            Severity::Info => self.info += 1,
-        }
-    }
 }
 
 /// Output of `aam_audit`.
@@ -155,7 +105,10 @@ impl Tool for Audit {
         } else if let Some(target) = input.target.as_deref().filter(|t| !t.trim().is_empty()) {
             match catalog.list_sources()?.into_iter().find(|s| s.name == target) {
                 Some(source) => filter.source_id = Some(source.id),
-                None => filter.artifact_ids = Some(vec![resolve(ctx, &catalog, target)?.id]),
+                None => {
+                    let found = resolve_artifact(&catalog, target, || ctx.search_index(), ctx.progress.as_ref())?;
+                    filter.artifact_ids = Some(vec![found.id]);
+                }
             }
         }
         let mut findings: Vec<AuditFinding> = catalog.findings(&filter)?.into_iter().map(finding).collect();
@@ -227,23 +180,6 @@ fn output(findings: Vec<AuditFinding>, limit: usize) -> AuditOutput {
         artifacts_with_findings: artifacts.len() as u64,
         findings: findings.into_iter().take(limit).collect(),
         truncated,
-    }
-}
-
-/// A catalog finding with its rule's reason and fix.
-pub fn finding(row: FindingRow) -> AuditFinding {
-    let rule = find_rule(&row.rule);
-    AuditFinding {
-        artifact: qualified_name(&row.source, &row.name),
-        kind: row.kind,
-        artifact_path: row.artifact_path,
-        path: row.path,
-        reason: rule.map(|r| r.reason.to_string()).unwrap_or_default(),
-        fix: rule.map(|r| r.fix.to_string()).unwrap_or_default(),
-        rule: row.rule,
-        severity: row.severity,
-        line: row.line,
-        excerpt: row.excerpt,
     }
 }
 

@@ -1,6 +1,5 @@
 //! Catalog maintenance tools: reindex, export, statistics, check and repair.
 
-use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::Path;
 
@@ -10,6 +9,9 @@ use serde::{Deserialize, Serialize};
 use super::{Context, Example, Expect, Risk, Tool};
 use crate::catalog::{ExportCounts, ExportRecord};
 use crate::error::{Error, ErrorCode, Result};
+use crate::health::{
+    CACHES_CHECK, CheckStatus, HealthCheck, HealthReport, INDEX_CHECK, OBJECTS_CHECK, catalog_checks, originals,
+};
 use crate::packages::store::ObjectStore;
 use crate::paths::resolve_links;
 use crate::search::{INDEX_DIR, IndexState, SearchIndex};
@@ -523,69 +525,6 @@ fn dir_size(dir: &Path) -> u64 {
 
 // ---------------------------------------------------------------- check and repair
 
-/// How a health check came out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum CheckStatus {
-    /// Nothing to do.
-    Pass,
-    /// Works, but worth a look.
-    Warn,
-    /// Broken: something will fail.
-    Fail,
-}
-
-/// One health check's finding.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct HealthCheck {
-    /// Stable check name.
-    pub name: String,
-    /// Outcome.
-    pub status: CheckStatus,
-    /// What was found.
-    pub message: String,
-    /// What to do about it, when anything.
-    pub suggestion: Option<String>,
-}
-
-impl HealthCheck {
-    fn new(name: &str, status: CheckStatus, message: impl Into<String>, suggestion: Option<String>) -> Self {
-        Self {
-            name: name.to_string(),
-            status,
-            message: message.into(),
-            suggestion,
-        }
-    }
-
-    pub(crate) fn pass(name: &str, message: impl Into<String>) -> Self {
-        Self::new(name, CheckStatus::Pass, message, None)
-    }
-
-    pub(crate) fn warn(name: &str, message: impl Into<String>, suggestion: impl Into<String>) -> Self {
-        Self::new(name, CheckStatus::Warn, message, Some(suggestion.into()))
-    }
-
-    pub(crate) fn fail(name: &str, message: impl Into<String>, suggestion: impl Into<String>) -> Self {
-        Self::new(name, CheckStatus::Fail, message, Some(suggestion.into()))
-    }
-}
-
-/// `N checks: P passed, W warnings, F failed`.
-fn summary(checks: &[HealthCheck]) -> String {
-    let count = |status| checks.iter().filter(|c| c.status == status).count();
-    let warnings = count(CheckStatus::Warn);
-    format!(
-        "{} {}: {} passed, {warnings} {}, {} failed",
-        checks.len(),
-        if checks.len() == 1 { "check" } else { "checks" },
-        count(CheckStatus::Pass),
-        if warnings == 1 { "warning" } else { "warnings" },
-        count(CheckStatus::Fail)
-    )
-}
-
 /// Input of `aam_catalog_check`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -593,29 +532,6 @@ pub struct CheckInput {
     /// Run the complete checks (seconds on a large catalog): SQLite's integrity check, which also compares every index with its table, instead of the quick check, and the passes over every row (foreign keys, artifact rows).
     #[serde(default)]
     pub full: bool,
-}
-
-/// Output of `aam_catalog_check` and `aam_doctor`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct HealthReport {
-    /// Whether no check failed (warnings allowed).
-    pub healthy: bool,
-    /// Every check, in order.
-    pub checks: Vec<HealthCheck>,
-    /// One line.
-    pub summary: String,
-}
-
-impl HealthReport {
-    /// The report on `checks`.
-    pub(crate) fn of(checks: Vec<HealthCheck>) -> Self {
-        Self {
-            healthy: checks.iter().all(|c| c.status != CheckStatus::Fail),
-            summary: summary(&checks),
-            checks,
-        }
-    }
 }
 
 /// Checks the catalog, the index and the caches.
@@ -638,246 +554,12 @@ impl Tool for Check {
     type Output = HealthReport;
 
     fn run(ctx: &Context, input: CheckInput) -> Result<HealthReport> {
-        Ok(HealthReport::of(catalog_checks(ctx, input.full)))
+        Ok(HealthReport::of(catalog_checks(
+            &ctx.home,
+            ctx.catalog().as_deref(),
+            input.full,
+        )))
     }
-}
-
-/// Names of the checks `aam_catalog_repair` can fix.
-const INDEX_CHECK: &str = "index";
-const CACHES_CHECK: &str = "caches";
-const OBJECTS_CHECK: &str = "objects";
-
-/// Every catalog check; a catalog that cannot be opened is one failed check.
-/// Unless `full`, SQLite's integrity is checked quickly (every page and row,
-/// not that each index matches its table) and the passes over every row
-/// (`foreign_keys`, `rows`: damage aam's transactions cannot leave, only a
-/// damaged file or another writer) are left out, so the checks take a fraction
-/// of a second at 100,000 artifacts.
-pub(crate) fn catalog_checks(ctx: &Context, full: bool) -> Vec<HealthCheck> {
-    let catalog = match ctx.catalog() {
-        Ok(catalog) => catalog,
-        Err(e) => {
-            let name = if e.code() == ErrorCode::CatalogTooNew {
-                "migrations"
-            } else {
-                "catalog"
-            };
-            return vec![HealthCheck::fail(
-                name,
-                format!("the catalog cannot be opened: {}", e.message()),
-                e.hint().unwrap_or("check `AAM_HOME`").to_string(),
-            )];
-        }
-    };
-    let mut checks = Vec::new();
-    let listed = |items: &[String]| {
-        let mut text = items.iter().take(5).cloned().collect::<Vec<_>>().join("; ");
-        if items.len() > 5 {
-            text.push_str(&format!("; and {} more", items.len() - 5));
-        }
-        text
-    };
-    checks.push(match catalog.integrity_problems(full) {
-        Ok(problems) if problems.is_empty() && full => {
-            HealthCheck::pass("integrity", "SQLite's complete integrity check passed")
-        }
-        Ok(problems) if problems.is_empty() => HealthCheck::pass(
-            "integrity",
-            "SQLite's quick check passed (`--full` runs the complete checks)",
-        ),
-        Ok(problems) => HealthCheck::fail(
-            "integrity",
-            format!("SQLite reports damage: {}", listed(&problems)),
-            "export what can be read with `aam catalog export --format jsonl`, then move catalog.db aside and re-add the sources",
-        ),
-        Err(e) => HealthCheck::fail("integrity", e.message().to_string(), "the catalog file is damaged; move it aside and re-add the sources"),
-    });
-    if full {
-        checks.push(match catalog.foreign_key_violations() {
-            Ok(found) if found.is_empty() => HealthCheck::pass("foreign_keys", "every reference points at a row"),
-            Ok(found) => HealthCheck::fail(
-                "foreign_keys",
-                format!("{} rows point at nothing: {}", found.len(), listed(&found)),
-                "remove and re-add the affected sources (`aam source remove`, `aam source add`)",
-            ),
-            Err(e) => HealthCheck::fail("foreign_keys", e.message().to_string(), "the catalog file is damaged"),
-        });
-    }
-    checks.push(match catalog.schema_versions() {
-        Ok((applied, latest)) if applied == latest => {
-            HealthCheck::pass("migrations", format!("schema version {applied} is current"))
-        }
-        Ok((applied, latest)) => HealthCheck::fail(
-            "migrations",
-            format!("schema version {applied}, but this aam expects {latest}"),
-            "run any aam command with write access to migrate it, or use the aam that wrote it",
-        ),
-        Err(e) => HealthCheck::fail("migrations", e.message().to_string(), "the catalog file is damaged"),
-    });
-    checks.push(match catalog.generation() {
-        Ok(generation) => index_check(ctx, generation),
-        Err(e) => HealthCheck::fail(INDEX_CHECK, e.message().to_string(), "the catalog file is damaged"),
-    });
-    let sources = catalog.list_sources();
-    checks.push(match &sources {
-        Ok(sources) => caches_check(ctx, sources),
-        Err(e) => HealthCheck::fail(CACHES_CHECK, e.message().to_string(), "the catalog file is damaged"),
-    });
-    if full {
-        checks.push(match catalog.orphan_rows() {
-            Ok(orphans) if orphans.is_empty() => {
-                HealthCheck::pass("rows", "every live artifact has its file rows and text")
-            }
-            Ok(orphans) => {
-                let shown: Vec<String> = orphans.iter().map(|o| format!("{} lacks {}", o.row, o.lacks)).collect();
-                HealthCheck::fail(
-                    "rows",
-                    format!("{} artifact rows are incomplete: {}", orphans.len(), listed(&shown)),
-                    "remove and re-add the sources named (`aam source remove NAME`, then `aam source add`)",
-                )
-            }
-            Err(e) => HealthCheck::fail("rows", e.message().to_string(), "the catalog file is damaged"),
-        });
-    }
-    let known: Vec<String> = sources
-        .map(|s| s.into_iter().map(|s| s.cache_key).collect())
-        .unwrap_or_default();
-    let unused: Vec<String> = cached_repositories(&ctx.home.git_cache_dir())
-        .into_iter()
-        .filter(|key| !known.contains(key))
-        .collect();
-    checks.push(match catalog.installed_digests() {
-        Ok(digests) => objects_check(ctx, &digests),
-        Err(e) => HealthCheck::fail(OBJECTS_CHECK, e.message().to_string(), "the catalog file is damaged"),
-    });
-    checks.push(if unused.is_empty() {
-        HealthCheck::pass("files", "every cache on disk belongs to a source")
-    } else {
-        HealthCheck::warn(
-            "files",
-            format!("{} caches belong to no source: {}", unused.len(), listed(&unused)),
-            format!("delete them from {} to free space", ctx.home.git_cache_dir().display()),
-        )
-    });
-    checks
-}
-
-fn index_check(ctx: &Context, generation: u64) -> HealthCheck {
-    let repair = "run `aam catalog check --repair` (or `aam catalog reindex`)";
-    match SearchIndex::inspect(&ctx.home) {
-        IndexState::Missing => HealthCheck::warn(
-            INDEX_CHECK,
-            "the search index has not been built yet (the next search builds it)",
-            repair,
-        ),
-        IndexState::Unreadable(why) => {
-            HealthCheck::fail(INDEX_CHECK, format!("the search index is unreadable: {why}"), repair)
-        }
-        IndexState::Readable {
-            generation: Some(indexed),
-            documents,
-        } if indexed == generation => HealthCheck::pass(
-            INDEX_CHECK,
-            format!("the search index is at the catalog's generation {generation} ({documents} documents)"),
-        ),
-        IndexState::Readable {
-            generation: indexed, ..
-        } => HealthCheck::warn(
-            INDEX_CHECK,
-            format!(
-                "the search index reflects generation {}, the catalog is at {generation} (a write was interrupted or is under way); the next search or source command brings it up to date",
-                indexed.map_or("none".to_string(), |g| g.to_string())
-            ),
-            "nothing to do; `aam catalog reindex` brings it up to date now",
-        ),
-    }
-}
-
-fn caches_check(ctx: &Context, sources: &[crate::catalog::SourceRecord]) -> HealthCheck {
-    let broken: Vec<String> = sources
-        .iter()
-        .filter(|s| crate::sources::cache::holds_head(&ctx.home.git_cache_dir(), s) == Some(false))
-        .map(|s| s.name.clone())
-        .collect();
-    if broken.is_empty() {
-        let fetched = sources.iter().filter(|s| s.head_commit.is_some()).count();
-        HealthCheck::pass(
-            CACHES_CHECK,
-            match fetched {
-                1 => "the cache of the 1 fetched source holds its indexed commit".to_string(),
-                n => format!("the caches of all {n} fetched sources hold their indexed commits"),
-            },
-        )
-    } else {
-        HealthCheck::fail(
-            CACHES_CHECK,
-            format!(
-                "{} of {} sources lack their indexed commit in their git cache: {}",
-                broken.len(),
-                sources.len(),
-                broken.join(", ")
-            ),
-            "run `aam catalog check --repair` to fetch them again",
-        )
-    }
-}
-
-/// `1 original`, `3 originals`.
-fn originals(n: usize) -> String {
-    if n == 1 {
-        "1 original".to_string()
-    } else {
-        format!("{n} originals")
-    }
-}
-
-/// The originals `aam diff` compares installed files with: every file an
-/// install wrote has one, and none is kept that no install wrote.
-fn objects_check(ctx: &Context, installed: &BTreeSet<String>) -> HealthCheck {
-    let stored = ObjectStore::new(ctx.home.root().join("objects")).digests();
-    let missing = installed.difference(&stored).count();
-    let unused = stored.difference(installed).count();
-    match (missing, unused) {
-        (0, 0) => HealthCheck::pass(
-            OBJECTS_CHECK,
-            format!("{} of installed files, none missing or unused", originals(stored.len())),
-        ),
-        (0, unused) => HealthCheck::warn(
-            OBJECTS_CHECK,
-            format!(
-                "{} stored {} to no install",
-                originals(unused),
-                if unused == 1 { "belongs" } else { "belong" }
-            ),
-            "run `aam catalog check --repair` to delete them",
-        ),
-        (missing, _) => HealthCheck::warn(
-            OBJECTS_CHECK,
-            format!("{missing} installed files have no stored original, so `aam diff` cannot show their changes"),
-            "reinstall the packages concerned (`aam install --force NAME`) to store them again",
-        ),
-    }
-}
-
-/// Cache keys (`host/path`) of the git repositories under `root`.
-fn cached_repositories(root: &Path) -> Vec<String> {
-    fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
-        if dir.join("objects").is_dir() && dir.join("HEAD").is_file() {
-            if let Ok(rel) = dir.strip_prefix(root) {
-                out.push(rel.to_string_lossy().into_owned());
-            }
-            return;
-        }
-        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                walk(&entry.path(), root, out);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(root, root, &mut out);
-    out.sort();
-    out
 }
 
 /// Input of `aam_catalog_repair`.
@@ -937,7 +619,7 @@ impl Tool for Repair {
     type Output = RepairOutput;
 
     fn run(ctx: &Context, input: RepairInput) -> Result<RepairOutput> {
-        let before = catalog_checks(ctx, input.full);
+        let before = catalog_checks(&ctx.home, ctx.catalog().as_deref(), input.full);
         let failing = |name: &str| before.iter().any(|c| c.name == name && c.status != CheckStatus::Pass);
         let mut actions = Vec::new();
         if failing(CACHES_CHECK) {
@@ -988,7 +670,7 @@ impl Tool for Repair {
                 error: outcome.err().map(|e| e.message().to_string()),
             });
         }
-        let after = HealthReport::of(catalog_checks(ctx, input.full));
+        let after = HealthReport::of(catalog_checks(&ctx.home, ctx.catalog().as_deref(), input.full));
         Ok(RepairOutput {
             actions,
             healthy: after.healthy,

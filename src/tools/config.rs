@@ -4,7 +4,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::sources::{SourceEnableDefaults, SourceEnableDefaultsInput};
 use super::{Context, Example, Expect, Risk, Tool};
 use crate::config::{Settings, project_settings_path, read_settings, write_settings};
 use crate::deploy::detect_platforms;
@@ -411,7 +410,7 @@ impl Tool for Init {
         write_settings(&settings_path, &settings)?;
         drop(ctx.catalog()?);
         let default_sources_added = if input.add_default_sources {
-            SourceEnableDefaults::run(ctx, SourceEnableDefaultsInput { restore: false })?.added
+            crate::sources::defaults::enable(&mut *ctx.catalog()?, &ctx.cwd, false)?.added
         } else {
             Vec::new()
         };

@@ -6,12 +6,13 @@ use std::os::unix::fs::PermissionsExt;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::catalog::{HealthCheck, HealthReport, catalog_checks};
-use super::install::{ListInstalled, ListInstalledInput, Verify, VerifyInput};
 use super::{Context, Example, Expect, Risk, Tool};
 use crate::config::{project_settings_path, read_settings};
 use crate::deploy::detect_platforms;
 use crate::error::Result;
+use crate::health::{HealthCheck, HealthReport, catalog_checks};
+use crate::install::state::{self, FileState};
+use crate::packages::lock;
 
 /// Input of `aam_doctor`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -43,7 +44,7 @@ impl Tool for Doctor {
 
     fn run(ctx: &Context, input: DoctorInput) -> Result<HealthReport> {
         let mut checks = vec![settings_check(ctx)];
-        checks.extend(catalog_checks(ctx, input.full));
+        checks.extend(catalog_checks(&ctx.home, ctx.catalog().as_deref(), input.full));
         checks.push(platforms_check(ctx));
         checks.push(installs_check(ctx));
         checks.push(token_check(ctx));
@@ -100,8 +101,13 @@ fn installs_check(ctx: &Context) -> HealthCheck {
                 .to_string(),
         );
     }
-    let listed = match ListInstalled::run(ctx, ListInstalledInput { global: false }) {
-        Ok(listed) => listed,
+    let checked = ctx.install_roots(false).and_then(|roots| {
+        let lock = lock::read(&roots.root)?;
+        roots.check_lock(&lock)?;
+        Ok((roots, lock))
+    });
+    let (roots, lock) = match checked {
+        Ok(checked) => checked,
         Err(e) => {
             return HealthCheck::fail(
                 "installs",
@@ -110,23 +116,19 @@ fn installs_check(ctx: &Context) -> HealthCheck {
             );
         }
     };
-    if listed.packages.is_empty() {
+    if lock.packages.is_empty() {
         return HealthCheck::pass("installs", "no packages installed in this project");
     }
     let (mut modified, mut missing) = (Vec::new(), Vec::new());
-    for package in &listed.packages {
-        let input = VerifyInput {
-            package: package.name.clone(),
-            global: false,
-        };
-        match Verify::run(ctx, input) {
-            Ok(report) if !report.missing_files.is_empty() => missing.push(package.name.clone()),
-            Ok(report) if !report.modified_files.is_empty() => modified.push(package.name.clone()),
+    for (name, entry) in &lock.packages {
+        match state::file_status(&roots, entry) {
+            Ok(status) if !state::keys_in(&status, FileState::Missing).is_empty() => missing.push(name.clone()),
+            Ok(status) if !state::keys_in(&status, FileState::Modified).is_empty() => modified.push(name.clone()),
             Ok(_) => {}
             Err(e) => {
                 return HealthCheck::fail(
                     "installs",
-                    format!("`{}` cannot be verified: {}", package.name, e.message()),
+                    format!("`{name}` cannot be verified: {}", e.message()),
                     e.hint()
                         .unwrap_or("reinstall it with `aam install --force`")
                         .to_string(),
@@ -134,7 +136,7 @@ fn installs_check(ctx: &Context) -> HealthCheck {
             }
         }
     }
-    let count = match listed.packages.len() {
+    let count = match lock.packages.len() {
         1 => "1 package".to_string(),
         n => format!("{n} packages"),
     };

@@ -24,7 +24,7 @@ use schemars::{JsonSchema, Schema};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-pub use crate::sources::{qualified_name, split_qualified};
+pub use crate::sources::{qualified_name, registered_sources_hint, split_qualified, unknown_source};
 pub use context::{Context, PooledCatalog};
 
 use crate::catalog::{Catalog, SearchRow};
@@ -124,25 +124,6 @@ pub(crate) fn mirror_registry(ctx: &Context, catalog: &mut Catalog, name: &str, 
         let generation = catalog.sync_registry(name, &records)?;
         Ok(((), IndexChange::RegistrySynced(name.to_string()), generation))
     })
-}
-
-/// A hint naming the registered sources, for a name that is none of them.
-pub fn registered_sources_hint(source_names: &[String]) -> String {
-    if source_names.is_empty() {
-        return "no source is registered; add one with `aam source add`".to_string();
-    }
-    let known: Vec<String> = source_names.iter().map(|n| format!("`{n}`")).collect();
-    format!("registered sources: {}", known.join(", "))
-}
-
-/// The source part of `text` (before its first `/`) when `text` looks like
-/// `source/artifact` but names no registered source.
-pub fn unknown_source<'t>(text: &'t str, source_names: &[String]) -> Option<&'t str> {
-    let (source, rest) = text.split_once('/')?;
-    let known = source_names
-        .iter()
-        .any(|n| n == source || text.starts_with(&format!("{n}/")));
-    (!source.is_empty() && !rest.is_empty() && !text.starts_with('@') && !known).then_some(source)
 }
 
 /// One operation: typed input and output plus what an agent needs to know about it.
@@ -486,5 +467,54 @@ mod tests {
             "{}",
             err.message()
         );
+    }
+
+    /// Tools never import each other: what two tools share lives on `Catalog`,
+    /// `Context` or a domain module, so each tool file can move or change alone.
+    #[test]
+    fn tool_modules_do_not_import_each_other() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tools");
+        let tools: Vec<String> = std::fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.file_name().is_some_and(|n| n != "mod.rs" && n != "context.rs"))
+            .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert!(tools.contains(&"sources".to_string()), "{tools:?}");
+        let mut files = vec![];
+        let mut stack = vec![root.clone()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    files.push(path);
+                }
+            }
+        }
+        for file in files {
+            let rel = file.strip_prefix(&root).unwrap();
+            let Some(own) = rel.iter().next().map(|c| {
+                let c = std::path::Path::new(c);
+                c.file_stem().unwrap().to_string_lossy().into_owned()
+            }) else {
+                continue;
+            };
+            let up = match rel.components().count() {
+                1 => "super::".to_string(),
+                n => "super::".repeat(n),
+            };
+            let text = std::fs::read_to_string(&file).unwrap();
+            for other in tools.iter().filter(|t| **t != own) {
+                for form in [format!("{up}{other}::"), format!("crate::tools::{other}::")] {
+                    assert!(
+                        !text.contains(&form),
+                        "{} imports the tool module `{other}` ({form})",
+                        rel.display()
+                    );
+                }
+            }
+        }
     }
 }

@@ -16,6 +16,7 @@ use crate::error::{Error, ErrorBody, ErrorCode, Result};
 use crate::scan::ArtifactKind;
 use crate::search::IndexChange;
 use crate::sources::cache;
+use crate::sources::defaults::{self, same_repository};
 use crate::sources::git::{Fetched, GitCache, RefWant, is_repository};
 use crate::sources::index::Snapshot;
 use crate::sources::spec::{SourceKind, SourceSpec, validate_name};
@@ -278,17 +279,6 @@ impl Tool for SourceAdd {
             artifacts_by_type: counts,
         })
     }
-}
-
-/// The registered source that fetches the same URL at the same ref and scope as
-/// `spec`, if any. A source following the default branch matches a request for the
-/// branch it resolved to.
-fn same_repository(catalog: &Catalog, spec: &SourceSpec) -> Result<Option<SourceRecord>> {
-    Ok(catalog.list_sources()?.into_iter().find(|s| {
-        let same_ref = s.ref_name == spec.git_ref
-            || (s.ref_name.is_none() && spec.git_ref.is_some() && s.resolved_ref == spec.git_ref);
-        s.url == spec.url && s.scope_path == spec.scope && same_ref
-    }))
 }
 
 /// ` (ref `r`, path `p`)` for a message about `source`.
@@ -945,14 +935,6 @@ impl Tool for SourceRemove {
 
 // ---------------------------------------------------------------- enable-defaults
 
-/// The built-in default sources: name, GitHub repository, scope.
-pub const DEFAULT_SOURCES: [(&str, &str, &str); 4] = [
-    ("github/awesome-copilot", "github/awesome-copilot", "skills"),
-    ("openai/skills:.curated", "openai/skills", "skills/.curated"),
-    ("anthropics/skills", "anthropics/skills", "skills"),
-    ("microsoft/skills", "microsoft/skills", ".github/skills"),
-];
-
 /// Input of `aam_source_enable_defaults`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -996,39 +978,12 @@ impl Tool for SourceEnableDefaults {
 
     fn run(ctx: &Context, input: SourceEnableDefaultsInput) -> Result<SourceEnableDefaultsOutput> {
         let mut catalog = ctx.catalog()?;
-        let dismissed_names = catalog.dismissed_defaults()?;
-        let mut out = SourceEnableDefaultsOutput {
-            added: Vec::new(),
-            already_present: Vec::new(),
-            dismissed: Vec::new(),
-        };
-        for (name, repo, scope) in DEFAULT_SOURCES {
-            let spec = SourceSpec::parse(repo, &ctx.cwd)?.with_overrides(None, Some(scope))?;
-            // The same repository, ref and folder under another name counts as present.
-            if let Some(existing) = same_repository(&catalog, &spec)? {
-                out.already_present.push(existing.name);
-                continue;
-            }
-            if catalog.find_source(name)?.is_some() {
-                out.already_present.push(name.to_string());
-                continue;
-            }
-            if dismissed_names.iter().any(|d| d == name) && !input.restore {
-                out.dismissed.push(name.to_string());
-                continue;
-            }
-            catalog.insert_unfetched_source(&NewSource {
-                name,
-                kind: spec.kind.as_str(),
-                url: &spec.url,
-                cache_key: &spec.cache_key(),
-                ref_name: None,
-                scope_path: &spec.scope,
-                is_default: true,
-            })?;
-            out.added.push(name.to_string());
-        }
-        Ok(out)
+        let enabled = defaults::enable(&mut catalog, &ctx.cwd, input.restore)?;
+        Ok(SourceEnableDefaultsOutput {
+            added: enabled.added,
+            already_present: enabled.already_present,
+            dismissed: enabled.dismissed,
+        })
     }
 }
 

@@ -1,0 +1,275 @@
+//! The catalog's checks: SQLite integrity, migrations, the search index against
+//! the catalog's generation, each source's git cache, stored originals, and caches
+//! no source uses.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use super::HealthCheck;
+use crate::catalog::{Catalog, SourceRecord};
+use crate::config::AamHome;
+use crate::error::{Error, ErrorCode};
+use crate::packages::store::ObjectStore;
+use crate::search::{IndexState, SearchIndex};
+
+/// Names of the checks `aam_catalog_repair` can fix.
+pub const INDEX_CHECK: &str = "index";
+pub const CACHES_CHECK: &str = "caches";
+pub const OBJECTS_CHECK: &str = "objects";
+
+/// Every catalog check; a catalog that cannot be opened is one failed check.
+/// Unless `full`, SQLite's integrity is checked quickly (every page and row,
+/// not that each index matches its table) and the passes over every row
+/// (`foreign_keys`, `rows`: damage aam's transactions cannot leave, only a
+/// damaged file or another writer) are left out, so the checks take a fraction
+/// of a second at 100,000 artifacts.
+pub fn catalog_checks(home: &AamHome, catalog: std::result::Result<&Catalog, &Error>, full: bool) -> Vec<HealthCheck> {
+    let catalog = match catalog {
+        Ok(catalog) => catalog,
+        Err(e) => {
+            let name = if e.code() == ErrorCode::CatalogTooNew {
+                "migrations"
+            } else {
+                "catalog"
+            };
+            return vec![HealthCheck::fail(
+                name,
+                format!("the catalog cannot be opened: {}", e.message()),
+                e.hint().unwrap_or("check `AAM_HOME`").to_string(),
+            )];
+        }
+    };
+    let mut checks = Vec::new();
+    let listed = |items: &[String]| {
+        let mut text = items.iter().take(5).cloned().collect::<Vec<_>>().join("; ");
+        if items.len() > 5 {
+            text.push_str(&format!("; and {} more", items.len() - 5));
+        }
+        text
+    };
+    checks.push(match catalog.integrity_problems(full) {
+        Ok(problems) if problems.is_empty() && full => {
+            HealthCheck::pass("integrity", "SQLite's complete integrity check passed")
+        }
+        Ok(problems) if problems.is_empty() => HealthCheck::pass(
+            "integrity",
+            "SQLite's quick check passed (`--full` runs the complete checks)",
+        ),
+        Ok(problems) => HealthCheck::fail(
+            "integrity",
+            format!("SQLite reports damage: {}", listed(&problems)),
+            "export what can be read with `aam catalog export --format jsonl`, then move catalog.db aside and re-add the sources",
+        ),
+        Err(e) => HealthCheck::fail("integrity", e.message().to_string(), "the catalog file is damaged; move it aside and re-add the sources"),
+    });
+    if full {
+        checks.push(match catalog.foreign_key_violations() {
+            Ok(found) if found.is_empty() => HealthCheck::pass("foreign_keys", "every reference points at a row"),
+            Ok(found) => HealthCheck::fail(
+                "foreign_keys",
+                format!("{} rows point at nothing: {}", found.len(), listed(&found)),
+                "remove and re-add the affected sources (`aam source remove`, `aam source add`)",
+            ),
+            Err(e) => HealthCheck::fail("foreign_keys", e.message().to_string(), "the catalog file is damaged"),
+        });
+    }
+    checks.push(match catalog.schema_versions() {
+        Ok((applied, latest)) if applied == latest => {
+            HealthCheck::pass("migrations", format!("schema version {applied} is current"))
+        }
+        Ok((applied, latest)) => HealthCheck::fail(
+            "migrations",
+            format!("schema version {applied}, but this aam expects {latest}"),
+            "run any aam command with write access to migrate it, or use the aam that wrote it",
+        ),
+        Err(e) => HealthCheck::fail("migrations", e.message().to_string(), "the catalog file is damaged"),
+    });
+    checks.push(match catalog.generation() {
+        Ok(generation) => index_check(home, generation),
+        Err(e) => HealthCheck::fail(INDEX_CHECK, e.message().to_string(), "the catalog file is damaged"),
+    });
+    let sources = catalog.list_sources();
+    checks.push(match &sources {
+        Ok(sources) => caches_check(home, sources),
+        Err(e) => HealthCheck::fail(CACHES_CHECK, e.message().to_string(), "the catalog file is damaged"),
+    });
+    if full {
+        checks.push(match catalog.orphan_rows() {
+            Ok(orphans) if orphans.is_empty() => {
+                HealthCheck::pass("rows", "every live artifact has its file rows and text")
+            }
+            Ok(orphans) => {
+                let shown: Vec<String> = orphans.iter().map(|o| format!("{} lacks {}", o.row, o.lacks)).collect();
+                HealthCheck::fail(
+                    "rows",
+                    format!("{} artifact rows are incomplete: {}", orphans.len(), listed(&shown)),
+                    "remove and re-add the sources named (`aam source remove NAME`, then `aam source add`)",
+                )
+            }
+            Err(e) => HealthCheck::fail("rows", e.message().to_string(), "the catalog file is damaged"),
+        });
+    }
+    let known: Vec<String> = sources
+        .map(|s| s.into_iter().map(|s| s.cache_key).collect())
+        .unwrap_or_default();
+    let unused: Vec<String> = cached_repositories(&home.git_cache_dir())
+        .into_iter()
+        .filter(|key| !known.contains(key))
+        .collect();
+    checks.push(match catalog.installed_digests() {
+        Ok(digests) => objects_check(home, &digests),
+        Err(e) => HealthCheck::fail(OBJECTS_CHECK, e.message().to_string(), "the catalog file is damaged"),
+    });
+    checks.push(if unused.is_empty() {
+        HealthCheck::pass("files", "every cache on disk belongs to a source")
+    } else {
+        HealthCheck::warn(
+            "files",
+            format!("{} caches belong to no source: {}", unused.len(), listed(&unused)),
+            format!("delete them from {} to free space", home.git_cache_dir().display()),
+        )
+    });
+    checks
+}
+
+fn index_check(home: &AamHome, generation: u64) -> HealthCheck {
+    let repair = "run `aam catalog check --repair` (or `aam catalog reindex`)";
+    match SearchIndex::inspect(home) {
+        IndexState::Missing => HealthCheck::warn(
+            INDEX_CHECK,
+            "the search index has not been built yet (the next search builds it)",
+            repair,
+        ),
+        IndexState::Unreadable(why) => {
+            HealthCheck::fail(INDEX_CHECK, format!("the search index is unreadable: {why}"), repair)
+        }
+        IndexState::Readable {
+            generation: Some(indexed),
+            documents,
+        } if indexed == generation => HealthCheck::pass(
+            INDEX_CHECK,
+            format!("the search index is at the catalog's generation {generation} ({documents} documents)"),
+        ),
+        IndexState::Readable {
+            generation: indexed, ..
+        } => HealthCheck::warn(
+            INDEX_CHECK,
+            format!(
+                "the search index reflects generation {}, the catalog is at {generation} (a write was interrupted or is under way); the next search or source command brings it up to date",
+                indexed.map_or("none".to_string(), |g| g.to_string())
+            ),
+            "nothing to do; `aam catalog reindex` brings it up to date now",
+        ),
+    }
+}
+
+fn caches_check(home: &AamHome, sources: &[SourceRecord]) -> HealthCheck {
+    let broken: Vec<String> = sources
+        .iter()
+        .filter(|s| crate::sources::cache::holds_head(&home.git_cache_dir(), s) == Some(false))
+        .map(|s| s.name.clone())
+        .collect();
+    if broken.is_empty() {
+        let fetched = sources.iter().filter(|s| s.head_commit.is_some()).count();
+        HealthCheck::pass(
+            CACHES_CHECK,
+            match fetched {
+                1 => "the cache of the 1 fetched source holds its indexed commit".to_string(),
+                n => format!("the caches of all {n} fetched sources hold their indexed commits"),
+            },
+        )
+    } else {
+        HealthCheck::fail(
+            CACHES_CHECK,
+            format!(
+                "{} of {} sources lack their indexed commit in their git cache: {}",
+                broken.len(),
+                sources.len(),
+                broken.join(", ")
+            ),
+            "run `aam catalog check --repair` to fetch them again",
+        )
+    }
+}
+
+/// `1 original`, `3 originals`.
+pub fn originals(n: usize) -> String {
+    if n == 1 {
+        "1 original".to_string()
+    } else {
+        format!("{n} originals")
+    }
+}
+
+/// The originals `aam diff` compares installed files with: every file an
+/// install wrote has one, and none is kept that no install wrote.
+fn objects_check(home: &AamHome, installed: &BTreeSet<String>) -> HealthCheck {
+    let stored = ObjectStore::new(home.root().join("objects")).digests();
+    let missing = installed.difference(&stored).count();
+    let unused = stored.difference(installed).count();
+    match (missing, unused) {
+        (0, 0) => HealthCheck::pass(
+            OBJECTS_CHECK,
+            format!("{} of installed files, none missing or unused", originals(stored.len())),
+        ),
+        (0, unused) => HealthCheck::warn(
+            OBJECTS_CHECK,
+            format!(
+                "{} stored {} to no install",
+                originals(unused),
+                if unused == 1 { "belongs" } else { "belong" }
+            ),
+            "run `aam catalog check --repair` to delete them",
+        ),
+        (missing, _) => HealthCheck::warn(
+            OBJECTS_CHECK,
+            format!("{missing} installed files have no stored original, so `aam diff` cannot show their changes"),
+            "reinstall the packages concerned (`aam install --force NAME`) to store them again",
+        ),
+    }
+}
+
+/// Cache keys (`host/path`) of the git repositories under `root`.
+fn cached_repositories(root: &Path) -> Vec<String> {
+    fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
+        if dir.join("objects").is_dir() && dir.join("HEAD").is_file() {
+            if let Ok(rel) = dir.strip_prefix(root) {
+                out.push(rel.to_string_lossy().into_owned());
+            }
+            return;
+        }
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                walk(&entry.path(), root, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, root, &mut out);
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cached_repositories_are_the_folders_holding_a_bare_repository() {
+        let dir = tempfile::tempdir().unwrap();
+        for repo in ["github.com/a/b", "example.org/c"] {
+            let path = dir.path().join(repo);
+            std::fs::create_dir_all(path.join("objects")).unwrap();
+            std::fs::write(path.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        }
+        std::fs::create_dir_all(dir.path().join("github.com/empty/objects")).unwrap();
+        assert_eq!(cached_repositories(dir.path()), ["example.org/c", "github.com/a/b"]);
+        assert!(cached_repositories(&dir.path().join("absent")).is_empty());
+    }
+
+    #[test]
+    fn originals_are_counted_in_words() {
+        assert_eq!(originals(1), "1 original");
+        assert_eq!(originals(3), "3 originals");
+    }
+}

@@ -1,0 +1,101 @@
+//! Resolving the name a user gives an artifact (`source/name`, `source/path`, a
+//! bare name) to the one catalog artifact it means, with suggestions from the
+//! index when it means none.
+
+use std::sync::Arc;
+
+use super::{SearchIndex, SearchRequest, SortOrder};
+use crate::catalog::{Catalog, ListedArtifact};
+use crate::error::{Error, ErrorCode, Result};
+use crate::progress::Progress;
+use crate::sources::{qualified_name, registered_sources_hint, split_qualified, unknown_source};
+
+/// Finds the one artifact `text` names: `source/name`, `source/path`, or a bare name.
+/// The search `index` is opened only to suggest names when none matches.
+pub fn resolve_artifact(
+    catalog: &Catalog,
+    text: &str,
+    index: impl FnOnce() -> Result<Arc<SearchIndex>>,
+    progress: &dyn Progress,
+) -> Result<ListedArtifact> {
+    let sources = catalog.list_sources()?;
+    let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
+    let matches = match split_qualified(text, &names) {
+        Some((source_name, rest)) => {
+            let source_id = sources.iter().find(|s| s.name == source_name).map(|s| s.id);
+            match catalog.artifact_at(source_id.unwrap_or_default(), rest)? {
+                Some(at_path) => vec![at_path],
+                None => catalog.artifacts_named(source_id, rest)?,
+            }
+        }
+        None => catalog.artifacts_named(None, text)?,
+    };
+    match matches.len() {
+        1 => Ok(matches.into_iter().next().unwrap_or_else(|| unreachable!())),
+        0 => {
+            if let Some(source) = unknown_source(text, &names) {
+                return Err(Error::new(
+                    ErrorCode::SourceNotFound,
+                    format!("no artifact named `{text}`: no source is named `{source}`"),
+                )
+                .with_hint(registered_sources_hint(&names)));
+            }
+            Err(artifact_not_found(
+                text,
+                suggestions(&*index()?, catalog, progress, text)?,
+            ))
+        }
+        _ => {
+            let choices: Vec<String> = matches.iter().map(|m| format!("`{}/{}`", m.source, m.path)).collect();
+            Err(Error::new(
+                ErrorCode::ArtifactAmbiguous,
+                format!("`{text}` names {} artifacts", matches.len()),
+            )
+            .with_hint(format!("name one of them: {}", choices.join(", "))))
+        }
+    }
+}
+
+/// Qualified names of artifacts close to `text`, from the search index.
+fn suggestions(index: &SearchIndex, catalog: &Catalog, progress: &dyn Progress, text: &str) -> Result<Vec<String>> {
+    index.ensure_current(catalog, progress)?;
+    let name = text.rsplit('/').next().unwrap_or(text);
+    let found = index.search(&SearchRequest {
+        query: name,
+        qualified: None,
+        kinds: &[],
+        sources: &[],
+        platform: None,
+        limit: 3,
+        offset: 0,
+        sort: SortOrder::Relevance,
+    })?;
+    if !found.hits.is_empty() {
+        return Ok(found.hits.iter().map(|h| qualified_name(&h.source, &h.name)).collect());
+    }
+    let mut qualified = Vec::new();
+    for name in &found.suggestions {
+        for artifact in catalog.artifacts_named(None, name)? {
+            qualified.push(qualified_name(&artifact.source, &artifact.name));
+        }
+    }
+    qualified.truncate(3);
+    Ok(qualified)
+}
+
+/// The error for a name no artifact has, with `suggestions` as a hint.
+pub fn artifact_not_found(text: &str, suggestions: Vec<String>) -> Error {
+    let hint = if suggestions.is_empty() {
+        "find artifacts with `aam search <words>`".to_string()
+    } else {
+        format!(
+            "did you mean {}?",
+            suggestions
+                .iter()
+                .map(|s| format!("`{s}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    Error::new(ErrorCode::ArtifactNotFound, format!("no artifact named `{text}`")).with_hint(hint)
+}
