@@ -6,10 +6,12 @@
 #
 #   benches/project.sh                 # 20000 and 100000 skills, 10 runs each
 #   SIZES="20000" RUNS=5 benches/project.sh
+#   AAM_BIN=/path/to/aam benches/project.sh   # an already built binary
 #
 # Per size: the first call (a fresh AAM_HOME: one walk, every main file read),
 # warm calls (nothing changed: stat checks and a keyset query), and calls right
-# after one SKILL.md changed (replaced by rename, as editors save). Reference in
+# after one SKILL.md changed (replaced by rename, as editors save), and calls right
+# after one new skill folder appeared (the whole detection runs). Reference in
 # the same run: the same candidates call from an empty folder.
 # Targets: warm candidates and search <= 100 ms at 20k (<= 300 ms right after one
 # file changed), flat at 100k. Prints `uptime` first: figures depend on load.
@@ -20,10 +22,10 @@ gen="$root/../shared/bench/gen-corpus.sh"
 sizes=${SIZES:-"20000 100000"}
 runs=${RUNS:-10}
 work="$root/target/bench"
-aam="$root/target/release/aam"
+aam=${AAM_BIN:-"$root/target/release/aam"}
 
 [ -f "$gen" ] || { echo "missing $gen" >&2; exit 1; }
-(cd "$root" && cargo build --release --quiet)
+[ -n "${AAM_BIN:-}" ] || (cd "$root" && cargo build --release --quiet)
 mkdir -p "$work"
 uptime
 
@@ -59,6 +61,15 @@ for n in $sizes; do
   report "candidates right after one file changed" "${t[@]}"
   report "search right after one file changed" "${s[@]}"
   git -C "$project" checkout -q -- skills
+
+  t=()
+  for i in $(seq "$runs"); do
+    mkdir -p "skills/bench-new-$i"
+    printf -- '---\nname: bench-new-%s\ndescription: new\n---\n' "$i" > "skills/bench-new-$i/SKILL.md"
+    t+=("$(time_ms "$aam" source candidates --limit 50 --json)")
+  done
+  report "candidates right after one skill added" "${t[@]}"
+  rm -rf skills/bench-new-*
 
   cd "$empty"
   t=(); for _ in $(seq "$runs"); do t+=("$(time_ms "$aam" source candidates --limit 50 --json)"); done
