@@ -12,9 +12,12 @@
 # warm calls (nothing changed: stat checks and a keyset query), and calls right
 # after one SKILL.md changed (replaced by rename, as editors save), and calls right
 # after one new skill folder appeared (the whole detection runs). Reference in
-# the same run: the same candidates call from an empty folder.
+# the same run: the same candidates call from an empty folder (outside any git
+# repository, so it is a project with nothing in it).
 # Targets: warm candidates and search <= 100 ms at 20k (<= 300 ms right after one
 # file changed), flat at 100k. Prints `uptime` first: figures depend on load.
+# Reference in the same run: `git status --porcelain` in the same project, which
+# checks the same working tree against its index (the floor a stat check meets).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,9 +38,8 @@ for n in $sizes; do
   project="$work/project-$n"
   [ -d "$project/.git" ] || bash "$gen" "$n" "$project" > /dev/null
   home="$work/project-home-$n"
-  empty="$work/empty-$n"
-  rm -rf "$home" "$empty"
-  mkdir -p "$empty"
+  empty=$(mktemp -d)
+  rm -rf "$home"
   export AAM_HOME="$home"
   echo "== $n skills ($(git -C "$project" ls-files | wc -l) files)"
   cd "$project"
@@ -71,8 +73,12 @@ for n in $sizes; do
   report "candidates right after one skill added" "${t[@]}"
   rm -rf skills/bench-new-*
 
+  t=(); for _ in $(seq "$runs"); do t+=("$(time_ms git status --porcelain)"); done
+  report "reference: git status --porcelain" "${t[@]}"
+
   cd "$empty"
   t=(); for _ in $(seq "$runs"); do t+=("$(time_ms "$aam" source candidates --limit 50 --json)"); done
   report "reference: candidates in an empty folder" "${t[@]}"
+  rm -rf "$empty"
   cd "$root"
 done

@@ -517,6 +517,15 @@ mod tests {
                 json!({"limit": 50, "cursor": page["next_cursor"]}),
             );
             world.call("aam_source_candidates", json!({"source": "big", "type": "prompt"}));
+            // The project's own: an edit in place, then a new file.
+            let agents = world.ctx.cwd.join(".claude/agents");
+            std::fs::create_dir_all(&agents).unwrap();
+            std::fs::write(agents.join("helper.md"), "---\nname: helper\n---\n").unwrap();
+            world.call("aam_source_candidates", json!({"source": "local"}));
+            std::fs::write(agents.join("helper.md"), "---\nname: helper2\n---\n").unwrap();
+            world.call("aam_source_candidates", json!({"source": "local"}));
+            std::fs::write(agents.join("other.md"), "---\nname: other\n---\n").unwrap();
+            world.call("aam_source_candidates", json!({"source": "local"}));
             for query in ["review", "s042", "big/s043", ""] {
                 world.call("aam_search", json!({"query": query}));
             }

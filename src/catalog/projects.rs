@@ -27,15 +27,16 @@ pub struct ProjectArtifactRow {
     pub has_vendor_agent: bool,
 }
 
-/// A project's record, as the last refresh left it.
+/// A project's record head, with what a call checks against the disk.
 #[derive(Debug, Clone, Default)]
 pub struct StoredProject {
     /// Row id.
     pub id: i64,
     /// Bumped by every refresh.
     pub version: i64,
-    /// Folders and files with their stat data, in no particular order.
-    pub entries: Vec<(String, Recorded)>,
+    /// Every recorded folder, and the files whose stat data matters: main files
+    /// and ignore files (other files count by their paths, which folders tell).
+    pub checked: Vec<(String, Recorded)>,
 }
 
 /// What one refresh changes, written in one transaction.
@@ -89,6 +90,17 @@ fn artifact_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ProjectArtifactR
     })
 }
 
+fn file_entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, Recorded)> {
+    Ok((
+        r.get(0)?,
+        Recorded::File(FileStat {
+            size: r.get::<_, i64>(1)? as u64,
+            mtime_ns: r.get(2)?,
+            inode: r.get::<_, i64>(3)? as u64,
+        }),
+    ))
+}
+
 impl Catalog {
     /// The record of the project at `root` (canonical), if it was ever refreshed.
     pub fn stored_project(&self, root: &str) -> Result<Option<StoredProject>> {
@@ -102,7 +114,39 @@ impl Catalog {
         let Some((id, version)) = head else {
             return Ok(None);
         };
+        let mut checked = Vec::new();
+        self.project_dirs(id, &mut checked)?;
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT f.path, f.size, f.mtime_ns, f.inode FROM project_files f
+                 WHERE f.project_id = ?1 AND (f.path LIKE '%.gitignore' OR f.path LIKE '%.ignore'
+                     OR f.path IN (SELECT main_file FROM project_artifacts WHERE project_id = ?1))",
+            )
+            .map_err(db_error)?;
+        let rows = stmt.query_map([id], file_entry).map_err(db_error)?;
+        for row in rows {
+            checked.push(row.map_err(db_error)?);
+        }
+        Ok(Some(StoredProject { id, version, checked }))
+    }
+
+    /// Every recorded folder and file of project `id`, in no particular order.
+    pub fn project_entries(&self, id: i64) -> Result<Vec<(String, Recorded)>> {
         let mut entries = Vec::new();
+        self.project_dirs(id, &mut entries)?;
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT path, size, mtime_ns, inode FROM project_files WHERE project_id = ?1")
+            .map_err(db_error)?;
+        let rows = stmt.query_map([id], file_entry).map_err(db_error)?;
+        for row in rows {
+            entries.push(row.map_err(db_error)?);
+        }
+        Ok(entries)
+    }
+
+    fn project_dirs(&self, id: i64, out: &mut Vec<(String, Recorded)>) -> Result<()> {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT path, mtime_ns FROM project_dirs WHERE project_id = ?1")
@@ -111,28 +155,9 @@ impl Catalog {
             .query_map([id], |r| Ok((r.get::<_, String>(0)?, Recorded::Dir(r.get(1)?))))
             .map_err(db_error)?;
         for row in rows {
-            entries.push(row.map_err(db_error)?);
+            out.push(row.map_err(db_error)?);
         }
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT path, size, mtime_ns, inode FROM project_files WHERE project_id = ?1")
-            .map_err(db_error)?;
-        let rows = stmt
-            .query_map([id], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    Recorded::File(FileStat {
-                        size: r.get::<_, i64>(1)? as u64,
-                        mtime_ns: r.get(2)?,
-                        inode: r.get::<_, i64>(3)? as u64,
-                    }),
-                ))
-            })
-            .map_err(db_error)?;
-        for row in rows {
-            entries.push(row.map_err(db_error)?);
-        }
-        Ok(Some(StoredProject { id, version, entries }))
+        Ok(())
     }
 
     /// Every artifact recorded for project `id`, by kind then path.

@@ -109,9 +109,10 @@ pub fn check_root(root: &Path) -> Result<()> {
 }
 
 /// The catalog's record of the project at `root`, brought up to date first and
-/// its row id returned. The recorded stat data is checked against the disk; when
-/// something moved, only what moved is read again and the changes are written in
-/// one transaction. Refuses a disk root or the home folder, and a tree past the
+/// its row id returned. The recorded folders, main files and ignore files are
+/// checked against the disk (other files matter by their paths only, which their
+/// folders' mtimes tell); when something moved, only what moved is read again and
+/// the changes are written in one transaction. Refuses a disk root or the home folder, and a tree past the
 /// bound, unless `large`.
 pub fn current(catalog: &mut Catalog, root: &Path, large: bool) -> Result<i64> {
     if !large {
@@ -123,11 +124,12 @@ pub fn current(catalog: &mut Catalog, root: &Path, large: bool) -> Result<i64> {
         let tree = tree::walk(root, max_entries)?;
         return catalog.record_project(&key, None, &changes(root, None, &tree, &[]));
     };
-    let moved = tree::moved(root, &stored.entries)?;
+    let moved = tree::moved(root, &stored.checked)?;
     if moved.is_empty() {
         return Ok(stored.id);
     }
-    if let Some(in_place) = tree::restat_in_place(root, &stored.entries, &moved) {
+    let recorded = catalog.project_entries(stored.id)?;
+    if let Some(in_place) = tree::restat_in_place(root, &recorded, &moved) {
         let main_files: Vec<&str> = in_place.files.iter().map(|(path, _)| path.as_str()).collect();
         let edited = catalog.project_artifacts_with_main(stored.id, &main_files)?;
         if let Some(artifacts_set) = reread_in_place(root, &edited) {
@@ -140,7 +142,7 @@ pub fn current(catalog: &mut Catalog, root: &Path, large: bool) -> Result<i64> {
             return catalog.record_project(&key, Some(stored.version), &changes);
         }
     }
-    let recorded = Tree::from_recorded(stored.entries);
+    let recorded = Tree::from_recorded(recorded);
     let Some(now) = tree::refresh(root, &recorded, max_entries)? else {
         return Ok(stored.id);
     };

@@ -11,7 +11,7 @@
 //! within [`RACY_NS`] of now is recorded as unknown (`-1`) so an edit in the same
 //! clock tick is still seen next call. This module reads; it writes nothing.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
@@ -86,10 +86,12 @@ impl Tree {
 }
 
 /// A recorded entry whose disk state differs from its record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Moved {
-    /// Its index among the recorded entries.
-    pub index: usize,
+    /// Its path relative to the root.
+    pub path: String,
+    /// What the record says.
+    pub was: Recorded,
     /// What the disk holds there now (`None`: gone, or no longer the same kind of entry).
     pub now: Option<Recorded>,
 }
@@ -101,27 +103,23 @@ pub struct Moved {
 pub fn moved(root: &Path, entries: &[(String, Recorded)]) -> Result<Vec<Moved>> {
     let now = now_ns();
     let at = At::open(root)?;
-    let check = |index: usize, (path, entry): &(String, Recorded)| {
-        let (recorded_mtime, on_disk) = match *entry {
+    let check = |(path, was): &(String, Recorded)| {
+        let (recorded_mtime, on_disk) = match *was {
             Recorded::Dir(mtime) => (mtime, at.dir_mtime(path, now).map(Recorded::Dir)),
             Recorded::File(stat) => (stat.mtime_ns, at.file_stat(path, now).map(Recorded::File)),
         };
-        (recorded_mtime < 0 || on_disk != Some(*entry)).then_some(Moved { index, now: on_disk })
+        (recorded_mtime < 0 || on_disk != Some(*was)).then(|| Moved {
+            path: path.clone(),
+            was: *was,
+            now: on_disk,
+        })
     };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
     let chunk = entries.len().div_ceil(threads).max(4096);
     std::thread::scope(|scope| {
         let workers: Vec<_> = entries
             .chunks(chunk)
-            .enumerate()
-            .map(|(n, part)| {
-                scope.spawn(move || {
-                    part.iter()
-                        .enumerate()
-                        .filter_map(|(i, entry)| check(n * chunk + i, entry))
-                        .collect::<Vec<_>>()
-                })
-            })
+            .map(|part| scope.spawn(move || part.iter().filter_map(check).collect::<Vec<_>>()))
             .collect();
         let mut found = Vec::new();
         for worker in workers {
@@ -144,35 +142,34 @@ pub struct InPlace {
 }
 
 /// When what `moved` reports leaves every path in place (files edited, folders
-/// whose listing still holds exactly the folders and files recorded in them, no
+/// whose listing still holds exactly the folders and files `recorded` in them, no
 /// ignore file touched), the new stat data of the moved folders and files; `None`
 /// when a path may have come or gone, and [`refresh`] must find out.
-pub fn restat_in_place(root: &Path, entries: &[(String, Recorded)], moved: &[Moved]) -> Option<InPlace> {
+pub fn restat_in_place(root: &Path, recorded: &[(String, Recorded)], moved: &[Moved]) -> Option<InPlace> {
     let mut dirs = Vec::new();
     let mut files = Vec::new();
     for m in moved {
-        let (path, recorded) = &entries[m.index];
-        match (recorded, m.now?) {
-            (Recorded::Dir(_), Recorded::Dir(mtime)) => dirs.push((path.clone(), mtime)),
-            (Recorded::File(_), Recorded::File(stat)) if !is_ignore_file(path) => files.push((path.clone(), stat)),
+        match (m.was, m.now?) {
+            (Recorded::Dir(_), Recorded::Dir(mtime)) => dirs.push((m.path.clone(), mtime)),
+            (Recorded::File(_), Recorded::File(stat)) if !is_ignore_file(&m.path) => files.push((m.path.clone(), stat)),
             _ => return None,
         }
     }
     if !dirs.is_empty() {
-        let mut recorded: HashMap<&str, BTreeSet<(&str, bool)>> =
+        let mut children: HashMap<&str, BTreeSet<(&str, bool)>> =
             dirs.iter().map(|(d, _)| (d.as_str(), BTreeSet::new())).collect();
-        for (path, entry) in entries {
-            let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
+        for (path, entry) in recorded {
             if path.is_empty() {
                 continue;
             }
-            if let Some(children) = recorded.get_mut(parent) {
-                children.insert((name, matches!(entry, Recorded::Dir(_))));
+            let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
+            if let Some(listed) = children.get_mut(parent) {
+                listed.insert((name, matches!(entry, Recorded::Dir(_))));
             }
         }
-        for (dir, children) in recorded {
+        for (dir, expected) in children {
             let listed = listing(&root.join(dir))?;
-            if listed.len() != children.len() || listed.iter().any(|(n, d)| !children.contains(&(n.as_str(), *d))) {
+            if listed.len() != expected.len() || listed.iter().any(|(n, d)| !expected.contains(&(n.as_str(), *d))) {
                 return None;
             }
         }
@@ -424,8 +421,8 @@ impl<'a> Walker<'a> {
             return Ok(false);
         }
         let (walk, packages) = self.builder(dir, Some(1));
-        let mut listed_files = Vec::new();
-        let mut listed_dirs = Vec::new();
+        let mut listed_files = HashSet::new();
+        let mut listed_dirs = HashSet::new();
         for entry in walk.flatten() {
             if entry.depth() == 0 {
                 continue;
@@ -438,7 +435,7 @@ impl<'a> Walker<'a> {
                     if !tree.dirs.contains_key(&relative) {
                         self.walk_into(tree, &relative)?;
                     }
-                    listed_dirs.push(relative);
+                    listed_dirs.insert(relative);
                 }
                 Some(t) if t.is_file() => {
                     if !tree.files.contains_key(&relative) {
@@ -447,7 +444,7 @@ impl<'a> Walker<'a> {
                         }
                         self.record(tree, entry.path(), entry.file_type())?;
                     }
-                    listed_files.push(relative);
+                    listed_files.insert(relative);
                 }
                 _ => {}
             }
@@ -460,7 +457,7 @@ impl<'a> Walker<'a> {
                         .insert(relative.clone(), dir_mtime(&path, self.now).unwrap_or(-1));
                 }
                 remove_under(tree, &relative, false);
-                listed_dirs.push(relative);
+                listed_dirs.insert(relative);
             }
         }
         let prefix = if dir.is_empty() {
