@@ -6,7 +6,7 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{CountsByType, ensure_git_repository, path_not_found};
+use super::CountsByType;
 use crate::catalog::{Catalog, CommitInfo, NewSource, SourceRecord};
 use crate::error::{Error, ErrorCode, Result};
 use crate::search::IndexChange;
@@ -16,6 +16,7 @@ use crate::sources::git::{GitCache, RefWant};
 use crate::sources::index::Snapshot;
 use crate::sources::spec::{SourceKind, SourceSpec, validate_name};
 use crate::sources::update::root_name;
+use crate::sources::{ensure_git_repository, path_not_found};
 use crate::tools::{Context, Example, Expect, Risk, Tool, streamed_write};
 
 /// Input of `aam_source_add`.

@@ -12,15 +12,10 @@ mod remove;
 mod scan;
 mod update;
 
-use std::path::Path;
-
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::error::{Error, ErrorCode, Result};
 use crate::scan::ArtifactKind;
-use crate::sources::git::{Fetched, is_repository};
-use crate::sources::short_id;
 
 pub use add::{SourceAdd, SourceAddInput, SourceAddOutput};
 pub use defaults::{SourceEnableDefaults, SourceEnableDefaultsInput, SourceEnableDefaultsOutput};
@@ -57,29 +52,4 @@ pub struct ArtifactRef {
     pub kind: ArtifactKind,
     /// Repository path.
     pub path: String,
-}
-
-// ---------------------------------------------------------------- helpers
-
-fn path_not_found(scope: &str, fetched: &Fetched) -> Error {
-    Error::new(
-        ErrorCode::SourcePathNotFound,
-        format!(
-            "`{scope}` is not a folder at `{}` ({})",
-            fetched.resolved_ref,
-            short_id(&fetched.commit.to_string())
-        ),
-    )
-    .with_hint("check the folder name; paths are case-sensitive and relative to the repository root")
-}
-
-fn ensure_git_repository(path: &Path) -> Result<()> {
-    if !is_repository(path) {
-        return Err(Error::new(
-            ErrorCode::SourceUrlInvalid,
-            format!("`{}` is not a git repository", path.display()),
-        )
-        .with_hint("pass the root folder of a git repository (one with a `.git` folder), or run `git init` there"));
-    }
-    Ok(())
 }
