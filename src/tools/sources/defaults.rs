@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
-use crate::sources::defaults::{self};
+use crate::sources::defaults;
 use crate::tools::{Context, Example, Expect, Risk, Tool};
 
 /// Input of `aam_source_enable_defaults`.

@@ -9,7 +9,7 @@ use crate::error::{ErrorCode, Result};
 use crate::scan::ArtifactKind;
 use crate::sources::cache;
 use crate::sources::git::GitCache;
-use crate::sources::update::{self};
+use crate::sources::update;
 use crate::tools::{Context, Example, Expect, Risk, Tool};
 
 /// Input of `aam_source_diff`.

@@ -11,7 +11,7 @@ use crate::error::{Error, ErrorBody, ErrorCode, Result};
 use crate::search::IndexChange;
 use crate::sources::cache;
 use crate::sources::spec::SourceKind;
-use crate::sources::update::{self};
+use crate::sources::update;
 use crate::tools::{Context, Example, Expect, Risk, Tool, indexed_write};
 
 /// Input of `aam_source_update`.
