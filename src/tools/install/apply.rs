@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::{apply_mirror, backup, begin_write, mirror_of, object_store, prepare, roots};
 use crate::error::{Error, ErrorCode, Result};
 use crate::install::merge::{self, FileConflict, Resolution};
+use crate::install::plan::same_origin;
 use crate::install::plan::{Plan, Prepared};
 use crate::install::state::{self, FileState};
 use crate::install::{Roots, platforms};
@@ -324,7 +325,7 @@ pub(super) fn install_prepared(
         if let Some(existing) = &existing
             && !input.force
         {
-            same_origin(name, existing, package)?;
+            same_origin(name, existing, package.origin, &package.source_name, &package.checksum)?;
         }
         let platforms = if input.no_deploy {
             Vec::new()
@@ -502,32 +503,4 @@ pub(super) fn skipped(
         modified_files: modified,
         conflicts: Vec::new(),
     }
-}
-
-/// Refuses to replace an installed package with a same-named one from
-/// elsewhere (another source, a registry instead of a folder...). A folder
-/// and its archives count as one place.
-fn same_origin(name: &str, existing: &LockedPackage, package: &Prepared) -> Result<()> {
-    let files = |o: Origin| matches!(o, Origin::Local | Origin::Archive);
-    let same = existing.checksum == package.checksum
-        || (existing.source == Origin::Registry
-            && package.origin == Origin::Registry
-            && existing.source_name == package.source_name)
-        || (files(existing.source) && files(package.origin))
-        || (existing.source == package.origin && existing.source_name == package.source_name);
-    if same {
-        return Ok(());
-    }
-    let from = |origin: Origin, source: &str| format!("{} `{source}`", origin.as_str());
-    Err(Error::new(
-        ErrorCode::Conflict,
-        format!(
-            "`{name}` is installed from {}; this one comes from {}",
-            from(existing.source, &existing.source_name),
-            from(package.origin, &package.source_name)
-        ),
-    )
-    .with_hint(format!(
-        "uninstall `{name}` first (`aam uninstall {name}`), or pass `--force` to replace it"
-    )))
 }
