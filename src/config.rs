@@ -2,7 +2,7 @@
 //!
 //! `AAM_HOME` holds `catalog.db` (the SQLite catalog), `cache/git/` (one bare
 //! repository per remote) and `config.yaml` (settings). Nothing here touches the
-//! catalog or git; it only names paths.
+//! catalog or git; it names paths and measures the files under them.
 
 use std::path::{Path, PathBuf};
 
@@ -206,6 +206,26 @@ impl Settings {
     }
 }
 
+/// Size of the file at `path` (a link is not followed); 0 when missing.
+pub fn file_size(path: &Path) -> u64 {
+    std::fs::symlink_metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+/// Bytes of every file under `dir` (links not followed); 0 when missing.
+pub fn dir_size(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|entry| match entry.file_type() {
+            Ok(t) if t.is_dir() => dir_size(&entry.path()),
+            Ok(_) => entry.metadata().map(|m| m.len()).unwrap_or(0),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,5 +244,17 @@ mod tests {
         );
         std::fs::write(&path, "default_platforms: [claude]\n").unwrap();
         read_settings(&path).unwrap();
+    }
+
+    #[test]
+    fn sizes_count_every_file_below_and_nothing_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
+        std::fs::write(dir.path().join("a/one"), "12345").unwrap();
+        std::fs::write(dir.path().join("a/b/two"), "123").unwrap();
+        assert_eq!(dir_size(dir.path()), 8);
+        assert_eq!(file_size(&dir.path().join("a/one")), 5);
+        assert_eq!(dir_size(&dir.path().join("absent")), 0);
+        assert_eq!(file_size(&dir.path().join("absent")), 0);
     }
 }

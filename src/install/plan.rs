@@ -578,3 +578,61 @@ fn deployment(platform: Platform, kind: ArtifactKind, name: &str, target: String
         target,
     }
 }
+
+/// Refuses to replace an installed package with a same-named one from
+/// elsewhere (another source, a registry instead of a folder...). A folder
+/// and its archives count as one place.
+pub fn same_origin(
+    name: &str,
+    existing: &LockedPackage,
+    origin: Origin,
+    source_name: &str,
+    checksum: &str,
+) -> Result<()> {
+    let files = |o: Origin| matches!(o, Origin::Local | Origin::Archive);
+    let same = existing.checksum == checksum
+        || (existing.source == Origin::Registry && origin == Origin::Registry && existing.source_name == source_name)
+        || (files(existing.source) && files(origin))
+        || (existing.source == origin && existing.source_name == source_name);
+    if same {
+        return Ok(());
+    }
+    let from = |origin: Origin, source: &str| format!("{} `{source}`", origin.as_str());
+    Err(Error::new(
+        ErrorCode::Conflict,
+        format!(
+            "`{name}` is installed from {}; this one comes from {}",
+            from(existing.source, &existing.source_name),
+            from(origin, source_name)
+        ),
+    )
+    .with_hint(format!(
+        "uninstall `{name}` first (`aam uninstall {name}`), or pass `--force` to replace it"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_package_replaces_one_only_from_the_same_place() {
+        let installed = |origin: &str, name: &str| -> LockedPackage {
+            serde_json::from_value(serde_json::json!({
+                "version": "1.0.0", "source": origin, "source_name": name, "checksum": "c1"
+            }))
+            .unwrap()
+        };
+        let registry = installed("registry", "main");
+        assert!(same_origin("kit", &registry, Origin::Registry, "main", "c2").is_ok());
+        let err = same_origin("kit", &registry, Origin::Registry, "other", "c2").unwrap_err();
+        assert_eq!(err.code(), crate::error::ErrorCode::Conflict);
+        assert!(err.message().contains("registry `main`"), "{}", err.message());
+        // The same content is the same package wherever it comes from.
+        assert!(same_origin("kit", &registry, Origin::Source, "s", "c1").is_ok());
+        // A folder and its archives count as one place.
+        assert!(same_origin("kit", &installed("local", "./kit"), Origin::Archive, "kit.tgz", "c2").is_ok());
+        assert!(same_origin("kit", &installed("source", "s"), Origin::Source, "s", "c2").is_ok());
+        assert!(same_origin("kit", &installed("source", "s"), Origin::Source, "t", "c2").is_err());
+    }
+}

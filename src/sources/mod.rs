@@ -58,6 +58,31 @@ pub fn not_indexed(name: &str) -> crate::error::Error {
     .with_hint(format!("run `aam source update {name}` to fetch and index it"))
 }
 
+/// The error for a scope that is no folder of the fetched commit.
+pub fn path_not_found(scope: &str, fetched: &git::Fetched) -> crate::error::Error {
+    crate::error::Error::new(
+        crate::error::ErrorCode::SourcePathNotFound,
+        format!(
+            "`{scope}` is not a folder at `{}` ({})",
+            fetched.resolved_ref,
+            short_id(&fetched.commit.to_string())
+        ),
+    )
+    .with_hint("check the folder name; paths are case-sensitive and relative to the repository root")
+}
+
+/// Refuses a local path that is not the root of a git repository.
+pub fn ensure_git_repository(path: &std::path::Path) -> crate::error::Result<()> {
+    if !git::is_repository(path) {
+        return Err(crate::error::Error::new(
+            crate::error::ErrorCode::SourceUrlInvalid,
+            format!("`{}` is not a git repository", path.display()),
+        )
+        .with_hint("pass the root folder of a git repository (one with a `.git` folder), or run `git init` there"));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,5 +96,23 @@ mod tests {
         assert_eq!(split_qualified("pdf", &sources), None);
         assert_eq!(split_qualified("o/r/", &sources), None);
         assert_eq!(split_qualified("other/x", &sources), None);
+    }
+
+    #[test]
+    fn unknown_sources_are_named_and_hinted() {
+        let sources = vec!["o/r".to_string(), "solo".to_string()];
+        assert_eq!(unknown_source("ghost/pdf", &sources), Some("ghost"));
+        assert_eq!(unknown_source("o/r/pdf", &sources), None);
+        assert_eq!(unknown_source("@scope/pkg", &sources), None);
+        assert_eq!(unknown_source("pdf", &sources), None);
+        assert_eq!(registered_sources_hint(&sources), "registered sources: `o/r`, `solo`");
+        assert!(registered_sources_hint(&[]).contains("aam source add"));
+    }
+
+    #[test]
+    fn only_a_repository_root_is_a_local_source() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = ensure_git_repository(dir.path()).unwrap_err();
+        assert_eq!(err.code(), crate::error::ErrorCode::SourceUrlInvalid);
     }
 }

@@ -1,0 +1,237 @@
+//! `aam_catalog_export`: write the catalog out as JSON lines or CSV, never over aam's
+//! own files.
+
+use std::io::Write;
+use std::path::Path;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::{ExportCounts, ExportRecord};
+use crate::error::{Error, ErrorCode, Result};
+use crate::paths::resolve_links;
+use crate::tools::{Context, Example, Expect, Risk, Tool};
+
+/// Formats `aam_catalog_export` writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ExportFormat {
+    /// A SQLite database: the whole catalog, every table.
+    #[default]
+    Sqlite,
+    /// JSON lines: one self-contained record per artifact, then sources, commits, packages and installs.
+    Jsonl,
+    /// A flat table of artifacts with a header row.
+    Csv,
+}
+
+impl ExportFormat {
+    /// The format's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Sqlite => "sqlite",
+            Self::Jsonl => "jsonl",
+            Self::Csv => "csv",
+        }
+    }
+
+    /// The file extension of the format.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Self::Sqlite => "db",
+            Self::Jsonl => "jsonl",
+            Self::Csv => "csv",
+        }
+    }
+}
+
+/// Input of `aam_catalog_export`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExportInput {
+    /// Format (default `sqlite`).
+    #[serde(default)]
+    pub format: ExportFormat,
+    /// File to write (default `aam-catalog.<db|jsonl|csv>` in the current folder); replaced atomically.
+    #[serde(default)]
+    pub output: Option<String>,
+}
+
+/// Output of `aam_catalog_export`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExportOutput {
+    /// Format written.
+    pub format: ExportFormat,
+    /// File written.
+    pub path: String,
+    /// Records of each kind in the export.
+    pub records: ExportCounts,
+    /// Size of the file in bytes.
+    pub bytes: u64,
+    /// Wall time in milliseconds.
+    pub elapsed_ms: u64,
+}
+
+/// The columns of the CSV export, in order.
+pub const CSV_COLUMNS: [&str; 17] = [
+    "source",
+    "source_url",
+    "ref",
+    "commit",
+    "type",
+    "name",
+    "path",
+    "description",
+    "platform",
+    "main_file",
+    "content_digest",
+    "file_count",
+    "total_size",
+    "files",
+    "finding_count",
+    "max_severity",
+    "findings",
+];
+
+/// Exports the catalog for offline audits.
+pub struct Export;
+
+impl Tool for Export {
+    const NAME: &'static str = "aam_catalog_export";
+    const TITLE: &'static str = "Export the catalog";
+    const DESCRIPTION: &'static str = "Write the catalog to one file for offline audits, as a consistent snapshot even while other aam processes write: `sqlite` (every table; open it with any SQLite tool), `jsonl` (one self-contained record per artifact with source URL, ref, commit, path, type, name, description and every file's size and blake3 and its content-audit findings, then sources, commits, packages and installs; each record names its kind in `record`) or `csv` (a flat artifacts table with finding count, highest severity and findings as JSON). Returns the path, record counts and size.";
+    const RISK: Risk = Risk::Write;
+    const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::IoError, ErrorCode::CatalogError, ErrorCode::Forbidden];
+    const CONSTRAINTS: &'static [&'static str] = &[
+        "`output` must lie inside the project or AAM_HOME when called over MCP or `aam tool call`",
+        "inside AAM_HOME, `output` may only be under `exports/`: aam's own files are never replaced",
+    ];
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "export every artifact as JSON lines",
+            input: r#"{"format": "jsonl", "output": "audit/catalog.jsonl"}"#,
+            expect: Expect::Output(
+                r#"{"format": "jsonl", "records": {"artifacts": 8, "sources": 1, "packages": 1, "installs": 1}}"#,
+            ),
+        },
+        Example {
+            title: "a SQLite snapshot for any SQLite tool",
+            input: r#"{"format": "sqlite", "output": "audit/catalog.db"}"#,
+            expect: Expect::Output(r#"{"format": "sqlite", "records": {"artifacts": 8}}"#),
+        },
+        Example {
+            title: "a format that does not exist",
+            input: r#"{"format": "xml"}"#,
+            expect: Expect::Error(ErrorCode::InvalidArgument),
+        },
+    ];
+    type Input = ExportInput;
+    type Output = ExportOutput;
+
+    fn run(ctx: &Context, input: ExportInput) -> Result<ExportOutput> {
+        let started = std::time::Instant::now();
+        let given = input
+            .output
+            .unwrap_or_else(|| format!("aam-catalog.{}", input.format.extension()));
+        let path = ctx.path(&given)?;
+        refuse_home_files(ctx, &path)?;
+        let catalog = ctx.catalog()?;
+        let records = crate::atomic::write_with(&path, |temp| match input.format {
+            ExportFormat::Sqlite => {
+                ctx.progress.start("writing a snapshot of the catalog", None);
+                let counts = catalog.snapshot_into(temp);
+                ctx.progress.finish();
+                counts
+            }
+            ExportFormat::Jsonl => {
+                let mut out = std::io::BufWriter::new(create(temp)?);
+                let counts = catalog.export_records(ctx.progress.as_ref(), &mut |record| {
+                    ctx.cancel.check()?;
+                    serde_json::to_writer(&mut out, &record).map_err(|e| write_error(temp, e.into()))?;
+                    out.write_all(b"\n").map_err(|e| write_error(temp, e))
+                })?;
+                out.flush().map_err(|e| write_error(temp, e))?;
+                Ok(counts)
+            }
+            ExportFormat::Csv => {
+                let mut out = csv::Writer::from_writer(std::io::BufWriter::new(create(temp)?));
+                out.write_record(CSV_COLUMNS).map_err(|e| write_error(temp, e.into()))?;
+                let counts = catalog.export_records(ctx.progress.as_ref(), &mut |record| {
+                    ctx.cancel.check()?;
+                    let ExportRecord::Artifact(a) = record else {
+                        return Ok(());
+                    };
+                    let files = serde_json::to_string(&a.files).unwrap_or_default();
+                    let findings = serde_json::to_string(&a.findings).unwrap_or_default();
+                    let max_severity = ["high", "warn", "info"]
+                        .into_iter()
+                        .find(|s| a.findings.iter().any(|f| f.severity == *s))
+                        .unwrap_or_default();
+                    let size: i64 = a.files.iter().map(|f| f.size).sum();
+                    out.write_record([
+                        a.source.as_str(),
+                        &a.source_url,
+                        a.git_ref.as_deref().unwrap_or_default(),
+                        a.commit.as_deref().unwrap_or_default(),
+                        &a.kind,
+                        &a.name,
+                        &a.path,
+                        a.description.as_deref().unwrap_or_default(),
+                        a.platform.as_deref().unwrap_or_default(),
+                        &a.main_file,
+                        &a.content_digest,
+                        &a.files.len().to_string(),
+                        &size.to_string(),
+                        &files,
+                        &a.findings.len().to_string(),
+                        max_severity,
+                        &findings,
+                    ])
+                    .map_err(|e| write_error(temp, e.into()))
+                })?;
+                out.flush().map_err(|e| write_error(temp, e))?;
+                Ok(ExportCounts {
+                    artifacts: counts.artifacts,
+                    findings: counts.findings,
+                    ..ExportCounts::default()
+                })
+            }
+        })?;
+        let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        Ok(ExportOutput {
+            format: input.format,
+            path: path.display().to_string(),
+            records,
+            bytes,
+            elapsed_ms: started.elapsed().as_millis() as u64,
+        })
+    }
+}
+
+/// An export never replaces aam's own files: inside `AAM_HOME` it may only
+/// land under `exports/`.
+fn refuse_home_files(ctx: &Context, path: &Path) -> Result<()> {
+    let home = resolve_links(ctx.home.root()).unwrap_or_else(|| ctx.home.root().to_path_buf());
+    let target = resolve_links(path).unwrap_or_else(|| path.to_path_buf());
+    if target.starts_with(&home) && !target.starts_with(home.join("exports")) {
+        return Err(Error::new(
+            ErrorCode::Forbidden,
+            format!("`{}` is inside AAM_HOME, where aam keeps its own files", path.display()),
+        )
+        .with_hint(format!(
+            "export into the project or another folder, or under {}",
+            home.join("exports").display()
+        )));
+    }
+    Ok(())
+}
+
+fn create(path: &Path) -> Result<std::fs::File> {
+    std::fs::File::create(path).map_err(|e| write_error(path, e))
+}
+
+fn write_error(path: &Path, e: std::io::Error) -> Error {
+    Error::io("write", path, e)
+}

@@ -1,0 +1,141 @@
+//! `aam_catalog_repair`: fix what the checks find and can be fixed without losing
+//! anything (index, git caches, unused originals).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ErrorCode, Result};
+use crate::health::{
+    CACHES_CHECK, CheckStatus, HealthCheck, HealthReport, INDEX_CHECK, OBJECTS_CHECK, catalog_checks, originals,
+};
+use crate::packages::store::ObjectStore;
+use crate::search::{IndexState, SearchIndex};
+use crate::tools::{Context, Example, Expect, Risk, Tool};
+
+/// Input of `aam_catalog_repair`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RepairInput {
+    /// Run the complete checks (seconds on a large catalog): SQLite's integrity check, which also compares every index with its table, instead of the quick check, and the passes over every row (foreign keys, artifact rows).
+    #[serde(default)]
+    pub full: bool,
+}
+
+/// One thing a repair did.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RepairAction {
+    /// The check it answers.
+    pub check: String,
+    /// What was done.
+    pub action: String,
+    /// Whether it worked.
+    pub ok: bool,
+    /// Why not, when it did not.
+    pub error: Option<String>,
+}
+
+/// Output of `aam_catalog_repair`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RepairOutput {
+    /// What was done.
+    pub actions: Vec<RepairAction>,
+    /// Whether no check fails after the repair.
+    pub healthy: bool,
+    /// Every check, after the repair.
+    pub checks: Vec<HealthCheck>,
+    /// One line, after the repair.
+    pub summary: String,
+}
+
+/// Repairs what can be repaired.
+pub struct Repair;
+
+impl Tool for Repair {
+    const NAME: &'static str = "aam_catalog_repair";
+    const TITLE: &'static str = "Repair the catalog";
+    const DESCRIPTION: &'static str = "Run the catalog checks and fix what can be fixed without losing anything: rebuild a damaged or stale search index from the catalog, fetch each source's indexed commit again into a missing or damaged git cache, and delete stored originals no install uses (older than ten minutes). Says what it did and checks again. Damaged catalog rows are reported (with `full`), not repaired.";
+    const RISK: Risk = Risk::Write;
+    const IDEMPOTENT: bool = true;
+    const OPEN_WORLD: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::IndexError, ErrorCode::Conflict];
+    const EXAMPLES: &'static [Example] = &[Example {
+        title: "nothing to repair",
+        input: r#"{}"#,
+        expect: Expect::Output(r#"{"actions": [], "healthy": true}"#),
+    }];
+    type Input = RepairInput;
+    type Output = RepairOutput;
+
+    fn run(ctx: &Context, input: RepairInput) -> Result<RepairOutput> {
+        let before = catalog_checks(&ctx.home, ctx.catalog().as_deref(), input.full);
+        let failing = |name: &str| before.iter().any(|c| c.name == name && c.status != CheckStatus::Pass);
+        let mut actions = Vec::new();
+        if failing(CACHES_CHECK) {
+            let catalog = ctx.catalog()?;
+            let limits = ctx.fetch_limits()?;
+            for source in catalog.list_sources()? {
+                if crate::sources::cache::holds_head(&ctx.home.git_cache_dir(), &source) != Some(false) {
+                    continue;
+                }
+                let outcome =
+                    crate::sources::cache::restore(&ctx.home.git_cache_dir(), &source, limits, ctx.progress.as_ref());
+                actions.push(RepairAction {
+                    check: CACHES_CHECK.to_string(),
+                    action: format!(
+                        "fetched commit {} of `{}` again",
+                        source.head_commit.as_deref().unwrap_or_default(),
+                        source.name
+                    ),
+                    ok: outcome.is_ok(),
+                    error: outcome.err().map(|e| e.message().to_string()),
+                });
+            }
+        }
+        if failing(OBJECTS_CHECK) {
+            let catalog = ctx.catalog()?;
+            let outcome = ObjectStore::new(ctx.home.root().join("objects")).retain(&catalog.installed_digests()?);
+            actions.push(RepairAction {
+                check: OBJECTS_CHECK.to_string(),
+                action: match &outcome {
+                    Ok((n, 0)) => format!("deleted {} no install uses", originals(*n)),
+                    Ok((n, kept)) => format!(
+                        "deleted {} no install uses; kept {} stored in the last ten minutes (an install may still be recording them): run again later to delete them",
+                        originals(*n),
+                        originals(*kept)
+                    ),
+                    Err(_) => "deleted originals no install uses".to_string(),
+                },
+                ok: outcome.is_ok(),
+                error: outcome.err().map(|e| e.message().to_string()),
+            });
+        }
+        if failing(INDEX_CHECK) {
+            let outcome = rebuild_index(ctx);
+            actions.push(RepairAction {
+                check: INDEX_CHECK.to_string(),
+                action: "rebuilt the search index from the catalog".to_string(),
+                ok: outcome.is_ok(),
+                error: outcome.err().map(|e| e.message().to_string()),
+            });
+        }
+        let after = HealthReport::of(catalog_checks(&ctx.home, ctx.catalog().as_deref(), input.full));
+        Ok(RepairOutput {
+            actions,
+            healthy: after.healthy,
+            checks: after.checks,
+            summary: after.summary,
+        })
+    }
+}
+
+/// Rebuilds the index, first discarding it when it cannot be read.
+fn rebuild_index(ctx: &Context) -> Result<()> {
+    if matches!(SearchIndex::inspect(&ctx.home), IndexState::Unreadable(_)) {
+        SearchIndex::discard(&ctx.home)?;
+    }
+    let catalog = ctx.catalog()?;
+    ctx.search_index()?.writer()?.rebuild(&catalog, ctx.progress.as_ref())?;
+    Ok(())
+}

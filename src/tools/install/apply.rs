@@ -1,0 +1,506 @@
+//! `aam_install`: resolve specs, plan the change list, protect edited files and apply
+//! it through the journal (also how an installed package is upgraded).
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{apply_mirror, backup, begin_write, mirror_of, object_store, prepare, roots};
+use crate::error::{Error, ErrorCode, Result};
+use crate::install::merge::{self, FileConflict, Resolution};
+use crate::install::plan::same_origin;
+use crate::install::plan::{Plan, Prepared};
+use crate::install::state::{self, FileState};
+use crate::install::{Roots, platforms};
+use crate::packages::lock::{LockedPackage, Origin};
+use crate::scan::Platform;
+use crate::tools::{Context, Example, Expect, Risk, Tool};
+
+/// What to do with files and sections edited since install when a package is
+/// replaced (upgraded, or installed again).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OnEdited {
+    /// Leave the package as it is and report the edited files.
+    #[default]
+    Skip,
+    /// Copy the edited files to `$AAM_HOME/backups/<pkg>--<timestamp>/`, then replace them.
+    Backup,
+    /// Replace them.
+    Force,
+    /// Merge each edit with the new version (three-way); on a conflict, leave the package as it is and report it.
+    Merge,
+    /// Merge, writing overlapping changes with conflict markers.
+    #[serde(rename = "merge_markers")]
+    MergeMarkers,
+}
+
+impl OnEdited {
+    /// Whether edits are merged with the new version.
+    pub fn merges(self) -> bool {
+        matches!(self, Self::Merge | Self::MergeMarkers)
+    }
+}
+
+/// Input of `aam_install`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InstallInput {
+    /// What to install (none: restore what `.aam/aam-lock.yaml` records): `name`, `name@constraint`, `@scope/name@1.2`, `source/artifact`, an artifact name, a folder or a `.aam` archive.
+    pub specs: Vec<String>,
+    /// Agents to deploy to, by id (`aam agents` lists them; default: the ones an installed package already uses, else settings, else the agents the project uses).
+    #[serde(default)]
+    pub platforms: Vec<Platform>,
+    /// Only keep the package copy and lock entry; deploy nothing.
+    #[serde(default)]
+    pub no_deploy: bool,
+    /// Install again even when installed; replace files edited since install and files aam did not write.
+    #[serde(default)]
+    pub force: bool,
+    /// Save files edited since install to `$AAM_HOME/backups/` before replacing them.
+    #[serde(default)]
+    pub backup: bool,
+    /// Work out everything, change nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+    /// Install into the home folder instead of the project.
+    #[serde(default)]
+    pub global: bool,
+    /// Fail with `AAM_CONFLICT` instead of waiting when another aam command is changing the project.
+    #[serde(default)]
+    pub no_wait: bool,
+    /// Content-audit rule ids (`cmd-pipe-shell`) whose findings do not block this install (see `aam_audit`).
+    #[serde(default)]
+    pub allow_findings: Vec<String>,
+    /// With no specs: fail with `AAM_LOCK_OUTDATED` instead of changing the lock file (a restore must install exactly what it records).
+    #[serde(default)]
+    pub frozen: bool,
+    /// Never fetch: use only what is in `AAM_HOME` (git cache, local registries); fail with `AAM_OFFLINE_MISSING` when something is not there.
+    #[serde(default)]
+    pub offline: bool,
+}
+
+/// One package installed.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InstalledPackage {
+    /// Name.
+    pub name: String,
+    /// Version.
+    pub version: String,
+    /// Version it replaced, when it was installed already.
+    pub replaced_version: Option<String>,
+    /// Where it came from.
+    pub source: Origin,
+    /// Registry, source or path it came from.
+    pub source_name: String,
+    /// Platforms it was deployed to.
+    pub platforms: Vec<Platform>,
+    /// Files and sections written (package copy included).
+    pub files_written: u64,
+    /// Files and sections of the replaced version that were edited and are now replaced.
+    pub replaced_edits: Vec<String>,
+    /// Where the edited files were saved (with `backup`).
+    pub backup_dir: Option<String>,
+    /// Edited files and sections merged with the new version (`on_edited: merge`).
+    pub merged_edits: Vec<String>,
+    /// Edited files and sections written with conflict markers (`merge_markers`).
+    pub conflict_markers: Vec<String>,
+    /// Targets of the replaced version it no longer deploys (platforms dropped).
+    pub undeployed: Vec<String>,
+}
+
+/// Why a package was left as it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SkipReason {
+    /// The same version is installed and every file is as installed.
+    AlreadyInstalled,
+    /// Files or sections were edited since install (pass `backup` or `force`).
+    EditedFiles,
+    /// Edits overlap changes of the new version (see `conflicts`).
+    MergeConflicts,
+}
+
+impl SkipReason {
+    /// Whether the package was left alone to keep local edits.
+    pub fn kept_edits(self) -> bool {
+        matches!(self, Self::EditedFiles | Self::MergeConflicts)
+    }
+}
+
+/// A package left as it was.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SkippedPackage {
+    /// Name.
+    pub name: String,
+    /// Version already there.
+    pub version: String,
+    /// Version it would have become.
+    pub wanted_version: String,
+    /// Why.
+    pub reason: SkipReason,
+    /// The edited files and sections that stopped it.
+    pub modified_files: Vec<String>,
+    /// The edits that did not merge, per file, with both sides.
+    pub conflicts: Vec<FileConflict>,
+}
+
+/// Output of `aam_install`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InstallOutput {
+    /// Packages installed (or that would be, on a dry run).
+    pub installed: Vec<InstalledPackage>,
+    /// Packages left as they were.
+    pub skipped: Vec<SkippedPackage>,
+    /// The project (or home) root.
+    pub root: String,
+    /// Whether nothing was changed.
+    pub dry_run: bool,
+    /// Content-audit findings at or above `audit.warn` in what was installed.
+    pub audit_warnings: Vec<String>,
+    /// What a restore changed in the lock file (it differed from what this aam installs).
+    pub lock_changes: Vec<String>,
+}
+
+impl InstallOutput {
+    /// Whether a package was left alone because of local edits.
+    pub fn kept_edits(&self) -> bool {
+        self.skipped.iter().any(|s| s.reason.kept_edits())
+    }
+}
+
+/// Installs packages and deploys their artifacts.
+pub struct Install;
+
+impl InstallOutput {
+    /// Nothing installed or skipped yet, in the project (or home) of `roots`.
+    pub(crate) fn empty(roots: &Roots, dry_run: bool) -> Self {
+        Self {
+            installed: Vec::new(),
+            skipped: Vec::new(),
+            root: roots.root_text(),
+            dry_run,
+            audit_warnings: Vec::new(),
+            lock_changes: Vec::new(),
+        }
+    }
+}
+
+impl Tool for Install {
+    const NAME: &'static str = "aam_install";
+    const TITLE: &'static str = "Install packages";
+    const DESCRIPTION: &'static str = "Install packages (from registries, with dependencies resolved transitively), source artifacts (`source/artifact`, read from cached git objects at the indexed commit), folders or `.aam` archives, and deploy their artifacts where each platform (cursor, claude, copilot, codex, or any agent `aam_agents` lists) reads them. Installing an installed package again upgrades it in place on the platforms it already uses: files edited since install are kept and the package skipped (reported in `skipped`), unless `backup` or `force`. Writes `.aam/aam-lock.yaml` with a checksum for every file; with no specs, restores exactly what it records (`frozen`: fail rather than change it; `offline`: never fetch). All-or-nothing, even if killed: a failure leaves everything as it was. Next: `aam_verify`.";
+    const RISK: Risk = Risk::Write;
+    const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[
+        ErrorCode::PackageNotFound,
+        ErrorCode::ArtifactNotFound,
+        ErrorCode::ArtifactAmbiguous,
+        ErrorCode::ArtifactRejected,
+        ErrorCode::AuditBlocked,
+        ErrorCode::DependencyConflict,
+        ErrorCode::Conflict,
+        ErrorCode::ManifestInvalid,
+        ErrorCode::ArchiveInvalid,
+        ErrorCode::Forbidden,
+        ErrorCode::UnsafePath,
+        ErrorCode::LockInvalid,
+        ErrorCode::SettingsInvalid,
+        ErrorCode::CacheCorrupted,
+        ErrorCode::SourceNotFound,
+        ErrorCode::SourceNotIndexed,
+        ErrorCode::RegistryNotFound,
+        ErrorCode::RegistryInvalid,
+        ErrorCode::ChecksumMismatch,
+        ErrorCode::LockOutdated,
+        ErrorCode::OfflineMissing,
+        ErrorCode::SourceUrlInvalid,
+        ErrorCode::GitRefNotFound,
+        ErrorCode::GitCloneFailed,
+        ErrorCode::GitFetchFailed,
+        ErrorCode::GitAuthFailed,
+        ErrorCode::NetworkError,
+        ErrorCode::TlsCertificate,
+    ];
+    const CONSTRAINTS: &'static [&'static str] = &[
+        "with no specs, installs exactly what `.aam/aam-lock.yaml` records (source artifacts at the recorded commit, registry packages at the recorded version), checksums verified",
+        "all-or-nothing, even if the process is killed: the next aam command finishes or undoes it",
+        "files edited since install are never replaced unless `backup` or `force`",
+        "machine front ends refuse targets outside the project and AAM_HOME (global installs, Codex prompts)",
+    ];
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "one source artifact for claude",
+            input: r#"{"specs": ["sample/test-planner"], "platforms": ["claude"]}"#,
+            expect: Expect::Output(
+                r#"{"installed": [{"name": "test-planner", "source": "source", "source_name": "sample", "platforms": ["claude"]}], "skipped": []}"#,
+            ),
+        },
+        Example {
+            title: "something nobody has",
+            input: r#"{"specs": ["ghost"], "platforms": ["claude"]}"#,
+            expect: Expect::Error(ErrorCode::PackageNotFound),
+        },
+    ];
+    type Input = InstallInput;
+    type Output = InstallOutput;
+
+    fn run(ctx: &Context, input: InstallInput) -> Result<InstallOutput> {
+        let on_edited = if input.force {
+            OnEdited::Force
+        } else if input.backup {
+            OnEdited::Backup
+        } else {
+            OnEdited::Skip
+        };
+        if input.specs.is_empty() {
+            return super::restore::restore(ctx, &input, on_edited);
+        }
+        if input.frozen {
+            return Err(
+                Error::invalid_argument("`frozen` restores the lock file as it is and takes no specs").with_hint(
+                    "run `aam install --frozen` with no arguments, or drop `--frozen` to install new packages",
+                ),
+            );
+        }
+        install(ctx, &input, on_edited)
+    }
+}
+
+/// The one install path: new packages, and installed ones replaced (what an
+/// upgrade is), with edits protected by `on_edited`.
+pub(super) fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited) -> Result<InstallOutput> {
+    let (prepared, audit_warnings) = {
+        let catalog = ctx.catalog()?;
+        let prepared = prepare(ctx, &catalog, &input.specs)?;
+        let policy = ctx.audit_policy(input.global)?;
+        let warnings = crate::audit::gate::gate(&catalog, &prepared, &input.allow_findings, &policy)?;
+        (prepared, warnings)
+    };
+    for warning in &audit_warnings {
+        tracing::warn!("{warning}");
+    }
+    let mut output = install_prepared(ctx, input, prepared, on_edited)?;
+    output.audit_warnings = audit_warnings;
+    Ok(output)
+}
+
+/// What one command does with one prepared package.
+enum Decision {
+    Add {
+        platforms: Vec<Platform>,
+        existing: Option<Box<LockedPackage>>,
+        modified: Vec<String>,
+        merged: Resolution,
+    },
+    Skip(SkippedPackage),
+}
+
+/// Installs prepared packages as one unit under the project lock. A package
+/// kept for its edits also keeps every package of the command that depends on it.
+pub(super) fn install_prepared(
+    ctx: &Context,
+    input: &InstallInput,
+    prepared: Vec<Prepared>,
+    on_edited: OnEdited,
+) -> Result<InstallOutput> {
+    let roots = roots(ctx, input.global)?;
+    let _lock = if input.dry_run {
+        None
+    } else {
+        Some(begin_write(ctx, &roots, input.no_wait)?)
+    };
+    let home_settings = ctx.home.load_settings()?;
+    let mut default_platforms: Option<Vec<Platform>> = None;
+    let store = object_store(ctx);
+    let mut plan = Plan::new(&roots, input.force)?.with_ownership(move |digest| store.has(digest));
+    let mut decisions = Vec::with_capacity(prepared.len());
+    for package in &prepared {
+        let name = &package.manifest.name;
+        let existing = plan.lock().packages.get(name).cloned();
+        if let Some(existing) = &existing
+            && !input.force
+        {
+            same_origin(name, existing, package.origin, &package.source_name, &package.checksum)?;
+        }
+        let platforms = if input.no_deploy {
+            Vec::new()
+        } else if !input.platforms.is_empty() {
+            input.platforms.clone()
+        } else if let Some(existing) = &existing {
+            existing.platforms.clone()
+        } else {
+            match &default_platforms {
+                Some(p) => p.clone(),
+                None => {
+                    let chosen = platforms::choose(&roots, &home_settings, &[])?;
+                    default_platforms = Some(chosen.clone());
+                    chosen
+                }
+            }
+        };
+        let status = match &existing {
+            Some(existing) => state::file_status(&roots, existing)?,
+            None => BTreeMap::new(),
+        };
+        let modified = state::keys_in(&status, FileState::Modified);
+        let decision = match &existing {
+            Some(existing)
+                if !input.force
+                    && existing.version == package.manifest.version
+                    && existing.checksum == package.checksum
+                    && sorted(&existing.platforms) == sorted(&platforms)
+                    && status.values().all(|s| *s == FileState::Ok) =>
+            {
+                Decision::Skip(skipped(existing, package, SkipReason::AlreadyInstalled, Vec::new()))
+            }
+            Some(existing) if !modified.is_empty() && on_edited == OnEdited::Skip => {
+                Decision::Skip(skipped(existing, package, SkipReason::EditedFiles, modified))
+            }
+            Some(existing) if !modified.is_empty() && on_edited.merges() => {
+                // What the new version writes, worked out on a scratch plan.
+                let mut preview = Plan::new(&roots, input.force)?;
+                preview.add(package, &platforms)?;
+                let upstream = |key: &str| preview.planned(key);
+                let markers = on_edited == OnEdited::MergeMarkers;
+                let merged = merge::resolve(&roots, &object_store(ctx), existing, &modified, upstream, markers)?;
+                match merged.conflicts.is_empty() {
+                    false => Decision::Skip(SkippedPackage {
+                        conflicts: merged.conflicts,
+                        ..skipped(existing, package, SkipReason::MergeConflicts, modified)
+                    }),
+                    true => Decision::Add {
+                        platforms,
+                        existing: Some(Box::new(existing.clone())),
+                        modified: Vec::new(),
+                        merged,
+                    },
+                }
+            }
+            _ => Decision::Add {
+                platforms,
+                existing: existing.map(Box::new),
+                modified,
+                merged: Resolution::default(),
+            },
+        };
+        decisions.push(decision);
+    }
+    keep_dependents_of_kept(&prepared, &mut decisions);
+    let mut output = InstallOutput::empty(&roots, input.dry_run);
+    let mut todo = Vec::new();
+    let mut backups = Vec::new();
+    for (package, decision) in prepared.iter().zip(decisions) {
+        let (platforms, existing, modified, merged) = match decision {
+            Decision::Skip(skipped) => {
+                output.skipped.push(skipped);
+                continue;
+            }
+            Decision::Add {
+                platforms,
+                existing,
+                modified,
+                merged,
+            } => (platforms, existing, modified, merged),
+        };
+        let name = &package.manifest.name;
+        let entry = plan.add(package, &platforms)?;
+        for (key, bytes) in &merged.writes {
+            plan.replace_planned(key, bytes)?;
+        }
+        let undeployed: Vec<String> = existing
+            .iter()
+            .flat_map(|e| &e.deployed)
+            .filter(|d| !entry.deployed.iter().any(|n| n.target == d.target))
+            .map(|d| d.target.clone())
+            .collect();
+        if on_edited == OnEdited::Backup && !modified.is_empty() {
+            backups.push((output.installed.len(), name.clone(), modified.clone()));
+        }
+        output.installed.push(InstalledPackage {
+            name: name.clone(),
+            version: entry.version.clone(),
+            replaced_version: existing.as_ref().map(|e| e.version.clone()),
+            source: entry.source,
+            source_name: entry.source_name.clone(),
+            platforms: entry.platforms.clone(),
+            files_written: entry.file_checksums.len() as u64,
+            replaced_edits: modified,
+            backup_dir: None,
+            merged_edits: merged.merged,
+            conflict_markers: merged.marked,
+            undeployed,
+        });
+        todo.push(mirror_of(&roots, &entry, package));
+    }
+    if input.dry_run || todo.is_empty() {
+        return Ok(output);
+    }
+    for (index, name, keys) in backups {
+        output.installed[index].backup_dir = Some(backup(ctx, &roots, &name, &keys)?);
+    }
+    plan.execute(&object_store(ctx), todo, &ctx.cancel, |ops| apply_mirror(ctx, ops))?;
+    Ok(output)
+}
+
+/// Turns `Add` into `Skip` for every package that depends (directly or not)
+/// on one kept for its edits: it would otherwise run against the old version.
+fn keep_dependents_of_kept(prepared: &[Prepared], decisions: &mut [Decision]) {
+    loop {
+        let kept: BTreeMap<String, Vec<String>> = decisions
+            .iter()
+            .filter_map(|d| match d {
+                Decision::Skip(s) if s.reason.kept_edits() => Some((s.name.clone(), s.modified_files.clone())),
+                _ => None,
+            })
+            .collect();
+        let mut changed = false;
+        for (package, decision) in prepared.iter().zip(decisions.iter_mut()) {
+            let Decision::Add { existing, .. } = decision else {
+                continue;
+            };
+            let Some(files) = package.manifest.dependencies.keys().find_map(|d| kept.get(d)) else {
+                continue;
+            };
+            *decision = Decision::Skip(SkippedPackage {
+                name: package.manifest.name.clone(),
+                version: existing.as_ref().map(|e| e.version.clone()).unwrap_or_default(),
+                wanted_version: package.manifest.version.clone(),
+                reason: SkipReason::EditedFiles,
+                modified_files: files.clone(),
+                conflicts: Vec::new(),
+            });
+            changed = true;
+        }
+        if !changed {
+            return;
+        }
+    }
+}
+
+fn sorted(platforms: &[Platform]) -> Vec<Platform> {
+    let mut out = platforms.to_vec();
+    out.sort_by_key(|p| p.as_str());
+    out.dedup();
+    out
+}
+
+pub(super) fn skipped(
+    existing: &LockedPackage,
+    package: &Prepared,
+    reason: SkipReason,
+    modified: Vec<String>,
+) -> SkippedPackage {
+    SkippedPackage {
+        name: package.manifest.name.clone(),
+        version: existing.version.clone(),
+        wanted_version: package.manifest.version.clone(),
+        reason,
+        modified_files: modified,
+        conflicts: Vec::new(),
+    }
+}

@@ -1,0 +1,273 @@
+//! `aam_upgrade`: install newer versions of installed packages, keeping or merging
+//! edited files.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::apply::{InstallInput, InstallOutput, OnEdited, SkipReason, install_prepared};
+use super::{installed, prepare, roots};
+use crate::error::{Error, ErrorCode, Result};
+use crate::install::freshness;
+use crate::install::merge::FileConflict;
+use crate::install::plan::Prepared;
+use crate::packages::lock::{self, Origin};
+use crate::tools::{Context, Example, Expect, Risk, Tool};
+
+/// Input of `aam_upgrade`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpgradeInput {
+    /// Package to upgrade (default: every outdated one).
+    #[serde(default)]
+    pub package: Option<String>,
+    /// What to do when files were edited since install: skip the package, back them up, force, or merge each edit with the new version (`merge`; `merge_markers` writes overlapping changes with conflict markers).
+    #[serde(default)]
+    pub on_edited: OnEdited,
+    /// Report what would change, change nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+    /// Upgrade the home-folder installs.
+    #[serde(default)]
+    pub global: bool,
+    /// Fail with `AAM_CONFLICT` instead of waiting when another aam command is changing the project.
+    #[serde(default)]
+    pub no_wait: bool,
+    /// Content-audit rule ids (`cmd-pipe-shell`) whose findings do not block this upgrade (see `aam_audit`).
+    #[serde(default)]
+    pub allow_findings: Vec<String>,
+}
+
+/// What happened to one package.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum UpgradeStatus {
+    /// Upgraded.
+    Upgraded,
+    /// Would be upgraded (dry run).
+    WouldUpgrade,
+    /// Nothing newer.
+    UpToDate,
+    /// Left alone: files were edited since install.
+    Skipped,
+    /// The upgrade failed; see `message`.
+    Failed,
+}
+
+/// One package's upgrade.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpgradeReport {
+    /// Name.
+    pub name: String,
+    /// Version before.
+    pub from: String,
+    /// Version after (or that would be installed).
+    pub to: String,
+    /// What happened.
+    pub status: UpgradeStatus,
+    /// Files edited since install (of it, or of a dependency the upgrade moves).
+    pub modified_files: Vec<String>,
+    /// Where edited files were copied.
+    pub backup_dir: Option<String>,
+    /// Edited files and sections merged with the new version.
+    pub merged_files: Vec<String>,
+    /// Edited files and sections written with conflict markers.
+    pub conflict_markers: Vec<String>,
+    /// Edits that did not merge, per file, with both sides (nothing of the package was written).
+    pub conflicts: Vec<FileConflict>,
+    /// Why it was skipped or failed.
+    pub message: Option<String>,
+}
+
+/// Output of `aam_upgrade`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpgradeOutput {
+    /// One report per package considered.
+    pub packages: Vec<UpgradeReport>,
+    /// Content-audit findings at or above `audit.warn` in what the upgrade installs.
+    pub audit_warnings: Vec<String>,
+}
+
+/// Upgrades installed packages, protecting local edits.
+pub struct Upgrade;
+
+impl Tool for Upgrade {
+    const NAME: &'static str = "aam_upgrade";
+    const TITLE: &'static str = "Upgrade packages";
+    const DESCRIPTION: &'static str = "Upgrade outdated installed packages (or one) to the newest version their constraint allows, or the source's current content, on the platforms they use. Files edited since install are never overwritten silently: `on_edited` skips the package (default), backs the files up first, forces, or merges each edit with the new version (three-way; the lock records the new version, so `aam_verify` and `aam_diff` show the edit on top of it). Overlapping changes, and edited files the new version deletes, leave the package as it is with a per-file `conflicts` list, unless `merge_markers` writes conflict markers. Reports each package's status.";
+    const RISK: Risk = Risk::Write;
+    const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[
+        ErrorCode::PackageNotInstalled,
+        ErrorCode::LockInvalid,
+        ErrorCode::UnsafePath,
+        ErrorCode::Conflict,
+        ErrorCode::SettingsInvalid,
+    ];
+    const CONSTRAINTS: &'static [&'static str] = &[
+        "edited files are never overwritten silently: `on_edited` skips (default), backs up, forces or merges",
+        "a merge writes nothing of a package when any of its edits conflicts (unless `merge_markers`); binary files never merge",
+        "new versions pass the content-audit gate like installs; a blocked one fails the upgrade with `AAM_AUDIT_BLOCKED` in its report",
+    ];
+    const EXAMPLES: &'static [Example] = &[Example {
+        title: "upgrade within the constraint",
+        input: r#"{"package": "review-kit"}"#,
+        expect: Expect::Output(
+            r#"{"packages": [{"name": "review-kit", "from": "1.0.0", "to": "1.1.0", "status": "upgraded"}]}"#,
+        ),
+    }];
+    type Input = UpgradeInput;
+    type Output = UpgradeOutput;
+
+    fn run(ctx: &Context, input: UpgradeInput) -> Result<UpgradeOutput> {
+        let roots = roots(ctx, input.global)?;
+        let lock = lock::read(&roots.root)?;
+        roots.check_lock(&lock)?;
+        let names: Vec<String> = match &input.package {
+            Some(name) => {
+                installed(&lock, name)?;
+                vec![name.clone()]
+            }
+            None => lock.packages.keys().cloned().collect(),
+        };
+        let settings = ctx.home.load_settings()?;
+        let catalog = ctx.catalog()?;
+        let mut reports = Vec::new();
+        let mut prepared: Vec<Prepared> = Vec::new();
+        let mut moving = Vec::new();
+        for name in names {
+            let entry = &lock.packages[&name];
+            let fresh = freshness::check(&catalog, &settings, &name, entry)?;
+            let mut report = UpgradeReport {
+                name: name.clone(),
+                from: entry.version.clone(),
+                to: fresh.wanted.clone().unwrap_or_else(|| entry.version.clone()),
+                status: UpgradeStatus::UpToDate,
+                modified_files: Vec::new(),
+                backup_dir: None,
+                merged_files: Vec::new(),
+                conflict_markers: Vec::new(),
+                conflicts: Vec::new(),
+                message: None,
+            };
+            if fresh.outdated {
+                let spec = match entry.source {
+                    Origin::Registry => format!("{name}@{}", entry.requested.as_deref().unwrap_or("*")),
+                    _ => entry.requested.clone().unwrap_or_else(|| name.clone()),
+                };
+                // A package that cannot be prepared fails alone; the others go on.
+                match prepare(ctx, &catalog, &[spec]) {
+                    Ok(packages) => {
+                        moving.push(name.clone());
+                        for package in packages {
+                            if !prepared.iter().any(|p| p.manifest.name == package.manifest.name) {
+                                prepared.push(package);
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        report.status = UpgradeStatus::Failed;
+                        report.message = Some(format!("[{}] {}", e.code(), e.message()));
+                    }
+                }
+            }
+            reports.push(report);
+        }
+        // New versions pass the same content-audit gate as installs; a blocked
+        // one stops the whole upgrade, which is one unit.
+        let gated = match prepared.is_empty() {
+            true => Ok(Vec::new()),
+            false => ctx
+                .audit_policy(input.global)
+                .and_then(|policy| crate::audit::gate::gate(&catalog, &prepared, &input.allow_findings, &policy)),
+        };
+        drop(catalog);
+        let audit_warnings = match gated {
+            Ok(warnings) => {
+                warnings.iter().for_each(|warning| tracing::warn!("{warning}"));
+                warnings
+            }
+            Err(e) => {
+                fail_moving(&mut reports, &moving, &e);
+                return Ok(UpgradeOutput {
+                    packages: reports,
+                    audit_warnings: Vec::new(),
+                });
+            }
+        };
+        if prepared.is_empty() {
+            return Ok(UpgradeOutput {
+                packages: reports,
+                audit_warnings,
+            });
+        }
+        let request = InstallInput {
+            dry_run: input.dry_run,
+            global: input.global,
+            no_wait: input.no_wait,
+            ..Default::default()
+        };
+        // Every upgrade of the command is one unit; a dry run reports what
+        // would be replaced, edits included (or how they would merge).
+        let policy = if input.dry_run && !input.on_edited.merges() {
+            OnEdited::Force
+        } else {
+            input.on_edited
+        };
+        match install_prepared(ctx, &request, prepared, policy) {
+            Ok(done) => {
+                for report in &mut reports {
+                    upgrade_report(report, &done, input.dry_run);
+                }
+            }
+            Err(e) => fail_moving(&mut reports, &moving, &e),
+        }
+        Ok(UpgradeOutput {
+            packages: reports,
+            audit_warnings,
+        })
+    }
+}
+
+/// Marks every package the upgrade was moving as failed with `error`.
+fn fail_moving(reports: &mut [UpgradeReport], moving: &[String], error: &Error) {
+    for report in reports.iter_mut().filter(|r| moving.contains(&r.name)) {
+        report.status = UpgradeStatus::Failed;
+        report.message = Some(match error.hint() {
+            Some(hint) => format!("[{}] {} ({hint})", error.code(), error.message()),
+            None => format!("[{}] {}", error.code(), error.message()),
+        });
+    }
+}
+
+fn upgrade_report(report: &mut UpgradeReport, done: &InstallOutput, dry_run: bool) {
+    for package in done.installed.iter().filter(|p| p.name == report.name) {
+        report.modified_files.extend(package.replaced_edits.iter().cloned());
+        report.to = package.version.clone();
+        report.backup_dir = package.backup_dir.clone();
+        report.merged_files = package.merged_edits.clone();
+        report.conflict_markers = package.conflict_markers.clone();
+        report.status = if dry_run {
+            UpgradeStatus::WouldUpgrade
+        } else {
+            UpgradeStatus::Upgraded
+        };
+    }
+    let kept = done
+        .skipped
+        .iter()
+        .filter(|s| s.reason.kept_edits() && s.name == report.name);
+    for package in kept {
+        report.modified_files.extend(package.modified_files.iter().cloned());
+        report.conflicts.extend(package.conflicts.iter().cloned());
+        report.status = UpgradeStatus::Skipped;
+        report.message = Some(match package.reason {
+            SkipReason::MergeConflicts => format!(
+                "edits in {} file(s) do not merge with the new version (see `conflicts`); resolve them by hand, or choose merge_markers, backup or force",
+                package.conflicts.len()
+            ),
+            _ => "files were edited since install; choose merge, backup or force".to_string(),
+        });
+    }
+}
