@@ -143,9 +143,7 @@ pub fn current(catalog: &mut Catalog, root: &Path, large: bool) -> Result<i64> {
         }
     }
     let recorded = Tree::from_recorded(recorded);
-    let Some(now) = tree::refresh(root, &recorded, max_entries)? else {
-        return Ok(stored.id);
-    };
+    let now = tree::apply(root, recorded.clone(), &moved, max_entries)?;
     let known = catalog.project_artifacts(stored.id)?;
     let moved = changes(root, Some(&recorded), &now, &known);
     catalog.record_project(&key, Some(stored.version), &moved)

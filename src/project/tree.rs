@@ -144,7 +144,7 @@ pub struct InPlace {
 /// When what `moved` reports leaves every path in place (files edited, folders
 /// whose listing still holds exactly the folders and files `recorded` in them, no
 /// ignore file touched), the new stat data of the moved folders and files; `None`
-/// when a path may have come or gone, and [`refresh`] must find out.
+/// when a path may have come or gone, and [`apply`] must find out.
 pub fn restat_in_place(root: &Path, recorded: &[(String, Recorded)], moved: &[Moved]) -> Option<InPlace> {
     let mut dirs = Vec::new();
     let mut files = Vec::new();
@@ -200,45 +200,46 @@ pub fn changed(old: Option<&FileStat>, new: &FileStat) -> bool {
 /// nothing moved (and nothing in it is too recent to trust). Fails with
 /// `AAM_PROJECT_TOO_LARGE` past `max_entries`.
 pub fn refresh(root: &Path, previous: &Tree, max_entries: usize) -> Result<Option<Tree>> {
-    let now = now_ns();
-    let at = At::open(root)?;
-    let mut edited = Vec::new();
-    for (path, old) in &previous.files {
-        let stat = at.file_stat(path, now);
-        if stat != Some(*old) || old.mtime_ns < 0 {
-            if is_ignore_file(path) {
-                return walk_at(root, max_entries, now).map(Some);
-            }
-            edited.push((path, stat));
-        }
-    }
-    let moved: Vec<&String> = previous
-        .dirs
-        .iter()
-        .filter(|(path, mtime)| **mtime < 0 || at.dir_mtime(path, now) != Some(**mtime))
-        .map(|(path, _)| path)
-        .collect();
-    if edited.is_empty() && moved.is_empty() {
+    let dirs = previous.dirs.iter().map(|(p, m)| (p.clone(), Recorded::Dir(*m)));
+    let files = previous.files.iter().map(|(p, f)| (p.clone(), Recorded::File(*f)));
+    let entries: Vec<(String, Recorded)> = dirs.chain(files).collect();
+    let moved = moved(root, &entries)?;
+    if moved.is_empty() {
         return Ok(None);
     }
-    let mut tree = previous.clone();
-    for (path, stat) in edited {
-        match stat {
-            Some(stat) => tree.files.insert(path.clone(), stat),
+    apply(root, previous.clone(), &moved, max_entries).map(Some)
+}
+
+/// `tree` brought up to date with what [`moved`] found: files take their new
+/// stat data (or go), folders whose mtime moved are listed again (parents
+/// first), new folders walked; a moved ignore file walks everything again.
+pub fn apply(root: &Path, mut tree: Tree, moved: &[Moved], max_entries: usize) -> Result<Tree> {
+    let now = now_ns();
+    let mut dirs = Vec::new();
+    for m in moved {
+        match (m.was, m.now) {
+            (Recorded::File(_), _) if is_ignore_file(&m.path) => return walk_at(root, max_entries, now),
+            (Recorded::File(_), Some(Recorded::File(stat))) => {
+                tree.files.insert(m.path.clone(), stat);
+            }
             // Gone or no longer a file: its folder's mtime moved, the listing below settles it.
-            None => tree.files.remove(path),
-        };
+            (Recorded::File(_), _) => {
+                tree.files.remove(&m.path);
+            }
+            (Recorded::Dir(_), _) => dirs.push(m.path.as_str()),
+        }
     }
-    let mut walker = Walker::new(root, max_entries, now, previous.entries());
-    for dir in moved {
-        if !tree.dirs.contains_key(dir.as_str()) {
+    dirs.sort_unstable();
+    let mut walker = Walker::new(root, max_entries, now, tree.entries());
+    for dir in dirs {
+        if !tree.dirs.contains_key(dir) {
             continue; // removed with a parent listed before it
         }
         if walker.relist(&mut tree, dir)? {
-            return walk_at(root, max_entries, now).map(Some);
+            return walk_at(root, max_entries, now);
         }
     }
-    Ok(Some(tree))
+    Ok(tree)
 }
 
 /// Every folder and file under `root`, from scratch.
