@@ -304,17 +304,28 @@ mod tests {
         write("skills/a/SKILL.md", "---\nname: a\ndescription: first\n---\n");
         write("skills/b/SKILL.md", "---\nname: b\n---\n");
         write(".claude/agents/helper.md", "---\nname: helper\n---\n");
+        write("skills/b/notes", "a file that becomes a folder\n");
+        write(".gitignore", "*.log\n");
         let mut kept = Catalog::open(&dir.path().join("kept.db")).unwrap();
+        // The artifacts, and the recorded paths (stat data of files that are no
+        // main file is not kept current, by design).
         let record = |catalog: &mut Catalog| {
             let id = current(catalog, &root, false).unwrap();
-            catalog.project_artifacts(id).unwrap()
+            let mut paths: Vec<(String, bool)> = catalog
+                .project_entries(id)
+                .unwrap()
+                .into_iter()
+                .map(|(path, entry)| (path, matches!(entry, tree::Recorded::Dir(_))))
+                .collect();
+            paths.sort();
+            (catalog.project_artifacts(id).unwrap(), paths)
         };
         let fresh = || {
             let path = dir.path().join("fresh.db");
             let _ = std::fs::remove_file(&path);
             record(&mut Catalog::open(&path).unwrap())
         };
-        let steps: [(&str, &dyn Fn()); 5] = [
+        let steps: [(&str, &dyn Fn()); 9] = [
             ("nothing", &|| {}),
             ("edit in place", &|| {
                 write("skills/a/SKILL.md", "---\nname: a2\ndescription: second\n---\n")
@@ -327,6 +338,16 @@ mod tests {
             ("removed agent", &|| {
                 std::fs::remove_file(root.join(".claude/agents/helper.md")).unwrap()
             }),
+            ("ignored file", &|| write("skills/c/debug.log", "ignored\n")),
+            ("file becomes a folder", &|| {
+                std::fs::remove_file(root.join("skills/b/notes")).unwrap();
+                write("skills/b/notes/one.md", "a note\n");
+            }),
+            ("new package folder", &|| {
+                write("skills/pkg/aam.yaml", "name: pkg\n");
+                write("skills/pkg/skills/copy/SKILL.md", "---\nname: copy\n---\n");
+            }),
+            ("folder becomes a package", &|| write("skills/a/aam.yaml", "name: a\n")),
         ];
         for (step, change) in steps {
             age(&root);
@@ -334,8 +355,8 @@ mod tests {
             change();
             assert_eq!(record(&mut kept), fresh(), "after: {step}");
         }
-        let names: Vec<String> = record(&mut kept).into_iter().map(|a| a.name).collect();
-        assert_eq!(names, ["a2", "b2", "c"]);
+        let names: Vec<String> = record(&mut kept).0.into_iter().map(|a| a.name).collect();
+        assert_eq!(names, ["b2", "c"]);
     }
 
     /// Sets every mtime under `dir` an hour back, out of the racy window.

@@ -177,15 +177,17 @@ pub fn restat_in_place(root: &Path, recorded: &[(String, Recorded)], moved: &[Mo
     Some(InPlace { dirs, files })
 }
 
-/// The folders and plain files directly in `dir` (links and others left out, as
-/// the walk leaves them), `None` when it cannot be listed.
+/// The folders and plain files directly in `dir` (links, others and names that
+/// are not UTF-8 left out, as the walk leaves them out), `None` when it cannot be
+/// listed.
 fn listing(dir: &Path) -> Option<Vec<(String, bool)>> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).ok()? {
         let entry = entry.ok()?;
         let kind = entry.file_type().ok()?;
-        if kind.is_dir() || kind.is_file() {
-            out.push((entry.file_name().into_string().ok()?, kind.is_dir()));
+        // Names that are not UTF-8 are left out, as the walk leaves them out.
+        if let (true, Ok(name)) = (kind.is_dir() || kind.is_file(), entry.file_name().into_string()) {
+            out.push((name, kind.is_dir()));
         }
     }
     Some(out)
@@ -315,7 +317,8 @@ impl<'a> Walker<'a> {
 
     /// The walker over `dir` (relative), with the project's rules; package
     /// folders it meets are pushed to the returned list instead of entered.
-    fn builder(&self, dir: &str, depth: Option<usize>) -> (ignore::Walk, Arc<Mutex<Vec<PathBuf>>>) {
+    /// Entries of `dir` itself named in `known` (name, is a folder) are left out.
+    fn builder(&self, dir: &str, depth: Option<usize>, known: Known) -> (ignore::Walk, Arc<Mutex<Vec<PathBuf>>>) {
         let packages = Arc::new(Mutex::new(Vec::new()));
         let found = Arc::clone(&packages);
         let root = self.root.to_path_buf();
@@ -330,6 +333,9 @@ impl<'a> Walker<'a> {
                     return true;
                 }
                 let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+                if entry.depth() == 1 && known.contains(&(entry.file_name().to_os_string(), is_dir)) {
+                    return false;
+                }
                 if is_dir && (scan::IGNORED_DIRS.contains(&name.as_ref()) || PROJECT_IGNORED.contains(&name.as_ref())) {
                     return false;
                 }
@@ -361,7 +367,7 @@ impl<'a> Walker<'a> {
 
     /// Records everything under `dir` (relative, itself included).
     fn walk_into(&mut self, tree: &mut Tree, dir: &str) -> Result<()> {
-        let (walk, packages) = self.builder(dir, None);
+        let (walk, packages) = self.builder(dir, None, Known::default());
         for entry in walk {
             let entry = entry.map_err(|e| {
                 Error::new(
@@ -421,9 +427,37 @@ impl<'a> Walker<'a> {
             remove_under(tree, dir, false);
             return Ok(false);
         }
-        let (walk, packages) = self.builder(dir, Some(1));
-        let mut listed_files = HashSet::new();
-        let mut listed_dirs = HashSet::new();
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
+        // What the folder holds now, by name: recorded entries still there are kept
+        // as they are (their own checks cover them); only new names go through the
+        // walk's rules, so a wide folder is not matched against every rule again.
+        let Some(present) = listing(&full) else {
+            remove_under(tree, dir, true);
+            return Ok(false);
+        };
+        let present: HashSet<(std::ffi::OsString, bool)> = present
+            .into_iter()
+            .map(|(name, is_dir)| (name.into(), is_dir))
+            .collect();
+        let recorded = |map_is_dir: bool, path: &str| (std::ffi::OsString::from(&path[prefix.len()..]), map_is_dir);
+        let mut listed_files: HashSet<String> = children(&tree.files, &prefix)
+            .filter(|p| present.contains(&recorded(false, p)))
+            .collect();
+        let mut listed_dirs: HashSet<String> = children(&tree.dirs, &prefix)
+            .filter(|p| present.contains(&recorded(true, p)))
+            .collect();
+        let known: Known = Arc::new(
+            listed_files
+                .iter()
+                .map(|p| recorded(false, p))
+                .chain(listed_dirs.iter().map(|p| recorded(true, p)))
+                .collect(),
+        );
+        let (walk, packages) = self.builder(dir, Some(1), known);
         for entry in walk.flatten() {
             if entry.depth() == 0 {
                 continue;
@@ -461,11 +495,6 @@ impl<'a> Walker<'a> {
                 listed_dirs.insert(relative);
             }
         }
-        let prefix = if dir.is_empty() {
-            String::new()
-        } else {
-            format!("{dir}/")
-        };
         let gone_files: Vec<String> = children(&tree.files, &prefix)
             .filter(|p| !listed_files.contains(p))
             .collect();
@@ -484,6 +513,9 @@ impl<'a> Walker<'a> {
         Ok(false)
     }
 }
+
+/// Names (with whether each is a folder) a walk leaves out of the folder it starts in.
+type Known = Arc<HashSet<(std::ffi::OsString, bool)>>;
 
 /// Direct children of the folder `prefix` (`""` or ending in `/`) among `map`'s keys.
 fn children<'m, V>(map: &'m BTreeMap<String, V>, prefix: &'m str) -> impl Iterator<Item = String> + 'm {
