@@ -1,0 +1,213 @@
+//! `aam_pkg_create`: build a package folder from a project's or a source's artifacts
+//! (see `packages::build`).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::DEFAULT_VERSION;
+use crate::catalog::{NewPackage, PackageMember};
+use crate::error::{Error, ErrorCode, Result};
+use crate::packages::build::IncludedArtifact;
+use crate::packages::build::{Built, Selection, assemble, gather_from_project, gather_from_source, write_package_dir};
+use crate::packages::manifest::{MANIFEST_FILE, Provenance, check_package_name};
+use crate::project;
+use crate::scan::{ArtifactKind, Platform};
+use crate::tools::{Context, Example, Expect, Risk, Tool};
+
+/// Input of `aam_create_package`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PkgCreateInput {
+    /// Project folder to take artifacts from (default: the current project).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Take artifacts from this registered source instead of the project.
+    #[serde(default)]
+    pub from_source: Option<String>,
+    /// Names (or paths) of the artifacts to include.
+    #[serde(default)]
+    pub artifacts: Vec<String>,
+    /// Include every artifact found.
+    #[serde(default)]
+    pub all: bool,
+    /// Include every artifact of these types.
+    #[serde(default, rename = "type")]
+    pub types: Vec<ArtifactKind>,
+    /// Platforms the package is meant for.
+    #[serde(default)]
+    pub platforms: Vec<Platform>,
+    /// Package name (default: from the project folder or the source).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Version (default `0.1.0`).
+    #[serde(default)]
+    pub version: Option<String>,
+    /// Description (default: generated from the contents).
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Folder to write the package to (default: `./<name>`); must not exist or be empty.
+    #[serde(default)]
+    pub output_dir: Option<String>,
+    /// Work out everything, write nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// Output of `aam_create_package`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PkgCreateOutput {
+    /// The manifest written (or that would be, on a dry run).
+    pub manifest_path: String,
+    /// Package name.
+    pub package_name: String,
+    /// Version.
+    pub version: String,
+    /// What went in.
+    pub artifacts_included: Vec<IncludedArtifact>,
+    /// Where it came from.
+    pub provenance: Provenance,
+    /// Whether nothing was written.
+    pub dry_run: bool,
+}
+
+/// Turns artifacts into a package.
+pub struct PkgCreate;
+
+impl Tool for PkgCreate {
+    const NAME: &'static str = "aam_create_package";
+    const TITLE: &'static str = "Create a package";
+    const DESCRIPTION: &'static str = "Create a package from artifacts: the current project's own (detected like sources), or with `from_source` a registered source's, read from its cached git objects at the indexed commit. Copies them into the package layout, writes `aam.yaml` with provenance and blake3 checksums, and records the package so its artifacts stop being candidates. Choose with `artifacts`, `type` or `all`. Next: `aam_validate`, then pack and `aam_publish`.";
+    const RISK: Risk = Risk::Write;
+    const IDEMPOTENT: bool = false;
+    const ERRORS: &'static [ErrorCode] = &[
+        ErrorCode::SourceNotFound,
+        ErrorCode::ArtifactNotFound,
+        ErrorCode::ManifestInvalid,
+        ErrorCode::Conflict,
+        ErrorCode::CacheCorrupted,
+    ];
+    const CONSTRAINTS: &'static [&'static str] = &["the output folder must not exist or be empty"];
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "a package from a source's artifact",
+            input: r#"{"from_source": "sample", "artifacts": ["release-notes"], "name": "notes-kit"}"#,
+            expect: Expect::Output(
+                r#"{"package_name": "notes-kit", "version": "0.1.0", "artifacts_included": [{"name": "release-notes", "type": "skill"}]}"#,
+            ),
+        },
+        Example {
+            title: "an artifact the source does not have",
+            input: r#"{"from_source": "sample", "artifacts": ["ghost"], "name": "ghost-kit"}"#,
+            expect: Expect::Error(ErrorCode::ArtifactNotFound),
+        },
+    ];
+    type Input = PkgCreateInput;
+    type Output = PkgCreateOutput;
+
+    fn run(ctx: &Context, input: PkgCreateInput) -> Result<PkgCreateOutput> {
+        if !input.all && input.artifacts.is_empty() && input.types.is_empty() {
+            return Err(Error::invalid_argument("no artifacts chosen")
+                .with_hint("pass `--all`, `--type <type>` or `--artifacts <names>`"));
+        }
+        let mut catalog = ctx.catalog()?;
+        let gathered = match &input.from_source {
+            Some(source) => gather_from_source(&catalog, &ctx.home.git_cache_dir(), source, &Selection::from(&input))?,
+            None => {
+                let root = match &input.path {
+                    Some(path) => ctx.path(path)?,
+                    None => project::root(&ctx.cwd),
+                };
+                let root = root.canonicalize().map_err(|e| Error::io("read", &root, e))?;
+                gather_from_project(&root, &Selection::from(&input))?
+            }
+        };
+        let name = input.name.clone().unwrap_or_else(|| gathered.default_name.clone());
+        check_package_name(&name).map_err(invalid_manifest_field)?;
+        let version = input.version.clone().unwrap_or_else(|| DEFAULT_VERSION.to_string());
+        let bare = name.rsplit('/').next().unwrap_or(&name).to_string();
+        let output_dir = match &input.output_dir {
+            Some(dir) => ctx.path(dir)?,
+            None => ctx.path(&bare)?,
+        };
+        let occupied = std::fs::read_dir(&output_dir)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(false);
+        if occupied {
+            return Err(Error::new(
+                ErrorCode::Conflict,
+                format!("`{}` exists and is not empty", output_dir.display()),
+            )
+            .with_hint("pass `--output-dir` with a new folder, or remove that one"));
+        }
+
+        let Built {
+            manifest,
+            files,
+            included,
+        } = assemble(
+            &gathered,
+            &name,
+            &version,
+            input.description.clone(),
+            input.platforms.iter().map(|p| p.as_str().to_string()).collect(),
+        )?;
+        // Gathering read the sources; the last point to stop before writing.
+        ctx.cancel.check()?;
+        let manifest_path = output_dir.join(MANIFEST_FILE);
+        if !input.dry_run {
+            write_package_dir(&output_dir, &manifest, &files)?;
+            let manifest_json = serde_json::to_string(&manifest).unwrap_or_default();
+            let provenance_json = serde_json::to_string(&gathered.provenance).ok();
+            let members: Vec<PackageMember> = gathered
+                .chosen
+                .iter()
+                .map(|c| PackageMember {
+                    artifact_id: c.artifact_id,
+                    project_root: gathered.project_root.as_deref(),
+                    kind: c.kind,
+                    name: &c.name,
+                    path: &c.source_path,
+                })
+                .collect();
+            catalog.record_package(
+                &NewPackage {
+                    name: &name,
+                    version: &version,
+                    description: Some(&manifest.description),
+                    manifest_json: &manifest_json,
+                    origin: if input.from_source.is_some() {
+                        "source"
+                    } else {
+                        "project"
+                    },
+                    provenance_json: provenance_json.as_deref(),
+                    archive_blake3: None,
+                },
+                &members,
+            )?;
+        }
+        Ok(PkgCreateOutput {
+            manifest_path: manifest_path.display().to_string(),
+            package_name: name,
+            version,
+            artifacts_included: included,
+            provenance: gathered.provenance,
+            dry_run: input.dry_run,
+        })
+    }
+}
+
+impl From<&PkgCreateInput> for Selection {
+    fn from(input: &PkgCreateInput) -> Self {
+        Self {
+            all: input.all,
+            types: input.types.clone(),
+            artifacts: input.artifacts.clone(),
+        }
+    }
+}
+
+pub(super) fn invalid_manifest_field(message: String) -> Error {
+    Error::new(ErrorCode::ManifestInvalid, message).with_hint("pass a valid `--name`")
+}
