@@ -110,6 +110,7 @@ impl Tool for SourceAdd {
         ErrorCode::SourceAlreadyExists,
         ErrorCode::SourcePathNotFound,
         ErrorCode::GitCloneFailed,
+        ErrorCode::SourceFileTooLarge,
         ErrorCode::GitAuthFailed,
         ErrorCode::GitRefNotFound,
         ErrorCode::NetworkError,
@@ -602,6 +603,7 @@ impl Tool for SourceUpdate {
     const ERRORS: &'static [ErrorCode] = &[
         ErrorCode::SourceNotFound,
         ErrorCode::GitFetchFailed,
+        ErrorCode::SourceFileTooLarge,
         ErrorCode::GitAuthFailed,
         ErrorCode::GitRefNotFound,
         ErrorCode::NetworkError,
@@ -795,6 +797,7 @@ impl Tool for SourceDiff {
         ErrorCode::TlsCertificate,
         ErrorCode::Timeout,
         ErrorCode::CacheCorrupted,
+        ErrorCode::SourceFileTooLarge,
     ];
     const EXAMPLES: &'static [Example] = &[
         Example {

@@ -408,6 +408,7 @@ impl Tool for Install {
         ErrorCode::LockInvalid,
         ErrorCode::SettingsInvalid,
         ErrorCode::CacheCorrupted,
+        ErrorCode::SourceFileTooLarge,
         ErrorCode::SourceNotFound,
         ErrorCode::SourceNotIndexed,
         ErrorCode::RegistryNotFound,
