@@ -7,19 +7,21 @@
 #   benches/large_blob.sh                  # a 200 MB blob beside 100 skills, 3 runs
 #   BLOB_MB=50 RUNS=5 benches/large_blob.sh
 #
-# aam fetches the whole commit (no partial clone: see docs/sources.md, "What a fetch
-# downloads"), so the target is the git floor itself: the ratio should stay near 1.
+# The server allows filters (uploadpack.allowFilter), so aam leaves blobs over 16 MiB
+# on it (docs/sources.md, "What a fetch downloads"); the references in the same run are
+# `git clone --bare` (everything) and `git clone --bare --filter=blob:limit=16m` (what
+# aam asks for).
 # Prints `uptime` first: figures depend on load.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 target=${CARGO_TARGET_DIR:-$root/target}
-aam="$target/release/aam"
+aam=${AAM_BIN:-"$target/release/aam"}
 blob_mb=${BLOB_MB:-200}
 runs=${RUNS:-3}
 work="$target/bench/large-blob-$blob_mb"
 
-(cd "$root" && cargo build --release --quiet)
+[ -n "${AAM_BIN:-}" ] || (cd "$root" && cargo build --release --quiet)
 . "$root/benches/timing.sh"
 uptime
 
@@ -37,6 +39,7 @@ if [ ! -d "$work/served/repo.git" ]; then
   git -C "$work/src" -c user.name=b -c user.email=b@b commit -q -m "skills and a large blob"
   git clone -q --bare "$work/src" "$work/served/repo.git"
 fi
+git -C "$work/served/repo.git" config uploadpack.allowFilter true
 
 python3 "$root/tests/it/http_backend.py" "$work/served" > "$work/port" &
 server=$!
@@ -44,12 +47,15 @@ trap 'kill $server 2> /dev/null' EXIT
 while [ ! -s "$work/port" ]; do sleep 0.1; done
 url="http://127.0.0.1:$(cat "$work/port")/repo.git"
 
-add=(); clone=()
+add=(); clone=(); filtered=()
 for _ in $(seq "$runs"); do
-  rm -rf "$work/home" "$work/clone.git"
+  rm -rf "$work/home" "$work/clone.git" "$work/filtered.git"
   clone+=("$(time_ms git clone -q --bare "$url" "$work/clone.git")")
+  filtered+=("$(time_ms git clone -q --bare --filter=blob:limit=16m "$url" "$work/filtered.git")")
   add+=("$(AAM_HOME="$work/home" AAM_FETCH_TIMEOUT=600 time_ms "$aam" source add "$url" --name big)")
 done
 echo "== ${blob_mb} MB blob beside 100 skills, over loopback smart HTTP"
-report "git clone --bare (the floor)" "${clone[@]}"
+report "git clone --bare (everything)" "${clone[@]}"
+report "git clone --bare --filter=blob:limit=16m" "${filtered[@]}"
 report "aam source add" "${add[@]}"
+echo "bytes on disk: clone $(du -sm "$work/clone.git" | cut -f1) MB, filtered clone $(du -sm "$work/filtered.git" | cut -f1) MB, aam home $(du -sm "$work/home" | cut -f1) MB"

@@ -99,6 +99,8 @@ error_codes! {
     TlsCertificate = "AAM_TLS_CERTIFICATE", UpstreamError;
     /// The local git cache is missing objects or unreadable.
     CacheCorrupted = "AAM_CACHE_CORRUPTED", InternalError;
+    /// A file aam would read from a source is larger than it reads (16 MiB); fetches leave such files on the server.
+    SourceFileTooLarge = "AAM_SOURCE_FILE_TOO_LARGE", InvalidInput;
     /// The catalog database failed.
     CatalogError = "AAM_CATALOG_ERROR", InternalError;
     /// The catalog was written by a newer aam.

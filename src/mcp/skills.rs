@@ -199,7 +199,7 @@ pub(super) fn read(ctx: &Context, uri: &str) -> Result<Option<ReadResourceResult
             let Some(file) = located.files.iter().find(|f| f.path == path && !f.symlink) else {
                 return Ok(None);
             };
-            git.blob(&file.git_blob)?
+            git.blob(&file.git_blob, &file.path)?
         };
         (located.relative, bytes)
     };
@@ -422,7 +422,7 @@ fn entry(
         };
         let digest = match &file.sha256 {
             Some(hex) => hex.clone(),
-            None => sha256_hex(&git.blob(&file.git_blob)?),
+            None => sha256_hex(&git.blob(&file.git_blob, &file.path)?),
         };
         resources.push(SkillResource::new(
             skills::file_uri(&root, relative),
@@ -484,10 +484,10 @@ impl<'a> Git<'a> {
     }
 
     /// A blob's bytes by its recorded id.
-    fn blob(&mut self, id: &str) -> Result<Vec<u8>> {
+    fn blob(&mut self, id: &str, path: &str) -> Result<Vec<u8>> {
         let oid = Oid::from_hex(id.as_bytes())
             .map_err(|_| Error::new(ErrorCode::CatalogError, format!("`{id}` is not a blob id")))?;
-        self.cache()?.read_blob(oid)
+        self.cache()?.read_blob(oid, path)
     }
 
     /// The bytes of a skill's `SKILL.md`: its own blob, or (when it is a

@@ -393,7 +393,7 @@ fn read_artifact_files(
         } else {
             let oid =
                 Oid::from_hex(record.git_blob.as_bytes()).map_err(|_| Error::internal("stored blob id is not hex"))?;
-            let bytes = cache.read_blob(oid)?;
+            let bytes = cache.read_blob(oid, &record.path)?;
             if blake3::hash(&bytes).to_hex().as_str() != record.blake3 {
                 return Err(Error::new(
                     ErrorCode::CacheCorrupted,

@@ -342,8 +342,8 @@ impl GitCache {
     fn try_fetch(&self, url: &str, want: &RefWant, dst: &str, limits: Limits) -> Result<Fetched, FetchError> {
         match want {
             RefWant::DefaultBranch => {
-                let outcome = self.receive(url, &[format!("+HEAD:{dst}")], limits)?;
-                let branch = outcome.ref_map.mappings.iter().find_map(|m| {
+                let ref_map = self.receive(url, &[format!("+HEAD:{dst}")], limits)?;
+                let branch = ref_map.mappings.iter().find_map(|m| {
                     m.remote
                         .as_target()
                         .and_then(|t| t.strip_prefix(b"refs/heads/"))
@@ -496,25 +496,167 @@ impl GitCache {
         Ok(Some(options))
     }
 
+    /// Fetches the objects `refspecs` name and writes their local refs; returns the
+    /// ref map. When the server supports it, blobs larger than
+    /// [`MAX_SOURCE_FILE_BYTES`] stay on the server (`filter blob:limit=`): aam never
+    /// reads them, so a repository with large assets beside its skills costs what its
+    /// skills cost. gix's high-level fetch has no filter option, so this drives
+    /// `gix::protocol::fetch` itself the way gix does, with a negotiation delegate
+    /// that adds the filter to the wants.
     fn receive(
         &self,
         url: &str,
         refspecs: &[String],
         limits: Limits,
-    ) -> Result<gix::remote::fetch::Outcome, FetchError> {
+    ) -> Result<gix::protocol::fetch::RefMap, FetchError> {
+        use gix::protocol::fetch;
+        use gix::protocol::transport::client::TransportWithoutIO;
         let remote = self.remote(url, refspecs)?;
-        let mut connection = remote.connect(Direction::Fetch)?.with_credentials(credentials_for(url));
+        let mut connection = remote.connect(Direction::Fetch)?;
+        let transport = connection.transport_mut();
         if let Some(options) = self.transport_options(url, limits)? {
-            connection = connection.with_transport_options(options);
+            transport.configure(&*options).map_err(gix::Error::from_error)?;
         }
-        let prepare = connection.prepare_fetch(gix::progress::Discard, ref_map::Options::default())?;
-        if prepare.ref_map().is_missing_required_mapping() {
+        let mut handshake = gix::protocol::handshake(
+            &mut *transport,
+            gix::protocol::transport::Service::UploadPack,
+            credentials_for(url),
+            Vec::new(),
+            &mut gix::progress::Discard,
+        )?;
+        let agent = || ("agent", Some(format!("aam/{}", env!("CARGO_PKG_VERSION"))));
+        let context = fetch::refmap::init::Context {
+            fetch_refspecs: remote.refspecs(Direction::Fetch).to_vec(),
+            extra_refspecs: Vec::new(),
+        };
+        let ref_map = handshake
+            .prepare_lsrefs_or_extract_refmap(agent(), true, context)?
+            .fetch_blocking(gix::progress::Discard, &mut *transport, false)?;
+        if ref_map.is_missing_required_mapping() {
             return Err(FetchError::Aam(ref_not_found(
                 refspecs.first().map(String::as_str).unwrap_or("HEAD"),
                 &redact_url(url),
             )));
         }
-        Ok(prepare.receive(gix::progress::Discard, &NEVER_INTERRUPT)?)
+        let repo = &self.repo;
+        let graph_repo = {
+            let mut r = repo.clone();
+            r.objects.refresh = gix::odb::store::RefreshMode::Never;
+            r.objects.unset_object_cache();
+            r
+        };
+        let mut graph = graph_repo.revision_graph(None);
+        let mut negotiate = Negotiate {
+            objects: &graph_repo.objects,
+            refs: &graph_repo.refs,
+            graph: &mut graph,
+            ref_map: &ref_map,
+            shallow: &fetch::Shallow::NoChange,
+            negotiator: gix::negotiate::Algorithm::Consecutive.into_negotiator(),
+            filter: format!("blob:limit={MAX_SOURCE_FILE_BYTES}"),
+            filtered: false,
+        };
+        let mut bundle: Option<gix::odb::pack::bundle::write::Outcome> = None;
+        let pack_dir = repo.objects.store_ref().path().join("pack");
+        let outcome = gix::protocol::fetch(
+            &mut negotiate,
+            |reader, progress, should_interrupt| -> gix::Result<bool> {
+                let written = gix::odb::pack::Bundle::write_to_directory(
+                    reader,
+                    Some(&pack_dir),
+                    progress,
+                    should_interrupt,
+                    Some(repo.objects.clone()),
+                    repo.object_hash(),
+                    gix::odb::pack::bundle::write::Options {
+                        thread_limit: None,
+                        index_version: gix::odb::pack::index::Version::V2,
+                        iteration_mode: gix::odb::pack::data::input::Mode::Verify,
+                        alloc_limit_bytes: None,
+                        compression: Default::default(),
+                    },
+                )?;
+                bundle = Some(written);
+                Ok(true)
+            },
+            gix::progress::Discard,
+            &NEVER_INTERRUPT,
+            fetch::Context {
+                handshake: &mut handshake,
+                transport: &mut *transport,
+                user_agent: agent(),
+                trace_packetlines: false,
+            },
+            fetch::Options {
+                shallow_file: repo.shallow_file()?,
+                shallow: &fetch::Shallow::NoChange,
+                tags: fetch::Tags::None,
+                reject_shallow_remote: false,
+            },
+        )?;
+        let filtered = negotiate.filtered && outcome.is_some();
+        if handshake.server_protocol_version == gix::protocol::transport::Protocol::V2 {
+            gix::protocol::indicate_end_of_interaction(&mut *transport, false).ok();
+        }
+        if filtered {
+            self.mark_partial(url)?;
+            // As `git fetch --filter` does: objects a `.promisor` pack names may be missing.
+            if let Some(data) = bundle.as_ref().and_then(|b| b.data_path.as_ref()) {
+                let marker = data.with_extension("promisor");
+                std::fs::write(&marker, b"").map_err(|e| Error::io("write", &marker, e))?;
+            }
+        }
+        for mapping in &ref_map.mappings {
+            if let (Some(local), Some(id)) = (&mapping.local, mapping.remote.as_id()) {
+                self.set_ref(&local.to_str_lossy(), id.to_owned())?;
+            }
+        }
+        if let Some(path) = bundle.and_then(|b| b.keep_path) {
+            std::fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))?;
+        }
+        Ok(ref_map)
+    }
+
+    /// Marks the cache as a partial clone of `url` the way `git clone --filter` does
+    /// (`extensions.partialClone` naming a promisor remote with the filter), so `git`
+    /// itself reads it without taking the blobs left on the server for damage.
+    fn mark_partial(&self, url: &str) -> Result<()> {
+        let path = self.dir.join("config");
+        let broken = |e: &dyn std::fmt::Display| {
+            Error::new(
+                ErrorCode::IoError,
+                format!("failed to update the git cache's config `{}`", path.display()),
+            )
+            .with_hint(format!("check that `AAM_HOME` is writable ({e})"))
+        };
+        let mut config = gix::config::File::from_path_no_includes(path.clone(), gix::config::Source::Local)
+            .map_err(|e| broken(&e))?;
+        let url = redact_url(url);
+        let filter = format!("blob:limit={MAX_SOURCE_FILE_BYTES}");
+        for (section, sub, key, value) in [
+            ("core", None, "repositoryformatversion", "1"),
+            ("extensions", None, "partialClone", PROMISOR_REMOTE),
+            ("remote", Some(PROMISOR_REMOTE), "url", url.as_str()),
+            ("remote", Some(PROMISOR_REMOTE), "promisor", "true"),
+            ("remote", Some(PROMISOR_REMOTE), "partialclonefilter", filter.as_str()),
+        ] {
+            config
+                .set_raw_value_by(section, sub.map(|s: &str| s.as_bytes().as_bstr()), key, value)
+                .map_err(|e| broken(&e))?;
+        }
+        let mut bytes = Vec::new();
+        config.write_to(&mut bytes).map_err(|e| broken(&e))?;
+        crate::atomic::write_file(&path, &bytes)
+    }
+
+    /// Whether the cache is a partial clone: blobs above [`MAX_SOURCE_FILE_BYTES`] may
+    /// have been left on the server.
+    pub fn is_partial(&self) -> bool {
+        std::fs::read_to_string(self.dir.join("config"))
+            .ok()
+            .and_then(|text| gix::config::File::try_from(text.as_str()).ok())
+            .and_then(|config| config.string("extensions.partialClone").map(|_| ()))
+            .is_some()
     }
 
     fn list_remote(&self, url: &str, limits: Limits) -> Result<RemoteRefs, FetchError> {
@@ -662,8 +804,17 @@ impl GitCache {
         Ok(paths)
     }
 
-    /// The bytes of a blob.
-    pub fn read_blob(&self, id: ObjectId) -> Result<Vec<u8>> {
+    /// The bytes of the blob `id`, the file at the repository path `path`. A blob
+    /// larger than [`MAX_SOURCE_FILE_BYTES`], or one a partial fetch left on the
+    /// server, is `AAM_SOURCE_FILE_TOO_LARGE`; any other missing blob is damage.
+    pub fn read_blob(&self, id: ObjectId, path: &str) -> Result<Vec<u8>> {
+        match self.repo.try_find_header(id) {
+            Ok(Some(header)) if header.size() > MAX_SOURCE_FILE_BYTES => {
+                return Err(source_file_too_large(path, Some(header.size())));
+            }
+            Ok(None) if self.is_partial() => return Err(source_file_too_large(path, None)),
+            _ => {}
+        }
         let mut blob = self.repo.find_blob(id).map_err(|e| self.corrupted(e))?;
         Ok(blob.take_data())
     }
@@ -679,6 +830,75 @@ impl GitCache {
         )
         .with_hint("check that `AAM_HOME` is writable")
         .with_source(e)
+    }
+}
+
+/// The remote a partial cache names as its promisor (only `git` reads it).
+const PROMISOR_REMOTE: &str = "origin";
+
+/// The largest file aam reads from a source, in bytes: fetches leave larger blobs on
+/// the server where it allows, and reading one is `AAM_SOURCE_FILE_TOO_LARGE`.
+pub const MAX_SOURCE_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// gix's own negotiation (consecutive algorithm, no shallow boundary, no alternates),
+/// plus a blob filter when the server can apply one.
+struct Negotiate<'a, 'b, 'c> {
+    objects: &'a gix::OdbHandle,
+    refs: &'a gix::refs::file::Store,
+    graph: &'a mut gix::negotiate::Graph<'b, 'c>,
+    ref_map: &'a gix::protocol::fetch::RefMap,
+    shallow: &'a gix::protocol::fetch::Shallow,
+    negotiator: Box<dyn gix::negotiate::Negotiator>,
+    filter: String,
+    /// Whether the filter was sent.
+    filtered: bool,
+}
+
+impl gix::protocol::fetch::Negotiate for Negotiate<'_, '_, '_> {
+    fn mark_complete_and_common_ref(&mut self) -> gix::Result<gix::protocol::fetch::negotiate::Action> {
+        use gix::protocol::fetch::{Tags, negotiate};
+        negotiate::mark_complete_and_common_ref(
+            &self.objects,
+            self.refs,
+            || Ok(std::iter::empty::<(gix::refs::file::Store, gix::OdbHandle)>()),
+            &mut *self.negotiator,
+            &mut *self.graph,
+            self.ref_map,
+            self.shallow,
+            negotiate::make_refmapping_ignore_predicate(Tags::None, self.ref_map),
+        )
+    }
+
+    fn add_wants(&mut self, arguments: &mut gix::protocol::fetch::Arguments, remote_ref_target_known: &[bool]) -> bool {
+        use gix::protocol::fetch::{Tags, negotiate};
+        let wants = negotiate::add_wants(
+            self.objects,
+            arguments,
+            self.ref_map,
+            remote_ref_target_known,
+            self.shallow,
+            negotiate::make_refmapping_ignore_predicate(Tags::None, self.ref_map),
+        );
+        if wants && arguments.can_use_filter() {
+            arguments.filter(&self.filter);
+            self.filtered = true;
+        }
+        wants
+    }
+
+    fn one_round(
+        &mut self,
+        state: &mut gix::protocol::fetch::negotiate::one_round::State,
+        arguments: &mut gix::protocol::fetch::Arguments,
+        previous_response: Option<&gix::protocol::fetch::Response>,
+    ) -> gix::Result<(gix::protocol::fetch::negotiate::Round, bool)> {
+        gix::protocol::fetch::negotiate::one_round(
+            &mut *self.negotiator,
+            &mut *self.graph,
+            state,
+            arguments,
+            previous_response,
+        )
     }
 }
 
@@ -1004,6 +1224,21 @@ fn ref_not_found(name: &str, url: &str) -> Error {
         format!("`{name}` is not a branch, tag or commit of `{url}`"),
     )
     .with_hint("pass an existing branch, tag or full commit id with `--ref`")
+}
+
+/// `path` is larger than aam reads from a source; `size` when it is known (the blob
+/// is in the cache), `None` when a partial fetch left it on the server.
+fn source_file_too_large(path: &str, size: Option<u64>) -> Error {
+    let limit = MAX_SOURCE_FILE_BYTES / 1024 / 1024;
+    let what = match size {
+        Some(size) => format!("`{path}` is {:.1} MiB", size as f64 / 1024.0 / 1024.0),
+        None => format!("`{path}` was left on the server by the fetch: it is larger than {limit} MiB"),
+    };
+    Error::new(
+        ErrorCode::SourceFileTooLarge,
+        format!("{what}; aam reads files of at most {limit} MiB from a source"),
+    )
+    .with_hint("keep large files outside skill and plugin folders, or add the source with a scope that leaves them out")
 }
 
 fn cache_corrupted(dir: &Path) -> Error {

@@ -203,7 +203,7 @@ impl<'c> Snapshot<'c> {
     /// The bytes of the file at a repository path, `None` when it is not a file.
     pub fn read_path(&self, path: &str) -> Result<Option<Vec<u8>>> {
         match self.lookup(path)? {
-            Some(PathTarget::File(_, oid)) => Ok(Some(self.cache.read_blob(oid)?)),
+            Some(PathTarget::File(_, oid)) => Ok(Some(self.cache.read_blob(oid, path)?)),
             _ => Ok(None),
         }
     }
@@ -306,7 +306,7 @@ impl<'c> Snapshot<'c> {
             let Some(root) = self.relative(&path).and_then(scan::plugin_root) else {
                 continue;
             };
-            let bytes = self.cache.read_blob(oid)?;
+            let bytes = self.cache.read_blob(oid, &path)?;
             listed.extend(scan::plugin_listed(root, &bytes));
         }
         Ok(listed)
@@ -376,7 +376,7 @@ impl<'c> Snapshot<'c> {
                     recorded.findings.clone(),
                 ),
                 _ => {
-                    let bytes = self.cache.read_blob(file.oid)?;
+                    let bytes = self.cache.read_blob(file.oid, &file.path)?;
                     let blake3 = blake3::hash(&bytes).to_hex().to_string();
                     let sha256 = Some(sha256_hex(&bytes));
                     let findings = scan_blob(file, file.path == main_path || is_content, &bytes);
@@ -401,7 +401,7 @@ impl<'c> Snapshot<'c> {
             Some((path, oid)) => {
                 let bytes = match main_bytes {
                     Some(bytes) => bytes,
-                    None => self.cache.read_blob(oid)?,
+                    None => self.cache.read_blob(oid, &path)?,
                 };
                 (path, Some(bytes))
             }
@@ -435,7 +435,7 @@ impl<'c> Snapshot<'c> {
     fn follow_link(&self, link: &str, link_oid: Oid) -> Result<Link> {
         let mut result = Link::default();
         let mut link = link.to_string();
-        let mut target = String::from_utf8_lossy(&self.cache.read_blob(link_oid)?).into_owned();
+        let mut target = String::from_utf8_lossy(&self.cache.read_blob(link_oid, &link)?).into_owned();
         for _ in 0..MAX_LINK_HOPS {
             let Some(resolved) = scan::resolve_link(&link, &target) else {
                 result.problem = Some(format!(
@@ -446,7 +446,7 @@ impl<'c> Snapshot<'c> {
             match self.lookup(&resolved)? {
                 Some(PathTarget::File(FileMode::Symlink, oid)) => {
                     result.visited.push((resolved.clone(), Some(oid)));
-                    target = String::from_utf8_lossy(&self.cache.read_blob(oid)?).into_owned();
+                    target = String::from_utf8_lossy(&self.cache.read_blob(oid, &resolved)?).into_owned();
                     link = resolved;
                 }
                 Some(PathTarget::File(_, oid)) => {

@@ -898,6 +898,124 @@ fn defaults_are_matched_by_url_ref_and_path_not_only_by_name() {
     assert!(!names.contains(&"anthropics/skills".to_string()), "{names:?}");
 }
 
+/// Serves, over smart HTTP, a repository holding a blob just over the 16 MiB aam reads
+/// beside a skill, with or without the server's permission to filter blobs; returns
+/// the server, the URL, the large blob's id and the work repository.
+fn large_blob_server(env: &TestEnv, allow_filter: bool) -> (std::process::Child, String, String, Repo) {
+    let work = env.repo("work");
+    // Zeros: over the limit by size, a few KiB once compressed, so the test stays fast.
+    work.write("skills/demo/SKILL.md", skill("demo", "A demo"))
+        .write("assets/model.bin", vec![0u8; 17 * 1024 * 1024])
+        .commit("skills and a large blob");
+    let big = work.git(&["rev-parse", "HEAD:assets/model.bin"]);
+    let served = env.path("served");
+    std::fs::create_dir_all(&served).unwrap();
+    let bare = served.join("repo.git");
+    work.git(&["clone", "-q", "--bare", work.path(), bare.to_str().unwrap()]);
+    let allow = if allow_filter { "true" } else { "false" };
+    work.git(&["-C", bare.to_str().unwrap(), "config", "uploadpack.allowFilter", allow]);
+    let (server, port) = http_backend(&served, None, &[])
+        .expect("this test needs `python3` on PATH (every machine of this project has it)");
+    (server, format!("http://127.0.0.1:{port}/repo.git"), big, work)
+}
+
+/// The bare cache folders under `AAM_HOME`.
+fn git_caches(env: &TestEnv) -> Vec<PathBuf> {
+    let root = env.home().join("cache/git");
+    let mut found = Vec::new();
+    for host in std::fs::read_dir(&root).unwrap() {
+        for repo in std::fs::read_dir(host.unwrap().path()).unwrap() {
+            found.push(repo.unwrap().path());
+        }
+    }
+    found
+}
+
+#[test]
+fn a_large_blob_beside_skills_stays_on_a_server_that_filters_and_comes_from_one_that_does_not() {
+    for allow_filter in [true, false] {
+        let env = TestEnv::new();
+        let (mut server, url, big, work) = large_blob_server(&env, allow_filter);
+        let added = env.json(&["source", "add", &url, "--name", "big"]);
+        assert_eq!(added["artifact_count"], 1, "{added}");
+        let caches = git_caches(&env);
+        assert_eq!(caches.len(), 1, "{caches:?}");
+        let cache = caches[0].to_str().unwrap();
+        let git = |args: &[&str]| {
+            std::process::Command::new("git")
+                .args(["-C", cache])
+                .args(args)
+                // A partial clone's `git` would fetch a missing blob from its promisor remote.
+                .env("GIT_NO_LAZY_FETCH", "1")
+                .output()
+                .unwrap()
+        };
+        let missing = |id: &str| {
+            let listed = git(&["rev-list", "--objects", "--missing=print", "--all"]);
+            String::from_utf8_lossy(&listed.stdout)
+                .lines()
+                .any(|l| l == format!("?{id}"))
+        };
+        let has_big = git(&["cat-file", "-e", &big]).status.success();
+        assert_eq!(missing(&big), allow_filter);
+        let partial = git(&["config", "extensions.partialClone"]).status.success();
+        assert_eq!(
+            has_big, !allow_filter,
+            "the large blob is fetched only when the server cannot filter"
+        );
+        assert_eq!(
+            partial, allow_filter,
+            "only a filtered fetch marks the cache as a partial clone"
+        );
+        // `git` itself reads the cache as sound: the missing blob is a promised one.
+        let fsck = git(&["fsck", "--no-dangling"]);
+        assert!(fsck.status.success(), "{}", String::from_utf8_lossy(&fsck.stderr));
+
+        // The skill installs, and an update after a push fetches only what is new.
+        let proj = env.repo("proj");
+        let installed = env.aam_in(
+            std::path::Path::new(proj.path()),
+            &["--json", "install", "big/demo", "--platform", "claude"],
+        );
+        installed.ok_json();
+        let skill_md = std::fs::read_to_string(std::path::Path::new(proj.path()).join(".claude/skills/demo/SKILL.md"));
+        assert_eq!(skill_md.unwrap(), skill("demo", "A demo"));
+        work.write("skills/more/SKILL.md", skill("more", "More")).commit("two");
+        work.git(&["push", "-q", env.path("served/repo.git").to_str().unwrap(), "main"]);
+        let updated = env.json(&["source", "update", "big"]);
+        assert_eq!(updated["sources"][0]["new_count"], 1, "{updated}");
+        assert_eq!(missing(&big), allow_filter);
+        let _ = server.kill();
+        let _ = server.wait();
+    }
+}
+
+#[test]
+fn a_skill_holding_a_file_over_the_limit_is_refused_whether_or_not_the_server_filters() {
+    for allow_filter in [true, false] {
+        let env = TestEnv::new();
+        let work = env.repo("work");
+        work.write("skills/heavy/SKILL.md", skill("heavy", "Heavy"))
+            .write("skills/heavy/weights.bin", vec![0u8; 17 * 1024 * 1024])
+            .commit("a skill with a large file");
+        let served = env.path("served");
+        std::fs::create_dir_all(&served).unwrap();
+        let bare = served.join("repo.git");
+        work.git(&["clone", "-q", "--bare", work.path(), bare.to_str().unwrap()]);
+        let allow = if allow_filter { "true" } else { "false" };
+        work.git(&["-C", bare.to_str().unwrap(), "config", "uploadpack.allowFilter", allow]);
+        let (mut server, port) = http_backend(&served, None, &[]).expect("python3");
+        let url = format!("http://127.0.0.1:{port}/repo.git");
+        let refused = env
+            .aam(&["--json", "source", "add", &url])
+            .err("AAM_SOURCE_FILE_TOO_LARGE");
+        let message = refused["message"].as_str().unwrap_or_default().to_string();
+        assert!(message.contains("skills/heavy/weights.bin"), "{refused}");
+        let _ = server.kill();
+        let _ = server.wait();
+    }
+}
+
 /// `git http-backend` behind a small Python server on 127.0.0.1, serving the bare
 /// repositories under `root`; `None` without python3.
 fn http_backend(

@@ -225,6 +225,7 @@ impl Tool for Install {
         ErrorCode::GitAuthFailed,
         ErrorCode::NetworkError,
         ErrorCode::TlsCertificate,
+        ErrorCode::SourceFileTooLarge,
     ];
     const CONSTRAINTS: &'static [&'static str] = &[
         "with no specs, installs exactly what `.aam/aam-lock.yaml` records (source artifacts at the recorded commit, registry packages at the recorded version), checksums verified",

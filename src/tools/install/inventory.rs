@@ -294,6 +294,7 @@ impl Tool for Adopt {
         ErrorCode::UnsafePath,
         ErrorCode::SourceNotFound,
         ErrorCode::CacheCorrupted,
+        ErrorCode::SourceFileTooLarge,
         ErrorCode::ManifestInvalid,
     ];
     const CONSTRAINTS: &'static [&'static str] =

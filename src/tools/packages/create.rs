@@ -86,6 +86,7 @@ impl Tool for PkgCreate {
         ErrorCode::ManifestInvalid,
         ErrorCode::Conflict,
         ErrorCode::CacheCorrupted,
+        ErrorCode::SourceFileTooLarge,
     ];
     const CONSTRAINTS: &'static [&'static str] = &["the output folder must not exist or be empty"];
     const EXAMPLES: &'static [Example] = &[

@@ -84,6 +84,7 @@ impl Tool for SourceAdd {
         ErrorCode::Timeout,
         ErrorCode::Conflict,
         ErrorCode::Forbidden,
+        ErrorCode::SourceFileTooLarge,
     ];
     const CONSTRAINTS: &'static [&'static str] = &[
         "credentials in URLs are never stored",

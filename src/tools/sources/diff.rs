@@ -62,6 +62,7 @@ impl Tool for SourceDiff {
         ErrorCode::TlsCertificate,
         ErrorCode::Timeout,
         ErrorCode::CacheCorrupted,
+        ErrorCode::SourceFileTooLarge,
     ];
     const EXAMPLES: &'static [Example] = &[
         Example {

@@ -102,6 +102,7 @@ impl Tool for SourceUpdate {
         ErrorCode::TlsCertificate,
         ErrorCode::Timeout,
         ErrorCode::Conflict,
+        ErrorCode::SourceFileTooLarge,
     ];
     const EXAMPLES: &'static [Example] = &[
         Example {
