@@ -1,0 +1,180 @@
+//! `aam_info`: one artifact in full.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::audit::report::{AuditFinding, SeverityCounts, finding};
+use crate::catalog::FindingFilter;
+use crate::error::{ErrorCode, Result};
+use crate::scan::ArtifactKind;
+use crate::search::{artifact_not_found, resolve_artifact};
+use crate::tools::{Context, Example, Expect, Risk, Tool, qualified_name};
+
+/// Characters of the main file shown as a preview.
+const PREVIEW_CHARS: usize = 2000;
+
+// ---------------------------------------------------------------- info
+
+/// Input of `aam_info`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InfoInput {
+    /// `source/name`, `source/path`, or a name that only one source has.
+    pub name: String,
+    /// Return the whole main file as `preview`, not just its beginning.
+    #[serde(default)]
+    pub full: bool,
+}
+
+/// One file of an artifact.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InfoFile {
+    /// Repository path.
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// blake3 of the bytes (hex).
+    pub blake3: String,
+}
+
+/// Output of `aam_info`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InfoOutput {
+    /// Display name.
+    pub name: String,
+    /// `source/name`.
+    pub qualified_name: String,
+    /// Artifact type.
+    #[serde(rename = "type")]
+    pub kind: ArtifactKind,
+    /// Source name.
+    pub source: String,
+    /// Source URL.
+    pub source_url: String,
+    /// Commit the artifact was last changed at in the catalog.
+    pub commit: Option<String>,
+    /// Repository path.
+    pub path: String,
+    /// The file its name and text come from.
+    pub main_file: String,
+    /// One-line description.
+    pub description: Option<String>,
+    /// Platform its location implies.
+    pub platform: Option<String>,
+    /// A skill with vendor agent metadata.
+    pub has_vendor_agent: bool,
+    /// YAML frontmatter as JSON.
+    pub frontmatter: Option<serde_json::Value>,
+    /// Every file, with size and blake3.
+    pub files: Vec<InfoFile>,
+    /// The start of the main file.
+    pub preview: String,
+    /// Whether the preview is shorter than the file.
+    pub preview_truncated: bool,
+    /// Problems recorded when it was indexed.
+    pub warnings: Vec<String>,
+    /// Content-audit findings, counted by severity.
+    pub finding_counts: SeverityCounts,
+    /// The content-audit findings themselves (first 50; `aam_audit` lists all).
+    pub findings: Vec<AuditFinding>,
+    /// The command that installs it.
+    pub install_command: String,
+}
+
+/// Shows one artifact in full.
+pub struct Info;
+
+impl Tool for Info {
+    const NAME: &'static str = "aam_info";
+    const TITLE: &'static str = "Show an artifact";
+    const DESCRIPTION: &'static str = "Show one artifact: type, source and commit, frontmatter, every file with size and blake3, a preview of its main file, warnings recorded when it was indexed, and the command that installs it. Accepts `source/name`, `source/path`, or a name only one source has. Next: install it, or `aam_search` for similar ones.";
+    const RISK: Risk = Risk::Read;
+    const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[
+        ErrorCode::ArtifactNotFound,
+        ErrorCode::ArtifactAmbiguous,
+        ErrorCode::SourceNotFound,
+    ];
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "a skill by qualified name",
+            input: r#"{"name": "sample/code-review"}"#,
+            expect: Expect::Output(
+                r#"{"name": "code-review", "type": "skill", "source": "sample", "path": "skills/code-review"}"#,
+            ),
+        },
+        Example {
+            title: "a name no source has",
+            input: r#"{"name": "sample/ghost"}"#,
+            expect: Expect::Error(ErrorCode::ArtifactNotFound),
+        },
+    ];
+    type Input = InfoInput;
+    type Output = InfoOutput;
+
+    fn run(ctx: &Context, input: InfoInput) -> Result<InfoOutput> {
+        let catalog = ctx.catalog()?;
+        let found = resolve_artifact(&catalog, &input.name, || ctx.search_index(), ctx.progress.as_ref())?;
+        let detail = catalog
+            .artifact_detail(found.id)?
+            .ok_or_else(|| artifact_not_found(&input.name, Vec::new()))?;
+        let rows = catalog.findings(&FindingFilter {
+            artifact_ids: Some(vec![found.id]),
+            ..Default::default()
+        })?;
+        let mut finding_counts = SeverityCounts::default();
+        for row in &rows {
+            finding_counts.add(row.severity);
+        }
+        let findings = rows.into_iter().take(50).map(finding).collect();
+        let preview_end = match input.full {
+            true => None,
+            false => detail.body.char_indices().nth(PREVIEW_CHARS).map(|(i, _)| i),
+        };
+        let qualified = qualified_name(&detail.source, &detail.name);
+        Ok(InfoOutput {
+            finding_counts,
+            findings,
+            install_command: format!("aam install {}", shell_word(&qualified)),
+            qualified_name: qualified,
+            preview: detail.body[..preview_end.unwrap_or(detail.body.len())].to_string(),
+            preview_truncated: preview_end.is_some() || detail.truncated,
+            warnings: detail
+                .warnings_json
+                .as_deref()
+                .and_then(|w| serde_json::from_str(w).ok())
+                .unwrap_or_default(),
+            frontmatter: detail
+                .frontmatter_json
+                .as_deref()
+                .and_then(|f| serde_json::from_str(f).ok()),
+            files: detail
+                .files
+                .into_iter()
+                .map(|(path, size, blake3)| InfoFile { path, size, blake3 })
+                .collect(),
+            name: detail.name,
+            kind: detail.kind,
+            source: detail.source,
+            source_url: detail.source_url,
+            commit: detail.commit,
+            path: detail.path,
+            main_file: detail.main_file,
+            description: detail.description,
+            platform: detail.platform,
+            has_vendor_agent: detail.has_vendor_agent,
+        })
+    }
+}
+
+/// Quotes a word for a shell when it needs it.
+pub fn shell_word(text: &str) -> String {
+    let plain = text.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:@+".contains(c));
+    if plain {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
