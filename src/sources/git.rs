@@ -4,8 +4,10 @@
 //! share a remote share objects but never move each other. Repositories are
 //! opened with isolated configuration (the user's git config never changes
 //! behaviour) and a delta-base cache (without it every blob read re-inflates its
-//! whole delta chain). Nothing here checks out a work tree, writes remote config
-//! or runs a `git` process itself.
+//! whole delta chain). Fetches ask a server that supports filters to keep blobs
+//! over [`MAX_SOURCE_FILE_BYTES`]; such a cache is marked a partial clone in its
+//! own config (a promisor remote, as `git clone --filter` writes), the only config
+//! aam writes. Nothing here checks out a work tree or runs a `git` process itself.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
