@@ -365,7 +365,7 @@ const SCHEMA_MAP_KEYWORDS: &[&str] = &[
 ];
 
 /// A tool schema as the MCP server advertises it: `schema` with only
-/// standard `format`s (see [`standard_formats`]).
+/// standard `format`s (see `standard_formats`).
 pub fn advertised_schema(mut schema: Value) -> Value {
     if let Value::Object(map) = &mut schema {
         standard_formats(map);

@@ -1,6 +1,6 @@
 //! Install tools: install (which is also how an installed package is upgraded),
-//! uninstall and upgrade; the read tools over installs live in [`installed`],
-//! inventory and adopt (copies made by hand) in [`inventory`].
+//! uninstall and upgrade; the read tools over installs live in `installed`,
+//! inventory and adopt (copies made by hand) in `inventory`.
 //!
 //! Each tool is orchestration over [`crate::install`]: take the project lock
 //! (finishing an interrupted command first), resolve specs, plan, protect
