@@ -196,14 +196,20 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
     if check_version(conn, path, latest)? {
         return Ok(());
     }
-    embedded::migrations::runner().run(conn).map_err(|e| {
-        Error::new(
-            ErrorCode::CatalogError,
-            format!("failed to migrate the catalog `{}`", path.display()),
-        )
-        .with_hint("check that the file is writable and not damaged; `aam doctor` can tell more")
-        .with_source(e)
-    })?;
+    // All pending migrations and their history rows in one transaction: refinery's
+    // default applies a migration and records it in two, and a process killed
+    // between them left a catalog no later run could migrate ("table already exists").
+    embedded::migrations::runner()
+        .set_grouped(true)
+        .run(conn)
+        .map_err(|e| {
+            Error::new(
+                ErrorCode::CatalogError,
+                format!("failed to migrate the catalog `{}`", path.display()),
+            )
+            .with_hint("check that the file is writable and not damaged; `aam doctor` can tell more")
+            .with_source(e)
+        })?;
     skills::tally_uncounted(conn)
 }
 
