@@ -22,6 +22,7 @@
 
 mod query;
 mod resolve;
+mod stem;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -30,9 +31,7 @@ use tantivy::directory::error::LockError;
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
 };
-use tantivy::tokenizer::{
-    Language, LowerCaser, NgramTokenizer, RemoveLongFilter, SimpleTokenizer, Stemmer, TextAnalyzer,
-};
+use tantivy::tokenizer::{LowerCaser, NgramTokenizer, RemoveLongFilter, SimpleTokenizer, TextAnalyzer};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, TantivyError, Term};
 
 use crate::catalog::{Catalog, PackageFilter, PackageSearchRow, RowFilter, SearchRow};
@@ -594,7 +593,7 @@ fn register_tokenizers(index: &Index) -> Result<()> {
         TextAnalyzer::builder(SimpleTokenizer::default())
             .filter(RemoveLongFilter::limit(MAX_WORD))
             .filter(LowerCaser)
-            .filter(Stemmer::new(Language::English))
+            .filter(stem::CachedStemmer)
             .build(),
     );
     Ok(())
