@@ -110,10 +110,18 @@ const MAX_WORD: usize = 40;
 /// Longest name prefix indexed for prefix matches, in characters.
 const MAX_PREFIX: usize = 64;
 
-/// Writer memory budget (allocated as documents arrive, not up front; split
-/// between tantivy's indexing threads, each of which needs at least 15 MB). 128 MB
-/// bought no time indexing 125,000 artifacts and cost 45 MB of peak memory.
-const WRITER_HEAP: usize = 48 * 1024 * 1024;
+/// Memory budget of each tantivy indexing thread (allocated as documents
+/// arrive, not up front; tantivy needs at least 15 MB per thread). More bought
+/// no time indexing 125,000 artifacts and cost peak memory.
+const WRITER_HEAP_PER_THREAD: usize = 24 * 1024 * 1024;
+
+/// How many threads tantivy indexes with: the cores left over by a `source add`,
+/// which keeps two busy itself (reading git, writing SQLite), at least one and at
+/// most two (a second thread on a 2-core machine bought no time and cost 24 MB).
+fn writer_threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores.saturating_sub(2).clamp(1, 2)
+}
 
 /// How long a writer waits for another process's writer to finish.
 const LOCK_WAIT: Duration = Duration::from_secs(60);
@@ -236,7 +244,11 @@ impl SearchIndex {
 
     /// Takes the writer lock if no other process holds it.
     pub fn try_writer(&self) -> Result<Option<IndexUpdater<'_>>> {
-        match self.index.writer::<TantivyDocument>(WRITER_HEAP) {
+        let threads = writer_threads();
+        match self
+            .index
+            .writer_with_num_threads::<TantivyDocument>(threads, threads * WRITER_HEAP_PER_THREAD)
+        {
             Ok(writer) => {
                 remove_stale_temporaries(&self.dir);
                 Ok(Some(IndexUpdater { index: self, writer }))
