@@ -14,6 +14,8 @@
 //!   journal that makes an interrupted command roll back or forward.
 //! - [`restore`]: what `aam install` with no arguments does: each package the
 //!   lock file records, made again from its origin and compared with the lock.
+//! - [`decision`]: what one install does with each package it prepared (add,
+//!   replace, merge, or leave it for its edits, with the packages depending on it).
 //! - [`freshness`]: whether an installed package has newer content.
 //! - [`merge`]: upgrades that keep local edits, by a three-way merge per file.
 //! - [`inventory`]: what the agents' folders hold, installed or copied by
@@ -21,6 +23,7 @@
 //!
 //! This module never parses arguments or prints; tools call it.
 
+pub mod decision;
 pub mod freshness;
 pub mod inventory;
 pub mod journal;

@@ -26,7 +26,8 @@ use crate::install::state;
 use crate::packages::lock::{LockFile, LockedPackage, Origin};
 use crate::packages::store::ObjectStore;
 
-pub use apply::{Install, InstallInput, InstallOutput, InstalledPackage, OnEdited, SkipReason, SkippedPackage};
+pub use crate::install::decision::{OnEdited, SkipReason, SkippedPackage};
+pub use apply::{Install, InstallInput, InstallOutput, InstalledPackage};
 pub use installed::{
     Diff, DiffOutput, FileDiff, ListInstalled, ListInstalledInput, ListInstalledOutput, ListedPackage, Outdated,
     OutdatedInput, OutdatedOutput, OutdatedPackage, PackageInfo, PackageInfoInput, PackageInfoOutput, Verify,
