@@ -57,12 +57,17 @@ pub fn logged<T>(request_id: &str, tool: &str, call: impl FnOnce() -> Result<T>)
     result
 }
 
+/// The target call lines are logged under (what `AAM_LOG=aam::tools=info` and
+/// MCP clients see as the logger), wherever this file sits.
+const TARGET: &str = "aam::tools";
+
 /// Logs one finished call: request id, tool, duration, status and error code.
 fn log_call<T>(request_id: &str, tool: &str, started: std::time::Instant, result: &Result<T>) {
     let duration_ms = started.elapsed().as_micros() as f64 / 1000.0;
     match result {
-        Ok(_) => tracing::info!(request_id, tool, duration_ms, status = "ok", "tool call"),
+        Ok(_) => tracing::info!(target: TARGET, request_id, tool, duration_ms, status = "ok", "tool call"),
         Err(e) => tracing::info!(
+            target: TARGET,
             request_id,
             tool,
             duration_ms,
