@@ -3,6 +3,9 @@
 //! `AAM_HOME` holds `catalog.db` (the SQLite catalog), `cache/git/` (one bare
 //! repository per remote) and `config.yaml` (settings). Nothing here touches the
 //! catalog or git; it names paths and measures the files under them.
+//! [`keys`] is the table of settings `aam config` reads and sets.
+
+pub mod keys;
 
 use std::path::{Path, PathBuf};
 

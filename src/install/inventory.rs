@@ -413,6 +413,33 @@ pub fn adoption(catalog: &Catalog, caches: &Path, matched: &Match) -> Result<Pre
     specs::source_package(gathered, &source.name, &source.url, &version.commit, artifacts)
 }
 
+/// The untracked artifacts of `walk` that `names` name (by name or location),
+/// or all of them with `all`; a name that matches no untracked artifact is
+/// `AAM_ARTIFACT_NOT_FOUND`.
+pub fn untracked_named<'w>(
+    roots: &Roots,
+    lock: &LockFile,
+    walk: &'w Walk,
+    names: &[String],
+    all: bool,
+) -> Result<Vec<&'w Found>> {
+    let named = |f: &Found, name: &str| name == f.name || name == f.location.key();
+    let mut chosen = Vec::new();
+    for found in walk.found.iter().filter(|f| all || names.iter().any(|n| named(f, n))) {
+        if tracking(roots, lock, found)? == Tracking::Untracked {
+            chosen.push(found);
+        }
+    }
+    if let Some(name) = names.iter().find(|n| !chosen.iter().any(|f| named(f, n))) {
+        return Err(Error::new(
+            ErrorCode::ArtifactNotFound,
+            format!("no untracked artifact in the agent folders is named `{name}`"),
+        )
+        .with_hint("`aam inventory` lists them by name and location"));
+    }
+    Ok(chosen)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

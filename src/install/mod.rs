@@ -14,18 +14,23 @@
 //!   journal that makes an interrupted command roll back or forward.
 //! - [`restore`]: what `aam install` with no arguments does: each package the
 //!   lock file records, made again from its origin and compared with the lock.
+//! - [`decision`]: what one install does with each package it prepared (add,
+//!   replace, merge, or leave it for its edits, with the packages depending on it).
 //! - [`freshness`]: whether an installed package has newer content.
+//! - [`package_info`]: one package by name, as installed here and as published.
 //! - [`merge`]: upgrades that keep local edits, by a three-way merge per file.
 //! - [`inventory`]: what the agents' folders hold, installed or copied by
 //!   hand, the origin of a copy found by its files' digests, and adopting it.
 //!
 //! This module never parses arguments or prints; tools call it.
 
+pub mod decision;
 pub mod freshness;
 pub mod inventory;
 pub mod journal;
 pub mod keys;
 pub mod merge;
+pub mod package_info;
 pub mod plan;
 pub mod platforms;
 pub mod restore;
@@ -154,6 +159,13 @@ impl Roots {
             confine(&path, shown)?;
         }
         Ok(path)
+    }
+
+    /// The lock file under the root, every entry checked.
+    pub fn read_lock(&self) -> Result<LockFile> {
+        let lock = crate::packages::lock::read(&self.root)?;
+        self.check_lock(&lock)?;
+        Ok(lock)
     }
 
     /// Checks every key and target of a lock file (package names included),

@@ -16,6 +16,7 @@ use super::keys::{CheckedKey, copy_dir};
 use crate::deploy::sections::{self, Section};
 use crate::error::{Error, Result};
 use crate::packages::lock::LockedPackage;
+use crate::packages::store::ObjectStore;
 use crate::scan::ArtifactKind;
 
 /// How a recorded file compares with what is on disk.
@@ -184,6 +185,32 @@ fn walk_files(dir: &Path) -> Vec<String> {
         }
     }
     out
+}
+
+/// A unified diff of each of `keys` (edited keys of the installed `entry`)
+/// from the installed original in `store` to what is on disk now, or a line
+/// saying why there is none.
+pub fn diffs(
+    roots: &Roots,
+    store: &ObjectStore,
+    entry: &LockedPackage,
+    keys: &[String],
+) -> Result<Vec<(String, String)>> {
+    let mut out = Vec::with_capacity(keys.len());
+    for key in keys {
+        let original = match entry.file_checksums.get(key) {
+            Some(digest) => store.get(digest)?,
+            None => None,
+        };
+        let current = current_bytes(roots, key)?;
+        let diff = match (original, current) {
+            (Some(original), Some(current)) => unified_diff(key, &original, &current),
+            (None, _) => format!("(the installed original of `{key}` is no longer stored)\n"),
+            (_, None) => format!("(`{key}` is now a link, a folder, a damaged section or too big to show)\n"),
+        };
+        out.push((key.clone(), diff));
+    }
+    Ok(out)
 }
 
 /// A unified diff from `old` to `new`.

@@ -5,126 +5,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{Context, Example, Expect, Risk, Tool};
-use crate::config::{Settings, project_settings_path, read_settings, write_settings};
+pub use crate::config::keys::SettingOrigin;
+use crate::config::keys::{self, Key};
+use crate::config::{project_settings_path, read_settings, write_settings};
 use crate::deploy::detect_platforms;
 use crate::error::{Error, ErrorCode, Result};
 use crate::scan::Platform;
-
-/// One setting: its key, what it means, how to read it and how to set it.
-struct Key {
-    name: &'static str,
-    about: &'static str,
-    get: fn(&Settings) -> Value,
-    /// `None` for settings other commands own.
-    set: Option<fn(&mut Settings, &str) -> Result<()>>,
-    /// Whether a project's `.aam/config.yaml` can set it too (and then wins).
-    per_project: bool,
-}
-
-const KEYS: &[Key] = &[
-    Key {
-        name: "default_platforms",
-        about: "platforms `aam install` deploys to when none is named (comma-separated agent ids such as cursor, claude, copilot, codex, gemini-cli (`aam agents` lists them); empty to detect from the project)",
-        get: |s| Value::from(s.default_platforms.clone()),
-        set: Some(set_default_platforms),
-        per_project: true,
-    },
-    Key {
-        name: "audit.block",
-        about: "installs refuse artifacts with content-audit findings at or above this severity (info, warn, high, off; default high)",
-        get: |s| s.audit.block.clone().map_or(Value::Null, Value::from),
-        set: Some(|s, v| {
-            s.audit.block = audit_level(v)?;
-            Ok(())
-        }),
-        per_project: true,
-    },
-    Key {
-        name: "audit.warn",
-        about: "installs warn about content-audit findings at or above this severity (info, warn, high, off; default warn)",
-        get: |s| s.audit.warn.clone().map_or(Value::Null, Value::from),
-        set: Some(|s, v| {
-            s.audit.warn = audit_level(v)?;
-            Ok(())
-        }),
-        per_project: true,
-    },
-    Key {
-        name: "fetch.timeout",
-        about: "seconds a remote fetch may take in all, retries included (a whole number, at least 1; default 30; `AAM_FETCH_TIMEOUT` overrides it)",
-        get: |s| s.fetch.timeout.map_or(Value::Null, Value::from),
-        set: Some(|s, v| {
-            s.fetch.timeout = seconds(v)?;
-            Ok(())
-        }),
-        per_project: false,
-    },
-    Key {
-        name: "fetch.stall_timeout",
-        about: "seconds a remote fetch waits for the server's next bytes before it gives up on the attempt (a whole number, at least 1; default 10; `AAM_FETCH_STALL_TIMEOUT` overrides it)",
-        get: |s| s.fetch.stall_timeout.map_or(Value::Null, Value::from),
-        set: Some(|s, v| {
-            s.fetch.stall_timeout = seconds(v)?;
-            Ok(())
-        }),
-        per_project: false,
-    },
-    Key {
-        name: "registries",
-        about: "configured package registries (change them with `aam registry add|init|remove`)",
-        get: |s| serde_json::to_value(&s.registries).unwrap_or(Value::Null),
-        set: None,
-        per_project: false,
-    },
-];
-
-fn set_default_platforms(settings: &mut Settings, value: &str) -> Result<()> {
-    let mut platforms = Vec::new();
-    for name in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let platform = Platform::parse(name).ok_or_else(|| {
-            Error::invalid_argument(format!("`{name}` is not a platform")).with_hint(crate::agents::unknown_hint())
-        })?;
-        platforms.push(platform.as_str().to_string());
-    }
-    platforms.sort();
-    platforms.dedup();
-    settings.default_platforms = platforms;
-    Ok(())
-}
-
-/// A severity threshold setting: `info`, `warn`, `high` or `off`; empty unsets it.
-fn audit_level(value: &str) -> Result<Option<String>> {
-    let value = value.trim().to_ascii_lowercase();
-    if value.is_empty() {
-        return Ok(None);
-    }
-    crate::audit::Threshold::parse(&value)
-        .map(|_| Some(value.clone()))
-        .ok_or_else(|| {
-            Error::invalid_argument(format!("`{value}` is not a severity")).with_hint("use info, warn, high or off")
-        })
-}
-
-/// A time limit setting: whole seconds, at least 1; empty unsets it.
-fn seconds(value: &str) -> Result<Option<u64>> {
-    let value = value.trim();
-    if value.is_empty() {
-        return Ok(None);
-    }
-    match value.parse::<u64>() {
-        Ok(secs) if secs >= 1 => Ok(Some(secs)),
-        _ => Err(Error::invalid_argument(format!("`{value}` is not a number of seconds"))
-            .with_hint("use a whole number of seconds, at least 1 (empty to unset)")),
-    }
-}
-
-fn key(name: &str) -> Result<&'static Key> {
-    KEYS.iter().find(|k| k.name == name).ok_or_else(|| {
-        let known: Vec<String> = KEYS.iter().map(|k| format!("`{}`", k.name)).collect();
-        Error::invalid_argument(format!("`{name}` is not a setting"))
-            .with_hint(format!("settings: {}", known.join(", ")))
-    })
-}
 
 /// Input of `aam_config_get`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -133,29 +19,6 @@ pub struct ConfigGetInput {
     /// One setting (default: all of them).
     #[serde(default)]
     pub key: Option<String>,
-}
-
-/// Where a setting's effective value comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum SettingOrigin {
-    /// The project's `.aam/config.yaml` (it wins over the home's).
-    Project,
-    /// `$AAM_HOME/config.yaml`.
-    Home,
-    /// Set nowhere: the built-in default.
-    Default,
-}
-
-impl SettingOrigin {
-    /// The origin as written in output.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Project => "project",
-            Self::Home => "home",
-            Self::Default => "default",
-        }
-    }
 }
 
 /// One setting's value.
@@ -213,8 +76,8 @@ impl Tool for ConfigGet {
     fn run(ctx: &Context, input: ConfigGetInput) -> Result<ConfigGetOutput> {
         let settings = ctx.home.load_settings()?;
         let keys: Vec<&Key> = match &input.key {
-            Some(name) => vec![key(name)?],
-            None => KEYS.iter().collect(),
+            Some(name) => vec![keys::key(name)?],
+            None => keys::KEYS.iter().collect(),
         };
         let project_path = project_settings_path(&crate::project::root(&ctx.cwd));
         let project = read_settings(&project_path)?;
@@ -224,12 +87,11 @@ impl Tool for ConfigGet {
             settings: keys
                 .into_iter()
                 .map(|k| {
-                    let (value, origin, origin_path) = match (k.get)(&project) {
-                        v if k.per_project && is_set(&v) => (v, SettingOrigin::Project, Some(&project_path)),
-                        _ => match (k.get)(&settings) {
-                            v if is_set(&v) => (v, SettingOrigin::Home, Some(&home_path)),
-                            v => (v, SettingOrigin::Default, None),
-                        },
+                    let (value, origin) = k.effective(&project, &settings);
+                    let origin_path = match origin {
+                        SettingOrigin::Project => Some(&project_path),
+                        SettingOrigin::Home => Some(&home_path),
+                        SettingOrigin::Default => None,
                     };
                     Setting {
                         key: k.name.to_string(),
@@ -237,20 +99,11 @@ impl Tool for ConfigGet {
                         origin,
                         origin_path: origin_path.map(|p| p.display().to_string()),
                         description: k.about.to_string(),
-                        settable: k.set.is_some(),
+                        settable: k.settable(),
                     }
                 })
                 .collect(),
         })
-    }
-}
-
-/// Whether a settings value is set (an empty list or nothing means the default).
-fn is_set(value: &Value) -> bool {
-    match value {
-        Value::Null => false,
-        Value::Array(items) => !items.is_empty(),
-        _ => true,
     }
 }
 
@@ -307,21 +160,21 @@ impl Tool for ConfigSet {
     type Output = ConfigSetOutput;
 
     fn run(ctx: &Context, input: ConfigSetInput) -> Result<ConfigSetOutput> {
-        let key = key(&input.key)?;
-        let set = key.set.ok_or_else(|| {
-            Error::invalid_argument(format!("`{}` cannot be set here", key.name)).with_hint(key.about)
-        })?;
+        let key = keys::key(&input.key)?;
+        if !key.settable() {
+            return Err(Error::invalid_argument(format!("`{}` cannot be set here", key.name)).with_hint(key.about));
+        }
         let mut settings = ctx.home.load_settings()?;
-        let previous = (key.get)(&settings);
-        set(&mut settings, &input.value)?;
+        let previous = key.get(&settings);
+        key.set(&mut settings, &input.value)?;
         ctx.home.save_settings(&settings)?;
         let project_path = project_settings_path(&crate::project::root(&ctx.cwd));
-        let shadowed_by = (key.per_project && is_set(&(key.get)(&read_settings(&project_path)?)))
+        let shadowed_by = (key.per_project && keys::is_set(&key.get(&read_settings(&project_path)?)))
             .then(|| project_path.display().to_string());
         Ok(ConfigSetOutput {
             key: key.name.to_string(),
             previous,
-            value: (key.get)(&settings),
+            value: key.get(&settings),
             shadowed_by,
         })
     }

@@ -1,47 +1,18 @@
 //! `aam_install`: resolve specs, plan the change list, protect edited files and apply
 //! it through the journal (also how an installed package is upgraded).
 
-use std::collections::BTreeMap;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{apply_mirror, backup, begin_write, mirror_of, object_store, prepare, roots};
 use crate::error::{Error, ErrorCode, Result};
-use crate::install::merge::{self, FileConflict, Resolution};
-use crate::install::plan::same_origin;
-use crate::install::plan::{Plan, Prepared};
-use crate::install::state::{self, FileState};
+use crate::install::decision::{Decision, OnEdited, SkippedPackage, decide, keep_dependents_of_kept, platforms_for};
+use crate::install::plan::{Plan, Prepared, same_origin};
 use crate::install::{Roots, platforms};
-use crate::packages::lock::{LockedPackage, Origin};
+use crate::packages::lock::Origin;
+use crate::packages::manifest::Manifest;
 use crate::scan::Platform;
 use crate::tools::{Context, Example, Expect, Risk, Tool};
-
-/// What to do with files and sections edited since install when a package is
-/// replaced (upgraded, or installed again).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum OnEdited {
-    /// Leave the package as it is and report the edited files.
-    #[default]
-    Skip,
-    /// Copy the edited files to `$AAM_HOME/backups/<pkg>--<timestamp>/`, then replace them.
-    Backup,
-    /// Replace them.
-    Force,
-    /// Merge each edit with the new version (three-way); on a conflict, leave the package as it is and report it.
-    Merge,
-    /// Merge, writing overlapping changes with conflict markers.
-    #[serde(rename = "merge_markers")]
-    MergeMarkers,
-}
-
-impl OnEdited {
-    /// Whether edits are merged with the new version.
-    pub fn merges(self) -> bool {
-        matches!(self, Self::Merge | Self::MergeMarkers)
-    }
-}
 
 /// Input of `aam_install`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -109,43 +80,6 @@ pub struct InstalledPackage {
     pub conflict_markers: Vec<String>,
     /// Targets of the replaced version it no longer deploys (platforms dropped).
     pub undeployed: Vec<String>,
-}
-
-/// Why a package was left as it was.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum SkipReason {
-    /// The same version is installed and every file is as installed.
-    AlreadyInstalled,
-    /// Files or sections were edited since install (pass `backup` or `force`).
-    EditedFiles,
-    /// Edits overlap changes of the new version (see `conflicts`).
-    MergeConflicts,
-}
-
-impl SkipReason {
-    /// Whether the package was left alone to keep local edits.
-    pub fn kept_edits(self) -> bool {
-        matches!(self, Self::EditedFiles | Self::MergeConflicts)
-    }
-}
-
-/// A package left as it was.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SkippedPackage {
-    /// Name.
-    pub name: String,
-    /// Version already there.
-    pub version: String,
-    /// Version it would have become.
-    pub wanted_version: String,
-    /// Why.
-    pub reason: SkipReason,
-    /// The edited files and sections that stopped it.
-    pub modified_files: Vec<String>,
-    /// The edits that did not merge, per file, with both sides.
-    pub conflicts: Vec<FileConflict>,
 }
 
 /// Output of `aam_install`.
@@ -251,13 +185,7 @@ impl Tool for Install {
     type Output = InstallOutput;
 
     fn run(ctx: &Context, input: InstallInput) -> Result<InstallOutput> {
-        let on_edited = if input.force {
-            OnEdited::Force
-        } else if input.backup {
-            OnEdited::Backup
-        } else {
-            OnEdited::Skip
-        };
+        let on_edited = OnEdited::from_flags(input.force, input.backup);
         if input.specs.is_empty() {
             return super::restore::restore(ctx, &input, on_edited);
         }
@@ -290,17 +218,6 @@ pub(super) fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
     Ok(output)
 }
 
-/// What one command does with one prepared package.
-enum Decision {
-    Add {
-        platforms: Vec<Platform>,
-        existing: Option<Box<LockedPackage>>,
-        modified: Vec<String>,
-        merged: Resolution,
-    },
-    Skip(SkippedPackage),
-}
-
 /// Installs prepared packages as one unit under the project lock. A package
 /// kept for its edits also keeps every package of the command that depends on it.
 pub(super) fn install_prepared(
@@ -322,76 +239,33 @@ pub(super) fn install_prepared(
     let mut decisions = Vec::with_capacity(prepared.len());
     for package in &prepared {
         let name = &package.manifest.name;
-        let existing = plan.lock().packages.get(name).cloned();
-        if let Some(existing) = &existing
+        let existing = plan.lock().packages.get(name);
+        if let Some(existing) = existing
             && !input.force
         {
             same_origin(name, existing, package.origin, &package.source_name, &package.checksum)?;
         }
-        let platforms = if input.no_deploy {
-            Vec::new()
-        } else if !input.platforms.is_empty() {
-            input.platforms.clone()
-        } else if let Some(existing) = &existing {
-            existing.platforms.clone()
-        } else {
-            match &default_platforms {
-                Some(p) => p.clone(),
-                None => {
-                    let chosen = platforms::choose(&roots, &home_settings, &[])?;
-                    default_platforms = Some(chosen.clone());
-                    chosen
-                }
-            }
-        };
-        let status = match &existing {
-            Some(existing) => state::file_status(&roots, existing)?,
-            None => BTreeMap::new(),
-        };
-        let modified = state::keys_in(&status, FileState::Modified);
-        let decision = match &existing {
-            Some(existing)
-                if !input.force
-                    && existing.version == package.manifest.version
-                    && existing.checksum == package.checksum
-                    && sorted(&existing.platforms) == sorted(&platforms)
-                    && status.values().all(|s| *s == FileState::Ok) =>
-            {
-                Decision::Skip(skipped(existing, package, SkipReason::AlreadyInstalled, Vec::new()))
-            }
-            Some(existing) if !modified.is_empty() && on_edited == OnEdited::Skip => {
-                Decision::Skip(skipped(existing, package, SkipReason::EditedFiles, modified))
-            }
-            Some(existing) if !modified.is_empty() && on_edited.merges() => {
-                // What the new version writes, worked out on a scratch plan.
-                let mut preview = Plan::new(&roots, input.force)?;
-                preview.add(package, &platforms)?;
-                let upstream = |key: &str| preview.planned(key);
-                let markers = on_edited == OnEdited::MergeMarkers;
-                let merged = merge::resolve(&roots, &object_store(ctx), existing, &modified, upstream, markers)?;
-                match merged.conflicts.is_empty() {
-                    false => Decision::Skip(SkippedPackage {
-                        conflicts: merged.conflicts,
-                        ..skipped(existing, package, SkipReason::MergeConflicts, modified)
-                    }),
-                    true => Decision::Add {
-                        platforms,
-                        existing: Some(Box::new(existing.clone())),
-                        modified: Vec::new(),
-                        merged,
-                    },
-                }
-            }
-            _ => Decision::Add {
-                platforms,
-                existing: existing.map(Box::new),
-                modified,
-                merged: Resolution::default(),
-            },
-        };
-        decisions.push(decision);
+        let platforms = platforms_for(input.no_deploy, &input.platforms, existing, || {
+            let chosen = match &default_platforms {
+                Some(chosen) => chosen.clone(),
+                None => platforms::choose(&roots, &home_settings, &[])?,
+            };
+            default_platforms = Some(chosen.clone());
+            Ok(chosen)
+        })?;
+        let store = object_store(ctx);
+        decisions.push(decide(
+            &roots,
+            &store,
+            existing,
+            package,
+            platforms,
+            input.force,
+            on_edited,
+        )?);
     }
-    keep_dependents_of_kept(&prepared, &mut decisions);
+    let manifests: Vec<&Manifest> = prepared.iter().map(|p| &p.manifest).collect();
+    keep_dependents_of_kept(&manifests, &mut decisions);
     let mut output = InstallOutput::empty(&roots, input.dry_run);
     let mut todo = Vec::new();
     let mut backups = Vec::new();
@@ -446,62 +320,4 @@ pub(super) fn install_prepared(
     }
     plan.execute(&object_store(ctx), todo, &ctx.cancel, |ops| apply_mirror(ctx, ops))?;
     Ok(output)
-}
-
-/// Turns `Add` into `Skip` for every package that depends (directly or not)
-/// on one kept for its edits: it would otherwise run against the old version.
-fn keep_dependents_of_kept(prepared: &[Prepared], decisions: &mut [Decision]) {
-    loop {
-        let kept: BTreeMap<String, Vec<String>> = decisions
-            .iter()
-            .filter_map(|d| match d {
-                Decision::Skip(s) if s.reason.kept_edits() => Some((s.name.clone(), s.modified_files.clone())),
-                _ => None,
-            })
-            .collect();
-        let mut changed = false;
-        for (package, decision) in prepared.iter().zip(decisions.iter_mut()) {
-            let Decision::Add { existing, .. } = decision else {
-                continue;
-            };
-            let Some(files) = package.manifest.dependencies.keys().find_map(|d| kept.get(d)) else {
-                continue;
-            };
-            *decision = Decision::Skip(SkippedPackage {
-                name: package.manifest.name.clone(),
-                version: existing.as_ref().map(|e| e.version.clone()).unwrap_or_default(),
-                wanted_version: package.manifest.version.clone(),
-                reason: SkipReason::EditedFiles,
-                modified_files: files.clone(),
-                conflicts: Vec::new(),
-            });
-            changed = true;
-        }
-        if !changed {
-            return;
-        }
-    }
-}
-
-fn sorted(platforms: &[Platform]) -> Vec<Platform> {
-    let mut out = platforms.to_vec();
-    out.sort_by_key(|p| p.as_str());
-    out.dedup();
-    out
-}
-
-pub(super) fn skipped(
-    existing: &LockedPackage,
-    package: &Prepared,
-    reason: SkipReason,
-    modified: Vec<String>,
-) -> SkippedPackage {
-    SkippedPackage {
-        name: package.manifest.name.clone(),
-        version: existing.version.clone(),
-        wanted_version: package.manifest.version.clone(),
-        reason,
-        modified_files: modified,
-        conflicts: Vec::new(),
-    }
 }

@@ -1,17 +1,23 @@
-//! Install tools: install (which is also how an installed package is upgraded),
-//! uninstall and upgrade; the read tools over installs live in `installed`,
-//! inventory and adopt (copies made by hand) in `inventory`.
+//! Install tools, one file each: install (which is also how an installed
+//! package is upgraded; `restore` is install with no specs), uninstall and
+//! upgrade; the read tools over installs (verify, diff, list, outdated,
+//! package info); inventory and adopt (copies made by hand) in `inventory`.
 //!
 //! Each tool is orchestration over [`crate::install`]: take the project lock
 //! (finishing an interrupted command first), resolve specs, plan, protect
 //! edits, execute through the journal, mirror into the catalog.
 
+mod adopt;
 mod apply;
-mod installed;
+mod diff;
 mod inventory;
+mod list;
+mod outdated;
+mod package_info;
 mod restore;
 mod uninstall;
 mod upgrade;
+mod verify;
 
 use std::path::Path;
 
@@ -26,18 +32,20 @@ use crate::install::state;
 use crate::packages::lock::{LockFile, LockedPackage, Origin};
 use crate::packages::store::ObjectStore;
 
-pub use apply::{Install, InstallInput, InstallOutput, InstalledPackage, OnEdited, SkipReason, SkippedPackage};
-pub use installed::{
-    Diff, DiffOutput, FileDiff, ListInstalled, ListInstalledInput, ListInstalledOutput, ListedPackage, Outdated,
-    OutdatedInput, OutdatedOutput, OutdatedPackage, PackageInfo, PackageInfoInput, PackageInfoOutput, Verify,
-    VerifyAll, VerifyAllInput, VerifyAllOutput, VerifyInput, VerifyOutput,
-};
+pub use crate::install::decision::{OnEdited, SkipReason, SkippedPackage};
+pub use crate::install::package_info::PackageDetails as PackageInfoOutput;
+pub use adopt::{Adopt, AdoptInput, AdoptOutput, AdoptSkip, AdoptedArtifact, SkippedAdoption};
+pub use apply::{Install, InstallInput, InstallOutput, InstalledPackage};
+pub use diff::{Diff, DiffOutput, FileDiff};
 pub use inventory::{
-    Adopt, AdoptInput, AdoptOutput, AdoptSkip, AdoptedArtifact, ArtifactOrigin, Inventory, InventoryArtifact,
-    InventoryInput, InventoryOutput, InventoryStatus, MatchKind, SkippedAdoption,
+    ArtifactOrigin, Inventory, InventoryArtifact, InventoryInput, InventoryOutput, InventoryStatus, MatchKind,
 };
+pub use list::{ListInstalled, ListInstalledInput, ListInstalledOutput, ListedPackage};
+pub use outdated::{Outdated, OutdatedInput, OutdatedOutput, OutdatedPackage};
+pub use package_info::{PackageInfo, PackageInfoInput};
 pub use uninstall::{Uninstall, UninstallInput, UninstallOutput};
 pub use upgrade::{Upgrade, UpgradeInput, UpgradeOutput, UpgradeReport, UpgradeStatus};
+pub use verify::{Verify, VerifyAll, VerifyAllInput, VerifyAllOutput, VerifyInput, VerifyOutput};
 
 // ---------------------------------------------------------------- shared
 

@@ -4,9 +4,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::apply::{InstallInput, InstallOutput, OnEdited, SkipReason, install_prepared};
+use super::apply::{InstallInput, InstallOutput, install_prepared};
 use super::{installed, prepare, roots};
 use crate::error::{Error, ErrorCode, Result};
+use crate::install::decision::{OnEdited, SkipReason};
 use crate::install::freshness;
 use crate::install::merge::FileConflict;
 use crate::install::plan::Prepared;

@@ -1,0 +1,243 @@
+//! The settings aam knows: each key's meaning, how it reads from and writes to
+//! [`Settings`], the validation of a new value, and where an effective value
+//! comes from (the project's `.aam/config.yaml` wins over `$AAM_HOME/config.yaml`
+//! for the keys a project may set).
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::Settings;
+use crate::error::{Error, Result};
+use crate::scan::Platform;
+
+/// One setting: its key, what it means, how to read it and how to set it.
+pub struct Key {
+    /// Its name (`audit.block`).
+    pub name: &'static str,
+    /// What it does.
+    pub about: &'static str,
+    get: fn(&Settings) -> Value,
+    /// `None` for settings other commands own.
+    set: Option<fn(&mut Settings, &str) -> Result<()>>,
+    /// Whether a project's `.aam/config.yaml` can set it too (and then wins).
+    pub per_project: bool,
+}
+
+/// Every setting, in the order they are listed.
+pub const KEYS: &[Key] = &[
+    Key {
+        name: "default_platforms",
+        about: "platforms `aam install` deploys to when none is named (comma-separated agent ids such as cursor, claude, copilot, codex, gemini-cli (`aam agents` lists them); empty to detect from the project)",
+        get: |s| Value::from(s.default_platforms.clone()),
+        set: Some(set_default_platforms),
+        per_project: true,
+    },
+    Key {
+        name: "audit.block",
+        about: "installs refuse artifacts with content-audit findings at or above this severity (info, warn, high, off; default high)",
+        get: |s| s.audit.block.clone().map_or(Value::Null, Value::from),
+        set: Some(|s, v| {
+            s.audit.block = audit_level(v)?;
+            Ok(())
+        }),
+        per_project: true,
+    },
+    Key {
+        name: "audit.warn",
+        about: "installs warn about content-audit findings at or above this severity (info, warn, high, off; default warn)",
+        get: |s| s.audit.warn.clone().map_or(Value::Null, Value::from),
+        set: Some(|s, v| {
+            s.audit.warn = audit_level(v)?;
+            Ok(())
+        }),
+        per_project: true,
+    },
+    Key {
+        name: "fetch.timeout",
+        about: "seconds a remote fetch may take in all, retries included (a whole number, at least 1; default 30; `AAM_FETCH_TIMEOUT` overrides it)",
+        get: |s| s.fetch.timeout.map_or(Value::Null, Value::from),
+        set: Some(|s, v| {
+            s.fetch.timeout = seconds(v)?;
+            Ok(())
+        }),
+        per_project: false,
+    },
+    Key {
+        name: "fetch.stall_timeout",
+        about: "seconds a remote fetch waits for the server's next bytes before it gives up on the attempt (a whole number, at least 1; default 10; `AAM_FETCH_STALL_TIMEOUT` overrides it)",
+        get: |s| s.fetch.stall_timeout.map_or(Value::Null, Value::from),
+        set: Some(|s, v| {
+            s.fetch.stall_timeout = seconds(v)?;
+            Ok(())
+        }),
+        per_project: false,
+    },
+    Key {
+        name: "registries",
+        about: "configured package registries (change them with `aam registry add|init|remove`)",
+        get: |s| serde_json::to_value(&s.registries).unwrap_or(Value::Null),
+        set: None,
+        per_project: false,
+    },
+];
+
+fn set_default_platforms(settings: &mut Settings, value: &str) -> Result<()> {
+    let mut platforms = Vec::new();
+    for name in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let platform = Platform::parse(name).ok_or_else(|| {
+            Error::invalid_argument(format!("`{name}` is not a platform")).with_hint(crate::agents::unknown_hint())
+        })?;
+        platforms.push(platform.as_str().to_string());
+    }
+    platforms.sort();
+    platforms.dedup();
+    settings.default_platforms = platforms;
+    Ok(())
+}
+
+/// A severity threshold setting: `info`, `warn`, `high` or `off`; empty unsets it.
+fn audit_level(value: &str) -> Result<Option<String>> {
+    let value = value.trim().to_ascii_lowercase();
+    if value.is_empty() {
+        return Ok(None);
+    }
+    crate::audit::Threshold::parse(&value)
+        .map(|_| Some(value.clone()))
+        .ok_or_else(|| {
+            Error::invalid_argument(format!("`{value}` is not a severity")).with_hint("use info, warn, high or off")
+        })
+}
+
+/// A time limit setting: whole seconds, at least 1; empty unsets it.
+fn seconds(value: &str) -> Result<Option<u64>> {
+    let value = value.trim();
+    if value.is_empty() {
+        return Ok(None);
+    }
+    match value.parse::<u64>() {
+        Ok(secs) if secs >= 1 => Ok(Some(secs)),
+        _ => Err(Error::invalid_argument(format!("`{value}` is not a number of seconds"))
+            .with_hint("use a whole number of seconds, at least 1 (empty to unset)")),
+    }
+}
+
+/// The setting named `name`.
+pub fn key(name: &str) -> Result<&'static Key> {
+    KEYS.iter().find(|k| k.name == name).ok_or_else(|| {
+        let known: Vec<String> = KEYS.iter().map(|k| format!("`{}`", k.name)).collect();
+        Error::invalid_argument(format!("`{name}` is not a setting"))
+            .with_hint(format!("settings: {}", known.join(", ")))
+    })
+}
+
+impl Key {
+    /// Its value in `settings` (`null` or an empty list when unset).
+    pub fn get(&self, settings: &Settings) -> Value {
+        (self.get)(settings)
+    }
+
+    /// Whether `aam config set` can change it (others are owned by other commands).
+    pub fn settable(&self) -> bool {
+        self.set.is_some()
+    }
+
+    /// Sets it in `settings` from text, validated first.
+    pub fn set(&self, settings: &mut Settings, value: &str) -> Result<()> {
+        let set = self.set.ok_or_else(|| {
+            Error::invalid_argument(format!("`{}` cannot be set here", self.name)).with_hint(self.about)
+        })?;
+        set(settings, value)
+    }
+
+    /// Its effective value and where it comes from: the project's settings
+    /// when it may be set per project and is set there, else the home's, else
+    /// the default.
+    pub fn effective(&self, project: &Settings, home: &Settings) -> (Value, SettingOrigin) {
+        match self.get(project) {
+            v if self.per_project && is_set(&v) => (v, SettingOrigin::Project),
+            _ => match self.get(home) {
+                v if is_set(&v) => (v, SettingOrigin::Home),
+                v => (v, SettingOrigin::Default),
+            },
+        }
+    }
+}
+
+/// Where a setting's effective value comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SettingOrigin {
+    /// The project's `.aam/config.yaml` (it wins over the home's).
+    Project,
+    /// `$AAM_HOME/config.yaml`.
+    Home,
+    /// Set nowhere: the built-in default.
+    Default,
+}
+
+impl SettingOrigin {
+    /// The origin as written in output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Project => "project",
+            Self::Home => "home",
+            Self::Default => "default",
+        }
+    }
+}
+
+/// Whether a settings value is set (an empty list or nothing means the default).
+pub fn is_set(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Array(items) => !items.is_empty(),
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_checked_before_they_are_set() {
+        let mut settings = Settings::default();
+        key("default_platforms")
+            .unwrap()
+            .set(&mut settings, "cursor, claude,cursor")
+            .unwrap();
+        assert_eq!(settings.default_platforms, ["claude", "cursor"]);
+        assert!(key("default_platforms").unwrap().set(&mut settings, "emacs").is_err());
+        key("fetch.timeout").unwrap().set(&mut settings, "45").unwrap();
+        assert_eq!(settings.fetch.timeout, Some(45));
+        for bad in ["0", "-1", "soon"] {
+            assert!(key("fetch.timeout").unwrap().set(&mut settings, bad).is_err(), "{bad}");
+        }
+        key("fetch.timeout").unwrap().set(&mut settings, "").unwrap();
+        assert_eq!(settings.fetch.timeout, None);
+        key("audit.block").unwrap().set(&mut settings, "WARN").unwrap();
+        assert_eq!(settings.audit.block.as_deref(), Some("warn"));
+        assert!(key("audit.block").unwrap().set(&mut settings, "loud").is_err());
+        assert!(key("registries").unwrap().set(&mut settings, "x").is_err());
+        assert!(key("colour").is_err());
+    }
+
+    #[test]
+    fn a_project_value_wins_only_for_keys_a_project_may_set() {
+        let mut project = Settings::default();
+        let mut home = Settings::default();
+        let platforms = key("default_platforms").unwrap();
+        assert_eq!(platforms.effective(&project, &home).1, SettingOrigin::Default);
+        platforms.set(&mut home, "cursor").unwrap();
+        assert_eq!(platforms.effective(&project, &home).1, SettingOrigin::Home);
+        platforms.set(&mut project, "claude").unwrap();
+        assert_eq!(
+            platforms.effective(&project, &home),
+            (Value::from(vec!["claude"]), SettingOrigin::Project)
+        );
+        let timeout = key("fetch.timeout").unwrap();
+        timeout.set(&mut project, "5").unwrap();
+        assert_eq!(timeout.effective(&project, &home).1, SettingOrigin::Default);
+    }
+}

@@ -1,0 +1,94 @@
+//! `aam_outdated`: which installed packages have newer content or versions
+//! (answered from the catalog by [`crate::install::freshness`]).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::super::{Context, Example, Expect, Risk, Tool};
+use super::roots;
+use crate::error::{ErrorCode, Result};
+use crate::install::freshness;
+use crate::packages::lock::Origin;
+
+/// Input of `aam_outdated`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OutdatedInput {
+    /// Check the home-folder installs.
+    #[serde(default)]
+    pub global: bool,
+}
+
+/// One installed package's freshness.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OutdatedPackage {
+    /// Name.
+    pub name: String,
+    /// Installed version.
+    pub current: String,
+    /// Newest version its constraint allows (registry packages).
+    pub wanted: Option<String>,
+    /// Newest published version (registry packages).
+    pub latest: Option<String>,
+    /// Where it came from.
+    pub source: Origin,
+    /// Whether an upgrade would change it.
+    pub outdated: bool,
+    /// A newer version exists that its constraint excludes: `upgrade` leaves it, installing `name@version` moves it.
+    pub pinned: bool,
+    /// Why, in words.
+    pub reason: String,
+}
+
+/// Output of `aam_outdated`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OutdatedOutput {
+    /// Every installed package.
+    pub packages: Vec<OutdatedPackage>,
+}
+
+/// Tells which installed packages have newer content or versions.
+pub struct Outdated;
+
+impl Tool for Outdated {
+    const NAME: &'static str = "aam_outdated";
+    const TITLE: &'static str = "Find outdated packages";
+    const DESCRIPTION: &'static str = "For each installed package: whether its source artifacts changed at the source's indexed commit (a new commit that does not touch them does not count), or a newer registry version satisfies its constraint. Answered from the catalog; run `aam_source_update` first for fresh sources. Next: `aam_upgrade`.";
+    const RISK: Risk = Risk::Read;
+    const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::LockInvalid];
+    const CONSTRAINTS: &'static [&'static str] = &["answers from the catalog: update sources first for fresh results"];
+    const EXAMPLES: &'static [Example] = &[Example {
+        title: "a newer version satisfies the constraint",
+        input: r#"{}"#,
+        expect: Expect::Output(
+            r#"{"packages": [{"name": "review-kit", "current": "1.0.0", "wanted": "1.1.0", "latest": "1.1.0", "outdated": true}]}"#,
+        ),
+    }];
+    type Input = OutdatedInput;
+    type Output = OutdatedOutput;
+
+    fn run(ctx: &Context, input: OutdatedInput) -> Result<OutdatedOutput> {
+        let roots = roots(ctx, input.global)?;
+        let lock = roots.read_lock()?;
+        let catalog = ctx.catalog()?;
+        let settings = ctx.home.load_settings()?;
+        let mut packages = Vec::new();
+        for (name, entry) in &lock.packages {
+            let fresh = freshness::check(&catalog, &settings, name, entry)?;
+            packages.push(OutdatedPackage {
+                name: name.clone(),
+                current: entry.version.clone(),
+                wanted: fresh.wanted,
+                latest: fresh.latest,
+                source: entry.source,
+                outdated: fresh.outdated,
+                pinned: fresh.pinned,
+                reason: fresh.reason,
+            });
+        }
+        Ok(OutdatedOutput { packages })
+    }
+}

@@ -1,0 +1,58 @@
+//! `aam_package_info`: one package, installed here and published (worked out
+//! by [`crate::install::package_info`]).
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::super::{Context, Example, Expect, Risk, Tool};
+use super::roots;
+use crate::error::{ErrorCode, Result};
+use crate::install::package_info::{self, PackageDetails as PackageInfoOutput, package_not_found};
+
+/// Input of `aam_package_info`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PackageInfoInput {
+    /// Package name.
+    pub name: String,
+    /// Look at the home-folder installs.
+    #[serde(default)]
+    pub global: bool,
+}
+
+/// Shows one package: installed state and published versions.
+pub struct PackageInfo;
+
+impl Tool for PackageInfo {
+    const NAME: &'static str = "aam_package_info";
+    const TITLE: &'static str = "Show a package";
+    const DESCRIPTION: &'static str = "Show a package: the version installed here (with its source and platforms) and what its registry publishes (versions, dist-tags, artifacts, dependencies). Next: `aam_install` or `aam_upgrade`.";
+    const RISK: Risk = Risk::Read;
+    const IDEMPOTENT: bool = true;
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::PackageNotFound];
+    const EXAMPLES: &'static [Example] = &[
+        Example {
+            title: "an installed registry package",
+            input: r#"{"name": "review-kit"}"#,
+            expect: Expect::Output(
+                r#"{"name": "review-kit", "installed_version": "1.0.0", "versions": ["1.0.0", "1.1.0"], "artifacts": ["skill/code-review"]}"#,
+            ),
+        },
+        Example {
+            title: "a package nobody has",
+            input: r#"{"name": "ghost"}"#,
+            expect: Expect::Error(ErrorCode::PackageNotFound),
+        },
+    ];
+    type Input = PackageInfoInput;
+    type Output = PackageInfoOutput;
+
+    fn run(ctx: &Context, input: PackageInfoInput) -> Result<PackageInfoOutput> {
+        let roots = roots(ctx, input.global)?;
+        let lock = roots.read_lock()?;
+        let catalog = ctx.catalog()?;
+        let settings = ctx.home.load_settings()?;
+        package_info::describe(&catalog, &settings, &roots, &lock, &input.name)?
+            .ok_or_else(|| package_not_found(&input.name))
+    }
+}

@@ -1,0 +1,90 @@
+//! Catalog writes that keep the search index in step: the catalog is the truth,
+//! the index follows it under its writer lock (see docs/architecture.md, "Search").
+
+use super::Context;
+use crate::catalog::{Catalog, SearchRow};
+use crate::error::{Error, Result};
+use crate::packages::registry::Registry;
+use crate::search::IndexChange;
+
+/// Runs a catalog write while holding the search index's writer lock, then
+/// brings the index along. `write` returns its value, what changed, and the
+/// generation after the write. The catalog is the truth: when the index cannot be
+/// opened or updated the write still stands, and the next search rebuilds the index.
+pub(crate) fn indexed_write<T>(
+    ctx: &Context,
+    catalog: &mut Catalog,
+    write: impl FnOnce(&mut Catalog) -> Result<(T, IndexChange, u64)>,
+) -> Result<T> {
+    // The last point a cancelled call can stop with nothing written.
+    ctx.cancel.check()?;
+    let warn = |e: Error| tracing::warn!("search index not updated ({e}); the next search rebuilds it");
+    let index = ctx.search_index().map_err(warn).ok();
+    let updater = index.as_ref().and_then(|i| i.writer().map_err(warn).ok());
+    let before = catalog.generation()?;
+    let (value, change, after) = write(catalog)?;
+    if let Some(updater) = updater
+        && let Err(e) = updater.apply(catalog, &change, before, after)
+    {
+        warn(e);
+    }
+    Ok(value)
+}
+
+/// [`indexed_write`] for a write that hands over each artifact's search row as it
+/// writes it (a new source): the rows go to the index writer while the catalog
+/// transaction runs, so tantivy indexes beside SQLite instead of after it. The
+/// index commits only after the catalog did, and is rolled back when the catalog
+/// write fails. When the index is not at the catalog's generation beforehand, the
+/// rows are dropped and the index is brought along afterwards (a rebuild).
+pub(crate) fn streamed_write<T>(
+    ctx: &Context,
+    catalog: &mut Catalog,
+    write: impl FnOnce(&mut Catalog, &mut dyn FnMut(SearchRow)) -> Result<(T, IndexChange, u64)>,
+) -> Result<T> {
+    ctx.cancel.check()?;
+    let warn = |e: Error| tracing::warn!("search index not updated ({e}); the next search rebuilds it");
+    let index = ctx.search_index().map_err(warn).ok();
+    let updater = index.as_ref().and_then(|i| i.writer().map_err(warn).ok());
+    let before = catalog.generation()?;
+    let Some(updater) = updater else {
+        return write(catalog, &mut |_| {}).map(|(value, _, _)| value);
+    };
+    if !updater.follows(catalog, before).map_err(warn).unwrap_or(false) {
+        let (value, change, after) = write(catalog, &mut |_| {})?;
+        updater.apply(catalog, &change, before, after).map_err(warn).ok();
+        return Ok(value);
+    }
+    // An index error stops the feeding but not the catalog write, which stands alone.
+    let mut failed = None;
+    let written = write(catalog, &mut |row| {
+        if failed.is_none()
+            && let Err(e) = updater.add(row)
+        {
+            failed = Some(e);
+        }
+    });
+    let outcome = match (written, failed) {
+        (Ok((value, _, after)), None) => {
+            updater.commit_at(after).map_err(warn).ok();
+            return Ok(value);
+        }
+        (Ok((value, _, _)), Some(e)) => {
+            warn(e);
+            Ok(value)
+        }
+        (Err(e), _) => Err(e),
+    };
+    updater.rollback().map_err(warn).ok();
+    outcome
+}
+
+/// Mirrors every package of `registry` (configured as `name`) into the catalog
+/// and the search index.
+pub(crate) fn mirror_registry(ctx: &Context, catalog: &mut Catalog, name: &str, registry: &Registry) -> Result<()> {
+    let records = registry.catalog_records()?;
+    indexed_write(ctx, catalog, |catalog| {
+        let generation = catalog.sync_registry(name, &records)?;
+        Ok(((), IndexChange::RegistrySynced(name.to_string()), generation))
+    })
+}
