@@ -110,18 +110,17 @@ const MAX_WORD: usize = 40;
 /// Longest name prefix indexed for prefix matches, in characters.
 const MAX_PREFIX: usize = 64;
 
-/// Memory budget of each tantivy indexing thread (allocated as documents
-/// arrive, not up front; tantivy needs at least 15 MB per thread). More bought
-/// no time indexing 125,000 artifacts and cost peak memory.
-const WRITER_HEAP_PER_THREAD: usize = 24 * 1024 * 1024;
+/// Memory budget of the tantivy indexing thread (allocated as documents arrive,
+/// not up front; tantivy needs at least 15 MB per thread). More bought no time
+/// indexing 125,000 artifacts and cost peak memory.
+const WRITER_HEAP: usize = 24 * 1024 * 1024;
 
-/// How many threads tantivy indexes with: the cores left over by a `source add`,
-/// which keeps two busy itself (reading git, writing SQLite), at least one and at
-/// most two (a second thread on a 2-core machine bought no time and cost 24 MB).
-fn writer_threads() -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    cores.saturating_sub(2).clamp(1, 2)
-}
+/// Tantivy indexes on one thread: a `source add` keeps two cores busy itself
+/// (reading git, writing SQLite) and one indexing thread keeps up with them (a
+/// second one on 2 cores bought no time and cost 24 MB at 100,000 artifacts).
+/// One thread on every machine also keeps the segments, and so the scores,
+/// the same everywhere.
+const WRITER_THREADS: usize = 1;
 
 /// How long a writer waits for another process's writer to finish.
 const LOCK_WAIT: Duration = Duration::from_secs(60);
@@ -244,10 +243,9 @@ impl SearchIndex {
 
     /// Takes the writer lock if no other process holds it.
     pub fn try_writer(&self) -> Result<Option<IndexUpdater<'_>>> {
-        let threads = writer_threads();
         match self
             .index
-            .writer_with_num_threads::<TantivyDocument>(threads, threads * WRITER_HEAP_PER_THREAD)
+            .writer_with_num_threads::<TantivyDocument>(WRITER_THREADS, WRITER_HEAP)
         {
             Ok(writer) => {
                 remove_stale_temporaries(&self.dir);
