@@ -331,11 +331,9 @@ mod imp {
         /// Drops every watch and starts a new inotify instance.
         fn reset(&mut self, root: &Path) {
             tracing::debug!(root = %root.display(), "project watches set again");
-            self.by_path.clear();
-            self.by_wd.clear();
-            self.removed.clear();
-            self.trusted = None;
-            self.fd = None;
+            self.give_up();
+            // The root itself may have moved.
+            self.key = super::super::key(root);
             match open() {
                 Ok(fd) => self.fd = Some(fd),
                 Err(why) => give_up_log(root, &why),
@@ -347,16 +345,13 @@ mod imp {
             self.give_up();
         }
 
+        /// Drops every watch (closing the inotify instance frees them).
         fn give_up(&mut self) {
-            *self = Watch {
-                fd: None,
-                by_path: HashMap::new(),
-                by_wd: HashMap::new(),
-                removed: HashSet::new(),
-                trusted: None,
-                large: false,
-                key: std::mem::take(&mut self.key),
-            };
+            self.fd = None;
+            self.by_path.clear();
+            self.by_wd.clear();
+            self.removed.clear();
+            self.trusted = None;
         }
     }
 
