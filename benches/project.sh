@@ -13,9 +13,13 @@
 # after one SKILL.md changed (replaced by rename, as editors save), and calls right
 # after one new skill folder appeared (the whole detection runs). Reference in
 # the same run: the same candidates call from an empty folder (outside any git
-# repository, so it is a project with nothing in it).
+# repository, so it is a project with nothing in it). Then the same calls
+# through one running `aam mcp serve --root` (benches/mcp_project.py): its
+# first call, warm calls answered from its watches, and calls right after one
+# file changed and after one skill was added.
 # Targets: warm candidates and search <= 100 ms at 20k (<= 300 ms right after one
-# file changed), flat at 100k. Prints `uptime` first: figures depend on load.
+# file changed), flat at 100k; through the MCP server, warm calls flat (a few
+# ms). Prints `uptime` first: figures depend on load.
 # Reference in the same run: `git status --porcelain` in the same project, which
 # checks the same working tree against its index (the floor a stat check meets).
 set -euo pipefail
@@ -72,6 +76,8 @@ for n in $sizes; do
   done
   report "candidates right after one skill added" "${t[@]}"
   rm -rf skills/bench-new-*
+
+  python3 "$root/benches/mcp_project.py" "$aam" "$project" "$runs"
 
   t=(); for _ in $(seq "$runs"); do t+=("$(time_ms git status --porcelain)"); done
   report "reference: git status --porcelain" "${t[@]}"

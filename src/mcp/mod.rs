@@ -126,7 +126,8 @@ pub fn serve(ctx: Context, allow_write: bool, surface: Surface, transport: Trans
     };
     let options = ServerOptions::from_env(allow_write, name)?;
     let home = ctx.home.clone();
-    let server = AamServer::with_surface(ctx, options, surface);
+    // A long-lived process: watch the project instead of checking its files each call.
+    let server = AamServer::with_surface(ctx.watching(), options, surface);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -5,6 +5,7 @@
 //! the catalog's record up to date through them.
 
 pub mod tree;
+pub mod watch;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -109,12 +110,28 @@ pub fn check_root(root: &Path) -> Result<()> {
 }
 
 /// The catalog's record of the project at `root`, brought up to date first and
-/// its row id returned. The recorded folders, main files and ignore files are
+/// its row id returned (see [`refresh`]).
+pub fn current(catalog: &mut Catalog, root: &Path, large: bool) -> Result<i64> {
+    refresh(catalog, root, large).map(|r| r.id)
+}
+
+/// What [`refresh`] left the catalog's record of a project at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refreshed {
+    /// The project's row id.
+    pub id: i64,
+    /// The record's version this refresh wrote or found current; `None` when
+    /// another process's refresh won the race to write it.
+    pub version: Option<i64>,
+}
+
+/// The catalog's record of the project at `root`, brought up to date first:
+/// it then holds every change made before this call began. The recorded folders, main files and ignore files are
 /// checked against the disk (other files matter by their paths only, which their
 /// folders' mtimes tell); when something moved, only what moved is read again and
 /// the changes are written in one transaction. Refuses a disk root or the home folder, and a tree past the
 /// bound, unless `large`.
-pub fn current(catalog: &mut Catalog, root: &Path, large: bool) -> Result<i64> {
+pub fn refresh(catalog: &mut Catalog, root: &Path, large: bool) -> Result<Refreshed> {
     if !large {
         check_root(root)?;
     }
@@ -122,11 +139,14 @@ pub fn current(catalog: &mut Catalog, root: &Path, large: bool) -> Result<i64> {
     let max_entries = if large { usize::MAX } else { max_entries() };
     let Some(stored) = catalog.stored_project(&key)? else {
         let tree = tree::walk(root, max_entries)?;
-        return catalog.record_project(&key, None, &changes(root, None, &tree, &[]));
+        return written(catalog.record_project(&key, None, &changes(root, None, &tree, &[]))?);
     };
     let moved = tree::moved(root, &stored.checked)?;
     if moved.is_empty() {
-        return Ok(stored.id);
+        return Ok(Refreshed {
+            id: stored.id,
+            version: Some(stored.version),
+        });
     }
     let recorded = catalog.project_entries(stored.id)?;
     if let Some(in_place) = tree::restat_in_place(root, &recorded, &moved) {
@@ -139,14 +159,18 @@ pub fn current(catalog: &mut Catalog, root: &Path, large: bool) -> Result<i64> {
                 artifacts_set,
                 ..ProjectChanges::default()
             };
-            return catalog.record_project(&key, Some(stored.version), &changes);
+            return written(catalog.record_project(&key, Some(stored.version), &changes)?);
         }
     }
     let recorded = Tree::from_recorded(recorded);
     let now = tree::apply(root, recorded.clone(), &moved, max_entries)?;
     let known = catalog.project_artifacts(stored.id)?;
     let moved = changes(root, Some(&recorded), &now, &known);
-    catalog.record_project(&key, Some(stored.version), &moved)
+    written(catalog.record_project(&key, Some(stored.version), &moved)?)
+}
+
+fn written((id, version): (i64, Option<i64>)) -> Result<Refreshed> {
+    Ok(Refreshed { id, version })
 }
 
 /// The `known` artifacts read again from their edited main files, when no path

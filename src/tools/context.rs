@@ -26,6 +26,7 @@ pub struct Context {
     pub cancel: Cancel,
     shared: Arc<Shared>,
     sandbox: Option<Arc<Sandbox>>,
+    watches: Option<Arc<crate::project::watch::Watches>>,
 }
 
 /// Connections kept for the life of the process: idle catalog connections and
@@ -51,6 +52,25 @@ impl Context {
             cancel: Cancel::new(),
             shared: Arc::default(),
             sandbox: None,
+            watches: None,
+        }
+    }
+
+    /// Keeps the projects' records current by watching their folders, for a
+    /// process that serves many calls (the MCP server): a call with no change
+    /// since the last one skips the check of every recorded file.
+    pub fn watching(mut self) -> Self {
+        self.watches = Some(Arc::default());
+        self
+    }
+
+    /// The catalog's record of the project at `root`, brought up to date:
+    /// through the process's watches when it has them, else by checking the
+    /// recorded files ([`crate::project::current`]).
+    pub fn current_project(&self, catalog: &mut Catalog, root: &Path, large: bool) -> Result<i64> {
+        match &self.watches {
+            Some(watches) => watches.current(catalog, root, large),
+            None => crate::project::current(catalog, root, large),
         }
     }
 

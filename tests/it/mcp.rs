@@ -855,3 +855,88 @@ async fn eventually<T>(mut check: impl FnMut() -> Option<T>) -> T {
     }
     panic!("the notification never came");
 }
+
+/// The server over stdio watches the project it serves (`--root`): after each
+/// change, made by another process while the server runs, the next
+/// `aam_source_candidates` call answers it, with no sleep; a call with nothing
+/// changed answers from the watches without checking the files.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_watches_its_project() {
+    let env = TestEnv::new();
+    let project = env.path("served");
+    let write = |rel: &str, text: &str| {
+        let path = project.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    write("skills/alpha/SKILL.md", &skill("alpha", "First"));
+    write("skills/beta/SKILL.md", &skill("beta", "Second"));
+    let log = env.path("server.log");
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_aam"));
+    command
+        .args(["mcp", "serve", "--root"])
+        .arg(&project)
+        .current_dir(env.root.path())
+        .env("AAM_HOME", env.home())
+        .env("HOME", env.user_home())
+        .env("AAM_LOG", "aam=debug")
+        .env_remove("AAM_PROJECT_WATCH");
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let client = ().serve(transport).await.expect("the server answers on stdout");
+    let quiet = || {
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .matches("project unchanged since its last refresh (watched)")
+            .count()
+    };
+    let listed = async || -> Vec<String> {
+        let page = ok(&client, "aam_source_candidates", json!({"source": "local"})).await;
+        page["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| format!("{} {}", c["path"].as_str().unwrap(), c["name"].as_str().unwrap()))
+            .collect()
+    };
+    assert_eq!(listed().await, ["skills/alpha alpha", "skills/beta beta"]);
+    assert_eq!(quiet(), 0, "the first call checks the files");
+    assert_eq!(listed().await, ["skills/alpha alpha", "skills/beta beta"]);
+    assert_eq!(quiet(), 1, "nothing changed: answered from the watches");
+
+    // The descriptions come from the catalog the call refreshed.
+    let described = |env: &TestEnv| {
+        env.query(
+            "SELECT a.path || ' ' || coalesce(a.description, '') FROM project_artifacts a ORDER BY a.path",
+            &[],
+        )
+    };
+    write("skills/alpha/SKILL.md", &skill("alpha", "Edited in place"));
+    assert_eq!(listed().await, ["skills/alpha alpha", "skills/beta beta"]);
+    assert_eq!(described(&env), ["skills/alpha Edited in place", "skills/beta Second"]);
+
+    write("skills/gamma/SKILL.md", &skill("gamma", "Added"));
+    assert_eq!(
+        listed().await,
+        ["skills/alpha alpha", "skills/beta beta", "skills/gamma gamma"]
+    );
+
+    std::fs::remove_dir_all(project.join("skills/beta")).unwrap();
+    assert_eq!(listed().await, ["skills/alpha alpha", "skills/gamma gamma"]);
+
+    write(".gitignore", "skills/gamma/\n");
+    assert_eq!(listed().await, ["skills/alpha alpha"]);
+
+    write("skills/gamma/SKILL.md", &skill("gamma", "Ignored, edited"));
+    write("skills/alpha/SKILL.md", &skill("alpha", "Edited again"));
+    assert_eq!(listed().await, ["skills/alpha alpha"]);
+    assert_eq!(described(&env), ["skills/alpha Edited again"]);
+
+    let before = quiet();
+    assert_eq!(listed().await, ["skills/alpha alpha"]);
+    assert_eq!(quiet(), before + 1, "quiet again once the changes are read");
+    client.cancel().await.unwrap();
+}

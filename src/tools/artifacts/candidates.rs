@@ -124,7 +124,7 @@ impl Tool for SourceCandidates {
         let packaged_root = project_root.to_string_lossy().into_owned();
         let (project_id, shadow_sources) = if with_project {
             ctx.cancel.check()?;
-            let id = project::current(&mut catalog, &project_root, input.large_project)?;
+            let id = ctx.current_project(&mut catalog, &project_root, input.large_project)?;
             let url = format!("file://{}", project::key(&project_root));
             (Some(id), catalog.local_sources_at(&url)?)
         } else {

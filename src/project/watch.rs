@@ -1,0 +1,552 @@
+//! Watching a project's folders from a long-running process (the MCP server),
+//! so that a call with no change pending answers without [`super::tree::moved`]'s
+//! check of every recorded entry (225,000 lstat calls at 100,000 skills).
+//!
+//! Linux only, through inotify: every folder the catalog records for the project
+//! is watched, and a folder's watch reports each of its children created,
+//! deleted, moved, written or touched. The kernel queues the event before the
+//! system call that made the change returns, so a call that drains the queue
+//! (without blocking, no thread) and finds it empty knows that nothing changed
+//! since the watches were set.
+//!
+//! Invariant: a call answers from a record that holds every change made before
+//! it began. The record is *trusted* only after a full [`super::refresh`] that
+//! began with every folder it then recorded already watched (so a change during
+//! or after it left an event), and stays trusted while the queue stays empty and
+//! the catalog holds the version that refresh left (another process's refresh is
+//! checked again). Any event runs the full refresh; a lost event (queue
+//! overflow), a watched folder moved or an unmount drop every watch and set them
+//! again. Where watching is impossible (not Linux, a file system that is not
+//! local, the watch limit reached, `AAM_PROJECT_WATCH=0`) every call runs the
+//! full refresh, as the CLI does; the reason is logged once.
+//!
+//! Not seen, as by every inotify monitor: a file of the project written through
+//! a hard link from outside it, or through a shared memory map; such a change
+//! shows at the next call after any other change, or in a new process.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::catalog::Catalog;
+use crate::error::Result;
+
+/// How many refreshes one call runs while folders keep appearing before it
+/// answers without trusting the record (the next call checks again).
+#[cfg_attr(not(target_os = "linux"), expect(dead_code))]
+const ROUNDS: usize = 3;
+
+/// The environment variable that turns watching off (`0`).
+pub const WATCH_ENV: &str = "AAM_PROJECT_WATCH";
+
+/// The watched projects of one process, by root.
+#[derive(Default)]
+pub struct Watches {
+    by_root: Mutex<HashMap<PathBuf, imp::Watch>>,
+}
+
+/// How a call found the record current.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// Nothing pending and the record trusted: no check ran.
+    Quiet,
+    /// The full refresh ran (first call, events, another process's write).
+    Checked,
+    /// Watching is impossible here: the full refresh ran, as it always will.
+    Unwatched,
+}
+
+impl Watches {
+    /// No project watched yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Like [`super::current`], answering at once when the project's watches
+    /// report nothing since a refresh that left the catalog's record current.
+    pub fn current(&self, catalog: &mut Catalog, root: &Path, large: bool) -> Result<i64> {
+        self.current_answer(catalog, root, large).map(|(id, _)| id)
+    }
+
+    /// [`Self::current`], with how it found the record current.
+    pub fn current_answer(&self, catalog: &mut Catalog, root: &Path, large: bool) -> Result<(i64, Answer)> {
+        let mut by_root = self.by_root.lock().unwrap_or_else(|e| e.into_inner());
+        let watch = by_root
+            .entry(root.to_path_buf())
+            .or_insert_with(|| imp::Watch::new(root));
+        watch.current(catalog, root, large)
+    }
+}
+
+/// Why watching is off, `None` when `AAM_PROJECT_WATCH` leaves it on.
+#[cfg_attr(not(target_os = "linux"), expect(dead_code))]
+fn disabled_by_env() -> Option<&'static str> {
+    (std::env::var(WATCH_ENV).as_deref() == Ok("0")).then_some("AAM_PROJECT_WATCH=0")
+}
+
+#[cfg(not(target_os = "linux"))]
+mod imp {
+    use super::*;
+
+    /// No watching off Linux: every call refreshes.
+    pub(super) struct Watch;
+
+    impl Watch {
+        pub(super) fn new(_root: &Path) -> Self {
+            tracing::debug!("project watching is Linux only: every call checks the project's files");
+            Watch
+        }
+
+        pub(super) fn current(&mut self, catalog: &mut Catalog, root: &Path, large: bool) -> Result<(i64, Answer)> {
+            Ok((super::super::current(catalog, root, large)?, Answer::Unwatched))
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod imp {
+    use std::collections::HashSet;
+    use std::mem::MaybeUninit;
+
+    use rustix::fd::OwnedFd;
+    use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
+    use rustix::io::Errno;
+
+    use super::*;
+
+    /// File systems whose changes all pass through this kernel, so inotify sees
+    /// them (network and FUSE file systems may change behind its back).
+    const LOCAL_FILE_SYSTEMS: [u32; 10] = [
+        0xEF53,      // ext2, ext3, ext4
+        0x5846_5342, // xfs
+        0x9123_683E, // btrfs
+        0x0102_1994, // tmpfs
+        0x794C_7630, // overlayfs
+        0xF2F5_2010, // f2fs
+        0x2FC1_2FC1, // zfs
+        0xCA45_1A4E, // bcachefs
+        0x3153_464A, // jfs
+        0x8584_58F6, // ramfs
+    ];
+
+    /// What a folder's watch reports: its children coming, going, moving,
+    /// written or touched, and the folder itself deleted or moved.
+    fn watch_flags() -> WatchFlags {
+        WatchFlags::CREATE
+            | WatchFlags::DELETE
+            | WatchFlags::MOVED_FROM
+            | WatchFlags::MOVED_TO
+            | WatchFlags::MODIFY
+            | WatchFlags::ATTRIB
+            | WatchFlags::CLOSE_WRITE
+            | WatchFlags::DELETE_SELF
+            | WatchFlags::MOVE_SELF
+            | WatchFlags::ONLYDIR
+            | WatchFlags::DONT_FOLLOW
+            | WatchFlags::EXCL_UNLINK
+    }
+
+    /// One project's watches.
+    pub(super) struct Watch {
+        /// `None` once watching was given up: every call refreshes.
+        fd: Option<OwnedFd>,
+        /// Watched folders (relative to the root) and their watch descriptors.
+        by_path: HashMap<String, i32>,
+        by_wd: HashMap<i32, String>,
+        /// Watches removed by [`Self::sync`] whose `IGNORED` event is still to come.
+        removed: HashSet<i32>,
+        /// The record's id and version a refresh left current with every folder watched.
+        trusted: Option<(i64, i64)>,
+        /// The `large` of the refresh that made the record trusted.
+        large: bool,
+        /// The catalog's key for the root.
+        key: String,
+    }
+
+    /// What draining the queue found.
+    #[derive(Debug, PartialEq, Eq)]
+    enum Drained {
+        /// No event.
+        Quiet,
+        /// Changes: the record must be refreshed.
+        Changed,
+        /// Events may be lost or watches point elsewhere: set every watch again.
+        Reset,
+    }
+
+    impl Watch {
+        pub(super) fn new(root: &Path) -> Self {
+            let mut watch = Watch {
+                fd: None,
+                by_path: HashMap::new(),
+                by_wd: HashMap::new(),
+                removed: HashSet::new(),
+                trusted: None,
+                large: false,
+                key: super::super::key(root),
+            };
+            match unwatchable(root).map_or_else(open, Err) {
+                Ok(fd) => watch.fd = Some(fd),
+                Err(why) => give_up_log(root, &why),
+            }
+            watch
+        }
+
+        pub(super) fn current(&mut self, catalog: &mut Catalog, root: &Path, large: bool) -> Result<(i64, Answer)> {
+            if self.fd.is_none() {
+                return Ok((super::super::current(catalog, root, large)?, Answer::Unwatched));
+            }
+            match self.drain() {
+                Drained::Quiet => {
+                    if let Some((id, version)) = self.trusted
+                        && self.large == large
+                        && catalog.project_head(&self.key)? == Some((id, version))
+                    {
+                        tracing::debug!(root = %root.display(), "project unchanged since its last refresh (watched)");
+                        return Ok((id, Answer::Quiet));
+                    }
+                }
+                Drained::Changed => {}
+                Drained::Reset => self.reset(root),
+            }
+            self.trusted = None;
+            self.large = large;
+            let mut id = None;
+            for round in 0..ROUNDS {
+                // Events before this refresh began are covered by it.
+                if round > 0 && self.drain() == Drained::Reset {
+                    self.reset(root);
+                }
+                if self.fd.is_none() {
+                    break;
+                }
+                let refreshed = super::super::refresh(catalog, root, large)?;
+                id = Some(refreshed.id);
+                let dirs = catalog.project_dir_paths(refreshed.id)?;
+                match self.sync(root, &dirs) {
+                    Ok(0) => {
+                        if let Some(version) = refreshed.version {
+                            self.trusted = Some((refreshed.id, version));
+                            return Ok((refreshed.id, Answer::Checked));
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(why) => {
+                        give_up_log(root, &why);
+                        self.give_up();
+                        return Ok((refreshed.id, Answer::Unwatched));
+                    }
+                }
+            }
+            match id {
+                Some(id) => Ok((id, Answer::Checked)),
+                None => Ok((super::super::current(catalog, root, large)?, Answer::Unwatched)),
+            }
+        }
+
+        /// Reads every queued event without blocking.
+        fn drain(&mut self) -> Drained {
+            let Some(fd) = &self.fd else {
+                return Drained::Reset;
+            };
+            let mut buf = vec![MaybeUninit::<u8>::uninit(); 64 * 1024];
+            let mut reader = inotify::Reader::new(fd, &mut buf);
+            let mut found = Drained::Quiet;
+            loop {
+                let event = match reader.next() {
+                    Ok(event) => event,
+                    Err(Errno::AGAIN) => break,
+                    Err(Errno::INTR) => continue,
+                    Err(_) => return Drained::Reset,
+                };
+                let (wd, flags) = (event.wd(), event.events());
+                if flags.intersects(ReadFlags::QUEUE_OVERFLOW | ReadFlags::MOVE_SELF | ReadFlags::UNMOUNT) {
+                    found = Drained::Reset;
+                } else if flags.contains(ReadFlags::IGNORED) {
+                    // The watch is gone: ours by `sync`, or its folder deleted.
+                    if !self.removed.remove(&wd) {
+                        if let Some(path) = self.by_wd.remove(&wd) {
+                            self.by_path.remove(&path);
+                        }
+                        found = found.max_with(Drained::Changed);
+                    }
+                } else {
+                    found = found.max_with(Drained::Changed);
+                }
+            }
+            found
+        }
+
+        /// Watches exactly `dirs` (relative to `root`): removes the watches of
+        /// folders no longer recorded, then adds the missing ones. Returns how
+        /// many were added (a folder gone meanwhile counts: the next refresh
+        /// must see it gone); an error when watching must be given up.
+        fn sync(&mut self, root: &Path, dirs: &[String]) -> std::result::Result<usize, String> {
+            let Some(fd) = &self.fd else {
+                return Err("no inotify instance".to_string());
+            };
+            let wanted: HashSet<&str> = dirs.iter().map(String::as_str).collect();
+            let gone: Vec<String> = self
+                .by_path
+                .keys()
+                .filter(|p| !wanted.contains(p.as_str()))
+                .cloned()
+                .collect();
+            for path in gone {
+                if let Some(wd) = self.by_path.remove(&path) {
+                    self.by_wd.remove(&wd);
+                    if inotify::remove_watch(fd, wd).is_ok() {
+                        self.removed.insert(wd);
+                    }
+                }
+            }
+            let mut added = 0;
+            for dir in dirs {
+                if self.by_path.contains_key(dir) {
+                    continue;
+                }
+                added += 1;
+                match inotify::add_watch(fd, root.join(dir), watch_flags()) {
+                    Ok(wd) => {
+                        if let Some(other) = self.by_wd.get(&wd) {
+                            return Err(format!("`{dir}` and `{other}` are the same folder"));
+                        }
+                        self.by_path.insert(dir.clone(), wd);
+                        self.by_wd.insert(wd, dir.clone());
+                    }
+                    // Gone or replaced since the refresh: the next one sees it.
+                    Err(Errno::NOENT | Errno::NOTDIR | Errno::LOOP) => {}
+                    Err(Errno::NOSPC) => {
+                        return Err(format!(
+                            "the inotify watch limit is reached (raise /proc/sys/fs/inotify/max_user_watches above {} folders)",
+                            dirs.len()
+                        ));
+                    }
+                    Err(e) => return Err(format!("cannot watch `{dir}`: {e}")),
+                }
+            }
+            Ok(added)
+        }
+
+        /// Drops every watch and starts a new inotify instance.
+        fn reset(&mut self, root: &Path) {
+            tracing::debug!(root = %root.display(), "project watches set again");
+            self.give_up();
+            // The root itself may have moved.
+            self.key = super::super::key(root);
+            match open() {
+                Ok(fd) => self.fd = Some(fd),
+                Err(why) => give_up_log(root, &why),
+            }
+        }
+
+        #[cfg(test)]
+        pub(super) fn disable_for_test(&mut self) {
+            self.give_up();
+        }
+
+        /// Drops every watch (closing the inotify instance frees them).
+        fn give_up(&mut self) {
+            self.fd = None;
+            self.by_path.clear();
+            self.by_wd.clear();
+            self.removed.clear();
+            self.trusted = None;
+        }
+    }
+
+    impl Drained {
+        fn max_with(self, other: Drained) -> Drained {
+            match (self, other) {
+                (Drained::Reset, _) | (_, Drained::Reset) => Drained::Reset,
+                (Drained::Changed, _) | (_, Drained::Changed) => Drained::Changed,
+                _ => Drained::Quiet,
+            }
+        }
+    }
+
+    fn open() -> std::result::Result<OwnedFd, String> {
+        inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).map_err(|e| format!("cannot start inotify: {e}"))
+    }
+
+    /// Why `root` cannot be watched, if it cannot.
+    fn unwatchable(root: &Path) -> Option<String> {
+        if let Some(why) = disabled_by_env() {
+            return Some(why.to_string());
+        }
+        match rustix::fs::statfs(root) {
+            Ok(fs) if LOCAL_FILE_SYSTEMS.contains(&(fs.f_type as u32)) => None,
+            Ok(fs) => Some(format!(
+                "its file system (type {:#x}) may change unseen",
+                fs.f_type as u32
+            )),
+            Err(e) => Some(format!("cannot read its file system: {e}")),
+        }
+    }
+
+    fn give_up_log(root: &Path, why: &str) {
+        tracing::info!(
+            root = %root.display(),
+            "not watching the project ({why}): every call checks its files"
+        );
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// The project's artifacts as the catalog holds them after the call.
+    fn listed(catalog: &Catalog, id: i64) -> Vec<String> {
+        catalog
+            .project_artifacts(id)
+            .unwrap()
+            .into_iter()
+            .map(|a| format!("{} {}", a.path, a.description.unwrap_or_default()))
+            .collect()
+    }
+
+    struct Project {
+        _dir: tempfile::TempDir,
+        root: PathBuf,
+        catalog: Catalog,
+        watches: Watches,
+    }
+
+    impl Project {
+        fn new() -> Self {
+            let dir = tempfile::tempdir().unwrap();
+            let root = dir.path().join("project");
+            write(&root, "skills/a/SKILL.md", "---\nname: a\ndescription: one\n---\n");
+            write(&root, "skills/b/SKILL.md", "---\nname: b\ndescription: two\n---\n");
+            let catalog = Catalog::open(&dir.path().join("catalog.db")).unwrap();
+            Project {
+                _dir: dir,
+                root,
+                catalog,
+                watches: Watches::new(),
+            }
+        }
+
+        fn call(&mut self) -> (Vec<String>, Answer) {
+            let (id, answer) = self
+                .watches
+                .current_answer(&mut self.catalog, &self.root, false)
+                .unwrap();
+            (listed(&self.catalog, id), answer)
+        }
+
+        /// What a fresh walk into a new catalog records.
+        fn fresh(&self) -> Vec<String> {
+            let dir = tempfile::tempdir().unwrap();
+            let mut catalog = Catalog::open(&dir.path().join("fresh.db")).unwrap();
+            let id = crate::project::current(&mut catalog, &self.root, false).unwrap();
+            listed(&catalog, id)
+        }
+    }
+
+    /// After every kind of change the next call answers what a fresh walk
+    /// finds, and a call with nothing pending runs no check.
+    #[test]
+    fn every_change_shows_at_the_next_call_and_quiet_calls_check_nothing() {
+        let mut p = Project::new();
+        let (first, answer) = p.call();
+        assert_eq!(answer, Answer::Checked);
+        assert_eq!(first, ["skills/a one", "skills/b two"]);
+        assert_eq!(p.call(), (first.clone(), Answer::Quiet));
+        let root = p.root.clone();
+        let steps: [(&str, &dyn Fn()); 9] = [
+            ("edit in place", &|| {
+                write(&root, "skills/a/SKILL.md", "---\nname: a\ndescription: edited\n---\n")
+            }),
+            ("save by rename", &|| {
+                write(&root, "skills/b/tmp", "---\nname: b\ndescription: saved\n---\n");
+                std::fs::rename(root.join("skills/b/tmp"), root.join("skills/b/SKILL.md")).unwrap();
+            }),
+            ("new skill", &|| {
+                write(&root, "skills/c/SKILL.md", "---\nname: c\n---\n")
+            }),
+            ("skill in a new deep folder", &|| {
+                write(&root, "deep/er/skills/d/SKILL.md", "---\nname: d\n---\n")
+            }),
+            ("edit in the new deep folder", &|| {
+                write(
+                    &root,
+                    "deep/er/skills/d/SKILL.md",
+                    "---\nname: d\ndescription: deep\n---\n",
+                )
+            }),
+            ("removed skill", &|| {
+                std::fs::remove_dir_all(root.join("skills/c")).unwrap()
+            }),
+            ("ignored by a new .gitignore", &|| {
+                write(&root, ".gitignore", "skills/b/\n")
+            }),
+            ("folder moved, another made at its place", &|| {
+                std::fs::rename(root.join("deep"), root.join("moved")).unwrap();
+                write(&root, "deep/er/skills/e/SKILL.md", "---\nname: e\n---\n");
+            }),
+            ("edit in the folder made at the old place", &|| {
+                write(
+                    &root,
+                    "deep/er/skills/e/SKILL.md",
+                    "---\nname: e\ndescription: new\n---\n",
+                )
+            }),
+        ];
+        for (step, change) in steps {
+            change();
+            let (now, answer) = p.call();
+            assert_eq!(answer, Answer::Checked, "after: {step}");
+            assert_eq!(now, p.fresh(), "after: {step}");
+            assert_eq!(p.call(), (now, Answer::Quiet), "then quiet, after: {step}");
+        }
+        assert_eq!(
+            p.call().0,
+            ["deep/er/skills/e new", "moved/er/skills/d deep", "skills/a edited"]
+        );
+    }
+
+    /// Another process's refresh of the same record is not trusted blindly.
+    #[test]
+    fn another_writer_makes_the_next_call_check() {
+        let mut p = Project::new();
+        p.call();
+        assert_eq!(p.call().1, Answer::Quiet);
+        // Another process's refresh wrote a record it read from the disk.
+        let key = crate::project::key(&p.root);
+        let (id, version) = p.catalog.project_head(&key).unwrap().unwrap();
+        p.catalog
+            .record_project(&key, Some(version), &crate::catalog::ProjectChanges::default())
+            .unwrap();
+        assert_eq!(p.call(), (listed(&p.catalog, id), Answer::Checked));
+        assert_eq!(p.call().1, Answer::Quiet);
+        // `large` asked differently: checked again.
+        let (_, answer) = p.watches.current_answer(&mut p.catalog, &p.root, true).unwrap();
+        assert_eq!(answer, Answer::Checked);
+    }
+
+    #[test]
+    fn watching_off_checks_every_call() {
+        let mut p = Project::new();
+        let watch = imp_disabled_watch(&p.root);
+        p.watches.by_root.lock().unwrap().insert(p.root.clone(), watch);
+        assert_eq!(p.call().1, Answer::Unwatched);
+        write(&p.root, "skills/a/SKILL.md", "---\nname: a\ndescription: edited\n---\n");
+        let (now, answer) = p.call();
+        assert_eq!(answer, Answer::Unwatched);
+        assert_eq!(now, p.fresh());
+    }
+
+    fn imp_disabled_watch(root: &Path) -> imp::Watch {
+        let mut watch = imp::Watch::new(root);
+        watch.disable_for_test();
+        watch
+    }
+}
