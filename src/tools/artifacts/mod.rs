@@ -1,4 +1,4 @@
-//! Artifact tools: `aam_info` (one artifact in full), `aam_list` (available
+//! Artifact tools: `aam_info` (one artifact in full, or the package a name means), `aam_list` (available
 //! artifacts by source, paged) and `aam_source_candidates` (artifacts no package
 //! holds yet, paged), all answered from the catalog. This module holds the paging
 //! the listings share; each tool has its own file.
@@ -8,7 +8,7 @@ mod info;
 mod list;
 
 pub use candidates::{Candidate, CandidatesInput, CandidatesOutput, PROJECT_SOURCE, SourceCandidates, SourceType};
-pub use info::{Info, InfoFile, InfoInput, InfoOutput, shell_word};
+pub use info::{ArtifactInfo, Info, InfoFile, InfoInput, InfoOutput, shell_word};
 pub use list::{AvailableArtifact, ListAvailable, ListInput, ListOutput, SourceGroup};
 
 use crate::catalog::{Catalog, Keyset, ListFilter, ListedArtifact};
