@@ -5,6 +5,7 @@
 
 use rusqlite::{OptionalExtension, params};
 
+use super::ProjectId;
 use super::{Catalog, db_error, now_timestamp};
 use crate::error::Result;
 use crate::project::tree::{FileStat, Recorded};
@@ -31,7 +32,7 @@ pub struct ProjectArtifactRow {
 #[derive(Debug, Clone, Default)]
 pub struct StoredProject {
     /// Row id.
-    pub id: i64,
+    pub id: ProjectId,
     /// Bumped by every refresh.
     pub version: i64,
     /// Every recorded folder, and the files whose stat data matters: main files
@@ -104,7 +105,7 @@ fn file_entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, Recorded)> {
 impl Catalog {
     /// The record of the project at `root` (canonical), if it was ever refreshed.
     pub fn stored_project(&self, root: &str) -> Result<Option<StoredProject>> {
-        let head: Option<(i64, i64)> = self
+        let head: Option<(ProjectId, i64)> = self
             .conn
             .query_row("SELECT id, version FROM projects WHERE root = ?1", [root], |r| {
                 Ok((r.get(0)?, r.get(1)?))
@@ -132,7 +133,7 @@ impl Catalog {
     }
 
     /// Every recorded folder and file of project `id`, in no particular order.
-    pub fn project_entries(&self, id: i64) -> Result<Vec<(String, Recorded)>> {
+    pub fn project_entries(&self, id: ProjectId) -> Result<Vec<(String, Recorded)>> {
         let mut entries = Vec::new();
         self.project_dirs(id, &mut entries)?;
         let mut stmt = self
@@ -146,7 +147,7 @@ impl Catalog {
         Ok(entries)
     }
 
-    fn project_dirs(&self, id: i64, out: &mut Vec<(String, Recorded)>) -> Result<()> {
+    fn project_dirs(&self, id: ProjectId, out: &mut Vec<(String, Recorded)>) -> Result<()> {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT path, mtime_ns FROM project_dirs WHERE project_id = ?1")
@@ -161,7 +162,7 @@ impl Catalog {
     }
 
     /// Every artifact recorded for project `id`, by kind then path.
-    pub fn project_artifacts(&self, id: i64) -> Result<Vec<ProjectArtifactRow>> {
+    pub fn project_artifacts(&self, id: ProjectId) -> Result<Vec<ProjectArtifactRow>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -174,7 +175,7 @@ impl Catalog {
     }
 
     /// The artifacts of project `id` whose main file is one of `main_files`.
-    pub fn project_artifacts_with_main(&self, id: i64, main_files: &[&str]) -> Result<Vec<ProjectArtifactRow>> {
+    pub fn project_artifacts_with_main(&self, id: ProjectId, main_files: &[&str]) -> Result<Vec<ProjectArtifactRow>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -202,9 +203,9 @@ impl Catalog {
         root: &str,
         expected_version: Option<i64>,
         changes: &ProjectChanges,
-    ) -> Result<i64> {
+    ) -> Result<ProjectId> {
         let tx = self.write()?;
-        let current: Option<(i64, i64)> = tx
+        let current: Option<(ProjectId, i64)> = tx
             .query_row("SELECT id, version FROM projects WHERE root = ?1", [root], |r| {
                 Ok((r.get(0)?, r.get(1)?))
             })
@@ -302,7 +303,7 @@ impl Catalog {
     /// order, read along the primary key: every page costs the same however deep.
     pub fn project_page(
         &self,
-        id: i64,
+        id: ProjectId,
         filter: &ProjectFilter<'_>,
         after: Option<(ArtifactKind, &str)>,
         limit: usize,
@@ -331,7 +332,7 @@ impl Catalog {
     }
 
     /// How many of project `id`'s artifacts `filter` keeps.
-    pub fn project_count(&self, id: i64, filter: &ProjectFilter<'_>) -> Result<u64> {
+    pub fn project_count(&self, id: ProjectId, filter: &ProjectFilter<'_>) -> Result<u64> {
         let sql = format!(
             "SELECT COUNT(*) FROM project_artifacts p WHERE p.project_id = ?1 AND ?2 IS NULL AND ?3 IS NULL{}",
             filter_sql(filter)

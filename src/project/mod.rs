@@ -114,7 +114,7 @@ pub fn check_root(root: &Path) -> Result<()> {
 /// folders' mtimes tell); when something moved, only what moved is read again and
 /// the changes are written in one transaction. Refuses a disk root or the home folder, and a tree past the
 /// bound, unless `large`.
-pub fn current(catalog: &mut Catalog, root: &Path, large: bool) -> Result<i64> {
+pub fn current(catalog: &mut Catalog, root: &Path, large: bool) -> Result<crate::catalog::ProjectId> {
     if !large {
         check_root(root)?;
     }
