@@ -111,7 +111,7 @@ fn synthetic_catalog(work: &Path, artifacts: usize) -> PathBuf {
     let (_, outcome) = catalog
         .add_indexed_source(&source, Some("main"), &commit, (0..artifacts).map(record), |_| {})
         .unwrap();
-    let members: Vec<(i64, String)> = outcome
+    let members: Vec<(aam::catalog::ArtifactId, String)> = outcome
         .written
         .iter()
         .step_by(20)
@@ -224,7 +224,7 @@ fn candidate_figures(home: &Path, artifacts: usize) {
     let empty_project = tempfile::tempdir().unwrap();
     let ctx = Context::new(AamHome::at(home.to_path_buf()), empty_project.path().to_path_buf());
     let deep = cursor_after(&Keyset {
-        source_id: 1,
+        source_id: aam::catalog::SourceId(1),
         kind: ArtifactKind::Skill,
         path: format!("skills/skill-{:07}", artifacts / 2),
     });

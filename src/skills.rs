@@ -395,7 +395,7 @@ const MAX_URI: usize = 16 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cursor {
     /// The source whose skills were being listed.
-    pub source_id: i64,
+    pub source_id: crate::catalog::SourceId,
     /// The last skill path listed from it.
     pub path: String,
 }
@@ -544,7 +544,7 @@ mod tests {
     #[test]
     fn cursors_round_trip_and_reject_junk() {
         let cursor = Cursor {
-            source_id: 42,
+            source_id: crate::catalog::SourceId(42),
             path: "skills/pdf é".to_string(),
         };
         assert_eq!(Cursor::decode(&cursor.encode()), Some(cursor));
@@ -556,7 +556,7 @@ mod tests {
     #[test]
     fn nested_skills_are_left_out() {
         let row = SkillRow {
-            id: 1,
+            id: crate::catalog::ArtifactId(1),
             path: "skills/pdf/inner".into(),
             main_file: "skills/pdf/inner/SKILL.md".into(),
             content_path: "skills/pdf/inner/SKILL.md".into(),

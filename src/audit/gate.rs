@@ -61,7 +61,7 @@ pub fn gate(catalog: &Catalog, prepared: &[Prepared], allow: &[String], policy: 
     for package in prepared {
         let name = package.manifest.name.clone();
         if package.origin == Origin::Source {
-            let ids: Vec<i64> = package.members.iter().filter_map(|m| m.artifact_id).collect();
+            let ids: Vec<crate::catalog::ArtifactId> = package.members.iter().filter_map(|m| m.artifact_id).collect();
             for row in catalog.findings(&FindingFilter {
                 artifact_ids: Some(ids),
                 ..Default::default()

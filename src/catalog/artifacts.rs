@@ -7,6 +7,7 @@ use super::browse::{SEARCH_BODY_CHARS, SearchRow};
 use super::packages::{adjust_packaged, is_packaged};
 use super::skills::{frontmatter_of, full_tally, has_skills_under, problem_now, store_tally, stored_tally};
 use super::sources::{NewSource, insert_source};
+use super::{ArtifactId, SourceId};
 use super::{Catalog, bump_generation, db_error, now_timestamp};
 use crate::audit::{Finding, Severity, rule_id};
 use crate::error::{Error, ErrorCode, Result};
@@ -115,7 +116,7 @@ pub struct CommitInfo {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveArtifact {
     /// Row id.
-    pub id: i64,
+    pub id: ArtifactId,
     /// Kind.
     pub kind: ArtifactKind,
     /// Repository path.
@@ -132,7 +133,7 @@ pub struct SourceChanges {
     /// New artifacts (or ones back at a path they had left).
     pub added: Vec<IndexedArtifact>,
     /// Changed artifacts with their row ids.
-    pub modified: Vec<(i64, IndexedArtifact)>,
+    pub modified: Vec<(ArtifactId, IndexedArtifact)>,
     /// Artifacts that are gone.
     pub removed: Vec<LiveArtifact>,
 }
@@ -166,7 +167,7 @@ impl Catalog {
         commit: &CommitInfo,
         artifacts: impl Iterator<Item = Result<IndexedArtifact>>,
         mut on_row: impl FnMut(SearchRow),
-    ) -> Result<(i64, WriteOutcome)> {
+    ) -> Result<(SourceId, WriteOutcome)> {
         let tx = self.write()?;
         let source_id = insert_source(&tx, source)?;
         let mut writer = ChangeWriter::new(&tx, source_id, commit, true)?;
@@ -188,7 +189,7 @@ impl Catalog {
     /// moved the source first: the changes were computed against a stale state.
     pub fn record_update(
         &mut self,
-        source_id: i64,
+        source_id: SourceId,
         expected_head: Option<&str>,
         resolved_ref: Option<&str>,
         commit: &CommitInfo,
@@ -230,7 +231,7 @@ impl Catalog {
     }
 
     /// Records a fetch that found nothing new.
-    pub fn touch_fetched(&mut self, source_id: i64, resolved_ref: Option<&str>) -> Result<()> {
+    pub fn touch_fetched(&mut self, source_id: SourceId, resolved_ref: Option<&str>) -> Result<()> {
         self.conn
             .execute(
                 "UPDATE sources SET fetched_at = ?2, resolved_ref = COALESCE(?3, resolved_ref) WHERE id = ?1",
@@ -245,7 +246,7 @@ impl Catalog {
     /// through any of `content_paths`.
     pub fn live_artifacts_in(
         &self,
-        source_id: i64,
+        source_id: SourceId,
         roots: &[String],
         content_paths: &[String],
     ) -> Result<Vec<LiveArtifact>> {
@@ -303,7 +304,7 @@ impl Catalog {
 
     /// Every file recorded for an artifact, by path, and where its main file's
     /// content lives.
-    pub fn artifact_files(&self, artifact_id: i64) -> Result<ArtifactFiles> {
+    pub fn artifact_files(&self, artifact_id: ArtifactId) -> Result<ArtifactFiles> {
         let (main_file, content_path): (String, String) = self
             .conn
             .query_row(
@@ -341,7 +342,7 @@ impl Catalog {
     }
 
     /// The blobs recorded for an artifact, by blob id, with their path and findings.
-    pub fn known_blobs(&self, artifact_id: i64) -> Result<std::collections::HashMap<String, KnownBlob>> {
+    pub fn known_blobs(&self, artifact_id: ArtifactId) -> Result<std::collections::HashMap<String, KnownBlob>> {
         let mut findings: std::collections::HashMap<String, Vec<Finding>> = Default::default();
         let mut stmt = self
             .conn
@@ -396,7 +397,7 @@ impl Catalog {
     }
 
     /// Live artifacts of a source, by kind then path, optionally of one kind.
-    pub fn scan_source(&self, source_id: i64, kind: Option<ArtifactKind>) -> Result<Vec<ArtifactSummary>> {
+    pub fn scan_source(&self, source_id: SourceId, kind: Option<ArtifactKind>) -> Result<Vec<ArtifactSummary>> {
         // One query per kind walks the (source, kind, path) index in order: no sort.
         let mut stmt = self
             .conn
@@ -443,7 +444,13 @@ fn live_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LiveArtifact> {
 /// The search row of an artifact just written as `id`, the same row
 /// [`Catalog::for_each_search_row`] reads back: the body is the text's first
 /// [`SEARCH_BODY_CHARS`] characters, as SQLite's `substr` counts them.
-fn search_row(id: i64, source_id: i64, source: &str, commit_id: i64, artifact: IndexedArtifact) -> SearchRow {
+fn search_row(
+    id: ArtifactId,
+    source_id: SourceId,
+    source: &str,
+    commit_id: i64,
+    artifact: IndexedArtifact,
+) -> SearchRow {
     let mut body = artifact.text;
     if let Some((end, _)) = body.char_indices().nth(SEARCH_BODY_CHARS as usize) {
         body.truncate(end);
@@ -472,9 +479,9 @@ pub struct WriteOutcome {
     /// The catalog generation after the write.
     pub generation: u64,
     /// Ids of artifacts added or modified.
-    pub written: Vec<i64>,
+    pub written: Vec<ArtifactId>,
     /// Ids of artifacts removed.
-    pub removed: Vec<i64>,
+    pub removed: Vec<ArtifactId>,
     /// Artifacts added, by kind (in [`ArtifactKind::ALL`] order).
     pub added_by_kind: [u64; 4],
 }
@@ -497,7 +504,12 @@ enum Untallied {
 
 /// Takes the skills `changes` modifies or removes out of the source's tally,
 /// judged against the catalog before the update.
-fn untally_changes(tx: &Transaction<'_>, source_id: i64, scope: &str, changes: &SourceChanges) -> Result<Untallied> {
+fn untally_changes(
+    tx: &Transaction<'_>,
+    source_id: SourceId,
+    scope: &str,
+    changes: &SourceChanges,
+) -> Result<Untallied> {
     let skill = |kind: ArtifactKind| kind == ArtifactKind::Skill;
     let modified: Vec<_> = changes.modified.iter().filter(|(_, a)| skill(a.kind)).collect();
     let removed: Vec<_> = changes.removed.iter().filter(|a| skill(a.kind)).collect();
@@ -528,7 +540,7 @@ fn untally_changes(tx: &Transaction<'_>, source_id: i64, scope: &str, changes: &
 /// against the catalog after the update, and stores it.
 fn retally_changes(
     tx: &Transaction<'_>,
-    source_id: i64,
+    source_id: SourceId,
     scope: &str,
     changes: &SourceChanges,
     untallied: Untallied,
@@ -556,7 +568,7 @@ fn retally_changes(
 
 struct ChangeWriter<'t> {
     tx: &'t Transaction<'t>,
-    source_id: i64,
+    source_id: SourceId,
     commit_id: i64,
     fresh: bool,
     now: String,
@@ -566,7 +578,7 @@ struct ChangeWriter<'t> {
 }
 
 impl<'t> ChangeWriter<'t> {
-    fn new(tx: &'t Transaction<'t>, source_id: i64, commit: &CommitInfo, fresh: bool) -> Result<Self> {
+    fn new(tx: &'t Transaction<'t>, source_id: SourceId, commit: &CommitInfo, fresh: bool) -> Result<Self> {
         let now = now_timestamp();
         let commit_id: i64 = tx
             .query_row(
@@ -589,11 +601,11 @@ impl<'t> ChangeWriter<'t> {
 
     /// Inserts or replaces an artifact (reviving one that had been removed).
     /// Writes one artifact, returning its id.
-    fn write(&mut self, artifact: &IndexedArtifact, change: &str) -> Result<i64> {
+    fn write(&mut self, artifact: &IndexedArtifact, change: &str) -> Result<ArtifactId> {
         let tx = self.tx;
         // A removed artifact coming back counts as packaged again if a package holds it.
         if !self.fresh && change == "added" {
-            let revived: Option<i64> = tx
+            let revived: Option<ArtifactId> = tx
                 .prepare_cached(
                     "SELECT id FROM artifacts WHERE source_id = ?1 AND kind = ?2 AND path = ?3
                        AND removed_commit_id IS NOT NULL",
@@ -612,7 +624,7 @@ impl<'t> ChangeWriter<'t> {
         }
         let warnings =
             (!artifact.warnings.is_empty()).then(|| serde_json::to_string(&artifact.warnings).unwrap_or_default());
-        let id: i64 = tx
+        let id: ArtifactId = tx
             .prepare_cached(
                 "INSERT INTO artifacts (source_id, kind, path, name, description, platform, main_file, content_path,
                      frontmatter_json, has_vendor_agent, warnings_json, content_digest, main_size,
@@ -720,7 +732,7 @@ impl<'t> ChangeWriter<'t> {
     /// Keeps the artifact's new content in its version history: the version
     /// it had ends at this commit, and the new one starts here with the
     /// distinct blake3 digests of its files (symlinks left out).
-    fn record_version(&self, id: i64, artifact: &IndexedArtifact) -> Result<()> {
+    fn record_version(&self, id: ArtifactId, artifact: &IndexedArtifact) -> Result<()> {
         let tx = self.tx;
         if !self.fresh {
             tx.prepare_cached("DELETE FROM artifact_versions WHERE artifact_id = ?1 AND first_commit_id = ?2")
@@ -756,7 +768,7 @@ impl<'t> ChangeWriter<'t> {
     }
 
     /// Ends the artifact's current version at this commit.
-    fn end_version(&self, id: i64) -> Result<()> {
+    fn end_version(&self, id: ArtifactId) -> Result<()> {
         self.tx
             .prepare_cached(
                 "UPDATE artifact_versions SET replaced_commit_id = ?2 WHERE artifact_id = ?1 AND replaced_commit_id IS NULL",
@@ -784,7 +796,7 @@ impl<'t> ChangeWriter<'t> {
         Ok(())
     }
 
-    fn event(&self, artifact_id: i64, change: &str) -> Result<()> {
+    fn event(&self, artifact_id: ArtifactId, change: &str) -> Result<()> {
         self.tx
             .prepare_cached(
                 "INSERT INTO artifact_events (artifact_id, commit_id, change, recorded_at) VALUES (?1, ?2, ?3, ?4)",

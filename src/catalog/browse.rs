@@ -3,6 +3,7 @@
 
 use rusqlite::{OptionalExtension, params, params_from_iter};
 
+use super::{ArtifactId, SourceId};
 use super::{Catalog, db_error};
 use crate::error::Result;
 use crate::scan::ArtifactKind;
@@ -14,9 +15,9 @@ pub const SEARCH_BODY_CHARS: i64 = 32 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchRow {
     /// Artifact id.
-    pub id: i64,
+    pub id: ArtifactId,
     /// Source id.
-    pub source_id: i64,
+    pub source_id: SourceId,
     /// Source name.
     pub source: String,
     /// Kind.
@@ -41,16 +42,16 @@ pub enum RowFilter<'a> {
     /// Every live artifact.
     All,
     /// These artifact ids (those no longer live are skipped).
-    Ids(&'a [i64]),
+    Ids(&'a [ArtifactId]),
     /// Every live artifact of one source.
-    Source(i64),
+    Source(SourceId),
 }
 
 /// A position in the keyset order `(source_id, kind, path)`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Keyset {
     /// Source id.
-    pub source_id: i64,
+    pub source_id: SourceId,
     /// Kind.
     pub kind: ArtifactKind,
     /// Repository path.
@@ -61,9 +62,9 @@ pub struct Keyset {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListedArtifact {
     /// Artifact id.
-    pub id: i64,
+    pub id: ArtifactId,
     /// Source id.
-    pub source_id: i64,
+    pub source_id: SourceId,
     /// Source name.
     pub source: String,
     /// Kind.
@@ -82,7 +83,7 @@ pub struct ListedArtifact {
 #[derive(Debug, Clone, Default)]
 pub struct ListFilter {
     /// Only these source ids (empty: all).
-    pub source_ids: Vec<i64>,
+    pub source_ids: Vec<SourceId>,
     /// Only these kinds (empty: all).
     pub kinds: Vec<ArtifactKind>,
     /// Leave out artifacts that some package already holds.
@@ -93,7 +94,7 @@ pub struct ListFilter {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArtifactDetail {
     /// Artifact id.
-    pub id: i64,
+    pub id: ArtifactId,
     /// Source name.
     pub source: String,
     /// Source URL.
@@ -214,7 +215,7 @@ impl Catalog {
         let mut source_ids = if filter.source_ids.is_empty() {
             let mut stmt = self.conn.prepare_cached("SELECT id FROM sources").map_err(db_error)?;
             let ids = stmt.query_map([], |r| r.get(0)).map_err(db_error)?;
-            ids.collect::<rusqlite::Result<Vec<i64>>>().map_err(db_error)?
+            ids.collect::<rusqlite::Result<Vec<SourceId>>>().map_err(db_error)?
         } else {
             filter.source_ids.clone()
         };
@@ -313,7 +314,7 @@ impl Catalog {
     }
 
     /// Live artifacts of `source_id` (or of every source) named `name`, case-insensitively.
-    pub fn artifacts_named(&self, source_id: Option<i64>, name: &str) -> Result<Vec<ListedArtifact>> {
+    pub fn artifacts_named(&self, source_id: Option<SourceId>, name: &str) -> Result<Vec<ListedArtifact>> {
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
@@ -329,7 +330,7 @@ impl Catalog {
     }
 
     /// The live artifact of `source_id` at repository `path`, if any.
-    pub fn artifact_at(&self, source_id: i64, path: &str) -> Result<Option<ListedArtifact>> {
+    pub fn artifact_at(&self, source_id: SourceId, path: &str) -> Result<Option<ListedArtifact>> {
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
@@ -343,7 +344,7 @@ impl Catalog {
     }
 
     /// Everything recorded about the artifact `id`.
-    pub fn artifact_detail(&self, id: i64) -> Result<Option<ArtifactDetail>> {
+    pub fn artifact_detail(&self, id: ArtifactId) -> Result<Option<ArtifactDetail>> {
         let detail = self
             .conn
             .query_row(
@@ -393,7 +394,11 @@ impl Catalog {
     }
 
     /// Which of `ids` a package installed in `project_root` holds.
-    pub fn installed_among(&self, project_root: &str, ids: &[i64]) -> Result<std::collections::HashSet<i64>> {
+    pub fn installed_among(
+        &self,
+        project_root: &str,
+        ids: &[ArtifactId],
+    ) -> Result<std::collections::HashSet<ArtifactId>> {
         if ids.is_empty() {
             return Ok(Default::default());
         }

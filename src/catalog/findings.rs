@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use rusqlite::params_from_iter;
 
+use super::{ArtifactId, SourceId};
 use super::{Catalog, db_error};
 use crate::audit::Severity;
 use crate::error::Result;
@@ -15,7 +16,7 @@ use crate::scan::ArtifactKind;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FindingRow {
     /// Artifact id.
-    pub artifact_id: i64,
+    pub artifact_id: ArtifactId,
     /// Source name.
     pub source: String,
     /// Artifact kind.
@@ -40,9 +41,9 @@ pub struct FindingRow {
 #[derive(Debug, Clone, Default)]
 pub struct FindingFilter {
     /// Only this source.
-    pub source_id: Option<i64>,
+    pub source_id: Option<SourceId>,
     /// Only these artifacts (`None`: every live artifact).
-    pub artifact_ids: Option<Vec<i64>>,
+    pub artifact_ids: Option<Vec<ArtifactId>>,
     /// Only at or above this severity (`None`: all).
     pub min_severity: Option<Severity>,
 }
@@ -133,8 +134,8 @@ impl Catalog {
     }
 
     /// Findings counted by severity for each of `ids` that has any.
-    pub fn finding_counts(&self, ids: &[i64]) -> Result<HashMap<i64, FindingCounts>> {
-        let mut counts: HashMap<i64, FindingCounts> = HashMap::new();
+    pub fn finding_counts(&self, ids: &[ArtifactId]) -> Result<HashMap<ArtifactId, FindingCounts>> {
+        let mut counts: HashMap<ArtifactId, FindingCounts> = HashMap::new();
         let mut stmt = self
             .conn
             .prepare_cached("SELECT severity, COUNT(*) FROM artifact_findings WHERE artifact_id = ?1 GROUP BY severity")

@@ -17,6 +17,7 @@ mod artifacts;
 mod audit;
 mod browse;
 mod findings;
+mod ids;
 mod packages;
 #[cfg(test)]
 mod plans;
@@ -43,6 +44,7 @@ pub use audit::{
 };
 pub use browse::{ArtifactDetail, Keyset, ListFilter, ListedArtifact, RowFilter, SEARCH_BODY_CHARS, SearchRow};
 pub use findings::{FindingCounts, FindingFilter, FindingRow};
+pub use ids::{ArtifactId, PackageId, ProjectId, SourceId};
 pub use packages::{InstallRecord, NewPackage, PackageMember};
 pub use projects::{ProjectArtifactRow, ProjectChanges, ProjectFilter, StoredProject};
 pub use registries::{PackageFilter, PackageSearchRow, RegistryPackageRecord};

@@ -2,6 +2,7 @@
 
 use rusqlite::{OptionalExtension, Transaction, params};
 
+use super::{ArtifactId, PackageId, SourceId};
 use super::{Catalog, db_error, now_timestamp};
 use crate::error::Result;
 use crate::scan::ArtifactKind;
@@ -29,7 +30,7 @@ pub struct NewPackage<'a> {
 #[derive(Debug, Clone)]
 pub struct PackageMember<'a> {
     /// The catalog artifact, for artifacts taken from a source.
-    pub artifact_id: Option<i64>,
+    pub artifact_id: Option<ArtifactId>,
     /// The project folder, for a project's own artifacts.
     pub project_root: Option<&'a str>,
     /// Kind.
@@ -44,7 +45,7 @@ impl Catalog {
     /// Records a package and its members in one transaction. Recording the same
     /// name and version again replaces its description, manifest and members (an
     /// author re-creating a package they are still working on).
-    pub fn record_package(&mut self, package: &NewPackage<'_>, members: &[PackageMember<'_>]) -> Result<i64> {
+    pub fn record_package(&mut self, package: &NewPackage<'_>, members: &[PackageMember<'_>]) -> Result<PackageId> {
         let tx = self.write()?;
         let id = record_package_tx(&tx, package, members)?;
         tx.commit().map_err(db_error)?;
@@ -128,7 +129,11 @@ fn delete_install(tx: &Transaction<'_>, project_root: &str, package: &str) -> Re
 }
 
 /// Records a package inside an open transaction (see `record_package`).
-fn record_package_tx(tx: &Transaction<'_>, package: &NewPackage<'_>, members: &[PackageMember<'_>]) -> Result<i64> {
+fn record_package_tx(
+    tx: &Transaction<'_>,
+    package: &NewPackage<'_>,
+    members: &[PackageMember<'_>],
+) -> Result<PackageId> {
     let existing: Option<i64> = tx
         .query_row(
             "SELECT id FROM packages WHERE name = ?1 AND version = ?2",
@@ -139,7 +144,7 @@ fn record_package_tx(tx: &Transaction<'_>, package: &NewPackage<'_>, members: &[
         .map_err(db_error)?;
     if let Some(id) = existing {
         // Its members are replaced below: release the old ones first.
-        let old: Vec<i64> = tx
+        let old: Vec<ArtifactId> = tx
             .prepare(
                 "SELECT DISTINCT artifact_id FROM package_artifacts WHERE package_id = ?1 AND artifact_id IS NOT NULL",
             )
@@ -156,7 +161,7 @@ fn record_package_tx(tx: &Transaction<'_>, package: &NewPackage<'_>, members: &[
             }
         }
     }
-    let package_id: i64 = tx
+    let package_id: PackageId = tx
         .query_row(
             "INSERT INTO packages (name, version, description, manifest_json, origin, provenance_json, archive_blake3, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
@@ -178,7 +183,7 @@ fn record_package_tx(tx: &Transaction<'_>, package: &NewPackage<'_>, members: &[
             |r| r.get(0),
         )
         .map_err(db_error)?;
-    let mut ids: Vec<i64> = members.iter().filter_map(|m| m.artifact_id).collect();
+    let mut ids: Vec<ArtifactId> = members.iter().filter_map(|m| m.artifact_id).collect();
     ids.sort_unstable();
     ids.dedup();
     // Live artifacts that no package held before now count as packaged.
@@ -210,7 +215,7 @@ fn record_package_tx(tx: &Transaction<'_>, package: &NewPackage<'_>, members: &[
 }
 
 /// The source and kind of a live artifact no package holds, if it is one.
-fn live_unpackaged(tx: &Transaction<'_>, id: i64) -> Result<Option<(i64, String)>> {
+fn live_unpackaged(tx: &Transaction<'_>, id: ArtifactId) -> Result<Option<(SourceId, String)>> {
     tx.prepare_cached(
         "SELECT a.source_id, a.kind FROM artifacts a
          WHERE a.id = ?1 AND a.removed_commit_id IS NULL
@@ -223,7 +228,7 @@ fn live_unpackaged(tx: &Transaction<'_>, id: i64) -> Result<Option<(i64, String)
 }
 
 /// Adds `delta` to a source's count of packaged live artifacts of `kind`.
-pub(super) fn adjust_packaged(tx: &Transaction<'_>, source_id: i64, kind: &str, delta: i64) -> Result<()> {
+pub(super) fn adjust_packaged(tx: &Transaction<'_>, source_id: SourceId, kind: &str, delta: i64) -> Result<()> {
     let column = match ArtifactKind::parse(kind) {
         Some(k) => format!("packaged_{}_count", k.as_str()),
         None => return Ok(()),
@@ -236,7 +241,7 @@ pub(super) fn adjust_packaged(tx: &Transaction<'_>, source_id: i64, kind: &str, 
 }
 
 /// Whether some package holds the artifact `id`.
-pub(super) fn is_packaged(tx: &Transaction<'_>, id: i64) -> Result<bool> {
+pub(super) fn is_packaged(tx: &Transaction<'_>, id: ArtifactId) -> Result<bool> {
     tx.prepare_cached("SELECT EXISTS (SELECT 1 FROM package_artifacts WHERE artifact_id = ?1)")
         .map_err(db_error)?
         .query_row([id], |r| r.get(0))

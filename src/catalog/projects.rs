@@ -5,6 +5,7 @@
 
 use rusqlite::{OptionalExtension, params};
 
+use super::ProjectId;
 use super::{Catalog, db_error, now_timestamp};
 use crate::error::Result;
 use crate::project::tree::{FileStat, Recorded};
@@ -31,7 +32,7 @@ pub struct ProjectArtifactRow {
 #[derive(Debug, Clone, Default)]
 pub struct StoredProject {
     /// Row id.
-    pub id: i64,
+    pub id: ProjectId,
     /// Bumped by every refresh.
     pub version: i64,
     /// Every recorded folder, and the files whose stat data matters: main files
@@ -126,7 +127,7 @@ impl Catalog {
 
     /// The row id and version of the project at `root` (canonical), if it was
     /// ever refreshed: one indexed lookup, what a watched call compares.
-    pub fn project_head(&self, root: &str) -> Result<Option<(i64, i64)>> {
+    pub fn project_head(&self, root: &str) -> Result<Option<(ProjectId, i64)>> {
         self.conn
             .query_row("SELECT id, version FROM projects WHERE root = ?1", [root], |r| {
                 Ok((r.get(0)?, r.get(1)?))
@@ -136,7 +137,7 @@ impl Catalog {
     }
 
     /// Every recorded folder of project `id`, in no particular order.
-    pub fn project_dir_paths(&self, id: i64) -> Result<Vec<String>> {
+    pub fn project_dir_paths(&self, id: ProjectId) -> Result<Vec<String>> {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT path FROM project_dirs WHERE project_id = ?1")
@@ -146,7 +147,7 @@ impl Catalog {
     }
 
     /// Every recorded folder and file of project `id`, in no particular order.
-    pub fn project_entries(&self, id: i64) -> Result<Vec<(String, Recorded)>> {
+    pub fn project_entries(&self, id: ProjectId) -> Result<Vec<(String, Recorded)>> {
         let mut entries = Vec::new();
         self.project_dirs(id, &mut entries)?;
         let mut stmt = self
@@ -160,7 +161,7 @@ impl Catalog {
         Ok(entries)
     }
 
-    fn project_dirs(&self, id: i64, out: &mut Vec<(String, Recorded)>) -> Result<()> {
+    fn project_dirs(&self, id: ProjectId, out: &mut Vec<(String, Recorded)>) -> Result<()> {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT path, mtime_ns FROM project_dirs WHERE project_id = ?1")
@@ -175,7 +176,7 @@ impl Catalog {
     }
 
     /// Every artifact recorded for project `id`, by kind then path.
-    pub fn project_artifacts(&self, id: i64) -> Result<Vec<ProjectArtifactRow>> {
+    pub fn project_artifacts(&self, id: ProjectId) -> Result<Vec<ProjectArtifactRow>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -188,7 +189,7 @@ impl Catalog {
     }
 
     /// The artifacts of project `id` whose main file is one of `main_files`.
-    pub fn project_artifacts_with_main(&self, id: i64, main_files: &[&str]) -> Result<Vec<ProjectArtifactRow>> {
+    pub fn project_artifacts_with_main(&self, id: ProjectId, main_files: &[&str]) -> Result<Vec<ProjectArtifactRow>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -217,9 +218,9 @@ impl Catalog {
         root: &str,
         expected_version: Option<i64>,
         changes: &ProjectChanges,
-    ) -> Result<(i64, Option<i64>)> {
+    ) -> Result<(ProjectId, Option<i64>)> {
         let tx = self.write()?;
-        let current: Option<(i64, i64)> = tx
+        let current: Option<(ProjectId, i64)> = tx
             .query_row("SELECT id, version FROM projects WHERE root = ?1", [root], |r| {
                 Ok((r.get(0)?, r.get(1)?))
             })
@@ -319,7 +320,7 @@ impl Catalog {
     /// order, read along the primary key: every page costs the same however deep.
     pub fn project_page(
         &self,
-        id: i64,
+        id: ProjectId,
         filter: &ProjectFilter<'_>,
         after: Option<(ArtifactKind, &str)>,
         limit: usize,
@@ -348,7 +349,7 @@ impl Catalog {
     }
 
     /// How many of project `id`'s artifacts `filter` keeps.
-    pub fn project_count(&self, id: i64, filter: &ProjectFilter<'_>) -> Result<u64> {
+    pub fn project_count(&self, id: ProjectId, filter: &ProjectFilter<'_>) -> Result<u64> {
         // Most projects have no package made from them: the per-row check of
         // the packaged paths is then dropped, which makes the count 3x cheaper.
         let mut filter = filter.clone();

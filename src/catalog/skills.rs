@@ -9,6 +9,7 @@ use std::collections::HashSet;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::{ArtifactId, SourceId};
 use super::{Catalog, db_error};
 use crate::error::Result;
 use crate::skills::{SkillProblem, Tally, ancestors, problem_of};
@@ -17,7 +18,7 @@ use crate::skills::{SkillProblem, Tally, ancestors, problem_of};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkillRow {
     /// Artifact row id.
-    pub id: i64,
+    pub id: ArtifactId,
     /// Repository path of its folder.
     pub path: String,
     /// Repository path of its `SKILL.md`.
@@ -72,7 +73,7 @@ impl Catalog {
         let sources = stmt
             .query_map([], |r| {
                 Ok((
-                    r.get::<_, i64>(0)?,
+                    r.get::<_, SourceId>(0)?,
                     r.get::<_, String>(1)?,
                     r.get::<_, Option<String>>(2)?,
                 ))
@@ -94,7 +95,7 @@ impl Catalog {
     /// Up to `limit` live skills of a source whose path sorts after `after`
     /// (from the first when `None`), in path order: one range of the
     /// `(source_id, kind, path)` index, so a deep page costs what the first does.
-    pub fn skills_after(&self, source_id: i64, after: Option<&str>, limit: usize) -> Result<Vec<SkillRow>> {
+    pub fn skills_after(&self, source_id: SourceId, after: Option<&str>, limit: usize) -> Result<Vec<SkillRow>> {
         // A skill at the repository root has the path "": the first page starts at it.
         let (bound, after) = match after {
             Some(after) => (">", after),
@@ -115,7 +116,7 @@ impl Catalog {
     }
 
     /// The live skills of a source whose folder is one of `paths`.
-    pub fn skills_at(&self, source_id: i64, paths: &[String]) -> Result<Vec<SkillRow>> {
+    pub fn skills_at(&self, source_id: SourceId, paths: &[String]) -> Result<Vec<SkillRow>> {
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
@@ -136,7 +137,7 @@ impl Catalog {
     }
 
     /// Every recorded file of a skill, by path.
-    pub fn skill_files(&self, artifact_id: i64) -> Result<Vec<SkillFile>> {
+    pub fn skill_files(&self, artifact_id: ArtifactId) -> Result<Vec<SkillFile>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -159,7 +160,7 @@ impl Catalog {
 }
 
 /// Counts every live skill of a source from its rows.
-pub(super) fn full_tally(conn: &Connection, source_id: i64, scope: &str) -> Result<Tally> {
+pub(super) fn full_tally(conn: &Connection, source_id: SourceId, scope: &str) -> Result<Tally> {
     let mut stmt = conn
         .prepare_cached(
             "SELECT path, frontmatter_json FROM artifacts
@@ -180,7 +181,7 @@ pub(super) fn full_tally(conn: &Connection, source_id: i64, scope: &str) -> Resu
 }
 
 /// The tally stored for a source, if any.
-pub(super) fn stored_tally(conn: &Connection, source_id: i64) -> Result<Option<Tally>> {
+pub(super) fn stored_tally(conn: &Connection, source_id: SourceId) -> Result<Option<Tally>> {
     let stored: Option<String> = conn
         .query_row("SELECT skill_census FROM sources WHERE id = ?1", [source_id], |r| {
             r.get(0)
@@ -190,7 +191,7 @@ pub(super) fn stored_tally(conn: &Connection, source_id: i64) -> Result<Option<T
 }
 
 /// Stores a source's tally.
-pub(super) fn store_tally(conn: &Connection, source_id: i64, tally: &Tally) -> Result<()> {
+pub(super) fn store_tally(conn: &Connection, source_id: SourceId, tally: &Tally) -> Result<()> {
     conn.execute(
         "UPDATE sources SET skill_census = ?2 WHERE id = ?1",
         params![source_id, tally.to_json()],
@@ -200,7 +201,7 @@ pub(super) fn store_tally(conn: &Connection, source_id: i64, tally: &Tally) -> R
 }
 
 /// The frontmatter recorded for the artifact `id`.
-pub(super) fn frontmatter_of(conn: &Connection, id: i64) -> Result<Option<String>> {
+pub(super) fn frontmatter_of(conn: &Connection, id: ArtifactId) -> Result<Option<String>> {
     conn.prepare_cached("SELECT frontmatter_json FROM artifacts WHERE id = ?1")
         .map_err(db_error)?
         .query_row([id], |r| r.get(0))
@@ -213,7 +214,7 @@ pub(super) fn frontmatter_of(conn: &Connection, id: i64) -> Result<Option<String
 /// against the source's live skills as the catalog holds them now.
 pub(super) fn problem_now(
     conn: &Connection,
-    source_id: i64,
+    source_id: SourceId,
     scope: &str,
     path: &str,
     frontmatter_json: Option<&str>,
@@ -238,7 +239,7 @@ pub(super) fn problem_now(
 
 /// Whether a live skill of the source sits inside the folder `path` (whose
 /// skills a skill at `path` would nest, or unnest when it goes).
-pub(super) fn has_skills_under(conn: &Connection, source_id: i64, path: &str) -> Result<bool> {
+pub(super) fn has_skills_under(conn: &Connection, source_id: SourceId, path: &str) -> Result<bool> {
     let (low, high) = if path.is_empty() {
         (String::new(), "\u{10FFFF}".to_string())
     } else {
@@ -261,7 +262,7 @@ pub(super) fn tally_uncounted(conn: &mut Connection) -> Result<()> {
     let sources = tx
         .prepare("SELECT id, scope_path FROM sources WHERE skill_census IS NULL")
         .map_err(db_error)?
-        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+        .query_map([], |r| Ok((r.get::<_, SourceId>(0)?, r.get::<_, String>(1)?)))
         .map_err(db_error)?
         .collect::<rusqlite::Result<Vec<_>>>()
         .map_err(db_error)?;

@@ -2,6 +2,7 @@
 
 use rusqlite::{OptionalExtension, Row, params};
 
+use super::SourceId;
 use super::{Catalog, bump_generation, db_error, now_timestamp};
 use crate::error::{Error, ErrorCode, Result};
 
@@ -9,7 +10,7 @@ use crate::error::{Error, ErrorCode, Result};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceRecord {
     /// Row id.
-    pub id: i64,
+    pub id: SourceId,
     /// Unique name.
     pub name: String,
     /// `git` or `local`.
@@ -116,7 +117,7 @@ impl Catalog {
 
     /// Registers a source without indexing it (built-in defaults are added this
     /// way); a default registered again is no longer remembered as dismissed.
-    pub fn insert_unfetched_source(&mut self, source: &NewSource<'_>) -> Result<i64> {
+    pub fn insert_unfetched_source(&mut self, source: &NewSource<'_>) -> Result<SourceId> {
         let tx = self.write()?;
         let id = insert_source(&tx, source)?;
         tx.execute("DELETE FROM dismissed_defaults WHERE name = ?1", [source.name])
@@ -128,7 +129,7 @@ impl Catalog {
     /// Deletes a source with its commits, artifacts and events, returning the new
     /// generation. A default source is remembered as dismissed so it is never
     /// re-added silently.
-    pub fn remove_source(&mut self, id: i64) -> Result<u64> {
+    pub fn remove_source(&mut self, id: SourceId) -> Result<u64> {
         let tx = self.write()?;
         let (name, is_default): (String, bool) = tx
             .query_row("SELECT name, is_default FROM sources WHERE id = ?1", [id], |r| {
@@ -153,7 +154,7 @@ impl Catalog {
     }
 
     /// Whether any source other than `except_id` keeps its objects under `cache_key`.
-    pub fn cache_shared(&self, cache_key: &str, except_id: i64) -> Result<bool> {
+    pub fn cache_shared(&self, cache_key: &str, except_id: SourceId) -> Result<bool> {
         self.conn
             .query_row(
                 "SELECT EXISTS (SELECT 1 FROM sources WHERE cache_key = ?1 AND id <> ?2)",
@@ -164,7 +165,7 @@ impl Catalog {
     }
 
     /// Live artifact counts of a source: skills, agents, prompts, instructions.
-    pub fn source_counts_by_kind(&self, id: i64) -> Result<[u64; 4]> {
+    pub fn source_counts_by_kind(&self, id: SourceId) -> Result<[u64; 4]> {
         self.conn
             .query_row(
                 "SELECT skill_count, agent_count, prompt_count, instruction_count FROM sources WHERE id = ?1",
@@ -189,7 +190,7 @@ impl Catalog {
 }
 
 /// Inserts a source row inside an open transaction.
-pub(super) fn insert_source(tx: &rusqlite::Transaction<'_>, source: &NewSource<'_>) -> Result<i64> {
+pub(super) fn insert_source(tx: &rusqlite::Transaction<'_>, source: &NewSource<'_>) -> Result<SourceId> {
     let inserted = tx.execute(
         "INSERT INTO sources (name, kind, url, cache_key, ref_name, scope_path, is_default, added_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -205,7 +206,7 @@ pub(super) fn insert_source(tx: &rusqlite::Transaction<'_>, source: &NewSource<'
         ],
     );
     match inserted {
-        Ok(_) => Ok(tx.last_insert_rowid()),
+        Ok(_) => Ok(SourceId(tx.last_insert_rowid())),
         // Another process registered the same name since the caller checked.
         Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ConstraintViolation) => Err(Error::new(
             ErrorCode::SourceAlreadyExists,

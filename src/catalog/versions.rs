@@ -182,7 +182,7 @@ mod tests {
                 file("skills/pdf/run.sh", "script", FileMode::Executable),
             ],
         );
-        let artifact_id: i64 = catalog
+        let artifact_id: crate::catalog::ArtifactId = catalog
             .conn
             .query_row("SELECT id FROM artifacts", [], |r| r.get(0))
             .unwrap();

@@ -8,8 +8,9 @@ use clap::CommandFactory;
 
 use super::Cli;
 
-/// Each command and the registered tools it calls; the first tool's input
-/// fields describe the command's flags.
+/// Each command and the registered tools it calls (or whose output it shows:
+/// `aam info` shows what `aam_package_info` returns for a package, through
+/// `aam_info`); the first tool's input fields describe the command's flags.
 pub(super) const COMMAND_TOOLS: &[(&str, &[&str])] = &[
     ("source add", &["aam_source_add"]),
     ("source list", &["aam_source_list"]),

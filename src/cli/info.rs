@@ -1,19 +1,18 @@
 //! `aam info`: its arguments, the tool input they become, and how an artifact or
-//! a package reads for people. A `source/artifact` form is an artifact; any other
-//! name is the package by that name installed here or published, else an artifact.
+//! a package reads for people. Which one a name means is `aam_info`'s choice.
 
 use super::Output;
 use super::render::{platform_list, table};
-use crate::error::{ErrorCode, Result};
+use crate::error::Result;
 use crate::sources::short_id;
-use crate::tools::artifacts::{Info, InfoInput, InfoOutput};
-use crate::tools::install::{PackageInfo, PackageInfoInput, PackageInfoOutput};
+use crate::tools::artifacts::{ArtifactInfo, Info, InfoInput, InfoOutput};
+use crate::tools::install::PackageInfoOutput;
 use crate::tools::{Context, invoke};
 
 /// `aam info`.
 #[derive(Debug, clap::Args)]
 pub(super) struct InfoArgs {
-    /// `source/name`, `source/path`, or a name only one source has.
+    /// `source/name`, `source/path`, a name that only one source has, or a package name (installed here or published; it wins over an artifact of that name).
     name: String,
     /// Show the whole main file, not just its beginning.
     #[arg(long)]
@@ -29,39 +28,21 @@ impl From<InfoArgs> for InfoInput {
     }
 }
 
-impl From<&InfoArgs> for PackageInfoInput {
-    fn from(a: &InfoArgs) -> Self {
-        Self {
-            name: a.name.clone(),
-            global: false,
-        }
-    }
-}
-
-/// Shows the package or the artifact the name means.
+/// Shows the artifact or the package the name means (the tool decides).
 pub(super) fn run(ctx: &Context, out: &Output, args: InfoArgs) -> Result<i32> {
-    match package_named(ctx, &args)? {
-        Some(found) => out.emit(&found, package),
-        None => out.emit(&invoke::<Info>(ctx, args.into())?, artifact),
-    }
-}
-
-/// The package the name means, or `None` when it means an artifact: the
-/// `source/artifact` forms are artifacts; any other name is a package when one by
-/// that name is installed here or published.
-fn package_named(ctx: &Context, args: &InfoArgs) -> Result<Option<PackageInfoOutput>> {
-    if args.name.contains('/') && !args.name.starts_with('@') {
-        return Ok(None);
-    }
-    match invoke::<PackageInfo>(ctx, args.into()) {
-        Ok(found) => Ok(Some(found)),
-        Err(e) if e.code() == ErrorCode::PackageNotFound => Ok(None),
-        Err(e) => Err(e),
-    }
+    out.emit(&invoke::<Info>(ctx, args.into())?, render)
 }
 
 /// `aam info`.
-fn artifact(o: &InfoOutput) -> String {
+fn render(o: &InfoOutput) -> String {
+    match o {
+        InfoOutput::Artifact(a) => artifact(a),
+        InfoOutput::Package(p) => package(p),
+    }
+}
+
+/// `aam info SOURCE/ARTIFACT`.
+fn artifact(o: &ArtifactInfo) -> String {
     let mut out = format!("{} ({})\n", o.qualified_name, o.kind.as_str());
     if let Some(d) = &o.description {
         out.push_str(&format!("{d}\n"));
@@ -145,23 +126,4 @@ fn package(o: &PackageInfoOutput) -> String {
         out.push_str(&format!("  requires: {dep} {c}\n"));
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn info_names_an_artifact_unless_a_package_has_the_name() {
-        let dir = tempfile::tempdir().unwrap();
-        let home = crate::config::AamHome::at(dir.path().join("home"));
-        let ctx = Context::new(home, dir.path().to_path_buf());
-        for name in ["team/pdf-tools", "pdf-tools", "@team/tools"] {
-            let args = InfoArgs {
-                name: name.to_string(),
-                full: false,
-            };
-            assert!(package_named(&ctx, &args).unwrap().is_none(), "{name}");
-        }
-    }
 }

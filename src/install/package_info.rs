@@ -104,6 +104,12 @@ pub fn describe(
     }))
 }
 
+/// Whether `name` may name a package: `name` or `@scope/name`; a
+/// `source/artifact` form names an artifact.
+pub fn may_name_package(name: &str) -> bool {
+    !name.contains('/') || name.starts_with('@')
+}
+
 /// The error of a name that is no package installed here or published.
 pub fn package_not_found(name: &str) -> Error {
     Error::new(ErrorCode::PackageNotFound, format!("no package named `{name}`"))
@@ -121,6 +127,14 @@ fn artifact_names(artifacts: &ManifestArtifacts) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_with_a_source_are_artifacts() {
+        assert!(may_name_package("pdf-tools"));
+        assert!(may_name_package("@team/tools"));
+        assert!(!may_name_package("team/pdf-tools"));
+        assert!(!may_name_package("team/skills/pdf-tools"));
+    }
 
     #[test]
     fn a_package_is_what_the_lock_records_or_nothing() {

@@ -34,7 +34,7 @@ pub type Bytes = std::sync::Arc<[u8]>;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Member {
     /// The catalog artifact, for artifacts taken from a source.
-    pub artifact_id: Option<i64>,
+    pub artifact_id: Option<crate::catalog::ArtifactId>,
     /// Type.
     pub kind: ArtifactKind,
     /// Name inside the package.

@@ -136,14 +136,31 @@ fn tool_section(out: &mut String, tool: &Value) {
         out.push('\n');
     }
     let output = &tool["output_schema"];
-    let fields: Vec<String> = output["properties"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(field, schema)| format!("`{field}` ({})", type_label(schema, output)))
-        .collect();
-    if !fields.is_empty() {
-        out.push_str(&format!("Output: {}.\n\n", fields.join(", ")));
+    let fields = |object: &Value| -> String {
+        let object = match object["$ref"].as_str() {
+            Some(target) => &output["$defs"][target.rsplit('/').next().unwrap_or_default()],
+            None => object,
+        };
+        object["properties"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(field, schema)| format!("`{field}` ({})", type_label(schema, output)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match output["oneOf"].as_array() {
+        // An output of several shapes: each listed.
+        Some(shapes) => {
+            let shapes: Vec<String> = shapes.iter().map(&fields).filter(|f| !f.is_empty()).collect();
+            out.push_str(&format!("Output, one of: {}.\n\n", shapes.join("; or ")));
+        }
+        None => {
+            let fields = fields(output);
+            if !fields.is_empty() {
+                out.push_str(&format!("Output: {fields}.\n\n"));
+            }
+        }
     }
     let constraints: Vec<&str> = tool["constraints"]
         .as_array()

@@ -143,7 +143,7 @@ pub struct Chosen {
     /// Path in the project or repository.
     pub source_path: String,
     /// The catalog artifact, for source artifacts.
-    pub artifact_id: Option<i64>,
+    pub artifact_id: Option<crate::catalog::ArtifactId>,
     /// (path relative to the artifact, bytes, executable).
     files: Vec<(String, Vec<u8>, bool)>,
 }

@@ -10,7 +10,7 @@ pub mod watch;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use crate::catalog::{Catalog, ProjectArtifactRow, ProjectChanges};
+use crate::catalog::{Catalog, ProjectArtifactRow, ProjectChanges, ProjectId};
 use crate::error::{Error, ErrorCode, Result};
 use crate::scan::{self, ArtifactKind};
 use tree::Tree;
@@ -111,7 +111,7 @@ pub fn check_root(root: &Path) -> Result<()> {
 
 /// The catalog's record of the project at `root`, brought up to date first and
 /// its row id returned (see [`refresh`]).
-pub fn current(catalog: &mut Catalog, root: &Path, large: bool) -> Result<i64> {
+pub fn current(catalog: &mut Catalog, root: &Path, large: bool) -> Result<ProjectId> {
     refresh(catalog, root, large).map(|r| r.id)
 }
 
@@ -119,7 +119,7 @@ pub fn current(catalog: &mut Catalog, root: &Path, large: bool) -> Result<i64> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Refreshed {
     /// The project's row id.
-    pub id: i64,
+    pub id: ProjectId,
     /// The record's version this refresh wrote or found current; `None` when
     /// another process's refresh won the race to write it.
     pub version: Option<i64>,
@@ -169,7 +169,7 @@ pub fn refresh(catalog: &mut Catalog, root: &Path, large: bool) -> Result<Refres
     written(catalog.record_project(&key, Some(stored.version), &moved)?)
 }
 
-fn written((id, version): (i64, Option<i64>)) -> Result<Refreshed> {
+fn written((id, version): (ProjectId, Option<i64>)) -> Result<Refreshed> {
     Ok(Refreshed { id, version })
 }
 

@@ -28,7 +28,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, ProjectId};
 use crate::error::Result;
 
 /// How many refreshes one call runs while folders keep appearing before it
@@ -64,12 +64,12 @@ impl Watches {
 
     /// Like [`super::current`], answering at once when the project's watches
     /// report nothing since a refresh that left the catalog's record current.
-    pub fn current(&self, catalog: &mut Catalog, root: &Path, large: bool) -> Result<i64> {
+    pub fn current(&self, catalog: &mut Catalog, root: &Path, large: bool) -> Result<ProjectId> {
         self.current_answer(catalog, root, large).map(|(id, _)| id)
     }
 
     /// [`Self::current`], with how it found the record current.
-    pub fn current_answer(&self, catalog: &mut Catalog, root: &Path, large: bool) -> Result<(i64, Answer)> {
+    pub fn current_answer(&self, catalog: &mut Catalog, root: &Path, large: bool) -> Result<(ProjectId, Answer)> {
         let mut by_root = self.by_root.lock().unwrap_or_else(|e| e.into_inner());
         let watch = by_root
             .entry(root.to_path_buf())
@@ -97,7 +97,12 @@ mod imp {
             Watch
         }
 
-        pub(super) fn current(&mut self, catalog: &mut Catalog, root: &Path, large: bool) -> Result<(i64, Answer)> {
+        pub(super) fn current(
+            &mut self,
+            catalog: &mut Catalog,
+            root: &Path,
+            large: bool,
+        ) -> Result<(ProjectId, Answer)> {
             Ok((super::super::current(catalog, root, large)?, Answer::Unwatched))
         }
     }
@@ -156,7 +161,7 @@ mod imp {
         /// Watches removed by [`Self::sync`] whose `IGNORED` event is still to come.
         removed: HashSet<i32>,
         /// The record's id and version a refresh left current with every folder watched.
-        trusted: Option<(i64, i64)>,
+        trusted: Option<(ProjectId, i64)>,
         /// The `large` of the refresh that made the record trusted.
         large: bool,
         /// The catalog's key for the root.
@@ -192,7 +197,12 @@ mod imp {
             watch
         }
 
-        pub(super) fn current(&mut self, catalog: &mut Catalog, root: &Path, large: bool) -> Result<(i64, Answer)> {
+        pub(super) fn current(
+            &mut self,
+            catalog: &mut Catalog,
+            root: &Path,
+            large: bool,
+        ) -> Result<(ProjectId, Answer)> {
             if self.fd.is_none() {
                 return Ok((super::super::current(catalog, root, large)?, Answer::Unwatched));
             }
@@ -403,7 +413,7 @@ mod tests {
     }
 
     /// The project's artifacts as the catalog holds them after the call.
-    fn listed(catalog: &Catalog, id: i64) -> Vec<String> {
+    fn listed(catalog: &Catalog, id: ProjectId) -> Vec<String> {
         catalog
             .project_artifacts(id)
             .unwrap()

@@ -34,7 +34,7 @@ use tantivy::schema::{
 use tantivy::tokenizer::{LowerCaser, NgramTokenizer, RemoveLongFilter, SimpleTokenizer, TextAnalyzer};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, TantivyError, Term};
 
-use crate::catalog::{Catalog, PackageFilter, PackageSearchRow, RowFilter, SearchRow};
+use crate::catalog::{ArtifactId, Catalog, PackageFilter, PackageSearchRow, RowFilter, SearchRow, SourceId};
 use crate::config::AamHome;
 use crate::error::{Error, ErrorCode, Result};
 use crate::progress::Progress;
@@ -352,14 +352,14 @@ pub enum IndexChange {
     /// These artifacts were added or modified, those removed.
     Artifacts {
         /// Added or modified artifact ids.
-        written: Vec<i64>,
+        written: Vec<ArtifactId>,
         /// Removed artifact ids.
-        removed: Vec<i64>,
+        removed: Vec<ArtifactId>,
     },
     /// A source (by id) was indexed for the first time: all of its artifacts are new.
-    SourceAdded(i64),
+    SourceAdded(SourceId),
     /// A whole source (by id) is gone.
-    SourceRemoved(i64),
+    SourceRemoved(SourceId),
     /// A registry's packages were mirrored again.
     RegistrySynced(String),
     /// A registry is gone.
@@ -395,21 +395,21 @@ impl IndexUpdater<'_> {
         match change {
             IndexChange::Artifacts { written, removed } => {
                 for &id in written.iter().chain(removed) {
-                    self.writer.delete_term(Term::from_field_u64(f.id, id as u64));
+                    self.writer.delete_term(Term::from_field_u64(f.id, id.0 as u64));
                 }
                 let writer = &self.writer;
                 catalog.for_each_search_row(RowFilter::Ids(written), |row| add_row(writer, f, row, &self.index.dir))?;
             }
             IndexChange::SourceAdded(source_id) => {
                 self.writer
-                    .delete_term(Term::from_field_u64(f.source_id, *source_id as u64));
+                    .delete_term(Term::from_field_u64(f.source_id, source_id.0 as u64));
                 let writer = &self.writer;
                 let dir = &self.index.dir;
                 catalog.for_each_search_row(RowFilter::Source(*source_id), |row| add_row(writer, f, row, dir))?;
             }
             IndexChange::SourceRemoved(source_id) => {
                 self.writer
-                    .delete_term(Term::from_field_u64(f.source_id, *source_id as u64));
+                    .delete_term(Term::from_field_u64(f.source_id, source_id.0 as u64));
             }
             IndexChange::RegistrySynced(registry) => {
                 self.writer.delete_term(Term::from_field_text(f.registry, registry));
@@ -520,8 +520,8 @@ impl IndexUpdater<'_> {
 fn add_row(writer: &IndexWriter, f: Fields, row: SearchRow, dir: &Path) -> Result<()> {
     let name_lc = row.name.to_lowercase();
     let mut doc = TantivyDocument::default();
-    doc.add_u64(f.id, row.id as u64);
-    doc.add_u64(f.source_id, row.source_id as u64);
+    doc.add_u64(f.id, row.id.0 as u64);
+    doc.add_u64(f.source_id, row.source_id.0 as u64);
     doc.add_text(f.source, &row.source);
     doc.add_text(f.kind, row.kind.as_str());
     doc.add_text(f.platform, row.platform.as_deref().unwrap_or(""));

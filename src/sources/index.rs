@@ -173,7 +173,7 @@ impl<'c> Snapshot<'c> {
         &self,
         regions: &[String],
         before: Vec<LiveArtifact>,
-        known_blobs: impl Fn(i64) -> Result<KnownBlobs>,
+        known_blobs: impl Fn(crate::catalog::ArtifactId) -> Result<KnownBlobs>,
         cancel: &Cancel,
     ) -> Result<SourceChanges> {
         let detection = self.detect(regions)?;

@@ -8,7 +8,7 @@ use super::{Context, Example, Expect, Risk, Tool, qualified_name};
 use crate::audit::installed::{InstalledFinding, scan_installed};
 use crate::audit::report::{AuditFinding, SeverityCounts, finding};
 use crate::audit::{RULES_VERSION, Severity, find_rule};
-use crate::catalog::{Catalog, FindingFilter};
+use crate::catalog::{ArtifactId, Catalog, FindingFilter};
 use crate::error::{Error, ErrorCode, Result};
 use crate::packages::lock::{self, Origin};
 use crate::search::resolve_artifact;
@@ -124,7 +124,7 @@ impl Tool for Audit {
 /// What this project installed: the catalog artifacts of its source installs
 /// (audited from the catalog), and the findings in the copies of every other
 /// install (registry packages, folders, archives), scanned on disk.
-fn installed(ctx: &Context, catalog: &Catalog) -> Result<(Vec<i64>, Vec<AuditFinding>)> {
+fn installed(ctx: &Context, catalog: &Catalog) -> Result<(Vec<ArtifactId>, Vec<AuditFinding>)> {
     let roots = ctx.install_roots(false)?;
     let lock = lock::read(&roots.root)?;
     roots.check_lock(&lock)?;

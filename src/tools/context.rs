@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::cancel::Cancel;
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, ProjectId};
 use crate::config::AamHome;
 use crate::error::{Error, ErrorCode, Result};
 use crate::progress::{NoProgress, Progress};
@@ -67,7 +67,7 @@ impl Context {
     /// The catalog's record of the project at `root`, brought up to date:
     /// through the process's watches when it has them, else by checking the
     /// recorded files ([`crate::project::current`]).
-    pub fn current_project(&self, catalog: &mut Catalog, root: &Path, large: bool) -> Result<i64> {
+    pub fn current_project(&self, catalog: &mut Catalog, root: &Path, large: bool) -> Result<ProjectId> {
         match &self.watches {
             Some(watches) => watches.current(catalog, root, large),
             None => crate::project::current(catalog, root, large),

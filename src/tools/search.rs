@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Context, Example, Expect, Risk, Tool, qualified_name, split_qualified};
+use crate::catalog::ArtifactId;
 use crate::error::{Error, ErrorCode, Result};
 use crate::scan::{ArtifactKind, Platform};
 use crate::search::{ResultKind, SearchRequest, SortOrder};
@@ -193,11 +194,11 @@ impl Tool for Search {
         };
         let found = index.search(&request)?;
         let project = crate::project::root(&ctx.cwd).to_string_lossy().into_owned();
-        let artifact_ids: Vec<i64> = found
+        let artifact_ids: Vec<ArtifactId> = found
             .hits
             .iter()
             .filter(|h| h.kind != ResultKind::Package)
-            .map(|h| h.id)
+            .map(|h| ArtifactId(h.id))
             .collect();
         let installed_artifacts = catalog.installed_among(&project, &artifact_ids)?;
         let installed_packages = catalog.installed_package_names(&project)?;
@@ -210,11 +211,11 @@ impl Tool for Search {
                 .map(|hit| SearchResult {
                     findings: match hit.kind {
                         ResultKind::Package => 0,
-                        _ => finding_counts.get(&hit.id).map_or(0, |c| c.total()),
+                        _ => finding_counts.get(&ArtifactId(hit.id)).map_or(0, |c| c.total()),
                     },
                     max_severity: match hit.kind {
                         ResultKind::Package => None,
-                        _ => finding_counts.get(&hit.id).and_then(|c| c.highest()),
+                        _ => finding_counts.get(&ArtifactId(hit.id)).and_then(|c| c.highest()),
                     },
                     qualified_name: match hit.kind {
                         ResultKind::Package => hit.name.clone(),
@@ -222,7 +223,7 @@ impl Tool for Search {
                     },
                     installed: match hit.kind {
                         ResultKind::Package => installed_packages.contains(&hit.name),
-                        _ => installed_artifacts.contains(&hit.id),
+                        _ => installed_artifacts.contains(&ArtifactId(hit.id)),
                     },
                     name: hit.name,
                     kind: hit.kind,

@@ -266,6 +266,25 @@ async fn every_tool_answers_valid_and_invalid_input() {
     client.cancel().await.unwrap();
 }
 
+/// `aam_info` answers a package name with the package (as `aam info` does),
+/// and `source/artifact` with the artifact, both matching its output schema.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn info_answers_a_package_name_with_the_package() {
+    let env = world();
+    let client = connect(&env, options(false)).await;
+    let package = ok(&client, "aam_info", json!({"name": "kit"})).await;
+    assert_eq!(package["name"], "kit", "{package}");
+    assert_eq!(package["registry"], "reg", "{package}");
+    assert_eq!(package["versions"], json!(["0.1.0"]), "{package}");
+    assert_eq!(package["installed_version"], Value::Null, "{package}");
+    assert!(package.get("qualified_name").is_none(), "{package}");
+    assert_eq!(package, ok(&client, "aam_package_info", json!({"name": "kit"})).await);
+    let artifact = ok(&client, "aam_info", json!({"name": "pdf"})).await;
+    assert_eq!(artifact["qualified_name"], "upstream/pdf", "{artifact}");
+    fails(&client, "aam_info", json!({"name": "ghost"}), "AAM_ARTIFACT_NOT_FOUND").await;
+    client.cancel().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn write_tools_are_hidden_refused_and_confined() {
     let env = world();

@@ -64,6 +64,40 @@ fn a_tool_error_exits_1_with_its_code_and_is_logged() {
     }
 }
 
+/// `aam tool call aam_info` makes the package-or-artifact choice `aam info`
+/// shows: a package of that name wins over an artifact of the same name, a
+/// `source/artifact` form is always the artifact.
+#[test]
+fn info_answers_a_package_name_with_the_package() {
+    let env = world();
+    env.json(&["registry", "init", "registry", "--name", "local", "--default"]);
+    env.json(&[
+        "pkg",
+        "create",
+        "--from-source",
+        "team",
+        "--artifacts",
+        "code-review",
+        "--name",
+        "code-review",
+        "--version",
+        "1.0.0",
+    ]);
+    env.json(&["pkg", "publish", "code-review"]);
+    let package = call(&env, &[], "aam_info", r#"{"name": "code-review"}"#).ok_json();
+    assert_eq!(package["versions"], json!(["1.0.0"]), "{package}");
+    assert_eq!(package["registry"], "local", "{package}");
+    assert_eq!(package["artifacts"], json!(["skill/code-review"]), "{package}");
+    assert_eq!(
+        package,
+        env.json(&["info", "code-review"]),
+        "the CLI shows what the tool answers"
+    );
+    let artifact = call(&env, &[], "aam_info", r#"{"name": "team/code-review"}"#).ok_json();
+    assert_eq!(artifact["qualified_name"], "team/code-review", "{artifact}");
+    assert_eq!(artifact, env.json(&["info", "team/code-review"]));
+}
+
 #[test]
 fn invalid_input_names_the_field() {
     let env = world();

@@ -1,11 +1,18 @@
-//! `aam_info`: one artifact in full.
+//! `aam_info`: one artifact in full, or the package a plain name means.
+//!
+//! A `source/artifact` form is an artifact; any other name is the package by
+//! that name installed here or published ([`crate::install::package_info`]),
+//! else an artifact.
 
-use schemars::JsonSchema;
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
 use crate::audit::report::{AuditFinding, SeverityCounts, finding};
 use crate::catalog::FindingFilter;
 use crate::error::{ErrorCode, Result};
+use crate::install::package_info::{self, PackageDetails};
 use crate::scan::ArtifactKind;
 use crate::search::{artifact_not_found, resolve_artifact};
 use crate::tools::{Context, Example, Expect, Risk, Tool, qualified_name};
@@ -19,7 +26,7 @@ const PREVIEW_CHARS: usize = 2000;
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InfoInput {
-    /// `source/name`, `source/path`, or a name that only one source has.
+    /// `source/name`, `source/path`, a name that only one source has, or a package name (installed here or published; it wins over an artifact of that name).
     pub name: String,
     /// Return the whole main file as `preview`, not just its beginning.
     #[serde(default)]
@@ -38,10 +45,38 @@ pub struct InfoFile {
     pub blake3: String,
 }
 
-/// Output of `aam_info`.
+/// Output of `aam_info`: an artifact, or the package a plain name means (then
+/// it is what `aam_package_info` returns).
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum InfoOutput {
+    /// An artifact (it has `qualified_name`).
+    Artifact(Box<ArtifactInfo>),
+    /// A package (it has `versions`).
+    Package(Box<PackageDetails>),
+}
+
+impl JsonSchema for InfoOutput {
+    fn schema_name() -> Cow<'static, str> {
+        "InfoOutput".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "object",
+            "description": "Output of `aam_info`: an artifact (with `qualified_name`), or the package a name without a source means (with `versions`, as `aam_package_info` returns it).",
+            "oneOf": [
+                generator.subschema_for::<ArtifactInfo>(),
+                generator.subschema_for::<PackageDetails>(),
+            ],
+        })
+    }
+}
+
+/// One artifact in full.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct InfoOutput {
+pub struct ArtifactInfo {
     /// Display name.
     pub name: String,
     /// `source/name`.
@@ -83,19 +118,22 @@ pub struct InfoOutput {
     pub install_command: String,
 }
 
-/// Shows one artifact in full.
+/// Shows one artifact in full, or the package a name means.
 pub struct Info;
 
 impl Tool for Info {
     const NAME: &'static str = "aam_info";
-    const TITLE: &'static str = "Show an artifact";
-    const DESCRIPTION: &'static str = "Show one artifact: type, source and commit, frontmatter, every file with size and blake3, a preview of its main file, warnings recorded when it was indexed, and the command that installs it. Accepts `source/name`, `source/path`, or a name only one source has. Next: install it, or `aam_search` for similar ones.";
+    const TITLE: &'static str = "Show an artifact or a package";
+    const DESCRIPTION: &'static str = "Show one artifact: type, source and commit, frontmatter, every file with size and blake3, a preview of its main file, warnings recorded when it was indexed, and the command that installs it. Accepts `source/name`, `source/path`, or a name only one source has. A name without a source that a package has (installed here or published) shows that package instead, as `aam_package_info` does (the output then has `versions` instead of `qualified_name`). Next: install it, or `aam_search` for similar ones.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
     const ERRORS: &'static [ErrorCode] = &[
         ErrorCode::ArtifactNotFound,
         ErrorCode::ArtifactAmbiguous,
         ErrorCode::SourceNotFound,
+        ErrorCode::LockInvalid,
+        ErrorCode::UnsafePath,
+        ErrorCode::SettingsInvalid,
     ];
     const EXAMPLES: &'static [Example] = &[
         Example {
@@ -110,63 +148,82 @@ impl Tool for Info {
             input: r#"{"name": "sample/ghost"}"#,
             expect: Expect::Error(ErrorCode::ArtifactNotFound),
         },
+        Example {
+            title: "a package installed here",
+            input: r#"{"name": "review-kit"}"#,
+            expect: Expect::Output(r#"{"name": "review-kit", "installed_version": "1.0.0", "registry": "local"}"#),
+        },
     ];
     type Input = InfoInput;
     type Output = InfoOutput;
 
     fn run(ctx: &Context, input: InfoInput) -> Result<InfoOutput> {
-        let catalog = ctx.catalog()?;
-        let found = resolve_artifact(&catalog, &input.name, || ctx.search_index(), ctx.progress.as_ref())?;
-        let detail = catalog
-            .artifact_detail(found.id)?
-            .ok_or_else(|| artifact_not_found(&input.name, Vec::new()))?;
-        let rows = catalog.findings(&FindingFilter {
-            artifact_ids: Some(vec![found.id]),
-            ..Default::default()
-        })?;
-        let mut finding_counts = SeverityCounts::default();
-        for row in &rows {
-            finding_counts.add(row.severity);
+        if package_info::may_name_package(&input.name) {
+            let roots = ctx.install_roots(false)?;
+            let lock = roots.read_lock()?;
+            let settings = ctx.home.load_settings()?;
+            let catalog = ctx.catalog()?;
+            if let Some(package) = package_info::describe(&catalog, &settings, &roots, &lock, &input.name)? {
+                return Ok(InfoOutput::Package(Box::new(package)));
+            }
         }
-        let findings = rows.into_iter().take(50).map(finding).collect();
-        let preview_end = match input.full {
-            true => None,
-            false => detail.body.char_indices().nth(PREVIEW_CHARS).map(|(i, _)| i),
-        };
-        let qualified = qualified_name(&detail.source, &detail.name);
-        Ok(InfoOutput {
-            finding_counts,
-            findings,
-            install_command: format!("aam install {}", shell_word(&qualified)),
-            qualified_name: qualified,
-            preview: detail.body[..preview_end.unwrap_or(detail.body.len())].to_string(),
-            preview_truncated: preview_end.is_some() || detail.truncated,
-            warnings: detail
-                .warnings_json
-                .as_deref()
-                .and_then(|w| serde_json::from_str(w).ok())
-                .unwrap_or_default(),
-            frontmatter: detail
-                .frontmatter_json
-                .as_deref()
-                .and_then(|f| serde_json::from_str(f).ok()),
-            files: detail
-                .files
-                .into_iter()
-                .map(|(path, size, blake3)| InfoFile { path, size, blake3 })
-                .collect(),
-            name: detail.name,
-            kind: detail.kind,
-            source: detail.source,
-            source_url: detail.source_url,
-            commit: detail.commit,
-            path: detail.path,
-            main_file: detail.main_file,
-            description: detail.description,
-            platform: detail.platform,
-            has_vendor_agent: detail.has_vendor_agent,
-        })
+        artifact(ctx, input).map(|a| InfoOutput::Artifact(Box::new(a)))
     }
+}
+
+/// The artifact `input` names, in full.
+fn artifact(ctx: &Context, input: InfoInput) -> Result<ArtifactInfo> {
+    let catalog = ctx.catalog()?;
+    let found = resolve_artifact(&catalog, &input.name, || ctx.search_index(), ctx.progress.as_ref())?;
+    let detail = catalog
+        .artifact_detail(found.id)?
+        .ok_or_else(|| artifact_not_found(&input.name, Vec::new()))?;
+    let rows = catalog.findings(&FindingFilter {
+        artifact_ids: Some(vec![found.id]),
+        ..Default::default()
+    })?;
+    let mut finding_counts = SeverityCounts::default();
+    for row in &rows {
+        finding_counts.add(row.severity);
+    }
+    let findings = rows.into_iter().take(50).map(finding).collect();
+    let preview_end = match input.full {
+        true => None,
+        false => detail.body.char_indices().nth(PREVIEW_CHARS).map(|(i, _)| i),
+    };
+    let qualified = qualified_name(&detail.source, &detail.name);
+    Ok(ArtifactInfo {
+        finding_counts,
+        findings,
+        install_command: format!("aam install {}", shell_word(&qualified)),
+        qualified_name: qualified,
+        preview: detail.body[..preview_end.unwrap_or(detail.body.len())].to_string(),
+        preview_truncated: preview_end.is_some() || detail.truncated,
+        warnings: detail
+            .warnings_json
+            .as_deref()
+            .and_then(|w| serde_json::from_str(w).ok())
+            .unwrap_or_default(),
+        frontmatter: detail
+            .frontmatter_json
+            .as_deref()
+            .and_then(|f| serde_json::from_str(f).ok()),
+        files: detail
+            .files
+            .into_iter()
+            .map(|(path, size, blake3)| InfoFile { path, size, blake3 })
+            .collect(),
+        name: detail.name,
+        kind: detail.kind,
+        source: detail.source,
+        source_url: detail.source_url,
+        commit: detail.commit,
+        path: detail.path,
+        main_file: detail.main_file,
+        description: detail.description,
+        platform: detail.platform,
+        has_vendor_agent: detail.has_vendor_agent,
+    })
 }
 
 /// Quotes a word for a shell when it needs it.

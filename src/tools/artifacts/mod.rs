@@ -1,4 +1,4 @@
-//! Artifact tools: `aam_info` (one artifact in full), `aam_list` (available
+//! Artifact tools: `aam_info` (one artifact in full, or the package a name means), `aam_list` (available
 //! artifacts by source, paged) and `aam_source_candidates` (artifacts no package
 //! holds yet, paged), all answered from the catalog. This module holds the paging
 //! the listings share; each tool has its own file.
@@ -8,10 +8,10 @@ mod info;
 mod list;
 
 pub use candidates::{Candidate, CandidatesInput, CandidatesOutput, PROJECT_SOURCE, SourceCandidates, SourceType};
-pub use info::{Info, InfoFile, InfoInput, InfoOutput, shell_word};
+pub use info::{ArtifactInfo, Info, InfoFile, InfoInput, InfoOutput, shell_word};
 pub use list::{AvailableArtifact, ListAvailable, ListInput, ListOutput, SourceGroup};
 
-use crate::catalog::{Catalog, Keyset, ListFilter, ListedArtifact};
+use crate::catalog::{Catalog, Keyset, ListFilter, ListedArtifact, SourceId};
 use crate::error::{Error, ErrorCode, Result};
 use crate::scan::ArtifactKind;
 
@@ -86,7 +86,7 @@ fn default_page() -> u32 {
 }
 
 /// The ids of the named sources; an unknown name is an error listing the known ones.
-fn source_ids(catalog: &Catalog, names: &[String]) -> Result<Vec<i64>> {
+fn source_ids(catalog: &Catalog, names: &[String]) -> Result<Vec<SourceId>> {
     let sources = catalog.list_sources()?;
     names
         .iter()
@@ -132,7 +132,7 @@ mod tests {
                 path: "skills/a b\tc".into(),
             },
             Cursor::Catalog(Keyset {
-                source_id: 42,
+                source_id: SourceId(42),
                 kind: ArtifactKind::Prompt,
                 path: "prompts/é.md".into(),
             }),
