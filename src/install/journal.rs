@@ -39,6 +39,7 @@ use super::keys::{self, LOCK_KEY};
 use super::plan::{Bytes, Member};
 use crate::cancel::Cancel;
 use crate::error::{Error, ErrorCode, Result};
+use crate::packages::lock::Origin;
 use crate::scan::Platform;
 
 /// The journal's layout version.
@@ -85,8 +86,8 @@ pub struct InstallMirror {
     pub description: String,
     /// The manifest as JSON.
     pub manifest_json: String,
-    /// `registry` or `source` (folders and archives are mirrored as `source`).
-    pub origin: String,
+    /// Where it came from, as the catalog tells it.
+    pub origin: MirrorOrigin,
     /// Archive checksum.
     pub checksum: String,
     /// What it holds.
@@ -97,6 +98,37 @@ pub struct InstallMirror {
     pub source_commit: Option<String>,
     /// (key, blake3) of every file written.
     pub files: Vec<(String, String)>,
+}
+
+/// Where the catalog says an installed package came from: a registry, or a
+/// source (folders and archives count as sources there). Written as
+/// `registry` / `source` in the journal and the catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MirrorOrigin {
+    /// A published version in a registry.
+    Registry,
+    /// A source's artifacts, a package folder or an archive.
+    Source,
+}
+
+impl MirrorOrigin {
+    /// The catalog's name for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MirrorOrigin::Registry => "registry",
+            MirrorOrigin::Source => "source",
+        }
+    }
+}
+
+impl From<Origin> for MirrorOrigin {
+    fn from(origin: Origin) -> Self {
+        match origin {
+            Origin::Registry => MirrorOrigin::Registry,
+            Origin::Source | Origin::Local | Origin::Archive => MirrorOrigin::Source,
+        }
+    }
 }
 
 impl MirrorOp {

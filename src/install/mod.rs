@@ -30,6 +30,7 @@ pub mod inventory;
 pub mod journal;
 pub mod keys;
 pub mod merge;
+pub mod mirror;
 pub mod package_info;
 pub mod plan;
 pub mod platforms;

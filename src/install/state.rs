@@ -113,6 +113,23 @@ pub fn keys_in(status: &BTreeMap<String, FileState>, state: FileState) -> Vec<St
         .collect()
 }
 
+/// Copies the files of `keys` as they are now (edits a command is about to
+/// replace) to `<home>/backups/<package>--<timestamp>/`, returning that folder.
+/// Keys that hold nothing now are skipped.
+pub fn backup(home: &Path, roots: &Roots, package: &str, keys: &[String]) -> Result<String> {
+    let stamp = crate::catalog::now_timestamp().replace(':', "-");
+    let dir = home
+        .join("backups")
+        .join(format!("{}--{stamp}", package.replace('/', "-")));
+    for key in keys {
+        if let Some(bytes) = current_bytes(roots, key)? {
+            let file = key.replace("~/", "home/").replace('#', "--").replace(' ', "-");
+            crate::atomic::write_file(&dir.join(file), &bytes)?;
+        }
+    }
+    Ok(dir.display().to_string())
+}
+
 /// The current bytes of a key for showing or saving (`None` when gone or too
 /// big to show); never read through a link.
 pub fn current_bytes(roots: &Roots, key: &str) -> Result<Option<Vec<u8>>> {

@@ -69,6 +69,26 @@ impl Default for LockFile {
     }
 }
 
+impl LockFile {
+    /// The installed package `name`; `AAM_PACKAGE_NOT_INSTALLED`, naming what is
+    /// installed, when there is none.
+    pub fn installed(&self, name: &str) -> Result<&LockedPackage> {
+        self.packages.get(name).ok_or_else(|| {
+            let names: Vec<String> = self.packages.keys().map(|n| format!("`{n}`")).collect();
+            let hint = if names.is_empty() {
+                "nothing is installed here; install with `aam install <package>`".to_string()
+            } else {
+                format!("installed packages: {}", names.join(", "))
+            };
+            Error::new(
+                ErrorCode::PackageNotInstalled,
+                format!("`{name}` is not installed here"),
+            )
+            .with_hint(hint)
+        })
+    }
+}
+
 /// One installed package.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]

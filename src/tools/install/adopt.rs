@@ -10,9 +10,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::super::{Context, Example, Expect, Risk, Tool};
-use super::{MatchKind, apply_mirror, begin_write, mirror_of, object_store, roots};
+use super::{MatchKind, apply_mirror, begin_write, object_store, roots};
 use crate::error::{Error, ErrorCode, Result};
 use crate::install::inventory::{self, Found, Limits, Match};
+use crate::install::mirror;
 use crate::install::plan::{Plan, Prepared};
 use crate::scan::Platform;
 use crate::sources::qualified_name;
@@ -198,7 +199,7 @@ impl Tool for Adopt {
                 continue;
             }
             let entry = plan.add_existing(package, &platforms)?;
-            mirror.push(mirror_of(&roots, &entry, package));
+            mirror.push(mirror::record_of(&roots, &entry, package));
             output.adopted.push(AdoptedArtifact {
                 package: name.clone(),
                 artifact: qualified_name(&matched.version.source, &matched.version.path),

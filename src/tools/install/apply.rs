@@ -4,11 +4,12 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{apply_mirror, backup, begin_write, mirror_of, object_store, prepare, roots};
+use super::{apply_mirror, begin_write, object_store, prepare, roots};
 use crate::error::{Error, ErrorCode, Result};
 use crate::install::decision::{Decision, OnEdited, SkippedPackage, decide, keep_dependents_of_kept, platforms_for};
 use crate::install::plan::{Plan, Prepared, same_origin};
 use crate::install::{Roots, platforms};
+use crate::install::{mirror, state};
 use crate::packages::lock::Origin;
 use crate::packages::manifest::Manifest;
 use crate::scan::Platform;
@@ -310,13 +311,13 @@ pub(super) fn install_prepared(
             conflict_markers: merged.marked,
             undeployed,
         });
-        todo.push(mirror_of(&roots, &entry, package));
+        todo.push(mirror::record_of(&roots, &entry, package));
     }
     if input.dry_run || todo.is_empty() {
         return Ok(output);
     }
     for (index, name, keys) in backups {
-        output.installed[index].backup_dir = Some(backup(ctx, &roots, &name, &keys)?);
+        output.installed[index].backup_dir = Some(state::backup(ctx.home.root(), &roots, &name, &keys)?);
     }
     plan.execute(&object_store(ctx), todo, &ctx.cancel, |ops| apply_mirror(ctx, ops))?;
     Ok(output)

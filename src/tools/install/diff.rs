@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::super::{Context, Example, Expect, Risk, Tool};
-use super::{VerifyInput, installed, object_store, roots};
+use super::{VerifyInput, object_store, roots};
 use crate::error::{ErrorCode, Result};
 use crate::install::state::{self, FileState};
 
@@ -67,7 +67,7 @@ impl Tool for Diff {
     fn run(ctx: &Context, input: VerifyInput) -> Result<DiffOutput> {
         let roots = roots(ctx, input.global)?;
         let lock = roots.read_lock()?;
-        let entry = installed(&lock, &input.package)?;
+        let entry = lock.installed(&input.package)?;
         let store = object_store(ctx);
         let status = state::file_status(&roots, entry)?;
         let edited = state::keys_in(&status, FileState::Modified);

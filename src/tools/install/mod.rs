@@ -22,14 +22,13 @@ mod verify;
 use std::path::Path;
 
 use super::Context;
-use crate::catalog::{Catalog, InstallRecord, NewPackage, PackageMember, now_timestamp};
-use crate::error::{Error, ErrorCode, Result};
+use crate::catalog::Catalog;
+use crate::error::Result;
 use crate::install::Roots;
-use crate::install::journal::{self, InstallMirror, MirrorOp, ProjectLock};
+use crate::install::journal::{self, MirrorOp, ProjectLock};
+use crate::install::mirror;
 use crate::install::plan::Prepared;
 use crate::install::specs::{SpecEnv, prepare_specs};
-use crate::install::state;
-use crate::packages::lock::{LockFile, LockedPackage, Origin};
 use crate::packages::store::ObjectStore;
 
 pub use crate::install::decision::{OnEdited, SkipReason, SkippedPackage};
@@ -94,74 +93,13 @@ pub fn recover_pending(ctx: &Context) -> Result<()> {
     Ok(())
 }
 
-/// Applies catalog mirror operations.
+/// Applies catalog mirror operations (see [`crate::install::mirror`]).
 fn apply_mirror(ctx: &Context, ops: &[MirrorOp]) -> Result<()> {
     if ops.is_empty() {
         return Ok(());
     }
     let mut catalog = ctx.catalog()?;
-    for op in ops {
-        match op {
-            MirrorOp::Record(record) => record_install(&mut catalog, record)?,
-            MirrorOp::Remove { project_root, package } => catalog.remove_install(project_root, package)?,
-        }
-    }
-    Ok(())
-}
-
-fn record_install(catalog: &mut Catalog, record: &InstallMirror) -> Result<()> {
-    let members: Vec<PackageMember> = record
-        .members
-        .iter()
-        .map(|m| PackageMember {
-            artifact_id: m.artifact_id,
-            project_root: None,
-            kind: m.kind,
-            name: &m.name,
-            path: &m.path,
-        })
-        .collect();
-    let platforms: Vec<String> = record.platforms.iter().map(|p| p.as_str().to_string()).collect();
-    catalog.record_install(&InstallRecord {
-        project_root: &record.project_root,
-        package: NewPackage {
-            name: &record.name,
-            version: &record.version,
-            description: Some(&record.description),
-            manifest_json: &record.manifest_json,
-            origin: &record.origin,
-            provenance_json: None,
-            archive_blake3: Some(&record.checksum),
-        },
-        members: &members,
-        platforms: &platforms,
-        source_commit: record.source_commit.as_deref(),
-        files: &record.files,
-    })
-}
-
-fn mirror_of(roots: &Roots, entry: &LockedPackage, prepared: &Prepared) -> MirrorOp {
-    MirrorOp::Record(Box::new(InstallMirror {
-        project_root: roots.root_text(),
-        name: prepared.manifest.name.clone(),
-        version: entry.version.clone(),
-        description: prepared.manifest.description.clone(),
-        manifest_json: serde_json::to_string(&prepared.manifest).unwrap_or_default(),
-        origin: match prepared.origin {
-            Origin::Registry => "registry",
-            Origin::Source | Origin::Local | Origin::Archive => "source",
-        }
-        .to_string(),
-        checksum: entry.checksum.clone(),
-        members: prepared.members.clone(),
-        platforms: entry.platforms.clone(),
-        source_commit: entry.source_commit.clone(),
-        files: entry
-            .file_checksums
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
-    }))
+    mirror::apply(&mut catalog, ops)
 }
 
 /// Turns install specs into packages, reading only paths the front end may.
@@ -185,37 +123,4 @@ fn prepare_env<T>(ctx: &Context, f: impl FnOnce(SpecEnv<'_>) -> Result<T>) -> Re
 
 fn object_store(ctx: &Context) -> ObjectStore {
     ObjectStore::new(ctx.home.root().join("objects"))
-}
-
-fn installed<'l>(lock: &'l LockFile, name: &str) -> Result<&'l LockedPackage> {
-    lock.packages.get(name).ok_or_else(|| {
-        let names: Vec<String> = lock.packages.keys().map(|n| format!("`{n}`")).collect();
-        let hint = if names.is_empty() {
-            "nothing is installed here; install with `aam install <package>`".to_string()
-        } else {
-            format!("installed packages: {}", names.join(", "))
-        };
-        Error::new(
-            ErrorCode::PackageNotInstalled,
-            format!("`{name}` is not installed here"),
-        )
-        .with_hint(hint)
-    })
-}
-
-/// Copies edited files to `$AAM_HOME/backups/<pkg>--<timestamp>/`.
-fn backup(ctx: &Context, roots: &Roots, name: &str, keys: &[String]) -> Result<String> {
-    let stamp = now_timestamp().replace(':', "-");
-    let dir = ctx
-        .home
-        .root()
-        .join("backups")
-        .join(format!("{}--{stamp}", name.replace('/', "-")));
-    for key in keys {
-        if let Some(bytes) = state::current_bytes(roots, key)? {
-            let file = key.replace("~/", "home/").replace('#', "--").replace(' ', "-");
-            crate::atomic::write_file(&dir.join(file), &bytes)?;
-        }
-    }
-    Ok(dir.display().to_string())
 }

@@ -5,12 +5,13 @@
 //! the lock; the plan and the journal write it like any install.
 
 use super::{
-    InstallInput, InstallOutput, InstalledPackage, OnEdited, SkipReason, SkippedPackage, apply_mirror, backup,
-    begin_write, mirror_of, object_store, prepare_env, roots,
+    InstallInput, InstallOutput, InstalledPackage, OnEdited, SkipReason, SkippedPackage, apply_mirror, begin_write,
+    object_store, prepare_env, roots,
 };
 use crate::error::{Error, Result};
 use crate::install::plan::{Plan, Prepared};
 use crate::install::restore::{self, Need, RestoreEnv};
+use crate::install::{mirror, state};
 use crate::packages::lock::LockedPackage;
 use crate::tools::Context;
 
@@ -103,7 +104,7 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
             conflict_markers: Vec::new(),
             undeployed: Vec::new(),
         });
-        mirror.push(mirror_of(&roots, &planned, package));
+        mirror.push(mirror::record_of(&roots, &planned, package));
     }
     if !content.is_empty() {
         return Err(restore::mismatch(&content));
@@ -115,7 +116,7 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
         return Ok(output);
     }
     for (index, name, keys) in backups {
-        output.installed[index].backup_dir = Some(backup(ctx, &roots, &name, &keys)?);
+        output.installed[index].backup_dir = Some(state::backup(ctx.home.root(), &roots, &name, &keys)?);
     }
     plan.execute(&object_store(ctx), mirror, &ctx.cancel, |ops| apply_mirror(ctx, ops))?;
     Ok(output)

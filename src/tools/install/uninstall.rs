@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{apply_mirror, begin_write, installed, object_store, roots};
+use super::{apply_mirror, begin_write, object_store, roots};
 use crate::error::{ErrorCode, Result};
 use crate::install::journal::MirrorOp;
 use crate::install::plan::Plan;
@@ -86,7 +86,7 @@ impl Tool for Uninstall {
         let _lock = begin_write(ctx, &roots, input.no_wait)?;
         let store = object_store(ctx);
         let mut plan = Plan::new(&roots, input.force)?.with_ownership(move |digest| store.has(digest));
-        let entry = installed(plan.lock(), &input.package)?.clone();
+        let entry = plan.lock().installed(&input.package)?.clone();
         let dependents: Vec<String> = plan
             .lock()
             .packages

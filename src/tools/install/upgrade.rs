@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::apply::{InstallInput, InstallOutput, install_prepared};
-use super::{installed, prepare, roots};
+use super::{prepare, roots};
 use crate::error::{Error, ErrorCode, Result};
 use crate::install::decision::{OnEdited, SkipReason};
 use crate::install::freshness;
@@ -127,7 +127,7 @@ impl Tool for Upgrade {
         roots.check_lock(&lock)?;
         let names: Vec<String> = match &input.package {
             Some(name) => {
-                installed(&lock, name)?;
+                lock.installed(name)?;
                 vec![name.clone()]
             }
             None => lock.packages.keys().cloned().collect(),

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::super::{Context, Example, Expect, Risk, Tool};
-use super::{installed, roots};
+use super::roots;
 use crate::error::{ErrorCode, Result};
 use crate::install::Roots;
 use crate::install::journal;
@@ -82,7 +82,7 @@ impl Tool for Verify {
 
 /// Checks one installed package of a checked lock.
 fn verify(roots: &Roots, lock: &LockFile, package: &str) -> Result<VerifyOutput> {
-    let entry = installed(lock, package)?;
+    let entry = lock.installed(package)?;
     let status = state::file_status(roots, entry)?;
     let pick = |s: FileState| state::keys_in(&status, s);
     let untracked_files = state::untracked(roots, package, entry)?;

@@ -1,0 +1,97 @@
+//! The catalog's mirror of a project's installs: what one installed package
+//! records there (written to the journal first, see [`super::journal`]), and
+//! applying those records to the catalog once the files landed.
+
+use super::Roots;
+use super::journal::{InstallMirror, MirrorOp, MirrorOrigin};
+use super::plan::Prepared;
+use crate::catalog::{Catalog, InstallRecord, NewPackage, PackageMember};
+use crate::error::Result;
+use crate::packages::lock::LockedPackage;
+
+/// What the catalog records of `prepared`, installed under `roots` as `entry`.
+pub fn record_of(roots: &Roots, entry: &LockedPackage, prepared: &Prepared) -> MirrorOp {
+    MirrorOp::Record(Box::new(InstallMirror {
+        project_root: roots.root_text(),
+        name: prepared.manifest.name.clone(),
+        version: entry.version.clone(),
+        description: prepared.manifest.description.clone(),
+        manifest_json: serde_json::to_string(&prepared.manifest).unwrap_or_default(),
+        origin: MirrorOrigin::from(prepared.origin),
+        checksum: entry.checksum.clone(),
+        members: prepared.members.clone(),
+        platforms: entry.platforms.clone(),
+        source_commit: entry.source_commit.clone(),
+        files: entry
+            .file_checksums
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    }))
+}
+
+/// Applies mirror operations to the catalog, in order.
+pub fn apply(catalog: &mut Catalog, ops: &[MirrorOp]) -> Result<()> {
+    for op in ops {
+        match op {
+            MirrorOp::Record(record) => record_install(catalog, record)?,
+            MirrorOp::Remove { project_root, package } => catalog.remove_install(project_root, package)?,
+        }
+    }
+    Ok(())
+}
+
+fn record_install(catalog: &mut Catalog, record: &InstallMirror) -> Result<()> {
+    let members: Vec<PackageMember> = record
+        .members
+        .iter()
+        .map(|m| PackageMember {
+            artifact_id: m.artifact_id,
+            project_root: None,
+            kind: m.kind,
+            name: &m.name,
+            path: &m.path,
+        })
+        .collect();
+    let platforms: Vec<String> = record.platforms.iter().map(|p| p.as_str().to_string()).collect();
+    catalog.record_install(&InstallRecord {
+        project_root: &record.project_root,
+        package: NewPackage {
+            name: &record.name,
+            version: &record.version,
+            description: Some(&record.description),
+            manifest_json: &record.manifest_json,
+            origin: record.origin.as_str(),
+            provenance_json: None,
+            archive_blake3: Some(&record.checksum),
+        },
+        members: &members,
+        platforms: &platforms,
+        source_commit: record.source_commit.as_deref(),
+        files: &record.files,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packages::lock::Origin;
+
+    /// Journals written before the type read the same: the catalog keeps
+    /// `registry` or `source`, folders and archives counting as sources.
+    #[test]
+    fn folders_and_archives_are_mirrored_as_sources_under_the_old_names() {
+        let cases = [
+            (Origin::Registry, "registry"),
+            (Origin::Source, "source"),
+            (Origin::Local, "source"),
+            (Origin::Archive, "source"),
+        ];
+        for (origin, name) in cases {
+            let mirrored = MirrorOrigin::from(origin);
+            assert_eq!(mirrored.as_str(), name);
+            assert_eq!(serde_json::to_value(mirrored).unwrap(), name);
+            assert_eq!(serde_json::from_value::<MirrorOrigin>(name.into()).unwrap(), mirrored);
+        }
+    }
+}
