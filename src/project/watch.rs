@@ -15,10 +15,12 @@
 //! or after it left an event), and stays trusted while the queue stays empty and
 //! the catalog holds the version that refresh left (another process's refresh is
 //! checked again). Any event runs the full refresh; a lost event (queue
-//! overflow), a watched folder moved or an unmount drop every watch and set them
-//! again. Where watching is impossible (not Linux, a file system that is not
-//! local, the watch limit reached, `AAM_PROJECT_WATCH=0`) every call runs the
-//! full refresh, as the CLI does; the reason is logged once.
+//! overflow), a watched folder moved, an unmount, or the root's path naming
+//! another folder (a folder above it renamed, a link in it changed: one stat per
+//! call tells) drop every watch and set them again. Where watching is impossible
+//! (not Linux, a file system that is not local, the watch limit reached,
+//! `AAM_PROJECT_WATCH=0`) every call runs the full refresh, as the CLI does; the
+//! reason is logged once.
 //!
 //! Not seen, as by every inotify monitor: a file of the project written through
 //! a hard link from outside it, or through a shared memory map; such a change
@@ -161,6 +163,10 @@ mod imp {
         large: bool,
         /// The catalog's key for the root.
         key: String,
+        /// The folder the root's path named when the watches were set (device,
+        /// inode): a folder above it renamed, or a link in its path changed,
+        /// makes the path name another folder and no watch reports that.
+        folder: Option<(u64, u64)>,
     }
 
     /// What draining the queue found.
@@ -184,6 +190,7 @@ mod imp {
                 trusted: None,
                 large: false,
                 key: super::super::key(root),
+                folder: folder(root),
             };
             match unwatchable(root).map_or_else(open, Err) {
                 Ok(fd) => watch.fd = Some(fd),
@@ -195,6 +202,9 @@ mod imp {
         pub(super) fn current(&mut self, catalog: &mut Catalog, root: &Path, large: bool) -> Result<(i64, Answer)> {
             if self.fd.is_none() {
                 return Ok((super::super::current(catalog, root, large)?, Answer::Unwatched));
+            }
+            if folder(root) != self.folder {
+                self.reset(root);
             }
             match self.drain() {
                 Drained::Quiet => {
@@ -334,6 +344,7 @@ mod imp {
             self.give_up();
             // The root itself may have moved.
             self.key = super::super::key(root);
+            self.folder = folder(root);
             match open() {
                 Ok(fd) => self.fd = Some(fd),
                 Err(why) => give_up_log(root, &why),
@@ -367,6 +378,11 @@ mod imp {
 
     fn open() -> std::result::Result<OwnedFd, String> {
         inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).map_err(|e| format!("cannot start inotify: {e}"))
+    }
+
+    /// The device and inode of the folder `root` names now (links followed).
+    fn folder(root: &Path) -> Option<(u64, u64)> {
+        rustix::fs::stat(root).ok().map(|st| (st.st_dev, st.st_ino))
     }
 
     /// Why `root` cannot be watched, if it cannot.
@@ -542,6 +558,36 @@ mod tests {
         let (now, answer) = p.call();
         assert_eq!(answer, Answer::Unwatched);
         assert_eq!(now, p.fresh());
+    }
+
+    /// The project's path names another folder once a folder above it was
+    /// renamed and a new one made at its place: no watch sees that (the watched
+    /// folders did not change), so each call checks that the root is still the
+    /// folder it watches.
+    #[test]
+    fn a_new_folder_at_the_project_path_is_seen() {
+        let mut p = Project::new();
+        let dir = p._dir.path().to_path_buf();
+        std::fs::create_dir(dir.join("parent")).unwrap();
+        std::fs::rename(&p.root, dir.join("parent/project")).unwrap();
+        std::os::unix::fs::symlink(dir.join("parent"), dir.join("link")).unwrap();
+        p.root = dir.join("link/project");
+        p.call();
+        assert_eq!(p.call().1, Answer::Quiet);
+        // A folder above the root renamed, a new project made at its place.
+        std::fs::rename(dir.join("parent"), dir.join("parent-old")).unwrap();
+        write(&dir, "parent/project/skills/other/SKILL.md", "---\nname: other\n---\n");
+        let (now, answer) = p.call();
+        assert_eq!(now, ["skills/other "], "{answer:?}");
+        assert_eq!(now, p.fresh());
+        assert_eq!(p.call(), (now, Answer::Quiet));
+        // A link in the root's path changed.
+        std::fs::remove_file(dir.join("link")).unwrap();
+        std::os::unix::fs::symlink(dir.join("parent-old"), dir.join("link")).unwrap();
+        let (now, answer) = p.call();
+        assert_eq!(now, ["skills/a one", "skills/b two"], "{answer:?}");
+        assert_eq!(now, p.fresh());
+        assert_eq!(p.call(), (now, Answer::Quiet));
     }
 
     fn imp_disabled_watch(root: &Path) -> imp::Watch {
