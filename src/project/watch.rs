@@ -590,6 +590,73 @@ mod tests {
         assert_eq!(p.call(), (now, Answer::Quiet));
     }
 
+    /// More changes at once than the kernel queues (`max_queued_events`): the
+    /// lost events (here the end of a folder's watch, the folder made again at
+    /// its path) make the call set every watch again, so a later edit in the
+    /// new folder is seen.
+    #[test]
+    fn a_queue_overflow_sets_every_watch_again() {
+        let mut p = Project::new();
+        p.call();
+        let max: usize = std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        for i in 0..max + 10 {
+            std::fs::write(p.root.join(format!("skills/f{i}")), "").unwrap();
+        }
+        std::fs::remove_dir_all(p.root.join("skills/a")).unwrap();
+        write(&p.root, "skills/a/SKILL.md", "---\nname: a\ndescription: again\n---\n");
+        let (now, answer) = p.call();
+        assert_eq!(answer, Answer::Checked);
+        assert_eq!(now, ["skills/a again", "skills/b two"]);
+        assert_eq!(p.call().1, Answer::Quiet);
+        write(&p.root, "skills/a/SKILL.md", "---\nname: a\ndescription: edited\n---\n");
+        let (now, answer) = p.call();
+        assert_eq!((now.clone(), answer), (p.fresh(), Answer::Checked));
+        assert_eq!(now, ["skills/a edited", "skills/b two"]);
+    }
+
+    /// Ignore rules of a `.gitignore` above the project (outside it, and above
+    /// the repository, where git does not apply it) are not read.
+    #[test]
+    #[ignore = "pre-existing, shared with the CLI path: the ignore crate reads the ignore files of \
+                the root's parents (needed inside the project when a subfolder is listed again)"]
+    fn a_gitignore_above_the_project_is_not_read() {
+        let mut p = Project::new();
+        std::fs::create_dir(p.root.join(".git")).unwrap();
+        write(p._dir.path(), ".gitignore", "skills/\n");
+        assert_eq!(p.call().0, ["skills/a one", "skills/b two"]);
+        assert_eq!(p.fresh(), ["skills/a one", "skills/b two"]);
+    }
+
+    /// An ignore file that is a link to a file outside the project is read
+    /// through the link by the `ignore` crate's walk (the CLI path does the
+    /// same), and the target's edits are never seen.
+    #[test]
+    #[ignore = "pre-existing, shared with the CLI path: the ignore crate opens a linked .gitignore"]
+    fn a_linked_gitignore_is_not_followed() {
+        let mut p = Project::new();
+        write(p._dir.path(), "elsewhere", "skills/\n");
+        std::os::unix::fs::symlink(p._dir.path().join("elsewhere"), p.root.join(".gitignore")).unwrap();
+        assert_eq!(p.call().0, ["skills/a one", "skills/b two"]);
+    }
+
+    /// `.git/info/exclude` is honored by the walk but not recorded, so its
+    /// edit is not seen, by the watches or by the CLI's check of the record.
+    #[test]
+    #[ignore = "pre-existing, shared with the CLI path: .git/info/exclude is not recorded"]
+    fn an_edit_of_git_info_exclude_is_seen() {
+        let mut p = Project::new();
+        std::fs::create_dir_all(p.root.join(".git/info")).unwrap();
+        p.call();
+        write(&p.root, ".git/info/exclude", "skills/a/\n");
+        let (now, _) = p.call();
+        assert_eq!(now, ["skills/b two"]);
+        assert_eq!(now, p.fresh());
+    }
+
     fn imp_disabled_watch(root: &Path) -> imp::Watch {
         let mut watch = imp::Watch::new(root);
         watch.disable_for_test();
