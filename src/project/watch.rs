@@ -657,6 +657,35 @@ mod tests {
         assert_eq!(now, p.fresh());
     }
 
+    /// A file system mounted over a recorded folder (or inside one, then
+    /// written) changes what the root's path shows with no event on the
+    /// watched folders, which are the covered ones; the CLI's check sees it.
+    /// Run as root: `cargo test --lib a_mount -- --ignored`.
+    #[test]
+    #[ignore = "watcher only, not fixed: mounts raise no inotify event (needs root to mount)"]
+    fn a_mount_over_a_recorded_folder_is_seen() {
+        struct Mounted(PathBuf);
+        impl Drop for Mounted {
+            fn drop(&mut self) {
+                let _ = std::process::Command::new("umount").arg(&self.0).status();
+            }
+        }
+        let mut p = Project::new();
+        p.call();
+        let skills = p.root.join("skills");
+        let status = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "none"])
+            .arg(&skills)
+            .status()
+            .unwrap();
+        assert!(status.success(), "mounting needs root");
+        let _mounted = Mounted(skills);
+        write(&p.root, "skills/m/SKILL.md", "---\nname: m\n---\n");
+        let (now, answer) = p.call();
+        assert_eq!(now, p.fresh(), "{answer:?}");
+        assert_eq!(now, ["skills/m "]);
+    }
+
     fn imp_disabled_watch(root: &Path) -> imp::Watch {
         let mut watch = imp::Watch::new(root);
         watch.disable_for_test();
