@@ -15,10 +15,13 @@
 //! or after it left an event), and stays trusted while the queue stays empty and
 //! the catalog holds the version that refresh left (another process's refresh is
 //! checked again). Any event runs the full refresh; a lost event (queue
-//! overflow), a watched folder moved or an unmount drop every watch and set them
-//! again. Where watching is impossible (not Linux, a file system that is not
-//! local, the watch limit reached, `AAM_PROJECT_WATCH=0`) every call runs the
-//! full refresh, as the CLI does; the reason is logged once.
+//! overflow), a watched folder moved, a file system mounted or unmounted at or
+//! below the root (raising no event: the mount table read at each call tells), or
+//! the root's path naming another folder (a folder above it renamed, a link in it
+//! changed: one stat per call tells) drop every watch and set them again. Where watching is impossible
+//! (not Linux, a file system that is not local, the watch limit reached,
+//! `AAM_PROJECT_WATCH=0`) every call runs the full refresh, as the CLI does; the
+//! reason is logged once.
 //!
 //! Not seen, as by every inotify monitor: a file of the project written through
 //! a hard link from outside it, or through a shared memory map; such a change
@@ -166,6 +169,13 @@ mod imp {
         large: bool,
         /// The catalog's key for the root.
         key: String,
+        /// The folder the root's path named when the watches were set (device,
+        /// inode): a folder above it renamed, or a link in its path changed,
+        /// makes the path name another folder and no watch reports that.
+        folder: Option<(u64, u64)>,
+        /// The mounts at or below the root when the watches were set: a file
+        /// system mounted over a watched folder (or unmounted) raises no event.
+        mounts: Option<Vec<String>>,
     }
 
     /// What draining the queue found.
@@ -189,6 +199,8 @@ mod imp {
                 trusted: None,
                 large: false,
                 key: super::super::key(root),
+                folder: folder(root),
+                mounts: mounts(root),
             };
             match unwatchable(root).map_or_else(open, Err) {
                 Ok(fd) => watch.fd = Some(fd),
@@ -205,6 +217,9 @@ mod imp {
         ) -> Result<(ProjectId, Answer)> {
             if self.fd.is_none() {
                 return Ok((super::super::current(catalog, root, large)?, Answer::Unwatched));
+            }
+            if folder(root) != self.folder || mounts(root) != self.mounts {
+                self.reset(root);
             }
             match self.drain() {
                 Drained::Quiet => {
@@ -344,6 +359,8 @@ mod imp {
             self.give_up();
             // The root itself may have moved.
             self.key = super::super::key(root);
+            self.folder = folder(root);
+            self.mounts = mounts(root);
             match open() {
                 Ok(fd) => self.fd = Some(fd),
                 Err(why) => give_up_log(root, &why),
@@ -377,6 +394,41 @@ mod imp {
 
     fn open() -> std::result::Result<OwnedFd, String> {
         inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).map_err(|e| format!("cannot start inotify: {e}"))
+    }
+
+    /// The device and inode of the folder `root` names now (links followed).
+    fn folder(root: &Path) -> Option<(u64, u64)> {
+        rustix::fs::stat(root).ok().map(|st| (st.st_dev, st.st_ino))
+    }
+
+    /// The lines of this process's mount table whose mount point is the root
+    /// or below it (one read of a few kilobytes per call; mounts elsewhere,
+    /// such as containers starting, do not count).
+    fn mounts(root: &Path) -> Option<Vec<String>> {
+        let table = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+        // Mount points are written with space, tab, newline and backslash escaped.
+        let mut at = String::new();
+        for c in super::super::key(root).chars() {
+            match c {
+                ' ' => at.push_str("\\040"),
+                '\t' => at.push_str("\\011"),
+                '\n' => at.push_str("\\012"),
+                '\\' => at.push_str("\\134"),
+                c => at.push(c),
+            }
+        }
+        let below = format!("{}/", at.trim_end_matches('/'));
+        Some(
+            table
+                .lines()
+                .filter(|line| {
+                    line.split(' ')
+                        .nth(4)
+                        .is_some_and(|point| point == at || point.starts_with(&below))
+                })
+                .map(str::to_string)
+                .collect(),
+        )
     }
 
     /// Why `root` cannot be watched, if it cannot.
@@ -552,6 +604,133 @@ mod tests {
         let (now, answer) = p.call();
         assert_eq!(answer, Answer::Unwatched);
         assert_eq!(now, p.fresh());
+    }
+
+    /// The project's path names another folder once a folder above it was
+    /// renamed and a new one made at its place: no watch sees that (the watched
+    /// folders did not change), so each call checks that the root is still the
+    /// folder it watches.
+    #[test]
+    fn a_new_folder_at_the_project_path_is_seen() {
+        let mut p = Project::new();
+        let dir = p._dir.path().to_path_buf();
+        std::fs::create_dir(dir.join("parent")).unwrap();
+        std::fs::rename(&p.root, dir.join("parent/project")).unwrap();
+        std::os::unix::fs::symlink(dir.join("parent"), dir.join("link")).unwrap();
+        p.root = dir.join("link/project");
+        p.call();
+        assert_eq!(p.call().1, Answer::Quiet);
+        // A folder above the root renamed, a new project made at its place.
+        std::fs::rename(dir.join("parent"), dir.join("parent-old")).unwrap();
+        write(&dir, "parent/project/skills/other/SKILL.md", "---\nname: other\n---\n");
+        let (now, answer) = p.call();
+        assert_eq!(now, ["skills/other "], "{answer:?}");
+        assert_eq!(now, p.fresh());
+        assert_eq!(p.call(), (now, Answer::Quiet));
+        // A link in the root's path changed.
+        std::fs::remove_file(dir.join("link")).unwrap();
+        std::os::unix::fs::symlink(dir.join("parent-old"), dir.join("link")).unwrap();
+        let (now, answer) = p.call();
+        assert_eq!(now, ["skills/a one", "skills/b two"], "{answer:?}");
+        assert_eq!(now, p.fresh());
+        assert_eq!(p.call(), (now, Answer::Quiet));
+    }
+
+    /// More changes at once than the kernel queues (`max_queued_events`): the
+    /// lost events (here the end of a folder's watch, the folder made again at
+    /// its path) make the call set every watch again, so a later edit in the
+    /// new folder is seen.
+    #[test]
+    fn a_queue_overflow_sets_every_watch_again() {
+        let mut p = Project::new();
+        p.call();
+        let max: usize = std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        for i in 0..max + 10 {
+            std::fs::write(p.root.join(format!("skills/f{i}")), "").unwrap();
+        }
+        std::fs::remove_dir_all(p.root.join("skills/a")).unwrap();
+        write(&p.root, "skills/a/SKILL.md", "---\nname: a\ndescription: again\n---\n");
+        let (now, answer) = p.call();
+        assert_eq!(answer, Answer::Checked);
+        assert_eq!(now, ["skills/a again", "skills/b two"]);
+        assert_eq!(p.call().1, Answer::Quiet);
+        write(&p.root, "skills/a/SKILL.md", "---\nname: a\ndescription: edited\n---\n");
+        let (now, answer) = p.call();
+        assert_eq!((now.clone(), answer), (p.fresh(), Answer::Checked));
+        assert_eq!(now, ["skills/a edited", "skills/b two"]);
+    }
+
+    /// Ignore rules of a `.gitignore` above the project (outside it, and above
+    /// the repository, where git does not apply it) are not read.
+    #[test]
+    #[ignore = "pre-existing, shared with the CLI path: the ignore crate reads the ignore files of \
+                the root's parents (needed inside the project when a subfolder is listed again)"]
+    fn a_gitignore_above_the_project_is_not_read() {
+        let mut p = Project::new();
+        std::fs::create_dir(p.root.join(".git")).unwrap();
+        write(p._dir.path(), ".gitignore", "skills/\n");
+        assert_eq!(p.call().0, ["skills/a one", "skills/b two"]);
+        assert_eq!(p.fresh(), ["skills/a one", "skills/b two"]);
+    }
+
+    /// An ignore file that is a link to a file outside the project is read
+    /// through the link by the `ignore` crate's walk (the CLI path does the
+    /// same), and the target's edits are never seen.
+    #[test]
+    #[ignore = "pre-existing, shared with the CLI path: the ignore crate opens a linked .gitignore"]
+    fn a_linked_gitignore_is_not_followed() {
+        let mut p = Project::new();
+        write(p._dir.path(), "elsewhere", "skills/\n");
+        std::os::unix::fs::symlink(p._dir.path().join("elsewhere"), p.root.join(".gitignore")).unwrap();
+        assert_eq!(p.call().0, ["skills/a one", "skills/b two"]);
+    }
+
+    /// `.git/info/exclude` is honored by the walk but not recorded, so its
+    /// edit is not seen, by the watches or by the CLI's check of the record.
+    #[test]
+    #[ignore = "pre-existing, shared with the CLI path: .git/info/exclude is not recorded"]
+    fn an_edit_of_git_info_exclude_is_seen() {
+        let mut p = Project::new();
+        std::fs::create_dir_all(p.root.join(".git/info")).unwrap();
+        p.call();
+        write(&p.root, ".git/info/exclude", "skills/a/\n");
+        let (now, _) = p.call();
+        assert_eq!(now, ["skills/b two"]);
+        assert_eq!(now, p.fresh());
+    }
+
+    /// A file system mounted over a recorded folder (or inside one, then
+    /// written) changes what the root's path shows with no event on the
+    /// watched folders, which are the covered ones: the mount table read at
+    /// each call tells. Run as root: `cargo test --lib a_mount -- --ignored`.
+    #[test]
+    #[ignore = "needs root to mount"]
+    fn a_mount_over_a_recorded_folder_is_seen() {
+        struct Mounted(PathBuf);
+        impl Drop for Mounted {
+            fn drop(&mut self) {
+                let _ = std::process::Command::new("umount").arg(&self.0).status();
+            }
+        }
+        let mut p = Project::new();
+        p.call();
+        let skills = p.root.join("skills");
+        let status = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "none"])
+            .arg(&skills)
+            .status()
+            .unwrap();
+        assert!(status.success(), "mounting needs root");
+        let _mounted = Mounted(skills);
+        write(&p.root, "skills/m/SKILL.md", "---\nname: m\n---\n");
+        let (now, answer) = p.call();
+        assert_eq!(now, p.fresh(), "{answer:?}");
+        assert_eq!(now, ["skills/m "]);
+        assert_eq!(p.call().1, Answer::Quiet);
     }
 
     fn imp_disabled_watch(root: &Path) -> imp::Watch {
