@@ -461,7 +461,7 @@ fn search_row(
         source: source.to_string(),
         kind: artifact.kind,
         name: artifact.name,
-        platform: artifact.platform.map(|p| p.as_str().to_string()),
+        platform: artifact.platform,
         path: artifact.path,
         description: artifact.description,
         body,

@@ -6,7 +6,7 @@ use rusqlite::{OptionalExtension, params, params_from_iter};
 use super::{ArtifactId, SourceId};
 use super::{Catalog, db_error};
 use crate::error::Result;
-use crate::scan::ArtifactKind;
+use crate::scan::{ArtifactKind, Platform};
 
 /// Longest part of a main file fed to the search index, in characters.
 pub const SEARCH_BODY_CHARS: i64 = 32 * 1024;
@@ -25,7 +25,7 @@ pub struct SearchRow {
     /// Display name.
     pub name: String,
     /// Platform, when the location implies one.
-    pub platform: Option<String>,
+    pub platform: Option<Platform>,
     /// Repository path.
     pub path: String,
     /// One-line description.
@@ -110,7 +110,7 @@ pub struct ArtifactDetail {
     /// One-line description.
     pub description: Option<String>,
     /// Platform.
-    pub platform: Option<String>,
+    pub platform: Option<Platform>,
     /// Frontmatter as a JSON object text.
     pub frontmatter_json: Option<String>,
     /// Problems recorded at scan time (JSON array text).
@@ -161,7 +161,7 @@ impl Catalog {
                 source: r.get(2)?,
                 kind: super::artifacts::kind_from_sql(&r.get::<_, String>(3)?),
                 name: r.get(4)?,
-                platform: r.get(5)?,
+                platform: platform_from_sql(r.get(5)?),
                 path: r.get(6)?,
                 description: r.get(7)?,
                 body: r.get(8)?,
@@ -366,7 +366,7 @@ impl Catalog {
                         path: r.get(5)?,
                         main_file: r.get(6)?,
                         description: r.get(7)?,
-                        platform: r.get(8)?,
+                        platform: platform_from_sql(r.get(8)?),
                         frontmatter_json: r.get(9)?,
                         warnings_json: r.get(10)?,
                         has_vendor_agent: r.get(11)?,
@@ -439,4 +439,10 @@ impl Catalog {
 
 fn placeholders(n: usize) -> String {
     vec!["?"; n].join(", ")
+}
+
+/// A stored platform column (written from [`Platform::as_str`]); a name this aam
+/// does not know reads as none.
+fn platform_from_sql(text: Option<String>) -> Option<Platform> {
+    text.as_deref().and_then(Platform::parse)
 }

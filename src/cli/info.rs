@@ -53,7 +53,10 @@ fn artifact(o: &ArtifactInfo) -> String {
         ("source", format!("{} ({})", o.source, o.source_url)),
         ("commit", commit.to_string()),
         ("path", o.path.clone()),
-        ("platform", o.platform.clone().unwrap_or_else(|| "any".into())),
+        (
+            "platform",
+            o.platform.map_or_else(|| "any".into(), |p| p.as_str().to_string()),
+        ),
         ("install", o.install_command.clone()),
     ];
     for (key, value) in fields {

@@ -45,7 +45,7 @@ pub use resolve::{artifact_not_found, resolve_artifact};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::scan::ArtifactKind;
+use crate::scan::{ArtifactKind, Platform};
 
 /// What a search result is: an artifact of some kind, or a registry package.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -524,7 +524,7 @@ fn add_row(writer: &IndexWriter, f: Fields, row: SearchRow, dir: &Path) -> Resul
     doc.add_u64(f.source_id, row.source_id.0 as u64);
     doc.add_text(f.source, &row.source);
     doc.add_text(f.kind, row.kind.as_str());
-    doc.add_text(f.platform, row.platform.as_deref().unwrap_or(""));
+    doc.add_text(f.platform, row.platform.map_or("", Platform::as_str));
     doc.add_text(f.path, &row.path);
     doc.add_text(f.name, &row.name);
     doc.add_text(f.name_prefix, &name_lc);

@@ -13,7 +13,7 @@ use crate::audit::report::{AuditFinding, SeverityCounts, finding};
 use crate::catalog::FindingFilter;
 use crate::error::{ErrorCode, Result};
 use crate::install::package_info::{self, PackageDetails};
-use crate::scan::ArtifactKind;
+use crate::scan::{ArtifactKind, Platform};
 use crate::search::{artifact_not_found, resolve_artifact};
 use crate::tools::{Context, Example, Expect, Risk, Tool, qualified_name};
 
@@ -97,7 +97,7 @@ pub struct ArtifactInfo {
     /// One-line description.
     pub description: Option<String>,
     /// Platform its location implies.
-    pub platform: Option<String>,
+    pub platform: Option<Platform>,
     /// A skill with vendor agent metadata.
     pub has_vendor_agent: bool,
     /// YAML frontmatter as JSON.
