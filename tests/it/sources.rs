@@ -908,6 +908,13 @@ fn large_blob_server(env: &TestEnv, allow_filter: bool) -> (std::process::Child,
         .write("assets/model.bin", vec![0u8; 17 * 1024 * 1024])
         .commit("skills and a large blob");
     let big = work.git(&["rev-parse", "HEAD:assets/model.bin"]);
+    let (server, url) = serve_bare_clone(env, &work, allow_filter);
+    (server, url, big, work)
+}
+
+/// Serves a bare clone of `work` over smart HTTP, with or without the server's
+/// permission to filter blobs; returns the server and the URL.
+fn serve_bare_clone(env: &TestEnv, work: &Repo, allow_filter: bool) -> (std::process::Child, String) {
     let served = env.path("served");
     std::fs::create_dir_all(&served).unwrap();
     let bare = served.join("repo.git");
@@ -916,7 +923,7 @@ fn large_blob_server(env: &TestEnv, allow_filter: bool) -> (std::process::Child,
     work.git(&["-C", bare.to_str().unwrap(), "config", "uploadpack.allowFilter", allow]);
     let (server, port) = http_backend(&served, None, &[])
         .expect("this test needs `python3` on PATH (every machine of this project has it)");
-    (server, format!("http://127.0.0.1:{port}/repo.git"), big, work)
+    (server, format!("http://127.0.0.1:{port}/repo.git"))
 }
 
 /// The bare cache folders under `AAM_HOME`.
@@ -998,14 +1005,7 @@ fn a_skill_holding_a_file_over_the_limit_is_refused_whether_or_not_the_server_fi
         work.write("skills/heavy/SKILL.md", skill("heavy", "Heavy"))
             .write("skills/heavy/weights.bin", vec![0u8; 17 * 1024 * 1024])
             .commit("a skill with a large file");
-        let served = env.path("served");
-        std::fs::create_dir_all(&served).unwrap();
-        let bare = served.join("repo.git");
-        work.git(&["clone", "-q", "--bare", work.path(), bare.to_str().unwrap()]);
-        let allow = if allow_filter { "true" } else { "false" };
-        work.git(&["-C", bare.to_str().unwrap(), "config", "uploadpack.allowFilter", allow]);
-        let (mut server, port) = http_backend(&served, None, &[]).expect("python3");
-        let url = format!("http://127.0.0.1:{port}/repo.git");
+        let (mut server, url) = serve_bare_clone(&env, &work, allow_filter);
         let refused = env
             .aam(&["--json", "source", "add", &url])
             .err("AAM_SOURCE_FILE_TOO_LARGE");
