@@ -113,6 +113,7 @@ pub(super) fn run(out: &Output, command: McpCommand) -> Result<i32> {
                     .with_hint("pass the project folder the server should work in with `--root`"));
             }
             let ctx = Context::new(AamHome::from_env()?, root.clone()).sandboxed(&root)?;
+            super::recover_pending(&ctx);
             let transport = match transport {
                 TransportArg::Stdio => Transport::Stdio,
                 TransportArg::Http => Transport::Http(HttpOptions {

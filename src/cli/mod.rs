@@ -183,6 +183,16 @@ fn usage_error_text(rendered: &str) -> (String, String) {
     (message, hint)
 }
 
+/// Finishes or undoes an interrupted install, upgrade or uninstall in the
+/// project of `ctx` (unless writes are refused); a failure is a warning.
+pub(super) fn recover_pending(ctx: &Context) {
+    if !crate::tools::read_only_mode()
+        && let Err(e) = crate::tools::install::recover_pending(ctx)
+    {
+        tracing::warn!("{}", e.message());
+    }
+}
+
 fn run(cli: Cli) -> Result<i32> {
     let cwd = std::env::current_dir().map_err(|e| Error::io("read", std::path::Path::new("."), e))?;
     let mut ctx = Context::new(AamHome::from_env()?, cwd);
@@ -191,11 +201,10 @@ fn run(cli: Cli) -> Result<i32> {
     }
     let out = Output { json: cli.json };
     // An interrupted install, upgrade or uninstall is finished or undone before
-    // anything else looks at the project (unless writes are refused).
-    if !crate::tools::read_only_mode()
-        && let Err(e) = crate::tools::install::recover_pending(&ctx)
-    {
-        tracing::warn!("{}", e.message());
+    // anything else looks at the project (the server does it for the project it
+    // serves, which `--root` may name).
+    if !matches!(&cli.command, Command::Mcp(mcp::McpCommand::Serve { .. })) {
+        recover_pending(&ctx);
     }
     match cli.command {
         Command::Source(command) => source::run(&ctx, &out, command),

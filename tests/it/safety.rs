@@ -594,6 +594,33 @@ fn a_crash_report_reaches_verify_when_recovery_cannot_run() {
     assert!(!proj.dir.join(".aam/journal.json").exists());
 }
 
+#[test]
+fn a_server_finishes_the_interrupted_job_of_the_project_it_serves() {
+    // Started from another folder: `--root` names the project it recovers.
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let kit = kit_path(&env, "1.0.0");
+    let run = env.aam_with(
+        &proj.dir,
+        &[("AAM_FAULT_AFTER_FILE_OPS", "6")],
+        &["install", &kit, "--platform", "claude"],
+    );
+    assert_eq!(run.code, -1);
+    assert!(proj.dir.join(".aam/journal.json").exists());
+    let served = std::process::Command::new(env!("CARGO_BIN_EXE_aam"))
+        .args(["mcp", "serve", "--root"])
+        .arg(&proj.dir)
+        .current_dir(env.root.path())
+        .env("AAM_HOME", env.home())
+        .env("HOME", env.user_home())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(served.status.success(), "{served:?}");
+    assert!(!proj.dir.join(".aam/journal.json").exists(), "{served:?}");
+    run_in(&env, &proj.dir, &["list"]).ok_json();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_only_mcp_server_leaks_nothing_through_a_hostile_lock() {
     use rmcp::ServiceExt;
