@@ -57,6 +57,12 @@ impl AamHome {
         self.root.join("cache").join("git")
     }
 
+    /// Sockets of running aam processes that answer other aam processes
+    /// (a project's watcher, see [`crate::project::ask`]).
+    pub fn run_dir(&self) -> PathBuf {
+        self.root.join("run")
+    }
+
     /// The bearer token file `aam mcp serve --transport http` generates.
     pub fn mcp_token_path(&self) -> PathBuf {
         self.root.join("mcp-token")

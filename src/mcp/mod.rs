@@ -126,8 +126,11 @@ pub fn serve(ctx: Context, allow_write: bool, surface: Surface, transport: Trans
     };
     let options = ServerOptions::from_env(allow_write, name)?;
     let home = ctx.home.clone();
-    // A long-lived process: watch the project instead of checking its files each call.
-    let server = AamServer::with_surface(ctx.watching(), options, surface);
+    // A long-lived process: watch the project instead of checking its files each
+    // call, and answer the commands run in it (they skip their own check).
+    let ctx = ctx.watching();
+    let _answering = answer_commands(&ctx);
+    let server = AamServer::with_surface(ctx, options, surface);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -141,6 +144,18 @@ pub fn serve(ctx: Context, allow_write: bool, surface: Surface, transport: Trans
     // Don't wait for a read of stdin that will never finish.
     runtime.shutdown_background();
     outcome
+}
+
+/// Answers the commands run in the served project from this server's watches
+/// (see [`crate::project::ask`]), where the project can be watched.
+fn answer_commands(ctx: &Context) -> Option<crate::project::ask::Listening> {
+    let root = crate::project::root(&ctx.cwd);
+    if !crate::project::watch::supported() || crate::project::check_root(&root).is_err() {
+        return None;
+    }
+    let key = crate::project::key(&root);
+    let ctx = ctx.clone();
+    crate::project::ask::listen(&ctx.home.clone(), &key, move || ctx.current_project_version(&root))
 }
 
 fn init_logging(log: &LogOptions) -> Result<()> {

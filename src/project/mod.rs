@@ -4,6 +4,7 @@
 //! moved, reading only main files that are new or changed; [`current`] brings
 //! the catalog's record up to date through them.
 
+pub mod ask;
 pub mod tree;
 pub mod watch;
 

@@ -81,8 +81,13 @@ impl Watches {
     }
 }
 
+/// Whether this process can watch projects at all (Linux, and not turned off
+/// with `AAM_PROJECT_WATCH=0`); a project's own file system may still refuse.
+pub fn supported() -> bool {
+    cfg!(target_os = "linux") && disabled_by_env().is_none()
+}
+
 /// Why watching is off, `None` when `AAM_PROJECT_WATCH` leaves it on.
-#[cfg_attr(not(target_os = "linux"), expect(dead_code))]
 fn disabled_by_env() -> Option<&'static str> {
     (std::env::var(WATCH_ENV).as_deref() == Ok("0")).then_some("AAM_PROJECT_WATCH=0")
 }

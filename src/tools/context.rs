@@ -65,13 +65,33 @@ impl Context {
     }
 
     /// The catalog's record of the project at `root`, brought up to date:
-    /// through the process's watches when it has them, else by checking the
-    /// recorded files ([`crate::project::current`]).
+    /// through the process's watches when it has them, else through the
+    /// process that watches the project when one answers (its version must
+    /// still be the catalog's), else by checking the recorded files
+    /// ([`crate::project::current`]).
     pub fn current_project(&self, catalog: &mut Catalog, root: &Path, large: bool) -> Result<ProjectId> {
-        match &self.watches {
-            Some(watches) => watches.current(catalog, root, large),
-            None => crate::project::current(catalog, root, large),
+        if let Some(watches) = &self.watches {
+            return watches.current(catalog, root, large);
         }
+        let key = crate::project::key(root);
+        if let Some(vouched) = crate::project::ask::vouched_version(&self.home, &key)
+            && let Some((id, version)) = catalog.project_head(&key)?
+            && version == vouched
+        {
+            return Ok(id);
+        }
+        crate::project::current(catalog, root, large)
+    }
+
+    /// The version of the catalog's record of the project at `root` once
+    /// [`Self::current_project`] brought it up to date: what this process
+    /// vouches for when another asks (see [`crate::project::ask`]).
+    pub fn current_project_version(&self, root: &Path) -> Result<i64> {
+        let mut catalog = self.catalog()?;
+        self.current_project(&mut catalog, root, false)?;
+        let head = catalog.project_head(&crate::project::key(root))?;
+        head.map(|(_, version)| version)
+            .ok_or_else(|| Error::internal("the project's record vanished after its refresh"))
     }
 
     /// Restricts every path a tool is given, and every file an install writes,

@@ -1,0 +1,389 @@
+//! Asking the process that watches a project whether the catalog's record of
+//! it is current, so a short-lived command (the CLI) skips the check of every
+//! recorded file when a long-running one (`aam mcp serve`, `aam project watch`)
+//! already watches the project, as git asks its fsmonitor daemon.
+//!
+//! The watching process listens on a Unix socket in `AAM_HOME/run/`, named
+//! after the project's key. A command connects and sends the key; the watcher
+//! brings the record up to date through its watches (it drains its event queue
+//! after the request arrived, so every change made before the command started
+//! is in it) and answers with the record's version. The command answers from
+//! the catalog when the catalog still holds that version, and checks the files
+//! itself when nothing answers, the answer is an error, or the version moved.
+//!
+//! The socket is the only thing read from the other side, and it is hostile
+//! input like any other: one line, bounded, parsed as JSON; any surprise means
+//! "check the files yourself". Only the home's owner can create files in
+//! `run/` (made `0700`).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::AamHome;
+use crate::error::{Error, Result};
+
+/// How long a command waits for the watcher's answer: long enough for the
+/// refresh it would otherwise run itself at 100,000 skills.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// How long the watcher waits for a connected command to send its request.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Longest request or answer line, in bytes (a key is a path).
+const MAX_LINE: u64 = 64 * 1024;
+
+/// What a command sends: the key of the project it asks about.
+#[derive(Debug, Serialize, Deserialize)]
+struct Request {
+    project: String,
+}
+
+/// What the watcher answers: the record's version, or why it cannot vouch.
+#[derive(Debug, Serialize, Deserialize)]
+struct Answer {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    version: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+/// Where the process watching the project keyed `key` listens.
+pub fn socket_path(home: &AamHome, key: &str) -> PathBuf {
+    let digest = blake3::hash(key.as_bytes()).to_hex();
+    home.run_dir().join(format!("project-{}.sock", &digest[..16]))
+}
+
+/// The version of the project's record that the process watching it vouches
+/// for (it holds every change made before this call), `None` when no process
+/// answers or it cannot vouch (the caller then checks the files itself).
+pub fn vouched_version(home: &AamHome, key: &str) -> Option<i64> {
+    let path = socket_path(home, key);
+    match ask(&path, key) {
+        Ok(Some(version)) => {
+            tracing::debug!("the process watching the project vouches for its record at version {version}");
+            Some(version)
+        }
+        Ok(None) => None,
+        Err(reason) => {
+            tracing::debug!("no answer from the project's watcher at `{}`: {reason}", path.display());
+            None
+        }
+    }
+}
+
+#[cfg(unix)]
+fn ask(path: &Path, key: &str) -> std::result::Result<Option<i64>, String> {
+    use std::os::unix::net::UnixStream;
+    let mut stream = match UnixStream::connect(path) {
+        Ok(stream) => stream,
+        // Nobody watches (no socket, or a stale one): the usual case, not worth a word.
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+            ) =>
+        {
+            return Ok(None);
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    stream
+        .set_read_timeout(Some(ANSWER_TIMEOUT))
+        .map_err(|e| e.to_string())?;
+    stream
+        .set_write_timeout(Some(REQUEST_TIMEOUT))
+        .map_err(|e| e.to_string())?;
+    let request = Request {
+        project: key.to_string(),
+    };
+    let mut line = serde_json::to_vec(&request).map_err(|e| e.to_string())?;
+    line.push(b'\n');
+    stream.write_all(&line).map_err(|e| e.to_string())?;
+    let answer: Answer = serde_json::from_slice(&read_line(&stream)?).map_err(|e| e.to_string())?;
+    match (answer.version, answer.error) {
+        (Some(version), None) => Ok(Some(version)),
+        (_, Some(error)) => Err(format!("the watcher could not bring the record up to date: {error}")),
+        (None, None) => Err("an answer without a version".to_string()),
+    }
+}
+
+#[cfg(not(unix))]
+fn ask(_path: &Path, _key: &str) -> std::result::Result<Option<i64>, String> {
+    Ok(None)
+}
+
+/// One line of at most [`MAX_LINE`] bytes, without its newline.
+#[cfg(unix)]
+fn read_line(stream: impl Read) -> std::result::Result<Vec<u8>, String> {
+    let mut line = Vec::new();
+    BufReader::new(stream.take(MAX_LINE))
+        .read_until(b'\n', &mut line)
+        .map_err(|e| e.to_string())?;
+    if line.pop() != Some(b'\n') {
+        return Err("a line cut short or too long".to_string());
+    }
+    Ok(line)
+}
+
+/// A socket answering for one project; removed when dropped (the process
+/// ending) unless another process has taken its path since.
+pub struct Listening {
+    path: PathBuf,
+    #[cfg(unix)]
+    identity: (u64, u64),
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let ours = std::fs::symlink_metadata(&self.path).is_ok_and(|m| (m.dev(), m.ino()) == self.identity);
+            if ours {
+                let _ = std::fs::remove_file(&self.path);
+            }
+        }
+    }
+}
+
+/// Answers, on a thread of its own for the life of the process, every command
+/// that asks about the project keyed `key`: `current` brings the record up to
+/// date (through the process's watches) and returns its version; it runs once
+/// at the start too, so the watches are set before the first question. `None` when
+/// another live process already answers for the project, or the socket cannot
+/// be made (the reason is logged; commands then check the files themselves).
+#[cfg(unix)]
+pub fn listen(home: &AamHome, key: &str, current: impl Fn() -> Result<i64> + Send + 'static) -> Option<Listening> {
+    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::net::{UnixListener, UnixStream};
+    let path = socket_path(home, key);
+    let bound = make_run_dir(&home.run_dir()).and_then(|()| match UnixListener::bind(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+            if UnixStream::connect(&path).is_ok() {
+                return Ok(None);
+            }
+            // A socket left by a process that died: take its place.
+            let stale = std::fs::symlink_metadata(&path).is_ok_and(|m| {
+                use std::os::unix::fs::FileTypeExt;
+                m.file_type().is_socket()
+            });
+            if !stale {
+                return Err(Error::invalid_argument(format!("`{}` is not a socket", path.display())));
+            }
+            std::fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))?;
+            UnixListener::bind(&path)
+                .map(Some)
+                .map_err(|e| Error::io("listen on", &path, e))
+        }
+        other => other.map(Some).map_err(|e| Error::io("listen on", &path, e)),
+    });
+    let listener = match bound {
+        Ok(Some(listener)) => listener,
+        Ok(None) => {
+            tracing::info!("another aam process already watches this project; commands ask it");
+            return None;
+        }
+        Err(e) => {
+            tracing::info!(
+                "commands run in this project will check its files themselves: {}",
+                e.message()
+            );
+            return None;
+        }
+    };
+    let identity = match std::fs::symlink_metadata(&path) {
+        Ok(meta) => (meta.dev(), meta.ino()),
+        Err(_) => return None,
+    };
+    let key = key.to_string();
+    let spawned = std::thread::Builder::new()
+        .name("aam-project-answers".to_string())
+        .spawn(move || {
+            // Watch from the start, so the first command asking is answered at once.
+            if let Err(e) = current() {
+                tracing::info!("the project's record could not be brought up to date: {}", e.message());
+            }
+            for stream in listener.incoming() {
+                match stream {
+                    Ok(stream) => answer(stream, &key, &current),
+                    Err(e) => tracing::debug!("a command's connection failed: {e}"),
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::info!("cannot answer commands about the project: {e}");
+        let _ = std::fs::remove_file(&path);
+        return None;
+    }
+    tracing::debug!("answering commands about the project at `{}`", path.display());
+    Some(Listening { path, identity })
+}
+
+#[cfg(not(unix))]
+pub fn listen(_home: &AamHome, _key: &str, _current: impl Fn() -> Result<i64> + Send + 'static) -> Option<Listening> {
+    None
+}
+
+/// Answers one connected command.
+#[cfg(unix)]
+fn answer(mut stream: std::os::unix::net::UnixStream, key: &str, current: &impl Fn() -> Result<i64>) {
+    let _ = stream.set_read_timeout(Some(REQUEST_TIMEOUT));
+    let _ = stream.set_write_timeout(Some(REQUEST_TIMEOUT));
+    let request =
+        read_line(&stream).and_then(|line| serde_json::from_slice::<Request>(&line).map_err(|e| e.to_string()));
+    let answer = match request {
+        Ok(request) if request.project == key => match current() {
+            Ok(version) => Answer {
+                version: Some(version),
+                error: None,
+            },
+            Err(e) => Answer {
+                version: None,
+                error: Some(e.message().to_string()),
+            },
+        },
+        Ok(_) => Answer {
+            version: None,
+            error: Some("this process watches another project".to_string()),
+        },
+        Err(reason) => {
+            tracing::debug!("a command's request was unreadable: {reason}");
+            return;
+        }
+    };
+    if let Ok(mut line) = serde_json::to_vec(&answer) {
+        line.push(b'\n');
+        let _ = stream.write_all(&line);
+    }
+}
+
+/// Makes `run/` readable by its owner only.
+#[cfg(unix)]
+fn make_run_dir(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    match std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir) {
+        Ok(()) => Ok(()),
+        Err(e) => Err(Error::io("create", dir, e)),
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicI64, Ordering};
+
+    fn home() -> (tempfile::TempDir, AamHome) {
+        let dir = tempfile::tempdir().unwrap();
+        let home = AamHome::at(dir.path().to_path_buf());
+        (dir, home)
+    }
+
+    #[test]
+    fn a_command_gets_the_version_the_watcher_brought_the_record_to() {
+        let (_dir, home) = home();
+        let asked = Arc::new(AtomicI64::new(0));
+        let counter = asked.clone();
+        let _listening = listen(&home, "/p", move || Ok(41 + counter.fetch_add(1, Ordering::SeqCst))).unwrap();
+        // 41 went to the refresh at the start, which sets the watches.
+        assert_eq!(vouched_version(&home, "/p"), Some(42));
+        assert_eq!(
+            vouched_version(&home, "/p"),
+            Some(43),
+            "each question brings the record up to date again"
+        );
+        assert_eq!(asked.load(Ordering::SeqCst), 3);
+        assert_eq!(vouched_version(&home, "/other"), None, "another project has no watcher");
+    }
+
+    #[test]
+    fn an_error_or_another_project_is_no_answer() {
+        let (_dir, home) = home();
+        let _failing = listen(&home, "/p", || Err(Error::invalid_argument("the project is gone"))).unwrap();
+        assert_eq!(vouched_version(&home, "/p"), None);
+        // A socket found at another project's path answers for its own project only.
+        let _other = listen(&home, "/q", || Ok(7)).unwrap();
+        std::fs::rename(socket_path(&home, "/q"), socket_path(&home, "/r")).unwrap();
+        assert_eq!(vouched_version(&home, "/r"), None);
+    }
+
+    #[test]
+    fn an_unreadable_request_gets_no_answer_and_the_next_one_does() {
+        let (_dir, home) = home();
+        let _listening = listen(&home, "/p", || Ok(9)).unwrap();
+        for request in [&b"not json\n"[..], &vec![b'{'; MAX_LINE as usize + 1]] {
+            let mut stream = std::os::unix::net::UnixStream::connect(socket_path(&home, "/p")).unwrap();
+            let _ = stream.write_all(request);
+            let _ = stream.shutdown(std::net::Shutdown::Write);
+            let mut reply = Vec::new();
+            let _ = stream.read_to_end(&mut reply);
+            assert!(reply.is_empty(), "{}", String::from_utf8_lossy(&reply));
+        }
+        assert_eq!(vouched_version(&home, "/p"), Some(9));
+    }
+
+    #[test]
+    fn a_stale_socket_is_replaced_and_a_live_one_kept() {
+        let (_dir, home) = home();
+        let first = listen(&home, "/p", || Ok(1)).unwrap();
+        assert!(
+            listen(&home, "/p", || Ok(2)).is_none(),
+            "a live watcher keeps its socket"
+        );
+        assert_eq!(vouched_version(&home, "/p"), Some(1));
+        // A watcher killed without cleaning up leaves its socket file behind.
+        let path = socket_path(&home, "/p");
+        std::mem::forget(first);
+        let dead = tempfile::tempdir().unwrap();
+        let moved = dead.path().join("moved.sock");
+        std::fs::rename(&path, &moved).unwrap();
+        let stale = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        drop(stale); // the file stays, nobody listens
+        assert_eq!(vouched_version(&home, "/p"), None, "a stale socket is no answer");
+        let second = listen(&home, "/p", || Ok(3)).unwrap();
+        assert_eq!(vouched_version(&home, "/p"), Some(3));
+        drop(second);
+        assert!(!path.exists(), "the socket goes when its process stops answering");
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_socket_is_left_alone() {
+        let (_dir, home) = home();
+        let path = socket_path(&home, "/p");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, b"mine").unwrap();
+        assert!(listen(&home, "/p", || Ok(1)).is_none());
+        assert_eq!(std::fs::read(&path).unwrap(), b"mine");
+        assert_eq!(vouched_version(&home, "/p"), None);
+    }
+
+    #[test]
+    fn a_hostile_answer_is_no_answer() {
+        let (_dir, home) = home();
+        let path = socket_path(&home, "/p");
+        make_run_dir(&home.run_dir()).unwrap();
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let server = std::thread::spawn(move || {
+            for reply in [
+                &b"{\"version\": 5"[..],
+                b"not json\n",
+                b"{\"error\":\"no\",\"version\":3}\n",
+                b"{}\n",
+            ] {
+                let (mut stream, _) = listener.accept().unwrap();
+                let _ = read_line(&stream);
+                let _ = stream.write_all(reply);
+            }
+            let (mut stream, _) = listener.accept().unwrap();
+            let _ = read_line(&stream);
+            let _ = stream.write_all(&vec![b' '; MAX_LINE as usize + 10]);
+        });
+        for _ in 0..5 {
+            assert_eq!(vouched_version(&home, "/p"), None);
+        }
+        server.join().unwrap();
+    }
+}
