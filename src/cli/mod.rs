@@ -26,6 +26,7 @@ mod search;
 mod setup;
 mod source;
 mod tools;
+mod watch;
 
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
@@ -108,6 +109,8 @@ enum Command {
         /// Shell to complete in.
         shell: clap_complete::Shell,
     },
+    /// Watch this project until stopped: aam commands run in it ask this process instead of checking its files.
+    Watch(watch::WatchArgs),
     /// Serve aam to AI agents over MCP, or print a client's configuration.
     #[command(subcommand)]
     Mcp(mcp::McpCommand),
@@ -228,6 +231,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Pkg(command) => pkg::run(&ctx, &out, command),
         Command::Registry(command) => registry::run(&ctx, &out, command),
         Command::Config(command) => config::run(&ctx, &out, command),
+        Command::Watch(args) => watch::run(&ctx, &out, args),
         Command::Mcp(command) => mcp::run(&out, command),
         Command::Tools(command) => tools::run_tools(command),
         Command::Tool(command) => tools::run_tool(command),

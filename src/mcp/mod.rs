@@ -149,13 +149,20 @@ pub fn serve(ctx: Context, allow_write: bool, surface: Surface, transport: Trans
 /// Answers the commands run in the served project from this server's watches
 /// (see [`crate::project::ask`]), where the project can be watched.
 fn answer_commands(ctx: &Context) -> Option<crate::project::ask::Listening> {
-    let root = crate::project::root(&ctx.cwd);
-    if !crate::project::watch::supported() || crate::project::check_root(&root).is_err() {
-        return None;
+    match ctx.answer_commands() {
+        Ok(Some(listening)) => Some(listening),
+        Ok(None) => {
+            tracing::info!("another aam process already answers the commands run in this project");
+            None
+        }
+        Err(e) => {
+            tracing::info!(
+                "commands run in this project check its files themselves: {}",
+                e.message()
+            );
+            None
+        }
     }
-    let key = crate::project::key(&root);
-    let ctx = ctx.clone();
-    crate::project::ask::listen(&ctx.home.clone(), &key, move || ctx.current_project_version(&root))
 }
 
 fn init_logging(log: &LogOptions) -> Result<()> {

@@ -23,7 +23,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::config::AamHome;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 
 /// How long a command waits for the watcher's answer: long enough for the
 /// refresh it would otherwise run itself at 100,000 skills.
@@ -152,15 +152,19 @@ impl Drop for Listening {
 /// Answers, on a thread of its own for the life of the process, every command
 /// that asks about the project keyed `key`: `current` brings the record up to
 /// date (through the process's watches) and returns its version; it runs once
-/// at the start too, so the watches are set before the first question. `None` when
-/// another live process already answers for the project, or the socket cannot
-/// be made (the reason is logged; commands then check the files themselves).
+/// at the start too, so the watches are set before the first question.
+/// `Ok(None)` when another live process already answers for the project.
 #[cfg(unix)]
-pub fn listen(home: &AamHome, key: &str, current: impl Fn() -> Result<i64> + Send + 'static) -> Option<Listening> {
+pub fn listen(
+    home: &AamHome,
+    key: &str,
+    current: impl Fn() -> Result<i64> + Send + 'static,
+) -> Result<Option<Listening>> {
     use std::os::unix::fs::MetadataExt;
     use std::os::unix::net::{UnixListener, UnixStream};
     let path = socket_path(home, key);
-    let bound = make_run_dir(&home.run_dir()).and_then(|()| match UnixListener::bind(&path) {
+    make_run_dir(&home.run_dir())?;
+    let listener = match UnixListener::bind(&path) {
         Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
             if UnixStream::connect(&path).is_ok() {
                 return Ok(None);
@@ -171,35 +175,24 @@ pub fn listen(home: &AamHome, key: &str, current: impl Fn() -> Result<i64> + Sen
                 m.file_type().is_socket()
             });
             if !stale {
-                return Err(Error::invalid_argument(format!("`{}` is not a socket", path.display())));
+                return Err(Error::new(
+                    ErrorCode::Conflict,
+                    format!("`{}` is in the way and not a socket", path.display()),
+                )
+                .with_hint("move that file away; aam keeps only sockets in that folder"));
             }
             std::fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))?;
-            UnixListener::bind(&path)
-                .map(Some)
-                .map_err(|e| Error::io("listen on", &path, e))
+            UnixListener::bind(&path).map_err(|e| Error::io("listen on", &path, e))?
         }
-        other => other.map(Some).map_err(|e| Error::io("listen on", &path, e)),
-    });
-    let listener = match bound {
-        Ok(Some(listener)) => listener,
-        Ok(None) => {
-            tracing::info!("another aam process already watches this project; commands ask it");
-            return None;
-        }
-        Err(e) => {
-            tracing::info!(
-                "commands run in this project will check its files themselves: {}",
-                e.message()
-            );
-            return None;
-        }
+        other => other.map_err(|e| Error::io("listen on", &path, e))?,
     };
-    let identity = match std::fs::symlink_metadata(&path) {
-        Ok(meta) => (meta.dev(), meta.ino()),
-        Err(_) => return None,
+    let meta = std::fs::symlink_metadata(&path).map_err(|e| Error::io("read", &path, e))?;
+    let listening = Listening {
+        path: path.clone(),
+        identity: (meta.dev(), meta.ino()),
     };
     let key = key.to_string();
-    let spawned = std::thread::Builder::new()
+    std::thread::Builder::new()
         .name("aam-project-answers".to_string())
         .spawn(move || {
             // Watch from the start, so the first command asking is answered at once.
@@ -212,19 +205,21 @@ pub fn listen(home: &AamHome, key: &str, current: impl Fn() -> Result<i64> + Sen
                     Err(e) => tracing::debug!("a command's connection failed: {e}"),
                 }
             }
-        });
-    if let Err(e) = spawned {
-        tracing::info!("cannot answer commands about the project: {e}");
-        let _ = std::fs::remove_file(&path);
-        return None;
-    }
+        })
+        .map_err(|e| Error::internal(format!("cannot start the thread answering commands: {e}")))?;
     tracing::debug!("answering commands about the project at `{}`", path.display());
-    Some(Listening { path, identity })
+    Ok(Some(listening))
 }
 
 #[cfg(not(unix))]
-pub fn listen(_home: &AamHome, _key: &str, _current: impl Fn() -> Result<i64> + Send + 'static) -> Option<Listening> {
-    None
+pub fn listen(
+    _home: &AamHome,
+    _key: &str,
+    _current: impl Fn() -> Result<i64> + Send + 'static,
+) -> Result<Option<Listening>> {
+    Err(Error::invalid_argument(
+        "answering other aam processes needs Unix sockets",
+    ))
 }
 
 /// Answers one connected command.
@@ -287,7 +282,9 @@ mod tests {
         let (_dir, home) = home();
         let asked = Arc::new(AtomicI64::new(0));
         let counter = asked.clone();
-        let _listening = listen(&home, "/p", move || Ok(41 + counter.fetch_add(1, Ordering::SeqCst))).unwrap();
+        let _listening = listen(&home, "/p", move || Ok(41 + counter.fetch_add(1, Ordering::SeqCst)))
+            .unwrap()
+            .unwrap();
         // 41 went to the refresh at the start, which sets the watches.
         assert_eq!(vouched_version(&home, "/p"), Some(42));
         assert_eq!(
@@ -302,10 +299,12 @@ mod tests {
     #[test]
     fn an_error_or_another_project_is_no_answer() {
         let (_dir, home) = home();
-        let _failing = listen(&home, "/p", || Err(Error::invalid_argument("the project is gone"))).unwrap();
+        let _failing = listen(&home, "/p", || Err(Error::invalid_argument("the project is gone")))
+            .unwrap()
+            .unwrap();
         assert_eq!(vouched_version(&home, "/p"), None);
         // A socket found at another project's path answers for its own project only.
-        let _other = listen(&home, "/q", || Ok(7)).unwrap();
+        let _other = listen(&home, "/q", || Ok(7)).unwrap().unwrap();
         std::fs::rename(socket_path(&home, "/q"), socket_path(&home, "/r")).unwrap();
         assert_eq!(vouched_version(&home, "/r"), None);
     }
@@ -313,7 +312,7 @@ mod tests {
     #[test]
     fn an_unreadable_request_gets_no_answer_and_the_next_one_does() {
         let (_dir, home) = home();
-        let _listening = listen(&home, "/p", || Ok(9)).unwrap();
+        let _listening = listen(&home, "/p", || Ok(9)).unwrap().unwrap();
         for request in [&b"not json\n"[..], &vec![b'{'; MAX_LINE as usize + 1]] {
             let mut stream = std::os::unix::net::UnixStream::connect(socket_path(&home, "/p")).unwrap();
             let _ = stream.write_all(request);
@@ -328,9 +327,9 @@ mod tests {
     #[test]
     fn a_stale_socket_is_replaced_and_a_live_one_kept() {
         let (_dir, home) = home();
-        let first = listen(&home, "/p", || Ok(1)).unwrap();
+        let first = listen(&home, "/p", || Ok(1)).unwrap().unwrap();
         assert!(
-            listen(&home, "/p", || Ok(2)).is_none(),
+            listen(&home, "/p", || Ok(2)).unwrap().is_none(),
             "a live watcher keeps its socket"
         );
         assert_eq!(vouched_version(&home, "/p"), Some(1));
@@ -343,7 +342,7 @@ mod tests {
         let stale = std::os::unix::net::UnixListener::bind(&path).unwrap();
         drop(stale); // the file stays, nobody listens
         assert_eq!(vouched_version(&home, "/p"), None, "a stale socket is no answer");
-        let second = listen(&home, "/p", || Ok(3)).unwrap();
+        let second = listen(&home, "/p", || Ok(3)).unwrap().unwrap();
         assert_eq!(vouched_version(&home, "/p"), Some(3));
         drop(second);
         assert!(!path.exists(), "the socket goes when its process stops answering");
@@ -355,7 +354,8 @@ mod tests {
         let path = socket_path(&home, "/p");
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, b"mine").unwrap();
-        assert!(listen(&home, "/p", || Ok(1)).is_none());
+        let refused = listen(&home, "/p", || Ok(1)).err().unwrap();
+        assert_eq!(refused.code(), ErrorCode::Conflict);
         assert_eq!(std::fs::read(&path).unwrap(), b"mine");
         assert_eq!(vouched_version(&home, "/p"), None);
     }

@@ -83,10 +83,28 @@ impl Context {
         crate::project::current(catalog, root, large)
     }
 
+    /// Answers, for the life of the process, the commands run in this
+    /// context's project from its watches ([`crate::project::ask::listen`]);
+    /// needs [`Self::watching`]. `Ok(None)` when another process already answers.
+    pub fn answer_commands(&self) -> Result<Option<crate::project::ask::Listening>> {
+        if self.watches.is_none() || !crate::project::watch::supported() {
+            return Err(Error::invalid_argument(format!(
+                "this process cannot watch projects (watching needs Linux's inotify, and `{}` unset)",
+                crate::project::watch::WATCH_ENV
+            ))
+            .with_hint("commands run in the project check its files themselves"));
+        }
+        let root = crate::project::root(&self.cwd);
+        crate::project::check_root(&root)?;
+        let key = crate::project::key(&root);
+        let ctx = self.clone();
+        crate::project::ask::listen(&self.home, &key, move || ctx.current_project_version(&root))
+    }
+
     /// The version of the catalog's record of the project at `root` once
     /// [`Self::current_project`] brought it up to date: what this process
     /// vouches for when another asks (see [`crate::project::ask`]).
-    pub fn current_project_version(&self, root: &Path) -> Result<i64> {
+    fn current_project_version(&self, root: &Path) -> Result<i64> {
         let mut catalog = self.catalog()?;
         self.current_project(&mut catalog, root, false)?;
         let head = catalog.project_head(&crate::project::key(root))?;

@@ -271,3 +271,78 @@ fn concurrent_calls_agree_and_leave_the_catalog_consistent() {
     let projects = env.query("SELECT CAST(COUNT(*) AS TEXT) FROM projects", &[]);
     assert_eq!(projects, ["1"]);
 }
+
+/// `aam watch` answers the commands run in its project from its watches until a
+/// real `SIGTERM` stops it; a second watcher of the same project is refused
+/// while the first runs; commands check the files themselves once it is gone.
+#[test]
+fn a_watcher_answers_the_commands_run_in_its_project_until_stopped() {
+    use std::io::{BufRead, BufReader};
+    let env = TestEnv::new();
+    let repo = project(&env);
+    let dir = Path::new(repo.path()).to_path_buf();
+    /// Kills the watcher if the test fails before stopping it.
+    struct Reaped(std::process::Child);
+    impl Drop for Reaped {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut watcher = Reaped(
+        std::process::Command::new(env!("CARGO_BIN_EXE_aam"))
+            .args(["watch", "--root"])
+            .arg(&dir)
+            .current_dir(env.root.path())
+            .env("AAM_HOME", env.home())
+            .env("HOME", env.user_home())
+            .env_remove("AAM_PROJECT_WATCH")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut started = String::new();
+    BufReader::new(watcher.0.stdout.take().unwrap())
+        .read_line(&mut started)
+        .unwrap();
+    assert!(started.starts_with("watching `"), "{started}");
+    let asked = |project: &Path| {
+        let run = env.aam_with(
+            project,
+            &[("AAM_LOG", "aam=debug")],
+            &["--json", "source", "candidates", "--source", "local"],
+        );
+        (rows(&run.ok_json()), run.stderr.contains("vouches for its record"))
+    };
+    let (before, vouched) = asked(&dir);
+    assert!(vouched);
+    std::fs::create_dir_all(dir.join("skills/added")).unwrap();
+    std::fs::write(dir.join("skills/added/SKILL.md"), skill("added", "New")).unwrap();
+    let (after, vouched) = asked(&dir);
+    assert!(vouched);
+    assert_eq!(after.len(), before.len() + 1, "{after:?}");
+    assert!(after.iter().any(|row| row.ends_with("skills/added added")), "{after:?}");
+
+    let second = env.aam_in(&dir, &["--json", "watch"]);
+    second.err("AAM_CONFLICT");
+
+    let pid = watcher.0.id().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    assert!(watcher.0.wait().unwrap().success(), "SIGTERM stops it cleanly");
+    assert_eq!(
+        std::fs::read_dir(env.home().join("run")).unwrap().count(),
+        0,
+        "its socket is gone"
+    );
+    std::fs::remove_dir_all(dir.join("skills/added")).unwrap();
+    let (last, vouched) = asked(&dir);
+    assert!(!vouched);
+    assert_eq!(last, before);
+}
