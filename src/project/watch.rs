@@ -207,7 +207,8 @@ mod imp {
                 folder: folder(root),
                 mounts: mounts(root),
             };
-            match unwatchable(root).map_or_else(open, Err) {
+            let why = unwatchable(root).or_else(|| not_local(watch.mounts.as_deref()));
+            match why.map_or_else(open, Err) {
                 Ok(fd) => watch.fd = Some(fd),
                 Err(why) => give_up_log(root, &why),
             }
@@ -366,7 +367,7 @@ mod imp {
             self.key = super::super::key(root);
             self.folder = folder(root);
             self.mounts = mounts(root);
-            match open() {
+            match not_local(self.mounts.as_deref()).map_or_else(open, Err) {
                 Ok(fd) => self.fd = Some(fd),
                 Err(why) => give_up_log(root, &why),
             }
@@ -436,6 +437,30 @@ mod imp {
         )
     }
 
+    /// File system types (as the mount table names them) whose changes all
+    /// pass through this kernel: [`LOCAL_FILE_SYSTEMS`] by name.
+    const LOCAL_TYPES: [&str; 12] = [
+        "ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "overlay", "f2fs", "zfs", "bcachefs", "jfs", "ramfs",
+    ];
+
+    /// Why a file system mounted in the project makes watching untrustworthy:
+    /// one that is not local (network, FUSE) may change behind inotify's back.
+    fn not_local(mounts: Option<&[String]>) -> Option<String> {
+        mounts?.iter().find_map(|line| {
+            // `id parent major:minor root mount-point options [optional...] - type source super-options`
+            let mut after = line.split(" - ").nth(1)?.split(' ');
+            let kind = after.next()?;
+            let point = line.split(' ').nth(4).unwrap_or("?");
+            (!LOCAL_TYPES.contains(&kind))
+                .then(|| format!("`{point}` is a {kind} file system, which may change unseen"))
+        })
+    }
+
+    #[cfg(test)]
+    pub(super) fn not_local_for_test(mounts: Option<&[String]>) -> Option<String> {
+        not_local(mounts)
+    }
+
     /// Why `root` cannot be watched, if it cannot.
     fn unwatchable(root: &Path) -> Option<String> {
         if let Some(why) = disabled_by_env() {
@@ -462,6 +487,21 @@ mod imp {
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_system_mounted_in_the_project_that_is_not_local_stops_the_watching() {
+        let line = |point: &str, kind: &str| {
+            format!("36 35 98:0 / {point} rw,noatime shared:1 master:2 - {kind} /dev/x rw,errors=continue")
+        };
+        assert_eq!(imp::not_local_for_test(None), None);
+        assert_eq!(
+            imp::not_local_for_test(Some(&[line("/p", "ext4"), line("/p/tmp", "tmpfs")])),
+            None
+        );
+        let found = imp::not_local_for_test(Some(&[line("/p", "ext4"), line("/p/share", "fuse.sshfs")])).unwrap();
+        assert!(found.contains("/p/share") && found.contains("fuse.sshfs"), "{found}");
+        assert!(imp::not_local_for_test(Some(&[line("/p/n", "nfs4")])).is_some());
+    }
 
     fn write(root: &Path, rel: &str, text: &str) {
         let path = root.join(rel);
