@@ -16,7 +16,8 @@
 # repository, so it is a project with nothing in it). Then the same calls
 # through one running `aam mcp serve --root` (benches/mcp_project.py): its
 # first call, warm calls answered from its watches, and calls right after one
-# file changed and after one skill was added.
+# file changed and after one skill was added. Then the CLI calls again while
+# `aam watch` runs in the project (each asks it instead of checking the files).
 # Targets: warm candidates and search <= 100 ms at 20k (<= 300 ms right after one
 # file changed), flat at 100k; through the MCP server, warm calls flat (a few
 # ms). Prints `uptime` first: figures depend on load.
@@ -78,6 +79,33 @@ for n in $sizes; do
   rm -rf skills/bench-new-*
 
   python3 "$root/benches/mcp_project.py" "$aam" "$project" "$runs"
+
+  # The same CLI calls while `aam watch` runs in the project: each asks it
+  # whether the record is current instead of checking the files itself.
+  "$aam" watch > "$work/watch.out" 2> /dev/null &
+  watcher=$!
+  until [ -s "$work/watch.out" ]; do sleep 0.05; done
+  "$aam" source candidates --limit 1 --json > /dev/null # waits for its first refresh
+  t=(); for _ in $(seq "$runs"); do t+=("$(time_ms "$aam" source candidates --limit 50 --json)"); done
+  report "with aam watch: candidates warm" "${t[@]}"
+  t=()
+  for i in $(seq "$runs"); do
+    skill=$(ls skills | sed -n "${i}p")
+    file="skills/$skill/SKILL.md"
+    sed "s/^name: .*/name: watched-$i/" "$file" > "$file.tmp" && mv "$file.tmp" "$file"
+    t+=("$(time_ms "$aam" source candidates --limit 50 --json)")
+  done
+  report "with aam watch: candidates right after one file changed" "${t[@]}"
+  git -C "$project" checkout -q -- skills
+  t=()
+  for i in $(seq "$runs"); do
+    mkdir -p "skills/bench-watched-$i"
+    printf -- '---\nname: bench-watched-%s\ndescription: new\n---\n' "$i" > "skills/bench-watched-$i/SKILL.md"
+    t+=("$(time_ms "$aam" source candidates --limit 50 --json)")
+  done
+  report "with aam watch: candidates right after one skill added" "${t[@]}"
+  rm -rf skills/bench-watched-*
+  kill "$watcher" && wait "$watcher" || true
 
   t=(); for _ in $(seq "$runs"); do t+=("$(time_ms git status --porcelain)"); done
   report "reference: git status --porcelain" "${t[@]}"
