@@ -39,6 +39,36 @@ uptime
 
 . "$root/benches/timing.sh"
 
+# candidates_after_edits LABEL: `candidates` right after one SKILL.md was
+# replaced by rename (as editors save), RUNS times; `search` too unless LABEL
+# says otherwise. The edits are undone after.
+candidates_after_edits() {
+  local t=() s=() i skill file
+  for i in $(seq "$runs"); do
+    skill=$(ls skills | sed -n "${i}p")
+    file="skills/$skill/SKILL.md"
+    sed "s/^name: .*/name: edited-$i/" "$file" > "$file.tmp" && mv "$file.tmp" "$file"
+    t+=("$(time_ms "$aam" source candidates --limit 50 --json)")
+    [ -n "$1" ] || s+=("$(time_ms "$aam" search review --json)")
+  done
+  report "${1}candidates right after one file changed" "${t[@]}"
+  [ -n "$1" ] || report "search right after one file changed" "${s[@]}"
+  git -C "$project" checkout -q -- skills
+}
+
+# candidates_after_new_skills LABEL: `candidates` right after one new skill
+# folder appeared, RUNS times; the folders are removed after.
+candidates_after_new_skills() {
+  local t=() i
+  for i in $(seq "$runs"); do
+    mkdir -p "skills/bench-new-$i"
+    printf -- '---\nname: bench-new-%s\ndescription: new\n---\n' "$i" > "skills/bench-new-$i/SKILL.md"
+    t+=("$(time_ms "$aam" source candidates --limit 50 --json)")
+  done
+  report "${1}candidates right after one skill added" "${t[@]}"
+  rm -rf skills/bench-new-*
+}
+
 for n in $sizes; do
   project="$work/project-$n"
   [ -d "$project/.git" ] || bash "$gen" "$n" "$project" > /dev/null
@@ -57,54 +87,22 @@ for n in $sizes; do
   t=(); for _ in $(seq "$runs"); do t+=("$(time_ms "$aam" search review --json)"); done
   report "search review, warm" "${t[@]}"
 
-  t=(); s=()
-  for i in $(seq "$runs"); do
-    skill=$(ls skills | sed -n "${i}p")
-    file="skills/$skill/SKILL.md"
-    sed "s/^name: .*/name: edited-$i/" "$file" > "$file.tmp" && mv "$file.tmp" "$file"
-    t+=("$(time_ms "$aam" source candidates --limit 50 --json)")
-    s+=("$(time_ms "$aam" search review --json)")
-  done
-  report "candidates right after one file changed" "${t[@]}"
-  report "search right after one file changed" "${s[@]}"
-  git -C "$project" checkout -q -- skills
-
-  t=()
-  for i in $(seq "$runs"); do
-    mkdir -p "skills/bench-new-$i"
-    printf -- '---\nname: bench-new-%s\ndescription: new\n---\n' "$i" > "skills/bench-new-$i/SKILL.md"
-    t+=("$(time_ms "$aam" source candidates --limit 50 --json)")
-  done
-  report "candidates right after one skill added" "${t[@]}"
-  rm -rf skills/bench-new-*
+  candidates_after_edits ""
+  candidates_after_new_skills ""
 
   python3 "$root/benches/mcp_project.py" "$aam" "$project" "$runs"
 
   # The same CLI calls while `aam watch` runs in the project: each asks it
   # whether the record is current instead of checking the files itself.
+  rm -f "$work/watch.out"
   "$aam" watch > "$work/watch.out" 2> /dev/null &
   watcher=$!
   until [ -s "$work/watch.out" ]; do sleep 0.05; done
   "$aam" source candidates --limit 1 --json > /dev/null # waits for its first refresh
   t=(); for _ in $(seq "$runs"); do t+=("$(time_ms "$aam" source candidates --limit 50 --json)"); done
   report "with aam watch: candidates warm" "${t[@]}"
-  t=()
-  for i in $(seq "$runs"); do
-    skill=$(ls skills | sed -n "${i}p")
-    file="skills/$skill/SKILL.md"
-    sed "s/^name: .*/name: watched-$i/" "$file" > "$file.tmp" && mv "$file.tmp" "$file"
-    t+=("$(time_ms "$aam" source candidates --limit 50 --json)")
-  done
-  report "with aam watch: candidates right after one file changed" "${t[@]}"
-  git -C "$project" checkout -q -- skills
-  t=()
-  for i in $(seq "$runs"); do
-    mkdir -p "skills/bench-watched-$i"
-    printf -- '---\nname: bench-watched-%s\ndescription: new\n---\n' "$i" > "skills/bench-watched-$i/SKILL.md"
-    t+=("$(time_ms "$aam" source candidates --limit 50 --json)")
-  done
-  report "with aam watch: candidates right after one skill added" "${t[@]}"
-  rm -rf skills/bench-watched-*
+  candidates_after_edits "with aam watch: "
+  candidates_after_new_skills "with aam watch: "
   kill "$watcher" && wait "$watcher" || true
 
   t=(); for _ in $(seq "$runs"); do t+=("$(time_ms git status --porcelain)"); done

@@ -875,6 +875,21 @@ async fn eventually<T>(mut check: impl FnMut() -> Option<T>) -> T {
     panic!("the notification never came");
 }
 
+/// A git project `served/` holding the skill `alpha`.
+fn served_project(env: &TestEnv) -> std::path::PathBuf {
+    let project = env.path("served");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    write_in(&project, "skills/alpha/SKILL.md", &skill("alpha", "First"));
+    project
+}
+
+/// Writes `text` at `rel` under `dir`, making folders on the way.
+fn write_in(dir: &Path, rel: &str, text: &str) {
+    let path = dir.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
 /// `aam mcp serve --root <project>` over stdio, logging at debug level to `log`.
 async fn serve_project(
     env: &TestEnv,
@@ -904,14 +919,8 @@ async fn serve_project(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn commands_ask_the_server_watching_their_project() {
     let env = TestEnv::new();
-    let project = env.path("served");
-    let write = |rel: &str, text: &str| {
-        let path = project.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
-    std::fs::create_dir_all(project.join(".git")).unwrap();
-    write("skills/alpha/SKILL.md", &skill("alpha", "First"));
+    let project = served_project(&env);
+    let write = |rel: &str, text: &str| write_in(&project, rel, text);
     let client = serve_project(&env, &project, &env.path("server.log")).await;
     let candidates = |dir: &Path| {
         let run = env.aam_with(dir, &[("AAM_LOG", "aam=debug")], &["--json", "source", "candidates"]);
@@ -964,14 +973,8 @@ async fn commands_ask_the_server_watching_their_project() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_watches_its_project() {
     let env = TestEnv::new();
-    let project = env.path("served");
-    let write = |rel: &str, text: &str| {
-        let path = project.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
-    std::fs::create_dir_all(project.join(".git")).unwrap();
-    write("skills/alpha/SKILL.md", &skill("alpha", "First"));
+    let project = served_project(&env);
+    let write = |rel: &str, text: &str| write_in(&project, rel, text);
     write("skills/beta/SKILL.md", &skill("beta", "Second"));
     let log = env.path("server.log");
     let client = serve_project(&env, &project, &log).await;

@@ -568,18 +568,24 @@ fn a_crash_during_upgrade_leaves_the_old_or_the_new_project() {
     assert!(olds > 0 && news > 0, "old {olds}, new {news}");
 }
 
-#[test]
-fn a_crash_report_reaches_verify_when_recovery_cannot_run() {
-    // Read-only mode never writes, so the journal stays and verify says so.
-    let env = TestEnv::new();
-    let proj = project(&env);
-    let kit = kit_path(&env, "1.0.0");
+/// A project whose install was killed after six file operations (its journal left behind).
+fn interrupted_install(env: &TestEnv) -> Repo {
+    let proj = project(env);
+    let kit = kit_path(env, "1.0.0");
     let run = env.aam_with(
         &proj.dir,
         &[("AAM_FAULT_AFTER_FILE_OPS", "6")],
         &["install", &kit, "--platform", "claude"],
     );
     assert_eq!(run.code, -1);
+    proj
+}
+
+#[test]
+fn a_crash_report_reaches_verify_when_recovery_cannot_run() {
+    // Read-only mode never writes, so the journal stays and verify says so.
+    let env = TestEnv::new();
+    let proj = interrupted_install(&env);
     let verified = env.aam_with(&proj.dir, &[("AAM_READ_ONLY", "1")], &["--json", "list"]);
     assert_eq!(verified.code, 0, "{verified:?}");
     assert!(proj.dir.join(".aam/journal.json").exists(), "read-only leaves it");
@@ -598,14 +604,7 @@ fn a_crash_report_reaches_verify_when_recovery_cannot_run() {
 fn a_server_finishes_the_interrupted_job_of_the_project_it_serves() {
     // Started from another folder: `--root` names the project it recovers.
     let env = TestEnv::new();
-    let proj = project(&env);
-    let kit = kit_path(&env, "1.0.0");
-    let run = env.aam_with(
-        &proj.dir,
-        &[("AAM_FAULT_AFTER_FILE_OPS", "6")],
-        &["install", &kit, "--platform", "claude"],
-    );
-    assert_eq!(run.code, -1);
+    let proj = interrupted_install(&env);
     assert!(proj.dir.join(".aam/journal.json").exists());
     let served = std::process::Command::new(env!("CARGO_BIN_EXE_aam"))
         .args(["mcp", "serve", "--root"])
