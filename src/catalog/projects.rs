@@ -161,6 +161,54 @@ impl Catalog {
         Ok(entries)
     }
 
+    /// The recorded entries of project `id` in the folder `dir` (`""` is the
+    /// root): the folder itself and the folders and files directly in it,
+    /// found by a range of the primary keys (a folder's descendants are read
+    /// and skipped, so a shallow folder costs little).
+    pub fn project_entries_in(&self, id: ProjectId, dir: &str) -> Result<Vec<(String, Recorded)>> {
+        // Every path below `dir` sorts in [`dir/`, `dir0`) ('0' follows '/').
+        let (from, to) = if dir.is_empty() {
+            (String::new(), "\u{10FFFF}".to_string())
+        } else {
+            (format!("{dir}/"), format!("{dir}0"))
+        };
+        let direct = |path: &str| path.len() > from.len() && !path[from.len()..].contains('/');
+        let mut entries = Vec::new();
+        let mut dirs = self
+            .conn
+            .prepare_cached(
+                "SELECT path, mtime_ns FROM project_dirs
+                 WHERE project_id = ?1 AND (path = ?2 OR (path >= ?3 AND path < ?4))",
+            )
+            .map_err(db_error)?;
+        let rows = dirs
+            .query_map(params![id, dir, from, to], |r| {
+                Ok((r.get::<_, String>(0)?, Recorded::Dir(r.get(1)?)))
+            })
+            .map_err(db_error)?;
+        for row in rows {
+            let (path, recorded) = row.map_err(db_error)?;
+            if path == dir || direct(&path) {
+                entries.push((path, recorded));
+            }
+        }
+        let mut files = self
+            .conn
+            .prepare_cached(
+                "SELECT path, size, mtime_ns, inode FROM project_files
+                 WHERE project_id = ?1 AND path >= ?2 AND path < ?3",
+            )
+            .map_err(db_error)?;
+        let rows = files.query_map(params![id, from, to], file_entry).map_err(db_error)?;
+        for row in rows {
+            let (path, recorded) = row.map_err(db_error)?;
+            if direct(&path) {
+                entries.push((path, recorded));
+            }
+        }
+        Ok(entries)
+    }
+
     fn project_dirs(&self, id: ProjectId, out: &mut Vec<(String, Recorded)>) -> Result<()> {
         let mut stmt = self
             .conn

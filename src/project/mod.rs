@@ -150,24 +150,66 @@ pub fn refresh(catalog: &mut Catalog, root: &Path, large: bool) -> Result<Refres
         });
     }
     let recorded = catalog.project_entries(stored.id)?;
-    if let Some(in_place) = tree::restat_in_place(root, &recorded, &moved) {
-        let main_files: Vec<&str> = in_place.files.iter().map(|(path, _)| path.as_str()).collect();
-        let edited = catalog.project_artifacts_with_main(stored.id, &main_files)?;
-        if let Some(artifacts_set) = reread_in_place(root, &edited) {
-            let changes = ProjectChanges {
-                dirs_set: in_place.dirs,
-                files_set: in_place.files,
-                artifacts_set,
-                ..ProjectChanges::default()
-            };
-            return written(catalog.record_project(&key, Some(stored.version), &changes)?);
-        }
+    if let Some(refreshed) = record_in_place(catalog, root, (stored.id, stored.version), &recorded, &moved)? {
+        return Ok(refreshed);
     }
     let recorded = Tree::from_recorded(recorded);
     let now = tree::apply(root, recorded.clone(), &moved, max_entries)?;
     let known = catalog.project_artifacts(stored.id)?;
     let moved = changes(root, Some(&recorded), &now, &known);
     written(catalog.record_project(&key, Some(stored.version), &moved)?)
+}
+
+/// The catalog's record at `version`, brought up to date when only the
+/// folders `dirs` can have changed since it was written (a watcher's events
+/// name them): only their recorded entries are checked. `None` when a path
+/// came or went there (or an ignore file moved): then [`refresh`] must run.
+pub fn refresh_within(
+    catalog: &mut Catalog,
+    root: &Path,
+    (id, version): (ProjectId, i64),
+    dirs: &std::collections::BTreeSet<String>,
+) -> Result<Option<Refreshed>> {
+    let mut recorded = BTreeMap::new();
+    for dir in dirs {
+        recorded.extend(catalog.project_entries_in(id, dir)?);
+    }
+    let recorded: Vec<_> = recorded.into_iter().collect();
+    let moved = tree::moved(root, &recorded)?;
+    if moved.is_empty() {
+        return Ok(Some(Refreshed {
+            id,
+            version: Some(version),
+        }));
+    }
+    record_in_place(catalog, root, (id, version), &recorded, &moved)
+}
+
+/// When what `moved` reports left every path in place (see
+/// [`tree::restat_in_place`]), writes the new stat data and the artifacts of
+/// the edited main files over the record at `version`; `None` otherwise.
+fn record_in_place(
+    catalog: &mut Catalog,
+    root: &Path,
+    (id, version): (ProjectId, i64),
+    recorded: &[(String, tree::Recorded)],
+    moved: &[tree::Moved],
+) -> Result<Option<Refreshed>> {
+    let Some(in_place) = tree::restat_in_place(root, recorded, moved) else {
+        return Ok(None);
+    };
+    let main_files: Vec<&str> = in_place.files.iter().map(|(path, _)| path.as_str()).collect();
+    let edited = catalog.project_artifacts_with_main(id, &main_files)?;
+    let Some(artifacts_set) = reread_in_place(root, &edited) else {
+        return Ok(None);
+    };
+    let changes = ProjectChanges {
+        dirs_set: in_place.dirs,
+        files_set: in_place.files,
+        artifacts_set,
+        ..ProjectChanges::default()
+    };
+    written(catalog.record_project(&key(root), Some(version), &changes)?).map(Some)
 }
 
 fn written((id, version): (ProjectId, Option<i64>)) -> Result<Refreshed> {
@@ -317,6 +359,48 @@ mod tests {
 
     /// After every kind of change, the record `current` keeps equals the record
     /// of a fresh walk: in-place edits, saves by rename, new and removed skills.
+    #[test]
+    fn a_folder_s_entries_are_itself_and_what_is_directly_in_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("project");
+        for rel in [
+            "skills/a/SKILL.md",
+            "skills/a/refs/x.md",
+            "skills/a-b/SKILL.md",
+            "skills0/SKILL.md",
+            "top.md",
+        ] {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "---\nname: n\n---\n").unwrap();
+        }
+        let mut catalog = Catalog::open(&dir.path().join("catalog.db")).unwrap();
+        let id = current(&mut catalog, &root, false).unwrap();
+        let within = |dir: &str| {
+            let mut paths: Vec<String> = catalog
+                .project_entries_in(id, dir)
+                .unwrap()
+                .into_iter()
+                .map(|(path, entry)| {
+                    format!(
+                        "{path}{}",
+                        if matches!(entry, tree::Recorded::Dir(_)) {
+                            "/"
+                        } else {
+                            ""
+                        }
+                    )
+                })
+                .collect();
+            paths.sort();
+            paths
+        };
+        assert_eq!(within("skills/a"), ["skills/a/", "skills/a/SKILL.md", "skills/a/refs/"]);
+        assert_eq!(within("skills"), ["skills/", "skills/a-b/", "skills/a/"]);
+        assert_eq!(within(""), ["/", "skills/", "skills0/", "top.md"]);
+        assert!(within("gone").is_empty());
+    }
+
     #[test]
     fn the_kept_record_equals_a_fresh_walk() {
         let dir = tempfile::tempdir().unwrap();

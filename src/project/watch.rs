@@ -55,6 +55,8 @@ pub enum Answer {
     Quiet,
     /// The full refresh ran (first call, events, another process's write).
     Checked,
+    /// Files changed in place: only the folders the events named were checked.
+    Narrowed,
     /// Watching is impossible here: the full refresh ran, as it always will.
     Unwatched,
 }
@@ -118,7 +120,7 @@ mod imp {
 
 #[cfg(target_os = "linux")]
 mod imp {
-    use std::collections::HashSet;
+    use std::collections::{BTreeSet, HashSet};
     use std::mem::MaybeUninit;
 
     use rustix::fd::OwnedFd;
@@ -181,6 +183,10 @@ mod imp {
         /// The mounts at or below the root when the watches were set: a file
         /// system mounted over a watched folder (or unmounted) raises no event.
         mounts: Option<Vec<String>>,
+        /// The folders whose watch reported a file event since the last
+        /// refresh began; `None` when an event cannot be narrowed to one
+        /// (a folder came, went or changed): the next refresh is a full one.
+        touched: Option<BTreeSet<String>>,
     }
 
     /// What draining the queue found.
@@ -206,6 +212,7 @@ mod imp {
                 key: super::super::key(root),
                 folder: folder(root),
                 mounts: mounts(root),
+                touched: None,
             };
             let why = unwatchable(root).or_else(|| not_local(watch.mounts.as_deref()));
             match why.map_or_else(open, Err) {
@@ -237,7 +244,11 @@ mod imp {
                         return Ok((id, Answer::Quiet));
                     }
                 }
-                Drained::Changed => {}
+                Drained::Changed => {
+                    if let Some(answer) = self.refresh_touched(catalog, root, large)? {
+                        return Ok(answer);
+                    }
+                }
                 Drained::Reset => self.reset(root),
             }
             self.trusted = None;
@@ -251,6 +262,7 @@ mod imp {
                 if self.fd.is_none() {
                     break;
                 }
+                self.touched = Some(BTreeSet::new());
                 let refreshed = super::super::refresh(catalog, root, large)?;
                 id = Some(refreshed.id);
                 let dirs = catalog.project_dir_paths(refreshed.id)?;
@@ -273,6 +285,35 @@ mod imp {
                 Some(id) => Ok((id, Answer::Checked)),
                 None => Ok((super::super::current(catalog, root, large)?, Answer::Unwatched)),
             }
+        }
+
+        /// When the record was trusted and every event since names a file in
+        /// a watched folder, checks only those folders' entries
+        /// ([`super::super::refresh_within`]); `None` when the full refresh must run.
+        fn refresh_touched(
+            &mut self,
+            catalog: &mut Catalog,
+            root: &Path,
+            large: bool,
+        ) -> Result<Option<(ProjectId, Answer)>> {
+            let (Some((id, version)), Some(dirs)) = (self.trusted, self.touched.take()) else {
+                return Ok(None);
+            };
+            if self.large != large || catalog.project_head(&self.key)? != Some((id, version)) {
+                return Ok(None);
+            }
+            // Events from here on are read by the next call.
+            self.touched = Some(BTreeSet::new());
+            let Some(refreshed) = super::super::refresh_within(catalog, root, (id, version), &dirs)? else {
+                self.touched = None;
+                return Ok(None);
+            };
+            let Some(version) = refreshed.version else {
+                return Ok(None);
+            };
+            tracing::debug!(root = %root.display(), folders = dirs.len(), "project refreshed where its watches reported changes");
+            self.trusted = Some((id, version));
+            Ok(Some((id, Answer::Narrowed)))
         }
 
         /// Reads every queued event without blocking.
@@ -300,9 +341,18 @@ mod imp {
                             self.by_path.remove(&path);
                         }
                         found = found.max_with(Drained::Changed);
+                        self.touched = None;
                     }
                 } else {
                     found = found.max_with(Drained::Changed);
+                    match self.by_wd.get(&wd) {
+                        Some(dir) if !flags.contains(ReadFlags::ISDIR) => {
+                            if let Some(touched) = &mut self.touched {
+                                touched.insert(dir.clone());
+                            }
+                        }
+                        _ => self.touched = None,
+                    }
                 }
             }
             found
@@ -385,6 +435,7 @@ mod imp {
             self.by_wd.clear();
             self.removed.clear();
             self.trusted = None;
+            self.touched = None;
         }
     }
 
@@ -568,38 +619,38 @@ mod tests {
         assert_eq!(first, ["skills/a one", "skills/b two"]);
         assert_eq!(p.call(), (first.clone(), Answer::Quiet));
         let root = p.root.clone();
-        let steps: [(&str, &dyn Fn()); 9] = [
-            ("edit in place", &|| {
+        let steps: [(&str, Answer, &dyn Fn()); 9] = [
+            ("edit in place", Answer::Narrowed, &|| {
                 write(&root, "skills/a/SKILL.md", "---\nname: a\ndescription: edited\n---\n")
             }),
-            ("save by rename", &|| {
+            ("save by rename", Answer::Narrowed, &|| {
                 write(&root, "skills/b/tmp", "---\nname: b\ndescription: saved\n---\n");
                 std::fs::rename(root.join("skills/b/tmp"), root.join("skills/b/SKILL.md")).unwrap();
             }),
-            ("new skill", &|| {
+            ("new skill", Answer::Checked, &|| {
                 write(&root, "skills/c/SKILL.md", "---\nname: c\n---\n")
             }),
-            ("skill in a new deep folder", &|| {
+            ("skill in a new deep folder", Answer::Checked, &|| {
                 write(&root, "deep/er/skills/d/SKILL.md", "---\nname: d\n---\n")
             }),
-            ("edit in the new deep folder", &|| {
+            ("edit in the new deep folder", Answer::Narrowed, &|| {
                 write(
                     &root,
                     "deep/er/skills/d/SKILL.md",
                     "---\nname: d\ndescription: deep\n---\n",
                 )
             }),
-            ("removed skill", &|| {
+            ("removed skill", Answer::Checked, &|| {
                 std::fs::remove_dir_all(root.join("skills/c")).unwrap()
             }),
-            ("ignored by a new .gitignore", &|| {
+            ("ignored by a new .gitignore", Answer::Checked, &|| {
                 write(&root, ".gitignore", "skills/b/\n")
             }),
-            ("folder moved, another made at its place", &|| {
+            ("folder moved, another made at its place", Answer::Checked, &|| {
                 std::fs::rename(root.join("deep"), root.join("moved")).unwrap();
                 write(&root, "deep/er/skills/e/SKILL.md", "---\nname: e\n---\n");
             }),
-            ("edit in the folder made at the old place", &|| {
+            ("edit in the folder made at the old place", Answer::Narrowed, &|| {
                 write(
                     &root,
                     "deep/er/skills/e/SKILL.md",
@@ -607,10 +658,10 @@ mod tests {
                 )
             }),
         ];
-        for (step, change) in steps {
+        for (step, expected, change) in steps {
             change();
             let (now, answer) = p.call();
-            assert_eq!(answer, Answer::Checked, "after: {step}");
+            assert_eq!(answer, expected, "after: {step}");
             assert_eq!(now, p.fresh(), "after: {step}");
             assert_eq!(p.call(), (now, Answer::Quiet), "then quiet, after: {step}");
         }
@@ -705,7 +756,8 @@ mod tests {
         assert_eq!(p.call().1, Answer::Quiet);
         write(&p.root, "skills/a/SKILL.md", "---\nname: a\ndescription: edited\n---\n");
         let (now, answer) = p.call();
-        assert_eq!((now.clone(), answer), (p.fresh(), Answer::Checked));
+        // Seen through the new folder's own watch.
+        assert_eq!((now.clone(), answer), (p.fresh(), Answer::Narrowed));
         assert_eq!(now, ["skills/a edited", "skills/b two"]);
     }
 
