@@ -65,7 +65,7 @@ pub struct FileStamp {
 
 impl FileStamp {
     fn of(path: &Path) -> std::io::Result<Option<Self>> {
-        match std::fs::symlink_metadata(path) {
+        match std::fs::metadata(path) {
             Ok(meta) => Ok(Some(Self {
                 dev: meta.dev(),
                 ino: meta.ino(),
@@ -91,10 +91,12 @@ pub struct Fingerprint {
 
 impl Fingerprint {
     /// The catalog at `path` now, at write generation `generation`; `None` when
-    /// the file cannot be looked at.
+    /// the file cannot be looked at. A linked catalog is stamped where it really
+    /// is, beside the WAL SQLite keeps there.
     pub fn take(path: &Path, generation: u64) -> Option<Self> {
-        let catalog = FileStamp::of(path).ok()??;
-        let wal = FileStamp::of(&wal_path(path)).ok()?.filter(|wal| wal.size > 0);
+        let path = std::fs::canonicalize(path).ok()?;
+        let catalog = FileStamp::of(&path).ok()??;
+        let wal = FileStamp::of(&wal_path(&path)).ok()?.filter(|wal| wal.size > 0);
         Some(Self {
             catalog,
             wal,
@@ -164,7 +166,16 @@ fn unix_ns(time: SystemTime) -> Option<i128> {
 /// The recorded pass, when the record is readable, made at `now` or up to
 /// [`MAX_AGE`] before it, and of the catalog exactly as `current` finds it.
 pub fn standing(record: &Path, current: &Fingerprint, now: SystemTime) -> Option<Standing> {
-    let file = std::fs::File::open(record).ok()?;
+    // Neither a link nor anything that could block a read (a FIFO) is read.
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32)
+        .open(record)
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
     let mut bytes = Vec::new();
     file.take(MAX_BYTES + 1).read_to_end(&mut bytes).ok()?;
     if bytes.len() as u64 > MAX_BYTES {
@@ -274,6 +285,23 @@ mod tests {
     }
 
     #[test]
+    fn a_linked_catalog_is_stamped_where_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("real")).unwrap();
+        let real = catalog(&dir.path().join("real"));
+        let link = dir.path().join("catalog.db");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let before = Fingerprint::take(&link, 1).unwrap();
+        assert_eq!(before, Fingerprint::take(&real, 1).unwrap());
+        std::fs::write(wal_path(&real), b"frames").unwrap();
+        assert_ne!(
+            Fingerprint::take(&link, 1).unwrap(),
+            before,
+            "the WAL beside the real file"
+        );
+    }
+
+    #[test]
     fn a_pass_is_recorded_only_when_nothing_moved_and_the_last_write_settled() {
         let dir = tempfile::tempdir().unwrap();
         let db = catalog(dir.path());
@@ -326,6 +354,17 @@ mod tests {
         assert!(standing(&record, &now, later()).is_some());
         std::fs::remove_file(&record).unwrap();
         assert!(standing(&record, &now, later()).is_none());
+        // A link to a good record, and a FIFO (which would block a plain read).
+        let elsewhere = dir.path().join("elsewhere.json");
+        std::fs::write(&elsewhere, &good).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &record).unwrap();
+        assert!(standing(&record, &now, later()).is_none());
         forget(&record);
+        assert!(elsewhere.exists(), "forgetting removes the link, not what it names");
+        let made = std::process::Command::new("mkfifo").arg(&record).status().unwrap();
+        assert!(made.success());
+        assert!(standing(&record, &now, later()).is_none());
+        forget(&record);
+        assert!(!record.exists());
     }
 }
