@@ -454,7 +454,8 @@ fn the_default_check_skips_an_unchanged_catalog_but_finds_damage_written_since()
         assert_eq!(check["status"], "fail", "{args:?}: {check}");
         let message = check["message"].as_str().unwrap();
         assert!(
-            message.contains("SQLite reports damage") || message.contains("integrity check could not finish"),
+            message.contains("SQLite reports damage")
+                || message.contains("integrity check could not finish: the catalog file is damaged"),
             "{args:?}: {check}"
         );
         assert!(!record.exists(), "a failure leaves no record behind");
