@@ -554,8 +554,8 @@ impl Catalog {
     /// still reads every page and every row (the b-trees, the free list, each
     /// record's format, NOT NULL columns), but not that each index matches its
     /// table or that each `kind IN (...)` holds, which are the slow parts (SQLite
-    /// builds each constraint's list again for every row: half the quick check's
-    /// time at 100,000 artifacts) and damage aam's own writes cannot leave.
+    /// builds each constraint's list again for every row: a third of the quick
+    /// check's time at 100,000 artifacts) and damage aam's own writes cannot leave.
     pub fn integrity_problems(&self, full: bool) -> Result<Vec<String>> {
         if full {
             return self.pragma_lines("PRAGMA integrity_check");
