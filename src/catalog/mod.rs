@@ -265,10 +265,19 @@ fn db_error(e: rusqlite::Error) -> Error {
         e.sqlite_error_code(),
         Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
     );
+    let damaged = matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+    );
     let (message, hint) = if busy {
         (
             "the catalog is locked by another aam process",
             "wait for the other command to finish and try again",
+        )
+    } else if damaged {
+        (
+            "the catalog file is damaged: SQLite cannot read some of its pages",
+            "run `aam doctor`; export what can be read with `aam catalog export --format jsonl`",
         )
     } else {
         (

@@ -4,8 +4,10 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::time::SystemTime;
 
 use super::HealthCheck;
+use super::record::{self, CheckKind, Fingerprint};
 use crate::catalog::{Catalog, SourceRecord};
 use crate::config::AamHome;
 use crate::error::{Error, ErrorCode};
@@ -19,10 +21,12 @@ pub const OBJECTS_CHECK: &str = "objects";
 
 /// Every catalog check; a catalog that cannot be opened is one failed check.
 /// Unless `full`, SQLite's integrity is checked quickly (every page and row,
-/// not that each index matches its table) and the passes over every row
-/// (`foreign_keys`, `rows`: damage aam's transactions cannot leave, only a
-/// damaged file or another writer) are left out, so the checks take a fraction
-/// of a second at 100,000 artifacts.
+/// not that each index matches its table), and not at all while the catalog's
+/// files are unchanged since a check that passed (see `record`); the passes over
+/// every row (`foreign_keys`, `rows`: damage aam's transactions cannot leave,
+/// only a damaged file or another writer) are left out. So the default checks
+/// take a few milliseconds while nothing changes, and a fraction of a second at
+/// 100,000 artifacts after a write.
 pub fn catalog_checks(home: &AamHome, catalog: std::result::Result<&Catalog, &Error>, full: bool) -> Vec<HealthCheck> {
     let catalog = match catalog {
         Ok(catalog) => catalog,
@@ -40,28 +44,7 @@ pub fn catalog_checks(home: &AamHome, catalog: std::result::Result<&Catalog, &Er
         }
     };
     let mut checks = Vec::new();
-    let listed = |items: &[String]| {
-        let mut text = items.iter().take(5).cloned().collect::<Vec<_>>().join("; ");
-        if items.len() > 5 {
-            text.push_str(&format!("; and {} more", items.len() - 5));
-        }
-        text
-    };
-    checks.push(match catalog.integrity_problems(full) {
-        Ok(problems) if problems.is_empty() && full => {
-            HealthCheck::pass("integrity", "SQLite's complete integrity check passed")
-        }
-        Ok(problems) if problems.is_empty() => HealthCheck::pass(
-            "integrity",
-            "SQLite's quick check passed (`--full` runs the complete checks)",
-        ),
-        Ok(problems) => HealthCheck::fail(
-            "integrity",
-            format!("SQLite reports damage: {}", listed(&problems)),
-            "export what can be read with `aam catalog export --format jsonl`, then move catalog.db aside and re-add the sources",
-        ),
-        Err(e) => HealthCheck::fail("integrity", e.message().to_string(), "the catalog file is damaged; move it aside and re-add the sources"),
-    });
+    checks.push(integrity_check(home, catalog, full, SystemTime::now()));
     if full {
         checks.push(match catalog.foreign_key_violations() {
             Ok(found) if found.is_empty() => HealthCheck::pass("foreign_keys", "every reference points at a row"),
@@ -130,6 +113,74 @@ pub fn catalog_checks(home: &AamHome, catalog: std::result::Result<&Catalog, &Er
         )
     });
     checks
+}
+
+/// SQLite's integrity check: the complete one when `full`, else the quick one,
+/// unless a recorded pass still stands for the catalog as it is at `now`. A pass
+/// is recorded, a failure forgets any record.
+fn integrity_check(home: &AamHome, catalog: &Catalog, full: bool, now: SystemTime) -> HealthCheck {
+    let record_path = record::path(home);
+    let fingerprint = || {
+        catalog
+            .generation()
+            .ok()
+            .and_then(|generation| Fingerprint::take(&home.catalog_path(), generation))
+    };
+    let before = fingerprint();
+    if !full && let Some(standing) = before.as_ref().and_then(|f| record::standing(&record_path, f, now)) {
+        let which = match standing.check {
+            CheckKind::Quick => "SQLite's quick check",
+            CheckKind::Full => "SQLite's complete integrity check",
+        };
+        return HealthCheck::pass(
+            "integrity",
+            format!(
+                "the catalog is unchanged since {which} at {}, which passed (`--full` checks again, completely)",
+                standing.at_text()
+            ),
+        );
+    }
+    let kind = if full { CheckKind::Full } else { CheckKind::Quick };
+    match catalog.integrity_problems(full) {
+        Ok(problems) if problems.is_empty() => {
+            if let Some(before) = &before {
+                record::remember(&record_path, kind, before, fingerprint().as_ref(), now);
+            }
+            if full {
+                HealthCheck::pass("integrity", "SQLite's complete integrity check passed")
+            } else {
+                HealthCheck::pass(
+                    "integrity",
+                    "SQLite's quick check passed (`--full` runs the complete checks)",
+                )
+            }
+        }
+        Ok(problems) => {
+            record::forget(&record_path);
+            HealthCheck::fail(
+                "integrity",
+                format!("SQLite reports damage: {}", listed(&problems)),
+                "export what can be read with `aam catalog export --format jsonl`, then move catalog.db aside and re-add the sources",
+            )
+        }
+        Err(e) => {
+            record::forget(&record_path);
+            HealthCheck::fail(
+                "integrity",
+                format!("SQLite's integrity check could not finish: {}", e.message()),
+                "the catalog file is damaged; move it aside and re-add the sources",
+            )
+        }
+    }
+}
+
+/// Up to five items joined by `; `, with how many more there are.
+fn listed(items: &[String]) -> String {
+    let mut text = items.iter().take(5).cloned().collect::<Vec<_>>().join("; ");
+    if items.len() > 5 {
+        text.push_str(&format!("; and {} more", items.len() - 5));
+    }
+    text
 }
 
 fn index_check(home: &AamHome, generation: u64) -> HealthCheck {

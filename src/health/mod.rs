@@ -3,9 +3,11 @@
 //! the search index, the git caches and the stored originals.
 //!
 //! Reads only: a check never repairs (that is `aam_catalog_repair`, which acts on
-//! the checks' names).
+//! the checks' names). The one file it writes is `record`'s: the last passing
+//! integrity check, a cache the checks can always do without.
 
 mod catalog;
+mod record;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

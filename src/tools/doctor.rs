@@ -18,7 +18,7 @@ use crate::packages::lock;
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DoctorInput {
-    /// Run the complete checks (seconds on a large catalog): SQLite's integrity check, which also compares every index with its table, instead of the quick check, and the passes over every row (foreign keys, artifact rows).
+    /// Run the complete checks (seconds on a large catalog): SQLite's integrity check, which also compares every index with its table, instead of the quick check (which is skipped while the catalog is unchanged since a check that passed), and the passes over every row (foreign keys, artifact rows).
     #[serde(default)]
     pub full: bool,
 }
@@ -29,7 +29,7 @@ pub struct Doctor;
 impl Tool for Doctor {
     const NAME: &'static str = "aam_doctor";
     const TITLE: &'static str = "Check aam's health";
-    const DESCRIPTION: &'static str = "Check everything aam depends on and say what to do about each problem: settings readable, the catalog checks (integrity, quick unless `full`; migrations, search index, git caches; with `full` also foreign keys and rows), platform folders in the current project, installed packages against their lock file checksums, and the MCP token file's permissions. Each check passes, warns or fails with a suggestion; `healthy` is false when any fails. Changes nothing. Next: `aam_catalog_repair` for index and cache failures.";
+    const DESCRIPTION: &'static str = "Check everything aam depends on and say what to do about each problem: settings readable, the catalog checks (integrity: quick, and skipped while the catalog is unchanged since a check passed, unless `full`; migrations, search index, git caches; with `full` also foreign keys and rows), platform folders in the current project, installed packages against their lock file checksums, and the MCP token file's permissions. Each check passes, warns or fails with a suggestion; `healthy` is false when any fails. Changes nothing. Next: `aam_catalog_repair` for index and cache failures.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
     const EXAMPLES: &'static [Example] = &[Example {

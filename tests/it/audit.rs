@@ -385,6 +385,81 @@ fn check_finds_damage_and_repair_fixes_the_index_and_caches() {
 }
 
 #[test]
+fn the_default_check_skips_an_unchanged_catalog_but_finds_damage_written_since() {
+    let env = awkward_world();
+    let integrity = |args: &[&str]| {
+        let run = env.aam(args);
+        let report = run.json();
+        (run.code, check_named(&report, "integrity").clone())
+    };
+    let record = env.home().join("catalog-check.json");
+    // Just written: checked (recorded only once the write is 2 s old, as a write
+    // in the same clock tick could leave the same stamps).
+    let (code, check) = integrity(&["--json", "catalog", "check"]);
+    assert_eq!((code, check["status"].as_str()), (0, Some("pass")), "{check}");
+    assert!(
+        check["message"].as_str().unwrap().contains("quick check passed"),
+        "{check}"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let (_, check) = integrity(&["--json", "catalog", "check"]);
+    assert_eq!(check["status"], "pass", "{check}");
+    assert!(record.exists());
+    for args in [&["--json", "catalog", "check"][..], &["--json", "doctor"]] {
+        let (_, check) = integrity(args);
+        assert_eq!(check["status"], "pass", "{check}");
+        assert!(
+            check["message"]
+                .as_str()
+                .unwrap()
+                .contains("unchanged since SQLite's quick check at"),
+            "{args:?}: {check}"
+        );
+    }
+    let (_, check) = integrity(&["--json", "catalog", "check", "--full"]);
+    assert_eq!(check["message"], "SQLite's complete integrity check passed", "{check}");
+
+    // Damage: the first page of the artifacts' texts overwritten in place, the
+    // file's size unchanged.
+    let db = env.home().join("catalog.db");
+    let (page, size): (u32, u32) = {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.query_row(
+            "SELECT rootpage, (SELECT page_size FROM pragma_page_size) FROM sqlite_schema WHERE name = 'artifact_texts'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap()
+    };
+    let length = std::fs::metadata(&db).unwrap().len();
+    use std::os::unix::fs::FileExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&db)
+        .unwrap()
+        .write_at(&[0xA5; 64], u64::from(page - 1) * u64::from(size))
+        .unwrap();
+    assert_eq!(std::fs::metadata(&db).unwrap().len(), length);
+    for args in [
+        &["--json", "catalog", "check"][..],
+        &["--json", "catalog", "check"],
+        &["--json", "doctor"],
+        &["--json", "catalog", "check", "--full"],
+    ] {
+        let (code, check) = integrity(args);
+        assert_eq!(code, 1, "{args:?}: {check}");
+        assert_eq!(check["status"], "fail", "{args:?}: {check}");
+        let message = check["message"].as_str().unwrap();
+        assert!(
+            message.contains("SQLite reports damage")
+                || message.contains("integrity check could not finish: the catalog file is damaged"),
+            "{args:?}: {check}"
+        );
+        assert!(!record.exists(), "a failure leaves no record behind");
+    }
+}
+
+#[test]
 fn an_index_left_behind_by_a_killed_writer_warns_and_catches_up() {
     let env = awkward_world();
     let index = env.home().join("index-v2");

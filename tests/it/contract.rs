@@ -101,6 +101,9 @@ fn contains(actual: &Value, expected: &Value) -> bool {
 #[test]
 fn every_example_runs_and_matches_its_schema_and_golden_file() {
     let env = fixture_world();
+    // No integrity check can be recorded (a folder stands where the record would),
+    // so each check runs and says so, whatever time passed since the last write.
+    std::fs::create_dir(env.home().join("catalog-check.json")).unwrap();
     let ctx = context(&env);
     let mut failures = Vec::new();
     for spec in in_run_order(registry()) {

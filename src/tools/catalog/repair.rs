@@ -16,7 +16,7 @@ use crate::tools::{Context, Example, Expect, Risk, Tool};
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RepairInput {
-    /// Run the complete checks (seconds on a large catalog): SQLite's integrity check, which also compares every index with its table, instead of the quick check, and the passes over every row (foreign keys, artifact rows).
+    /// Run the complete checks (seconds on a large catalog): SQLite's integrity check, which also compares every index with its table, instead of the quick check (which is skipped while the catalog is unchanged since a check that passed), and the passes over every row (foreign keys, artifact rows).
     #[serde(default)]
     pub full: bool,
 }
