@@ -342,7 +342,8 @@ mod tests {
         Cli::command().debug_assert();
     }
 
-    /// Commands that are front ends of the registry itself, not operations.
+    /// Commands that are front ends of the registry itself, or processes that
+    /// serve other commands (`watch`), not operations.
     const FRONT_ENDS: &[&str] = &[
         "mcp serve",
         "mcp config",
@@ -351,6 +352,7 @@ mod tests {
         "tools adapters",
         "tool call",
         "completions",
+        "watch",
     ];
 
     fn leaves(command: &clap::Command, prefix: &str, out: &mut Vec<String>) {
