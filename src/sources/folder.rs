@@ -38,40 +38,38 @@ struct Entry {
 pub struct MalformedTree;
 
 impl Folder {
-    /// Parses the bytes of a tree object whose ids are `hash_len` bytes long.
-    pub fn parse(data: Vec<u8>, hash_len: usize) -> Result<Self, MalformedTree> {
+    /// Parses the bytes of a tree object with gix's parser, keeping where each
+    /// entry's name lies.
+    pub fn parse(data: Vec<u8>, hash: gix::hash::Kind) -> Result<Self, MalformedTree> {
+        let hash_len = hash.len_in_bytes();
         if u32::try_from(data.len()).is_err() {
             return Err(MalformedTree);
         }
-        let mut entries = Vec::new();
+        let base = data.as_ptr() as usize;
+        let mut entries: Vec<Entry> = Vec::new();
         let mut sorted = true;
-        let mut at = 0;
-        while at < data.len() {
-            let rest = &data[at..];
-            let space = rest.find_byte(b' ').ok_or(MalformedTree)?;
-            let mode = EntryMode::from_bytes(&rest[..=space]).ok_or(MalformedTree)?;
-            let nul = space + 1 + rest[space + 1..].find_byte(0).ok_or(MalformedTree)?;
-            let end = nul + 1 + hash_len;
-            if end > rest.len() {
+        for parsed in gix::objs::TreeRefIter::from_bytes(&data, hash) {
+            let parsed = parsed.map_err(|_| MalformedTree)?;
+            if parsed.oid.as_bytes().len() != hash_len {
                 return Err(MalformedTree);
             }
-            // Offsets fit: the whole tree is shorter than u32::MAX.
+            // The name is a slice of `data`; offsets fit as the tree is shorter than u32::MAX.
+            let name_start = parsed.filename.as_ptr() as usize - base;
             let entry = Entry {
-                name_start: (at + space + 1) as u32,
-                name_end: (at + nul) as u32,
-                mode,
+                name_start: name_start as u32,
+                name_end: (name_start + parsed.filename.len()) as u32,
+                mode: parsed.mode,
             };
             if let Some(previous) = entries.last() {
                 sorted &= name_order(
                     name_of(&data, previous),
                     previous.mode.is_tree(),
-                    name_of(&data, &entry),
+                    parsed.filename,
                     entry.mode.is_tree(),
                 )
                 .is_lt();
             }
             entries.push(entry);
-            at += end;
         }
         Ok(Self {
             data,
@@ -167,7 +165,7 @@ mod tests {
     }
 
     fn folder(entries: &[(&str, &[u8], u8)]) -> Folder {
-        Folder::parse(tree_bytes(entries), HASH_LEN).expect("a well-formed tree")
+        Folder::parse(tree_bytes(entries), gix::hash::Kind::Sha1).expect("a well-formed tree")
     }
 
     /// Git's own order of names that sort around `/`.
@@ -261,10 +259,10 @@ mod tests {
     #[test]
     fn malformed_trees_are_refused() {
         let good = tree_bytes(&[("100644", b"a", 1)]);
-        assert!(Folder::parse(good[..good.len() - 1].to_vec(), HASH_LEN).is_err());
-        assert!(Folder::parse(b"100644 a".to_vec(), HASH_LEN).is_err());
-        assert!(Folder::parse(b"abc a\0".to_vec(), HASH_LEN).is_err());
-        let empty = Folder::parse(Vec::new(), HASH_LEN).expect("the empty tree");
+        assert!(Folder::parse(good[..good.len() - 1].to_vec(), gix::hash::Kind::Sha1).is_err());
+        assert!(Folder::parse(b"100644 a".to_vec(), gix::hash::Kind::Sha1).is_err());
+        assert!(Folder::parse(b"abc a\0".to_vec(), gix::hash::Kind::Sha1).is_err());
+        let empty = Folder::parse(Vec::new(), gix::hash::Kind::Sha1).expect("the empty tree");
         assert!(empty.is_empty());
     }
 }

@@ -734,8 +734,7 @@ impl GitCache {
     /// The entries directly inside the tree `id`, parsed for lookups by name.
     pub fn folder(&self, id: ObjectId) -> Result<Folder> {
         let mut tree = self.repo.find_tree(id).map_err(|e| self.corrupted(e))?;
-        Folder::parse(std::mem::take(&mut tree.data), self.repo.object_hash().len_in_bytes())
-            .map_err(|e| self.corrupted(e))
+        Folder::parse(std::mem::take(&mut tree.data), self.repo.object_hash()).map_err(|e| self.corrupted(e))
     }
 
     /// Every file below the tree `id`, with paths prefixed by `prefix` (its repository path).
