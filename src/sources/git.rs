@@ -23,6 +23,7 @@ use gix::refs::transaction::PreviousValue;
 use gix::remote::{Direction, fetch::Tags, ref_map};
 use gix::{ObjectId, Repository};
 
+use super::folder::Folder;
 use crate::error::{Error, ErrorCode, Result};
 
 pub use gix::ObjectId as Oid;
@@ -82,7 +83,7 @@ impl FileMode {
         }
     }
 
-    fn from_mode(mode: EntryMode) -> Option<Self> {
+    pub(super) fn from_mode(mode: EntryMode) -> Option<Self> {
         match mode.kind() {
             EntryKind::Blob => Some(Self::File),
             EntryKind::BlobExecutable => Some(Self::Executable),
@@ -730,22 +731,10 @@ impl GitCache {
         Ok((tree, when))
     }
 
-    /// The entries directly inside the tree `id`: name and what it names.
-    pub fn tree_entries(&self, id: ObjectId) -> Result<Vec<(String, PathTarget)>> {
-        let tree = self.repo.find_tree(id).map_err(|e| self.corrupted(e))?;
-        let decoded = tree.decode().map_err(|e| self.corrupted(e))?;
-        Ok(decoded
-            .entries
-            .iter()
-            .filter_map(|e| {
-                let target = if e.mode.is_tree() {
-                    PathTarget::Tree(e.oid.to_owned())
-                } else {
-                    PathTarget::File(FileMode::from_mode(e.mode)?, e.oid.to_owned())
-                };
-                Some((e.filename.to_str_lossy().into_owned(), target))
-            })
-            .collect())
+    /// The entries directly inside the tree `id`, parsed for lookups by name.
+    pub fn folder(&self, id: ObjectId) -> Result<Folder> {
+        let mut tree = self.repo.find_tree(id).map_err(|e| self.corrupted(e))?;
+        Folder::parse(std::mem::take(&mut tree.data), self.repo.object_hash()).map_err(|e| self.corrupted(e))
     }
 
     /// Every file below the tree `id`, with paths prefixed by `prefix` (its repository path).

@@ -10,6 +10,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
+use super::folder::Folder;
 use super::git::{FileMode, GitCache, Oid, PathTarget, TreeFile};
 use crate::audit::{self, FileInfo, Finding};
 use crate::cancel::Cancel;
@@ -24,9 +25,6 @@ pub struct Detection {
     detected: Vec<Detected>,
 }
 
-/// The entries of one folder, by name.
-type Listing = HashMap<String, PathTarget>;
-
 /// How many symlinks are followed in a row before giving up.
 const MAX_LINK_HOPS: usize = 8;
 
@@ -36,9 +34,12 @@ pub struct Snapshot<'c> {
     root_tree: Oid,
     scope: String,
     root_name: String,
-    /// Decoded folders by repository path (`None`: not a folder), so each tree is
+    /// Parsed folders by repository path (`None`: not a folder), so each tree is
     /// read once however often paths below it are looked up.
-    listings: RefCell<HashMap<String, Option<Rc<Listing>>>>,
+    folders: RefCell<HashMap<String, Option<Rc<Folder>>>>,
+    /// Whether the folder at a repository path holds a skill file: every `SKILL.md`
+    /// changed in a folder of skills asks it of that folder.
+    skill_dirs: RefCell<HashMap<String, bool>>,
 }
 
 impl<'c> Snapshot<'c> {
@@ -50,7 +51,8 @@ impl<'c> Snapshot<'c> {
             root_tree,
             scope: scope.to_string(),
             root_name: root_name.to_string(),
-            listings: Default::default(),
+            folders: Default::default(),
+            skill_dirs: Default::default(),
         }
     }
 
@@ -250,9 +252,14 @@ impl<'c> Snapshot<'c> {
     }
 
     fn is_skill_dir(&self, dir: &str) -> Result<bool> {
-        Ok(self
-            .listing(dir)?
-            .is_some_and(|entries| entries.keys().any(|n| n.eq_ignore_ascii_case("SKILL.md"))))
+        if let Some(&known) = self.skill_dirs.borrow().get(dir) {
+            return Ok(known);
+        }
+        let is_skill_dir = self
+            .folder(dir)?
+            .is_some_and(|folder| folder.any_name(|n| n.eq_ignore_ascii_case(b"SKILL.md")));
+        self.skill_dirs.borrow_mut().insert(dir.to_string(), is_skill_dir);
+        Ok(is_skill_dir)
     }
 
     /// What a repository path names in this commit; `""` is the root folder.
@@ -261,20 +268,20 @@ impl<'c> Snapshot<'c> {
             return Ok(Some(PathTarget::Tree(self.root_tree)));
         }
         let (dir, name) = split_dir(path);
-        Ok(self.listing(dir)?.and_then(|entries| entries.get(name).copied()))
+        Ok(self.folder(dir)?.and_then(|folder| folder.get(name)))
     }
 
-    /// The decoded entries of the folder at `dir`, `None` when it is not a folder.
-    fn listing(&self, dir: &str) -> Result<Option<Rc<Listing>>> {
-        if let Some(known) = self.listings.borrow().get(dir) {
+    /// The entries of the folder at `dir`, `None` when it is not a folder.
+    fn folder(&self, dir: &str) -> Result<Option<Rc<Folder>>> {
+        if let Some(known) = self.folders.borrow().get(dir) {
             return Ok(known.clone());
         }
-        let listing = match self.lookup(dir)? {
-            Some(PathTarget::Tree(id)) => Some(Rc::new(self.cache.tree_entries(id)?.into_iter().collect())),
+        let folder = match self.lookup(dir)? {
+            Some(PathTarget::Tree(id)) => Some(Rc::new(self.cache.folder(id)?)),
             _ => None,
         };
-        self.listings.borrow_mut().insert(dir.to_string(), listing.clone());
-        Ok(listing)
+        self.folders.borrow_mut().insert(dir.to_string(), folder.clone());
+        Ok(folder)
     }
 
     /// Files listed by plugin manifests inside the regions or above them.

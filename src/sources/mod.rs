@@ -1,11 +1,13 @@
 //! Git sources: spec parsing, the bare-repository cache and indexing commits.
 //!
 //! `spec` turns user input into a validated, credential-free [`spec::SourceSpec`];
-//! `git` owns every gix call (fetch, trees, blobs, diffs); `index` combines git
+//! `git` owns every gix call (fetch, trees, blobs, diffs), `folder` finds names in
+//! one tree object's bytes; `index` combines git
 //! with the `scan` rules to produce catalog records, fully or incrementally.
 
 pub mod cache;
 pub mod defaults;
+pub mod folder;
 pub mod git;
 pub mod index;
 pub mod spec;

@@ -1,0 +1,268 @@
+//! One folder of a commit: a tree object's bytes, parsed once into the position of
+//! each entry, so names are found without building a map of the folder.
+//!
+//! An update looks up a handful of names in folders that can hold 100,000 entries;
+//! a map of such a folder (one `String` per entry) costs far more than the few
+//! lookups. Git keeps a tree's entries sorted (trees compare as if their name ended
+//! in `/`), so a name is found by binary search. A tree that breaks that order (a
+//! malformed one some tools wrote) is searched entry by entry instead, so every
+//! tree answers as a map of its entries would: the last entry of a name wins, and
+//! names are compared as the lossy UTF-8 the rest of aam uses for paths.
+//! Submodule entries name nothing. This module reads bytes; `git` reads objects.
+
+use gix::bstr::ByteSlice;
+use gix::objs::tree::{EntryKind, EntryMode, name_order};
+
+use super::git::{FileMode, Oid, PathTarget};
+
+/// The entries of one tree object, in stored order.
+pub struct Folder {
+    data: Vec<u8>,
+    entries: Vec<Entry>,
+    hash_len: usize,
+    /// Entries are strictly in git order, so binary search finds any name.
+    sorted: bool,
+}
+
+/// Where one entry's name lies in the tree's bytes (its id follows the name's NUL).
+#[derive(Clone, Copy)]
+struct Entry {
+    name_start: u32,
+    name_end: u32,
+    mode: EntryMode,
+}
+
+/// The bytes are not a well-formed tree object.
+#[derive(Debug, thiserror::Error)]
+#[error("malformed tree object")]
+pub struct MalformedTree;
+
+impl Folder {
+    /// Parses the bytes of a tree object with gix's parser, keeping where each
+    /// entry's name lies.
+    pub fn parse(data: Vec<u8>, hash: gix::hash::Kind) -> Result<Self, MalformedTree> {
+        let hash_len = hash.len_in_bytes();
+        if u32::try_from(data.len()).is_err() {
+            return Err(MalformedTree);
+        }
+        let base = data.as_ptr() as usize;
+        let mut entries: Vec<Entry> = Vec::new();
+        let mut sorted = true;
+        for parsed in gix::objs::TreeRefIter::from_bytes(&data, hash) {
+            let parsed = parsed.map_err(|_| MalformedTree)?;
+            if parsed.oid.as_bytes().len() != hash_len {
+                return Err(MalformedTree);
+            }
+            // The name is a slice of `data`; offsets fit as the tree is shorter than u32::MAX.
+            let name_start = parsed.filename.as_ptr() as usize - base;
+            let entry = Entry {
+                name_start: name_start as u32,
+                name_end: (name_start + parsed.filename.len()) as u32,
+                mode: parsed.mode,
+            };
+            if let Some(previous) = entries.last() {
+                sorted &= name_order(
+                    name_of(&data, previous),
+                    previous.mode.is_tree(),
+                    parsed.filename,
+                    entry.mode.is_tree(),
+                )
+                .is_lt();
+            }
+            entries.push(entry);
+        }
+        Ok(Self {
+            data,
+            entries,
+            hash_len,
+            sorted,
+        })
+    }
+
+    /// How many entries the tree holds (submodules included).
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the tree holds no entry.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// What the entry called `name` names: a folder or a file (`None`: no such
+    /// entry, or a submodule).
+    pub fn get(&self, name: &str) -> Option<PathTarget> {
+        if name.is_empty() || name.contains('/') {
+            // No entry has such a name (and `a/` would compare equal to the folder `a`).
+            return None;
+        }
+        if !self.sorted || name.contains(char::REPLACEMENT_CHARACTER) {
+            // The last entry of the name, as a map filled in order would keep.
+            return self
+                .entries
+                .iter()
+                .rev()
+                .filter(|e| self.name(e).to_str_lossy() == name)
+                .find_map(|e| self.target(e));
+        }
+        // A folder sorts after a file of the same name, so it is the later entry.
+        [true, false].into_iter().find_map(|is_tree| {
+            let at = self
+                .entries
+                .binary_search_by(|e| name_order(self.name(e), e.mode.is_tree(), name.as_bytes(), is_tree))
+                .ok()?;
+            self.target(&self.entries[at])
+        })
+    }
+
+    /// Whether some folder or file entry (not a submodule) has a name that `matches`.
+    pub fn any_name(&self, mut matches: impl FnMut(&[u8]) -> bool) -> bool {
+        self.entries
+            .iter()
+            .any(|e| e.mode.kind() != EntryKind::Commit && matches(self.name(e)))
+    }
+
+    fn name(&self, entry: &Entry) -> &[u8] {
+        name_of(&self.data, entry)
+    }
+
+    fn target(&self, entry: &Entry) -> Option<PathTarget> {
+        let start = entry.name_end as usize + 1;
+        let oid = Oid::try_from(&self.data[start..start + self.hash_len]).ok()?;
+        if entry.mode.is_tree() {
+            Some(PathTarget::Tree(oid))
+        } else {
+            Some(PathTarget::File(FileMode::from_mode(entry.mode)?, oid))
+        }
+    }
+}
+
+fn name_of<'d>(data: &'d [u8], entry: &Entry) -> &'d [u8] {
+    &data[entry.name_start as usize..entry.name_end as usize]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HASH_LEN: usize = 20;
+
+    fn oid(n: u8) -> Oid {
+        Oid::try_from(&[n; HASH_LEN][..]).expect("20 bytes")
+    }
+
+    /// The bytes of a tree holding `entries` (mode, name, id byte) in the order given.
+    fn tree_bytes(entries: &[(&str, &[u8], u8)]) -> Vec<u8> {
+        let mut data = Vec::new();
+        for (mode, name, id) in entries {
+            data.extend_from_slice(mode.as_bytes());
+            data.push(b' ');
+            data.extend_from_slice(name);
+            data.push(0);
+            data.extend_from_slice(oid(*id).as_bytes());
+        }
+        data
+    }
+
+    fn folder(entries: &[(&str, &[u8], u8)]) -> Folder {
+        Folder::parse(tree_bytes(entries), gix::hash::Kind::Sha1).expect("a well-formed tree")
+    }
+
+    /// Git's own order of names that sort around `/`.
+    fn around_slash() -> Folder {
+        folder(&[
+            ("100644", b"a", 1),
+            ("100644", b"a-b", 2),
+            ("100644", b"a.b", 3),
+            ("40000", b"a", 4),
+            ("100755", b"a0", 5),
+            ("120000", b"ab", 6),
+            ("160000", b"sub", 7),
+            ("40000", b"z", 8),
+        ])
+    }
+
+    #[test]
+    fn names_that_sort_around_a_slash_are_all_found() {
+        let folder = around_slash();
+        assert!(folder.sorted);
+        assert_eq!(folder.len(), 8);
+        // The folder `a` is the later entry of that name, as a map would keep it.
+        assert_eq!(folder.get("a"), Some(PathTarget::Tree(oid(4))));
+        assert_eq!(folder.get("a-b"), Some(PathTarget::File(FileMode::File, oid(2))));
+        assert_eq!(folder.get("a.b"), Some(PathTarget::File(FileMode::File, oid(3))));
+        assert_eq!(folder.get("a0"), Some(PathTarget::File(FileMode::Executable, oid(5))));
+        assert_eq!(folder.get("ab"), Some(PathTarget::File(FileMode::Symlink, oid(6))));
+        assert_eq!(folder.get("z"), Some(PathTarget::Tree(oid(8))));
+        for missing in ["", "a/", "a-", "a.", "A", "b", "zz", "sub"] {
+            assert_eq!(folder.get(missing), None, "{missing}");
+        }
+    }
+
+    #[test]
+    fn every_entry_of_a_large_sorted_folder_is_found() {
+        let names: Vec<String> = (0..1000).map(|i| format!("skill-{i}")).collect();
+        let mut entries: Vec<(&str, &[u8], u8)> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                (
+                    if i % 3 == 0 { "40000" } else { "100644" },
+                    n.as_bytes(),
+                    (i % 250) as u8,
+                )
+            })
+            .collect();
+        entries.sort_by(|a, b| name_order(a.1, a.0 == "40000", b.1, b.0 == "40000"));
+        let folder = folder(&entries);
+        assert!(folder.sorted);
+        for (i, name) in names.iter().enumerate() {
+            let expected = if i % 3 == 0 {
+                PathTarget::Tree(oid((i % 250) as u8))
+            } else {
+                PathTarget::File(FileMode::File, oid((i % 250) as u8))
+            };
+            assert_eq!(folder.get(name), Some(expected), "{name}");
+        }
+        assert_eq!(folder.get("skill-1000"), None);
+    }
+
+    #[test]
+    fn a_tree_out_of_order_is_searched_entry_by_entry() {
+        let folder = folder(&[
+            ("100644", b"b", 1),
+            ("100644", b"a", 2),
+            ("100644", b"b", 3),
+            ("160000", b"c", 4),
+        ]);
+        assert!(!folder.sorted);
+        assert_eq!(folder.get("a"), Some(PathTarget::File(FileMode::File, oid(2))));
+        assert_eq!(folder.get("b"), Some(PathTarget::File(FileMode::File, oid(3))));
+        assert_eq!(folder.get("c"), None);
+    }
+
+    #[test]
+    fn names_that_are_not_utf8_are_found_by_their_lossy_form() {
+        let folder = folder(&[("100644", b"a\xff", 1), ("100644", b"b", 2)]);
+        assert_eq!(folder.get("a\u{FFFD}"), Some(PathTarget::File(FileMode::File, oid(1))));
+        assert_eq!(folder.get("b"), Some(PathTarget::File(FileMode::File, oid(2))));
+    }
+
+    #[test]
+    fn any_name_skips_submodules() {
+        let folder = around_slash();
+        assert!(folder.any_name(|n| n.eq_ignore_ascii_case(b"A-B")));
+        assert!(!folder.any_name(|n| n == b"sub"));
+        assert!(!folder.any_name(|n| n == b"missing"));
+    }
+
+    #[test]
+    fn malformed_trees_are_refused() {
+        let good = tree_bytes(&[("100644", b"a", 1)]);
+        assert!(Folder::parse(good[..good.len() - 1].to_vec(), gix::hash::Kind::Sha1).is_err());
+        assert!(Folder::parse(b"100644 a".to_vec(), gix::hash::Kind::Sha1).is_err());
+        assert!(Folder::parse(b"abc a\0".to_vec(), gix::hash::Kind::Sha1).is_err());
+        let empty = Folder::parse(Vec::new(), gix::hash::Kind::Sha1).expect("the empty tree");
+        assert!(empty.is_empty());
+    }
+}
