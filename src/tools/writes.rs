@@ -7,6 +7,11 @@ use crate::error::{Error, Result};
 use crate::packages::registry::Registry;
 use crate::search::IndexChange;
 
+/// Reports an index that could not follow a catalog write (the write stands).
+fn warn(e: Error) {
+    tracing::warn!("search index not updated ({e}); the next search rebuilds it");
+}
+
 /// Runs a catalog write while holding the search index's writer lock, then
 /// brings the index along. `write` returns its value, what changed, and the
 /// generation after the write. The catalog is the truth: when the index cannot be
@@ -18,7 +23,6 @@ pub(crate) fn indexed_write<T>(
 ) -> Result<T> {
     // The last point a cancelled call can stop with nothing written.
     ctx.cancel.check()?;
-    let warn = |e: Error| tracing::warn!("search index not updated ({e}); the next search rebuilds it");
     let index = ctx.search_index().map_err(warn).ok();
     let updater = index.as_ref().and_then(|i| i.writer().map_err(warn).ok());
     let before = catalog.generation()?;
@@ -43,7 +47,6 @@ pub(crate) fn streamed_write<T>(
     write: impl FnOnce(&mut Catalog, &mut dyn FnMut(SearchRow)) -> Result<(T, IndexChange, u64)>,
 ) -> Result<T> {
     ctx.cancel.check()?;
-    let warn = |e: Error| tracing::warn!("search index not updated ({e}); the next search rebuilds it");
     let index = ctx.search_index().map_err(warn).ok();
     let updater = index.as_ref().and_then(|i| i.writer().map_err(warn).ok());
     let before = catalog.generation()?;
