@@ -344,7 +344,7 @@ pub fn apply(
 fn new_id() -> Result<String> {
     let mut bytes = [0u8; 8];
     getrandom::fill(&mut bytes).map_err(|e| Error::internal(format!("no randomness: {e}")))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(faster_hex::hex_string(&bytes))
 }
 
 /// `.<file>.aam-<id>.<n>.<suffix>` next to `path`.

@@ -209,7 +209,7 @@ fn token(home: &AamHome) -> Result<(String, TokenOrigin)> {
 fn new_token(home: &AamHome) -> Result<(String, std::path::PathBuf)> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| Error::internal(format!("no randomness for a token: {e}")))?;
-    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let token = faster_hex::hex_string(&bytes);
     let path = home.mcp_token_path();
     crate::atomic::write_file_with_mode(&path, format!("{token}\n").as_bytes(), 0o600)?;
     Ok((token, path))

@@ -30,7 +30,7 @@ impl Cursor {
             Cursor::Project { kind, path } => format!("p\t{}\t{path}", kind.as_str()),
             Cursor::Catalog(k) => format!("c\t{}\t{}\t{}", k.source_id, k.kind.as_str(), k.path),
         };
-        text.bytes().map(|b| format!("{b:02x}")).collect()
+        faster_hex::hex_string(text.as_bytes())
     }
 
     fn decode(text: &str) -> Result<Self> {
