@@ -810,6 +810,33 @@ impl GitCache {
         Ok(blob.take_data())
     }
 
+    /// Where each object lies in the cache's packs: (pack, offset) from the pack
+    /// indexes alone (nothing is inflated), `None` for a loose or missing object.
+    /// Reading blobs in this order lets each delta find its base among the objects
+    /// just decoded (in the delta-base cache) instead of inflating its chain again.
+    pub fn pack_positions(&self, ids: impl Iterator<Item = ObjectId>) -> Vec<Option<(usize, u64)>> {
+        let mut index_paths: Vec<PathBuf> = std::fs::read_dir(self.dir.join("objects").join("pack"))
+            .map(|entries| {
+                entries
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "idx"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        index_paths.sort();
+        let indexes: Vec<gix::odb::pack::index::File> = index_paths
+            .iter()
+            .filter_map(|path| gix::odb::pack::index::File::at(path, self.repo.object_hash()).ok())
+            .collect();
+        ids.map(|id| {
+            indexes
+                .iter()
+                .enumerate()
+                .find_map(|(pack, index)| index.lookup(id).map(|entry| (pack, index.pack_offset_at_index(entry))))
+        })
+        .collect()
+    }
+
     fn corrupted(&self, e: impl std::error::Error + Send + Sync + 'static) -> Error {
         cache_corrupted(&self.dir).with_source(e)
     }
