@@ -70,6 +70,13 @@ pub fn parse(text: &str) -> Frontmatter {
             warnings,
         };
     }
+    if let Some(fields) = plain_mapping(&yaml) {
+        return Frontmatter {
+            fields: Some(fields),
+            body_offset,
+            warnings,
+        };
+    }
     let fields = match serde_yaml_ng::from_str::<Value>(&yaml) {
         Ok(Value::Object(map)) => Some(map),
         Ok(Value::Null) => None,
@@ -91,6 +98,46 @@ pub fn parse(text: &str) -> Frontmatter {
         body_offset,
         warnings,
     }
+}
+
+/// The mapping most frontmatter is, read without the YAML parser (whose setup
+/// costs more than the rest of indexing a small file): every line a top-level
+/// `key: value` whose value can only be a plain string in YAML. `None` as soon
+/// as anything else appears (a quote, a comment, an indented or empty value, a
+/// word YAML reads as a boolean or null, a repeated key, an odd character), and
+/// the YAML parser reads the text; where this answers, the parser would answer
+/// the same (the `plain_mapping_agrees_with_the_yaml_parser` test).
+fn plain_mapping(yaml: &str) -> Option<Map<String, Value>> {
+    let mut map = Map::new();
+    for line in yaml.split('\n') {
+        if line.is_empty() {
+            continue;
+        }
+        let (key, value) = line.split_once(": ")?;
+        let value = value.trim_matches(' ');
+        let plain_word = |text: &str| {
+            text.starts_with(|c: char| c.is_ascii_alphabetic())
+                && !matches!(
+                    text.to_ascii_lowercase().as_str(),
+                    "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "y" | "n"
+                )
+        };
+        let key_ok = key.len() <= 128
+            && plain_word(key)
+            && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        let value_ok = plain_word(value)
+            && !value.ends_with(':')
+            && !value.contains(": ")
+            && !value.contains(" #")
+            && value.chars().all(|c| {
+                matches!(c, ' '..='~')
+                    || (c >= '\u{A0}' && !matches!(c, '\u{2028}' | '\u{2029}' | '\u{FEFF}' | '\u{FFFE}' | '\u{FFFF}'))
+            });
+        if !key_ok || !value_ok || map.insert(key.to_string(), Value::String(value.to_string())).is_some() {
+            return None;
+        }
+    }
+    (!map.is_empty()).then_some(map)
 }
 
 /// The end of a `---` opening line, when the text starts with one.
@@ -209,6 +256,77 @@ mod tests {
         let fm = parse("---\nx: [[{a: b}]]\n---\n");
         assert!(fm.warnings.is_empty(), "{:?}", fm.warnings);
         assert_eq!(fm.fields.unwrap()["x"], serde_json::json!([[{"a": "b"}]]));
+    }
+
+    /// Wherever the plain reading answers, the YAML parser gives the same map:
+    /// hand-picked lines, then lines drawn at random from characters that mean
+    /// something to YAML.
+    #[test]
+    fn plain_mapping_agrees_with_the_yaml_parser() {
+        let agrees = |yaml: &str| {
+            let plain = plain_mapping(yaml);
+            if let Some(plain) = &plain {
+                let parsed = serde_yaml_ng::from_str::<Value>(yaml);
+                assert_eq!(parsed.ok(), Some(Value::Object(plain.clone())), "{yaml:?}");
+            }
+            plain.is_some()
+        };
+        let picked = [
+            "name: x\ndescription: Does y, then z.\nlicense: Apache-2.0\n",
+            "name: a:b\nurl: see http://x.y/z#frag\n",
+            "name: C# rules [beta] {v2}, it's \"quoted\" inside\n",
+            "name: emoji é — ok ✓\n\nother: value   \n",
+            "a-b_c: d & e * f ! g | h > i % j @ k ` l\n",
+        ];
+        for yaml in picked {
+            assert!(agrees(yaml), "{yaml:?}");
+        }
+        for refused in [
+            "name: true\n",
+            "name: Off\n",
+            "name: 'x'\n",
+            "name: x\nname: y\n",
+            "name: x # note\n",
+            "name: 12\n",
+            "name: x:\n",
+            "name:\n",
+            "  name: x\n",
+            "# c\nname: x\n",
+            "name: a: b\n",
+            "name: x\u{2028}y\n",
+            "name: x\ty\n",
+            "",
+        ] {
+            assert_eq!(plain_mapping(refused), None, "{refused:?}");
+        }
+        let alphabet: Vec<char> = "aZk9 :#-_'\"[]{},&*!|>%@`.\t\\é\u{2028}\u{85}\n?~=".chars().collect();
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move |bound: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % bound as u64) as usize
+        };
+        let mut read_plainly = 0;
+        for _ in 0..50_000 {
+            let mut yaml = String::new();
+            for _ in 0..1 + next(3) {
+                let key: String = (0..1 + next(4)).map(|_| alphabet[next(4)]).collect();
+                // Mostly values that start like a word, so the plain reading is tried.
+                let value: String = (0..1 + next(12))
+                    .map(|i| {
+                        alphabet[if i == 0 && next(4) > 0 {
+                            next(3)
+                        } else {
+                            next(alphabet.len())
+                        }]
+                    })
+                    .collect();
+                yaml.push_str(&format!("{key}: {value}\n"));
+            }
+            read_plainly += usize::from(agrees(&yaml));
+        }
+        assert!(read_plainly > 5_000, "only {read_plainly} texts were read plainly");
     }
 
     #[test]
