@@ -142,14 +142,57 @@ pub fn problem_of(
     scope: &str,
     is_skill_folder: impl Fn(&str) -> bool,
 ) -> Option<SkillProblem> {
+    own_problem(frontmatter_json, path, scope).or_else(|| nested(path, is_skill_folder))
+}
+
+/// What keeps a skill out by itself: its frontmatter against the naming rules.
+fn own_problem(frontmatter_json: Option<&str>, path: &str, scope: &str) -> Option<SkillProblem> {
     let frontmatter: Option<Map<String, Value>> = frontmatter_json.and_then(|text| serde_json::from_str(text).ok());
-    if let Err(problem) = check(frontmatter.as_ref(), path, scope) {
-        return Some(problem);
-    }
+    check(frontmatter.as_ref(), path, scope).err()
+}
+
+/// Whether a folder above `path` holds a skill (the no-nesting rule).
+fn nested(path: &str, is_skill_folder: impl Fn(&str) -> bool) -> Option<SkillProblem> {
     ancestors(path)
         .iter()
         .any(|folder| is_skill_folder(folder))
         .then_some(SkillProblem::Nested)
+}
+
+/// A [`Tally`] counted while a source's skills go by one at a time (as a new
+/// source is written), without reading them back: each skill's own check is
+/// made as it comes, nesting once every folder is known.
+#[derive(Debug, Default)]
+pub struct TallyBuilder {
+    scope: String,
+    /// Every skill folder with what keeps it out by itself.
+    skills: Vec<(String, Option<SkillProblem>)>,
+}
+
+impl TallyBuilder {
+    /// A builder for the skills of a source added with `scope`.
+    pub fn new(scope: &str) -> Self {
+        Self {
+            scope: scope.to_string(),
+            skills: Vec::new(),
+        }
+    }
+
+    /// Counts the skill at `path` with the frontmatter `frontmatter_json`.
+    pub fn add(&mut self, path: &str, frontmatter_json: Option<&str>) {
+        let problem = own_problem(frontmatter_json, path, &self.scope);
+        self.skills.push((path.to_string(), problem));
+    }
+
+    /// The tally of every skill added.
+    pub fn finish(self) -> Tally {
+        let folders: HashSet<&str> = self.skills.iter().map(|(path, _)| path.as_str()).collect();
+        let mut tally = Tally::default();
+        for (path, problem) in &self.skills {
+            tally.add(problem.or_else(|| nested(path, |f| folders.contains(f))), 1);
+        }
+        tally
+    }
 }
 
 /// One source's live skills counted by what keeps each out of `skills/list`
@@ -161,13 +204,12 @@ pub struct Tally(pub BTreeMap<Option<SkillProblem>, i64>);
 impl Tally {
     /// Counts every skill of a source: `skills` are its live skills' folders
     /// with their frontmatter.
-    pub fn of<'a>(skills: impl IntoIterator<Item = (&'a str, Option<&'a str>)> + Clone, scope: &str) -> Self {
-        let folders: HashSet<&str> = skills.clone().into_iter().map(|(path, _)| path).collect();
-        let mut tally = Self::default();
+    pub fn of<'a>(skills: impl IntoIterator<Item = (&'a str, Option<&'a str>)>, scope: &str) -> Self {
+        let mut builder = TallyBuilder::new(scope);
         for (path, frontmatter) in skills {
-            tally.add(problem_of(frontmatter, path, scope, |f| folders.contains(f)), 1);
+            builder.add(path, frontmatter);
         }
-        tally
+        builder.finish()
     }
 
     /// Adds `n` (negative to take away) skills with `problem`.
@@ -403,7 +445,7 @@ pub struct Cursor {
 impl Cursor {
     /// The opaque text form: `v1.<source id>.<path as hex>`.
     pub fn encode(&self) -> String {
-        let hex: String = self.path.bytes().map(|b| format!("{b:02x}")).collect();
+        let hex = faster_hex::hex_string(self.path.as_bytes());
         format!("v1.{}.{hex}", self.source_id)
     }
 

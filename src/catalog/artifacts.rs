@@ -12,7 +12,7 @@ use super::{Catalog, bump_generation, db_error, now_timestamp};
 use crate::audit::{Finding, Severity, rule_id};
 use crate::error::{Error, ErrorCode, Result};
 use crate::scan::{ArtifactKind, Platform};
-use crate::skills::Tally;
+use crate::skills::{Tally, TallyBuilder};
 use crate::sources::git::FileMode;
 
 /// One file of an artifact.
@@ -159,8 +159,25 @@ impl Catalog {
     /// memory stays flat however large the source is. `on_row` gets each written
     /// artifact's search row as it is written, inside the transaction: the row
     /// [`Catalog::for_each_search_row`] reads once the write commits, so the search
-    /// index can follow the write instead of reading it back afterwards.
+    /// index can follow the write instead of reading it back afterwards. `on_row`
+    /// is dropped once the last row is handed over, before the commit.
     pub fn add_indexed_source(
+        &mut self,
+        source: &NewSource<'_>,
+        resolved_ref: Option<&str>,
+        commit: &CommitInfo,
+        artifacts: impl Iterator<Item = Result<IndexedArtifact>>,
+        on_row: impl FnMut(SearchRow),
+    ) -> Result<(SourceId, WriteOutcome)> {
+        // Every row this write makes refers to rows the same transaction makes (the
+        // new source, its commit, each new artifact) and holds typed values.
+        let written =
+            self.unchecked(|catalog| catalog.write_new_source(source, resolved_ref, commit, artifacts, on_row))?;
+        self.refresh_statistics();
+        Ok(written)
+    }
+
+    fn write_new_source(
         &mut self,
         source: &NewSource<'_>,
         resolved_ref: Option<&str>,
@@ -171,16 +188,21 @@ impl Catalog {
         let tx = self.write()?;
         let source_id = insert_source(&tx, source)?;
         let mut writer = ChangeWriter::new(&tx, source_id, commit, true)?;
+        let mut tally = TallyBuilder::new(source.scope_path);
         for artifact in artifacts {
             let artifact = artifact?;
+            if artifact.kind == ArtifactKind::Skill {
+                tally.add(&artifact.path, artifact.frontmatter_json.as_deref());
+            }
             let id = writer.write(&artifact, "added")?;
             on_row(search_row(id, source_id, source.name, writer.commit_id, artifact));
         }
+        // Every row is handed over: whoever receives them may finish meanwhile.
+        drop(on_row);
         let mut outcome = writer.finish(resolved_ref)?;
-        store_tally(&tx, source_id, &full_tally(&tx, source_id, source.scope_path)?)?;
+        store_tally(&tx, source_id, &tally.finish())?;
         outcome.generation = bump_generation(&tx)?;
         tx.commit().map_err(db_error)?;
-        self.refresh_statistics();
         Ok((source_id, outcome))
     }
 
@@ -566,6 +588,12 @@ fn retally_changes(
     store_tally(tx, source_id, &tally)
 }
 
+/// The columns and values of a new artifact row.
+const ARTIFACT_INSERT: &str = "(source_id, kind, path, name, description, platform, main_file, content_path,
+         frontmatter_json, has_vendor_agent, warnings_json, content_digest, main_size,
+         first_commit_id, last_changed_commit_id, main_sha256)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14, ?15)";
+
 struct ChangeWriter<'t> {
     tx: &'t Transaction<'t>,
     source_id: SourceId,
@@ -575,6 +603,9 @@ struct ChangeWriter<'t> {
     /// Live artifacts gained per kind (negative when lost).
     delta: [i64; 4],
     outcome: WriteOutcome,
+    /// A new source's (blake3, version) rows, written at the end in key order:
+    /// inserted as they come they would land all over the table's b-tree.
+    version_files: Vec<(String, i64)>,
 }
 
 impl<'t> ChangeWriter<'t> {
@@ -596,6 +627,7 @@ impl<'t> ChangeWriter<'t> {
             now,
             delta: [0; 4],
             outcome: WriteOutcome::default(),
+            version_files: Vec::new(),
         })
     }
 
@@ -624,12 +656,34 @@ impl<'t> ChangeWriter<'t> {
         }
         let warnings =
             (!artifact.warnings.is_empty()).then(|| serde_json::to_string(&artifact.warnings).unwrap_or_default());
-        let id: ArtifactId = tx
-            .prepare_cached(
-                "INSERT INTO artifacts (source_id, kind, path, name, description, platform, main_file, content_path,
-                     frontmatter_json, has_vendor_agent, warnings_json, content_digest, main_size,
-                     first_commit_id, last_changed_commit_id, main_sha256)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14, ?15)
+        let columns = params![
+            self.source_id,
+            artifact.kind.as_str(),
+            artifact.path,
+            artifact.name,
+            artifact.description,
+            artifact.platform.map(Platform::as_str),
+            artifact.main_file,
+            artifact.content_path,
+            artifact.frontmatter_json,
+            artifact.has_vendor_agent,
+            warnings,
+            artifact.content_digest,
+            artifact.main_size as i64,
+            self.commit_id,
+            artifact.main_sha256
+        ];
+        // A new source's paths are all new: a plain insert, which needs neither the
+        // upsert's conflict handling nor a statement journal.
+        let id: ArtifactId = if self.fresh {
+            tx.prepare_cached(&format!("INSERT INTO artifacts {ARTIFACT_INSERT}"))
+                .map_err(db_error)?
+                .execute(columns)
+                .map_err(db_error)?;
+            ArtifactId(tx.last_insert_rowid())
+        } else {
+            tx.prepare_cached(&format!(
+                "INSERT INTO artifacts {ARTIFACT_INSERT}
                  ON CONFLICT (source_id, kind, path) DO UPDATE SET
                      name = excluded.name, description = excluded.description, platform = excluded.platform,
                      main_file = excluded.main_file, content_path = excluded.content_path,
@@ -638,31 +692,18 @@ impl<'t> ChangeWriter<'t> {
                      main_size = excluded.main_size, main_sha256 = excluded.main_sha256,
                      last_changed_commit_id = excluded.last_changed_commit_id,
                      removed_commit_id = NULL
-                 RETURNING id",
-            )
+                 RETURNING id"
+            ))
             .map_err(db_error)?
-            .query_row(
-                params![
-                    self.source_id,
-                    artifact.kind.as_str(),
-                    artifact.path,
-                    artifact.name,
-                    artifact.description,
-                    artifact.platform.map(Platform::as_str),
-                    artifact.main_file,
-                    artifact.content_path,
-                    artifact.frontmatter_json,
-                    artifact.has_vendor_agent,
-                    warnings,
-                    artifact.content_digest,
-                    artifact.main_size as i64,
-                    self.commit_id,
-                    artifact.main_sha256
-                ],
-                |r| r.get(0),
-            )
-            .map_err(db_error)?;
-        tx.prepare_cached("INSERT OR REPLACE INTO artifact_texts (artifact_id, body, truncated) VALUES (?1, ?2, ?3)")
+            .query_row(columns, |r| r.get(0))
+            .map_err(db_error)?
+        };
+        let texts = if self.fresh {
+            "INSERT INTO artifact_texts (artifact_id, body, truncated) VALUES (?1, ?2, ?3)"
+        } else {
+            "INSERT OR REPLACE INTO artifact_texts (artifact_id, body, truncated) VALUES (?1, ?2, ?3)"
+        };
+        tx.prepare_cached(texts)
             .map_err(db_error)?
             .execute(params![id, artifact.text, artifact.truncated])
             .map_err(db_error)?;
@@ -732,7 +773,7 @@ impl<'t> ChangeWriter<'t> {
     /// Keeps the artifact's new content in its version history: the version
     /// it had ends at this commit, and the new one starts here with the
     /// distinct blake3 digests of its files (symlinks left out).
-    fn record_version(&self, id: ArtifactId, artifact: &IndexedArtifact) -> Result<()> {
+    fn record_version(&mut self, id: ArtifactId, artifact: &IndexedArtifact) -> Result<()> {
         let tx = self.tx;
         if !self.fresh {
             tx.prepare_cached("DELETE FROM artifact_versions WHERE artifact_id = ?1 AND first_commit_id = ?2")
@@ -747,21 +788,42 @@ impl<'t> ChangeWriter<'t> {
             .filter(|f| f.mode != FileMode::Symlink)
             .map(|f| f.blake3.as_str())
             .collect();
-        let version: i64 = tx
-            .prepare_cached(
-                "INSERT INTO artifact_versions (artifact_id, content_digest, file_count, first_commit_id)
-                 VALUES (?1, ?2, ?3, ?4) RETURNING id",
-            )
-            .map_err(db_error)?
-            .query_row(
-                params![id, artifact.content_digest, digests.len() as i64, self.commit_id],
-                |r| r.get(0),
-            )
-            .map_err(db_error)?;
+        tx.prepare_cached(
+            "INSERT INTO artifact_versions (artifact_id, content_digest, file_count, first_commit_id)
+             VALUES (?1, ?2, ?3, ?4)",
+        )
+        .map_err(db_error)?
+        .execute(params![
+            id,
+            artifact.content_digest,
+            digests.len() as i64,
+            self.commit_id
+        ])
+        .map_err(db_error)?;
+        let version = tx.last_insert_rowid();
+        if self.fresh {
+            self.version_files
+                .extend(digests.into_iter().map(|digest| (digest.to_string(), version)));
+            return Ok(());
+        }
         let mut insert = tx
             .prepare_cached("INSERT INTO artifact_version_files (blake3, version_id) VALUES (?1, ?2)")
             .map_err(db_error)?;
         for digest in digests {
+            insert.execute(params![digest, version]).map_err(db_error)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the version files a new source collected, in key order.
+    fn write_version_files(&mut self) -> Result<()> {
+        let mut rows = std::mem::take(&mut self.version_files);
+        rows.sort_unstable();
+        let mut insert = self
+            .tx
+            .prepare_cached("INSERT INTO artifact_version_files (blake3, version_id) VALUES (?1, ?2)")
+            .map_err(db_error)?;
+        for (digest, version) in rows {
             insert.execute(params![digest, version]).map_err(db_error)?;
         }
         Ok(())
@@ -808,7 +870,8 @@ impl<'t> ChangeWriter<'t> {
     }
 
     /// Points the source at the commit and updates its counts.
-    fn finish(self, resolved_ref: Option<&str>) -> Result<WriteOutcome> {
+    fn finish(mut self, resolved_ref: Option<&str>) -> Result<WriteOutcome> {
+        self.write_version_files()?;
         let [skills, agents, prompts, instructions] = self.delta;
         self.tx
             .execute(

@@ -141,6 +141,27 @@ impl Catalog {
     }
 
     /// Starts a write transaction that takes the write lock at once.
+    /// Runs a bulk write with foreign-key and CHECK constraints off, for a write
+    /// whose rows refer only to rows it makes itself and hold only typed values
+    /// (kinds, modes and changes from enums): there the checks can refuse nothing,
+    /// yet cost a parent lookup per reference, a statement journal per insert and,
+    /// for each `IN (...)` CHECK, a temporary table per row. SQLite changes both
+    /// settings only between transactions and re-prepares statements when they
+    /// change; they are back on for whatever the connection does next.
+    fn unchecked<T>(&mut self, write: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        self.conn
+            .execute_batch("PRAGMA foreign_keys = OFF; PRAGMA ignore_check_constraints = ON;")
+            .map_err(db_error)?;
+        let written = write(self);
+        let restored = self
+            .conn
+            .execute_batch("PRAGMA foreign_keys = ON; PRAGMA ignore_check_constraints = OFF;")
+            .map_err(db_error);
+        let written = written?;
+        restored?;
+        Ok(written)
+    }
+
     fn write(&mut self) -> Result<Transaction<'_>> {
         self.conn
             .transaction_with_behavior(TransactionBehavior::Immediate)

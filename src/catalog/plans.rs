@@ -105,11 +105,6 @@ const INTENDED: &[(&str, &str)] = &[
          children only while a deferred violation is outstanding, and aam keeps none",
     ),
     (
-        "SELECT path, frontmatter_json FROM artifacts",
-        "a source's skills counted whole for its Skills over MCP tally: after `source add`, \
-         or an update that adds or removes a skill folder around other skills",
-    ),
-    (
         "NOT EXISTS (SELECT 1 FROM artifact_files f WHERE f.artifact_id = a.id)",
         "`catalog check` rows: every live artifact has its file rows",
     ),

@@ -448,15 +448,27 @@ impl IndexUpdater<'_> {
 
     /// Adds the document of an artifact a catalog write in progress has just
     /// written (the document a rebuild makes from the same row). Nothing is
-    /// visible before [`Self::commit_at`].
+    /// visible before [`Self::finish_when`] publishes it.
     pub fn add(&self, row: SearchRow) -> Result<()> {
         add_row(&self.writer, self.index.fields, row, &self.index.dir)
     }
 
-    /// Commits the documents added since the lock was taken as the index of
-    /// catalog generation `generation`; call it once the catalog write committed.
-    pub fn commit_at(self, generation: u64) -> Result<()> {
-        self.commit(generation)
+    /// Writes the documents added since the lock was taken into a segment (the
+    /// slow half of a commit, which can run while the catalog commits), then asks
+    /// `decide` whether the catalog write committed: `Some(generation)` publishes
+    /// the segment as the index of that catalog generation, `None` drops it and
+    /// the index stays at the generation it was.
+    pub fn finish_when(mut self, decide: impl FnOnce() -> Option<u64>) -> Result<()> {
+        let dir = &self.index.dir;
+        let mut prepared = self.writer.prepare_commit().map_err(|e| index_error(dir, e))?;
+        let Some(generation) = decide() else {
+            prepared.abort().map_err(|e| index_error(dir, e))?;
+            return Ok(());
+        };
+        prepared.set_payload(&generation.to_string());
+        prepared.commit().map_err(|e| index_error(dir, e))?;
+        self.writer.wait_merging_threads().map_err(|e| index_error(dir, e))?;
+        Ok(())
     }
 
     /// Drops the documents added since the lock was taken, for a catalog write
@@ -507,13 +519,8 @@ impl IndexUpdater<'_> {
         Ok(RebuildStats { documents, generation })
     }
 
-    fn commit(mut self, generation: u64) -> Result<()> {
-        let dir = &self.index.dir;
-        let mut prepared = self.writer.prepare_commit().map_err(|e| index_error(dir, e))?;
-        prepared.set_payload(&generation.to_string());
-        prepared.commit().map_err(|e| index_error(dir, e))?;
-        self.writer.wait_merging_threads().map_err(|e| index_error(dir, e))?;
-        Ok(())
+    fn commit(self, generation: u64) -> Result<()> {
+        self.finish_when(|| Some(generation))
     }
 }
 

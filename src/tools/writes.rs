@@ -35,51 +35,74 @@ pub(crate) fn indexed_write<T>(
     Ok(value)
 }
 
+/// Where a streamed write hands each written artifact's search row. Dropping it
+/// says every row was handed over: the index then finishes its new segment while
+/// the catalog write finishes and commits.
+pub(crate) type RowSink<'s> = Box<dyn FnMut(SearchRow) + 's>;
+
 /// [`indexed_write`] for a write that hands over each artifact's search row as it
 /// writes it (a new source): the rows go to the index writer while the catalog
-/// transaction runs, so tantivy indexes beside SQLite instead of after it. The
-/// index commits only after the catalog did, and is rolled back when the catalog
-/// write fails. When the index is not at the catalog's generation beforehand, the
-/// rows are dropped and the index is brought along afterwards (a rebuild).
+/// transaction runs, so tantivy indexes beside SQLite instead of after it, and
+/// writes its segment (the slow half of its commit) while SQLite commits. The index
+/// commits only after the catalog did, and is rolled back when the catalog write
+/// fails. When the index is not at the catalog's generation beforehand, the rows
+/// are dropped and the index is brought along afterwards (a rebuild).
 pub(crate) fn streamed_write<T>(
     ctx: &Context,
     catalog: &mut Catalog,
-    write: impl FnOnce(&mut Catalog, &mut dyn FnMut(SearchRow)) -> Result<(T, IndexChange, u64)>,
+    write: impl FnOnce(&mut Catalog, RowSink<'_>) -> Result<(T, IndexChange, u64)>,
 ) -> Result<T> {
     ctx.cancel.check()?;
     let index = ctx.search_index().map_err(warn).ok();
     let updater = index.as_ref().and_then(|i| i.writer().map_err(warn).ok());
     let before = catalog.generation()?;
     let Some(updater) = updater else {
-        return write(catalog, &mut |_| {}).map(|(value, _, _)| value);
+        return write(catalog, Box::new(|_| {})).map(|(value, _, _)| value);
     };
     if !updater.follows(catalog, before).map_err(warn).unwrap_or(false) {
-        let (value, change, after) = write(catalog, &mut |_| {})?;
+        let (value, change, after) = write(catalog, Box::new(|_| {}))?;
         updater.apply(catalog, &change, before, after).map_err(warn).ok();
         return Ok(value);
     }
-    // An index error stops the feeding but not the catalog write, which stands alone.
-    let mut failed = None;
-    let written = write(catalog, &mut |row| {
-        if failed.is_none()
-            && let Err(e) = updater.add(row)
-        {
-            failed = Some(e);
+    let (rows, received) = std::sync::mpsc::sync_channel::<SearchRow>(256);
+    let (verdict, decided) = std::sync::mpsc::channel::<Option<u64>>();
+    std::thread::scope(|scope| {
+        // The index's side: add the rows as they come, finish the segment once the
+        // sink is dropped, then commit it at the generation the catalog reached, or
+        // drop it when the catalog write failed (no verdict). An index error stops
+        // the feeding but not the catalog write, which stands alone.
+        let indexing = scope.spawn(move || {
+            let mut failed = None;
+            for row in received {
+                if failed.is_none()
+                    && let Err(e) = updater.add(row)
+                {
+                    failed = Some(e);
+                }
+            }
+            match failed {
+                Some(e) => {
+                    updater.rollback().map_err(warn).ok();
+                    Err(e)
+                }
+                None => updater.finish_when(|| decided.recv().ok().flatten()),
+            }
+        });
+        let written = write(
+            catalog,
+            Box::new(move |row| {
+                // A closed channel means the index side failed; it reports why.
+                let _ = rows.send(row);
+            }),
+        );
+        let _ = verdict.send(written.as_ref().ok().map(|(_, _, after)| *after));
+        match indexing.join() {
+            Ok(Err(e)) => warn(e),
+            Ok(Ok(())) => {}
+            Err(panic) => std::panic::resume_unwind(panic),
         }
-    });
-    let outcome = match (written, failed) {
-        (Ok((value, _, after)), None) => {
-            updater.commit_at(after).map_err(warn).ok();
-            return Ok(value);
-        }
-        (Ok((value, _, _)), Some(e)) => {
-            warn(e);
-            Ok(value)
-        }
-        (Err(e), _) => Err(e),
-    };
-    updater.rollback().map_err(warn).ok();
-    outcome
+        written.map(|(value, _, _)| value)
+    })
 }
 
 /// Mirrors every package of `registry` (configured as `name`) into the catalog
