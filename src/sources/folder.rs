@@ -137,6 +137,110 @@ impl Folder {
     }
 }
 
+/// One entry as a diff walks it.
+#[derive(Clone, Copy)]
+pub struct Listed<'f> {
+    /// The entry's name as stored.
+    pub name: &'f [u8],
+    /// How it is stored.
+    pub mode: EntryMode,
+    /// Its object.
+    pub oid: Oid,
+}
+
+impl Folder {
+    /// The bytes of the tree as parsed (what the cache of folders counts).
+    pub fn size(&self) -> usize {
+        self.data.len()
+    }
+
+    /// The entries in git order, one per name and kind (the last of a repeated
+    /// one, as [`Folder::get`] answers): a malformed tree out of order is sorted.
+    pub fn listed(&self) -> impl Iterator<Item = Listed<'_>> + '_ {
+        let order = (!self.sorted).then(|| self.repaired_order());
+        let len = order.as_ref().map_or(self.entries.len(), Vec::len);
+        (0..len).map(move |i| {
+            let entry = &self.entries[order.as_ref().map_or(i, |order| order[i] as usize)];
+            Listed {
+                name: self.name(entry),
+                mode: entry.mode,
+                oid: Oid::try_from(&self.data[entry.name_end as usize + 1..][..self.hash_len])
+                    .expect("an id of the hash's length, checked when parsed"),
+            }
+        })
+    }
+
+    /// Positions of a tree out of order, sorted, keeping the last of each repeat.
+    fn repaired_order(&self) -> Vec<u32> {
+        let key = |at: &u32| {
+            let entry = &self.entries[*at as usize];
+            (self.name(entry), entry.mode.is_tree())
+        };
+        let mut order: Vec<u32> = (0..self.entries.len() as u32).collect();
+        // A stable sort keeps repeats in stored order; the last one stays.
+        order.sort_by(|a, b| {
+            let ((a, a_tree), (b, b_tree)) = (key(a), key(b));
+            name_order(a, a_tree, b, b_tree)
+        });
+        let mut kept: Vec<u32> = Vec::with_capacity(order.len());
+        for at in order {
+            match kept.last_mut() {
+                Some(last) if key(last) == key(&at) => *last = at,
+                _ => kept.push(at),
+            }
+        }
+        kept
+    }
+}
+
+/// What differs between two listings of a folder, as a walk of both in git
+/// order finds it.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Difference<'f> {
+    /// Only the old listing has this entry.
+    Removed(&'f [u8], EntryMode, Oid),
+    /// Only the new listing has this entry.
+    Added(&'f [u8], EntryMode, Oid),
+    /// Both have it (same name and kind) with another id or mode: (name, old, new).
+    Changed(&'f [u8], (EntryMode, Oid), (EntryMode, Oid)),
+}
+
+/// The entries that differ between `old` and `new` (each in git order, as
+/// [`Folder::listed`] gives them), in that order. Entries equal on both sides
+/// cost one comparison each, and nothing is collected but the differences.
+pub fn differences<'f>(
+    old: impl Iterator<Item = Listed<'f>>,
+    new: impl Iterator<Item = Listed<'f>>,
+) -> Vec<Difference<'f>> {
+    use std::cmp::Ordering;
+    let (mut old, mut new) = (old.peekable(), new.peekable());
+    let mut out = Vec::new();
+    loop {
+        let order = match (old.peek(), new.peek()) {
+            (Some(a), Some(b)) => name_order(a.name, a.mode.is_tree(), b.name, b.mode.is_tree()),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => return out,
+        };
+        match order {
+            Ordering::Less => {
+                let a = old.next().expect("peeked");
+                out.push(Difference::Removed(a.name, a.mode, a.oid));
+            }
+            Ordering::Greater => {
+                let b = new.next().expect("peeked");
+                out.push(Difference::Added(b.name, b.mode, b.oid));
+            }
+            Ordering::Equal => {
+                let (a, b) = (old.next().expect("peeked"), new.next().expect("peeked"));
+                if a.oid != b.oid || a.mode != b.mode {
+                    out.push(Difference::Changed(a.name, (a.mode, a.oid), (b.mode, b.oid)));
+                }
+            }
+        }
+    }
+}
+
 fn name_of<'d>(data: &'d [u8], entry: &Entry) -> &'d [u8] {
     &data[entry.name_start as usize..entry.name_end as usize]
 }
@@ -254,6 +358,63 @@ mod tests {
         assert!(folder.any_name(|n| n.eq_ignore_ascii_case(b"A-B")));
         assert!(!folder.any_name(|n| n == b"sub"));
         assert!(!folder.any_name(|n| n == b"missing"));
+    }
+
+    fn names(differences: &[Difference<'_>]) -> Vec<String> {
+        differences
+            .iter()
+            .map(|d| match d {
+                Difference::Removed(name, ..) => format!("-{}", name.to_str_lossy()),
+                Difference::Added(name, ..) => format!("+{}", name.to_str_lossy()),
+                Difference::Changed(name, ..) => format!("~{}", name.to_str_lossy()),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn differences_walk_both_listings_in_git_order() {
+        let old = folder(&[
+            ("100644", b"a", 1),
+            ("40000", b"a", 2),
+            ("100644", b"b", 3),
+            ("100644", b"c", 4),
+            ("40000", b"d", 5),
+        ]);
+        let new = folder(&[
+            ("40000", b"a", 2),
+            ("100755", b"b", 3),
+            ("100644", b"bb", 9),
+            ("100644", b"c", 7),
+            ("40000", b"d", 5),
+            ("40000", b"e", 6),
+        ]);
+        let found = differences(old.listed(), new.listed());
+        // The file `a` went (the folder `a` stayed), `b` became executable, `c` changed.
+        assert_eq!(names(&found), ["-a", "~b", "+bb", "~c", "+e"]);
+        assert_eq!(
+            found[1],
+            Difference::Changed(
+                b"b",
+                (EntryMode::from(EntryKind::Blob), oid(3)),
+                (EntryMode::from(EntryKind::BlobExecutable), oid(3))
+            )
+        );
+        assert!(differences(new.listed(), new.listed()).is_empty());
+        let empty = folder(&[]);
+        assert_eq!(
+            names(&differences(empty.listed(), old.listed())),
+            ["+a", "+a", "+b", "+c", "+d"]
+        );
+    }
+
+    #[test]
+    fn a_tree_out_of_order_is_listed_in_order_with_its_last_repeat() {
+        let unsorted = folder(&[("100644", b"b", 1), ("100644", b"a", 2), ("100644", b"b", 3)]);
+        let seen: Vec<(String, Oid)> = unsorted
+            .listed()
+            .map(|e| (e.name.to_str_lossy().into_owned(), e.oid))
+            .collect();
+        assert_eq!(seen, [("a".to_string(), oid(2)), ("b".to_string(), oid(3))]);
     }
 
     #[test]

@@ -9,8 +9,10 @@
 //! own config (a promisor remote, as `git clone --filter` writes), the only config
 //! aam writes. Nothing here checks out a work tree or runs a `git` process itself.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -257,6 +259,31 @@ impl FetchLimits {
 pub struct GitCache {
     repo: Repository,
     dir: PathBuf,
+    /// Folders already parsed, by tree id: an update diffs a wide folder and then
+    /// looks names up in it, and each decode of a 100,000-entry tree inflates
+    /// megabytes again.
+    folders: RefCell<FolderCache>,
+}
+
+/// Parsed trees by id, at most [`FolderCache::MAX_BYTES`] of tree data (emptied
+/// when a new one would pass it, so it holds the folders of the current work).
+#[derive(Default)]
+struct FolderCache {
+    folders: HashMap<ObjectId, Rc<Folder>>,
+    bytes: usize,
+}
+
+impl FolderCache {
+    const MAX_BYTES: usize = 64 * 1024 * 1024;
+
+    fn insert(&mut self, id: ObjectId, folder: Rc<Folder>) {
+        if self.bytes + folder.size() > Self::MAX_BYTES {
+            self.folders.clear();
+            self.bytes = 0;
+        }
+        self.bytes += folder.size();
+        self.folders.insert(id, folder);
+    }
 }
 
 /// Never set: fetches run to completion unless they fail.
@@ -275,6 +302,7 @@ impl GitCache {
             Ok(repo) => Ok(Self {
                 repo,
                 dir: dir.to_path_buf(),
+                folders: Default::default(),
             }),
             Err(e) => Err(cache_corrupted(dir).with_source(e)),
         }
@@ -732,9 +760,16 @@ impl GitCache {
     }
 
     /// The entries directly inside the tree `id`, parsed for lookups by name.
-    pub fn folder(&self, id: ObjectId) -> Result<Folder> {
+    pub fn folder(&self, id: ObjectId) -> Result<Rc<Folder>> {
+        if let Some(folder) = self.folders.borrow().folders.get(&id) {
+            return Ok(folder.clone());
+        }
         let mut tree = self.repo.find_tree(id).map_err(|e| self.corrupted(e))?;
-        Folder::parse(std::mem::take(&mut tree.data), self.repo.object_hash()).map_err(|e| self.corrupted(e))
+        let folder = Folder::parse(std::mem::take(&mut tree.data), self.repo.object_hash())
+            .map(Rc::new)
+            .map_err(|e| self.corrupted(e))?;
+        self.folders.borrow_mut().insert(id, folder.clone());
+        Ok(folder)
     }
 
     /// Every file below the tree `id`, with paths prefixed by `prefix` (its repository path).
@@ -756,40 +791,52 @@ impl GitCache {
             .collect())
     }
 
-    /// Repository paths of files added, modified or deleted between two root trees.
-    /// Unchanged subtrees are skipped by id, so the cost follows the change.
+    /// Repository paths of files added, modified or deleted between two root trees,
+    /// sorted: both trees walked together in git order, unchanged subtrees skipped
+    /// by id (so the cost follows the change and the width of the folders it
+    /// touches), added and removed folders walked whole. Submodules are not files.
     pub fn changed_paths(&self, old: ObjectId, new: ObjectId) -> Result<Vec<String>> {
-        use gix::diff::tree::recorder::Change;
-        let old_tree = self.repo.find_tree(old).map_err(|e| self.corrupted(e))?;
-        let new_tree = self.repo.find_tree(new).map_err(|e| self.corrupted(e))?;
-        let mut recorder = gix::diff::tree::Recorder::default();
-        gix::diff::tree(
-            gix::objs::TreeRefIter::from_bytes(&old_tree.data, self.repo.object_hash()),
-            gix::objs::TreeRefIter::from_bytes(&new_tree.data, self.repo.object_hash()),
-            &mut gix::diff::tree::State::default(),
-            &self.repo.objects,
-            &mut recorder,
-        )
-        .map_err(|e| self.corrupted(e))?;
-        let is_file = |m: &EntryMode| FileMode::from_mode(*m).is_some();
-        let mut paths: Vec<String> = recorder
-            .records
-            .into_iter()
-            .filter_map(|change| {
-                let (path, touched_file) = match change {
-                    Change::Addition { entry_mode, path, .. } | Change::Deletion { entry_mode, path, .. } => {
-                        (path, is_file(&entry_mode))
-                    }
-                    Change::Modification {
-                        previous_entry_mode,
-                        entry_mode,
-                        path,
-                        ..
-                    } => (path, is_file(&previous_entry_mode) || is_file(&entry_mode)),
+        use super::folder::{Difference, differences};
+        let mut paths = Vec::new();
+        // Folders still to compare: (old tree, new tree, their path); a stack, not
+        // recursion, so a hostile repository's depth cannot exhaust the call stack.
+        let mut pending: Vec<(Option<ObjectId>, Option<ObjectId>, Vec<u8>)> = vec![(Some(old), Some(new), Vec::new())];
+        while let Some((old, new, prefix)) = pending.pop() {
+            if old == new {
+                continue;
+            }
+            let (old, new) = (
+                old.map(|id| self.folder(id)).transpose()?,
+                new.map(|id| self.folder(id)).transpose()?,
+            );
+            let path = |name: &[u8]| {
+                let mut path = prefix.clone();
+                if !path.is_empty() {
+                    path.push(b'/');
+                }
+                path.extend_from_slice(name);
+                path
+            };
+            let old_entries = old.as_deref().into_iter().flat_map(|f| f.listed());
+            let new_entries = new.as_deref().into_iter().flat_map(|f| f.listed());
+            for difference in differences(old_entries, new_entries) {
+                let (name, before, after) = match difference {
+                    Difference::Removed(name, mode, oid) => (name, Some((mode, oid)), None),
+                    Difference::Added(name, mode, oid) => (name, None, Some((mode, oid))),
+                    Difference::Changed(name, before, after) => (name, Some(before), Some(after)),
                 };
-                touched_file.then(|| path.to_str_lossy().into_owned())
-            })
-            .collect();
+                let tree =
+                    |side: Option<(EntryMode, ObjectId)>| side.filter(|(mode, _)| mode.is_tree()).map(|(_, id)| id);
+                let file = |side: Option<(EntryMode, ObjectId)>| {
+                    side.is_some_and(|(mode, _)| FileMode::from_mode(mode).is_some())
+                };
+                if tree(before).is_some() || tree(after).is_some() {
+                    pending.push((tree(before), tree(after), path(name)));
+                } else if file(before) || file(after) {
+                    paths.push(path(name).to_str_lossy().into_owned());
+                }
+            }
+        }
         paths.sort();
         paths.dedup();
         Ok(paths)

@@ -304,7 +304,7 @@ impl<'c> Snapshot<'c> {
             return Ok(known.clone());
         }
         let folder = match self.lookup(dir)? {
-            Some(PathTarget::Tree(id)) => Some(Rc::new(self.cache.folder(id)?)),
+            Some(PathTarget::Tree(id)) => Some(self.cache.folder(id)?),
             _ => None,
         };
         self.folders.borrow_mut().insert(dir.to_string(), folder.clone());
