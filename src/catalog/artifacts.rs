@@ -602,6 +602,8 @@ struct ChangeWriter<'t> {
     now: String,
     /// Live artifacts gained per kind (negative when lost).
     delta: [i64; 4],
+    /// Artifact rows inserted (not revived).
+    new_rows: i64,
     outcome: WriteOutcome,
     /// A new source's (blake3, version) rows, written at the end in key order:
     /// inserted as they come they would land all over the table's b-tree.
@@ -626,6 +628,7 @@ impl<'t> ChangeWriter<'t> {
             fresh,
             now,
             delta: [0; 4],
+            new_rows: 0,
             outcome: WriteOutcome::default(),
             version_files: Vec::new(),
         })
@@ -635,7 +638,9 @@ impl<'t> ChangeWriter<'t> {
     /// Writes one artifact, returning its id.
     fn write(&mut self, artifact: &IndexedArtifact, change: &str) -> Result<ArtifactId> {
         let tx = self.tx;
-        // A removed artifact coming back counts as packaged again if a package holds it.
+        // An added artifact is a new row unless it is a removed one coming back,
+        // which also counts as packaged again if a package holds it.
+        let mut new_row = change == "added";
         if !self.fresh && change == "added" {
             let revived: Option<ArtifactId> = tx
                 .prepare_cached(
@@ -648,12 +653,14 @@ impl<'t> ChangeWriter<'t> {
                 })
                 .optional()
                 .map_err(db_error)?;
-            if let Some(id) = revived
-                && is_packaged(tx, id)?
-            {
-                adjust_packaged(tx, self.source_id, artifact.kind.as_str(), 1)?;
+            if let Some(id) = revived {
+                new_row = false;
+                if is_packaged(tx, id)? {
+                    adjust_packaged(tx, self.source_id, artifact.kind.as_str(), 1)?;
+                }
             }
         }
+        self.new_rows += i64::from(new_row);
         let warnings =
             (!artifact.warnings.is_empty()).then(|| serde_json::to_string(&artifact.warnings).unwrap_or_default());
         let columns = params![
@@ -877,7 +884,8 @@ impl<'t> ChangeWriter<'t> {
             .execute(
                 "UPDATE sources SET head_commit_id = ?2, fetched_at = ?3, resolved_ref = COALESCE(?4, resolved_ref),
                      skill_count = skill_count + ?5, agent_count = agent_count + ?6,
-                     prompt_count = prompt_count + ?7, instruction_count = instruction_count + ?8
+                     prompt_count = prompt_count + ?7, instruction_count = instruction_count + ?8,
+                     artifact_rows = artifact_rows + ?9
                  WHERE id = ?1",
                 params![
                     self.source_id,
@@ -887,7 +895,8 @@ impl<'t> ChangeWriter<'t> {
                     skills,
                     agents,
                     prompts,
-                    instructions
+                    instructions,
+                    self.new_rows
                 ],
             )
             .map_err(db_error)?;
@@ -920,6 +929,59 @@ mod tests {
             text,
             truncated: false,
         }
+    }
+
+    #[test]
+    fn artifacts_ever_seen_count_new_rows_not_revived_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut catalog = Catalog::open(&dir.path().join("c.db")).unwrap();
+        let source = crate::catalog::test_data::source("src");
+        let initial = (0..3).map(|i| Ok(artifact(i, format!("body {i}"), None, None)));
+        let (id, _) = catalog
+            .add_indexed_source(&source, None, &crate::catalog::test_data::commit('a'), initial, |_| {})
+            .unwrap();
+        assert_eq!(catalog.stats().unwrap().artifacts_ever, 3);
+        let live = |catalog: &Catalog, path: &str| {
+            catalog
+                .live_artifacts_in(id, &[path.to_string()], &[])
+                .unwrap()
+                .pop()
+                .unwrap()
+        };
+        // One goes, a new one comes: the gone one is still a row.
+        let gone = live(&catalog, "skills/s-1");
+        let changes = SourceChanges {
+            added: vec![artifact(7, "new".into(), None, None)],
+            modified: Vec::new(),
+            removed: vec![gone],
+        };
+        catalog
+            .record_update(
+                id,
+                Some(&"a".repeat(40)),
+                None,
+                &crate::catalog::test_data::commit('b'),
+                &changes,
+            )
+            .unwrap();
+        assert_eq!(catalog.stats().unwrap().artifacts_ever, 4);
+        // The gone one comes back at its path: the same row again.
+        let changes = SourceChanges {
+            added: vec![artifact(1, "back".into(), None, None)],
+            ..Default::default()
+        };
+        catalog
+            .record_update(
+                id,
+                Some(&"b".repeat(40)),
+                None,
+                &crate::catalog::test_data::commit('c'),
+                &changes,
+            )
+            .unwrap();
+        assert_eq!(catalog.stats().unwrap().artifacts_ever, 4);
+        catalog.remove_source(id).unwrap();
+        assert_eq!(catalog.stats().unwrap().artifacts_ever, 0);
     }
 
     #[test]

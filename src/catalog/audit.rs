@@ -527,7 +527,7 @@ impl Catalog {
             .map_err(db_error)?;
         let generation = self.generation()?;
         tx.query_row(
-            "SELECT (SELECT COUNT(*) FROM artifacts), (SELECT COUNT(*) FROM commits),
+            "SELECT (SELECT COALESCE(SUM(artifact_rows), 0) FROM sources), (SELECT COUNT(*) FROM commits),
                     (SELECT COUNT(*) FROM packages),
                     (SELECT COUNT(*) FROM (SELECT DISTINCT project_root, package_id FROM installs)),
                     (SELECT COUNT(*) FROM registry_packages), (SELECT MAX(indexed_at) FROM commits)",

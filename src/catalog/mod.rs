@@ -460,6 +460,7 @@ mod tests {
             .conn
             .execute_batch(
                 "DELETE FROM sqlite_stat1; ALTER TABLE sources DROP COLUMN skill_census;
+                 ALTER TABLE sources DROP COLUMN artifact_rows;
                  DROP TABLE artifact_version_files; DROP TABLE artifact_versions;
                  DROP INDEX project_artifacts_main_file;
                  DELETE FROM refinery_schema_history WHERE version >= 11",

@@ -76,10 +76,6 @@ const INTENDED: &[(&str, &str)] = &[
         "live artifacts counted: the export's progress total and MCP's catalog resource",
     ),
     (
-        "SELECT (SELECT COUNT(*) FROM artifacts), (SELECT COUNT(*) FROM commits)",
-        "`aam catalog stats`: artifacts ever seen, commits, packages and installs counted",
-    ),
-    (
         "LEFT JOIN commits lc ON lc.id = a.last_changed_commit_id",
         "`aam catalog export`: every live artifact with its files",
     ),
