@@ -1029,6 +1029,9 @@ fn want_text(want: &RefWant) -> String {
 /// pack. Returns how many files were added.
 fn link_objects(from: &Path, to: &Path) -> std::io::Result<usize> {
     let mut added = 0;
+    // Only regular files are taken: a link in a hostile repository's object store
+    // (to a file outside it) would otherwise be linked into the cache and read.
+    let regular = |path: &Path| std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
     let mut packs: Vec<PathBuf> = match std::fs::read_dir(from.join("pack")) {
         Ok(dir) => dir.filter_map(|e| e.ok().map(|e| e.path())).collect(),
         Err(_) => Vec::new(),
@@ -1040,7 +1043,7 @@ fn link_objects(from: &Path, to: &Path) -> std::io::Result<usize> {
             continue;
         };
         let target_idx = to.join("pack").join(idx_name);
-        if target_idx.exists() || !pack.exists() {
+        if target_idx.exists() || !regular(&pack) || !regular(&idx) {
             continue;
         }
         link_or_copy(&pack, &to.join("pack").join(pack_name))?;
@@ -1055,7 +1058,7 @@ fn link_objects(from: &Path, to: &Path) -> std::io::Result<usize> {
         }
         for object in std::fs::read_dir(fanout.path())?.filter_map(|e| e.ok()) {
             let target = to.join(&name).join(object.file_name());
-            if !target.exists() {
+            if !target.exists() && object.file_type().is_ok_and(|t| t.is_file()) {
                 std::fs::create_dir_all(to.join(&name))?;
                 link_or_copy(&object.path(), &target)?;
                 added += 1;
@@ -1611,5 +1614,36 @@ mod tests {
         // Everything is already there the second time.
         let again = link_objects(&source.join(".git/objects"), &cache.dir.join("objects")).unwrap();
         assert_eq!(again, 0);
+    }
+
+    /// A hostile repository's object store may hold links to files outside it,
+    /// named as packs and objects: none of them is taken into the cache.
+    #[test]
+    fn links_in_a_local_object_store_are_not_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let (from, to) = (dir.path().join("from"), dir.path().join("to"));
+        let secret = dir.path().join("secret");
+        std::fs::write(&secret, "not an object").unwrap();
+        for folder in [from.join("pack"), from.join("ab"), to.join("pack")] {
+            std::fs::create_dir_all(folder).unwrap();
+        }
+        std::os::unix::fs::symlink(&secret, from.join("pack/pack-1.idx")).unwrap();
+        std::os::unix::fs::symlink(&secret, from.join("pack/pack-1.pack")).unwrap();
+        std::fs::write(from.join("pack/pack-2.idx"), "idx").unwrap();
+        std::os::unix::fs::symlink(&secret, from.join("pack/pack-2.pack")).unwrap();
+        std::os::unix::fs::symlink(&secret, from.join("ab/cdef")).unwrap();
+        std::fs::write(from.join("ab/0123"), "loose").unwrap();
+
+        assert_eq!(link_objects(&from, &to).unwrap(), 1);
+        assert!(to.join("ab/0123").is_file());
+        for taken in [
+            "pack/pack-1.idx",
+            "pack/pack-1.pack",
+            "pack/pack-2.idx",
+            "pack/pack-2.pack",
+            "ab/cdef",
+        ] {
+            assert!(std::fs::symlink_metadata(to.join(taken)).is_err(), "{taken} was taken");
+        }
     }
 }
