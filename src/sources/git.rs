@@ -727,8 +727,26 @@ impl GitCache {
 
     /// Points the local ref `name` at `id`.
     pub fn set_ref(&self, name: &str, id: ObjectId) -> Result<()> {
+        use gix::refs::transaction::{Change, LogChange, RefEdit, RefLog};
+        let name: gix::refs::FullName = name.try_into().map_err(|e| self.write_error(e))?;
+        let edit = RefEdit {
+            change: Change::Update {
+                log: LogChange {
+                    mode: RefLog::AndReference,
+                    force_create_reflog: false,
+                    message: "aam".into(),
+                },
+                expected: PreviousValue::Any,
+                new: gix::refs::Target::Object(id),
+            },
+            name,
+            deref: false,
+        };
+        // The cache keeps no reflog (`core.logAllRefUpdates` is off in a bare
+        // repository), so no committer is named: finding one reads the time zone
+        // database, a few milliseconds of every update.
         self.repo
-            .reference(name, id, PreviousValue::Any, "aam")
+            .edit_references_as([edit], None)
             .map_err(|e| self.write_error(e))?;
         Ok(())
     }
