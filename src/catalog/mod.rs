@@ -46,7 +46,7 @@ pub use browse::{ArtifactDetail, Keyset, ListFilter, ListedArtifact, RowFilter, 
 pub use findings::{FindingCounts, FindingFilter, FindingRow};
 pub use ids::{ArtifactId, PackageId, ProjectId, SourceId};
 pub use packages::{InstallRecord, NewPackage, PackageMember};
-pub use projects::{ProjectArtifactRow, ProjectChanges, ProjectFilter, StoredProject};
+pub use projects::{ProjectArtifactRow, ProjectChanges, ProjectFilter};
 pub use registries::{PackageFilter, PackageSearchRow, RegistryPackageRecord};
 pub use skills::{SkillFile, SkillRow};
 pub use sources::{NewSource, SourceRecord};

@@ -8,7 +8,7 @@ use rusqlite::{OptionalExtension, params};
 use super::ProjectId;
 use super::{Catalog, db_error, now_timestamp};
 use crate::error::Result;
-use crate::project::tree::{FileStat, Recorded};
+use crate::project::tree::{FileStat, Recorded, is_ignore_file};
 use crate::scan::ArtifactKind;
 
 /// One of a project's own artifacts as the catalog keeps it.
@@ -26,18 +26,6 @@ pub struct ProjectArtifactRow {
     pub main_file: String,
     /// A skill with vendor agent metadata.
     pub has_vendor_agent: bool,
-}
-
-/// A project's record head, with what a call checks against the disk.
-#[derive(Debug, Clone, Default)]
-pub struct StoredProject {
-    /// Row id.
-    pub id: ProjectId,
-    /// Bumped by every refresh.
-    pub version: i64,
-    /// Every recorded folder, and the files whose stat data matters: main files
-    /// and ignore files (other files count by their paths, which folders tell).
-    pub checked: Vec<(String, Recorded)>,
 }
 
 /// What one refresh changes, written in one transaction.
@@ -103,26 +91,37 @@ fn file_entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, Recorded)> {
 }
 
 impl Catalog {
-    /// The record of the project at `root` (canonical), if it was ever refreshed.
-    pub fn stored_project(&self, root: &str) -> Result<Option<StoredProject>> {
-        let Some((id, version)) = self.project_head(root)? else {
-            return Ok(None);
-        };
+    /// The recorded files of project `id` whose stat data a refresh checks:
+    /// its artifacts' main files and its ignore files (other files count by
+    /// their paths, which their folders' mtimes tell).
+    pub fn project_checked_files(&self, id: ProjectId) -> Result<Vec<(String, Recorded)>> {
         let mut checked = Vec::new();
-        self.project_dirs(id, &mut checked)?;
-        let mut stmt = self
+        // The main files and every recorded file, both in path order, merged:
+        // two ordered scans, where matching each file against the main files
+        // in SQL probed an index (or built a temporary table) per row.
+        let mut mains = self
             .conn
-            .prepare_cached(
-                "SELECT f.path, f.size, f.mtime_ns, f.inode FROM project_files f
-                 WHERE f.project_id = ?1 AND (f.path LIKE '%.gitignore' OR f.path LIKE '%.ignore'
-                     OR f.path IN (SELECT main_file FROM project_artifacts WHERE project_id = ?1))",
-            )
+            .prepare_cached("SELECT main_file FROM project_artifacts WHERE project_id = ?1 ORDER BY main_file")
             .map_err(db_error)?;
-        let rows = stmt.query_map([id], file_entry).map_err(db_error)?;
-        for row in rows {
-            checked.push(row.map_err(db_error)?);
+        let mains: Vec<String> = mains
+            .query_map([id], |r| r.get(0))
+            .map_err(db_error)?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(db_error)?;
+        let mut files = self
+            .conn
+            .prepare_cached("SELECT path, size, mtime_ns, inode FROM project_files WHERE project_id = ?1 ORDER BY path")
+            .map_err(db_error)?;
+        let mut next_main = mains.iter().peekable();
+        for row in files.query_map([id], file_entry).map_err(db_error)? {
+            let (path, recorded) = row.map_err(db_error)?;
+            while next_main.next_if(|main| main.as_str() < path.as_str()).is_some() {}
+            let is_main = next_main.next_if(|main| **main == path).is_some();
+            if is_main || is_ignore_file(&path) {
+                checked.push((path, recorded));
+            }
         }
-        Ok(Some(StoredProject { id, version, checked }))
+        Ok(checked)
     }
 
     /// The row id and version of the project at `root` (canonical), if it was
@@ -134,6 +133,13 @@ impl Catalog {
             })
             .optional()
             .map_err(db_error)
+    }
+
+    /// Every recorded folder of project `id` with its mtime, in no particular order.
+    pub fn project_dir_entries(&self, id: ProjectId) -> Result<Vec<(String, Recorded)>> {
+        let mut entries = Vec::new();
+        self.project_dirs(id, &mut entries)?;
+        Ok(entries)
     }
 
     /// Every recorded folder of project `id`, in no particular order.

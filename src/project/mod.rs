@@ -138,26 +138,41 @@ pub fn refresh(catalog: &mut Catalog, root: &Path, large: bool) -> Result<Refres
     }
     let key = key(root);
     let max_entries = if large { usize::MAX } else { max_entries() };
-    let Some(stored) = catalog.stored_project(&key)? else {
+    let Some((id, version)) = catalog.project_head(&key)? else {
         let tree = tree::walk(root, max_entries)?;
         return written(catalog.record_project(&key, None, &changes(root, None, &tree, &[]))?);
     };
-    let moved = tree::moved(root, &stored.checked)?;
+    let moved = recorded_moved(catalog, root, id)?;
     if moved.is_empty() {
         return Ok(Refreshed {
-            id: stored.id,
-            version: Some(stored.version),
+            id,
+            version: Some(version),
         });
     }
-    let recorded = catalog.project_entries(stored.id)?;
-    if let Some(refreshed) = record_in_place(catalog, root, (stored.id, stored.version), &recorded, &moved)? {
+    let recorded = catalog.project_entries(id)?;
+    if let Some(refreshed) = record_in_place(catalog, root, (id, version), &recorded, &moved)? {
         return Ok(refreshed);
     }
     let recorded = Tree::from_recorded(recorded);
     let now = tree::apply(root, recorded.clone(), &moved, max_entries)?;
-    let known = catalog.project_artifacts(stored.id)?;
+    let known = catalog.project_artifacts(id)?;
     let moved = changes(root, Some(&recorded), &now, &known);
-    written(catalog.record_project(&key, Some(stored.version), &moved)?)
+    written(catalog.record_project(&key, Some(version), &moved)?)
+}
+
+/// What moved on disk among the recorded folders, main files and ignore files
+/// of project `id`: the folders are checked while the files are read from the
+/// catalog, so the disk and the catalog are read at once.
+fn recorded_moved(catalog: &Catalog, root: &Path, id: ProjectId) -> Result<Vec<tree::Moved>> {
+    let dirs = catalog.project_dir_entries(id)?;
+    std::thread::scope(|scope| {
+        let dirs_moved = scope.spawn(|| tree::moved(root, &dirs));
+        let files = catalog.project_checked_files(id);
+        let files_moved = files.and_then(|files| tree::moved(root, &files));
+        let mut moved = dirs_moved.join().map_err(|_| tree::checking_failed())??;
+        moved.extend(files_moved?);
+        Ok(moved)
+    })
 }
 
 /// The catalog's record at `version`, brought up to date when only the
@@ -357,8 +372,57 @@ mod tests {
         assert_eq!(root(&nested), dir.path());
     }
 
-    /// After every kind of change, the record `current` keeps equals the record
-    /// of a fresh walk: in-place edits, saves by rename, new and removed skills.
+    /// A call checks every recorded folder and, of the files, the main files
+    /// and ignore files only (a file whose name merely ends like one is not).
+    #[test]
+    fn a_refresh_checks_folders_main_files_and_ignore_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("project");
+        for rel in [
+            "skills/a/SKILL.md",
+            "skills/a/refs/x.md",
+            "skills/a/.ignore",
+            "skills/b/SKILL.md",
+            ".gitignore",
+            "notes.gitignore",
+            ".claude/agents/helper.md",
+        ] {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "---\nname: n\n---\n").unwrap();
+        }
+        let mut catalog = Catalog::open(&dir.path().join("catalog.db")).unwrap();
+        let id = current(&mut catalog, &root, false).unwrap();
+        let mut files: Vec<String> = catalog
+            .project_checked_files(id)
+            .unwrap()
+            .into_iter()
+            .map(|(path, _)| path)
+            .collect();
+        files.sort();
+        assert_eq!(
+            files,
+            [
+                ".claude/agents/helper.md",
+                ".gitignore",
+                "skills/a/.ignore",
+                "skills/a/SKILL.md",
+                "skills/b/SKILL.md"
+            ]
+        );
+        let mut dirs: Vec<String> = catalog
+            .project_dir_entries(id)
+            .unwrap()
+            .into_iter()
+            .map(|(path, _)| path)
+            .collect();
+        dirs.sort();
+        assert_eq!(
+            dirs,
+            ["", ".claude", ".claude/agents", "skills", "skills/a", "skills/a/refs", "skills/b"]
+        );
+    }
+
     #[test]
     fn a_folder_s_entries_are_itself_and_what_is_directly_in_it() {
         let dir = tempfile::tempdir().unwrap();
@@ -401,6 +465,8 @@ mod tests {
         assert!(within("gone").is_empty());
     }
 
+    /// After every kind of change, the record `current` keeps equals the record
+    /// of a fresh walk: in-place edits, saves by rename, new and removed skills.
     #[test]
     fn the_kept_record_equals_a_fresh_walk() {
         let dir = tempfile::tempdir().unwrap();

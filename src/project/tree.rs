@@ -123,13 +123,16 @@ pub fn moved(root: &Path, entries: &[(String, Recorded)]) -> Result<Vec<Moved>> 
             .collect();
         let mut found = Vec::new();
         for worker in workers {
-            found.extend(worker.join().map_err(|_| {
-                Error::new(ErrorCode::Internal, "checking the project's files failed")
-                    .with_hint("run the command again; if it persists, report it")
-            })?);
+            found.extend(worker.join().map_err(|_| checking_failed())?);
         }
         Ok(found)
     })
+}
+
+/// The error of a check of the project's files that panicked.
+pub fn checking_failed() -> Error {
+    Error::new(ErrorCode::Internal, "checking the project's files failed")
+        .with_hint("run the command again; if it persists, report it")
 }
 
 /// The new stat data of folders and files that moved in place.
@@ -541,7 +544,8 @@ fn remove_under(tree: &mut Tree, dir: &str, itself: bool) {
     tree.files.retain(|k, _| !below(k));
 }
 
-fn is_ignore_file(path: &str) -> bool {
+/// Whether `path` names an ignore file the walk honors (its changes re-walk).
+pub fn is_ignore_file(path: &str) -> bool {
     IGNORE_FILES.contains(&path.rsplit('/').next().unwrap_or(path))
 }
 
