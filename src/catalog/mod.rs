@@ -461,6 +461,7 @@ mod tests {
             .execute_batch(
                 "DELETE FROM sqlite_stat1; ALTER TABLE sources DROP COLUMN skill_census;
                  ALTER TABLE sources DROP COLUMN artifact_rows;
+                 ALTER TABLE projects DROP COLUMN artifact_count;
                  DROP TABLE artifact_version_files; DROP TABLE artifact_versions;
                  DROP INDEX project_artifacts_main_file;
                  DELETE FROM refinery_schema_history WHERE version >= 11",
@@ -475,6 +476,37 @@ mod tests {
             .query_row("SELECT skill_census FROM sources", [], |r| r.get(0))
             .unwrap();
         assert_eq!(tallied.as_deref(), Some("{}"), "and counts the skills of its sources");
+    }
+
+    #[test]
+    fn projects_recorded_before_v15_have_their_artifacts_counted_on_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.db");
+        let mut catalog = Catalog::open(&path).unwrap();
+        let artifact = |path: &str| ProjectArtifactRow {
+            kind: crate::scan::ArtifactKind::Skill,
+            path: path.to_string(),
+            name: path.to_string(),
+            description: None,
+            main_file: format!("{path}/SKILL.md"),
+            has_vendor_agent: false,
+        };
+        let changes = ProjectChanges {
+            artifacts_set: vec![artifact("skills/a"), artifact("skills/b")],
+            ..ProjectChanges::default()
+        };
+        let (id, _) = catalog.record_project("/p", None, &changes).unwrap();
+        assert_eq!(catalog.project_artifact_count(id).unwrap(), 2);
+        catalog
+            .conn
+            .execute_batch(
+                "ALTER TABLE projects DROP COLUMN artifact_count;
+                 DELETE FROM refinery_schema_history WHERE version >= 15",
+            )
+            .unwrap();
+        drop(catalog);
+        let catalog = Catalog::open(&path).unwrap();
+        assert_eq!(catalog.project_artifact_count(id).unwrap(), 2);
     }
 
     #[test]

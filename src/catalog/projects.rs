@@ -327,21 +327,30 @@ impl Catalog {
                 stmt.execute(params![id, path, stat.size as i64, stat.mtime_ns, stat.inode as i64])
                     .map_err(db_error)?;
             }
+            // Each artifact is updated in place, else inserted: what was inserted
+            // and deleted keeps the project's artifact count in step.
+            let mut count_change: i64 = 0;
             let mut stmt = tx
                 .prepare_cached("DELETE FROM project_artifacts WHERE project_id = ?1 AND kind = ?2 AND path = ?3")
                 .map_err(db_error)?;
             for (kind, path) in &changes.artifacts_removed {
-                stmt.execute(params![id, kind.as_str(), path]).map_err(db_error)?;
+                count_change -= stmt.execute(params![id, kind.as_str(), path]).map_err(db_error)? as i64;
             }
-            let mut stmt = tx
+            let mut update = tx
                 .prepare_cached(
-                    "INSERT OR REPLACE INTO project_artifacts
+                    "UPDATE project_artifacts SET name = ?4, description = ?5, main_file = ?6, has_vendor_agent = ?7
+                     WHERE project_id = ?1 AND kind = ?2 AND path = ?3",
+                )
+                .map_err(db_error)?;
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO project_artifacts
                          (project_id, kind, path, name, description, main_file, has_vendor_agent)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 )
                 .map_err(db_error)?;
             for a in &changes.artifacts_set {
-                stmt.execute(params![
+                let row = params![
                     id,
                     a.kind.as_str(),
                     a.path,
@@ -349,7 +358,17 @@ impl Catalog {
                     a.description,
                     a.main_file,
                     a.has_vendor_agent
-                ])
+                ];
+                if update.execute(row).map_err(db_error)? == 0 {
+                    insert.execute(row).map_err(db_error)?;
+                    count_change += 1;
+                }
+            }
+            if count_change != 0 {
+                tx.execute(
+                    "UPDATE projects SET artifact_count = artifact_count + ?2 WHERE id = ?1",
+                    params![id, count_change],
+                )
                 .map_err(db_error)?;
             }
         }
@@ -402,7 +421,19 @@ impl Catalog {
         rows.collect::<rusqlite::Result<_>>().map_err(db_error)
     }
 
-    /// How many of project `id`'s artifacts `filter` keeps.
+    /// How many artifacts the record of project `id` holds (kept by every refresh).
+    pub fn project_artifact_count(&self, id: ProjectId) -> Result<u64> {
+        let count: i64 = self
+            .conn
+            .prepare_cached("SELECT artifact_count FROM projects WHERE id = ?1")
+            .map_err(db_error)?
+            .query_row([id], |r| r.get(0))
+            .map_err(db_error)?;
+        Ok(count.max(0) as u64)
+    }
+
+    /// How many of project `id`'s artifacts `filter` keeps: the kept count
+    /// when nothing is left out, else a count of the rows.
     pub fn project_count(&self, id: ProjectId, filter: &ProjectFilter<'_>) -> Result<u64> {
         // Most projects have no package made from them: the per-row check of
         // the packaged paths is then dropped, which makes the count 3x cheaper.
@@ -411,6 +442,9 @@ impl Catalog {
             && !self.packaged_from(root)?
         {
             filter.packaged_root = None;
+        }
+        if filter.kind.is_none() && filter.packaged_root.is_none() && filter.shadow_sources.is_empty() {
+            return self.project_artifact_count(id);
         }
         let filter = &filter;
         let sql = format!(

@@ -419,7 +419,15 @@ mod tests {
         dirs.sort();
         assert_eq!(
             dirs,
-            ["", ".claude", ".claude/agents", "skills", "skills/a", "skills/a/refs", "skills/b"]
+            [
+                "",
+                ".claude",
+                ".claude/agents",
+                "skills",
+                "skills/a",
+                "skills/a/refs",
+                "skills/b"
+            ]
         );
     }
 
@@ -482,8 +490,8 @@ mod tests {
         write("skills/b/notes", "a file that becomes a folder\n");
         write(".gitignore", "*.log\n");
         let mut kept = Catalog::open(&dir.path().join("kept.db")).unwrap();
-        // The artifacts, and the recorded paths (stat data of files that are no
-        // main file is not kept current, by design).
+        // The artifacts, the recorded paths (stat data of files that are no
+        // main file is not kept current, by design) and the kept artifact count.
         let record = |catalog: &mut Catalog| {
             let id = current(catalog, &root, false).unwrap();
             let mut paths: Vec<(String, bool)> = catalog
@@ -493,7 +501,8 @@ mod tests {
                 .map(|(path, entry)| (path, matches!(entry, tree::Recorded::Dir(_))))
                 .collect();
             paths.sort();
-            (catalog.project_artifacts(id).unwrap(), paths)
+            let count = catalog.project_artifact_count(id).unwrap();
+            (catalog.project_artifacts(id).unwrap(), paths, count)
         };
         let fresh = || {
             let path = dir.path().join("fresh.db");
@@ -528,7 +537,9 @@ mod tests {
             age(&root);
             record(&mut kept);
             change();
-            assert_eq!(record(&mut kept), fresh(), "after: {step}");
+            let now = record(&mut kept);
+            assert_eq!(now.2, now.0.len() as u64, "count after: {step}");
+            assert_eq!(now, fresh(), "after: {step}");
         }
         let names: Vec<String> = record(&mut kept).0.into_iter().map(|a| a.name).collect();
         assert_eq!(names, ["b2", "c"]);
