@@ -460,42 +460,47 @@ impl<'a> Walker<'a> {
                 .chain(listed_dirs.iter().map(|p| recorded(true, p)))
                 .collect(),
         );
-        let (walk, packages) = self.builder(dir, Some(1), known);
-        for entry in walk.flatten() {
-            if entry.depth() == 0 {
-                continue;
-            }
-            let Some(relative) = self.relative(entry.path()) else {
-                continue;
-            };
-            match entry.file_type() {
-                Some(t) if t.is_dir() => {
-                    if !tree.dirs.contains_key(&relative) {
-                        self.walk_into(tree, &relative)?;
+        // A walker over the folder opens every folder in it (walkdir reads each
+        // folder it meets, even at the depth limit), so none runs when no name is
+        // new: a removal in a folder of 100,000 skills opens none of them.
+        if present.iter().any(|entry| !known.contains(entry)) {
+            let (walk, packages) = self.builder(dir, Some(1), known);
+            for entry in walk.flatten() {
+                if entry.depth() == 0 {
+                    continue;
+                }
+                let Some(relative) = self.relative(entry.path()) else {
+                    continue;
+                };
+                match entry.file_type() {
+                    Some(t) if t.is_dir() => {
+                        if !tree.dirs.contains_key(&relative) {
+                            self.walk_into(tree, &relative)?;
+                        }
+                        listed_dirs.insert(relative);
                     }
+                    Some(t) if t.is_file() => {
+                        if !tree.files.contains_key(&relative) {
+                            if is_ignore_file(&relative) {
+                                return Ok(true);
+                            }
+                            self.record(tree, entry.path(), entry.file_type())?;
+                        }
+                        listed_files.insert(relative);
+                    }
+                    _ => {}
+                }
+            }
+            for path in packages.lock().map(|l| l.clone()).unwrap_or_default() {
+                if let Some(relative) = self.relative(&path) {
+                    if !tree.dirs.contains_key(&relative) {
+                        self.count()?;
+                        tree.dirs
+                            .insert(relative.clone(), dir_mtime(&path, self.now).unwrap_or(-1));
+                    }
+                    remove_under(tree, &relative, false);
                     listed_dirs.insert(relative);
                 }
-                Some(t) if t.is_file() => {
-                    if !tree.files.contains_key(&relative) {
-                        if is_ignore_file(&relative) {
-                            return Ok(true);
-                        }
-                        self.record(tree, entry.path(), entry.file_type())?;
-                    }
-                    listed_files.insert(relative);
-                }
-                _ => {}
-            }
-        }
-        for path in packages.lock().map(|l| l.clone()).unwrap_or_default() {
-            if let Some(relative) = self.relative(&path) {
-                if !tree.dirs.contains_key(&relative) {
-                    self.count()?;
-                    tree.dirs
-                        .insert(relative.clone(), dir_mtime(&path, self.now).unwrap_or(-1));
-                }
-                remove_under(tree, &relative, false);
-                listed_dirs.insert(relative);
             }
         }
         let gone_files: Vec<String> = children(&tree.files, &prefix)
