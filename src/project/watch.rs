@@ -254,26 +254,44 @@ mod imp {
             self.trusted = None;
             self.large = large;
             let mut id = None;
+            // The record a round left and the folders it had to start watching.
+            let mut newly_watched: Option<((ProjectId, i64), BTreeSet<String>)> = None;
             for round in 0..ROUNDS {
                 // Events before this refresh began are covered by it.
                 if round > 0 && self.drain() == Drained::Reset {
                     self.reset(root);
+                    newly_watched = None;
                 }
                 if self.fd.is_none() {
                     break;
                 }
-                self.touched = Some(BTreeSet::new());
-                let refreshed = super::super::refresh(catalog, root, large)?;
+                // After a round whose only gap was folders not yet watched, the
+                // check needs only those folders and the ones events named since
+                // that round began (every other folder was watched throughout).
+                let since = self.touched.replace(BTreeSet::new());
+                let narrowed = match (newly_watched.take(), since) {
+                    (Some((record, mut dirs)), Some(touched)) => {
+                        dirs.extend(touched);
+                        super::super::refresh_within(catalog, root, record, &dirs)?
+                    }
+                    _ => None,
+                };
+                let refreshed = match narrowed {
+                    Some(refreshed) => refreshed,
+                    None => super::super::refresh(catalog, root, large)?,
+                };
                 id = Some(refreshed.id);
                 let dirs = catalog.project_dir_paths(refreshed.id)?;
                 match self.sync(root, &dirs) {
-                    Ok(0) => {
+                    Ok(added) if added.is_empty() => {
                         if let Some(version) = refreshed.version {
                             self.trusted = Some((refreshed.id, version));
                             return Ok((refreshed.id, Answer::Checked));
                         }
                     }
-                    Ok(_) => {}
+                    Ok(added) => {
+                        newly_watched = refreshed.version.map(|version| ((refreshed.id, version), added));
+                    }
                     Err(why) => {
                         give_up_log(root, &why);
                         self.give_up();
@@ -359,10 +377,10 @@ mod imp {
         }
 
         /// Watches exactly `dirs` (relative to `root`): removes the watches of
-        /// folders no longer recorded, then adds the missing ones. Returns how
-        /// many were added (a folder gone meanwhile counts: the next refresh
-        /// must see it gone); an error when watching must be given up.
-        fn sync(&mut self, root: &Path, dirs: &[String]) -> std::result::Result<usize, String> {
+        /// folders no longer recorded, then adds the missing ones. Returns the
+        /// folders it had to add (a folder gone meanwhile counts: the next
+        /// refresh must see it gone); an error when watching must be given up.
+        fn sync(&mut self, root: &Path, dirs: &[String]) -> std::result::Result<BTreeSet<String>, String> {
             let Some(fd) = &self.fd else {
                 return Err("no inotify instance".to_string());
             };
@@ -381,12 +399,12 @@ mod imp {
                     }
                 }
             }
-            let mut added = 0;
+            let mut added = BTreeSet::new();
             for dir in dirs {
                 if self.by_path.contains_key(dir) {
                     continue;
                 }
-                added += 1;
+                added.insert(dir.clone());
                 match inotify::add_watch(fd, root.join(dir), watch_flags()) {
                     Ok(wd) => {
                         if let Some(other) = self.by_wd.get(&wd) {
