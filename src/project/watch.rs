@@ -14,7 +14,9 @@
 //! began with every folder it then recorded already watched (so a change during
 //! or after it left an event), and stays trusted while the queue stays empty and
 //! the catalog holds the version that refresh left (another process's refresh is
-//! checked again). Any event runs the full refresh; a lost event (queue
+//! checked again). When that refresh had to start watching new folders, the
+//! next round checks only those folders and the ones events named since it
+//! began (every other folder was watched throughout). Any event runs the full refresh; a lost event (queue
 //! overflow), a watched folder moved, a file system mounted or unmounted at or
 //! below the root (raising no event: the mount table read at each call tells), or
 //! the root's path naming another folder (a folder above it renamed, a link in it
