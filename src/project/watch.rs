@@ -41,6 +41,12 @@ use crate::error::Result;
 #[cfg_attr(not(target_os = "linux"), expect(dead_code))]
 const ROUNDS: usize = 3;
 
+/// Most folders a second round checks one by one (two catalog range reads
+/// each) instead of running the whole check: on a first call every folder is
+/// newly watched, and the whole check is then the cheaper one.
+#[cfg_attr(not(target_os = "linux"), expect(dead_code))]
+const NARROWED_FOLDERS: usize = 1_000;
+
 /// The environment variable that turns watching off (`0`).
 pub const WATCH_ENV: &str = "AAM_PROJECT_WATCH";
 
@@ -272,7 +278,7 @@ mod imp {
                 // that round began (every other folder was watched throughout).
                 let since = self.touched.replace(BTreeSet::new());
                 let narrowed = match (newly_watched.take(), since) {
-                    (Some((record, mut dirs)), Some(touched)) => {
+                    (Some((record, mut dirs)), Some(touched)) if dirs.len() + touched.len() <= NARROWED_FOLDERS => {
                         dirs.extend(touched);
                         super::super::refresh_within(catalog, root, record, &dirs)?
                     }
