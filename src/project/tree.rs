@@ -318,15 +318,20 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// The walker over `dir` (relative), with the project's rules; package
+    /// The walk over `dir` (relative), with the project's rules; package
     /// folders it meets are pushed to the returned list instead of entered.
     /// Entries of `dir` itself named in `known` (name, is a folder) are left out.
-    fn builder(&self, dir: &str, depth: Option<usize>, known: Known) -> (ignore::Walk, Arc<Mutex<Vec<PathBuf>>>) {
+    fn builder(
+        &self,
+        dir: &str,
+        depth: Option<usize>,
+        known: Known,
+    ) -> (ignore::WalkBuilder, Arc<Mutex<Vec<PathBuf>>>) {
         let packages = Arc::new(Mutex::new(Vec::new()));
         let found = Arc::clone(&packages);
         let root = self.root.to_path_buf();
-        let walk = ignore::WalkBuilder::new(self.root.join(dir))
-            .hidden(false)
+        let mut walk = ignore::WalkBuilder::new(self.root.join(dir));
+        walk.hidden(false)
             .follow_links(false)
             .require_git(false)
             .max_depth(depth)
@@ -350,8 +355,7 @@ impl<'a> Walker<'a> {
                     return false;
                 }
                 true
-            })
-            .build();
+            });
         (walk, packages)
     }
 
@@ -371,7 +375,7 @@ impl<'a> Walker<'a> {
     /// Records everything under `dir` (relative, itself included).
     fn walk_into(&mut self, tree: &mut Tree, dir: &str) -> Result<()> {
         let (walk, packages) = self.builder(dir, None, Known::default());
-        for entry in walk {
+        for entry in walk.build() {
             let entry = entry.map_err(|e| {
                 Error::new(
                     ErrorCode::IoError,
@@ -460,12 +464,14 @@ impl<'a> Walker<'a> {
                 .chain(listed_dirs.iter().map(|p| recorded(true, p)))
                 .collect(),
         );
-        // A walker over the folder opens every folder in it (walkdir reads each
-        // folder it meets, even at the depth limit), so none runs when no name is
-        // new: a removal in a folder of 100,000 skills opens none of them.
+        // The sequential walker opens every folder it meets (walkdir reads each
+        // one, even at the depth limit, before the walk's filter sees it); the
+        // parallel one, on one thread, leaves the recorded names out before
+        // opening anything, so a new skill in a folder of 100,000 opens one
+        // folder. No walk runs at all when no name is new.
         if present.iter().any(|entry| !known.contains(entry)) {
             let (walk, packages) = self.builder(dir, Some(1), known);
-            for entry in walk.flatten() {
+            for entry in listed_by(walk) {
                 if entry.depth() == 0 {
                     continue;
                 }
@@ -520,6 +526,20 @@ impl<'a> Walker<'a> {
         }
         Ok(false)
     }
+}
+
+/// The entries `walk` yields, in no particular order, from a walk on one thread.
+fn listed_by(mut walk: ignore::WalkBuilder) -> Vec<ignore::DirEntry> {
+    let entries = Mutex::new(Vec::new());
+    walk.threads(1).build_parallel().run(|| {
+        Box::new(|entry| {
+            if let (Ok(entry), Ok(mut list)) = (entry, entries.lock()) {
+                list.push(entry);
+            }
+            ignore::WalkState::Continue
+        })
+    });
+    entries.into_inner().unwrap_or_default()
 }
 
 /// Names (with whether each is a folder) a walk leaves out of the folder it starts in.
