@@ -242,6 +242,44 @@ impl Catalog {
         rows.collect::<rusqlite::Result<_>>().map_err(db_error)
     }
 
+    /// The artifacts of project `id` at or below one of `regions` (folders or
+    /// files relative to the root; `""` is the whole project), by kind then path.
+    pub fn project_artifacts_within(&self, id: ProjectId, regions: &[String]) -> Result<Vec<ProjectArtifactRow>> {
+        if regions.iter().any(String::is_empty) {
+            return self.project_artifacts(id);
+        }
+        // One range of the primary key per kind: `region` up to `region0` holds
+        // `region/...` ('0' follows '/'), and names such as `region-b` that are
+        // left out below.
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT kind, path, name, description, main_file, has_vendor_agent FROM project_artifacts
+                 WHERE project_id = ?1 AND kind IN ('skill', 'agent', 'prompt', 'instruction')
+                   AND path >= ?2 AND path < ?3",
+            )
+            .map_err(db_error)?;
+        let mut out = Vec::new();
+        for region in regions {
+            let rows = stmt
+                .query_map(params![id, region, format!("{region}0")], artifact_from_row)
+                .map_err(db_error)?;
+            for row in rows {
+                let row = row.map_err(db_error)?;
+                if row.path == *region
+                    || row
+                        .path
+                        .strip_prefix(region.as_str())
+                        .is_some_and(|rest| rest.starts_with('/'))
+                {
+                    out.push(row);
+                }
+            }
+        }
+        out.sort_by(|a, b| (a.kind, &a.path).cmp(&(b.kind, &b.path)));
+        Ok(out)
+    }
+
     /// The artifacts of project `id` whose main file is one of `main_files`.
     pub fn project_artifacts_with_main(&self, id: ProjectId, main_files: &[&str]) -> Result<Vec<ProjectArtifactRow>> {
         let mut stmt = self

@@ -155,9 +155,12 @@ pub fn refresh(catalog: &mut Catalog, root: &Path, large: bool) -> Result<Refres
     }
     let recorded = Tree::from_recorded(recorded);
     let now = tree::apply(root, recorded.clone(), &moved, max_entries)?;
-    let known = catalog.project_artifacts(id)?;
-    let moved = changes(root, Some(&recorded), &now, &known);
-    written(catalog.record_project(&key, Some(version), &moved)?)
+    // Only the regions a path came, went or changed in are detected again.
+    let mut changes = tree_changes(&recorded, &now);
+    let regions = changed_regions(&recorded, &now, &changes);
+    let known = catalog.project_artifacts_within(id, &regions)?;
+    detect_within(root, &recorded, &now, &known, &regions, &mut changes);
+    written(catalog.record_project(&key, Some(version), &changes)?)
 }
 
 /// What moved on disk among the recorded folders, main files and ignore files
@@ -259,33 +262,134 @@ fn reread_in_place(root: &Path, known: &[ProjectArtifactRow]) -> Option<Vec<Proj
 pub fn changes(root: &Path, old: Option<&Tree>, new: &Tree, known: &[ProjectArtifactRow]) -> ProjectChanges {
     let empty = Tree::default();
     let old = old.unwrap_or(&empty);
+    let mut out = tree_changes(old, new);
+    detect_within(root, old, new, known, &[String::new()], &mut out);
+    out
+}
+
+/// The tree rows that differ between `old` and `new`: both walked once, side
+/// by side in path order.
+fn tree_changes(old: &Tree, new: &Tree) -> ProjectChanges {
     let mut out = ProjectChanges::default();
-    for (path, mtime) in &new.dirs {
-        if *mtime < 0 || old.dirs.get(path) != Some(mtime) {
-            out.dirs_set.push((path.clone(), *mtime));
+    for (path, was, now) in side_by_side(&old.dirs, &new.dirs) {
+        match now {
+            Some(&mtime) if mtime < 0 || was != Some(&mtime) => out.dirs_set.push((path.clone(), mtime)),
+            Some(_) => {}
+            None => out.dirs_removed.push(path.clone()),
         }
     }
-    out.dirs_removed = old
-        .dirs
-        .keys()
-        .filter(|p| !new.dirs.contains_key(*p))
-        .cloned()
-        .collect();
-    for (path, stat) in &new.files {
-        if tree::changed(old.files.get(path), stat) {
-            out.files_set.push((path.clone(), *stat));
+    for (path, was, now) in side_by_side(&old.files, &new.files) {
+        match now {
+            Some(stat) if tree::changed(was, stat) => out.files_set.push((path.clone(), *stat)),
+            Some(_) => {}
+            None => out.files_removed.push(path.clone()),
         }
     }
-    out.files_removed = old
+    out
+}
+
+/// Every key of `old` and `new` in order, with its value in each.
+fn side_by_side<'a, V>(
+    old: &'a BTreeMap<String, V>,
+    new: &'a BTreeMap<String, V>,
+) -> impl Iterator<Item = (&'a String, Option<&'a V>, Option<&'a V>)> {
+    let mut old = old.iter().peekable();
+    let mut new = new.iter().peekable();
+    std::iter::from_fn(move || match (old.peek(), new.peek()) {
+        (Some((a, _)), Some((b, _))) if a < b => old.next().map(|(k, v)| (k, Some(v), None)),
+        (Some((a, _)), Some((b, _))) if a > b => new.next().map(|(k, v)| (k, None, Some(v))),
+        (Some(_), Some(_)) => {
+            let (k, v) = old.next()?;
+            Some((k, Some(v), new.next().map(|(_, n)| n)))
+        }
+        (Some(_), None) => old.next().map(|(k, v)| (k, Some(v), None)),
+        (None, Some(_)) => new.next().map(|(k, v)| (k, None, Some(v))),
+        (None, None) => None,
+    })
+}
+
+/// The parts of the project whose artifacts the tree changes `diff` (from
+/// `old` to `new`) can touch, outermost only: for each path that came, went
+/// or changed, the nearest skill at or above its folder in either tree (the
+/// skill owns it), else the path itself; for a skill file, whose folder
+/// becomes or stops being a skill, the nearest skill above that folder, else
+/// the folder. Detection inside a region needs no path outside it, and no
+/// artifact outside one can change. `""` is the whole project.
+fn changed_regions(old: &Tree, new: &Tree, diff: &ProjectChanges) -> Vec<String> {
+    let roots: HashSet<&str> = old
         .files
         .keys()
-        .filter(|p| !new.files.contains_key(*p))
-        .cloned()
+        .chain(new.files.keys())
+        .filter_map(|path| scan::skill_root_of(path))
         .collect();
+    let nearest_root = |dir| nearest_in(&roots, dir);
+    let added_dirs = diff
+        .dirs_set
+        .iter()
+        .map(|(p, _)| p)
+        .filter(|p| !old.dirs.contains_key(*p));
+    let files = diff.files_set.iter().map(|(p, _)| p).chain(&diff.files_removed);
+    let mut regions: Vec<&str> = added_dirs
+        .chain(&diff.dirs_removed)
+        .map(|dir| nearest_root(parent(dir)).unwrap_or(dir))
+        .collect();
+    for file in files {
+        let region = match scan::skill_root_of(file) {
+            Some("") => "",
+            Some(dir) => nearest_root(parent(dir)).unwrap_or(dir),
+            None => nearest_root(parent(file)).unwrap_or(file),
+        };
+        regions.push(region);
+    }
+    regions.sort_unstable();
+    let mut outermost: Vec<String> = Vec::new();
+    for region in regions {
+        let inside_last = outermost.last().is_some_and(|last| {
+            last.is_empty() || region == last || region.strip_prefix(last.as_str()).is_some_and(|r| r.starts_with('/'))
+        });
+        if !inside_last {
+            outermost.push(region.to_string());
+        }
+    }
+    outermost
+}
+
+/// The nearest of `roots` at or above the folder `dir`.
+fn nearest_in<'a>(roots: &HashSet<&str>, mut dir: &'a str) -> Option<&'a str> {
+    loop {
+        if roots.contains(dir) {
+            return Some(dir);
+        }
+        if dir.is_empty() {
+            return None;
+        }
+        dir = parent(dir);
+    }
+}
+
+/// The folder holding `path` (`""` at the root).
+fn parent(path: &str) -> &str {
+    path.rfind('/').map_or("", |i| &path[..i])
+}
+
+/// Adds to `out` the artifacts detected in `new` within `regions` whose main
+/// file is new or changed since `old` (only those are read), and the `known`
+/// artifacts (those recorded within `regions`) no longer found.
+fn detect_within(
+    root: &Path,
+    old: &Tree,
+    new: &Tree,
+    known: &[ProjectArtifactRow],
+    regions: &[String],
+    out: &mut ProjectChanges,
+) {
     let known: HashMap<(ArtifactKind, &str), &ProjectArtifactRow> =
         known.iter().map(|a| ((a.kind, a.path.as_str()), a)).collect();
     let mut seen = HashSet::new();
-    let paths: Vec<&str> = new.files.keys().map(String::as_str).collect();
+    let paths: Vec<&str> = regions
+        .iter()
+        .flat_map(|region| tree::paths_within(&new.files, region))
+        .collect();
     for found in scan::detect(&paths, &BTreeMap::new(), &root_name(root)) {
         seen.insert((found.kind, found.path.clone()));
         let unchanged = known.get(&(found.kind, found.path.as_str())).is_some_and(|k| {
@@ -314,7 +418,6 @@ pub fn changes(root: &Path, old: Option<&Tree>, new: &Tree, known: &[ProjectArti
         .filter(|(kind, path)| !seen.contains(&(*kind, path.to_string())))
         .map(|(kind, path)| (*kind, path.to_string()))
         .collect();
-    out
 }
 
 /// A main file's bytes: its relative path checked part by part, read only when
@@ -509,7 +612,7 @@ mod tests {
             let _ = std::fs::remove_file(&path);
             record(&mut Catalog::open(&path).unwrap())
         };
-        let steps: [(&str, &dyn Fn()); 9] = [
+        let steps: [(&str, &dyn Fn()); 14] = [
             ("nothing", &|| {}),
             ("edit in place", &|| {
                 write("skills/a/SKILL.md", "---\nname: a2\ndescription: second\n---\n")
@@ -527,6 +630,24 @@ mod tests {
                 std::fs::remove_file(root.join("skills/b/notes")).unwrap();
                 write("skills/b/notes/one.md", "a note\n");
             }),
+            ("vendor agent file in a skill", &|| {
+                write("skills/a/agents/openai.yaml", "interface: {}\n")
+            }),
+            ("skill made in a skill's agents folder", &|| {
+                write("skills/a/agents/SKILL.md", "---\nname: inner\n---\n")
+            }),
+            ("that skill file removed", &|| {
+                std::fs::remove_file(root.join("skills/a/agents/SKILL.md")).unwrap()
+            }),
+            ("agent in a folder that becomes a skill", &|| {
+                write("tools/agents/x.md", "---\nname: x\n---\n");
+                age(&root);
+                current(&mut Catalog::open(&dir.path().join("kept.db")).unwrap(), &root, false).unwrap();
+                write("tools/skill.md", "---\nname: tools\n---\n");
+            }),
+            ("that skill file removed, the agent back", &|| {
+                std::fs::remove_file(root.join("tools/skill.md")).unwrap()
+            }),
             ("new package folder", &|| {
                 write("skills/pkg/aam.yaml", "name: pkg\n");
                 write("skills/pkg/skills/copy/SKILL.md", "---\nname: copy\n---\n");
@@ -542,7 +663,66 @@ mod tests {
             assert_eq!(now, fresh(), "after: {step}");
         }
         let names: Vec<String> = record(&mut kept).0.into_iter().map(|a| a.name).collect();
-        assert_eq!(names, ["b2", "c"]);
+        assert_eq!(names, ["x", "b2", "c"]);
+    }
+
+    /// A change is detected again only where it can move an artifact: the
+    /// skill that owns the changed path, else the path itself; a skill file
+    /// counts for the skill around its folder, else that folder.
+    #[test]
+    fn only_the_regions_a_change_touches_are_detected_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("project");
+        let write = |rel: &str| {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "---\nname: n\n---\n").unwrap();
+        };
+        let remove = |rel: &str| std::fs::remove_file(root.join(rel)).unwrap();
+        for rel in [
+            "skills/a/SKILL.md",
+            "skills/a/refs/x.md",
+            "skills/b/SKILL.md",
+            "agents/old.md",
+        ] {
+            write(rel);
+        }
+        age(&root);
+        let regions_after = |change: &dyn Fn()| {
+            let old = tree::walk(&root, 100).unwrap();
+            change();
+            let new = tree::walk(&root, 100).unwrap();
+            let regions = changed_regions(&old, &new, &tree_changes(&old, &new));
+            age(&root);
+            regions
+        };
+        type Case<'a> = (&'a str, &'a dyn Fn(), &'a [&'a str]);
+        let cases: [Case; 7] = [
+            ("new skill", &|| write("skills/c/SKILL.md"), &["skills/c"]),
+            ("file in a skill", &|| write("skills/a/refs/deep/y.md"), &["skills/a"]),
+            ("skill in a skill", &|| write("skills/a/refs/SKILL.md"), &["skills/a"]),
+            ("skill file gone", &|| remove("skills/b/SKILL.md"), &["skills/b"]),
+            (
+                "agents added and removed",
+                &|| {
+                    write("agents/new.md");
+                    remove("agents/old.md");
+                },
+                &["agents/new.md", "agents/old.md"],
+            ),
+            (
+                "new folder of skills",
+                &|| {
+                    write("more/x/SKILL.md");
+                    write("more/y/SKILL.md");
+                },
+                &["more"],
+            ),
+            ("the project becomes a skill", &|| write("SKILL.md"), &[""]),
+        ];
+        for (case, change, expected) in cases {
+            assert_eq!(regions_after(change), expected, "{case}");
+        }
     }
 
     /// Sets every mtime under `dir` an hour back, out of the racy window.

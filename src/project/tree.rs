@@ -320,12 +320,12 @@ impl<'a> Walker<'a> {
 
     /// The walk over `dir` (relative), with the project's rules; package
     /// folders it meets are pushed to the returned list instead of entered.
-    /// Entries of `dir` itself named in `known` (name, is a folder) are left out.
+    /// Of the entries of `dir` itself, only those in `only` (name, is a folder) are taken.
     fn builder(
         &self,
         dir: &str,
         depth: Option<usize>,
-        known: Known,
+        only: OnlyNames,
     ) -> (ignore::WalkBuilder, Arc<Mutex<Vec<PathBuf>>>) {
         let packages = Arc::new(Mutex::new(Vec::new()));
         let found = Arc::clone(&packages);
@@ -341,7 +341,11 @@ impl<'a> Walker<'a> {
                     return true;
                 }
                 let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-                if entry.depth() == 1 && known.contains(&(entry.file_name().to_os_string(), is_dir)) {
+                if entry.depth() == 1
+                    && only
+                        .as_ref()
+                        .is_some_and(|only| !only.contains(&(entry.file_name().to_os_string(), is_dir)))
+                {
                     return false;
                 }
                 if is_dir && (scan::IGNORED_DIRS.contains(&name.as_ref()) || PROJECT_IGNORED.contains(&name.as_ref())) {
@@ -374,7 +378,7 @@ impl<'a> Walker<'a> {
 
     /// Records everything under `dir` (relative, itself included).
     fn walk_into(&mut self, tree: &mut Tree, dir: &str) -> Result<()> {
-        let (walk, packages) = self.builder(dir, None, Known::default());
+        let (walk, packages) = self.builder(dir, None, None);
         for entry in walk.build() {
             let entry = entry.map_err(|e| {
                 Error::new(
@@ -439,90 +443,72 @@ impl<'a> Walker<'a> {
         } else {
             format!("{dir}/")
         };
-        // What the folder holds now, by name: recorded entries still there are kept
-        // as they are (their own checks cover them); only new names go through the
-        // walk's rules, so a wide folder is not matched against every rule again.
-        let Some(present) = listing(&full) else {
+        // What the folder holds now against what was recorded in it, both by
+        // name and in order: recorded entries still there are kept as they are
+        // (their own checks cover them), gone ones are forgotten, and only new
+        // names go through the walk's rules.
+        let Some(mut present) = listing(&full) else {
             remove_under(tree, dir, true);
             return Ok(false);
         };
-        let present: HashSet<(std::ffi::OsString, bool)> = present
-            .into_iter()
-            .map(|(name, is_dir)| (name.into(), is_dir))
+        present.sort_unstable();
+        let mut recorded: Vec<(&str, bool)> = children(&tree.files, &prefix)
+            .map(|p| (&p[prefix.len()..], false))
+            .chain(children(&tree.dirs, &prefix).map(|p| (&p[prefix.len()..], true)))
             .collect();
-        let recorded = |map_is_dir: bool, path: &str| (std::ffi::OsString::from(&path[prefix.len()..]), map_is_dir);
-        let mut listed_files: HashSet<String> = children(&tree.files, &prefix)
-            .filter(|p| present.contains(&recorded(false, p)))
-            .collect();
-        let mut listed_dirs: HashSet<String> = children(&tree.dirs, &prefix)
-            .filter(|p| present.contains(&recorded(true, p)))
-            .collect();
-        let known: Known = Arc::new(
-            listed_files
-                .iter()
-                .map(|p| recorded(false, p))
-                .chain(listed_dirs.iter().map(|p| recorded(true, p)))
-                .collect(),
-        );
+        recorded.sort_unstable();
+        let mut new: HashSet<(std::ffi::OsString, bool)> = HashSet::new();
+        let mut gone: Vec<(String, bool)> = Vec::new();
+        let mut was = recorded.into_iter().peekable();
+        for (name, is_dir) in &present {
+            while let Some(old) = was.next_if(|old| *old < (name.as_str(), *is_dir)) {
+                gone.push((format!("{prefix}{}", old.0), old.1));
+            }
+            if was.next_if(|old| *old == (name.as_str(), *is_dir)).is_none() {
+                new.insert((name.into(), *is_dir));
+            }
+        }
+        gone.extend(was.map(|(name, is_dir)| (format!("{prefix}{name}"), is_dir)));
+        for (path, is_dir) in gone {
+            if is_dir {
+                remove_under(tree, &path, true);
+            } else if is_ignore_file(&path) {
+                return Ok(true);
+            } else {
+                tree.files.remove(&path);
+            }
+        }
+        if new.is_empty() {
+            return Ok(false);
+        }
         // The sequential walker opens every folder it meets (walkdir reads each
         // one, even at the depth limit, before the walk's filter sees it); the
-        // parallel one, on one thread, leaves the recorded names out before
-        // opening anything, so a new skill in a folder of 100,000 opens one
-        // folder. No walk runs at all when no name is new.
-        if present.iter().any(|entry| !known.contains(entry)) {
-            let (walk, packages) = self.builder(dir, Some(1), known);
-            for entry in listed_by(walk) {
-                if entry.depth() == 0 {
-                    continue;
-                }
-                let Some(relative) = self.relative(entry.path()) else {
-                    continue;
-                };
-                match entry.file_type() {
-                    Some(t) if t.is_dir() => {
-                        if !tree.dirs.contains_key(&relative) {
-                            self.walk_into(tree, &relative)?;
-                        }
-                        listed_dirs.insert(relative);
-                    }
-                    Some(t) if t.is_file() => {
-                        if !tree.files.contains_key(&relative) {
-                            if is_ignore_file(&relative) {
-                                return Ok(true);
-                            }
-                            self.record(tree, entry.path(), entry.file_type())?;
-                        }
-                        listed_files.insert(relative);
-                    }
-                    _ => {}
-                }
+        // parallel one, on one thread, leaves the other names out before
+        // opening anything, so a new skill in a folder of 100,000 opens one folder.
+        let (walk, packages) = self.builder(dir, Some(1), Some(Arc::new(new)));
+        for entry in listed_by(walk) {
+            if entry.depth() == 0 {
+                continue;
             }
-            for path in packages.lock().map(|l| l.clone()).unwrap_or_default() {
-                if let Some(relative) = self.relative(&path) {
-                    if !tree.dirs.contains_key(&relative) {
-                        self.count()?;
-                        tree.dirs
-                            .insert(relative.clone(), dir_mtime(&path, self.now).unwrap_or(-1));
+            let Some(relative) = self.relative(entry.path()) else {
+                continue;
+            };
+            match entry.file_type() {
+                Some(t) if t.is_dir() => self.walk_into(tree, &relative)?,
+                Some(t) if t.is_file() => {
+                    if is_ignore_file(&relative) {
+                        return Ok(true);
                     }
-                    remove_under(tree, &relative, false);
-                    listed_dirs.insert(relative);
+                    self.record(tree, entry.path(), entry.file_type())?;
                 }
+                _ => {}
             }
         }
-        let gone_files: Vec<String> = children(&tree.files, &prefix)
-            .filter(|p| !listed_files.contains(p))
-            .collect();
-        for path in gone_files {
-            if is_ignore_file(&path) {
-                return Ok(true);
+        for path in packages.lock().map(|l| l.clone()).unwrap_or_default() {
+            if let Some(relative) = self.relative(&path) {
+                self.count()?;
+                tree.dirs.insert(relative, dir_mtime(&path, self.now).unwrap_or(-1));
             }
-            tree.files.remove(&path);
-        }
-        let gone_dirs: Vec<String> = children(&tree.dirs, &prefix)
-            .filter(|p| !listed_dirs.contains(p))
-            .collect();
-        for path in gone_dirs {
-            remove_under(tree, &path, true);
         }
         Ok(false)
     }
@@ -542,16 +528,24 @@ fn listed_by(mut walk: ignore::WalkBuilder) -> Vec<ignore::DirEntry> {
     entries.into_inner().unwrap_or_default()
 }
 
-/// Names (with whether each is a folder) a walk leaves out of the folder it starts in.
-type Known = Arc<HashSet<(std::ffi::OsString, bool)>>;
+/// The only names (with whether each is a folder) a walk takes from the folder
+/// it starts in; `None` takes every name.
+type OnlyNames = Option<Arc<HashSet<(std::ffi::OsString, bool)>>>;
+
+/// The paths of `map` at or below `region` (a folder or file; `""` is all).
+pub fn paths_within<'m, V>(map: &'m BTreeMap<String, V>, region: &'m str) -> impl Iterator<Item = &'m str> + 'm {
+    map.range::<str, _>((std::ops::Bound::Included(region), std::ops::Bound::Unbounded))
+        .map(|(k, _)| k.as_str())
+        .take_while(move |k| k.starts_with(region))
+        .filter(move |k| region.is_empty() || k.len() == region.len() || k.as_bytes()[region.len()] == b'/')
+}
 
 /// Direct children of the folder `prefix` (`""` or ending in `/`) among `map`'s keys.
-fn children<'m, V>(map: &'m BTreeMap<String, V>, prefix: &'m str) -> impl Iterator<Item = String> + 'm {
+fn children<'m, V>(map: &'m BTreeMap<String, V>, prefix: &'m str) -> impl Iterator<Item = &'m str> + 'm {
     map.range::<str, _>((std::ops::Bound::Included(prefix), std::ops::Bound::Unbounded))
-        .map(|(k, _)| k)
+        .map(|(k, _)| k.as_str())
         .take_while(move |k| k.starts_with(prefix))
         .filter(move |k| !k.is_empty() && !k[prefix.len()..].contains('/'))
-        .cloned()
 }
 
 /// Forgets everything below `dir`, and `dir` itself when `itself`.

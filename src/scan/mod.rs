@@ -232,6 +232,13 @@ pub fn detect(paths: &[&str], listed: &BTreeMap<String, ArtifactKind>, root_name
     all
 }
 
+/// The folder `path` makes a skill root when it is a skill file (`SKILL.md`,
+/// any case) that [`detect`] counts: no vendored folder above the skill's own.
+pub fn skill_root_of(path: &str) -> Option<&str> {
+    let (dir, file) = split_dir(path);
+    (file.eq_ignore_ascii_case("SKILL.md") && !has_ignored_dir(split_dir(dir).0)).then_some(dir)
+}
+
 /// Folders that hold a skill file, mapped to that file's path.
 fn skill_roots<'a>(paths: impl Iterator<Item = &'a str>) -> BTreeMap<&'a str, &'a str> {
     let mut roots: BTreeMap<&str, &str> = BTreeMap::new();
