@@ -150,11 +150,12 @@ pub fn refresh(catalog: &mut Catalog, root: &Path, large: bool) -> Result<Refres
         });
     }
     let recorded = catalog.project_entries(id)?;
-    if let Some(refreshed) = record_in_place(catalog, root, (id, version), &recorded, &moved)? {
+    let mut listings = tree::Listings::default();
+    if let Some(refreshed) = record_in_place(catalog, root, (id, version), &recorded, &moved, &mut listings)? {
         return Ok(refreshed);
     }
     let recorded = Tree::from_recorded(recorded);
-    let now = tree::apply(root, recorded.clone(), &moved, max_entries)?;
+    let now = tree::apply(root, recorded.clone(), &moved, max_entries, listings)?;
     // Only the regions a path came, went or changed in are detected again.
     let mut changes = tree_changes(&recorded, &now);
     let regions = changed_regions(&recorded, &now, &changes);
@@ -200,20 +201,29 @@ pub fn refresh_within(
             version: Some(version),
         }));
     }
-    record_in_place(catalog, root, (id, version), &recorded, &moved)
+    record_in_place(
+        catalog,
+        root,
+        (id, version),
+        &recorded,
+        &moved,
+        &mut tree::Listings::default(),
+    )
 }
 
 /// When what `moved` reports left every path in place (see
 /// [`tree::restat_in_place`]), writes the new stat data and the artifacts of
-/// the edited main files over the record at `version`; `None` otherwise.
+/// the edited main files over the record at `version`; `None` otherwise (the
+/// folders listed to find out are kept in `listings`).
 fn record_in_place(
     catalog: &mut Catalog,
     root: &Path,
     (id, version): (ProjectId, i64),
     recorded: &[(String, tree::Recorded)],
     moved: &[tree::Moved],
+    listings: &mut tree::Listings,
 ) -> Result<Option<Refreshed>> {
-    let Some(in_place) = tree::restat_in_place(root, recorded, moved) else {
+    let Some(in_place) = tree::restat_in_place(root, recorded, moved, listings) else {
         return Ok(None);
     };
     let main_files: Vec<&str> = in_place.files.iter().map(|(path, _)| path.as_str()).collect();
@@ -792,7 +802,8 @@ mod tests {
         std::fs::write(dir.path().join("skills/b/SKILL.md"), "---\nname: b3\n---\n").unwrap();
         let edit = tree::moved(dir.path(), &entries(&settled)).unwrap();
         assert_eq!(edit.len(), 1, "an edit in place: {edit:?}");
-        let in_place = tree::restat_in_place(dir.path(), &entries(&settled), &edit).unwrap();
+        let in_place =
+            tree::restat_in_place(dir.path(), &entries(&settled), &edit, &mut tree::Listings::default()).unwrap();
         assert!(in_place.dirs.is_empty());
         assert_eq!(in_place.files[0].0, "skills/b/SKILL.md");
         age(dir.path());
@@ -801,7 +812,7 @@ mod tests {
         let added = tree::moved(dir.path(), &entries(&settled)).unwrap();
         assert_eq!(added.len(), 1, "the folder holding a new one: {added:?}");
         assert_eq!(
-            tree::restat_in_place(dir.path(), &entries(&settled), &added),
+            tree::restat_in_place(dir.path(), &entries(&settled), &added, &mut tree::Listings::default()),
             None,
             "a path came: the whole detection must run"
         );
@@ -812,7 +823,8 @@ mod tests {
         std::fs::rename(dir.path().join("skills/b/new.tmp"), &file).unwrap();
         let saved = tree::moved(dir.path(), &entries(&settled)).unwrap();
         assert_eq!(saved.len(), 2, "saved by rename: the file and its folder: {saved:?}");
-        let in_place = tree::restat_in_place(dir.path(), &entries(&settled), &saved).unwrap();
+        let in_place =
+            tree::restat_in_place(dir.path(), &entries(&settled), &saved, &mut tree::Listings::default()).unwrap();
         assert_eq!(
             (in_place.dirs[0].0.as_str(), in_place.files[0].0.as_str()),
             ("skills/b", "skills/b/SKILL.md")

@@ -11,7 +11,7 @@
 //! within [`RACY_NS`] of now is recorded as unknown (`-1`) so an edit in the same
 //! clock tick is still seen next call. This module reads; it writes nothing.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
@@ -147,8 +147,14 @@ pub struct InPlace {
 /// When what `moved` reports leaves every path in place (files edited, folders
 /// whose listing still holds exactly the folders and files `recorded` in them, no
 /// ignore file touched), the new stat data of the moved folders and files; `None`
-/// when a path may have come or gone, and [`apply`] must find out.
-pub fn restat_in_place(root: &Path, recorded: &[(String, Recorded)], moved: &[Moved]) -> Option<InPlace> {
+/// when a path may have come or gone, and [`apply`] must find out (with the
+/// listings taken here, in `listings`).
+pub fn restat_in_place(
+    root: &Path,
+    recorded: &[(String, Recorded)],
+    moved: &[Moved],
+    listings: &mut Listings,
+) -> Option<InPlace> {
     let mut dirs = Vec::new();
     let mut files = Vec::new();
     for m in moved {
@@ -159,25 +165,66 @@ pub fn restat_in_place(root: &Path, recorded: &[(String, Recorded)], moved: &[Mo
         }
     }
     if !dirs.is_empty() {
-        let mut children: HashMap<&str, BTreeSet<(&str, bool)>> =
-            dirs.iter().map(|(d, _)| (d.as_str(), BTreeSet::new())).collect();
+        let mut children: HashMap<&str, Vec<(&str, bool)>> =
+            dirs.iter().map(|(d, _)| (d.as_str(), Vec::new())).collect();
         for (path, entry) in recorded {
             if path.is_empty() {
                 continue;
             }
             let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
             if let Some(listed) = children.get_mut(parent) {
-                listed.insert((name, matches!(entry, Recorded::Dir(_))));
+                listed.push((name, matches!(entry, Recorded::Dir(_))));
             }
         }
-        for (dir, expected) in children {
-            let listed = listing(&root.join(dir))?;
-            if listed.len() != expected.len() || listed.iter().any(|(n, d)| !expected.contains(&(n.as_str(), *d))) {
+        let now = now_ns();
+        for (dir, mut expected) in children {
+            let (_, listed) = listings.get_or_list(root, dir, now)?;
+            if listed.len() != expected.len() {
+                return None;
+            }
+            expected.sort_unstable();
+            if listed
+                .iter()
+                .zip(&expected)
+                .any(|((n, d), (e, f))| (n.as_str(), *d) != (*e, *f))
+            {
                 return None;
             }
         }
     }
     Some(InPlace { dirs, files })
+}
+
+/// Folder listings taken once per refresh: [`restat_in_place`] lists the moved
+/// folders and [`apply`] takes the same listings again. Each holds the folder's
+/// mtime read before it was listed (a change after the listing moves it again)
+/// and its entries in name order; `None` when the folder could not be listed.
+#[derive(Debug, Default)]
+pub struct Listings(HashMap<String, Option<Listed>>);
+
+/// A folder's mtime and its entries (name, is a folder), by name.
+type Listed = (i64, Vec<(String, bool)>);
+
+impl Listings {
+    fn get_or_list(&mut self, root: &Path, dir: &str, now: i64) -> Option<&Listed> {
+        self.0
+            .entry(dir.to_string())
+            .or_insert_with(|| list_now(root, dir, now))
+            .as_ref()
+    }
+
+    fn take_or_list(&mut self, root: &Path, dir: &str, now: i64) -> Option<Listed> {
+        self.0.remove(dir).unwrap_or_else(|| list_now(root, dir, now))
+    }
+}
+
+/// The folder `dir` (relative) as it is now: its mtime, then its entries.
+fn list_now(root: &Path, dir: &str, now: i64) -> Option<Listed> {
+    let full = root.join(dir);
+    let mtime = dir_mtime(&full, now)?;
+    let mut entries = listing(&full)?;
+    entries.sort_unstable();
+    Some((mtime, entries))
 }
 
 /// The folders and plain files directly in `dir` (links, others and names that
@@ -212,13 +259,14 @@ pub fn refresh(root: &Path, previous: &Tree, max_entries: usize) -> Result<Optio
     if moved.is_empty() {
         return Ok(None);
     }
-    apply(root, previous.clone(), &moved, max_entries).map(Some)
+    apply(root, previous.clone(), &moved, max_entries, Listings::default()).map(Some)
 }
 
 /// `tree` brought up to date with what [`moved`] found: files take their new
 /// stat data (or go), folders whose mtime moved are listed again (parents
-/// first), new folders walked; a moved ignore file walks everything again.
-pub fn apply(root: &Path, mut tree: Tree, moved: &[Moved], max_entries: usize) -> Result<Tree> {
+/// first, each from its listing in `listings` when one was taken), new folders
+/// walked; a moved ignore file walks everything again.
+pub fn apply(root: &Path, mut tree: Tree, moved: &[Moved], max_entries: usize, listings: Listings) -> Result<Tree> {
     let now = now_ns();
     let mut dirs = Vec::new();
     for m in moved {
@@ -236,6 +284,7 @@ pub fn apply(root: &Path, mut tree: Tree, moved: &[Moved], max_entries: usize) -
     }
     dirs.sort_unstable();
     let mut walker = Walker::new(root, max_entries, now, tree.entries());
+    walker.listings = listings;
     for dir in dirs {
         if !tree.dirs.contains_key(dir) {
             continue; // removed with a parent listed before it
@@ -306,6 +355,8 @@ struct Walker<'a> {
     max_entries: usize,
     now: i64,
     seen: usize,
+    /// Listings already taken of folders to list again.
+    listings: Listings,
 }
 
 impl<'a> Walker<'a> {
@@ -315,6 +366,7 @@ impl<'a> Walker<'a> {
             max_entries,
             now,
             seen,
+            listings: Listings::default(),
         }
     }
 
@@ -429,7 +481,11 @@ impl<'a> Walker<'a> {
     /// or went (the whole tree must be walked again).
     fn relist(&mut self, tree: &mut Tree, dir: &str) -> Result<bool> {
         let full = self.root.join(dir);
-        let Some(mtime) = dir_mtime(&full, self.now) else {
+        // What the folder holds now against what was recorded in it, both by
+        // name and in order: recorded entries still there are kept as they are
+        // (their own checks cover them), gone ones are forgotten, and only new
+        // names go through the walk's rules.
+        let Some((mtime, present)) = self.listings.take_or_list(self.root, dir, self.now) else {
             remove_under(tree, dir, true);
             return Ok(false);
         };
@@ -443,15 +499,6 @@ impl<'a> Walker<'a> {
         } else {
             format!("{dir}/")
         };
-        // What the folder holds now against what was recorded in it, both by
-        // name and in order: recorded entries still there are kept as they are
-        // (their own checks cover them), gone ones are forgotten, and only new
-        // names go through the walk's rules.
-        let Some(mut present) = listing(&full) else {
-            remove_under(tree, dir, true);
-            return Ok(false);
-        };
-        present.sort_unstable();
         let mut recorded: Vec<(&str, bool)> = children(&tree.files, &prefix)
             .map(|p| (&p[prefix.len()..], false))
             .chain(children(&tree.dirs, &prefix).map(|p| (&p[prefix.len()..], true)))
