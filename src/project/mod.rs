@@ -158,7 +158,7 @@ pub fn refresh(catalog: &mut Catalog, root: &Path, large: bool) -> Result<Refres
     let now = tree::apply(root, recorded.clone(), &moved, max_entries, listings)?;
     // Only the regions a path came, went or changed in are detected again.
     let mut changes = tree_changes(&recorded, &now);
-    let regions = changed_regions(&recorded, &now, &changes);
+    let regions = changed_regions(&recorded, &changes);
     let known = catalog.project_artifacts_within(id, &regions)?;
     detect_within(root, &recorded, &now, &known, &regions, &mut changes);
     written(catalog.record_project(&key, Some(version), &changes)?)
@@ -325,12 +325,14 @@ fn side_by_side<'a, V>(
 /// becomes or stops being a skill, the nearest skill above that folder, else
 /// the folder. Detection inside a region needs no path outside it, and no
 /// artifact outside one can change. `""` is the whole project.
-fn changed_regions(old: &Tree, new: &Tree, diff: &ProjectChanges) -> Vec<String> {
+fn changed_regions(old: &Tree, diff: &ProjectChanges) -> Vec<String> {
+    // Folders holding a skill file before or after: those of `new` that `old`
+    // lacks are among the files the diff sets.
     let roots: HashSet<&str> = old
         .files
         .keys()
-        .chain(new.files.keys())
-        .filter_map(|path| scan::skill_root_of(path))
+        .chain(diff.files_set.iter().map(|(path, _)| path))
+        .filter_map(|path| scan::skill_file_folder(path))
         .collect();
     let nearest_root = |dir| nearest_in(&roots, dir);
     let added_dirs = diff
@@ -344,7 +346,7 @@ fn changed_regions(old: &Tree, new: &Tree, diff: &ProjectChanges) -> Vec<String>
         .map(|dir| nearest_root(parent(dir)).unwrap_or(dir))
         .collect();
     for file in files {
-        let region = match scan::skill_root_of(file) {
+        let region = match scan::skill_file_folder(file).filter(|dir| scan::counts_as_skill_root(dir)) {
             Some("") => "",
             Some(dir) => nearest_root(parent(dir)).unwrap_or(dir),
             None => nearest_root(parent(file)).unwrap_or(file),
@@ -364,10 +366,11 @@ fn changed_regions(old: &Tree, new: &Tree, diff: &ProjectChanges) -> Vec<String>
     outermost
 }
 
-/// The nearest of `roots` at or above the folder `dir`.
+/// The nearest skill root at or above the folder `dir`, among the folders
+/// `roots` that hold a skill file.
 fn nearest_in<'a>(roots: &HashSet<&str>, mut dir: &'a str) -> Option<&'a str> {
     loop {
-        if roots.contains(dir) {
+        if roots.contains(dir) && scan::counts_as_skill_root(dir) {
             return Some(dir);
         }
         if dir.is_empty() {
@@ -702,7 +705,7 @@ mod tests {
             let old = tree::walk(&root, 100).unwrap();
             change();
             let new = tree::walk(&root, 100).unwrap();
-            let regions = changed_regions(&old, &new, &tree_changes(&old, &new));
+            let regions = changed_regions(&old, &tree_changes(&old, &new));
             age(&root);
             regions
         };

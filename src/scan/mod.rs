@@ -232,11 +232,17 @@ pub fn detect(paths: &[&str], listed: &BTreeMap<String, ArtifactKind>, root_name
     all
 }
 
-/// The folder `path` makes a skill root when it is a skill file (`SKILL.md`,
-/// any case) that [`detect`] counts: no vendored folder above the skill's own.
-pub fn skill_root_of(path: &str) -> Option<&str> {
+/// The folder `path` is in when it is a skill file (`SKILL.md`, any case);
+/// [`detect`] makes it a skill root when [`counts_as_skill_root`].
+pub fn skill_file_folder(path: &str) -> Option<&str> {
     let (dir, file) = split_dir(path);
-    (file.eq_ignore_ascii_case("SKILL.md") && !has_ignored_dir(split_dir(dir).0)).then_some(dir)
+    file.eq_ignore_ascii_case("SKILL.md").then_some(dir)
+}
+
+/// Whether [`detect`] counts a folder holding a skill file as a skill root:
+/// no vendored folder above the skill's own.
+pub fn counts_as_skill_root(dir: &str) -> bool {
+    !has_ignored_dir(split_dir(dir).0)
 }
 
 /// Folders that hold a skill file, mapped to that file's path.
