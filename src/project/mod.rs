@@ -246,8 +246,8 @@ fn written((id, version): (ProjectId, Option<i64>)) -> Result<Refreshed> {
 
 /// The `known` artifacts read again from their edited main files, when no path
 /// came or went: detection over the main file alone must find each where it was
-/// (then kind, path and files are as recorded), else `None` and the whole
-/// detection runs.
+/// (then kind, path and files are as recorded), else `None` and detection runs
+/// over the regions the change touched.
 fn reread_in_place(root: &Path, known: &[ProjectArtifactRow]) -> Option<Vec<ProjectArtifactRow>> {
     let root_name = root_name(root);
     known
@@ -817,7 +817,7 @@ mod tests {
         assert_eq!(
             tree::restat_in_place(dir.path(), &entries(&settled), &added, &mut tree::Listings::default()),
             None,
-            "a path came: the whole detection must run"
+            "a path came: detection must run where it came"
         );
         age(dir.path());
         let settled = tree::walk(dir.path(), 100).unwrap();
