@@ -372,7 +372,11 @@ impl<'a> Walker<'a> {
 
     /// The walk over `dir` (relative), with the project's rules; package
     /// folders it meets are pushed to the returned list instead of entered.
-    /// Of the entries of `dir` itself, only those in `only` (name, is a folder) are taken.
+    /// Of the entries of `dir` itself, only those in `only` (name, is a folder)
+    /// are taken. The walk starts at the project root and goes down only the
+    /// folders leading to `dir`, which the caller skips ([`levels`] of them
+    /// above `dir`): their ignore files apply inside `dir` as git applies them,
+    /// and none above the root is read.
     fn builder(
         &self,
         dir: &str,
@@ -382,18 +386,27 @@ impl<'a> Walker<'a> {
         let packages = Arc::new(Mutex::new(Vec::new()));
         let found = Arc::clone(&packages);
         let root = self.root.to_path_buf();
-        let mut walk = ignore::WalkBuilder::new(self.root.join(dir));
+        let above = levels(dir);
+        let dir = dir.to_string();
+        let mut walk = ignore::WalkBuilder::new(self.root);
         walk.hidden(false)
+            .parents(false)
             .follow_links(false)
             .require_git(false)
-            .max_depth(depth)
+            .max_depth(depth.map(|d| d + above))
             .filter_entry(move |entry| {
-                let name = entry.file_name().to_string_lossy();
-                if entry.path() == root {
-                    return true;
+                if entry.depth() <= above {
+                    // Only the folders leading to `dir`, and `dir` itself.
+                    let Some(relative) = entry.path().strip_prefix(&root).ok().and_then(Path::to_str) else {
+                        return false;
+                    };
+                    return dir == relative
+                        || dir.strip_prefix(relative).is_some_and(|rest| rest.starts_with('/'))
+                        || relative.is_empty();
                 }
+                let name = entry.file_name().to_string_lossy();
                 let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-                if entry.depth() == 1
+                if entry.depth() == above + 1
                     && only
                         .as_ref()
                         .is_some_and(|only| !only.contains(&(entry.file_name().to_os_string(), is_dir)))
@@ -431,16 +444,27 @@ impl<'a> Walker<'a> {
     /// Records everything under `dir` (relative, itself included).
     fn walk_into(&mut self, tree: &mut Tree, dir: &str) -> Result<()> {
         let (walk, packages) = self.builder(dir, None, None);
-        for entry in walk.build() {
-            let entry = entry.map_err(|e| {
-                Error::new(
-                    ErrorCode::IoError,
-                    format!("cannot read the project `{}`", self.root.display()),
-                )
-                .with_hint("check the permissions of the project folder")
-                .with_source(e)
-            })?;
-            self.record(tree, entry.path(), entry.file_type())?;
+        let above = levels(dir);
+        if above == 0 {
+            for entry in walk.build() {
+                let entry = entry.map_err(|e| {
+                    Error::new(
+                        ErrorCode::IoError,
+                        format!("cannot read the project `{}`", self.root.display()),
+                    )
+                    .with_hint("check the permissions of the project folder")
+                    .with_source(e)
+                })?;
+                self.record(tree, entry.path(), entry.file_type())?;
+            }
+        } else {
+            // Down a chain of folders, the sequential walker would open every
+            // folder beside it (see `relist`).
+            for entry in listed_by(walk) {
+                if entry.depth() >= above {
+                    self.record(tree, entry.path(), entry.file_type())?;
+                }
+            }
         }
         self.record_packages(tree, &packages)
     }
@@ -533,8 +557,9 @@ impl<'a> Walker<'a> {
         // parallel one, on one thread, leaves the other names out before
         // opening anything, so a new skill in a folder of 100,000 opens one folder.
         let (walk, packages) = self.builder(dir, Some(1), Some(Arc::new(new)));
+        let above = levels(dir);
         for entry in listed_by(walk) {
-            if entry.depth() == 0 {
+            if entry.depth() <= above {
                 continue;
             }
             let Some(relative) = self.relative(entry.path()) else {
@@ -559,6 +584,12 @@ impl<'a> Walker<'a> {
         }
         Ok(false)
     }
+}
+
+/// How many folders lie between the project root and `dir` (relative), the
+/// root included and `dir` not: the depth of `dir` in a walk from the root.
+fn levels(dir: &str) -> usize {
+    if dir.is_empty() { 0 } else { dir.split('/').count() }
 }
 
 /// The entries `walk` yields, in no particular order, from a walk on one thread.

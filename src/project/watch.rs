@@ -790,14 +790,15 @@ mod tests {
     /// Ignore rules of a `.gitignore` above the project (outside it, and above
     /// the repository, where git does not apply it) are not read.
     #[test]
-    #[ignore = "pre-existing, shared with the CLI path: the ignore crate reads the ignore files of \
-                the root's parents (needed inside the project when a subfolder is listed again)"]
     fn a_gitignore_above_the_project_is_not_read() {
         let mut p = Project::new();
         std::fs::create_dir(p.root.join(".git")).unwrap();
         write(p._dir.path(), ".gitignore", "skills/\n");
         assert_eq!(p.call().0, ["skills/a one", "skills/b two"]);
         assert_eq!(p.fresh(), ["skills/a one", "skills/b two"]);
+        // Nor when a folder inside is listed again.
+        write(&p.root, "skills/c/SKILL.md", "---\nname: c\ndescription: three\n---\n");
+        assert_eq!(p.call().0, ["skills/a one", "skills/b two", "skills/c three"]);
     }
 
     /// An ignore file that is a link to a file outside the project is read
