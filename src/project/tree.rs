@@ -303,7 +303,7 @@ pub fn walk(root: &Path, max_entries: usize) -> Result<Tree> {
 
 fn walk_at(root: &Path, max_entries: usize, now: i64) -> Result<Tree> {
     let mut tree = Tree::default();
-    Walker::new(root, max_entries, now, 0).walk_into(&mut tree, "")?;
+    Walker::new(root, max_entries, now, 0).walk_all(&mut tree)?;
     Ok(tree)
 }
 
@@ -377,12 +377,7 @@ impl<'a> Walker<'a> {
     /// folders leading to `dir`, which the caller skips ([`levels`] of them
     /// above `dir`): their ignore files apply inside `dir` as git applies them,
     /// and none above the root is read.
-    fn builder(
-        &self,
-        dir: &str,
-        depth: Option<usize>,
-        only: OnlyNames,
-    ) -> (ignore::WalkBuilder, Arc<Mutex<Vec<PathBuf>>>) {
+    fn builder(&self, dir: &str, only: OnlyNames) -> (ignore::WalkBuilder, Arc<Mutex<Vec<PathBuf>>>) {
         let packages = Arc::new(Mutex::new(Vec::new()));
         let found = Arc::clone(&packages);
         let root = self.root.to_path_buf();
@@ -393,7 +388,6 @@ impl<'a> Walker<'a> {
             .parents(false)
             .follow_links(false)
             .require_git(false)
-            .max_depth(depth.map(|d| d + above))
             .filter_entry(move |entry| {
                 if entry.depth() <= above {
                     // Only the folders leading to `dir`, and `dir` itself.
@@ -441,30 +435,19 @@ impl<'a> Walker<'a> {
         Ok(())
     }
 
-    /// Records everything under `dir` (relative, itself included).
-    fn walk_into(&mut self, tree: &mut Tree, dir: &str) -> Result<()> {
-        let (walk, packages) = self.builder(dir, None, None);
-        let above = levels(dir);
-        if above == 0 {
-            for entry in walk.build() {
-                let entry = entry.map_err(|e| {
-                    Error::new(
-                        ErrorCode::IoError,
-                        format!("cannot read the project `{}`", self.root.display()),
-                    )
-                    .with_hint("check the permissions of the project folder")
-                    .with_source(e)
-                })?;
-                self.record(tree, entry.path(), entry.file_type())?;
-            }
-        } else {
-            // Down a chain of folders, the sequential walker would open every
-            // folder beside it (see `relist`).
-            for entry in listed_by(walk) {
-                if entry.depth() >= above {
-                    self.record(tree, entry.path(), entry.file_type())?;
-                }
-            }
+    /// Records everything in the project.
+    fn walk_all(&mut self, tree: &mut Tree) -> Result<()> {
+        let (walk, packages) = self.builder("", None);
+        for entry in walk.build() {
+            let entry = entry.map_err(|e| {
+                Error::new(
+                    ErrorCode::IoError,
+                    format!("cannot read the project `{}`", self.root.display()),
+                )
+                .with_hint("check the permissions of the project folder")
+                .with_source(e)
+            })?;
+            self.record(tree, entry.path(), entry.file_type())?;
         }
         self.record_packages(tree, &packages)
     }
@@ -555,33 +538,23 @@ impl<'a> Walker<'a> {
         // The sequential walker opens every folder it meets (walkdir reads each
         // one, even at the depth limit, before the walk's filter sees it); the
         // parallel one, on one thread, leaves the other names out before
-        // opening anything, so a new skill in a folder of 100,000 opens one folder.
-        let (walk, packages) = self.builder(dir, Some(1), Some(Arc::new(new)));
+        // opening anything, so a new skill in a folder of 100,000 opens one
+        // folder. The same walk goes on into the new folders.
+        let (walk, packages) = self.builder(dir, Some(Arc::new(new)));
         let above = levels(dir);
         for entry in listed_by(walk) {
             if entry.depth() <= above {
                 continue;
             }
-            let Some(relative) = self.relative(entry.path()) else {
-                continue;
-            };
-            match entry.file_type() {
-                Some(t) if t.is_dir() => self.walk_into(tree, &relative)?,
-                Some(t) if t.is_file() => {
-                    if is_ignore_file(&relative) {
-                        return Ok(true);
-                    }
-                    self.record(tree, entry.path(), entry.file_type())?;
-                }
-                _ => {}
+            let is_file = entry.file_type().is_some_and(|t| t.is_file());
+            // A new ignore file here changes the rules over recorded entries too
+            // (one inside a new folder was applied by this walk).
+            if is_file && entry.depth() == above + 1 && is_ignore_file(&entry.file_name().to_string_lossy()) {
+                return Ok(true);
             }
+            self.record(tree, entry.path(), entry.file_type())?;
         }
-        for path in packages.lock().map(|l| l.clone()).unwrap_or_default() {
-            if let Some(relative) = self.relative(&path) {
-                self.count()?;
-                tree.dirs.insert(relative, dir_mtime(&path, self.now).unwrap_or(-1));
-            }
-        }
+        self.record_packages(tree, &packages)?;
         Ok(false)
     }
 }
