@@ -447,10 +447,14 @@ mod tests {
 
     impl World {
         fn call(&self, tool: &str, input: Value) -> Value {
-            let spec = registry().into_iter().find(|s| s.name == tool).unwrap();
-            call(&self.ctx, &spec, input.clone(), false, "plans")
-                .unwrap_or_else(|e| panic!("{tool} {input}: {} ({:?})", e.message(), e.hint()))
+            call_in(&self.ctx, tool, input)
         }
+    }
+
+    fn call_in(ctx: &Context, tool: &str, input: Value) -> Value {
+        let spec = registry().into_iter().find(|s| s.name == tool).unwrap();
+        call(ctx, &spec, input.clone(), false, "plans")
+            .unwrap_or_else(|e| panic!("{tool} {input}: {} ({:?})", e.message(), e.hint()))
     }
 
     /// Every tool a user or an agent reaches the catalog with, on two sources.
@@ -517,6 +521,19 @@ mod tests {
             world.call("aam_source_candidates", json!({"source": "local"}));
             std::fs::write(agents.join("other.md"), "---\nname: other\n---\n").unwrap();
             world.call("aam_source_candidates", json!({"source": "local"}));
+            // The same project through a process that watches it (the MCP
+            // server): folders named by its events, a skill that came and went.
+            let watched = world.ctx.clone().watching();
+            let local = || call_in(&watched, "aam_source_candidates", json!({"source": "local"}));
+            local();
+            let skill = world.ctx.cwd.join("skills/watched");
+            std::fs::create_dir_all(skill.join("references")).unwrap();
+            std::fs::write(skill.join("SKILL.md"), "---\nname: watched\n---\n").unwrap();
+            local();
+            std::fs::write(skill.join("references/notes.md"), "notes\n").unwrap();
+            local();
+            std::fs::remove_dir_all(&skill).unwrap();
+            local();
             for query in ["review", "s042", "big/s043", ""] {
                 world.call("aam_search", json!({"query": query}));
             }

@@ -215,6 +215,86 @@ impl Catalog {
         Ok(entries)
     }
 
+    /// The recorded folders and files of project `id` at or below `region` (a
+    /// folder or a file relative to the root, not `""`), by a range of the
+    /// primary keys: a region costs what it holds.
+    pub fn project_entries_within(&self, id: ProjectId, region: &str) -> Result<Vec<(String, Recorded)>> {
+        // `region` up to `region0` holds `region/...` ('0' follows '/'), and
+        // names such as `region-b` that are left out below.
+        let (from, to) = (region.to_string(), format!("{region}0"));
+        let within = |path: &str| {
+            path.strip_prefix(region)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        };
+        let mut entries = Vec::new();
+        let mut dirs = self
+            .conn
+            .prepare_cached(
+                "SELECT path, mtime_ns FROM project_dirs WHERE project_id = ?1 AND path >= ?2 AND path < ?3",
+            )
+            .map_err(db_error)?;
+        let rows = dirs
+            .query_map(params![id, from, to], |r| {
+                Ok((r.get::<_, String>(0)?, Recorded::Dir(r.get(1)?)))
+            })
+            .map_err(db_error)?;
+        for row in rows {
+            let (path, recorded) = row.map_err(db_error)?;
+            if within(&path) {
+                entries.push((path, recorded));
+            }
+        }
+        let mut files = self
+            .conn
+            .prepare_cached(
+                "SELECT path, size, mtime_ns, inode FROM project_files
+                 WHERE project_id = ?1 AND path >= ?2 AND path < ?3",
+            )
+            .map_err(db_error)?;
+        for row in files.query_map(params![id, from, to], file_entry).map_err(db_error)? {
+            let (path, recorded) = row.map_err(db_error)?;
+            if within(&path) {
+                entries.push((path, recorded));
+            }
+        }
+        Ok(entries)
+    }
+
+    /// The recorded skill files (`SKILL.md`, any case) of project `id` directly
+    /// in the folder `dir` (`""` is the root): every spelling sorts between
+    /// `SKILL.MD` and `Skill.md`, or `sKILL.MD` and `skill.md`, two short
+    /// ranges of the primary key.
+    pub fn project_skill_files_in(&self, id: ProjectId, dir: &str) -> Result<Vec<(String, Recorded)>> {
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT path, size, mtime_ns, inode FROM project_files
+                 WHERE project_id = ?1 AND path >= ?2 AND path <= ?3",
+            )
+            .map_err(db_error)?;
+        let mut found = Vec::new();
+        for (low, high) in [("SKILL.MD", "Skill.md"), ("sKILL.MD", "skill.md")] {
+            let rows = stmt
+                .query_map(
+                    params![id, format!("{prefix}{low}"), format!("{prefix}{high}")],
+                    file_entry,
+                )
+                .map_err(db_error)?;
+            for row in rows {
+                let (path, recorded) = row.map_err(db_error)?;
+                if path[prefix.len()..].eq_ignore_ascii_case("SKILL.md") {
+                    found.push((path, recorded));
+                }
+            }
+        }
+        Ok(found)
+    }
+
     fn project_dirs(&self, id: ProjectId, out: &mut Vec<(String, Recorded)>) -> Result<()> {
         let mut stmt = self
             .conn

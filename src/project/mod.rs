@@ -155,7 +155,10 @@ pub fn refresh(catalog: &mut Catalog, root: &Path, large: bool) -> Result<Refres
         return Ok(refreshed);
     }
     let recorded = Tree::from_recorded(recorded);
-    let now = tree::apply(root, recorded.clone(), &moved, max_entries, listings)?;
+    let now = match tree::apply(root, recorded.clone(), &moved, max_entries, listings)? {
+        Some(now) => now,
+        None => tree::walk(root, max_entries)?,
+    };
     // Only the regions a path came, went or changed in are detected again.
     let mut changes = tree_changes(&recorded, &now);
     let regions = changed_regions(&recorded, &changes);
@@ -179,36 +182,165 @@ fn recorded_moved(catalog: &Catalog, root: &Path, id: ProjectId) -> Result<Vec<t
     })
 }
 
+/// What [`refresh_within`] left: the record, and the folders that came and
+/// went in it (a watcher starts and stops watching them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Within {
+    /// The record this refresh wrote or found current.
+    pub refreshed: Refreshed,
+    /// Folders recorded now that were not before.
+    pub dirs_came: Vec<String>,
+    /// Folders recorded before that are gone.
+    pub dirs_went: Vec<String>,
+    /// The folders asked to check that are recorded now.
+    pub dirs_kept: Vec<String>,
+}
+
 /// The catalog's record at `version`, brought up to date when only the
 /// folders `dirs` can have changed since it was written (a watcher's events
-/// name them): only their recorded entries are checked. `None` when a path
-/// came or went there (or an ignore file moved): then [`refresh`] must run.
+/// name them, and every other folder, itself watched, reported nothing): each
+/// of them, and the files directly in it, are checked. When paths came or
+/// went there, only those folders are listed again and only the regions the
+/// change touched are read from the catalog and detected again (see
+/// [`changed_regions`]); the walk's bound then counts the entries read. `None`
+/// when the whole tree must be checked: an ignore file moved, or a change
+/// reaches the project root's own skill.
 pub fn refresh_within(
     catalog: &mut Catalog,
     root: &Path,
     (id, version): (ProjectId, i64),
     dirs: &std::collections::BTreeSet<String>,
-) -> Result<Option<Refreshed>> {
-    let mut recorded = BTreeMap::new();
+    max_entries: usize,
+) -> Result<Option<Within>> {
+    let mut recorded = Vec::new();
     for dir in dirs {
         recorded.extend(catalog.project_entries_in(id, dir)?);
     }
-    let recorded: Vec<_> = recorded.into_iter().collect();
-    let moved = tree::moved(root, &recorded)?;
+    // A folder named with the one holding it is read twice.
+    recorded.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    recorded.dedup_by(|a, b| a.0 == b.0);
+    // A folder inside one of `dirs` is checked only when named: its own
+    // watch reports its changes.
+    let checked: Vec<_> = recorded
+        .iter()
+        .filter(|(path, entry)| matches!(entry, tree::Recorded::File(_)) || dirs.contains(path))
+        .cloned()
+        .collect();
+    let moved = tree::moved(root, &checked)?;
+    let kept_before: Vec<String> = recorded
+        .iter()
+        .filter(|(path, entry)| matches!(entry, tree::Recorded::Dir(_)) && dirs.contains(path))
+        .map(|(path, _)| path.clone())
+        .collect();
+    let unchanged = |refreshed| Within {
+        refreshed,
+        dirs_came: Vec::new(),
+        dirs_went: Vec::new(),
+        dirs_kept: kept_before.clone(),
+    };
     if moved.is_empty() {
-        return Ok(Some(Refreshed {
+        return Ok(Some(unchanged(Refreshed {
             id,
             version: Some(version),
-        }));
+        })));
     }
-    record_in_place(
-        catalog,
-        root,
-        (id, version),
-        &recorded,
-        &moved,
-        &mut tree::Listings::default(),
-    )
+    let mut listings = tree::Listings::default();
+    if let Some(refreshed) = record_in_place(catalog, root, (id, version), &recorded, &moved, &mut listings)? {
+        return Ok(Some(unchanged(refreshed)));
+    }
+    // Paths came or went: the part of the record around `dirs` is brought up
+    // to date, with the skill files of the folders above them (a skill there
+    // owns what changed).
+    let mut old = Tree::from_recorded(recorded);
+    add_skill_files_above(catalog, id, dirs, &mut old)?;
+    let Some(mut now) = tree::apply(root, old.clone(), &moved, max_entries, listings)? else {
+        return Ok(None);
+    };
+    let first = tree_changes(&old, &now);
+    let regions = changed_regions(&old, &first);
+    if regions.iter().any(String::is_empty) {
+        return Ok(None);
+    }
+    add_regions(catalog, id, &regions, &first.dirs_removed, &mut old, &mut now)?;
+    let mut changes = tree_changes(&old, &now);
+    let known = catalog.project_artifacts_within(id, &regions)?;
+    detect_within(root, &old, &now, &known, &regions, &mut changes);
+    let dirs_came = changes
+        .dirs_set
+        .iter()
+        .filter(|(path, _)| !old.dirs.contains_key(path))
+        .map(|(path, _)| path.clone())
+        .collect();
+    let dirs_went = changes.dirs_removed.clone();
+    let dirs_kept = dirs.iter().filter(|dir| now.dirs.contains_key(*dir)).cloned().collect();
+    let refreshed = written(catalog.record_project(&key(root), Some(version), &changes)?)?;
+    Ok(Some(Within {
+        refreshed,
+        dirs_came,
+        dirs_went,
+        dirs_kept,
+    }))
+}
+
+/// Adds to `old` the recorded skill files of every folder above `dirs` (a
+/// skill there owns what changed in them).
+fn add_skill_files_above(
+    catalog: &Catalog,
+    id: ProjectId,
+    dirs: &std::collections::BTreeSet<String>,
+    old: &mut Tree,
+) -> Result<()> {
+    let mut above = std::collections::BTreeSet::new();
+    for dir in dirs {
+        let mut at = dir.as_str();
+        while !at.is_empty() {
+            at = parent(at);
+            above.insert(at);
+        }
+    }
+    for dir in above {
+        for (path, entry) in catalog.project_skill_files_in(id, dir)? {
+            old.insert(path, entry);
+        }
+    }
+    Ok(())
+}
+
+/// Completes the partial trees `old` and `now` (the second brought up to date
+/// from the first) with the rest of the record within `regions`: what they
+/// lack there did not change, so it goes into both, except below a folder
+/// that `went`.
+fn add_regions(
+    catalog: &Catalog,
+    id: ProjectId,
+    regions: &[String],
+    went: &[String],
+    old: &mut Tree,
+    now: &mut Tree,
+) -> Result<()> {
+    let went: HashSet<&str> = went.iter().map(String::as_str).collect();
+    let below_went = |path: &str| {
+        let mut at = path;
+        while !at.is_empty() {
+            at = parent(at);
+            if went.contains(at) {
+                return true;
+            }
+        }
+        false
+    };
+    for region in regions {
+        for (path, entry) in catalog.project_entries_within(id, region)? {
+            if old.holds(&path, &entry) {
+                continue;
+            }
+            if !below_went(&path) {
+                now.insert(path.clone(), entry);
+            }
+            old.insert(path, entry);
+        }
+    }
+    Ok(())
 }
 
 /// When what `moved` reports left every path in place (see
@@ -677,6 +809,82 @@ mod tests {
         }
         let names: Vec<String> = record(&mut kept).0.into_iter().map(|a| a.name).collect();
         assert_eq!(names, ["x", "b2", "c"]);
+    }
+
+    /// A refresh told which folders changed (as a watcher tells it) reads
+    /// only the part of the record around them, and leaves the record a fresh
+    /// walk makes: a folder removed with everything in it when only the
+    /// folder holding it is named, a file added deep in a skill, a folder
+    /// becoming a skill over the agents in it.
+    #[test]
+    fn a_refresh_within_named_folders_equals_a_fresh_walk() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("project");
+        let write = |rel: &str, text: &str| {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write("skills/a/SKILL.md", "---\nname: a\n---\n");
+        write("skills/a/references/one.md", "one\n");
+        write("deep/skills/d/SKILL.md", "---\nname: d\n---\n");
+        write("deep/skills/d/scripts/run.sh", "true\n");
+        write("tools/agents/x.md", "---\nname: x\n---\n");
+        let record = |catalog: &Catalog, id| {
+            let mut paths: Vec<String> = catalog
+                .project_entries(id)
+                .unwrap()
+                .into_iter()
+                .map(|(path, _)| path)
+                .collect();
+            paths.sort();
+            let count = catalog.project_artifact_count(id).unwrap();
+            (catalog.project_artifacts(id).unwrap(), paths, count)
+        };
+        let fresh = || {
+            let path = dir.path().join("fresh.db");
+            let _ = std::fs::remove_file(&path);
+            let mut catalog = Catalog::open(&path).unwrap();
+            let id = current(&mut catalog, &root, false).unwrap();
+            record(&catalog, id)
+        };
+        let mut kept = Catalog::open(&dir.path().join("kept.db")).unwrap();
+        current(&mut kept, &root, false).unwrap();
+        // What changes, the folders named, and the change.
+        type Step<'a> = (&'a str, &'a [&'a str], &'a dyn Fn());
+        let steps: [Step; 5] = [
+            ("a folder of skills removed, the root named", &[""], &|| {
+                std::fs::remove_dir_all(root.join("deep")).unwrap()
+            }),
+            ("a skill with a subfolder added", &["skills"], &|| {
+                write("skills/b/SKILL.md", "---\nname: b\n---\n");
+                write("skills/b/references/two.md", "two\n");
+            }),
+            ("a file added deep in a skill", &["skills/a/references"], &|| {
+                write("skills/a/references/three.md", "three\n")
+            }),
+            ("a folder becomes a skill over its agents", &["tools"], &|| {
+                write("tools/SKILL.md", "---\nname: tools\n---\n")
+            }),
+            ("a skill's subfolder removed", &["skills/b"], &|| {
+                std::fs::remove_dir_all(root.join("skills/b/references")).unwrap()
+            }),
+        ];
+        for (step, named, change) in steps {
+            age(&root);
+            let id = current(&mut kept, &root, false).unwrap();
+            let head = kept.project_head(&key(&root)).unwrap().unwrap();
+            change();
+            let named = named.iter().map(|d| d.to_string()).collect();
+            let within = refresh_within(&mut kept, &root, head, &named, usize::MAX)
+                .unwrap()
+                .unwrap_or_else(|| panic!("the whole tree was checked after: {step}"));
+            assert!(within.refreshed.version.is_some(), "after: {step}");
+            assert_eq!(record(&kept, id), fresh(), "after: {step}");
+        }
+        let id = current(&mut kept, &root, false).unwrap();
+        let names: Vec<String> = record(&kept, id).0.into_iter().map(|a| a.name).collect();
+        assert_eq!(names, ["a", "b", "tools"]);
     }
 
     /// A change is detected again only where it can move an artifact: the

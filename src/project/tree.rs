@@ -70,18 +70,40 @@ pub enum Recorded {
 impl Tree {
     /// The tree made of recorded entries.
     pub fn from_recorded(entries: Vec<(String, Recorded)>) -> Self {
-        let mut tree = Tree::default();
+        // Collected, not inserted one by one: the maps are built in bulk from
+        // sorted runs (a path compared per level cost more than the read).
+        let mut dirs = Vec::new();
+        let mut files = Vec::new();
         for (path, entry) in entries {
             match entry {
-                Recorded::Dir(mtime) => {
-                    tree.dirs.insert(path, mtime);
-                }
-                Recorded::File(stat) => {
-                    tree.files.insert(path, stat);
-                }
+                Recorded::Dir(mtime) => dirs.push((path, mtime)),
+                Recorded::File(stat) => files.push((path, stat)),
             }
         }
-        tree
+        Tree {
+            dirs: dirs.into_iter().collect(),
+            files: files.into_iter().collect(),
+        }
+    }
+
+    /// Records `entry` at `path`.
+    pub fn insert(&mut self, path: String, entry: Recorded) {
+        match entry {
+            Recorded::Dir(mtime) => {
+                self.dirs.insert(path, mtime);
+            }
+            Recorded::File(stat) => {
+                self.files.insert(path, stat);
+            }
+        }
+    }
+
+    /// Whether a folder or file (as `entry` is) is recorded at `path`.
+    pub fn holds(&self, path: &str, entry: &Recorded) -> bool {
+        match entry {
+            Recorded::Dir(_) => self.dirs.contains_key(path),
+            Recorded::File(_) => self.files.contains_key(path),
+        }
     }
 }
 
@@ -259,19 +281,31 @@ pub fn refresh(root: &Path, previous: &Tree, max_entries: usize) -> Result<Optio
     if moved.is_empty() {
         return Ok(None);
     }
-    apply(root, previous.clone(), &moved, max_entries, Listings::default()).map(Some)
+    match apply(root, previous.clone(), &moved, max_entries, Listings::default())? {
+        Some(tree) => Ok(Some(tree)),
+        None => walk(root, max_entries).map(Some),
+    }
 }
 
 /// `tree` brought up to date with what [`moved`] found: files take their new
 /// stat data (or go), folders whose mtime moved are listed again (parents
 /// first, each from its listing in `listings` when one was taken), new folders
-/// walked; a moved ignore file walks everything again.
-pub fn apply(root: &Path, mut tree: Tree, moved: &[Moved], max_entries: usize, listings: Listings) -> Result<Tree> {
+/// walked. `tree` may hold only part of the record: the entries of the moved
+/// folders and whatever the caller needs besides; the bound then counts what
+/// it holds. `None` when an ignore file came, went or changed: the whole tree
+/// must be walked again ([`walk`]).
+pub fn apply(
+    root: &Path,
+    mut tree: Tree,
+    moved: &[Moved],
+    max_entries: usize,
+    listings: Listings,
+) -> Result<Option<Tree>> {
     let now = now_ns();
     let mut dirs = Vec::new();
     for m in moved {
         match (m.was, m.now) {
-            (Recorded::File(_), _) if is_ignore_file(&m.path) => return walk_at(root, max_entries, now),
+            (Recorded::File(_), _) if is_ignore_file(&m.path) => return Ok(None),
             (Recorded::File(_), Some(Recorded::File(stat))) => {
                 tree.files.insert(m.path.clone(), stat);
             }
@@ -290,20 +324,16 @@ pub fn apply(root: &Path, mut tree: Tree, moved: &[Moved], max_entries: usize, l
             continue; // removed with a parent listed before it
         }
         if walker.relist(&mut tree, dir)? {
-            return walk_at(root, max_entries, now);
+            return Ok(None);
         }
     }
-    Ok(tree)
+    Ok(Some(tree))
 }
 
 /// Every folder and file under `root`, from scratch.
 pub fn walk(root: &Path, max_entries: usize) -> Result<Tree> {
-    walk_at(root, max_entries, now_ns())
-}
-
-fn walk_at(root: &Path, max_entries: usize, now: i64) -> Result<Tree> {
     let mut tree = Tree::default();
-    Walker::new(root, max_entries, now, 0).walk_all(&mut tree)?;
+    Walker::new(root, max_entries, now_ns(), 0).walk_all(&mut tree)?;
     Ok(tree)
 }
 

@@ -10,13 +10,18 @@
 //! since the watches were set.
 //!
 //! Invariant: a call answers from a record that holds every change made before
-//! it began. The record is *trusted* only after a full [`super::refresh`] that
-//! began with every folder it then recorded already watched (so a change during
-//! or after it left an event), and stays trusted while the queue stays empty and
-//! the catalog holds the version that refresh left (another process's refresh is
-//! checked again). When that refresh had to start watching new folders, the
-//! next round checks only those folders and the ones events named since it
-//! began (every other folder was watched throughout). Any event runs the full refresh; a lost event (queue
+//! it began. The record is *trusted* only after a refresh that began with every
+//! folder it then recorded already watched (so a change during or after it left
+//! an event), and stays trusted while the queue stays empty and the catalog
+//! holds the version that refresh left (another process's refresh is checked
+//! again). An event names the watched folder it happened in (a child created,
+//! deleted, moved in, written or touched; a folder whose watch ended names
+//! itself and the folder holding it): only those folders are checked
+//! ([`super::refresh_within`]), the folders that came are watched, and the next
+//! round checks only them and the folders events named meanwhile (every other
+//! folder was watched throughout). The first call, another process's write, a
+//! moved ignore file or a change reaching the root's own skill run the full
+//! refresh, whose second round is narrowed the same way. A lost event (queue
 //! overflow), a watched folder moved, a file system mounted or unmounted at or
 //! below the root (raising no event: the mount table read at each call tells), or
 //! the root's path naming another folder (a folder above it renamed, a link in it
@@ -63,7 +68,7 @@ pub enum Answer {
     Quiet,
     /// The full refresh ran (first call, events, another process's write).
     Checked,
-    /// Files changed in place: only the folders the events named were checked.
+    /// Only the folders the events named (and those that came) were checked.
     Narrowed,
     /// Watching is impossible here: the full refresh ran, as it always will.
     Unwatched,
@@ -191,9 +196,9 @@ mod imp {
         /// The mounts at or below the root when the watches were set: a file
         /// system mounted over a watched folder (or unmounted) raises no event.
         mounts: Option<Vec<String>>,
-        /// The folders whose watch reported a file event since the last
-        /// refresh began; `None` when an event cannot be narrowed to one
-        /// (a folder came, went or changed): the next refresh is a full one.
+        /// The folders events named since the last refresh began; `None` when
+        /// an event cannot be narrowed to a watched folder (the root's watch
+        /// ended, an unknown watch): the next refresh is a full one.
         touched: Option<BTreeSet<String>>,
     }
 
@@ -253,8 +258,8 @@ mod imp {
                     }
                 }
                 Drained::Changed => {
-                    if let Some(answer) = self.refresh_touched(catalog, root, large)? {
-                        return Ok(answer);
+                    if let Some(id) = self.refresh_touched(catalog, root, large)? {
+                        return Ok((id, Answer::Narrowed));
                     }
                 }
                 Drained::Reset => self.reset(root),
@@ -262,43 +267,31 @@ mod imp {
             self.trusted = None;
             self.large = large;
             let mut id = None;
-            // The record a round left and the folders it had to start watching.
-            let mut newly_watched: Option<((ProjectId, i64), BTreeSet<String>)> = None;
             for round in 0..ROUNDS {
                 // Events before this refresh began are covered by it.
                 if round > 0 && self.drain() == Drained::Reset {
                     self.reset(root);
-                    newly_watched = None;
                 }
                 if self.fd.is_none() {
                     break;
                 }
-                // After a round whose only gap was folders not yet watched, the
-                // check needs only those folders and the ones events named since
-                // that round began (every other folder was watched throughout).
-                let since = self.touched.replace(BTreeSet::new());
-                let narrowed = match (newly_watched.take(), since) {
-                    (Some((record, mut dirs)), Some(touched)) if dirs.len() + touched.len() <= NARROWED_FOLDERS => {
-                        dirs.extend(touched);
-                        super::super::refresh_within(catalog, root, record, &dirs)?
-                    }
-                    _ => None,
-                };
-                let refreshed = match narrowed {
-                    Some(refreshed) => refreshed,
-                    None => super::super::refresh(catalog, root, large)?,
-                };
+                self.touched = Some(BTreeSet::new());
+                let refreshed = super::super::refresh(catalog, root, large)?;
                 id = Some(refreshed.id);
                 let dirs = catalog.project_dir_paths(refreshed.id)?;
                 match self.sync(root, &dirs) {
-                    Ok(added) if added.is_empty() => {
-                        if let Some(version) = refreshed.version {
+                    Ok(added) => {
+                        let Some(version) = refreshed.version else {
+                            continue;
+                        };
+                        if added.is_empty() {
                             self.trusted = Some((refreshed.id, version));
                             return Ok((refreshed.id, Answer::Checked));
                         }
-                    }
-                    Ok(added) => {
-                        newly_watched = refreshed.version.map(|version| ((refreshed.id, version), added));
+                        // Every other folder was watched throughout this refresh.
+                        if let Some(id) = self.narrowed(catalog, root, (refreshed.id, version), added, large)? {
+                            return Ok((id, Answer::Checked));
+                        }
                     }
                     Err(why) => {
                         give_up_log(root, &why);
@@ -313,33 +306,82 @@ mod imp {
             }
         }
 
-        /// When the record was trusted and every event since names a file in
-        /// a watched folder, checks only those folders' entries
-        /// ([`super::super::refresh_within`]); `None` when the full refresh must run.
-        fn refresh_touched(
+        /// When the record was trusted and every event since names a watched
+        /// folder, brings it up to date through those folders only
+        /// ([`Self::narrowed`]); `None` when the full refresh must run.
+        fn refresh_touched(&mut self, catalog: &mut Catalog, root: &Path, large: bool) -> Result<Option<ProjectId>> {
+            let (Some(record), Some(dirs)) = (self.trusted.take(), self.touched.take()) else {
+                return Ok(None);
+            };
+            if self.large != large || catalog.project_head(&self.key)? != Some(record) {
+                return Ok(None);
+            }
+            let id = self.narrowed(catalog, root, record, dirs, large)?;
+            if id.is_some() {
+                tracing::debug!(root = %root.display(), "project refreshed where its watches reported changes");
+            }
+            Ok(id)
+        }
+
+        /// Brings `record`, current but for the folders `dirs`, up to date by
+        /// checking those folders only ([`super::super::refresh_within`]), then
+        /// the folders that refresh had to start watching and those events
+        /// named meanwhile (every other folder was watched throughout), for at
+        /// most [`ROUNDS`] rounds. Trusts the record once a round needed no new
+        /// watch; `None` when the full refresh must run.
+        fn narrowed(
             &mut self,
             catalog: &mut Catalog,
             root: &Path,
+            mut record: (ProjectId, i64),
+            mut dirs: BTreeSet<String>,
             large: bool,
-        ) -> Result<Option<(ProjectId, Answer)>> {
-            let (Some((id, version)), Some(dirs)) = (self.trusted, self.touched.take()) else {
-                return Ok(None);
-            };
-            if self.large != large || catalog.project_head(&self.key)? != Some((id, version)) {
-                return Ok(None);
+        ) -> Result<Option<ProjectId>> {
+            let max_entries = if large { usize::MAX } else { super::super::max_entries() };
+            for round in 0..ROUNDS {
+                if round > 0 {
+                    if self.drain() == Drained::Reset {
+                        self.reset(root);
+                        return Ok(None);
+                    }
+                    let Some(since) = self.touched.take() else {
+                        return Ok(None);
+                    };
+                    dirs.extend(since);
+                }
+                if dirs.len() > NARROWED_FOLDERS {
+                    self.touched = None;
+                    return Ok(None);
+                }
+                // Events from here on are read by the next round, or the next call.
+                self.touched = Some(BTreeSet::new());
+                let within = super::super::refresh_within(catalog, root, record, &dirs, max_entries);
+                let Some(within) = within.inspect_err(|_| self.touched = None)? else {
+                    self.touched = None;
+                    return Ok(None);
+                };
+                let Some(version) = within.refreshed.version else {
+                    return Ok(None);
+                };
+                record = (record.0, version);
+                // Folders that came, and checked folders made again at their
+                // place (their watch ended with the old one).
+                let unwatched = within.dirs_kept.iter().filter(|dir| !self.by_path.contains_key(*dir));
+                let to_watch: Vec<String> = within.dirs_came.iter().chain(unwatched).cloned().collect();
+                match self.watch_changes(root, &to_watch, &within.dirs_went) {
+                    Ok(added) if added.is_empty() => {
+                        self.trusted = Some(record);
+                        return Ok(Some(record.0));
+                    }
+                    Ok(added) => dirs = added,
+                    Err(why) => {
+                        give_up_log(root, &why);
+                        self.give_up();
+                        return Ok(None);
+                    }
+                }
             }
-            // Events from here on are read by the next call.
-            self.touched = Some(BTreeSet::new());
-            let Some(refreshed) = super::super::refresh_within(catalog, root, (id, version), &dirs)? else {
-                self.touched = None;
-                return Ok(None);
-            };
-            let Some(version) = refreshed.version else {
-                return Ok(None);
-            };
-            tracing::debug!(root = %root.display(), folders = dirs.len(), "project refreshed where its watches reported changes");
-            self.trusted = Some((id, version));
-            Ok(Some((id, Answer::Narrowed)))
+            Ok(None)
         }
 
         /// Reads every queued event without blocking.
@@ -361,25 +403,33 @@ mod imp {
                 if flags.intersects(ReadFlags::QUEUE_OVERFLOW | ReadFlags::MOVE_SELF | ReadFlags::UNMOUNT) {
                     found = Drained::Reset;
                 } else if flags.contains(ReadFlags::IGNORED) {
-                    // The watch is gone: ours by `sync`, or its folder deleted.
-                    if !self.removed.remove(&wd) {
-                        if let Some(path) = self.by_wd.remove(&wd) {
-                            self.by_path.remove(&path);
-                        }
+                    // The watch is gone: ours, or its folder deleted. That
+                    // folder and the one holding it are checked (it may be
+                    // there again, unwatched).
+                    if !self.removed.remove(&wd)
+                        && let Some(path) = self.by_wd.remove(&wd)
+                    {
+                        self.by_path.remove(&path);
                         found = found.max_with(Drained::Changed);
-                        self.touched = None;
-                    }
-                } else {
-                    found = found.max_with(Drained::Changed);
-                    match self.by_wd.get(&wd) {
-                        Some(dir) if !flags.contains(ReadFlags::ISDIR) => {
-                            if let Some(touched) = &mut self.touched {
-                                touched.insert(dir.clone());
+                        match &mut self.touched {
+                            Some(touched) if !path.is_empty() => {
+                                touched.insert(path.rsplit_once('/').map_or("", |(up, _)| up).to_string());
+                                touched.insert(path);
                             }
+                            _ => self.touched = None,
                         }
-                        _ => self.touched = None,
+                    }
+                } else if let Some(dir) = self.by_wd.get(&wd) {
+                    // A child came, went, moved in or changed: its folder is checked
+                    // (a folder moved out or away reports MOVE_SELF: a reset).
+                    found = found.max_with(Drained::Changed);
+                    if let Some(touched) = &mut self.touched {
+                        touched.insert(dir.clone());
                     }
                 }
+                // Events of a watch already dropped (its folder no longer
+                // recorded) tell nothing: a folder made again at its place
+                // is reported by the folder holding it.
             }
             found
         }
@@ -409,30 +459,67 @@ mod imp {
             }
             let mut added = BTreeSet::new();
             for dir in dirs {
-                if self.by_path.contains_key(dir) {
-                    continue;
-                }
-                added.insert(dir.clone());
-                match inotify::add_watch(fd, root.join(dir), watch_flags()) {
-                    Ok(wd) => {
-                        if let Some(other) = self.by_wd.get(&wd) {
-                            return Err(format!("`{dir}` and `{other}` are the same folder"));
-                        }
-                        self.by_path.insert(dir.clone(), wd);
-                        self.by_wd.insert(wd, dir.clone());
-                    }
-                    // Gone or replaced since the refresh: the next one sees it.
-                    Err(Errno::NOENT | Errno::NOTDIR | Errno::LOOP) => {}
-                    Err(Errno::NOSPC) => {
-                        return Err(format!(
-                            "the inotify watch limit is reached (raise /proc/sys/fs/inotify/max_user_watches above {} folders)",
-                            dirs.len()
-                        ));
-                    }
-                    Err(e) => return Err(format!("cannot watch `{dir}`: {e}")),
+                if !self.by_path.contains_key(dir) {
+                    self.add(root, dir)?;
+                    added.insert(dir.clone());
                 }
             }
             Ok(added)
+        }
+
+        /// Stops watching the folders `went` and starts watching `came`
+        /// (relative to `root`), as [`Self::sync`] does for the whole record;
+        /// returns the folders it had to add.
+        fn watch_changes(
+            &mut self,
+            root: &Path,
+            came: &[String],
+            went: &[String],
+        ) -> std::result::Result<BTreeSet<String>, String> {
+            let Some(fd) = &self.fd else {
+                return Err("no inotify instance".to_string());
+            };
+            for path in went {
+                if let Some(wd) = self.by_path.remove(path) {
+                    self.by_wd.remove(&wd);
+                    if inotify::remove_watch(fd, wd).is_ok() {
+                        self.removed.insert(wd);
+                    }
+                }
+            }
+            let mut added = BTreeSet::new();
+            for dir in came {
+                if !self.by_path.contains_key(dir) {
+                    self.add(root, dir)?;
+                    added.insert(dir.clone());
+                }
+            }
+            Ok(added)
+        }
+
+        /// Starts watching the folder `dir` (relative to `root`); one gone or
+        /// replaced meanwhile is left for the next refresh to see.
+        fn add(&mut self, root: &Path, dir: &str) -> std::result::Result<(), String> {
+            let Some(fd) = &self.fd else {
+                return Err("no inotify instance".to_string());
+            };
+            match inotify::add_watch(fd, root.join(dir), watch_flags()) {
+                Ok(wd) => {
+                    if let Some(other) = self.by_wd.get(&wd) {
+                        return Err(format!("`{dir}` and `{other}` are the same folder"));
+                    }
+                    self.by_path.insert(dir.to_string(), wd);
+                    self.by_wd.insert(wd, dir.to_string());
+                    Ok(())
+                }
+                // Gone or replaced since the refresh: the next one sees it.
+                Err(Errno::NOENT | Errno::NOTDIR | Errno::LOOP) => Ok(()),
+                Err(Errno::NOSPC) => Err(format!(
+                    "the inotify watch limit is reached (raise /proc/sys/fs/inotify/max_user_watches above {} folders)",
+                    self.by_path.len()
+                )),
+                Err(e) => Err(format!("cannot watch `{dir}`: {e}")),
+            }
         }
 
         /// Drops every watch and starts a new inotify instance.
@@ -592,7 +679,10 @@ mod tests {
             .project_artifacts(id)
             .unwrap()
             .into_iter()
-            .map(|a| format!("{} {}", a.path, a.description.unwrap_or_default()))
+            .map(|a| {
+                let vendor = if a.has_vendor_agent { " (vendor agent)" } else { "" };
+                format!("{} {}{vendor}", a.path, a.description.unwrap_or_default())
+            })
             .collect()
     }
 
@@ -645,7 +735,8 @@ mod tests {
         assert_eq!(first, ["skills/a one", "skills/b two"]);
         assert_eq!(p.call(), (first.clone(), Answer::Quiet));
         let root = p.root.clone();
-        let steps: [(&str, Answer, &dyn Fn()); 9] = [
+        let outside = p._dir.path().join("outside");
+        let steps: [(&str, Answer, &dyn Fn()); 19] = [
             ("edit in place", Answer::Narrowed, &|| {
                 write(&root, "skills/a/SKILL.md", "---\nname: a\ndescription: edited\n---\n")
             }),
@@ -653,10 +744,10 @@ mod tests {
                 write(&root, "skills/b/tmp", "---\nname: b\ndescription: saved\n---\n");
                 std::fs::rename(root.join("skills/b/tmp"), root.join("skills/b/SKILL.md")).unwrap();
             }),
-            ("new skill", Answer::Checked, &|| {
+            ("new skill", Answer::Narrowed, &|| {
                 write(&root, "skills/c/SKILL.md", "---\nname: c\n---\n")
             }),
-            ("skill in a new deep folder", Answer::Checked, &|| {
+            ("skill in a new deep folder", Answer::Narrowed, &|| {
                 write(&root, "deep/er/skills/d/SKILL.md", "---\nname: d\n---\n")
             }),
             ("edit in the new deep folder", Answer::Narrowed, &|| {
@@ -666,7 +757,55 @@ mod tests {
                     "---\nname: d\ndescription: deep\n---\n",
                 )
             }),
-            ("removed skill", Answer::Checked, &|| {
+            ("vendor agent in a new folder of a skill", Answer::Narrowed, &|| {
+                write(&root, "skills/c/agents/openai.yaml", "interface: {}\n")
+            }),
+            (
+                "skill made inside that skill's agents folder",
+                Answer::Narrowed,
+                &|| write(&root, "skills/c/agents/SKILL.md", "---\nname: inner\n---\n"),
+            ),
+            ("that skill's folder removed", Answer::Narrowed, &|| {
+                std::fs::remove_dir_all(root.join("skills/c/agents")).unwrap()
+            }),
+            (
+                "agent folder made, with a skill file beside the agent",
+                Answer::Narrowed,
+                &|| {
+                    write(&root, "tools/agents/helper.md", "---\nname: helper\n---\n");
+                    write(&root, "tools/agents/skill.md", "---\nname: tools-skill\n---\n");
+                },
+            ),
+            ("the skill file removed: the agent is back", Answer::Narrowed, &|| {
+                std::fs::remove_file(root.join("tools/agents/skill.md")).unwrap()
+            }),
+            ("a folder with skills moved in from outside", Answer::Narrowed, &|| {
+                write(&outside, "x/skills/f/SKILL.md", "---\nname: f\n---\n");
+                write(&outside, "x/skills/f/references/notes.md", "notes\n");
+                std::fs::rename(outside.join("x"), root.join("x")).unwrap();
+            }),
+            ("edit in the folder moved in", Answer::Narrowed, &|| {
+                write(
+                    &root,
+                    "x/skills/f/SKILL.md",
+                    "---\nname: f\ndescription: moved in\n---\n",
+                )
+            }),
+            ("a skill removed and made again at its place", Answer::Narrowed, &|| {
+                std::fs::remove_dir_all(root.join("x/skills/f")).unwrap();
+                write(&root, "x/skills/f/SKILL.md", "---\nname: f\ndescription: again\n---\n");
+            }),
+            ("edit in the skill made again", Answer::Narrowed, &|| {
+                write(
+                    &root,
+                    "x/skills/f/SKILL.md",
+                    "---\nname: f\ndescription: edited again\n---\n",
+                )
+            }),
+            ("a folder holding a skill removed", Answer::Narrowed, &|| {
+                std::fs::remove_dir_all(root.join("x")).unwrap()
+            }),
+            ("removed skill", Answer::Narrowed, &|| {
                 std::fs::remove_dir_all(root.join("skills/c")).unwrap()
             }),
             ("ignored by a new .gitignore", Answer::Checked, &|| {
@@ -693,7 +832,12 @@ mod tests {
         }
         assert_eq!(
             p.call().0,
-            ["deep/er/skills/e new", "moved/er/skills/d deep", "skills/a edited"]
+            [
+                "tools/agents/helper.md ",
+                "deep/er/skills/e new",
+                "moved/er/skills/d deep",
+                "skills/a edited",
+            ]
         );
     }
 
