@@ -187,15 +187,13 @@ impl Catalog {
                  WHERE project_id = ?1 AND (path = ?2 OR (path >= ?3 AND path < ?4))",
             )
             .map_err(db_error)?;
-        let rows = dirs
-            .query_map(params![id, dir, from, to], |r| {
-                Ok((r.get::<_, String>(0)?, Recorded::Dir(r.get(1)?)))
-            })
-            .map_err(db_error)?;
-        for row in rows {
-            let (path, recorded) = row.map_err(db_error)?;
-            if path == dir || direct(&path) {
-                entries.push((path, recorded));
+        // Each path is looked at in place and copied only when it is kept: a
+        // wide folder's descendants are many more rows than its children.
+        let mut rows = dirs.query(params![id, dir, from, to]).map_err(db_error)?;
+        while let Some(row) = rows.next().map_err(db_error)? {
+            let path = row.get_ref(0).and_then(|v| Ok(v.as_str()?)).map_err(db_error)?;
+            if path == dir || direct(path) {
+                entries.push((path.to_string(), Recorded::Dir(row.get(1).map_err(db_error)?)));
             }
         }
         let mut files = self
@@ -205,11 +203,11 @@ impl Catalog {
                  WHERE project_id = ?1 AND path >= ?2 AND path < ?3",
             )
             .map_err(db_error)?;
-        let rows = files.query_map(params![id, from, to], file_entry).map_err(db_error)?;
-        for row in rows {
-            let (path, recorded) = row.map_err(db_error)?;
-            if direct(&path) {
-                entries.push((path, recorded));
+        let mut rows = files.query(params![id, from, to]).map_err(db_error)?;
+        while let Some(row) = rows.next().map_err(db_error)? {
+            let path = row.get_ref(0).and_then(|v| Ok(v.as_str()?)).map_err(db_error)?;
+            if direct(path) {
+                entries.push(file_entry(row).map_err(db_error)?);
             }
         }
         Ok(entries)
