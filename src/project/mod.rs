@@ -8,7 +8,7 @@ pub mod ask;
 pub mod tree;
 pub mod watch;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::catalog::{Catalog, ProjectArtifactRow, ProjectChanges, ProjectId};
@@ -19,6 +19,10 @@ use tree::Tree;
 /// Files and folders a project may hold before its walk is refused (the
 /// 100,000-skill benchmark project holds about 225,000).
 pub const MAX_ENTRIES: usize = 1_000_000;
+
+/// Most folders a refresh reads the record around (see [`record_around`]);
+/// past them it reads the whole record at once.
+const AROUND_FOLDERS: usize = 1_000;
 
 /// Largest main file read for its name and description.
 const MAX_MAIN_BYTES: u64 = 16 * 1024 * 1024;
@@ -149,6 +153,31 @@ pub fn refresh(catalog: &mut Catalog, root: &Path, large: bool) -> Result<Refres
             version: Some(version),
         });
     }
+    // The folders whose entries a change touched: those that moved and those
+    // of the files that moved. Past a thousand (a checkout of another branch)
+    // the whole record is read at once.
+    let dirs: BTreeSet<String> = moved
+        .iter()
+        .map(|m| match m.was {
+            tree::Recorded::Dir(_) => m.path.clone(),
+            tree::Recorded::File(_) => parent(&m.path).to_string(),
+        })
+        .collect();
+    if dirs.len() <= AROUND_FOLDERS {
+        let recorded = entries_in(catalog, id, &dirs)?;
+        let mut listings = tree::Listings::default();
+        if let Some(refreshed) = record_in_place(catalog, root, (id, version), &recorded, &moved, &mut listings)? {
+            return Ok(refreshed);
+        }
+        let around = Around {
+            dirs: &dirs,
+            recorded,
+            moved: &moved,
+        };
+        if let Some(within) = record_around(catalog, root, (id, version), around, listings, max_entries)? {
+            return Ok(within.refreshed);
+        }
+    }
     let recorded = catalog.project_entries(id)?;
     let mut listings = tree::Listings::default();
     if let Some(refreshed) = record_in_place(catalog, root, (id, version), &recorded, &moved, &mut listings)? {
@@ -209,16 +238,10 @@ pub fn refresh_within(
     catalog: &mut Catalog,
     root: &Path,
     (id, version): (ProjectId, i64),
-    dirs: &std::collections::BTreeSet<String>,
+    dirs: &BTreeSet<String>,
     max_entries: usize,
 ) -> Result<Option<Within>> {
-    let mut recorded = Vec::new();
-    for dir in dirs {
-        recorded.extend(catalog.project_entries_in(id, dir)?);
-    }
-    // A folder named with the one holding it is read twice.
-    recorded.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    recorded.dedup_by(|a, b| a.0 == b.0);
+    let recorded = entries_in(catalog, id, dirs)?;
     // A folder inside one of `dirs` is checked only when named: its own
     // watch reports its changes.
     let checked: Vec<_> = recorded
@@ -227,33 +250,84 @@ pub fn refresh_within(
         .cloned()
         .collect();
     let moved = tree::moved(root, &checked)?;
-    let kept_before: Vec<String> = recorded
-        .iter()
-        .filter(|(path, entry)| matches!(entry, tree::Recorded::Dir(_)) && dirs.contains(path))
-        .map(|(path, _)| path.clone())
-        .collect();
-    let unchanged = |refreshed| Within {
-        refreshed,
-        dirs_came: Vec::new(),
-        dirs_went: Vec::new(),
-        dirs_kept: kept_before.clone(),
-    };
     if moved.is_empty() {
-        return Ok(Some(unchanged(Refreshed {
-            id,
-            version: Some(version),
-        })));
+        return Ok(Some(Within {
+            refreshed: Refreshed {
+                id,
+                version: Some(version),
+            },
+            dirs_came: Vec::new(),
+            dirs_went: Vec::new(),
+            dirs_kept: dirs_kept(dirs, &recorded),
+        }));
     }
     let mut listings = tree::Listings::default();
     if let Some(refreshed) = record_in_place(catalog, root, (id, version), &recorded, &moved, &mut listings)? {
-        return Ok(Some(unchanged(refreshed)));
+        return Ok(Some(Within {
+            refreshed,
+            dirs_came: Vec::new(),
+            dirs_went: Vec::new(),
+            dirs_kept: dirs_kept(dirs, &recorded),
+        }));
     }
-    // Paths came or went: the part of the record around `dirs` is brought up
-    // to date, with the skill files of the folders above them (a skill there
-    // owns what changed).
-    let mut old = Tree::from_recorded(recorded);
-    add_skill_files_above(catalog, id, dirs, &mut old)?;
-    let Some(mut now) = tree::apply(root, old.clone(), &moved, max_entries, listings)? else {
+    let around = Around {
+        dirs,
+        recorded,
+        moved: &moved,
+    };
+    record_around(catalog, root, (id, version), around, listings, max_entries)
+}
+
+/// The folders of `dirs` among the `recorded` entries.
+fn dirs_kept(dirs: &BTreeSet<String>, recorded: &[(String, tree::Recorded)]) -> Vec<String> {
+    recorded
+        .iter()
+        .filter(|(path, entry)| matches!(entry, tree::Recorded::Dir(_)) && dirs.contains(path))
+        .map(|(path, _)| path.clone())
+        .collect()
+}
+
+/// The recorded entries of project `id` in the folders `dirs` (each folder and
+/// what is directly in it), in path order.
+fn entries_in(catalog: &Catalog, id: ProjectId, dirs: &BTreeSet<String>) -> Result<Vec<(String, tree::Recorded)>> {
+    let mut recorded = Vec::new();
+    for dir in dirs {
+        recorded.extend(catalog.project_entries_in(id, dir)?);
+    }
+    // A folder named with the one holding it is read twice.
+    recorded.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    recorded.dedup_by(|a, b| a.0 == b.0);
+    Ok(recorded)
+}
+
+/// The part of a project's record a refresh reads when paths came or went in
+/// the folders `dirs`: their `recorded` entries (each folder and what is
+/// directly in it) and what `moved` among them on disk.
+struct Around<'a> {
+    dirs: &'a BTreeSet<String>,
+    recorded: Vec<(String, tree::Recorded)>,
+    moved: &'a [tree::Moved],
+}
+
+/// Brings the record at `version` up to date when paths came or went in the
+/// folders of `around` and nothing moved elsewhere: only those folders are
+/// listed again (new folders walked), and only the regions the change touched
+/// are read from the catalog and detected again (see [`changed_regions`]),
+/// with the skill files of the folders above (a skill there owns what
+/// changed); the walk's bound then counts the entries read. `None` when the
+/// whole tree must be walked: an ignore file moved, or a change reaches the
+/// project root's own skill.
+fn record_around(
+    catalog: &mut Catalog,
+    root: &Path,
+    (id, version): (ProjectId, i64),
+    around: Around<'_>,
+    listings: tree::Listings,
+    max_entries: usize,
+) -> Result<Option<Within>> {
+    let mut old = Tree::from_recorded(around.recorded);
+    add_skill_files_above(catalog, id, around.dirs, &mut old)?;
+    let Some(mut now) = tree::apply(root, old.clone(), around.moved, max_entries, listings)? else {
         return Ok(None);
     };
     let first = tree_changes(&old, &now);
@@ -272,7 +346,12 @@ pub fn refresh_within(
         .map(|(path, _)| path.clone())
         .collect();
     let dirs_went = changes.dirs_removed.clone();
-    let dirs_kept = dirs.iter().filter(|dir| now.dirs.contains_key(*dir)).cloned().collect();
+    let dirs_kept = around
+        .dirs
+        .iter()
+        .filter(|dir| now.dirs.contains_key(*dir))
+        .cloned()
+        .collect();
     let refreshed = written(catalog.record_project(&key(root), Some(version), &changes)?)?;
     Ok(Some(Within {
         refreshed,
@@ -284,13 +363,8 @@ pub fn refresh_within(
 
 /// Adds to `old` the recorded skill files of every folder above `dirs` (a
 /// skill there owns what changed in them).
-fn add_skill_files_above(
-    catalog: &Catalog,
-    id: ProjectId,
-    dirs: &std::collections::BTreeSet<String>,
-    old: &mut Tree,
-) -> Result<()> {
-    let mut above = std::collections::BTreeSet::new();
+fn add_skill_files_above(catalog: &Catalog, id: ProjectId, dirs: &BTreeSet<String>, old: &mut Tree) -> Result<()> {
+    let mut above = BTreeSet::new();
     for dir in dirs {
         let mut at = dir.as_str();
         while !at.is_empty() {
