@@ -11,7 +11,7 @@
 //! within [`RACY_NS`] of now is recorded as unknown (`-1`) so an edit in the same
 //! clock tick is still seen next call. This module reads; it writes nothing.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
@@ -433,7 +433,7 @@ impl<'a> Walker<'a> {
                 if entry.depth() == above + 1
                     && only
                         .as_ref()
-                        .is_some_and(|only| !only.contains(&(entry.file_name().to_os_string(), is_dir)))
+                        .is_some_and(|only| !takes(only, entry.file_name(), is_dir))
                 {
                     return false;
                 }
@@ -541,7 +541,8 @@ impl<'a> Walker<'a> {
             .chain(children(&tree.dirs, &prefix).map(|p| (&p[prefix.len()..], true)))
             .collect();
         recorded.sort_unstable();
-        let mut new: HashSet<(std::ffi::OsString, bool)> = HashSet::new();
+        // In name order, as the listing is.
+        let mut new: Vec<(String, bool)> = Vec::new();
         let mut gone: Vec<(String, bool)> = Vec::new();
         let mut was = recorded.into_iter().peekable();
         for (name, is_dir) in &present {
@@ -549,7 +550,7 @@ impl<'a> Walker<'a> {
                 gone.push((format!("{prefix}{}", old.0), old.1));
             }
             if was.next_if(|old| *old == (name.as_str(), *is_dir)).is_none() {
-                new.insert((name.into(), *is_dir));
+                new.push((name.clone(), *is_dir));
             }
         }
         gone.extend(was.map(|(name, is_dir)| (format!("{prefix}{name}"), is_dir)));
@@ -609,9 +610,19 @@ fn listed_by(mut walk: ignore::WalkBuilder) -> Vec<ignore::DirEntry> {
     entries.into_inner().unwrap_or_default()
 }
 
-/// The only names (with whether each is a folder) a walk takes from the folder
-/// it starts in; `None` takes every name.
-type OnlyNames = Option<Arc<HashSet<(std::ffi::OsString, bool)>>>;
+/// The only names (with whether each is a folder, in order) a walk takes from
+/// the folder it starts in; `None` takes every name.
+type OnlyNames = Option<Arc<Vec<(String, bool)>>>;
+
+/// Whether `name` (a folder when `is_dir`) is among the sorted names `only`:
+/// looked up in place, with no copy of the name (the walk asks for each of a
+/// wide folder's entries).
+fn takes(only: &[(String, bool)], name: &std::ffi::OsStr, is_dir: bool) -> bool {
+    name.to_str().is_some_and(|name| {
+        only.binary_search_by(|(n, d)| (n.as_str(), *d).cmp(&(name, is_dir)))
+            .is_ok()
+    })
+}
 
 /// The paths of `map` at or below `region` (a folder or file; `""` is all).
 pub fn paths_within<'m, V>(map: &'m BTreeMap<String, V>, region: &'m str) -> impl Iterator<Item = &'m str> + 'm {
