@@ -202,6 +202,17 @@ mod imp {
         touched: Option<BTreeSet<String>>,
     }
 
+    /// Why watches could not be set as the record asks.
+    #[derive(Debug)]
+    enum Unwatched {
+        /// A folder to watch is one already watched under another path (it
+        /// was moved there and its MOVE_SELF is still queued): every watch is
+        /// set again.
+        Moved,
+        /// Watching is given up, for this reason.
+        GiveUp(String),
+    }
+
     /// What draining the queue found.
     #[derive(Debug, PartialEq, Eq)]
     enum Drained {
@@ -293,7 +304,8 @@ mod imp {
                             return Ok((id, Answer::Checked));
                         }
                     }
-                    Err(why) => {
+                    Err(Unwatched::Moved) => self.reset(root),
+                    Err(Unwatched::GiveUp(why)) => {
                         give_up_log(root, &why);
                         self.give_up();
                         return Ok((refreshed.id, Answer::Unwatched));
@@ -374,7 +386,11 @@ mod imp {
                         return Ok(Some(record.0));
                     }
                     Ok(added) => dirs = added,
-                    Err(why) => {
+                    Err(Unwatched::Moved) => {
+                        self.reset(root);
+                        return Ok(None);
+                    }
+                    Err(Unwatched::GiveUp(why)) => {
                         give_up_log(root, &why);
                         self.give_up();
                         return Ok(None);
@@ -392,6 +408,7 @@ mod imp {
             let mut buf = vec![MaybeUninit::<u8>::uninit(); 64 * 1024];
             let mut reader = inotify::Reader::new(fd, &mut buf);
             let mut found = Drained::Quiet;
+            let mut folders_made = Vec::new();
             loop {
                 let event = match reader.next() {
                     Ok(event) => event,
@@ -419,17 +436,34 @@ mod imp {
                             _ => self.touched = None,
                         }
                     }
-                } else if let Some(dir) = self.by_wd.get(&wd) {
+                } else if let Some(dir) = self.by_wd.get(&wd).cloned() {
                     // A child came, went, moved in or changed: its folder is checked
                     // (a folder moved out or away reports MOVE_SELF: a reset).
                     found = found.max_with(Drained::Changed);
+                    // A folder made or moved in here is checked too, and a
+                    // watch still set at its path dropped (while something
+                    // holds a deleted folder open, its watch has not ended).
+                    let made =
+                        flags.contains(ReadFlags::ISDIR) && flags.intersects(ReadFlags::CREATE | ReadFlags::MOVED_TO);
+                    let child = made
+                        .then(|| event.file_name().and_then(|name| name.to_str().ok()))
+                        .flatten()
+                        .map(|name| match dir.as_str() {
+                            "" => name.to_string(),
+                            _ => format!("{dir}/{name}"),
+                        });
+                    folders_made.extend(child.clone());
                     if let Some(touched) = &mut self.touched {
-                        touched.insert(dir.clone());
+                        touched.insert(dir);
+                        touched.extend(child);
                     }
                 }
                 // Events of a watch already dropped (its folder no longer
                 // recorded) tell nothing: a folder made again at its place
                 // is reported by the folder holding it.
+            }
+            for path in folders_made {
+                self.forget(&path);
             }
             found
         }
@@ -438,10 +472,7 @@ mod imp {
         /// folders no longer recorded, then adds the missing ones. Returns the
         /// folders it had to add (a folder gone meanwhile counts: the next
         /// refresh must see it gone); an error when watching must be given up.
-        fn sync(&mut self, root: &Path, dirs: &[String]) -> std::result::Result<BTreeSet<String>, String> {
-            let Some(fd) = &self.fd else {
-                return Err("no inotify instance".to_string());
-            };
+        fn sync(&mut self, root: &Path, dirs: &[String]) -> std::result::Result<BTreeSet<String>, Unwatched> {
             let wanted: HashSet<&str> = dirs.iter().map(String::as_str).collect();
             let gone: Vec<String> = self
                 .by_path
@@ -449,43 +480,22 @@ mod imp {
                 .filter(|p| !wanted.contains(p.as_str()))
                 .cloned()
                 .collect();
-            for path in gone {
-                if let Some(wd) = self.by_path.remove(&path) {
-                    self.by_wd.remove(&wd);
-                    if inotify::remove_watch(fd, wd).is_ok() {
-                        self.removed.insert(wd);
-                    }
-                }
-            }
-            let mut added = BTreeSet::new();
-            for dir in dirs {
-                if !self.by_path.contains_key(dir) {
-                    self.add(root, dir)?;
-                    added.insert(dir.clone());
-                }
-            }
-            Ok(added)
+            self.watch_changes(root, dirs, &gone)
         }
 
         /// Stops watching the folders `went` and starts watching `came`
-        /// (relative to `root`), as [`Self::sync`] does for the whole record;
-        /// returns the folders it had to add.
+        /// (relative to `root`); returns the folders it had to add.
         fn watch_changes(
             &mut self,
             root: &Path,
             came: &[String],
             went: &[String],
-        ) -> std::result::Result<BTreeSet<String>, String> {
-            let Some(fd) = &self.fd else {
-                return Err("no inotify instance".to_string());
-            };
+        ) -> std::result::Result<BTreeSet<String>, Unwatched> {
+            if self.fd.is_none() {
+                return Err(Unwatched::GiveUp("no inotify instance".to_string()));
+            }
             for path in went {
-                if let Some(wd) = self.by_path.remove(path) {
-                    self.by_wd.remove(&wd);
-                    if inotify::remove_watch(fd, wd).is_ok() {
-                        self.removed.insert(wd);
-                    }
-                }
+                self.forget(path);
             }
             let mut added = BTreeSet::new();
             for dir in came {
@@ -497,16 +507,27 @@ mod imp {
             Ok(added)
         }
 
+        /// Stops watching the folder `path` (relative), if it is watched.
+        fn forget(&mut self, path: &str) {
+            if let (Some(fd), Some(wd)) = (&self.fd, self.by_path.remove(path)) {
+                self.by_wd.remove(&wd);
+                if inotify::remove_watch(fd, wd).is_ok() {
+                    self.removed.insert(wd);
+                }
+            }
+        }
+
         /// Starts watching the folder `dir` (relative to `root`); one gone or
         /// replaced meanwhile is left for the next refresh to see.
-        fn add(&mut self, root: &Path, dir: &str) -> std::result::Result<(), String> {
+        fn add(&mut self, root: &Path, dir: &str) -> std::result::Result<(), Unwatched> {
             let Some(fd) = &self.fd else {
-                return Err("no inotify instance".to_string());
+                return Err(Unwatched::GiveUp("no inotify instance".to_string()));
             };
             match inotify::add_watch(fd, root.join(dir), watch_flags()) {
                 Ok(wd) => {
-                    if let Some(other) = self.by_wd.get(&wd) {
-                        return Err(format!("`{dir}` and `{other}` are the same folder"));
+                    if self.by_wd.contains_key(&wd) {
+                        // A watched folder moved here: its MOVE_SELF is queued.
+                        return Err(Unwatched::Moved);
                     }
                     self.by_path.insert(dir.to_string(), wd);
                     self.by_wd.insert(wd, dir.to_string());
@@ -514,11 +535,11 @@ mod imp {
                 }
                 // Gone or replaced since the refresh: the next one sees it.
                 Err(Errno::NOENT | Errno::NOTDIR | Errno::LOOP) => Ok(()),
-                Err(Errno::NOSPC) => Err(format!(
+                Err(Errno::NOSPC) => Err(Unwatched::GiveUp(format!(
                     "the inotify watch limit is reached (raise /proc/sys/fs/inotify/max_user_watches above {} folders)",
                     self.by_path.len()
-                )),
-                Err(e) => Err(format!("cannot watch `{dir}`: {e}")),
+                ))),
+                Err(e) => Err(Unwatched::GiveUp(format!("cannot watch `{dir}`: {e}"))),
             }
         }
 
@@ -839,6 +860,32 @@ mod tests {
                 "skills/a edited",
             ]
         );
+    }
+
+    /// A folder deleted while something holds it open (a shell inside it)
+    /// ends its watch only once it is let go: a folder made at its place
+    /// meanwhile is seen and watched all the same.
+    #[test]
+    fn a_folder_made_again_while_the_old_one_is_held_open_is_seen_and_watched() {
+        let mut p = Project::new();
+        std::fs::create_dir(p.root.join("skills/h")).unwrap();
+        p.call();
+        assert_eq!(p.call().1, Answer::Quiet);
+        let held = std::fs::File::open(p.root.join("skills/h")).unwrap();
+        std::fs::remove_dir(p.root.join("skills/h")).unwrap();
+        write(
+            &p.root,
+            "skills/h/SKILL.md",
+            "---\nname: h\ndescription: made again\n---\n",
+        );
+        let (now, _) = p.call();
+        assert_eq!(now, p.fresh());
+        assert_eq!(now, ["skills/a one", "skills/b two", "skills/h made again"]);
+        write(&p.root, "skills/h/SKILL.md", "---\nname: h\ndescription: edited\n---\n");
+        let (now, answer) = p.call();
+        assert_eq!((now.clone(), answer), (p.fresh(), Answer::Narrowed));
+        assert_eq!(now, ["skills/a one", "skills/b two", "skills/h edited"]);
+        drop(held);
     }
 
     /// Another process's refresh of the same record is not trusted blindly.
