@@ -559,7 +559,9 @@ fn changed_regions(old: &Tree, diff: &ProjectChanges) -> Vec<String> {
         };
         regions.push(region);
     }
-    regions.sort_unstable();
+    // By path parts, so a folder's regions follow it before any name that
+    // sorts between (`a/b`, `a/b/c`, `a/b-c`).
+    regions.sort_unstable_by(|a, b| a.split('/').cmp(b.split('/')));
     let mut outermost: Vec<String> = Vec::new();
     for region in regions {
         let inside_last = outermost.last().is_some_and(|last| {
@@ -979,6 +981,7 @@ mod tests {
             "skills/a/refs/x.md",
             "skills/b/SKILL.md",
             "agents/old.md",
+            "docs/keep.md",
         ] {
             write(rel);
         }
@@ -992,7 +995,7 @@ mod tests {
             regions
         };
         type Case<'a> = (&'a str, &'a dyn Fn(), &'a [&'a str]);
-        let cases: [Case; 7] = [
+        let cases: [Case; 8] = [
             ("new skill", &|| write("skills/c/SKILL.md"), &["skills/c"]),
             ("file in a skill", &|| write("skills/a/refs/deep/y.md"), &["skills/a"]),
             ("skill in a skill", &|| write("skills/a/refs/SKILL.md"), &["skills/a"]),
@@ -1012,6 +1015,15 @@ mod tests {
                     write("more/y/SKILL.md");
                 },
                 &["more"],
+            ),
+            (
+                "a folder, one inside it and one whose name sorts between",
+                &|| {
+                    write("docs/b/x.md");
+                    write("docs/b-c/y.md");
+                    write("docs/b/c/z.md");
+                },
+                &["docs/b", "docs/b-c"],
             ),
             ("the project becomes a skill", &|| write("SKILL.md"), &[""]),
         ];
