@@ -259,38 +259,42 @@ impl Catalog {
     }
 
     /// The recorded skill files (`SKILL.md`, any case) of project `id` directly
-    /// in the folder `dir` (`""` is the root): every spelling sorts between
-    /// `SKILL.MD` and `Skill.md`, or `sKILL.MD` and `skill.md`, two short
-    /// ranges of the primary key.
+    /// in the folder `dir` (`""` is the root): each of the 128 spellings looked
+    /// up by its key.
     pub fn project_skill_files_in(&self, id: ProjectId, dir: &str) -> Result<Vec<(String, Recorded)>> {
         let prefix = if dir.is_empty() {
             String::new()
         } else {
             format!("{dir}/")
         };
+        let mut spellings = vec![prefix];
+        for c in "skill.md".chars() {
+            spellings = spellings
+                .into_iter()
+                .flat_map(|s| {
+                    let (lower, upper) = (c.to_ascii_lowercase(), c.to_ascii_uppercase());
+                    let both = if lower == upper {
+                        vec![lower]
+                    } else {
+                        vec![upper, lower]
+                    };
+                    both.into_iter().map(move |c| format!("{s}{c}"))
+                })
+                .collect();
+        }
+        let placeholders = vec!["?"; spellings.len()].join(", ");
         let mut stmt = self
             .conn
-            .prepare_cached(
-                "SELECT path, size, mtime_ns, inode FROM project_files
-                 WHERE project_id = ?1 AND path >= ?2 AND path <= ?3",
-            )
+            .prepare_cached(&format!(
+                "SELECT path, size, mtime_ns, inode FROM project_files WHERE project_id = ? AND path IN ({placeholders})"
+            ))
             .map_err(db_error)?;
-        let mut found = Vec::new();
-        for (low, high) in [("SKILL.MD", "Skill.md"), ("sKILL.MD", "skill.md")] {
-            let rows = stmt
-                .query_map(
-                    params![id, format!("{prefix}{low}"), format!("{prefix}{high}")],
-                    file_entry,
-                )
-                .map_err(db_error)?;
-            for row in rows {
-                let (path, recorded) = row.map_err(db_error)?;
-                if path[prefix.len()..].eq_ignore_ascii_case("SKILL.md") {
-                    found.push((path, recorded));
-                }
-            }
-        }
-        Ok(found)
+        let params = std::iter::once(rusqlite::types::Value::from(id))
+            .chain(spellings.into_iter().map(rusqlite::types::Value::Text));
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(params), file_entry)
+            .map_err(db_error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
     }
 
     fn project_dirs(&self, id: ProjectId, out: &mut Vec<(String, Recorded)>) -> Result<()> {
