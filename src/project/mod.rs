@@ -1032,6 +1032,51 @@ mod tests {
         }
     }
 
+    /// The walk applies the project's ignore files as git does:
+    /// `.git/info/exclude` anchored at the root, each folder's `.gitignore`
+    /// for what is below it, and `.ignore` over `.gitignore`.
+    #[test]
+    fn the_walk_applies_the_project_s_ignore_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |rel: &str, text: &str| {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write(".git/info/exclude", "/drafts/\n");
+        write(".gitignore", "*.log\n");
+        write(".ignore", "!keep.log\n");
+        write("skills/a/.gitignore", "scratch.md\n");
+        for file in [
+            "drafts/agents/x.md",
+            "nested/drafts/agents/y.md",
+            "skills/a/other.log",
+            "skills/a/keep.log",
+            "skills/a/scratch.md",
+            "skills/b/scratch.md",
+        ] {
+            write(file, "text\n");
+        }
+        let tree = tree::walk(dir.path(), 100).unwrap();
+        let files: Vec<&str> = tree
+            .files
+            .keys()
+            .map(String::as_str)
+            .filter(|path| !path.starts_with(".git/"))
+            .collect();
+        assert_eq!(
+            files,
+            [
+                ".gitignore",
+                ".ignore",
+                "nested/drafts/agents/y.md",
+                "skills/a/.gitignore",
+                "skills/a/keep.log",
+                "skills/b/scratch.md"
+            ]
+        );
+    }
+
     /// Sets every mtime under `dir` an hour back, out of the racy window.
     fn age(dir: &Path) {
         let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);

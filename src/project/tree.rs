@@ -414,41 +414,61 @@ impl<'a> Walker<'a> {
         let above = levels(dir);
         let dir = dir.to_string();
         let mut walk = ignore::WalkBuilder::new(self.root);
+        // The crate's own git handling reads the ignore files of every folder
+        // above the root up to `/` (even with `parents(false)`, which only
+        // stops it applying them): it is off, and the project's ignore files
+        // are read as the walk enters each folder, `.ignore` over
+        // `.gitignore`, then `.git/info/exclude` and git's global excludes
+        // file, both anchored at the root.
         walk.hidden(false)
             .parents(false)
             .follow_links(false)
-            .require_git(false)
-            .filter_entry(move |entry| {
-                if entry.depth() <= above {
-                    // Only the folders leading to `dir`, and `dir` itself.
-                    let Some(relative) = entry.path().strip_prefix(&root).ok().and_then(Path::to_str) else {
-                        return false;
-                    };
-                    return dir == relative
-                        || dir.strip_prefix(relative).is_some_and(|rest| rest.starts_with('/'))
-                        || relative.is_empty();
-                }
-                let name = entry.file_name().to_string_lossy();
-                let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-                if entry.depth() == above + 1
-                    && only
-                        .as_ref()
-                        .is_some_and(|only| !takes(only, entry.file_name(), is_dir))
-                {
+            .git_ignore(false)
+            .git_exclude(false)
+            .git_global(false)
+            .ignore(false)
+            .add_custom_ignore_filename(".gitignore")
+            .add_custom_ignore_filename(".ignore")
+            .current_dir(self.root);
+        // Missing files are no error.
+        if let Some(global) = ignore::gitignore::gitconfig_excludes_path() {
+            let _ = walk.add_ignore(global);
+        }
+        let exclude = self.root.join(".git/info/exclude");
+        if std::fs::symlink_metadata(&exclude).is_ok_and(|m| m.is_file()) {
+            let _ = walk.add_ignore(exclude);
+        }
+        walk.filter_entry(move |entry| {
+            if entry.depth() <= above {
+                // Only the folders leading to `dir`, and `dir` itself.
+                let Some(relative) = entry.path().strip_prefix(&root).ok().and_then(Path::to_str) else {
                     return false;
+                };
+                return dir == relative
+                    || dir.strip_prefix(relative).is_some_and(|rest| rest.starts_with('/'))
+                    || relative.is_empty();
+            }
+            let name = entry.file_name().to_string_lossy();
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            if entry.depth() == above + 1
+                && only
+                    .as_ref()
+                    .is_some_and(|only| !takes(only, entry.file_name(), is_dir))
+            {
+                return false;
+            }
+            if is_dir && (scan::IGNORED_DIRS.contains(&name.as_ref()) || PROJECT_IGNORED.contains(&name.as_ref())) {
+                return false;
+            }
+            // A package made from the project holds copies of its artifacts, not new ones.
+            if is_dir && entry.path().join(MANIFEST_FILE).is_file() {
+                if let Ok(mut list) = found.lock() {
+                    list.push(entry.path().to_path_buf());
                 }
-                if is_dir && (scan::IGNORED_DIRS.contains(&name.as_ref()) || PROJECT_IGNORED.contains(&name.as_ref())) {
-                    return false;
-                }
-                // A package made from the project holds copies of its artifacts, not new ones.
-                if is_dir && entry.path().join(MANIFEST_FILE).is_file() {
-                    if let Ok(mut list) = found.lock() {
-                        list.push(entry.path().to_path_buf());
-                    }
-                    return false;
-                }
-                true
-            });
+                return false;
+            }
+            true
+        });
         (walk, packages)
     }
 

@@ -979,17 +979,35 @@ mod tests {
     }
 
     /// Ignore rules of a `.gitignore` above the project (outside it, and above
-    /// the repository, where git does not apply it) are not read.
+    /// the repository, where git does not apply it) are not applied, and no
+    /// ignore file above the project is even opened: here one is a FIFO,
+    /// which blocks whoever opens it to read.
     #[test]
     fn a_gitignore_above_the_project_is_not_read() {
         let mut p = Project::new();
         std::fs::create_dir(p.root.join(".git")).unwrap();
-        write(p._dir.path(), ".gitignore", "skills/\n");
-        assert_eq!(p.call().0, ["skills/a one", "skills/b two"]);
-        assert_eq!(p.fresh(), ["skills/a one", "skills/b two"]);
-        // Nor when a folder inside is listed again.
-        write(&p.root, "skills/c/SKILL.md", "---\nname: c\ndescription: three\n---\n");
-        assert_eq!(p.call().0, ["skills/a one", "skills/b two", "skills/c three"]);
+        let above = p._dir.path().to_path_buf();
+        write(&above, "up/.gitignore", "skills/\n");
+        std::fs::rename(&p.root, above.join("up/project")).unwrap();
+        p.root = above.join("up/project");
+        let fifo = rustix::fs::Mode::from_raw_mode(0o600);
+        rustix::fs::mkfifoat(rustix::fs::CWD, above.join(".gitignore"), fifo).unwrap();
+        rustix::fs::mkfifoat(rustix::fs::CWD, above.join(".ignore"), fifo).unwrap();
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let first = p.call().0;
+            let fresh = p.fresh();
+            // Nor when a folder inside is listed again.
+            write(&p.root, "skills/c/SKILL.md", "---\nname: c\ndescription: three\n---\n");
+            let again = p.call().0;
+            let _ = done.send((first, fresh, again));
+        });
+        let (first, fresh, again) = finished
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the walk opened an ignore file above the project (it blocks on the FIFO)");
+        assert_eq!(first, ["skills/a one", "skills/b two"]);
+        assert_eq!(fresh, ["skills/a one", "skills/b two"]);
+        assert_eq!(again, ["skills/a one", "skills/b two", "skills/c three"]);
     }
 
     /// An ignore file that is a link to a file outside the project is read
