@@ -414,30 +414,8 @@ impl<'a> Walker<'a> {
         let above = levels(dir);
         let dir = dir.to_string();
         let mut walk = ignore::WalkBuilder::new(self.root);
-        // The crate's own git handling reads the ignore files of every folder
-        // above the root up to `/` (even with `parents(false)`, which only
-        // stops it applying them): it is off, and the project's ignore files
-        // are read as the walk enters each folder, `.ignore` over
-        // `.gitignore`, then `.git/info/exclude` and git's global excludes
-        // file, both anchored at the root.
-        walk.hidden(false)
-            .parents(false)
-            .follow_links(false)
-            .git_ignore(false)
-            .git_exclude(false)
-            .git_global(false)
-            .ignore(false)
-            .add_custom_ignore_filename(".gitignore")
-            .add_custom_ignore_filename(".ignore")
-            .current_dir(self.root);
-        // Missing files are no error.
-        if let Some(global) = ignore::gitignore::gitconfig_excludes_path() {
-            let _ = walk.add_ignore(global);
-        }
-        let exclude = self.root.join(".git/info/exclude");
-        if std::fs::symlink_metadata(&exclude).is_ok_and(|m| m.is_file()) {
-            let _ = walk.add_ignore(exclude);
-        }
+        walk.hidden(false).parents(false).follow_links(false);
+        git_ignore_rules(&mut walk, self.root);
         walk.filter_entry(move |entry| {
             if entry.depth() <= above {
                 // Only the folders leading to `dir`, and `dir` itself.
@@ -607,6 +585,31 @@ impl<'a> Walker<'a> {
         }
         self.record_packages(tree, &packages)?;
         Ok(false)
+    }
+}
+
+/// Makes `walk` (which starts at `root`, a project or a repository's work
+/// tree) apply git's ignore rules, opening no file above `root`. The crate's
+/// own git handling reads the ignore files of every folder above the walk's
+/// start up to `/` (even with `parents(false)`, which only stops it applying
+/// them): it is off, and each folder's `.gitignore` and `.ignore` (the latter
+/// first) are read as the walk enters it, then `.git/info/exclude` (a plain
+/// file only) and git's global excludes file, both anchored at `root`.
+pub fn git_ignore_rules(walk: &mut ignore::WalkBuilder, root: &Path) {
+    walk.git_ignore(false)
+        .git_exclude(false)
+        .git_global(false)
+        .ignore(false)
+        .add_custom_ignore_filename(".gitignore")
+        .add_custom_ignore_filename(".ignore")
+        .current_dir(root);
+    // Missing files are no error.
+    if let Some(global) = ignore::gitignore::gitconfig_excludes_path() {
+        let _ = walk.add_ignore(global);
+    }
+    let exclude = root.join(".git/info/exclude");
+    if std::fs::symlink_metadata(&exclude).is_ok_and(|m| m.is_file()) {
+        let _ = walk.add_ignore(exclude);
     }
 }
 

@@ -133,11 +133,14 @@ pub fn uncommitted_changes(work_tree: &Path, scope: &str) -> Option<bool> {
     if !start.is_dir() {
         return Some(false);
     }
-    let walk = ignore::WalkBuilder::new(&start)
-        .hidden(false)
-        .parents(true)
-        .require_git(false)
-        .filter_entry(|e| e.file_name() != ".git")
+    // From the work tree's root (its ignore files apply inside the scope, and
+    // none above it is read), down the folders leading to the scope only.
+    let mut walk = ignore::WalkBuilder::new(&root);
+    walk.hidden(false).parents(false);
+    crate::project::tree::git_ignore_rules(&mut walk, &root);
+    let scope = start.clone();
+    let walk = walk
+        .filter_entry(move |e| e.file_name() != ".git" && (e.path().starts_with(&scope) || scope.starts_with(e.path())))
         .build();
     // Committed blobs by file name, per folder: a wide folder is decoded once, not per file.
     let mut folders: HashMap<PathBuf, Option<HashMap<Vec<u8>, ObjectId>>> = HashMap::new();

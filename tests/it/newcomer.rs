@@ -1,6 +1,8 @@
 //! What a newcomer trips on (#18): hints that lead somewhere, status that shows
 //! news, settings that say where they come from, and small defects.
 
+use std::path::Path;
+
 use serde_json::json;
 
 use crate::install::{package, project, run_in};
@@ -309,6 +311,9 @@ fn uncommitted_files_of_a_local_source_get_a_hint() {
     let clean = env.json(&["source", "update", "team"]);
     assert_eq!(clean["sources"][0]["uncommitted_changes"], false, "{clean}");
 
+    // A `.gitignore` above the repository, which git does not apply, is not
+    // read either (here it would hide every new file).
+    std::fs::write(Path::new(repo.path()).parent().unwrap().join(".gitignore"), "*\n").unwrap();
     repo.write("skills/b/SKILL.md", skill("b", "B"));
     let run = env.aam(&["source", "update", "team"]);
     assert!(run.stdout.contains("team: up to date"), "{run:?}");
