@@ -365,6 +365,7 @@ mod imp {
                     self.touched = None;
                     return Ok(None);
                 }
+                tracing::debug!(round, folders = dirs.len(), first = ?dirs.iter().take(3).collect::<Vec<_>>(), "checking the folders events named");
                 // Events from here on are read by the next round, or the next call.
                 self.touched = Some(BTreeSet::new());
                 let within = super::super::refresh_within(catalog, root, record, &dirs, max_entries);
