@@ -814,25 +814,11 @@ mod tests {
         write("skills/b/notes", "a file that becomes a folder\n");
         write(".gitignore", "*.log\n");
         let mut kept = Catalog::open(&dir.path().join("kept.db")).unwrap();
-        // The artifacts, the recorded paths (stat data of files that are no
-        // main file is not kept current, by design) and the kept artifact count.
         let record = |catalog: &mut Catalog| {
             let id = current(catalog, &root, false).unwrap();
-            let mut paths: Vec<(String, bool)> = catalog
-                .project_entries(id)
-                .unwrap()
-                .into_iter()
-                .map(|(path, entry)| (path, matches!(entry, tree::Recorded::Dir(_))))
-                .collect();
-            paths.sort();
-            let count = catalog.project_artifact_count(id).unwrap();
-            (catalog.project_artifacts(id).unwrap(), paths, count)
+            recorded(catalog, id)
         };
-        let fresh = || {
-            let path = dir.path().join("fresh.db");
-            let _ = std::fs::remove_file(&path);
-            record(&mut Catalog::open(&path).unwrap())
-        };
+        let fresh = || fresh_record(&root, &dir.path().join("fresh.db"));
         let steps: [(&str, &dyn Fn()); 14] = [
             ("nothing", &|| {}),
             ("edit in place", &|| {
@@ -906,24 +892,7 @@ mod tests {
         write("deep/skills/d/SKILL.md", "---\nname: d\n---\n");
         write("deep/skills/d/scripts/run.sh", "true\n");
         write("tools/agents/x.md", "---\nname: x\n---\n");
-        let record = |catalog: &Catalog, id| {
-            let mut paths: Vec<String> = catalog
-                .project_entries(id)
-                .unwrap()
-                .into_iter()
-                .map(|(path, _)| path)
-                .collect();
-            paths.sort();
-            let count = catalog.project_artifact_count(id).unwrap();
-            (catalog.project_artifacts(id).unwrap(), paths, count)
-        };
-        let fresh = || {
-            let path = dir.path().join("fresh.db");
-            let _ = std::fs::remove_file(&path);
-            let mut catalog = Catalog::open(&path).unwrap();
-            let id = current(&mut catalog, &root, false).unwrap();
-            record(&catalog, id)
-        };
+        let fresh = || fresh_record(&root, &dir.path().join("fresh.db"));
         let mut kept = Catalog::open(&dir.path().join("kept.db")).unwrap();
         current(&mut kept, &root, false).unwrap();
         // What changes, the folders named, and the change.
@@ -956,11 +925,34 @@ mod tests {
                 .unwrap()
                 .unwrap_or_else(|| panic!("the whole tree was checked after: {step}"));
             assert!(within.refreshed.version.is_some(), "after: {step}");
-            assert_eq!(record(&kept, id), fresh(), "after: {step}");
+            assert_eq!(recorded(&kept, id), fresh(), "after: {step}");
         }
         let id = current(&mut kept, &root, false).unwrap();
-        let names: Vec<String> = record(&kept, id).0.into_iter().map(|a| a.name).collect();
+        let names: Vec<String> = recorded(&kept, id).0.into_iter().map(|a| a.name).collect();
         assert_eq!(names, ["a", "b", "tools"]);
+    }
+
+    /// What the catalog records of project `id`: its artifacts, its paths
+    /// with whether each is a folder (stat data of files that are no main
+    /// file is not kept current, by design) and its kept artifact count.
+    fn recorded(catalog: &Catalog, id: ProjectId) -> (Vec<ProjectArtifactRow>, Vec<(String, bool)>, u64) {
+        let mut paths: Vec<(String, bool)> = catalog
+            .project_entries(id)
+            .unwrap()
+            .into_iter()
+            .map(|(path, entry)| (path, matches!(entry, tree::Recorded::Dir(_))))
+            .collect();
+        paths.sort();
+        let count = catalog.project_artifact_count(id).unwrap();
+        (catalog.project_artifacts(id).unwrap(), paths, count)
+    }
+
+    /// What a fresh walk of `root` records, in a new catalog at `db`.
+    fn fresh_record(root: &Path, db: &Path) -> (Vec<ProjectArtifactRow>, Vec<(String, bool)>, u64) {
+        let _ = std::fs::remove_file(db);
+        let mut catalog = Catalog::open(db).unwrap();
+        let id = current(&mut catalog, root, false).unwrap();
+        recorded(&catalog, id)
     }
 
     /// A change is detected again only where it can move an artifact: the
