@@ -178,22 +178,57 @@ impl Catalog {
         } else {
             (format!("{dir}/"), format!("{dir}0"))
         };
-        let direct = |path: &str| path.len() > from.len() && !path[from.len()..].contains('/');
         let mut entries = Vec::new();
+        let itself: Option<i64> = self
+            .conn
+            .prepare_cached("SELECT mtime_ns FROM project_dirs WHERE project_id = ?1 AND path = ?2")
+            .map_err(db_error)?
+            .query_row(params![id, dir], |r| r.get(0))
+            .optional()
+            .map_err(db_error)?;
+        entries.extend(itself.map(|mtime| (dir.to_string(), Recorded::Dir(mtime))));
+        let direct = |path: &str| path.len() > from.len() && !path[from.len()..].contains('/');
+        self.project_entries_between(id, (&from, &to), direct, &mut entries)?;
+        Ok(entries)
+    }
+
+    /// The recorded folders and files of project `id` at or below `region` (a
+    /// folder or a file relative to the root, not `""`), by a range of the
+    /// primary keys: a region costs what it holds.
+    pub fn project_entries_within(&self, id: ProjectId, region: &str) -> Result<Vec<(String, Recorded)>> {
+        // `region` up to `region0` holds `region/...` ('0' follows '/'), and
+        // names such as `region-b` that are left out below.
+        let within = |path: &str| {
+            path.strip_prefix(region)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        };
+        let mut entries = Vec::new();
+        self.project_entries_between(id, (region, &format!("{region}0")), within, &mut entries)?;
+        Ok(entries)
+    }
+
+    /// Adds to `out` the recorded folders, then files, of project `id` whose
+    /// paths lie in `[from, to)` and that `keep` takes. Each path is looked at
+    /// in place and copied only when it is kept: a range can hold many more
+    /// rows than the caller wants (a wide folder's descendants).
+    fn project_entries_between(
+        &self,
+        id: ProjectId,
+        (from, to): (&str, &str),
+        keep: impl Fn(&str) -> bool,
+        out: &mut Vec<(String, Recorded)>,
+    ) -> Result<()> {
         let mut dirs = self
             .conn
             .prepare_cached(
-                "SELECT path, mtime_ns FROM project_dirs
-                 WHERE project_id = ?1 AND (path = ?2 OR (path >= ?3 AND path < ?4))",
+                "SELECT path, mtime_ns FROM project_dirs WHERE project_id = ?1 AND path >= ?2 AND path < ?3",
             )
             .map_err(db_error)?;
-        // Each path is looked at in place and copied only when it is kept: a
-        // wide folder's descendants are many more rows than its children.
-        let mut rows = dirs.query(params![id, dir, from, to]).map_err(db_error)?;
+        let mut rows = dirs.query(params![id, from, to]).map_err(db_error)?;
         while let Some(row) = rows.next().map_err(db_error)? {
             let path = row.get_ref(0).and_then(|v| Ok(v.as_str()?)).map_err(db_error)?;
-            if path == dir || direct(path) {
-                entries.push((path.to_string(), Recorded::Dir(row.get(1).map_err(db_error)?)));
+            if keep(path) {
+                out.push((path.to_string(), Recorded::Dir(row.get(1).map_err(db_error)?)));
             }
         }
         let mut files = self
@@ -206,56 +241,11 @@ impl Catalog {
         let mut rows = files.query(params![id, from, to]).map_err(db_error)?;
         while let Some(row) = rows.next().map_err(db_error)? {
             let path = row.get_ref(0).and_then(|v| Ok(v.as_str()?)).map_err(db_error)?;
-            if direct(path) {
-                entries.push(file_entry(row).map_err(db_error)?);
+            if keep(path) {
+                out.push(file_entry(row).map_err(db_error)?);
             }
         }
-        Ok(entries)
-    }
-
-    /// The recorded folders and files of project `id` at or below `region` (a
-    /// folder or a file relative to the root, not `""`), by a range of the
-    /// primary keys: a region costs what it holds.
-    pub fn project_entries_within(&self, id: ProjectId, region: &str) -> Result<Vec<(String, Recorded)>> {
-        // `region` up to `region0` holds `region/...` ('0' follows '/'), and
-        // names such as `region-b` that are left out below.
-        let (from, to) = (region.to_string(), format!("{region}0"));
-        let within = |path: &str| {
-            path.strip_prefix(region)
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-        };
-        let mut entries = Vec::new();
-        let mut dirs = self
-            .conn
-            .prepare_cached(
-                "SELECT path, mtime_ns FROM project_dirs WHERE project_id = ?1 AND path >= ?2 AND path < ?3",
-            )
-            .map_err(db_error)?;
-        let rows = dirs
-            .query_map(params![id, from, to], |r| {
-                Ok((r.get::<_, String>(0)?, Recorded::Dir(r.get(1)?)))
-            })
-            .map_err(db_error)?;
-        for row in rows {
-            let (path, recorded) = row.map_err(db_error)?;
-            if within(&path) {
-                entries.push((path, recorded));
-            }
-        }
-        let mut files = self
-            .conn
-            .prepare_cached(
-                "SELECT path, size, mtime_ns, inode FROM project_files
-                 WHERE project_id = ?1 AND path >= ?2 AND path < ?3",
-            )
-            .map_err(db_error)?;
-        for row in files.query_map(params![id, from, to], file_entry).map_err(db_error)? {
-            let (path, recorded) = row.map_err(db_error)?;
-            if within(&path) {
-                entries.push((path, recorded));
-            }
-        }
-        Ok(entries)
+        Ok(())
     }
 
     /// The recorded skill files (`SKILL.md`, any case) of project `id` directly
