@@ -159,15 +159,29 @@ impl Folder {
     pub fn listed(&self) -> impl Iterator<Item = Listed<'_>> + '_ {
         let order = (!self.sorted).then(|| self.repaired_order());
         let len = order.as_ref().map_or(self.entries.len(), Vec::len);
-        (0..len).map(move |i| {
-            let entry = &self.entries[order.as_ref().map_or(i, |order| order[i] as usize)];
-            Listed {
-                name: self.name(entry),
-                mode: entry.mode,
-                oid: Oid::try_from(&self.data[entry.name_end as usize + 1..][..self.hash_len])
-                    .expect("an id of the hash's length, checked when parsed"),
-            }
-        })
+        (0..len).map(move |i| self.listed_at(order.as_ref().map_or(i, |order| order[i] as usize)))
+    }
+
+    /// The entry at position `at` in stored order.
+    fn listed_at(&self, at: usize) -> Listed<'_> {
+        let entry = &self.entries[at];
+        Listed {
+            name: self.name(entry),
+            mode: entry.mode,
+            oid: Oid::try_from(&self.data[entry.name_end as usize + 1..][..self.hash_len])
+                .expect("an id of the hash's length, checked when parsed"),
+        }
+    }
+
+    /// Where the entry at position `at` starts in the tree's bytes: entries lie
+    /// one after another, each ending with its id.
+    fn start_of(&self, at: usize) -> usize {
+        at.checked_sub(1).map_or(0, |before| self.end_of(&self.entries[before]))
+    }
+
+    /// Where `entry` ends in the tree's bytes (after its id).
+    fn end_of(&self, entry: &Entry) -> usize {
+        entry.name_end as usize + 1 + self.hash_len
     }
 
     /// Positions of a tree out of order, sorted, keeping the last of each repeat.
@@ -205,10 +219,84 @@ pub enum Difference<'f> {
     Changed(&'f [u8], (EntryMode, Oid), (EntryMode, Oid)),
 }
 
-/// The entries that differ between `old` and `new` (each in git order, as
-/// [`Folder::listed`] gives them), in that order. Entries equal on both sides
-/// cost one comparison each, and nothing is collected but the differences.
-pub fn differences<'f>(
+/// The entries that differ between the listings `old` and `new` (an absent
+/// folder lists nothing), in git order. Entries equal on both sides cost one
+/// comparison each, and nothing is collected but the differences; between two
+/// well-ordered trees, a run of entries equal byte for byte is passed over at
+/// once, so two 100,000-entry folders that differ in a few names compare in
+/// about the time of a `memcmp` of their bytes.
+pub fn differences<'f>(old: Option<&'f Folder>, new: Option<&'f Folder>) -> Vec<Difference<'f>> {
+    match (old, new) {
+        (Some(old), Some(new)) if old.sorted && new.sorted && old.hash_len == new.hash_len => {
+            sorted_differences(old, new)
+        }
+        _ => merged_differences(
+            old.into_iter().flat_map(Folder::listed),
+            new.into_iter().flat_map(Folder::listed),
+        ),
+    }
+}
+
+/// [`differences`] of two trees in strict git order: where the bytes at both
+/// positions agree, every entry they hold whole parses alike on both sides and
+/// is skipped; the merge of names goes on from the first one that differs.
+fn sorted_differences<'f>(old: &'f Folder, new: &'f Folder) -> Vec<Difference<'f>> {
+    use std::cmp::Ordering;
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::new();
+    while i < old.len() && j < new.len() {
+        let (from_old, from_new) = (old.start_of(i), new.start_of(j));
+        let same = common_prefix(&old.data[from_old..], &new.data[from_new..]);
+        let skipped = old.entries[i..].partition_point(|e| old.end_of(e) <= from_old + same);
+        (i, j) = (i + skipped, j + skipped);
+        if i == old.len() || j == new.len() {
+            break;
+        }
+        let (a, b) = (old.listed_at(i), new.listed_at(j));
+        match name_order(a.name, a.mode.is_tree(), b.name, b.mode.is_tree()) {
+            Ordering::Less => {
+                out.push(Difference::Removed(a.name, a.mode, a.oid));
+                i += 1;
+            }
+            Ordering::Greater => {
+                out.push(Difference::Added(b.name, b.mode, b.oid));
+                j += 1;
+            }
+            Ordering::Equal => {
+                if a.oid != b.oid || a.mode != b.mode {
+                    out.push(Difference::Changed(a.name, (a.mode, a.oid), (b.mode, b.oid)));
+                }
+                (i, j) = (i + 1, j + 1);
+            }
+        }
+    }
+    out.extend(
+        (i..old.len())
+            .map(|i| old.listed_at(i))
+            .map(|a| Difference::Removed(a.name, a.mode, a.oid)),
+    );
+    out.extend(
+        (j..new.len())
+            .map(|j| new.listed_at(j))
+            .map(|b| Difference::Added(b.name, b.mode, b.oid)),
+    );
+    out
+}
+
+/// How many leading bytes `a` and `b` share: compared a block at a time, then
+/// byte by byte inside the first block that differs.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    const BLOCK: usize = 1024;
+    let len = a.len().min(b.len());
+    let mut at = 0;
+    while at + BLOCK <= len && a[at..at + BLOCK] == b[at..at + BLOCK] {
+        at += BLOCK;
+    }
+    at + a[at..len].iter().zip(&b[at..len]).take_while(|(x, y)| x == y).count()
+}
+
+/// The walk of two listings in git order behind [`differences`].
+fn merged_differences<'f>(
     old: impl Iterator<Item = Listed<'f>>,
     new: impl Iterator<Item = Listed<'f>>,
 ) -> Vec<Difference<'f>> {
@@ -388,7 +476,7 @@ mod tests {
             ("40000", b"d", 5),
             ("40000", b"e", 6),
         ]);
-        let found = differences(old.listed(), new.listed());
+        let found = differences(Some(&old), Some(&new));
         // The file `a` went (the folder `a` stayed), `b` became executable, `c` changed.
         assert_eq!(names(&found), ["-a", "~b", "+bb", "~c", "+e"]);
         assert_eq!(
@@ -399,12 +487,68 @@ mod tests {
                 (EntryMode::from(EntryKind::BlobExecutable), oid(3))
             )
         );
-        assert!(differences(new.listed(), new.listed()).is_empty());
+        assert!(differences(Some(&new), Some(&new)).is_empty());
         let empty = folder(&[]);
         assert_eq!(
-            names(&differences(empty.listed(), old.listed())),
+            names(&differences(Some(&empty), Some(&old))),
             ["+a", "+a", "+b", "+c", "+d"]
         );
+    }
+
+    /// A tree in git order from (mode, name, id byte) entries given in any order.
+    fn sorted_folder(mut entries: Vec<(&'static str, Vec<u8>, u8)>) -> Folder {
+        let is_tree = |mode: &str| mode == "40000";
+        entries.sort_by(|a, b| name_order(&a.1, is_tree(a.0), &b.1, is_tree(b.0)));
+        let borrowed: Vec<(&str, &[u8], u8)> = entries.iter().map(|(m, n, id)| (*m, n.as_slice(), *id)).collect();
+        folder(&borrowed)
+    }
+
+    #[test]
+    fn runs_of_equal_bytes_are_skipped_with_the_same_differences_as_a_walk() {
+        // Deterministic xorshift: wide folders with a few entries added, removed,
+        // changed in id or mode, or turned into a folder; names share prefixes of
+        // every length so equal runs end inside entries as well as between them.
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move |below: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % below
+        };
+        let modes = ["100644", "100755", "120000", "40000"];
+        for round in 0..40 {
+            let width = [0, 1, 2, 50, 3000][round % 5];
+            let mut old = Vec::new();
+            for k in 0..width {
+                let name = format!("{}{}", "s".repeat(next(3) as usize), k * 7 + next(7) as usize);
+                old.push((modes[next(4) as usize], name.into_bytes(), next(250) as u8));
+            }
+            old.sort_by(|a, b| a.1.cmp(&b.1));
+            old.dedup_by(|a, b| a.1 == b.1);
+            let mut new = old.clone();
+            for _ in 0..next(8) {
+                if new.is_empty() {
+                    break;
+                }
+                let at = next(new.len() as u64) as usize;
+                match next(5) {
+                    0 => drop(new.remove(at)),
+                    1 => new.push((modes[next(4) as usize], format!("added{}", next(1000)).into_bytes(), 1)),
+                    2 => new[at].2 = new[at].2.wrapping_add(1),
+                    3 => new[at].0 = modes[(modes.iter().position(|m| *m == new[at].0).unwrap() + 1) % 4],
+                    _ => new.push(("40000", new[at].1.clone(), 9)),
+                }
+            }
+            new.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(b.0)));
+            new.dedup_by(|a, b| a.1 == b.1 && (a.0 == "40000") == (b.0 == "40000"));
+            let (old, new) = (sorted_folder(old), sorted_folder(new));
+            assert!(old.sorted && new.sorted, "round {round}: the trees are in git order");
+            let walked = merged_differences(old.listed(), new.listed());
+            assert_eq!(differences(Some(&old), Some(&new)), walked, "round {round}");
+            assert_eq!(differences(Some(&new), Some(&old)).len(), walked.len(), "round {round}");
+            assert!(differences(Some(&old), Some(&old)).is_empty());
+            assert_eq!(differences(None, Some(&new)).len(), new.len());
+        }
     }
 
     #[test]

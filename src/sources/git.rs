@@ -289,6 +289,28 @@ impl FolderCache {
     }
 }
 
+/// Tree objects of at least this many bytes (about 10,000 entries) are decoded
+/// two at a time by [`GitCache::folder_pair`]; a thread costs more than a smaller one.
+const WIDE_TREE_BYTES: u64 = 512 * 1024;
+
+/// One side of a folder an update compares: absent where the folder is not.
+type MaybeFolder = Option<Rc<Folder>>;
+
+/// Why a tree could not be read as a folder.
+#[derive(Debug, thiserror::Error)]
+enum DecodeFolderError {
+    #[error(transparent)]
+    Find(#[from] gix::Error),
+    #[error(transparent)]
+    Malformed(#[from] super::folder::MalformedTree),
+}
+
+/// Reads and parses the tree `id` of `repo`.
+fn decode_folder(repo: &Repository, id: ObjectId) -> std::result::Result<Folder, DecodeFolderError> {
+    let mut tree = repo.find_tree(id)?;
+    Ok(Folder::parse(std::mem::take(&mut tree.data), repo.object_hash())?)
+}
+
 /// Never set: fetches run to completion unless they fail.
 static NEVER_INTERRUPT: AtomicBool = AtomicBool::new(false);
 
@@ -785,12 +807,48 @@ impl GitCache {
         if let Some(folder) = self.folders.borrow().folders.get(&id) {
             return Ok(folder.clone());
         }
-        let mut tree = self.repo.find_tree(id).map_err(|e| self.corrupted(e))?;
-        let folder = Folder::parse(std::mem::take(&mut tree.data), self.repo.object_hash())
-            .map(Rc::new)
-            .map_err(|e| self.corrupted(e))?;
+        let folder = Rc::new(decode_folder(&self.repo, id).map_err(|e| self.corrupted(e))?);
         self.folders.borrow_mut().insert(id, folder.clone());
         Ok(folder)
+    }
+
+    /// The folders `old` and `new` as [`GitCache::folder`] gives them. When both
+    /// are wide and not parsed yet (the two sides of a 100,000-entry folder an
+    /// update compares), `new` is decoded on a second thread meanwhile: each
+    /// inflates megabytes, and a delta inflates its base once more.
+    fn folder_pair(&self, old: Option<ObjectId>, new: Option<ObjectId>) -> Result<(MaybeFolder, MaybeFolder)> {
+        let unparsed_and_wide = |id: ObjectId| {
+            !self.folders.borrow().folders.contains_key(&id)
+                && matches!(self.repo.try_find_header(id), Ok(Some(h)) if h.size() >= WIDE_TREE_BYTES)
+        };
+        if let (Some(old), Some(new)) = (old, new)
+            && unparsed_and_wide(old)
+            && unparsed_and_wide(new)
+        {
+            let mut other = self.repo.clone();
+            // The thread reads one tree: a cache of delta bases would only copy it once more.
+            other.objects.unset_pack_cache();
+            let (old_folder, new_folder) = std::thread::scope(|scope| {
+                let new_folder = scope.spawn(move || decode_folder(&other, new));
+                let old_folder = decode_folder(&self.repo, old);
+                (
+                    old_folder,
+                    new_folder
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                )
+            });
+            let cached = |id, decoded: std::result::Result<Folder, DecodeFolderError>| {
+                let folder = Rc::new(decoded.map_err(|e| self.corrupted(e))?);
+                self.folders.borrow_mut().insert(id, folder.clone());
+                Ok::<_, Error>(folder)
+            };
+            return Ok((Some(cached(old, old_folder)?), Some(cached(new, new_folder)?)));
+        }
+        Ok((
+            old.map(|id| self.folder(id)).transpose()?,
+            new.map(|id| self.folder(id)).transpose()?,
+        ))
     }
 
     /// Every file below the tree `id`, with paths prefixed by `prefix` (its repository path).
@@ -826,10 +884,7 @@ impl GitCache {
             if old == new {
                 continue;
             }
-            let (old, new) = (
-                old.map(|id| self.folder(id)).transpose()?,
-                new.map(|id| self.folder(id)).transpose()?,
-            );
+            let (old, new) = self.folder_pair(old, new)?;
             let path = |name: &[u8]| {
                 let mut path = prefix.clone();
                 if !path.is_empty() {
@@ -838,9 +893,7 @@ impl GitCache {
                 path.extend_from_slice(name);
                 path
             };
-            let old_entries = old.as_deref().into_iter().flat_map(|f| f.listed());
-            let new_entries = new.as_deref().into_iter().flat_map(|f| f.listed());
-            for difference in differences(old_entries, new_entries) {
+            for difference in differences(old.as_deref(), new.as_deref()) {
                 let (name, before, after) = match difference {
                     Difference::Removed(name, mode, oid) => (name, Some((mode, oid)), None),
                     Difference::Added(name, mode, oid) => (name, None, Some((mode, oid))),
@@ -1666,5 +1719,70 @@ mod tests {
         ] {
             assert!(std::fs::symlink_metadata(to.join(taken)).is_err(), "{taken} was taken");
         }
+    }
+
+    /// Two sides of a folder wide enough to be decoded on two threads, with files
+    /// changed, removed, added and one turned into a folder, give every changed
+    /// path (decoded side by side, then again from the folders already parsed),
+    /// and a folder compared with itself gives none.
+    #[test]
+    fn wide_folders_decoded_side_by_side_give_every_changed_path() {
+        use gix::objs::{Tree, tree::Entry};
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, _) = GitCache::open_or_create(&dir.path().join("cache")).unwrap();
+        let repo = &cache.repo;
+        let (same, edited) = (
+            repo.write_blob("same\n").unwrap().detach(),
+            repo.write_blob("edited\n").unwrap().detach(),
+        );
+        let file = |name: String, oid| Entry {
+            mode: EntryKind::Blob.into(),
+            filename: name.into(),
+            oid,
+        };
+        let write_tree = |mut entries: Vec<Entry>| {
+            entries.sort();
+            repo.write_object(Tree { entries }).unwrap().detach()
+        };
+        // 16,000 entries of about 40 bytes: past WIDE_TREE_BYTES.
+        let wide: Vec<Entry> = (0..16_000).map(|i| file(format!("s{i:05}"), same)).collect();
+        let mut changed = wide.clone();
+        changed[10].oid = edited;
+        changed[15_999].oid = edited;
+        changed.remove(8_000);
+        changed.push(file("s16000".into(), same));
+        changed[500] = Entry {
+            mode: EntryKind::Tree.into(),
+            filename: "s00500".into(),
+            oid: write_tree(vec![file("SKILL.md".into(), same)]),
+        };
+        let root = |skills| {
+            write_tree(vec![
+                file("README.md".into(), same),
+                Entry {
+                    mode: EntryKind::Tree.into(),
+                    filename: "skills".into(),
+                    oid: skills,
+                },
+            ])
+        };
+        let (old_skills, new_skills) = (write_tree(wide), write_tree(changed));
+        for side in [old_skills, new_skills] {
+            assert!(repo.find_header(side).unwrap().size() >= WIDE_TREE_BYTES);
+        }
+        let (old, new) = (root(old_skills), root(new_skills));
+        let expected = [
+            "skills/s00010",
+            "skills/s00500",
+            "skills/s00500/SKILL.md",
+            "skills/s08000",
+            "skills/s15999",
+            "skills/s16000",
+        ];
+        // Both sides new to the cache (two threads), then already parsed (none).
+        let fresh = GitCache::open(&cache.dir).unwrap();
+        assert_eq!(fresh.changed_paths(old, new).unwrap(), expected);
+        assert_eq!(fresh.changed_paths(new, old).unwrap(), expected);
+        assert!(fresh.changed_paths(old, old).unwrap().is_empty());
     }
 }
