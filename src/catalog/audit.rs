@@ -7,7 +7,7 @@ use rusqlite::params;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Catalog, db_error, latest_migration};
+use super::{Catalog, LATEST_MIGRATION, db_error};
 use crate::error::{Error, Result};
 use crate::progress::Progress;
 
@@ -608,7 +608,7 @@ impl Catalog {
                 |r| r.get(0),
             )
             .map_err(db_error)?;
-        Ok((applied, latest_migration()))
+        Ok((applied, LATEST_MIGRATION))
     }
 
     /// The blake3 of every file any install wrote (their originals are kept in `objects/`).
