@@ -11,6 +11,28 @@ use super::{Catalog, LATEST_MIGRATION, db_error};
 use crate::error::{Error, Result};
 use crate::progress::Progress;
 
+/// The tables that grow with the artifacts, largest first (pages with their
+/// indexes at 100,000 artifacts: 22k, 21k, 8k, 5k, 3k, 2k of 60k).
+const LARGEST_TABLES: [&str; 6] = [
+    "artifacts",
+    "artifact_texts",
+    "artifact_files",
+    "artifact_version_files",
+    "artifact_versions",
+    "artifact_events",
+];
+
+/// The lines a checking pragma returns on `conn`, without its `ok`.
+fn pragma_lines(conn: &rusqlite::Connection, pragma: &str) -> Result<Vec<String>> {
+    let mut stmt = conn.prepare(pragma).map_err(db_error)?;
+    let lines = stmt
+        .query_map([], |r| r.get::<_, String>(0))
+        .map_err(db_error)?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(db_error)?;
+    Ok(lines.into_iter().filter(|l| l != "ok").collect())
+}
+
 /// One exported record, tagged with its kind in a `record` field.
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "record", rename_all = "lowercase")]
@@ -550,35 +572,75 @@ impl Catalog {
     }
 
     /// SQLite's own integrity check: the problems it reports (none when sound).
-    /// Unless `full`, the quick check, without evaluating CHECK constraints: it
-    /// still reads every page and every row (the b-trees, the free list, each
-    /// record's format, NOT NULL columns), but not that each index matches its
-    /// table or that each `kind IN (...)` holds, which are the slow parts (SQLite
-    /// builds each constraint's list again for every row: a third of the quick
-    /// check's time at 100,000 artifacts) and damage aam's own writes cannot leave.
+    /// `full`: `PRAGMA integrity_check`, everything SQLite checks. Otherwise the
+    /// quick check of each table with its indexes (`PRAGMA quick_check(table)`),
+    /// tables taken in turn by two read-only connections on two threads (a
+    /// catalog of 100,000 artifacts: 0.45 s on one, 0.24 s on two), without
+    /// evaluating CHECK constraints. It reads every page of every table and index
+    /// (the b-trees, each record's format, NOT NULL columns). It does not compare
+    /// an index with its table or evaluate a `kind IN (...)` (SQLite builds each
+    /// constraint's list again for every row: a third of the quick check's time),
+    /// nor account for the file's pages as a whole (the free list, a page no
+    /// table uses, a page two tables claim): damage aam's own writes cannot
+    /// leave, which `full` looks for.
     pub fn integrity_problems(&self, full: bool) -> Result<Vec<String>> {
         if full {
-            return self.pragma_lines("PRAGMA integrity_check");
+            return pragma_lines(&self.conn, "PRAGMA integrity_check");
         }
-        self.conn
-            .execute_batch("PRAGMA ignore_check_constraints = ON")
+        let path = self
+            .conn
+            .path()
+            .filter(|p| !p.is_empty())
+            .map(std::path::PathBuf::from)
+            .ok_or_else(|| Error::internal("the catalog has no file to check"))?;
+        let tables = self.tables_largest_first()?;
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let check_tables = || -> Result<Vec<String>> {
+            let conn = rusqlite::Connection::open_with_flags(
+                &path,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
             .map_err(db_error)?;
-        let lines = self.pragma_lines("PRAGMA quick_check");
-        // The connection is pooled: writes through it must check constraints again.
-        self.conn
-            .execute_batch("PRAGMA ignore_check_constraints = OFF")
-            .map_err(db_error)?;
-        lines
+            conn.busy_timeout(std::time::Duration::from_secs(10))
+                .map_err(db_error)?;
+            conn.execute_batch("PRAGMA ignore_check_constraints = ON")
+                .map_err(db_error)?;
+            let mut problems = Vec::new();
+            while let Some(table) = tables.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                let quoted = table.replace('"', "\"\"");
+                problems.extend(pragma_lines(&conn, &format!("PRAGMA quick_check(\"{quoted}\")"))?);
+            }
+            Ok(problems)
+        };
+        std::thread::scope(|scope| {
+            let other = scope.spawn(check_tables);
+            let mut problems = check_tables()?;
+            problems.extend(other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?);
+            Ok(problems)
+        })
     }
 
-    fn pragma_lines(&self, pragma: &str) -> Result<Vec<String>> {
-        let mut stmt = self.conn.prepare(pragma).map_err(db_error)?;
-        let lines = stmt
-            .query_map([], |r| r.get::<_, String>(0))
-            .map_err(db_error)?
-            .collect::<rusqlite::Result<Vec<_>>>()
+    /// The catalog's tables, the ones that grow with the artifacts first in the
+    /// order of their size at 100,000 artifacts, so that two connections taking
+    /// them in turn finish together.
+    fn tables_largest_first(&self) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
             .map_err(db_error)?;
-        Ok(lines.into_iter().filter(|l| l != "ok").collect())
+        let mut tables: Vec<String> = stmt
+            .query_map([], |r| r.get(0))
+            .map_err(db_error)?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(db_error)?;
+        let rank = |table: &String| {
+            LARGEST_TABLES
+                .iter()
+                .position(|t| t == table)
+                .unwrap_or(LARGEST_TABLES.len())
+        };
+        tables.sort_by_key(rank);
+        Ok(tables)
     }
 
     /// Rows whose foreign key points at nothing, as `table (row N) -> parent`.
@@ -661,6 +723,26 @@ impl Catalog {
 #[cfg(test)]
 mod tests {
     use super::super::Catalog;
+    use super::LARGEST_TABLES;
+
+    #[test]
+    fn the_quick_check_takes_every_table_the_largest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let catalog = Catalog::open(&dir.path().join("catalog.db")).unwrap();
+        let tables = catalog.tables_largest_first().unwrap();
+        assert_eq!(
+            tables[..LARGEST_TABLES.len()],
+            LARGEST_TABLES,
+            "each is a table of the schema"
+        );
+        let count: i64 = catalog
+            .conn
+            .query_row("SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table'", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(tables.len() as i64, count);
+    }
 
     #[test]
     fn the_quick_check_leaves_check_constraints_to_the_full_one_and_restores_them() {
