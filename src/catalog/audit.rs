@@ -2,6 +2,7 @@
 //! records streamed from one read transaction), statistics and health checks.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rusqlite::params;
 use serde::Serialize;
@@ -587,42 +588,67 @@ impl Catalog {
         if full {
             return pragma_lines(&self.conn, "PRAGMA integrity_check");
         }
-        let path = self
-            .conn
-            .path()
-            .filter(|p| !p.is_empty())
-            .map(std::path::PathBuf::from)
-            .ok_or_else(|| Error::internal("the catalog has no file to check"))?;
         let tables = self.tables_largest_first()?;
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let check_tables = || -> Result<Vec<String>> {
-            let conn = rusqlite::Connection::open_with_flags(
-                &path,
-                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-            )
-            .map_err(db_error)?;
-            conn.busy_timeout(std::time::Duration::from_secs(10))
+        let (Ok(first), Ok(second)) = (self.check_connection(), self.check_connection()) else {
+            // The file cannot be opened again (moved aside while this handle stays
+            // open): it is checked whole through this handle.
+            self.conn
+                .execute_batch("PRAGMA ignore_check_constraints = ON")
                 .map_err(db_error)?;
-            conn.execute_batch("PRAGMA ignore_check_constraints = ON")
+            let lines = pragma_lines(&self.conn, "PRAGMA quick_check");
+            // The connection is pooled: writes through it must check constraints again.
+            self.conn
+                .execute_batch("PRAGMA ignore_check_constraints = OFF")
                 .map_err(db_error)?;
+            return lines;
+        };
+        let next = AtomicUsize::new(0);
+        let check_tables = |conn: rusqlite::Connection| -> Result<Vec<String>> {
             let mut problems = Vec::new();
-            while let Some(table) = tables.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+            while let Some(table) = tables.get(next.fetch_add(1, Ordering::Relaxed)) {
                 let quoted = table.replace('"', "\"\"");
-                problems.extend(pragma_lines(&conn, &format!("PRAGMA quick_check(\"{quoted}\")"))?);
+                match pragma_lines(&conn, &format!("PRAGMA quick_check(\"{quoted}\")")) {
+                    Ok(lines) => problems.extend(lines),
+                    Err(e) => {
+                        // The other connection stops at its next table.
+                        next.store(tables.len(), Ordering::Relaxed);
+                        return Err(e);
+                    }
+                }
             }
             Ok(problems)
         };
         std::thread::scope(|scope| {
-            let other = scope.spawn(check_tables);
-            let mut problems = check_tables()?;
+            let other = scope.spawn(|| check_tables(second));
+            let mut problems = check_tables(first)?;
             problems.extend(other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?);
             Ok(problems)
         })
     }
 
-    /// The catalog's tables, the ones that grow with the artifacts first in the
-    /// order of their size at 100,000 artifacts, so that two connections taking
-    /// them in turn finish together.
+    /// A read-only connection to the catalog's file for the quick check, CHECK
+    /// constraints left out.
+    fn check_connection(&self) -> Result<rusqlite::Connection> {
+        let path = self
+            .conn
+            .path()
+            .filter(|p| !p.is_empty())
+            .ok_or_else(|| Error::internal("the catalog has no file to check"))?;
+        let conn = rusqlite::Connection::open_with_flags(
+            path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(db_error)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(db_error)?;
+        conn.execute_batch("PRAGMA ignore_check_constraints = ON")
+            .map_err(db_error)?;
+        Ok(conn)
+    }
+
+    /// The catalog's tables: `sqlite_schema`, then the ones that grow with the
+    /// artifacts in the order of their size at 100,000 artifacts (so that two
+    /// connections taking them in turn finish together), then the others.
     fn tables_largest_first(&self) -> Result<Vec<String>> {
         let mut stmt = self
             .conn
@@ -640,6 +666,9 @@ impl Catalog {
                 .unwrap_or(LARGEST_TABLES.len())
         };
         tables.sort_by_key(rank);
+        // The schema's own b-tree, listed nowhere: checked first, its root page 1
+        // has SQLite check the free list too.
+        tables.insert(0, "sqlite_schema".to_string());
         Ok(tables)
     }
 
@@ -730,8 +759,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let catalog = Catalog::open(&dir.path().join("catalog.db")).unwrap();
         let tables = catalog.tables_largest_first().unwrap();
+        assert_eq!(tables[0], "sqlite_schema");
         assert_eq!(
-            tables[..LARGEST_TABLES.len()],
+            tables[1..=LARGEST_TABLES.len()],
             LARGEST_TABLES,
             "each is a table of the schema"
         );
@@ -741,11 +771,66 @@ mod tests {
                 r.get(0)
             })
             .unwrap();
-        assert_eq!(tables.len() as i64, count);
+        assert_eq!(tables.len() as i64, count + 1);
+    }
+
+    /// Writes `bytes` at `offset` of the catalog file at `path` (closed).
+    fn damage(path: &std::path::Path, offset: u64, bytes: &[u8]) {
+        use std::os::unix::fs::FileExt;
+        let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+        file.write_at(bytes, offset).unwrap();
     }
 
     #[test]
-    fn the_quick_check_leaves_check_constraints_to_the_full_one_and_restores_them() {
+    fn the_quick_check_finds_a_damaged_index_and_a_damaged_free_list() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("catalog.db");
+        let (index_page, page_size) = {
+            let catalog = Catalog::open(&path).unwrap();
+            catalog
+                .conn
+                .execute_batch(
+                    "INSERT INTO sources (name, kind, url, cache_key, added_at) VALUES ('s', 'git', 'u', 'k', 'now');
+                     CREATE TABLE scratch (x);",
+                )
+                .unwrap();
+            for _ in 0..20 {
+                catalog
+                    .conn
+                    .execute("INSERT INTO scratch VALUES (randomblob(3000))", [])
+                    .unwrap();
+            }
+            catalog.conn.execute_batch("DROP TABLE scratch").unwrap();
+            let free: i64 = catalog
+                .conn
+                .query_row("PRAGMA freelist_count", [], |r| r.get(0))
+                .unwrap();
+            assert!(free > 0, "the dropped table left free pages");
+            assert!(catalog.integrity_problems(false).unwrap().is_empty());
+            catalog
+                .conn
+                .query_row(
+                    "SELECT rootpage, (SELECT page_size FROM pragma_page_size) FROM sqlite_schema
+                     WHERE tbl_name = 'sources' AND type = 'index' ORDER BY rootpage LIMIT 1",
+                    [],
+                    |r| Ok((r.get::<_, u32>(0)?, r.get::<_, u32>(1)?)),
+                )
+                .unwrap()
+        };
+        let pristine = std::fs::read(&path).unwrap();
+        // A page of an index overwritten in place: no table is damaged.
+        damage(&path, u64::from(index_page - 1) * u64::from(page_size), &[0xA5; 64]);
+        let problems = Catalog::open(&path).and_then(|c| c.integrity_problems(false));
+        assert!(problems.as_ref().is_ok_and(|p| !p.is_empty()), "{problems:?}");
+        // The free list's first trunk page (the file header at offset 32) past the file's end.
+        std::fs::write(&path, &pristine).unwrap();
+        damage(&path, 32, &0x7fff_0000_u32.to_be_bytes());
+        let problems = Catalog::open(&path).and_then(|c| c.integrity_problems(false));
+        assert!(problems.as_ref().is_ok_and(|p| !p.is_empty()), "{problems:?}");
+    }
+
+    #[test]
+    fn the_quick_check_leaves_check_constraints_to_the_full_one() {
         let dir = tempfile::tempdir().unwrap();
         let catalog = Catalog::open(&dir.path().join("catalog.db")).unwrap();
         catalog
@@ -762,11 +847,5 @@ mod tests {
             full.iter().any(|p| p.contains("CHECK constraint failed in sources")),
             "{full:?}"
         );
-        // The quick check switched constraints off only while it ran.
-        let write = catalog.conn.execute(
-            "INSERT INTO sources (name, kind, url, cache_key, added_at) VALUES ('t', 'svn', 'u', 'k', 'now')",
-            [],
-        );
-        assert!(write.is_err(), "{write:?}");
     }
 }

@@ -46,7 +46,7 @@ const MAX_BYTES: u64 = 4096;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CheckKind {
-    /// `PRAGMA quick_check`.
+    /// SQLite's quick check, table by table (see `Catalog::integrity_problems`).
     Quick,
     /// `PRAGMA integrity_check`.
     Full,
