@@ -660,14 +660,17 @@ fn root_name(root: &Path) -> String {
 mod tests {
     use super::*;
 
+    /// Writes `text` to the file `rel` below `root`, making its folders.
+    fn write_in(root: &Path, rel: &str, text: &str) {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
     #[test]
     fn finds_project_artifacts_and_skips_aam_state() {
         let dir = tempfile::tempdir().unwrap();
-        let write = |rel: &str, text: &str| {
-            let path = dir.path().join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        };
+        let write = |rel: &str, text: &str| write_in(dir.path(), rel, text);
         write(".cursor/rules/style.mdc", "---\ndescription: Style\n---\n");
         write(".claude/agents/helper.md", "---\nname: helper\n---\n");
         write("CLAUDE.md", "# Project notes\n");
@@ -803,11 +806,7 @@ mod tests {
     fn the_kept_record_equals_a_fresh_walk() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("project");
-        let write = |rel: &str, text: &str| {
-            let path = root.join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        };
+        let write = |rel: &str, text: &str| write_in(&root, rel, text);
         write("skills/a/SKILL.md", "---\nname: a\ndescription: first\n---\n");
         write("skills/b/SKILL.md", "---\nname: b\n---\n");
         write(".claude/agents/helper.md", "---\nname: helper\n---\n");
@@ -882,11 +881,7 @@ mod tests {
     fn a_refresh_within_named_folders_equals_a_fresh_walk() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("project");
-        let write = |rel: &str, text: &str| {
-            let path = root.join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        };
+        let write = |rel: &str, text: &str| write_in(&root, rel, text);
         write("skills/a/SKILL.md", "---\nname: a\n---\n");
         write("skills/a/references/one.md", "one\n");
         write("deep/skills/d/SKILL.md", "---\nname: d\n---\n");
@@ -1030,11 +1025,7 @@ mod tests {
     #[test]
     fn the_walk_applies_the_project_s_ignore_files() {
         let dir = tempfile::tempdir().unwrap();
-        let write = |rel: &str, text: &str| {
-            let path = dir.path().join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        };
+        let write = |rel: &str, text: &str| write_in(dir.path(), rel, text);
         write(".git/info/exclude", "/drafts/\n");
         write(".gitignore", "*.log\n");
         write(".ignore", "!keep.log\n");
@@ -1084,11 +1075,7 @@ mod tests {
     #[test]
     fn a_refresh_reads_only_what_moved() {
         let dir = tempfile::tempdir().unwrap();
-        let write = |rel: &str, text: &str| {
-            let path = dir.path().join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        };
+        let write = |rel: &str, text: &str| write_in(dir.path(), rel, text);
         write("skills/a/SKILL.md", "---\nname: a\n---\n");
         write("skills/b/SKILL.md", "---\nname: b\n---\n");
         age(dir.path());
