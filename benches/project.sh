@@ -16,8 +16,11 @@
 # repository, so it is a project with nothing in it). Then the same calls
 # through one running `aam mcp serve --root` (benches/mcp_project.py): its
 # first call, warm calls answered from its watches, and calls right after one
-# file changed and after one skill was added. Then the CLI calls again while
-# `aam watch` runs in the project (each asks it instead of checking the files).
+# file changed and after one skill was added. All of that with
+# AAM_PROJECT_AUTO_WATCH=0, so each command checks the files itself. Then the
+# CLI calls again as aam runs them by default: the first starts `aam watch` in
+# the background (the project is past project.auto_watch entries) and each
+# later one asks it instead of checking the files.
 # Targets: warm candidates and search <= 100 ms at 20k (<= 300 ms right after one
 # file changed), flat at 100k; through the MCP server, warm calls flat (a few
 # ms). Prints `uptime` first: figures depend on load.
@@ -78,6 +81,8 @@ for n in $sizes; do
   export AAM_HOME="$home"
   echo "== $n skills ($(git -C "$project" ls-files | wc -l) files)"
   cd "$project"
+  # First each command checks the project's files itself (no watcher started).
+  export AAM_PROJECT_AUTO_WATCH=0
   report "candidates, first call" "$(time_ms "$aam" source candidates --limit 50 --json)"
   total=$("$aam" source candidates --limit 1 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])')
   echo "candidates total: $total"
@@ -92,18 +97,21 @@ for n in $sizes; do
 
   python3 "$root/benches/mcp_project.py" "$aam" "$project" "$runs"
 
-  # The same CLI calls while `aam watch` runs in the project: each asks it
-  # whether the record is current instead of checking the files itself.
-  rm -f "$work/watch.out"
-  "$aam" watch > "$work/watch.out" 2> /dev/null &
-  watcher=$!
-  until [ -s "$work/watch.out" ]; do sleep 0.05; done
+  # The same CLI calls as aam runs them by default: the first command that
+  # checks the whole project (past project.auto_watch entries) starts `aam
+  # watch` in the background, and each later one asks it whether the record is
+  # current instead of checking the files itself.
+  unset AAM_PROJECT_AUTO_WATCH
+  report "auto watch: candidates, the call that starts the watcher" \
+    "$(time_ms "$aam" source candidates --limit 50 --json)"
+  until ls "$home"/run/*.sock > /dev/null 2>&1; do sleep 0.05; done
   "$aam" source candidates --limit 1 --json > /dev/null # waits for its first refresh
   t=(); for _ in $(seq "$runs"); do t+=("$(time_ms "$aam" source candidates --limit 50 --json)"); done
-  report "with aam watch: candidates warm" "${t[@]}"
-  candidates_after_edits "with aam watch: "
-  candidates_after_new_skills "with aam watch: "
-  kill "$watcher" && wait "$watcher" || true
+  report "auto watch: candidates warm" "${t[@]}"
+  candidates_after_edits "auto watch: "
+  candidates_after_new_skills "auto watch: "
+  rm -f "$home"/run/*.sock # the watcher stops within a second
+  export AAM_PROJECT_AUTO_WATCH=0
 
   t=(); for _ in $(seq "$runs"); do t+=("$(time_ms git status --porcelain)"); done
   report "reference: git status --porcelain" "${t[@]}"

@@ -134,6 +134,25 @@ pub struct Settings {
     /// Time limits of remote fetches (`docs/sources.md`).
     #[serde(default, skip_serializing_if = "FetchSettings::is_unset")]
     pub fetch: FetchSettings,
+    /// How commands treat the project they run in (`docs/search.md`).
+    #[serde(default, skip_serializing_if = "ProjectSettings::is_unset")]
+    pub project: ProjectSettings,
+}
+
+/// `project.auto_watch`: from how many folders and files checked per call a
+/// command starts a watcher of its project (`0`: never).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProjectSettings {
+    /// The number (default [`crate::project::spawn::DEFAULT_AUTO_WATCH`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_watch: Option<u64>,
+}
+
+impl ProjectSettings {
+    /// Whether it is unset.
+    pub fn is_unset(&self) -> bool {
+        self.auto_watch.is_none()
+    }
 }
 
 /// `fetch.timeout` and `fetch.stall_timeout`, in whole seconds.

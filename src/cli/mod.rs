@@ -198,7 +198,7 @@ pub(super) fn recover_pending(ctx: &Context) {
 
 fn run(cli: Cli) -> Result<i32> {
     let cwd = std::env::current_dir().map_err(|e| Error::io("read", std::path::Path::new("."), e))?;
-    let mut ctx = Context::new(AamHome::from_env()?, cwd);
+    let mut ctx = Context::new(AamHome::from_env()?, cwd).starting_watchers();
     if !cli.json && std::io::stderr().is_terminal() {
         ctx.progress = Arc::new(progress::TerminalProgress::default());
     }

@@ -122,7 +122,9 @@ fn call_tool(command: ToolCommand) -> Result<Value> {
         return Err(Error::invalid_argument(format!("no tool named `{name}`")).with_hint(hint));
     };
     let cwd = std::env::current_dir().map_err(|e| Error::io("read", Path::new("."), e))?;
-    let ctx = Context::new(AamHome::from_env()?, cwd.clone()).sandboxed(&cwd)?;
+    let ctx = Context::new(AamHome::from_env()?, cwd.clone())
+        .starting_watchers()
+        .sandboxed(&cwd)?;
     crate::tools::call(&ctx, &spec, value, read_only_mode(), &next_request_id())
 }
 

@@ -3,11 +3,13 @@
 //! serve` does besides serving; see `project::ask`).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Args;
 
 use super::Output;
 use crate::error::{Error, ErrorCode, Result};
+use crate::project::ask::Listening;
 use crate::tools::Context;
 
 #[derive(Debug, Args)]
@@ -15,6 +17,9 @@ pub(super) struct WatchArgs {
     /// Project folder to watch (default: the working directory's project).
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
+    /// Stop after this many seconds with no command asking (default: run until stopped).
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    idle_timeout: Option<u64>,
 }
 
 pub(super) fn run(ctx: &Context, out: &Output, args: WatchArgs) -> Result<i32> {
@@ -28,7 +33,7 @@ pub(super) fn run(ctx: &Context, out: &Output, args: WatchArgs) -> Result<i32> {
     }
     let project = crate::project::root(&root);
     let ctx = Context::new(ctx.home.clone(), project.clone()).watching();
-    let Some(_listening) = ctx.answer_commands()? else {
+    let Some(listening) = ctx.answer_commands()? else {
         return Err(Error::new(
             ErrorCode::Conflict,
             format!("another aam process already watches `{}`", project.display()),
@@ -43,12 +48,19 @@ pub(super) fn run(ctx: &Context, out: &Output, args: WatchArgs) -> Result<i32> {
             project.display()
         )
     })?;
-    wait_for_stop()?;
+    let idle_timeout = args.idle_timeout.map(Duration::from_secs);
+    let why = wait_for_stop(&listening, idle_timeout)?;
+    tracing::info!("stopped watching `{}`: {why}", project.display());
     Ok(0)
 }
 
-/// Blocks until the process is told to stop (Ctrl-C, `SIGTERM`).
-fn wait_for_stop() -> Result<()> {
+/// How often a watcher looks at its socket and at how long it has been idle.
+const LOOK_EVERY: Duration = Duration::from_secs(1);
+
+/// Blocks until the process is told to stop (Ctrl-C, `SIGTERM`), no command
+/// asked for `idle_timeout`, or commands can no longer reach it (its socket
+/// was removed or taken over); returns which.
+fn wait_for_stop(listening: &Listening, idle_timeout: Option<Duration>) -> Result<&'static str> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -60,12 +72,29 @@ fn wait_for_stop() -> Result<()> {
             let mut terminate = signal(SignalKind::terminate())
                 .map_err(|e| Error::internal(format!("cannot wait for SIGTERM: {e}")))?;
             tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = terminate.recv() => {}
+                _ = tokio::signal::ctrl_c() => Ok("interrupted"),
+                _ = terminate.recv() => Ok("terminated"),
+                why = unneeded(listening, idle_timeout) => Ok(why),
             }
         }
         #[cfg(not(unix))]
-        let _ = tokio::signal::ctrl_c().await;
-        Ok(())
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => Ok("interrupted"),
+            why = unneeded(listening, idle_timeout) => Ok(why),
+        }
     })
+}
+
+/// Returns once no command asked for `idle_timeout`, or commands can no
+/// longer reach the watcher; which of the two.
+async fn unneeded(listening: &Listening, idle_timeout: Option<Duration>) -> &'static str {
+    loop {
+        tokio::time::sleep(LOOK_EVERY).await;
+        if !listening.is_reachable() {
+            return "its socket was removed or taken over";
+        }
+        if idle_timeout.is_some_and(|limit| listening.idle_for() >= limit) {
+            return "no command asked within the idle timeout";
+        }
+    }
 }

@@ -74,6 +74,16 @@ pub const KEYS: &[Key] = &[
         per_project: false,
     },
     Key {
+        name: "project.auto_watch",
+        about: "a command that checks this many folders and files of its project or more (no watcher answering) starts `aam watch` in the background for the next commands (a whole number; 0 never starts one; default 20000; `AAM_PROJECT_AUTO_WATCH` overrides it)",
+        get: |s| s.project.auto_watch.map_or(Value::Null, Value::from),
+        set: Some(|s, v| {
+            s.project.auto_watch = count(v)?;
+            Ok(())
+        }),
+        per_project: false,
+    },
+    Key {
         name: "registries",
         about: "configured package registries (change them with `aam registry add|init|remove`)",
         get: |s| serde_json::to_value(&s.registries).unwrap_or(Value::Null),
@@ -120,6 +130,18 @@ fn seconds(value: &str) -> Result<Option<u64>> {
         _ => Err(Error::invalid_argument(format!("`{value}` is not a number of seconds"))
             .with_hint("use a whole number of seconds, at least 1 (empty to unset)")),
     }
+}
+
+/// A count setting: a whole number, `0` included; empty unsets it.
+fn count(value: &str) -> Result<Option<u64>> {
+    let value = value.trim();
+    if value.is_empty() {
+        return Ok(None);
+    }
+    value.parse::<u64>().map(Some).map_err(|_| {
+        Error::invalid_argument(format!("`{value}` is not a whole number"))
+            .with_hint("use a whole number such as 20000, 0 to turn it off (empty to unset)")
+    })
 }
 
 /// The setting named `name`.

@@ -18,7 +18,8 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -52,8 +53,14 @@ struct Answer {
 
 /// Where the process watching the project keyed `key` listens.
 pub fn socket_path(home: &AamHome, key: &str) -> PathBuf {
+    run_file(home, key, "sock")
+}
+
+/// The file of `run/` with the extension `ext` that belongs to the project
+/// keyed `key` (named after a digest of the key).
+pub fn run_file(home: &AamHome, key: &str, ext: &str) -> PathBuf {
     let digest = blake3::hash(key.as_bytes()).to_hex();
-    home.run_dir().join(format!("project-{}.sock", &digest[..16]))
+    home.run_dir().join(format!("project-{}.{ext}", &digest[..16]))
 }
 
 /// The version of the project's record that the process watching it vouches
@@ -134,17 +141,33 @@ pub struct Listening {
     path: PathBuf,
     #[cfg(unix)]
     identity: (u64, u64),
+    /// When a command last connected (or the socket was set up).
+    last_asked: Arc<Mutex<Instant>>,
+}
+
+impl Listening {
+    /// Whether the socket at its path is still this one: not removed, and not
+    /// replaced by another process's (commands cannot reach this one then).
+    pub fn is_reachable(&self) -> bool {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::symlink_metadata(&self.path).is_ok_and(|m| (m.dev(), m.ino()) == self.identity)
+        }
+        #[cfg(not(unix))]
+        false
+    }
+
+    /// How long no command has connected.
+    pub fn idle_for(&self) -> Duration {
+        self.last_asked.lock().unwrap_or_else(|e| e.into_inner()).elapsed()
+    }
 }
 
 impl Drop for Listening {
     fn drop(&mut self) {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::MetadataExt;
-            let ours = std::fs::symlink_metadata(&self.path).is_ok_and(|m| (m.dev(), m.ino()) == self.identity);
-            if ours {
-                let _ = std::fs::remove_file(&self.path);
-            }
+        if self.is_reachable() {
+            let _ = std::fs::remove_file(&self.path);
         }
     }
 }
@@ -187,9 +210,11 @@ pub fn listen(
         other => other.map_err(|e| Error::io("listen on", &path, e))?,
     };
     let meta = std::fs::symlink_metadata(&path).map_err(|e| Error::io("read", &path, e))?;
+    let last_asked = Arc::new(Mutex::new(Instant::now()));
     let listening = Listening {
         path: path.clone(),
         identity: (meta.dev(), meta.ino()),
+        last_asked: last_asked.clone(),
     };
     let key = key.to_string();
     std::thread::Builder::new()
@@ -200,6 +225,7 @@ pub fn listen(
                 tracing::info!("the project's record could not be brought up to date: {}", e.message());
             }
             for stream in listener.incoming() {
+                *last_asked.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
                 match stream {
                     Ok(stream) => answer(stream, &key, &current),
                     Err(e) => tracing::debug!("a command's connection failed: {e}"),
@@ -256,13 +282,15 @@ fn answer(mut stream: std::os::unix::net::UnixStream, key: &str, current: &impl 
 }
 
 /// Makes `run/` readable by its owner only.
-#[cfg(unix)]
-fn make_run_dir(dir: &Path) -> Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    match std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir) {
-        Ok(()) => Ok(()),
-        Err(e) => Err(Error::io("create", dir, e)),
+pub(super) fn make_run_dir(dir: &Path) -> Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
     }
+    builder.create(dir).map_err(|e| Error::io("create", dir, e))
 }
 
 #[cfg(all(test, unix))]

@@ -5,6 +5,7 @@
 //! the catalog's record up to date through them.
 
 pub mod ask;
+pub mod spawn;
 pub mod tree;
 pub mod watch;
 
@@ -128,6 +129,10 @@ pub struct Refreshed {
     /// The record's version this refresh wrote or found current; `None` when
     /// another process's refresh won the race to write it.
     pub version: Option<i64>,
+    /// What [`refresh`] cost: the recorded folders and files it compared with
+    /// the disk, or the entries it walked when there was no record (0 from the
+    /// narrower refreshes of a watcher).
+    pub checked: usize,
 }
 
 /// The catalog's record of the project at `root`, brought up to date first:
@@ -144,13 +149,31 @@ pub fn refresh(catalog: &mut Catalog, root: &Path, large: bool) -> Result<Refres
     let max_entries = if large { usize::MAX } else { max_entries() };
     let Some((id, version)) = catalog.project_head(&key)? else {
         let tree = tree::walk(root, max_entries)?;
-        return written(catalog.record_project(&key, None, &changes(root, None, &tree, &[]))?);
+        let refreshed = written(catalog.record_project(&key, None, &changes(root, None, &tree, &[]))?)?;
+        return Ok(Refreshed {
+            checked: tree.entries(),
+            ..refreshed
+        });
     };
-    let moved = recorded_moved(catalog, root, id)?;
+    let (moved, checked) = recorded_moved(catalog, root, id)?;
+    let refreshed = refresh_moved(catalog, root, (id, version), &moved, max_entries)?;
+    Ok(Refreshed { checked, ..refreshed })
+}
+
+/// The record at `version` brought up to date with what `moved` on disk.
+fn refresh_moved(
+    catalog: &mut Catalog,
+    root: &Path,
+    (id, version): (ProjectId, i64),
+    moved: &[tree::Moved],
+    max_entries: usize,
+) -> Result<Refreshed> {
+    let key = key(root);
     if moved.is_empty() {
         return Ok(Refreshed {
             id,
             version: Some(version),
+            checked: 0,
         });
     }
     // The folders whose entries a change touched: those that moved and those
@@ -166,13 +189,13 @@ pub fn refresh(catalog: &mut Catalog, root: &Path, large: bool) -> Result<Refres
     if dirs.len() <= AROUND_FOLDERS {
         let recorded = entries_in(catalog, id, &dirs)?;
         let mut listings = tree::Listings::default();
-        if let Some(refreshed) = record_in_place(catalog, root, (id, version), &recorded, &moved, &mut listings)? {
+        if let Some(refreshed) = record_in_place(catalog, root, (id, version), &recorded, moved, &mut listings)? {
             return Ok(refreshed);
         }
         let around = Around {
             dirs: &dirs,
             recorded,
-            moved: &moved,
+            moved,
         };
         if let Some(within) = record_around(catalog, root, (id, version), around, listings, max_entries)? {
             return Ok(within.refreshed);
@@ -180,11 +203,11 @@ pub fn refresh(catalog: &mut Catalog, root: &Path, large: bool) -> Result<Refres
     }
     let recorded = catalog.project_entries(id)?;
     let mut listings = tree::Listings::default();
-    if let Some(refreshed) = record_in_place(catalog, root, (id, version), &recorded, &moved, &mut listings)? {
+    if let Some(refreshed) = record_in_place(catalog, root, (id, version), &recorded, moved, &mut listings)? {
         return Ok(refreshed);
     }
     let recorded = Tree::from_recorded(recorded);
-    let now = match tree::apply(root, recorded.clone(), &moved, max_entries, listings)? {
+    let now = match tree::apply(root, recorded.clone(), moved, max_entries, listings)? {
         Some(now) => now,
         None => tree::walk(root, max_entries)?,
     };
@@ -197,17 +220,18 @@ pub fn refresh(catalog: &mut Catalog, root: &Path, large: bool) -> Result<Refres
 }
 
 /// What moved on disk among the recorded folders, main files and ignore files
-/// of project `id`: the folders are checked while the files are read from the
-/// catalog, so the disk and the catalog are read at once.
-fn recorded_moved(catalog: &Catalog, root: &Path, id: ProjectId) -> Result<Vec<tree::Moved>> {
+/// of project `id`, and how many were checked: the folders are checked while
+/// the files are read from the catalog, so the disk and the catalog are read
+/// at once.
+fn recorded_moved(catalog: &Catalog, root: &Path, id: ProjectId) -> Result<(Vec<tree::Moved>, usize)> {
     let dirs = catalog.project_dir_entries(id)?;
     std::thread::scope(|scope| {
         let dirs_moved = scope.spawn(|| tree::moved(root, &dirs));
-        let files = catalog.project_checked_files(id);
-        let files_moved = files.and_then(|files| tree::moved(root, &files));
+        let files = catalog.project_checked_files(id)?;
+        let files_moved = tree::moved(root, &files);
         let mut moved = dirs_moved.join().map_err(|_| tree::checking_failed())??;
         moved.extend(files_moved?);
-        Ok(moved)
+        Ok((moved, dirs.len() + files.len()))
     })
 }
 
@@ -255,6 +279,7 @@ pub fn refresh_within(
             refreshed: Refreshed {
                 id,
                 version: Some(version),
+                checked: checked.len(),
             },
             dirs_came: Vec::new(),
             dirs_went: Vec::new(),
@@ -447,7 +472,11 @@ fn record_in_place(
 }
 
 fn written((id, version): (ProjectId, Option<i64>)) -> Result<Refreshed> {
-    Ok(Refreshed { id, version })
+    Ok(Refreshed {
+        id,
+        version,
+        checked: 0,
+    })
 }
 
 /// The `known` artifacts read again from their edited main files, when no path

@@ -27,6 +27,7 @@ pub struct Context {
     shared: Arc<Shared>,
     sandbox: Option<Arc<Sandbox>>,
     watches: Option<Arc<crate::project::watch::Watches>>,
+    starts_watchers: bool,
 }
 
 /// Connections kept for the life of the process: idle catalog connections and
@@ -53,7 +54,16 @@ impl Context {
             shared: Arc::default(),
             sandbox: None,
             watches: None,
+            starts_watchers: false,
         }
+    }
+
+    /// Starts a watcher in the background when a call had to check a large
+    /// project's files itself ([`crate::project::spawn`]), for the command
+    /// line, whose executable is aam's own.
+    pub fn starting_watchers(mut self) -> Self {
+        self.starts_watchers = true;
+        self
     }
 
     /// Keeps the projects' records current by watching their folders, for a
@@ -68,7 +78,8 @@ impl Context {
     /// through the process's watches when it has them, else through the
     /// process that watches the project when one answers (its version must
     /// still be the catalog's), else by checking the recorded files
-    /// ([`crate::project::current`]).
+    /// ([`crate::project::refresh`]), after which a command may leave a
+    /// watcher running for the next ones ([`Self::starting_watchers`]).
     pub fn current_project(&self, catalog: &mut Catalog, root: &Path, large: bool) -> Result<ProjectId> {
         if let Some(watches) = &self.watches {
             return watches.current(catalog, root, large);
@@ -80,7 +91,38 @@ impl Context {
         {
             return Ok(id);
         }
-        crate::project::current(catalog, root, large)
+        let refreshed = crate::project::refresh(catalog, root, large)?;
+        if self.starts_watchers && !large {
+            self.start_watcher(root, &key, refreshed.checked);
+        }
+        Ok(refreshed.id)
+    }
+
+    /// Starts a watcher for the project at `root` in the background when its
+    /// check covered `checked` folders and files, at least `project.auto_watch`
+    /// of them; a failure is logged, never the call's.
+    fn start_watcher(&self, root: &Path, key: &str, checked: usize) {
+        use crate::project::spawn;
+        // Read-only mode starts no process that writes the catalog.
+        if !crate::project::watch::supported() || crate::tools::read_only_mode() {
+            return;
+        }
+        let setting = match self.home.load_settings() {
+            Ok(settings) => settings.project.auto_watch,
+            Err(e) => {
+                tracing::debug!("not starting a watcher: {}", e.message());
+                return;
+            }
+        };
+        if spawn::threshold(setting).is_none_or(|from| (checked as u64) < from) {
+            return;
+        }
+        let started = std::env::current_exe()
+            .map_err(|e| Error::internal(format!("cannot find aam's own executable: {e}")))
+            .and_then(|exe| spawn::start(&self.home, &exe, root, key));
+        if let Err(e) = started {
+            tracing::warn!("could not start a watcher for the project: {}", e.message());
+        }
     }
 
     /// Answers, for the life of the process, the commands run in this

@@ -346,3 +346,132 @@ fn a_watcher_answers_the_commands_run_in_its_project_until_stopped() {
     assert!(!vouched);
     assert_eq!(last, before);
 }
+
+/// Whether process `pid` still runs (a zombie waiting for its reaper has stopped).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
+}
+
+/// Polls `done` every 100 ms for up to 20 s.
+fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "{what}: not within 20 s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The files of `AAM_HOME/run/` with extension `ext`.
+fn run_files(env: &TestEnv, ext: &str) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(env.home().join("run")) else {
+        return Vec::new();
+    };
+    entries
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .collect()
+}
+
+/// A command that checked at least `project.auto_watch` folders and files of
+/// its project leaves `aam watch` running behind it: the command itself
+/// returns at once (the watcher holds none of its output), the next commands
+/// are answered by the watcher, a second start waits for the retry delay, and
+/// the watcher stops by itself once its socket is removed.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_large_project_leaves_a_watcher_behind_for_the_next_commands() {
+    use std::process::{Command, Stdio};
+    let env = TestEnv::new();
+    let repo = project(&env);
+    let dir = repo.dir.clone();
+    let candidates = |vars: &[(&str, &str)]| {
+        let mut all = vec![("AAM_LOG", "aam=debug")];
+        all.extend_from_slice(vars);
+        env.aam_with(&dir, &all, &["--json", "source", "candidates", "--source", "local"])
+    };
+    // The command's output is read to its end on another thread: a watcher
+    // holding the command's stdout or stderr would keep it from ending.
+    let mut first = Command::new(env!("CARGO_BIN_EXE_aam"));
+    first
+        .args(["--json", "source", "candidates", "--source", "local"])
+        .current_dir(&dir)
+        .env("AAM_HOME", env.home())
+        .env("HOME", env.user_home())
+        .env_remove("AAM_PROJECT_WATCH")
+        .env("AAM_PROJECT_AUTO_WATCH", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = first.spawn().unwrap();
+    let (sender, ended) = std::sync::mpsc::channel();
+    std::thread::spawn(move || sender.send(child.wait_with_output().unwrap()));
+    let output = ended
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the command ended; its watcher holds its output open");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let markers = run_files(&env, "started");
+    assert_eq!(markers.len(), 1, "one watcher started");
+    let pid: u32 = std::fs::read_to_string(&markers[0]).unwrap().trim().parse().unwrap();
+    /// Stops the watcher if the test fails before it stops by itself.
+    struct Stopped(u32);
+    impl Drop for Stopped {
+        fn drop(&mut self) {
+            let _ = Command::new("kill").arg(self.0.to_string()).status();
+        }
+    }
+    let _stopped = Stopped(pid);
+    assert!(running(pid), "the watcher outlives the command that started it");
+
+    eventually("the watcher answers", || {
+        candidates(&[("AAM_PROJECT_AUTO_WATCH", "1")])
+            .stderr
+            .contains("vouches for its record")
+    });
+    std::fs::create_dir_all(dir.join("skills/added")).unwrap();
+    std::fs::write(dir.join("skills/added/SKILL.md"), skill("added", "New")).unwrap();
+    let run = candidates(&[("AAM_PROJECT_AUTO_WATCH", "1")]);
+    assert!(run.stderr.contains("vouches for its record"), "{}", run.stderr);
+    assert!(
+        rows(&run.ok_json()).contains(&"local skill skills/added added".to_string()),
+        "{}",
+        run.stdout
+    );
+
+    // Without a socket no command can reach it: it stops, and the marker
+    // keeps the next command from starting another at once.
+    std::fs::remove_file(&run_files(&env, "sock")[0]).unwrap();
+    eventually("the watcher stops", || !running(pid));
+    let run = candidates(&[("AAM_PROJECT_AUTO_WATCH", "1")]);
+    assert!(!run.stderr.contains("vouches for its record"), "{}", run.stderr);
+    assert!(!run.stderr.contains("started a watcher"), "{}", run.stderr);
+    assert!(run_files(&env, "sock").is_empty());
+}
+
+/// Below `project.auto_watch`, with it set to 0, or with watching turned off,
+/// a command checks the project itself and starts nothing.
+#[test]
+fn a_small_project_or_auto_watch_off_starts_no_watcher() {
+    let env = TestEnv::new();
+    let repo = project(&env);
+    for vars in [
+        &[][..],
+        &[("AAM_PROJECT_AUTO_WATCH", "0")],
+        &[("AAM_PROJECT_AUTO_WATCH", "1"), ("AAM_PROJECT_WATCH", "0")],
+    ] {
+        let run = env.aam_with(
+            &repo.dir,
+            vars,
+            &["--json", "source", "candidates", "--source", "local"],
+        );
+        run.ok_json();
+        assert!(run_files(&env, "started").is_empty(), "{vars:?}");
+        assert!(run_files(&env, "sock").is_empty(), "{vars:?}");
+    }
+    // The setting is the home's; the environment overrides it.
+    env.json(&["config", "set", "project.auto_watch", "0"]);
+    let run = env.aam_with(&repo.dir, &[], &["--json", "source", "candidates", "--source", "local"]);
+    run.ok_json();
+    assert!(run_files(&env, "started").is_empty());
+    let refused = env.json_err(&["config", "set", "project.auto_watch", "many"], "AAM_INVALID_ARGUMENT");
+    assert!(refused.to_string().contains("whole number"), "{refused}");
+}

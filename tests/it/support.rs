@@ -90,6 +90,8 @@ impl TestEnv {
             .env_remove("AAM_FETCH_TIMEOUT")
             .env_remove("AAM_READ_ONLY")
             .env_remove("READ_ONLY")
+            .env_remove("AAM_PROJECT_WATCH")
+            .env_remove("AAM_PROJECT_AUTO_WATCH")
             .envs(vars.iter().copied())
             .output()
             .expect("run aam");
