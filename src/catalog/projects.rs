@@ -192,6 +192,46 @@ impl Catalog {
         Ok(entries)
     }
 
+    /// The recorded folder `dir` of project `id` and its entries named
+    /// `names` (each looked up by its key), in path order.
+    pub fn project_entries_named(
+        &self,
+        id: ProjectId,
+        dir: &str,
+        names: &std::collections::BTreeSet<String>,
+    ) -> Result<Vec<(String, Recorded)>> {
+        let mut folder = self
+            .conn
+            .prepare_cached("SELECT mtime_ns FROM project_dirs WHERE project_id = ?1 AND path = ?2")
+            .map_err(db_error)?;
+        let mut file = self
+            .conn
+            .prepare_cached("SELECT path, size, mtime_ns, inode FROM project_files WHERE project_id = ?1 AND path = ?2")
+            .map_err(db_error)?;
+        let mut entries = Vec::new();
+        let children = names.iter().map(|name| match dir {
+            "" => name.clone(),
+            _ => format!("{dir}/{name}"),
+        });
+        for (path, is_child) in std::iter::once((dir.to_string(), false)).chain(children.map(|p| (p, true))) {
+            let mtime: Option<i64> = folder
+                .query_row(params![id, path], |r| r.get(0))
+                .optional()
+                .map_err(db_error)?;
+            if is_child
+                && let Some(found) = file
+                    .query_row(params![id, path], file_entry)
+                    .optional()
+                    .map_err(db_error)?
+            {
+                entries.push(found);
+            }
+            entries.extend(mtime.map(|mtime| (path, Recorded::Dir(mtime))));
+        }
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        Ok(entries)
+    }
+
     /// The recorded folders and files of project `id` at or below `region` (a
     /// folder or a file relative to the root, not `""`), by a range of the
     /// primary keys: a region costs what it holds.

@@ -187,7 +187,8 @@ fn refresh_moved(
         })
         .collect();
     if dirs.len() <= AROUND_FOLDERS {
-        let recorded = entries_in(catalog, id, &dirs)?;
+        let whole = dirs.iter().map(|dir| (dir.clone(), Touched::Whole)).collect();
+        let recorded = entries_in(catalog, id, &whole)?;
         let mut listings = tree::Listings::default();
         if let Some(refreshed) = record_in_place(catalog, root, (id, version), &recorded, moved, &mut listings)? {
             return Ok(refreshed);
@@ -249,20 +250,45 @@ pub struct Within {
     pub dirs_kept: Vec<String>,
 }
 
+/// What a watcher's events tell changed directly in one folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Touched {
+    /// Anything: every entry recorded there is checked, the folder listed again.
+    Whole,
+    /// Only the entries with these names; every other one raised no event, so
+    /// it is as recorded.
+    Named(BTreeSet<String>),
+}
+
+impl Touched {
+    /// What `self` and `other` tell together.
+    pub fn merge(&mut self, other: Touched) {
+        match (self, other) {
+            (Touched::Named(names), Touched::Named(more)) => names.extend(more),
+            (this @ Touched::Named(_), Touched::Whole) => *this = Touched::Whole,
+            (Touched::Whole, _) => {}
+        }
+    }
+}
+
 /// The catalog's record at `version`, brought up to date when only the
 /// folders `dirs` can have changed since it was written (a watcher's events
 /// name them, and every other folder, itself watched, reported nothing): each
-/// of them, and the files directly in it, are checked. When paths came or
-/// went there, only those folders are listed again and only the regions the
-/// change touched are read from the catalog and detected again (see
-/// [`changed_regions`]); the walk's bound then counts the entries read. `None`
-/// when the whole tree must be checked: an ignore file moved, or a change
-/// reaches the project root's own skill.
+/// of them is checked, with the files directly in it, all of them or only
+/// those its events named ([`Touched`]). When paths came or went there, only
+/// those folders are listed again (by the names alone when they were named)
+/// and only the regions the change touched are read from the catalog and
+/// detected again (see [`changed_regions`]); the walk's bound then counts the
+/// entries read. A folder listed by names is recorded with its mtime unknown
+/// (a name that changed after the events were read is in its mtime but not in
+/// the record), so a check without a watcher lists it whole once. `None` when
+/// the whole tree must be checked: an ignore file moved, or a change reaches
+/// the project root's own skill.
 pub fn refresh_within(
     catalog: &mut Catalog,
     root: &Path,
     (id, version): (ProjectId, i64),
-    dirs: &BTreeSet<String>,
+    dirs: &BTreeMap<String, Touched>,
     max_entries: usize,
 ) -> Result<Option<Within>> {
     let recorded = entries_in(catalog, id, dirs)?;
@@ -270,10 +296,11 @@ pub fn refresh_within(
     // watch reports its changes.
     let checked: Vec<_> = recorded
         .iter()
-        .filter(|(path, entry)| matches!(entry, tree::Recorded::File(_)) || dirs.contains(path))
+        .filter(|(path, entry)| matches!(entry, tree::Recorded::File(_)) || dirs.contains_key(path))
         .cloned()
         .collect();
-    let moved = tree::moved(root, &checked)?;
+    let mut moved = tree::moved(root, &checked)?;
+    let dir_paths: BTreeSet<String> = dirs.keys().cloned().collect();
     if moved.is_empty() {
         return Ok(Some(Within {
             refreshed: Refreshed {
@@ -283,20 +310,26 @@ pub fn refresh_within(
             },
             dirs_came: Vec::new(),
             dirs_went: Vec::new(),
-            dirs_kept: dirs_kept(dirs, &recorded),
+            dirs_kept: dirs_kept(&dir_paths, &recorded),
         }));
     }
     let mut listings = tree::Listings::default();
+    for m in &mut moved {
+        if let (Some(Touched::Named(names)), Some(tree::Recorded::Dir(_))) = (dirs.get(&m.path), m.now) {
+            m.now = Some(tree::Recorded::Dir(-1));
+            listings.list_named(root, &m.path, names);
+        }
+    }
     if let Some(refreshed) = record_in_place(catalog, root, (id, version), &recorded, &moved, &mut listings)? {
         return Ok(Some(Within {
             refreshed,
             dirs_came: Vec::new(),
             dirs_went: Vec::new(),
-            dirs_kept: dirs_kept(dirs, &recorded),
+            dirs_kept: dirs_kept(&dir_paths, &recorded),
         }));
     }
     let around = Around {
-        dirs,
+        dirs: &dir_paths,
         recorded,
         moved: &moved,
     };
@@ -313,11 +346,18 @@ fn dirs_kept(dirs: &BTreeSet<String>, recorded: &[(String, tree::Recorded)]) -> 
 }
 
 /// The recorded entries of project `id` in the folders `dirs` (each folder and
-/// what is directly in it), in path order.
-fn entries_in(catalog: &Catalog, id: ProjectId, dirs: &BTreeSet<String>) -> Result<Vec<(String, tree::Recorded)>> {
+/// what is directly in it, all of it or the entries named), in path order.
+fn entries_in(
+    catalog: &Catalog,
+    id: ProjectId,
+    dirs: &BTreeMap<String, Touched>,
+) -> Result<Vec<(String, tree::Recorded)>> {
     let mut recorded = Vec::new();
-    for dir in dirs {
-        recorded.extend(catalog.project_entries_in(id, dir)?);
+    for (dir, touched) in dirs {
+        match touched {
+            Touched::Whole => recorded.extend(catalog.project_entries_in(id, dir)?),
+            Touched::Named(names) => recorded.extend(catalog.project_entries_named(id, dir, names)?),
+        }
     }
     // A folder named with the one holding it is read twice.
     recorded.sort_unstable_by(|a, b| a.0.cmp(&b.0));
@@ -351,7 +391,7 @@ fn record_around(
     max_entries: usize,
 ) -> Result<Option<Within>> {
     let mut old = Tree::from_recorded(around.recorded);
-    add_skill_files_above(catalog, id, around.dirs, &mut old)?;
+    add_skill_files_at_and_above(catalog, id, around.dirs, &mut old)?;
     let Some(mut now) = tree::apply(root, old.clone(), around.moved, max_entries, listings)? else {
         return Ok(None);
     };
@@ -386,12 +426,19 @@ fn record_around(
     }))
 }
 
-/// Adds to `old` the recorded skill files of every folder above `dirs` (a
-/// skill there owns what changed in them).
-fn add_skill_files_above(catalog: &Catalog, id: ProjectId, dirs: &BTreeSet<String>, old: &mut Tree) -> Result<()> {
+/// Adds to `old` the recorded skill files of the folders `dirs` and of every
+/// folder above them (a skill there owns what changed in them; a folder read
+/// by names alone may not hold its own skill file yet).
+fn add_skill_files_at_and_above(
+    catalog: &Catalog,
+    id: ProjectId,
+    dirs: &BTreeSet<String>,
+    old: &mut Tree,
+) -> Result<()> {
     let mut above = BTreeSet::new();
     for dir in dirs {
         let mut at = dir.as_str();
+        above.insert(at);
         while !at.is_empty() {
             at = parent(at);
             above.insert(at);
@@ -944,7 +991,7 @@ mod tests {
             let id = current(&mut kept, &root, false).unwrap();
             let head = kept.project_head(&key(&root)).unwrap().unwrap();
             change();
-            let named = named.iter().map(|d| d.to_string()).collect();
+            let named = named.iter().map(|d| (d.to_string(), Touched::Whole)).collect();
             let within = refresh_within(&mut kept, &root, head, &named, usize::MAX)
                 .unwrap()
                 .unwrap_or_else(|| panic!("the whole tree was checked after: {step}"));
@@ -954,6 +1001,87 @@ mod tests {
         let id = current(&mut kept, &root, false).unwrap();
         let names: Vec<String> = recorded(&kept, id).0.into_iter().map(|a| a.name).collect();
         assert_eq!(names, ["a", "b", "tools"]);
+    }
+
+    /// A folder checked by the names its events gave reads and compares only
+    /// those entries: what they name is recorded as a fresh walk records it;
+    /// a change no name covers is not seen then, and the folder's mtime is
+    /// recorded unknown, so the next check without a watcher lists it whole
+    /// and sees that change too.
+    #[test]
+    fn a_folder_checked_by_names_reads_only_those_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("project");
+        let write = |rel: &str, text: &str| {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        for name in ["a", "b", "c"] {
+            write(&format!("skills/{name}/SKILL.md"), &format!("---\nname: {name}\n---\n"));
+        }
+        let fresh = || fresh_record(&root, &dir.path().join("fresh.db"));
+        let mut kept = Catalog::open(&dir.path().join("kept.db")).unwrap();
+        let named = |dir: &str, names: &[&str]| {
+            let names = names.iter().map(|n| n.to_string()).collect();
+            BTreeMap::from([(dir.to_string(), Touched::Named(names))])
+        };
+        type Step<'a> = (&'a str, BTreeMap<String, Touched>, &'a dyn Fn());
+        let steps: [Step; 5] = [
+            ("a skill added", named("skills", &["d"]), &|| {
+                write("skills/d/SKILL.md", "---\nname: d\n---\n")
+            }),
+            ("a skill removed", named("skills", &["b"]), &|| {
+                std::fs::remove_dir_all(root.join("skills/b")).unwrap()
+            }),
+            (
+                "a skill file edited, with a name that changed nothing",
+                named("skills/a", &["SKILL.md", "gone"]),
+                &|| write("skills/a/SKILL.md", "---\nname: a\ndescription: edited\n---\n"),
+            ),
+            ("a file beside a skill file", named("skills/c", &["notes.md"]), &|| {
+                write("skills/c/notes.md", "notes\n")
+            }),
+            ("a skill folder replaced by a file", named("skills", &["c"]), &|| {
+                std::fs::remove_dir_all(root.join("skills/c")).unwrap();
+                write("skills/c", "a file now\n");
+            }),
+        ];
+        for (step, touched, change) in steps {
+            age(&root);
+            let id = current(&mut kept, &root, false).unwrap();
+            let head = kept.project_head(&key(&root)).unwrap().unwrap();
+            change();
+            let within = refresh_within(&mut kept, &root, head, &touched, usize::MAX)
+                .unwrap()
+                .unwrap_or_else(|| panic!("the whole tree was checked after: {step}"));
+            assert!(within.refreshed.version.is_some(), "after: {step}");
+            assert_eq!(recorded(&kept, id), fresh(), "after: {step}");
+        }
+        // Two skills added, one named: only that one is seen.
+        age(&root);
+        let id = current(&mut kept, &root, false).unwrap();
+        let head = kept.project_head(&key(&root)).unwrap().unwrap();
+        write("skills/e/SKILL.md", "---\nname: e\n---\n");
+        write("skills/f/SKILL.md", "---\nname: f\n---\n");
+        age(&root);
+        refresh_within(&mut kept, &root, head, &named("skills", &["e"]), usize::MAX)
+            .unwrap()
+            .unwrap();
+        let names = |catalog: &Catalog| -> Vec<String> {
+            catalog
+                .project_artifacts(id)
+                .unwrap()
+                .into_iter()
+                .map(|a| a.name)
+                .collect()
+        };
+        assert_eq!(names(&kept), ["a", "d", "e"]);
+        let skills = kept.project_entries_named(id, "skills", &BTreeSet::new()).unwrap();
+        assert_eq!(skills, [("skills".to_string(), tree::Recorded::Dir(-1))]);
+        current(&mut kept, &root, false).unwrap();
+        assert_eq!(names(&kept), ["a", "d", "e", "f"]);
+        assert_eq!(recorded(&kept, id), fresh());
     }
 
     /// What the catalog records of project `id`: its artifacts, its paths

@@ -11,7 +11,7 @@
 //! within [`RACY_NS`] of now is recorded as unknown (`-1`) so an edit in the same
 //! clock tick is still seen next call. This module reads; it writes nothing.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
@@ -200,7 +200,9 @@ pub fn restat_in_place(
         }
         let now = now_ns();
         for (dir, mut expected) in children {
-            let (_, listed) = listings.get_or_list(root, dir, now)?;
+            let listed = listings.get_or_list(root, dir, now)?;
+            expected.retain(|(name, _)| listed.covers(name));
+            let listed = &listed.entries;
             if listed.len() != expected.len() {
                 return None;
             }
@@ -225,7 +227,21 @@ pub fn restat_in_place(
 pub struct Listings(HashMap<String, Option<Listed>>);
 
 /// A folder's mtime and its entries (name, is a folder), by name.
-type Listed = (i64, Vec<(String, bool)>);
+#[derive(Debug)]
+struct Listed {
+    mtime: i64,
+    entries: Vec<(String, bool)>,
+    /// When only these names were listed (see [`Listings::list_named`]): the
+    /// entries recorded under other names are taken as they are.
+    only: Option<BTreeSet<String>>,
+}
+
+impl Listed {
+    /// Whether the listing covers the entry `name`.
+    fn covers(&self, name: &str) -> bool {
+        self.only.as_ref().is_none_or(|only| only.contains(name))
+    }
+}
 
 impl Listings {
     fn get_or_list(&mut self, root: &Path, dir: &str, now: i64) -> Option<&Listed> {
@@ -238,6 +254,29 @@ impl Listings {
     fn take_or_list(&mut self, root: &Path, dir: &str, now: i64) -> Option<Listed> {
         self.0.remove(dir).unwrap_or_else(|| list_now(root, dir, now))
     }
+
+    /// Takes the folder `dir` (relative) as listing only its entries `names`
+    /// (each lstat()ed: the other entries are known unchanged), with its mtime
+    /// unknown (`-1`).
+    pub fn list_named(&mut self, root: &Path, dir: &str, names: &BTreeSet<String>) {
+        let full = root.join(dir);
+        let entries = names
+            .iter()
+            .filter_map(|name| {
+                let kind = std::fs::symlink_metadata(full.join(name)).ok()?.file_type();
+                (kind.is_dir() || kind.is_file()).then(|| (name.clone(), kind.is_dir()))
+            })
+            .collect();
+        let only = Some(names.clone());
+        self.0.insert(
+            dir.to_string(),
+            Some(Listed {
+                mtime: -1,
+                entries,
+                only,
+            }),
+        );
+    }
 }
 
 /// The folder `dir` (relative) as it is now: its mtime, then its entries.
@@ -246,7 +285,11 @@ fn list_now(root: &Path, dir: &str, now: i64) -> Option<Listed> {
     let mtime = dir_mtime(&full, now)?;
     let mut entries = listing(&full)?;
     entries.sort_unstable();
-    Some((mtime, entries))
+    Some(Listed {
+        mtime,
+        entries,
+        only: None,
+    })
 }
 
 /// The folders and plain files directly in `dir` (links, others and names that
@@ -520,11 +563,11 @@ impl<'a> Walker<'a> {
         // name and in order: recorded entries still there are kept as they are
         // (their own checks cover them), gone ones are forgotten, and only new
         // names go through the walk's rules.
-        let Some((mtime, present)) = self.listings.take_or_list(self.root, dir, self.now) else {
+        let Some(listed) = self.listings.take_or_list(self.root, dir, self.now) else {
             remove_under(tree, dir, true);
             return Ok(false);
         };
-        tree.dirs.insert(dir.to_string(), mtime);
+        tree.dirs.insert(dir.to_string(), listed.mtime);
         if !dir.is_empty() && full.join(MANIFEST_FILE).is_file() {
             remove_under(tree, dir, false);
             return Ok(false);
@@ -537,8 +580,10 @@ impl<'a> Walker<'a> {
         let mut recorded: Vec<(&str, bool)> = children(&tree.files, &prefix)
             .map(|p| (&p[prefix.len()..], false))
             .chain(children(&tree.dirs, &prefix).map(|p| (&p[prefix.len()..], true)))
+            .filter(|(name, _)| listed.covers(name))
             .collect();
         recorded.sort_unstable();
+        let present = listed.entries;
         // In name order, as the listing is.
         let mut new: Vec<(String, bool)> = Vec::new();
         let mut gone: Vec<(String, bool)> = Vec::new();

@@ -133,7 +133,9 @@ mod imp {
 
 #[cfg(target_os = "linux")]
 mod imp {
-    use std::collections::{BTreeSet, HashSet};
+    use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+    use super::super::Touched;
     use std::mem::MaybeUninit;
 
     use rustix::fd::OwnedFd;
@@ -199,7 +201,7 @@ mod imp {
         /// The folders events named since the last refresh began; `None` when
         /// an event cannot be narrowed to a watched folder (the root's watch
         /// ended, an unknown watch): the next refresh is a full one.
-        touched: Option<BTreeSet<String>>,
+        touched: Option<BTreeMap<String, Touched>>,
     }
 
     /// Why watches could not be set as the record asks.
@@ -286,7 +288,7 @@ mod imp {
                 if self.fd.is_none() {
                     break;
                 }
-                self.touched = Some(BTreeSet::new());
+                self.touched = Some(BTreeMap::new());
                 let refreshed = super::super::refresh(catalog, root, large)?;
                 id = Some(refreshed.id);
                 let dirs = catalog.project_dir_paths(refreshed.id)?;
@@ -300,6 +302,7 @@ mod imp {
                             return Ok((refreshed.id, Answer::Checked));
                         }
                         // Every other folder was watched throughout this refresh.
+                        let added = whole(added);
                         if let Some(id) = self.narrowed(catalog, root, (refreshed.id, version), added, large)? {
                             return Ok((id, Answer::Checked));
                         }
@@ -346,7 +349,7 @@ mod imp {
             catalog: &mut Catalog,
             root: &Path,
             mut record: (ProjectId, i64),
-            mut dirs: BTreeSet<String>,
+            mut dirs: BTreeMap<String, Touched>,
             large: bool,
         ) -> Result<Option<ProjectId>> {
             let max_entries = if large { usize::MAX } else { super::super::max_entries() };
@@ -359,7 +362,9 @@ mod imp {
                     let Some(since) = self.touched.take() else {
                         return Ok(None);
                     };
-                    dirs.extend(since);
+                    for (dir, what) in since {
+                        touch(&mut dirs, &dir, what);
+                    }
                 }
                 if dirs.len() > NARROWED_FOLDERS {
                     self.touched = None;
@@ -367,7 +372,7 @@ mod imp {
                 }
                 tracing::debug!(round, folders = dirs.len(), first = ?dirs.iter().take(3).collect::<Vec<_>>(), "checking the folders events named");
                 // Events from here on are read by the next round, or the next call.
-                self.touched = Some(BTreeSet::new());
+                self.touched = Some(BTreeMap::new());
                 let within = super::super::refresh_within(catalog, root, record, &dirs, max_entries);
                 let Some(within) = within.inspect_err(|_| self.touched = None)? else {
                     self.touched = None;
@@ -386,7 +391,7 @@ mod imp {
                         self.trusted = Some(record);
                         return Ok(Some(record.0));
                     }
-                    Ok(added) => dirs = added,
+                    Ok(added) => dirs = whole(added),
                     Err(Unwatched::Moved) => {
                         self.reset(root);
                         return Ok(None);
@@ -431,32 +436,40 @@ mod imp {
                         found = found.max_with(Drained::Changed);
                         match &mut self.touched {
                             Some(touched) if !path.is_empty() => {
-                                touched.insert(path.rsplit_once('/').map_or("", |(up, _)| up).to_string());
-                                touched.insert(path);
+                                let (up, name) = path.rsplit_once('/').unwrap_or(("", &path));
+                                touch(touched, up, Touched::Named(BTreeSet::from([name.to_string()])));
+                                touch(touched, &path, Touched::Whole);
                             }
                             _ => self.touched = None,
                         }
                     }
                 } else if let Some(dir) = self.by_wd.get(&wd).cloned() {
-                    // A child came, went, moved in or changed: its folder is checked
-                    // (a folder moved out or away reports MOVE_SELF: a reset).
+                    // A child came, went, moved in or changed: its folder is
+                    // checked, by that child's name (every other child of the
+                    // folder raised no event); the whole folder when the
+                    // event names none or a name that is not UTF-8 (a folder
+                    // moved out or away reports MOVE_SELF: a reset).
                     found = found.max_with(Drained::Changed);
-                    // A folder made or moved in here is checked too, and a
-                    // watch still set at its path dropped (while something
+                    let name = event
+                        .file_name()
+                        .and_then(|name| name.to_str().ok())
+                        .map(str::to_string);
+                    // A folder made or moved in here is checked whole too, and
+                    // a watch still set at its path dropped (while something
                     // holds a deleted folder open, its watch has not ended).
                     let made =
                         flags.contains(ReadFlags::ISDIR) && flags.intersects(ReadFlags::CREATE | ReadFlags::MOVED_TO);
-                    let child = made
-                        .then(|| event.file_name().and_then(|name| name.to_str().ok()))
-                        .flatten()
-                        .map(|name| match dir.as_str() {
-                            "" => name.to_string(),
-                            _ => format!("{dir}/{name}"),
-                        });
+                    let child = name.as_deref().filter(|_| made).map(|name| match dir.as_str() {
+                        "" => name.to_string(),
+                        _ => format!("{dir}/{name}"),
+                    });
                     folders_made.extend(child.clone());
                     if let Some(touched) = &mut self.touched {
-                        touched.insert(dir);
-                        touched.extend(child);
+                        let what = name.map_or(Touched::Whole, |name| Touched::Named(BTreeSet::from([name])));
+                        touch(touched, &dir, what);
+                        if let Some(child) = child {
+                            touch(touched, &child, Touched::Whole);
+                        }
                     }
                 }
                 // Events of a watch already dropped (its folder no longer
@@ -574,6 +587,21 @@ mod imp {
         }
     }
 
+    /// Adds to `touched` what an event tells of the folder `dir`.
+    fn touch(touched: &mut BTreeMap<String, Touched>, dir: &str, what: Touched) {
+        match touched.get_mut(dir) {
+            Some(known) => known.merge(what),
+            None => {
+                touched.insert(dir.to_string(), what);
+            }
+        }
+    }
+
+    /// The folders `dirs`, each to be checked whole.
+    fn whole(dirs: BTreeSet<String>) -> BTreeMap<String, Touched> {
+        dirs.into_iter().map(|dir| (dir, Touched::Whole)).collect()
+    }
+
     impl Drained {
         fn max_with(self, other: Drained) -> Drained {
             match (self, other) {
@@ -673,6 +701,7 @@ mod imp {
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     #[test]
     fn a_file_system_mounted_in_the_project_that_is_not_local_stops_the_watching() {
@@ -740,11 +769,35 @@ mod tests {
 
         /// What a fresh walk into a new catalog records.
         fn fresh(&self) -> Vec<String> {
+            self.fresh_record().0
+        }
+
+        /// What a fresh walk into a new catalog records: the artifacts, and
+        /// every folder and file path.
+        fn fresh_record(&self) -> (Vec<String>, Vec<String>) {
             let dir = tempfile::tempdir().unwrap();
             let mut catalog = Catalog::open(&dir.path().join("fresh.db")).unwrap();
             let id = crate::project::current(&mut catalog, &self.root, false).unwrap();
-            listed(&catalog, id)
+            (listed(&catalog, id), paths(&catalog, id))
         }
+
+        /// The folder and file paths the catalog records now.
+        fn paths(&self) -> Vec<String> {
+            let key = crate::project::key(&self.root);
+            let (id, _) = self.catalog.project_head(&key).unwrap().unwrap();
+            paths(&self.catalog, id)
+        }
+    }
+
+    fn paths(catalog: &Catalog, id: ProjectId) -> Vec<String> {
+        let mut paths: Vec<String> = catalog
+            .project_entries(id)
+            .unwrap()
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        paths.sort();
+        paths
     }
 
     /// After every kind of change the next call answers what a fresh walk
@@ -849,9 +902,15 @@ mod tests {
             change();
             let (now, answer) = p.call();
             assert_eq!(answer, expected, "after: {step}");
-            assert_eq!(now, p.fresh(), "after: {step}");
+            assert_eq!((now.clone(), p.paths()), p.fresh_record(), "after: {step}");
             assert_eq!(p.call(), (now, Answer::Quiet), "then quiet, after: {step}");
         }
+        // What the watched calls recorded holds for a check without watches
+        // (a command once the watcher is gone), folders read by name included.
+        let key = crate::project::key(&p.root);
+        let id = crate::project::current(&mut p.catalog, &p.root, false).unwrap();
+        assert_eq!((listed(&p.catalog, id), p.paths()), p.fresh_record());
+        assert_eq!(p.catalog.project_head(&key).unwrap().unwrap().0, id);
         assert_eq!(
             p.call().0,
             [
@@ -860,6 +919,25 @@ mod tests {
                 "moved/er/skills/d deep",
                 "skills/a edited",
             ]
+        );
+    }
+
+    /// A new skill in a watched folder is checked by its name alone: the
+    /// folder holding it is not listed again, and its mtime is recorded as
+    /// unknown (what a names-only check leaves, see `refresh_within`).
+    #[test]
+    fn a_new_skill_is_checked_by_its_name_alone() {
+        let mut p = Project::new();
+        p.call();
+        write(&p.root, "skills/c/SKILL.md", "---\nname: c\ndescription: three\n---\n");
+        let (now, answer) = p.call();
+        assert_eq!((now, answer), (p.fresh(), Answer::Narrowed));
+        let key = crate::project::key(&p.root);
+        let (id, _) = p.catalog.project_head(&key).unwrap().unwrap();
+        let skills = p.catalog.project_entries_named(id, "skills", &BTreeSet::new()).unwrap();
+        assert_eq!(
+            skills,
+            [("skills".to_string(), crate::project::tree::Recorded::Dir(-1))]
         );
     }
 
