@@ -57,6 +57,15 @@ impl AamHome {
         self.root.join("cache").join("git")
     }
 
+    /// The catalog file's identity (device, inode), `None` when there is
+    /// none: a process that keeps the catalog open tells by it that the file
+    /// at the path was replaced.
+    pub fn catalog_identity(&self) -> Option<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(self.catalog_path()).ok()?;
+        Some((meta.dev(), meta.ino()))
+    }
+
     /// Sockets of running aam processes that answer other aam processes
     /// (a project's watcher, see [`crate::project::ask`]).
     pub fn run_dir(&self) -> PathBuf {

@@ -20,6 +20,10 @@ pub(super) struct WatchArgs {
     /// Stop after this many seconds with no command asking (default: run until stopped).
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     idle_timeout: Option<u64>,
+    /// Stop the process that watches the project (it stops within a second),
+    /// instead of watching.
+    #[arg(long, conflicts_with = "idle_timeout")]
+    stop: bool,
 }
 
 pub(super) fn run(ctx: &Context, out: &Output, args: WatchArgs) -> Result<i32> {
@@ -32,13 +36,16 @@ pub(super) fn run(ctx: &Context, out: &Output, args: WatchArgs) -> Result<i32> {
             .with_hint("pass the project folder to watch with `--root`"));
     }
     let project = crate::project::root(&root);
+    if args.stop {
+        return stop(ctx, out, &project);
+    }
     let ctx = Context::new(ctx.home.clone(), project.clone()).watching();
     let Some(listening) = ctx.answer_commands()? else {
         return Err(Error::new(
             ErrorCode::Conflict,
             format!("another aam process already watches `{}`", project.display()),
         )
-        .with_hint("commands run in the project already ask it; stop it first to watch from here"));
+        .with_hint("commands run in the project already ask it; `aam watch --stop` stops it"));
     };
     let started = serde_json::json!({ "watching": project, "home": ctx.home.root() });
     out.emit(&started, |_| {
@@ -49,18 +56,74 @@ pub(super) fn run(ctx: &Context, out: &Output, args: WatchArgs) -> Result<i32> {
         )
     })?;
     let idle_timeout = args.idle_timeout.map(Duration::from_secs);
-    let why = wait_for_stop(&listening, idle_timeout)?;
+    let started = Identities::now(&ctx);
+    let why = wait_for_stop(&listening, idle_timeout, || started.moved(&ctx))?;
     tracing::info!("stopped watching `{}`: {why}", project.display());
     Ok(0)
+}
+
+/// `aam watch --stop`: removes the socket of the process watching `project`,
+/// which then stops (an MCP server goes on serving, without answering commands).
+fn stop(ctx: &Context, out: &Output, project: &std::path::Path) -> Result<i32> {
+    let key = crate::project::key(project);
+    let stopped = crate::project::ask::stop_answering(&ctx.home, &key)?;
+    let report = serde_json::json!({ "project": project, "stopped": stopped });
+    out.emit(&report, |_| match stopped {
+        true => format!(
+            "stopped the watcher of `{}`: commands run in it check its files (a command that checks \
+             a large project starts another; `aam config set project.auto_watch 0` turns that off)\n",
+            project.display()
+        ),
+        false => format!("no process watches `{}`\n", project.display()),
+    })
+}
+
+/// The files a watcher depends on, by identity (device, inode).
+struct Identities {
+    catalog: Option<(u64, u64)>,
+    exe: Option<(PathBuf, (u64, u64))>,
+}
+
+impl Identities {
+    fn now(ctx: &Context) -> Self {
+        use std::os::unix::fs::MetadataExt;
+        let exe = std::env::current_exe()
+            .ok()
+            .and_then(|path| std::fs::metadata(&path).ok().map(|m| (path, (m.dev(), m.ino()))));
+        Self {
+            catalog: ctx.home.catalog_identity(),
+            exe,
+        }
+    }
+
+    /// What was replaced since: the catalog file (the watcher's versions tell
+    /// nothing about the new one) or aam's executable (an upgrade: the next
+    /// command starts a watcher of the new version).
+    fn moved(&self, ctx: &Context) -> Option<&'static str> {
+        use std::os::unix::fs::MetadataExt;
+        if ctx.home.catalog_identity() != self.catalog {
+            return Some("its catalog file was replaced");
+        }
+        let exe_now = |path: &PathBuf| std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
+        match &self.exe {
+            Some((path, identity)) if exe_now(path) != Some(*identity) => Some("aam's executable was replaced"),
+            _ => None,
+        }
+    }
 }
 
 /// How often a watcher looks at its socket and at how long it has been idle.
 const LOOK_EVERY: Duration = Duration::from_secs(1);
 
 /// Blocks until the process is told to stop (Ctrl-C, `SIGTERM`), no command
-/// asked for `idle_timeout`, or commands can no longer reach it (its socket
-/// was removed or taken over); returns which.
-fn wait_for_stop(listening: &Listening, idle_timeout: Option<Duration>) -> Result<&'static str> {
+/// asked for `idle_timeout`, commands can no longer reach it (its socket was
+/// removed or taken over), or `replaced` names a file it depends on that was
+/// replaced; returns which.
+fn wait_for_stop(
+    listening: &Listening,
+    idle_timeout: Option<Duration>,
+    replaced: impl Fn() -> Option<&'static str>,
+) -> Result<&'static str> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -74,24 +137,31 @@ fn wait_for_stop(listening: &Listening, idle_timeout: Option<Duration>) -> Resul
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => Ok("interrupted"),
                 _ = terminate.recv() => Ok("terminated"),
-                why = unneeded(listening, idle_timeout) => Ok(why),
+                why = unneeded(listening, idle_timeout, &replaced) => Ok(why),
             }
         }
         #[cfg(not(unix))]
         tokio::select! {
             _ = tokio::signal::ctrl_c() => Ok("interrupted"),
-            why = unneeded(listening, idle_timeout) => Ok(why),
+            why = unneeded(listening, idle_timeout, &replaced) => Ok(why),
         }
     })
 }
 
-/// Returns once no command asked for `idle_timeout`, or commands can no
-/// longer reach the watcher; which of the two.
-async fn unneeded(listening: &Listening, idle_timeout: Option<Duration>) -> &'static str {
+/// Returns once no command asked for `idle_timeout`, commands can no longer
+/// reach the watcher, or `replaced` names a replaced file; why.
+async fn unneeded(
+    listening: &Listening,
+    idle_timeout: Option<Duration>,
+    replaced: impl Fn() -> Option<&'static str>,
+) -> &'static str {
     loop {
         tokio::time::sleep(LOOK_EVERY).await;
         if !listening.is_reachable() {
             return "its socket was removed or taken over";
+        }
+        if let Some(why) = replaced() {
+            return why;
         }
         if idle_timeout.is_some_and(|limit| listening.idle_for() >= limit) {
             return "no command asked within the idle timeout";

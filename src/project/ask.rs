@@ -63,20 +63,42 @@ pub fn run_file(home: &AamHome, key: &str, ext: &str) -> PathBuf {
     home.run_dir().join(format!("project-{}.{ext}", &digest[..16]))
 }
 
-/// The version of the project's record that the process watching it vouches
-/// for (it holds every change made before this call), `None` when no process
-/// answers or it cannot vouch (the caller then checks the files itself).
-pub fn vouched_version(home: &AamHome, key: &str) -> Option<i64> {
+/// What the process watching a project said when asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Vouch {
+    /// It vouches for the record at this version (it holds every change made
+    /// before the question).
+    Version(i64),
+    /// No process listens: no socket, or one a dead process left.
+    NoProcess,
+    /// A process listens but could not vouch (an error, a malformed answer,
+    /// no answer in time).
+    NoAnswer,
+}
+
+impl Vouch {
+    /// The version vouched for, if any.
+    pub fn version(self) -> Option<i64> {
+        match self {
+            Vouch::Version(version) => Some(version),
+            _ => None,
+        }
+    }
+}
+
+/// Asks the process watching the project keyed `key` for the version of its
+/// record it vouches for (the caller checks the files itself otherwise).
+pub fn vouch(home: &AamHome, key: &str) -> Vouch {
     let path = socket_path(home, key);
     match ask(&path, key) {
         Ok(Some(version)) => {
             tracing::debug!("the process watching the project vouches for its record at version {version}");
-            Some(version)
+            Vouch::Version(version)
         }
-        Ok(None) => None,
+        Ok(None) => Vouch::NoProcess,
         Err(reason) => {
             tracing::debug!("no answer from the project's watcher at `{}`: {reason}", path.display());
-            None
+            Vouch::NoAnswer
         }
     }
 }
@@ -170,6 +192,31 @@ impl Drop for Listening {
             let _ = std::fs::remove_file(&self.path);
         }
     }
+}
+
+/// Makes the process answering for the project keyed `key` unreachable by
+/// removing its socket (`aam watch` then stops within a second); whether a
+/// socket was there. Anything else found at that path is left alone.
+pub fn stop_answering(home: &AamHome, key: &str) -> Result<bool> {
+    let path = socket_path(home, key);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_socket() => {
+                std::fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))?;
+                Ok(true)
+            }
+            Ok(_) => Err(Error::new(
+                ErrorCode::Conflict,
+                format!("`{}` is in the way and not a socket", path.display()),
+            )
+            .with_hint("move that file away; aam keeps only sockets in that folder")),
+            Err(_) => Ok(false),
+        }
+    }
+    #[cfg(not(unix))]
+    Ok(false)
 }
 
 /// Answers, on a thread of its own for the life of the process, every command
@@ -281,16 +328,28 @@ fn answer(mut stream: std::os::unix::net::UnixStream, key: &str, current: &impl 
     }
 }
 
-/// Makes `run/` readable by its owner only.
+/// Makes `run/` readable by its owner only, and refuses one that is there
+/// already but is a link, another user's, or writable by others (anyone who
+/// can write there could plant a socket or a link at a name aam uses).
 pub(super) fn make_run_dir(dir: &Path) -> Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| Error::io("create", dir, e))?;
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| Error::io("read", dir, e))?;
+    if !meta.is_dir() || meta.uid() != rustix::process::getuid().as_raw() || meta.mode() & 0o022 != 0 {
+        return Err(Error::new(
+            ErrorCode::Forbidden,
+            format!(
+                "`{}` is not a folder that only its owner, this user, can write to",
+                dir.display()
+            ),
+        )
+        .with_hint("remove it (aam makes it again, mode 0700), or check who made it"));
     }
-    builder.create(dir).map_err(|e| Error::io("create", dir, e))
+    Ok(())
 }
 
 #[cfg(all(test, unix))]
@@ -314,14 +373,14 @@ mod tests {
             .unwrap()
             .unwrap();
         // 41 went to the refresh at the start, which sets the watches.
-        assert_eq!(vouched_version(&home, "/p"), Some(42));
+        assert_eq!(vouch(&home, "/p").version(), Some(42));
         assert_eq!(
-            vouched_version(&home, "/p"),
+            vouch(&home, "/p").version(),
             Some(43),
             "each question brings the record up to date again"
         );
         assert_eq!(asked.load(Ordering::SeqCst), 3);
-        assert_eq!(vouched_version(&home, "/other"), None, "another project has no watcher");
+        assert_eq!(vouch(&home, "/other").version(), None, "another project has no watcher");
     }
 
     #[test]
@@ -330,11 +389,11 @@ mod tests {
         let _failing = listen(&home, "/p", || Err(Error::invalid_argument("the project is gone")))
             .unwrap()
             .unwrap();
-        assert_eq!(vouched_version(&home, "/p"), None);
+        assert_eq!(vouch(&home, "/p"), Vouch::NoAnswer, "a live process that cannot vouch");
         // A socket found at another project's path answers for its own project only.
         let _other = listen(&home, "/q", || Ok(7)).unwrap().unwrap();
         std::fs::rename(socket_path(&home, "/q"), socket_path(&home, "/r")).unwrap();
-        assert_eq!(vouched_version(&home, "/r"), None);
+        assert_eq!(vouch(&home, "/r").version(), None);
     }
 
     #[test]
@@ -349,7 +408,7 @@ mod tests {
             let _ = stream.read_to_end(&mut reply);
             assert!(reply.is_empty(), "{}", String::from_utf8_lossy(&reply));
         }
-        assert_eq!(vouched_version(&home, "/p"), Some(9));
+        assert_eq!(vouch(&home, "/p").version(), Some(9));
     }
 
     #[test]
@@ -360,7 +419,7 @@ mod tests {
             listen(&home, "/p", || Ok(2)).unwrap().is_none(),
             "a live watcher keeps its socket"
         );
-        assert_eq!(vouched_version(&home, "/p"), Some(1));
+        assert_eq!(vouch(&home, "/p").version(), Some(1));
         // A watcher killed without cleaning up leaves its socket file behind.
         let path = socket_path(&home, "/p");
         std::mem::forget(first);
@@ -369,9 +428,9 @@ mod tests {
         std::fs::rename(&path, &moved).unwrap();
         let stale = std::os::unix::net::UnixListener::bind(&path).unwrap();
         drop(stale); // the file stays, nobody listens
-        assert_eq!(vouched_version(&home, "/p"), None, "a stale socket is no answer");
+        assert_eq!(vouch(&home, "/p"), Vouch::NoProcess, "a stale socket is no answer");
         let second = listen(&home, "/p", || Ok(3)).unwrap().unwrap();
-        assert_eq!(vouched_version(&home, "/p"), Some(3));
+        assert_eq!(vouch(&home, "/p").version(), Some(3));
         drop(second);
         assert!(!path.exists(), "the socket goes when its process stops answering");
     }
@@ -385,7 +444,7 @@ mod tests {
         let refused = listen(&home, "/p", || Ok(1)).err().unwrap();
         assert_eq!(refused.code(), ErrorCode::Conflict);
         assert_eq!(std::fs::read(&path).unwrap(), b"mine");
-        assert_eq!(vouched_version(&home, "/p"), None);
+        assert_eq!(vouch(&home, "/p").version(), None);
     }
 
     #[test]
@@ -410,7 +469,7 @@ mod tests {
             let _ = stream.write_all(&vec![b' '; MAX_LINE as usize + 10]);
         });
         for _ in 0..5 {
-            assert_eq!(vouched_version(&home, "/p"), None);
+            assert_eq!(vouch(&home, "/p").version(), None);
         }
         server.join().unwrap();
     }

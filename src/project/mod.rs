@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use crate::catalog::{Catalog, ProjectArtifactRow, ProjectChanges, ProjectId};
 use crate::error::{Error, ErrorCode, Result};
+use crate::packages::manifest::MANIFEST_FILE;
 use crate::scan::{self, ArtifactKind};
 use tree::Tree;
 
@@ -130,9 +131,13 @@ pub struct Refreshed {
     /// another process's refresh won the race to write it.
     pub version: Option<i64>,
     /// What [`refresh`] cost: the recorded folders and files it compared with
-    /// the disk, or the entries it walked when there was no record (0 from the
-    /// narrower refreshes of a watcher).
+    /// the disk (when there was no record, the folders and main files a later
+    /// refresh compares); the narrower refreshes of a watcher count what they
+    /// compared, or 0.
     pub checked: usize,
+    /// The folders recorded, as far as [`refresh`] read them (a watcher sets
+    /// one watch per folder); 0 from the narrower refreshes.
+    pub folders: usize,
 }
 
 /// The catalog's record of the project at `root`, brought up to date first:
@@ -149,15 +154,21 @@ pub fn refresh(catalog: &mut Catalog, root: &Path, large: bool) -> Result<Refres
     let max_entries = if large { usize::MAX } else { max_entries() };
     let Some((id, version)) = catalog.project_head(&key)? else {
         let tree = tree::walk(root, max_entries)?;
-        let refreshed = written(catalog.record_project(&key, None, &changes(root, None, &tree, &[]))?)?;
+        let changes = changes(root, None, &tree, &[]);
+        let refreshed = written(catalog.record_project(&key, None, &changes)?)?;
         return Ok(Refreshed {
-            checked: tree.entries(),
+            checked: tree.dirs.len() + changes.artifacts_set.len(),
+            folders: tree.dirs.len(),
             ..refreshed
         });
     };
-    let (moved, checked) = recorded_moved(catalog, root, id)?;
+    let (moved, checked, folders) = recorded_moved(catalog, root, id)?;
     let refreshed = refresh_moved(catalog, root, (id, version), &moved, max_entries)?;
-    Ok(Refreshed { checked, ..refreshed })
+    Ok(Refreshed {
+        checked,
+        folders,
+        ..refreshed
+    })
 }
 
 /// The record at `version` brought up to date with what `moved` on disk.
@@ -174,6 +185,7 @@ fn refresh_moved(
             id,
             version: Some(version),
             checked: 0,
+            folders: 0,
         });
     }
     // The folders whose entries a change touched: those that moved and those
@@ -221,10 +233,10 @@ fn refresh_moved(
 }
 
 /// What moved on disk among the recorded folders, main files and ignore files
-/// of project `id`, and how many were checked: the folders are checked while
-/// the files are read from the catalog, so the disk and the catalog are read
-/// at once.
-fn recorded_moved(catalog: &Catalog, root: &Path, id: ProjectId) -> Result<(Vec<tree::Moved>, usize)> {
+/// of project `id`, how many were checked and how many of them are folders:
+/// the folders are checked while the files are read from the catalog, so the
+/// disk and the catalog are read at once.
+fn recorded_moved(catalog: &Catalog, root: &Path, id: ProjectId) -> Result<(Vec<tree::Moved>, usize, usize)> {
     let dirs = catalog.project_dir_entries(id)?;
     std::thread::scope(|scope| {
         let dirs_moved = scope.spawn(|| tree::moved(root, &dirs));
@@ -232,7 +244,7 @@ fn recorded_moved(catalog: &Catalog, root: &Path, id: ProjectId) -> Result<(Vec<
         let files_moved = tree::moved(root, &files);
         let mut moved = dirs_moved.join().map_err(|_| tree::checking_failed())??;
         moved.extend(files_moved?);
-        Ok((moved, dirs.len() + files.len()))
+        Ok((moved, dirs.len() + files.len(), dirs.len()))
     })
 }
 
@@ -307,6 +319,7 @@ pub fn refresh_within(
                 id,
                 version: Some(version),
                 checked: checked.len(),
+                folders: 0,
             },
             dirs_came: Vec::new(),
             dirs_went: Vec::new(),
@@ -315,7 +328,9 @@ pub fn refresh_within(
     }
     let mut listings = tree::Listings::default();
     for m in &mut moved {
-        if let (Some(Touched::Named(names)), Some(tree::Recorded::Dir(_))) = (dirs.get(&m.path), m.now) {
+        if let (Some(Touched::Named(names)), Some(tree::Recorded::Dir(_))) = (dirs.get(&m.path), m.now)
+            && !names.contains(MANIFEST_FILE)
+        {
             m.now = Some(tree::Recorded::Dir(-1));
             listings.list_named(root, &m.path, names);
         }
@@ -355,8 +370,12 @@ fn entries_in(
     let mut recorded = Vec::new();
     for (dir, touched) in dirs {
         match touched {
-            Touched::Whole => recorded.extend(catalog.project_entries_in(id, dir)?),
-            Touched::Named(names) => recorded.extend(catalog.project_entries_named(id, dir, names)?),
+            Touched::Named(names) if !names.contains(MANIFEST_FILE) => {
+                recorded.extend(catalog.project_entries_named(id, dir, names)?)
+            }
+            // A package manifest that came or went changes what the whole
+            // folder holds for the project: it is listed whole.
+            _ => recorded.extend(catalog.project_entries_in(id, dir)?),
         }
     }
     // A folder named with the one holding it is read twice.
@@ -523,6 +542,7 @@ fn written((id, version): (ProjectId, Option<i64>)) -> Result<Refreshed> {
         id,
         version,
         checked: 0,
+        folders: 0,
     })
 }
 

@@ -1,18 +1,23 @@
 //! Starting a project's watcher in the background, as git starts its fsmonitor
 //! daemon: a command that had to check a large project's files itself (no
-//! process answered for it, see [`super::ask`]) leaves `aam watch` running
+//! process listened for it, see [`super::ask`]) leaves `aam watch` running
 //! behind it, so the next commands ask that process instead of checking
 //! every recorded file again.
 //!
-//! "Large" is a number of recorded folders and files checked per call (the
-//! `project.auto_watch` setting, overridden by `AAM_PROJECT_AUTO_WATCH`; `0`
-//! turns it off). The watcher is started at most once per
-//! [`RETRY_AFTER`] for a project (a marker file in `run/` holds its process id
-//! and the time it was started), so a watcher that cannot watch (the inotify
-//! limit, a network file system) is not started again on every call. It runs
-//! detached from the command (its own process group, no standard input or
-//! output, its log in `run/`) and stops by itself after [`IDLE_TIMEOUT`] with
-//! no command asking, or as soon as its socket is removed.
+//! "Large" is a number of recorded folders and main files checked per call
+//! (the `project.auto_watch` setting, overridden by `AAM_PROJECT_AUTO_WATCH`;
+//! `0` turns it off); a project whose folders would take more than half of
+//! the user's inotify watches gets none. The watcher is started at most once
+//! per [`RETRY_AFTER`] for a project: the command that creates the marker
+//! file `run/project-<hash>.started` (its mtime the time, its text the
+//! process id) starts it, so a watcher that cannot watch (a network file
+//! system) is not started again on every call, and two commands racing start
+//! one. It runs detached from the command: a session of its own (no terminal
+//! signal reaches it), no standard input or output, no other descriptor of
+//! the command kept open, `/` as its working folder, its log in `run/`. It
+//! stops by itself after [`IDLE_TIMEOUT`] with no command asking, or within a
+//! second of its socket being removed, its catalog file replaced or aam's
+//! executable replaced.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -20,14 +25,14 @@ use std::time::{Duration, SystemTime};
 
 use super::ask;
 use crate::config::AamHome;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 
 /// The environment variable that overrides `project.auto_watch`.
 pub const AUTO_WATCH_ENV: &str = "AAM_PROJECT_AUTO_WATCH";
 
-/// Recorded folders and files per check from which a command starts a watcher
-/// when `project.auto_watch` is unset (a check of this many costs tens of
-/// milliseconds; a watched project answers in a few).
+/// Recorded folders and main files per check from which a command starts a
+/// watcher when `project.auto_watch` is unset (a check of this many costs
+/// tens of milliseconds; a watched project answers in a few).
 pub const DEFAULT_AUTO_WATCH: u64 = 20_000;
 
 /// How long a watcher started by a command waits for a question before it stops.
@@ -53,28 +58,36 @@ pub fn threshold(setting: Option<u64>) -> Option<u64> {
     Some(from_env.or(setting).unwrap_or(DEFAULT_AUTO_WATCH)).filter(|&n| n > 0)
 }
 
+/// Whether watching `folders` folders leaves at least half of the user's
+/// inotify watches (`/proc/sys/fs/inotify/max_user_watches`) to other tools
+/// (editors, test runners); `true` when the limit cannot be read.
+pub fn leaves_watches_to_others(folders: usize) -> bool {
+    std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
+        .ok()
+        .and_then(|text| text.trim().parse::<usize>().ok())
+        .is_none_or(|limit| folders <= limit / 2)
+}
+
 /// Why a command did not start a watcher, or the process it started.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Started {
     /// A watcher was started: its process id.
     Watcher(u32),
-    /// One was started for this project less than [`RETRY_AFTER`] ago.
+    /// One was started for this project less than [`RETRY_AFTER`] ago, or
+    /// another command is starting one.
     Recently,
 }
 
 /// Starts `exe watch --root ROOT` for the project keyed `key` in the
 /// background, unless one was started for it within [`RETRY_AFTER`].
 pub fn start(home: &AamHome, exe: &Path, root: &Path, key: &str) -> Result<Started> {
-    let marker = ask::run_file(home, key, "started");
-    let recent = std::fs::metadata(&marker)
-        .and_then(|m| m.modified())
-        .is_ok_and(|at| SystemTime::now().duration_since(at).is_ok_and(|age| age < RETRY_AFTER));
-    if recent {
-        return Ok(Started::Recently);
-    }
     ask::make_run_dir(&home.run_dir())?;
+    let marker_path = ask::run_file(home, key, "started");
+    let Some(mut marker) = claim(&marker_path)? else {
+        return Ok(Started::Recently);
+    };
     let log_path = ask::run_file(home, key, "log");
-    let log = create_owned(&log_path)?;
+    let log = open_owned(&log_path, rustix::fs::OFlags::TRUNC)?;
     let mut command = std::process::Command::new(exe);
     command
         .arg("watch")
@@ -83,45 +96,92 @@ pub fn start(home: &AamHome, exe: &Path, root: &Path, key: &str) -> Result<Start
         .arg("--idle-timeout")
         .arg(IDLE_TIMEOUT.as_secs().to_string())
         .env(crate::config::HOME_ENV, home.root())
-        .current_dir(root)
+        .current_dir("/")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(log);
     detach(&mut command);
-    let spawned = command.spawn();
-    // Written whether or not the start worked, so a failing one is not
-    // retried on every call; a plain write (it only holds starts back).
-    let pid = spawned
-        .as_ref()
-        .map_or(String::new(), |child| format!("{}\n", child.id()));
-    create_owned(&marker)?
-        .write_all(pid.as_bytes())
-        .map_err(|e| Error::io("write", &marker, e))?;
-    let pid = spawned.map_err(|e| Error::io("start", &PathBuf::from(exe), e))?.id();
+    let pid = command
+        .spawn()
+        .map_err(|e| Error::io("start", &PathBuf::from(exe), e))?
+        .id();
+    marker
+        .write_all(format!("{pid}\n").as_bytes())
+        .map_err(|e| Error::io("write", &marker_path, e))?;
     tracing::debug!("started a watcher (process {pid}) for the project `{key}`");
     Ok(Started::Watcher(pid))
 }
 
-/// Creates (or empties) the file at `path` for its owner only, refusing to
-/// follow a link planted at its place.
-fn create_owned(path: &Path) -> Result<std::fs::File> {
-    use rustix::fs::{Mode, OFlags};
-    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    rustix::fs::open(path, flags, Mode::from_raw_mode(0o600))
-        .map(std::fs::File::from)
-        .map_err(|e| Error::io("write", path, e.into()))
+/// The marker at `path`, created for this command, or `None` when another
+/// command created it less than [`RETRY_AFTER`] ago (or is creating it now).
+/// An older one is removed first; whoever then creates it wins.
+fn claim(path: &Path) -> Result<Option<std::fs::File>> {
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        let age = meta
+            .modified()
+            .ok()
+            .and_then(|at| SystemTime::now().duration_since(at).ok());
+        if meta.is_file() && age.is_some_and(|age| age < RETRY_AFTER) {
+            return Ok(None);
+        }
+        match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io("remove", path, e)),
+            _ => {}
+        }
+    }
+    match open_owned(path, rustix::fs::OFlags::EXCL) {
+        Ok(file) => Ok(Some(file)),
+        Err(_) if std::fs::symlink_metadata(path).is_ok() => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
-/// Puts the watcher in a process group of its own, so the signals a terminal
-/// sends the command (Ctrl-C) do not reach it.
-#[cfg(unix)]
+/// Opens the file at `path` for writing, created for its owner only (with
+/// `extra`: `EXCL` to create it, `TRUNC` to empty it), refusing to follow a
+/// link planted at its place, to block on a FIFO, or to write to anything
+/// but a plain file.
+fn open_owned(path: &Path, extra: rustix::fs::OFlags) -> Result<std::fs::File> {
+    use rustix::fs::{FileType, Mode, OFlags};
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | extra;
+    let fd =
+        rustix::fs::open(path, flags, Mode::from_raw_mode(0o600)).map_err(|e| Error::io("write", path, e.into()))?;
+    let stat = rustix::fs::fstat(&fd).map_err(|e| Error::io("write", path, e.into()))?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+        return Err(Error::new(
+            ErrorCode::Conflict,
+            format!("`{}` is in the way and not a plain file", path.display()),
+        )
+        .with_hint("move that file away; aam keeps only its own files in that folder"));
+    }
+    Ok(std::fs::File::from(fd))
+}
+
+/// Detaches the watcher from the command: a session of its own (no terminal
+/// signal reaches it), and every descriptor the command holds beyond the
+/// standard three closed at its start (a pipe of whoever ran the command is
+/// not held open for the watcher's life).
 fn detach(command: &mut std::process::Command) {
     use std::os::unix::process::CommandExt;
-    command.process_group(0);
+    // SAFETY: runs in the forked child before exec, and only makes two system
+    // calls, both async-signal-safe; it touches no memory of the parent.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // Marked close-on-exec rather than closed: the standard library's
+            // own error pipe stays usable until the exec. A kernel without
+            // close_range (before 5.11) leaves them as they are.
+            libc::syscall(
+                libc::SYS_close_range,
+                3u32,
+                u32::MAX,
+                libc::CLOSE_RANGE_CLOEXEC as libc::c_uint,
+            );
+            Ok(())
+        });
+    }
 }
-
-#[cfg(not(unix))]
-fn detach(_command: &mut std::process::Command) {}
 
 #[cfg(test)]
 mod tests {
@@ -166,5 +226,45 @@ mod tests {
         std::os::unix::fs::symlink(&victim, ask::run_file(&home, "/p", "log")).unwrap();
         assert!(start(&home, Path::new("/bin/true"), dir.path(), "/p").is_err());
         assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+        // A link at the marker's place is taken away, not written through.
+        std::os::unix::fs::symlink(&victim, ask::run_file(&home, "/q", "started")).unwrap();
+        assert!(matches!(
+            start(&home, Path::new("/bin/true"), dir.path(), "/q").unwrap(),
+            Started::Watcher(_)
+        ));
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+    }
+
+    /// A FIFO planted at the log's place would block whoever opens it to
+    /// write: the start fails at once instead.
+    #[test]
+    fn a_fifo_at_the_log_fails_the_start_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = AamHome::at(dir.path().join("home"));
+        ask::make_run_dir(&home.run_dir()).unwrap();
+        let fifo = ask::run_file(&home, "/p", "log");
+        rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
+        let (done, finished) = std::sync::mpsc::channel();
+        let root = dir.path().to_path_buf();
+        std::thread::spawn(move || {
+            let _ = done.send(start(&home, Path::new("/bin/true"), &root, "/p").is_err());
+        });
+        let failed = finished
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the start blocked on the FIFO");
+        assert!(failed);
+    }
+
+    /// A `run/` folder others can write to is refused, not used.
+    #[test]
+    fn a_run_folder_others_can_write_to_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let home = AamHome::at(dir.path().join("home"));
+        std::fs::create_dir_all(home.run_dir()).unwrap();
+        std::fs::set_permissions(home.run_dir(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        let refused = start(&home, Path::new("/bin/true"), dir.path(), "/p").unwrap_err();
+        assert_eq!(refused.code(), ErrorCode::Forbidden);
+        assert_eq!(std::fs::read_dir(home.run_dir()).unwrap().count(), 0);
     }
 }

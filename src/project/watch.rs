@@ -811,7 +811,7 @@ mod tests {
         assert_eq!(p.call(), (first.clone(), Answer::Quiet));
         let root = p.root.clone();
         let outside = p._dir.path().join("outside");
-        let steps: [(&str, Answer, &dyn Fn()); 19] = [
+        let steps: [(&str, Answer, &dyn Fn()); 21] = [
             ("edit in place", Answer::Narrowed, &|| {
                 write(&root, "skills/a/SKILL.md", "---\nname: a\ndescription: edited\n---\n")
             }),
@@ -853,6 +853,14 @@ mod tests {
             ),
             ("the skill file removed: the agent is back", Answer::Narrowed, &|| {
                 std::fs::remove_file(root.join("tools/agents/skill.md")).unwrap()
+            }),
+            (
+                "a folder becomes a package: its agent is no project artifact",
+                Answer::Narrowed,
+                &|| write(&root, "tools/aam.yaml", "name: tools\n"),
+            ),
+            ("the package becomes a plain folder again", Answer::Narrowed, &|| {
+                std::fs::remove_file(root.join("tools/aam.yaml")).unwrap()
             }),
             ("a folder with skills moved in from outside", Answer::Narrowed, &|| {
                 write(&outside, "x/skills/f/SKILL.md", "---\nname: f\n---\n");
@@ -928,12 +936,22 @@ mod tests {
     #[test]
     fn a_new_skill_is_checked_by_its_name_alone() {
         let mut p = Project::new();
+        // Old enough to be trusted: the record keeps the folders' mtimes.
+        let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        for dir in ["skills/a", "skills", ""] {
+            std::fs::File::open(p.root.join(dir))
+                .unwrap()
+                .set_modified(past)
+                .unwrap();
+        }
         p.call();
+        let key = crate::project::key(&p.root);
+        let (id, _) = p.catalog.project_head(&key).unwrap().unwrap();
+        let skills = p.catalog.project_entries_named(id, "skills", &BTreeSet::new()).unwrap();
+        assert!(matches!(skills[..], [(_, crate::project::tree::Recorded::Dir(mtime))] if mtime > 0));
         write(&p.root, "skills/c/SKILL.md", "---\nname: c\ndescription: three\n---\n");
         let (now, answer) = p.call();
         assert_eq!((now, answer), (p.fresh(), Answer::Narrowed));
-        let key = crate::project::key(&p.root);
-        let (id, _) = p.catalog.project_head(&key).unwrap().unwrap();
         let skills = p.catalog.project_entries_named(id, "skills", &BTreeSet::new()).unwrap();
         assert_eq!(
             skills,

@@ -85,23 +85,26 @@ impl Context {
             return watches.current(catalog, root, large);
         }
         let key = crate::project::key(root);
-        if let Some(vouched) = crate::project::ask::vouched_version(&self.home, &key)
+        let vouch = crate::project::ask::vouch(&self.home, &key);
+        if let Some(vouched) = vouch.version()
             && let Some((id, version)) = catalog.project_head(&key)?
             && version == vouched
         {
             return Ok(id);
         }
         let refreshed = crate::project::refresh(catalog, root, large)?;
-        if self.starts_watchers && !large {
-            self.start_watcher(root, &key, refreshed.checked);
+        // A watcher that listens but could not vouch is left to recover.
+        if self.starts_watchers && !large && vouch == crate::project::ask::Vouch::NoProcess {
+            self.start_watcher(root, &key, &refreshed);
         }
         Ok(refreshed.id)
     }
 
-    /// Starts a watcher for the project at `root` in the background when its
-    /// check covered `checked` folders and files, at least `project.auto_watch`
-    /// of them; a failure is logged, never the call's.
-    fn start_watcher(&self, root: &Path, key: &str, checked: usize) {
+    /// Starts a watcher for the project at `root` in the background when the
+    /// check that `refreshed` it covered at least `project.auto_watch` folders
+    /// and files, and its folders leave most inotify watches to other tools;
+    /// a failure is logged, never the call's.
+    fn start_watcher(&self, root: &Path, key: &str, refreshed: &crate::project::Refreshed) {
         use crate::project::spawn;
         // Read-only mode starts no process that writes the catalog.
         if !crate::project::watch::supported() || crate::tools::read_only_mode() {
@@ -114,7 +117,14 @@ impl Context {
                 return;
             }
         };
-        if spawn::threshold(setting).is_none_or(|from| (checked as u64) < from) {
+        if spawn::threshold(setting).is_none_or(|from| (refreshed.checked as u64) < from) {
+            return;
+        }
+        if !spawn::leaves_watches_to_others(refreshed.folders) {
+            tracing::debug!(
+                "not starting a watcher: {} folders would take most of the inotify watches",
+                refreshed.folders
+            );
             return;
         }
         let started = std::env::current_exe()
@@ -140,7 +150,20 @@ impl Context {
         crate::project::check_root(&root)?;
         let key = crate::project::key(&root);
         let ctx = self.clone();
-        crate::project::ask::listen(&self.home, &key, move || ctx.current_project_version(&root))
+        // Opened (made, in a new home) before its identity is taken.
+        drop(self.catalog()?);
+        let catalog = self.home.catalog_identity();
+        crate::project::ask::listen(&self.home, &key, move || {
+            // A catalog file made again at the path is not the one this
+            // process keeps open: its versions tell nothing about that one.
+            if ctx.home.catalog_identity() != catalog {
+                return Err(
+                    Error::new(ErrorCode::Conflict, "the catalog this process opened was replaced")
+                        .with_hint("the command checks the project itself; the watcher stops"),
+                );
+            }
+            ctx.current_project_version(&root)
+        })
     }
 
     /// The version of the catalog's record of the project at `root` once

@@ -376,8 +376,8 @@ fn run_files(env: &TestEnv, ext: &str) -> Vec<std::path::PathBuf> {
 /// A command that checked at least `project.auto_watch` folders and files of
 /// its project leaves `aam watch` running behind it: the command itself
 /// returns at once (the watcher holds none of its output), the next commands
-/// are answered by the watcher, a second start waits for the retry delay, and
-/// the watcher stops by itself once its socket is removed.
+/// are answered by the watcher, `aam watch --stop` stops it, and no second
+/// one starts before the retry delay.
 #[cfg(target_os = "linux")]
 #[test]
 fn a_large_project_leaves_a_watcher_behind_for_the_next_commands() {
@@ -391,10 +391,12 @@ fn a_large_project_leaves_a_watcher_behind_for_the_next_commands() {
         env.aam_with(&dir, &all, &["--json", "source", "candidates", "--source", "local"])
     };
     // The command's output is read to its end on another thread: a watcher
-    // holding the command's stdout or stderr would keep it from ending.
-    let mut first = Command::new(env!("CARGO_BIN_EXE_aam"));
+    // holding the command's stdout or stderr, or another descriptor the
+    // command was given (here 7 and 8, copies of them), would keep it from ending.
+    let mut first = Command::new("bash");
     first
-        .args(["--json", "source", "candidates", "--source", "local"])
+        .args(["-c", "exec \"$0\" --json source candidates --source local 7>&1 8>&2"])
+        .arg(env!("CARGO_BIN_EXE_aam"))
         .current_dir(&dir)
         .env("AAM_HOME", env.home())
         .env("HOME", env.user_home())
@@ -437,10 +439,13 @@ fn a_large_project_leaves_a_watcher_behind_for_the_next_commands() {
         run.stdout
     );
 
-    // Without a socket no command can reach it: it stops, and the marker
-    // keeps the next command from starting another at once.
-    std::fs::remove_file(&run_files(&env, "sock")[0]).unwrap();
+    // `watch --stop` removes its socket: no command can reach it, so it
+    // stops, and the marker keeps the next command from starting another at once.
+    let stopped = env.aam_in(&dir, &["--json", "watch", "--stop"]).ok_json();
+    assert_eq!(stopped["stopped"], true, "{stopped}");
     eventually("the watcher stops", || !running(pid));
+    let again = env.aam_in(&dir, &["--json", "watch", "--stop"]).ok_json();
+    assert_eq!(again["stopped"], false, "{again}");
     let run = candidates(&[("AAM_PROJECT_AUTO_WATCH", "1")]);
     assert!(!run.stderr.contains("vouches for its record"), "{}", run.stderr);
     assert!(!run.stderr.contains("started a watcher"), "{}", run.stderr);
@@ -448,7 +453,8 @@ fn a_large_project_leaves_a_watcher_behind_for_the_next_commands() {
 }
 
 /// Below `project.auto_watch`, with it set to 0, or with watching turned off,
-/// a command checks the project itself and starts nothing.
+/// a command checks the project itself and starts nothing; the setting
+/// starts one, the environment overrides it.
 #[test]
 fn a_small_project_or_auto_watch_off_starts_no_watcher() {
     let env = TestEnv::new();
@@ -469,9 +475,55 @@ fn a_small_project_or_auto_watch_off_starts_no_watcher() {
     }
     // The setting is the home's; the environment overrides it.
     env.json(&["config", "set", "project.auto_watch", "0"]);
-    let run = env.aam_with(&repo.dir, &[], &["--json", "source", "candidates", "--source", "local"]);
-    run.ok_json();
+    let candidates = |vars: &[(&str, &str)]| {
+        env.aam_with(
+            &repo.dir,
+            vars,
+            &["--json", "source", "candidates", "--source", "local"],
+        )
+        .ok_json()
+    };
+    candidates(&[]);
     assert!(run_files(&env, "started").is_empty());
+    env.json(&["config", "set", "project.auto_watch", "1"]);
+    candidates(&[("AAM_PROJECT_AUTO_WATCH", "0")]);
+    assert!(run_files(&env, "started").is_empty(), "the environment wins");
+    candidates(&[]);
+    let markers = run_files(&env, "started");
+    assert_eq!(markers.len(), 1, "the setting starts one");
+    let pid: u32 = std::fs::read_to_string(&markers[0]).unwrap().trim().parse().unwrap();
+    eventually("the watcher listens", || !run_files(&env, "sock").is_empty());
+    env.aam_in(&repo.dir, &["--json", "watch", "--stop"]).ok_json();
+    eventually("the watcher stops", || !running(pid));
     let refused = env.json_err(&["config", "set", "project.auto_watch", "many"], "AAM_INVALID_ARGUMENT");
     assert!(refused.to_string().contains("whole number"), "{refused}");
+}
+
+/// `aam watch --idle-timeout` stops by itself once no command asked for that
+/// long, and removes its socket.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_watcher_stops_by_itself_after_its_idle_timeout() {
+    use std::io::{BufRead, BufReader};
+    let env = TestEnv::new();
+    let repo = project(&env);
+    let mut watcher = std::process::Command::new(env!("CARGO_BIN_EXE_aam"))
+        .args(["watch", "--idle-timeout", "1", "--root"])
+        .arg(&repo.dir)
+        .env("AAM_HOME", env.home())
+        .env("HOME", env.user_home())
+        .env_remove("AAM_PROJECT_WATCH")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut started = String::new();
+    BufReader::new(watcher.stdout.take().unwrap())
+        .read_line(&mut started)
+        .unwrap();
+    assert!(started.starts_with("watching `"), "{started}");
+    let pid = watcher.id();
+    eventually("the idle watcher stops", || !running(pid));
+    assert!(watcher.wait().unwrap().success());
+    assert!(run_files(&env, "sock").is_empty(), "its socket is gone");
 }
