@@ -70,8 +70,9 @@ fn stop(ctx: &Context, out: &Output, project: &std::path::Path) -> Result<i32> {
     let report = serde_json::json!({ "project": project, "stopped": stopped });
     out.emit(&report, |_| match stopped {
         true => format!(
-            "stopped the watcher of `{}`: commands run in it check its files (a command that checks \
-             a large project starts another; `aam config set project.auto_watch 0` turns that off)\n",
+            "the process watching `{}` no longer answers its commands (`aam watch` stops within a \
+             second, an MCP server goes on serving); they check its files, and one that checks a large \
+             project starts a new watcher (`aam config set project.auto_watch 0` turns that off)\n",
             project.display()
         ),
         false => format!("no process watches `{}`\n", project.display()),
@@ -100,15 +101,24 @@ impl Identities {
     /// nothing about the new one) or aam's executable (an upgrade: the next
     /// command starts a watcher of the new version).
     fn moved(&self, ctx: &Context) -> Option<&'static str> {
-        use std::os::unix::fs::MetadataExt;
-        if ctx.home.catalog_identity() != self.catalog {
+        let catalog = ctx.home.catalog_path();
+        if self.catalog.is_some_and(|was| replaced(&catalog, was)) {
             return Some("its catalog file was replaced");
         }
-        let exe_now = |path: &PathBuf| std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
         match &self.exe {
-            Some((path, identity)) if exe_now(path) != Some(*identity) => Some("aam's executable was replaced"),
+            Some((path, was)) if replaced(path, *was) => Some("aam's executable was replaced"),
             _ => None,
         }
+    }
+}
+
+/// Whether the file at `path` is gone or another file than `was` (a failure
+/// to look, such as a stale network handle, is neither).
+fn replaced(path: &std::path::Path, was: (u64, u64)) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::metadata(path) {
+        Ok(meta) => (meta.dev(), meta.ino()) != was,
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
     }
 }
 

@@ -329,8 +329,8 @@ fn answer(mut stream: std::os::unix::net::UnixStream, key: &str, current: &impl 
 }
 
 /// Makes `run/` readable by its owner only, and refuses one that is there
-/// already but is a link, another user's, or writable by others (anyone who
-/// can write there could plant a socket or a link at a name aam uses).
+/// already but is another user's or writable by others (anyone who can write
+/// there could plant a socket or a link at a name aam uses).
 pub(super) fn make_run_dir(dir: &Path) -> Result<()> {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt};
     std::fs::DirBuilder::new()
@@ -338,8 +338,9 @@ pub(super) fn make_run_dir(dir: &Path) -> Result<()> {
         .mode(0o700)
         .create(dir)
         .map_err(|e| Error::io("create", dir, e))?;
-    let meta = std::fs::symlink_metadata(dir).map_err(|e| Error::io("read", dir, e))?;
-    if !meta.is_dir() || meta.uid() != rustix::process::getuid().as_raw() || meta.mode() & 0o022 != 0 {
+    // A link to such a folder is fine: only who can write in `AAM_HOME` can make one.
+    let meta = std::fs::metadata(dir).map_err(|e| Error::io("read", dir, e))?;
+    if !meta.is_dir() || meta.uid() != rustix::process::geteuid().as_raw() || meta.mode() & 0o022 != 0 {
         return Err(Error::new(
             ErrorCode::Forbidden,
             format!(

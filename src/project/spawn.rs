@@ -35,6 +35,9 @@ pub const AUTO_WATCH_ENV: &str = "AAM_PROJECT_AUTO_WATCH";
 /// tens of milliseconds; a watched project answers in a few).
 pub const DEFAULT_AUTO_WATCH: u64 = 20_000;
 
+/// The environment variable that sets aam's log level.
+const LOG_ENV: &str = "AAM_LOG";
+
 /// How long a watcher started by a command waits for a question before it stops.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
@@ -96,6 +99,8 @@ pub fn start(home: &AamHome, exe: &Path, root: &Path, key: &str) -> Result<Start
         .arg("--idle-timeout")
         .arg(IDLE_TIMEOUT.as_secs().to_string())
         .env(crate::config::HOME_ENV, home.root())
+        // Its log says why it stopped, unless the command asked for another level.
+        .env(LOG_ENV, std::env::var(LOG_ENV).unwrap_or_else(|_| "info".to_string()))
         .current_dir("/")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
@@ -156,28 +161,41 @@ fn open_owned(path: &Path, extra: rustix::fs::OFlags) -> Result<std::fs::File> {
     Ok(std::fs::File::from(fd))
 }
 
+/// How many descriptors are marked one by one where `close_range` is missing.
+const FIRST_DESCRIPTORS: libc::c_int = 1024;
+
 /// Detaches the watcher from the command: a session of its own (no terminal
 /// signal reaches it), and every descriptor the command holds beyond the
 /// standard three closed at its start (a pipe of whoever ran the command is
 /// not held open for the watcher's life).
 fn detach(command: &mut std::process::Command) {
     use std::os::unix::process::CommandExt;
-    // SAFETY: runs in the forked child before exec, and only makes two system
-    // calls, both async-signal-safe; it touches no memory of the parent.
+    // SAFETY: runs in the forked child before exec, and only makes system
+    // calls that are async-signal-safe (setsid, close_range, fcntl); it
+    // allocates nothing and touches no memory of the parent.
     unsafe {
         command.pre_exec(|| {
             if libc::setsid() < 0 {
                 return Err(std::io::Error::last_os_error());
             }
             // Marked close-on-exec rather than closed: the standard library's
-            // own error pipe stays usable until the exec. A kernel without
-            // close_range (before 5.11) leaves them as they are.
-            libc::syscall(
+            // own error pipe stays usable until the exec. Where close_range
+            // cannot (a kernel before 5.11, a filter that refuses it), the
+            // first descriptors are marked one by one.
+            #[cfg(target_os = "linux")]
+            let marked = libc::syscall(
                 libc::SYS_close_range,
                 3u32,
                 u32::MAX,
                 libc::CLOSE_RANGE_CLOEXEC as libc::c_uint,
-            );
+            ) == 0;
+            #[cfg(not(target_os = "linux"))]
+            let marked = false;
+            if !marked {
+                for fd in 3..FIRST_DESCRIPTORS {
+                    libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+                }
+            }
             Ok(())
         });
     }

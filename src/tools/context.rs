@@ -130,8 +130,9 @@ impl Context {
         let started = std::env::current_exe()
             .map_err(|e| Error::internal(format!("cannot find aam's own executable: {e}")))
             .and_then(|exe| spawn::start(&self.home, &exe, root, key));
+        // The command does not need it: a failure is no warning on every call.
         if let Err(e) = started {
-            tracing::warn!("could not start a watcher for the project: {}", e.message());
+            tracing::debug!("could not start a watcher for the project: {}", e.message());
         }
     }
 

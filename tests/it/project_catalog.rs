@@ -347,6 +347,15 @@ fn a_watcher_answers_the_commands_run_in_its_project_until_stopped() {
     assert_eq!(last, before);
 }
 
+/// Stops a watcher started in the background if a test fails before it stops by itself.
+struct Stopped(u32);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill").arg(self.0.to_string()).status();
+    }
+}
+
 /// Whether process `pid` still runs (a zombie waiting for its reaper has stopped).
 fn running(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -414,13 +423,6 @@ fn a_large_project_leaves_a_watcher_behind_for_the_next_commands() {
     let markers = run_files(&env, "started");
     assert_eq!(markers.len(), 1, "one watcher started");
     let pid: u32 = std::fs::read_to_string(&markers[0]).unwrap().trim().parse().unwrap();
-    /// Stops the watcher if the test fails before it stops by itself.
-    struct Stopped(u32);
-    impl Drop for Stopped {
-        fn drop(&mut self) {
-            let _ = Command::new("kill").arg(self.0.to_string()).status();
-        }
-    }
     let _stopped = Stopped(pid);
     assert!(running(pid), "the watcher outlives the command that started it");
 
@@ -454,7 +456,9 @@ fn a_large_project_leaves_a_watcher_behind_for_the_next_commands() {
 
 /// Below `project.auto_watch`, with it set to 0, or with watching turned off,
 /// a command checks the project itself and starts nothing; the setting
-/// starts one, the environment overrides it.
+/// starts one, the environment overrides it. A watcher whose catalog file was
+/// replaced vouches for nothing and stops.
+#[cfg(target_os = "linux")]
 #[test]
 fn a_small_project_or_auto_watch_off_starts_no_watcher() {
     let env = TestEnv::new();
@@ -492,8 +496,28 @@ fn a_small_project_or_auto_watch_off_starts_no_watcher() {
     let markers = run_files(&env, "started");
     assert_eq!(markers.len(), 1, "the setting starts one");
     let pid: u32 = std::fs::read_to_string(&markers[0]).unwrap().trim().parse().unwrap();
-    eventually("the watcher listens", || !run_files(&env, "sock").is_empty());
-    env.aam_in(&repo.dir, &["--json", "watch", "--stop"]).ok_json();
+    let _stopped = Stopped(pid);
+    eventually("the watcher answers", || {
+        env.aam_with(
+            &repo.dir,
+            &[("AAM_LOG", "aam=debug")],
+            &["--json", "source", "candidates"],
+        )
+        .stderr
+        .contains("vouches for its record")
+    });
+    // A catalog made again at its path is not the one the watcher keeps
+    // open: it vouches for nothing there, and stops.
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(env.home().join(format!("catalog.db{suffix}")));
+    }
+    let run = env.aam_with(
+        &repo.dir,
+        &[("AAM_LOG", "aam=debug")],
+        &["--json", "source", "candidates"],
+    );
+    assert!(!run.stderr.contains("vouches for its record"), "{}", run.stderr);
+    assert_eq!(run.ok_json()["total"], 3);
     eventually("the watcher stops", || !running(pid));
     let refused = env.json_err(&["config", "set", "project.auto_watch", "many"], "AAM_INVALID_ARGUMENT");
     assert!(refused.to_string().contains("whole number"), "{refused}");
@@ -512,9 +536,10 @@ fn a_watcher_stops_by_itself_after_its_idle_timeout() {
         .arg(&repo.dir)
         .env("AAM_HOME", env.home())
         .env("HOME", env.user_home())
+        .env("AAM_LOG", "info")
         .env_remove("AAM_PROJECT_WATCH")
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let mut started = String::new();
@@ -524,6 +549,9 @@ fn a_watcher_stops_by_itself_after_its_idle_timeout() {
     assert!(started.starts_with("watching `"), "{started}");
     let pid = watcher.id();
     eventually("the idle watcher stops", || !running(pid));
-    assert!(watcher.wait().unwrap().success());
+    let output = watcher.wait_with_output().unwrap();
+    assert!(output.status.success());
+    let log = String::from_utf8_lossy(&output.stderr);
+    assert!(log.contains("no command asked within the idle timeout"), "{log}");
     assert!(run_files(&env, "sock").is_empty(), "its socket is gone");
 }
