@@ -253,6 +253,21 @@ mod tests {
         assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
     }
 
+    /// A project whose folders would take more than half of the user's
+    /// inotify watches gets no watcher; one that leaves half gets one.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn half_of_the_inotify_watches_are_left_to_other_tools() {
+        let limit: usize = std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(leaves_watches_to_others(0));
+        assert!(leaves_watches_to_others(limit / 2));
+        assert!(!leaves_watches_to_others(limit / 2 + 1));
+    }
+
     /// A FIFO planted at the log's place would block whoever opens it to
     /// write: the start fails at once instead.
     #[test]
