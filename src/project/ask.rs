@@ -196,7 +196,8 @@ impl Drop for Listening {
 
 /// Makes the process answering for the project keyed `key` unreachable by
 /// removing its socket (`aam watch` then stops within a second); whether a
-/// socket was there. Anything else found at that path is left alone.
+/// process was listening there (a socket left by one that died is removed
+/// too). Anything else found at that path is left alone.
 pub fn stop_answering(home: &AamHome, key: &str) -> Result<bool> {
     let path = socket_path(home, key);
     #[cfg(unix)]
@@ -204,8 +205,11 @@ pub fn stop_answering(home: &AamHome, key: &str) -> Result<bool> {
         use std::os::unix::fs::FileTypeExt;
         match std::fs::symlink_metadata(&path) {
             Ok(meta) if meta.file_type().is_socket() => {
+                // Connected and let go at once: the listener reads an empty
+                // request and goes on; a dead one refuses the connection.
+                let listening = std::os::unix::net::UnixStream::connect(&path).is_ok();
                 std::fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))?;
-                Ok(true)
+                Ok(listening)
             }
             Ok(_) => Err(Error::new(
                 ErrorCode::Conflict,
@@ -434,6 +438,22 @@ mod tests {
         assert_eq!(vouch(&home, "/p").version(), Some(3));
         drop(second);
         assert!(!path.exists(), "the socket goes when its process stops answering");
+    }
+
+    #[test]
+    fn stopping_removes_the_socket_and_tells_whether_a_process_listened() {
+        let (_dir, home) = home();
+        let listening = listen(&home, "/p", || Ok(3)).unwrap().unwrap();
+        assert_eq!(vouch(&home, "/p").version(), Some(3));
+        assert!(stop_answering(&home, "/p").unwrap(), "a live process listened");
+        assert!(!listening.is_reachable());
+        assert_eq!(vouch(&home, "/p"), Vouch::NoProcess);
+        assert!(!stop_answering(&home, "/p").unwrap(), "nothing left to stop");
+        // A socket left by a process that died is removed too.
+        let path = socket_path(&home, "/p");
+        drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
+        assert!(!stop_answering(&home, "/p").unwrap(), "nobody listened there");
+        assert!(!path.exists());
     }
 
     #[test]
