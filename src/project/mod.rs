@@ -273,6 +273,16 @@ pub enum Touched {
 }
 
 impl Touched {
+    /// The names the folder can be checked by alone; `None` when it is
+    /// checked whole, as it is when a package manifest came or went there
+    /// (that changes what the whole folder holds for the project).
+    pub fn names_alone(&self) -> Option<&BTreeSet<String>> {
+        match self {
+            Touched::Named(names) if !names.contains(MANIFEST_FILE) => Some(names),
+            _ => None,
+        }
+    }
+
     /// What `self` and `other` tell together.
     pub fn merge(&mut self, other: Touched) {
         match (self, other) {
@@ -328,9 +338,7 @@ pub fn refresh_within(
     }
     let mut listings = tree::Listings::default();
     for m in &mut moved {
-        if let (Some(Touched::Named(names)), Some(tree::Recorded::Dir(_))) = (dirs.get(&m.path), m.now)
-            && !names.contains(MANIFEST_FILE)
-        {
+        if let (Some(names), Some(tree::Recorded::Dir(_))) = (dirs.get(&m.path).and_then(Touched::names_alone), m.now) {
             m.now = Some(tree::Recorded::Dir(-1));
             listings.list_named(root, &m.path, names);
         }
@@ -369,13 +377,9 @@ fn entries_in(
 ) -> Result<Vec<(String, tree::Recorded)>> {
     let mut recorded = Vec::new();
     for (dir, touched) in dirs {
-        match touched {
-            Touched::Named(names) if !names.contains(MANIFEST_FILE) => {
-                recorded.extend(catalog.project_entries_named(id, dir, names)?)
-            }
-            // A package manifest that came or went changes what the whole
-            // folder holds for the project: it is listed whole.
-            _ => recorded.extend(catalog.project_entries_in(id, dir)?),
+        match touched.names_alone() {
+            Some(names) => recorded.extend(catalog.project_entries_named(id, dir, names)?),
+            None => recorded.extend(catalog.project_entries_in(id, dir)?),
         }
     }
     // A folder named with the one holding it is read twice.
