@@ -446,11 +446,14 @@ impl IndexUpdater<'_> {
             && catalog.package_count()? == 0)
     }
 
-    /// Adds the document of an artifact a catalog write in progress has just
-    /// written (the document a rebuild makes from the same row). Nothing is
-    /// visible before [`Self::finish_when`] publishes it.
-    pub fn add(&self, row: SearchRow) -> Result<()> {
-        add_row(&self.writer, self.index.fields, row, &self.index.dir)
+    /// Adds the documents of artifacts a catalog write in progress has just
+    /// written (the documents a rebuild makes from the same rows). Nothing is
+    /// visible before [`Self::finish_when`] publishes them. Tantivy takes them one
+    /// by one: its queue then holds at most 10,000 documents, where batches would
+    /// let it hold 10,000 batches while its indexing thread lags.
+    pub fn add(&self, rows: Vec<SearchRow>) -> Result<()> {
+        rows.into_iter()
+            .try_for_each(|row| add_row(&self.writer, self.index.fields, row, &self.index.dir))
     }
 
     /// Writes the documents added since the lock was taken into a segment (the

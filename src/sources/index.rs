@@ -25,6 +25,10 @@ pub struct Detection {
     detected: Vec<Detected>,
 }
 
+/// Artifacts [`Snapshot::read_on_thread`] hands over at a time; four batches
+/// may wait, so about 256 artifacts are read ahead.
+const ARTIFACTS_PER_BATCH: usize = 64;
+
 /// How many symlinks are followed in a row before giving up.
 const MAX_LINK_HOPS: usize = 8;
 
@@ -172,26 +176,33 @@ impl<'c> Snapshot<'c> {
         progress: &'env dyn Progress,
         cancel: &'env Cancel,
     ) -> impl Iterator<Item = Result<IndexedArtifact>> + 'scope {
-        let (sender, receiver) = std::sync::mpsc::sync_channel(256);
+        // Handed over in batches: one by one, each artifact woke the consumer.
+        let (sender, receiver) = std::sync::mpsc::sync_channel::<Vec<Result<IndexedArtifact>>>(4);
         let dir = self.cache.dir().to_path_buf();
         let (root_tree, scope_path, root_name) = (self.root_tree, self.scope.clone(), self.root_name.clone());
         scope.spawn(move || {
             let cache = match GitCache::open(&dir) {
                 Ok(cache) => cache,
                 Err(e) => {
-                    let _ = sender.send(Err(e));
+                    let _ = sender.send(vec![Err(e)]);
                     return;
                 }
             };
             let snapshot = Snapshot::new(&cache, root_tree, &scope_path, &root_name);
+            let mut batch = Vec::with_capacity(ARTIFACTS_PER_BATCH);
             for artifact in snapshot.read(detection, &crate::progress::NoProgress, cancel) {
-                if sender.send(artifact).is_err() {
-                    return;
+                batch.push(artifact);
+                if batch.len() >= ARTIFACTS_PER_BATCH {
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(ARTIFACTS_PER_BATCH));
+                    if sender.send(full).is_err() {
+                        return;
+                    }
                 }
             }
+            let _ = sender.send(batch);
         });
         progress.start("indexing", Some(detection.detected.len() as u64));
-        receiver.into_iter().inspect(move |_| progress.advance(1))
+        receiver.into_iter().flatten().inspect(move |_| progress.advance(1))
     }
 
     /// What changed in `regions` compared with the artifacts the catalog held

@@ -64,7 +64,7 @@ pub(crate) fn streamed_write<T>(
         updater.apply(catalog, &change, before, after).map_err(warn).ok();
         return Ok(value);
     }
-    let (rows, received) = std::sync::mpsc::sync_channel::<SearchRow>(256);
+    let (rows, received) = std::sync::mpsc::sync_channel::<Vec<SearchRow>>(4);
     let (verdict, decided) = std::sync::mpsc::channel::<Option<u64>>();
     std::thread::scope(|scope| {
         // The index's side: add the rows as they come, finish the segment once the
@@ -73,9 +73,9 @@ pub(crate) fn streamed_write<T>(
         // the feeding but not the catalog write, which stands alone.
         let indexing = scope.spawn(move || {
             let mut failed = None;
-            for row in received {
+            for batch in received {
                 if failed.is_none()
-                    && let Err(e) = updater.add(row)
+                    && let Err(e) = updater.add(batch)
                 {
                     failed = Some(e);
                 }
@@ -88,13 +88,8 @@ pub(crate) fn streamed_write<T>(
                 None => updater.finish_when(|| decided.recv().ok().flatten()),
             }
         });
-        let written = write(
-            catalog,
-            Box::new(move |row| {
-                // A closed channel means the index side failed; it reports why.
-                let _ = rows.send(row);
-            }),
-        );
+        let mut batch = RowBatch::new(rows);
+        let written = write(catalog, Box::new(move |row| batch.push(row)));
         let _ = verdict.send(written.as_ref().ok().map(|(_, _, after)| *after));
         match indexing.join() {
             Ok(Err(e)) => warn(e),
@@ -103,6 +98,47 @@ pub(crate) fn streamed_write<T>(
         }
         written.map(|(value, _, _)| value)
     })
+}
+
+/// Rows on their way to the index's side of a [`streamed_write`], handed over
+/// [`ROWS_PER_BATCH`] at a time: one by one, each woke the receiving thread. The
+/// rest goes when the batch is dropped (the sink dropped: every row handed over).
+struct RowBatch {
+    sender: std::sync::mpsc::SyncSender<Vec<SearchRow>>,
+    rows: Vec<SearchRow>,
+}
+
+/// Rows per hand-over; four batches may wait, so about 256 rows are in flight.
+const ROWS_PER_BATCH: usize = 64;
+
+impl RowBatch {
+    fn new(sender: std::sync::mpsc::SyncSender<Vec<SearchRow>>) -> Self {
+        Self {
+            sender,
+            rows: Vec::with_capacity(ROWS_PER_BATCH),
+        }
+    }
+
+    fn push(&mut self, row: SearchRow) {
+        self.rows.push(row);
+        if self.rows.len() >= ROWS_PER_BATCH {
+            self.send();
+        }
+    }
+
+    fn send(&mut self) {
+        let rows = std::mem::replace(&mut self.rows, Vec::with_capacity(ROWS_PER_BATCH));
+        // A closed channel means the index side failed; it reports why.
+        let _ = self.sender.send(rows);
+    }
+}
+
+impl Drop for RowBatch {
+    fn drop(&mut self) {
+        if !self.rows.is_empty() {
+            self.send();
+        }
+    }
 }
 
 /// Mirrors every package of `registry` (configured as `name`) into the catalog
