@@ -8,18 +8,18 @@
 //! (the `project.auto_watch` setting, overridden by `AAM_PROJECT_AUTO_WATCH`;
 //! `0` turns it off); a project whose folders would take more than half of
 //! the user's inotify watches gets none. The watcher is started at most once
-//! per [`RETRY_AFTER`] for a project: the command that creates the marker
+//! per [`RETRY_AFTER`] for a project: the command that claims the marker
 //! file `run/project-<hash>.started` (its mtime the time, its text the
-//! process id) starts it, so a watcher that cannot watch (a network file
-//! system) is not started again on every call, and two commands racing start
-//! one. It runs detached from the command: a session of its own (no terminal
+//! process id), under a lock on it, starts it, so a watcher that cannot watch
+//! (a network file system) or start is not started again on every call, and
+//! two commands racing start one. It runs detached from the command: a session of its own (no terminal
 //! signal reaches it), no standard input or output, no other descriptor of
 //! the command kept open, `/` as its working folder, its log in `run/`. It
 //! stops by itself after [`IDLE_TIMEOUT`] with no command asking, or within a
 //! second of its socket being removed, its catalog file replaced or aam's
 //! executable replaced.
 
-use std::io::Write;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -86,7 +86,7 @@ pub enum Started {
 pub fn start(home: &AamHome, exe: &Path, root: &Path, key: &str) -> Result<Started> {
     ask::make_run_dir(&home.run_dir())?;
     let marker_path = ask::run_file(home, key, "started");
-    let Some(mut marker) = claim(&marker_path)? else {
+    let Some(marker) = claim(&marker_path)? else {
         return Ok(Started::Recently);
     };
     let log_path = ask::run_file(home, key, "log");
@@ -111,34 +111,45 @@ pub fn start(home: &AamHome, exe: &Path, root: &Path, key: &str) -> Result<Start
         .map_err(|e| Error::io("start", &PathBuf::from(exe), e))?
         .id();
     marker
-        .write_all(format!("{pid}\n").as_bytes())
+        .set_len(0)
+        .and_then(|()| marker.write_all_at(format!("{pid}\n").as_bytes(), 0))
         .map_err(|e| Error::io("write", &marker_path, e))?;
     tracing::debug!("started a watcher (process {pid}) for the project `{key}`");
     Ok(Started::Watcher(pid))
 }
 
-/// The marker at `path`, created for this command, or `None` when another
-/// command created it less than [`RETRY_AFTER`] ago (or is creating it now).
-/// An older one is removed first; whoever then creates it wins.
+/// The marker at `path`, claimed for this command (it then says `starting`),
+/// or `None` when another command claimed it less than [`RETRY_AFTER`] ago or
+/// is claiming it now. Commands take turns under a lock on the marker, so two
+/// racing past an old marker start one watcher. Anything but a plain file at
+/// its place (a planted link) is taken away first.
 fn claim(path: &Path) -> Result<Option<std::fs::File>> {
-    if let Ok(meta) = std::fs::symlink_metadata(path) {
-        let age = meta
-            .modified()
-            .ok()
-            .and_then(|at| SystemTime::now().duration_since(at).ok());
-        if meta.is_file() && age.is_some_and(|age| age < RETRY_AFTER) {
-            return Ok(None);
-        }
+    if let Ok(meta) = std::fs::symlink_metadata(path)
+        && !meta.is_file()
+    {
         match std::fs::remove_file(path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io("remove", path, e)),
             _ => {}
         }
     }
-    match open_owned(path, rustix::fs::OFlags::EXCL) {
-        Ok(file) => Ok(Some(file)),
-        Err(_) if std::fs::symlink_metadata(path).is_ok() => Ok(None),
-        Err(e) => Err(e),
+    let marker = open_owned(path, rustix::fs::OFlags::empty())?;
+    if rustix::fs::flock(&marker, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
+        return Ok(None);
     }
+    let meta = marker.metadata().map_err(|e| Error::io("read", path, e))?;
+    let age = meta
+        .modified()
+        .ok()
+        .and_then(|at| SystemTime::now().duration_since(at).ok());
+    // Empty: just created, so never claimed.
+    if meta.len() > 0 && age.is_some_and(|age| age < RETRY_AFTER) {
+        return Ok(None);
+    }
+    marker
+        .set_len(0)
+        .and_then(|()| marker.write_all_at(b"starting\n", 0))
+        .map_err(|e| Error::io("write", path, e))?;
+    Ok(Some(marker))
 }
 
 /// Opens the file at `path` for writing, created for its owner only (with
@@ -232,6 +243,37 @@ mod tests {
             matches!(start(&home, exe, dir.path(), "/p").unwrap(), Started::Watcher(_)),
             "an old marker lets a new watcher start"
         );
+    }
+
+    #[test]
+    fn commands_racing_past_an_old_marker_claim_it_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("project.started");
+        let old = SystemTime::now() - RETRY_AFTER - Duration::from_secs(1);
+        std::fs::write(&marker, "41\n").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&marker)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        // Another command between its look at the marker and its claim holds the lock.
+        let other = std::fs::File::open(&marker).unwrap();
+        rustix::fs::flock(&other, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
+        assert!(
+            claim(&marker).unwrap().is_none(),
+            "a claim in progress holds back a second one"
+        );
+        drop(other);
+        let first = claim(&marker).unwrap().expect("an old marker is claimed");
+        assert_eq!(std::fs::read_to_string(&marker).unwrap(), "starting\n");
+        drop(first);
+        assert!(
+            claim(&marker).unwrap().is_none(),
+            "a claim that wrote nothing more (its start failed) still holds back the next"
+        );
+        std::fs::write(&marker, "").unwrap();
+        assert!(claim(&marker).unwrap().is_some(), "an empty marker was never claimed");
     }
 
     #[test]
