@@ -454,6 +454,36 @@ fn a_large_project_leaves_a_watcher_behind_for_the_next_commands() {
     assert!(run_files(&env, "sock").is_empty());
 }
 
+/// A process that listens for the project but cannot vouch (here one that
+/// fails every question) is a watcher in trouble, not a missing one: the
+/// command checks the project itself, answers right, and starts no second
+/// watcher beside it.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_listening_watcher_that_cannot_vouch_gets_no_second_one_beside_it() {
+    let env = TestEnv::new();
+    let repo = project(&env);
+    let home = aam::config::AamHome::at(env.home().to_path_buf());
+    let key = aam::project::key(&repo.dir);
+    let _failing = aam::project::ask::listen(&home, &key, || {
+        Err(aam::error::Error::invalid_argument("the watcher lost its catalog"))
+    })
+    .unwrap()
+    .expect("nothing else listens for the project");
+    let run = env.aam_with(
+        &repo.dir,
+        &[("AAM_PROJECT_AUTO_WATCH", "1"), ("AAM_LOG", "aam=debug")],
+        &["--json", "source", "candidates", "--source", "local"],
+    );
+    assert!(
+        run.stderr.contains("no answer from the project's watcher"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.ok_json()["total"], 3, "the command checked the project itself");
+    assert!(run_files(&env, "started").is_empty(), "no second watcher was started");
+}
+
 /// Below `project.auto_watch`, with it set to 0, or with watching turned off,
 /// a command checks the project itself and starts nothing; the setting
 /// starts one, the environment overrides it. A watcher whose catalog file was
