@@ -12,12 +12,12 @@
 //! file `run/project-<hash>.started` (its mtime the time, its text the
 //! process id), under a lock on it, starts it, so a watcher that cannot watch
 //! (a network file system) or start is not started again on every call, and
-//! two commands racing start one. It runs detached from the command: a session of its own (no terminal
-//! signal reaches it), no standard input or output, no other descriptor of
-//! the command kept open, `/` as its working folder, its log in `run/`. It
-//! stops by itself after [`IDLE_TIMEOUT`] with no command asking, or within a
-//! second of its socket being removed, its catalog file replaced or aam's
-//! executable replaced.
+//! two commands racing start one. It runs detached from the command: a
+//! session of its own (no terminal signal reaches it), no standard input or
+//! output, no other descriptor of the command kept open, `/` as its working
+//! folder, its log in `run/`. It stops by itself after [`IDLE_TIMEOUT`] with
+//! no command asking, or within a second of its socket being removed, its
+//! catalog file replaced or aam's executable replaced.
 
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -153,7 +153,7 @@ fn claim(path: &Path) -> Result<Option<std::fs::File>> {
 }
 
 /// Opens the file at `path` for writing, created for its owner only (with
-/// `extra`: `EXCL` to create it, `TRUNC` to empty it), refusing to follow a
+/// `extra`: `TRUNC` to empty it, none to keep what it holds), refusing to follow a
 /// link planted at its place, to block on a FIFO, or to write to anything
 /// but a plain file.
 fn open_owned(path: &Path, extra: rustix::fs::OFlags) -> Result<std::fs::File> {
