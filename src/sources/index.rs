@@ -25,8 +25,9 @@ pub struct Detection {
     detected: Vec<Detected>,
 }
 
-/// Artifacts [`Snapshot::read_on_thread`] hands over at a time; four batches
-/// may wait, so about 256 artifacts are read ahead.
+/// Artifacts [`Snapshot::read_on_thread`] hands over at a time. Two batches
+/// wait in the channel, one more in a blocked send and one is being written:
+/// about 256 artifacts read ahead.
 const ARTIFACTS_PER_BATCH: usize = 64;
 
 /// How many symlinks are followed in a row before giving up.
@@ -168,7 +169,9 @@ impl<'c> Snapshot<'c> {
     /// Like [`Snapshot::read`], with the blobs read, inflated, parsed and audited
     /// on a second thread (its own handle on the cache, spawned in `scope`) while
     /// the caller consumes what it sends, so writing the catalog and reading git
-    /// use both cores. Stops when the consumer drops the iterator.
+    /// use both cores. The reader stops at its first error, or at its next
+    /// hand-over once the consumer dropped the iterator; a reader that ended any
+    /// other way (a panic) ends the iterator with an error, never just an end.
     pub fn read_on_thread<'scope, 'env: 'scope>(
         &self,
         scope: &'scope std::thread::Scope<'scope, 'env>,
@@ -177,7 +180,11 @@ impl<'c> Snapshot<'c> {
         cancel: &'env Cancel,
     ) -> impl Iterator<Item = Result<IndexedArtifact>> + 'scope {
         // Handed over in batches: one by one, each artifact woke the consumer.
-        let (sender, receiver) = std::sync::mpsc::sync_channel::<Vec<Result<IndexedArtifact>>>(4);
+        let (sender, receiver) = std::sync::mpsc::sync_channel::<Vec<Result<IndexedArtifact>>>(2);
+        // Set once every artifact was handed over: a reader that panicked ends the
+        // stream early, and the consumer must not take that for the end.
+        let finished = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let reader_finished = finished.clone();
         let dir = self.cache.dir().to_path_buf();
         let (root_tree, scope_path, root_name) = (self.root_tree, self.scope.clone(), self.root_name.clone());
         scope.spawn(move || {
@@ -191,18 +198,32 @@ impl<'c> Snapshot<'c> {
             let snapshot = Snapshot::new(&cache, root_tree, &scope_path, &root_name);
             let mut batch = Vec::with_capacity(ARTIFACTS_PER_BATCH);
             for artifact in snapshot.read(detection, &crate::progress::NoProgress, cancel) {
+                // An error ends the consumer's write: hand it over at once, read no further.
+                let failed = artifact.is_err();
                 batch.push(artifact);
-                if batch.len() >= ARTIFACTS_PER_BATCH {
+                if failed || batch.len() >= ARTIFACTS_PER_BATCH {
                     let full = std::mem::replace(&mut batch, Vec::with_capacity(ARTIFACTS_PER_BATCH));
-                    if sender.send(full).is_err() {
+                    if sender.send(full).is_err() || failed {
                         return;
                     }
                 }
             }
+            reader_finished.store(true, std::sync::atomic::Ordering::Release);
             let _ = sender.send(batch);
         });
         progress.start("indexing", Some(detection.detected.len() as u64));
-        receiver.into_iter().flatten().inspect(move |_| progress.advance(1))
+        let ended_early = std::iter::from_fn(move || {
+            (!finished.swap(true, std::sync::atomic::Ordering::AcqRel)).then(|| {
+                Err(crate::error::Error::internal(
+                    "the thread reading the repository stopped early",
+                ))
+            })
+        });
+        receiver
+            .into_iter()
+            .flatten()
+            .inspect(move |_| progress.advance(1))
+            .chain(ended_early)
     }
 
     /// What changed in `regions` compared with the artifacts the catalog held
@@ -599,5 +620,68 @@ mod tests {
         ]);
         assert_eq!(merged, ["agents/b.md", "skills/a", "skills/ab"]);
         assert_eq!(merge_regions(vec!["".into(), "x".into()]), [""]);
+    }
+
+    /// A reading thread that dies (a panic) closes its channel like one that
+    /// finished: the consumer gets an error last, so a new source's write fails
+    /// and commits nothing, instead of committing the artifacts read so far.
+    #[test]
+    fn a_reader_that_panics_ends_the_stream_with_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join("source");
+        let git = |args: &[&str]| {
+            let status = std::process::Command::new("git")
+                .args(args)
+                .current_dir(&source)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .status()
+                .unwrap();
+            assert!(status.success(), "git {args:?}");
+        };
+        for name in ["alpha", "beta"] {
+            std::fs::create_dir_all(source.join("skills").join(name)).unwrap();
+            std::fs::write(
+                source.join("skills").join(name).join("SKILL.md"),
+                format!("---\nname: {name}\ndescription: d\n---\nbody\n"),
+            )
+            .unwrap();
+        }
+        git(&["init", "-q", "-b", "main"]);
+        git(&["add", "-A"]);
+        git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one"]);
+        let (cache, _) = GitCache::open_or_create(&dir.path().join("cache")).unwrap();
+        let limits = crate::sources::git::FetchLimits::resolve(None, None);
+        let url = format!("file://{}", source.display());
+        let fetched = cache
+            .fetch(
+                &url,
+                &crate::sources::git::RefWant::DefaultBranch,
+                "refs/aam/t/head",
+                true,
+                limits,
+            )
+            .unwrap();
+        let (tree, _) = cache.commit_tree(fetched.commit).unwrap();
+        let snapshot = Snapshot::new(&cache, tree, "", "source");
+        let mut detection = snapshot.detect(&[String::new()]).unwrap();
+        assert_eq!(detection.detected.len(), 2);
+        let read = |detection: &Detection| {
+            let mut seen = Vec::new();
+            let cancel = Cancel::new();
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                std::thread::scope(|scope| {
+                    let artifacts = snapshot.read_on_thread(scope, detection, &crate::progress::NoProgress, &cancel);
+                    seen.extend(artifacts.map(|artifact| artifact.is_ok()));
+                })
+            }));
+            (outcome.is_ok(), seen)
+        };
+        assert_eq!(read(&detection), (true, vec![true, true]), "a reader that finishes");
+        // A file index out of range makes the reading thread panic.
+        detection.detected[1].files.push(usize::MAX);
+        let (returned, seen) = read(&detection);
+        assert!(!returned, "the reader's panic reaches the caller once the scope ends");
+        assert_eq!(seen.last(), Some(&false), "the stream ends with an error: {seen:?}");
     }
 }

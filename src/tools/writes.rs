@@ -64,9 +64,12 @@ pub(crate) fn streamed_write<T>(
         updater.apply(catalog, &change, before, after).map_err(warn).ok();
         return Ok(value);
     }
-    let (rows, received) = std::sync::mpsc::sync_channel::<Vec<SearchRow>>(4);
+    let (rows, received) = std::sync::mpsc::sync_channel::<Vec<SearchRow>>(2);
     let (verdict, decided) = std::sync::mpsc::channel::<Option<u64>>();
-    std::thread::scope(|scope| {
+    std::thread::scope(move |scope| {
+        // Owned here: a panicking write drops it while unwinding, so the index
+        // side learns there is no verdict and drops its segment instead of
+        // waiting for one (which kept the scope from ever ending).
         // The index's side: add the rows as they come, finish the segment once the
         // sink is dropped, then commit it at the generation the catalog reached, or
         // drop it when the catalog write failed (no verdict). An index error stops
@@ -108,7 +111,8 @@ struct RowBatch {
     rows: Vec<SearchRow>,
 }
 
-/// Rows per hand-over; four batches may wait, so about 256 rows are in flight.
+/// Rows per hand-over. Two batches wait in the channel, one more in a blocked
+/// send and one is being indexed: about 256 rows in flight.
 const ROWS_PER_BATCH: usize = 64;
 
 impl RowBatch {
@@ -149,4 +153,60 @@ pub(crate) fn mirror_registry(ctx: &Context, catalog: &mut Catalog, name: &str, 
         let generation = catalog.sync_registry(name, &records)?;
         Ok(((), IndexChange::RegistrySynced(name.to_string()), generation))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{ArtifactId, SourceId};
+    use crate::config::AamHome;
+    use crate::scan::ArtifactKind;
+    use crate::search::{IndexState, SearchIndex};
+
+    fn row(id: i64) -> SearchRow {
+        SearchRow {
+            id: ArtifactId(id),
+            source_id: SourceId(1),
+            source: "team".to_string(),
+            kind: ArtifactKind::Skill,
+            name: format!("skill-{id}"),
+            platform: None,
+            path: format!("skills/skill-{id}"),
+            description: None,
+            body: "Review the code.".to_string(),
+            changed_seq: 1,
+        }
+    }
+
+    /// A write that panics after handing over rows ends (the index side learns
+    /// there is no verdict, instead of waiting for one forever) and publishes
+    /// none of its rows.
+    #[test]
+    fn a_panicking_streamed_write_ends_and_publishes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = AamHome::at(dir.path().join("home"));
+        let ctx = Context::new(home.clone(), dir.path().to_path_buf());
+        let (done, ended) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut catalog = ctx.catalog().unwrap();
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                streamed_write(&ctx, &mut catalog, |_, mut on_row| -> Result<((), IndexChange, u64)> {
+                    for id in 1..=100 {
+                        on_row(row(id));
+                    }
+                    panic!("a bug halfway through the write");
+                })
+            }));
+            let _ = done.send(outcome.is_err());
+        });
+        let panicked = ended
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the write ended; the index side waited for a verdict forever");
+        assert!(panicked, "the panic reaches the caller");
+        match SearchIndex::inspect(&home) {
+            IndexState::Missing => {}
+            IndexState::Readable { documents, .. } => assert_eq!(documents, 0, "no row was published"),
+            other => panic!("{other:?}"),
+        }
+    }
 }
