@@ -133,8 +133,12 @@ fn claim(path: &Path) -> Result<Option<std::fs::File>> {
         }
     }
     let marker = open_owned(path, rustix::fs::OFlags::empty())?;
-    if rustix::fs::flock(&marker, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
-        return Ok(None);
+    match rustix::fs::flock(&marker, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => {}
+        Err(rustix::io::Errno::WOULDBLOCK) => return Ok(None),
+        // A file system without locks (some NFS setups): claimed unlocked, as
+        // racing commands may then each start a watcher (the second stops at once).
+        Err(e) => tracing::debug!("cannot lock `{}` ({e}); claiming it without a lock", path.display()),
     }
     let meta = marker.metadata().map_err(|e| Error::io("read", path, e))?;
     let age = meta

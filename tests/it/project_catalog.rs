@@ -465,7 +465,7 @@ fn a_listening_watcher_that_cannot_vouch_gets_no_second_one_beside_it() {
     let repo = project(&env);
     let home = aam::config::AamHome::at(env.home().to_path_buf());
     let key = aam::project::key(&repo.dir);
-    let _failing = aam::project::ask::listen(&home, &key, || {
+    let failing = aam::project::ask::listen(&home, &key, || {
         Err(aam::error::Error::invalid_argument("the watcher lost its catalog"))
     })
     .unwrap()
@@ -482,6 +482,22 @@ fn a_listening_watcher_that_cannot_vouch_gets_no_second_one_beside_it() {
     );
     assert_eq!(run.ok_json()["total"], 3, "the command checked the project itself");
     assert!(run_files(&env, "started").is_empty(), "no second watcher was started");
+    // The same command with no process listening starts one.
+    drop(failing);
+    env.aam_with(
+        &repo.dir,
+        &[("AAM_PROJECT_AUTO_WATCH", "1")],
+        &["--json", "source", "candidates", "--source", "local"],
+    )
+    .ok_json();
+    let markers = run_files(&env, "started");
+    assert_eq!(
+        markers.len(),
+        1,
+        "with no process listening, the command starts a watcher"
+    );
+    let pid: u32 = std::fs::read_to_string(&markers[0]).unwrap().trim().parse().unwrap();
+    let _stopped = Stopped(pid);
 }
 
 /// Below `project.auto_watch`, with it set to 0, or with watching turned off,
