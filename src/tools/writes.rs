@@ -66,10 +66,10 @@ pub(crate) fn streamed_write<T>(
     }
     let (rows, received) = std::sync::mpsc::sync_channel::<Vec<SearchRow>>(2);
     let (verdict, decided) = std::sync::mpsc::channel::<Option<u64>>();
+    // `verdict` is moved into the scope: a panicking write drops it while
+    // unwinding, so the index side learns there is no verdict and drops its
+    // segment, instead of waiting for one (which kept the scope from ending).
     std::thread::scope(move |scope| {
-        // Owned here: a panicking write drops it while unwinding, so the index
-        // side learns there is no verdict and drops its segment instead of
-        // waiting for one (which kept the scope from ever ending).
         // The index's side: add the rows as they come, finish the segment once the
         // sink is dropped, then commit it at the generation the catalog reached, or
         // drop it when the catalog write failed (no verdict). An index error stops
