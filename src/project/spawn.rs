@@ -220,6 +220,17 @@ fn detach(command: &mut std::process::Command) {
 mod tests {
     use super::*;
 
+    /// Dates the marker at `path` from before [`RETRY_AFTER`].
+    fn make_old(path: &Path) {
+        let old = SystemTime::now() - RETRY_AFTER - Duration::from_secs(1);
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+    }
+
     #[test]
     fn the_marker_holds_back_a_second_start_and_names_the_first() {
         let dir = tempfile::tempdir().unwrap();
@@ -236,13 +247,7 @@ mod tests {
             matches!(start(&home, exe, dir.path(), "/q").unwrap(), Started::Watcher(_)),
             "another project has its own marker"
         );
-        let old = SystemTime::now() - RETRY_AFTER - Duration::from_secs(1);
-        std::fs::File::options()
-            .write(true)
-            .open(&marker)
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
+        make_old(&marker);
         assert!(
             matches!(start(&home, exe, dir.path(), "/p").unwrap(), Started::Watcher(_)),
             "an old marker lets a new watcher start"
@@ -253,14 +258,8 @@ mod tests {
     fn commands_racing_past_an_old_marker_claim_it_once() {
         let dir = tempfile::tempdir().unwrap();
         let marker = dir.path().join("project.started");
-        let old = SystemTime::now() - RETRY_AFTER - Duration::from_secs(1);
         std::fs::write(&marker, "41\n").unwrap();
-        std::fs::File::options()
-            .write(true)
-            .open(&marker)
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
+        make_old(&marker);
         // Another command between its look at the marker and its claim holds the lock.
         let other = std::fs::File::open(&marker).unwrap();
         rustix::fs::flock(&other, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();

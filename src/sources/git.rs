@@ -1481,6 +1481,20 @@ fn credentials_from(
     }
 }
 
+/// Runs the `git` command line in `dir` for a test's fixture repository (the
+/// product itself never shells out to git), with no user or system config.
+#[cfg(test)]
+pub(crate) fn run_git(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1646,16 +1660,7 @@ mod tests {
     fn local_objects_are_linked_once() {
         let dir = tempfile::tempdir().unwrap();
         let source = dir.path().join("source");
-        let git = |args: &[&str]| {
-            let status = std::process::Command::new("git")
-                .args(args)
-                .current_dir(&source)
-                .env("GIT_CONFIG_GLOBAL", "/dev/null")
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .status()
-                .unwrap();
-            assert!(status.success(), "git {args:?}");
-        };
+        let git = |args: &[&str]| run_git(&source, args);
         std::fs::create_dir(&source).unwrap();
         git(&["init", "-q", "-b", "main"]);
         std::fs::write(source.join("SKILL.md"), "# s\n").unwrap();

@@ -629,16 +629,7 @@ mod tests {
     fn a_reader_that_panics_ends_the_stream_with_an_error() {
         let dir = tempfile::tempdir().unwrap();
         let source = dir.path().join("source");
-        let git = |args: &[&str]| {
-            let status = std::process::Command::new("git")
-                .args(args)
-                .current_dir(&source)
-                .env("GIT_CONFIG_GLOBAL", "/dev/null")
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .status()
-                .unwrap();
-            assert!(status.success(), "git {args:?}");
-        };
+        let git = |args: &[&str]| crate::sources::git::run_git(&source, args);
         for name in ["alpha", "beta"] {
             std::fs::create_dir_all(source.join("skills").join(name)).unwrap();
             std::fs::write(
