@@ -103,8 +103,7 @@ impl Context {
     /// Starts a watcher for the project at `root` in the background when the
     /// check that `refreshed` it covered at least `project.auto_watch` folders
     /// and files, and its folders leave at least half of the inotify watches
-    /// to other tools;
-    /// a failure is logged, never the call's.
+    /// to other tools; a failure is logged, never the call's.
     fn start_watcher(&self, root: &Path, key: &str, refreshed: &crate::project::Refreshed) {
         use crate::project::spawn;
         // Read-only mode starts no process that writes the catalog.
