@@ -20,9 +20,11 @@
 # AAM_PROJECT_AUTO_WATCH=0, so each command checks the files itself. Then the
 # CLI calls again as aam runs them by default: the first starts `aam watch` in
 # the background (the project is past project.auto_watch entries) and each
-# later one asks it instead of checking the files. Where the project's folders
-# would take more than half of max_user_watches no watcher starts by itself:
-# the same calls are then measured with `aam watch` started by hand.
+# later one asks it instead of checking the files (through inotify, or through
+# fanotify where the project's folders would take more than half of
+# max_user_watches). Where they would also take more than half of fanotify's
+# max_user_marks (or fanotify is closed to the user) no watcher starts by
+# itself: the same calls are then measured with `aam watch` started by hand.
 # Targets: warm candidates and search <= 100 ms at 20k (<= 300 ms right after one
 # file changed), flat at 100k; through the MCP server, warm calls flat (a few
 # ms). Prints `uptime` first: figures depend on load.
@@ -109,12 +111,15 @@ for n in $sizes; do
   label="auto watch: "
   if ! ls "$home"/run/*.started > /dev/null 2>&1; then
     echo "auto watch: no watcher started (its folders would take more than half of" \
-      "max_user_watches, $(cat /proc/sys/fs/inotify/max_user_watches)); measuring with aam watch"
+      "max_user_watches, $(cat /proc/sys/fs/inotify/max_user_watches), and of fanotify's" \
+      "max_user_marks, $(cat /proc/sys/fs/fanotify/max_user_marks 2> /dev/null || echo none)); measuring with aam watch"
     label="with aam watch: "
-    "$aam" watch > /dev/null 2>&1 &
+    AAM_LOG=info "$aam" watch > /dev/null 2> "$home/watch.log" &
   fi
   until ls "$home"/run/*.sock > /dev/null 2>&1; do sleep 0.05; done
   "$aam" source candidates --limit 1 --json > /dev/null # waits for its first refresh
+  echo "${label}the watcher $(cat "$home"/run/*.log "$home/watch.log" 2> /dev/null |
+    grep -o 'watching the .* folders through [a-z]*' | tail -1)"
   t=(); for _ in $(seq "$runs"); do t+=("$(time_ms "$aam" source candidates --limit 50 --json)"); done
   report "${label}candidates warm" "${t[@]}"
   candidates_after_edits "$label"

@@ -7,7 +7,8 @@
 //! "Large" is a number of recorded folders and main files checked per call
 //! (the `project.auto_watch` setting, overridden by `AAM_PROJECT_AUTO_WATCH`;
 //! `0` turns it off); a project whose folders would take more than half of
-//! the user's inotify watches gets none. The watcher is started at most once
+//! the user's inotify watches and, where fanotify is open to the user, more
+//! than half of its marks gets none ([`super::watch::backend_for`]). The watcher is started at most once
 //! per [`RETRY_AFTER`] for a project: the command that claims the marker
 //! file `run/project-<hash>.started` (its mtime the time, its text the
 //! process id), under a lock on it, starts it, so a watcher that cannot watch
@@ -59,16 +60,6 @@ pub fn threshold(setting: Option<u64>) -> Option<u64> {
             }
         });
     Some(from_env.or(setting).unwrap_or(DEFAULT_AUTO_WATCH)).filter(|&n| n > 0)
-}
-
-/// Whether watching `folders` folders leaves at least half of the user's
-/// inotify watches (`/proc/sys/fs/inotify/max_user_watches`) to other tools
-/// (editors, test runners); `true` when the limit cannot be read.
-pub fn leaves_watches_to_others(folders: usize) -> bool {
-    std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
-        .ok()
-        .and_then(|text| text.trim().parse::<usize>().ok())
-        .is_none_or(|limit| folders <= limit / 2)
 }
 
 /// Why a command did not start a watcher, or the process it started.
@@ -296,21 +287,6 @@ mod tests {
             Started::Watcher(_)
         ));
         assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
-    }
-
-    /// A project whose folders would take more than half of the user's
-    /// inotify watches gets no watcher; one that leaves half gets one.
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn half_of_the_inotify_watches_are_left_to_other_tools() {
-        let limit: usize = std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
-        assert!(leaves_watches_to_others(0));
-        assert!(leaves_watches_to_others(limit / 2));
-        assert!(!leaves_watches_to_others(limit / 2 + 1));
     }
 
     /// A FIFO planted at the log's place would block whoever opens it to

@@ -2,9 +2,12 @@
 //! so that a call with no change pending answers without [`super::tree::moved`]'s
 //! check of every recorded entry (225,000 lstat calls at 100,000 skills).
 //!
-//! Linux only, through inotify: every folder the catalog records for the project
-//! is watched, and a folder's watch reports each of its children created,
-//! deleted, moved, written or touched. The kernel queues the event before the
+//! Linux only, through inotify, or through fanotify ([`fanotify`]) for a project
+//! that would take more than half of the user's inotify watches (see
+//! [`Backend`]): every folder the catalog records for the project is watched,
+//! and a folder's watch reports each of its children created, deleted, moved,
+//! written or touched; both interfaces' events are read as one kind of event.
+//! The kernel queues the event before the
 //! system call that made the change returns, so a call that drains the queue
 //! (without blocking, no thread) and finds it empty knows that nothing changed
 //! since the watches were set.
@@ -30,9 +33,12 @@
 //! `AAM_PROJECT_WATCH=0`) every call runs the full refresh, as the CLI does; the
 //! reason is logged once.
 //!
-//! Not seen, as by every inotify monitor: a file of the project written through
+//! Not seen, as by every inotify or fanotify monitor: a file of the project written through
 //! a hard link from outside it, or through a shared memory map; such a change
 //! shows at the next call after any other change, or in a new process.
+
+#[cfg(target_os = "linux")]
+mod fanotify;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -52,13 +58,123 @@ const ROUNDS: usize = 3;
 #[cfg_attr(not(target_os = "linux"), expect(dead_code))]
 const NARROWED_FOLDERS: usize = 1_000;
 
-/// The environment variable that turns watching off (`0`).
+/// The environment variable that turns watching off (`0`) or names the
+/// interface to watch through (`inotify`, `fanotify`).
 pub const WATCH_ENV: &str = "AAM_PROJECT_WATCH";
+
+/// The kernel interface a project's folders are watched through. Both report
+/// the same changes; they differ in whose quota a watched folder takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// inotify: a watch per folder, from `fs.inotify.max_user_watches`, which
+    /// editors, test runners and file managers share.
+    Inotify,
+    /// fanotify (for users without privileges since Linux 5.13): a mark per
+    /// folder, from `fs.fanotify.max_user_marks`, which few tools use.
+    Fanotify,
+}
+
+impl Backend {
+    /// Its name, as `AAM_PROJECT_WATCH` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Inotify => "inotify",
+            Backend::Fanotify => "fanotify",
+        }
+    }
+
+    /// The file holding this interface's per-user quota of watched folders.
+    fn quota_file(self) -> &'static str {
+        match self {
+            Backend::Inotify => "/proc/sys/fs/inotify/max_user_watches",
+            Backend::Fanotify => "/proc/sys/fs/fanotify/max_user_marks",
+        }
+    }
+
+    /// Whether watching `folders` folders leaves at least half of this
+    /// interface's quota to other tools; `true` when it cannot be read.
+    fn leaves_half(self, folders: usize) -> bool {
+        std::fs::read_to_string(self.quota_file())
+            .ok()
+            .and_then(|text| text.trim().parse::<usize>().ok())
+            .is_none_or(|limit| folders <= limit / 2)
+    }
+
+    /// Whether this process can watch through it.
+    fn available(self) -> bool {
+        match self {
+            Backend::Inotify => cfg!(target_os = "linux"),
+            #[cfg(target_os = "linux")]
+            Backend::Fanotify => fanotify::Group::open().is_ok(),
+            #[cfg(not(target_os = "linux"))]
+            Backend::Fanotify => false,
+        }
+    }
+}
+
+/// What `AAM_PROJECT_WATCH` asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Setting {
+    /// `0`: no watching.
+    Off,
+    /// Unset: inotify while the project leaves half of its watches to other
+    /// tools, else fanotify ([`backend_for`]).
+    Auto,
+    /// `inotify` or `fanotify`: that interface only.
+    Only(Backend),
+}
+
+/// The setting `AAM_PROJECT_WATCH` holds; a value it does not know is
+/// reported and read as unset.
+fn setting() -> Setting {
+    match std::env::var(WATCH_ENV).as_deref().map(str::trim) {
+        Err(_) | Ok("" | "1" | "auto") => Setting::Auto,
+        Ok("0") => Setting::Off,
+        Ok("inotify") => Setting::Only(Backend::Inotify),
+        Ok("fanotify") => Setting::Only(Backend::Fanotify),
+        Ok(other) => {
+            tracing::warn!("`{WATCH_ENV}={other}` is not one of 0, auto, inotify, fanotify; watching as if unset");
+            Setting::Auto
+        }
+    }
+}
+
+/// The interface a watcher started for a project of `folders` folders
+/// watches through, when one leaves at least half of its per-user quota to
+/// other tools: inotify, else fanotify where this user may open a group;
+/// `None` when neither does (or watching is off). A command starts a
+/// watcher only then ([`super::spawn`]).
+pub fn backend_for(folders: usize) -> Option<Backend> {
+    choose(setting(), |backend| backend.leaves_half(folders) && backend.available())
+}
+
+/// The interface a watcher of `folders` folders starts with: the one
+/// `AAM_PROJECT_WATCH` names, else [`backend_for`]'s, else inotify (an
+/// explicit watcher goes as far as the watch limit lets it).
+#[cfg_attr(not(target_os = "linux"), expect(dead_code))]
+fn backend_of_watcher(folders: usize) -> Backend {
+    match setting() {
+        Setting::Only(backend) => backend,
+        _ => backend_for(folders).unwrap_or(Backend::Inotify),
+    }
+}
+
+/// [`backend_for`] under `setting`, `fits` telling whether an interface can
+/// take the project's folders.
+fn choose(setting: Setting, fits: impl Fn(Backend) -> bool) -> Option<Backend> {
+    match setting {
+        Setting::Off => None,
+        Setting::Only(backend) => fits(backend).then_some(backend),
+        Setting::Auto => [Backend::Inotify, Backend::Fanotify].into_iter().find(|&b| fits(b)),
+    }
+}
 
 /// The watched projects of one process, by root.
 #[derive(Default)]
 pub struct Watches {
     by_root: Mutex<HashMap<PathBuf, imp::Watch>>,
+    /// The interface every project is watched through, when not chosen per project.
+    through: Option<Backend>,
 }
 
 /// How a call found the record current.
@@ -80,6 +196,15 @@ impl Watches {
         Self::default()
     }
 
+    /// No project watched yet; each will be watched through `backend`.
+    #[cfg(test)]
+    fn through(backend: Backend) -> Self {
+        Watches {
+            through: Some(backend),
+            ..Self::default()
+        }
+    }
+
     /// Like [`super::current`], answering at once when the project's watches
     /// report nothing since a refresh that left the catalog's record current.
     pub fn current(&self, catalog: &mut Catalog, root: &Path, large: bool) -> Result<ProjectId> {
@@ -91,7 +216,7 @@ impl Watches {
         let mut by_root = self.by_root.lock().unwrap_or_else(|e| e.into_inner());
         let watch = by_root
             .entry(root.to_path_buf())
-            .or_insert_with(|| imp::Watch::new(root));
+            .or_insert_with(|| imp::Watch::new(root, self.through));
         watch.current(catalog, root, large)
     }
 }
@@ -99,12 +224,7 @@ impl Watches {
 /// Whether this process can watch projects at all (Linux, and not turned off
 /// with `AAM_PROJECT_WATCH=0`); a project's own file system may still refuse.
 pub fn supported() -> bool {
-    cfg!(target_os = "linux") && disabled_by_env().is_none()
-}
-
-/// Why watching is off, `None` when `AAM_PROJECT_WATCH` leaves it on.
-fn disabled_by_env() -> Option<&'static str> {
-    (std::env::var(WATCH_ENV).as_deref() == Ok("0")).then_some("AAM_PROJECT_WATCH=0")
+    cfg!(target_os = "linux") && setting() != Setting::Off
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -115,7 +235,7 @@ mod imp {
     pub(super) struct Watch;
 
     impl Watch {
-        pub(super) fn new(_root: &Path) -> Self {
+        pub(super) fn new(_root: &Path, _through: Option<Backend>) -> Self {
             tracing::debug!("project watching is Linux only: every call checks the project's files");
             Watch
         }
@@ -142,6 +262,7 @@ mod imp {
     use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
     use rustix::io::Errno;
 
+    use super::fanotify;
     use super::*;
 
     /// File systems whose changes all pass through this kernel, so inotify sees
@@ -176,15 +297,171 @@ mod imp {
             | WatchFlags::EXCL_UNLINK
     }
 
+    /// A watched folder's name in events: its inotify watch descriptor, or
+    /// its handle in a fanotify group.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+    enum Key {
+        Wd(i32),
+        Handle(fanotify::Handle),
+    }
+
+    /// The kernel's side of the watching: an instance of either interface.
+    enum Marks {
+        Inotify(OwnedFd),
+        Fanotify(fanotify::Group),
+    }
+
+    /// What one event tells, from either interface.
+    #[derive(Debug)]
+    enum Event {
+        /// Events may be lost, or a watch now points elsewhere (its folder
+        /// moved, its file system unmounted): every watch is set again.
+        Lost,
+        /// The watch `Key` ended: its folder is deleted, or (inotify) the
+        /// watch was removed.
+        Ended(Key),
+        /// In the watched folder `key`, the child `name` came, went, moved,
+        /// was written or touched (`None`: the folder itself, or a name that
+        /// is not UTF-8); `folder_came` when a folder was made or moved in.
+        Child {
+            key: Key,
+            name: Option<String>,
+            folder_came: bool,
+        },
+    }
+
+    impl Marks {
+        fn open(backend: Backend) -> std::result::Result<Marks, String> {
+            match backend {
+                Backend::Inotify => inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK)
+                    .map(Marks::Inotify)
+                    .map_err(|e| format!("cannot start inotify: {e}")),
+                Backend::Fanotify => fanotify::Group::open()
+                    .map(Marks::Fanotify)
+                    .map_err(|e| format!("cannot start fanotify: {e}")),
+            }
+        }
+
+        fn backend(&self) -> Backend {
+            match self {
+                Marks::Inotify(_) => Backend::Inotify,
+                Marks::Fanotify(_) => Backend::Fanotify,
+            }
+        }
+
+        /// Watches the folder at `path`, never through a link.
+        fn add(&mut self, path: &Path) -> std::result::Result<Key, Errno> {
+            match self {
+                Marks::Inotify(fd) => inotify::add_watch(&*fd, path, watch_flags()).map(Key::Wd),
+                Marks::Fanotify(group) => group.mark(path).map(Key::Handle),
+            }
+        }
+
+        /// Stops watching the folder at `path`, watched as `key`; whether
+        /// the watch's end is still to be reported (inotify's `IGNORED`).
+        fn remove(&mut self, path: &Path, key: &Key) -> bool {
+            match (self, key) {
+                (Marks::Inotify(fd), Key::Wd(wd)) => inotify::remove_watch(&*fd, *wd).is_ok(),
+                (Marks::Fanotify(group), Key::Handle(handle)) => {
+                    group.unmark(path, handle);
+                    false
+                }
+                _ => false,
+            }
+        }
+
+        /// Every queued event, read without blocking; `Err` when the queue
+        /// cannot be read (events may be lost).
+        fn drain(&mut self) -> std::result::Result<Vec<Event>, ()> {
+            let mut events = Vec::new();
+            let mut each = |event| events.push(event);
+            match self {
+                Marks::Inotify(fd) => {
+                    let mut buf = vec![MaybeUninit::<u8>::uninit(); 64 * 1024];
+                    let mut reader = inotify::Reader::new(&*fd, &mut buf);
+                    loop {
+                        let event = match reader.next() {
+                            Ok(event) => event,
+                            Err(Errno::AGAIN) => break,
+                            Err(Errno::INTR) => continue,
+                            Err(_) => return Err(()),
+                        };
+                        let (key, flags) = (Key::Wd(event.wd()), event.events());
+                        each(
+                            if flags.intersects(ReadFlags::QUEUE_OVERFLOW | ReadFlags::MOVE_SELF | ReadFlags::UNMOUNT) {
+                                Event::Lost
+                            } else if flags.contains(ReadFlags::IGNORED) {
+                                Event::Ended(key)
+                            } else {
+                                Event::Child {
+                                    key,
+                                    name: event
+                                        .file_name()
+                                        .and_then(|name| name.to_str().ok())
+                                        .map(str::to_string),
+                                    folder_came: flags.contains(ReadFlags::ISDIR)
+                                        && flags.intersects(ReadFlags::CREATE | ReadFlags::MOVED_TO),
+                                }
+                            },
+                        );
+                    }
+                }
+                Marks::Fanotify(group) => {
+                    for event in group.drain().map_err(|_| ())? {
+                        let fanotify::Event::Folder { folder, name, mask } = event else {
+                            each(Event::Lost);
+                            continue;
+                        };
+                        let key = Key::Handle(folder);
+                        let own = name.as_deref().is_none_or(|name| name == ".");
+                        each(if mask & libc::FAN_MOVE_SELF != 0 {
+                            Event::Lost
+                        } else if own && mask & libc::FAN_DELETE_SELF != 0 {
+                            Event::Ended(key)
+                        } else {
+                            Event::Child {
+                                key,
+                                name: name.filter(|_| !own).and_then(|name| name.into_string().ok()),
+                                folder_came: !own
+                                    && mask & libc::FAN_ONDIR != 0
+                                    && mask & (libc::FAN_CREATE | libc::FAN_MOVED_TO) != 0,
+                            }
+                        });
+                    }
+                }
+            }
+            Ok(events)
+        }
+
+        /// What to do when the quota of watched folders is reached at `watched`.
+        fn quota_reached(&self, watched: usize) -> String {
+            let backend = self.backend();
+            format!(
+                "the {} limit is reached (raise {} above {watched} folders)",
+                match backend {
+                    Backend::Inotify => "inotify watch",
+                    Backend::Fanotify => "fanotify mark",
+                },
+                backend.quota_file()
+            )
+        }
+    }
+
     /// One project's watches.
     pub(super) struct Watch {
         /// `None` once watching was given up: every call refreshes.
-        fd: Option<OwnedFd>,
-        /// Watched folders (relative to the root) and their watch descriptors.
-        by_path: HashMap<String, i32>,
-        by_wd: HashMap<i32, String>,
+        marks: Option<Marks>,
+        /// The interface watches are set through again after a reset.
+        backend: Backend,
+        /// Whether [`Self::choose_backend`] ran (at the first watches set).
+        chosen: bool,
+        /// The project's root, as the watches were set from it.
+        root: PathBuf,
+        /// Watched folders (relative to the root) and their keys.
+        by_path: HashMap<String, Key>,
+        by_key: HashMap<Key, String>,
         /// Watches removed by [`Self::sync`] whose `IGNORED` event is still to come.
-        removed: HashSet<i32>,
+        removed: HashSet<Key>,
         /// The record's id and version a refresh left current with every folder watched.
         trusted: Option<(ProjectId, i64)>,
         /// The `large` of the refresh that made the record trusted.
@@ -227,11 +504,20 @@ mod imp {
     }
 
     impl Watch {
-        pub(super) fn new(root: &Path) -> Self {
+        /// Watches `root` through `through`, else through the interface
+        /// chosen when the first watches are set ([`Self::choose_backend`]).
+        pub(super) fn new(root: &Path, through: Option<Backend>) -> Self {
+            let backend = match (through, setting()) {
+                (Some(backend), _) | (None, Setting::Only(backend)) => backend,
+                _ => Backend::Inotify,
+            };
             let mut watch = Watch {
-                fd: None,
+                marks: None,
+                backend,
+                chosen: through.is_some(),
+                root: root.to_path_buf(),
                 by_path: HashMap::new(),
-                by_wd: HashMap::new(),
+                by_key: HashMap::new(),
                 removed: HashSet::new(),
                 trusted: None,
                 large: false,
@@ -241,8 +527,8 @@ mod imp {
                 touched: None,
             };
             let why = unwatchable(root).or_else(|| not_local(watch.mounts.as_deref()));
-            match why.map_or_else(open, Err) {
-                Ok(fd) => watch.fd = Some(fd),
+            match why.map_or_else(|| Marks::open(backend), Err) {
+                Ok(marks) => watch.marks = Some(marks),
                 Err(why) => give_up_log(root, &why),
             }
             watch
@@ -254,7 +540,7 @@ mod imp {
             root: &Path,
             large: bool,
         ) -> Result<(ProjectId, Answer)> {
-            if self.fd.is_none() {
+            if self.marks.is_none() {
                 return Ok((super::super::current(catalog, root, large)?, Answer::Unwatched));
             }
             if folder(root) != self.folder || mounts(root) != self.mounts {
@@ -285,7 +571,7 @@ mod imp {
                 if round > 0 && self.drain() == Drained::Reset {
                     self.reset(root);
                 }
-                if self.fd.is_none() {
+                if self.marks.is_none() {
                     break;
                 }
                 self.touched = Some(BTreeMap::new());
@@ -408,73 +694,66 @@ mod imp {
 
         /// Reads every queued event without blocking.
         fn drain(&mut self) -> Drained {
-            let Some(fd) = &self.fd else {
+            let Some(marks) = &mut self.marks else {
                 return Drained::Reset;
             };
-            let mut buf = vec![MaybeUninit::<u8>::uninit(); 64 * 1024];
-            let mut reader = inotify::Reader::new(fd, &mut buf);
+            let Ok(events) = marks.drain() else {
+                return Drained::Reset;
+            };
             let mut found = Drained::Quiet;
             let mut folders_made = Vec::new();
-            loop {
-                let event = match reader.next() {
-                    Ok(event) => event,
-                    Err(Errno::AGAIN) => break,
-                    Err(Errno::INTR) => continue,
-                    Err(_) => return Drained::Reset,
-                };
-                let (wd, flags) = (event.wd(), event.events());
-                if flags.intersects(ReadFlags::QUEUE_OVERFLOW | ReadFlags::MOVE_SELF | ReadFlags::UNMOUNT) {
-                    found = Drained::Reset;
-                } else if flags.contains(ReadFlags::IGNORED) {
-                    // The watch is gone: ours, or its folder deleted. That
-                    // folder and the one holding it are checked (it may be
-                    // there again, unwatched).
-                    if !self.removed.remove(&wd)
-                        && let Some(path) = self.by_wd.remove(&wd)
-                    {
-                        self.by_path.remove(&path);
-                        found = found.max_with(Drained::Changed);
-                        match &mut self.touched {
-                            Some(touched) if !path.is_empty() => {
-                                let (up, name) = path.rsplit_once('/').unwrap_or(("", &path));
-                                touch(touched, up, Touched::Named(BTreeSet::from([name.to_string()])));
-                                touch(touched, &path, Touched::Whole);
+            for event in events {
+                match event {
+                    Event::Lost => found = Drained::Reset,
+                    Event::Ended(key) => {
+                        // The watch is gone: ours, or its folder deleted. That
+                        // folder and the one holding it are checked (it may be
+                        // there again, unwatched).
+                        if !self.removed.remove(&key)
+                            && let Some(path) = self.by_key.remove(&key)
+                        {
+                            self.by_path.remove(&path);
+                            found = found.max_with(Drained::Changed);
+                            match &mut self.touched {
+                                Some(touched) if !path.is_empty() => {
+                                    let (up, name) = path.rsplit_once('/').unwrap_or(("", &path));
+                                    touch(touched, up, Touched::Named(BTreeSet::from([name.to_string()])));
+                                    touch(touched, &path, Touched::Whole);
+                                }
+                                _ => self.touched = None,
                             }
-                            _ => self.touched = None,
                         }
                     }
-                } else if let Some(dir) = self.by_wd.get(&wd).cloned() {
-                    // A child came, went, moved in or changed: its folder is
-                    // checked, by that child's name (every other child of the
-                    // folder raised no event); the whole folder when the
-                    // event names none or a name that is not UTF-8 (a folder
-                    // moved out or away reports MOVE_SELF: a reset).
-                    found = found.max_with(Drained::Changed);
-                    let name = event
-                        .file_name()
-                        .and_then(|name| name.to_str().ok())
-                        .map(str::to_string);
-                    // A folder made or moved in here is checked whole too, and
-                    // a watch still set at its path dropped (while something
-                    // holds a deleted folder open, its watch has not ended).
-                    let made =
-                        flags.contains(ReadFlags::ISDIR) && flags.intersects(ReadFlags::CREATE | ReadFlags::MOVED_TO);
-                    let child = name.as_deref().filter(|_| made).map(|name| match dir.as_str() {
-                        "" => name.to_string(),
-                        _ => format!("{dir}/{name}"),
-                    });
-                    folders_made.extend(child.clone());
-                    if let Some(touched) = &mut self.touched {
-                        let what = name.map_or(Touched::Whole, |name| Touched::Named(BTreeSet::from([name])));
-                        touch(touched, &dir, what);
-                        if let Some(child) = child {
-                            touch(touched, &child, Touched::Whole);
+                    Event::Child { key, name, folder_came } => {
+                        let Some(dir) = self.by_key.get(&key).cloned() else {
+                            // Events of a watch already dropped (its folder no
+                            // longer recorded) tell nothing: a folder made again
+                            // at its place is reported by the folder holding it.
+                            continue;
+                        };
+                        // A child came, went, moved in or changed: its folder is
+                        // checked, by that child's name (every other child of the
+                        // folder raised no event); the whole folder when the
+                        // event names none or a name that is not UTF-8 (a folder
+                        // moved out or away reports its move: a reset).
+                        found = found.max_with(Drained::Changed);
+                        // A folder made or moved in here is checked whole too, and
+                        // a watch still set at its path dropped (while something
+                        // holds a deleted folder open, its watch has not ended).
+                        let child = name.as_deref().filter(|_| folder_came).map(|name| match dir.as_str() {
+                            "" => name.to_string(),
+                            _ => format!("{dir}/{name}"),
+                        });
+                        folders_made.extend(child.clone());
+                        if let Some(touched) = &mut self.touched {
+                            let what = name.map_or(Touched::Whole, |name| Touched::Named(BTreeSet::from([name])));
+                            touch(touched, &dir, what);
+                            if let Some(child) = child {
+                                touch(touched, &child, Touched::Whole);
+                            }
                         }
                     }
                 }
-                // Events of a watch already dropped (its folder no longer
-                // recorded) tell nothing: a folder made again at its place
-                // is reported by the folder holding it.
             }
             for path in folders_made {
                 self.forget(&path);
@@ -487,6 +766,10 @@ mod imp {
         /// folders it had to add (a folder gone meanwhile counts: the next
         /// refresh must see it gone); an error when watching must be given up.
         fn sync(&mut self, root: &Path, dirs: &[String]) -> std::result::Result<BTreeSet<String>, Unwatched> {
+            if !self.chosen {
+                self.chosen = true;
+                self.choose_backend(root, dirs.len());
+            }
             let wanted: HashSet<&str> = dirs.iter().map(String::as_str).collect();
             let gone: Vec<String> = self
                 .by_path
@@ -505,8 +788,8 @@ mod imp {
             came: &[String],
             went: &[String],
         ) -> std::result::Result<BTreeSet<String>, Unwatched> {
-            if self.fd.is_none() {
-                return Err(Unwatched::GiveUp("no inotify instance".to_string()));
+            if self.marks.is_none() {
+                return Err(Unwatched::GiveUp("nothing to watch through".to_string()));
             }
             for path in went {
                 self.forget(path);
@@ -523,10 +806,10 @@ mod imp {
 
         /// Stops watching the folder `path` (relative), if it is watched.
         fn forget(&mut self, path: &str) {
-            if let (Some(fd), Some(wd)) = (&self.fd, self.by_path.remove(path)) {
-                self.by_wd.remove(&wd);
-                if inotify::remove_watch(fd, wd).is_ok() {
-                    self.removed.insert(wd);
+            if let (Some(marks), Some(key)) = (&mut self.marks, self.by_path.remove(path)) {
+                self.by_key.remove(&key);
+                if marks.remove(&self.root.join(path), &key) {
+                    self.removed.insert(key);
                 }
             }
         }
@@ -534,30 +817,53 @@ mod imp {
         /// Starts watching the folder `dir` (relative to `root`); one gone or
         /// replaced meanwhile is left for the next refresh to see.
         fn add(&mut self, root: &Path, dir: &str) -> std::result::Result<(), Unwatched> {
-            let Some(fd) = &self.fd else {
-                return Err(Unwatched::GiveUp("no inotify instance".to_string()));
+            let Some(marks) = &mut self.marks else {
+                return Err(Unwatched::GiveUp("nothing to watch through".to_string()));
             };
-            match inotify::add_watch(fd, root.join(dir), watch_flags()) {
-                Ok(wd) => {
-                    if self.by_wd.contains_key(&wd) {
-                        // A watched folder moved here: its MOVE_SELF is queued.
+            match marks.add(&root.join(dir)) {
+                Ok(key) => {
+                    if self.by_key.contains_key(&key) {
+                        // A watched folder moved here: its move is queued.
                         return Err(Unwatched::Moved);
                     }
-                    self.by_path.insert(dir.to_string(), wd);
-                    self.by_wd.insert(wd, dir.to_string());
+                    self.by_path.insert(dir.to_string(), key.clone());
+                    self.by_key.insert(key, dir.to_string());
                     Ok(())
                 }
                 // Gone or replaced since the refresh: the next one sees it.
                 Err(Errno::NOENT | Errno::NOTDIR | Errno::LOOP) => Ok(()),
-                Err(Errno::NOSPC) => Err(Unwatched::GiveUp(format!(
-                    "the inotify watch limit is reached (raise /proc/sys/fs/inotify/max_user_watches above {} folders)",
-                    self.by_path.len()
+                Err(Errno::NOSPC) => Err(Unwatched::GiveUp(marks.quota_reached(self.by_path.len()))),
+                Err(e) => Err(Unwatched::GiveUp(format!(
+                    "cannot watch `{dir}` through {}: {e}",
+                    marks.backend().name()
                 ))),
-                Err(e) => Err(Unwatched::GiveUp(format!("cannot watch `{dir}`: {e}"))),
             }
         }
 
-        /// Drops every watch and starts a new inotify instance.
+        /// Before the first watch is set: switches to the interface a
+        /// watcher of `folders` folders uses ([`backend_of_watcher`]).
+        fn choose_backend(&mut self, root: &Path, folders: usize) {
+            let Some(marks) = &self.marks else {
+                return;
+            };
+            debug_assert!(self.by_path.is_empty(), "chosen before any watch is set");
+            let wanted = backend_of_watcher(folders);
+            if marks.backend() != wanted {
+                match Marks::open(wanted) {
+                    Ok(marks) => {
+                        self.marks = Some(marks);
+                        self.removed.clear();
+                    }
+                    Err(why) => tracing::debug!("watching through {} ({why})", marks.backend().name()),
+                }
+            }
+            if let Some(marks) = &self.marks {
+                self.backend = marks.backend();
+                tracing::info!(root = %root.display(), "watching the project's {folders} folders through {}", self.backend.name());
+            }
+        }
+
+        /// Drops every watch and starts watching afresh.
         fn reset(&mut self, root: &Path) {
             tracing::debug!(root = %root.display(), "project watches set again");
             self.give_up();
@@ -565,8 +871,8 @@ mod imp {
             self.key = super::super::key(root);
             self.folder = folder(root);
             self.mounts = mounts(root);
-            match not_local(self.mounts.as_deref()).map_or_else(open, Err) {
-                Ok(fd) => self.fd = Some(fd),
+            match not_local(self.mounts.as_deref()).map_or_else(|| Marks::open(self.backend), Err) {
+                Ok(marks) => self.marks = Some(marks),
                 Err(why) => give_up_log(root, &why),
             }
         }
@@ -576,11 +882,11 @@ mod imp {
             self.give_up();
         }
 
-        /// Drops every watch (closing the inotify instance frees them).
+        /// Drops every watch (closing the instance frees them).
         fn give_up(&mut self) {
-            self.fd = None;
+            self.marks = None;
             self.by_path.clear();
-            self.by_wd.clear();
+            self.by_key.clear();
             self.removed.clear();
             self.trusted = None;
             self.touched = None;
@@ -610,10 +916,6 @@ mod imp {
                 _ => Drained::Quiet,
             }
         }
-    }
-
-    fn open() -> std::result::Result<OwnedFd, String> {
-        inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).map_err(|e| format!("cannot start inotify: {e}"))
     }
 
     /// The device and inode of the folder `root` names now (links followed).
@@ -677,8 +979,8 @@ mod imp {
 
     /// Why `root` cannot be watched, if it cannot.
     fn unwatchable(root: &Path) -> Option<String> {
-        if let Some(why) = disabled_by_env() {
-            return Some(why.to_string());
+        if setting() == Setting::Off {
+            return Some(format!("{WATCH_ENV}=0"));
         }
         match rustix::fs::statfs(root) {
             Ok(fs) if LOCAL_FILE_SYSTEMS.contains(&(fs.f_type as u32)) => None,
@@ -745,7 +1047,7 @@ mod tests {
     }
 
     impl Project {
-        fn new() -> Self {
+        fn new(backend: Backend) -> Self {
             let dir = tempfile::tempdir().unwrap();
             let root = dir.path().join("project");
             write(&root, "skills/a/SKILL.md", "---\nname: a\ndescription: one\n---\n");
@@ -755,7 +1057,7 @@ mod tests {
                 _dir: dir,
                 root,
                 catalog,
-                watches: Watches::new(),
+                watches: Watches::through(backend),
             }
         }
 
@@ -802,9 +1104,8 @@ mod tests {
 
     /// After every kind of change the next call answers what a fresh walk
     /// finds, and a call with nothing pending runs no check.
-    #[test]
-    fn every_change_shows_at_the_next_call_and_quiet_calls_check_nothing() {
-        let mut p = Project::new();
+    fn every_change_shows_at_the_next_call_and_quiet_calls_check_nothing(backend: Backend) {
+        let mut p = Project::new(backend);
         let (first, answer) = p.call();
         assert_eq!(answer, Answer::Checked);
         assert_eq!(first, ["skills/a one", "skills/b two"]);
@@ -933,9 +1234,8 @@ mod tests {
     /// A new skill in a watched folder is checked by its name alone: the
     /// folder holding it is not listed again, and its mtime is recorded as
     /// unknown (what a names-only check leaves, see `refresh_within`).
-    #[test]
-    fn a_new_skill_is_checked_by_its_name_alone() {
-        let mut p = Project::new();
+    fn a_new_skill_is_checked_by_its_name_alone(backend: Backend) {
+        let mut p = Project::new(backend);
         // Old enough to be trusted: the record keeps the folders' mtimes.
         let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
         for dir in ["skills/a", "skills", ""] {
@@ -962,9 +1262,8 @@ mod tests {
     /// A folder deleted while something holds it open (a shell inside it)
     /// ends its watch only once it is let go: a folder made at its place
     /// meanwhile is seen and watched all the same.
-    #[test]
-    fn a_folder_made_again_while_the_old_one_is_held_open_is_seen_and_watched() {
-        let mut p = Project::new();
+    fn a_folder_made_again_while_the_old_one_is_held_open_is_seen_and_watched(backend: Backend) {
+        let mut p = Project::new(backend);
         std::fs::create_dir(p.root.join("skills/h")).unwrap();
         p.call();
         assert_eq!(p.call().1, Answer::Quiet);
@@ -986,9 +1285,8 @@ mod tests {
     }
 
     /// Another process's refresh of the same record is not trusted blindly.
-    #[test]
-    fn another_writer_makes_the_next_call_check() {
-        let mut p = Project::new();
+    fn another_writer_makes_the_next_call_check(backend: Backend) {
+        let mut p = Project::new(backend);
         p.call();
         assert_eq!(p.call().1, Answer::Quiet);
         // Another process's refresh wrote a record it read from the disk.
@@ -1006,7 +1304,7 @@ mod tests {
 
     #[test]
     fn watching_off_checks_every_call() {
-        let mut p = Project::new();
+        let mut p = Project::new(Backend::Inotify);
         let watch = imp_disabled_watch(&p.root);
         p.watches.by_root.lock().unwrap().insert(p.root.clone(), watch);
         assert_eq!(p.call().1, Answer::Unwatched);
@@ -1020,9 +1318,8 @@ mod tests {
     /// renamed and a new one made at its place: no watch sees that (the watched
     /// folders did not change), so each call checks that the root is still the
     /// folder it watches.
-    #[test]
-    fn a_new_folder_at_the_project_path_is_seen() {
-        let mut p = Project::new();
+    fn a_new_folder_at_the_project_path_is_seen(backend: Backend) {
+        let mut p = Project::new(backend);
         let dir = p._dir.path().to_path_buf();
         std::fs::create_dir(dir.join("parent")).unwrap();
         std::fs::rename(&p.root, dir.join("parent/project")).unwrap();
@@ -1050,11 +1347,10 @@ mod tests {
     /// lost events (here the end of a folder's watch, the folder made again at
     /// its path) make the call set every watch again, so a later edit in the
     /// new folder is seen.
-    #[test]
-    fn a_queue_overflow_sets_every_watch_again() {
-        let mut p = Project::new();
+    fn a_queue_overflow_sets_every_watch_again(backend: Backend) {
+        let mut p = Project::new(backend);
         p.call();
-        let max: usize = std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+        let max: usize = std::fs::read_to_string(format!("/proc/sys/fs/{}/max_queued_events", backend.name()))
             .unwrap()
             .trim()
             .parse()
@@ -1081,7 +1377,7 @@ mod tests {
     /// which blocks whoever opens it to read.
     #[test]
     fn a_gitignore_above_the_project_is_not_read() {
-        let mut p = Project::new();
+        let mut p = Project::new(Backend::Inotify);
         std::fs::create_dir(p.root.join(".git")).unwrap();
         let above = p._dir.path().to_path_buf();
         write(&above, "up/.gitignore", "skills/\n");
@@ -1113,7 +1409,7 @@ mod tests {
     #[test]
     #[ignore = "pre-existing, shared with the CLI path: the ignore crate opens a linked .gitignore"]
     fn a_linked_gitignore_is_not_followed() {
-        let mut p = Project::new();
+        let mut p = Project::new(Backend::Inotify);
         write(p._dir.path(), "elsewhere", "skills/\n");
         std::os::unix::fs::symlink(p._dir.path().join("elsewhere"), p.root.join(".gitignore")).unwrap();
         assert_eq!(p.call().0, ["skills/a one", "skills/b two"]);
@@ -1124,7 +1420,7 @@ mod tests {
     #[test]
     #[ignore = "pre-existing, shared with the CLI path: .git/info/exclude is not recorded"]
     fn an_edit_of_git_info_exclude_is_seen() {
-        let mut p = Project::new();
+        let mut p = Project::new(Backend::Inotify);
         std::fs::create_dir_all(p.root.join(".git/info")).unwrap();
         p.call();
         write(&p.root, ".git/info/exclude", "skills/a/\n");
@@ -1146,7 +1442,7 @@ mod tests {
                 let _ = std::process::Command::new("umount").arg(&self.0).status();
             }
         }
-        let mut p = Project::new();
+        let mut p = Project::new(Backend::Inotify);
         p.call();
         let skills = p.root.join("skills");
         let status = std::process::Command::new("mount")
@@ -1163,8 +1459,66 @@ mod tests {
         assert_eq!(p.call().1, Answer::Quiet);
     }
 
+    /// The tests above, run through each interface.
+    macro_rules! through_each_backend {
+        ($($test:ident),* $(,)?) => {
+            mod inotify {
+                $(#[test]
+                fn $test() {
+                    super::$test(super::Backend::Inotify)
+                })*
+            }
+            mod fanotify {
+                $(#[test]
+                fn $test() {
+                    super::$test(super::Backend::Fanotify)
+                })*
+            }
+        };
+    }
+
+    through_each_backend!(
+        every_change_shows_at_the_next_call_and_quiet_calls_check_nothing,
+        a_new_skill_is_checked_by_its_name_alone,
+        a_folder_made_again_while_the_old_one_is_held_open_is_seen_and_watched,
+        another_writer_makes_the_next_call_check,
+        a_new_folder_at_the_project_path_is_seen,
+        a_queue_overflow_sets_every_watch_again,
+    );
+
+    /// Inotify while it leaves half of its watches to other tools, else
+    /// fanotify; the interface `AAM_PROJECT_WATCH` names, if it fits; none
+    /// when watching is off.
+    #[test]
+    fn the_watcher_takes_the_first_interface_that_fits() {
+        use Backend::*;
+        let only = |fitting: Backend| move |b: Backend| b == fitting;
+        assert_eq!(choose(Setting::Auto, |_| true), Some(Inotify));
+        assert_eq!(choose(Setting::Auto, only(Fanotify)), Some(Fanotify));
+        assert_eq!(choose(Setting::Auto, |_| false), None);
+        assert_eq!(choose(Setting::Only(Fanotify), |_| true), Some(Fanotify));
+        assert_eq!(choose(Setting::Only(Inotify), only(Fanotify)), None);
+        assert_eq!(choose(Setting::Off, |_| true), None);
+    }
+
+    /// A project of more folders than half of an interface's per-user quota
+    /// does not fit it; one that leaves half does.
+    #[test]
+    fn half_of_each_quota_is_left_to_other_tools() {
+        for backend in [Backend::Inotify, Backend::Fanotify] {
+            let limit: usize = std::fs::read_to_string(backend.quota_file())
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap();
+            assert!(backend.leaves_half(0));
+            assert!(backend.leaves_half(limit / 2), "{backend:?}");
+            assert!(!backend.leaves_half(limit / 2 + 1), "{backend:?}");
+        }
+    }
+
     fn imp_disabled_watch(root: &Path) -> imp::Watch {
-        let mut watch = imp::Watch::new(root);
+        let mut watch = imp::Watch::new(root, None);
         watch.disable_for_test();
         watch
     }

@@ -103,7 +103,7 @@ impl Context {
     /// Starts a watcher for the project at `root` in the background when the
     /// check that `refreshed` it covered at least `project.auto_watch` folders
     /// and files, and its folders leave at least half of the inotify watches
-    /// to other tools; a failure is logged, never the call's.
+    /// or fanotify marks to other tools; a failure is logged, never the call's.
     fn start_watcher(&self, root: &Path, key: &str, refreshed: &crate::project::Refreshed) {
         use crate::project::spawn;
         // Read-only mode starts no process that writes the catalog.
@@ -120,9 +120,9 @@ impl Context {
         if spawn::threshold(setting).is_none_or(|from| (refreshed.checked as u64) < from) {
             return;
         }
-        if !spawn::leaves_watches_to_others(refreshed.folders) {
+        if crate::project::watch::backend_for(refreshed.folders).is_none() {
             tracing::debug!(
-                "not starting a watcher: {} folders would take most of the inotify watches",
+                "not starting a watcher: {} folders would take most of the inotify watches and fanotify marks",
                 refreshed.folders
             );
             return;
@@ -142,7 +142,7 @@ impl Context {
     pub fn answer_commands(&self) -> Result<Option<crate::project::ask::Listening>> {
         if self.watches.is_none() || !crate::project::watch::supported() {
             return Err(Error::invalid_argument(format!(
-                "this process cannot watch projects (watching needs Linux's inotify, and `{}` unset)",
+                "this process cannot watch projects (watching needs Linux, and `{}` not `0`)",
                 crate::project::watch::WATCH_ENV
             ))
             .with_hint("commands run in the project check its files themselves"));

@@ -1,0 +1,396 @@
+//! A fanotify group that watches folders the way inotify does, for a user
+//! without privileges (Linux 5.13 and later): events name the folder by its
+//! file handle and the child by its name (`FAN_REPORT_DFID_NAME`), and marks
+//! come from their own per-user quota (`fs.fanotify.max_user_marks`), apart
+//! from the inotify watches editors and test runners use.
+//!
+//! A folder is opened once (never through a link) and marked, and its handle
+//! taken, through that one descriptor, so the handle is the marked folder's
+//! even when another folder takes its path meanwhile. A handle is only a key:
+//! the caller keeps the path each one was taken at. This module interprets
+//! nothing; [`super`] turns events into folders to check.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+use std::path::Path;
+
+use rustix::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use rustix::fs::{Mode, OFlags};
+use rustix::io::Errno;
+
+/// A folder's identity in events: its file system's id, the handle's type and
+/// the handle's bytes, as the kernel reports them.
+pub(super) type Handle = Box<[u8]>;
+
+/// What a folder's mark reports: its children coming, going, moving, written
+/// or touched (folders among them), and the folder itself deleted or moved.
+const MASK: u64 = libc::FAN_CREATE
+    | libc::FAN_DELETE
+    | libc::FAN_MOVED_FROM
+    | libc::FAN_MOVED_TO
+    | libc::FAN_MODIFY
+    | libc::FAN_ATTRIB
+    | libc::FAN_CLOSE_WRITE
+    | libc::FAN_DELETE_SELF
+    | libc::FAN_MOVE_SELF
+    | libc::FAN_EVENT_ON_CHILD
+    | libc::FAN_ONDIR;
+
+/// The largest file handle (`MAX_HANDLE_SZ`).
+const MAX_HANDLE_BYTES: usize = 128;
+
+/// Bytes of an event's fixed part (`struct fanotify_event_metadata`).
+const METADATA_BYTES: usize = 24;
+
+/// One event as read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Event {
+    /// The group's queue overflowed: events were lost.
+    Overflow,
+    /// Something happened in (or to) the marked folder `folder`.
+    Folder {
+        /// The marked folder's handle.
+        folder: Handle,
+        /// The child's name; `.` when the event is the folder's own.
+        name: Option<OsString>,
+        /// What happened (`FAN_*` bits, merged when the kernel merged events).
+        mask: u64,
+    },
+}
+
+/// A fanotify group reporting folder handles and names, read without blocking.
+pub(super) struct Group {
+    fd: OwnedFd,
+    /// File system ids by mount id, read once per mount.
+    fsids: HashMap<libc::c_int, [u8; 8]>,
+}
+
+/// `struct file_handle` with room for the largest handle.
+#[repr(C)]
+struct FileHandle {
+    handle_bytes: libc::c_uint,
+    handle_type: libc::c_int,
+    f_handle: [u8; MAX_HANDLE_BYTES],
+}
+
+impl Group {
+    /// A new group; fails where the kernel refuses this user one (before
+    /// Linux 5.13, or a system that forbids it).
+    pub(super) fn open() -> Result<Group, Errno> {
+        let flags = libc::FAN_CLASS_NOTIF | libc::FAN_CLOEXEC | libc::FAN_NONBLOCK | libc::FAN_REPORT_DFID_NAME;
+        // SAFETY: a plain system call with no pointer arguments.
+        let fd = unsafe { libc::fanotify_init(flags, (libc::O_RDONLY | libc::O_CLOEXEC) as libc::c_uint) };
+        if fd < 0 {
+            return Err(last_errno());
+        }
+        // SAFETY: `fd` was just returned by the kernel and is owned by no one else.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        Ok(Group {
+            fd,
+            fsids: HashMap::new(),
+        })
+    }
+
+    /// Marks the folder at `path` (never through a link) and returns its
+    /// handle. `NOENT`, `NOTDIR` or `LOOP` when no folder is there.
+    pub(super) fn mark(&mut self, path: &Path) -> Result<Handle, Errno> {
+        let dir = open_folder(path)?;
+        let handle = self.handle(dir.as_fd())?;
+        self.change_mark(libc::FAN_MARK_ADD | libc::FAN_MARK_ONLYDIR, dir.as_fd())?;
+        Ok(handle)
+    }
+
+    /// Removes the mark of the folder at `path` when that folder is still the
+    /// one `handle` names (a folder made or moved to the path meanwhile keeps
+    /// its own mark). A mark left behind ends with its folder.
+    pub(super) fn unmark(&mut self, path: &Path, handle: &[u8]) {
+        let Ok(dir) = open_folder(path) else {
+            return;
+        };
+        if self.handle(dir.as_fd()).is_ok_and(|now| *now == *handle) {
+            let _ = self.change_mark(libc::FAN_MARK_REMOVE, dir.as_fd());
+        }
+    }
+
+    /// Every queued event, read without blocking; an error when the queue
+    /// cannot be read or holds what this module cannot parse.
+    pub(super) fn drain(&self) -> Result<Vec<Event>, Errno> {
+        let mut events = Vec::new();
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let read = match rustix::io::read(&self.fd, &mut buf) {
+                Ok(read) => read,
+                Err(Errno::AGAIN) => return Ok(events),
+                Err(Errno::INTR) => continue,
+                Err(e) => return Err(e),
+            };
+            if read == 0 {
+                return Ok(events);
+            }
+            parse(&buf[..read], &mut events)?;
+        }
+    }
+
+    fn change_mark(&self, flags: libc::c_uint, dir: BorrowedFd<'_>) -> Result<(), Errno> {
+        // SAFETY: both descriptors are open for the call; a null path marks
+        // the object `dir` refers to.
+        let done = unsafe { libc::fanotify_mark(self.fd.as_raw_fd(), flags, MASK, dir.as_raw_fd(), std::ptr::null()) };
+        if done < 0 {
+            return Err(last_errno());
+        }
+        Ok(())
+    }
+
+    /// The handle of the folder open as `dir`, in the form events carry.
+    fn handle(&mut self, dir: BorrowedFd<'_>) -> Result<Handle, Errno> {
+        let mut raw = FileHandle {
+            handle_bytes: MAX_HANDLE_BYTES as libc::c_uint,
+            handle_type: 0,
+            f_handle: [0; MAX_HANDLE_BYTES],
+        };
+        let mut mount_id: libc::c_int = 0;
+        // SAFETY: `raw` has room for `handle_bytes` bytes of handle, the
+        // empty path is a valid C string, and `dir` is open for the call.
+        let done = unsafe {
+            libc::syscall(
+                libc::SYS_name_to_handle_at,
+                dir.as_raw_fd(),
+                c"".as_ptr(),
+                &mut raw as *mut FileHandle,
+                &mut mount_id as *mut libc::c_int,
+                libc::AT_EMPTY_PATH,
+            )
+        };
+        if done < 0 {
+            return Err(last_errno());
+        }
+        let fsid = match self.fsids.get(&mount_id) {
+            Some(fsid) => *fsid,
+            None => {
+                let fsid = fsid(dir)?;
+                self.fsids.insert(mount_id, fsid);
+                fsid
+            }
+        };
+        let bytes = (raw.handle_bytes as usize).min(MAX_HANDLE_BYTES);
+        Ok(key(&fsid, raw.handle_type, &raw.f_handle[..bytes]))
+    }
+}
+
+/// Opens the folder at `path` for marking, never through a link.
+fn open_folder(path: &Path) -> Result<OwnedFd, Errno> {
+    rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+}
+
+/// The id of the file system `dir` is on, as events report it.
+fn fsid(dir: BorrowedFd<'_>) -> Result<[u8; 8], Errno> {
+    let mut stat = std::mem::MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: `stat` has room for the structure the call fills.
+    if unsafe { libc::fstatfs(dir.as_raw_fd(), stat.as_mut_ptr()) } < 0 {
+        return Err(last_errno());
+    }
+    // SAFETY: filled by the successful call above.
+    let stat = unsafe { stat.assume_init() };
+    // SAFETY: `fsid_t` is two C ints (its field is private in libc), the
+    // same eight bytes events carry.
+    let fsid: [u8; 8] = unsafe { std::mem::transmute(stat.f_fsid) };
+    Ok(fsid)
+}
+
+/// The key of a handle: file system id, handle type, handle bytes.
+fn key(fsid: &[u8], handle_type: libc::c_int, handle: &[u8]) -> Handle {
+    let mut key = Vec::with_capacity(fsid.len() + 4 + handle.len());
+    key.extend_from_slice(fsid);
+    key.extend_from_slice(&handle_type.to_ne_bytes());
+    key.extend_from_slice(handle);
+    key.into_boxed_slice()
+}
+
+fn last_errno() -> Errno {
+    Errno::from_io_error(&std::io::Error::last_os_error()).unwrap_or(Errno::IO)
+}
+
+/// Appends the events in `bytes` (whole events, as one read returns them).
+fn parse(bytes: &[u8], events: &mut Vec<Event>) -> Result<(), Errno> {
+    let u16_at = |b: &[u8], at: usize| b.get(at..at + 2).map(|s| u16::from_ne_bytes([s[0], s[1]]));
+    let u32_at = |b: &[u8], at: usize| {
+        b.get(at..at + 4)
+            .map(|s| u32::from_ne_bytes(s.try_into().expect("four bytes")))
+    };
+    let mut at = 0;
+    while at < bytes.len() {
+        let event = &bytes[at..];
+        let (Some(len), Some(meta_len)) = (u32_at(event, 0), u16_at(event, 6)) else {
+            return Err(Errno::PROTO);
+        };
+        let (len, meta_len) = (len as usize, meta_len as usize);
+        if event[4] != libc::FANOTIFY_METADATA_VERSION || len < METADATA_BYTES || len > event.len() || meta_len > len {
+            return Err(Errno::PROTO);
+        }
+        let mask = u64::from_ne_bytes(event[8..16].try_into().expect("eight bytes"));
+        let fd = u32_at(event, 16).expect("within the fixed part") as i32;
+        if fd >= 0 {
+            // Not sent in this group's mode; never leaked if it were.
+            // SAFETY: the kernel opened it for this process, and no one else owns it.
+            drop(unsafe { OwnedFd::from_raw_fd(fd) });
+        }
+        at += len;
+        if mask & libc::FAN_Q_OVERFLOW != 0 {
+            events.push(Event::Overflow);
+            continue;
+        }
+        let mut info = &event[meta_len..len];
+        while !info.is_empty() {
+            let (Some(kind), Some(info_len)) = (info.first().copied(), u16_at(info, 2)) else {
+                return Err(Errno::PROTO);
+            };
+            let info_len = info_len as usize;
+            if info_len < 20 || info_len > info.len() {
+                return Err(Errno::PROTO);
+            }
+            let record = &info[..info_len];
+            info = &info[info_len..];
+            if kind != libc::FAN_EVENT_INFO_TYPE_DFID_NAME && kind != libc::FAN_EVENT_INFO_TYPE_DFID {
+                continue;
+            }
+            let handle_bytes = u32_at(record, 12).expect("within the record") as usize;
+            let handle_type = u32_at(record, 16).expect("within the record") as libc::c_int;
+            let Some(handle) = record.get(20..20 + handle_bytes) else {
+                return Err(Errno::PROTO);
+            };
+            let name = (kind == libc::FAN_EVENT_INFO_TYPE_DFID_NAME).then(|| {
+                let rest = &record[20 + handle_bytes..];
+                let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
+                OsString::from_vec(rest[..end].to_vec())
+            });
+            events.push(Event::Folder {
+                folder: key(&record[4..12], handle_type, handle),
+                name,
+                mask,
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn folder_events(group: &Group) -> Vec<(Handle, String, u64)> {
+        group
+            .drain()
+            .unwrap()
+            .into_iter()
+            .map(|event| match event {
+                Event::Folder { folder, name, mask } => {
+                    (folder, name.unwrap_or_default().to_string_lossy().into_owned(), mask)
+                }
+                Event::Overflow => panic!("unexpected overflow"),
+            })
+            .collect()
+    }
+
+    /// Events name the marked folder by the handle `mark` returned, and the
+    /// child by its name; the folder's own events say `.`; nothing is
+    /// queued while nothing happens, and an unmarked folder reports nothing.
+    #[test]
+    fn events_name_the_marked_folder_and_the_child() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::create_dir(&a).unwrap();
+        std::fs::create_dir(&b).unwrap();
+        let mut group = Group::open().unwrap();
+        let handle_a = group.mark(&a).unwrap();
+        let handle_b = group.mark(&b).unwrap();
+        assert_ne!(handle_a, handle_b);
+        assert_eq!(group.drain().unwrap(), []);
+        std::fs::write(a.join("SKILL.md"), "x").unwrap();
+        std::fs::create_dir(b.join("sub")).unwrap();
+        let events = folder_events(&group);
+        assert!(
+            events
+                .iter()
+                .any(|(h, n, m)| *h == handle_a && n == "SKILL.md" && m & libc::FAN_CLOSE_WRITE != 0),
+            "{events:?}"
+        );
+        assert!(
+            events
+                .iter()
+                .any(|(h, n, m)| *h == handle_b && n == "sub" && m & libc::FAN_ONDIR != 0),
+            "{events:?}"
+        );
+        assert!(events.iter().all(|(h, ..)| *h == handle_a || *h == handle_b));
+        // Unmarked: nothing more from `b`.
+        group.unmark(&b, &handle_b);
+        std::fs::write(b.join("other"), "x").unwrap();
+        assert_eq!(folder_events(&group), []);
+        // The folder itself moved.
+        std::fs::rename(&a, dir.path().join("a2")).unwrap();
+        let events = folder_events(&group);
+        assert!(
+            events
+                .iter()
+                .any(|(h, n, m)| *h == handle_a && n == "." && m & libc::FAN_MOVE_SELF != 0),
+            "{events:?}"
+        );
+    }
+
+    /// A folder made at a marked folder's path is another folder: its handle
+    /// differs, and unmarking by the old handle leaves its mark alone.
+    #[test]
+    fn a_folder_made_again_at_the_path_has_another_handle() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        std::fs::create_dir(&a).unwrap();
+        let mut group = Group::open().unwrap();
+        let old = group.mark(&a).unwrap();
+        std::fs::rename(&a, dir.path().join("gone")).unwrap();
+        std::fs::create_dir(&a).unwrap();
+        let new = group.mark(&a).unwrap();
+        assert_ne!(old, new);
+        group.drain().unwrap();
+        group.unmark(&a, &old);
+        std::fs::write(a.join("f"), "x").unwrap();
+        assert!(folder_events(&group).iter().any(|(h, n, _)| *h == new && n == "f"));
+    }
+
+    /// Nothing but a folder is marked, and never through a link.
+    #[test]
+    fn only_a_folder_itself_is_marked() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("a")).unwrap();
+        std::fs::write(dir.path().join("file"), "x").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("a"), dir.path().join("link")).unwrap();
+        let mut group = Group::open().unwrap();
+        assert_eq!(group.mark(&dir.path().join("file")), Err(Errno::NOTDIR));
+        let through_link = group.mark(&dir.path().join("link"));
+        assert!(
+            matches!(through_link, Err(Errno::NOTDIR | Errno::LOOP)),
+            "{through_link:?}"
+        );
+        assert_eq!(group.mark(&dir.path().join("missing")), Err(Errno::NOENT));
+    }
+
+    /// Bytes that are no whole event are refused, not read past.
+    #[test]
+    fn a_truncated_event_is_refused() {
+        let mut events = Vec::new();
+        assert_eq!(parse(&[0u8; 10], &mut events), Err(Errno::PROTO));
+        let mut event = vec![0u8; METADATA_BYTES];
+        event[0..4].copy_from_slice(&(METADATA_BYTES as u32 + 8).to_ne_bytes());
+        event[4] = libc::FANOTIFY_METADATA_VERSION;
+        event[6..8].copy_from_slice(&(METADATA_BYTES as u16).to_ne_bytes());
+        event[16..20].copy_from_slice(&(-1i32).to_ne_bytes());
+        assert_eq!(parse(&event, &mut events), Err(Errno::PROTO));
+        event[0..4].copy_from_slice(&(METADATA_BYTES as u32).to_ne_bytes());
+        event[8..16].copy_from_slice(&libc::FAN_Q_OVERFLOW.to_ne_bytes());
+        assert_eq!(parse(&event, &mut events), Ok(()));
+        assert_eq!(events, [Event::Overflow]);
+    }
+}
