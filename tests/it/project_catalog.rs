@@ -454,6 +454,55 @@ fn a_large_project_leaves_a_watcher_behind_for_the_next_commands() {
     assert!(run_files(&env, "sock").is_empty());
 }
 
+/// A project whose folders would take more than half of the user's inotify
+/// watches gets its watcher through fanotify (named here with
+/// `AAM_PROJECT_WATCH=fanotify`, as a project of 100,000 folders chooses it
+/// on this machine): the watcher says so in its log, answers the next
+/// commands, and an edit and a new skill made after it started show in them.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_watcher_through_fanotify_answers_the_next_commands() {
+    let env = TestEnv::new();
+    let repo = project(&env);
+    let dir = repo.dir.clone();
+    let vars = [
+        ("AAM_LOG", "aam=debug"),
+        ("AAM_PROJECT_AUTO_WATCH", "1"),
+        ("AAM_PROJECT_WATCH", "fanotify"),
+    ];
+    let candidates = || env.aam_with(&dir, &vars, &["--json", "source", "candidates", "--source", "local"]);
+    let first = candidates();
+    assert!(first.stderr.contains("started a watcher"), "{}", first.stderr);
+    let markers = run_files(&env, "started");
+    eventually("the watcher writes its pid", || {
+        std::fs::read_to_string(&markers[0]).is_ok_and(|text| text.trim().parse::<u32>().is_ok())
+    });
+    let pid: u32 = std::fs::read_to_string(&markers[0]).unwrap().trim().parse().unwrap();
+    let _stopped = Stopped(pid);
+    eventually("the watcher answers", || {
+        candidates().stderr.contains("vouches for its record")
+    });
+    let log = std::fs::read_to_string(&run_files(&env, "log")[0]).unwrap();
+    assert!(log.contains("folders through fanotify"), "{log}");
+
+    std::fs::write(dir.join("skills/alpha/SKILL.md"), skill("renamed", "Edited")).unwrap();
+    std::fs::create_dir_all(dir.join("skills/added")).unwrap();
+    std::fs::write(dir.join("skills/added/SKILL.md"), skill("added", "New")).unwrap();
+    let run = candidates();
+    assert!(run.stderr.contains("vouches for its record"), "{}", run.stderr);
+    let listed = rows(&run.ok_json());
+    assert!(
+        listed.contains(&"local skill skills/added added".to_string()),
+        "{listed:?}"
+    );
+    assert!(
+        listed.contains(&"local skill skills/alpha renamed".to_string()),
+        "{listed:?}"
+    );
+    env.aam_in(&dir, &["--json", "watch", "--stop"]).ok_json();
+    eventually("the watcher stops", || !running(pid));
+}
+
 /// A process that listens for the project but cannot vouch (here one that
 /// fails every question) is a watcher in trouble, not a missing one: the
 /// command checks the project itself, answers right, and starts no second
