@@ -33,6 +33,12 @@
 //! `AAM_PROJECT_WATCH=0`) every call runs the full refresh, as the CLI does; the
 //! reason is logged once.
 //!
+//! A watcher that chose fanotify by itself moves to inotify when a folder
+//! cannot be marked (a nested btrfs subvolume) or the marks run out. Unlike
+//! inotify's watches (`IN_EXCL_UNLINK`), fanotify's marks also report writes
+//! to a file already deleted but still open in a watched folder: such a call
+//! checks that folder instead of answering at once, and misses nothing.
+//!
 //! Not seen, as by every inotify or fanotify monitor: a file of the project written through
 //! a hard link from outside it, or through a shared memory map; such a change
 //! shows at the next call after any other change, or in a new process.
@@ -94,10 +100,21 @@ impl Backend {
     /// Whether watching `folders` folders leaves at least half of this
     /// interface's quota to other tools; `true` when it cannot be read.
     fn leaves_half(self, folders: usize) -> bool {
+        self.quota().is_none_or(|limit| folders <= limit / 2)
+    }
+
+    /// Whether this interface's quota holds `folders` folders at all; `true`
+    /// when it cannot be read.
+    #[cfg_attr(not(target_os = "linux"), expect(dead_code))]
+    fn holds(self, folders: usize) -> bool {
+        self.quota().is_none_or(|limit| folders <= limit)
+    }
+
+    /// This interface's per-user quota of watched folders.
+    fn quota(self) -> Option<usize> {
         std::fs::read_to_string(self.quota_file())
             .ok()
             .and_then(|text| text.trim().parse::<usize>().ok())
-            .is_none_or(|limit| folders <= limit / 2)
     }
 
     /// Whether this process can watch through it.
@@ -124,18 +141,27 @@ enum Setting {
     Only(Backend),
 }
 
-/// The setting `AAM_PROJECT_WATCH` holds; a value it does not know is
-/// reported and read as unset.
+/// The setting `AAM_PROJECT_WATCH` holds, read once per process; a value
+/// it does not know is reported and read as unset.
 fn setting() -> Setting {
-    match std::env::var(WATCH_ENV).as_deref().map(str::trim) {
-        Err(_) | Ok("" | "1" | "auto") => Setting::Auto,
-        Ok("0") => Setting::Off,
-        Ok("inotify") => Setting::Only(Backend::Inotify),
-        Ok("fanotify") => Setting::Only(Backend::Fanotify),
-        Ok(other) => {
-            tracing::warn!("`{WATCH_ENV}={other}` is not one of 0, auto, inotify, fanotify; watching as if unset");
+    static SETTING: std::sync::OnceLock<Setting> = std::sync::OnceLock::new();
+    *SETTING.get_or_init(|| {
+        let value = std::env::var(WATCH_ENV).unwrap_or_default();
+        parse_setting(&value).unwrap_or_else(|| {
+            tracing::warn!("`{WATCH_ENV}={value}` is not one of 0, auto, inotify, fanotify; watching as if unset");
             Setting::Auto
-        }
+        })
+    })
+}
+
+/// The setting `value` names, `None` when it names none.
+fn parse_setting(value: &str) -> Option<Setting> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "" | "1" | "auto" | "on" | "true" | "yes" => Some(Setting::Auto),
+        "0" | "off" | "false" | "no" => Some(Setting::Off),
+        "inotify" => Some(Setting::Only(Backend::Inotify)),
+        "fanotify" => Some(Setting::Only(Backend::Fanotify)),
+        _ => None,
     }
 }
 
@@ -149,13 +175,16 @@ pub fn backend_for(folders: usize) -> Option<Backend> {
 }
 
 /// The interface a watcher of `folders` folders starts with: the one
-/// `AAM_PROJECT_WATCH` names, else [`backend_for`]'s, else inotify (an
-/// explicit watcher goes as far as the watch limit lets it).
+/// `AAM_PROJECT_WATCH` names, else [`backend_for`]'s, else the first whose
+/// whole quota holds the folders (a watcher started by hand may take more
+/// than half), else inotify (it goes as far as its limit lets it).
 #[cfg_attr(not(target_os = "linux"), expect(dead_code))]
 fn backend_of_watcher(folders: usize) -> Backend {
     match setting() {
         Setting::Only(backend) => backend,
-        _ => backend_for(folders).unwrap_or(Backend::Inotify),
+        Setting::Auto | Setting::Off => backend_for(folders)
+            .or_else(|| choose(Setting::Auto, |b| b.holds(folders) && b.available()))
+            .unwrap_or(Backend::Inotify),
     }
 }
 
@@ -455,6 +484,9 @@ mod imp {
         backend: Backend,
         /// Whether [`Self::choose_backend`] ran (at the first watches set).
         chosen: bool,
+        /// Whether the interface was named (by the caller or
+        /// `AAM_PROJECT_WATCH`): no other is tried when it fails.
+        forced: bool,
         /// The project's root, as the watches were set from it.
         root: PathBuf,
         /// Watched folders (relative to the root) and their keys.
@@ -488,6 +520,10 @@ mod imp {
         /// was moved there and its MOVE_SELF is still queued): every watch is
         /// set again.
         Moved,
+        /// Watching through fanotify failed where inotify may work (a file
+        /// system fanotify cannot name folders on, its marks used up): every
+        /// watch is set again through inotify.
+        Switched,
         /// Watching is given up, for this reason.
         GiveUp(String),
     }
@@ -507,14 +543,16 @@ mod imp {
         /// Watches `root` through `through`, else through the interface
         /// chosen when the first watches are set ([`Self::choose_backend`]).
         pub(super) fn new(root: &Path, through: Option<Backend>) -> Self {
-            let backend = match (through, setting()) {
-                (Some(backend), _) | (None, Setting::Only(backend)) => backend,
-                _ => Backend::Inotify,
+            let forced = match (through, setting()) {
+                (Some(backend), _) | (None, Setting::Only(backend)) => Some(backend),
+                _ => None,
             };
+            let backend = forced.unwrap_or(Backend::Inotify);
             let mut watch = Watch {
                 marks: None,
                 backend,
                 chosen: through.is_some(),
+                forced: forced.is_some(),
                 root: root.to_path_buf(),
                 by_path: HashMap::new(),
                 by_key: HashMap::new(),
@@ -593,7 +631,7 @@ mod imp {
                             return Ok((id, Answer::Checked));
                         }
                     }
-                    Err(Unwatched::Moved) => self.reset(root),
+                    Err(Unwatched::Moved | Unwatched::Switched) => self.reset(root),
                     Err(Unwatched::GiveUp(why)) => {
                         give_up_log(root, &why);
                         self.give_up();
@@ -678,7 +716,7 @@ mod imp {
                         return Ok(Some(record.0));
                     }
                     Ok(added) => dirs = whole(added),
-                    Err(Unwatched::Moved) => {
+                    Err(Unwatched::Moved | Unwatched::Switched) => {
                         self.reset(root);
                         return Ok(None);
                     }
@@ -832,6 +870,15 @@ mod imp {
                 }
                 // Gone or replaced since the refresh: the next one sees it.
                 Err(Errno::NOENT | Errno::NOTDIR | Errno::LOOP) => Ok(()),
+                // A nested btrfs subvolume, say: inotify may watch it.
+                Err(e) if marks.backend() == Backend::Fanotify && !self.forced => {
+                    tracing::info!(
+                        root = %root.display(),
+                        "cannot watch `{dir}` through fanotify ({e}): watching the project through inotify"
+                    );
+                    self.backend = Backend::Inotify;
+                    Err(Unwatched::Switched)
+                }
                 Err(Errno::NOSPC) => Err(Unwatched::GiveUp(marks.quota_reached(self.by_path.len()))),
                 Err(e) => Err(Unwatched::GiveUp(format!(
                     "cannot watch `{dir}` through {}: {e}",
@@ -880,6 +927,18 @@ mod imp {
         #[cfg(test)]
         pub(super) fn disable_for_test(&mut self) {
             self.give_up();
+        }
+
+        /// Lets this watch fall back to inotify, as one that chose fanotify by itself does.
+        #[cfg(test)]
+        pub(super) fn allow_fallback_for_test(&mut self) {
+            self.forced = false;
+        }
+
+        /// The interface the watches are set through.
+        #[cfg(test)]
+        pub(super) fn backend_for_test(&self) -> Option<Backend> {
+            self.marks.as_ref().map(Marks::backend)
         }
 
         /// Drops every watch (closing the instance frees them).
@@ -1499,6 +1558,12 @@ mod tests {
         assert_eq!(choose(Setting::Only(Fanotify), |_| true), Some(Fanotify));
         assert_eq!(choose(Setting::Only(Inotify), only(Fanotify)), None);
         assert_eq!(choose(Setting::Off, |_| true), None);
+        assert_eq!(parse_setting(""), Some(Setting::Auto));
+        assert_eq!(parse_setting(" Off"), Some(Setting::Off));
+        assert_eq!(parse_setting("0"), Some(Setting::Off));
+        assert_eq!(parse_setting("fanotify"), Some(Setting::Only(Fanotify)));
+        assert_eq!(parse_setting("inotify\n"), Some(Setting::Only(Inotify)));
+        assert_eq!(parse_setting("kqueue"), None);
     }
 
     /// A project of more folders than half of an interface's per-user quota
@@ -1515,6 +1580,69 @@ mod tests {
             assert!(backend.leaves_half(limit / 2), "{backend:?}");
             assert!(!backend.leaves_half(limit / 2 + 1), "{backend:?}");
         }
+    }
+
+    /// A folder fanotify cannot mark (a nested btrfs subvolume: `EXDEV`)
+    /// moves a watcher that chose fanotify by itself to inotify instead of
+    /// leaving the project unwatched. Run as root with btrfs-progs:
+    /// `cargo test --lib a_folder_fanotify -- --ignored`.
+    #[test]
+    #[ignore = "needs root to mount, and mkfs.btrfs"]
+    fn a_folder_fanotify_cannot_mark_moves_the_watcher_to_inotify() {
+        struct Mounted(PathBuf);
+        impl Drop for Mounted {
+            fn drop(&mut self) {
+                let _ = std::process::Command::new("umount").arg(&self.0).status();
+            }
+        }
+        let run = |program: &str, args: &[&std::ffi::OsStr]| {
+            let status = std::process::Command::new(program).args(args).status().unwrap();
+            assert!(status.success(), "{program} {args:?}");
+        };
+        let mut p = Project::new(Backend::Inotify);
+        let image = p._dir.path().join("btrfs.img");
+        std::fs::File::create(&image).unwrap().set_len(200 << 20).unwrap();
+        run("mkfs.btrfs", &["-q".as_ref(), image.as_os_str()]);
+        let mounted = p._dir.path().join("mnt");
+        std::fs::create_dir(&mounted).unwrap();
+        run(
+            "mount",
+            &["-o".as_ref(), "loop".as_ref(), image.as_os_str(), mounted.as_os_str()],
+        );
+        let _mounted = Mounted(mounted.clone());
+        p.root = mounted.join("project");
+        write(&p.root, "skills/a/SKILL.md", "---\nname: a\ndescription: one\n---\n");
+        run(
+            "btrfs",
+            &[
+                "-q".as_ref(),
+                "subvolume".as_ref(),
+                "create".as_ref(),
+                p.root.join("nested").as_os_str(),
+            ],
+        );
+        write(
+            &p.root,
+            "nested/skills/n/SKILL.md",
+            "---\nname: n\ndescription: nested\n---\n",
+        );
+
+        let mut watch = imp::Watch::new(&p.root, Some(Backend::Fanotify));
+        watch.allow_fallback_for_test();
+        p.watches.by_root.lock().unwrap().insert(p.root.clone(), watch);
+        let (first, _) = p.call();
+        assert_eq!(first, ["nested/skills/n nested", "skills/a one"]);
+        assert_eq!(p.call().1, Answer::Quiet);
+        let backend = p.watches.by_root.lock().unwrap()[&p.root].backend_for_test();
+        assert_eq!(backend, Some(Backend::Inotify));
+        write(
+            &p.root,
+            "nested/skills/n/SKILL.md",
+            "---\nname: n\ndescription: edited\n---\n",
+        );
+        let (now, answer) = p.call();
+        assert_eq!((now.clone(), answer), (p.fresh(), Answer::Narrowed));
+        assert_eq!(now, ["nested/skills/n edited", "skills/a one"]);
     }
 
     fn imp_disabled_watch(root: &Path) -> imp::Watch {

@@ -150,20 +150,30 @@ impl Group {
             f_handle: [0; MAX_HANDLE_BYTES],
         };
         let mut mount_id: libc::c_int = 0;
-        // SAFETY: `raw` has room for `handle_bytes` bytes of handle, the
-        // empty path is a valid C string, and `dir` is open for the call.
-        let done = unsafe {
-            libc::syscall(
-                libc::SYS_name_to_handle_at,
-                dir.as_raw_fd(),
-                c"".as_ptr(),
-                &mut raw as *mut FileHandle,
-                &mut mount_id as *mut libc::c_int,
-                libc::AT_EMPTY_PATH,
-            )
-        };
-        if done < 0 {
-            return Err(last_errno());
+        // A handle for identity only, as fanotify reports it, on file systems
+        // that cannot export one too (overlayfs); kernels before 6.5 refuse
+        // the flag and give the same handle without it where they can.
+        let mut flags = libc::AT_EMPTY_PATH | libc::AT_HANDLE_FID;
+        loop {
+            // SAFETY: `raw` has room for `handle_bytes` bytes of handle, the
+            // empty path is a valid C string, and `dir` is open for the call.
+            let done = unsafe {
+                libc::syscall(
+                    libc::SYS_name_to_handle_at,
+                    dir.as_raw_fd(),
+                    c"".as_ptr(),
+                    &mut raw as *mut FileHandle,
+                    &mut mount_id as *mut libc::c_int,
+                    flags,
+                )
+            };
+            if done == 0 {
+                break;
+            }
+            match last_errno() {
+                Errno::INVAL if flags & libc::AT_HANDLE_FID != 0 => flags = libc::AT_EMPTY_PATH,
+                e => return Err(e),
+            }
         }
         let fsid = match self.fsids.get(&mount_id) {
             Some(fsid) => *fsid,
@@ -229,15 +239,17 @@ fn parse(bytes: &[u8], events: &mut Vec<Event>) -> Result<(), Errno> {
             return Err(Errno::PROTO);
         };
         let (len, meta_len) = (len as usize, meta_len as usize);
-        if event[4] != libc::FANOTIFY_METADATA_VERSION || len < METADATA_BYTES || len > event.len() || meta_len > len {
+        if event[4] != libc::FANOTIFY_METADATA_VERSION
+            || meta_len < METADATA_BYTES
+            || meta_len > len
+            || len > event.len()
+        {
             return Err(Errno::PROTO);
         }
         let mask = u64::from_ne_bytes(event[8..16].try_into().expect("eight bytes"));
-        let fd = u32_at(event, 16).expect("within the fixed part") as i32;
-        if fd >= 0 {
-            // Not sent in this group's mode; never leaked if it were.
-            // SAFETY: the kernel opened it for this process, and no one else owns it.
-            drop(unsafe { OwnedFd::from_raw_fd(fd) });
+        // A group reporting handles gets no descriptor with its events.
+        if u32_at(event, 16).expect("within the fixed part") as i32 != libc::FAN_NOFD {
+            return Err(Errno::PROTO);
         }
         at += len;
         if mask & libc::FAN_Q_OVERFLOW != 0 {
@@ -250,7 +262,7 @@ fn parse(bytes: &[u8], events: &mut Vec<Event>) -> Result<(), Errno> {
                 return Err(Errno::PROTO);
             };
             let info_len = info_len as usize;
-            if info_len < 20 || info_len > info.len() {
+            if info_len < 4 || info_len > info.len() {
                 return Err(Errno::PROTO);
             }
             let record = &info[..info_len];
@@ -258,13 +270,16 @@ fn parse(bytes: &[u8], events: &mut Vec<Event>) -> Result<(), Errno> {
             if kind != libc::FAN_EVENT_INFO_TYPE_DFID_NAME && kind != libc::FAN_EVENT_INFO_TYPE_DFID {
                 continue;
             }
-            let handle_bytes = u32_at(record, 12).expect("within the record") as usize;
-            let handle_type = u32_at(record, 16).expect("within the record") as libc::c_int;
-            let Some(handle) = record.get(20..20 + handle_bytes) else {
+            let (Some(handle_bytes), Some(handle_type)) = (u32_at(record, 12), u32_at(record, 16)) else {
                 return Err(Errno::PROTO);
             };
+            let handle_end = 20usize.checked_add(handle_bytes as usize).ok_or(Errno::PROTO)?;
+            let Some(handle) = record.get(20..handle_end) else {
+                return Err(Errno::PROTO);
+            };
+            let handle_type = handle_type as libc::c_int;
             let name = (kind == libc::FAN_EVENT_INFO_TYPE_DFID_NAME).then(|| {
-                let rest = &record[20 + handle_bytes..];
+                let rest = &record[handle_end..];
                 let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
                 OsString::from_vec(rest[..end].to_vec())
             });
@@ -377,20 +392,76 @@ mod tests {
         assert_eq!(group.mark(&dir.path().join("missing")), Err(Errno::NOENT));
     }
 
-    /// Bytes that are no whole event are refused, not read past.
-    #[test]
-    fn a_truncated_event_is_refused() {
-        let mut events = Vec::new();
-        assert_eq!(parse(&[0u8; 10], &mut events), Err(Errno::PROTO));
+    /// An event's fixed part, `info` after it.
+    fn event(mask: u64, fd: i32, info: &[u8]) -> Vec<u8> {
         let mut event = vec![0u8; METADATA_BYTES];
-        event[0..4].copy_from_slice(&(METADATA_BYTES as u32 + 8).to_ne_bytes());
+        event[0..4].copy_from_slice(&((METADATA_BYTES + info.len()) as u32).to_ne_bytes());
         event[4] = libc::FANOTIFY_METADATA_VERSION;
         event[6..8].copy_from_slice(&(METADATA_BYTES as u16).to_ne_bytes());
-        event[16..20].copy_from_slice(&(-1i32).to_ne_bytes());
-        assert_eq!(parse(&event, &mut events), Err(Errno::PROTO));
-        event[0..4].copy_from_slice(&(METADATA_BYTES as u32).to_ne_bytes());
-        event[8..16].copy_from_slice(&libc::FAN_Q_OVERFLOW.to_ne_bytes());
-        assert_eq!(parse(&event, &mut events), Ok(()));
-        assert_eq!(events, [Event::Overflow]);
+        event[8..16].copy_from_slice(&mask.to_ne_bytes());
+        event[16..20].copy_from_slice(&fd.to_ne_bytes());
+        event.extend_from_slice(info);
+        event
+    }
+
+    /// A folder handle record of `handle` and `name`.
+    fn record(handle: &[u8], name: &[u8]) -> Vec<u8> {
+        let mut record = vec![libc::FAN_EVENT_INFO_TYPE_DFID_NAME, 0, 0, 0];
+        record.extend_from_slice(&[7; 8]);
+        record.extend_from_slice(&(handle.len() as u32).to_ne_bytes());
+        record.extend_from_slice(&1i32.to_ne_bytes());
+        record.extend_from_slice(handle);
+        record.extend_from_slice(name);
+        record.push(0);
+        let len = record.len() as u16;
+        record[2..4].copy_from_slice(&len.to_ne_bytes());
+        record
+    }
+
+    /// Bytes that are no whole event are refused, not read past; a record
+    /// of another kind is skipped; a descriptor (never sent in this mode)
+    /// is refused, not closed.
+    #[test]
+    fn what_is_no_whole_event_is_refused() {
+        let mut events = Vec::new();
+        assert_eq!(parse(&[0u8; 10], &mut events), Err(Errno::PROTO));
+        let mut truncated = event(0, libc::FAN_NOFD, &[]);
+        truncated[0..4].copy_from_slice(&(METADATA_BYTES as u32 + 8).to_ne_bytes());
+        assert_eq!(parse(&truncated, &mut events), Err(Errno::PROTO));
+        let mut short_fixed_part = event(0, libc::FAN_NOFD, &[]);
+        short_fixed_part[6..8].copy_from_slice(&4u16.to_ne_bytes());
+        assert_eq!(parse(&short_fixed_part, &mut events), Err(Errno::PROTO));
+        assert_eq!(
+            parse(&event(libc::FAN_CREATE, 0, &record(b"h", b"x")), &mut events),
+            Err(Errno::PROTO)
+        );
+        let mut long_handle = record(b"h", b"x");
+        long_handle[12..16].copy_from_slice(&u32::MAX.to_ne_bytes());
+        assert_eq!(
+            parse(&event(libc::FAN_CREATE, libc::FAN_NOFD, &long_handle), &mut events),
+            Err(Errno::PROTO)
+        );
+        assert_eq!(events, []);
+
+        let pidfd = [libc::FAN_EVENT_INFO_TYPE_PIDFD, 0, 8, 0, 0, 0, 0, 0];
+        let mut info = pidfd.to_vec();
+        info.extend(record(b"h", b"x"));
+        let mut bytes = event(libc::FAN_Q_OVERFLOW, libc::FAN_NOFD, &[]);
+        bytes.extend(event(libc::FAN_CREATE, libc::FAN_NOFD, &info));
+        assert_eq!(parse(&bytes, &mut events), Ok(()));
+        let mut key = vec![7; 8];
+        key.extend_from_slice(&1i32.to_ne_bytes());
+        key.push(b'h');
+        assert_eq!(
+            events,
+            [
+                Event::Overflow,
+                Event::Folder {
+                    folder: key.into_boxed_slice(),
+                    name: Some("x".into()),
+                    mask: libc::FAN_CREATE
+                }
+            ]
+        );
     }
 }
