@@ -60,7 +60,7 @@ pub fn root(cwd: &Path) -> PathBuf {
 /// Honors `.gitignore`; never follows symlinks. (Packaging reads the tree
 /// directly; listings answer from the catalog, see [`changes`].)
 pub fn artifacts(root: &Path) -> Result<Vec<ProjectArtifact>> {
-    let tree = tree::walk(root, usize::MAX)?;
+    let tree = tree::walk(root, usize::MAX, tree::Unreadable::Fail)?;
     let paths: Vec<&str> = tree.files.keys().map(String::as_str).collect();
     let mut out = Vec::new();
     for found in scan::detect(&paths, &BTreeMap::new(), &root_name(root)) {
@@ -153,7 +153,7 @@ pub fn refresh(catalog: &mut Catalog, root: &Path, large: bool) -> Result<Refres
     let key = key(root);
     let max_entries = if large { usize::MAX } else { max_entries() };
     let Some((id, version)) = catalog.project_head(&key)? else {
-        let tree = tree::walk(root, max_entries)?;
+        let tree = tree::walk(root, max_entries, tree::Unreadable::LeaveOut)?;
         let changes = changes(root, None, &tree, &[]);
         let refreshed = written(catalog.record_project(&key, None, &changes)?)?;
         return Ok(Refreshed {
@@ -222,7 +222,7 @@ fn refresh_moved(
     let recorded = Tree::from_recorded(recorded);
     let now = match tree::apply(root, recorded.clone(), moved, max_entries, listings)? {
         Some(now) => now,
-        None => tree::walk(root, max_entries)?,
+        None => tree::walk(root, max_entries, tree::Unreadable::LeaveOut)?,
     };
     // Only the regions a path came, went or changed in are detected again.
     let mut changes = tree_changes(&recorded, &now);
@@ -767,6 +767,82 @@ mod tests {
         std::fs::write(path, text).unwrap();
     }
 
+    /// While held, the calling thread (and threads it starts) is refused what
+    /// file permissions refuse, as a user without privileges is, even when
+    /// the tests run as root (capabilities are per thread).
+    struct PermissionsApply(rustix::thread::CapabilitySets);
+
+    impl PermissionsApply {
+        fn new() -> Self {
+            use rustix::thread::CapabilitySet;
+            let held = rustix::thread::capabilities(None).unwrap();
+            let mut sets = held;
+            sets.effective -= CapabilitySet::DAC_OVERRIDE | CapabilitySet::DAC_READ_SEARCH;
+            rustix::thread::set_capabilities(None, sets).unwrap();
+            PermissionsApply(held)
+        }
+    }
+
+    impl Drop for PermissionsApply {
+        fn drop(&mut self) {
+            let _ = rustix::thread::set_capabilities(None, self.0);
+        }
+    }
+
+    /// A folder that cannot be listed (no permission) leaves its artifacts
+    /// out of the catalog's record without failing the check (packaging
+    /// fails instead), and they come back once it can be
+    /// listed again, though a change of permissions moves no mtime: on the
+    /// first walk, and on a refresh after the folder was read before.
+    #[test]
+    fn a_folder_that_cannot_be_read_is_listed_again_once_it_can() {
+        use std::os::unix::fs::PermissionsExt;
+        let _permissions = PermissionsApply::new();
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("project");
+        write_in(&root, "skills/a/SKILL.md", "---\nname: a\n---\n");
+        write_in(&root, "skills/x/SKILL.md", "---\nname: x\n---\n");
+        // Old enough to be trusted, so the record keeps every mtime.
+        let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        for path in [
+            "skills/a/SKILL.md",
+            "skills/x/SKILL.md",
+            "skills/a",
+            "skills/x",
+            "skills",
+            "",
+        ] {
+            std::fs::File::open(root.join(path))
+                .unwrap()
+                .set_modified(past)
+                .unwrap();
+        }
+        let mode =
+            |mode: u32| std::fs::set_permissions(root.join("skills/x"), std::fs::Permissions::from_mode(mode)).unwrap();
+        let mut catalog = Catalog::open(&dir.path().join("catalog.db")).unwrap();
+        let mut paths = || -> Vec<String> {
+            let id = current(&mut catalog, &root, false).unwrap();
+            catalog
+                .project_artifacts(id)
+                .unwrap()
+                .into_iter()
+                .map(|a| a.path)
+                .collect()
+        };
+        mode(0o000);
+        // Packaging must not miss files: its walk fails, naming the folder.
+        let refused = tree::walk(&root, 100, tree::Unreadable::Fail).unwrap_err();
+        assert_eq!(refused.code(), ErrorCode::IoError);
+        assert!(refused.message().contains("`skills/x`"), "{}", refused.message());
+        assert_eq!(paths(), ["skills/a"], "a first walk");
+        mode(0o755);
+        assert_eq!(paths(), ["skills/a", "skills/x"]);
+        mode(0o000);
+        assert_eq!(paths(), ["skills/a"], "a refresh");
+        mode(0o755);
+        assert_eq!(paths(), ["skills/a", "skills/x"]);
+    }
+
     #[test]
     fn finds_project_artifacts_and_skips_aam_state() {
         let dir = tempfile::tempdir().unwrap();
@@ -1155,9 +1231,9 @@ mod tests {
         }
         age(&root);
         let regions_after = |change: &dyn Fn()| {
-            let old = tree::walk(&root, 100).unwrap();
+            let old = tree::walk(&root, 100, tree::Unreadable::Fail).unwrap();
             change();
-            let new = tree::walk(&root, 100).unwrap();
+            let new = tree::walk(&root, 100, tree::Unreadable::Fail).unwrap();
             let regions = changed_regions(&old, &tree_changes(&old, &new));
             age(&root);
             regions
@@ -1221,7 +1297,7 @@ mod tests {
         ] {
             write(file, "text\n");
         }
-        let tree = tree::walk(dir.path(), 100).unwrap();
+        let tree = tree::walk(dir.path(), 100, tree::Unreadable::Fail).unwrap();
         let files: Vec<&str> = tree
             .files
             .keys()
@@ -1260,7 +1336,7 @@ mod tests {
         write("skills/a/SKILL.md", "---\nname: a\n---\n");
         write("skills/b/SKILL.md", "---\nname: b\n---\n");
         age(dir.path());
-        let first = tree::walk(dir.path(), 100).unwrap();
+        let first = tree::walk(dir.path(), 100, tree::Unreadable::Fail).unwrap();
         assert_eq!(first.files.len(), 2);
         assert!(
             first.files.values().all(|f| f.mtime_ns > 0),
@@ -1295,7 +1371,7 @@ mod tests {
             dirs.chain(files).collect()
         };
         age(dir.path());
-        let settled = tree::walk(dir.path(), 100).unwrap();
+        let settled = tree::walk(dir.path(), 100, tree::Unreadable::Fail).unwrap();
         assert_eq!(Tree::from_recorded(entries(&settled)), settled);
         assert!(
             tree::moved(dir.path(), &entries(&settled)).unwrap().is_empty(),
@@ -1309,7 +1385,7 @@ mod tests {
         assert!(in_place.dirs.is_empty());
         assert_eq!(in_place.files[0].0, "skills/b/SKILL.md");
         age(dir.path());
-        let settled = tree::walk(dir.path(), 100).unwrap();
+        let settled = tree::walk(dir.path(), 100, tree::Unreadable::Fail).unwrap();
         std::fs::create_dir(dir.path().join("skills/d")).unwrap();
         let added = tree::moved(dir.path(), &entries(&settled)).unwrap();
         assert_eq!(added.len(), 1, "the folder holding a new one: {added:?}");
@@ -1319,7 +1395,7 @@ mod tests {
             "a path came: detection must run where it came"
         );
         age(dir.path());
-        let settled = tree::walk(dir.path(), 100).unwrap();
+        let settled = tree::walk(dir.path(), 100, tree::Unreadable::Fail).unwrap();
         let file = dir.path().join("skills/b/SKILL.md");
         std::fs::write(dir.path().join("skills/b/new.tmp"), "---\nname: b4\n---\n").unwrap();
         std::fs::rename(dir.path().join("skills/b/new.tmp"), &file).unwrap();
@@ -1332,7 +1408,7 @@ mod tests {
             ("skills/b", "skills/b/SKILL.md")
         );
 
-        let err = tree::walk(dir.path(), 3).unwrap_err();
+        let err = tree::walk(dir.path(), 3, tree::Unreadable::Fail).unwrap_err();
         assert_eq!(err.code(), ErrorCode::ProjectTooLarge);
     }
 }

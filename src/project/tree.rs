@@ -326,7 +326,7 @@ pub fn refresh(root: &Path, previous: &Tree, max_entries: usize) -> Result<Optio
     }
     match apply(root, previous.clone(), &moved, max_entries, Listings::default())? {
         Some(tree) => Ok(Some(tree)),
-        None => walk(root, max_entries).map(Some),
+        None => walk(root, max_entries, Unreadable::LeaveOut).map(Some),
     }
 }
 
@@ -352,14 +352,17 @@ pub fn apply(
             (Recorded::File(_), Some(Recorded::File(stat))) => {
                 tree.files.insert(m.path.clone(), stat);
             }
-            // Gone or no longer a file: its folder's mtime moved, the listing below settles it.
+            // Gone, no longer a file, or out of reach (its folder made
+            // unreadable, which moves no mtime): its folder is listed again.
             (Recorded::File(_), _) => {
                 tree.files.remove(&m.path);
+                dirs.push(m.path.rsplit_once('/').map_or("", |(parent, _)| parent));
             }
             (Recorded::Dir(_), _) => dirs.push(m.path.as_str()),
         }
     }
     dirs.sort_unstable();
+    dirs.dedup();
     let mut walker = Walker::new(root, max_entries, now, tree.entries());
     walker.listings = listings;
     for dir in dirs {
@@ -373,10 +376,21 @@ pub fn apply(
     Ok(Some(tree))
 }
 
+/// What a walk does with a folder inside the project it cannot list (its
+/// permissions refuse it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unreadable {
+    /// Fails the walk (packaging: a package must not silently miss files).
+    Fail,
+    /// Leaves it out with a warning, recorded empty with its mtime unknown so
+    /// each refresh lists it again (the catalog's record).
+    LeaveOut,
+}
+
 /// Every folder and file under `root`, from scratch.
-pub fn walk(root: &Path, max_entries: usize) -> Result<Tree> {
+pub fn walk(root: &Path, max_entries: usize, unreadable: Unreadable) -> Result<Tree> {
     let mut tree = Tree::default();
-    Walker::new(root, max_entries, now_ns(), 0).walk_all(&mut tree)?;
+    Walker::new(root, max_entries, now_ns(), 0).walk_all(&mut tree, unreadable)?;
     Ok(tree)
 }
 
@@ -507,20 +521,53 @@ impl<'a> Walker<'a> {
     }
 
     /// Records everything in the project.
-    fn walk_all(&mut self, tree: &mut Tree) -> Result<()> {
+    fn walk_all(&mut self, tree: &mut Tree, then: Unreadable) -> Result<()> {
         let (walk, packages) = self.builder("", None);
+        let mut unreadable = Vec::new();
         for entry in walk.build() {
-            let entry = entry.map_err(|e| {
-                Error::new(
-                    ErrorCode::IoError,
-                    format!("cannot read the project `{}`", self.root.display()),
-                )
-                .with_hint("check the permissions of the project folder")
-                .with_source(e)
-            })?;
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => match unreadable_folder(&e) {
+                    Some(path)
+                        if then == Unreadable::LeaveOut && self.relative(path).is_some_and(|r| !r.is_empty()) =>
+                    {
+                        unreadable.push(path.to_path_buf());
+                        continue;
+                    }
+                    folder => {
+                        let folder = folder.and_then(|p| self.relative(p)).filter(|r| !r.is_empty());
+                        return Err(Error::new(
+                            ErrorCode::IoError,
+                            match folder {
+                                Some(folder) => {
+                                    format!("cannot read `{folder}` in the project `{}`", self.root.display())
+                                }
+                                None => format!("cannot read the project `{}`", self.root.display()),
+                            },
+                        )
+                        .with_hint("check the permissions of the project folder")
+                        .with_source(e));
+                    }
+                },
+            };
             self.record(tree, entry.path(), entry.file_type())?;
         }
+        for path in unreadable {
+            let relative = self.relative(&path).unwrap_or_default();
+            tracing::warn!(
+                "cannot read the project's folder `{relative}` (permission denied): its artifacts are left out until it can be read"
+            );
+            self.record_unreadable(tree, relative);
+        }
         self.record_packages(tree, &packages)
+    }
+
+    /// Records the folder `relative`, which cannot be listed, with its mtime
+    /// unknown: each refresh lists it again (a change of its permissions
+    /// moves no mtime), and nothing in it is recorded.
+    fn record_unreadable(&self, tree: &mut Tree, relative: String) {
+        remove_under(tree, &relative, false);
+        tree.dirs.insert(relative, -1);
     }
 
     fn record(&mut self, tree: &mut Tree, path: &Path, file_type: Option<std::fs::FileType>) -> Result<()> {
@@ -564,7 +611,14 @@ impl<'a> Walker<'a> {
         // (their own checks cover them), gone ones are forgotten, and only new
         // names go through the walk's rules.
         let Some(listed) = self.listings.take_or_list(self.root, dir, self.now) else {
-            remove_under(tree, dir, true);
+            // A folder that cannot be listed (no permission) is kept, empty
+            // and with its mtime unknown, so each refresh tries it again (a
+            // change of its permissions moves no mtime).
+            if std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir()) {
+                self.record_unreadable(tree, dir.to_string());
+            } else {
+                remove_under(tree, dir, true);
+            }
             return Ok(false);
         };
         tree.dirs.insert(dir.to_string(), listed.mtime);
@@ -616,7 +670,8 @@ impl<'a> Walker<'a> {
         // folder. The same walk goes on into the new folders.
         let (walk, packages) = self.builder(dir, Some(Arc::new(new)));
         let above = levels(dir);
-        for entry in listed_by(walk) {
+        let (entries, unreadable) = listed_by(walk);
+        for entry in entries {
             if entry.depth() <= above {
                 continue;
             }
@@ -627,6 +682,11 @@ impl<'a> Walker<'a> {
                 return Ok(true);
             }
             self.record(tree, entry.path(), entry.file_type())?;
+        }
+        for path in unreadable {
+            if let Some(relative) = self.relative(&path).filter(|r| !r.is_empty()) {
+                self.record_unreadable(tree, relative);
+            }
         }
         self.record_packages(tree, &packages)?;
         Ok(false)
@@ -664,18 +724,39 @@ fn levels(dir: &str) -> usize {
     if dir.is_empty() { 0 } else { dir.split('/').count() }
 }
 
-/// The entries `walk` yields, in no particular order, from a walk on one thread.
-fn listed_by(mut walk: ignore::WalkBuilder) -> Vec<ignore::DirEntry> {
-    let entries = Mutex::new(Vec::new());
+/// The entries `walk` yields, in no particular order, from a walk on one
+/// thread, and the folders it could not list for want of permission.
+fn listed_by(mut walk: ignore::WalkBuilder) -> (Vec<ignore::DirEntry>, Vec<PathBuf>) {
+    let found = Mutex::new((Vec::new(), Vec::new()));
     walk.threads(1).build_parallel().run(|| {
         Box::new(|entry| {
-            if let (Ok(entry), Ok(mut list)) = (entry, entries.lock()) {
-                list.push(entry);
+            if let Ok(mut found) = found.lock() {
+                match entry {
+                    Ok(entry) => found.0.push(entry),
+                    Err(e) => found.1.extend(unreadable_folder(&e).map(Path::to_path_buf)),
+                }
             }
             ignore::WalkState::Continue
         })
     });
-    entries.into_inner().unwrap_or_default()
+    found.into_inner().unwrap_or_default()
+}
+
+/// The folder a walk's error says it could not list for want of permission.
+fn unreadable_folder(e: &ignore::Error) -> Option<&Path> {
+    /// Whether `e` is, under its depth, a refused permission.
+    fn denied(e: &ignore::Error) -> bool {
+        match e {
+            ignore::Error::WithDepth { err, .. } => denied(err),
+            ignore::Error::Io(io) => io.kind() == std::io::ErrorKind::PermissionDenied,
+            _ => false,
+        }
+    }
+    match e {
+        ignore::Error::WithDepth { err, .. } => unreadable_folder(err),
+        ignore::Error::WithPath { path, err } => denied(err).then_some(path.as_path()),
+        _ => None,
+    }
 }
 
 /// The only names (with whether each is a folder, in order) a walk takes from
