@@ -7,10 +7,9 @@
 //! [`Backend`]): every folder the catalog records for the project is watched,
 //! and a folder's watch reports each of its children created, deleted, moved,
 //! written or touched; both interfaces' events are read as one kind of event.
-//! The kernel queues the event before the
-//! system call that made the change returns, so a call that drains the queue
-//! (without blocking, no thread) and finds it empty knows that nothing changed
-//! since the watches were set.
+//! The kernel queues the event before the system call that made the change
+//! returns, so a call that drains the queue (without blocking, no thread) and
+//! finds it empty knows that nothing changed since the watches were set.
 //!
 //! Invariant: a call answers from a record that holds every change made before
 //! it began. The record is *trusted* only after a refresh that began with every
@@ -39,9 +38,10 @@
 //! to a file already deleted but still open in a watched folder: such a call
 //! checks that folder instead of answering at once, and misses nothing.
 //!
-//! Not seen, as by every inotify or fanotify monitor: a file of the project written through
-//! a hard link from outside it, or through a shared memory map; such a change
-//! shows at the next call after any other change, or in a new process.
+//! Not seen, as by every inotify or fanotify monitor: a file of the project
+//! written through a hard link from outside it, or through a shared memory
+//! map; such a change shows at the next call after any other change, or in a
+//! new process.
 
 #[cfg(target_os = "linux")]
 mod fanotify;
@@ -403,7 +403,6 @@ mod imp {
         /// cannot be read (events may be lost).
         fn drain(&mut self) -> std::result::Result<Vec<Event>, ()> {
             let mut events = Vec::new();
-            let mut each = |event| events.push(event);
             match self {
                 Marks::Inotify(fd) => {
                     let mut buf = vec![MaybeUninit::<u8>::uninit(); 64 * 1024];
@@ -416,7 +415,7 @@ mod imp {
                             Err(_) => return Err(()),
                         };
                         let (key, flags) = (Key::Wd(event.wd()), event.events());
-                        each(
+                        events.push(
                             if flags.intersects(ReadFlags::QUEUE_OVERFLOW | ReadFlags::MOVE_SELF | ReadFlags::UNMOUNT) {
                                 Event::Lost
                             } else if flags.contains(ReadFlags::IGNORED) {
@@ -438,12 +437,12 @@ mod imp {
                 Marks::Fanotify(group) => {
                     for event in group.drain().map_err(|_| ())? {
                         let fanotify::Event::Folder { folder, name, mask } = event else {
-                            each(Event::Lost);
+                            events.push(Event::Lost);
                             continue;
                         };
                         let key = Key::Handle(folder);
                         let own = name.as_deref().is_none_or(|name| name == ".");
-                        each(if mask & libc::FAN_MOVE_SELF != 0 {
+                        events.push(if mask & libc::FAN_MOVE_SELF != 0 {
                             Event::Lost
                         } else if own && mask & libc::FAN_DELETE_SELF != 0 {
                             Event::Ended(key)
