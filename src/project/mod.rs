@@ -188,14 +188,18 @@ fn refresh_moved(
             folders: 0,
         });
     }
-    // The folders whose entries a change touched: those that moved and those
-    // of the files that moved. Past a thousand (a checkout of another branch)
-    // the whole record is read at once.
+    // The folders whose entries a change touched: those that moved, those of
+    // the files that moved, and those holding a folder that went (or went out
+    // of reach: its permissions changed, which moves no mtime). Past a
+    // thousand (a checkout of another branch) the whole record is read at once.
     let dirs: BTreeSet<String> = moved
         .iter()
-        .map(|m| match m.was {
-            tree::Recorded::Dir(_) => m.path.clone(),
-            tree::Recorded::File(_) => parent(&m.path).to_string(),
+        .flat_map(|m| match (m.was, m.now) {
+            (tree::Recorded::Dir(_), None) if !m.path.is_empty() => {
+                vec![m.path.clone(), parent(&m.path).to_string()]
+            }
+            (tree::Recorded::Dir(_), _) => vec![m.path.clone()],
+            (tree::Recorded::File(_), _) => vec![parent(&m.path).to_string()],
         })
         .collect();
     if dirs.len() <= AROUND_FOLDERS {
@@ -770,10 +774,10 @@ mod tests {
     /// While held, the calling thread (and threads it starts) is refused what
     /// file permissions refuse, as a user without privileges is, even when
     /// the tests run as root (capabilities are per thread).
-    struct PermissionsApply(rustix::thread::CapabilitySets);
+    pub(super) struct PermissionsApply(rustix::thread::CapabilitySets);
 
     impl PermissionsApply {
-        fn new() -> Self {
+        pub(super) fn new() -> Self {
             use rustix::thread::CapabilitySet;
             let held = rustix::thread::capabilities(None).unwrap();
             let mut sets = held;
@@ -820,8 +824,8 @@ mod tests {
         let mode =
             |mode: u32| std::fs::set_permissions(root.join("skills/x"), std::fs::Permissions::from_mode(mode)).unwrap();
         let mut catalog = Catalog::open(&dir.path().join("catalog.db")).unwrap();
-        let mut paths = || -> Vec<String> {
-            let id = current(&mut catalog, &root, false).unwrap();
+        let paths = |catalog: &mut Catalog| -> Vec<String> {
+            let id = current(catalog, &root, false).unwrap();
             catalog
                 .project_artifacts(id)
                 .unwrap()
@@ -834,13 +838,31 @@ mod tests {
         let refused = tree::walk(&root, 100, tree::Unreadable::Fail).unwrap_err();
         assert_eq!(refused.code(), ErrorCode::IoError);
         assert!(refused.message().contains("`skills/x`"), "{}", refused.message());
-        assert_eq!(paths(), ["skills/a"], "a first walk");
+        assert_eq!(paths(&mut catalog), ["skills/a"], "a first walk");
         mode(0o755);
-        assert_eq!(paths(), ["skills/a", "skills/x"]);
+        assert_eq!(paths(&mut catalog), ["skills/a", "skills/x"]);
         mode(0o000);
-        assert_eq!(paths(), ["skills/a"], "a refresh");
+        assert_eq!(paths(&mut catalog), ["skills/a"], "a refresh");
         mode(0o755);
-        assert_eq!(paths(), ["skills/a", "skills/x"]);
+        assert_eq!(paths(&mut catalog), ["skills/a", "skills/x"]);
+        // Readable but not searchable: its files are out of reach.
+        mode(0o400);
+        assert_eq!(paths(&mut catalog), ["skills/a"], "not searchable");
+        mode(0o755);
+        assert_eq!(paths(&mut catalog), ["skills/a", "skills/x"]);
+        // The folder holding the skills: they are out of reach, it unreadable.
+        let holder =
+            |mode: u32| std::fs::set_permissions(root.join("skills"), std::fs::Permissions::from_mode(mode)).unwrap();
+        holder(0o000);
+        assert_eq!(paths(&mut catalog), Vec::<String>::new(), "the holder");
+        holder(0o755);
+        assert_eq!(paths(&mut catalog), ["skills/a", "skills/x"]);
+        // The root itself: an error, not an empty project.
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o000)).unwrap();
+        let refused = current(&mut catalog, &root, false);
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(refused.unwrap_err().code(), ErrorCode::IoError);
+        assert_eq!(paths(&mut catalog), ["skills/a", "skills/x"]);
     }
 
     #[test]

@@ -356,9 +356,14 @@ pub fn apply(
             // unreadable, which moves no mtime): its folder is listed again.
             (Recorded::File(_), _) => {
                 tree.files.remove(&m.path);
-                dirs.push(m.path.rsplit_once('/').map_or("", |(parent, _)| parent));
+                dirs.push(parent_of(&m.path));
             }
-            (Recorded::Dir(_), _) => dirs.push(m.path.as_str()),
+            (Recorded::Dir(_), now) => {
+                dirs.push(m.path.as_str());
+                if now.is_none() && !m.path.is_empty() {
+                    dirs.push(parent_of(&m.path));
+                }
+            }
         }
     }
     dirs.sort_unstable();
@@ -582,8 +587,14 @@ impl<'a> Walker<'a> {
             }
             Some(t) if t.is_file() => {
                 self.count()?;
-                if let Some(stat) = file_stat(path, self.now) {
-                    tree.files.insert(relative, stat);
+                match file_stat(path, self.now) {
+                    Some(stat) => {
+                        tree.files.insert(relative, stat);
+                    }
+                    // Listed but out of reach (its folder cannot be searched):
+                    // the folder is listed again at each refresh until it can.
+                    None if unreachable(path) => forget_mtime_of_parent(tree, &relative),
+                    None => {}
                 }
             }
             _ => {}
@@ -611,13 +622,24 @@ impl<'a> Walker<'a> {
         // (their own checks cover them), gone ones are forgotten, and only new
         // names go through the walk's rules.
         let Some(listed) = self.listings.take_or_list(self.root, dir, self.now) else {
+            if dir.is_empty() {
+                return Err(Error::new(
+                    ErrorCode::IoError,
+                    format!("cannot read the project `{}`", self.root.display()),
+                )
+                .with_hint("check the permissions of the project folder"));
+            }
             // A folder that cannot be listed (no permission) is kept, empty
             // and with its mtime unknown, so each refresh tries it again (a
-            // change of its permissions moves no mtime).
-            if std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir()) {
-                self.record_unreadable(tree, dir.to_string());
-            } else {
-                remove_under(tree, dir, true);
+            // change of its permissions moves no mtime); one out of reach
+            // (its parent cannot be searched) has its parent listed again.
+            match std::fs::symlink_metadata(&full) {
+                Ok(meta) if meta.is_dir() => self.record_unreadable(tree, dir.to_string()),
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                    remove_under(tree, dir, true);
+                    forget_mtime_of_parent(tree, dir);
+                }
+                _ => remove_under(tree, dir, true),
             }
             return Ok(false);
         };
@@ -740,6 +762,25 @@ fn listed_by(mut walk: ignore::WalkBuilder) -> (Vec<ignore::DirEntry>, Vec<PathB
         })
     });
     found.into_inner().unwrap_or_default()
+}
+
+/// The folder holding `path` (relative; `""` for the root's entries).
+fn parent_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(parent, _)| parent)
+}
+
+/// Whether `path` cannot be reached for want of permission (a folder above
+/// it cannot be searched).
+fn unreachable(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+}
+
+/// Makes the mtime of the folder holding `path` (relative) unknown, when it is
+/// recorded, so the next refresh lists it again.
+fn forget_mtime_of_parent(tree: &mut Tree, path: &str) {
+    if let Some(mtime) = tree.dirs.get_mut(parent_of(path)) {
+        *mtime = -1;
+    }
 }
 
 /// The folder a walk's error says it could not list for want of permission.

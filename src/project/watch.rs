@@ -493,6 +493,11 @@ mod imp {
         by_key: HashMap<Key, String>,
         /// Watches removed by [`Self::sync`] whose `IGNORED` event is still to come.
         removed: HashSet<Key>,
+        /// Recorded folders this user may not read, so not watched: an event
+        /// naming one in the folder holding it (its permissions changed) has
+        /// it checked whole. fanotify names such a folder by its own handle.
+        unreadable: HashSet<String>,
+        unreadable_by_key: HashMap<Key, String>,
         /// The record's id and version a refresh left current with every folder watched.
         trusted: Option<(ProjectId, i64)>,
         /// The `large` of the refresh that made the record trusted.
@@ -556,6 +561,8 @@ mod imp {
                 by_path: HashMap::new(),
                 by_key: HashMap::new(),
                 removed: HashSet::new(),
+                unreadable: HashSet::new(),
+                unreadable_by_key: HashMap::new(),
                 trusted: None,
                 large: false,
                 key: super::super::key(root),
@@ -763,6 +770,16 @@ mod imp {
                     }
                     Event::Child { key, name, folder_came } => {
                         let Some(dir) = self.by_key.get(&key).cloned() else {
+                            // An unwatched folder whose permissions changed
+                            // (fanotify reports it by its own handle).
+                            if let Some(path) = self.unreadable_by_key.get(&key) {
+                                found = found.max_with(Drained::Changed);
+                                if let Some(touched) = &mut self.touched {
+                                    let (up, name) = path.rsplit_once('/').unwrap_or(("", path));
+                                    touch(touched, up, Touched::Named(BTreeSet::from([name.to_string()])));
+                                    touch(touched, path, Touched::Whole);
+                                }
+                            }
                             // Events of a watch already dropped (its folder no
                             // longer recorded) tell nothing: a folder made again
                             // at its place is reported by the folder holding it.
@@ -777,11 +794,18 @@ mod imp {
                         // A folder made or moved in here is checked whole too, and
                         // a watch still set at its path dropped (while something
                         // holds a deleted folder open, its watch has not ended).
-                        let child = name.as_deref().filter(|_| folder_came).map(|name| match dir.as_str() {
+                        let path_of = |name: &str| match dir.as_str() {
                             "" => name.to_string(),
                             _ => format!("{dir}/{name}"),
-                        });
+                        };
+                        let child = name.as_deref().filter(|_| folder_came).map(path_of);
                         folders_made.extend(child.clone());
+                        // An unwatched folder whose permissions changed.
+                        let child = child.or_else(|| {
+                            name.as_deref()
+                                .map(path_of)
+                                .filter(|path| self.unreadable.contains(path))
+                        });
                         if let Some(touched) = &mut self.touched {
                             let what = name.map_or(Touched::Whole, |name| Touched::Named(BTreeSet::from([name])));
                             touch(touched, &dir, what);
@@ -833,8 +857,7 @@ mod imp {
             }
             let mut added = BTreeSet::new();
             for dir in came {
-                if !self.by_path.contains_key(dir) {
-                    self.add(root, dir)?;
+                if !self.by_path.contains_key(dir) && self.add(root, dir)? {
                     added.insert(dir.clone());
                 }
             }
@@ -843,6 +866,9 @@ mod imp {
 
         /// Stops watching the folder `path` (relative), if it is watched.
         fn forget(&mut self, path: &str) {
+            if self.unreadable.remove(path) {
+                self.unreadable_by_key.retain(|_, unreadable| unreadable != path);
+            }
             if let (Some(marks), Some(key)) = (&mut self.marks, self.by_path.remove(path)) {
                 self.by_key.remove(&key);
                 if marks.remove(&self.root.join(path), &key) {
@@ -852,8 +878,12 @@ mod imp {
         }
 
         /// Starts watching the folder `dir` (relative to `root`); one gone or
-        /// replaced meanwhile is left for the next refresh to see.
-        fn add(&mut self, root: &Path, dir: &str) -> std::result::Result<(), Unwatched> {
+        /// replaced meanwhile is left for the next refresh to see. Whether the
+        /// folder counts as added (checked again): not one this user may not
+        /// read, which the record holds empty and which is left unwatched
+        /// (the watch of the folder holding it reports its permissions
+        /// changed, by its name).
+        fn add(&mut self, root: &Path, dir: &str) -> std::result::Result<bool, Unwatched> {
             let Some(marks) = &mut self.marks else {
                 return Err(Unwatched::GiveUp("nothing to watch through".to_string()));
             };
@@ -865,10 +895,23 @@ mod imp {
                     }
                     self.by_path.insert(dir.to_string(), key.clone());
                     self.by_key.insert(key, dir.to_string());
-                    Ok(())
+                    if self.unreadable.remove(dir) {
+                        self.unreadable_by_key.retain(|_, path| path != dir);
+                    }
+                    Ok(true)
                 }
                 // Gone or replaced since the refresh: the next one sees it.
-                Err(Errno::NOENT | Errno::NOTDIR | Errno::LOOP) => Ok(()),
+                Err(Errno::NOENT | Errno::NOTDIR | Errno::LOOP) => Ok(true),
+                Err(Errno::ACCESS) => {
+                    tracing::debug!("not watching `{dir}`: it cannot be read");
+                    if let Marks::Fanotify(group) = marks
+                        && let Ok(handle) = group.handle_at(&root.join(dir))
+                    {
+                        self.unreadable_by_key.insert(Key::Handle(handle), dir.to_string());
+                    }
+                    self.unreadable.insert(dir.to_string());
+                    Ok(false)
+                }
                 // A nested btrfs subvolume, say: inotify may watch it.
                 Err(e) if marks.backend() == Backend::Fanotify && !self.forced => {
                     tracing::info!(
@@ -946,6 +989,8 @@ mod imp {
             self.by_path.clear();
             self.by_key.clear();
             self.removed.clear();
+            self.unreadable.clear();
+            self.unreadable_by_key.clear();
             self.trusted = None;
             self.touched = None;
         }
@@ -1517,6 +1562,38 @@ mod tests {
         assert_eq!(p.call().1, Answer::Quiet);
     }
 
+    /// A folder this user may not read is recorded empty and left unwatched
+    /// (no watch can be set on it): the watcher still answers at once, and
+    /// once the folder can be read (an event in the folder holding it; fanotify
+    /// names it by its own handle) its artifacts are seen and it is watched.
+    fn an_unreadable_folder_is_left_unwatched_and_seen_once_readable(backend: Backend) {
+        use std::os::unix::fs::PermissionsExt;
+        let _permissions = crate::project::tests::PermissionsApply::new();
+        let mut p = Project::new(backend);
+        write(
+            &p.root,
+            "e/locked/s/SKILL.md",
+            "---\nname: s\ndescription: locked\n---\n",
+        );
+        let locked = p.root.join("e/locked");
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+        assert_eq!(p.call().0, ["skills/a one", "skills/b two"]);
+        assert_eq!(p.call().1, Answer::Quiet);
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let (now, answer) = p.call();
+        assert_eq!((now.clone(), answer), (p.fresh(), Answer::Narrowed));
+        assert_eq!(now, ["e/locked/s locked", "skills/a one", "skills/b two"]);
+        assert_eq!(p.call().1, Answer::Quiet);
+        write(
+            &p.root,
+            "e/locked/s/SKILL.md",
+            "---\nname: s\ndescription: edited\n---\n",
+        );
+        let (now, answer) = p.call();
+        assert_eq!((now.clone(), answer), (p.fresh(), Answer::Narrowed));
+        assert_eq!(now[0], "e/locked/s edited");
+    }
+
     /// The tests above, run through each interface.
     macro_rules! through_each_backend {
         ($($test:ident),* $(,)?) => {
@@ -1542,6 +1619,7 @@ mod tests {
         another_writer_makes_the_next_call_check,
         a_new_folder_at_the_project_path_is_seen,
         a_queue_overflow_sets_every_watch_again,
+        an_unreadable_folder_is_left_unwatched_and_seen_once_readable,
     );
 
     /// Inotify while it leaves half of its watches to other tools, else

@@ -101,6 +101,23 @@ impl Group {
         Ok(handle)
     }
 
+    /// The handle of the folder at `path` without opening it (a folder this
+    /// user may not read cannot be marked, but events about it delivered to
+    /// the folder holding it carry its own handle).
+    pub(super) fn handle_at(&mut self, path: &Path) -> Result<Handle, Errno> {
+        use std::os::unix::ffi::OsStrExt;
+        let path = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| Errno::INVAL)?;
+        self.handle_of(libc::AT_FDCWD, &path, 0, || {
+            let mut stat = std::mem::MaybeUninit::<libc::statfs>::uninit();
+            // SAFETY: `path` is a C string and `stat` has room for the structure.
+            if unsafe { libc::statfs(path.as_ptr(), stat.as_mut_ptr()) } < 0 {
+                return Err(last_errno());
+            }
+            // SAFETY: filled by the successful call above.
+            Ok(fsid_of(unsafe { stat.assume_init() }))
+        })
+    }
+
     /// Removes the mark of the folder at `path` when that folder is still the
     /// one `handle` names (a folder made or moved to the path meanwhile keeps
     /// its own mark). A mark left behind ends with its folder.
@@ -144,6 +161,18 @@ impl Group {
 
     /// The handle of the folder open as `dir`, in the form events carry.
     fn handle(&mut self, dir: BorrowedFd<'_>) -> Result<Handle, Errno> {
+        self.handle_of(dir.as_raw_fd(), c"", libc::AT_EMPTY_PATH, || fsid(dir))
+    }
+
+    /// The handle of `path` from `dir` (`name_to_handle_at` with `flags`, never
+    /// following a link), with the id of its file system from `fsid` once per mount.
+    fn handle_of(
+        &mut self,
+        dir: libc::c_int,
+        path: &std::ffi::CStr,
+        flags: libc::c_int,
+        fsid: impl FnOnce() -> Result<[u8; 8], Errno>,
+    ) -> Result<Handle, Errno> {
         let mut raw = FileHandle {
             handle_bytes: MAX_HANDLE_BYTES as libc::c_uint,
             handle_type: 0,
@@ -153,15 +182,15 @@ impl Group {
         // A handle for identity only, as fanotify reports it, on file systems
         // that cannot export one too (overlayfs); kernels before 6.5 refuse
         // the flag and give the same handle without it where they can.
-        let mut flags = libc::AT_EMPTY_PATH | libc::AT_HANDLE_FID;
+        let mut flags = flags | libc::AT_HANDLE_FID;
         loop {
             // SAFETY: `raw` has room for `handle_bytes` bytes of handle, the
             // empty path is a valid C string, and `dir` is open for the call.
             let done = unsafe {
                 libc::syscall(
                     libc::SYS_name_to_handle_at,
-                    dir.as_raw_fd(),
-                    c"".as_ptr(),
+                    dir,
+                    path.as_ptr(),
                     &mut raw as *mut FileHandle,
                     &mut mount_id as *mut libc::c_int,
                     flags,
@@ -171,14 +200,14 @@ impl Group {
                 break;
             }
             match last_errno() {
-                Errno::INVAL if flags & libc::AT_HANDLE_FID != 0 => flags = libc::AT_EMPTY_PATH,
+                Errno::INVAL if flags & libc::AT_HANDLE_FID != 0 => flags &= !libc::AT_HANDLE_FID,
                 e => return Err(e),
             }
         }
         let fsid = match self.fsids.get(&mount_id) {
             Some(fsid) => *fsid,
             None => {
-                let fsid = fsid(dir)?;
+                let fsid = fsid()?;
                 self.fsids.insert(mount_id, fsid);
                 fsid
             }
@@ -205,11 +234,14 @@ fn fsid(dir: BorrowedFd<'_>) -> Result<[u8; 8], Errno> {
         return Err(last_errno());
     }
     // SAFETY: filled by the successful call above.
-    let stat = unsafe { stat.assume_init() };
+    Ok(fsid_of(unsafe { stat.assume_init() }))
+}
+
+/// The file system id `stat` holds, as events report it.
+fn fsid_of(stat: libc::statfs) -> [u8; 8] {
     // SAFETY: `fsid_t` is two C ints (its field is private in libc), the
     // same eight bytes events carry.
-    let fsid: [u8; 8] = unsafe { std::mem::transmute(stat.f_fsid) };
-    Ok(fsid)
+    unsafe { std::mem::transmute(stat.f_fsid) }
 }
 
 /// The key of a handle: file system id, handle type, handle bytes.
