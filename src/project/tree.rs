@@ -9,7 +9,10 @@
 //! ignored paths and the inside of package folders (holding an `aam.yaml`) are left
 //! out, and a walk stops with `AAM_PROJECT_TOO_LARGE` past a bound. Stat data taken
 //! within [`RACY_NS`] of now is recorded as unknown (`-1`) so an edit in the same
-//! clock tick is still seen next call. This module reads; it writes nothing.
+//! clock tick is still seen next call. A folder that cannot be listed for want of
+//! permission is recorded empty with its mtime unknown, and an entry out of reach
+//! has its folder listed again, so both are listed again until they can be read (a
+//! change of permissions moves no mtime). This module reads; it writes nothing.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};

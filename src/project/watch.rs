@@ -27,16 +27,22 @@
 //! overflow), a watched folder moved, a file system mounted or unmounted at or
 //! below the root (raising no event: the mount table read at each call tells), or
 //! the root's path naming another folder (a folder above it renamed, a link in it
-//! changed: one stat per call tells) drop every watch and set them again. Where watching is impossible
-//! (not Linux, a file system that is not local, the watch limit reached,
-//! `AAM_PROJECT_WATCH=0`) every call runs the full refresh, as the CLI does; the
-//! reason is logged once.
+//! changed: one stat per call tells) drop every watch and set them again. Where
+//! watching is impossible (not Linux, a file system that is not local, the
+//! watch limit reached, `AAM_PROJECT_WATCH=0`) every call runs the full
+//! refresh, as the CLI does; the reason is logged once.
 //!
 //! A watcher that chose fanotify by itself moves to inotify when a folder
 //! cannot be marked (a nested btrfs subvolume) or the marks run out. Unlike
 //! inotify's watches (`IN_EXCL_UNLINK`), fanotify's marks also report writes
 //! to a file already deleted but still open in a watched folder: such a call
 //! checks that folder instead of answering at once, and misses nothing.
+//!
+//! A folder this user may not read cannot be watched: the record holds it
+//! empty ([`super::tree`]), it is left unwatched, and an event naming it in the
+//! folder holding it (its permissions changed; fanotify names it by its own
+//! handle) has it checked whole. A watched folder made unreadable keeps its
+//! recorded entries (they are still on disk) until it can be read again.
 //!
 //! Not seen, as by every inotify or fanotify monitor: a file of the project
 //! written through a hard link from outside it, or through a shared memory
