@@ -1545,12 +1545,6 @@ mod tests {
     #[test]
     #[ignore = "needs root to mount"]
     fn a_mount_over_a_recorded_folder_is_seen() {
-        struct Mounted(PathBuf);
-        impl Drop for Mounted {
-            fn drop(&mut self) {
-                let _ = std::process::Command::new("umount").arg(&self.0).status();
-            }
-        }
         let mut p = Project::new(Backend::Inotify);
         p.call();
         let skills = p.root.join("skills");
@@ -1598,6 +1592,15 @@ mod tests {
         let (now, answer) = p.call();
         assert_eq!((now.clone(), answer), (p.fresh(), Answer::Narrowed));
         assert_eq!(now[0], "e/locked/s edited");
+    }
+
+    /// A file system mounted by a test (as root), unmounted when dropped.
+    struct Mounted(PathBuf);
+
+    impl Drop for Mounted {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
     }
 
     /// The tests above, run through each interface.
@@ -1672,12 +1675,6 @@ mod tests {
     #[test]
     #[ignore = "needs root to mount, and mkfs.btrfs"]
     fn a_folder_fanotify_cannot_mark_moves_the_watcher_to_inotify() {
-        struct Mounted(PathBuf);
-        impl Drop for Mounted {
-            fn drop(&mut self) {
-                let _ = std::process::Command::new("umount").arg(&self.0).status();
-            }
-        }
         let run = |program: &str, args: &[&std::ffi::OsStr]| {
             let status = std::process::Command::new(program).args(args).status().unwrap();
             assert!(status.success(), "{program} {args:?}");

@@ -343,6 +343,11 @@ mod tests {
             .collect()
     }
 
+    /// Whether `events` hold one in the folder `handle` about `name` with the bit `mask`.
+    fn has(events: &[(Handle, String, u64)], handle: &Handle, name: &str, mask: u64) -> bool {
+        events.iter().any(|(h, n, m)| h == handle && n == name && m & mask != 0)
+    }
+
     /// Events name the marked folder by the handle `mark` returned, and the
     /// child by its name; the folder's own events say `.`; nothing is
     /// queued while nothing happens, and an unmarked folder reports nothing.
@@ -360,18 +365,8 @@ mod tests {
         std::fs::write(a.join("SKILL.md"), "x").unwrap();
         std::fs::create_dir(b.join("sub")).unwrap();
         let events = folder_events(&group);
-        assert!(
-            events
-                .iter()
-                .any(|(h, n, m)| *h == handle_a && n == "SKILL.md" && m & libc::FAN_CLOSE_WRITE != 0),
-            "{events:?}"
-        );
-        assert!(
-            events
-                .iter()
-                .any(|(h, n, m)| *h == handle_b && n == "sub" && m & libc::FAN_ONDIR != 0),
-            "{events:?}"
-        );
+        assert!(has(&events, &handle_a, "SKILL.md", libc::FAN_CLOSE_WRITE), "{events:?}");
+        assert!(has(&events, &handle_b, "sub", libc::FAN_ONDIR), "{events:?}");
         assert!(events.iter().all(|(h, ..)| *h == handle_a || *h == handle_b));
         // Unmarked: nothing more from `b`.
         group.unmark(&b, &handle_b);
@@ -380,12 +375,7 @@ mod tests {
         // The folder itself moved.
         std::fs::rename(&a, dir.path().join("a2")).unwrap();
         let events = folder_events(&group);
-        assert!(
-            events
-                .iter()
-                .any(|(h, n, m)| *h == handle_a && n == "." && m & libc::FAN_MOVE_SELF != 0),
-            "{events:?}"
-        );
+        assert!(has(&events, &handle_a, ".", libc::FAN_MOVE_SELF), "{events:?}");
     }
 
     /// A folder made at a marked folder's path is another folder: its handle
