@@ -774,8 +774,7 @@ mod tests {
         assert_eq!(tables.len() as i64, count + 1);
     }
 
-    /// Writes `bytes` at `offset` of the catalog file at `path` (closed, with
-    /// its WAL checkpointed: a page the WAL holds would hide the damage).
+    /// Writes `bytes` at `offset` of the catalog file at `path` (closed).
     fn damage(path: &std::path::Path, offset: u64, bytes: &[u8]) {
         use std::os::unix::fs::FileExt;
         let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
@@ -808,7 +807,6 @@ mod tests {
                 .unwrap();
             assert!(free > 0, "the dropped table left free pages");
             assert!(catalog.integrity_problems(false).unwrap().is_empty());
-            catalog.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
             catalog
                 .conn
                 .query_row(

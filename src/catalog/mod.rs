@@ -3,8 +3,7 @@
 //! This module owns all SQL; nothing else in the crate imports rusqlite. The
 //! schema lives in `migrations/` and is applied by refinery on open. Connections
 //! run in WAL mode with foreign keys on and a busy timeout, so a CLI command and a
-//! server can share one catalog; closing leaves a small WAL to the next process
-//! rather than checkpointing it. Every write is one explicit transaction that
+//! server can share one catalog. Every write is one explicit transaction that
 //! also bumps the catalog generation, which derived data (the search index)
 //! compares against to know whether it is current.
 //!
@@ -31,7 +30,6 @@ mod versions;
 use std::path::Path;
 use std::time::Duration;
 
-use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 
 use crate::error::{Error, ErrorCode, Result};
@@ -63,23 +61,6 @@ pub struct Catalog {
     conn: Connection,
 }
 
-/// The largest WAL a closing process leaves behind for the next one (8 MiB):
-/// twice what SQLite lets grow before its own checkpoint after a commit.
-const KEPT_WAL: i64 = 8 << 20;
-
-impl Drop for Catalog {
-    /// A WAL grown past [`KEPT_WAL`] (a bulk write) is checkpointed into the
-    /// catalog and deleted as the connection closes, as SQLite does by default,
-    /// rather than left on disk beside it.
-    fn drop(&mut self) {
-        if self.wal_is_large() {
-            let _ = self
-                .conn
-                .set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, false);
-        }
-    }
-}
-
 impl Catalog {
     /// Opens (creating when missing) and migrates the catalog at `path`.
     pub fn open(path: &Path) -> Result<Self> {
@@ -96,17 +77,6 @@ impl Catalog {
              PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16384;",
         )
         .map_err(|e| open_error(path, e))?;
-        // Closing leaves the WAL to the next process instead of checkpointing it:
-        // that checkpoint is two fsyncs, about 20 ms at the end of every command
-        // that wrote, and its deleting and re-creating the WAL a few syscalls for
-        // every one that only read. SQLite still checkpoints after a commit once
-        // the WAL holds 1000 pages; a WAL larger than `KEPT_WAL` is checkpointed
-        // and deleted on close as before (see `Drop`), and one kept is cut back to
-        // that size at the next commit, so the file stays small.
-        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
-            .map_err(|e| open_error(path, e))?;
-        conn.pragma_update(None, "journal_size_limit", KEPT_WAL)
-            .map_err(|e| open_error(path, e))?;
         // WAL is a property of the file, set once; processes opening a new catalog
         // at the same moment switch it one at a time (SQLite answers a concurrent
         // switch with BUSY at once, without waiting).
@@ -122,14 +92,6 @@ impl Catalog {
         plans::record_statements(&mut conn);
         migrate(&mut conn, path)?;
         Ok(Self { conn })
-    }
-
-    /// Whether the WAL beside the catalog is larger than [`KEPT_WAL`].
-    fn wal_is_large(&self) -> bool {
-        self.conn
-            .path()
-            .and_then(|path| std::fs::metadata(format!("{path}-wal")).ok())
-            .is_some_and(|wal| wal.len() > KEPT_WAL as u64)
     }
 
     /// Brings the planner's statistics up to date after a bulk write: analyzes
@@ -385,47 +347,6 @@ pub(crate) mod test_data {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn closing_keeps_a_small_wal_and_checkpoints_a_large_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("catalog.db");
-        let wal = dir.path().join("catalog.db-wal");
-        let catalog = Catalog::open(&path).unwrap();
-        catalog.conn.execute_batch("CREATE TABLE scratch (x)").unwrap();
-        catalog.conn.execute("INSERT INTO scratch VALUES (1)", []).unwrap();
-        drop(catalog);
-        let kept = std::fs::metadata(&wal)
-            .expect("a small WAL stays for the next process")
-            .len();
-        assert!(kept > 0 && kept <= KEPT_WAL as u64, "{kept}");
-        let catalog = Catalog::open(&path).unwrap();
-        let rows: i64 = catalog
-            .conn
-            .query_row("SELECT COUNT(*) FROM scratch", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(rows, 1, "the next process reads what the WAL holds");
-        // 12 MiB in one transaction: past what SQLite checkpoints after a commit
-        // and past what a closing process leaves behind.
-        catalog
-            .conn
-            .execute_batch(
-                "BEGIN; WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000)
-                 INSERT INTO scratch SELECT randomblob(4000) FROM n; COMMIT;",
-            )
-            .unwrap();
-        assert!(std::fs::metadata(&wal).unwrap().len() > KEPT_WAL as u64);
-        drop(catalog);
-        assert!(
-            !wal.exists(),
-            "a WAL past {KEPT_WAL} bytes is checkpointed and deleted on close"
-        );
-        let plain = Connection::open(&path).unwrap();
-        let rows: i64 = plain
-            .query_row("SELECT COUNT(*) FROM scratch", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(rows, 3001);
-    }
 
     #[test]
     fn opens_migrates_and_reopens() {

@@ -2,17 +2,12 @@
 //! check does not read again, on every run, pages nothing has written since.
 //!
 //! The record (`catalog-check.json` beside `catalog.db`) holds what the check saw:
-//! the catalog file's identity, size, modification and change times (to the
-//! nanosecond), its WAL's identity, size, modification time and header, and the
-//! catalog's write generation. Any write to the catalog file, by aam, SQLite or
-//! anything else (a damaged disk block rewritten, a program writing at an offset),
-//! changes the change time the kernel keeps, which no program can set back; so a
-//! record whose stamps all still match means no byte of the catalog was written
-//! since the check passed. The WAL's change time is left out: SQLite running as
-//! root gives the WAL back its owner each time it opens it, which moves that time
-//! without a write, and the WAL now outlives the processes that write it. SQLite
-//! only appends to a WAL (size and modification time move) or starts it over
-//! (its header's salts and checkpoint count change). Damage that arrives without
+//! the catalog file's and its WAL's identity, size, modification and change times
+//! (to the nanosecond), and the catalog's write generation. Any write to either
+//! file, by aam, SQLite or anything else (a damaged disk block rewritten, a
+//! program writing at an offset), changes the change time the kernel keeps, which
+//! no program can set back; so a record whose stamps all still match means no byte
+//! of the catalog was written since the check passed. Damage that arrives without
 //! a write (a failing disk returning other bytes) is not seen this way: a record
 //! older than [`MAX_AGE`] is not trusted, and `--full` never uses it.
 //!
@@ -42,7 +37,7 @@ pub const SETTLED: Duration = Duration::from_secs(2);
 pub const MAX_AGE: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// The record's format; another version is not read.
-const VERSION: u32 = 2;
+const VERSION: u32 = 1;
 
 /// More than any record needs: a larger file is not parsed.
 const MAX_BYTES: u64 = 4096;
@@ -84,63 +79,13 @@ impl FileStamp {
     }
 }
 
-/// The bytes of a WAL's header: format, page size, checkpoint count, salts and
-/// checksum.
-const WAL_HEADER: usize = 32;
-
-/// A WAL's identity, size, modification time and header (see the module doc for
-/// why not its change time).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WalStamp {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    mtime_ns: i128,
-    header: [u8; WAL_HEADER],
-}
-
-impl WalStamp {
-    /// The WAL at `path`, `None` when it is absent or empty (it then adds nothing
-    /// to the database).
-    fn of(path: &Path) -> std::io::Result<Option<Self>> {
-        use std::os::unix::fs::{FileExt, OpenOptionsExt};
-        // Neither a link nor anything that could block a read (a FIFO) is read.
-        let opened = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32)
-            .open(path);
-        let file = match opened {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        let meta = file.metadata()?;
-        if !meta.is_file() {
-            return Err(std::io::Error::other("the WAL is not a regular file"));
-        }
-        if meta.size() == 0 {
-            return Ok(None);
-        }
-        let mut header = [0u8; WAL_HEADER];
-        file.read_at(&mut header, 0)?;
-        Ok(Some(Self {
-            dev: meta.dev(),
-            ino: meta.ino(),
-            size: meta.size(),
-            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-            header,
-        }))
-    }
-}
-
 /// What the catalog looked like: its file, its WAL when it holds anything (an
 /// empty or absent WAL adds nothing to the database), and its write generation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Fingerprint {
     catalog: FileStamp,
-    wal: Option<WalStamp>,
+    wal: Option<FileStamp>,
     generation: u64,
 }
 
@@ -151,7 +96,7 @@ impl Fingerprint {
     pub fn take(path: &Path, generation: u64) -> Option<Self> {
         let path = std::fs::canonicalize(path).ok()?;
         let catalog = FileStamp::of(&path).ok()??;
-        let wal = WalStamp::of(&wal_path(&path)).ok()?;
+        let wal = FileStamp::of(&wal_path(&path)).ok()?.filter(|wal| wal.size > 0);
         Some(Self {
             catalog,
             wal,
@@ -161,8 +106,13 @@ impl Fingerprint {
 
     /// Whether the newest change is at least [`SETTLED`] before `now`.
     fn settled(&self, now: SystemTime) -> bool {
-        let catalog = self.catalog.ctime_ns.max(self.catalog.mtime_ns);
-        let newest = self.wal.map_or(catalog, |wal| catalog.max(wal.mtime_ns));
+        let newest = self
+            .wal
+            .iter()
+            .chain([&self.catalog])
+            .map(|stamp| stamp.ctime_ns.max(stamp.mtime_ns))
+            .max()
+            .unwrap_or(i128::MAX);
         unix_ns(now).is_some_and(|now| now - newest >= SETTLED.as_nanos() as i128)
     }
 }
@@ -330,36 +280,6 @@ mod tests {
         );
     }
 
-    #[test]
-    fn the_wal_counts_by_its_size_time_and_header_not_its_owner() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = catalog(dir.path());
-        let wal = wal_path(&db);
-        std::fs::write(&wal, [3u8; 4096]).unwrap();
-        let record = dir.path().join("catalog-check.json");
-        let before = Fingerprint::take(&db, 4).unwrap();
-        remember(&record, CheckKind::Quick, &before, Some(&before), later());
-        // What SQLite does as root on every open: the owner given again, which
-        // moves the change time and nothing else.
-        std::thread::sleep(Duration::from_millis(20));
-        let meta = std::fs::metadata(&wal).unwrap();
-        std::os::unix::fs::chown(&wal, Some(meta.uid()), Some(meta.gid())).unwrap();
-        assert!(
-            standing_now(&record, &db, 4).is_some(),
-            "a new owner (or the same one) is no write"
-        );
-        // The header written again (a WAL started over), its time set back.
-        use std::os::unix::fs::FileExt;
-        let file = std::fs::OpenOptions::new().write(true).open(&wal).unwrap();
-        file.write_at(&[9u8; 8], 16).unwrap();
-        file.set_modified(meta.modified().unwrap()).unwrap();
-        assert_eq!(
-            std::fs::metadata(&wal).unwrap().modified().unwrap(),
-            meta.modified().unwrap()
-        );
-        assert_eq!(standing_now(&record, &db, 4), None, "new salts: another WAL");
-    }
-
     fn standing_now(record: &Path, db: &Path, generation: u64) -> Option<Standing> {
         standing(record, &Fingerprint::take(db, generation).unwrap(), later())
     }
@@ -421,7 +341,7 @@ mod tests {
         for bad in [
             String::new(),
             "not json".to_string(),
-            good.replace("\"version\":2", "\"version\":3"),
+            good.replace("\"version\":1", "\"version\":2"),
             good.replace("\"check\":\"quick\"", "\"check\":\"ok\""),
             good.replace('}', ",\"extra\":1}"),
             good.replace("\"checked_at\":", "\"checked_at\":-"),
