@@ -267,13 +267,27 @@ fn check_version(conn: &Connection, path: &Path, latest: i64) -> Result<bool> {
     }
 }
 
+/// Why the catalog could not be opened: a damaged file says so, and how to
+/// start over, instead of pointing at permissions.
 fn open_error(path: &Path, e: rusqlite::Error) -> Error {
-    Error::new(
-        ErrorCode::CatalogError,
-        format!("failed to open the catalog `{}`", path.display()),
-    )
-    .with_hint("check that `AAM_HOME` is writable and the file is a SQLite database")
-    .with_source(e)
+    let damaged = matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+    );
+    let (message, hint) = if damaged {
+        (
+            format!("the catalog `{}` is damaged: SQLite cannot read it", path.display()),
+            "move catalog.db aside together with its catalog.db-wal and catalog.db-shm, and add the sources again",
+        )
+    } else {
+        (
+            format!("failed to open the catalog `{}`", path.display()),
+            "check that `AAM_HOME` is writable and the file is a SQLite database",
+        )
+    };
+    Error::new(ErrorCode::CatalogError, message)
+        .with_hint(hint)
+        .with_source(e)
 }
 
 /// Wraps a SQLite failure without showing SQL to the user.
@@ -347,6 +361,27 @@ pub(crate) mod test_data {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_damaged_catalog_is_called_damaged_with_the_way_to_start_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("catalog.db");
+        std::fs::write(&path, vec![0x5a; 8192]).unwrap();
+        let err = Catalog::open(&path).err().expect("a file of noise is no catalog");
+        assert_eq!(err.code(), ErrorCode::CatalogError);
+        assert!(err.message().contains("is damaged"), "{}", err.message());
+        assert!(err.hint().unwrap().contains("catalog.db-wal"), "{:?}", err.hint());
+        // A catalog path SQLite cannot open at all still points at `AAM_HOME`.
+        let folder = dir.path().join("folder.db");
+        std::fs::create_dir(&folder).unwrap();
+        let err = Catalog::open(&folder).err().unwrap();
+        assert!(
+            err.message().starts_with("failed to open the catalog"),
+            "{}",
+            err.message()
+        );
+        assert!(err.hint().unwrap().contains("AAM_HOME"), "{:?}", err.hint());
+    }
 
     #[test]
     fn opens_migrates_and_reopens() {
