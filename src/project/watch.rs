@@ -1178,6 +1178,17 @@ mod tests {
             (listed(&self.catalog, id), answer)
         }
 
+        /// Rewrites the skill `name` in the folder `dir` with the description
+        /// `edited`, checks that the next call answers with a narrowed check
+        /// agreeing with a fresh walk, and returns what that call lists.
+        fn edit_is_narrowed(&mut self, dir: &str, name: &str) -> Vec<String> {
+            let text = format!("---\nname: {name}\ndescription: edited\n---\n");
+            write(&self.root, &format!("{dir}/SKILL.md"), &text);
+            let (now, answer) = self.call();
+            assert_eq!((now.clone(), answer), (self.fresh(), Answer::Narrowed));
+            now
+        }
+
         /// What a fresh walk into a new catalog records.
         fn fresh(&self) -> Vec<String> {
             self.fresh_record().0
@@ -1386,9 +1397,7 @@ mod tests {
         let (now, _) = p.call();
         assert_eq!(now, p.fresh());
         assert_eq!(now, ["skills/a one", "skills/b two", "skills/h made again"]);
-        write(&p.root, "skills/h/SKILL.md", "---\nname: h\ndescription: edited\n---\n");
-        let (now, answer) = p.call();
-        assert_eq!((now.clone(), answer), (p.fresh(), Answer::Narrowed));
+        let now = p.edit_is_narrowed("skills/h", "h");
         assert_eq!(now, ["skills/a one", "skills/b two", "skills/h edited"]);
         drop(held);
     }
@@ -1473,10 +1482,8 @@ mod tests {
         assert_eq!(answer, Answer::Checked);
         assert_eq!(now, ["skills/a again", "skills/b two"]);
         assert_eq!(p.call().1, Answer::Quiet);
-        write(&p.root, "skills/a/SKILL.md", "---\nname: a\ndescription: edited\n---\n");
-        let (now, answer) = p.call();
         // Seen through the new folder's own watch.
-        assert_eq!((now.clone(), answer), (p.fresh(), Answer::Narrowed));
+        let now = p.edit_is_narrowed("skills/a", "a");
         assert_eq!(now, ["skills/a edited", "skills/b two"]);
     }
 
@@ -1584,13 +1591,7 @@ mod tests {
         assert_eq!((now.clone(), answer), (p.fresh(), Answer::Narrowed));
         assert_eq!(now, ["e/locked/s locked", "skills/a one", "skills/b two"]);
         assert_eq!(p.call().1, Answer::Quiet);
-        write(
-            &p.root,
-            "e/locked/s/SKILL.md",
-            "---\nname: s\ndescription: edited\n---\n",
-        );
-        let (now, answer) = p.call();
-        assert_eq!((now.clone(), answer), (p.fresh(), Answer::Narrowed));
+        let now = p.edit_is_narrowed("e/locked/s", "s");
         assert_eq!(now[0], "e/locked/s edited");
     }
 
@@ -1715,13 +1716,7 @@ mod tests {
         assert_eq!(p.call().1, Answer::Quiet);
         let backend = p.watches.by_root.lock().unwrap()[&p.root].backend_for_test();
         assert_eq!(backend, Some(Backend::Inotify));
-        write(
-            &p.root,
-            "nested/skills/n/SKILL.md",
-            "---\nname: n\ndescription: edited\n---\n",
-        );
-        let (now, answer) = p.call();
-        assert_eq!((now.clone(), answer), (p.fresh(), Answer::Narrowed));
+        let now = p.edit_is_narrowed("nested/skills/n", "n");
         assert_eq!(now, ["nested/skills/n edited", "skills/a one"]);
     }
 
