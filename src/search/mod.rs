@@ -1,11 +1,12 @@
 //! The tantivy full-text index: one document per live artifact, derived from the
 //! catalog and never from git.
 //!
-//! The index lives in `$AAM_HOME/index-v2/` (bump the version when the schema or
+//! The index lives in `$AAM_HOME/index-v3/` (bump the version when the schema or
 //! tokenizers change; the new folder is built from the catalog, and an older one is
 //! left alone for an older aam). Name words, descriptions and bodies are indexed
-//! stemmed (English), so word forms meet; a separate unstemmed `vocabulary` field
-//! holds every word as written, for "did you mean" suggestions. Every commit
+//! once, lowercase and as written: a query meets their other English forms through
+//! stems worked out on the query side ([`stem`]), and "did you mean" draws from the
+//! same words. Every commit
 //! records, as its payload, the catalog generation it reflects. Writers hold
 //! tantivy's writer lock across their catalog write and the index update, so a
 //! reader that finds the index behind the catalog and cannot take the lock knows a
@@ -96,19 +97,13 @@ impl From<ArtifactKind> for ResultKind {
 }
 
 /// Folder name of the current index layout.
-pub const INDEX_DIR: &str = "index-v2";
+pub const INDEX_DIR: &str = "index-v3";
 
-/// Tokenizer of the searched text fields: words, lowercase, English stems.
-const STEMMED: &str = "aam_stemmed";
-
-/// Tokenizer of the vocabulary: words, lowercase, as written.
+/// Tokenizer of the searched text fields: words, lowercase, as written.
 const WORDS: &str = "aam_words";
 
 /// Longer tokens (hashes, base64) are not words anyone types; they are not indexed.
 const MAX_WORD: usize = 40;
-
-/// Longest name prefix indexed for prefix matches, in characters.
-const MAX_PREFIX: usize = 64;
 
 /// Memory budget of the tantivy indexing thread (allocated as documents arrive,
 /// not up front; tantivy needs at least 15 MB per thread). More bought no time
@@ -139,16 +134,21 @@ struct Fields {
     path: Field,
     name: Field,
     name_lc: Field,
-    name_prefix: Field,
     name_ngram: Field,
     name_words: Field,
     description: Field,
     body: Field,
-    vocabulary: Field,
     changed_seq: Field,
     package_id: Field,
     registry: Field,
     artifact_types: Field,
+}
+
+impl Fields {
+    /// The fields holding words: names, descriptions, bodies.
+    fn words(self) -> [Field; 3] {
+        [self.name_words, self.description, self.body]
+    }
 }
 
 fn schema() -> (Schema, Fields) {
@@ -169,15 +169,13 @@ fn schema() -> (Schema, Fields) {
         path: b.add_text_field("path", STORED),
         name: b.add_text_field("name", STORED),
         name_lc: b.add_text_field("name_lc", STRING | FAST),
-        name_prefix: b.add_text_field("name_prefix", tokenized("aam_prefix", IndexRecordOption::Basic)),
         name_ngram: b.add_text_field("name_ngram", tokenized("aam_ngram", IndexRecordOption::Basic)),
-        name_words: b.add_text_field("name_words", tokenized(STEMMED, IndexRecordOption::WithFreqs)),
+        name_words: b.add_text_field("name_words", tokenized(WORDS, IndexRecordOption::WithFreqs)),
         description: b.add_text_field(
             "description",
-            tokenized(STEMMED, IndexRecordOption::WithFreqs).set_stored(),
+            tokenized(WORDS, IndexRecordOption::WithFreqs).set_stored(),
         ),
-        body: b.add_text_field("body", tokenized(STEMMED, IndexRecordOption::WithFreqs)),
-        vocabulary: b.add_text_field("vocabulary", tokenized(WORDS, IndexRecordOption::Basic)),
+        body: b.add_text_field("body", tokenized(WORDS, IndexRecordOption::WithFreqs)),
         changed_seq: b.add_i64_field("changed_seq", FAST),
         package_id: b.add_u64_field("package_id", INDEXED | STORED),
         registry: b.add_text_field("registry", STRING),
@@ -537,17 +535,13 @@ fn add_row(writer: &IndexWriter, f: Fields, row: SearchRow, dir: &Path) -> Resul
     doc.add_text(f.platform, row.platform.map_or("", Platform::as_str));
     doc.add_text(f.path, &row.path);
     doc.add_text(f.name, &row.name);
-    doc.add_text(f.name_prefix, &name_lc);
     doc.add_text(f.name_ngram, &name_lc);
     doc.add_text(f.name_lc, name_lc);
     doc.add_text(f.name_words, &row.name);
-    doc.add_text(f.vocabulary, &row.name);
     if let Some(description) = &row.description {
         doc.add_text(f.description, description);
-        doc.add_text(f.vocabulary, description);
     }
     doc.add_text(f.body, &row.body);
-    doc.add_text(f.vocabulary, &row.body);
     doc.add_i64(f.changed_seq, row.changed_seq);
     writer.add_document(doc).map_err(|e| index_error(dir, e))?;
     Ok(())
@@ -563,17 +557,13 @@ fn add_package_row(writer: &IndexWriter, f: Fields, row: PackageSearchRow, dir: 
     doc.add_text(f.platform, "");
     doc.add_text(f.path, format!("{}@{}", row.name, row.version));
     doc.add_text(f.name, &row.name);
-    doc.add_text(f.name_prefix, &name_lc);
     doc.add_text(f.name_ngram, &name_lc);
     doc.add_text(f.name_lc, name_lc);
     doc.add_text(f.name_words, &row.name);
-    doc.add_text(f.vocabulary, &row.name);
     if let Some(description) = &row.description {
         doc.add_text(f.description, description);
-        doc.add_text(f.vocabulary, description);
     }
     doc.add_text(f.body, &row.summary);
-    doc.add_text(f.vocabulary, &row.summary);
     let types: Vec<&str> = row.artifact_types.iter().map(|k| k.as_str()).collect();
     doc.add_text(f.artifact_types, types.join(","));
     doc.add_i64(f.changed_seq, row.id);
@@ -597,23 +587,12 @@ fn register_tokenizers(index: &Index) -> Result<()> {
     };
     index
         .tokenizers()
-        .register("aam_prefix", build(NgramTokenizer::prefix_only(1, MAX_PREFIX))?);
-    index
-        .tokenizers()
         .register("aam_ngram", build(NgramTokenizer::all_ngrams(2, 3))?);
     index.tokenizers().register(
         WORDS,
         TextAnalyzer::builder(SimpleTokenizer::default())
             .filter(RemoveLongFilter::limit(MAX_WORD))
             .filter(LowerCaser)
-            .build(),
-    );
-    index.tokenizers().register(
-        STEMMED,
-        TextAnalyzer::builder(SimpleTokenizer::default())
-            .filter(RemoveLongFilter::limit(MAX_WORD))
-            .filter(LowerCaser)
-            .filter(stem::CachedStemmer)
             .build(),
     );
     Ok(())

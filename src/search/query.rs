@@ -6,20 +6,26 @@
 //! documents are ranked by BM25 over name words, description and body, then by
 //! name, then by id, so the order is total and pages never overlap or skip.
 //!
-//! Words are compared as English stems, and a stem of [`MIN_PREFIX_WORD`] or more
-//! characters also matches the longer words it begins (`audit` finds `auditor`,
-//! `fuzzing` finds `fuzzer` through the stem `fuzz`). When nothing matches,
-//! suggestions are names within a few typos of the query, then the query with each
-//! word the index does not know replaced by the closest word it does (from names,
-//! descriptions and bodies alike).
+//! Words are compared as English stems: a query word matches the indexed words
+//! with its stem, and a stem of four or more characters also
+//! matches the longer words it begins (`audit` finds `auditor`, `fuzzing` finds
+//! `fuzzer` through the stem `fuzz`); only words with the same stem score. When
+//! nothing matches, suggestions are names within a few typos of the query, then
+//! the query with each word the index does not know replaced by the closest word
+//! it does (from names, descriptions and bodies alike).
 
+use std::collections::{BTreeMap, BTreeSet};
 use tantivy::collector::sort_key::{SortBySimilarityScore, SortByStaticFastValue, SortByString, SortKeyComputer};
 use tantivy::collector::{Count, TopDocs};
-use tantivy::query::{AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, FuzzyTermQuery, Occur, Query, TermQuery};
-use tantivy::schema::{IndexRecordOption, Value};
+
+use tantivy::query::{
+    AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, EmptyQuery, FuzzyTermQuery, Occur, Query, TermQuery,
+};
+use tantivy::schema::{Field, IndexRecordOption, Value};
 use tantivy::{DocAddress, Order, Searcher, TantivyDocument, Term};
 
-use super::{MAX_PREFIX, ResultKind, SearchIndex, index_error};
+use super::stem::{Meets, Stemmer, word_prefix};
+use super::{ResultKind, SearchIndex, index_error};
 use crate::error::Result;
 use crate::scan::{ArtifactKind, Platform};
 
@@ -90,9 +96,6 @@ pub struct SearchResults {
 /// Score added per tier above the lowest, so tiers never interleave.
 const TIER_STEP: f32 = 1000.0;
 
-/// Shortest stem that also matches as a prefix of longer words.
-const MIN_PREFIX_WORD: usize = 4;
-
 /// Most suggestions returned.
 const MAX_SUGGESTIONS: usize = 3;
 
@@ -101,7 +104,7 @@ impl SearchIndex {
     pub fn search(&self, request: &SearchRequest<'_>) -> Result<SearchResults> {
         let reader = self.reader()?;
         let searcher = reader.searcher();
-        let plan = Plan::new(self, request)?;
+        let plan = Plan::new(self, &searcher, request)?;
         let err = |e| index_error(&self.dir, e);
         let filtered = |q: Box<dyn Query>| plan.with_filters(q);
         let union: Box<dyn Query> = if plan.tiers.is_empty() {
@@ -228,8 +231,8 @@ impl SearchIndex {
             fuzzy.push((
                 Occur::Should,
                 Box::new(FuzzyTermQuery::new(
-                    Term::from_field_text(f.name_words, word),
-                    distance(word),
+                    Term::from_field_text(f.name_words, &word.text),
+                    distance(&word.text),
                     true,
                 )),
             ));
@@ -252,7 +255,7 @@ impl SearchIndex {
             && let Some(corrected) = self.corrected_query(searcher, plan)?
         {
             // `kubernetes helper` adds nothing next to the name `kubernetes-helper`.
-            let same_words = |name: &String| plain_words(self, &name.to_lowercase()).ok().as_ref() == Some(&corrected);
+            let same_words = |name: &String| query_words(self, &name.to_lowercase()).ok().as_ref() == Some(&corrected);
             if !suggestions.iter().any(same_words) {
                 suggestions.push(corrected.join(" "));
             }
@@ -263,21 +266,10 @@ impl SearchIndex {
     /// The query's words with each one the index does not know replaced by the
     /// closest word it does; `None` when every word is known or one has no close word.
     fn corrected_query(&self, searcher: &Searcher, plan: &Plan) -> Result<Option<Vec<String>>> {
-        let err = |e| index_error(&self.dir, e);
-        let field = self.fields.vocabulary;
-        let mut corrected = Vec::with_capacity(plan.plain_words.len());
+        let mut corrected = Vec::with_capacity(plan.words.len());
         let mut changed = false;
-        for word in &plan.plain_words {
-            let mut known = false;
-            for segment in searcher.segment_readers() {
-                let terms = segment.inverted_index(field).map_err(err)?;
-                let term = terms.terms().get(word.as_bytes());
-                if term.map_err(|e| index_error(&self.dir, e))?.is_some() {
-                    known = true;
-                    break;
-                }
-            }
-            if known {
+        for word in plan.words.iter().map(|w| &w.text) {
+            if self.is_indexed(searcher, word)? {
                 corrected.push(word.clone());
                 continue;
             }
@@ -292,10 +284,30 @@ impl SearchIndex {
         Ok(changed.then_some(corrected))
     }
 
+    /// Whether a name, description or body holds `word` as written.
+    fn is_indexed(&self, searcher: &Searcher, word: &str) -> Result<bool> {
+        let err = |e| index_error(&self.dir, e);
+        for field in self.fields.words() {
+            for segment in searcher.segment_readers() {
+                let terms = segment.inverted_index(field).map_err(err)?;
+                if terms
+                    .terms()
+                    .get(word.as_bytes())
+                    .map_err(|e| index_error(&self.dir, e))?
+                    .is_some()
+                {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
     /// The indexed word closest to `word`: fewest edits (one for up to four
-    /// letters, two up to eight, three beyond), then most documents, then by text.
-    /// Candidates come from the term dictionary through a Levenshtein automaton, so
-    /// the vocabulary is never scanned whole.
+    /// letters, two up to eight, three beyond), then most uses (documents per
+    /// field), then by text. Candidates come from the term dictionaries of names,
+    /// descriptions and bodies through a Levenshtein automaton, so no dictionary
+    /// is scanned whole.
     fn closest_word(&self, searcher: &Searcher, word: &str) -> Result<Option<String>> {
         let err = |e| index_error(&self.dir, e);
         let length = word.chars().count();
@@ -307,25 +319,28 @@ impl SearchIndex {
             // (`playwrite` begins like `playwright`).
             _ => (2, true, 3),
         };
-        let term = Term::from_field_text(self.fields.vocabulary, word);
-        let query = if prefix {
-            FuzzyTermQuery::new_prefix(term, automaton_distance, true)
-        } else {
-            FuzzyTermQuery::new(term, automaton_distance, true)
-        };
-        let mut found: std::collections::BTreeMap<String, u32> = std::collections::BTreeMap::new();
-        for segment in searcher.segment_readers() {
-            let inverted = segment.inverted_index(self.fields.vocabulary).map_err(err)?;
-            let mut stream = inverted
-                .terms()
-                .search(query.automaton().map_err(err)?)
-                .into_stream()
-                .map_err(|e| index_error(&self.dir, e))?;
-            while stream.advance() {
-                let Ok(text) = std::str::from_utf8(stream.key()) else {
-                    continue;
-                };
-                *found.entry(text.to_string()).or_default() += stream.value().doc_freq;
+        let mut found: BTreeMap<String, u32> = BTreeMap::new();
+        for field in self.fields.words() {
+            let term = Term::from_field_text(field, word);
+            let query = if prefix {
+                FuzzyTermQuery::new_prefix(term, automaton_distance, true)
+            } else {
+                FuzzyTermQuery::new(term, automaton_distance, true)
+            };
+            let automaton = query.automaton().map_err(err)?;
+            for segment in searcher.segment_readers() {
+                let inverted = segment.inverted_index(field).map_err(err)?;
+                let mut stream = inverted
+                    .terms()
+                    .search(&automaton)
+                    .into_stream()
+                    .map_err(|e| index_error(&self.dir, e))?;
+                while stream.advance() {
+                    let Ok(text) = std::str::from_utf8(stream.key()) else {
+                        continue;
+                    };
+                    *found.entry(text.to_string()).or_default() += stream.value().doc_freq;
+                }
             }
         }
         let best = found
@@ -371,10 +386,8 @@ fn text(doc: &TantivyDocument, field: tantivy::schema::Field) -> String {
 /// The queries one request turns into.
 struct Plan {
     query_lc: String,
-    /// The query's words as stems.
-    words: Vec<String>,
-    /// The query's words as written (lowercase), for suggestions.
-    plain_words: Vec<String>,
+    /// The query's words.
+    words: Vec<QueryWord>,
     /// Tier filters, best first; empty for an empty query.
     tiers: Vec<Box<dyn Query>>,
     /// BM25 over name words, description and body.
@@ -383,11 +396,27 @@ struct Plan {
 }
 
 impl Plan {
-    fn new(index: &SearchIndex, request: &SearchRequest<'_>) -> Result<Self> {
+    fn new(index: &SearchIndex, searcher: &Searcher, request: &SearchRequest<'_>) -> Result<Self> {
         let f = index.fields;
         let query_lc = request.query.trim().to_lowercase();
-        let words = words(index, &query_lc)?;
-        let plain_words = plain_words(index, &query_lc)?;
+        let mut stemmer = Stemmer::default();
+        let words: Vec<QueryWord> = query_words(index, &query_lc)?
+            .into_iter()
+            .map(|text| QueryWord {
+                stem: stemmer.stem(&text).to_string(),
+                text,
+            })
+            .collect();
+        // The indexed words each query word meets, by field.
+        let mut forms: BTreeMap<(u32, usize), Forms> = BTreeMap::new();
+        for field in f.words() {
+            for (i, word) in words.iter().enumerate() {
+                forms.insert(
+                    (field.field_id(), i),
+                    Forms::of(index, searcher, &mut stemmer, field, &word.stem)?,
+                );
+            }
+        }
         let term = |field, text: &str| -> Box<dyn Query> {
             Box::new(TermQuery::new(
                 Term::from_field_text(field, text),
@@ -399,12 +428,18 @@ impl Plan {
                 items.iter().map(|w| (Occur::Must, term(field, w))).collect(),
             ))
         };
-        // Every word, as its stem or (long enough) as the start of a longer word.
-        let all_words = |field| -> Box<dyn Query> {
+        // Every word, through any indexed word it meets.
+        let all_words = |field: Field| -> Box<dyn Query> {
             Box::new(BooleanQuery::new(
-                words
-                    .iter()
-                    .map(|w| (Occur::Must, word_query(field, w).unwrap_or_else(|| term(field, w))))
+                (0..words.len())
+                    .map(|i| -> (Occur, Box<dyn Query>) {
+                        let met = &forms[&(field.field_id(), i)];
+                        if met.is_empty() {
+                            return (Occur::Must, Box::new(EmptyQuery));
+                        }
+                        let any = met.all().map(|w| (Occur::Should, term(field, w))).collect();
+                        (Occur::Must, Box::new(BooleanQuery::new(any)))
+                    })
                     .collect(),
             ))
         };
@@ -418,9 +453,13 @@ impl Plan {
             }
             tiers.push(term(f.name_lc, &query_lc));
             let chars: Vec<char> = query_lc.chars().collect();
-            if chars.len() <= MAX_PREFIX {
-                tiers.push(term(f.name_prefix, &query_lc));
-            }
+            // Names that begin with the query, from the range of the name dictionary
+            // they share.
+            tiers.push(Box::new(FuzzyTermQuery::new_prefix(
+                Term::from_field_text(f.name_lc, &query_lc),
+                0,
+                false,
+            )));
             if chars.len() >= 2 {
                 let grams: Vec<String> = if chars.len() == 2 {
                     vec![query_lc.clone()]
@@ -437,12 +476,14 @@ impl Plan {
         }
         let scoring = (!words.is_empty()).then(|| -> Box<dyn Query> {
             let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-            for word in &words {
+            for i in 0..words.len() {
                 for (field, boost) in [(f.name_words, 3.0), (f.description, 2.0), (f.body, 1.0)] {
-                    let scored = TermQuery::new(Term::from_field_text(field, word), IndexRecordOption::WithFreqs);
-                    // Only exact stems score: a prefix match decides the tier, not the
-                    // rank inside it, and keeps its automaton out of every tier's query.
-                    should.push((Occur::Should, Box::new(BoostQuery::new(Box::new(scored), boost))));
+                    // Only words of the same stem score: a longer word decides the
+                    // tier, not the rank inside it.
+                    for word in &forms[&(field.field_id(), i)].same_stem {
+                        let scored = TermQuery::new(Term::from_field_text(field, word), IndexRecordOption::WithFreqs);
+                        should.push((Occur::Should, Box::new(BoostQuery::new(Box::new(scored), boost))));
+                    }
                 }
             }
             Box::new(BooleanQuery::new(should))
@@ -465,7 +506,6 @@ impl Plan {
         Ok(Self {
             query_lc,
             words,
-            plain_words,
             tiers,
             scoring,
             filters,
@@ -488,28 +528,61 @@ impl Plan {
     }
 }
 
-/// Matches `stem` or, when it has [`MIN_PREFIX_WORD`] characters or more, any word
-/// it begins; `None` for shorter stems, which match only exactly.
-fn word_query(field: tantivy::schema::Field, stem: &str) -> Option<Box<dyn Query>> {
-    (stem.chars().count() >= MIN_PREFIX_WORD).then(|| -> Box<dyn Query> {
-        Box::new(FuzzyTermQuery::new_prefix(Term::from_field_text(field, stem), 0, false))
-    })
+/// One word of the query.
+struct QueryWord {
+    /// As written, lowercase, as the index holds words.
+    text: String,
+    /// Its English stem.
+    stem: String,
 }
 
-/// The query's words as the searched fields see them (lowercase English stems, no punctuation).
-fn words(index: &SearchIndex, text: &str) -> Result<Vec<String>> {
-    tokens(index, index.fields.description, text)
+/// The indexed words of one field that one query word meets.
+#[derive(Default)]
+struct Forms {
+    same_stem: BTreeSet<String>,
+    longer_stem: BTreeSet<String>,
 }
 
-/// The query's words as written, lowercase, as the vocabulary holds them.
-fn plain_words(index: &SearchIndex, text: &str) -> Result<Vec<String>> {
-    tokens(index, index.fields.vocabulary, text)
+impl Forms {
+    /// Reads the words of `field` that meet `stem` from each segment's term
+    /// dictionary, over the range they all begin with.
+    fn of(index: &SearchIndex, searcher: &Searcher, stemmer: &mut Stemmer, field: Field, stem: &str) -> Result<Self> {
+        let err = |e| index_error(&index.dir, e);
+        let prefix = word_prefix(stem).as_bytes();
+        let mut forms = Self::default();
+        for segment in searcher.segment_readers() {
+            let inverted = segment.inverted_index(field).map_err(err)?;
+            let terms = inverted.terms().range().ge(prefix);
+            let mut stream = terms.into_stream().map_err(|e| index_error(&index.dir, e))?;
+            while stream.advance() && stream.key().starts_with(prefix) {
+                let Ok(word) = std::str::from_utf8(stream.key()) else {
+                    continue;
+                };
+                match stemmer.meets(stem, word) {
+                    Some(Meets::SameStem) => forms.same_stem.insert(word.to_string()),
+                    Some(Meets::LongerStem) => forms.longer_stem.insert(word.to_string()),
+                    None => false,
+                };
+            }
+        }
+        Ok(forms)
+    }
+
+    /// Every word met, of either kind.
+    fn all(&self) -> impl Iterator<Item = &String> {
+        self.same_stem.iter().chain(&self.longer_stem)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.same_stem.is_empty() && self.longer_stem.is_empty()
+    }
 }
 
-fn tokens(index: &SearchIndex, field: tantivy::schema::Field, text: &str) -> Result<Vec<String>> {
+/// The query's words, lowercase and as written, each once.
+fn query_words(index: &SearchIndex, text: &str) -> Result<Vec<String>> {
     let mut analyzer = index
         .index
-        .tokenizer_for_field(field)
+        .tokenizer_for_field(index.fields.body)
         .map_err(|e| index_error(&index.dir, e))?;
     let mut stream = analyzer.token_stream(text);
     let mut words = Vec::new();

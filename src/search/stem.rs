@@ -1,141 +1,146 @@
-//! English stemming for the index, with each tokenizer remembering the stems it
-//! computed: artifact bodies repeat a small vocabulary, and the Snowball algorithm
-//! costs far more than a hash lookup (it was a tenth of all the CPU a
-//! `source add` spent). The stems are tantivy's own (`frostem`, English), so the
-//! index and the query side agree with a plain `Stemmer`.
+//! English word forms, on the query side only. The index holds every word once,
+//! lowercase and as written; a query word is stemmed (Snowball English,
+//! tantivy's own `frostem`) and meets the indexed words whose stem is the same
+//! (`auditing` meets `audits`) or, for a stem of [`MIN_PREFIX_STEM`] characters
+//! or more, begins with it (`audit` meets `auditor`, `fuzzing` meets `fuzzer`
+//! through the stem `fuzz`).
+//!
+//! Indexed words are looked up by a range of the term dictionary, never by a
+//! scan of it: a word's stem differs from the word in its last letter at most
+//! (`happy` → `happi`, `hoping` → `hope`), so every word whose stem begins with
+//! a stem begins with that stem less its last letter ([`word_prefix`]).
 
 use std::collections::HashMap;
 
-use tantivy::tokenizer::{Token, TokenFilter, TokenStream, Tokenizer};
+/// Shortest stem that also meets the longer words it begins.
+pub const MIN_PREFIX_STEM: usize = 4;
 
-/// Remembered stems by word. Words come from untrusted repositories: foldhash is
-/// seeded per process, so no text can be crafted ahead of time to collide, and
-/// it hashes short words several times faster than the standard hasher.
-type Stems = HashMap<String, String, foldhash::fast::RandomState>;
-
-/// How many distinct words one tokenizer remembers before it starts afresh, so
-/// memory stays bounded (a few MB) on any text.
-const MAX_REMEMBERED: usize = 50_000;
-
-/// A token filter stemming lowercase English words, with a cache per tokenizer.
-#[derive(Clone, Default)]
-pub struct CachedStemmer;
-
-impl TokenFilter for CachedStemmer {
-    type Tokenizer<T: Tokenizer> = CachedStemmerFilter<T>;
-
-    fn transform<T: Tokenizer>(self, tokenizer: T) -> CachedStemmerFilter<T> {
-        CachedStemmerFilter {
-            inner: tokenizer,
-            stems: Stems::default(),
-        }
-    }
+/// How an indexed word meets a query word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Meets {
+    /// Same stem: the word scores.
+    SameStem,
+    /// Its stem begins with the query's (long enough) stem: the word matches
+    /// but does not score.
+    LongerStem,
 }
 
-/// The tokenizer [`CachedStemmer`] makes; each clone (one per indexing thread)
-/// has its own cache.
-#[derive(Clone)]
-pub struct CachedStemmerFilter<T> {
-    inner: T,
-    stems: Stems,
-}
-
-impl<T: Tokenizer> Tokenizer for CachedStemmerFilter<T> {
-    type TokenStream<'a> = CachedStemmerStream<'a, T::TokenStream<'a>>;
-
-    fn token_stream<'a>(&'a mut self, text: &'a str) -> Self::TokenStream<'a> {
-        if self.stems.len() > MAX_REMEMBERED {
-            self.stems.clear();
-        }
-        CachedStemmerStream {
-            tail: self.inner.token_stream(text),
-            stemmer: frostem::Stemmer::new(frostem::Algorithm::English),
-            stems: &mut self.stems,
-        }
-    }
-}
-
-/// The token stream of [`CachedStemmerFilter`].
-pub struct CachedStemmerStream<'a, T> {
-    tail: T,
+/// Stems words, remembering each one for the rest of a search: the same
+/// indexed word comes up in every field and segment looked at.
+pub struct Stemmer {
     stemmer: frostem::Stemmer,
-    stems: &'a mut Stems,
+    stems: HashMap<String, String>,
 }
 
-impl<T: TokenStream> TokenStream for CachedStemmerStream<'_, T> {
-    fn advance(&mut self) -> bool {
-        if !self.tail.advance() {
-            return false;
+impl Default for Stemmer {
+    fn default() -> Self {
+        Self {
+            stemmer: frostem::Stemmer::new(frostem::Algorithm::English),
+            stems: HashMap::new(),
         }
-        let token = self.tail.token_mut();
-        match self.stems.get(&token.text) {
-            Some(stem) => {
-                token.text.clear();
-                token.text.push_str(stem);
-            }
-            None => {
-                let stem = self.stemmer.stem(&token.text).into_owned();
-                let word = std::mem::replace(&mut token.text, stem.clone());
-                self.stems.insert(word, stem);
-            }
+    }
+}
+
+impl Stemmer {
+    /// The English stem of a lowercase `word`.
+    pub fn stem(&mut self, word: &str) -> &str {
+        if !self.stems.contains_key(word) {
+            let stem = self.stemmer.stem(word).into_owned();
+            self.stems.insert(word.to_string(), stem);
         }
-        true
+        &self.stems[word]
     }
 
-    fn token(&self) -> &Token {
-        self.tail.token()
+    /// How the indexed `word` meets a query word of stem `stem`, if at all.
+    pub fn meets(&mut self, stem: &str, word: &str) -> Option<Meets> {
+        let its = self.stem(word);
+        if its == stem {
+            Some(Meets::SameStem)
+        } else if stem.chars().count() >= MIN_PREFIX_STEM && its.starts_with(stem) {
+            Some(Meets::LongerStem)
+        } else {
+            None
+        }
     }
+}
 
-    fn token_mut(&mut self) -> &mut Token {
-        self.tail.token_mut()
+/// The beginning shared by every word [`Stemmer::meets`] with `stem`: the stem
+/// less its last letter, or the whole of a stem of two letters or fewer (which
+/// only ever stand for themselves), so a short query never reads most of the
+/// dictionary.
+pub fn word_prefix(stem: &str) -> &str {
+    match stem.char_indices().nth(2) {
+        Some(_) => stem.char_indices().last().map_or(stem, |(last, _)| &stem[..last]),
+        None => stem,
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use tantivy::tokenizer::{LowerCaser, SimpleTokenizer, Stemmer, TextAnalyzer};
-
     use super::*;
 
-    fn tokens(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
-        let mut stream = analyzer.token_stream(text);
-        let mut out = Vec::new();
-        while stream.advance() {
-            out.push(stream.token().text.clone());
+    #[test]
+    fn word_forms_meet_through_their_stem() {
+        let mut stemmer = Stemmer::default();
+        let audit = stemmer.stem("auditing").to_string();
+        assert_eq!(audit, "audit");
+        assert_eq!(stemmer.meets(&audit, "audits"), Some(Meets::SameStem));
+        assert_eq!(stemmer.meets(&audit, "auditor"), Some(Meets::LongerStem));
+        assert_eq!(stemmer.meets(&audit, "audio"), None);
+        let fuzz = stemmer.stem("fuzzing").to_string();
+        assert_eq!(stemmer.meets(&fuzz, "fuzzer"), Some(Meets::LongerStem));
+        // A short stem meets only its own forms.
+        let run = stemmer.stem("running").to_string();
+        assert_eq!(stemmer.meets(&run, "runs"), Some(Meets::SameStem));
+        assert_eq!(stemmer.meets(&run, "runtime"), None);
+    }
+
+    #[test]
+    fn every_word_that_meets_a_stem_begins_with_its_word_prefix() {
+        let mut stemmer = Stemmer::default();
+        let words = [
+            "happy",
+            "happiness",
+            "happily",
+            "hoping",
+            "hope",
+            "hopes",
+            "flies",
+            "fly",
+            "possibly",
+            "possible",
+            "relational",
+            "relate",
+            "generating",
+            "generator",
+            "auditors",
+            "audit",
+            "valency",
+            "crying",
+            "cries",
+            "organization",
+            "organize",
+            "ran",
+            "runs",
+            "go",
+            "goes",
+            "a",
+            "is",
+        ];
+        for query in words {
+            let stem = stemmer.stem(query).to_string();
+            let prefix = word_prefix(&stem).to_string();
+            for word in words {
+                if stemmer.meets(&stem, word).is_some() {
+                    assert!(
+                        word.starts_with(&prefix),
+                        "{word} meets {query} ({stem}) but lies outside {prefix}"
+                    );
+                }
+            }
         }
-        out
-    }
-
-    #[test]
-    fn stems_as_tantivys_stemmer_does_whether_remembered_or_not() {
-        let text = "Auditing auditors audit the fuzzers; fuzzing and running runs. Auditing again, running again.";
-        let mut cached = TextAnalyzer::builder(SimpleTokenizer::default())
-            .filter(LowerCaser)
-            .filter(CachedStemmer)
-            .build();
-        let mut plain = TextAnalyzer::builder(SimpleTokenizer::default())
-            .filter(LowerCaser)
-            .filter(Stemmer::default())
-            .build();
-        let expected = tokens(&mut plain, text);
-        assert!(expected.contains(&"audit".to_string()) && expected.contains(&"fuzz".to_string()));
-        // The second pass answers every word from the cache.
-        assert_eq!(tokens(&mut cached, text), expected);
-        assert_eq!(tokens(&mut cached, text), expected);
-    }
-
-    #[test]
-    fn the_cache_stays_bounded() {
-        let mut filter = CachedStemmer.transform(SimpleTokenizer::default());
-        let words: Vec<String> = (0..MAX_REMEMBERED + 10).map(|i| format!("w{i}x")).collect();
-        let text = words.join(" ");
-        let mut stream = filter.token_stream(&text);
-        while stream.advance() {}
-        assert_eq!(filter.stems.len(), MAX_REMEMBERED + 10);
-        // The next text starts afresh and still stems right.
-        let mut stream = filter.token_stream("running");
-        assert!(stream.advance());
-        assert_eq!(stream.token().text, "run");
-        assert_eq!(filter.stems.len(), 1);
+        assert_eq!(word_prefix("happi"), "happ");
+        assert_eq!(word_prefix("go"), "go");
+        assert_eq!(word_prefix("über"), "übe");
     }
 }

@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
 
+use aam::search::INDEX_DIR;
 use serde_json::Value;
 
 use crate::support::{TestEnv, skill};
@@ -289,7 +290,7 @@ fn check_finds_damage_and_repair_fixes_the_index_and_caches() {
 
     // Damage: a corrupt index, a deleted cache, an artifact row without files,
     // and a file row pointing at no artifact.
-    std::fs::write(env.home().join("index-v2/meta.json"), "garbage").unwrap();
+    std::fs::write(env.home().join(INDEX_DIR).join("meta.json"), "garbage").unwrap();
     std::fs::remove_dir_all(env.home().join("cache/git")).unwrap();
     let conn = rusqlite::Connection::open(env.home().join("catalog.db")).unwrap();
     conn.execute_batch(
@@ -462,7 +463,7 @@ fn the_default_check_skips_an_unchanged_catalog_but_finds_damage_written_since()
 #[test]
 fn an_index_left_behind_by_a_killed_writer_warns_and_catches_up() {
     let env = awkward_world();
-    let index = env.home().join("index-v2");
+    let index = env.home().join(INDEX_DIR);
     // What a kill -9 between a source write's catalog commit and its index commit
     // leaves: the catalog one generation ahead, and tantivy's temporaries.
     let conn = rusqlite::Connection::open(env.home().join("catalog.db")).unwrap();
@@ -528,7 +529,7 @@ fn doctor_on_a_healthy_and_a_broken_home() {
     std::fs::write(env.home().join("config.yaml"), "default_platforms: [unclosed").unwrap();
     std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o644)).unwrap();
     std::fs::remove_file(env.path(".claude/skills/plain/SKILL.md")).unwrap();
-    std::fs::write(env.home().join("index-v2/meta.json"), "garbage").unwrap();
+    std::fs::write(env.home().join(INDEX_DIR).join("meta.json"), "garbage").unwrap();
     let run = env.aam(&["--json", "doctor"]);
     assert_eq!(run.code, 1, "{run:?}");
     let broken = run.json();

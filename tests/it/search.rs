@@ -1,6 +1,7 @@
 //! `aam search`, `aam info`, `aam catalog reindex` and the index kept in step
 //! with the catalog.
 
+use aam::search::INDEX_DIR;
 use serde_json::{Value, json};
 
 use crate::support::{Repo, TestEnv, skill};
@@ -202,7 +203,8 @@ fn word_forms_repo(env: &TestEnv) -> Repo {
         "---\nname: browser-tests\ndescription: End-to-end checks\n---\nDrives Chromium with Playwright.\n",
     )
     .write("skills/security/SKILL.md", skill("security", "Threat models"))
-    .write("skills/audit-log/SKILL.md", skill("audit-log", "Keeps a trail"));
+    .write("skills/audit-log/SKILL.md", skill("audit-log", "Keeps a trail"))
+    .write("skills/flaky/SKILL.md", skill("flaky", "Retry flaky requests"));
     repo.commit("c1");
     repo
 }
@@ -224,6 +226,8 @@ fn word_forms_meet_and_hyphenated_names_match_word_by_word() {
     );
     assert_eq!(names(&env.json(&["search", "vulnerability"])), ["security-auditor"]);
     assert_eq!(names(&env.json(&["search", "drive playwright"])), ["browser-tests"]);
+    // A stem need not be the start of every form: `retries` and `retry` share `retri`.
+    assert_eq!(names(&env.json(&["search", "retries"])), ["flaky"]);
     // Word order and hyphens do not matter, and an exact name still comes first.
     assert_eq!(names(&env.json(&["search", "auditor-security"])), ["security-auditor"]);
     assert_eq!(names(&env.json(&["search", "security"]))[0], "security");
@@ -433,7 +437,7 @@ fn a_source_add_killed_at_any_instant_leaves_the_index_and_catalog_in_step() {
 }
 
 fn index_generation(env: &TestEnv) -> String {
-    let meta = std::fs::read_to_string(env.home().join("index-v2/meta.json")).unwrap();
+    let meta = std::fs::read_to_string(env.home().join(INDEX_DIR).join("meta.json")).unwrap();
     let meta: Value = serde_json::from_str(&meta).unwrap();
     meta["payload"].as_str().unwrap().to_string()
 }
@@ -449,21 +453,21 @@ fn a_missing_corrupt_or_stale_index_is_rebuilt_from_the_catalog() {
     env.json(&["source", "add", repo.path()]);
     let expected = names(&env.json(&["search", "review"]));
 
-    std::fs::remove_dir_all(env.home().join("index-v2")).unwrap();
+    std::fs::remove_dir_all(env.home().join(INDEX_DIR)).unwrap();
     assert_eq!(
         names(&env.json(&["search", "review"])),
         expected,
         "rebuilt after deletion"
     );
 
-    std::fs::write(env.home().join("index-v2/meta.json"), "{ not json").unwrap();
+    std::fs::write(env.home().join(INDEX_DIR).join("meta.json"), "{ not json").unwrap();
     assert_eq!(
         names(&env.json(&["search", "review"])),
         expected,
         "rebuilt after corruption"
     );
 
-    for entry in std::fs::read_dir(env.home().join("index-v2")).unwrap() {
+    for entry in std::fs::read_dir(env.home().join(INDEX_DIR)).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "store") {
             std::fs::write(&path, b"garbage").unwrap();
