@@ -606,8 +606,9 @@ struct ChangeWriter<'t> {
     new_rows: i64,
     outcome: WriteOutcome,
     /// A new source's (blake3, version) rows, written at the end in key order:
-    /// inserted as they come they would land all over the table's b-tree.
-    version_files: Vec<(String, i64)>,
+    /// inserted as they come they would land all over the table's b-tree. Held
+    /// as bytes, not hex strings: a third of the memory and no allocation per row.
+    version_files: Vec<([u8; blake3::OUT_LEN], i64)>,
 }
 
 impl<'t> ChangeWriter<'t> {
@@ -809,8 +810,11 @@ impl<'t> ChangeWriter<'t> {
         .map_err(db_error)?;
         let version = tx.last_insert_rowid();
         if self.fresh {
-            self.version_files
-                .extend(digests.into_iter().map(|digest| (digest.to_string(), version)));
+            for digest in digests {
+                let hash = blake3::Hash::from_hex(digest)
+                    .map_err(|e| Error::internal(format!("a recorded blake3 digest is not one: {e}")))?;
+                self.version_files.push((*hash.as_bytes(), version));
+            }
             return Ok(());
         }
         let mut insert = tx
@@ -831,7 +835,8 @@ impl<'t> ChangeWriter<'t> {
             .prepare_cached("INSERT INTO artifact_version_files (blake3, version_id) VALUES (?1, ?2)")
             .map_err(db_error)?;
         for (digest, version) in rows {
-            insert.execute(params![digest, version]).map_err(db_error)?;
+            let hex = blake3::Hash::from_bytes(digest).to_hex();
+            insert.execute(params![hex.as_str(), version]).map_err(db_error)?;
         }
         Ok(())
     }

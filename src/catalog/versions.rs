@@ -114,12 +114,17 @@ mod tests {
     use crate::catalog::{FileRecord, IndexedArtifact, LiveArtifact, SourceChanges};
     use crate::sources::git::FileMode;
 
-    fn file(path: &str, digest: &str, mode: FileMode) -> FileRecord {
+    /// The blake3 digest of the bytes `content`, as the catalog records it.
+    fn digest(content: &str) -> String {
+        blake3::hash(content.as_bytes()).to_hex().to_string()
+    }
+
+    fn file(path: &str, content: &str, mode: FileMode) -> FileRecord {
         FileRecord {
             path: path.into(),
             mode,
             git_blob: "b".repeat(40),
-            blake3: digest.into(),
+            blake3: digest(content),
             sha256: None,
             size: 1,
             findings: Vec::new(),
@@ -164,11 +169,11 @@ mod tests {
         let (id, _) = catalog
             .add_indexed_source(&source, None, &commit('a'), std::iter::once(Ok(v1)), |_| {})
             .unwrap();
-        let [old] = catalog.versions_with_file("one", 10).unwrap()[..] else {
+        let [old] = catalog.versions_with_file(&digest("one"), 10).unwrap()[..] else {
             panic!("one version holds `one`")
         };
         assert!(
-            catalog.versions_with_file("target", 10).unwrap().is_empty(),
+            catalog.versions_with_file(&digest("target"), 10).unwrap().is_empty(),
             "links are left out"
         );
         let found = catalog.artifact_version(old).unwrap();
@@ -206,8 +211,8 @@ mod tests {
         assert_eq!(before.commit, commit('a').sha);
         assert_eq!(before.replaced_commit, Some(commit('b').sha));
         assert_eq!(before.behind_commits, 2, "b and c came after it");
-        assert_eq!(catalog.versions_with_file("script", 10).unwrap().len(), 2);
-        let [new] = catalog.versions_with_file("two", 10).unwrap()[..] else {
+        assert_eq!(catalog.versions_with_file(&digest("script"), 10).unwrap().len(), 2);
+        let [new] = catalog.versions_with_file(&digest("two"), 10).unwrap()[..] else {
             panic!("one version holds `two`")
         };
         assert_eq!(catalog.artifact_version(new).unwrap().commit, commit('b').sha);
@@ -229,6 +234,8 @@ mod tests {
         assert_eq!((gone.live, gone.behind_commits), (false, 1));
         let mut digests = catalog.version_digests(new).unwrap();
         digests.sort();
-        assert_eq!(digests, ["script", "two"]);
+        let mut expected = [digest("script"), digest("two")];
+        expected.sort();
+        assert_eq!(digests, expected);
     }
 }
