@@ -136,8 +136,8 @@ impl<'c> Snapshot<'c> {
     ) -> impl Iterator<Item = Result<IndexedArtifact>> + 's {
         progress.start("indexing", Some(detection.detected.len() as u64));
         let none = KnownBlobs::new();
-        self.in_pack_order(detection).into_iter().map(move |found| {
-            let artifact = self.read_new(found, detection, &none, cancel);
+        self.pack_order(detection).into_iter().map(move |i| {
+            let artifact = self.read_new(&detection.detected[i], &detection.files, &none, cancel);
             progress.advance(1);
             artifact
         })
@@ -147,20 +147,21 @@ impl<'c> Snapshot<'c> {
     fn read_new(
         &self,
         found: &Detected,
-        detection: &Detection,
+        files: &[TreeFile],
         none: &KnownBlobs,
         cancel: &Cancel,
     ) -> Result<IndexedArtifact> {
         cancel.check()?;
-        let prepared = self.prepare(found, &detection.files)?;
+        let prepared = self.prepare(found, files)?;
         self.read_prepared(prepared, none)
     }
 
-    /// The detected artifacts in the order their main files lie in the cache's
-    /// packs (loose objects last, in path order): git stores most blobs as deltas
-    /// against blobs written just before, so reading in pack order decodes each
-    /// base once, where path order re-inflates chains up to 50 deep.
-    fn in_pack_order<'d>(&self, detection: &'d Detection) -> Vec<&'d Detected> {
+    /// The positions in `detection` of the detected artifacts, in the order their
+    /// main files lie in the cache's packs (loose objects last, in path order):
+    /// git stores most blobs as deltas against blobs written just before, so
+    /// reading in pack order decodes each base once, where path order re-inflates
+    /// chains up to 50 deep.
+    fn pack_order(&self, detection: &Detection) -> Vec<usize> {
         let main_blob = |found: &Detected| {
             let main_path = self.to_repo_path(&found.main_file);
             found
@@ -173,26 +174,27 @@ impl<'c> Snapshot<'c> {
         let blobs: Vec<Option<Oid>> = detection.detected.iter().map(main_blob).collect();
         let positions = self.cache.pack_positions(blobs.iter().flatten().copied());
         let mut positions = positions.into_iter();
-        let mut ordered: Vec<(Option<(usize, u64)>, &Detected)> = blobs
+        let mut ordered: Vec<(Option<(usize, u64)>, usize)> = blobs
             .iter()
-            .zip(&detection.detected)
-            .map(|(blob, found)| (blob.and_then(|_| positions.next().flatten()), found))
+            .enumerate()
+            .map(|(i, blob)| (blob.and_then(|_| positions.next().flatten()), i))
             .collect();
         // `None` sorts first: put loose and unknown objects after the packed ones.
-        ordered.sort_by_key(|(position, _)| (position.is_none(), *position));
-        ordered.into_iter().map(|(_, found)| found).collect()
+        ordered.sort_by_key(|&(position, _)| (position.is_none(), position));
+        ordered.into_iter().map(|(_, i)| i).collect()
     }
 
     /// Like [`Snapshot::read`], with the blobs read, inflated, parsed and audited
     /// on a second thread (its own handle on the cache, spawned in `scope`) while
     /// the caller consumes what it sends, so writing the catalog and reading git
-    /// use both cores. The reader stops at its first error, or at its next
+    /// use both cores. The thread owns `detection` and lets each artifact's part
+    /// of it go once read. The reader stops at its first error, or at its next
     /// hand-over once the consumer dropped the iterator; a reader that ended any
     /// other way (a panic) ends the iterator with an error, never just an end.
     pub fn read_on_thread<'scope, 'env: 'scope>(
         &self,
         scope: &'scope std::thread::Scope<'scope, 'env>,
-        detection: &'env Detection,
+        detection: Detection,
         progress: &'env dyn Progress,
         cancel: &'env Cancel,
     ) -> impl Iterator<Item = Result<IndexedArtifact>> + 'scope {
@@ -203,6 +205,7 @@ impl<'c> Snapshot<'c> {
         let finished = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let reader_finished = finished.clone();
         let place = SnapshotPlace::of(self);
+        progress.start("indexing", Some(detection.detected.len() as u64));
         scope.spawn(move || {
             let mut batch = Vec::with_capacity(ARTIFACTS_PER_BATCH);
             let read_all = place.read_in_windows(detection, ARTIFACTS_PER_MAPPING, cancel, |artifact| {
@@ -220,7 +223,6 @@ impl<'c> Snapshot<'c> {
                 let _ = sender.send(batch);
             }
         });
-        progress.start("indexing", Some(detection.detected.len() as u64));
         let ended_early = std::iter::from_fn(move || {
             (!finished.swap(true, std::sync::atomic::Ordering::AcqRel)).then(|| {
                 Err(crate::error::Error::internal(
@@ -610,24 +612,28 @@ impl SnapshotPlace {
 
     /// Reads the detected artifacts in pack order, `window` at a time through a
     /// fresh handle on the cache ([`ARTIFACTS_PER_MAPPING`]), handing each to
-    /// `deliver` while it returns `true`. Returns whether every artifact was
-    /// delivered; a cache that cannot be opened is delivered as the last item.
+    /// `deliver` while it returns `true`; each artifact's detection record is
+    /// dropped once read, each window's list once done. Returns whether every
+    /// artifact was delivered; a cache that cannot be opened is delivered as
+    /// the last item.
     fn read_in_windows(
         &self,
-        detection: &Detection,
+        detection: Detection,
         window: usize,
         cancel: &Cancel,
         mut deliver: impl FnMut(Result<IndexedArtifact>) -> bool,
     ) -> bool {
-        let ordered = match GitCache::open(&self.dir) {
-            Ok(cache) => self.snapshot(&cache).in_pack_order(detection),
+        let order = match GitCache::open(&self.dir) {
+            Ok(cache) => self.snapshot(&cache).pack_order(&detection),
             Err(e) => {
                 deliver(Err(e));
                 return false;
             }
         };
+        let Detection { files, detected } = detection;
+        let windows = split_in_order(detected, &order, window.max(1));
         let none = KnownBlobs::new();
-        for part in ordered.chunks(window.max(1)) {
+        for part in windows {
             // Each window opens its own handle and drops it, mapped pages and all.
             let cache = match GitCache::open(&self.dir) {
                 Ok(cache) => cache,
@@ -638,7 +644,7 @@ impl SnapshotPlace {
             };
             let reader = self.snapshot(&cache);
             for found in part {
-                if !deliver(reader.read_new(found, detection, &none, cancel)) {
+                if !deliver(reader.read_new(&found, &files, &none, cancel)) {
                     return false;
                 }
             }
@@ -649,6 +655,15 @@ impl SnapshotPlace {
     fn snapshot<'c>(&self, cache: &'c GitCache) -> Snapshot<'c> {
         Snapshot::new(cache, self.root_tree, &self.scope, &self.root_name)
     }
+}
+
+/// `items` in the order of the positions `order`, as lists of `window` items.
+fn split_in_order<T>(items: Vec<T>, order: &[usize], window: usize) -> Vec<Vec<T>> {
+    let mut slots: Vec<Option<T>> = items.into_iter().map(Some).collect();
+    order
+        .chunks(window)
+        .map(|part| part.iter().filter_map(|&i| slots[i].take()).collect())
+        .collect()
 }
 
 /// Drops regions contained in other regions.
@@ -725,14 +740,15 @@ mod tests {
         (cache, tree)
     }
 
-    /// Windows of any size read every artifact once, as one pass through a
-    /// single handle does.
+    /// Windows of any size read every artifact once, in the order one pass
+    /// through a single handle reads them.
     #[test]
     fn reading_in_windows_reads_what_one_pass_reads() {
         let dir = tempfile::tempdir().unwrap();
         let (cache, tree) = cache_with_skills(dir.path(), &["alpha", "beta", "gamma", "delta", "epsilon"]);
         let snapshot = Snapshot::new(&cache, tree, "", "source");
-        let detection = snapshot.detect(&[String::new()]).unwrap();
+        let detect = || snapshot.detect(&[String::new()]).unwrap();
+        let detection = detect();
         let cancel = Cancel::new();
         let one_pass: Vec<IndexedArtifact> = snapshot
             .read(&detection, &crate::progress::NoProgress, &cancel)
@@ -742,7 +758,7 @@ mod tests {
         for window in [1, 2, 5, ARTIFACTS_PER_MAPPING] {
             let mut read = Vec::new();
             let place = SnapshotPlace::of(&snapshot);
-            let all = place.read_in_windows(&detection, window, &cancel, |artifact| {
+            let all = place.read_in_windows(detect(), window, &cancel, |artifact| {
                 read.push(artifact.unwrap());
                 true
             });
@@ -752,7 +768,7 @@ mod tests {
         // A consumer that stops is handed nothing more.
         let mut handed = 0;
         let place = SnapshotPlace::of(&snapshot);
-        assert!(!place.read_in_windows(&detection, 2, &cancel, |_| {
+        assert!(!place.read_in_windows(detect(), 2, &cancel, |_| {
             handed += 1;
             handed < 3
         }));
@@ -767,9 +783,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (cache, tree) = cache_with_skills(dir.path(), &["alpha", "beta"]);
         let snapshot = Snapshot::new(&cache, tree, "", "source");
-        let mut detection = snapshot.detect(&[String::new()]).unwrap();
-        assert_eq!(detection.detected.len(), 2);
-        let read = |detection: &Detection| {
+        let detect = || snapshot.detect(&[String::new()]).unwrap();
+        assert_eq!(detect().detected.len(), 2);
+        let read = |detection: Detection| {
             let mut seen = Vec::new();
             let cancel = Cancel::new();
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -780,10 +796,11 @@ mod tests {
             }));
             (outcome.is_ok(), seen)
         };
-        assert_eq!(read(&detection), (true, vec![true, true]), "a reader that finishes");
+        assert_eq!(read(detect()), (true, vec![true, true]), "a reader that finishes");
         // A file index out of range makes the reading thread panic.
+        let mut detection = detect();
         detection.detected[1].files.push(usize::MAX);
-        let (returned, seen) = read(&detection);
+        let (returned, seen) = read(detection);
         assert!(!returned, "the reader's panic reaches the caller once the scope ends");
         assert_eq!(seen.last(), Some(&false), "the stream ends with an error: {seen:?}");
     }

@@ -215,7 +215,7 @@ impl Tool for SourceAdd {
         };
         let outcome = streamed_write(ctx, &mut catalog, |catalog, on_row| {
             let (_, outcome) = std::thread::scope(|scope| {
-                let artifacts = snapshot.read_on_thread(scope, &detection, ctx.progress.as_ref(), &ctx.cancel);
+                let artifacts = snapshot.read_on_thread(scope, detection, ctx.progress.as_ref(), &ctx.cancel);
                 catalog.add_indexed_source(&new_source, Some(&fetched.resolved_ref), &commit, artifacts, on_row)
             })?;
             let change = IndexChange::Artifacts {
