@@ -7,17 +7,17 @@
 //! name, then by id, so the order is total and pages never overlap or skip.
 //!
 //! Words are compared as English stems: a query word matches the indexed words
-//! with its stem, and a stem of four or more characters also
-//! matches the longer words it begins (`audit` finds `auditor`, `fuzzing` finds
-//! `fuzzer` through the stem `fuzz`); only words with the same stem score. When
-//! nothing matches, suggestions are names within a few typos of the query, then
-//! the query with each word the index does not know replaced by the closest word
-//! it does (from names, descriptions and bodies alike).
+//! with its stem, and a stem of four or more characters also matches the longer
+//! words it begins (`audit` finds `auditor`, `fuzzing` finds `fuzzer` through the
+//! stem `fuzz`); only words with the same stem score. When nothing matches,
+//! suggestions are names within a few typos of the query, then the query with
+//! each word the index does not know replaced by the closest word it does (from
+//! names, descriptions and bodies alike).
 
 use std::collections::{BTreeMap, BTreeSet};
+
 use tantivy::collector::sort_key::{SortBySimilarityScore, SortByStaticFastValue, SortByString, SortKeyComputer};
 use tantivy::collector::{Count, TopDocs};
-
 use tantivy::query::{
     AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, EmptyQuery, FuzzyTermQuery, Occur, Query, TermQuery,
 };
