@@ -103,6 +103,14 @@ impl<'c> Snapshot<'c> {
         Ok(merge_regions(regions))
     }
 
+    /// Like [`Snapshot::detect`], through a handle on the cache of its own: the
+    /// pages of every tree it read (all of a new source's) are unmapped when it
+    /// returns instead of staying in the process's memory while the source is read.
+    pub fn detect_apart(&self, regions: &[String]) -> Result<Detection> {
+        let cache = GitCache::open(self.cache.dir())?;
+        SnapshotPlace::of(self).snapshot(&cache).detect(regions)
+    }
+
     /// Finds the artifacts inside `regions` (folders or files) by path rules,
     /// without reading their contents yet.
     pub fn detect(&self, regions: &[String]) -> Result<Detection> {

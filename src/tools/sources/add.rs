@@ -198,7 +198,7 @@ impl Tool for SourceAdd {
         let Some(scope_tree) = snapshot.scope_tree()? else {
             return Err(path_not_found(&spec.scope, &fetched));
         };
-        let detection = snapshot.detect(std::slice::from_ref(&spec.scope))?;
+        let detection = snapshot.detect_apart(std::slice::from_ref(&spec.scope))?;
         let commit = CommitInfo {
             sha: fetched.commit.to_string(),
             tree_sha: scope_tree.to_string(),
