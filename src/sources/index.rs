@@ -632,33 +632,38 @@ impl SnapshotPlace {
         cancel: &Cancel,
         mut deliver: impl FnMut(Result<IndexedArtifact>) -> bool,
     ) -> bool {
-        let order = match GitCache::open(&self.dir) {
-            Ok(cache) => self.snapshot(&cache).pack_order(&detection),
-            Err(e) => {
-                deliver(Err(e));
-                return false;
+        match self.read_windows(detection, window, cancel, &mut deliver) {
+            Ok(all) => all,
+            Err(cannot_open) => {
+                deliver(Err(cannot_open));
+                false
             }
-        };
+        }
+    }
+
+    /// [`SnapshotPlace::read_in_windows`], failing when a handle cannot be opened.
+    fn read_windows(
+        &self,
+        detection: Detection,
+        window: usize,
+        cancel: &Cancel,
+        deliver: &mut impl FnMut(Result<IndexedArtifact>) -> bool,
+    ) -> Result<bool> {
+        let order = self.snapshot(&GitCache::open(&self.dir)?).pack_order(&detection);
         let Detection { files, detected } = detection;
-        let windows = split_in_order(detected, &order, window.max(1));
         let none = KnownBlobs::new();
-        for part in windows {
-            // Each window opens its own handle and drops it, mapped pages and all.
-            let cache = match GitCache::open(&self.dir) {
-                Ok(cache) => cache,
-                Err(e) => {
-                    deliver(Err(e));
-                    return false;
-                }
-            };
+        for part in split_in_order(detected, &order, window.max(1)) {
+            // Each window opens its own handle and drops it, mapped pages and all,
+            // before the next one opens.
+            let cache = GitCache::open(&self.dir)?;
             let reader = self.snapshot(&cache);
             for found in part {
                 if !deliver(reader.read_new(&found, &files, &none, cancel)) {
-                    return false;
+                    return Ok(false);
                 }
             }
         }
-        true
+        Ok(true)
     }
 
     fn snapshot<'c>(&self, cache: &'c GitCache) -> Snapshot<'c> {
