@@ -74,7 +74,7 @@ impl Catalog {
         // 16 MiB one bought a `source add` of 100,000 artifacts no time (its write
         // spills pages to the WAL either way) and cost 8 MB more at its peak.
         conn.execute_batch(
-            "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
+            "PRAGMA page_size = 16384; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
              PRAGMA temp_store = MEMORY; PRAGMA cache_size = -8192;",
         )
         .map_err(|e| open_error(path, e))?;
