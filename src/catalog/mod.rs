@@ -72,7 +72,9 @@ impl Catalog {
             .map_err(|e| open_error(path, e))?;
         // Statement journals and sorts stay in memory. The page cache is 8 MiB: a
         // 16 MiB one bought a `source add` of 100,000 artifacts no time (its write
-        // spills pages to the WAL either way) and cost 8 MB more at its peak.
+        // spills pages to the WAL either way) and cost 8 MB more at its peak. A new
+        // catalog gets 16 KiB pages (an existing one keeps its size): fewer pages
+        // to split, log and copy back made `source add` 10 to 12% faster.
         conn.execute_batch(
             "PRAGMA page_size = 16384; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
              PRAGMA temp_store = MEMORY; PRAGMA cache_size = -8192;",
