@@ -1,23 +1,23 @@
 //! The `aam` binary: parse arguments, set up logging, run, exit with the right code.
 
 fn main() {
-    return_large_blocks_when_freed();
     std::process::exit(aam::cli::main());
 }
 
-/// glibc's malloc raises its mmap threshold each time a large block is freed;
-/// from then on large blocks come from the heap, and the space they leave stays
-/// with the process. A fixed threshold hands every block of 128 KiB or more back
-/// to the system when it is freed (`source add` at 100,000 artifacts: peak
-/// memory 204 -> 188 MB, no slower).
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn return_large_blocks_when_freed() {
-    // SAFETY: mallopt sets one parameter of glibc's allocator and touches no
-    // memory of ours; it runs before any other thread exists.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
-    }
-}
+/// jemalloc instead of the system's malloc. `source add` hands each artifact
+/// from the thread that reads git to the one writing the catalog and on to the
+/// search index's: glibc's malloc made every free of another thread's block wait
+/// for that thread's arena lock, and kept freed space in several arenas.
+/// jemalloc returns such blocks through a per-thread cache (`source add`:
+/// 12% faster at 10,000 artifacts, 16% at 100,000, with less memory at the peak).
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn return_large_blocks_when_freed() {}
+/// jemalloc's settings, read when it starts: one arena (the threads' own caches
+/// keep them from waiting on each other), and freed pages handed back to the
+/// system within 200 ms instead of 10 s, so peak memory stays what the process
+/// is using (at 100,000 artifacts: 120 MB against 157 MB with the defaults).
+#[cfg(not(target_env = "msvc"))]
+#[unsafe(export_name = "_rjem_malloc_conf")]
+static JEMALLOC_SETTINGS: &[u8; 46] = b"narenas:1,dirty_decay_ms:200,muzzy_decay_ms:0\0";
