@@ -447,7 +447,9 @@ impl<'c> Snapshot<'c> {
             digest,
         } = prepared;
         let mut records = Vec::with_capacity(found.files.len());
+        // The content file's bytes and sha256, when it is one of the artifact's files.
         let mut main_bytes = None;
+        let mut main_sha256 = None;
         for &index in &found.files {
             let file = &files[index];
             let oid = file.oid.to_string();
@@ -469,6 +471,7 @@ impl<'c> Snapshot<'c> {
                     let size = bytes.len() as u64;
                     if is_content {
                         main_bytes = Some(bytes);
+                        main_sha256.clone_from(&sha256);
                     }
                     (blake3, sha256, size, findings)
                 }
@@ -510,7 +513,7 @@ impl<'c> Snapshot<'c> {
             warnings,
             content_digest: digest,
             main_size: content_bytes.as_ref().map_or(0, |c| c.len() as u64),
-            main_sha256: content_bytes.as_deref().map(sha256_hex),
+            main_sha256: main_sha256.or_else(|| content_bytes.as_deref().map(sha256_hex)),
             text: analysis.text,
             truncated: analysis.truncated,
             files: records,
