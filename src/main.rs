@@ -10,7 +10,7 @@ fn main() {
 /// for that thread's arena lock, and kept freed space in several arenas.
 /// jemalloc returns such blocks through a per-thread cache (`source add`:
 /// 12% faster at 10,000 artifacts, 16% at 100,000, with less memory at the peak).
-#[cfg(not(target_env = "msvc"))]
+#[cfg(unix)]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
@@ -18,6 +18,6 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// keep them from waiting on each other), and freed pages handed back to the
 /// system within 200 ms instead of 10 s, so peak memory stays what the process
 /// is using (at 100,000 artifacts: 120 MB against 157 MB with the defaults).
-#[cfg(not(target_env = "msvc"))]
+#[cfg(unix)]
 #[unsafe(export_name = "_rjem_malloc_conf")]
 static JEMALLOC_SETTINGS: &[u8; 46] = b"narenas:1,dirty_decay_ms:200,muzzy_decay_ms:0\0";
