@@ -17,7 +17,8 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// jemalloc's settings, read when it starts: one arena (the threads' own caches
 /// keep them from waiting on each other), and freed pages handed back to the
 /// system within 200 ms instead of 10 s, so peak memory stays what the process
-/// is using (at 100,000 artifacts: 120 MB against 157 MB with the defaults).
+/// is using (a `source add` of 100,000 artifacts peaked 37 MB lower than with
+/// jemalloc's defaults, and no slower).
 #[cfg(unix)]
 #[unsafe(export_name = "_rjem_malloc_conf")]
 static JEMALLOC_SETTINGS: &[u8; 46] = b"narenas:1,dirty_decay_ms:200,muzzy_decay_ms:0\0";
