@@ -385,6 +385,17 @@ fn a_source_add_indexes_what_a_reindex_would() {
 #[test]
 fn a_source_add_killed_at_any_instant_leaves_the_index_and_catalog_in_step() {
     let env = TestEnv::new();
+    // A source already there: a kill mid-way through the next add must leave its
+    // rows as they were (the add writes them through a rollback journal when it
+    // has the catalog to itself, which the next reader plays back).
+    let kept = env.repo("kept");
+    for i in 0..3 {
+        kept.write(
+            &format!("skills/k-{i}/SKILL.md"),
+            skill(&format!("k-{i}"), "Kept skill"),
+        );
+    }
+    kept.commit("c1");
     let repo = env.repo("many");
     for i in 0..400 {
         repo.write(
@@ -399,6 +410,7 @@ fn a_source_add_killed_at_any_instant_leaves_the_index_and_catalog_in_step() {
     let mut outcomes = std::collections::BTreeSet::new();
     for delay_ms in [0, 10, 30, 60, 100, 150, 250, 400, 700, 1200] {
         let _ = std::fs::remove_dir_all(env.home());
+        env.json(&["source", "add", kept.path()]);
         let mut add = std::process::Command::new(env!("CARGO_BIN_EXE_aam"))
             .args(["source", "add", repo.path()])
             .env("AAM_HOME", env.home())
@@ -414,7 +426,7 @@ fn a_source_add_killed_at_any_instant_leaves_the_index_and_catalog_in_step() {
         // The next search repairs what the kill left; it finds the old catalog or the new one.
         let total = env.json(&["search", "", "--limit", "1"])["total"].as_u64().unwrap();
         assert!(
-            total == 0 || total == 400,
+            total == 3 || total == 403,
             "killed after {delay_ms} ms: {total} documents"
         );
         let rows = env.query(
@@ -427,11 +439,18 @@ fn a_source_add_killed_at_any_instant_leaves_the_index_and_catalog_in_step() {
             catalog_generation(&env),
             "killed after {delay_ms} ms"
         );
+        let check = env.aam(&["--json", "catalog", "check", "--full"]);
+        assert_eq!(check.code, 0, "killed after {delay_ms} ms: {check:?}");
+        assert_eq!(env.artifacts("kept").len(), 3, "killed after {delay_ms} ms");
+        assert!(
+            !env.home().join("catalog.db-journal").exists(),
+            "killed after {delay_ms} ms: the journal was played back"
+        );
         outcomes.insert(total);
     }
     // A kill that landed after the add finished says nothing; at least one must land mid-way.
     assert!(
-        outcomes.contains(&0),
+        outcomes.contains(&3),
         "no kill landed before the add committed: {outcomes:?}"
     );
 }
