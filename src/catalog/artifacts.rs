@@ -171,9 +171,8 @@ impl Catalog {
     ) -> Result<(SourceId, WriteOutcome)> {
         // Every row this write makes refers to rows the same transaction makes (the
         // new source, its commit, each new artifact) and holds typed values.
-        let written = self.written_once(|catalog| {
-            catalog.unchecked(|catalog| catalog.write_new_source(source, resolved_ref, commit, artifacts, on_row))
-        })?;
+        let written =
+            self.unchecked(|catalog| catalog.write_new_source(source, resolved_ref, commit, artifacts, on_row))?;
         self.refresh_statistics();
         Ok(written)
     }
@@ -988,90 +987,6 @@ mod tests {
         assert_eq!(catalog.stats().unwrap().artifacts_ever, 4);
         catalog.remove_source(id).unwrap();
         assert_eq!(catalog.stats().unwrap().artifacts_ever, 0);
-    }
-
-    /// The journal mode a second connection finds the catalog at `path` in.
-    fn journal_mode_seen_from_outside(path: &std::path::Path) -> String {
-        let conn = rusqlite::Connection::open(path).unwrap();
-        conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap()
-    }
-
-    #[test]
-    fn a_new_source_is_written_once_when_the_catalog_is_free_and_through_the_wal_beside_a_reader() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("c.db");
-        let mut catalog = Catalog::open(&path).unwrap();
-        let rows = || (0..3).map(|i| Ok(artifact(i, format!("body {i}"), None, None)));
-
-        // Alone: the rows go through a rollback journal, and the catalog is back in WAL mode after.
-        let mut during = None;
-        catalog
-            .add_indexed_source(
-                &crate::catalog::test_data::source("alone"),
-                None,
-                &crate::catalog::test_data::commit('a'),
-                rows(),
-                |_| {
-                    during.get_or_insert_with(|| journal_mode_seen_from_outside(&path));
-                },
-            )
-            .unwrap();
-        assert_eq!(during.as_deref(), Some("delete"));
-        assert_eq!(journal_mode_seen_from_outside(&path), "wal");
-        assert!(
-            !dir.path().join("c.db-journal").exists(),
-            "the journal is gone with the write"
-        );
-
-        // Beside a reader in the middle of a read: the write goes through the WAL,
-        // and the reader keeps its snapshot without holding the writer up.
-        let reader = rusqlite::Connection::open(&path).unwrap();
-        reader.execute_batch("BEGIN").unwrap();
-        let sources = |conn: &rusqlite::Connection| -> i64 {
-            conn.query_row("SELECT COUNT(*) FROM sources", [], |r| r.get(0))
-                .unwrap()
-        };
-        assert_eq!(sources(&reader), 1);
-        let mut during = None;
-        catalog
-            .add_indexed_source(
-                &crate::catalog::test_data::source("beside"),
-                None,
-                &crate::catalog::test_data::commit('b'),
-                rows(),
-                |_| {
-                    during.get_or_insert_with(|| journal_mode_seen_from_outside(&path));
-                },
-            )
-            .unwrap();
-        assert_eq!(during.as_deref(), Some("wal"));
-        assert_eq!(sources(&reader), 1, "the reader's snapshot is the one it started");
-        reader.execute_batch("COMMIT").unwrap();
-        assert_eq!(sources(&reader), 2);
-        assert_eq!(catalog.stats().unwrap().artifacts_ever, 6);
-    }
-
-    #[test]
-    fn a_catalog_another_process_writes_in_rollback_journal_mode_still_opens() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("c.db");
-        drop(Catalog::open(&path).unwrap());
-        // What a `source add` holds while it writes alone.
-        let writer = rusqlite::Connection::open(&path).unwrap();
-        writer
-            .query_row("PRAGMA journal_mode = DELETE", [], |r| r.get::<_, String>(0))
-            .unwrap();
-        writer
-            .execute_batch("BEGIN IMMEDIATE; UPDATE meta SET value = value + 1 WHERE key = 'generation'")
-            .unwrap();
-        let reader = Catalog::open(&path).expect("a reader opens while the write runs");
-        assert_eq!(reader.generation().unwrap(), 0, "and reads what was committed");
-        writer.execute_batch("COMMIT").unwrap();
-        assert_eq!(reader.generation().unwrap(), 1);
-        drop((reader, writer));
-        // The next to open it alone puts it back in WAL mode.
-        drop(Catalog::open(&path).unwrap());
-        assert_eq!(journal_mode_seen_from_outside(&path), "wal");
     }
 
     #[test]

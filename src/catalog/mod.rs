@@ -92,20 +92,10 @@ impl Catalog {
         let mode: String = conn
             .query_row("PRAGMA journal_mode", [], |r| r.get(0))
             .map_err(|e| open_error(path, e))?;
-        // A catalog found in rollback-journal mode is mid-way through a bulk write
-        // of another process (see [`Catalog::written_once`]), or was left so by
-        // one killed mid-way: switching it refuses at once while that process
-        // holds it, and this one then reads it as it is (waiting, like any
-        // reader in that mode, while the write holds its lock); the next to open
-        // it switches it.
         if !mode.eq_ignore_ascii_case("wal") {
             let _lock = migrate_lock(path)?;
-            if let Err(e) = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)) {
-                if !is_busy(&e) {
-                    return Err(open_error(path, e));
-                }
-                tracing::debug!("the catalog stays in rollback-journal mode while another process writes it");
-            }
+            conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
+                .map_err(|e| open_error(path, e))?;
         }
         #[cfg(test)]
         plans::record_statements(&mut conn);
@@ -176,55 +166,6 @@ impl Catalog {
             .conn
             .execute_batch("PRAGMA foreign_keys = ON; PRAGMA ignore_check_constraints = OFF;")
             .map_err(db_error);
-        let written = written?;
-        restored?;
-        Ok(written)
-    }
-
-    /// Runs a bulk write whose pages are written to the database file once. In
-    /// WAL mode every page goes to the log and is copied into the file by the
-    /// checkpoint when the connection closes; a rollback journal instead saves
-    /// only the pages that held data before the write, which for a new source's
-    /// rows (appended to the tables' ends) are a few. At 10,000 and 100,000
-    /// artifacts this made `source add` about 11% faster. The switch needs the
-    /// catalog to itself: when another process has it open (a server, a
-    /// search), SQLite refuses at once and the write goes through the WAL as
-    /// usual, so a reader already there never waits. One that opens the
-    /// catalog meanwhile reads it in rollback-journal mode and waits while the
-    /// write holds its lock. `synchronous = FULL` while the journal is the
-    /// rollback one keeps the write atomic through a power loss; a process
-    /// killed mid-way leaves a hot journal that the next connection to read the
-    /// catalog plays back, undoing the write. The catalog is back in WAL mode
-    /// afterwards, or, if a reader that arrived meanwhile refuses that switch,
-    /// at its next open.
-    fn written_once<T>(&mut self, write: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
-        let switched = match self
-            .conn
-            .query_row("PRAGMA journal_mode = DELETE", [], |r| r.get::<_, String>(0))
-        {
-            Ok(mode) => mode.eq_ignore_ascii_case("delete"),
-            Err(e) if is_busy(&e) => false,
-            Err(e) => return Err(db_error(e)),
-        };
-        if !switched {
-            return write(self);
-        }
-        let written = self
-            .conn
-            .execute_batch("PRAGMA synchronous = FULL")
-            .map_err(db_error)
-            .and_then(|()| write(self));
-        let restored = self.conn.execute_batch("PRAGMA synchronous = NORMAL").map_err(db_error);
-        match self
-            .conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
-        {
-            Ok(_) => {}
-            Err(e) if is_busy(&e) => {
-                tracing::debug!("the catalog stays in rollback-journal mode until its next open");
-            }
-            Err(e) => tracing::warn!(error = %e, "could not switch the catalog back to WAL mode"),
-        }
         let written = written?;
         restored?;
         Ok(written)
@@ -338,7 +279,7 @@ fn check_version(conn: &Connection, path: &Path, latest: i64) -> Result<bool> {
 /// Why the catalog could not be opened: a damaged file says so, and how to
 /// start over, instead of pointing at permissions.
 fn open_error(path: &Path, e: rusqlite::Error) -> Error {
-    // Held past the busy timeout by another process's write, not unopenable.
+    // Held past the busy timeout by another process, not unopenable.
     if is_busy(&e) {
         return db_error(e);
     }
@@ -349,7 +290,7 @@ fn open_error(path: &Path, e: rusqlite::Error) -> Error {
     let (message, hint) = if damaged {
         (
             format!("the catalog `{}` is damaged: SQLite cannot read it", path.display()),
-            "move catalog.db aside together with its catalog.db-wal, catalog.db-shm and catalog.db-journal (those that exist), and add the sources again",
+            "move catalog.db aside together with its catalog.db-wal and catalog.db-shm, and add the sources again",
         )
     } else {
         (

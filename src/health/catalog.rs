@@ -160,7 +160,7 @@ fn integrity_check(home: &AamHome, catalog: &Catalog, full: bool, now: SystemTim
             HealthCheck::fail(
                 "integrity",
                 format!("SQLite reports damage: {}", listed(&problems)),
-                "export what can be read with `aam catalog export --format jsonl`, then move catalog.db aside together with its catalog.db-wal, catalog.db-shm and catalog.db-journal (those that exist), and re-add the sources",
+                "export what can be read with `aam catalog export --format jsonl`, then move catalog.db aside together with its catalog.db-wal and catalog.db-shm, and re-add the sources",
             )
         }
         Err(e) => {
@@ -168,7 +168,7 @@ fn integrity_check(home: &AamHome, catalog: &Catalog, full: bool, now: SystemTim
             HealthCheck::fail(
                 "integrity",
                 format!("SQLite's integrity check could not finish: {}", e.message()),
-                "the catalog file is damaged; move it aside together with its catalog.db-wal, catalog.db-shm and catalog.db-journal (those that exist), and re-add the sources",
+                "the catalog file is damaged; move it aside together with its catalog.db-wal and catalog.db-shm, and re-add the sources",
             )
         }
     }
