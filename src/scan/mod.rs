@@ -13,7 +13,7 @@
 
 pub mod frontmatter;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -188,7 +188,12 @@ pub fn detect(paths: &[&str], listed: &BTreeMap<String, ArtifactKind>, root_name
             .copied()
             .filter(|p| !has_ignored_dir(split_dir(split_dir(p).0).0)),
     );
-    let mut skills: BTreeMap<&str, Detected> = BTreeMap::new();
+    // Skills in the order their first file comes (paths come in about sorted
+    // order, so the sort at the end finds long runs), found by root through a
+    // hash map: with every path under one `skills/` folder, a tree map compared
+    // long common prefixes a dozen times per lookup.
+    let mut skills: Vec<Detected> = Vec::new();
+    let mut skill_at: HashMap<&str, usize> = HashMap::new();
     let mut others = Vec::new();
     for (index, path) in paths.iter().enumerate() {
         let owner =
@@ -202,9 +207,11 @@ pub fn detect(paths: &[&str], listed: &BTreeMap<String, ArtifactKind>, root_name
             if has_ignored_dir(split_dir(inside).0) {
                 continue;
             }
-            let skill = skills
-                .entry(root)
-                .or_insert_with(|| new_skill(root, &skill_roots, root_name));
+            let at = *skill_at.entry(root).or_insert_with(|| {
+                skills.push(new_skill(root, &skill_roots, root_name));
+                skills.len() - 1
+            });
+            let skill = &mut skills[at];
             skill.files.push(index);
             if let Some(file) = inside.strip_prefix("agents/")
                 && !file.contains('/')
@@ -223,7 +230,7 @@ pub fn detect(paths: &[&str], listed: &BTreeMap<String, ArtifactKind>, root_name
     }
     // Sized once: at 100,000 artifacts a growing vector briefly held twice its 20 MB.
     let mut all: Vec<Detected> = Vec::with_capacity(skills.len() + others.len());
-    all.extend(skills.into_values());
+    all.extend(skills);
     for skill in &mut all {
         skill.files.sort_by_key(|&i| paths[i]);
     }
@@ -246,8 +253,8 @@ pub fn counts_as_skill_root(dir: &str) -> bool {
 }
 
 /// Folders that hold a skill file, mapped to that file's path.
-fn skill_roots<'a>(paths: impl Iterator<Item = &'a str>) -> BTreeMap<&'a str, &'a str> {
-    let mut roots: BTreeMap<&str, &str> = BTreeMap::new();
+fn skill_roots<'a>(paths: impl Iterator<Item = &'a str>) -> HashMap<&'a str, &'a str> {
+    let mut roots: HashMap<&str, &str> = HashMap::new();
     for path in paths {
         let (dir, file) = split_dir(path);
         if file.eq_ignore_ascii_case("SKILL.md") {
@@ -264,7 +271,7 @@ fn skill_roots<'a>(paths: impl Iterator<Item = &'a str>) -> BTreeMap<&'a str, &'
 }
 
 /// The nearest folder at or above `path`'s folder that is a skill root.
-fn owning_skill<'a>(path: &str, roots: &BTreeMap<&'a str, &'a str>) -> Option<&'a str> {
+fn owning_skill<'a>(path: &str, roots: &HashMap<&'a str, &'a str>) -> Option<&'a str> {
     let mut dir = split_dir(path).0;
     loop {
         if let Some((root, _)) = roots.get_key_value(dir) {
@@ -277,7 +284,7 @@ fn owning_skill<'a>(path: &str, roots: &BTreeMap<&'a str, &'a str>) -> Option<&'
     }
 }
 
-fn new_skill(root: &str, roots: &BTreeMap<&str, &str>, root_name: &str) -> Detected {
+fn new_skill(root: &str, roots: &HashMap<&str, &str>, root_name: &str) -> Detected {
     let fallback_name = if root.is_empty() {
         root_name.to_string()
     } else {
