@@ -105,6 +105,8 @@ error_codes! {
     CatalogError = "AAM_CATALOG_ERROR", InternalError;
     /// The catalog was written by a newer aam.
     CatalogTooNew = "AAM_CATALOG_TOO_NEW", Conflict;
+    /// Another aam process held the catalog's lock longer than the 10-second wait; try again once it is done.
+    CatalogBusy = "AAM_CATALOG_BUSY", Timeout;
     /// An `aam.yaml` is invalid.
     ManifestInvalid = "AAM_MANIFEST_INVALID", InvalidInput;
     /// An archive is damaged or unsafe.

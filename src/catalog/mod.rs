@@ -313,17 +313,16 @@ fn is_busy(e: &rusqlite::Error) -> bool {
 
 /// Wraps a SQLite failure without showing SQL to the user.
 fn db_error(e: rusqlite::Error) -> Error {
-    let busy = is_busy(&e);
     let damaged = matches!(
         e.sqlite_error_code(),
         Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
     );
-    let (message, hint) = if busy {
-        (
-            "the catalog is locked by another aam process",
-            "wait for the other command to finish and try again",
-        )
-    } else if damaged {
+    if is_busy(&e) {
+        return Error::new(ErrorCode::CatalogBusy, "the catalog is locked by another aam process")
+            .with_hint("wait for the other command to finish and try again")
+            .with_source(e);
+    }
+    let (message, hint) = if damaged {
         (
             "the catalog file is damaged: SQLite cannot read some of its pages",
             "run `aam doctor`; export what can be read with `aam catalog export --format jsonl`",
@@ -405,7 +404,7 @@ mod tests {
     fn a_catalog_held_by_another_process_past_the_timeout_is_called_locked() {
         let busy = rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY), None);
         let err = open_error(Path::new("catalog.db"), busy);
-        assert_eq!(err.code(), ErrorCode::CatalogError);
+        assert_eq!(err.code(), ErrorCode::CatalogBusy);
         assert!(
             err.message().contains("locked by another aam process"),
             "{}",

@@ -86,11 +86,12 @@ pub trait Tool {
 
 /// Codes any tool may fail with: bad input, local failures, and what the call
 /// path itself enforces (read-only mode and confinement, time limits,
-/// cancellation, a catalog written by a newer aam).
+/// cancellation, a catalog written by a newer aam or locked by another process).
 pub const COMMON_ERRORS: &[ErrorCode] = &[
     ErrorCode::InvalidArgument,
     ErrorCode::CatalogError,
     ErrorCode::CatalogTooNew,
+    ErrorCode::CatalogBusy,
     ErrorCode::IoError,
     ErrorCode::Forbidden,
     ErrorCode::Timeout,

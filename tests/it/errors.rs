@@ -254,6 +254,20 @@ fn a_catalog_from_a_newer_aam_is_refused() {
 }
 
 #[test]
+fn a_catalog_another_process_keeps_locked_is_a_timeout_to_retry() {
+    let (env, _) = seeded();
+    // Another writer holding the catalog's write lock past aam's 10-second wait.
+    let other = rusqlite::Connection::open(env.home().join("catalog.db")).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let body = fails_cleanly(&env, &["source", "enable-defaults"], "AAM_CATALOG_BUSY");
+    assert_eq!(body["category"], "TIMEOUT", "{body}");
+    assert!(body["hint"].as_str().unwrap().contains("try again"), "{body}");
+    other.execute_batch("ROLLBACK").unwrap();
+    // Once the lock is gone the same command goes through.
+    env.json(&["source", "enable-defaults"]);
+}
+
+#[test]
 fn an_empty_repository_says_it_has_no_commits() {
     let env = TestEnv::new();
     let repo = env.repo("empty");
