@@ -313,15 +313,15 @@ fn is_busy(e: &rusqlite::Error) -> bool {
 
 /// Wraps a SQLite failure without showing SQL to the user.
 fn db_error(e: rusqlite::Error) -> Error {
-    let damaged = matches!(
-        e.sqlite_error_code(),
-        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
-    );
     if is_busy(&e) {
         return Error::new(ErrorCode::CatalogBusy, "the catalog is locked by another aam process")
             .with_hint("wait for the other command to finish and try again")
             .with_source(e);
     }
+    let damaged = matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+    );
     let (message, hint) = if damaged {
         (
             "the catalog file is damaged: SQLite cannot read some of its pages",
