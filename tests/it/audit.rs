@@ -174,12 +174,7 @@ fn jsonl_and_csv_round_trip_every_artifact() {
 fn a_sqlite_export_is_consistent_while_a_writer_runs() {
     let env = TestEnv::new();
     let repo = env.repo("big");
-    for i in 0..200 {
-        repo.write(
-            &format!("skills/s{i:03}/SKILL.md"),
-            skill(&format!("s{i:03}"), "Base skill"),
-        );
-    }
+    repo.write_skills((0..200).map(|i| format!("s{i:03}")), "Base skill");
     repo.commit("base");
     env.json(&["source", "add", "./big", "--name", "big"]);
 

@@ -11,12 +11,7 @@ use crate::support::{TestEnv, skill};
 /// A source `composio` with `n` skills `tool-0` ... and three named ones.
 fn composio(env: &TestEnv, n: usize) {
     let repo = env.repo("composio");
-    for i in 0..n {
-        repo.write(
-            &format!("skills/tool-{i}/SKILL.md"),
-            skill(&format!("tool-{i}"), "A tool"),
-        );
-    }
+    repo.write_skills((0..n).map(|i| format!("tool-{i}")), "A tool");
     for name in ["notion", "slack", "github"] {
         repo.write(&format!("skills/{name}/SKILL.md"), skill(name, "An app"));
     }

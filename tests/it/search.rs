@@ -387,12 +387,7 @@ fn a_source_add_killed_at_any_instant_leaves_the_index_and_catalog_in_step() {
     let env = TestEnv::new();
     // A source already there: a kill mid-way through the next add leaves its rows as they were.
     let kept = env.repo("kept");
-    for i in 0..3 {
-        kept.write(
-            &format!("skills/k-{i}/SKILL.md"),
-            skill(&format!("k-{i}"), "Kept skill"),
-        );
-    }
+    kept.write_skills((0..3).map(|i| format!("k-{i}")), "Kept skill");
     kept.commit("c1");
     let repo = env.repo("many");
     for i in 0..400 {

@@ -265,6 +265,14 @@ impl Repo {
         self
     }
 
+    /// Writes a skill `skills/<name>/SKILL.md` for each name, all with `description`.
+    pub fn write_skills(&self, names: impl IntoIterator<Item = String>, description: &str) -> &Self {
+        for name in names {
+            self.write(&format!("skills/{name}/SKILL.md"), skill(&name, description));
+        }
+        self
+    }
+
     /// Creates a symlink at `rel` pointing to `target`.
     pub fn symlink(&self, rel: &str, target: &str) -> &Self {
         let path = self.dir.join(rel);
