@@ -314,10 +314,19 @@ fn decode_folder(repo: &Repository, id: ObjectId) -> std::result::Result<Folder,
 /// Never set: fetches run to completion unless they fail.
 static NEVER_INTERRUPT: AtomicBool = AtomicBool::new(false);
 
+/// The most memory gix may allocate to inflate one object of a cache: a blob of
+/// [`MAX_SOURCE_FILE_BYTES`] decoded from a delta chain needs twice its size and
+/// the deltas, with room for a larger version along the chain. A hostile pack that
+/// declares a bigger object is refused before anything that size is allocated.
+const OBJECT_ALLOC_LIMIT_BYTES: u64 = 4 * MAX_SOURCE_FILE_BYTES;
+
 fn open_options() -> gix::open::Options {
     // Each blob is read once; a bigger cache of delta bases bought no time at 100k
     // artifacts (32 MB cost 35 MB more peak memory than 8 MB: one cache per thread).
-    gix::open::Options::isolated().config_overrides(["core.deltaBaseCacheLimit=8m"])
+    gix::open::Options::isolated().config_overrides([
+        "core.deltaBaseCacheLimit=8m".to_string(),
+        format!("gitoxide.objects.allocLimit={OBJECT_ALLOC_LIMIT_BYTES}"),
+    ])
 }
 
 impl GitCache {
@@ -614,6 +623,9 @@ impl GitCache {
         };
         let mut bundle: Option<gix::odb::pack::bundle::write::Outcome> = None;
         let pack_dir = repo.objects.store_ref().path().join("pack");
+        // A thin pack's bases are read whatever their size: the allocation limit
+        // guards what aam reads, and a base kept from an unfiltered fetch may pass it.
+        let bases = gix::open_opts(&self.dir, gix::open::Options::isolated())?.objects;
         let outcome = gix::protocol::fetch(
             &mut negotiate,
             |reader, progress, should_interrupt| -> gix::Result<bool> {
@@ -622,7 +634,7 @@ impl GitCache {
                     Some(&pack_dir),
                     progress,
                     should_interrupt,
-                    Some(repo.objects.clone()),
+                    Some(bases.clone()),
                     repo.object_hash(),
                     gix::odb::pack::bundle::write::Options {
                         thread_limit: None,
@@ -917,18 +929,33 @@ impl GitCache {
     }
 
     /// The bytes of the blob `id`, the file at the repository path `path`. A blob
-    /// larger than [`MAX_SOURCE_FILE_BYTES`], or one a partial fetch left on the
+    /// larger than [`MAX_SOURCE_FILE_BYTES`], one that needs more than
+    /// [`OBJECT_ALLOC_LIMIT_BYTES`] to inflate, or one a partial fetch left on the
     /// server, is `AAM_SOURCE_FILE_TOO_LARGE`; any other missing blob is damage.
+    ///
+    /// The blob is read without asking its size first: gix's allocation limit
+    /// bounds the memory, and the size (which inflates the start of a delta a
+    /// second time, 4% of an add's CPU) is only looked up to explain a failure.
     pub fn read_blob(&self, id: ObjectId, path: &str) -> Result<Vec<u8>> {
+        match self.repo.find_blob(id) {
+            Ok(mut blob) if blob.data.len() as u64 <= MAX_SOURCE_FILE_BYTES => Ok(blob.take_data()),
+            Ok(blob) => Err(source_file_too_large(path, TooLarge::Size(blob.data.len() as u64))),
+            Err(e) => Err(self.unreadable_blob(id, path, e)),
+        }
+    }
+
+    /// Why the blob `id` at `path` could not be read: too large, left on the
+    /// server by a partial fetch, or damage.
+    fn unreadable_blob(&self, id: ObjectId, path: &str, e: gix::Error) -> Error {
+        let over_limit = e.is_resource_exhausted();
         match self.repo.try_find_header(id) {
             Ok(Some(header)) if header.size() > MAX_SOURCE_FILE_BYTES => {
-                return Err(source_file_too_large(path, Some(header.size())));
+                source_file_too_large(path, TooLarge::Size(header.size()))
             }
-            Ok(None) if self.is_partial() => return Err(source_file_too_large(path, None)),
-            _ => {}
+            Ok(None) if self.is_partial() => source_file_too_large(path, TooLarge::LeftOnServer),
+            _ if over_limit => source_file_too_large(path, TooLarge::DecodesPastLimit),
+            _ => self.corrupted(e),
         }
-        let mut blob = self.repo.find_blob(id).map_err(|e| self.corrupted(e))?;
-        Ok(blob.take_data())
     }
 
     /// Where each object lies in the cache's packs: (pack, offset) from the pack
@@ -958,7 +985,12 @@ impl GitCache {
         .collect()
     }
 
+    /// An object of the cache that could not be read: one gix refused to inflate
+    /// past [`OBJECT_ALLOC_LIMIT_BYTES`] is too large, anything else is damage.
     fn corrupted(&self, e: impl std::error::Error + Send + Sync + 'static) -> Error {
+        if gix::error::classify(&e).is_resource_exhausted() {
+            return object_too_large(&self.dir).with_source(e);
+        }
         cache_corrupted(&self.dir).with_source(e)
     }
 
@@ -1370,17 +1402,46 @@ fn ref_not_found(name: &str, url: &str) -> Error {
 
 /// `path` is larger than aam reads from a source; `size` when it is known (the blob
 /// is in the cache), `None` when a partial fetch left it on the server.
-fn source_file_too_large(path: &str, size: Option<u64>) -> Error {
+/// What is known of a file aam refuses to read.
+enum TooLarge {
+    /// Its size.
+    Size(u64),
+    /// A partial fetch left it on the server (the server knew it was too large).
+    LeftOnServer,
+    /// Its size is within the limit, but inflating it passes through a larger
+    /// version (a delta chain) than [`OBJECT_ALLOC_LIMIT_BYTES`] allows.
+    DecodesPastLimit,
+}
+
+fn source_file_too_large(path: &str, known: TooLarge) -> Error {
     let limit = MAX_SOURCE_FILE_BYTES / 1024 / 1024;
-    let what = match size {
-        Some(size) => format!("`{path}` is {:.1} MiB", size as f64 / 1024.0 / 1024.0),
-        None => format!("`{path}` was left on the server by the fetch: it is larger than {limit} MiB"),
+    let what = match known {
+        TooLarge::Size(size) => format!("`{path}` is {:.1} MiB", size as f64 / 1024.0 / 1024.0),
+        TooLarge::LeftOnServer => {
+            format!("`{path}` was left on the server by the fetch: it is larger than {limit} MiB")
+        }
+        TooLarge::DecodesPastLimit => format!(
+            "`{path}` is stored as changes to a version larger than {} MiB",
+            OBJECT_ALLOC_LIMIT_BYTES / 1024 / 1024 / 2
+        ),
     };
     Error::new(
         ErrorCode::SourceFileTooLarge,
         format!("{what}; aam reads files of at most {limit} MiB from a source"),
     )
     .with_hint("keep large files outside skill and plugin folders, or add the source with a scope that leaves them out")
+}
+
+fn object_too_large(dir: &Path) -> Error {
+    Error::new(
+        ErrorCode::SourceFileTooLarge,
+        format!(
+            "a git object in `{}` needs more than {} MiB to inflate (a folder of about a million entries)",
+            dir.display(),
+            OBJECT_ALLOC_LIMIT_BYTES / 1024 / 1024
+        ),
+    )
+    .with_hint("add the source with a scope that leaves the folder out")
 }
 
 fn cache_corrupted(dir: &Path) -> Error {
@@ -1724,6 +1785,35 @@ mod tests {
         ] {
             assert!(std::fs::symlink_metadata(to.join(taken)).is_err(), "{taken} was taken");
         }
+    }
+
+    /// A blob over the file limit is refused with its size; one over the allocation
+    /// limit is refused by gix itself before it is inflated, and explained the same way.
+    #[test]
+    fn blobs_over_the_limits_are_refused_with_their_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, _) = GitCache::open_or_create(&dir.path().join("cache")).unwrap();
+        let small = cache.repo.write_blob("fits\n").unwrap().detach();
+        let large = (cache
+            .repo
+            .write_blob(vec![b'a'; MAX_SOURCE_FILE_BYTES as usize + 1])
+            .unwrap())
+        .detach();
+        let huge = (cache
+            .repo
+            .write_blob(vec![b'a'; OBJECT_ALLOC_LIMIT_BYTES as usize + 1])
+            .unwrap())
+        .detach();
+        let cache = GitCache::open(&cache.dir).unwrap();
+        assert_eq!(cache.read_blob(small, "s/SKILL.md").unwrap(), b"fits\n");
+        let refused = cache.read_blob(large, "s/large.bin").unwrap_err();
+        assert_eq!(refused.code(), ErrorCode::SourceFileTooLarge);
+        assert!(refused.message().contains("`s/large.bin` is 16.0 MiB"), "{refused:?}");
+        let inflating = cache.repo.find_blob(huge).map(|_| ()).unwrap_err();
+        assert!(inflating.is_resource_exhausted(), "{inflating:?}");
+        let refused = cache.read_blob(huge, "s/huge.bin").unwrap_err();
+        assert_eq!(refused.code(), ErrorCode::SourceFileTooLarge);
+        assert!(refused.message().contains("`s/huge.bin` is 64.0 MiB"), "{refused:?}");
     }
 
     /// Two sides of a folder wide enough to be decoded on two threads, with files
