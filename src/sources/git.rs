@@ -1400,8 +1400,6 @@ fn ref_not_found(name: &str, url: &str) -> Error {
     .with_hint("pass an existing branch, tag or full commit id with `--ref`")
 }
 
-/// `path` is larger than aam reads from a source; `size` when it is known (the blob
-/// is in the cache), `None` when a partial fetch left it on the server.
 /// What is known of a file aam refuses to read.
 enum TooLarge {
     /// Its size.
@@ -1413,6 +1411,7 @@ enum TooLarge {
     DecodesPastLimit,
 }
 
+/// `path` is larger than aam reads from a source, with what is `known` of it.
 fn source_file_too_large(path: &str, known: TooLarge) -> Error {
     let limit = MAX_SOURCE_FILE_BYTES / 1024 / 1024;
     let what = match known {
