@@ -266,6 +266,9 @@ pub struct GitCache {
     /// looks names up in it, and each decode of a 100,000-entry tree inflates
     /// megabytes again.
     folders: RefCell<FolderCache>,
+    /// The same objects for [`GitCache::read_blob`], with gix's allocation limit
+    /// ([`BLOB_ALLOC_LIMIT_BYTES`]); made on the first read.
+    blobs: std::cell::OnceCell<Repository>,
 }
 
 /// Parsed trees by id, at most [`FolderCache::MAX_BYTES`] of tree data (emptied
@@ -314,19 +317,36 @@ fn decode_folder(repo: &Repository, id: ObjectId) -> std::result::Result<Folder,
 /// Never set: fetches run to completion unless they fail.
 static NEVER_INTERRUPT: AtomicBool = AtomicBool::new(false);
 
-/// The most memory gix may allocate to inflate one object of a cache: a blob of
-/// [`MAX_SOURCE_FILE_BYTES`] decoded from a delta chain needs twice its size and
-/// the deltas, with room for a larger version along the chain. A hostile pack that
-/// declares a bigger object is refused before anything that size is allocated.
-const OBJECT_ALLOC_LIMIT_BYTES: u64 = 4 * MAX_SOURCE_FILE_BYTES;
+/// The most memory gix may allocate at once to inflate a blob in
+/// [`GitCache::read_blob`]'s first attempt: a file of [`MAX_SOURCE_FILE_BYTES`]
+/// decoded from a delta chain needs twice its size and the deltas. A blob that
+/// declares more is refused before anything that size is allocated.
+const BLOB_ALLOC_LIMIT_BYTES: usize = 2 * MAX_SOURCE_FILE_BYTES as usize + 1024 * 1024;
 
 fn open_options() -> gix::open::Options {
     // Each blob is read once; a bigger cache of delta bases bought no time at 100k
     // artifacts (32 MB cost 35 MB more peak memory than 8 MB: one cache per thread).
-    gix::open::Options::isolated().config_overrides([
-        "core.deltaBaseCacheLimit=8m".to_string(),
-        format!("gitoxide.objects.allocLimit={OBJECT_ALLOC_LIMIT_BYTES}"),
-    ])
+    gix::open::Options::isolated().config_overrides(["core.deltaBaseCacheLimit=8m"])
+}
+
+/// `repo` reading its objects through a store with gix's allocation limit
+/// `limit`: the store is made the way gix reopens one, sharing nothing but the
+/// objects folder, so the other handle keeps reading objects of any size.
+fn with_alloc_limit(repo: &Repository, limit: usize) -> std::io::Result<Repository> {
+    let store = repo.objects.store_ref();
+    let options = gix::odb::store::init::Options {
+        alloc_limit_bytes: Some(limit),
+        use_multi_pack_index: store.use_multi_pack_index(),
+        ..Default::default()
+    };
+    let mut handle = gix::odb::at_opts(store.path(), store.object_hash(), store.replacements(), options)?.into_inner();
+    handle.refresh = repo.objects.refresh;
+    handle.max_recursion_depth = repo.objects.max_recursion_depth;
+    handle.ignore_replacements = repo.objects.ignore_replacements;
+    let mut limited = repo.clone();
+    // The clone keeps the handle's cache constructors (the delta-base cache).
+    **limited.objects = handle;
+    Ok(limited)
 }
 
 impl GitCache {
@@ -337,6 +357,7 @@ impl GitCache {
                 repo,
                 dir: dir.to_path_buf(),
                 folders: Default::default(),
+                blobs: Default::default(),
             }),
             Err(e) => Err(cache_corrupted(dir).with_source(e)),
         }
@@ -623,9 +644,6 @@ impl GitCache {
         };
         let mut bundle: Option<gix::odb::pack::bundle::write::Outcome> = None;
         let pack_dir = repo.objects.store_ref().path().join("pack");
-        // A thin pack's bases are read whatever their size: the allocation limit
-        // guards what aam reads, and a base kept from an unfiltered fetch may pass it.
-        let bases = gix::open_opts(&self.dir, gix::open::Options::isolated())?.objects;
         let outcome = gix::protocol::fetch(
             &mut negotiate,
             |reader, progress, should_interrupt| -> gix::Result<bool> {
@@ -634,7 +652,7 @@ impl GitCache {
                     Some(&pack_dir),
                     progress,
                     should_interrupt,
-                    Some(bases.clone()),
+                    Some(repo.objects.clone()),
                     repo.object_hash(),
                     gix::odb::pack::bundle::write::Options {
                         thread_limit: None,
@@ -929,32 +947,37 @@ impl GitCache {
     }
 
     /// The bytes of the blob `id`, the file at the repository path `path`. A blob
-    /// larger than [`MAX_SOURCE_FILE_BYTES`], one that needs more than
-    /// [`OBJECT_ALLOC_LIMIT_BYTES`] to inflate, or one a partial fetch left on the
+    /// larger than [`MAX_SOURCE_FILE_BYTES`], or one a partial fetch left on the
     /// server, is `AAM_SOURCE_FILE_TOO_LARGE`; any other missing blob is damage.
     ///
-    /// The blob is read without asking its size first: gix's allocation limit
-    /// bounds the memory, and the size (which inflates the start of a delta a
-    /// second time, 4% of an add's CPU) is only looked up to explain a failure.
+    /// The blob is read without asking its size first, through a handle whose
+    /// allocation limit ([`BLOB_ALLOC_LIMIT_BYTES`]) bounds the memory: asking
+    /// inflated the start of every delta twice (4% of an add's CPU). Only when
+    /// that read fails is the size looked up, to refuse the file or, for a file
+    /// within the limit whose delta chain passes through a larger version, to
+    /// read it again without the allocation limit.
     pub fn read_blob(&self, id: ObjectId, path: &str) -> Result<Vec<u8>> {
-        match self.repo.find_blob(id) {
-            Ok(mut blob) if blob.data.len() as u64 <= MAX_SOURCE_FILE_BYTES => Ok(blob.take_data()),
-            Ok(blob) => Err(source_file_too_large(path, TooLarge::Size(blob.data.len() as u64))),
-            Err(e) => Err(self.unreadable_blob(id, path, e)),
-        }
-    }
-
-    /// Why the blob `id` at `path` could not be read: too large, left on the
-    /// server by a partial fetch, or damage.
-    fn unreadable_blob(&self, id: ObjectId, path: &str, e: gix::Error) -> Error {
-        let over_limit = e.is_resource_exhausted();
+        let blobs = match self.blobs.get() {
+            Some(blobs) => blobs,
+            None => {
+                let limited = with_alloc_limit(&self.repo, BLOB_ALLOC_LIMIT_BYTES).map_err(|e| self.corrupted(e))?;
+                self.blobs.get_or_init(|| limited)
+            }
+        };
+        let first = match blobs.find_blob(id) {
+            Ok(mut blob) => return within_limit(blob.take_data(), path),
+            Err(e) => e,
+        };
         match self.repo.try_find_header(id) {
             Ok(Some(header)) if header.size() > MAX_SOURCE_FILE_BYTES => {
-                source_file_too_large(path, TooLarge::Size(header.size()))
+                Err(source_file_too_large(path, Some(header.size())))
             }
-            Ok(None) if self.is_partial() => source_file_too_large(path, TooLarge::LeftOnServer),
-            _ if over_limit => source_file_too_large(path, TooLarge::DecodesPastLimit),
-            _ => self.corrupted(e),
+            Ok(None) if self.is_partial() => Err(source_file_too_large(path, None)),
+            Ok(Some(_)) if first.is_resource_exhausted() => {
+                let mut blob = self.repo.find_blob(id).map_err(|e| self.corrupted(e))?;
+                within_limit(blob.take_data(), path)
+            }
+            _ => Err(self.corrupted(first)),
         }
     }
 
@@ -985,12 +1008,7 @@ impl GitCache {
         .collect()
     }
 
-    /// An object of the cache that could not be read: one gix refused to inflate
-    /// past [`OBJECT_ALLOC_LIMIT_BYTES`] is too large, anything else is damage.
     fn corrupted(&self, e: impl std::error::Error + Send + Sync + 'static) -> Error {
-        if gix::error::classify(&e).is_resource_exhausted() {
-            return object_too_large(&self.dir).with_source(e);
-        }
         cache_corrupted(&self.dir).with_source(e)
     }
 
@@ -1400,47 +1418,28 @@ fn ref_not_found(name: &str, url: &str) -> Error {
     .with_hint("pass an existing branch, tag or full commit id with `--ref`")
 }
 
-/// What is known of a file aam refuses to read.
-enum TooLarge {
-    /// Its size.
-    Size(u64),
-    /// A partial fetch left it on the server (the server knew it was too large).
-    LeftOnServer,
-    /// Its size is within the limit, but inflating it passes through a larger
-    /// version (a delta chain) than [`OBJECT_ALLOC_LIMIT_BYTES`] allows.
-    DecodesPastLimit,
+/// The bytes of the file at `path`, or `AAM_SOURCE_FILE_TOO_LARGE` when they
+/// are more than [`MAX_SOURCE_FILE_BYTES`].
+fn within_limit(bytes: Vec<u8>, path: &str) -> Result<Vec<u8>> {
+    if bytes.len() as u64 > MAX_SOURCE_FILE_BYTES {
+        return Err(source_file_too_large(path, Some(bytes.len() as u64)));
+    }
+    Ok(bytes)
 }
 
-/// `path` is larger than aam reads from a source, with what is `known` of it.
-fn source_file_too_large(path: &str, known: TooLarge) -> Error {
+/// `path` is larger than aam reads from a source; `size` when it is known (the blob
+/// is in the cache), `None` when a partial fetch left it on the server.
+fn source_file_too_large(path: &str, size: Option<u64>) -> Error {
     let limit = MAX_SOURCE_FILE_BYTES / 1024 / 1024;
-    let what = match known {
-        TooLarge::Size(size) => format!("`{path}` is {:.1} MiB", size as f64 / 1024.0 / 1024.0),
-        TooLarge::LeftOnServer => {
-            format!("`{path}` was left on the server by the fetch: it is larger than {limit} MiB")
-        }
-        TooLarge::DecodesPastLimit => format!(
-            "`{path}` is stored as changes to a version larger than {} MiB",
-            OBJECT_ALLOC_LIMIT_BYTES / 1024 / 1024 / 2
-        ),
+    let what = match size {
+        Some(size) => format!("`{path}` is {:.1} MiB", size as f64 / 1024.0 / 1024.0),
+        None => format!("`{path}` was left on the server by the fetch: it is larger than {limit} MiB"),
     };
     Error::new(
         ErrorCode::SourceFileTooLarge,
         format!("{what}; aam reads files of at most {limit} MiB from a source"),
     )
     .with_hint("keep large files outside skill and plugin folders, or add the source with a scope that leaves them out")
-}
-
-fn object_too_large(dir: &Path) -> Error {
-    Error::new(
-        ErrorCode::SourceFileTooLarge,
-        format!(
-            "a git object in `{}` needs more than {} MiB to inflate (a folder of about a million entries)",
-            dir.display(),
-            OBJECT_ALLOC_LIMIT_BYTES / 1024 / 1024
-        ),
-    )
-    .with_hint("add the source with a scope that leaves the folder out")
 }
 
 fn cache_corrupted(dir: &Path) -> Error {
@@ -1786,33 +1785,75 @@ mod tests {
         }
     }
 
-    /// A blob over the file limit is refused with its size; one over the allocation
-    /// limit is refused by gix itself before it is inflated, and explained the same way.
+    /// Blobs read through the handle with the allocation limit: one over the file
+    /// limit is refused with its size, one declaring more than the allocation limit
+    /// before it is inflated, and a small file stored as changes to a version too
+    /// large for the limit is read all the same (through the handle without one).
     #[test]
-    fn blobs_over_the_limits_are_refused_with_their_size() {
+    fn blobs_are_read_within_the_limits() {
         let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join("source");
+        let git = |args: &[&str]| run_git(&source, args);
+        let commit = |message: &str| {
+            git(&["add", "-A"]);
+            git(&[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-q",
+                "-m",
+                message,
+            ]);
+        };
+        std::fs::create_dir(&source).unwrap();
+        git(&["init", "-q", "-b", "main"]);
+        // 20 MiB that do not compress, then its first 2 MiB: git stores the small
+        // version as changes to the large one, which needs 40 MiB to inflate.
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let shrinking: Vec<u8> = (0..20 * 1024 * 1024)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect();
+        std::fs::write(source.join("shrinks.bin"), &shrinking).unwrap();
+        commit("large");
+        std::fs::write(source.join("shrinks.bin"), &shrinking[..2 * 1024 * 1024]).unwrap();
+        std::fs::write(source.join("SKILL.md"), "fits\n").unwrap();
+        std::fs::write(source.join("large.bin"), vec![b'a'; MAX_SOURCE_FILE_BYTES as usize + 1]).unwrap();
+        std::fs::write(source.join("huge.bin"), vec![b'a'; BLOB_ALLOC_LIMIT_BYTES + 1]).unwrap();
+        commit("small");
+        git(&["repack", "-adfq", "--depth=50", "--window=250"]);
+
         let (cache, _) = GitCache::open_or_create(&dir.path().join("cache")).unwrap();
-        let small = cache.repo.write_blob("fits\n").unwrap().detach();
-        let large = (cache
-            .repo
-            .write_blob(vec![b'a'; MAX_SOURCE_FILE_BYTES as usize + 1])
-            .unwrap())
-        .detach();
-        let huge = (cache
-            .repo
-            .write_blob(vec![b'a'; OBJECT_ALLOC_LIMIT_BYTES as usize + 1])
-            .unwrap())
-        .detach();
-        let cache = GitCache::open(&cache.dir).unwrap();
-        assert_eq!(cache.read_blob(small, "s/SKILL.md").unwrap(), b"fits\n");
-        let refused = cache.read_blob(large, "s/large.bin").unwrap_err();
+        let url = format!("file://{}", source.display());
+        let fetched = cache
+            .fetch(&url, &RefWant::DefaultBranch, "refs/aam/t/head", true, T)
+            .unwrap();
+        let (tree, _) = cache.commit_tree(fetched.commit).unwrap();
+        let files = cache.files_under(tree, "").unwrap();
+        let blob = |name: &str| files.iter().find(|f| f.path == name).unwrap().oid;
+        let limited = with_alloc_limit(&cache.repo, BLOB_ALLOC_LIMIT_BYTES).unwrap();
+
+        assert_eq!(cache.read_blob(blob("SKILL.md"), "SKILL.md").unwrap(), b"fits\n");
+        let refused = cache.read_blob(blob("large.bin"), "large.bin").unwrap_err();
         assert_eq!(refused.code(), ErrorCode::SourceFileTooLarge);
-        assert!(refused.message().contains("`s/large.bin` is 16.0 MiB"), "{refused:?}");
-        let inflating = cache.repo.find_blob(huge).map(|_| ()).unwrap_err();
-        assert!(inflating.is_resource_exhausted(), "{inflating:?}");
-        let refused = cache.read_blob(huge, "s/huge.bin").unwrap_err();
+        assert!(refused.message().contains("`large.bin` is 16.0 MiB"), "{refused:?}");
+        let declared = limited.find_blob(blob("huge.bin")).map(|_| ()).unwrap_err();
+        assert!(declared.is_resource_exhausted(), "{declared:?}");
+        let refused = cache.read_blob(blob("huge.bin"), "huge.bin").unwrap_err();
         assert_eq!(refused.code(), ErrorCode::SourceFileTooLarge);
-        assert!(refused.message().contains("`s/huge.bin` is 64.0 MiB"), "{refused:?}");
+        assert!(refused.message().contains("`huge.bin` is 33.0 MiB"), "{refused:?}");
+        let chain = limited.find_blob(blob("shrinks.bin")).map(|_| ()).unwrap_err();
+        assert!(chain.is_resource_exhausted(), "{chain:?}");
+        assert_eq!(
+            cache.read_blob(blob("shrinks.bin"), "shrinks.bin").unwrap(),
+            &shrinking[..2 * 1024 * 1024]
+        );
     }
 
     /// Two sides of a folder wide enough to be decoded on two threads, with files
