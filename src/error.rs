@@ -99,7 +99,7 @@ error_codes! {
     TlsCertificate = "AAM_TLS_CERTIFICATE", UpstreamError;
     /// The local git cache is missing objects or unreadable.
     CacheCorrupted = "AAM_CACHE_CORRUPTED", InternalError;
-    /// A file aam would read from a source is larger than it reads (16 MiB); fetches leave such files on the server.
+    /// A file aam would read from a source is larger than it reads (16 MiB), or a git object of the source declares more than 1 GiB; fetches leave such files on the server.
     SourceFileTooLarge = "AAM_SOURCE_FILE_TOO_LARGE", InvalidInput;
     /// The catalog database failed.
     CatalogError = "AAM_CATALOG_ERROR", InternalError;

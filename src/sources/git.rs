@@ -323,10 +323,20 @@ static NEVER_INTERRUPT: AtomicBool = AtomicBool::new(false);
 /// declares more is refused before anything that size is allocated.
 const BLOB_ALLOC_LIMIT_BYTES: usize = 2 * MAX_SOURCE_FILE_BYTES as usize + 1024 * 1024;
 
+/// The most memory gix may allocate at once to inflate any object of a cache or
+/// a local source: a folder of several million entries fits, while a tree or
+/// commit of a hostile repository that declares gigabytes is refused before
+/// they are allocated (and zero-filled).
+const OBJECT_ALLOC_LIMIT_BYTES: usize = 1024 * 1024 * 1024;
+
+fn alloc_limit() -> String {
+    format!("gitoxide.objects.allocLimit={OBJECT_ALLOC_LIMIT_BYTES}")
+}
+
 fn open_options() -> gix::open::Options {
     // Each blob is read once; a bigger cache of delta bases bought no time at 100k
     // artifacts (32 MB cost 35 MB more peak memory than 8 MB: one cache per thread).
-    gix::open::Options::isolated().config_overrides(["core.deltaBaseCacheLimit=8m"])
+    gix::open::Options::isolated().config_overrides(["core.deltaBaseCacheLimit=8m".to_string(), alloc_limit()])
 }
 
 /// `repo` reading its objects through a store with gix's allocation limit
@@ -473,17 +483,18 @@ impl GitCache {
         } else {
             (ErrorCode::GitFetchFailed, "fetch")
         };
-        let source = gix::open_opts(path, gix::open::Options::isolated()).map_err(|e| {
-            Error::new(
-                code,
-                format!(
-                    "failed to {verb} `{}`: it is not a git repository (any more)",
-                    path.display()
-                ),
-            )
-            .with_hint("check that the folder exists and holds a git repository; remove the source if it moved")
-            .with_source(e)
-        })?;
+        let source =
+            gix::open_opts(path, gix::open::Options::isolated().config_overrides([alloc_limit()])).map_err(|e| {
+                Error::new(
+                    code,
+                    format!(
+                        "failed to {verb} `{}`: it is not a git repository (any more)",
+                        path.display()
+                    ),
+                )
+                .with_hint("check that the folder exists and holds a git repository; remove the source if it moved")
+                .with_source(e)
+            })?;
         let (commit, resolved_ref) = resolve_local(&source, want)
             .map_err(|e| e.unwrap_or_else(|| ref_not_found(&want_text(want), &format!("file://{}", path.display()))))?;
         let copied = link_objects(&source.common_dir().join("objects"), &self.dir.join("objects"))
@@ -1008,7 +1019,12 @@ impl GitCache {
         .collect()
     }
 
+    /// An object of the cache that could not be read: damage, or one gix refused
+    /// to inflate past [`OBJECT_ALLOC_LIMIT_BYTES`].
     fn corrupted(&self, e: impl std::error::Error + Send + Sync + 'static) -> Error {
+        if gix::error::classify(&e).is_resource_exhausted() {
+            return object_too_large().with_source(e);
+        }
         cache_corrupted(&self.dir).with_source(e)
     }
 
@@ -1102,7 +1118,10 @@ fn resolve_local(repo: &Repository, want: &RefWant) -> Result<(ObjectId, String)
         RefWant::DefaultBranch => {
             let commit = repo
                 .head_commit()
-                .map_err(|_| {
+                .map_err(|e| {
+                    if gix::error::classify(&e).is_resource_exhausted() {
+                        return Some(object_too_large().with_source(e));
+                    }
                     Some(
                         Error::new(
                             ErrorCode::GitRefNotFound,
@@ -1440,6 +1459,17 @@ fn source_file_too_large(path: &str, size: Option<u64>) -> Error {
         format!("{what}; aam reads files of at most {limit} MiB from a source"),
     )
     .with_hint("keep large files outside skill and plugin folders, or add the source with a scope that leaves them out")
+}
+
+fn object_too_large() -> Error {
+    Error::new(
+        ErrorCode::SourceFileTooLarge,
+        format!(
+            "a git object of the source (a folder listing, a commit, or a version of a file) declares more than {} MiB",
+            OBJECT_ALLOC_LIMIT_BYTES / 1024 / 1024
+        ),
+    )
+    .with_hint("the repository is damaged or built to exhaust memory: check where it comes from, and remove the source")
 }
 
 fn cache_corrupted(dir: &Path) -> Error {
@@ -1853,6 +1883,58 @@ mod tests {
         assert_eq!(
             cache.read_blob(blob("shrinks.bin"), "shrinks.bin").unwrap(),
             &shrinking[..2 * 1024 * 1024]
+        );
+    }
+
+    /// A tree or commit of a hostile repository that declares gigabytes is refused
+    /// before they are allocated, in the cache and in a local source, as too large.
+    #[test]
+    fn objects_declaring_gigabytes_are_refused_as_too_large() {
+        use std::io::Write;
+        // A loose object whose header declares `claimed` bytes.
+        let forge = |objects: &Path, id: &str, kind: &str, claimed: u64| {
+            let mut zlib = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+            zlib.write_all(format!("{kind} {claimed}\0x").as_bytes()).unwrap();
+            std::fs::create_dir_all(objects.join(&id[..2])).unwrap();
+            std::fs::write(objects.join(&id[..2]).join(&id[2..]), zlib.finish().unwrap()).unwrap();
+            ObjectId::from_hex(id.as_bytes()).unwrap()
+        };
+        let declared = 2 * OBJECT_ALLOC_LIMIT_BYTES as u64;
+        let too_large = |result: Result<()>| {
+            let error = result.unwrap_err();
+            assert_eq!(error.code(), ErrorCode::SourceFileTooLarge, "{error:?}");
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, _) = GitCache::open_or_create(&dir.path().join("cache")).unwrap();
+        let objects = cache.dir.join("objects");
+        let tree = forge(&objects, &"7".repeat(40), "tree", declared);
+        let commit = forge(&objects, &"c".repeat(40), "commit", declared);
+        too_large(cache.files_under(tree, "").map(drop));
+        let root = cache
+            .repo
+            .write_object(gix::objs::Tree {
+                entries: vec![gix::objs::tree::Entry {
+                    mode: EntryKind::Tree.into(),
+                    filename: "skills".into(),
+                    oid: tree,
+                }],
+            })
+            .unwrap()
+            .detach();
+        too_large(cache.files_under(root, "").map(drop));
+        too_large(cache.folder(tree).map(drop));
+        too_large(cache.commit_tree(commit).map(drop));
+
+        let source = dir.path().join("source");
+        std::fs::create_dir(&source).unwrap();
+        run_git(&source, &["init", "-q", "-b", "main"]);
+        let head = forge(&source.join(".git/objects"), &"c".repeat(40), "commit", declared);
+        std::fs::write(source.join(".git/refs/heads/main"), format!("{head}\n")).unwrap();
+        let url = format!("file://{}", source.display());
+        too_large(
+            cache
+                .fetch(&url, &RefWant::DefaultBranch, "refs/aam/t/head", true, T)
+                .map(drop),
         );
     }
 
