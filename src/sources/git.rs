@@ -341,7 +341,7 @@ fn open_options() -> gix::open::Options {
 
 /// `repo` reading its objects through a store with gix's allocation limit
 /// `limit`: the store is made the way gix reopens one, sharing nothing but the
-/// objects folder, so the other handle keeps reading objects of any size.
+/// objects folder, so `repo` keeps its own limit.
 fn with_alloc_limit(repo: &Repository, limit: usize) -> std::io::Result<Repository> {
     let store = repo.objects.store_ref();
     let options = gix::odb::store::init::Options {
@@ -966,7 +966,7 @@ impl GitCache {
     /// inflated the start of every delta twice (4% of an add's CPU). Only when
     /// that read fails is the size looked up, to refuse the file or, for a file
     /// within the limit whose delta chain passes through a larger version, to
-    /// read it again without the allocation limit.
+    /// read it again through the cache's own handle ([`OBJECT_ALLOC_LIMIT_BYTES`]).
     pub fn read_blob(&self, id: ObjectId, path: &str) -> Result<Vec<u8>> {
         let blobs = match self.blobs.get() {
             Some(blobs) => blobs,
@@ -1818,7 +1818,7 @@ mod tests {
     /// Blobs read through the handle with the allocation limit: one over the file
     /// limit is refused with its size, one declaring more than the allocation limit
     /// before it is inflated, and a small file stored as changes to a version too
-    /// large for the limit is read all the same (through the handle without one).
+    /// large for the limit is read all the same (through the cache's own handle).
     #[test]
     fn blobs_are_read_within_the_limits() {
         let dir = tempfile::tempdir().unwrap();
