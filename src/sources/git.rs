@@ -323,10 +323,10 @@ static NEVER_INTERRUPT: AtomicBool = AtomicBool::new(false);
 /// declares more is refused before anything that size is allocated.
 const BLOB_ALLOC_LIMIT_BYTES: usize = 2 * MAX_SOURCE_FILE_BYTES as usize + 1024 * 1024;
 
-/// The most memory gix may allocate at once to inflate any object of a cache or
-/// a local source: a folder of several million entries fits, while a tree or
-/// commit of a hostile repository that declares gigabytes is refused before
-/// they are allocated (and zero-filled).
+/// The most memory gix may allocate at once to inflate any object of a cache, a
+/// local source or a received pack: a folder of several million entries fits,
+/// while an object of a hostile repository or server that declares gigabytes is
+/// refused before they are allocated (and zero-filled).
 const OBJECT_ALLOC_LIMIT_BYTES: usize = 1024 * 1024 * 1024;
 
 fn alloc_limit() -> String {
@@ -418,6 +418,9 @@ impl GitCache {
             match self.try_fetch(url, want, dst, Limits { limits, deadline }) {
                 Ok(fetched) => return Ok(fetched),
                 Err(FetchError::Aam(e)) => return Err(e),
+                Err(FetchError::Git(e)) if e.is_resource_exhausted() => {
+                    return Err(object_too_large().with_source(e));
+                }
                 Err(FetchError::Git(e)) => {
                     let failure = classify(&e);
                     // Another try must still fit in the time limit, with a second to spare.
@@ -669,7 +672,10 @@ impl GitCache {
                         thread_limit: None,
                         index_version: gix::odb::pack::index::Version::V2,
                         iteration_mode: gix::odb::pack::data::input::Mode::Verify,
-                        alloc_limit_bytes: None,
+                        // Resolving the pack inflates every object it holds: a server
+                        // that does not filter (or one that lies in a delta) must not
+                        // make aam allocate more than it allows for any object.
+                        alloc_limit_bytes: Some(OBJECT_ALLOC_LIMIT_BYTES),
                         compression: Default::default(),
                     },
                 )?;
@@ -1469,7 +1475,9 @@ fn object_too_large() -> Error {
             OBJECT_ALLOC_LIMIT_BYTES / 1024 / 1024
         ),
     )
-    .with_hint("the repository is damaged or built to exhaust memory: check where it comes from, and remove the source")
+    .with_hint(
+        "unless the repository is damaged or hostile, keep such files out of it, or add it from a host that filters blobs (GitHub, GitLab, Gitea): large files then stay there",
+    )
 }
 
 fn cache_corrupted(dir: &Path) -> Error {

@@ -997,6 +997,60 @@ fn a_large_blob_beside_skills_stays_on_a_server_that_filters_and_comes_from_one_
     }
 }
 
+/// A server that cannot filter sends every blob whole. Resolving the pack refuses an
+/// object over 1 GiB before allocating it (it would have taken 1 GiB of memory), the
+/// add fails as too large, and no source or cache is left behind.
+#[test]
+fn a_fetch_refuses_an_object_over_a_gigabyte_before_allocating_it() {
+    use std::io::Write;
+    let env = TestEnv::new();
+    let work = env.repo("work");
+    work.write("skills/demo/SKILL.md", skill("demo", "A demo"))
+        .commit("a skill");
+    // 1 GiB and one byte of zeros, streamed into git: about a megabyte compressed.
+    let mut hash = std::process::Command::new("git")
+        .args(["hash-object", "-w", "--stdin"])
+        .current_dir(work.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = hash.stdin.take().unwrap();
+    let chunk = vec![0u8; 1024 * 1024];
+    for _ in 0..1024 {
+        stdin.write_all(&chunk).unwrap();
+    }
+    stdin.write_all(&[0]).unwrap();
+    drop(stdin);
+    let output = hash.wait_with_output().unwrap();
+    assert!(output.status.success());
+    let huge = String::from_utf8(output.stdout).unwrap();
+    work.git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("100644,{},assets/huge.bin", huge.trim()),
+    ]);
+    work.git(&["commit", "-q", "-m", "a file over a gigabyte, outside the skills"]);
+    let (mut server, url) = serve_bare_clone(&env, &work, false);
+
+    let refused = env
+        .aam(&["--json", "source", "add", &url, "--name", "huge"])
+        .err("AAM_SOURCE_FILE_TOO_LARGE");
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("more than 1024 MiB"),
+        "{refused}"
+    );
+    assert_eq!(env.json(&["source", "list"])["sources"], serde_json::json!([]));
+    let caches = env.home().join("cache/git");
+    assert!(!caches.exists() || git_caches(&env).is_empty(), "{caches:?}");
+    let _ = server.kill();
+    let _ = server.wait();
+}
+
 #[test]
 fn a_skill_holding_a_file_over_the_limit_is_refused_whether_or_not_the_server_filters() {
     for allow_filter in [true, false] {
