@@ -329,6 +329,7 @@ const BLOB_ALLOC_LIMIT_BYTES: usize = 2 * MAX_SOURCE_FILE_BYTES as usize + 1024 
 /// refused before they are allocated (and zero-filled).
 const OBJECT_ALLOC_LIMIT_BYTES: usize = 1024 * 1024 * 1024;
 
+/// The configuration that sets [`OBJECT_ALLOC_LIMIT_BYTES`] on a handle.
 fn alloc_limit() -> String {
     format!("gitoxide.objects.allocLimit={OBJECT_ALLOC_LIMIT_BYTES}")
 }
