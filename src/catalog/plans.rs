@@ -365,37 +365,8 @@ mod tests {
 
     use super::*;
     use crate::config::AamHome;
+    use crate::sources::git::{commit_all as commit, run_git as git};
     use crate::tools::{Context, call, registry};
-
-    fn git(dir: &Path, args: &[&str]) {
-        let status = std::process::Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_DATE", "2024-01-01T00:00:00Z")
-            .env("GIT_COMMITTER_DATE", "2024-01-01T00:00:00Z")
-            .status()
-            .unwrap();
-        assert!(status.success(), "git {args:?}");
-    }
-
-    fn commit(dir: &Path, message: &str) {
-        git(dir, &["add", "-A"]);
-        git(
-            dir,
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "commit",
-                "-q",
-                "-m",
-                message,
-            ],
-        );
-    }
 
     fn skill(repo: &Path, name: &str, body: &str) {
         let dir = repo.join("skills").join(name);

@@ -1580,7 +1580,8 @@ fn credentials_from(
 }
 
 /// Runs the `git` command line in `dir` for a test's fixture repository (the
-/// product itself never shells out to git), with no user or system config.
+/// product itself never shells out to git), with no user or system config and
+/// fixed dates.
 #[cfg(test)]
 pub(crate) fn run_git(dir: &Path, args: &[&str]) {
     let status = std::process::Command::new("git")
@@ -1588,9 +1589,31 @@ pub(crate) fn run_git(dir: &Path, args: &[&str]) {
         .current_dir(dir)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_DATE", "2024-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2024-01-01T00:00:00Z")
         .status()
         .unwrap();
     assert!(status.success(), "git {args:?}");
+}
+
+/// Commits everything in the test repository `dir` (`git add -A`, then a commit
+/// by a fixed author).
+#[cfg(test)]
+pub(crate) fn commit_all(dir: &Path, message: &str) {
+    run_git(dir, &["add", "-A"]);
+    run_git(
+        dir,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "-m",
+            message,
+        ],
+    );
 }
 
 #[cfg(test)]
@@ -1762,12 +1785,10 @@ mod tests {
         std::fs::create_dir(&source).unwrap();
         git(&["init", "-q", "-b", "main"]);
         std::fs::write(source.join("SKILL.md"), "# s\n").unwrap();
-        git(&["add", "-A"]);
-        git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one"]);
+        commit_all(&source, "one");
         git(&["repack", "-q"]);
         std::fs::write(source.join("extra.md"), "loose\n").unwrap();
-        git(&["add", "-A"]);
-        git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "two"]);
+        commit_all(&source, "two");
 
         let (cache, created) = GitCache::open_or_create(&dir.path().join("cache")).unwrap();
         assert!(created);
@@ -1833,19 +1854,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let source = dir.path().join("source");
         let git = |args: &[&str]| run_git(&source, args);
-        let commit = |message: &str| {
-            git(&["add", "-A"]);
-            git(&[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "commit",
-                "-q",
-                "-m",
-                message,
-            ]);
-        };
         std::fs::create_dir(&source).unwrap();
         git(&["init", "-q", "-b", "main"]);
         // 20 MiB that do not compress, then its first 2 MiB: git stores the small
@@ -1860,12 +1868,12 @@ mod tests {
             })
             .collect();
         std::fs::write(source.join("shrinks.bin"), &shrinking).unwrap();
-        commit("large");
+        commit_all(&source, "large");
         std::fs::write(source.join("shrinks.bin"), &shrinking[..2 * 1024 * 1024]).unwrap();
         std::fs::write(source.join("SKILL.md"), "fits\n").unwrap();
         std::fs::write(source.join("large.bin"), vec![b'a'; MAX_SOURCE_FILE_BYTES as usize + 1]).unwrap();
         std::fs::write(source.join("huge.bin"), vec![b'a'; BLOB_ALLOC_LIMIT_BYTES + 1]).unwrap();
-        commit("small");
+        commit_all(&source, "small");
         git(&["repack", "-adfq", "--depth=50", "--window=250"]);
 
         let (cache, _) = GitCache::open_or_create(&dir.path().join("cache")).unwrap();

@@ -739,8 +739,7 @@ mod tests {
             .unwrap();
         }
         git(&["init", "-q", "-b", "main"]);
-        git(&["add", "-A"]);
-        git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one"]);
+        crate::sources::git::commit_all(&source, "one");
         let (cache, _) = GitCache::open_or_create(&dir.join("cache")).unwrap();
         let limits = crate::sources::git::FetchLimits::resolve(None, None);
         let url = format!("file://{}", source.display());
