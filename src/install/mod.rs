@@ -137,8 +137,13 @@ impl Roots {
     }
 
     /// `location` made absolute. Refused when a folder on the way is a link
-    /// that leads out of its root (the project, or the home folder), or when
-    /// the front end's confinement refuses it. The last part itself is never
+    /// that leads anywhere but into a folder aam installs into: out of its root
+    /// (the project, or the home folder), or to another place inside it (a
+    /// `.claude/skills` that is a link to `.git` would have an install write
+    /// hooks there). A link from one folder aam installs into to another
+    /// (`.claude/skills` to `.agents/skills`) is followed. The lock file and the
+    /// shared files are never reached through a link. Also refused when the
+    /// front end's confinement refuses it. The last part itself is never
     /// followed: readers and writers treat a link there as not aam's.
     pub fn resolve(&self, location: &crate::deploy::Location, shown: &str) -> Result<PathBuf> {
         let path = location.resolve(&self.root, &self.home);
@@ -148,18 +153,59 @@ impl Roots {
         };
         let real_base = base.canonicalize().unwrap_or_else(|_| base.clone());
         let parent = path.parent().unwrap_or(base);
-        let inside = crate::paths::resolve_links(parent).is_some_and(|real| real.starts_with(&real_base));
-        if !inside {
+        let real = crate::paths::resolve_links(parent).filter(|real| real.starts_with(&real_base));
+        let Some(real) = real else {
             return Err(Error::new(
                 ErrorCode::UnsafePath,
                 format!("`{shown}` leads out of `{}` through a link", base.display()),
             )
             .with_hint("aam never writes or reads through a link that leaves the folder it installs into; remove the link, or install elsewhere"));
+        };
+        if !self.lands_where_it_installs(location, &real, &real_base) {
+            return Err(Error::new(
+                ErrorCode::UnsafePath,
+                format!("`{shown}` leads through a link to `{}`, which is not a folder aam installs into", real.display()),
+            )
+            .with_hint("aam writes and reads only inside the agents' folders, following a link only from one of them to another; remove the link (the repository may have shipped it), then run the command again"));
         }
         if let Some(confine) = &self.confine {
             confine(&path, shown)?;
         }
         Ok(path)
+    }
+
+    /// Whether `location`, whose folder is `real_parent` on the real file
+    /// system, lands where it was meant to: the same place when no link is on
+    /// the way, else strictly inside a folder aam installs into (see
+    /// [`keys::check`]), and only when `location` itself lies in one.
+    fn lands_where_it_installs(
+        &self,
+        location: &crate::deploy::Location,
+        real_parent: &Path,
+        real_base: &Path,
+    ) -> bool {
+        use crate::deploy::Location;
+        let Some(real_dir) = real_parent.strip_prefix(real_base).ok().and_then(relative_key) else {
+            return false;
+        };
+        let written = match location {
+            Location::Project(p) | Location::Home(p) => p,
+        };
+        let (dir, file) = written.rsplit_once('/').unwrap_or(("", written));
+        if real_dir == dir {
+            return true;
+        }
+        let real_path = if real_dir.is_empty() {
+            file.to_string()
+        } else {
+            format!("{real_dir}/{file}")
+        };
+        let real_location = match location {
+            Location::Project(_) => Location::Project(real_path),
+            Location::Home(_) => Location::Home(real_path),
+        };
+        let owned = |l: &Location| matches!(keys::check(&l.key(), self.global), Ok(CheckedKey::File(_)));
+        owned(location) && owned(&real_location)
     }
 
     /// The lock file under the root, every entry checked.
@@ -228,6 +274,19 @@ impl Roots {
     }
 }
 
+/// A path relative to a root as a `/`-separated key (`None` when a part is
+/// not plain UTF-8).
+fn relative_key(path: &Path) -> Option<String> {
+    let parts: Option<Vec<&str>> = path
+        .components()
+        .map(|c| match c {
+            std::path::Component::Normal(part) => part.to_str(),
+            _ => None,
+        })
+        .collect();
+    Some(parts?.join("/"))
+}
+
 /// The error for a path that fails the key check.
 pub fn unsafe_path(key: &str, why: &str) -> Error {
     Error::new(ErrorCode::UnsafePath, format!("`{key}` is not a path aam may touch: {why}"))
@@ -267,6 +326,53 @@ mod tests {
         );
         // A link as the last part is not followed here; readers refuse it.
         assert!(roots.key_path(".cursor/skills/evil").is_ok());
+    }
+
+    #[test]
+    fn links_inside_the_project_are_followed_only_between_agent_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        let home = dir.path().join("home");
+        for d in [
+            ".git/hooks",
+            ".agents/skills",
+            ".claude",
+            ".cursor",
+            "team/alpha",
+            "shared",
+        ] {
+            std::fs::create_dir_all(project.join(d)).unwrap();
+        }
+        std::fs::create_dir_all(&home).unwrap();
+        let link = |target: &str, at: &str| std::os::unix::fs::symlink(target, project.join(at)).unwrap();
+        // A repository can ship any of these links; only the last two stay in agent folders.
+        link("../.git", ".claude/skills");
+        link("../team", ".cursor/skills");
+        link("shared", ".aam");
+        link("../.agents/skills", ".cursor/rules");
+        let roots = Roots::new(project.clone(), home, false);
+        for key in [
+            ".claude/skills/hooks/pre-commit",
+            ".cursor/skills/alpha/SKILL.md",
+            ".aam/packages/kit/aam.yaml",
+        ] {
+            let err = roots.key_path(key).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::UnsafePath, "{key}");
+            assert!(
+                err.message().contains("not a folder aam installs into"),
+                "{}",
+                err.message()
+            );
+        }
+        assert_eq!(
+            roots.file_path(keys::LOCK_KEY).unwrap_err().code(),
+            ErrorCode::UnsafePath
+        );
+        assert_eq!(
+            roots.key_path(".cursor/rules/style.mdc").unwrap(),
+            project.join(".cursor/rules/style.mdc")
+        );
+        assert_eq!(roots.file_path("CLAUDE.md").unwrap(), project.join("CLAUDE.md"));
     }
 
     #[test]

@@ -132,6 +132,48 @@ fn links_in_the_project_are_never_read_through_or_followed_out() {
 }
 
 #[test]
+fn a_link_that_stays_in_the_project_never_takes_an_install_out_of_the_agent_folders() {
+    let env = TestEnv::new();
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    // A lock made by a real install elsewhere, committed beside a link that
+    // turns `.claude/skills` into `.git`: a restore would write hooks there.
+    let scratch = env.repo("scratch");
+    run_in(
+        &env,
+        &scratch.dir,
+        &["install", kit.to_str().unwrap(), "--platform", "claude"],
+    )
+    .ok_json();
+    let proj = project(&env);
+    std::fs::create_dir_all(proj.dir.join(".aam")).unwrap();
+    std::fs::copy(
+        scratch.dir.join(".aam/aam-lock.yaml"),
+        proj.dir.join(".aam/aam-lock.yaml"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(proj.dir.join(".claude")).unwrap();
+    std::os::unix::fs::symlink("../.git", proj.dir.join(".claude/skills")).unwrap();
+    let git_before = tree(&proj.dir.join(".git"));
+    let refused = run_in(&env, &proj.dir, &["install"]).err("AAM_UNSAFE_PATH");
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a folder aam installs into"),
+        "{refused}"
+    );
+    std::fs::remove_file(proj.dir.join(".aam/aam-lock.yaml")).unwrap();
+    run_in(
+        &env,
+        &proj.dir,
+        &["install", kit.to_str().unwrap(), "--platform", "claude"],
+    )
+    .err("AAM_UNSAFE_PATH");
+    assert_eq!(tree(&proj.dir.join(".git")), git_before, "nothing written into .git");
+    assert!(!proj.dir.join(".git/kit-skill").exists());
+}
+
+#[test]
 fn a_symlink_cycle_in_a_deployed_folder_does_not_trap_verify() {
     let env = TestEnv::new();
     let proj = project(&env);
