@@ -205,15 +205,37 @@ pub struct ProjectLock {
 /// Takes the project lock under `root`. When another command holds it, calls
 /// `waiting` once and waits, or (`no_wait`) fails with `AAM_CONFLICT`.
 pub fn lock_project(root: &Path, no_wait: bool, waiting: impl FnOnce()) -> Result<ProjectLock> {
+    use std::os::unix::fs::OpenOptionsExt;
+    // A repository can ship `.aam` or `.aam/lock` as a link (opening it would
+    // create a file wherever it points) or `.aam/lock` as a FIFO (opening it
+    // would block): neither is followed, opened for long, or used.
+    let not_aams = |path: &Path, what: &str| {
+        Error::new(
+            ErrorCode::UnsafePath,
+            format!("`{}` is {what}, not the folder or file aam keeps there", path.display()),
+        )
+        .with_hint("remove it (the repository may have shipped it); aam makes it again as a plain one")
+    };
     let dir = root.join(".aam");
+    if std::fs::symlink_metadata(&dir).is_ok_and(|m| !m.is_dir()) {
+        return Err(not_aams(&dir, "a link or a file"));
+    }
     std::fs::create_dir_all(&dir).map_err(|e| Error::io("create", &dir, e))?;
     let path = dir.join("lock");
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
-        .open(&path)
-        .map_err(|e| Error::io("open", &path, e))?;
+        .custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32)
+        .open(&path);
+    let file = match file {
+        Ok(file) if file.metadata().is_ok_and(|m| m.is_file()) => file,
+        Ok(_) => return Err(not_aams(&path, "not a plain file")),
+        Err(_) if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) => {
+            return Err(not_aams(&path, "a link or not a plain file"));
+        }
+        Err(e) => return Err(Error::io("open", &path, e)),
+    };
     match file.try_lock() {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) if no_wait => {
@@ -954,5 +976,43 @@ mod tests {
         assert_eq!(err.code(), ErrorCode::Conflict);
         drop(held);
         assert!(lock_project(dir.path(), true, || {}).is_ok());
+    }
+
+    #[test]
+    fn a_shipped_link_or_fifo_is_never_taken_for_the_project_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        // `.aam/lock` as a link: nothing is made where it points.
+        let linked = dir.path().join("linked");
+        std::fs::create_dir_all(linked.join(".aam")).unwrap();
+        std::os::unix::fs::symlink(outside.join("made-by-aam"), linked.join(".aam/lock")).unwrap();
+        let err = lock_project(&linked, true, || {}).err().unwrap();
+        assert_eq!(err.code(), ErrorCode::UnsafePath);
+        assert!(!outside.join("made-by-aam").exists());
+        // `.aam` itself as a link: no lock is made in the folder it points to.
+        let folder = dir.path().join("folder");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::os::unix::fs::symlink(&outside, folder.join(".aam")).unwrap();
+        assert_eq!(
+            lock_project(&folder, true, || {}).err().unwrap().code(),
+            ErrorCode::UnsafePath
+        );
+        assert!(!outside.join("lock").exists());
+        // A FIFO: refused at once instead of blocking the open.
+        let fifo = dir.path().join("fifo");
+        std::fs::create_dir_all(fifo.join(".aam")).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            fifo.join(".aam/lock").as_path(),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        assert_eq!(
+            lock_project(&fifo, true, || {}).err().unwrap().code(),
+            ErrorCode::UnsafePath
+        );
     }
 }
