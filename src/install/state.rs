@@ -114,20 +114,54 @@ pub fn keys_in(status: &BTreeMap<String, FileState>, state: FileState) -> Vec<St
 }
 
 /// Copies the files of `keys` as they are now (edits a command is about to
-/// replace) to `<home>/backups/<package>--<timestamp>/`, returning that folder.
-/// Keys that hold nothing now are skipped.
+/// replace) to a new folder `<home>/backups/<package>--<timestamp>[-n]/`,
+/// returning that folder. Files of any size are copied whole, as streams, and
+/// land before the command replaces anything; two commands backing up the same
+/// package in the same second get folders of their own. Keys that hold nothing
+/// now, or a link or folder aam never follows, are skipped.
 pub fn backup(home: &Path, roots: &Roots, package: &str, keys: &[String]) -> Result<String> {
-    let stamp = crate::catalog::now_timestamp().replace(':', "-");
-    let dir = home
-        .join("backups")
-        .join(format!("{}--{stamp}", package.replace('/', "-")));
+    let dir = new_backup_dir(&home.join("backups"), &package.replace('/', "-"))?;
     for key in keys {
-        if let Some(bytes) = current_bytes(roots, key)? {
-            let file = key.replace("~/", "home/").replace('#', "--").replace(' ', "-");
-            crate::atomic::write_file(&dir.join(file), &bytes)?;
+        let saved = dir.join(key.replace("~/", "home/").replace('#', "--").replace(' ', "-"));
+        match current(roots, key)? {
+            Current::Missing | Current::Foreign => {}
+            Current::Section(content) => crate::atomic::write_file(&saved, content.as_bytes())?,
+            Current::File(path) => crate::atomic::write_with(&saved, |temp| {
+                let mut from = std::fs::File::open(&path).map_err(|e| Error::io("read", &path, e))?;
+                let mut to = std::fs::OpenOptions::new()
+                    .write(true)
+                    .truncate(true)
+                    .open(temp)
+                    .map_err(|e| Error::io("write", &saved, e))?;
+                std::io::copy(&mut from, &mut to).map_err(|e| Error::io("copy", &path, e))?;
+                Ok(())
+            })?,
         }
     }
     Ok(dir.display().to_string())
+}
+
+/// Creates a backup folder no other command has: `<stem>--<timestamp>`, or
+/// with `-2`, `-3`... when that one exists.
+fn new_backup_dir(backups: &Path, stem: &str) -> Result<PathBuf> {
+    std::fs::create_dir_all(backups).map_err(|e| Error::io("create", backups, e))?;
+    let name = format!("{stem}--{}", crate::catalog::now_timestamp().replace(':', "-"));
+    for n in 1..=1000 {
+        let dir = match n {
+            1 => backups.join(&name),
+            _ => backups.join(format!("{name}-{n}")),
+        };
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(Error::io("create", &dir, e)),
+        }
+    }
+    Err(Error::io(
+        "create",
+        &backups.join(&name),
+        std::io::Error::new(std::io::ErrorKind::AlreadyExists, "a thousand backups made this second"),
+    ))
 }
 
 /// The current bytes of a key for showing or saving (`None` when gone or too
@@ -295,6 +329,37 @@ mod tests {
             untracked(&roots, "kit", &recorded).unwrap(),
             [".claude/skills/s/loop/again"],
             "the cycle is listed once, not walked"
+        );
+    }
+
+    #[test]
+    fn backups_keep_every_edit_whole_and_never_share_a_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        let home = dir.path().join("aam-home");
+        std::fs::create_dir_all(root.join(".claude/skills/s")).unwrap();
+        // Larger than what `aam diff` shows: a backup still keeps all of it.
+        let big = vec![b'u'; DIFF_LIMIT as usize + 1_000_000];
+        std::fs::write(root.join(".claude/skills/s/data.txt"), &big).unwrap();
+        std::fs::write(root.join(".claude/skills/s/SKILL.md"), "my edit\n").unwrap();
+        let roots = Roots::new(root.clone(), dir.path().join("home"), false);
+        let keys = [
+            ".claude/skills/s/data.txt".to_string(),
+            ".claude/skills/s/SKILL.md".to_string(),
+        ];
+        // Two commands in the same second (two projects, one AAM_HOME).
+        let first = PathBuf::from(backup(&home, &roots, "kit", &keys).unwrap());
+        std::fs::write(root.join(".claude/skills/s/SKILL.md"), "another edit\n").unwrap();
+        let second = PathBuf::from(backup(&home, &roots, "kit", &keys).unwrap());
+        assert_ne!(first, second);
+        assert_eq!(std::fs::read(first.join(".claude/skills/s/data.txt")).unwrap(), big);
+        assert_eq!(
+            std::fs::read(first.join(".claude/skills/s/SKILL.md")).unwrap(),
+            b"my edit\n"
+        );
+        assert_eq!(
+            std::fs::read(second.join(".claude/skills/s/SKILL.md")).unwrap(),
+            b"another edit\n"
         );
     }
 
