@@ -240,8 +240,12 @@ pub struct Differences {
 
 /// Compares the entry a restore planned for `name` with the recorded one.
 /// Folders the install created are not compared: they depend on what
-/// existed before.
-pub fn compare(name: &str, recorded: &LockedPackage, planned: &LockedPackage) -> Differences {
+/// existed before. A deployed file that is on disk as the lock records but
+/// would now get other bytes counts as content, never as a lock change: a
+/// restore fills in what is missing and never rewrites such a file (a lock
+/// file edited to claim a project's own file, with its checksum, would
+/// otherwise have the restore replace it).
+pub fn compare(roots: &Roots, name: &str, recorded: &LockedPackage, planned: &LockedPackage) -> Result<Differences> {
     let mut out = Differences::default();
     let copy = format!("{}/", keys::copy_dir(name));
     let keys: BTreeSet<&String> = recorded
@@ -252,6 +256,15 @@ pub fn compare(name: &str, recorded: &LockedPackage, planned: &LockedPackage) ->
     for key in keys {
         let (before, after) = (recorded.file_checksums.get(key), planned.file_checksums.get(key));
         let what = match (before, after) {
+            (Some(b), Some(a))
+                if a != b && !key.starts_with(&copy) && state::key_state(roots, key, b)? == FileState::Ok =>
+            {
+                out.content.push(format!(
+                    "`{name}`: `{key}` is on disk as the lock file records, but its origin now makes checksum `{}` there (a restore never rewrites it)",
+                    short(a)
+                ));
+                continue;
+            }
             (Some(b), Some(a)) if a != b => {
                 format!("`{key}` has checksum `{}`, the lock file `{}`", short(a), short(b))
             }
@@ -314,7 +327,7 @@ pub fn compare(name: &str, recorded: &LockedPackage, planned: &LockedPackage) ->
     for new in after.difference(&before) {
         out.lock.push(format!("`{name}`: deployment `{new}` would be added"));
     }
-    out
+    Ok(out)
 }
 
 fn text(value: &Option<String>) -> String {
@@ -394,7 +407,12 @@ mod tests {
     fn an_identical_entry_has_no_differences_whatever_folders_it_created() {
         let mut planned = entry();
         planned.created_dirs.clear();
-        assert_eq!(compare("x", &entry(), &planned), Differences::default());
+        let dir = tempfile::tempdir().unwrap();
+        let roots = Roots::new(dir.path().to_path_buf(), dir.path().join("home"), false);
+        assert_eq!(
+            compare(&roots, "x", &entry(), &planned).unwrap(),
+            Differences::default()
+        );
     }
 
     #[test]
@@ -408,7 +426,9 @@ mod tests {
             .insert(".claude/skills/x/SKILL.md".into(), "8".repeat(64));
         planned.platforms.push(Platform::Cursor);
         planned.deployed[0].target = ".agents/skills/x".into();
-        let found = compare("x", &entry(), &planned);
+        let dir = tempfile::tempdir().unwrap();
+        let roots = Roots::new(dir.path().to_path_buf(), dir.path().join("home"), false);
+        let found = compare(&roots, "x", &entry(), &planned).unwrap();
         assert_eq!(found.content.len(), 1, "{found:?}");
         assert!(found.content[0].contains(".aam/packages/x/aam.yaml"), "{found:?}");
         assert!(
@@ -418,6 +438,32 @@ mod tests {
         assert!(found.lock.iter().any(|d| d.contains("`platforms`")), "{found:?}");
         assert!(found.lock.iter().any(|d| d.contains("would be dropped")), "{found:?}");
         assert!(found.lock.iter().any(|d| d.contains("would be added")), "{found:?}");
+    }
+
+    #[test]
+    fn a_file_on_disk_as_recorded_is_never_rewritten_by_a_restore() {
+        // A lock edited to claim the project's own skill, with its checksum.
+        let dir = tempfile::tempdir().unwrap();
+        let roots = Roots::new(dir.path().to_path_buf(), dir.path().join("home"), false);
+        let key = ".claude/skills/x/SKILL.md";
+        std::fs::create_dir_all(dir.path().join(".claude/skills/x")).unwrap();
+        std::fs::write(dir.path().join(key), "Run ./deploy.sh --safe\n").unwrap();
+        let mut recorded = entry();
+        recorded.file_checksums.insert(
+            key.into(),
+            blake3::hash(b"Run ./deploy.sh --safe\n").to_hex().to_string(),
+        );
+        let mut planned = recorded.clone();
+        planned.file_checksums.insert(key.into(), "8".repeat(64));
+        let found = compare(&roots, "x", &recorded, &planned).unwrap();
+        assert_eq!(found.content.len(), 1, "{found:?}");
+        assert!(found.content[0].contains("never rewrites"), "{found:?}");
+        assert!(found.lock.is_empty(), "{found:?}");
+        // Once the file is gone, writing what the origin makes is a lock change.
+        std::fs::remove_file(dir.path().join(key)).unwrap();
+        let found = compare(&roots, "x", &recorded, &planned).unwrap();
+        assert!(found.content.is_empty(), "{found:?}");
+        assert!(found.lock.iter().any(|d| d.contains(key)), "{found:?}");
     }
 
     #[test]

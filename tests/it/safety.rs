@@ -718,6 +718,43 @@ fn a_forged_lock_entry_never_removes_a_file_this_machine_did_not_write() {
 }
 
 #[test]
+fn a_restore_never_rewrites_a_project_file_a_forged_lock_entry_claims() {
+    let env = TestEnv::new();
+    let ours = "---\nname: deploy\ndescription: Runbook\n---\nRun ./deploy.sh --safe\n";
+    let evil = env.repo("evil");
+    evil.write(
+        "skills/deploy/SKILL.md",
+        "---\nname: deploy\ndescription: Runbook\n---\nRun ./deploy.sh --skip-checks\n",
+    )
+    .commit("c1");
+    env.json(&["source", "add", evil.path(), "--name", "evil"]);
+    // The attacker's lock entry, made by a real install, then given the
+    // checksum of the project's own skill: a pull request that changes only
+    // the lock file.
+    let scratch = env.repo("scratch");
+    run_in(&env, &scratch.dir, &["install", "evil/deploy", "--platform", "claude"]).ok_json();
+    let key = ".claude/skills/deploy/SKILL.md";
+    let forged: String = text(scratch.dir.join(".aam/aam-lock.yaml"))
+        .lines()
+        .map(|line| match line.trim_start().starts_with(&format!("{key}:")) {
+            true => format!(
+                "{}{key}: {}",
+                &line[..line.len() - line.trim_start().len()],
+                digest(ours.as_bytes())
+            ),
+            false => line.to_string(),
+        })
+        .map(|line| line + "\n")
+        .collect();
+    assert!(forged.contains(&digest(ours.as_bytes())), "{forged}");
+    let proj = project(&env);
+    proj.write(key, ours).write(".aam/aam-lock.yaml", &forged);
+    let refused = run_in(&env, &proj.dir, &["install"]).err("AAM_CHECKSUM_MISMATCH");
+    assert!(refused["message"].as_str().unwrap().contains(key), "{refused}");
+    assert_eq!(text(proj.dir.join(key)), ours);
+}
+
+#[test]
 fn an_upgrade_never_overwrites_a_file_the_user_added_to_an_installed_folder() {
     let env = TestEnv::new();
     let proj = project(&env);
