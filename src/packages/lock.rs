@@ -55,7 +55,7 @@ pub struct LockFile {
     /// When the set of packages last changed.
     pub resolved_at: String,
     /// Installed packages by name.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "unique_keys")]
     pub packages: BTreeMap<String, LockedPackage>,
 }
 
@@ -109,7 +109,11 @@ pub struct LockedPackage {
     /// blake3 of the package content (archive, or the files for source installs).
     pub checksum: String,
     /// Its dependencies: name to constraint.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "unique_keys"
+    )]
     pub dependencies: BTreeMap<String, String>,
     /// Platforms it was deployed to.
     #[serde(default)]
@@ -125,7 +129,7 @@ pub struct LockedPackage {
     pub deployed: Vec<Deployment>,
     /// blake3 of every file written: the package copy and every deployed file;
     /// `FILE#name type` keys hold a section's content.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "unique_keys")]
     pub file_checksums: BTreeMap<String, String>,
     /// Folders its install created (removed on uninstall when empty).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -181,15 +185,45 @@ pub fn read(root: &Path) -> Result<LockFile> {
     let text = String::from_utf8(bytes).map_err(|_| invalid("it is not UTF-8 text".to_string()))?;
     crate::yaml::check(&text, MAX_LOCK_BYTES).map_err(|refusal| invalid(format!("it {refusal}")))?;
     serde_yaml_ng::from_str(&text).map_err(|e| {
+        // The parser's own words may quote the text; only ours are passed on.
+        let why = match e.to_string().contains(KEY_TWICE) {
+            true => KEY_TWICE,
+            false => "it does not have the lock file's layout",
+        };
         invalid(match e.location() {
-            Some(at) => format!(
-                "it does not have the lock file's layout (line {}, column {})",
-                at.line(),
-                at.column()
-            ),
-            None => "it does not have the lock file's layout".to_string(),
+            Some(at) => format!("{why} (line {}, column {})", at.line(), at.column()),
+            None => why.to_string(),
         })
     })
+}
+
+/// What a key given twice is refused with (YAML itself keeps the last one).
+const KEY_TWICE: &str = "a key is given twice";
+
+/// Reads a map, refusing a key given twice: YAML would keep the last value, so
+/// a reviewer reading the first would see another checksum than aam uses.
+fn unique_keys<'de, D, V>(deserializer: D) -> std::result::Result<BTreeMap<String, V>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    V: Deserialize<'de>,
+{
+    struct Unique<V>(std::marker::PhantomData<V>);
+    impl<'de, V: Deserialize<'de>> serde::de::Visitor<'de> for Unique<V> {
+        type Value = BTreeMap<String, V>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a map")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+            let mut out = BTreeMap::new();
+            while let Some((key, value)) = map.next_entry::<String, V>()? {
+                if out.insert(key, value).is_some() {
+                    return Err(serde::de::Error::custom(KEY_TWICE));
+                }
+            }
+            Ok(out)
+        }
+    }
+    deserializer.deserialize_map(Unique(std::marker::PhantomData))
 }
 
 /// Largest lock file handed to the YAML parser, in bytes.
@@ -246,5 +280,36 @@ mod tests {
         crate::atomic::write_file(&lock_path(dir.path()), deep.as_bytes()).unwrap();
         assert_eq!(read(dir.path()).unwrap_err().code(), ErrorCode::LockInvalid);
         assert_eq!(section_key("AGENTS.md", "x", ArtifactKind::Agent), "AGENTS.md#x agent");
+    }
+
+    #[test]
+    fn a_key_given_twice_is_refused_with_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let entry = |name: &str, files: &str| {
+            format!(
+                "  {name}:\n    version: 1.0.0\n    source: local\n    source_name: /x\n    checksum: c\n    \
+                 file_checksums:\n{files}"
+            )
+        };
+        let one = "      .claude/skills/a/SKILL.md: '1111'\n";
+        let twice = "      .claude/skills/a/SKILL.md: '1111'\n      .claude/skills/a/SKILL.md: '2222'\n";
+        let head = "lockfile_version: 1\nresolved_at: '2026-01-01T00:00:00Z'\npackages:\n";
+        for text in [
+            format!("{head}{}", entry("kit", twice)),
+            format!("{head}{}{}", entry("kit", one), entry("kit", one)),
+        ] {
+            crate::atomic::write_file(&lock_path(dir.path()), text.as_bytes()).unwrap();
+            let err = read(dir.path()).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::LockInvalid);
+            assert!(
+                err.message().contains("a key is given twice (line"),
+                "{}",
+                err.message()
+            );
+            assert!(!err.message().contains("2222"), "{}", err.message());
+        }
+        let single = format!("{head}{}", entry("kit", one));
+        crate::atomic::write_file(&lock_path(dir.path()), single.as_bytes()).unwrap();
+        assert_eq!(read(dir.path()).unwrap().packages["kit"].file_checksums.len(), 1);
     }
 }
