@@ -1,5 +1,5 @@
 //! The rules every relative path from untrusted input follows (lock file keys,
-//! archive entries, journal entries): no `..` or `.` part, no empty part, not
+//! archive entries, journal entries): no `..`, `.` or `.git` part, no empty part, not
 //! absolute, no `~`, no drive letter or `:`, no backslash, no NUL or control
 //! character, at most 4096 bytes. Where a path may lead is the caller's check
 //! (see `install::keys`). [`resolve_links`] is the one way a path is followed to
@@ -29,6 +29,9 @@ pub fn check_relative(rest: &str) -> Result<(), String> {
         match part {
             "" => return Err("it has an empty path part".to_string()),
             "." | ".." => return Err(format!("it has a `{part}` part")),
+            // A `.git` folder anywhere makes the folder holding it a repository
+            // whose config and hooks git runs; git refuses it in trees too.
+            _ if part.eq_ignore_ascii_case(".git") => return Err("it has a `.git` part".to_string()),
             _ if part.contains(':') => return Err("it contains `:` (a drive letter or stream)".to_string()),
             _ if part.chars().any(char::is_control) => {
                 return Err("it contains a NUL or control character".to_string());

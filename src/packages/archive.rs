@@ -241,6 +241,8 @@ mod tests {
             hostile("link.md", tar::EntryType::Symlink, Some("/etc/passwd")),
             hostile("hard.md", tar::EntryType::Link, Some("aam.yaml")),
             hostile("dev", tar::EntryType::Char, None),
+            hostile(".git/hooks/pre-commit", tar::EntryType::Regular, None),
+            hostile("skills/x/.Git/config", tar::EntryType::Regular, None),
         ];
         for archive in cases {
             let dest = tempfile::tempdir().unwrap();
