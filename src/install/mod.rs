@@ -137,12 +137,12 @@ impl Roots {
     }
 
     /// `location` made absolute. Refused when a folder on the way is a link
-    /// that leads anywhere but into a folder aam installs into: out of its root
-    /// (the project, or the home folder), or to another place inside it (a
-    /// `.claude/skills` that is a link to `.git` would have an install write
-    /// hooks there). A link from one folder aam installs into to another
-    /// (`.claude/skills` to `.agents/skills`) is followed. The lock file and the
-    /// shared files are never reached through a link. Also refused when the
+    /// that leads out of its root (the project, or the home folder), or, in a
+    /// project, anywhere but into a folder aam installs into (a `.claude/skills`
+    /// a repository ships as a link to `.git` would have an install write hooks
+    /// there). A link from one folder aam installs into to another
+    /// (`.claude/skills` to `.agents/skills`) is followed; a project's lock file
+    /// and shared files are never reached through a link. Also refused when the
     /// front end's confinement refuses it. The last part itself is never
     /// followed: readers and writers treat a link there as not aam's.
     pub fn resolve(&self, location: &crate::deploy::Location, shown: &str) -> Result<PathBuf> {
@@ -175,9 +175,12 @@ impl Roots {
     }
 
     /// Whether `location`, whose folder is `real_parent` on the real file
-    /// system, lands where it was meant to: the same place when no link is on
-    /// the way, else strictly inside a folder aam installs into (see
-    /// [`keys::check`]), and only when `location` itself lies in one.
+    /// system, lands where it was meant to. In a project: the same place when
+    /// no link is on the way, else strictly inside a folder aam installs into
+    /// (see [`keys::check`]), and only when `location` itself lies in one. In
+    /// the home folder (global installs, Codex prompts) anywhere inside it: a
+    /// repository cannot put links there, and dotfile managers link agent
+    /// folders to where they keep them (`~/.claude` to `~/dotfiles/claude`).
     fn lands_where_it_installs(
         &self,
         location: &crate::deploy::Location,
@@ -185,6 +188,9 @@ impl Roots {
         real_base: &Path,
     ) -> bool {
         use crate::deploy::Location;
+        if self.global || matches!(location, Location::Home(_)) {
+            return true;
+        }
         let Some(real_dir) = real_parent.strip_prefix(real_base).ok().and_then(relative_key) else {
             return false;
         };
@@ -373,6 +379,26 @@ mod tests {
             project.join(".cursor/rules/style.mdc")
         );
         assert_eq!(roots.file_path("CLAUDE.md").unwrap(), project.join("CLAUDE.md"));
+    }
+
+    #[test]
+    fn links_a_user_made_in_the_home_folder_are_followed_inside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(home.join("dotfiles/claude")).unwrap();
+        std::os::unix::fs::symlink("dotfiles/claude", home.join(".claude")).unwrap();
+        let global = Roots::new(home.clone(), home.clone(), true);
+        assert_eq!(
+            global.key_path("~/.claude/skills/pdf/SKILL.md").unwrap(),
+            home.join(".claude/skills/pdf/SKILL.md")
+        );
+        std::fs::create_dir_all(home.join("dotfiles/codex")).unwrap();
+        std::os::unix::fs::symlink("dotfiles/codex", home.join(".codex")).unwrap();
+        let project = Roots::new(dir.path().join("project"), home.clone(), false);
+        assert_eq!(
+            project.key_path("~/.codex/prompts/review.md").unwrap(),
+            home.join(".codex/prompts/review.md")
+        );
     }
 
     #[test]
