@@ -179,6 +179,44 @@ impl Serialize for ErrorCode {
     }
 }
 
+/// `text` with the user and password of every `scheme://user:pass@host` URL in
+/// it replaced by `***`, and the query of such a URL by `?***`: whatever path
+/// built an error's words, a token a user typed into a URL never comes back in
+/// them (sources redact their URLs themselves; this catches every other one).
+pub fn mask_credentials(text: String) -> String {
+    if !text.contains("://") {
+        return text;
+    }
+    let ends_url = |c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | '<' | '>' | ')' | ']' | ',');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find("://") {
+        let (before, after) = rest.split_at(at + 3);
+        out.push_str(before);
+        let url_end = after.find(ends_url).unwrap_or(after.len());
+        let (url, tail) = after.split_at(url_end);
+        let authority_end = url.find(['/', '?', '#']).unwrap_or(url.len());
+        let (authority, path) = url.split_at(authority_end);
+        match authority.rfind('@') {
+            Some(user_end) => {
+                out.push_str("***");
+                out.push_str(&authority[user_end..]);
+            }
+            None => out.push_str(authority),
+        }
+        match path.find('?') {
+            Some(query) => {
+                out.push_str(&path[..query]);
+                out.push_str("?***");
+            }
+            None => out.push_str(path),
+        }
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
+}
+
 /// An error with a stable code, a user-facing message and an optional hint.
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
@@ -191,11 +229,12 @@ pub struct Error {
 }
 
 impl Error {
-    /// A new error with `code` and a user-facing `message`.
+    /// A new error with `code` and a user-facing `message` (credentials in
+    /// any URL it quotes are masked, see [`mask_credentials`]).
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
             code,
-            message: message.into(),
+            message: mask_credentials(message.into()),
             hint: None,
             source: None,
         }
@@ -203,7 +242,7 @@ impl Error {
 
     /// Attaches what the user should do next.
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
+        self.hint = Some(mask_credentials(hint.into()));
         self
     }
 
@@ -295,6 +334,22 @@ pub struct ErrorBody {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credentials_in_quoted_urls_never_reach_the_message_or_hint() {
+        let err = Error::invalid_argument(
+            "`file://user:SECRET@localhost/tmp/x` needs an absolute path; so does https://SECRET@h/r.git?token=SECRET2, twice: (http://a:SECRET@h)",
+        )
+        .with_hint("try `https://user:SECRET@host/repo` again");
+        assert!(!err.message().contains("SECRET"), "{}", err.message());
+        assert!(!err.hint().unwrap_or_default().contains("SECRET"));
+        assert_eq!(
+            err.message(),
+            "`file://***@localhost/tmp/x` needs an absolute path; so does https://***@h/r.git?***, twice: (http://***@h)"
+        );
+        let plain = "`https://github.com/a/b` at `main`, and `/tmp/a@b`";
+        assert_eq!(mask_credentials(plain.to_string()), plain);
+    }
     use std::collections::HashSet;
 
     #[test]

@@ -200,6 +200,21 @@ pub fn is_repository(path: &Path) -> bool {
     gix::open_opts(path, gix::open::Options::isolated()).is_ok()
 }
 
+/// Where the repository at `path` really keeps its data: its git folder and
+/// the common folder holding its objects, after a `.git` link or a `.git`
+/// file (`gitdir: ...`, worktrees and submodules) is followed. Empty when
+/// `path` holds no repository.
+pub fn repository_dirs(path: &Path) -> Vec<PathBuf> {
+    let Ok(repo) = gix::open_opts(path, gix::open::Options::isolated()) else {
+        return Vec::new();
+    };
+    let mut dirs = vec![repo.git_dir().to_path_buf()];
+    if repo.common_dir() != repo.git_dir() {
+        dirs.push(repo.common_dir().to_path_buf());
+    }
+    dirs
+}
+
 /// The commit `HEAD` points at in the repository at `path`, if there is one.
 pub fn head_commit(path: &Path) -> Option<ObjectId> {
     let repo = gix::open_opts(path, gix::open::Options::isolated()).ok()?;

@@ -262,6 +262,19 @@ impl Context {
         ))
     }
 
+    /// Refuses a local repository (shown to the user as `shown`) when a sandbox
+    /// is set and its folder, or the git folder it really reads (a `.git` that
+    /// is a link, or a `gitdir:` file, can point anywhere), resolves outside it.
+    pub fn check_repository(&self, path: &Path, shown: &str) -> Result<()> {
+        self.check_path(path, shown)?;
+        if self.sandbox.is_some() {
+            for dir in crate::sources::git::repository_dirs(path) {
+                self.check_path(&dir, shown)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Refuses `path` (shown to the user as `shown`) when a sandbox is set and
     /// it resolves outside it.
     pub fn check_path(&self, path: &Path, shown: &str) -> Result<()> {

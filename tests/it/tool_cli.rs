@@ -158,6 +158,38 @@ fn paths_outside_the_folder_and_home_are_forbidden() {
 }
 
 #[test]
+fn a_local_source_whose_git_folder_lies_outside_is_forbidden() {
+    let env = world();
+    // A repository outside the folder the call is confined to, reached from
+    // inside through a `.git` link and through a `gitdir:` file.
+    let outside = tempfile::tempdir().unwrap();
+    let secret = crate::support::Repo {
+        dir: outside.path().to_path_buf(),
+    };
+    secret.git(&["init", "-q", "-b", "main"]);
+    secret
+        .write("skills/secret/SKILL.md", skill("secret", "Outside the project"))
+        .commit("outside");
+    std::fs::create_dir_all(env.path("linked")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join(".git"), env.path("linked/.git")).unwrap();
+    std::fs::create_dir_all(env.path("pointer")).unwrap();
+    std::fs::write(
+        env.path("pointer/.git"),
+        format!("gitdir: {}\n", outside.path().join(".git").display()),
+    )
+    .unwrap();
+    for spec in ["./linked", "./pointer"] {
+        let input = json!({ "spec": spec, "name": "stolen" }).to_string();
+        let body = call(&env, &[], "aam_source_add", &input).err("AAM_FORBIDDEN");
+        assert!(body["message"].as_str().unwrap().contains(spec), "{body}");
+    }
+    assert!(env.artifacts("stolen").is_empty());
+    // The CLI itself is not confined: the user may add any repository.
+    env.json(&["source", "add", "./pointer", "--name", "mine"]);
+    assert!(!env.artifacts("mine").is_empty());
+}
+
+#[test]
 fn exports_are_deterministic_and_the_skill_installs_with_aam() {
     let env = TestEnv::new();
     let manifest = env.aam(&["tools", "manifest"]);

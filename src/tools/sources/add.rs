@@ -121,7 +121,7 @@ impl Tool for SourceAdd {
         let spec = SourceSpec::parse(&input.spec, &ctx.cwd)?
             .with_overrides(input.git_ref.as_deref(), input.path.as_deref())?;
         if spec.kind == SourceKind::Local {
-            ctx.check_path(Path::new(&spec.repo_path), &input.spec)?;
+            ctx.check_repository(Path::new(&spec.repo_path), &input.spec)?;
         }
         if spec.had_credentials {
             tracing::warn!(
