@@ -211,8 +211,9 @@ pub fn diffed(o: &DiffOutput) -> String {
 
 /// `aam inventory`.
 pub fn inventory(o: &InventoryOutput) -> String {
+    let skipped: String = o.skipped_folders.iter().map(|s| format!("skipped: {s}\n")).collect();
     if o.artifacts.is_empty() {
-        return "No artifacts in the agents' folders here.\n".to_string();
+        return format!("No artifacts in the agents' folders here.\n{skipped}");
     }
     let rows: Vec<Vec<String>> = o
         .artifacts
@@ -255,9 +256,7 @@ pub fn inventory(o: &InventoryOutput) -> String {
     if o.truncated {
         out.push_str("warning: a walk limit was reached; the list is incomplete\n");
     }
-    for skipped in &o.skipped_folders {
-        out.push_str(&format!("skipped: {skipped}\n"));
-    }
+    out.push_str(&skipped);
     out
 }
 

@@ -136,16 +136,39 @@ impl Roots {
         self.resolve(checked.file(), key)
     }
 
-    /// `location` made absolute. Refused when a folder on the way is a link
-    /// that leads out of its root (the project, or the home folder), or, in a
-    /// project, anywhere but into a folder aam installs into (a `.claude/skills`
-    /// a repository ships as a link to `.git` would have an install write hooks
-    /// there). A link from one folder aam installs into to another
-    /// (`.claude/skills` to `.agents/skills`) is followed; a project's lock file
-    /// and shared files are never reached through a link. Also refused when the
-    /// front end's confinement refuses it. The last part itself is never
-    /// followed: readers and writers treat a link there as not aam's.
+    /// `location` made absolute, to write or remove. Refused when a folder on
+    /// the way is a link that leads out of its root (the project, or the home
+    /// folder), or, in a project, anywhere but from one agent folder to another
+    /// (`.claude/skills` to `.agents/skills` is followed): a `.claude/skills` a
+    /// repository ships as a link to `.git` would have an install write hooks
+    /// there, as git itself never writes beyond a link. A project's lock file,
+    /// shared files and package copies are never reached through a link. Also
+    /// refused when the front end's confinement refuses it. The last part
+    /// itself is never followed: readers and writers treat a link there as not
+    /// aam's.
     pub fn resolve(&self, location: &crate::deploy::Location, shown: &str) -> Result<PathBuf> {
+        let (path, real, real_base) = self.inside_root(location, shown)?;
+        if !self.lands_where_it_installs(location, &real, &real_base) {
+            return Err(Error::new(
+                ErrorCode::UnsafePath,
+                format!("`{shown}` leads through a link to `{}`, which is not a folder aam installs into", real.display()),
+            )
+            .with_hint("like git, aam never writes or removes beyond a link to elsewhere in the project; remove the link if a repository shipped it, or, if you made it, point it at another agent folder (`.agents/skills`) or put the folder itself in its place"));
+        }
+        Ok(path)
+    }
+
+    /// `location` made absolute, to read (`verify`, `diff`, `inventory`):
+    /// refused only when a folder on the way is a link leading out of its root
+    /// or the front end's confinement refuses it, so what an earlier install
+    /// wrote through a link the user made can still be checked.
+    pub fn resolve_to_read(&self, location: &crate::deploy::Location, shown: &str) -> Result<PathBuf> {
+        self.inside_root(location, shown).map(|(path, _, _)| path)
+    }
+
+    /// The path of `location`, the real folder it lands in and the real root,
+    /// when that folder lies inside the root and confinement allows the path.
+    fn inside_root(&self, location: &crate::deploy::Location, shown: &str) -> Result<(PathBuf, PathBuf, PathBuf)> {
         let path = location.resolve(&self.root, &self.home);
         let base = match location {
             crate::deploy::Location::Project(_) => &self.root,
@@ -161,17 +184,10 @@ impl Roots {
             )
             .with_hint("aam never writes or reads through a link that leaves the folder it installs into; remove the link, or install elsewhere"));
         };
-        if !self.lands_where_it_installs(location, &real, &real_base) {
-            return Err(Error::new(
-                ErrorCode::UnsafePath,
-                format!("`{shown}` leads through a link to `{}`, which is not a folder aam installs into", real.display()),
-            )
-            .with_hint("aam writes and reads only inside the agents' folders, following a link only from one of them to another; remove the link (the repository may have shipped it), then run the command again"));
-        }
         if let Some(confine) = &self.confine {
             confine(&path, shown)?;
         }
-        Ok(path)
+        Ok((path, real, real_base))
     }
 
     /// Whether `location`, whose folder is `real_parent` on the real file
@@ -210,7 +226,9 @@ impl Roots {
             Location::Project(_) => Location::Project(real_path),
             Location::Home(_) => Location::Home(real_path),
         };
-        let owned = |l: &Location| matches!(keys::check(&l.key(), self.global), Ok(CheckedKey::File(_)));
+        // aam's own folder (package copies) is reached only as it is.
+        let aams = |l: &Location| matches!(l, Location::Project(p) if p.starts_with(".aam/"));
+        let owned = |l: &Location| matches!(keys::check(&l.key(), self.global), Ok(CheckedKey::File(_))) && !aams(l);
         owned(location) && owned(&real_location)
     }
 
@@ -379,6 +397,31 @@ mod tests {
             project.join(".cursor/rules/style.mdc")
         );
         assert_eq!(roots.file_path("CLAUDE.md").unwrap(), project.join("CLAUDE.md"));
+    }
+
+    #[test]
+    fn package_copies_are_never_reached_through_a_link_but_recorded_files_can_be_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(project.join(".aam/packages/pdf")).unwrap();
+        std::fs::create_dir_all(project.join(".claude")).unwrap();
+        std::fs::create_dir_all(project.join("config/cursor/skills")).unwrap();
+        std::os::unix::fs::symlink("../.aam/packages", project.join(".claude/skills")).unwrap();
+        std::os::unix::fs::symlink("config/cursor", project.join(".cursor")).unwrap();
+        let roots = Roots::new(project.clone(), dir.path().join("home"), false);
+        // Another package's copy, reached from an agent folder.
+        let to_copy = crate::deploy::Location::Project(".claude/skills/pdf/aam.yaml".into());
+        assert_eq!(roots.resolve(&to_copy, "x").unwrap_err().code(), ErrorCode::UnsafePath);
+        // A link the user made inside the project: what was written through it
+        // can still be read (verify, diff), not written or removed.
+        let mine = crate::deploy::Location::Project(".cursor/skills/pdf/SKILL.md".into());
+        assert_eq!(roots.resolve(&mine, "x").unwrap_err().code(), ErrorCode::UnsafePath);
+        assert_eq!(
+            roots.resolve_to_read(&mine, "x").unwrap(),
+            project.join(".cursor/skills/pdf/SKILL.md")
+        );
+        let outside = crate::deploy::Location::Project("../x/SKILL.md".into());
+        assert!(roots.resolve_to_read(&outside, "x").is_err());
     }
 
     #[test]

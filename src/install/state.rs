@@ -49,7 +49,7 @@ enum Current {
 
 fn current(roots: &Roots, key: &str) -> Result<Current> {
     let checked = roots.check_key(key)?;
-    let path = roots.resolve(checked.file(), key)?;
+    let path = roots.resolve_to_read(checked.file(), key)?;
     let meta = match std::fs::symlink_metadata(&path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Current::Missing),
@@ -198,7 +198,7 @@ pub fn untracked(roots: &Roots, name: &str, entry: &LockedPackage) -> Result<Vec
             continue;
         };
         let base = roots
-            .resolve(&location, &dir)?
+            .resolve_to_read(&location, &dir)?
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_default();
