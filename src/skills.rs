@@ -309,7 +309,9 @@ pub struct InstalledSkill {
 
 /// The skills installed in the project the lock file describes that follow the
 /// naming rules (the folder's name is the skill's name), with their files read
-/// as they are now. Files that are gone, edited into links or too big are left out.
+/// as they are now. Files that are gone, edited into links, too big, or that
+/// cannot be read where they are (a link on the way, outside the served
+/// folder) are left out, each logged: one such file never hides the others.
 pub fn installed(roots: &Roots, lock: &LockFile) -> Result<Vec<InstalledSkill>> {
     roots.check_lock(lock)?;
     let mut out = Vec::new();
@@ -324,8 +326,12 @@ pub fn installed(roots: &Roots, lock: &LockFile) -> Result<Vec<InstalledSkill>> 
                 let Some(relative) = key.strip_prefix(folder).and_then(|r| r.strip_prefix('/')) else {
                     continue;
                 };
-                if let Some(bytes) = crate::install::state::current_bytes(roots, key)? {
-                    files.push((relative.to_string(), bytes));
+                match crate::install::state::current_bytes(roots, key) {
+                    Ok(Some(bytes)) => files.push((relative.to_string(), bytes)),
+                    Ok(None) => {}
+                    Err(e) => {
+                        tracing::warn!(file = %key, code = %e.code(), "an installed skill's file is left out: {}", e.message())
+                    }
                 }
             }
             let Some(main) = files.iter().position(|(path, _)| path == SKILL_MD) else {

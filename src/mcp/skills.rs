@@ -146,11 +146,17 @@ fn in_project(ctx: &Context, uri: &str) -> Result<Option<InProject>> {
     }))
 }
 
-/// The skills installed in the served project that follow the rules.
+/// The skills installed in the served project that follow the rules. A lock
+/// file that cannot be read or trusted is logged and serves none of them, so
+/// the catalog's skills stay listed.
 fn project_skills(ctx: &Context) -> Result<Vec<InstalledSkill>> {
     let roots = crate::tools::install::roots(ctx, false)?;
-    let lock = crate::packages::lock::read(&crate::project::root(&ctx.cwd))?;
-    skills::installed(&roots, &lock)
+    let installed =
+        crate::packages::lock::read(&crate::project::root(&ctx.cwd)).and_then(|lock| skills::installed(&roots, &lock));
+    Ok(installed.unwrap_or_else(|e| {
+        tracing::warn!(code = %e.code(), "the project's installed skills are not served: {}", e.message());
+        Vec::new()
+    }))
 }
 
 /// The `skills/list` entry of an installed skill, digests from its bytes now.

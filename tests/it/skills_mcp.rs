@@ -484,6 +484,37 @@ async fn the_projects_installed_skills_open_the_first_page() {
     let forms = &files(&again.skills[0])[1];
     forms.verify(&read_bytes(&client, &forms.uri).await).unwrap();
     assert_ne!(forms, &files(installed)[1]);
+
+    // A file turned into a link out of the project is left out; the skill and
+    // the catalog's skills stay listed.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.md"), "secret\n").unwrap();
+    std::fs::remove_file(env.path(".claude/skills/pdf/reference/forms.md")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.md"),
+        env.path(".claude/skills/pdf/reference/forms.md"),
+    )
+    .unwrap();
+    let linked = client.list_all_skills().await.unwrap();
+    assert_eq!(linked.len(), 3, "{linked:?}");
+    assert_eq!(
+        files(&linked[0]).iter().map(|f| f.uri.as_str()).collect::<Vec<_>>(),
+        ["skill://~project/claude/pdf/SKILL.md"]
+    );
+    // A lock file aam refuses serves none of the project's skills, and still
+    // every catalog skill.
+    let lock = env.path(".aam/aam-lock.yaml");
+    let text = std::fs::read_to_string(&lock).unwrap();
+    std::fs::write(&lock, text.replace(".claude/skills/pdf/SKILL.md", "../escape/SKILL.md")).unwrap();
+    let refused = client.list_all_skills().await.unwrap();
+    let uris: Vec<&str> = refused.iter().map(|s| s.uri.as_str()).collect();
+    assert_eq!(
+        uris,
+        [
+            "skill://upstream/skills/docx/SKILL.md",
+            "skill://upstream/skills/pdf/SKILL.md",
+        ]
+    );
     client.cancel().await.unwrap();
 }
 
