@@ -353,7 +353,13 @@ fn find(ctx: &Context, source: &str, segments: &[String], max: usize) -> Result<
         return Ok(None);
     };
     let relative = segments[depth..].join("/");
-    if !relative.is_empty() && crate::paths::check_relative(&relative).is_err() {
+    // The same check the index applied to the file's repository path: what it
+    // listed is readable here, and nothing else is.
+    let repository_path = match row.path.as_str() {
+        "" => relative.clone(),
+        folder => format!("{folder}/{relative}"),
+    };
+    if !relative.is_empty() && crate::paths::check_relative(&repository_path).is_err() {
         return Ok(None);
     }
     let mut git = Git::new(ctx, &source);

@@ -922,9 +922,18 @@ impl GitCache {
             .into_iter()
             .filter_map(|e| {
                 let mode = FileMode::from_mode(e.mode)?;
-                let rel = e.filepath.to_str_lossy();
+                // A name that is not UTF-8 cannot be installed, served or told
+                // apart from another one that differs in the same bytes.
+                let Ok(rel) = e.filepath.to_str() else {
+                    tracing::warn!(
+                        "left out `{}/{}`: its name is not UTF-8",
+                        prefix,
+                        e.filepath.to_str_lossy()
+                    );
+                    return None;
+                };
                 let path = if prefix.is_empty() {
-                    rel.into_owned()
+                    rel.to_string()
                 } else {
                     format!("{prefix}/{rel}")
                 };

@@ -127,6 +127,15 @@ impl<'c> Snapshot<'c> {
             }
         }
         files.retain(|f| self.relative(&f.path).is_some());
+        // A path no install or `skill://` read would accept (`:`, a backslash,
+        // a control character...) is left out here, so it is never listed.
+        files.retain(|f| match crate::paths::check_relative(&f.path) {
+            Ok(()) => true,
+            Err(why) => {
+                tracing::warn!("left out `{}`: {why}", f.path.escape_debug());
+                false
+            }
+        });
         files.sort_by(|a, b| a.path.cmp(&b.path));
         let listed = self.plugin_listings(regions, &files)?;
         let relative: Vec<&str> = files.iter().filter_map(|f| self.relative(&f.path)).collect();

@@ -519,6 +519,40 @@ async fn the_projects_installed_skills_open_the_first_page() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_listed_file_is_readable_and_odd_names_never_block_a_source() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = TestEnv::new();
+    let repo = env.repo("odd");
+    repo.write("skills/odd/SKILL.md", skill("odd", "Odd file names"))
+        .write("skills/odd/~notes.md", "tilde\n")
+        .write("skills/odd/a:b.txt", "colon\n")
+        .write("skills/odd/back\\slash.txt", "backslash\n")
+        .write("skills/odd/tab\tname.txt", "tab\n");
+    // Two names that differ only in bytes that are not UTF-8.
+    for byte in [0xff_u8, 0xfe] {
+        let name = [b'n', byte];
+        let name = std::ffi::OsStr::from_bytes(&name);
+        std::fs::write(repo.dir.join("skills/odd").join(name), [byte]).unwrap();
+    }
+    repo.commit("c1");
+    let added = env.aam(&["source", "add", repo.path(), "--name", "odd"]);
+    assert_eq!(added.code, 0, "{added:?}");
+    assert!(added.stderr.contains("is not UTF-8"), "{}", added.stderr);
+    let client = connect(&env, options(false), Surface::Full, ()).await;
+    let skills = client.list_all_skills().await.unwrap();
+    assert_eq!(skills.len(), 1, "{skills:?}");
+    let uris: Vec<&str> = files(&skills[0]).iter().map(|f| f.uri.as_str()).collect();
+    assert_eq!(
+        uris,
+        ["skill://odd/skills/odd/SKILL.md", "skill://odd/skills/odd/%7Enotes.md"]
+    );
+    for file in files(&skills[0]) {
+        file.verify(&read_bytes(&client, &file.uri).await).unwrap();
+    }
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn skills_only_serves_nothing_else() {
     let env = TestEnv::new();
     let repo = env.repo("upstream");
