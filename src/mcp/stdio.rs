@@ -18,6 +18,27 @@ use crate::error::{Error, Result};
 /// Longest line accepted on stdin (a larger one is a parse error).
 const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
+/// Discards input up to and including the next newline (or the end), a
+/// buffer at a time: the rest of a line too long to take costs no memory.
+async fn skip_line(reader: &mut (impl tokio::io::AsyncBufRead + Unpin)) -> std::io::Result<()> {
+    loop {
+        let buffer = reader.fill_buf().await?;
+        if buffer.is_empty() {
+            return Ok(());
+        }
+        match buffer.iter().position(|&b| b == b'\n') {
+            Some(end) => {
+                reader.consume(end + 1);
+                return Ok(());
+            }
+            None => {
+                let all = buffer.len();
+                reader.consume(all);
+            }
+        }
+    }
+}
+
 /// Serves one client over stdin/stdout until stdin closes.
 pub(super) async fn serve(server: AamServer) -> Result<()> {
     let (rmcp_side, our_side) = tokio::io::duplex(1 << 20);
@@ -37,14 +58,16 @@ pub(super) async fn serve(server: AamServer) -> Result<()> {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
             }
+            let ended = line.last() == Some(&b'\n');
+            let too_long = line.len() - usize::from(ended) > MAX_LINE_BYTES;
+            if too_long && !ended && skip_line(&mut stdin).await.is_err() {
+                break;
+            }
             let message = line.trim_ascii();
-            if message.is_empty() {
+            if message.is_empty() && !too_long {
                 continue;
             }
-            let screened = if line.len() > MAX_LINE_BYTES {
-                // Skip the rest of the line, then answer.
-                let mut rest = Vec::new();
-                let _ = stdin.read_until(b'\n', &mut rest).await;
+            let screened = if too_long {
                 Screened::Reject(jsonrpc::too_long(MAX_LINE_BYTES))
             } else {
                 jsonrpc::screen(message)
@@ -114,4 +137,24 @@ pub(super) async fn serve(server: AamServer) -> Result<()> {
     let _ = output.await;
     input.abort();
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_rest_of_a_long_line_is_skipped_a_buffer_at_a_time() {
+        let input = [vec![b'x'; 1000], b"\nnext\n".to_vec()].concat();
+        let mut reader = BufReader::with_capacity(16, input.as_slice());
+        skip_line(&mut reader).await.unwrap();
+        assert!(reader.buffer().len() <= 16, "never more than one buffer held");
+        let mut line = Vec::new();
+        reader.read_until(b'\n', &mut line).await.unwrap();
+        assert_eq!(line, b"next\n");
+        // At the end of input it just stops.
+        let mut ended = BufReader::new(&b"no newline"[..]);
+        skip_line(&mut ended).await.unwrap();
+        assert_eq!(ended.fill_buf().await.unwrap(), b"");
+    }
 }
