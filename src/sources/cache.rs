@@ -35,6 +35,41 @@ pub fn locked_ref(commit: &str) -> String {
     format!("refs/aam/locked/{commit}")
 }
 
+/// An OS lock on one cached repository, held by a command while it creates,
+/// fetches into, indexes from, repairs or deletes it: two commands on one
+/// repository (two `source add`s of one URL, an add and a purge) take turns
+/// instead of one deleting or re-creating a cache the other is using. Released
+/// when dropped, or when the process dies.
+pub struct CacheLock {
+    _file: std::fs::File,
+}
+
+/// Takes the lock of the cache `cache_key` (`<host>/<path>`), waiting for the
+/// command holding it. Lock files live in `<home>/locks/`, one per repository
+/// and never deleted, so a waiting command never holds a lock on a file that
+/// another one replaced.
+pub fn lock(home: &Path, cache_key: &str) -> Result<CacheLock> {
+    let dir = home.join("locks");
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io("create", &dir, e))?;
+    let digest = blake3::hash(cache_key.as_bytes()).to_hex();
+    let path = dir.join(format!("cache-{}.lock", &digest[..16]));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::io("open", &path, e))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            tracing::info!("waiting for another aam command using the cache of {cache_key}");
+            file.lock().map_err(|e| Error::io("lock", &path, e))?;
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("lock", &path, e)),
+    }
+    Ok(CacheLock { _file: file })
+}
+
 /// A source's cache folder under `caches` (the home's git cache folder).
 pub fn dir(caches: &Path, source: &SourceRecord) -> PathBuf {
     caches.join(&source.cache_key)
@@ -79,10 +114,17 @@ pub fn holds_head(caches: &Path, source: &SourceRecord) -> Option<bool> {
 
 /// Fetches a source's indexed commit into its cache again (recreating a missing
 /// or damaged cache), leaving the catalog as it is.
-pub fn restore(caches: &Path, source: &SourceRecord, limits: FetchLimits, progress: &dyn Progress) -> Result<()> {
+pub fn restore(
+    home: &Path,
+    caches: &Path,
+    source: &SourceRecord,
+    limits: FetchLimits,
+    progress: &dyn Progress,
+) -> Result<()> {
     let Some(sha) = source.head_commit.as_deref() else {
         return Ok(());
     };
+    let _lock = lock(home, &source.cache_key)?;
     let (cache, created) = open_repairing(caches, source)?;
     progress.start(&format!("fetching {}", source.name), None);
     let fetched = cache.fetch(

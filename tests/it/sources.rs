@@ -460,6 +460,36 @@ fn two_sources_on_one_repository_share_objects_but_not_refs() {
 }
 
 #[test]
+fn adds_of_one_repository_at_the_same_moment_take_turns_and_all_land() {
+    let env = TestEnv::new();
+    let repo = env.repo("busy");
+    repo.write_skills((0..300).map(|i| format!("skill-{i}")), "Busy");
+    repo.commit("c1");
+    // Separate processes, started together: each must see the cache another
+    // one is creating as it is, never half-made (that was AAM_CACHE_CORRUPTED).
+    let runs: Vec<_> = std::thread::scope(|scope| {
+        let adds: Vec<_> = (0..4)
+            .map(|i| {
+                let env = &env;
+                let repo = &repo;
+                scope.spawn(move || env.aam(&["--json", "source", "add", repo.path(), "--name", &format!("busy-{i}")]))
+            })
+            .collect();
+        adds.into_iter().map(|add| add.join().unwrap()).collect()
+    });
+    for run in &runs {
+        assert_eq!(run.code, 0, "{run:?}");
+    }
+    for i in 0..4 {
+        assert_eq!(env.artifacts(&format!("busy-{i}")).len(), 300);
+    }
+    assert_eq!(
+        std::fs::read_dir(env.home().join("cache/git/_local")).unwrap().count(),
+        1
+    );
+}
+
+#[test]
 fn path_scoped_sources_see_only_their_folder() {
     let env = TestEnv::new();
     let repo = env.repo("scoped");

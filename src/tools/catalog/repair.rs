@@ -79,8 +79,13 @@ impl Tool for Repair {
                 if crate::sources::cache::holds_head(&ctx.home.git_cache_dir(), &source) != Some(false) {
                     continue;
                 }
-                let outcome =
-                    crate::sources::cache::restore(&ctx.home.git_cache_dir(), &source, limits, ctx.progress.as_ref());
+                let outcome = crate::sources::cache::restore(
+                    ctx.home.root(),
+                    &ctx.home.git_cache_dir(),
+                    &source,
+                    limits,
+                    ctx.progress.as_ref(),
+                );
                 actions.push(RepairAction {
                     check: CACHES_CHECK.to_string(),
                     action: format!(
