@@ -29,6 +29,23 @@ impl Cancel {
         self.0.load(Ordering::SeqCst)
     }
 
+    /// The flag itself, for code that polls it (gix's fetch).
+    pub fn flag(&self) -> &AtomicBool {
+        &self.0
+    }
+
+    /// Sleeps for `duration`, waking early once the flag is raised.
+    pub fn sleep(&self, duration: std::time::Duration) {
+        let until = std::time::Instant::now() + duration;
+        while !self.is_raised() {
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            std::thread::sleep(left.min(std::time::Duration::from_millis(20)));
+        }
+    }
+
     /// `AAM_CANCELLED` once the flag is raised.
     pub fn check(&self) -> Result<()> {
         if self.is_raised() {

@@ -34,6 +34,8 @@ pub struct RestoreEnv<'a> {
     pub offline: bool,
     /// Time limits of a fetch.
     pub fetch_limits: crate::sources::git::FetchLimits,
+    /// The call's cancellation flag (a fetch stops soon after it is raised).
+    pub cancel: &'a crate::cancel::Cancel,
 }
 
 /// What a restore does with one recorded package.
@@ -185,6 +187,7 @@ fn source(env: &RestoreEnv<'_>, catalog: &Catalog, name: &str, entry: &LockedPac
     crate::paths::check_relative(&artifact.path)
         .map_err(|why| invalid(format!("names artifact path `{}`: {why}", artifact.path)))?;
     let dir = env.spec.caches.join(spec.cache_key());
+    let _cache_lock = crate::sources::cache::lock(env.spec.caches, &spec.cache_key())?;
     let cached = GitCache::open(&dir).ok().filter(|cache| cache.has_commit(commit));
     let cache = match cached {
         Some(cache) => cache,
@@ -208,6 +211,7 @@ fn source(env: &RestoreEnv<'_>, catalog: &Catalog, name: &str, entry: &LockedPac
                 &crate::sources::cache::locked_ref(commit_text),
                 created,
                 env.fetch_limits,
+                env.cancel,
             )?;
             cache
         }
@@ -490,6 +494,7 @@ mod tests {
             },
             offline,
             fetch_limits: crate::sources::git::FetchLimits::resolve(None, None),
+            cancel: &crate::cancel::Cancel::new(),
         };
         prepare(&env, &catalog, "kit", entry)
     }

@@ -44,12 +44,12 @@ pub struct CacheLock {
     _file: std::fs::File,
 }
 
-/// Takes the lock of the cache `cache_key` (`<host>/<path>`), waiting for the
-/// command holding it. Lock files live in `<home>/locks/`, one per repository
-/// and never deleted, so a waiting command never holds a lock on a file that
-/// another one replaced.
-pub fn lock(home: &Path, cache_key: &str) -> Result<CacheLock> {
-    let dir = home.join("locks");
+/// Takes the lock of the cache `cache_key` (`<host>/<path>`) under `caches`
+/// (the home's git cache folder), waiting for the command holding it. Lock
+/// files live in `<caches>/.locks/`, one per repository and never deleted, so a
+/// waiting command never holds a lock on a file another one replaced.
+pub fn lock(caches: &Path, cache_key: &str) -> Result<CacheLock> {
+    let dir = caches.join(".locks");
     std::fs::create_dir_all(&dir).map_err(|e| Error::io("create", &dir, e))?;
     let digest = blake3::hash(cache_key.as_bytes()).to_hex();
     let path = dir.join(format!("cache-{}.lock", &digest[..16]));
@@ -115,16 +115,16 @@ pub fn holds_head(caches: &Path, source: &SourceRecord) -> Option<bool> {
 /// Fetches a source's indexed commit into its cache again (recreating a missing
 /// or damaged cache), leaving the catalog as it is.
 pub fn restore(
-    home: &Path,
     caches: &Path,
     source: &SourceRecord,
     limits: FetchLimits,
     progress: &dyn Progress,
+    cancel: &crate::cancel::Cancel,
 ) -> Result<()> {
     let Some(sha) = source.head_commit.as_deref() else {
         return Ok(());
     };
-    let _lock = lock(home, &source.cache_key)?;
+    let _lock = lock(caches, &source.cache_key)?;
     let (cache, created) = open_repairing(caches, source)?;
     progress.start(&format!("fetching {}", source.name), None);
     let fetched = cache.fetch(
@@ -133,6 +133,7 @@ pub fn restore(
         &head_ref(&source.name),
         created,
         limits,
+        cancel,
     );
     progress.finish();
     fetched?;

@@ -13,7 +13,6 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -26,6 +25,7 @@ use gix::remote::{Direction, fetch::Tags, ref_map};
 use gix::{ObjectId, Repository};
 
 use super::folder::Folder;
+use crate::cancel::Cancel;
 use crate::error::{Error, ErrorCode, Result};
 
 pub use gix::ObjectId as Oid;
@@ -329,9 +329,6 @@ fn decode_folder(repo: &Repository, id: ObjectId) -> std::result::Result<Folder,
     Ok(Folder::parse(std::mem::take(&mut tree.data), repo.object_hash())?)
 }
 
-/// Never set: fetches run to completion unless they fail.
-static NEVER_INTERRUPT: AtomicBool = AtomicBool::new(false);
-
 /// The most memory gix may allocate at once to inflate a blob in
 /// [`GitCache::read_blob`]'s first attempt: a file of [`MAX_SOURCE_FILE_BYTES`]
 /// decoded from a delta chain needs twice its size and the deltas. A blob that
@@ -413,7 +410,8 @@ impl GitCache {
     }
 
     /// Fetches `want` from `url` into the local ref `dst`. Local repositories
-    /// (`file://`) are read in-process; remotes go through gix's fetch protocol.
+    /// (`file://`) are read in-process; remotes go through gix's fetch protocol,
+    /// which stops (`AAM_CANCELLED`) soon after `cancel` is raised, retries included.
     pub fn fetch(
         &self,
         url: &str,
@@ -421,6 +419,7 @@ impl GitCache {
         dst: &str,
         first_fetch: bool,
         limits: FetchLimits,
+        cancel: &Cancel,
     ) -> Result<Fetched> {
         if let Some(path) = url.strip_prefix("file://") {
             return self.fetch_local(Path::new(path), want, dst, first_fetch);
@@ -431,7 +430,21 @@ impl GitCache {
         let mut delay = Duration::from_millis(500);
         let mut attempt = 1;
         loop {
-            match self.try_fetch(url, want, dst, Limits { limits, deadline }) {
+            cancel.check()?;
+            let tried = self.try_fetch(
+                url,
+                want,
+                dst,
+                Limits {
+                    limits,
+                    deadline,
+                    cancel,
+                },
+            );
+            if tried.is_err() {
+                cancel.check()?;
+            }
+            match tried {
                 Ok(fetched) => return Ok(fetched),
                 Err(FetchError::Aam(e)) => return Err(e),
                 Err(FetchError::Git(e)) if e.is_resource_exhausted() => {
@@ -443,7 +456,7 @@ impl GitCache {
                     let time_left = Instant::now() + delay + Duration::from_secs(1) < deadline;
                     if failure.can_pass() && attempt < attempts && time_left {
                         tracing::warn!("fetching {} failed ({e}); retrying in {delay:?}", remote_url());
-                        std::thread::sleep(delay);
+                        cancel.sleep(delay);
                         delay *= 2;
                         attempt += 1;
                         continue;
@@ -454,7 +467,7 @@ impl GitCache {
         }
     }
 
-    fn try_fetch(&self, url: &str, want: &RefWant, dst: &str, limits: Limits) -> Result<Fetched, FetchError> {
+    fn try_fetch(&self, url: &str, want: &RefWant, dst: &str, limits: Limits<'_>) -> Result<Fetched, FetchError> {
         match want {
             RefWant::DefaultBranch => {
                 let ref_map = self.receive(url, &[format!("+HEAD:{dst}")], limits)?;
@@ -530,7 +543,7 @@ impl GitCache {
     }
 
     /// Fetches every branch and tag, then pins `dst` to the commit `id` among them.
-    fn fetch_commit(&self, url: &str, id: &str, dst: &str, limits: Limits) -> Result<Fetched, FetchError> {
+    fn fetch_commit(&self, url: &str, id: &str, dst: &str, limits: Limits<'_>) -> Result<Fetched, FetchError> {
         let scratch = format!("{dst}-scan");
         self.receive(
             url,
@@ -581,7 +594,7 @@ impl GitCache {
 
     /// Transport options for `url` with aam's time limits; `None` for transports
     /// other than http(s), which keep their own.
-    fn transport_options(&self, url: &str, limits: Limits) -> Result<Option<Box<dyn std::any::Any>>, FetchError> {
+    fn transport_options(&self, url: &str, limits: Limits<'_>) -> Result<Option<Box<dyn std::any::Any>>, FetchError> {
         use gix::protocol::transport::client::blocking_io::http;
         let Some(options) = self.repo.transport_options(url, None)? else {
             return Ok(None);
@@ -589,7 +602,7 @@ impl GitCache {
         let Ok(mut options) = options.downcast::<http::Options>() else {
             return Ok(None);
         };
-        let Limits { limits, deadline } = limits;
+        let Limits { limits, deadline, .. } = limits;
         // Each connection builds its client afresh, so the whole-operation bound is what is left of it.
         let left = deadline
             .saturating_duration_since(Instant::now())
@@ -623,7 +636,7 @@ impl GitCache {
         &self,
         url: &str,
         refspecs: &[String],
-        limits: Limits,
+        limits: Limits<'_>,
     ) -> Result<gix::protocol::fetch::RefMap, FetchError> {
         use gix::protocol::fetch;
         use gix::protocol::transport::client::TransportWithoutIO;
@@ -699,7 +712,7 @@ impl GitCache {
                 Ok(true)
             },
             gix::progress::Discard,
-            &NEVER_INTERRUPT,
+            limits.cancel.flag(),
             fetch::Context {
                 handshake: &mut handshake,
                 transport: &mut *transport,
@@ -778,7 +791,7 @@ impl GitCache {
             .is_some()
     }
 
-    fn list_remote(&self, url: &str, limits: Limits) -> Result<RemoteRefs, FetchError> {
+    fn list_remote(&self, url: &str, limits: Limits<'_>) -> Result<RemoteRefs, FetchError> {
         // Fetch refspecs with a glob must be two-sided; listing writes nothing, so the destination is unused.
         let specs = [
             "+refs/heads/*:refs/aam-list/heads/*".to_string(),
@@ -1255,11 +1268,13 @@ fn link_or_copy(from: &Path, to: &Path) -> std::io::Result<()> {
     }
 }
 
-/// The limits of one fetch and the instant its time is up.
+/// The limits of one fetch, the instant its time is up, and the call's
+/// cancellation flag (gix checks it while it talks to the server).
 #[derive(Debug, Clone, Copy)]
-struct Limits {
+struct Limits<'c> {
     limits: FetchLimits,
     deadline: Instant,
+    cancel: &'c Cancel,
 }
 
 /// Branch and tag names a remote advertises.
@@ -1651,6 +1666,30 @@ mod tests {
     };
 
     #[test]
+    fn a_cancelled_fetch_stops_instead_of_retrying() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, _) = GitCache::open_or_create(&dir.path().join("cache")).unwrap();
+        // A port nothing listens on: each try fails at once and may be retried.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let url = format!("http://127.0.0.1:{port}/o/r.git");
+        let cancel = Cancel::new();
+        let raiser = cancel.clone();
+        let raising = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            raiser.raise();
+        });
+        let err = cache
+            .fetch(&url, &RefWant::DefaultBranch, "refs/aam/t/head", true, T, &cancel)
+            .unwrap_err();
+        raising.join().unwrap();
+        assert_eq!(err.code(), ErrorCode::Cancelled, "{err:?}");
+    }
+
+    #[test]
     fn failures_map_to_codes_with_actionable_hints() {
         let auth = fetch_error(Failure::Auth, "https://github.com/o/private.git", true, 1, T);
         assert_eq!(auth.code(), ErrorCode::GitAuthFailed);
@@ -1823,6 +1862,7 @@ mod tests {
                 "refs/aam/t/head",
                 true,
                 T,
+                &Cancel::new(),
             )
             .unwrap();
         assert_eq!(fetched.resolved_ref, "main");
@@ -1903,7 +1943,14 @@ mod tests {
         let (cache, _) = GitCache::open_or_create(&dir.path().join("cache")).unwrap();
         let url = format!("file://{}", source.display());
         let fetched = cache
-            .fetch(&url, &RefWant::DefaultBranch, "refs/aam/t/head", true, T)
+            .fetch(
+                &url,
+                &RefWant::DefaultBranch,
+                "refs/aam/t/head",
+                true,
+                T,
+                &Cancel::new(),
+            )
             .unwrap();
         let (tree, _) = cache.commit_tree(fetched.commit).unwrap();
         let files = cache.files_under(tree, "").unwrap();
@@ -1974,7 +2021,14 @@ mod tests {
         let url = format!("file://{}", source.display());
         too_large(
             cache
-                .fetch(&url, &RefWant::DefaultBranch, "refs/aam/t/head", true, T)
+                .fetch(
+                    &url,
+                    &RefWant::DefaultBranch,
+                    "refs/aam/t/head",
+                    true,
+                    T,
+                    &Cancel::new(),
+                )
                 .map(drop),
         );
     }

@@ -759,6 +759,7 @@ mod tests {
                 "refs/aam/t/head",
                 true,
                 limits,
+                &crate::cancel::Cancel::new(),
             )
             .unwrap();
         let (tree, _) = cache.commit_tree(fetched.commit).unwrap();

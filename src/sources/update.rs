@@ -48,6 +48,7 @@ pub fn plan(
                 target,
                 old.is_none(),
                 limits,
+                cancel,
             );
             progress.finish();
             fetched?

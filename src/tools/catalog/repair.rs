@@ -80,11 +80,11 @@ impl Tool for Repair {
                     continue;
                 }
                 let outcome = crate::sources::cache::restore(
-                    ctx.home.root(),
                     &ctx.home.git_cache_dir(),
                     &source,
                     limits,
                     ctx.progress.as_ref(),
+                    &ctx.cancel,
                 );
                 actions.push(RepairAction {
                     check: CACHES_CHECK.to_string(),

@@ -67,6 +67,7 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
                 spec,
                 offline: input.offline,
                 fetch_limits,
+                cancel: &ctx.cancel,
             };
             todo.iter()
                 .map(|(name, entry, _)| restore::prepare(&env, &catalog, name, entry))
