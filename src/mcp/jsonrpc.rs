@@ -79,15 +79,16 @@ pub fn screen(message: &[u8]) -> Screened {
         };
         return Screened::Reject(Rejection::new(INVALID_REQUEST, Value::Null, what));
     };
-    // The id is echoed only when it is one JSON-RPC allows.
+    // The id is echoed only when it is one MCP allows: a string or an integer.
     let id = match object.get("id") {
-        Some(id @ (Value::String(_) | Value::Number(_))) => Some(id.clone()),
+        Some(id @ Value::String(_)) => Some(id.clone()),
+        Some(id @ Value::Number(n)) if n.is_i64() || n.is_u64() => Some(id.clone()),
         Some(Value::Null) | None => None,
         Some(_) => {
             return Screened::Reject(Rejection::new(
                 INVALID_REQUEST,
                 Value::Null,
-                "`id` must be a string or a number",
+                "`id` must be a string or an integer",
             ));
         }
     };
@@ -179,6 +180,10 @@ mod tests {
         );
         assert_eq!(
             rejected(r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#),
+            (INVALID_REQUEST, Value::Null)
+        );
+        assert_eq!(
+            rejected(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#),
             (INVALID_REQUEST, Value::Null)
         );
         assert_eq!(
