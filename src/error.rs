@@ -180,10 +180,12 @@ impl Serialize for ErrorCode {
 }
 
 /// `text` with the user and password of every `scheme://user:pass@host` URL in
-/// it replaced by `***`, and the query of such a URL by `?***`: whatever path
-/// built an error's words, a token a user typed into a URL never comes back in
-/// them (sources redact their URLs themselves; this catches every other one).
+/// it replaced by `***`, and the query of such a URL by `?***`, and likewise
+/// the `user:pass` of an scp-like `user:pass@host:path`: whatever path built an
+/// error's words, a token a user typed into a URL never comes back in them
+/// (sources redact their URLs themselves; this catches every other one).
 pub fn mask_credentials(text: String) -> String {
+    let text = mask_scp_passwords(text);
     if !text.contains("://") {
         return text;
     }
@@ -212,6 +214,34 @@ pub fn mask_credentials(text: String) -> String {
             None => out.push_str(path),
         }
         rest = tail;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `text` with `***` for the part before `@` of every word shaped like
+/// `user:pass@host`: a colon before the `@`, no `/` (URLs are masked apart).
+fn mask_scp_passwords(text: String) -> String {
+    if !text.contains('@') {
+        return text;
+    }
+    let starts_word = |c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | '(' | '[' | '<');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find('@') {
+        let (head, tail) = rest.split_at(at);
+        let word_start = head
+            .rfind(starts_word)
+            .map_or(0, |i| i + head[i..].chars().next().map_or(1, char::len_utf8));
+        let word = &head[word_start..];
+        out.push_str(&head[..word_start]);
+        if word.contains(':') && !word.contains('/') {
+            out.push_str("***");
+        } else {
+            out.push_str(word);
+        }
+        out.push('@');
+        rest = &tail[1..];
     }
     out.push_str(rest);
     out
@@ -347,8 +377,12 @@ mod tests {
             err.message(),
             "`file://***@localhost/tmp/x` needs an absolute path; so does https://***@h/r.git?***, twice: (http://***@h)"
         );
-        let plain = "`https://github.com/a/b` at `main`, and `/tmp/a@b`";
+        let plain = "`https://github.com/a/b` at `main`, `git@github.com:o/r`, a@b.org and `/tmp/a@b`";
         assert_eq!(mask_credentials(plain.to_string()), plain);
+        assert_eq!(
+            mask_credentials("`user:SECRET@127.0.0.1:/repo` names no source".to_string()),
+            "`***@127.0.0.1:/repo` names no source"
+        );
     }
     use std::collections::HashSet;
 
