@@ -233,6 +233,54 @@ fn source(env: &RestoreEnv<'_>, catalog: &Catalog, name: &str, entry: &LockedPac
     )
 }
 
+/// The deployed files of `entry` that are on disk as it records but that aam
+/// did not write on this machine (`written_here` lacks their digest): a lock
+/// entry can claim a project's own file, with its checksum, so such files are
+/// aam's to replace only once the entry's origin is shown to make them.
+pub fn unproven_files(
+    roots: &Roots,
+    name: &str,
+    entry: &LockedPackage,
+    written_here: impl Fn(&str) -> bool,
+) -> Result<Vec<String>> {
+    let copy = format!("{}/", keys::copy_dir(name));
+    let mut out = Vec::new();
+    for (key, digest) in &entry.file_checksums {
+        if !key.starts_with(&copy) && !written_here(digest) && state::key_state(roots, key, digest)? == FileState::Ok {
+            out.push(key.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// Checks that `entry`'s recorded origin makes the files `keys` exactly as it
+/// records them, by making the package again (as a restore does) and planning
+/// it on a plan that is never carried out: `AAM_CHECKSUM_MISMATCH` naming each
+/// file it makes otherwise, or not at all. What an upgrade asks before it
+/// replaces the files [`unproven_files`] lists.
+pub fn verify_origin(
+    env: &RestoreEnv<'_>,
+    catalog: &Catalog,
+    roots: &Roots,
+    name: &str,
+    entry: &LockedPackage,
+    keys: &[String],
+) -> Result<()> {
+    let package = prepare(env, catalog, name, entry)?;
+    let planned = super::plan::Plan::new(roots, true)?.add(&package, &entry.platforms)?;
+    let wrong: Vec<String> = keys
+        .iter()
+        .filter(|key| planned.file_checksums.get(*key) != entry.file_checksums.get(*key))
+        .map(|key| {
+            format!("`{name}`: `{key}` is on disk as the lock file records, but its recorded origin does not make it")
+        })
+        .collect();
+    match wrong.is_empty() {
+        true => Ok(()),
+        false => Err(mismatch(&wrong)),
+    }
+}
+
 /// How a planned lock entry differs from the recorded one.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Differences {

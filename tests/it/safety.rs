@@ -754,6 +754,79 @@ fn a_restore_never_rewrites_a_project_file_a_forged_lock_entry_claims() {
     assert_eq!(text(proj.dir.join(key)), ours);
 }
 
+/// Copies `from` (a folder or file) to `to`, folders whole.
+fn copy_tree(from: &Path, to: &Path) {
+    if from.is_dir() {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            copy_tree(&entry.path(), &to.join(entry.file_name()));
+        }
+    } else {
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(from, to).unwrap();
+    }
+}
+
+#[test]
+fn an_upgrade_replaces_files_this_machine_never_wrote_only_when_their_origin_makes_them() {
+    let env = TestEnv::new();
+    let upstream = env.repo("upstream");
+    upstream
+        .write("skills/mine/SKILL.md", skill("mine", "Deploy runbook"))
+        .commit("c1");
+    env.json(&["source", "add", upstream.path(), "--name", "upstream"]);
+    // A teammate installed it and committed the files; here they come from git,
+    // so this machine never wrote them.
+    let teammate = env.repo("teammate");
+    run_in(
+        &env,
+        &teammate.dir,
+        &["install", "upstream/mine", "--platform", "claude"],
+    )
+    .ok_json();
+    let key = ".claude/skills/mine/SKILL.md";
+    let team = env.repo("team");
+    for part in [".aam/aam-lock.yaml", ".aam/packages", ".claude"] {
+        copy_tree(&teammate.dir.join(part), &team.dir.join(part));
+    }
+    // A project whose own skill a forged lock entry claims, with its checksum.
+    let ours = "---\nname: mine\ndescription: Ours\n---\nRun ./deploy.sh --safe\n";
+    let victim = env.repo("victim");
+    victim.write(key, ours);
+    let theirs = digest(&std::fs::read(teammate.dir.join(key)).unwrap());
+    let forged: String = text(teammate.dir.join(".aam/aam-lock.yaml"))
+        .lines()
+        .map(|line| match line.contains(key) {
+            true => line.replace(&theirs, &digest(ours.as_bytes())) + "\n",
+            false => format!("{line}\n"),
+        })
+        .collect();
+    assert!(
+        forged.contains(&theirs) && forged.contains(&digest(ours.as_bytes())),
+        "{forged}"
+    );
+    victim.write(".aam/aam-lock.yaml", &forged);
+    copy_tree(&teammate.dir.join(".aam/packages"), &victim.dir.join(".aam/packages"));
+    // Upstream moves on; both upgrade from an AAM_HOME that wrote neither.
+    upstream
+        .write("skills/mine/SKILL.md", skill("mine", "Deploy runbook, v2"))
+        .commit("c2");
+    env.json(&["source", "update", "upstream"]);
+    std::fs::remove_dir_all(env.home().join("objects")).unwrap();
+    let upgraded = run_in(&env, &team.dir, &["upgrade"]).ok_json();
+    assert_eq!(upgraded["packages"][0]["status"], "upgraded", "{upgraded}");
+    assert!(text(team.dir.join(key)).contains("v2"));
+    let refused = run_in(&env, &victim.dir, &["upgrade"]);
+    let report = &refused.json()["packages"][0];
+    assert_eq!(report["status"], "failed", "{refused:?}");
+    assert!(
+        report["message"].as_str().unwrap().contains("AAM_CHECKSUM_MISMATCH"),
+        "{report}"
+    );
+    assert_eq!(text(victim.dir.join(key)), ours);
+}
+
 #[test]
 fn an_upgrade_never_overwrites_a_file_the_user_added_to_an_installed_folder() {
     let env = TestEnv::new();
