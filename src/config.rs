@@ -57,6 +57,11 @@ impl AamHome {
         self.root.join("cache").join("git")
     }
 
+    /// The folder of the cached repositories' lock files (see `sources::cache::lock`).
+    pub fn locks_dir(&self) -> PathBuf {
+        self.root.join("locks")
+    }
+
     /// The catalog file's identity (device, inode), `None` when there is
     /// none: a process that keeps the catalog open tells by it that the file
     /// at the path was replaced.

@@ -156,6 +156,7 @@ mod tests {
         let env = SpecEnv {
             cwd: dir,
             caches: &caches,
+            locks: &dir.join("locks"),
             settings: &home,
             allow_path: &|_, _| Ok(()),
         };

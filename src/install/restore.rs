@@ -187,7 +187,6 @@ fn source(env: &RestoreEnv<'_>, catalog: &Catalog, name: &str, entry: &LockedPac
     crate::paths::check_relative(&artifact.path)
         .map_err(|why| invalid(format!("names artifact path `{}`: {why}", artifact.path)))?;
     let dir = env.spec.caches.join(spec.cache_key());
-    let _cache_lock = crate::sources::cache::lock(env.spec.caches, &spec.cache_key())?;
     let cached = GitCache::open(&dir).ok().filter(|cache| cache.has_commit(commit));
     let cache = match cached {
         Some(cache) => cache,
@@ -203,6 +202,7 @@ fn source(env: &RestoreEnv<'_>, catalog: &Catalog, name: &str, entry: &LockedPac
             .with_hint("run `aam install` without `--offline` to fetch it"));
         }
         None => {
+            let _cache_lock = crate::sources::cache::lock(env.spec.locks, &spec.cache_key())?;
             let (cache, created) = GitCache::open_or_create(&dir)?;
             let want = RefWant::Named(commit_text.to_string());
             cache.fetch(
@@ -537,6 +537,7 @@ mod tests {
             spec: SpecEnv {
                 cwd: dir,
                 caches: &caches,
+                locks: &dir.join("locks"),
                 settings: &settings,
                 allow_path: &allow,
             },

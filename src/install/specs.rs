@@ -26,6 +26,8 @@ pub struct SpecEnv<'a> {
     pub cwd: &'a Path,
     /// The home's git cache folder (source artifacts are read from it).
     pub caches: &'a Path,
+    /// Lock files of the cached repositories (see `sources::cache::lock`).
+    pub locks: &'a Path,
     /// The settings (registries).
     pub settings: &'a Settings,
     /// Refuses a path the caller may not read (a machine front end's
@@ -340,6 +342,7 @@ mod tests {
         let env = SpecEnv {
             cwd: dir,
             caches: &caches,
+            locks: &dir.join("locks"),
             settings: &settings,
             allow_path: allow,
         };

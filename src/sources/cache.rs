@@ -44,13 +44,13 @@ pub struct CacheLock {
     _file: std::fs::File,
 }
 
-/// Takes the lock of the cache `cache_key` (`<host>/<path>`) under `caches`
-/// (the home's git cache folder), waiting for the command holding it. Lock
-/// files live in `<caches>/.locks/`, one per repository and never deleted, so a
-/// waiting command never holds a lock on a file another one replaced.
-pub fn lock(caches: &Path, cache_key: &str) -> Result<CacheLock> {
-    let dir = caches.join(".locks");
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io("create", &dir, e))?;
+/// Takes the lock of the cache `cache_key` (`<host>/<path>`), waiting for the
+/// command holding it. Lock files live in `locks` (the home's `locks/`), one
+/// per repository and never deleted, so a waiting command never holds a lock
+/// on a file another one replaced.
+pub fn lock(locks: &Path, cache_key: &str) -> Result<CacheLock> {
+    let dir = locks;
+    std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
     let digest = blake3::hash(cache_key.as_bytes()).to_hex();
     let path = dir.join(format!("cache-{}.lock", &digest[..16]));
     let file = std::fs::OpenOptions::new()
@@ -116,6 +116,7 @@ pub fn holds_head(caches: &Path, source: &SourceRecord) -> Option<bool> {
 /// or damaged cache), leaving the catalog as it is.
 pub fn restore(
     caches: &Path,
+    locks: &Path,
     source: &SourceRecord,
     limits: FetchLimits,
     progress: &dyn Progress,
@@ -124,7 +125,7 @@ pub fn restore(
     let Some(sha) = source.head_commit.as_deref() else {
         return Ok(());
     };
-    let _lock = lock(caches, &source.cache_key)?;
+    let _lock = lock(locks, &source.cache_key)?;
     let (cache, created) = open_repairing(caches, source)?;
     progress.start(&format!("fetching {}", source.name), None);
     let fetched = cache.fetch(

@@ -156,10 +156,7 @@ impl TestEnv {
         }
         let cache = self.home().join("cache");
         if cache.exists() {
-            // The per-repository lock files are kept for good by design (a
-            // waiting command must never lock a file another one replaced).
-            let locks = cache.join("git/.locks");
-            for entry in walk(&cache).into_iter().filter(|e| !e.starts_with(&locks)) {
+            for entry in walk(&cache) {
                 let rel = entry.strip_prefix(&cache).unwrap().display().to_string();
                 let content = if entry.is_file() {
                     blake3::hash(&std::fs::read(&entry).unwrap()).to_hex().to_string()

@@ -81,6 +81,7 @@ impl Tool for Repair {
                 }
                 let outcome = crate::sources::cache::restore(
                     &ctx.home.git_cache_dir(),
+                    &ctx.home.locks_dir(),
                     &source,
                     limits,
                     ctx.progress.as_ref(),

@@ -112,10 +112,12 @@ fn prepare(ctx: &Context, catalog: &Catalog, specs: &[String]) -> Result<Vec<Pre
 fn prepare_env<T>(ctx: &Context, f: impl FnOnce(SpecEnv<'_>) -> Result<T>) -> Result<T> {
     let settings = ctx.home.load_settings()?;
     let caches = ctx.home.git_cache_dir();
+    let locks = ctx.home.locks_dir();
     let allow_path = |path: &Path, shown: &str| ctx.check_path(path, shown);
     f(SpecEnv {
         cwd: &ctx.cwd,
         caches: &caches,
+        locks: &locks,
         settings: &settings,
         allow_path: &allow_path,
     })

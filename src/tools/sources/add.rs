@@ -180,7 +180,7 @@ impl Tool for SourceAdd {
         }
         let limits = ctx.fetch_limits()?;
         let cache_dir = ctx.home.git_cache_dir().join(spec.cache_key());
-        let _cache_lock = cache::lock(&ctx.home.git_cache_dir(), &spec.cache_key())?;
+        let _cache_lock = cache::lock(&ctx.home.locks_dir(), &spec.cache_key())?;
         let (cache, created) = GitCache::open_or_create(&cache_dir)?;
         let head = cache::head_ref(&name);
         let mut cleanup = cache::Cleanup::new(ctx.home.root(), &cache, &cache_dir, created, vec![head.clone()]);

@@ -167,7 +167,7 @@ fn update_one(
     dry_run: bool,
 ) -> Result<SourceUpdateReport> {
     let limits = ctx.fetch_limits()?;
-    let _cache_lock = cache::lock(&ctx.home.git_cache_dir(), &source.cache_key)?;
+    let _cache_lock = cache::lock(&ctx.home.locks_dir(), &source.cache_key)?;
     let (cache, fresh) = cache::open_repairing(&ctx.home.git_cache_dir(), source)?;
     let target = if dry_run {
         cache::pending_ref(&source.name)
