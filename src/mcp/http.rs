@@ -5,9 +5,13 @@
 //! In front of rmcp, in this order: the `Host` check ([`HostPolicy`], DNS
 //! rebinding), the bearer token, and the JSON-RPC screen
 //! ([`super::jsonrpc`]: a body that is not JSON is 400 with `-32700`).
+//! Before any of them, at most [`MAX_CONNECTIONS`] connections are served at
+//! once and each must send a request's headers within [`HEADER_TIMEOUT`], so
+//! clients that connect and say nothing cannot use up the server.
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -21,6 +25,13 @@ use super::AamServer;
 use super::jsonrpc::{self, Screened};
 use crate::config::AamHome;
 use crate::error::{Error, ErrorCode, Result};
+
+/// Most connections served at once; more wait in the kernel's queue until one ends.
+const MAX_CONNECTIONS: usize = 256;
+
+/// How long a connection may take to send a request's headers, and may stay
+/// idle between requests; then it is closed.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -169,13 +180,63 @@ pub async fn serve(server: AamServer, home: &AamHome, options: &HttpOptions) -> 
     eprintln!("aam MCP server listening on http://{shown_host}:{port}/mcp ({where_token})");
     tracing::info!(port, "MCP server listening");
 
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown_signal().await;
-            shutdown.cancel();
-        })
-        .await
-        .map_err(|e| Error::internal(format!("the HTTP server failed: {e}")))
+    let signalled = shutdown.clone();
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        signalled.cancel();
+    });
+    serve_connections(listener, app, shutdown).await;
+    Ok(())
+}
+
+/// Accepts connections until `shutdown`, at most [`MAX_CONNECTIONS`] at once,
+/// each served over HTTP/1.1 with [`HEADER_TIMEOUT`] for a request's headers;
+/// on shutdown every open connection finishes its request and closes.
+async fn serve_connections(
+    listener: tokio::net::TcpListener,
+    app: axum::Router,
+    shutdown: tokio_util::sync::CancellationToken,
+) {
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => slot,
+            _ = shutdown.cancelled() => break,
+        };
+        let Ok(slot) = slot else { break };
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of file descriptors, say: wait a moment, keep serving.
+                    tracing::warn!("could not accept a connection: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            _ = shutdown.cancelled() => break,
+        };
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let shutdown = shutdown.clone();
+        connections.spawn(async move {
+            let _slot = slot;
+            let connection = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            tokio::pin!(connection);
+            tokio::select! {
+                _ = connection.as_mut() => {}
+                _ = shutdown.cancelled() => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
+                }
+            }
+        });
+        while connections.try_join_next().is_some() {}
+    }
+    while connections.join_next().await.is_some() {}
 }
 
 async fn shutdown_signal() {

@@ -457,3 +457,35 @@ fn stdio_reports_progress_only_to_calls_with_a_token() {
     assert_eq!(status.code(), Some(0), "{stderr}");
     assert_eq!(progress(&rest), Vec::<Value>::new(), "nothing after the result");
 }
+
+#[test]
+fn http_closes_connections_that_never_finish_their_headers() {
+    let env = world();
+    let server = start_http_with(&env, &[]);
+    let address = server
+        .url
+        .strip_prefix("http://")
+        .and_then(|rest| rest.strip_suffix("/mcp"))
+        .unwrap()
+        .to_string();
+    // A client that connects, starts a request and says no more: without a
+    // limit it held its connection (and a file descriptor) for good.
+    let mut idle = std::net::TcpStream::connect(&address).unwrap();
+    idle.write_all(b"POST /mcp HTTP/1.1\r\nHost: localhost\r\n").unwrap();
+    idle.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut rest = Vec::new();
+    let closed = idle.read_to_end(&mut rest);
+    assert!(closed.is_ok(), "the server kept the connection open: {closed:?}");
+    // The server goes on answering whole requests.
+    let mut client = std::net::TcpStream::connect(&address).unwrap();
+    let body = initialize().to_string();
+    write!(
+        client,
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut reply = String::new();
+    client.read_to_string(&mut reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+}
