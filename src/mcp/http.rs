@@ -190,8 +190,10 @@ pub async fn serve(server: AamServer, home: &AamHome, options: &HttpOptions) -> 
 }
 
 /// Accepts connections until `shutdown`, at most [`MAX_CONNECTIONS`] at once,
-/// each served over HTTP/1.1 with [`HEADER_TIMEOUT`] for a request's headers;
-/// on shutdown every open connection finishes its request and closes.
+/// each served over HTTP/1.1 with [`HEADER_TIMEOUT`] for a request's headers.
+/// On shutdown no new connection is taken and open ones are asked to close
+/// after the request they are on; calls still running then are cut off when
+/// the process exits (a write tool's journal or transaction undoes them).
 async fn serve_connections(
     listener: tokio::net::TcpListener,
     app: axum::Router,

@@ -61,7 +61,7 @@ pub fn too_long(limit: usize) -> Rejection {
     Rejection::new(
         PARSE_ERROR,
         Value::Null,
-        format!("parse error: message longer than {limit} bytes"),
+        format!("parse error: message of {limit} bytes or more"),
     )
 }
 

@@ -15,7 +15,8 @@ use super::AamServer;
 use super::jsonrpc::{self, Screened};
 use crate::error::{Error, Result};
 
-/// Longest line accepted on stdin (a larger one is a parse error).
+/// Lines on stdin of this many bytes or more (newline left out) are a parse
+/// error: rmcp itself drops such a line without a reply.
 const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// Discards input up to and including the next newline (or the end), a
@@ -59,7 +60,7 @@ pub(super) async fn serve(server: AamServer) -> Result<()> {
                 Ok(_) => {}
             }
             let ended = line.last() == Some(&b'\n');
-            let too_long = line.len() - usize::from(ended) > MAX_LINE_BYTES;
+            let too_long = line.len() - usize::from(ended) >= MAX_LINE_BYTES;
             if too_long && !ended && skip_line(&mut stdin).await.is_err() {
                 break;
             }

@@ -190,8 +190,13 @@ pub fn read(root: &Path) -> Result<LockFile> {
             true => KEY_TWICE,
             false => "it does not have the lock file's layout",
         };
+        // A key given twice is reported where its mapping starts.
+        let at = match why {
+            KEY_TWICE => "in the mapping at line",
+            _ => "line",
+        };
         invalid(match e.location() {
-            Some(at) => format!("{why} (line {}, column {})", at.line(), at.column()),
+            Some(place) => format!("{why} ({at} {}, column {})", place.line(), place.column()),
             None => why.to_string(),
         })
     })
@@ -302,7 +307,7 @@ mod tests {
             let err = read(dir.path()).unwrap_err();
             assert_eq!(err.code(), ErrorCode::LockInvalid);
             assert!(
-                err.message().contains("a key is given twice (line"),
+                err.message().contains("a key is given twice (in the mapping at line"),
                 "{}",
                 err.message()
             );

@@ -938,11 +938,11 @@ impl GitCache {
                 // A name that is not UTF-8 cannot be installed, served or told
                 // apart from another one that differs in the same bytes.
                 let Ok(rel) = e.filepath.to_str() else {
-                    tracing::warn!(
-                        "left out `{}/{}`: its name is not UTF-8",
-                        prefix,
-                        e.filepath.to_str_lossy()
-                    );
+                    let shown = e.filepath.to_str_lossy();
+                    match prefix {
+                        "" => tracing::warn!("left out `{shown}`: its name is not UTF-8"),
+                        _ => tracing::warn!("left out `{prefix}/{shown}`: its name is not UTF-8"),
+                    }
                     return None;
                 };
                 let path = if prefix.is_empty() {

@@ -269,7 +269,16 @@ impl Context {
         self.check_path(path, shown)?;
         if self.sandbox.is_some() {
             for dir in crate::sources::git::repository_dirs(path) {
-                self.check_path(&dir, shown)?;
+                if self.check_path(&dir, shown).is_err() {
+                    return Err(Error::new(
+                        ErrorCode::Forbidden,
+                        format!(
+                            "`{shown}` keeps its git data in `{}`, outside the project and AAM_HOME",
+                            dir.display()
+                        ),
+                    )
+                    .with_hint("a local source served over MCP must keep its git folder inside the project (a worktree or submodule of a repository elsewhere does not); add it with the CLI instead"));
+                }
             }
         }
         Ok(())

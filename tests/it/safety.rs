@@ -825,6 +825,9 @@ fn an_upgrade_replaces_files_this_machine_never_wrote_only_when_their_origin_mak
         "{report}"
     );
     assert_eq!(text(victim.dir.join(key)), ours);
+    // Installing it again by name is the same replacement.
+    run_in(&env, &victim.dir, &["install", "upstream/mine"]).err("AAM_CHECKSUM_MISMATCH");
+    assert_eq!(text(victim.dir.join(key)), ours);
 }
 
 #[test]

@@ -207,6 +207,17 @@ pub(super) fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
     let (prepared, audit_warnings) = {
         let catalog = ctx.catalog()?;
         let prepared = prepare(ctx, &catalog, &input.specs)?;
+        // Installing an installed package replaces it, as an upgrade does.
+        if on_edited != OnEdited::Force {
+            let roots = roots(ctx, input.global)?;
+            let lock = crate::packages::lock::read(&roots.root)?;
+            roots.check_lock(&lock)?;
+            for package in &prepared {
+                if let Some(entry) = lock.packages.get(&package.manifest.name) {
+                    super::prove_unwritten(ctx, &catalog, &roots, &package.manifest.name, entry)?;
+                }
+            }
+        }
         let policy = ctx.audit_policy(input.global)?;
         let warnings = crate::audit::gate::gate(&catalog, &prepared, &input.allow_findings, &policy)?;
         (prepared, warnings)

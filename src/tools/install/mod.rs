@@ -23,12 +23,13 @@ use std::path::Path;
 
 use super::Context;
 use crate::catalog::Catalog;
-use crate::error::Result;
+use crate::error::{Error, ErrorCode, Result};
 use crate::install::Roots;
 use crate::install::journal::{self, MirrorOp, ProjectLock};
 use crate::install::mirror;
 use crate::install::plan::Prepared;
 use crate::install::specs::{SpecEnv, prepare_specs};
+use crate::packages::lock::LockedPackage;
 use crate::packages::store::ObjectStore;
 
 pub use crate::install::decision::{OnEdited, SkipReason, SkippedPackage};
@@ -121,6 +122,42 @@ fn prepare_env<T>(ctx: &Context, f: impl FnOnce(SpecEnv<'_>) -> Result<T>) -> Re
         settings: &settings,
         allow_path: &allow_path,
     })
+}
+
+/// Before an installed package is replaced: its files that are on disk as the
+/// lock records but that this machine never wrote (a teammate's committed
+/// install, or a forged entry's claim) must be what the entry's recorded
+/// origin makes (see [`crate::install::restore::verify_origin`]); otherwise
+/// the error says which, and that `--force` replaces them anyway.
+fn prove_unwritten(ctx: &Context, catalog: &Catalog, roots: &Roots, name: &str, entry: &LockedPackage) -> Result<()> {
+    use crate::install::restore::{self, RestoreEnv};
+    let store = object_store(ctx);
+    let keys = restore::unproven_files(roots, name, entry, |digest| store.has(digest))?;
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let fetch_limits = ctx.fetch_limits()?;
+    let proven = prepare_env(ctx, |spec| {
+        let env = RestoreEnv {
+            spec,
+            offline: false,
+            fetch_limits,
+            cancel: &ctx.cancel,
+        };
+        restore::verify_origin(&env, catalog, roots, name, entry, &keys)
+    });
+    proven.map_err(|e| match e.code() {
+        ErrorCode::ChecksumMismatch | ErrorCode::Cancelled | ErrorCode::Timeout => e,
+        code => Error::new(
+            code,
+            format!(
+                "cannot check that `{name}`'s files this machine never wrote ({}) are what its recorded origin makes: {}",
+                keys.join(", "),
+                e.message()
+            ),
+        ),
+    }
+    .with_hint("check those files yourself, then replace them anyway with `--force` (`on_edited: force`), or keep them"))
 }
 
 fn object_store(ctx: &Context) -> ObjectStore {

@@ -5,13 +5,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::apply::{InstallInput, InstallOutput, install_prepared};
-use super::{object_store, prepare, prepare_env, roots};
+use super::{prepare, prove_unwritten, roots};
 use crate::error::{Error, ErrorCode, Result};
 use crate::install::decision::{OnEdited, SkipReason};
 use crate::install::freshness;
 use crate::install::merge::FileConflict;
 use crate::install::plan::Prepared;
-use crate::install::restore::{self, RestoreEnv};
 use crate::packages::lock::{self, Origin};
 use crate::tools::{Context, Example, Expect, Risk, Tool};
 
@@ -156,30 +155,17 @@ impl Tool for Upgrade {
             // Files on disk as the lock records that this machine never wrote
             // are replaced only once the entry's origin is shown to make them:
             // a lock entry can claim a project's own file, checksum and all.
-            if fresh.outdated && input.on_edited != OnEdited::Force {
-                let store = object_store(ctx);
-                let proven =
-                    restore::unproven_files(&roots, &name, entry, |digest| store.has(digest)).and_then(|keys| {
-                        if keys.is_empty() {
-                            return Ok(());
-                        }
-                        let fetch_limits = ctx.fetch_limits()?;
-                        prepare_env(ctx, |spec| {
-                            let env = RestoreEnv {
-                                spec,
-                                offline: false,
-                                fetch_limits,
-                                cancel: &ctx.cancel,
-                            };
-                            restore::verify_origin(&env, &catalog, &roots, &name, entry, &keys)
-                        })
-                    });
-                if let Err(e) = proven {
-                    report.status = UpgradeStatus::Failed;
-                    report.message = Some(format!("[{}] {}", e.code(), e.message()));
-                    reports.push(report);
-                    continue;
-                }
+            if fresh.outdated
+                && input.on_edited != OnEdited::Force
+                && let Err(e) = prove_unwritten(ctx, &catalog, &roots, &name, entry)
+            {
+                report.status = UpgradeStatus::Failed;
+                report.message = Some(match e.hint() {
+                    Some(hint) => format!("[{}] {} ({hint})", e.code(), e.message()),
+                    None => format!("[{}] {}", e.code(), e.message()),
+                });
+                reports.push(report);
+                continue;
             }
             if fresh.outdated {
                 let spec = match entry.source {
