@@ -208,7 +208,8 @@ impl Catalog {
 
     /// Records a fetch that moved the source from `expected_head` to `commit` with
     /// `changes`. Fails with `AAM_CONFLICT`, writing nothing, when another process
-    /// moved the source first: the changes were computed against a stale state.
+    /// moved the source first: the changes were computed against a stale state;
+    /// with `AAM_SOURCE_NOT_FOUND` when another process removed it meanwhile.
     pub fn record_update(
         &mut self,
         source_id: SourceId,
@@ -225,7 +226,15 @@ impl Catalog {
                 [source_id],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
-            .map_err(db_error)?;
+            .optional()
+            .map_err(db_error)?
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorCode::SourceNotFound,
+                    "the source was removed by another aam process while it was being updated",
+                )
+                .with_hint("run `aam source list` to see the sources there are now")
+            })?;
         if head.as_deref() != expected_head {
             return Err(Error::new(
                 ErrorCode::Conflict,

@@ -517,6 +517,18 @@ mod tests {
             .add_indexed_source(&source, None, &commit('a'), std::iter::empty(), |_| {})
             .unwrap_err();
         assert_eq!(duplicate.code(), ErrorCode::SourceAlreadyExists);
+        // Removed by another process between the fetch and the write.
+        catalog.remove_source(id).unwrap();
+        let gone = catalog
+            .record_update(
+                id,
+                Some(&commit('b').sha),
+                Some("main"),
+                &commit('c'),
+                &SourceChanges::default(),
+            )
+            .unwrap_err();
+        assert_eq!(gone.code(), ErrorCode::SourceNotFound);
     }
 
     #[test]
