@@ -116,6 +116,9 @@ pub struct LogOptions {
     pub json: bool,
 }
 
+/// How long a stopping server waits for its running calls to stop.
+const STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Runs the server over `ctx` (working directory = the served project) until
 /// the client disconnects (stdio) or the process is told to stop (HTTP).
 pub fn serve(ctx: Context, allow_write: bool, surface: Surface, transport: Transport, log: &LogOptions) -> Result<()> {
@@ -131,6 +134,7 @@ pub fn serve(ctx: Context, allow_write: bool, surface: Surface, transport: Trans
     let ctx = ctx.watching();
     let _answering = answer_commands(&ctx);
     let server = AamServer::with_surface(ctx, options, surface);
+    let in_flight = server.in_flight();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -141,6 +145,15 @@ pub fn serve(ctx: Context, allow_write: bool, surface: Surface, transport: Trans
             Transport::Http(options) => http::serve(server, &home, &options).await,
         }
     });
+    // Calls still running (the client left, or SIGTERM) stop at their next
+    // safe point and undo what they started before the process exits.
+    let left = in_flight.stop_all(STOP_WAIT);
+    if left > 0 {
+        tracing::warn!(
+            calls = left,
+            "calls still running after {STOP_WAIT:?} were cut off by the exit"
+        );
+    }
     // Don't wait for a read of stdin that will never finish.
     runtime.shutdown_background();
     outcome
@@ -197,6 +210,66 @@ struct Inner {
     tools: Vec<(ToolSpec, Tool)>,
     /// The session's `logging/setLevel` subscription (stdio).
     log: logging::Session,
+    /// The tool calls running now.
+    in_flight: Arc<InFlight>,
+}
+
+/// The tool calls running on blocking threads, so that a server that stops
+/// (stdin closed, SIGTERM) can ask each to stop and wait for it: a call cut
+/// off by the process exiting could leave what it was making behind (the
+/// cache of a source it was adding).
+#[derive(Default)]
+pub struct InFlight {
+    calls: std::sync::Mutex<std::collections::HashMap<u64, crate::cancel::Cancel>>,
+    next: std::sync::atomic::AtomicU64,
+}
+
+/// One running call; it leaves [`InFlight`] when dropped.
+struct RunningCall {
+    in_flight: Arc<InFlight>,
+    id: u64,
+}
+
+impl Drop for RunningCall {
+    fn drop(&mut self) {
+        self.in_flight
+            .calls
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.id);
+    }
+}
+
+impl InFlight {
+    fn start(self: &Arc<Self>, cancel: crate::cancel::Cancel) -> RunningCall {
+        let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.calls.lock().unwrap_or_else(|e| e.into_inner()).insert(id, cancel);
+        RunningCall {
+            in_flight: Arc::clone(self),
+            id,
+        }
+    }
+
+    fn running(&self) -> usize {
+        self.calls.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// Asks every running call to stop (each stops at its next safe point,
+    /// keeping nothing) and waits up to `limit` for them; returns how many
+    /// are still running.
+    pub fn stop_all(&self, limit: std::time::Duration) -> usize {
+        for cancel in self.calls.lock().unwrap_or_else(|e| e.into_inner()).values() {
+            cancel.raise();
+        }
+        let until = std::time::Instant::now() + limit;
+        loop {
+            let running = self.running();
+            if running == 0 || std::time::Instant::now() >= until {
+                return running;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
 }
 
 impl AamServer {
@@ -223,8 +296,14 @@ impl AamServer {
                 surface,
                 tools,
                 log: logging::Session::default(),
+                in_flight: Arc::default(),
             }),
         }
+    }
+
+    /// The calls this server is running (shared: clones see the same calls).
+    pub fn in_flight(&self) -> Arc<InFlight> {
+        Arc::clone(&self.inner.in_flight)
     }
 
     /// Serves one client over stdin/stdout until stdin closes.
@@ -274,8 +353,11 @@ impl AamServer {
         let cancel = crate::cancel::Cancel::new();
         ctx.cancel = cancel.clone();
         let (tool, read_only) = (*spec, self.options().read_only);
-        let mut task =
-            tokio::task::spawn_blocking(move || crate::tools::call(&ctx, &tool, input, read_only, &request_id));
+        let running = self.inner.in_flight.start(cancel.clone());
+        let mut task = tokio::task::spawn_blocking(move || {
+            let _running = running;
+            crate::tools::call(&ctx, &tool, input, read_only, &request_id)
+        });
         let stopped = tokio::select! {
             joined = &mut task => {
                 return match joined {

@@ -612,6 +612,15 @@ pub(crate) struct HttpServer {
     pub(crate) url: String,
 }
 
+impl HttpServer {
+    /// Sends SIGTERM and waits for the server to exit.
+    pub(crate) fn terminate(&mut self) -> std::process::ExitStatus {
+        let pid = rustix::process::Pid::from_raw(self.child.id() as i32).unwrap();
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+        self.child.wait().unwrap()
+    }
+}
+
 impl Drop for HttpServer {
     fn drop(&mut self) {
         let _ = self.child.kill();

@@ -489,3 +489,49 @@ fn http_closes_connections_that_never_finish_their_headers() {
     client.read_to_string(&mut reply).unwrap();
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
 }
+
+#[test]
+fn a_stopped_http_server_lets_a_running_add_stop_and_keep_nothing() {
+    let env = TestEnv::new();
+    let repo = env.repo("big");
+    repo.write_skills((0..4000).map(|i| format!("skill-{i}")), "Big");
+    repo.commit("c1");
+    let mut server = start_http_with(&env, &["--allow-write"]);
+    let address = server
+        .url
+        .strip_prefix("http://")
+        .and_then(|rest| rest.strip_suffix("/mcp"))
+        .unwrap()
+        .to_string();
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "aam_source_add", "arguments": {"spec": repo.path(), "name": "big"}}})
+    .to_string();
+    let caller = std::thread::spawn(move || {
+        let mut client = std::net::TcpStream::connect(&address).unwrap();
+        let _ = write!(
+            client,
+            "POST /mcp HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let mut reply = String::new();
+        let _ = client.read_to_string(&mut reply);
+        reply
+    });
+    // The add is under way once its cache exists; then the server is told to stop.
+    let caches = env.home().join("cache/git/_local");
+    let deadline = Instant::now() + WAIT;
+    while !caches.exists() {
+        assert!(Instant::now() < deadline, "the add never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let status = server.terminate();
+    assert!(status.success() || status.code().is_some(), "{status:?}");
+    let _ = caller.join();
+    // It stopped at its next safe point and undid its cache, instead of being
+    // cut off by the exit halfway.
+    assert_eq!(env.json(&["source", "list"])["sources"], json!([]));
+    let left: Vec<_> = std::fs::read_dir(env.home().join("cache/git"))
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
+}
