@@ -140,7 +140,13 @@ fn registry(env: &RestoreEnv<'_>, name: &str, entry: &LockedPackage) -> Result<P
         )]));
     }
     let requested = entry.requested.clone().unwrap_or_else(|| "*".to_string());
-    specs::registry_package(&bytes, &entry.source_name, &entry.checksum, requested)
+    specs::registry_package(
+        &bytes,
+        (name, &entry.version),
+        &entry.source_name,
+        &entry.checksum,
+        requested,
+    )
 }
 
 fn source(env: &RestoreEnv<'_>, catalog: &Catalog, name: &str, entry: &LockedPackage) -> Result<Prepared> {

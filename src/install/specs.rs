@@ -300,6 +300,7 @@ fn prepare_registry(catalog: &Catalog, settings: &Settings, requests: &[(String,
         let bytes = registry.archive(&entry)?;
         out.push(registry_package(
             &bytes,
+            (&name, &version.to_string()),
             &registry_name,
             &entry.checksum,
             resolved.constraint,
@@ -309,9 +310,28 @@ fn prepare_registry(catalog: &Catalog, settings: &Settings, requests: &[(String,
 }
 
 /// The package a registry archive holds (its bytes already checked against
-/// `checksum`).
-pub(super) fn registry_package(bytes: &[u8], registry: &str, checksum: &str, requested: String) -> Result<Prepared> {
+/// `checksum`), which must be the `name` and `version` the registry's index
+/// filed it under: an index can point any entry at any archive.
+pub(super) fn registry_package(
+    bytes: &[u8],
+    (name, version): (&str, &str),
+    registry: &str,
+    checksum: &str,
+    requested: String,
+) -> Result<Prepared> {
     let manifest = validate_archive_bytes(bytes)?;
+    if manifest.name != name || manifest.version != version {
+        return Err(Error::new(
+            ErrorCode::RegistryInvalid,
+            format!(
+                "registry `{registry}` files `{name}@{version}` under an archive of `{}@{}`",
+                manifest.name, manifest.version
+            ),
+        )
+        .with_hint(
+            "the registry's index was changed by hand or is not one aam made; restore it, or publish the package again",
+        ));
+    }
     Ok(Prepared {
         files: files_map(archive::files(bytes)?),
         origin: Origin::Registry,
@@ -333,6 +353,23 @@ mod tests {
     /// A package folder `kit` 1.0.0 with one skill, under `dir`.
     fn package(dir: &Path) {
         crate::packages::sample_package(&dir.join("kit"), "pdf", &[]);
+    }
+
+    #[test]
+    fn a_registry_archive_must_be_the_package_its_index_entry_names() {
+        let dir = tempfile::tempdir().unwrap();
+        package(dir.path());
+        let (bytes, manifest, _) = crate::packages::validate::pack_dir(&dir.path().join("kit")).unwrap();
+        let checksum = blake3::hash(&bytes).to_hex().to_string();
+        let filed = |name: &str, version: &str| registry_package(&bytes, (name, version), "reg", &checksum, "*".into());
+        assert_eq!(
+            filed(&manifest.name, &manifest.version).unwrap().manifest.name,
+            manifest.name
+        );
+        for (name, version) in [("other", manifest.version.as_str()), (manifest.name.as_str(), "9.9.9")] {
+            let err = filed(name, version).err().unwrap();
+            assert_eq!(err.code(), ErrorCode::RegistryInvalid, "{name}@{version}");
+        }
     }
 
     fn prepare(dir: &Path, allow: &dyn Fn(&Path, &str) -> Result<()>, specs: &[&str]) -> Result<Vec<Prepared>> {

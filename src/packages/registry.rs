@@ -26,6 +26,9 @@ use crate::scan::ArtifactKind;
 
 const MARKER: &str = "aam-registry.json";
 const INDEX: &str = "index.json";
+
+/// Largest `index.json` read (tens of thousands of versions fit in far less).
+const MAX_INDEX_BYTES: u64 = 64 * 1024 * 1024;
 const FORMAT: u32 = 1;
 
 /// A local registry folder.
@@ -121,11 +124,23 @@ impl Registry {
         &self.root
     }
 
-    /// Reads `index.json`.
+    /// Reads `index.json`: a plain file (never read through a link) of at
+    /// most [`MAX_INDEX_BYTES`].
     pub fn index(&self) -> Result<RegistryIndex> {
         let path = self.root.join(INDEX);
-        let text = std::fs::read_to_string(&path).map_err(|e| Error::io("read", &path, e))?;
-        serde_json::from_str(&text).map_err(|e| {
+        let text = match crate::paths::read_plain(&path, MAX_INDEX_BYTES) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Err(Error::io("read", &path, std::io::ErrorKind::NotFound.into())),
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                return Err(Error::new(
+                    ErrorCode::RegistryInvalid,
+                    format!("the registry index `{}` is refused: {e}", path.display()),
+                )
+                .with_hint("a registry's index.json is a plain file aam writes; restore it from a backup"));
+            }
+            Err(e) => return Err(Error::io("read", &path, e)),
+        };
+        serde_json::from_slice(&text).map_err(|e| {
             Error::new(
                 ErrorCode::RegistryInvalid,
                 format!("the registry index `{}` is damaged: {e}", path.display()),
@@ -193,9 +208,39 @@ impl Registry {
     }
 
     /// The archive bytes of a published version, checked against its checksum.
+    /// The index is untrusted: the archive it names must be a plain relative
+    /// path inside the registry, reached through no link, a regular file (never
+    /// a link, FIFO or device) and at most the archive size limit; anything else
+    /// is `AAM_REGISTRY_INVALID` and nothing outside the registry is read.
     pub fn archive(&self, entry: &VersionEntry) -> Result<Vec<u8>> {
         let path = self.root.join(&entry.archive);
-        let bytes = std::fs::read(&path).map_err(|e| Error::io("read", &path, e))?;
+        let invalid = |why: &str| {
+            Error::new(
+                ErrorCode::RegistryInvalid,
+                format!(
+                    "the registry index names archive `{}`, which aam refuses: {why}",
+                    entry.archive
+                ),
+            )
+            .with_hint(
+                "the registry was changed by hand or is not one aam made; restore it, or publish the package again",
+            )
+        };
+        crate::paths::check_relative(&entry.archive).map_err(|why| invalid(&why))?;
+        let real_root = self.root.canonicalize().map_err(|e| Error::io("read", &self.root, e))?;
+        let inside = path
+            .parent()
+            .and_then(crate::paths::resolve_links)
+            .is_some_and(|real| real.starts_with(&real_root));
+        if !inside {
+            return Err(invalid("it leads out of the registry through a link"));
+        }
+        let bytes = match crate::paths::read_plain(&path, super::archive::MAX_ARCHIVE_BYTES) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Err(Error::io("read", &path, std::io::ErrorKind::NotFound.into())),
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => return Err(invalid(&e.to_string())),
+            Err(e) => return Err(Error::io("read", &path, e)),
+        };
         if blake3::hash(&bytes).to_hex().as_str() != entry.checksum {
             return Err(Error::new(
                 ErrorCode::RegistryInvalid,
@@ -316,6 +361,46 @@ mod tests {
         assert_eq!(kit.dist_tags["beta"], "2.0.0-beta.1");
         std::fs::write(registry.root().join(&entry.archive), b"tampered").unwrap();
         assert_eq!(registry.archive(&entry).unwrap_err().code(), ErrorCode::RegistryInvalid);
+    }
+
+    #[test]
+    fn an_index_never_leads_a_read_out_of_the_registry_or_into_a_special_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = Registry::init(&dir.path().join("reg"), false).unwrap();
+        let entry = registry
+            .publish(b"archive-1", &manifest("1.0.0"), "latest", false)
+            .unwrap();
+        let secret = dir.path().join("secret.aam");
+        std::fs::write(&secret, b"archive-1").unwrap();
+        let pointing = |archive: &str| VersionEntry {
+            archive: archive.to_string(),
+            ..entry.clone()
+        };
+        // Outside by `..`, by an absolute path, and through a linked folder.
+        std::os::unix::fs::symlink(dir.path(), registry.root().join("packages/out")).unwrap();
+        for archive in ["../secret.aam", secret.to_str().unwrap(), "packages/out/secret.aam"] {
+            let err = registry.archive(&pointing(archive)).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::RegistryInvalid, "{archive}");
+        }
+        // A FIFO is refused at once instead of blocking the read; a link too.
+        let fifo = registry.root().join("packages/kit/1.0.0/fifo.aam");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            fifo.as_path(),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(&secret, registry.root().join("packages/kit/1.0.0/link.aam")).unwrap();
+        for archive in ["packages/kit/1.0.0/fifo.aam", "packages/kit/1.0.0/link.aam"] {
+            let err = registry.archive(&pointing(archive)).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::RegistryInvalid, "{archive}");
+        }
+        // Nor is an index that is a link read.
+        std::fs::rename(registry.root().join(INDEX), dir.path().join("moved.json")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("moved.json"), registry.root().join(INDEX)).unwrap();
+        assert_eq!(registry.index().unwrap_err().code(), ErrorCode::RegistryInvalid);
     }
 
     #[test]
