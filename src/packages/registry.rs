@@ -186,6 +186,16 @@ impl Registry {
             dependencies: manifest.dependencies.clone(),
             published_at: crate::catalog::now_timestamp(),
         };
+        // A folder on the way that is a link would take the write elsewhere.
+        let real_root = self.root.canonicalize().map_err(|e| Error::io("read", &self.root, e))?;
+        let target = self.root.join(&folder);
+        if !crate::paths::resolve_links(&target).is_some_and(|real| real.starts_with(&real_root)) {
+            return Err(Error::new(
+                ErrorCode::UnsafePath,
+                format!("`{}` leads out of the registry through a link", target.display()),
+            )
+            .with_hint("a registry's package folders are plain folders aam makes; remove the link"));
+        }
         if dry_run {
             return Ok(entry);
         }
@@ -397,6 +407,13 @@ mod tests {
             let err = registry.archive(&pointing(archive)).unwrap_err();
             assert_eq!(err.code(), ErrorCode::RegistryInvalid, "{archive}");
         }
+        // Nor is a package published through a linked folder.
+        std::os::unix::fs::symlink(dir.path(), registry.root().join("packages/linked")).unwrap();
+        let mut linked = manifest("1.0.0");
+        linked.name = "linked".into();
+        let err = registry.publish(b"archive", &linked, "latest", false).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::UnsafePath);
+        assert!(!dir.path().join("1.0.0").exists(), "nothing written through the link");
         // Nor is an index that is a link read.
         std::fs::rename(registry.root().join(INDEX), dir.path().join("moved.json")).unwrap();
         std::os::unix::fs::symlink(dir.path().join("moved.json"), registry.root().join(INDEX)).unwrap();
