@@ -149,6 +149,28 @@ impl Registry {
         })
     }
 
+    /// Reads `index.json` and checks every package name and version in it (a
+    /// name or version that is not one is `AAM_REGISTRY_INVALID`, naming it):
+    /// what `registry add` asks before it configures anything.
+    pub fn checked_index(&self) -> Result<RegistryIndex> {
+        let index = self.index()?;
+        for (name, package) in &index.packages {
+            let bad = |what: String, why: String| {
+                Error::new(
+                    ErrorCode::RegistryInvalid,
+                    format!("the registry index lists {what}: {why}"),
+                )
+                .with_hint("the registry was changed by hand or is not one aam made; restore its index.json")
+            };
+            super::manifest::check_package_name(name).map_err(|why| bad(format!("package `{name}`"), why))?;
+            for version in package.versions.keys().chain(package.dist_tags.values()) {
+                semver::Version::parse(version)
+                    .map_err(|e| bad(format!("`{name}@{version}`"), format!("not a version ({e})")))?;
+            }
+        }
+        Ok(index)
+    }
+
     fn write_index(&self, index: &RegistryIndex) -> Result<()> {
         let text = serde_json::to_string_pretty(index).map_err(|e| Error::internal(format!("index: {e}")))?;
         atomic::write_file(&self.root.join(INDEX), text.as_bytes())
@@ -414,6 +436,17 @@ mod tests {
         let err = registry.publish(b"archive", &linked, "latest", false).unwrap_err();
         assert_eq!(err.code(), ErrorCode::UnsafePath);
         assert!(!dir.path().join("1.0.0").exists(), "nothing written through the link");
+        // An index naming a package or version that is not one is refused.
+        let mut index = registry.index().unwrap();
+        index
+            .packages
+            .get_mut("kit")
+            .unwrap()
+            .versions
+            .insert("../../evil".into(), entry.clone());
+        registry.write_index(&index).unwrap();
+        let err = registry.checked_index().unwrap_err();
+        assert!(err.message().contains("kit@../../evil"), "{}", err.message());
         // Nor is an index that is a link read.
         std::fs::rename(registry.root().join(INDEX), dir.path().join("moved.json")).unwrap();
         std::os::unix::fs::symlink(dir.path().join("moved.json"), registry.root().join(INDEX)).unwrap();

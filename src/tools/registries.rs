@@ -41,6 +41,8 @@ fn entry(catalog: &Catalog, setting: &RegistrySetting) -> Result<RegistryEntry> 
 /// Adds a registry to the settings (and makes it the only default when asked).
 fn register(ctx: &Context, name: &str, registry: &Registry, default: bool) -> Result<RegistryEntry> {
     crate::sources::spec::validate_name(name)?;
+    // A registry whose index aam cannot use is refused before anything is configured.
+    registry.checked_index()?;
     let mut settings = ctx.home.load_settings()?;
     if settings.registries.iter().any(|r| r.name == name) {
         return Err(Error::new(
