@@ -170,7 +170,7 @@ impl Tool for Export {
                         .find(|s| a.findings.iter().any(|f| f.severity == *s))
                         .unwrap_or_default();
                     let size: i64 = a.files.iter().map(|f| f.size).sum();
-                    out.write_record([
+                    let cells = [
                         a.source.as_str(),
                         &a.source_url,
                         a.git_ref.as_deref().unwrap_or_default(),
@@ -188,8 +188,9 @@ impl Tool for Export {
                         &a.findings.len().to_string(),
                         max_severity,
                         &findings,
-                    ])
-                    .map_err(|e| write_error(temp, e.into()))
+                    ];
+                    out.write_record(cells.map(|cell| spreadsheet_safe(cell).into_owned()))
+                        .map_err(|e| write_error(temp, e.into()))
                 })?;
                 out.flush().map_err(|e| write_error(temp, e))?;
                 Ok(ExportCounts {
@@ -234,4 +235,28 @@ fn create(path: &Path) -> Result<std::fs::File> {
 
 fn write_error(path: &Path, e: std::io::Error) -> Error {
     Error::io("write", path, e)
+}
+/// `cell` as a spreadsheet shows it, never runs it: text a repository wrote
+/// (a name, a description) that starts like a formula (`=`, `+`, `-`, `@`, a
+/// tab or a carriage return) gets a leading `'`, as OWASP advises for CSV.
+fn spreadsheet_safe(cell: &str) -> std::borrow::Cow<'_, str> {
+    match cell.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        true => format!("'{cell}").into(),
+        false => cell.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_that_start_like_formulas_are_shown_not_run() {
+        for formula in ["=cmd|' /C calc'!A0", "@SUM(1+1)*cmd|x", "+plus", "-2+3", "\tx", "\rx"] {
+            assert_eq!(spreadsheet_safe(formula), format!("'{formula}"));
+        }
+        for plain in ["pdf-forms", "Fill PDF forms", "3", "", "a=b", "[]"] {
+            assert_eq!(spreadsheet_safe(plain), plain);
+        }
+    }
 }
