@@ -33,13 +33,22 @@ pub fn write_file_with_mode(path: &Path, bytes: &[u8], mode: u32) -> Result<()> 
 
 /// Lands `path` atomically (mode 0644) with what `fill` writes into the
 /// temporary file at the given path; nothing is left behind when `fill` fails.
+/// The temporary file is `.<name>.aam-<random>.tmp` beside `path`: one that a
+/// killed process left (with SQLite's `-journal` beside it) is removed by the
+/// next write of the same file once it is [`STALE`] old.
 pub fn write_with<T>(path: &Path, fill: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
     let parent = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
-    let file = tempfile::NamedTempFile::new_in(parent).map_err(|e| Error::io("write", path, e))?;
+    let prefix = format!(".{}.aam-", path.file_name().unwrap_or_default().to_string_lossy());
+    remove_stale_temporaries(parent, &prefix);
+    let file = tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(".tmp")
+        .tempfile_in(parent)
+        .map_err(|e| Error::io("write", path, e))?;
     let value = fill(file.path())?;
     use std::os::unix::fs::PermissionsExt;
     let done = std::fs::File::open(file.path()).map_err(|e| Error::io("write", path, e))?;
@@ -50,9 +59,69 @@ pub fn write_with<T>(path: &Path, fill: impl FnOnce(&Path) -> Result<T>) -> Resu
     Ok(value)
 }
 
+/// Age after which a temporary file of [`write_with`] is a dead process's leftover.
+const STALE: std::time::Duration = std::time::Duration::from_secs(10 * 60);
+
+/// Removes the files in `dir` named `<prefix>*.tmp` (or `<prefix>*.tmp-journal`) that
+/// have not changed for [`STALE`]: a live writer keeps its file fresh.
+fn remove_stale_temporaries(dir: &Path, prefix: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let ours = name.starts_with(prefix) && (name.ends_with(".tmp") || name.ends_with(".tmp-journal"));
+        let stale = entry
+            .metadata()
+            .ok()
+            .filter(|m| m.is_file())
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE);
+        if ours && stale {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dead_writers_temporary_files_go_with_the_next_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.csv");
+        let old = std::time::SystemTime::now() - STALE - std::time::Duration::from_secs(60);
+        let left = [".out.csv.aam-AbC123.tmp", ".out.csv.aam-AbC123.tmp-journal"];
+        for name in left
+            .iter()
+            .chain(&[".out.csv.aam-live.tmp", ".other.aam-x.tmp", "mine.tmp"])
+        {
+            std::fs::write(dir.path().join(name), "x").unwrap();
+        }
+        for name in left.iter().chain(&[".other.aam-x.tmp", "mine.tmp"]) {
+            std::fs::File::options()
+                .write(true)
+                .open(dir.path().join(name))
+                .unwrap()
+                .set_modified(old)
+                .unwrap();
+        }
+        write_with(&target, |temp| {
+            std::fs::write(temp, "new").map_err(|e| Error::io("write", temp, e))
+        })
+        .unwrap();
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        // Old leftovers of this file go; a fresh one (a live writer) and other files stay.
+        assert_eq!(
+            names,
+            [".other.aam-x.tmp", ".out.csv.aam-live.tmp", "mine.tmp", "out.csv"]
+        );
+    }
 
     #[test]
     fn replaces_whole_files_and_creates_folders() {
