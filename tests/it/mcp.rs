@@ -613,6 +613,15 @@ pub(crate) struct HttpServer {
 }
 
 impl HttpServer {
+    /// `HOST:PORT` the server listens on.
+    pub(crate) fn address(&self) -> String {
+        self.url
+            .strip_prefix("http://")
+            .and_then(|rest| rest.strip_suffix("/mcp"))
+            .unwrap()
+            .to_string()
+    }
+
     /// Sends SIGTERM and waits for the server to exit.
     pub(crate) fn terminate(&mut self) -> std::process::ExitStatus {
         let pid = rustix::process::Pid::from_raw(self.child.id() as i32).unwrap();

@@ -458,16 +458,26 @@ fn stdio_reports_progress_only_to_calls_with_a_token() {
     assert_eq!(progress(&rest), Vec::<Value>::new(), "nothing after the result");
 }
 
+/// One JSON-RPC `body` POSTed to `/mcp` at `address` over a plain socket, with
+/// the bearer token; the whole reply, status line first (empty when the server
+/// closed the connection without one).
+fn raw_post(address: &str, body: &str) -> String {
+    let mut client = std::net::TcpStream::connect(address).unwrap();
+    let _ = write!(
+        client,
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut reply = String::new();
+    let _ = client.read_to_string(&mut reply);
+    reply
+}
+
 #[test]
 fn http_closes_connections_that_never_finish_their_headers() {
     let env = world();
     let server = start_http_with(&env, &[]);
-    let address = server
-        .url
-        .strip_prefix("http://")
-        .and_then(|rest| rest.strip_suffix("/mcp"))
-        .unwrap()
-        .to_string();
+    let address = server.address();
     // A client that connects, starts a request and says no more: without a
     // limit it held its connection (and a file descriptor) for good.
     let mut idle = std::net::TcpStream::connect(&address).unwrap();
@@ -477,16 +487,7 @@ fn http_closes_connections_that_never_finish_their_headers() {
     let closed = idle.read_to_end(&mut rest);
     assert!(closed.is_ok(), "the server kept the connection open: {closed:?}");
     // The server goes on answering whole requests.
-    let mut client = std::net::TcpStream::connect(&address).unwrap();
-    let body = initialize().to_string();
-    write!(
-        client,
-        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut reply = String::new();
-    client.read_to_string(&mut reply).unwrap();
+    let reply = raw_post(&address, &initialize().to_string());
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
 }
 
@@ -497,26 +498,11 @@ fn a_stopped_http_server_lets_a_running_add_stop_and_keep_nothing() {
     repo.write_skills((0..4000).map(|i| format!("skill-{i}")), "Big");
     repo.commit("c1");
     let mut server = start_http_with(&env, &["--allow-write"]);
-    let address = server
-        .url
-        .strip_prefix("http://")
-        .and_then(|rest| rest.strip_suffix("/mcp"))
-        .unwrap()
-        .to_string();
+    let address = server.address();
     let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
         "name": "aam_source_add", "arguments": {"spec": repo.path(), "name": "big"}}})
     .to_string();
-    let caller = std::thread::spawn(move || {
-        let mut client = std::net::TcpStream::connect(&address).unwrap();
-        let _ = write!(
-            client,
-            "POST /mcp HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        let mut reply = String::new();
-        let _ = client.read_to_string(&mut reply);
-        reply
-    });
+    let caller = std::thread::spawn(move || raw_post(&address, &body));
     // The add is under way once its cache exists; then the server is told to stop.
     let caches = env.home().join("cache/git/_local");
     let deadline = Instant::now() + WAIT;
