@@ -1,8 +1,8 @@
 //! The matchers behind [`super::RULES`]: one pass per line, byte triggers first.
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
-use aho_corasick::AhoCorasick;
+use aho_corasick::{AhoCorasick, MatchKind};
 
 use super::{FileInfo, Finding, MAX_FINDINGS_PER_FILE, SCAN_CAP, Severity, find_rule, rule};
 
@@ -537,7 +537,7 @@ fn html_comment(line: &str, start: usize, number: Option<u32>, out: &mut Out) {
 
 /// Whether the line says not to do something (a warning, not an instruction).
 fn negated(lower: &str) -> bool {
-    [
+    static NEGATIONS: Needles = Needles::new(&[
         "never ",
         "do not ",
         "don't ",
@@ -547,17 +547,53 @@ fn negated(lower: &str) -> bool {
         "avoid ",
         "beware",
         "warning",
-    ]
-    .iter()
-    .any(|n| lower.contains(n))
+    ]);
+    NEGATIONS.occur_in(lower)
 }
 
-/// Byte offset of the first of `needles` in `lower`.
-fn find_any(lower: &str, needles: &[&str]) -> Option<(usize, usize)> {
-    needles
-        .iter()
-        .filter_map(|n| lower.find(n).map(|i| (i, i + n.len())))
-        .min_by_key(|&(i, _)| i)
+/// A fixed list of lowercase phrases looked for in a lowercased line in one
+/// pass. A line that opens a rule group is searched for a dozen such lists;
+/// looking for each phrase on its own set up a substring searcher per phrase and
+/// line, a third of a `source add`'s time on real repositories.
+struct Needles {
+    phrases: &'static [&'static str],
+    automaton: OnceLock<Option<AhoCorasick>>,
+}
+
+impl Needles {
+    const fn new(phrases: &'static [&'static str]) -> Self {
+        Self {
+            phrases,
+            automaton: OnceLock::new(),
+        }
+    }
+
+    /// Where the first phrase starts and ends in `lower`; of phrases starting at
+    /// the same byte, the one listed first.
+    fn find(&self, lower: &str) -> Option<(usize, usize)> {
+        let automaton = self.automaton.get_or_init(|| {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostFirst)
+                .build(self.phrases)
+                .ok()
+        });
+        match automaton {
+            Some(automaton) => automaton.find(lower).map(|m| (m.start(), m.end())),
+            None => self.find_each(lower),
+        }
+    }
+
+    /// [`Needles::find`] phrase by phrase: the same answer, slower.
+    fn find_each(&self, lower: &str) -> Option<(usize, usize)> {
+        self.phrases
+            .iter()
+            .filter_map(|n| lower.find(n).map(|i| (i, i + n.len())))
+            .min_by_key(|&(i, _)| i)
+    }
+
+    fn occur_in(&self, lower: &str) -> bool {
+        self.find(lower).is_some()
+    }
 }
 
 /// Instructions aimed at the agent. In quoted code they are `info`.
@@ -582,7 +618,7 @@ fn instructions(line: &str, lower: &str, number: Option<u32>, quoted: bool, out:
             }
         }
     }
-    const CONCEAL: &[&str] = &[
+    static CONCEAL: Needles = Needles::new(&[
         "do not tell the user",
         "don't tell the user",
         "never tell the user",
@@ -601,11 +637,11 @@ fn instructions(line: &str, lower: &str, number: Option<u32>, quoted: bool, out:
         "do not let the user know",
         "keep this secret from the user",
         "silently, without",
-    ];
-    if let Some((s, e)) = find_any(lower, CONCEAL) {
+    ]);
+    if let Some((s, e)) = CONCEAL.find(lower) {
         out.push(rule::PROMPT_CONCEAL, number, lowered, visible(line, s, e));
     }
-    const SENSITIVE: &[&str] = &[
+    static SENSITIVE: Needles = Needles::new(&[
         "ssh key",
         "private key",
         "id_rsa",
@@ -622,8 +658,8 @@ fn instructions(line: &str, lower: &str, number: Option<u32>, quoted: bool, out:
         "env var",
         ".env",
         "printenv",
-    ];
-    const SEND: &[&str] = &[
+    ]);
+    static SEND: Needles = Needles::new(&[
         "send ",
         "upload ",
         "post ",
@@ -634,16 +670,16 @@ fn instructions(line: &str, lower: &str, number: Option<u32>, quoted: bool, out:
         "email ",
         "curl ",
         "wget ",
-    ];
-    const SINK: &[&str] = &["http://", "https://", " to ", "webhook", " -d ", "--data", " nc "];
-    if let Some((s, e)) = find_any(lower, SEND)
-        && find_any(&lower[s..], SENSITIVE).is_some()
-        && find_any(&lower[s..], SINK).is_some()
+    ]);
+    static SINK: Needles = Needles::new(&["http://", "https://", " to ", "webhook", " -d ", "--data", " nc "]);
+    if let Some((s, e)) = SEND.find(lower)
+        && SENSITIVE.occur_in(&lower[s..])
+        && SINK.occur_in(&lower[s..])
         && !negated(lower)
     {
         out.push(rule::PROMPT_EXFILTRATE, number, lowered, visible(line, s, e));
     }
-    const CREDENTIAL_FILES: &[&str] = &[
+    static CREDENTIAL_FILES: Needles = Needles::new(&[
         "~/.ssh/",
         "$home/.ssh",
         ".ssh/id_",
@@ -654,13 +690,13 @@ fn instructions(line: &str, lower: &str, number: Option<u32>, quoted: bool, out:
         ".git-credentials",
         ".docker/config.json",
         ".kube/config",
-    ];
-    if let Some((s, e)) = find_any(lower, CREDENTIAL_FILES)
+    ]);
+    if let Some((s, e)) = CREDENTIAL_FILES.find(lower)
         && out.findings.iter().all(|f| f.rule != rule::CREDENTIAL_FILE)
     {
         out.push(rule::CREDENTIAL_FILE, number, None, visible(line, s, e));
     }
-    const DISABLE: &[&str] = &[
+    static DISABLE: Needles = Needles::new(&[
         "--dangerously-skip-permissions",
         "bypasspermissions",
         "dangerouslydisablesandbox",
@@ -684,8 +720,8 @@ fn instructions(line: &str, lower: &str, number: Option<u32>, quoted: bool, out:
         "without asking for confirmation",
         "without asking for approval",
         "approve all tool",
-    ];
-    if let Some((s, e)) = find_any(lower, DISABLE)
+    ]);
+    if let Some((s, e)) = DISABLE.find(lower)
         && !negated(lower)
         && !(lower[..s].ends_with('-') && lower[s..].starts_with("auto"))
     {
@@ -723,7 +759,31 @@ const SHELLS: &[&str] = &[
 
 /// Risky commands in code. `lowered` caps the severity (code quoted in docs).
 fn commands(line: &str, lower: &str, number: Option<u32>, lowered: Option<Severity>, out: &mut Out) {
-    let fetch = find_any(lower, &["curl", "wget", "invoke-webrequest", "iwr ", "irm "]);
+    static FETCH: Needles = Needles::new(&["curl", "wget", "invoke-webrequest", "iwr ", "irm "]);
+    static SUBSTITUTED_FETCH: Needles = Needles::new(&["<(curl", "<(wget", "$(curl", "$(wget", "`curl", "`wget"]);
+    static SUBSTITUTION_RUNNERS: Needles = Needles::new(&["bash", "sh ", "zsh", "eval"]);
+    static DECODE: Needles = Needles::new(&["base64 -d", "base64 --decode", "b64decode", "atob("]);
+    static DECODED_RUNNERS: Needles = Needles::new(&[
+        "| sh",
+        "|sh",
+        "| bash",
+        "|bash",
+        "| zsh",
+        "eval",
+        "exec(",
+        "| python",
+        "| sudo",
+        "source <(",
+    ]);
+    static FETCHED_SECRETS: Needles = Needles::new(&[
+        "~/.ssh",
+        "id_rsa",
+        ".aws/credentials",
+        "printenv",
+        "$aws_secret",
+        "$github_token",
+    ]);
+    let fetch = FETCH.find(lower);
     if let Some((s, e)) = fetch {
         let piped = lower[e..].split('|').skip(1).any(|segment| {
             let mut w = segment.split_whitespace().filter(|w| !w.starts_with('-'));
@@ -731,10 +791,7 @@ fn commands(line: &str, lower: &str, number: Option<u32>, lowered: Option<Severi
             let first = if first == "sudo" { w.next().unwrap_or("") } else { first };
             SHELLS.iter().any(|shell| is_command(first, shell))
         });
-        let substituted = ["<(curl", "<(wget", "$(curl", "$(wget", "`curl", "`wget"]
-            .iter()
-            .any(|p| lower.contains(p))
-            && ["bash", "sh ", "zsh", "eval"].iter().any(|p| lower.contains(p));
+        let substituted = SUBSTITUTED_FETCH.occur_in(lower) && SUBSTITUTION_RUNNERS.occur_in(lower);
         if piped || substituted {
             out.push(rule::CMD_PIPE_SHELL, number, lowered, visible(line, s, e));
         }
@@ -774,26 +831,12 @@ fn commands(line: &str, lower: &str, number: Option<u32>, lowered: Option<Severi
             out.push(rule::CMD_SUDO, number, lowered, visible(line, at, at + 4));
         }
     }
-    let decodes = find_any(lower, &["base64 -d", "base64 --decode", "b64decode", "atob("]);
-    if let Some((s, e)) = decodes
-        && [
-            "| sh",
-            "|sh",
-            "| bash",
-            "|bash",
-            "| zsh",
-            "eval",
-            "exec(",
-            "| python",
-            "| sudo",
-            "source <(",
-        ]
-        .iter()
-        .any(|x| lower.contains(x))
+    if let Some((s, e)) = DECODE.find(lower)
+        && DECODED_RUNNERS.occur_in(lower)
     {
         out.push(rule::CMD_BASE64_EXEC, number, lowered, visible(line, s, e));
     }
-    const STARTUP: &[&str] = &[
+    static STARTUP: Needles = Needles::new(&[
         ".bashrc",
         ".zshrc",
         ".bash_profile",
@@ -802,28 +845,16 @@ fn commands(line: &str, lower: &str, number: Option<u32>, lowered: Option<Severi
         ".bash_login",
         ".profile",
         "config.fish",
-    ];
-    if let Some((s, e)) = find_any(lower, STARTUP) {
+    ]);
+    if let Some((s, e)) = STARTUP.find(lower) {
         let before = &lower[..s];
         if before.contains('>') || before.contains("tee ") || before.contains("sed -i") {
             out.push(rule::CMD_SHELL_STARTUP, number, lowered, visible(line, s, e));
         }
     }
-    if fetch.is_some()
-        && find_any(
-            lower,
-            &[
-                "~/.ssh",
-                "id_rsa",
-                ".aws/credentials",
-                "printenv",
-                "$aws_secret",
-                "$github_token",
-            ],
-        )
-        .is_some()
+    if let Some((s, e)) = fetch
+        && FETCHED_SECRETS.occur_in(lower)
     {
-        let (s, e) = fetch.unwrap_or((0, 0));
         out.push(rule::PROMPT_EXFILTRATE, number, lowered, visible(line, s, e));
     }
 }
@@ -978,5 +1009,31 @@ fn frontmatter(line: &str, lower: &str, number: Option<u32>, in_allowed_tools: &
     }
     if top_level && (lower.starts_with("hooks:") || lower.starts_with("\"hooks\":")) {
         out.push(rule::FRONTMATTER_HOOKS, number, None, visible(line, 0, 6));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One pass finds what looking for each phrase on its own finds: the
+    /// earliest start, and of phrases starting there the one listed first.
+    #[test]
+    fn needles_find_the_earliest_phrase_as_a_search_per_phrase_does() {
+        static PHRASES: Needles = Needles::new(&["send ", "se", "upload", "sender", "nd u", "d"]);
+        for line in [
+            "",
+            "nothing here",
+            "send upload",
+            "please upload then send ",
+            "sender of d",
+            "sendup",
+            "dddd send",
+            "é send ",
+        ] {
+            assert_eq!(PHRASES.find(line), PHRASES.find_each(line), "{line:?}");
+        }
+        assert_eq!(PHRASES.find("x send y"), Some((2, 7)));
+        assert!(!PHRASES.occur_in("none"));
     }
 }
