@@ -105,6 +105,15 @@ pub fn check_file(key: &str, global: bool) -> Result<Location, Refusal> {
     }
 }
 
+/// Whether aam manages the file at `key` (relative to a project root, or to
+/// the home folder when `global`): anything under `.aam/`, a file inside a
+/// folder installs write into, a shared file sections live in. What other
+/// commands make for the user (exports, archives, new packages) never lands
+/// there, where it would replace an installed file, its edits or the lock.
+pub fn managed(key: &str, global: bool) -> bool {
+    key == ".aam" || key.starts_with(".aam/") || check_file(key, global).is_ok()
+}
+
 /// Checks a folder key aam may remove when it is empty: a plain relative path
 /// on the way to, or inside, a folder the layouts own (`.claude`,
 /// `.claude/skills/x`, `~/.codex` ...).

@@ -223,6 +223,80 @@ impl Context {
         Ok(path)
     }
 
+    /// `given` as a file or folder a tool makes for the user (an export, an
+    /// archive, a new package): checked as [`Self::path`] checks, then refused
+    /// where aam keeps its own files (see [`Self::refuse_managed`]).
+    pub fn output_path(&self, given: &str) -> Result<PathBuf> {
+        let path = self.path(given)?;
+        self.refuse_managed(&path, given)?;
+        Ok(path)
+    }
+
+    /// Refuses `path` (shown as `shown`), after following links, inside
+    /// AAM_HOME (but under its `exports/`), or where installs keep what they
+    /// own: a `.aam/` folder, an agent's folder or a shared file sections live
+    /// in, for the project holding `path`, the working directory's project (a
+    /// project without git is wherever aam runs) or the home folder. Writing there would
+    /// replace the catalog, the MCP token, the lock file, or an installed file
+    /// with its edits.
+    pub fn refuse_managed(&self, path: &Path, shown: &str) -> Result<()> {
+        let real = |p: &Path| crate::paths::resolve_links(p).unwrap_or_else(|| p.to_path_buf());
+        let target = real(path);
+        let home = real(self.home.root());
+        if target.starts_with(home.join("exports")) {
+            return Ok(());
+        }
+        if target.starts_with(&home) {
+            return Err(Error::new(
+                ErrorCode::Forbidden,
+                format!("`{shown}` is inside AAM_HOME, where aam keeps its own files"),
+            )
+            .with_hint(format!(
+                "write it into the project or another folder, or under {}",
+                home.join("exports").display()
+            )));
+        }
+        let key_under = |root: &Path| -> Option<String> {
+            let relative = target.strip_prefix(root).ok()?;
+            let parts: Option<Vec<&str>> = relative.iter().map(|part| part.to_str()).collect();
+            Some(parts?.join("/"))
+        };
+        let projects = [
+            crate::project::root(target.parent().unwrap_or(&target)),
+            real(&crate::project::root(&self.cwd)),
+        ];
+        let in_a_project = projects
+            .iter()
+            .any(|root| key_under(root).is_some_and(|key| crate::install::keys::managed(&key, false)));
+        let in_home = std::env::home_dir()
+            .and_then(|dir| key_under(&real(&dir)))
+            .is_some_and(|key| crate::install::keys::managed(&key, true));
+        if in_a_project || in_home {
+            return Err(Error::new(
+                ErrorCode::Forbidden,
+                format!("`{shown}` is where aam keeps installed files or its lock file"),
+            )
+            .with_hint("write it outside `.aam/`, the agents' folders (`.claude/skills`, `.agents/skills`...) and the files installs add sections to (`AGENTS.md`...)"));
+        }
+        Ok(())
+    }
+
+    /// Refuses a folder (shown as `shown`) whose files a tool reads whole, such
+    /// as a package folder to pack, when it is AAM_HOME, lies in it or holds
+    /// it: the archive would carry the catalog, the caches and the MCP token.
+    pub fn refuse_holding_home(&self, dir: &Path, shown: &str) -> Result<()> {
+        let real = |p: &Path| crate::paths::resolve_links(p).unwrap_or_else(|| p.to_path_buf());
+        let (dir, home) = (real(dir), real(self.home.root()));
+        if dir.starts_with(&home) || home.starts_with(&dir) {
+            return Err(Error::new(
+                ErrorCode::Forbidden,
+                format!("`{shown}` holds AAM_HOME ({}), aam's own files", home.display()),
+            )
+            .with_hint("keep packages in a folder of their own, outside AAM_HOME"));
+        }
+        Ok(())
+    }
+
     /// The install roots of a call: the working directory's project (or the
     /// home folder), confined like every other path of the call.
     pub fn install_roots(&self, global: bool) -> Result<crate::install::Roots> {

@@ -112,7 +112,7 @@ impl Tool for RegistryInit {
     type Output = RegistryEntry;
 
     fn run(ctx: &Context, input: RegistryInitInput) -> Result<RegistryEntry> {
-        let root = ctx.path(&input.path)?;
+        let root = ctx.output_path(&input.path)?;
         let name = input.name.unwrap_or_else(|| {
             root.file_name()
                 .map(|n| n.to_string_lossy().into_owned())

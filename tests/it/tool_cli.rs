@@ -189,6 +189,65 @@ fn a_local_source_whose_git_folder_lies_outside_is_forbidden() {
     assert!(!env.artifacts("mine").is_empty());
 }
 
+/// Exports, archives and new packages never land where aam keeps its own
+/// files: the catalog and settings in AAM_HOME, the lock file, an installed
+/// file with its edit. A package folder holding AAM_HOME (its MCP token) is
+/// never packed, and `pkg init` replaces nothing and writes through no link.
+#[test]
+fn outputs_never_replace_what_aam_keeps_or_installed() {
+    let env = world();
+    env.json(&["install", "team/code-review", "--platform", "claude"]);
+    let installed = env.path(".claude/skills/code-review/SKILL.md");
+    std::fs::write(&installed, "my edit\n").unwrap();
+    let lock = std::fs::read(env.path(".aam/aam-lock.yaml")).unwrap();
+    let catalog = env.home().join("catalog.db");
+    let catalog_bytes = std::fs::read(&catalog).unwrap();
+    call(&env, &[], "aam_init_package", r#"{"name": "kit", "dir": "kit"}"#).ok_json();
+    let refused = [
+        catalog.display().to_string(),
+        env.home().join("mcp-token").display().to_string(),
+        ".aam/aam-lock.yaml".to_string(),
+        ".claude/skills/code-review/SKILL.md".to_string(),
+    ];
+    for output in &refused {
+        let export = json!({ "format": "jsonl", "output": output }).to_string();
+        call(&env, &[], "aam_catalog_export", &export).err("AAM_FORBIDDEN");
+        let pack = json!({ "path": "kit", "output": output }).to_string();
+        call(&env, &[], "aam_pack", &pack).err("AAM_FORBIDDEN");
+    }
+    let run = env.aam(&["catalog", "export", "--format", "csv", "--output", ".aam/aam-lock.yaml"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("AAM_FORBIDDEN"), "{run:?}");
+    assert_eq!(std::fs::read_to_string(&installed).unwrap(), "my edit\n");
+    assert_eq!(std::fs::read(env.path(".aam/aam-lock.yaml")).unwrap(), lock);
+    assert_eq!(std::fs::read(&catalog).unwrap(), catalog_bytes);
+    // Exports may still go under AAM_HOME's `exports/`.
+    let export = json!({ "format": "csv", "output": env.home().join("exports/a.csv") }).to_string();
+    call(&env, &[], "aam_catalog_export", &export).ok_json();
+
+    let home = json!({ "path": env.home() }).to_string();
+    call(&env, &[], "aam_pack", &home).err("AAM_FORBIDDEN");
+    let holding = json!({ "path": env.root.path() }).to_string();
+    let body = call(&env, &[], "aam_pack", &holding).err("AAM_FORBIDDEN");
+    assert!(body["message"].as_str().unwrap().contains("AAM_HOME"), "{body}");
+
+    std::fs::create_dir_all(env.path("mine/skills/mine")).unwrap();
+    std::fs::write(env.path("mine/skills/mine/SKILL.md"), "my own skill\n").unwrap();
+    call(&env, &[], "aam_init_package", r#"{"name": "mine", "dir": "mine"}"#).err("AAM_CONFLICT");
+    assert_eq!(
+        std::fs::read_to_string(env.path("mine/skills/mine/SKILL.md")).unwrap(),
+        "my own skill\n"
+    );
+    assert!(!env.path("mine/aam.yaml").exists());
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(env.path("linked/skills")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), env.path("linked/skills/linked")).unwrap();
+    call(&env, &[], "aam_init_package", r#"{"name": "linked", "dir": "linked"}"#).err("AAM_FORBIDDEN");
+    let run = env.aam(&["pkg", "init", "linked", "--yes", "--dir", "linked"]);
+    assert!(run.stderr.contains("AAM_UNSAFE_PATH"), "{run:?}");
+    assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+}
+
 #[test]
 fn exports_are_deterministic_and_the_skill_installs_with_aam() {
     let env = TestEnv::new();

@@ -9,7 +9,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::catalog::{ExportCounts, ExportRecord};
 use crate::error::{Error, ErrorCode, Result};
-use crate::paths::resolve_links;
 use crate::tools::{Context, Example, Expect, Risk, Tool};
 
 /// Formats `aam_catalog_export` writes.
@@ -106,7 +105,7 @@ impl Tool for Export {
     const ERRORS: &'static [ErrorCode] = &[ErrorCode::IoError, ErrorCode::CatalogError, ErrorCode::Forbidden];
     const CONSTRAINTS: &'static [&'static str] = &[
         "`output` must lie inside the project or AAM_HOME when called over MCP or `aam tool call`",
-        "inside AAM_HOME, `output` may only be under `exports/`: aam's own files are never replaced",
+        "inside AAM_HOME, `output` may only be under `exports/`; never in `.aam/`, an agent's folder or a file installs add sections to: aam's own files and installed files are never replaced",
     ];
     const EXAMPLES: &'static [Example] = &[
         Example {
@@ -135,8 +134,7 @@ impl Tool for Export {
         let given = input
             .output
             .unwrap_or_else(|| format!("aam-catalog.{}", input.format.extension()));
-        let path = ctx.path(&given)?;
-        refuse_home_files(ctx, &path)?;
+        let path = ctx.output_path(&given)?;
         let catalog = ctx.catalog()?;
         let records = crate::atomic::write_with(&path, |temp| match input.format {
             ExportFormat::Sqlite => {
@@ -209,24 +207,6 @@ impl Tool for Export {
             elapsed_ms: started.elapsed().as_millis() as u64,
         })
     }
-}
-
-/// An export never replaces aam's own files: inside `AAM_HOME` it may only
-/// land under `exports/`.
-fn refuse_home_files(ctx: &Context, path: &Path) -> Result<()> {
-    let home = resolve_links(ctx.home.root()).unwrap_or_else(|| ctx.home.root().to_path_buf());
-    let target = resolve_links(path).unwrap_or_else(|| path.to_path_buf());
-    if target.starts_with(&home) && !target.starts_with(home.join("exports")) {
-        return Err(Error::new(
-            ErrorCode::Forbidden,
-            format!("`{}` is inside AAM_HOME, where aam keeps its own files", path.display()),
-        )
-        .with_hint(format!(
-            "export into the project or another folder, or under {}",
-            home.join("exports").display()
-        )));
-    }
-    Ok(())
 }
 
 fn create(path: &Path) -> Result<std::fs::File> {

@@ -88,7 +88,10 @@ impl Tool for PkgCreate {
         ErrorCode::CacheCorrupted,
         ErrorCode::SourceFileTooLarge,
     ];
-    const CONSTRAINTS: &'static [&'static str] = &["the output folder must not exist or be empty"];
+    const CONSTRAINTS: &'static [&'static str] = &[
+        "the output folder must not exist or be empty",
+        "the output folder is never inside AAM_HOME, `.aam/` or an agent's folder",
+    ];
     const EXAMPLES: &'static [Example] = &[
         Example {
             title: "a package from a source's artifact",
@@ -127,10 +130,7 @@ impl Tool for PkgCreate {
         check_package_name(&name).map_err(invalid_manifest_field)?;
         let version = input.version.clone().unwrap_or_else(|| DEFAULT_VERSION.to_string());
         let bare = name.rsplit('/').next().unwrap_or(&name).to_string();
-        let output_dir = match &input.output_dir {
-            Some(dir) => ctx.path(dir)?,
-            None => ctx.path(&bare)?,
-        };
+        let output_dir = ctx.output_path(input.output_dir.as_deref().unwrap_or(&bare))?;
         let occupied = std::fs::read_dir(&output_dir)
             .map(|mut d| d.next().is_some())
             .unwrap_or(false);

@@ -60,10 +60,14 @@ pub struct PkgInit;
 impl Tool for PkgInit {
     const NAME: &'static str = "aam_init_package";
     const TITLE: &'static str = "Scaffold a package";
-    const DESCRIPTION: &'static str = "Create a new package folder: an `aam.yaml` manifest and one example skill to edit. Fails if the folder already has an `aam.yaml`. Next: add artifacts, then `aam_validate`, pack and publish.";
+    const DESCRIPTION: &'static str = "Create a new package folder: an `aam.yaml` manifest and one example skill to edit. Fails if the folder already has an `aam.yaml` or the example skill's file. Next: add artifacts, then `aam_validate`, pack and publish.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = false;
-    const ERRORS: &'static [ErrorCode] = &[ErrorCode::ManifestInvalid, ErrorCode::Conflict];
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::ManifestInvalid, ErrorCode::Conflict, ErrorCode::UnsafePath];
+    const CONSTRAINTS: &'static [&'static str] = &[
+        "writes only new files: an existing `aam.yaml` or example skill is a conflict",
+        "the folder is never inside AAM_HOME, `.aam/` or an agent's folder, and the skill is not written beyond a link",
+    ];
     const EXAMPLES: &'static [Example] = &[
         Example {
             title: "scaffold a package",
@@ -83,9 +87,9 @@ impl Tool for PkgInit {
 
     fn run(ctx: &Context, input: PkgInitInput) -> Result<PkgInitOutput> {
         let dir = match (&input.dir, &input.name) {
-            (Some(dir), _) => ctx.path(dir)?,
-            (None, Some(name)) => ctx.path(name.rsplit('/').next().unwrap_or(name))?,
-            (None, None) => ctx.path(".")?,
+            (Some(dir), _) => ctx.output_path(dir)?,
+            (None, Some(name)) => ctx.output_path(name.rsplit('/').next().unwrap_or(name))?,
+            (None, None) => ctx.output_path(".")?,
         };
         let name = match input.name {
             Some(name) => name,
@@ -96,15 +100,29 @@ impl Tool for PkgInit {
         semver::Version::parse(&version)
             .map_err(|e| Error::invalid_argument(format!("`{version}` is not a semantic version: {e}")))?;
         let manifest_path = dir.join(MANIFEST_FILE);
-        if manifest_path.exists() {
-            return Err(Error::new(
-                ErrorCode::Conflict,
-                format!("`{}` already exists", manifest_path.display()),
-            )
-            .with_hint("edit it, or pass another folder"));
-        }
         let skill = artifact_file_name(name.rsplit('/').next().unwrap_or(&name));
         let skill_path = package_path(ArtifactKind::Skill, &skill);
+        let skill_file = format!("{skill_path}/SKILL.md");
+        // Nothing of the user's is replaced, and nothing is written through a
+        // link: each file is new, in the folder it is shown in.
+        for path in [&manifest_path, &dir.join(&skill_file)] {
+            if std::fs::symlink_metadata(path).is_ok() {
+                return Err(
+                    Error::new(ErrorCode::Conflict, format!("`{}` already exists", path.display()))
+                        .with_hint("edit it, or pass another folder"),
+                );
+            }
+            ctx.check_path(path, &path.display().to_string())?;
+            ctx.refuse_managed(path, &path.display().to_string())?;
+        }
+        let real_dir = crate::paths::resolve_links(&dir);
+        if real_dir.as_ref().map(|d| d.join(&skill_file)) != crate::paths::resolve_links(&dir.join(&skill_file)) {
+            return Err(Error::new(
+                ErrorCode::UnsafePath,
+                format!("`{}` lies beyond a link", dir.join(&skill_path).display()),
+            )
+            .with_hint("remove the link, or pass another folder"));
+        }
         let skill_text = format!(
             "---\nname: {skill}\ndescription: Describe when an agent should use this skill.\n---\n\n# {skill}\n\nWrite the instructions here.\n"
         );
@@ -133,7 +151,6 @@ impl Tool for PkgInit {
             file_checksums: None,
         };
         check_manifest(&manifest)?;
-        let skill_file = format!("{skill_path}/SKILL.md");
         crate::atomic::write_file(&dir.join(&skill_file), skill_text.as_bytes())?;
         crate::atomic::write_file(&manifest_path, manifest::to_yaml(&manifest).as_bytes())?;
         Ok(PkgInitOutput {

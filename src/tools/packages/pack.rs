@@ -51,6 +51,8 @@ impl Tool for PkgPack {
     const CONSTRAINTS: &'static [&'static str] = &[
         "archives are reproducible: same files, same bytes",
         "at most 64 MiB and 20,000 entries",
+        "a folder that is, holds or lies in AAM_HOME is never packed",
+        "`output` is never inside AAM_HOME (but under `exports/`), `.aam/`, an agent's folder or a file installs add sections to",
     ];
     const EXAMPLES: &'static [Example] = &[Example {
         title: "pack a package folder",
@@ -61,12 +63,15 @@ impl Tool for PkgPack {
     type Output = PkgPackOutput;
 
     fn run(ctx: &Context, input: PkgPackInput) -> Result<PkgPackOutput> {
-        let dir = ctx.path(input.path.as_deref().unwrap_or("."))?;
+        let given = input.path.as_deref().unwrap_or(".");
+        let dir = ctx.path(given)?;
+        ctx.refuse_holding_home(&dir, given)?;
         let (bytes, manifest, file_count) = pack_dir(&dir)?;
         let output = match &input.output {
-            Some(out) => ctx.path(out)?,
+            Some(out) => ctx.output_path(out)?,
             None => dir.join("dist").join(archive_file_name(&manifest)),
         };
+        ctx.refuse_managed(&output, &output.display().to_string())?;
         ctx.cancel.check()?;
         let (size, blake3) = archive::write_archive(&output, &bytes)?;
         Ok(PkgPackOutput {
