@@ -89,7 +89,8 @@ impl AamHome {
 
     /// Reads the settings; a missing file means defaults.
     pub fn load_settings(&self) -> Result<Settings> {
-        read_settings(&self.settings_path())
+        let path = self.settings_path();
+        parse_settings(&path, crate::paths::read_bounded(&path, MAX_SETTINGS))
     }
 
     /// Writes the settings atomically.
@@ -104,13 +105,14 @@ pub fn project_settings_path(project_root: &Path) -> PathBuf {
     project_root.join(".aam").join("config.yaml")
 }
 
-/// Reads a settings file; a missing file means defaults.
+/// Reads a project's settings file (it may come with a cloned repository, so
+/// it is never read through a link); a missing file means defaults.
 pub fn read_settings(path: &Path) -> Result<Settings> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Settings::default()),
-        Err(e) => return Err(Error::io("read", path, e)),
-    };
+    parse_settings(path, crate::paths::read_plain(path, MAX_SETTINGS))
+}
+
+/// The settings a read of `path` gave: defaults when the file is absent.
+fn parse_settings(path: &Path, read: std::io::Result<Option<Vec<u8>>>) -> Result<Settings> {
     let invalid = |why: String| {
         Error::new(
             ErrorCode::SettingsInvalid,
@@ -118,13 +120,26 @@ pub fn read_settings(path: &Path) -> Result<Settings> {
         )
         .with_hint("fix the file by hand, or delete it to start from the defaults")
     };
-    // A project's `.aam/config.yaml` may come with a cloned repository: bounded first.
-    crate::yaml::check(&text, MAX_SETTINGS).map_err(|refusal| invalid(format!("it {refusal}")))?;
+    let bytes = match read {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Ok(Settings::default()),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+            return Err(Error::new(
+                ErrorCode::SettingsInvalid,
+                format!("the settings file `{}` is refused: {e}", path.display()),
+            )
+            .with_hint("aam reads settings only from a plain file, never through a link in a project; replace it with a plain `config.yaml` or delete it"));
+        }
+        Err(e) => return Err(Error::io("read", path, e)),
+    };
+    let text = String::from_utf8(bytes).map_err(|_| invalid("it is not UTF-8 text".to_string()))?;
+    // Bounded before the YAML parser sees it.
+    crate::yaml::check(&text, MAX_SETTINGS as usize).map_err(|refusal| invalid(format!("it {refusal}")))?;
     serde_yaml_ng::from_str(&text).map_err(|e| invalid(e.to_string()))
 }
 
 /// Largest settings file handed to the YAML parser, in bytes.
-const MAX_SETTINGS: usize = 1024 * 1024;
+const MAX_SETTINGS: u64 = 1024 * 1024;
 
 /// Writes a settings file atomically.
 pub fn write_settings(path: &Path, settings: &Settings) -> Result<()> {
@@ -271,6 +286,48 @@ pub fn dir_size(dir: &Path) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A project's settings are never read through a link (a cloned repository
+    /// can point one at `~/.netrc`), nor from a FIFO, which would block; the
+    /// home's may be a link the user made. What is refused is never echoed.
+    #[test]
+    fn settings_come_from_plain_files_and_a_project_never_links_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("netrc");
+        std::fs::write(&secret, "machine github.com password ghp_SECRET\n").unwrap();
+        let project = dir.path().join("project/.aam");
+        std::fs::create_dir_all(&project).unwrap();
+        std::os::unix::fs::symlink(&secret, project.join("config.yaml")).unwrap();
+        let err = read_settings(&project.join("config.yaml")).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::SettingsInvalid);
+        assert!(!err.message().contains("SECRET"), "{}", err.message());
+
+        let fifo = dir.path().join("fifo.yaml");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        assert_eq!(read_settings(&fifo).unwrap_err().code(), ErrorCode::SettingsInvalid);
+        let home = AamHome::at(dir.path().join("home"));
+        std::fs::create_dir_all(home.root()).unwrap();
+        std::os::unix::fs::symlink(&fifo, home.settings_path()).unwrap();
+        assert_eq!(home.load_settings().unwrap_err().code(), ErrorCode::SettingsInvalid);
+
+        let kept = dir.path().join("dotfiles.yaml");
+        std::fs::write(&kept, "default_platforms: [cursor]\n").unwrap();
+        std::fs::remove_file(home.settings_path()).unwrap();
+        std::os::unix::fs::symlink(&kept, home.settings_path()).unwrap();
+        assert_eq!(home.load_settings().unwrap().default_platforms, ["cursor"]);
+
+        std::fs::write(&kept, b"default_platforms: [\xff]\n").unwrap();
+        let err = home.load_settings().unwrap_err();
+        assert_eq!(err.code(), ErrorCode::SettingsInvalid);
+        assert!(err.message().ends_with("it is not UTF-8 text"), "{}", err.message());
+    }
 
     #[test]
     fn deep_settings_are_refused_before_the_yaml_parser() {

@@ -66,7 +66,6 @@ pub fn resolve_links(path: &Path) -> Option<PathBuf> {
 /// holding it, is a link or not a plain file, or when it is over `max` bytes,
 /// so nothing is read from outside through it and memory stays bounded.
 pub fn read_plain(path: &Path, max: u64) -> std::io::Result<Option<Vec<u8>>> {
-    use std::io::Read;
     let refused = |why: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, why.to_string());
     if let Some(parent) = path.parent()
         && std::fs::symlink_metadata(parent).is_ok_and(|m| m.file_type().is_symlink())
@@ -79,7 +78,34 @@ pub fn read_plain(path: &Path, max: u64) -> std::io::Result<Option<Vec<u8>>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     }
-    let file = std::fs::File::open(path)?;
+    read_regular(path, max, libc::O_NOFOLLOW)
+}
+
+/// Reads a file the user may have linked to where aam looks for it (the home
+/// settings, kept with dotfiles): links are followed, but anything other than a
+/// plain file (a FIFO, a device) is refused without blocking, and so is a file
+/// over `max` bytes. `None` when absent.
+pub fn read_bounded(path: &Path, max: u64) -> std::io::Result<Option<Vec<u8>>> {
+    match read_regular(path, max, 0) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        read => read,
+    }
+}
+
+/// Opens `path` without blocking (a FIFO opens at once, and is then refused),
+/// with `flags` added, and reads it when it is a plain file of at most `max` bytes.
+fn read_regular(path: &Path, max: u64, flags: i32) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let refused = |why: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, why.to_string());
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | flags)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => refused("it is a link"),
+            _ => e,
+        })?;
     if !file.metadata()?.is_file() {
         return Err(refused("it is not a plain file"));
     }

@@ -140,7 +140,7 @@ impl Tool for ConfigSet {
     const DESCRIPTION: &'static str = "Change one of aam's settings in `$AAM_HOME/config.yaml` (see `aam_config_get` for the keys), validating the value first; the settings file is rewritten atomically. Returns the value before and after, and the project settings file that overrides it here, if any.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
-    const ERRORS: &'static [ErrorCode] = &[ErrorCode::SettingsInvalid];
+    const ERRORS: &'static [ErrorCode] = &[];
     const CONSTRAINTS: &'static [&'static str] = &[
         "`default_platforms` takes agent ids (`aam_agents` lists them: cursor, claude, copilot, codex, gemini-cli, ...), comma-separated",
     ];
@@ -229,7 +229,7 @@ impl Tool for Init {
     const DESCRIPTION: &'static str = "Set aam up for the current project: detect the agents it uses by the agent table's project markers (`.cursor/`, `.claude/` or `CLAUDE.md`, `.github/`, `.codex/` or `AGENTS.md`, `.windsurf/`, `GEMINI.md`, ...; see `aam_agents`), save them (or the ones given) as the project's `default_platforms` in `.aam/config.yaml` (they win over the home's setting), create the catalog, and optionally register the built-in default sources. Safe to run again. Next: `aam_source_add` or `aam_source_update`.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
-    const ERRORS: &'static [ErrorCode] = &[ErrorCode::SettingsInvalid];
+    const ERRORS: &'static [ErrorCode] = &[];
     const EXAMPLES: &'static [Example] = &[
         Example {
             title: "deploy to Claude by default",

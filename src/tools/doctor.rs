@@ -55,8 +55,12 @@ impl Tool for Doctor {
 fn settings_check(ctx: &Context) -> HealthCheck {
     let project = project_settings_path(&crate::project::root(&ctx.cwd));
     let mut valid = Vec::new();
-    for path in [ctx.home.settings_path(), project] {
-        match read_settings(&path) {
+    let home = ctx.home.settings_path();
+    for (path, read) in [
+        (home, ctx.home.load_settings()),
+        (project.clone(), read_settings(&project)),
+    ] {
+        match read {
             Ok(_) if path.exists() => valid.push(path.display().to_string()),
             Ok(_) => {}
             Err(e) => {

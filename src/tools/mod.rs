@@ -84,7 +84,8 @@ pub trait Tool {
     fn run(ctx: &Context, input: Self::Input) -> Result<Self::Output>;
 }
 
-/// Codes any tool may fail with: bad input, local failures, and what the call
+/// Codes any tool may fail with: bad input, local failures (a damaged settings
+/// file among them: most tools read one), and what the call
 /// path itself enforces (read-only mode and confinement, time limits,
 /// cancellation, a catalog written by a newer aam or locked by another process).
 pub const COMMON_ERRORS: &[ErrorCode] = &[
@@ -93,6 +94,7 @@ pub const COMMON_ERRORS: &[ErrorCode] = &[
     ErrorCode::CatalogTooNew,
     ErrorCode::CatalogBusy,
     ErrorCode::IoError,
+    ErrorCode::SettingsInvalid,
     ErrorCode::Forbidden,
     ErrorCode::Timeout,
     ErrorCode::Cancelled,

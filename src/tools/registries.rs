@@ -98,11 +98,7 @@ impl Tool for RegistryInit {
     const DESCRIPTION: &'static str = "Create a local package registry in a folder and configure it (named after the folder unless `name` is given). An existing registry there is kept and configured. Next: `aam_publish` packages to it.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = false;
-    const ERRORS: &'static [ErrorCode] = &[
-        ErrorCode::RegistryInvalid,
-        ErrorCode::RegistryExists,
-        ErrorCode::SettingsInvalid,
-    ];
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::RegistryInvalid, ErrorCode::RegistryExists];
     const EXAMPLES: &'static [Example] = &[Example {
         title: "create and configure a registry",
         input: r#"{"path": "new-registry", "name": "new"}"#,
@@ -155,11 +151,7 @@ impl Tool for RegistryAdd {
     const DESCRIPTION: &'static str = "Configure an existing local registry under a name and mirror its packages into the catalog so search finds them. Next: `aam_search` or install from it.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = false;
-    const ERRORS: &'static [ErrorCode] = &[
-        ErrorCode::RegistryInvalid,
-        ErrorCode::RegistryExists,
-        ErrorCode::SettingsInvalid,
-    ];
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::RegistryInvalid, ErrorCode::RegistryExists];
     const CONSTRAINTS: &'static [&'static str] = &["only local (`file://`) registries"];
     const EXAMPLES: &'static [Example] = &[
         Example {
@@ -207,7 +199,7 @@ impl Tool for RegistryList {
     const DESCRIPTION: &'static str = "List the configured package registries with their URL, whether they are the default, and how many packages each holds.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
-    const ERRORS: &'static [ErrorCode] = &[ErrorCode::SettingsInvalid];
+    const ERRORS: &'static [ErrorCode] = &[];
     const EXAMPLES: &'static [Example] = &[Example {
         title: "the configured registries",
         input: r#"{}"#,
@@ -259,7 +251,7 @@ impl Tool for RegistryRemove {
     const DESCRIPTION: &'static str = "Stop using a registry: remove it from the settings and its packages from the catalog and search. The registry folder and its archives are not touched.";
     const RISK: Risk = Risk::Destructive;
     const IDEMPOTENT: bool = false;
-    const ERRORS: &'static [ErrorCode] = &[ErrorCode::RegistryNotFound, ErrorCode::SettingsInvalid];
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::RegistryNotFound];
     const CONSTRAINTS: &'static [&'static str] = &["the registry's files are kept"];
     const EXAMPLES: &'static [Example] = &[
         Example {

@@ -133,7 +133,6 @@ impl Tool for Info {
         ErrorCode::SourceNotFound,
         ErrorCode::LockInvalid,
         ErrorCode::UnsafePath,
-        ErrorCode::SettingsInvalid,
     ];
     const EXAMPLES: &'static [Example] = &[
         Example {

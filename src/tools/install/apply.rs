@@ -144,7 +144,6 @@ impl Tool for Install {
         ErrorCode::Forbidden,
         ErrorCode::UnsafePath,
         ErrorCode::LockInvalid,
-        ErrorCode::SettingsInvalid,
         ErrorCode::CacheCorrupted,
         ErrorCode::SourceNotFound,
         ErrorCode::SourceNotIndexed,

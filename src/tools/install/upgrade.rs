@@ -104,7 +104,6 @@ impl Tool for Upgrade {
         ErrorCode::LockInvalid,
         ErrorCode::UnsafePath,
         ErrorCode::Conflict,
-        ErrorCode::SettingsInvalid,
     ];
     const CONSTRAINTS: &'static [&'static str] = &[
         "edited files are never overwritten silently: `on_edited` skips (default), backs up, forces or merges",
