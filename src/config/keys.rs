@@ -55,7 +55,7 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         name: "fetch.timeout",
-        about: "seconds a remote fetch may take in all, retries included (a whole number, at least 1; default 30; `AAM_FETCH_TIMEOUT` overrides it)",
+        about: "seconds a remote fetch may take in all, retries included (a whole number from 1 to 86400; default 30; `AAM_FETCH_TIMEOUT` overrides it)",
         get: |s| s.fetch.timeout.map_or(Value::Null, Value::from),
         set: Some(|s, v| {
             s.fetch.timeout = seconds(v)?;
@@ -65,7 +65,7 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         name: "fetch.stall_timeout",
-        about: "seconds a remote fetch waits for the server's next bytes before it gives up on the attempt (a whole number, at least 1; default 10; `AAM_FETCH_STALL_TIMEOUT` overrides it)",
+        about: "seconds a remote fetch waits for the server's next bytes before it gives up on the attempt (a whole number from 1 to 86400; default 10; `AAM_FETCH_STALL_TIMEOUT` overrides it)",
         get: |s| s.fetch.stall_timeout.map_or(Value::Null, Value::from),
         set: Some(|s, v| {
             s.fetch.stall_timeout = seconds(v)?;
@@ -119,16 +119,20 @@ fn audit_level(value: &str) -> Result<Option<String>> {
         })
 }
 
-/// A time limit setting: whole seconds, at least 1; empty unsets it.
+/// A time limit setting: whole seconds, from 1 to a day; empty unsets it.
 fn seconds(value: &str) -> Result<Option<u64>> {
     let value = value.trim();
     if value.is_empty() {
         return Ok(None);
     }
+    let most = crate::sources::git::FetchLimits::MAX_SECONDS;
     match value.parse::<u64>() {
-        Ok(secs) if secs >= 1 => Ok(Some(secs)),
-        _ => Err(Error::invalid_argument(format!("`{value}` is not a number of seconds"))
-            .with_hint("use a whole number of seconds, at least 1 (empty to unset)")),
+        Ok(secs) if (1..=most).contains(&secs) => Ok(Some(secs)),
+        _ => Err(
+            Error::invalid_argument(format!("`{value}` is not a number of seconds from 1 to {most}")).with_hint(
+                format!("use a whole number of seconds, from 1 to {most} (empty to unset)"),
+            ),
+        ),
     }
 }
 
@@ -233,7 +237,7 @@ mod tests {
         assert!(key("default_platforms").unwrap().set(&mut settings, "emacs").is_err());
         key("fetch.timeout").unwrap().set(&mut settings, "45").unwrap();
         assert_eq!(settings.fetch.timeout, Some(45));
-        for bad in ["0", "-1", "soon"] {
+        for bad in ["0", "-1", "soon", "86401", "18446744073709551615"] {
             assert!(key("fetch.timeout").unwrap().set(&mut settings, bad).is_err(), "{bad}");
         }
         key("fetch.timeout").unwrap().set(&mut settings, "").unwrap();

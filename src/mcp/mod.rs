@@ -75,15 +75,20 @@ impl ServerOptions {
     }
 }
 
+/// The longest `AAM_TOOL_TIMEOUT`, in seconds: a week.
+const MAX_TIMEOUT_SECONDS: f64 = 7.0 * 86_400.0;
+
 fn parse_timeout(text: &str) -> Result<Duration> {
     text.trim()
         .parse::<f64>()
         .ok()
-        .filter(|s| s.is_finite() && *s > 0.0)
+        .filter(|s| *s > 0.0 && *s <= MAX_TIMEOUT_SECONDS)
         .map(Duration::from_secs_f64)
         .ok_or_else(|| {
-            Error::invalid_argument(format!("`AAM_TOOL_TIMEOUT={text}` is not a number of seconds above 0"))
-                .with_hint("set it to seconds, e.g. `AAM_TOOL_TIMEOUT=120` or `0.5`")
+            Error::invalid_argument(format!(
+                "`AAM_TOOL_TIMEOUT={text}` is not a number of seconds above 0 and at most {MAX_TIMEOUT_SECONDS}"
+            ))
+            .with_hint("set it to seconds, e.g. `AAM_TOOL_TIMEOUT=120` or `0.5`")
         })
 }
 
@@ -750,10 +755,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn timeouts_are_positive_seconds() {
+    fn timeouts_are_positive_seconds_up_to_a_week() {
         assert_eq!(parse_timeout("2").unwrap(), Duration::from_secs(2));
         assert_eq!(parse_timeout(" 0.25 ").unwrap(), Duration::from_millis(250));
-        for bad in ["0", "-1", "soon", "NaN", "inf"] {
+        assert_eq!(parse_timeout("604800").unwrap(), Duration::from_secs(604_800));
+        for bad in [
+            "0",
+            "-1",
+            "soon",
+            "NaN",
+            "inf",
+            "604801",
+            "2e19",
+            "1e300",
+            "18446744073709551615",
+        ] {
             assert_eq!(
                 parse_timeout(bad).unwrap_err().code(),
                 ErrorCode::InvalidArgument,

@@ -241,6 +241,8 @@ impl FetchLimits {
     pub const DEFAULT_TOTAL: u64 = 30;
     /// The stall limit's default, in seconds.
     pub const DEFAULT_STALL: u64 = 10;
+    /// The longest limit of either kind, in seconds: a day.
+    pub const MAX_SECONDS: u64 = 86_400;
 
     /// `total` in all; connecting gets at most 5 s of it, and no stall outlasts it.
     pub fn new(total: Duration, stall: Duration) -> Self {
@@ -253,18 +255,23 @@ impl FetchLimits {
 
     /// The settings' values (whole seconds), each overridden by its environment variable
     /// (`AAM_FETCH_TIMEOUT`, `AAM_FETCH_STALL_TIMEOUT`); unset ones take the defaults
-    /// (30 s, 10 s). An environment value that is no whole number of at least 1 is
-    /// reported and ignored.
+    /// (30 s, 10 s). An environment value that is no whole number from 1 to
+    /// [`Self::MAX_SECONDS`] is reported and ignored; a longer setting (a file
+    /// edited by hand) is cut to it.
     pub fn resolve(total: Option<u64>, stall: Option<u64>) -> Self {
         let pick = |env: &str, setting: Option<u64>, default: u64| {
             let from_env = std::env::var(env).ok().and_then(|v| match v.trim().parse::<u64>() {
-                Ok(secs) if secs >= 1 => Some(secs),
+                Ok(secs) if (1..=Self::MAX_SECONDS).contains(&secs) => Some(secs),
                 _ => {
-                    tracing::warn!("`{env}={v}` is not a number of seconds (at least 1); ignoring it");
+                    tracing::warn!(
+                        "`{env}={v}` is not a number of seconds from 1 to {}; ignoring it",
+                        Self::MAX_SECONDS
+                    );
                     None
                 }
             });
-            Duration::from_secs(from_env.or(setting).unwrap_or(default))
+            let secs = from_env.or(setting).unwrap_or(default);
+            Duration::from_secs(secs.clamp(1, Self::MAX_SECONDS))
         };
         Self::new(
             pick(Self::TOTAL_ENV, total, Self::DEFAULT_TOTAL),
