@@ -299,7 +299,7 @@ impl Output {
             text.push('\n');
             text
         } else {
-            human(value)
+            render::terminal_safe(&human(value), true).into_owned()
         };
         write_stdout(&text)?;
         Ok(0)
@@ -322,12 +322,17 @@ fn report_error(err: &Error, json: bool) -> i32 {
         let _ = write_stdout(&format!("{body:#}\n"));
     }
     let mut stderr = std::io::stderr().lock();
-    let _ = writeln!(stderr, "error[{}]: {}", err.code(), err.message());
+    let _ = writeln!(
+        stderr,
+        "error[{}]: {}",
+        err.code(),
+        render::terminal_safe(err.message(), true)
+    );
     for cause in err.causes() {
         tracing::info!("caused by: {cause}");
     }
     if let Some(hint) = err.hint() {
-        let _ = writeln!(stderr, "hint: {hint}");
+        let _ = writeln!(stderr, "hint: {}", render::terminal_safe(hint, true));
     }
     err.code().exit_code()
 }

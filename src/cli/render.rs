@@ -15,10 +15,40 @@ use crate::tools::install::{
 /// Widest a description column gets before it is cut.
 pub(super) const DESCRIPTION_WIDTH: usize = 60;
 
+/// `text` safe to show on a terminal: the control characters a file name or a
+/// repository's text can carry (an escape sequence that recolours or clears
+/// the screen, a carriage return that overwrites a line, a bidirectional
+/// override that reorders one) are shown escaped (`\u{1b}`), so only aam's own
+/// layout reaches the terminal. Line ends and tabs stay when `keep_lines`; a
+/// table cell keeps to its line.
+pub(super) fn terminal_safe(text: &str, keep_lines: bool) -> std::borrow::Cow<'_, str> {
+    let hidden = |c: char| {
+        (c.is_control() && !(keep_lines && matches!(c, '\n' | '\t')))
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(hidden) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut shown = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if hidden(c) {
+            shown.extend(c.escape_default());
+        } else {
+            shown.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(shown)
+}
+
 /// Left-aligned columns separated by two spaces, trailing spaces trimmed.
+/// A cell never breaks its line (see [`terminal_safe`]).
 pub(super) fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| row.iter().map(|cell| terminal_safe(cell, false).into_owned()).collect())
+        .collect();
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
-    for row in rows {
+    for row in &rows {
         for (width, cell) in widths.iter_mut().zip(row) {
             *width = (*width).max(cell.chars().count());
         }
@@ -32,7 +62,7 @@ pub(super) fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
         text.trim_end().to_string() + "\n"
     };
     let mut out = line(headers.to_vec());
-    for row in rows {
+    for row in &rows {
         out.push_str(&line(row.iter().map(String::as_str).collect()));
     }
     out
@@ -211,7 +241,11 @@ pub fn diffed(o: &DiffOutput) -> String {
 
 /// `aam inventory`.
 pub fn inventory(o: &InventoryOutput) -> String {
-    let skipped: String = o.skipped_folders.iter().map(|s| format!("skipped: {s}\n")).collect();
+    let skipped: String = o
+        .skipped_folders
+        .iter()
+        .map(|s| format!("skipped: {}\n", terminal_safe(s, false)))
+        .collect();
     if o.artifacts.is_empty() {
         return format!("No artifacts in the agents' folders here.\n{skipped}");
     }
@@ -271,7 +305,7 @@ pub fn adopted(o: &AdoptOutput) -> String {
         };
         out.push_str(&format!(
             "{verb} `{}` as `{}` @ {}{how}: {}\n",
-            a.locations.join("`, `"),
+            terminal_safe(&a.locations.join("`, `"), false),
             a.package,
             short_id(&a.commit),
             a.artifact
@@ -284,7 +318,7 @@ pub fn adopted(o: &AdoptOutput) -> String {
             AdoptSkip::NameDiffers => "its name is not the artifact's",
             AdoptSkip::PackageExists => "a package of that name is installed",
         };
-        out.push_str(&format!("skipped `{}`: {why}\n", s.location));
+        out.push_str(&format!("skipped `{}`: {why}\n", terminal_safe(&s.location, false)));
     }
     if out.is_empty() {
         out = "Nothing to adopt.\n".to_string();
@@ -427,6 +461,22 @@ mod tests {
             &[vec!["wide cell".into(), "x".into()], vec!["b".into(), "".into()]],
         );
         assert_eq!(text, "A          LONGER\nwide cell  x\nb\n");
+    }
+
+    /// A name a repository chose cannot recolour or clear the terminal, nor
+    /// forge a line of a table.
+    #[test]
+    fn control_characters_are_shown_escaped() {
+        let name = "lint\nFAKE  skill  installed\u{1b}[2J\r\u{202e}txt";
+        let text = table(&["NAME", "STATUS"], &[vec![name.into(), "untracked".into()]]);
+        assert_eq!(text.lines().count(), 2, "{text}");
+        assert!(!text.contains(['\u{1b}', '\r', '\u{202e}']), "{text}");
+        assert!(
+            text.contains("lint\\nFAKE  skill  installed\\u{1b}[2J\\r\\u{202e}txt"),
+            "{text}"
+        );
+        assert_eq!(terminal_safe("two\nlines\tkept", true), "two\nlines\tkept");
+        assert_eq!(terminal_safe("a\u{7}b", true), "a\\u{7}b");
     }
 
     #[test]
