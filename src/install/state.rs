@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use super::Roots;
 use super::keys::{CheckedKey, copy_dir};
 use crate::deploy::sections::{self, Section};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 use crate::packages::lock::LockedPackage;
 use crate::packages::store::ObjectStore;
 use crate::scan::ArtifactKind;
@@ -118,13 +118,47 @@ pub fn keys_in(status: &BTreeMap<String, FileState>, state: FileState) -> Vec<St
 /// returning that folder. Files of any size are copied whole, as streams, and
 /// land before the command replaces anything; two commands backing up the same
 /// package in the same second get folders of their own. Keys that hold nothing
-/// now, or a link or folder aam never follows, are skipped.
+/// now are skipped; a link put in a file's place is saved as that link (never
+/// followed), and a shared file whose section is damaged is saved whole.
+/// Anything else (a folder, a FIFO) cannot be saved: that fails with
+/// `AAM_CONFLICT` before anything is replaced, rather than report a backup it
+/// did not make.
 pub fn backup(home: &Path, roots: &Roots, package: &str, keys: &[String]) -> Result<String> {
     let dir = new_backup_dir(&home.join("backups"), &package.replace('/', "-"))?;
+    match save_into(&dir, roots, keys) {
+        Ok(()) => Ok(dir.display().to_string()),
+        Err(e) => {
+            // A backup that failed holds nothing anyone should restore from.
+            let _ = std::fs::remove_dir_all(&dir);
+            Err(e)
+        }
+    }
+}
+
+fn save_into(dir: &Path, roots: &Roots, keys: &[String]) -> Result<()> {
     for key in keys {
         let saved = dir.join(key.replace("~/", "home/").replace('#', "--").replace(' ', "-"));
         match current(roots, key)? {
-            Current::Missing | Current::Foreign => {}
+            Current::Missing => {}
+            Current::Foreign => {
+                let path = roots.resolve_to_read(roots.check_key(key)?.file(), key)?;
+                let meta = std::fs::symlink_metadata(&path).map_err(|e| Error::io("read", &path, e))?;
+                if let Some(parent) = saved.parent() {
+                    std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
+                }
+                if meta.file_type().is_symlink() {
+                    let target = std::fs::read_link(&path).map_err(|e| Error::io("read", &path, e))?;
+                    std::os::unix::fs::symlink(&target, &saved).map_err(|e| Error::io("write", &saved, e))?;
+                } else if meta.file_type().is_file() {
+                    std::fs::copy(&path, &saved).map_err(|e| Error::io("copy", &path, e))?;
+                } else {
+                    return Err(Error::new(
+                        ErrorCode::Conflict,
+                        format!("`{key}` is not a file aam can back up (a folder or a special file is in its place)"),
+                    )
+                    .with_hint(format!("move `{key}` aside, then run the command again")));
+                }
+            }
             Current::Section(content) => crate::atomic::write_file(&saved, content.as_bytes())?,
             Current::File(path) => crate::atomic::write_with(&saved, |temp| {
                 let mut from = std::fs::File::open(&path).map_err(|e| Error::io("read", &path, e))?;
@@ -138,7 +172,7 @@ pub fn backup(home: &Path, roots: &Roots, package: &str, keys: &[String]) -> Res
             })?,
         }
     }
-    Ok(dir.display().to_string())
+    Ok(())
 }
 
 /// Creates a backup folder no other command has: `<stem>--<timestamp>`, or
@@ -360,6 +394,41 @@ mod tests {
         assert_eq!(
             std::fs::read(second.join(".claude/skills/s/SKILL.md")).unwrap(),
             b"another edit\n"
+        );
+    }
+
+    /// A link put in an installed file's place is saved as that link (its
+    /// target never read); a FIFO cannot be saved, which stops the command
+    /// instead of reporting a backup that holds nothing.
+    #[test]
+    fn a_backup_keeps_a_link_as_a_link_and_refuses_what_it_cannot_save() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        let home = dir.path().join("aam-home");
+        std::fs::create_dir_all(root.join(".claude/skills/s")).unwrap();
+        std::os::unix::fs::symlink("../../../notes.md", root.join(".claude/skills/s/SKILL.md")).unwrap();
+        let roots = Roots::new(root.clone(), dir.path().join("home"), false);
+        let keys = [".claude/skills/s/SKILL.md".to_string()];
+        let saved = PathBuf::from(backup(&home, &roots, "kit", &keys).unwrap());
+        assert_eq!(
+            std::fs::read_link(saved.join(".claude/skills/s/SKILL.md")).unwrap(),
+            Path::new("../../../notes.md")
+        );
+        std::fs::remove_file(root.join(".claude/skills/s/SKILL.md")).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            root.join(".claude/skills/s/SKILL.md"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let err = backup(&home, &roots, "kit", &keys).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::Conflict);
+        assert_eq!(
+            std::fs::read_dir(home.join("backups")).unwrap().count(),
+            1,
+            "the failed one is gone"
         );
     }
 
