@@ -107,6 +107,11 @@ fn call_tool(command: ToolCommand) -> Result<Value> {
         Error::invalid_argument(format!("the input is not JSON: {e}"))
             .with_hint("pass an object such as '{\"query\": \"pdf\"}'")
     })?;
+    // As MCP's `arguments`: named fields, never a list read in field order.
+    if !value.is_object() {
+        return Err(Error::invalid_argument("the input is not a JSON object")
+            .with_hint("pass an object such as '{\"query\": \"pdf\"}'"));
+    }
     let Some(spec) = find(&name) else {
         let names: Vec<&str> = registry().iter().map(|t| t.name).collect();
         let close = names
@@ -128,12 +133,32 @@ fn call_tool(command: ToolCommand) -> Result<Value> {
     crate::tools::call(&ctx, &spec, value, read_only_mode(), &next_request_id())
 }
 
+/// Largest `--input`, in bytes: what an MCP message may carry.
+const MAX_INPUT: u64 = 16 * 1024 * 1024;
+
+/// The text of `--input` (`-`: standard input), at most [`MAX_INPUT`] bytes.
 fn read_input(path: &Path) -> Result<String> {
-    if path == Path::new("-") {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-            .map_err(|e| Error::io("read", Path::new("<stdin>"), e))?;
-        return Ok(text);
+    use std::io::Read;
+    let shown = if path == Path::new("-") {
+        Path::new("<stdin>")
+    } else {
+        path
+    };
+    let source: Box<dyn Read> = if path == Path::new("-") {
+        Box::new(std::io::stdin())
+    } else {
+        Box::new(std::fs::File::open(path).map_err(|e| Error::io("read", path, e))?)
+    };
+    let mut bytes = Vec::new();
+    source
+        .take(MAX_INPUT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io("read", shown, e))?;
+    if bytes.len() as u64 > MAX_INPUT {
+        return Err(
+            Error::invalid_argument(format!("`{}` is larger than {MAX_INPUT} bytes", shown.display()))
+                .with_hint("a tool's input is a small JSON object; pass its fields, not data"),
+        );
     }
-    std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))
+    String::from_utf8(bytes).map_err(|_| Error::invalid_argument(format!("`{}` is not UTF-8 text", shown.display())))
 }

@@ -115,6 +115,16 @@ fn invalid_input_names_the_field() {
 
     let body = call(&env, &[], "aam_search", "{query").err("AAM_INVALID_ARGUMENT");
     assert!(body["message"].as_str().unwrap().contains("not JSON"), "{body}");
+    for list in ["[]", r#"["review"]"#, "7"] {
+        let body = call(&env, &[], "aam_search", list).err("AAM_INVALID_ARGUMENT");
+        assert!(
+            body["message"].as_str().unwrap().contains("not a JSON object"),
+            "{body}"
+        );
+    }
+    let run = env.aam(&["tool", "call", "aam_search", "--input", "/dev/zero"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("larger than"), "{run:?}");
 
     let body = call(&env, &[], "aam_serch", "{}").err("AAM_INVALID_ARGUMENT");
     assert!(body["hint"].as_str().unwrap().contains("`aam_search`"), "{body}");
