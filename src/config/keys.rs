@@ -18,6 +18,8 @@ pub struct Key {
     /// What it does.
     pub about: &'static str,
     get: fn(&Settings) -> Value,
+    /// The value when set nowhere.
+    default: fn() -> Value,
     /// `None` for settings other commands own.
     set: Option<fn(&mut Settings, &str) -> Result<()>>,
     /// Whether a project's `.aam/config.yaml` can set it too (and then wins).
@@ -30,6 +32,7 @@ pub const KEYS: &[Key] = &[
         name: "default_platforms",
         about: "platforms `aam install` deploys to when none is named (comma-separated agent ids such as cursor, claude, copilot, codex, gemini-cli (`aam agents` lists them); empty to detect from the project)",
         get: |s| Value::from(s.default_platforms.clone()),
+        default: || Value::from(Vec::<String>::new()),
         set: Some(set_default_platforms),
         per_project: true,
     },
@@ -37,6 +40,7 @@ pub const KEYS: &[Key] = &[
         name: "audit.block",
         about: "installs refuse artifacts with content-audit findings at or above this severity (info, warn, high, off; default high)",
         get: |s| s.audit.block.clone().map_or(Value::Null, Value::from),
+        default: || Value::from(crate::audit::Severity::High.as_str()),
         set: Some(|s, v| {
             s.audit.block = audit_level(v)?;
             Ok(())
@@ -47,6 +51,7 @@ pub const KEYS: &[Key] = &[
         name: "audit.warn",
         about: "installs warn about content-audit findings at or above this severity (info, warn, high, off; default warn)",
         get: |s| s.audit.warn.clone().map_or(Value::Null, Value::from),
+        default: || Value::from(crate::audit::Severity::Warn.as_str()),
         set: Some(|s, v| {
             s.audit.warn = audit_level(v)?;
             Ok(())
@@ -57,6 +62,7 @@ pub const KEYS: &[Key] = &[
         name: "fetch.timeout",
         about: "seconds a remote fetch may take in all, retries included (a whole number from 1 to 86400; default 30; `AAM_FETCH_TIMEOUT` overrides it)",
         get: |s| s.fetch.timeout.map_or(Value::Null, Value::from),
+        default: || Value::from(crate::sources::git::FetchLimits::DEFAULT_TOTAL),
         set: Some(|s, v| {
             s.fetch.timeout = seconds(v)?;
             Ok(())
@@ -67,6 +73,7 @@ pub const KEYS: &[Key] = &[
         name: "fetch.stall_timeout",
         about: "seconds a remote fetch waits for the server's next bytes before it gives up on the attempt (a whole number from 1 to 86400; default 10; `AAM_FETCH_STALL_TIMEOUT` overrides it)",
         get: |s| s.fetch.stall_timeout.map_or(Value::Null, Value::from),
+        default: || Value::from(crate::sources::git::FetchLimits::DEFAULT_STALL),
         set: Some(|s, v| {
             s.fetch.stall_timeout = seconds(v)?;
             Ok(())
@@ -77,6 +84,7 @@ pub const KEYS: &[Key] = &[
         name: "project.auto_watch",
         about: "a command that checks this many folders and files of its project or more (no watcher answering) starts `aam watch` in the background for the next commands (a whole number; 0 never starts one; default 20000; `AAM_PROJECT_AUTO_WATCH` overrides it)",
         get: |s| s.project.auto_watch.map_or(Value::Null, Value::from),
+        default: || Value::from(crate::project::spawn::DEFAULT_AUTO_WATCH),
         set: Some(|s, v| {
             s.project.auto_watch = count(v)?;
             Ok(())
@@ -87,6 +95,7 @@ pub const KEYS: &[Key] = &[
         name: "registries",
         about: "configured package registries (change them with `aam registry add|init|remove`)",
         get: |s| serde_json::to_value(&s.registries).unwrap_or(Value::Null),
+        default: || Value::from(Vec::<Value>::new()),
         set: None,
         per_project: false,
     },
@@ -184,7 +193,7 @@ impl Key {
             v if self.per_project && is_set(&v) => (v, SettingOrigin::Project),
             _ => match self.get(home) {
                 v if is_set(&v) => (v, SettingOrigin::Home),
-                v => (v, SettingOrigin::Default),
+                _ => ((self.default)(), SettingOrigin::Default),
             },
         }
     }
@@ -264,6 +273,14 @@ mod tests {
         );
         let timeout = key("fetch.timeout").unwrap();
         timeout.set(&mut project, "5").unwrap();
-        assert_eq!(timeout.effective(&project, &home).1, SettingOrigin::Default);
+        assert_eq!(
+            timeout.effective(&project, &home),
+            (Value::from(30), SettingOrigin::Default),
+            "set nowhere, the default value is shown, not null"
+        );
+        assert_eq!(
+            key("audit.block").unwrap().effective(&project, &home).0,
+            Value::from("high")
+        );
     }
 }
