@@ -148,7 +148,8 @@ impl Context {
             .with_hint("commands run in the project check its files themselves"));
         }
         let root = crate::project::root(&self.cwd);
-        crate::project::check_root(&root)?;
+        crate::project::check_root(&root)
+            .map_err(|e| e.with_hint("run `aam watch` in your project folder, or pass `--root <project folder>`"))?;
         let key = crate::project::key(&root);
         let ctx = self.clone();
         // Opened (made, in a new home) before its identity is taken.
