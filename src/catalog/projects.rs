@@ -66,6 +66,9 @@ pub struct ProjectFilter<'a> {
     pub packaged_root: Option<&'a str>,
     /// Leave out those these sources (the project registered as a source) already list.
     pub shadow_sources: &'a [i64],
+    /// Leave out aam's own deployed copies: those whose main file an install
+    /// into the project at this root recorded.
+    pub installed_root: Option<&'a str>,
 }
 
 fn artifact_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ProjectArtifactRow> {
@@ -563,7 +566,8 @@ impl Catalog {
                     after_kind,
                     after_path,
                     filter.kind.map(ArtifactKind::as_str),
-                    filter.packaged_root
+                    filter.packaged_root,
+                    filter.installed_root
                 ],
                 artifact_from_row,
             )
@@ -593,7 +597,16 @@ impl Catalog {
         {
             filter.packaged_root = None;
         }
-        if filter.kind.is_none() && filter.packaged_root.is_none() && filter.shadow_sources.is_empty() {
+        if let Some(root) = filter.installed_root
+            && !self.installed_into(root)?
+        {
+            filter.installed_root = None;
+        }
+        if filter.kind.is_none()
+            && filter.packaged_root.is_none()
+            && filter.shadow_sources.is_empty()
+            && filter.installed_root.is_none()
+        {
             return self.project_artifact_count(id);
         }
         let filter = &filter;
@@ -611,7 +624,8 @@ impl Catalog {
                     None::<&str>,
                     None::<&str>,
                     filter.kind.map(ArtifactKind::as_str),
-                    filter.packaged_root
+                    filter.packaged_root,
+                    filter.installed_root
                 ],
                 |r| r.get(0),
             )
@@ -621,6 +635,17 @@ impl Catalog {
 }
 
 impl Catalog {
+    /// Whether any install into the project at `root` is recorded.
+    fn installed_into(&self, root: &str) -> Result<bool> {
+        self.conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM install_files WHERE project_root = ?1)",
+                [root],
+                |r| r.get(0),
+            )
+            .map_err(db_error)
+    }
+
     /// Whether a package made from the project at `root` records any artifact.
     fn packaged_from(&self, root: &str) -> Result<bool> {
         self.conn
@@ -633,7 +658,8 @@ impl Catalog {
     }
 }
 
-/// The conditions of `filter` over `project_artifacts p` (parameters ?4 kind, ?5 packaged root).
+/// The conditions of `filter` over `project_artifacts p` (parameters ?4 kind,
+/// ?5 packaged root, ?6 installed root).
 fn filter_sql(filter: &ProjectFilter<'_>) -> String {
     let mut sql = String::from(" AND (?4 IS NULL OR p.kind = ?4)");
     if filter.packaged_root.is_some() {
@@ -643,6 +669,14 @@ fn filter_sql(filter: &ProjectFilter<'_>) -> String {
         );
     } else {
         sql.push_str(" AND ?5 IS NULL");
+    }
+    if filter.installed_root.is_some() {
+        sql.push_str(
+            " AND NOT EXISTS (SELECT 1 FROM install_files i
+                 WHERE i.project_root = ?6 AND i.path = p.main_file)",
+        );
+    } else {
+        sql.push_str(" AND ?6 IS NULL");
     }
     if !filter.shadow_sources.is_empty() {
         let ids: Vec<String> = filter.shadow_sources.iter().map(i64::to_string).collect();

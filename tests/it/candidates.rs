@@ -189,6 +189,33 @@ fn packaged_artifacts_stop_being_candidates() {
     assert!(!rows(&back).contains(&"one skill skills/a".to_string()));
 }
 
+/// What aam deployed into the project is a copy of a package, not a
+/// candidate for one, in the page and in the total alike.
+#[test]
+fn deployed_copies_are_not_candidates() {
+    let (env, project) = setup();
+    let before = candidates(&env, &project, &["--source", "local"]);
+    env.aam_in(
+        &project,
+        &[
+            "--json",
+            "install",
+            "one/b",
+            "--platform",
+            "claude",
+            "--platform",
+            "codex",
+        ],
+    )
+    .ok_json();
+    assert!(project.join(".claude/skills/b/SKILL.md").exists());
+    let after = candidates(&env, &project, &["--source", "local"]);
+    assert_eq!(rows(&after), rows(&before), "{after}");
+    assert_eq!(after["total"], before["total"]);
+    let skills = candidates(&env, &project, &["--type", "skill"]);
+    assert!(rows(&skills).iter().all(|r| !r.starts_with("local")), "{skills}");
+}
+
 #[test]
 fn bad_candidate_arguments() {
     let (env, project) = setup();

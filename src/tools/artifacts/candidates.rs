@@ -134,6 +134,7 @@ impl Tool for SourceCandidates {
             kind: input.kind,
             packaged_root: Some(&packaged_root),
             shadow_sources: &shadow_sources,
+            installed_root: Some(&packaged_root),
         };
 
         // One more item than asked for tells whether another page follows.
