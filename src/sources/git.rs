@@ -215,6 +215,13 @@ pub fn repository_dirs(path: &Path) -> Vec<PathBuf> {
     dirs
 }
 
+/// Whether the repository at `path` has the branch `name`: a source following
+/// it picks up new commits, one pinned to a tag or a commit never does.
+pub fn has_branch(path: &Path, name: &str) -> bool {
+    gix::open_opts(path, gix::open::Options::isolated())
+        .is_ok_and(|repo| repo.find_reference(format!("refs/heads/{name}").as_str()).is_ok())
+}
+
 /// The commit `HEAD` points at in the repository at `path`, if there is one.
 pub fn head_commit(path: &Path) -> Option<ObjectId> {
     let repo = gix::open_opts(path, gix::open::Options::isolated()).ok()?;
@@ -1487,7 +1494,7 @@ fn ref_not_found(name: &str, url: &str) -> Error {
         ErrorCode::GitRefNotFound,
         format!("`{name}` is not a branch, tag or commit of `{url}`"),
     )
-    .with_hint("pass an existing branch, tag or full commit id with `--ref`")
+    .with_hint("pass an existing branch, tag or commit id (full, or an unambiguous abbreviation) with `--ref`")
 }
 
 /// The bytes of the file at `path`, or `AAM_SOURCE_FILE_TOO_LARGE` when they

@@ -332,6 +332,16 @@ fn uncommitted_files_of_a_local_source_get_a_hint() {
         env.json(&["source", "update", "team"])["sources"][0]["uncommitted_changes"],
         true
     );
+    // A source pinned to a tag or a commit never moves: committing would not
+    // help, so there is no hint.
+    repo.git(&["tag", "v1"]);
+    let head = repo.git(&["rev-parse", "--short", "HEAD"]);
+    env.json(&["source", "add", repo.path(), "--ref", "v1", "--name", "tagged"]);
+    env.json(&["source", "add", repo.path(), "--ref", head.trim(), "--name", "pinned"]);
+    for pinned in ["tagged", "pinned"] {
+        let update = env.json(&["source", "update", pinned]);
+        assert_eq!(update["sources"][0]["uncommitted_changes"], false, "{update}");
+    }
 }
 
 #[test]

@@ -229,11 +229,18 @@ fn update_one(
         modified_count: changes.map_or(0, |c| c.modified.len() as u64),
         removed_count: changes.map_or(0, |c| c.removed.len() as u64),
         status,
-        // The hint answers "why did my edit not show up?": only asked when nothing moved.
+        // The hint answers "why did my edit not show up?": only asked when
+        // nothing moved, of a source following a branch (committing moves a
+        // pinned tag or commit nowhere).
         uncommitted_changes: status == UpdateStatus::UpToDate
             && source.kind == SourceKind::Local.as_str()
             && source.url.strip_prefix("file://").is_some_and(|path| {
-                crate::sources::git::uncommitted_changes(Path::new(path), &source.scope_path) == Some(true)
+                let path = Path::new(path);
+                source
+                    .resolved_ref
+                    .as_deref()
+                    .is_some_and(|branch| crate::sources::git::has_branch(path, branch))
+                    && crate::sources::git::uncommitted_changes(path, &source.scope_path) == Some(true)
             }),
         error: None,
     })
