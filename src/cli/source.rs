@@ -61,7 +61,7 @@ pub(super) struct SourceAddArgs {
     /// `owner/repo[@ref|#sha]`, `https://...`, `git+https://...`, `git@host:owner/repo.git`,
     /// `ssh://...`, `file:///abs/path`, or a local path (`./x`, `../x`, `/abs/x`).
     spec: String,
-    /// Branch, tag or full commit id to follow (default: the remote's default branch).
+    /// Branch, tag or commit id (full, or abbreviated when unambiguous) to follow (default: the remote's default branch).
     #[arg(long = "ref", value_name = "REF")]
     git_ref: Option<String>,
     /// Limit the scan to this folder of the repository.

@@ -250,7 +250,7 @@ pub fn validate_ref(r: &str) -> Result<()> {
     if !is_valid_ref(r) {
         return Err(
             Error::invalid_argument(format!("`{r}` is not a valid branch, tag or commit"))
-                .with_hint("pass a branch name, a tag name or a full commit id"),
+                .with_hint("pass a branch name, a tag name or a commit id"),
         );
     }
     Ok(())

@@ -25,7 +25,7 @@ use crate::tools::{Context, Example, Expect, Risk, Tool, streamed_write};
 pub struct SourceAddInput {
     /// `owner/repo[@ref|#sha]`, an https/ssh/git+https URL, `file:///abs/path` or a local path.
     pub spec: String,
-    /// Branch, tag or full commit id to follow (default: the remote's default branch).
+    /// Branch, tag or commit id (full, or abbreviated when unambiguous) to follow (default: the remote's default branch).
     #[serde(default, rename = "ref")]
     pub git_ref: Option<String>,
     /// Folder inside the repository to limit the scan to.
