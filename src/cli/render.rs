@@ -128,7 +128,7 @@ pub fn installed_packages(o: &InstallOutput) -> String {
     for s in &o.skipped {
         match s.reason {
             SkipReason::AlreadyInstalled => out.push_str(&format!(
-                "`{}` {} is already installed; pass `--force` to install it again\n",
+                "`{}` {} is already installed, every file as installed\n",
                 s.name, s.version
             )),
             SkipReason::EditedFiles => {

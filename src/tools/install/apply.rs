@@ -131,6 +131,8 @@ impl Tool for Install {
     const DESCRIPTION: &'static str = "Install packages (from registries, with dependencies resolved transitively), source artifacts (`source/artifact`, read from cached git objects at the indexed commit), folders or `.aam` archives, and deploy their artifacts where each platform (cursor, claude, copilot, codex, or any agent `aam_agents` lists) reads them. Installing an installed package again upgrades it in place on the platforms it already uses: files edited since install are kept and the package skipped (reported in `skipped`), unless `backup` or `force`. Writes `.aam/aam-lock.yaml` with a checksum for every file; with no specs, restores exactly what it records (`frozen`: fail rather than change it; `offline`: never fetch). All-or-nothing, even if killed: a failure leaves everything as it was. Next: `aam_verify`.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
+    // A restore (no `specs`) fetches what the cache lacks from each source's URL.
+    const OPEN_WORLD: bool = true;
     const ERRORS: &'static [ErrorCode] = &[
         ErrorCode::PackageNotFound,
         ErrorCode::ArtifactNotFound,
