@@ -2,7 +2,7 @@
 //! source's cached git objects, laying them out as a package (manifest with
 //! provenance and checksums), and writing the package folder atomically.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use schemars::JsonSchema;
@@ -246,9 +246,13 @@ fn choose<T>(items: Vec<T>, input: &Selection, key: impl Fn(&T) -> (ArtifactKind
         .collect())
 }
 
-/// Reads the chosen artifacts of the project folder `root` (canonical).
-pub fn gather_from_project(root: &Path, selection: &Selection) -> Result<Gathered> {
-    let found = project::artifacts(root)?;
+/// Reads the chosen artifacts of the project folder `root` (canonical): the
+/// project's own artifacts, as `selection` picks them; those
+/// whose main file is in `deployed` (files aam installed there from other
+/// packages) are copies, not the project's own, and are left out.
+pub fn gather_from_project(root: &Path, selection: &Selection, deployed: &BTreeSet<String>) -> Result<Gathered> {
+    let mut found = project::artifacts(root)?;
+    found.retain(|a| !deployed.contains(&a.main_file));
     if found.is_empty() {
         return Err(Error::invalid_argument(format!("no artifacts found in `{}`", root.display()))
             .with_hint("artifacts are skills (`SKILL.md` folders), agents, prompts and instructions; see `aam source candidates --source local`"));

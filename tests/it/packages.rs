@@ -219,6 +219,36 @@ fn project(env: &TestEnv) -> crate::support::Repo {
     repo
 }
 
+/// What aam installed into the project from other packages is theirs: packing
+/// the project's own artifacts leaves those copies out.
+#[test]
+fn a_project_package_leaves_out_what_aam_installed() {
+    let env = TestEnv::new();
+    let source = env.repo("team");
+    source.write("skills/lint/SKILL.md", skill("lint", "Lint the code"));
+    source.commit("lint");
+    env.json(&["source", "add", source.path(), "--name", "team"]);
+    let project = env.repo("project");
+    project.write("skills/mine/SKILL.md", skill("mine", "My own skill"));
+    project.commit("mine");
+    env.aam_in(
+        &project.dir,
+        &["--json", "install", "team/lint", "--platform", "claude"],
+    )
+    .ok_json();
+    assert!(project.dir.join(".claude/skills/lint/SKILL.md").exists());
+    let dry = env
+        .aam_in(&project.dir, &["--json", "pkg", "create", "--all", "--dry-run"])
+        .ok_json();
+    let sources: Vec<&str> = dry["artifacts_included"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["source_path"].as_str().unwrap())
+        .collect();
+    assert_eq!(sources, ["skills/mine"], "{dry}");
+}
+
 #[test]
 fn create_from_a_project() {
     let env = TestEnv::new();

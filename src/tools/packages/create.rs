@@ -1,6 +1,9 @@
 //! `aam_pkg_create`: build a package folder from a project's or a source's artifacts
 //! (see `packages::build`).
 
+use std::collections::BTreeSet;
+use std::path::Path;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -123,7 +126,7 @@ impl Tool for PkgCreate {
                     None => project::root(&ctx.cwd),
                 };
                 let root = root.canonicalize().map_err(|e| Error::io("read", &root, e))?;
-                gather_from_project(&root, &Selection::from(&input))?
+                gather_from_project(&root, &Selection::from(&input), &deployed_files(ctx, &root))?
             }
         };
         let name = input.name.clone().unwrap_or_else(|| gathered.default_name.clone());
@@ -211,4 +214,30 @@ impl From<&PkgCreateInput> for Selection {
 
 pub(super) fn invalid_manifest_field(message: String) -> Error {
     Error::new(ErrorCode::ManifestInvalid, message).with_hint("pass a valid `--name`")
+}
+
+/// The files aam installed into the project at `root` (canonical) from other
+/// packages, as its lock file records them: none when `root` is not the
+/// project's root, or its lock is absent or unreadable (then logged).
+fn deployed_files(ctx: &Context, root: &Path) -> BTreeSet<String> {
+    if project::root(&ctx.cwd).canonicalize().ok().as_deref() != Some(root) {
+        return BTreeSet::new();
+    }
+    let Ok(roots) = ctx.install_roots(false) else {
+        return BTreeSet::new();
+    };
+    match roots.read_lock() {
+        Ok(lock) => lock
+            .packages
+            .values()
+            .flat_map(|entry| entry.file_checksums.keys().cloned())
+            .collect(),
+        Err(e) => {
+            tracing::warn!(
+                "the lock file is unreadable ({}); installed copies may be packaged",
+                e.message()
+            );
+            BTreeSet::new()
+        }
+    }
 }
