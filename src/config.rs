@@ -7,6 +7,7 @@
 
 pub mod keys;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -166,6 +167,10 @@ pub struct Settings {
     /// How commands treat the project they run in (`docs/search.md`).
     #[serde(default, skip_serializing_if = "ProjectSettings::is_unset")]
     pub project: ProjectSettings,
+    /// Keys this aam does not know (written by a newer one, or by hand): kept
+    /// as they are when the file is rewritten.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, serde_yaml_ng::Value>,
 }
 
 /// `project.auto_watch`: from how many folders and files checked per call a
@@ -175,12 +180,15 @@ pub struct ProjectSettings {
     /// The number (default [`crate::project::spawn::DEFAULT_AUTO_WATCH`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_watch: Option<u64>,
+    /// Keys this aam does not know, kept as they are.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, serde_yaml_ng::Value>,
 }
 
 impl ProjectSettings {
     /// Whether it is unset.
     pub fn is_unset(&self) -> bool {
-        self.auto_watch.is_none()
+        self.auto_watch.is_none() && self.other.is_empty()
     }
 }
 
@@ -193,12 +201,15 @@ pub struct FetchSettings {
     /// The longest wait for the server's next bytes (default 10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stall_timeout: Option<u64>,
+    /// Keys this aam does not know, kept as they are.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, serde_yaml_ng::Value>,
 }
 
 impl FetchSettings {
     /// Whether neither is set.
     pub fn is_unset(&self) -> bool {
-        self.timeout.is_none() && self.stall_timeout.is_none()
+        self.timeout.is_none() && self.stall_timeout.is_none() && self.other.is_empty()
     }
 }
 
@@ -211,12 +222,15 @@ pub struct AuditSettings {
     /// Installs warn about findings at or above this (default `warn`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warn: Option<String>,
+    /// Keys this aam does not know, kept as they are.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, serde_yaml_ng::Value>,
 }
 
 impl AuditSettings {
     /// Whether neither is set.
     pub fn is_unset(&self) -> bool {
-        self.block.is_none() && self.warn.is_none()
+        self.block.is_none() && self.warn.is_none() && self.other.is_empty()
     }
 }
 
@@ -233,6 +247,22 @@ pub struct RegistrySetting {
 }
 
 impl Settings {
+    /// The keys this aam does not know (`audit.blok`), as dotted names: a
+    /// newer aam's, kept, or a typo, which `aam doctor` points out.
+    pub fn unknown_keys(&self) -> Vec<String> {
+        let nested = [
+            ("audit", &self.audit.other),
+            ("fetch", &self.fetch.other),
+            ("project", &self.project.other),
+        ];
+        let mut keys: Vec<String> = self.other.keys().cloned().collect();
+        for (section, other) in nested {
+            keys.extend(other.keys().map(|k| format!("{section}.{k}")));
+        }
+        keys.sort();
+        keys
+    }
+
     /// The registry called `name`, or the default one (or the only one) for `None`.
     pub fn registry(&self, name: Option<&str>) -> Result<&RegistrySetting> {
         let found = match name {
@@ -327,6 +357,28 @@ mod tests {
         let err = home.load_settings().unwrap_err();
         assert_eq!(err.code(), ErrorCode::SettingsInvalid);
         assert!(err.message().ends_with("it is not UTF-8 text"), "{}", err.message());
+    }
+
+    /// A key this aam does not know survives a rewrite, at the top and in a
+    /// section, and is named for `aam doctor`.
+    #[test]
+    fn unknown_keys_are_kept_when_the_settings_are_rewritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = AamHome::at(dir.path().join("home"));
+        std::fs::create_dir_all(home.root()).unwrap();
+        std::fs::write(
+            home.settings_path(),
+            "future: {mode: fast}\naudit:\n  block: warn\n  blok: high\n",
+        )
+        .unwrap();
+        let mut settings = home.load_settings().unwrap();
+        assert_eq!(settings.unknown_keys(), ["audit.blok", "future"]);
+        settings.default_platforms = vec!["claude".to_string()];
+        home.save_settings(&settings).unwrap();
+        let again = home.load_settings().unwrap();
+        assert_eq!(again.unknown_keys(), ["audit.blok", "future"]);
+        assert_eq!(again.audit.block.as_deref(), Some("warn"));
+        assert_eq!(again.default_platforms, ["claude"]);
     }
 
     #[test]

@@ -142,6 +142,7 @@ mod tests {
             audit: AuditSettings {
                 block: block.map(str::to_string),
                 warn: warn.map(str::to_string),
+                ..Default::default()
             },
             ..Default::default()
         }

@@ -55,13 +55,20 @@ impl Tool for Doctor {
 fn settings_check(ctx: &Context) -> HealthCheck {
     let project = project_settings_path(&crate::project::root(&ctx.cwd));
     let mut valid = Vec::new();
+    let mut unknown = Vec::new();
     let home = ctx.home.settings_path();
     for (path, read) in [
         (home, ctx.home.load_settings()),
         (project.clone(), read_settings(&project)),
     ] {
         match read {
-            Ok(_) if path.exists() => valid.push(path.display().to_string()),
+            Ok(settings) if path.exists() => {
+                let keys = settings.unknown_keys();
+                if !keys.is_empty() {
+                    unknown.push(format!("{} in {}", keys.join(", "), path.display()));
+                }
+                valid.push(path.display().to_string());
+            }
             Ok(_) => {}
             Err(e) => {
                 return HealthCheck::fail(
@@ -72,7 +79,13 @@ fn settings_check(ctx: &Context) -> HealthCheck {
             }
         }
     }
-    if valid.is_empty() {
+    if !unknown.is_empty() {
+        HealthCheck::warn(
+            "settings",
+            format!("unknown keys (kept, not used): {}", unknown.join("; ")),
+            "fix a misspelt key (`aam config list` shows the known ones); a newer aam's keys can stay",
+        )
+    } else if valid.is_empty() {
         HealthCheck::pass("settings", "no settings files: defaults apply")
     } else {
         HealthCheck::pass("settings", format!("valid: {}", valid.join(", ")))
