@@ -129,7 +129,7 @@ fn parse_settings(path: &Path, read: std::io::Result<Option<Vec<u8>>>) -> Result
                 ErrorCode::SettingsInvalid,
                 format!("the settings file `{}` is refused: {e}", path.display()),
             )
-            .with_hint("aam reads settings only from a plain file, never through a link in a project; replace it with a plain `config.yaml` or delete it"));
+            .with_hint("aam reads settings only from a plain file (in a project, never through a link); replace it with a plain `config.yaml` or delete it"));
         }
         Err(e) => return Err(Error::io("read", path, e)),
     };

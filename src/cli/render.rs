@@ -24,7 +24,7 @@ pub(super) const DESCRIPTION_WIDTH: usize = 60;
 pub(super) fn terminal_safe(text: &str, keep_lines: bool) -> std::borrow::Cow<'_, str> {
     let hidden = |c: char| {
         (c.is_control() && !(keep_lines && matches!(c, '\n' | '\t')))
-            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
     };
     if !text.chars().any(hidden) {
         return std::borrow::Cow::Borrowed(text);

@@ -269,6 +269,22 @@ mod tests {
         assert!(refusal.contains(why), "{key}: {refusal}");
     }
 
+    /// What other commands never write over: aam's folder, files in agents'
+    /// folders and shared section files, in a project or the home folder.
+    #[test]
+    fn managed_places_in_a_project_and_the_home_folder() {
+        for key in [".aam", ".aam/aam-lock.yaml", ".claude/skills/x/SKILL.md", "AGENTS.md"] {
+            assert!(managed(key, false), "{key}");
+        }
+        for key in ["~/.claude/skills/x/SKILL.md", "~/.codex/prompts/x.md"] {
+            assert!(managed(key, true), "{key}");
+        }
+        for key in ["audit.csv", "kit/skills/x/SKILL.md", ".claude/notes.md"] {
+            assert!(!managed(key, false), "{key}");
+        }
+        assert!(!managed("~/notes/x.md", true));
+    }
+
     #[test]
     fn global_installs_own_home_folders_only() {
         assert!(check("~/.claude/skills/x/SKILL.md", true).is_ok());

@@ -234,50 +234,56 @@ impl Context {
     }
 
     /// Refuses `path` (shown as `shown`), after following links, inside
-    /// AAM_HOME (but under its `exports/`), or where installs keep what they
-    /// own: a `.aam/` folder, an agent's folder or a shared file sections live
-    /// in, for the project holding `path`, the working directory's project (a
-    /// project without git is wherever aam runs) or the home folder. Writing there would
-    /// replace the catalog, the MCP token, the lock file, or an installed file
-    /// with its edits.
+    /// AAM_HOME (but under its `exports/`), in any `.aam/` folder, or where
+    /// installs keep what they own: an agent's folder or a shared file
+    /// sections live in, for any project above `path` (a folder holding `.git`
+    /// or `.aam`), the working directory's project, or the home folder.
+    /// Writing there would replace the catalog, the MCP token, a lock file, or
+    /// an installed file with its edits. A path whose missing part climbs with
+    /// `..` is refused: where it lands cannot be told before it is made.
     pub fn refuse_managed(&self, path: &Path, shown: &str) -> Result<()> {
+        let forbidden = |why: &str, hint: &str| {
+            Error::new(ErrorCode::Forbidden, format!("`{shown}` {why}")).with_hint(hint.to_string())
+        };
+        let Some(target) = crate::paths::resolve_links(path) else {
+            return Err(forbidden(
+                "climbs with `..` through folders that do not exist",
+                "name the file without `..`",
+            ));
+        };
         let real = |p: &Path| crate::paths::resolve_links(p).unwrap_or_else(|| p.to_path_buf());
-        let target = real(path);
         let home = real(self.home.root());
         if target.starts_with(home.join("exports")) {
             return Ok(());
         }
         if target.starts_with(&home) {
-            return Err(Error::new(
-                ErrorCode::Forbidden,
-                format!("`{shown}` is inside AAM_HOME, where aam keeps its own files"),
-            )
-            .with_hint(format!(
-                "write it into the project or another folder, or under {}",
-                home.join("exports").display()
-            )));
+            return Err(forbidden(
+                "is inside AAM_HOME, where aam keeps its own files",
+                &format!(
+                    "write it into the project or another folder, or under {}",
+                    home.join("exports").display()
+                ),
+            ));
         }
         let key_under = |root: &Path| -> Option<String> {
             let relative = target.strip_prefix(root).ok()?;
             let parts: Option<Vec<&str>> = relative.iter().map(|part| part.to_str()).collect();
             Some(parts?.join("/"))
         };
-        let projects = [
-            crate::project::root(target.parent().unwrap_or(&target)),
-            real(&crate::project::root(&self.cwd)),
-        ];
-        let in_a_project = projects
-            .iter()
+        let working_project = real(&crate::project::root(&self.cwd));
+        let in_a_project = target
+            .ancestors()
+            .skip(1)
+            .filter(|dir| *dir == working_project || dir.join(".git").exists() || dir.join(".aam").exists())
             .any(|root| key_under(root).is_some_and(|key| crate::install::keys::managed(&key, false)));
         let in_home = std::env::home_dir()
             .and_then(|dir| key_under(&real(&dir)))
-            .is_some_and(|key| crate::install::keys::managed(&key, true));
-        if in_a_project || in_home {
-            return Err(Error::new(
-                ErrorCode::Forbidden,
-                format!("`{shown}` is where aam keeps installed files or its lock file"),
-            )
-            .with_hint("write it outside `.aam/`, the agents' folders (`.claude/skills`, `.agents/skills`...) and the files installs add sections to (`AGENTS.md`...)"));
+            .is_some_and(|key| crate::install::keys::managed(&format!("~/{key}"), true));
+        if in_a_project || in_home || target.iter().any(|part| part == ".aam") {
+            return Err(forbidden(
+                "is where aam keeps installed files or a lock file",
+                "write it outside `.aam/`, the agents' folders (`.claude/skills`, `.agents/skills`...) and the files installs add sections to (`AGENTS.md`...)",
+            ));
         }
         Ok(())
     }

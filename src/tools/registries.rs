@@ -99,6 +99,9 @@ impl Tool for RegistryInit {
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = false;
     const ERRORS: &'static [ErrorCode] = &[ErrorCode::RegistryInvalid, ErrorCode::RegistryExists];
+    const CONSTRAINTS: &'static [&'static str] = &[
+        "the folder is never inside AAM_HOME (but under `exports/`), `.aam/`, an agent's folder or a file installs add sections to",
+    ];
     const EXAMPLES: &'static [Example] = &[Example {
         title: "create and configure a registry",
         input: r#"{"path": "new-registry", "name": "new"}"#,

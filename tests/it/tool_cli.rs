@@ -240,6 +240,11 @@ fn outputs_never_replace_what_aam_keeps_or_installed() {
     let holding = json!({ "path": env.root.path() }).to_string();
     let body = call(&env, &[], "aam_pack", &holding).err("AAM_FORBIDDEN");
     assert!(body["message"].as_str().unwrap().contains("AAM_HOME"), "{body}");
+    std::fs::copy(env.path("kit/aam.yaml"), env.path("aam.yaml")).unwrap();
+    let publish = json!({ "archive": env.root.path() }).to_string();
+    call(&env, &[], "aam_publish", &publish).err("AAM_FORBIDDEN");
+    call(&env, &[], "aam_install", r#"{"specs": ["."], "platforms": ["claude"]}"#).err("AAM_FORBIDDEN");
+    std::fs::remove_file(env.path("aam.yaml")).unwrap();
 
     std::fs::create_dir_all(env.path("mine/skills/mine")).unwrap();
     std::fs::write(env.path("mine/skills/mine/SKILL.md"), "my own skill\n").unwrap();
@@ -256,6 +261,54 @@ fn outputs_never_replace_what_aam_keeps_or_installed() {
     let run = env.aam(&["pkg", "init", "linked", "--yes", "--dir", "linked"]);
     assert!(run.stderr.contains("AAM_UNSAFE_PATH"), "{run:?}");
     assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+}
+
+/// The checks hold where an output lands, however it is written: through
+/// `..` and folders that do not exist yet, in a project below the working
+/// folder, in the home folder's agent folders. A package folder is still
+/// made anywhere else, the project root included.
+#[test]
+fn outputs_are_checked_where_they_land() {
+    let env = world();
+    let refused = |run: crate::support::Run| {
+        assert_eq!(run.code, 1, "{run:?}");
+        assert!(run.stderr.contains("AAM_FORBIDDEN"), "{run:?}");
+    };
+    env.json(&["install", "team/code-review", "--platform", "claude"]);
+    let lock = std::fs::read(env.path(".aam/aam-lock.yaml")).unwrap();
+    refused(env.aam(&[
+        "catalog",
+        "export",
+        "--format",
+        "csv",
+        "-o",
+        "nope/../.aam/aam-lock.yaml",
+    ]));
+    let catalog = env.home().join("exports/../catalog.db");
+    refused(env.aam(&["catalog", "export", "--format", "csv", "-o", catalog.to_str().unwrap()]));
+    assert_eq!(std::fs::read(env.path(".aam/aam-lock.yaml")).unwrap(), lock);
+
+    let nested = env.path("nested");
+    std::fs::create_dir_all(&nested).unwrap();
+    env.aam_in(
+        &nested,
+        &["--json", "install", "team/code-review", "--platform", "claude"],
+    )
+    .ok_json();
+    let export = json!({ "format": "jsonl", "output": "nested/.aam/aam-lock.yaml" }).to_string();
+    call(&env, &[], "aam_catalog_export", &export).err("AAM_FORBIDDEN");
+    refused(env.aam(&["catalog", "export", "-o", "nested/.claude/skills/code-review/SKILL.md"]));
+
+    env.json(&["install", "-g", "team/code-review", "--platform", "claude"]);
+    let global = env.user_home().join(".claude/skills/code-review/SKILL.md");
+    let installed = std::fs::read(&global).unwrap();
+    refused(env.aam(&["catalog", "export", "-o", global.to_str().unwrap()]));
+    assert_eq!(std::fs::read(&global).unwrap(), installed);
+
+    let fresh = env.path("fresh");
+    std::fs::create_dir_all(&fresh).unwrap();
+    env.aam_in(&fresh, &["--json", "pkg", "init", "--yes"]).ok_json();
+    assert!(fresh.join("skills/fresh/SKILL.md").exists());
 }
 
 #[test]

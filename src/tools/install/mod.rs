@@ -114,7 +114,14 @@ fn prepare_env<T>(ctx: &Context, f: impl FnOnce(SpecEnv<'_>) -> Result<T>) -> Re
     let settings = ctx.home.load_settings()?;
     let caches = ctx.home.git_cache_dir();
     let locks = ctx.home.locks_dir();
-    let allow_path = |path: &Path, shown: &str| ctx.check_path(path, shown);
+    // A package folder is packed whole: never one holding AAM_HOME.
+    let allow_path = |path: &Path, shown: &str| {
+        ctx.check_path(path, shown)?;
+        if path.is_dir() {
+            ctx.refuse_holding_home(path, shown)?;
+        }
+        Ok(())
+    };
     f(SpecEnv {
         cwd: &ctx.cwd,
         caches: &caches,

@@ -93,7 +93,7 @@ impl Tool for PkgCreate {
     ];
     const CONSTRAINTS: &'static [&'static str] = &[
         "the output folder must not exist or be empty",
-        "the output folder is never inside AAM_HOME, `.aam/` or an agent's folder",
+        "the output folder is never inside AAM_HOME (but under `exports/`), `.aam/` or an agent's folder",
     ];
     const EXAMPLES: &'static [Example] = &[
         Example {

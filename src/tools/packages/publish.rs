@@ -85,8 +85,10 @@ impl Tool for PkgPublish {
     type Output = PkgPublishOutput;
 
     fn run(ctx: &Context, input: PkgPublishInput) -> Result<PkgPublishOutput> {
-        let target = ctx.path(input.archive.as_deref().unwrap_or("."))?;
+        let given = input.archive.as_deref().unwrap_or(".");
+        let target = ctx.path(given)?;
         let bytes = if target.is_dir() {
+            ctx.refuse_holding_home(&target, given)?;
             pack_dir(&target)?.0
         } else {
             std::fs::read(&target).map_err(|e| Error::io("read", &target, e))?
