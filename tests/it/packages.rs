@@ -147,7 +147,10 @@ fn versions_are_immutable_and_tags_move() {
 #[test]
 fn registries_are_configured_listed_and_removed() {
     let env = TestEnv::new();
-    env.json_err(&["pkg", "publish", "."], "AAM_MANIFEST_INVALID");
+    std::fs::create_dir_all(env.path("empty")).unwrap();
+    env.json_err(&["pkg", "publish", "empty"], "AAM_MANIFEST_INVALID");
+    // The scratch folder holds AAM_HOME: never packed.
+    env.json_err(&["pkg", "publish", "."], "AAM_FORBIDDEN");
     env.json(&["pkg", "init", "kit", "--yes"]);
     let none = env.json_err(&["pkg", "publish", "kit"], "AAM_REGISTRY_NOT_FOUND");
     assert!(none["hint"].as_str().unwrap().contains("aam registry init"));
