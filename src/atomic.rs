@@ -15,28 +15,27 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
 /// Writes `bytes` to `path` atomically with permissions `mode`, creating parent
 /// folders. The file never exists with other permissions.
 pub fn write_file_with_mode(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
-    let parent = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
-    let mut file = tempfile::NamedTempFile::new_in(parent).map_err(|e| Error::io("write", path, e))?;
-    file.write_all(bytes).map_err(|e| Error::io("write", path, e))?;
-    use std::os::unix::fs::PermissionsExt;
-    file.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(mode))
-        .map_err(|e| Error::io("write", path, e))?;
-    file.as_file().sync_all().map_err(|e| Error::io("write", path, e))?;
-    file.persist(path).map_err(|e| Error::io("write", path, e.error))?;
-    Ok(())
+    land(path, mode, |temp| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(temp)
+            .map_err(|e| Error::io("write", path, e))?;
+        file.write_all(bytes).map_err(|e| Error::io("write", path, e))
+    })
 }
 
 /// Lands `path` atomically (mode 0644) with what `fill` writes into the
 /// temporary file at the given path; nothing is left behind when `fill` fails.
-/// The temporary file is `.<name>.aam-<random>.tmp` beside `path`: one that a
-/// killed process left (with SQLite's `-journal` beside it) is removed by the
-/// next write of the same file once it is [`STALE`] old.
 pub fn write_with<T>(path: &Path, fill: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
+    land(path, 0o644, fill)
+}
+
+/// Lands `path` with permissions `mode` from a temporary file `fill` writes.
+/// The temporary file is `.<name>.aam-<random>.tmp` beside `path`, made with
+/// mode 0600: one that a killed process left (with SQLite's `-journal` beside
+/// it) is removed by the next write of the same file once it is [`STALE`] old.
+fn land<T>(path: &Path, mode: u32, fill: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
     let parent = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -52,14 +51,14 @@ pub fn write_with<T>(path: &Path, fill: impl FnOnce(&Path) -> Result<T>) -> Resu
     let value = fill(file.path())?;
     use std::os::unix::fs::PermissionsExt;
     let done = std::fs::File::open(file.path()).map_err(|e| Error::io("write", path, e))?;
-    done.set_permissions(std::fs::Permissions::from_mode(0o644))
+    done.set_permissions(std::fs::Permissions::from_mode(mode))
         .map_err(|e| Error::io("write", path, e))?;
     done.sync_all().map_err(|e| Error::io("write", path, e))?;
     file.persist(path).map_err(|e| Error::io("write", path, e.error))?;
     Ok(value)
 }
 
-/// Age after which a temporary file of [`write_with`] is a dead process's leftover.
+/// Age after which a temporary file of [`land`] is a dead process's leftover.
 const STALE: std::time::Duration = std::time::Duration::from_secs(10 * 60);
 
 /// Removes the files in `dir` named `<prefix>*.tmp` (or `<prefix>*.tmp-journal`) that
