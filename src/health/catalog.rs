@@ -18,6 +18,7 @@ use crate::search::{IndexState, SearchIndex};
 pub const INDEX_CHECK: &str = "index";
 pub const CACHES_CHECK: &str = "caches";
 pub const OBJECTS_CHECK: &str = "objects";
+pub const FILES_CHECK: &str = "files";
 
 /// Every catalog check; a catalog that cannot be opened is one failed check.
 /// Unless `full`, SQLite's integrity is checked quickly (every page and row,
@@ -95,21 +96,18 @@ pub fn catalog_checks(home: &AamHome, catalog: std::result::Result<&Catalog, &Er
     let known: Vec<String> = sources
         .map(|s| s.into_iter().map(|s| s.cache_key).collect())
         .unwrap_or_default();
-    let unused: Vec<String> = cached_repositories(&home.git_cache_dir())
-        .into_iter()
-        .filter(|key| !known.contains(key))
-        .collect();
+    let unused = unused_caches(home, &known);
     checks.push(match catalog.installed_digests() {
         Ok(digests) => objects_check(home, &digests),
         Err(e) => HealthCheck::fail(OBJECTS_CHECK, e.message().to_string(), "the catalog file is damaged"),
     });
     checks.push(if unused.is_empty() {
-        HealthCheck::pass("files", "every cache on disk belongs to a source")
+        HealthCheck::pass(FILES_CHECK, "every cache on disk belongs to a source")
     } else {
         HealthCheck::warn(
-            "files",
+            FILES_CHECK,
             format!("{} caches belong to no source: {}", unused.len(), listed(&unused)),
-            format!("delete them from {} to free space", home.git_cache_dir().display()),
+            "`aam catalog check --repair` deletes them (a killed `source add` or purge leaves one)",
         )
     });
     checks
@@ -281,6 +279,14 @@ fn objects_check(home: &AamHome, installed: &BTreeSet<String>) -> HealthCheck {
 }
 
 /// Cache keys (`host/path`) of the git repositories under `root`.
+/// The cached repositories (cache keys) on disk that none of `known` names.
+pub fn unused_caches(home: &AamHome, known: &[String]) -> Vec<String> {
+    cached_repositories(&home.git_cache_dir())
+        .into_iter()
+        .filter(|key| !known.contains(key))
+        .collect()
+}
+
 fn cached_repositories(root: &Path) -> Vec<String> {
     fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
         if dir.join("objects").is_dir() && dir.join("HEAD").is_file() {

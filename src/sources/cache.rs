@@ -70,6 +70,24 @@ pub fn lock(locks: &Path, cache_key: &str) -> Result<CacheLock> {
     Ok(CacheLock { _file: file })
 }
 
+/// Deletes the cache `cache_key` under `caches` unless `in_use` says a source
+/// uses it, asked once its lock is held: a command still filling it (an add)
+/// holds the lock until its source is recorded. `Ok(false)` when in use.
+pub fn remove_unused(
+    caches: &Path,
+    locks: &Path,
+    cache_key: &str,
+    in_use: impl FnOnce() -> Result<bool>,
+) -> Result<bool> {
+    let _lock = lock(locks, cache_key)?;
+    if in_use()? {
+        return Ok(false);
+    }
+    let dir = caches.join(cache_key);
+    std::fs::remove_dir_all(&dir).map_err(|e| Error::io("delete", &dir, e))?;
+    Ok(true)
+}
+
 /// A source's cache folder under `caches` (the home's git cache folder).
 pub fn dir(caches: &Path, source: &SourceRecord) -> PathBuf {
     caches.join(&source.cache_key)
@@ -200,6 +218,19 @@ impl Drop for Cleanup<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A cache is deleted only when, with its lock held, no source uses it.
+    #[test]
+    fn an_unused_cache_is_deleted_and_one_in_use_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let (caches, locks) = (dir.path().join("caches"), dir.path().join("locks"));
+        std::fs::create_dir_all(caches.join("example.com/team/repo/objects")).unwrap();
+        let key = "example.com/team/repo";
+        assert!(!remove_unused(&caches, &locks, key, || Ok(true)).unwrap());
+        assert!(caches.join(key).exists());
+        assert!(remove_unused(&caches, &locks, key, || Ok(false)).unwrap());
+        assert!(!caches.join(key).exists());
+    }
 
     #[test]
     fn each_source_has_its_own_ref_namespace() {

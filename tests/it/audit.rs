@@ -361,7 +361,9 @@ fn check_finds_damage_and_repair_fixes_the_index_and_caches() {
         .inspect(|a| assert_eq!(a["ok"], true, "{a}"))
         .map(|a| a["check"].as_str().unwrap())
         .collect();
-    assert_eq!(actions, ["caches", "objects", "index"]);
+    assert_eq!(actions, ["caches", "objects", "files", "index"]);
+    assert!(!stray.exists(), "a cache no source uses is deleted");
+    assert_eq!(check_named(&repaired, "files")["status"], "pass");
     assert_eq!(check_named(&repaired, "objects")["status"], "pass");
     assert_eq!(
         std::fs::read_dir(&objects)

@@ -1,12 +1,13 @@
 //! `aam_catalog_repair`: fix what the checks find and can be fixed without losing
-//! anything (index, git caches, unused originals).
+//! anything (index, git caches, caches no source uses, unused originals).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ErrorCode, Result};
 use crate::health::{
-    CACHES_CHECK, CheckStatus, HealthCheck, HealthReport, INDEX_CHECK, OBJECTS_CHECK, catalog_checks, originals,
+    CACHES_CHECK, CheckStatus, FILES_CHECK, HealthCheck, HealthReport, INDEX_CHECK, OBJECTS_CHECK, catalog_checks,
+    originals, unused_caches,
 };
 use crate::packages::store::ObjectStore;
 use crate::search::{IndexState, SearchIndex};
@@ -55,7 +56,7 @@ pub struct Repair;
 impl Tool for Repair {
     const NAME: &'static str = "aam_catalog_repair";
     const TITLE: &'static str = "Repair the catalog";
-    const DESCRIPTION: &'static str = "Run the catalog checks and fix what can be fixed without losing anything: rebuild a damaged or stale search index from the catalog, fetch each source's indexed commit again into a missing or damaged git cache, and delete stored originals no install uses (older than ten minutes). Says what it did and checks again. Damaged catalog rows are reported (with `full`), not repaired.";
+    const DESCRIPTION: &'static str = "Run the catalog checks and fix what can be fixed without losing anything: rebuild a damaged or stale search index from the catalog, fetch each source's indexed commit again into a missing or damaged git cache, delete git caches no source uses (a killed add or purge leaves one; a command still using one is waited for), and delete stored originals no install uses (older than ten minutes). Says what it did and checks again. Damaged catalog rows are reported (with `full`), not repaired.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
     const OPEN_WORLD: bool = true;
@@ -116,6 +117,26 @@ impl Tool for Repair {
                 ok: outcome.is_ok(),
                 error: outcome.err().map(|e| e.message().to_string()),
             });
+        }
+        if failing(FILES_CHECK) {
+            let catalog = ctx.catalog()?;
+            let used =
+                || -> Result<Vec<String>> { Ok(catalog.list_sources()?.into_iter().map(|s| s.cache_key).collect()) };
+            for key in unused_caches(&ctx.home, &used()?) {
+                let caches = ctx.home.git_cache_dir();
+                let outcome = crate::sources::cache::remove_unused(&caches, &ctx.home.locks_dir(), &key, || {
+                    Ok(used()?.contains(&key))
+                });
+                if matches!(outcome, Ok(false)) {
+                    continue;
+                }
+                actions.push(RepairAction {
+                    check: FILES_CHECK.to_string(),
+                    action: format!("deleted the cache of `{key}`, which no source uses"),
+                    ok: outcome.is_ok(),
+                    error: outcome.err().map(|e| e.message().to_string()),
+                });
+            }
         }
         if failing(INDEX_CHECK) {
             let outcome = rebuild_index(ctx);
