@@ -196,9 +196,36 @@ pub(super) fn recover_pending(ctx: &Context) {
     }
 }
 
+/// Ctrl-C or `SIGTERM` asks the running command to stop at its next safe
+/// point, where what it started is undone (a cache it was filling, a temporary
+/// file, an install the journal rolls back) and it fails with `AAM_CANCELLED`;
+/// a second one ends the process at once, as a kill would (the next command
+/// recovers). `aam watch` and `aam mcp serve` wait for the same signals
+/// themselves and stop as they document.
+fn stop_on_signals(cancel: &crate::cancel::Cancel) {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let cancel = cancel.clone();
+        let action = move || {
+            const STOPPING: &[u8] = b"\nstopping at the next safe point (again to stop at once)\n";
+            if cancel.flag().swap(true, std::sync::atomic::Ordering::SeqCst) {
+                // SAFETY: `_exit` is async-signal-safe.
+                unsafe { libc::_exit(128 + signal) };
+            }
+            // SAFETY: `write` is async-signal-safe; a failed write is ignored.
+            let _ = unsafe { libc::write(2, STOPPING.as_ptr().cast(), STOPPING.len()) };
+        };
+        // SAFETY: the action only swaps an atomic flag and calls `write` and
+        // `_exit`, which are async-signal-safe; it allocates and locks nothing.
+        if let Err(e) = unsafe { signal_hook_registry::register(signal, action) } {
+            tracing::debug!("cannot handle signal {signal}: {e}");
+        }
+    }
+}
+
 fn run(cli: Cli) -> Result<i32> {
     let cwd = std::env::current_dir().map_err(|e| Error::io("read", std::path::Path::new("."), e))?;
     let mut ctx = Context::new(AamHome::from_env()?, cwd).starting_watchers();
+    stop_on_signals(&ctx.cancel);
     if !cli.json && std::io::stderr().is_terminal() {
         ctx.progress = Arc::new(progress::TerminalProgress::default());
     }
@@ -234,7 +261,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Watch(args) => watch::run(&ctx, &out, args),
         Command::Mcp(command) => mcp::run(&out, command),
         Command::Tools(command) => tools::run_tools(command),
-        Command::Tool(command) => tools::run_tool(command),
+        Command::Tool(command) => tools::run_tool(command, ctx.cancel.clone()),
     }
 }
 

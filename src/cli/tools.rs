@@ -85,9 +85,9 @@ fn write_reported(path: &Path, text: &str) -> Result<()> {
 
 /// Runs a tool as the MCP server would: same validation, read-only rule, path
 /// confinement (the current folder and AAM_HOME) and logs. Output and errors are
-/// always JSON.
-pub(super) fn run_tool(command: ToolCommand) -> Result<i32> {
-    match call_tool(command) {
+/// always JSON. `cancel` is raised by Ctrl-C or `SIGTERM`.
+pub(super) fn run_tool(command: ToolCommand, cancel: crate::cancel::Cancel) -> Result<i32> {
+    match call_tool(command, cancel) {
         Ok(output) => {
             write_stdout(&to_text(&output))?;
             Ok(0)
@@ -96,7 +96,7 @@ pub(super) fn run_tool(command: ToolCommand) -> Result<i32> {
     }
 }
 
-fn call_tool(command: ToolCommand) -> Result<Value> {
+fn call_tool(command: ToolCommand, cancel: crate::cancel::Cancel) -> Result<Value> {
     let ToolCommand::Call { name, arguments, input } = command;
     let text = match (arguments, input) {
         (Some(text), _) => text,
@@ -127,9 +127,10 @@ fn call_tool(command: ToolCommand) -> Result<Value> {
         return Err(Error::invalid_argument(format!("no tool named `{name}`")).with_hint(hint));
     };
     let cwd = std::env::current_dir().map_err(|e| Error::io("read", Path::new("."), e))?;
-    let ctx = Context::new(AamHome::from_env()?, cwd.clone())
+    let mut ctx = Context::new(AamHome::from_env()?, cwd.clone())
         .starting_watchers()
         .sandboxed(&cwd)?;
+    ctx.cancel = cancel;
     crate::tools::call(&ctx, &spec, value, read_only_mode(), &next_request_id())
 }
 

@@ -1232,3 +1232,46 @@ fn a_smart_https_server_with_a_private_certificate_authority_is_fetched() {
     );
     assert_eq!(with_token.ok_json()["name"], "private/repo");
 }
+
+/// Ctrl-C asks a running command to stop at its next safe point: it ends with
+/// `AAM_CANCELLED` and keeps nothing, instead of dying where it stood. The add
+/// is held at its first step by the repository's cache lock, taken here, so
+/// the signal lands while it runs.
+#[test]
+fn ctrl_c_stops_a_command_at_a_safe_point_and_keeps_nothing() {
+    use std::io::{BufRead, BufReader};
+    let env = TestEnv::new();
+    let repo = env.repo("team");
+    repo.write("skills/a/SKILL.md", skill("a", "A")).commit("one skill");
+    let spec = aam::sources::spec::SourceSpec::parse(repo.path(), env.root.path()).unwrap();
+    let held = aam::sources::cache::lock(&env.home().join("locks"), &spec.cache_key()).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_aam"))
+        .args(["-v", "source", "add", repo.path(), "--name", "team"])
+        .current_dir(env.root.path())
+        .env("AAM_HOME", env.home())
+        .env("HOME", env.user_home())
+        .env_remove("AAM_LOG")
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("waiting for another aam command") {
+        let mut line = String::new();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "the add ended early: {seen}");
+        seen.push_str(&line);
+    }
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    // The add stops once it can move again, at its next safe point.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    drop(held);
+    let status = child.wait().unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    assert_eq!(status.code(), Some(1), "{seen}{rest}");
+    assert!(rest.contains("AAM_CANCELLED"), "{seen}{rest}");
+    assert!(env.artifacts("team").is_empty());
+    assert!(!env.home().join("cache/git").join(spec.cache_key()).exists());
+}
