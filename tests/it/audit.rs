@@ -505,6 +505,19 @@ fn an_index_left_behind_by_a_killed_writer_warns_and_catches_up() {
     assert_eq!(check_named(&after, "index")["status"], "pass", "{after:#}");
     assert!(!dead.exists(), "the dead writer's temporary is still there");
     assert!(live.exists(), "a recent temporary was deleted");
+
+    // So does a source update that finds nothing new, as the check says.
+    let conn = rusqlite::Connection::open(env.home().join("catalog.db")).unwrap();
+    conn.execute(
+        "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let update = env.json(&["source", "update", "team"]);
+    assert_eq!(update["sources"][0]["status"], "up_to_date", "{update}");
+    let after = env.json(&["catalog", "check"]);
+    assert_eq!(check_named(&after, "index")["status"], "pass", "{after:#}");
 }
 
 #[test]
