@@ -153,11 +153,14 @@ impl Catalog {
         Ok(generation)
     }
 
-    /// Whether any source other than `except_id` keeps its objects under `cache_key`.
+    /// Whether any source other than `except_id` keeps its objects under
+    /// `cache_key`: in that cache, or in one inside its folder (a local
+    /// repository nested in another), which deleting the folder would take too.
     pub fn cache_shared(&self, cache_key: &str, except_id: SourceId) -> Result<bool> {
         self.conn
             .query_row(
-                "SELECT EXISTS (SELECT 1 FROM sources WHERE cache_key = ?1 AND id <> ?2)",
+                "SELECT EXISTS (SELECT 1 FROM sources WHERE id <> ?2
+                     AND (cache_key = ?1 OR substr(cache_key, 1, length(?1) + 1) = ?1 || '/'))",
                 params![cache_key, except_id],
                 |r| r.get(0),
             )

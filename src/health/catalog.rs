@@ -290,8 +290,9 @@ pub fn unused_caches(home: &AamHome, known: &[String]) -> Vec<String> {
 fn cached_repositories(root: &Path) -> Vec<String> {
     fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
         if dir.join("objects").is_dir() && dir.join("HEAD").is_file() {
-            if let Ok(rel) = dir.strip_prefix(root) {
-                out.push(rel.to_string_lossy().into_owned());
+            // A cache key is UTF-8: a folder named otherwise is no cache of aam's.
+            if let Some(rel) = dir.strip_prefix(root).ok().and_then(|rel| rel.to_str()) {
+                out.push(rel.to_string());
             }
             return;
         }

@@ -72,7 +72,8 @@ pub fn lock(locks: &Path, cache_key: &str) -> Result<CacheLock> {
 
 /// Deletes the cache `cache_key` under `caches` unless `in_use` says a source
 /// uses it, asked once its lock is held: a command still filling it (an add)
-/// holds the lock until its source is recorded. `Ok(false)` when in use.
+/// holds the lock until its source is recorded. `Ok(false)` when in use or
+/// already gone. Folders left empty above it are removed.
 pub fn remove_unused(
     caches: &Path,
     locks: &Path,
@@ -80,11 +81,22 @@ pub fn remove_unused(
     in_use: impl FnOnce() -> Result<bool>,
 ) -> Result<bool> {
     let _lock = lock(locks, cache_key)?;
-    if in_use()? {
+    let dir = caches.join(cache_key);
+    // The command it waited for may have removed it (a cancelled add).
+    if in_use()? || !dir.exists() {
         return Ok(false);
     }
-    let dir = caches.join(cache_key);
     std::fs::remove_dir_all(&dir).map_err(|e| Error::io("delete", &dir, e))?;
+    // Folders left empty on the way up (`_local/home/me/...`) go too.
+    for parent in dir
+        .ancestors()
+        .skip(1)
+        .take_while(|p| p.starts_with(caches) && *p != caches)
+    {
+        if std::fs::remove_dir(parent).is_err() {
+            break;
+        }
+    }
     Ok(true)
 }
 
@@ -230,6 +242,12 @@ mod tests {
         assert!(caches.join(key).exists());
         assert!(remove_unused(&caches, &locks, key, || Ok(false)).unwrap());
         assert!(!caches.join(key).exists());
+        assert!(!caches.join("example.com").exists(), "emptied folders go too");
+        assert!(caches.exists());
+        assert!(
+            !remove_unused(&caches, &locks, key, || Ok(false)).unwrap(),
+            "already gone"
+        );
     }
 
     #[test]

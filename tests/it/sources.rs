@@ -1275,3 +1275,30 @@ fn ctrl_c_stops_a_command_at_a_safe_point_and_keeps_nothing() {
     assert!(env.artifacts("team").is_empty());
     assert!(!env.home().join("cache/git").join(spec.cache_key()).exists());
 }
+
+/// A local repository inside another keeps its cache inside the outer one's
+/// folder: neither a purge nor a repair of the outer cache takes it.
+#[test]
+fn a_cache_nested_in_another_survives_its_purge_and_repair() {
+    let env = TestEnv::new();
+    let outer = env.repo("outer");
+    outer.write("skills/a/SKILL.md", skill("a", "A"));
+    outer.write(".git/info/exclude", "inner/\n");
+    outer.commit("outer");
+    let inner = env.repo("outer/inner");
+    inner.write("skills/b/SKILL.md", skill("b", "B")).commit("inner");
+    env.json(&["source", "add", outer.path(), "--name", "outer"]);
+    env.json(&["source", "add", inner.path(), "--name", "inner"]);
+    let removed = env.json(&["source", "remove", "outer", "--purge-cache"]);
+    assert_eq!(removed["cache_purged"], false, "{removed}");
+    env.json(&["catalog", "check", "--repair"]);
+    let check = env.json(&["catalog", "check"]);
+    let caches = check["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "caches")
+        .unwrap();
+    assert_eq!(caches["status"], "pass", "{check}");
+    assert_eq!(env.json(&["source", "diff", "inner"])["has_changes"], false);
+}

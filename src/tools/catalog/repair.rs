@@ -124,8 +124,11 @@ impl Tool for Repair {
                 || -> Result<Vec<String>> { Ok(catalog.list_sources()?.into_iter().map(|s| s.cache_key).collect()) };
             for key in unused_caches(&ctx.home, &used()?) {
                 let caches = ctx.home.git_cache_dir();
+                // A cache nested in this one's folder (a local repository inside
+                // another) goes with it: kept while a source uses either.
+                let nested = format!("{key}/");
                 let outcome = crate::sources::cache::remove_unused(&caches, &ctx.home.locks_dir(), &key, || {
-                    Ok(used()?.contains(&key))
+                    Ok(used()?.iter().any(|u| *u == key || u.starts_with(&nested)))
                 });
                 if matches!(outcome, Ok(false)) {
                     continue;
