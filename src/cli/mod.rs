@@ -200,8 +200,10 @@ pub(super) fn recover_pending(ctx: &Context) {
 /// point, where what it started is undone (a cache it was filling, a temporary
 /// file, an install the journal rolls back) and it fails with `AAM_CANCELLED`;
 /// a second one ends the process at once, as a kill would (the next command
-/// recovers). `aam watch` and `aam mcp serve` wait for the same signals
-/// themselves and stop as they document.
+/// recovers), and so does the end of [`STOP_GRACE`] for a command held where
+/// it cannot look at the flag (reading its input, waiting for a lock). `aam
+/// watch` and `aam mcp serve` stop on these signals as they document, without
+/// this.
 fn stop_on_signals(cancel: &crate::cancel::Cancel) {
     for signal in [libc::SIGINT, libc::SIGTERM] {
         let cancel = cancel.clone();
@@ -211,21 +213,30 @@ fn stop_on_signals(cancel: &crate::cancel::Cancel) {
                 // SAFETY: `_exit` is async-signal-safe.
                 unsafe { libc::_exit(128 + signal) };
             }
-            // SAFETY: `write` is async-signal-safe; a failed write is ignored.
+            // SAFETY: `write` and `alarm` are async-signal-safe; a failed write
+            // is ignored. SIGALRM's default action ends the process.
             let _ = unsafe { libc::write(2, STOPPING.as_ptr().cast(), STOPPING.len()) };
+            unsafe { libc::alarm(STOP_GRACE) };
         };
-        // SAFETY: the action only swaps an atomic flag and calls `write` and
-        // `_exit`, which are async-signal-safe; it allocates and locks nothing.
+        // SAFETY: the action only swaps an atomic flag and calls `write`,
+        // `alarm` and `_exit`, which are async-signal-safe; it allocates and
+        // locks nothing.
         if let Err(e) = unsafe { signal_hook_registry::register(signal, action) } {
             tracing::debug!("cannot handle signal {signal}: {e}");
         }
     }
 }
 
+/// Seconds a command asked to stop has to reach a safe point before the
+/// process ends as if killed.
+const STOP_GRACE: u32 = 10;
+
 fn run(cli: Cli) -> Result<i32> {
     let cwd = std::env::current_dir().map_err(|e| Error::io("read", std::path::Path::new("."), e))?;
     let mut ctx = Context::new(AamHome::from_env()?, cwd).starting_watchers();
-    stop_on_signals(&ctx.cancel);
+    if !matches!(&cli.command, Command::Mcp(_) | Command::Watch(_)) {
+        stop_on_signals(&ctx.cancel);
+    }
     if !cli.json && std::io::stderr().is_terminal() {
         ctx.progress = Arc::new(progress::TerminalProgress::default());
     }

@@ -576,6 +576,34 @@ async fn tool_list_snapshot() {
     client.cancel().await.unwrap();
 }
 
+/// SIGTERM stops a stdio server whose client keeps stdin open, as it always
+/// did: the CLI's stop-at-a-safe-point handling is not the server's.
+#[test]
+fn sigterm_stops_a_stdio_server() {
+    let env = TestEnv::new();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_aam"))
+        .args(["mcp", "serve"])
+        .current_dir(env.root.path())
+        .env("AAM_HOME", env.home())
+        .env("HOME", env.user_home())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "the server outlived SIGTERM"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_binary_over_stdio() {
     let env = world();
