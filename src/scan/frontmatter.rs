@@ -78,6 +78,14 @@ pub fn parse(text: &str) -> Frontmatter {
         };
     }
     let fields = match serde_yaml_ng::from_str::<Value>(&yaml) {
+        // YAML forbids a key given twice; a parser keeps the last, below where
+        // a reviewer stops reading. The first is kept, and said so.
+        Ok(Value::Object(_)) if let Some(key) = repeated_key(&yaml) => {
+            warnings.push(format!(
+                "frontmatter gives `{key}` twice; read line by line, the first kept"
+            ));
+            Some(lenient(&yaml))
+        }
         Ok(Value::Object(map)) => Some(map),
         Ok(Value::Null) => None,
         Ok(_) => {
@@ -177,17 +185,39 @@ fn lenient(yaml: &str) -> Map<String, Value> {
         } else if value.starts_with(['[', '{']) {
             // A flow collection that did not parse: no usable scalar.
             continue;
+        } else if let Some(quoted) = value
+            .strip_prefix('"')
+            .and_then(|v| v.strip_suffix('"'))
+            .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+        {
+            quoted.to_string()
         } else {
-            value
-                .strip_prefix('"')
-                .and_then(|v| v.strip_suffix('"'))
-                .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
-                .unwrap_or(value)
-                .to_string()
+            // A plain `true`, `false` or whole number is what YAML reads it as
+            // (`alwaysApply: false` must not become the string "false").
+            let typed = match value {
+                "true" | "True" | "TRUE" => Some(Value::Bool(true)),
+                "false" | "False" | "FALSE" => Some(Value::Bool(false)),
+                _ => value.parse::<i64>().ok().map(Value::from),
+            };
+            if let Some(typed) = typed {
+                map.entry(key.to_string()).or_insert(typed);
+                continue;
+            }
+            value.to_string()
         };
         map.entry(key.to_string()).or_insert_with(|| Value::String(text));
     }
     map
+}
+
+/// The first top-level key given twice, read line by line.
+fn repeated_key(yaml: &str) -> Option<String> {
+    let mut seen = std::collections::HashSet::new();
+    yaml.lines()
+        .filter(|line| !line.starts_with([' ', '\t', '#', '-']))
+        .filter_map(|line| line.split_once(':'))
+        .map(|(key, _)| key.trim().trim_matches(['"', '\'']).to_string())
+        .find(|key| !key.is_empty() && !seen.insert(key.clone()))
 }
 
 #[cfg(test)]
@@ -218,6 +248,20 @@ mod tests {
         assert_eq!(fm.string("globs").as_deref(), Some("**/*"));
         assert_eq!(fm.warnings.len(), 1);
         assert!(fm.warnings[0].contains("not valid YAML"), "{:?}", fm.warnings);
+    }
+
+    /// Read line by line, a plain boolean or number keeps its type, and a key
+    /// given twice keeps its first value, with a warning.
+    #[test]
+    fn lenient_reading_keeps_types_and_the_first_of_a_repeated_key() {
+        let fm = parse("---\nglobs: **/*.ts\nalwaysApply: false\nlimit: 3\nquoted: \"true\"\n---\n");
+        let fields = fm.fields.unwrap();
+        assert_eq!(fields["alwaysApply"], Value::Bool(false));
+        assert_eq!(fields["limit"], Value::from(3));
+        assert_eq!(fields["quoted"], Value::from("true"));
+        let fm = parse("---\nalwaysApply: false\ndescription: d\nalwaysApply: true\n---\n");
+        assert_eq!(fm.fields.unwrap()["alwaysApply"], Value::Bool(false));
+        assert!(fm.warnings[0].contains("`alwaysApply` twice"), "{:?}", fm.warnings);
     }
 
     #[test]
