@@ -33,7 +33,7 @@ pub enum Format {
     Verbatim,
     /// Cursor `.mdc` frontmatter: `globs` (from `applyTo`), `description`, `alwaysApply`.
     CursorRule,
-    /// Copilot instructions frontmatter: `applyTo` (from `globs`, default `**`), `description`.
+    /// Copilot instructions frontmatter: `applyTo` (from `globs`, default `**` unless `alwaysApply: false`), `description`.
     CopilotInstruction,
     /// Subagent frontmatter with `name` and `description` (Claude Code and agents that copied it).
     NamedAgent,

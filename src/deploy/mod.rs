@@ -177,7 +177,12 @@ pub fn render_described(
             {
                 fields.insert("applyTo".into(), globs);
             }
-            fields.entry("applyTo").or_insert(Value::String("**".into()));
+            // A rule its author left to be asked for (`alwaysApply: false`, no
+            // globs) stays one: without `applyTo` Copilot applies it only when
+            // attached, where `**` would apply it to every file.
+            if fields.get("alwaysApply") != Some(&Value::Bool(false)) {
+                fields.entry("applyTo").or_insert(Value::String("**".into()));
+            }
             fields.entry("description").or_insert(Value::String(description));
         }
         Format::NamedAgent => {
@@ -324,6 +329,12 @@ mod tests {
             false,
         );
         assert_eq!(frontmatter::parse(&plain).string("applyTo").as_deref(), Some("**"));
+        let asked_for = "---\ndescription: On request\nalwaysApply: false\n---\nBody\n";
+        let copilot = render(ArtifactKind::Instruction, Platform::Copilot, "r", asked_for, false);
+        assert_eq!(frontmatter::parse(&copilot).string("applyTo"), None, "{copilot}");
+        let always = asked_for.replace("false", "true");
+        let copilot = render(ArtifactKind::Instruction, Platform::Copilot, "r", &always, false);
+        assert_eq!(frontmatter::parse(&copilot).string("applyTo").as_deref(), Some("**"));
         let agent = render(
             ArtifactKind::Agent,
             Platform::Claude,
