@@ -462,12 +462,17 @@ impl<'r> Plan<'r> {
         Ok(())
     }
 
-    /// Removes one recorded file or section (a damaged section is kept).
+    /// Removes one recorded file or section. A damaged section (markers doubled
+    /// or moved) cannot be cut out safely: that is `AAM_CONFLICT`, as for an
+    /// install, rather than a removal reported while the section stays.
     fn remove_key(&mut self, key: &str) -> Result<()> {
         match self.roots.check_key(key)? {
             CheckedKey::Section { file, name, kind } => {
                 let file_key = file.key();
                 let current = self.shared_text(&file_key)?;
+                if matches!(sections::read(&current, &name, kind.as_str()), Section::Damaged) {
+                    return Err(damaged(key));
+                }
                 self.set_shared_text(&file_key, sections::remove(&current, &name, kind.as_str()));
             }
             CheckedKey::File(_) => {

@@ -435,6 +435,17 @@ fn sections_never_touch_the_users_text() {
     install(&kit);
     run_in(&env, &proj.dir, &["uninstall", "kit"]).ok_json();
     assert!(!proj.dir.join("CLAUDE.md").exists());
+
+    // A section whose markers someone doubled cannot be cut out safely: even
+    // forced, the uninstall says so and changes nothing, instead of reporting
+    // a removal while the section stays.
+    install(&kit);
+    let damaged = text(proj.dir.join("CLAUDE.md")) + "<!-- END AAM: kit-rules instruction -->\n";
+    std::fs::write(proj.dir.join("CLAUDE.md"), &damaged).unwrap();
+    let refused = run_in(&env, &proj.dir, &["uninstall", "kit", "--force"]).err("AAM_CONFLICT");
+    assert!(refused["message"].as_str().unwrap().contains("damaged"), "{refused}");
+    assert_eq!(text(proj.dir.join("CLAUDE.md")), damaged);
+    assert!(lock(&proj.dir)["packages"]["kit"].is_mapping());
 }
 
 #[test]
