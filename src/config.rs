@@ -333,14 +333,7 @@ mod tests {
         assert!(!err.message().contains("SECRET"), "{}", err.message());
 
         let fifo = dir.path().join("fifo.yaml");
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &fifo,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
+        crate::paths::make_fifo(&fifo);
         assert_eq!(read_settings(&fifo).unwrap_err().code(), ErrorCode::SettingsInvalid);
         let home = AamHome::at(dir.path().join("home"));
         std::fs::create_dir_all(home.root()).unwrap();

@@ -117,6 +117,19 @@ fn read_regular(path: &Path, max: u64, flags: i32) -> std::io::Result<Option<Vec
     Ok(Some(bytes))
 }
 
+/// Makes a FIFO at `path`: what a hostile tree puts where aam expects a file.
+#[cfg(test)]
+pub(crate) fn make_fifo(path: &Path) {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .expect("make a FIFO");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

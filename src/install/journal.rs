@@ -1002,14 +1002,7 @@ mod tests {
         // A FIFO: refused at once instead of blocking the open.
         let fifo = dir.path().join("fifo");
         std::fs::create_dir_all(fifo.join(".aam")).unwrap();
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            fifo.join(".aam/lock").as_path(),
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
+        crate::paths::make_fifo(&fifo.join(".aam/lock"));
         assert_eq!(
             lock_project(&fifo, true, || {}).err().unwrap().code(),
             ErrorCode::UnsafePath

@@ -415,14 +415,7 @@ mod tests {
             Path::new("../../../notes.md")
         );
         std::fs::remove_file(root.join(".claude/skills/s/SKILL.md")).unwrap();
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            root.join(".claude/skills/s/SKILL.md"),
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
+        crate::paths::make_fifo(&root.join(".claude/skills/s/SKILL.md"));
         let err = backup(&home, &roots, "kit", &keys).unwrap_err();
         assert_eq!(err.code(), ErrorCode::Conflict);
         assert_eq!(

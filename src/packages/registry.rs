@@ -416,14 +416,7 @@ mod tests {
         }
         // A FIFO is refused at once instead of blocking the read; a link too.
         let fifo = registry.root().join("packages/kit/1.0.0/fifo.aam");
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            fifo.as_path(),
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
+        crate::paths::make_fifo(&fifo);
         std::os::unix::fs::symlink(&secret, registry.root().join("packages/kit/1.0.0/link.aam")).unwrap();
         for archive in ["packages/kit/1.0.0/fifo.aam", "packages/kit/1.0.0/link.aam"] {
             let err = registry.archive(&pointing(archive)).unwrap_err();
