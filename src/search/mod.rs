@@ -189,7 +189,7 @@ pub struct SearchIndex {
     index: Index,
     fields: Fields,
     dir: PathBuf,
-    reader: std::sync::OnceLock<IndexReader>,
+    reader: IndexReader,
 }
 
 impl SearchIndex {
@@ -197,12 +197,15 @@ impl SearchIndex {
     /// that it gets rebuilt) when it cannot be read.
     pub fn open(home: &AamHome) -> Result<Self> {
         let dir = home.root().join(INDEX_DIR);
-        std::fs::create_dir_all(&dir).map_err(|e| Error::io("create", &dir, e))?;
+        make_index_dir(&dir)?;
         let (schema, fields) = schema();
-        let index = match open_or_create(&dir, schema.clone()) {
-            Ok(index) => index,
+        let (index, reader) = match open_or_create(&dir, schema.clone()) {
+            Ok(opened) => opened,
             Err(e) => {
-                tracing::warn!("the search index is unreadable ({e}); it will be rebuilt from the catalog");
+                tracing::warn!(
+                    "the search index is unreadable ({}); it will be rebuilt from the catalog",
+                    brief(&e)
+                );
                 clear_dir(&dir)?;
                 open_or_create(&dir, schema).map_err(|e| index_error(&dir, e))?
             }
@@ -212,7 +215,7 @@ impl SearchIndex {
             index,
             fields,
             dir,
-            reader: std::sync::OnceLock::new(),
+            reader,
         })
     }
 
@@ -282,22 +285,10 @@ impl SearchIndex {
         Ok(true)
     }
 
-    /// The reader, made once and brought to the last commit (of any process) on each use.
+    /// The reader made at opening, brought to the last commit (of any process) on each use.
     fn reader(&self) -> Result<&IndexReader> {
-        let reader = match self.reader.get() {
-            Some(reader) => reader,
-            None => {
-                let made = self
-                    .index
-                    .reader_builder()
-                    .reload_policy(ReloadPolicy::Manual)
-                    .try_into()
-                    .map_err(|e| index_error(&self.dir, e))?;
-                self.reader.get_or_init(|| made)
-            }
-        };
-        reader.reload().map_err(|e| index_error(&self.dir, e))?;
-        Ok(reader)
+        self.reader.reload().map_err(|e| index_error(&self.dir, e))?;
+        Ok(&self.reader)
     }
 }
 
@@ -328,13 +319,13 @@ impl SearchIndex {
         let probe = || -> tantivy::Result<IndexState> {
             let index = Index::open_in_dir(&dir)?;
             let generation = index.load_metas()?.payload.and_then(|p| p.parse().ok());
-            let reader: IndexReader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
+            let reader = manual_reader(&index)?;
             Ok(IndexState::Readable {
                 generation,
                 documents: reader.searcher().num_docs(),
             })
         };
-        probe().unwrap_or_else(|e| IndexState::Unreadable(e.to_string()))
+        probe().unwrap_or_else(|e| IndexState::Unreadable(brief(&e)))
     }
 
     /// Deletes the index's files so that the next open starts empty.
@@ -571,13 +562,48 @@ fn add_package_row(writer: &IndexWriter, f: Fields, row: PackageSearchRow, dir: 
     Ok(())
 }
 
-fn open_or_create(dir: &Path, schema: Schema) -> tantivy::Result<Index> {
+/// Opens the index in `dir` (creating an empty one there) with a reader: making the
+/// reader opens every file of every segment, so a damaged or missing one shows here.
+fn open_or_create(dir: &Path, schema: Schema) -> tantivy::Result<(Index, IndexReader)> {
     let directory = tantivy::directory::MmapDirectory::open(dir)?;
     let index = Index::open_or_create(directory, schema)?;
-    // Reading the metas proves the segment list is readable.
-    index.load_metas()?;
-    index.searchable_segments()?;
-    Ok(index)
+    let reader = manual_reader(&index)?;
+    Ok((index, reader))
+}
+
+/// A reader that moves to a newer commit only when told to.
+fn manual_reader(index: &Index) -> tantivy::Result<IndexReader> {
+    index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()
+}
+
+/// Makes the index folder. The index is aam's and derived from the catalog, so
+/// whatever else holds the folder's name (a file, a link to a file or to nothing)
+/// is deleted first; a link is deleted, never what it points to. A link to a folder
+/// is kept: it is how a user puts the index on another disk.
+fn make_index_dir(dir: &Path) -> Result<()> {
+    match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => return Ok(()),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io("read", dir, e)),
+        _ => {}
+    }
+    if std::fs::symlink_metadata(dir).is_ok() {
+        tracing::warn!(
+            "`{}` was not a folder; it is replaced by the search index",
+            dir.display()
+        );
+        std::fs::remove_file(dir).map_err(|e| Error::io("delete", dir, e))?;
+    }
+    std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))
+}
+
+/// Why tantivy failed, cut short: its errors can quote a whole damaged file.
+fn brief(e: &TantivyError) -> String {
+    const MAX_CHARS: usize = 300;
+    let text = e.to_string();
+    match text.char_indices().nth(MAX_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text,
+    }
 }
 
 fn register_tokenizers(index: &Index) -> Result<()> {

@@ -475,12 +475,35 @@ fn a_missing_corrupt_or_stale_index_is_rebuilt_from_the_catalog() {
         "rebuilt after corruption"
     );
 
-    for entry in std::fs::read_dir(env.home().join(INDEX_DIR)).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "store") {
-            std::fs::write(&path, b"garbage").unwrap();
+    // A damaged segment file: the search rebuilds, as for a damaged segment list.
+    let damage_segments = |extension: &str| {
+        for entry in std::fs::read_dir(env.home().join(INDEX_DIR)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == extension) {
+                std::fs::write(&path, b"").unwrap();
+            }
         }
-    }
+    };
+    damage_segments("term");
+    assert_eq!(
+        names(&env.json(&["search", "review"])),
+        expected,
+        "rebuilt after a damaged segment"
+    );
+
+    // Something else in the index folder's place: a file, then a link to a file
+    // outside (the link goes, the file it points to stays).
+    std::fs::remove_dir_all(env.home().join(INDEX_DIR)).unwrap();
+    std::fs::write(env.home().join(INDEX_DIR), "not a folder").unwrap();
+    assert_eq!(names(&env.json(&["search", "review"])), expected, "a file in its place");
+    let outside = env.home().parent().unwrap().join("outside.txt");
+    std::fs::write(&outside, "kept").unwrap();
+    std::fs::remove_dir_all(env.home().join(INDEX_DIR)).unwrap();
+    std::os::unix::fs::symlink(&outside, env.home().join(INDEX_DIR)).unwrap();
+    assert_eq!(names(&env.json(&["search", "review"])), expected, "a link in its place");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "kept");
+
+    damage_segments("store");
     let run = env.aam(&["--json", "catalog", "reindex"]);
     let reindexed = run.ok_json();
     assert_eq!(reindexed["documents"], 10);
