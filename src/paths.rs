@@ -117,6 +117,96 @@ fn read_regular(path: &Path, max: u64, flags: i32) -> std::io::Result<Option<Vec
     Ok(Some(bytes))
 }
 
+/// What [`open_inside`] found at a path.
+#[derive(Debug)]
+pub enum Inside {
+    /// A plain file, open to read.
+    File(std::fs::File),
+    /// Nothing is there, or a folder on the way is missing.
+    Missing,
+    /// Something other than a plain file: a link, a folder, a FIFO, a device,
+    /// or a file where a folder on the way should be.
+    NotPlain,
+    /// Its folder, as opened, lies outside the root: reached through a link,
+    /// or swapped for one.
+    Outside,
+}
+
+/// The most folders [`open_inside`] climbs from a file's folder to the root.
+const MAX_CLIMB: usize = 4096;
+
+/// Opens the plain file at `path` to read only where it really lies inside
+/// `root`. Its folder is opened first (links on the way are followed) and
+/// proven to lie in `root` by climbing `..` from the opened folder; the file is
+/// then opened from that opened folder, never following a link in its last
+/// part and never blocking. The check and the read work on the opened folder,
+/// not on its path, so a folder swapped for a link in between is not followed.
+pub fn open_inside(path: &Path, root: &Path) -> std::io::Result<Inside> {
+    use rustix::fs::{CWD, FileType, Mode, OFlags};
+    use rustix::io::Errno;
+    let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
+        return Ok(Inside::NotPlain);
+    };
+    let root = match rustix::fs::stat(root) {
+        Ok(stat) => (stat.st_dev, stat.st_ino),
+        Err(Errno::NOENT) => return Ok(Inside::Missing),
+        Err(e) => return Err(e.into()),
+    };
+    let folder_flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let folder = match rustix::fs::openat(CWD, folder, folder_flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT) => return Ok(Inside::Missing),
+        Err(Errno::NOTDIR) => return Ok(Inside::NotPlain),
+        Err(e) => return Err(e.into()),
+    };
+    if !lies_in(&folder, root)? {
+        return Ok(Inside::Outside);
+    }
+    let file_flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let file = match rustix::fs::openat(&folder, name, file_flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT) => return Ok(Inside::Missing),
+        // A link (ELOOP), a socket (ENXIO), a folder opened to read (EISDIR).
+        Err(Errno::LOOP | Errno::NXIO | Errno::ISDIR) => return Ok(Inside::NotPlain),
+        Err(e) => return Err(e.into()),
+    };
+    if FileType::from_raw_mode(rustix::fs::fstat(&file)?.st_mode) != FileType::RegularFile {
+        return Ok(Inside::NotPlain);
+    }
+    Ok(Inside::File(std::fs::File::from(file)))
+}
+
+/// Whether the opened `folder` is, or lies below, the folder whose (device,
+/// inode) is `root`: climbs `..` until it meets it or the top of the file system.
+/// A folder on the way it may not open counts as outside.
+fn lies_in(folder: &rustix::fd::OwnedFd, root: (u64, u64)) -> std::io::Result<bool> {
+    use rustix::fs::{Mode, OFlags};
+    let id = |stat: &rustix::fs::Stat| (stat.st_dev, stat.st_ino);
+    let mut here = id(&rustix::fs::fstat(folder)?);
+    let mut climbed: Option<rustix::fd::OwnedFd> = None;
+    for _ in 0..MAX_CLIMB {
+        if here == root {
+            return Ok(true);
+        }
+        let from = climbed.as_ref().unwrap_or(folder);
+        let Ok(up) = rustix::fs::openat(
+            from,
+            "..",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) else {
+            return Ok(false);
+        };
+        let above = id(&rustix::fs::fstat(&up)?);
+        if above == here {
+            return Ok(false);
+        }
+        here = above;
+        climbed = Some(up);
+    }
+    Ok(false)
+}
+
 /// Makes a FIFO at `path`: what a hostile tree puts where aam expects a file.
 #[cfg(test)]
 pub(crate) fn make_fifo(path: &Path) {
@@ -133,6 +223,39 @@ pub(crate) fn make_fifo(path: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_is_opened_only_where_its_opened_folder_lies_in_the_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("project");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(root.join(".claude/skills/s")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(root.join(".claude/skills/s/SKILL.md"), "mine").unwrap();
+        std::fs::write(outside.join("secret"), "secret").unwrap();
+        let open = |rel: &str| open_inside(&root.join(rel), &root).unwrap();
+        let Inside::File(mut file) = open(".claude/skills/s/SKILL.md") else {
+            panic!("a plain file inside is opened");
+        };
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut file, &mut text).unwrap();
+        assert_eq!(text, "mine");
+        // A folder link that stays inside is followed.
+        std::os::unix::fs::symlink(root.join(".claude/skills"), root.join("linked")).unwrap();
+        assert!(matches!(open("linked/s/SKILL.md"), Inside::File(_)));
+        // A folder link that leads out is not, whatever the path looked like before.
+        std::os::unix::fs::symlink(&outside, root.join(".claude/skills/out")).unwrap();
+        assert!(matches!(open(".claude/skills/out/secret"), Inside::Outside));
+        // The last part is never followed, and nothing but a plain file is read.
+        std::os::unix::fs::symlink(outside.join("secret"), root.join("to-secret")).unwrap();
+        assert!(matches!(open("to-secret"), Inside::NotPlain));
+        make_fifo(&root.join("fifo"));
+        assert!(matches!(open("fifo"), Inside::NotPlain));
+        assert!(matches!(open(".claude/skills/s"), Inside::NotPlain));
+        assert!(matches!(open(".claude/skills/s/SKILL.md/x"), Inside::NotPlain));
+        assert!(matches!(open("none/SKILL.md"), Inside::Missing));
+        assert!(matches!(open("none.md"), Inside::Missing));
+    }
 
     #[test]
     fn plain_reads_refuse_links_and_big_files() {

@@ -43,6 +43,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::packages::lock::{LockFile, LockedPackage};
+use crate::paths::Inside;
 use keys::CheckedKey;
 
 /// A check the caller's front end applies to every target (the MCP sandbox).
@@ -166,6 +167,18 @@ impl Roots {
         self.inside_root(location, shown).map(|(path, _, _)| path)
     }
 
+    /// Opens the plain file at `location` to read, after the checks of
+    /// [`Roots::resolve_to_read`], which are made again on the opened folder
+    /// ([`crate::paths::open_inside`]): a folder swapped for a link leading out
+    /// after the check is not read through. Returns the path beside what it found.
+    pub fn open_to_read(&self, location: &crate::deploy::Location, shown: &str) -> Result<(PathBuf, Inside)> {
+        let (path, _, real_base) = self.inside_root(location, shown)?;
+        match crate::paths::open_inside(&path, &real_base).map_err(|e| Error::io("read", &path, e))? {
+            Inside::Outside => Err(leads_out(shown, &real_base)),
+            found => Ok((path, found)),
+        }
+    }
+
     /// The path of `location`, the real folder it lands in and the real root,
     /// when that folder lies inside the root and confinement allows the path.
     fn inside_root(&self, location: &crate::deploy::Location, shown: &str) -> Result<(PathBuf, PathBuf, PathBuf)> {
@@ -178,11 +191,7 @@ impl Roots {
         let parent = path.parent().unwrap_or(base);
         let real = crate::paths::resolve_links(parent).filter(|real| real.starts_with(&real_base));
         let Some(real) = real else {
-            return Err(Error::new(
-                ErrorCode::UnsafePath,
-                format!("`{shown}` leads out of `{}` through a link", base.display()),
-            )
-            .with_hint("aam never writes or reads through a link that leaves the folder it installs into; remove the link, or install elsewhere"));
+            return Err(leads_out(shown, base));
         };
         if let Some(confine) = &self.confine {
             confine(&path, shown)?;
@@ -312,6 +321,15 @@ fn relative_key(path: &Path) -> Option<String> {
 }
 
 /// The error for a path that fails the key check.
+/// A path that leads out of `base` (the project or the home folder) through a link.
+fn leads_out(shown: &str, base: &Path) -> Error {
+    Error::new(
+        ErrorCode::UnsafePath,
+        format!("`{shown}` leads out of `{}` through a link", base.display()),
+    )
+    .with_hint("aam never writes or reads through a link that leaves the folder it installs into; remove the link, or install elsewhere")
+}
+
 pub fn unsafe_path(key: &str, why: &str) -> Error {
     Error::new(ErrorCode::UnsafePath, format!("`{key}` is not a path aam may touch: {why}"))
         .with_hint("aam only reads and writes inside the folders it installs into; the file naming it may have been written by someone else")

@@ -17,6 +17,7 @@ use crate::deploy::sections::{self, Section};
 use crate::error::{Error, ErrorCode, Result};
 use crate::packages::lock::LockedPackage;
 use crate::packages::store::ObjectStore;
+use crate::paths::Inside;
 use crate::scan::ArtifactKind;
 
 /// How a recorded file compares with what is on disk.
@@ -41,27 +42,30 @@ enum Current {
     Missing,
     /// Not something aam wrote: a link, a folder, a damaged section.
     Foreign,
-    /// A regular file's path (whole-file keys).
-    File(PathBuf),
+    /// A regular file (whole-file keys), open to read, and its path.
+    File(std::fs::File, PathBuf),
     /// A section's content.
     Section(String),
 }
 
+/// Opens what a key names, only ever through [`Roots::open_to_read`], so
+/// nothing is read through a link, even one swapped in after the key's check.
 fn current(roots: &Roots, key: &str) -> Result<Current> {
     let checked = roots.check_key(key)?;
-    let path = roots.resolve_to_read(checked.file(), key)?;
-    let meta = match std::fs::symlink_metadata(&path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Current::Missing),
-        Err(e) => return Err(Error::io("read", &path, e)),
+    let (path, found) = roots.open_to_read(checked.file(), key)?;
+    let file = match found {
+        Inside::File(file) => file,
+        Inside::Missing => return Ok(Current::Missing),
+        Inside::NotPlain | Inside::Outside => return Ok(Current::Foreign),
     };
-    if !meta.file_type().is_file() {
-        return Ok(Current::Foreign);
-    }
     match checked {
-        CheckedKey::File(_) => Ok(Current::File(path)),
+        CheckedKey::File(_) => Ok(Current::File(file, path)),
         CheckedKey::Section { name, kind, .. } => {
-            let text = read_text(&path)?;
+            let mut bytes = Vec::new();
+            (&file)
+                .read_to_end(&mut bytes)
+                .map_err(|e| Error::io("read", &path, e))?;
+            let text = String::from_utf8_lossy(&bytes);
             Ok(match sections::read(&text, &name, kind.as_str()) {
                 Section::Absent => Current::Missing,
                 Section::Present(content) => Current::Section(content.to_string()),
@@ -71,14 +75,24 @@ fn current(roots: &Roots, key: &str) -> Result<Current> {
     }
 }
 
-fn read_text(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io("read", path, e))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+/// blake3 of the plain file at `path`, read as a stream; a link in its place is
+/// not followed and anything but a plain file (a FIFO) is refused without blocking.
+pub fn hash_file(path: &Path) -> Result<String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| Error::io("read", path, e))?;
+    if !file.metadata().map_err(|e| Error::io("read", path, e))?.is_file() {
+        let not_plain = std::io::Error::new(std::io::ErrorKind::InvalidData, "it is not a plain file");
+        return Err(Error::io("read", path, not_plain));
+    }
+    hash_open(&file, path)
 }
 
-/// blake3 of a file, read as a stream.
-pub fn hash_file(path: &Path) -> Result<String> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io("read", path, e))?;
+/// blake3 of an open file, read as a stream.
+fn hash_open(file: &std::fs::File, path: &Path) -> Result<String> {
     let mut hasher = blake3::Hasher::new();
     hasher.update_reader(file).map_err(|e| Error::io("read", path, e))?;
     Ok(hasher.finalize().to_hex().to_string())
@@ -89,9 +103,9 @@ pub fn key_state(roots: &Roots, key: &str, digest: &str) -> Result<FileState> {
     Ok(match current(roots, key)? {
         Current::Missing => FileState::Missing,
         Current::Foreign => FileState::Modified,
-        Current::File(path) if hash_file(&path)? == digest => FileState::Ok,
+        Current::File(ref file, ref path) if hash_open(file, path)? == digest => FileState::Ok,
         Current::Section(content) if blake3::hash(content.as_bytes()).to_hex().as_str() == digest => FileState::Ok,
-        Current::File(_) | Current::Section(_) => FileState::Modified,
+        Current::File(..) | Current::Section(_) => FileState::Modified,
     })
 }
 
@@ -160,8 +174,7 @@ fn save_into(dir: &Path, roots: &Roots, keys: &[String]) -> Result<()> {
                 }
             }
             Current::Section(content) => crate::atomic::write_file(&saved, content.as_bytes())?,
-            Current::File(path) => crate::atomic::write_with(&saved, |temp| {
-                let mut from = std::fs::File::open(&path).map_err(|e| Error::io("read", &path, e))?;
+            Current::File(mut from, path) => crate::atomic::write_with(&saved, |temp| {
                 let mut to = std::fs::OpenOptions::new()
                     .write(true)
                     .truncate(true)
@@ -204,8 +217,7 @@ pub fn current_bytes(roots: &Roots, key: &str) -> Result<Option<Vec<u8>>> {
     Ok(match current(roots, key)? {
         Current::Missing | Current::Foreign => None,
         Current::Section(content) => Some(content.into_bytes()),
-        Current::File(path) => {
-            let file = std::fs::File::open(&path).map_err(|e| Error::io("read", &path, e))?;
+        Current::File(file, path) => {
             let mut bytes = Vec::new();
             file.take(DIFF_LIMIT + 1)
                 .read_to_end(&mut bytes)
@@ -364,6 +376,47 @@ mod tests {
             [".claude/skills/s/loop/again"],
             "the cycle is listed once, not walked"
         );
+    }
+
+    #[test]
+    fn a_folder_swapped_for_a_link_while_reading_is_never_read_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(root.join(".claude/skills/s")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(root.join(".claude/skills/s/notes.md"), "mine").unwrap();
+        std::fs::write(outside.join("notes.md"), "secret").unwrap();
+        // Another process flips the skill folder between itself and a link out.
+        let (real, link, parked) = (
+            root.join(".claude/skills/s"),
+            root.join(".claude/skills/s-link"),
+            root.join(".claude/skills/s-real"),
+        );
+        std::os::unix::fs::symlink(&outside, &link).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flipper = {
+            let (real, link, parked, stop) = (real.clone(), link.clone(), parked.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let _ = std::fs::rename(&real, &parked);
+                    let _ = std::fs::rename(&link, &real);
+                    let _ = std::fs::rename(&real, &link);
+                    let _ = std::fs::rename(&parked, &real);
+                }
+            })
+        };
+        let roots = Roots::new(root.clone(), dir.path().join("home"), false);
+        let mut read = 0;
+        for _ in 0..20_000 {
+            if let Ok(Some(bytes)) = current_bytes(&roots, ".claude/skills/s/notes.md") {
+                assert_eq!(bytes, b"mine", "read through a link swapped in after the check");
+                read += 1;
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        flipper.join().unwrap();
+        assert!(read > 0, "the file was never there to read");
     }
 
     #[test]
