@@ -9,6 +9,7 @@ use crate::packages::archive;
 use crate::packages::build::invalid_manifest;
 use crate::packages::layout;
 use crate::packages::manifest::{self, FileChecksums, Issue, MANIFEST_FILE, Manifest};
+use crate::paths::Inside;
 use crate::scan::ArtifactKind;
 
 pub type Validation = (manifest::Checked, Vec<Issue>, Vec<Issue>);
@@ -20,19 +21,36 @@ fn issue(field: impl Into<String>, message: impl Into<String>) -> Issue {
     }
 }
 
+/// The manifest's text, read only from a plain file in `dir` (never through a
+/// link, which could name any file the user may read, nor from a FIFO) and only
+/// up to [`manifest::MAX_MANIFEST`] bytes.
 fn read_manifest_text(dir: &Path) -> Result<String> {
+    use std::io::Read;
     let path = dir.join(MANIFEST_FILE);
-    std::fs::read_to_string(&path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            Error::new(
+    let refused = |why: &str| {
+        Error::new(ErrorCode::ManifestInvalid, format!("`{}` {why}", path.display())).with_hint(format!(
+            "put the package's `{MANIFEST_FILE}` itself in its folder, as a UTF-8 file of at most 1 MiB"
+        ))
+    };
+    let file = match crate::paths::open_inside(&path, dir).map_err(|e| Error::io("read", &path, e))? {
+        Inside::File(file) => file,
+        Inside::Missing => {
+            return Err(Error::new(
                 ErrorCode::ManifestInvalid,
                 format!("`{}` has no `{MANIFEST_FILE}`", dir.display()),
             )
-            .with_hint("create one with `aam pkg init` or `aam pkg create`")
-        } else {
-            Error::io("read", &path, e)
+            .with_hint("create one with `aam pkg init` or `aam pkg create`"));
         }
-    })
+        Inside::NotPlain | Inside::Outside => return Err(refused("is a link or not a plain file")),
+    };
+    let mut bytes = Vec::new();
+    file.take(manifest::MAX_MANIFEST as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io("read", &path, e))?;
+    if bytes.len() > manifest::MAX_MANIFEST {
+        return Err(refused("is larger than 1 MiB"));
+    }
+    String::from_utf8(bytes).map_err(|_| refused("is not UTF-8 text"))
 }
 
 /// Checks a package folder: the manifest, that artifacts exist, and checksums.
@@ -195,6 +213,25 @@ mod tests {
         let err = validate_dir(dir.path()).unwrap_err();
         assert_eq!(err.code(), ErrorCode::ManifestInvalid);
         assert!(err.hint().unwrap().contains("aam pkg init"));
+    }
+
+    #[test]
+    fn a_manifest_is_read_only_from_a_plain_file_in_the_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("creds.yaml");
+        std::fs::write(&outside, "name: SECRET_TOKEN\nversion: HUNTER2\n").unwrap();
+        let package = dir.path().join("pkg");
+        std::fs::create_dir(&package).unwrap();
+        std::os::unix::fs::symlink(&outside, package.join(MANIFEST_FILE)).unwrap();
+        let err = validate_dir(&package).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ManifestInvalid);
+        assert!(!format!("{err:?}").contains("SECRET_TOKEN"), "{err:?}");
+        std::fs::remove_file(package.join(MANIFEST_FILE)).unwrap();
+        crate::paths::make_fifo(&package.join(MANIFEST_FILE));
+        assert_eq!(validate_dir(&package).unwrap_err().code(), ErrorCode::ManifestInvalid);
+        std::fs::remove_file(package.join(MANIFEST_FILE)).unwrap();
+        std::fs::write(package.join(MANIFEST_FILE), vec![b'#'; manifest::MAX_MANIFEST + 1]).unwrap();
+        assert_eq!(validate_dir(&package).unwrap_err().code(), ErrorCode::ManifestInvalid);
     }
 
     #[test]
