@@ -944,19 +944,24 @@ impl GitCache {
     /// Every file below the tree `id`, with paths prefixed by `prefix` (its repository path).
     pub fn files_under(&self, id: ObjectId, prefix: &str) -> Result<Vec<TreeFile>> {
         let tree = self.repo.find_tree(id).map_err(|e| self.corrupted(e))?;
-        let entries = tree.traverse().breadthfirst.files().map_err(|e| self.corrupted(e))?;
-        Ok(entries
+        let mut walk = FilePaths::default();
+        tree.traverse().breadthfirst(&mut walk).map_err(|e| self.corrupted(e))?;
+        let shown = |path: &gix::bstr::BStr| match prefix {
+            "" => path.to_str_lossy().into_owned(),
+            _ => format!("{prefix}/{}", path.to_str_lossy()),
+        };
+        for path in &walk.slashed {
+            tracing::warn!("left out `{}`: its name holds a `/`", shown(path.as_ref()));
+        }
+        Ok(walk
+            .files
             .into_iter()
-            .filter_map(|e| {
-                let mode = FileMode::from_mode(e.mode)?;
+            .filter_map(|(filepath, mode, oid)| {
+                let mode = FileMode::from_mode(mode)?;
                 // A name that is not UTF-8 cannot be installed, served or told
                 // apart from another one that differs in the same bytes.
-                let Ok(rel) = e.filepath.to_str() else {
-                    let shown = e.filepath.to_str_lossy();
-                    match prefix {
-                        "" => tracing::warn!("left out `{shown}`: its name is not UTF-8"),
-                        _ => tracing::warn!("left out `{prefix}/{shown}`: its name is not UTF-8"),
-                    }
+                let Ok(rel) = filepath.to_str() else {
+                    tracing::warn!("left out `{}`: its name is not UTF-8", shown(filepath.as_ref()));
                     return None;
                 };
                 let path = if prefix.is_empty() {
@@ -964,7 +969,7 @@ impl GitCache {
                 } else {
                     format!("{prefix}/{rel}")
                 };
-                Some(TreeFile { path, mode, oid: e.oid })
+                Some(TreeFile { path, mode, oid })
             })
             .collect())
     }
@@ -1424,6 +1429,74 @@ fn classify_messages(messages: &[String], cause: Cause) -> Failure {
         Failure::Transfer
     } else {
         Failure::Other
+    }
+}
+
+/// The files below a tree with their paths, gathered by gix's breadth-first
+/// walk. An entry whose name holds a `/` is left out, and so is all below it:
+/// only a hand-made tree has one (git fsck's `fullPathname`), its path would
+/// read as another entry's, and gix's own recorder, which cuts paths at their
+/// last `/`, then misplaces every entry after it. Paths here are cut exactly.
+#[derive(Default)]
+struct FilePaths {
+    path: gix::bstr::BString,
+    /// Where each part pushed on `path` starts.
+    starts: Vec<usize>,
+    /// Paths of the folders still to walk, in the walk's order.
+    queued: std::collections::VecDeque<gix::bstr::BString>,
+    files: Vec<(gix::bstr::BString, EntryMode, ObjectId)>,
+    /// Paths of the entries left out for a `/` in their name.
+    slashed: Vec<gix::bstr::BString>,
+}
+
+impl FilePaths {
+    fn slashed(&mut self, entry: &gix::objs::tree::EntryRef<'_>) -> bool {
+        let slashed = entry.filename.contains(&b'/');
+        if slashed {
+            self.slashed.push(self.path.clone());
+        }
+        slashed
+    }
+}
+
+impl gix::traverse::tree::Visit for FilePaths {
+    fn pop_back_tracked_path_and_set_current(&mut self) {
+        self.path = self.queued.pop_back().unwrap_or_default();
+        self.starts.clear();
+    }
+
+    fn pop_front_tracked_path_and_set_current(&mut self) {
+        self.path = self.queued.pop_front().unwrap_or_default();
+        self.starts.clear();
+    }
+
+    fn push_back_tracked_path_component(&mut self, component: &gix::bstr::BStr) {
+        self.push_path_component(component);
+        self.queued.push_back(self.path.clone());
+    }
+
+    fn push_path_component(&mut self, component: &gix::bstr::BStr) {
+        self.starts.push(self.path.len());
+        if !self.path.is_empty() {
+            self.path.push(b'/');
+        }
+        self.path.extend_from_slice(component);
+    }
+
+    fn pop_path_component(&mut self) {
+        let start = self.starts.pop().unwrap_or(0);
+        self.path.truncate(start);
+    }
+
+    fn visit_tree(&mut self, entry: &gix::objs::tree::EntryRef<'_>) -> gix::traverse::tree::visit::Action {
+        std::ops::ControlFlow::Continue(!self.slashed(entry))
+    }
+
+    fn visit_nontree(&mut self, entry: &gix::objs::tree::EntryRef<'_>) -> gix::traverse::tree::visit::Action {
+        if !self.slashed(entry) {
+            self.files.push((self.path.clone(), entry.mode, entry.oid.to_owned()));
+        }
+        std::ops::ControlFlow::Continue(true)
     }
 }
 
@@ -2051,6 +2124,45 @@ mod tests {
     /// changed, removed, added and one turned into a folder, give every changed
     /// path (decoded side by side, then again from the folders already parsed),
     /// and a folder compared with itself gives none.
+    #[test]
+    fn names_holding_a_slash_are_left_out_and_misplace_nothing() {
+        use gix::objs::{Tree, tree::Entry};
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, _) = GitCache::open_or_create(&dir.path().join("cache")).unwrap();
+        let repo = &cache.repo;
+        let blob = repo.write_blob("text\n").unwrap().detach();
+        let entry = |kind: EntryKind, name: &str, oid| Entry {
+            mode: kind.into(),
+            filename: name.into(),
+            oid,
+        };
+        let write_tree = |entries: Vec<Entry>| repo.write_object(Tree { entries }).unwrap().detach();
+        let skill = write_tree(vec![entry(EntryKind::Blob, "SKILL.md", blob)]);
+        let skills = write_tree(vec![entry(EntryKind::Tree, "s1", skill)]);
+        let hidden = write_tree(vec![entry(EntryKind::Blob, "inner.md", blob)]);
+        // What only a hand-made tree holds: names with a `/`, a file and a folder.
+        let root = write_tree(vec![
+            entry(EntryKind::Tree, "skills", skills),
+            entry(EntryKind::Blob, "skills/s1/run.sh", blob),
+            entry(EntryKind::Tree, "x/y", hidden),
+            entry(EntryKind::Blob, "zz-notes.txt", blob),
+        ]);
+        let paths: Vec<String> = cache
+            .files_under(root, "")
+            .unwrap()
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
+        assert_eq!(paths, ["zz-notes.txt", "skills/s1/SKILL.md"]);
+        let paths: Vec<String> = cache
+            .files_under(skills, "skills")
+            .unwrap()
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
+        assert_eq!(paths, ["skills/s1/SKILL.md"]);
+    }
+
     #[test]
     fn wide_folders_decoded_side_by_side_give_every_changed_path() {
         use gix::objs::{Tree, tree::Entry};
