@@ -89,6 +89,19 @@ impl Catalog {
         tx.commit().map_err(db_error)
     }
 
+    /// (package, lock key, blake3) of every file the installs recorded in
+    /// `project_root` wrote.
+    pub fn files_written_in(&self, project_root: &str) -> Result<Vec<(String, String, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT package, path, blake3 FROM install_files WHERE project_root = ?1")
+            .map_err(db_error)?;
+        let rows = stmt
+            .query_map([project_root], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(db_error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
+    }
+
     /// Forgets an install of `package` in `project_root`.
     pub fn remove_install(&mut self, project_root: &str, package: &str) -> Result<()> {
         let tx = self.write()?;

@@ -2,6 +2,8 @@
 //! records there (written to the journal first, see [`super::journal`]), and
 //! applying those records to the catalog once the files landed.
 
+use std::collections::HashMap;
+
 use super::Roots;
 use super::journal::{InstallMirror, MirrorOp, MirrorOrigin};
 use super::plan::Prepared;
@@ -28,6 +30,36 @@ pub fn record_of(roots: &Roots, entry: &LockedPackage, prepared: &Prepared) -> M
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
     }))
+}
+
+/// What aam wrote in one project (or the home folder), by package: each file's
+/// key and the digest of the bytes written there, as the catalog's mirror of
+/// the installs recorded it once the files landed. A lock entry only claims;
+/// this is what shows a file is aam's to remove. A digest alone is no proof:
+/// any package can bring the same bytes into the object store as a user's own
+/// file, and a forged entry can claim another package's files.
+#[derive(Debug, Default)]
+pub struct WrittenHere {
+    by_package: HashMap<String, HashMap<String, String>>,
+}
+
+impl WrittenHere {
+    /// What the catalog records aam wrote under `roots`.
+    pub fn of(catalog: &Catalog, roots: &Roots) -> Result<Self> {
+        let mut written = Self::default();
+        for (package, key, digest) in catalog.files_written_in(&roots.root_text())? {
+            written.by_package.entry(package).or_default().insert(key, digest);
+        }
+        Ok(written)
+    }
+
+    /// Whether an install of `package` here wrote the bytes of `digest` at `key`.
+    pub fn wrote(&self, package: &str, key: &str, digest: &str) -> bool {
+        self.by_package
+            .get(package)
+            .and_then(|files| files.get(key))
+            .is_some_and(|written| written == digest)
+    }
 }
 
 /// Applies mirror operations to the catalog, in order.

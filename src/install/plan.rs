@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::Roots;
 use super::journal::{self, FileChange, MirrorOp};
 use super::keys::{self, CheckedKey, LOCK_KEY};
+use super::mirror::WrittenHere;
 use crate::catalog::now_timestamp;
 use crate::deploy::sections::{self, Section};
 use crate::deploy::{self, Location, Target};
@@ -83,10 +84,10 @@ pub struct Plan<'r> {
     creating: std::collections::BTreeSet<String>,
     /// Folders to remove after the change when they are empty.
     prune: Vec<String>,
-    /// Whether aam wrote bytes of this digest on this machine (its object
-    /// store has them): a file a lock names but this machine never wrote is
-    /// never removed (the lock may have come from elsewhere).
-    written_here: Box<dyn Fn(&str) -> bool>,
+    /// What aam wrote in this project (see [`WrittenHere`]): a file a lock
+    /// names but aam never wrote there for that package is never removed
+    /// (the lock may have come from elsewhere, or been forged).
+    written_here: WrittenHere,
     force: bool,
     /// Adopting a copy the user made: deployed files already on disk are
     /// recorded with the package's digests and left as they are.
@@ -107,21 +108,22 @@ impl<'r> Plan<'r> {
             claimed: BTreeMap::new(),
             creating: Default::default(),
             prune: Vec::new(),
-            written_here: Box::new(|_| true),
+            written_here: WrittenHere::default(),
             force,
             adopting: false,
         })
     }
 
-    /// Sets how the plan tells files this machine wrote (see `written_here`).
-    pub fn with_ownership(mut self, written_here: impl Fn(&str) -> bool + 'static) -> Self {
-        self.written_here = Box::new(written_here);
+    /// Sets what aam wrote in this project (see `written_here`); a plan
+    /// without it removes no file unless forced.
+    pub fn with_ownership(mut self, written_here: WrittenHere) -> Self {
+        self.written_here = written_here;
         self
     }
 
-    /// Whether aam wrote `digest`'s bytes on this machine.
-    pub fn written_here(&self, digest: &str) -> bool {
-        (self.written_here)(digest)
+    /// Whether an install of `package` here wrote `digest`'s bytes at `key`.
+    pub fn written_here(&self, package: &str, key: &str, digest: &str) -> bool {
+        self.written_here.wrote(package, key, digest)
     }
 
     /// The lock file as the plan has it so far.
@@ -358,7 +360,7 @@ impl<'r> Plan<'r> {
                 .iter()
                 .filter(|(k, _)| !checksums.contains_key(*k))
             {
-                if self.force || self.written_here(digest) {
+                if self.force || self.written_here(&name, key, digest) {
                     self.remove_key(key)?;
                 }
             }

@@ -240,19 +240,22 @@ fn source(env: &RestoreEnv<'_>, catalog: &Catalog, name: &str, entry: &LockedPac
 }
 
 /// The deployed files of `entry` that are on disk as it records but that aam
-/// did not write on this machine (`written_here` lacks their digest): a lock
-/// entry can claim a project's own file, with its checksum, so such files are
-/// aam's to replace only once the entry's origin is shown to make them.
+/// did not write there (`written_here(key, digest)` is false): a lock entry
+/// can claim a project's own file, with its checksum, so such files are aam's
+/// to replace only once the entry's origin is shown to make them.
 pub fn unproven_files(
     roots: &Roots,
     name: &str,
     entry: &LockedPackage,
-    written_here: impl Fn(&str) -> bool,
+    written_here: impl Fn(&str, &str) -> bool,
 ) -> Result<Vec<String>> {
     let copy = format!("{}/", keys::copy_dir(name));
     let mut out = Vec::new();
     for (key, digest) in &entry.file_checksums {
-        if !key.starts_with(&copy) && !written_here(digest) && state::key_state(roots, key, digest)? == FileState::Ok {
+        if !key.starts_with(&copy)
+            && !written_here(key, digest)
+            && state::key_state(roots, key, digest)? == FileState::Ok
+        {
             out.push(key.clone());
         }
     }

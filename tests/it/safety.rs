@@ -718,6 +718,48 @@ fn a_forged_lock_entry_never_removes_a_file_this_machine_did_not_write() {
 }
 
 #[test]
+fn a_forged_entry_removes_neither_bytes_aam_wrote_elsewhere_nor_another_packages_files() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    run_in(
+        &env,
+        &proj.dir,
+        &["install", kit.to_str().unwrap(), "--platform", "claude"],
+    )
+    .ok_json();
+    // The user's own script, byte for byte the one kit installed (copied, or
+    // planted by a package that brings the same bytes into aam's store).
+    let script = "#!/bin/sh\necho run\n";
+    proj.write(".claude/agents/mine.sh", script);
+    let kits_skill = ".claude/skills/kit-skill/SKILL.md";
+    let kits_skill_text = text(proj.dir.join(kits_skill));
+    // A pull request adds an entry claiming both.
+    let path = proj.dir.join(".aam/aam-lock.yaml");
+    let mut recorded: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text(&path)).unwrap();
+    let forged: serde_yaml_ng::Value = serde_yaml_ng::from_str(&format!(
+        "{{version: 1.0.0, source: local, source_name: /somewhere, checksum: c, platforms: [claude], \
+         file_checksums: {{'.claude/agents/mine.sh': '{}', '{kits_skill}': '{}'}}}}",
+        digest(script.as_bytes()),
+        digest(kits_skill_text.as_bytes())
+    ))
+    .unwrap();
+    recorded["packages"]["evil"] = forged;
+    std::fs::write(&path, serde_yaml_ng::to_string(&recorded).unwrap()).unwrap();
+
+    let removed = run_in(&env, &proj.dir, &["uninstall", "evil"]).ok_json();
+    assert_eq!(
+        removed["kept_not_written_here"],
+        serde_json::json!([".claude/agents/mine.sh", kits_skill]),
+        "{removed}"
+    );
+    assert_eq!(text(proj.dir.join(".claude/agents/mine.sh")), script);
+    assert_eq!(text(proj.dir.join(kits_skill)), kits_skill_text);
+    let verified = run_in(&env, &proj.dir, &["verify", "kit"]).ok_json();
+    assert_eq!(verified["is_clean"], true, "{verified}");
+}
+
+#[test]
 fn a_restore_never_rewrites_a_project_file_a_forged_lock_entry_claims() {
     let env = TestEnv::new();
     let ours = "---\nname: deploy\ndescription: Runbook\n---\nRun ./deploy.sh --safe\n";

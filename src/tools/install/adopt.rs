@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::super::{Context, Example, Expect, Risk, Tool};
-use super::{MatchKind, apply_mirror, begin_write, object_store, roots};
+use super::{MatchKind, apply_mirror, begin_write, object_store, roots, written_here};
 use crate::error::{Error, ErrorCode, Result};
 use crate::install::inventory::{self, Found, Limits, Match};
 use crate::install::mirror;
@@ -136,8 +136,7 @@ impl Tool for Adopt {
             true => None,
             false => Some(begin_write(ctx, &roots, input.no_wait)?),
         };
-        let store = object_store(ctx);
-        let mut plan = Plan::new(&roots, false)?.with_ownership(move |digest| store.has(digest));
+        let mut plan = Plan::new(&roots, false)?.with_ownership(written_here(ctx, &roots)?);
         let walk = inventory::walk(&roots, Limits::default())?;
         let chosen = inventory::untracked_named(&roots, plan.lock(), &walk, &input.names, input.all)?;
         let mut output = AdoptOutput {

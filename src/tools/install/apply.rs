@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{apply_mirror, begin_write, object_store, prepare, roots};
+use super::{apply_mirror, begin_write, object_store, prepare, roots, written_here};
 use crate::error::{Error, ErrorCode, Result};
 use crate::install::decision::{Decision, OnEdited, SkippedPackage, decide, keep_dependents_of_kept, platforms_for};
 use crate::install::plan::{Plan, Prepared, same_origin};
@@ -247,8 +247,7 @@ pub(super) fn install_prepared(
     };
     let home_settings = ctx.home.load_settings()?;
     let mut default_platforms: Option<Vec<Platform>> = None;
-    let store = object_store(ctx);
-    let mut plan = Plan::new(&roots, input.force)?.with_ownership(move |digest| store.has(digest));
+    let mut plan = Plan::new(&roots, input.force)?.with_ownership(written_here(ctx, &roots)?);
     let mut decisions = Vec::with_capacity(prepared.len());
     for package in &prepared {
         let name = &package.manifest.name;

@@ -26,7 +26,7 @@ use crate::catalog::Catalog;
 use crate::error::{Error, ErrorCode, Result};
 use crate::install::Roots;
 use crate::install::journal::{self, MirrorOp, ProjectLock};
-use crate::install::mirror;
+use crate::install::mirror::{self, WrittenHere};
 use crate::install::plan::Prepared;
 use crate::install::specs::{SpecEnv, prepare_specs};
 use crate::packages::lock::LockedPackage;
@@ -138,8 +138,8 @@ fn prepare_env<T>(ctx: &Context, f: impl FnOnce(SpecEnv<'_>) -> Result<T>) -> Re
 /// the error says which, and that `--force` replaces them anyway.
 fn prove_unwritten(ctx: &Context, catalog: &Catalog, roots: &Roots, name: &str, entry: &LockedPackage) -> Result<()> {
     use crate::install::restore::{self, RestoreEnv};
-    let store = object_store(ctx);
-    let keys = restore::unproven_files(roots, name, entry, |digest| store.has(digest))?;
+    let written = WrittenHere::of(catalog, roots)?;
+    let keys = restore::unproven_files(roots, name, entry, |key, digest| written.wrote(name, key, digest))?;
     if keys.is_empty() {
         return Ok(());
     }
@@ -165,6 +165,11 @@ fn prove_unwritten(ctx: &Context, catalog: &Catalog, roots: &Roots, name: &str, 
         ),
     }
     .with_hint("check those files yourself, then replace them anyway with `--force` (`on_edited: force`), or keep them"))
+}
+
+/// What the catalog records aam wrote under `roots`: the proof a file is aam's to remove.
+fn written_here(ctx: &Context, roots: &Roots) -> Result<WrittenHere> {
+    WrittenHere::of(&*ctx.catalog()?, roots)
 }
 
 fn object_store(ctx: &Context) -> ObjectStore {

@@ -6,7 +6,7 @@
 
 use super::{
     InstallInput, InstallOutput, InstalledPackage, OnEdited, SkipReason, SkippedPackage, apply_mirror, begin_write,
-    object_store, prepare_env, roots,
+    object_store, prepare_env, roots, written_here,
 };
 use crate::error::{Error, Result};
 use crate::install::plan::{Plan, Prepared};
@@ -29,8 +29,7 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
         true => None,
         false => Some(begin_write(ctx, &roots, input.no_wait)?),
     };
-    let store = object_store(ctx);
-    let mut plan = Plan::new(&roots, input.force)?.with_ownership(move |digest| store.has(digest));
+    let mut plan = Plan::new(&roots, input.force)?.with_ownership(written_here(ctx, &roots)?);
     let recorded = plan.lock().clone();
     if recorded.packages.is_empty() {
         return Err(Error::invalid_argument("nothing to install: the lock file records no packages")

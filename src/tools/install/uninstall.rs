@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{apply_mirror, begin_write, object_store, roots};
+use super::{apply_mirror, begin_write, object_store, roots, written_here};
 use crate::error::{ErrorCode, Result};
 use crate::install::journal::MirrorOp;
 use crate::install::plan::Plan;
@@ -84,8 +84,7 @@ impl Tool for Uninstall {
     fn run(ctx: &Context, input: UninstallInput) -> Result<UninstallOutput> {
         let roots = roots(ctx, input.global)?;
         let _lock = begin_write(ctx, &roots, input.no_wait)?;
-        let store = object_store(ctx);
-        let mut plan = Plan::new(&roots, input.force)?.with_ownership(move |digest| store.has(digest));
+        let mut plan = Plan::new(&roots, input.force)?.with_ownership(written_here(ctx, &roots)?);
         let entry = plan.lock().installed(&input.package)?.clone();
         let dependents: Vec<String> = plan
             .lock()
@@ -99,7 +98,7 @@ impl Tool for Uninstall {
         // came from elsewhere) is kept, like an edited one, unless forced.
         let (mut remove, mut unproven): (Vec<String>, Vec<String>) = state::keys_in(&status, FileState::Ok)
             .into_iter()
-            .partition(|key| plan.written_here(&entry.file_checksums[key]));
+            .partition(|key| plan.written_here(&input.package, key, &entry.file_checksums[key]));
         let mut kept = state::keys_in(&status, FileState::Modified);
         if input.force {
             remove.append(&mut kept);
