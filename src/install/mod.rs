@@ -249,10 +249,21 @@ impl Roots {
     }
 
     /// Checks every key and target of a lock file (package names included),
-    /// naming the first bad entry.
+    /// and that no file is named by two entries, naming the first bad entry.
     pub fn check_lock(&self, lock: &LockFile) -> Result<()> {
+        let mut owners: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
         for (name, entry) in &lock.packages {
             self.check_entry(name, entry)?;
+            for key in entry.file_checksums.keys() {
+                if let Some(first) = owners.insert(key, name) {
+                    // No install records a file another package has: a forged claim.
+                    return Err(Error::new(
+                        ErrorCode::LockInvalid,
+                        format!("the lock entries of `{first}` and `{name}` both name `{key}`, which aam refuses: a file belongs to one package"),
+                    )
+                    .with_hint("the lock file may have been written by someone else: restore it from a trusted copy, or delete the entry that should not name it"));
+                }
+            }
         }
         Ok(())
     }

@@ -728,33 +728,45 @@ fn a_forged_entry_removes_neither_bytes_aam_wrote_elsewhere_nor_another_packages
         &["install", kit.to_str().unwrap(), "--platform", "claude"],
     )
     .ok_json();
+    let path = proj.dir.join(".aam/aam-lock.yaml");
+    let as_installed = text(&path);
+    // A pull request adds an entry claiming `files` (key, bytes).
+    let forge = |files: &[(&str, &str)]| {
+        let mut recorded: serde_yaml_ng::Value = serde_yaml_ng::from_str(&as_installed).unwrap();
+        let claims: Vec<String> = files
+            .iter()
+            .map(|(key, bytes)| format!("'{key}': '{}'", digest(bytes.as_bytes())))
+            .collect();
+        recorded["packages"]["evil"] = serde_yaml_ng::from_str(&format!(
+            "{{version: 1.0.0, source: local, source_name: /somewhere, checksum: c, platforms: [claude], \
+             file_checksums: {{{}}}}}",
+            claims.join(", ")
+        ))
+        .unwrap();
+        std::fs::write(&path, serde_yaml_ng::to_string(&recorded).unwrap()).unwrap();
+    };
+
     // The user's own script, byte for byte the one kit installed (copied, or
     // planted by a package that brings the same bytes into aam's store).
     let script = "#!/bin/sh\necho run\n";
     proj.write(".claude/agents/mine.sh", script);
-    let kits_skill = ".claude/skills/kit-skill/SKILL.md";
-    let kits_skill_text = text(proj.dir.join(kits_skill));
-    // A pull request adds an entry claiming both.
-    let path = proj.dir.join(".aam/aam-lock.yaml");
-    let mut recorded: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text(&path)).unwrap();
-    let forged: serde_yaml_ng::Value = serde_yaml_ng::from_str(&format!(
-        "{{version: 1.0.0, source: local, source_name: /somewhere, checksum: c, platforms: [claude], \
-         file_checksums: {{'.claude/agents/mine.sh': '{}', '{kits_skill}': '{}'}}}}",
-        digest(script.as_bytes()),
-        digest(kits_skill_text.as_bytes())
-    ))
-    .unwrap();
-    recorded["packages"]["evil"] = forged;
-    std::fs::write(&path, serde_yaml_ng::to_string(&recorded).unwrap()).unwrap();
-
+    forge(&[(".claude/agents/mine.sh", script)]);
     let removed = run_in(&env, &proj.dir, &["uninstall", "evil"]).ok_json();
     assert_eq!(
         removed["kept_not_written_here"],
-        serde_json::json!([".claude/agents/mine.sh", kits_skill]),
+        serde_json::json!([".claude/agents/mine.sh"]),
         "{removed}"
     );
     assert_eq!(text(proj.dir.join(".claude/agents/mine.sh")), script);
+
+    // Kit's own file: no lock aam writes names a file twice.
+    let kits_skill = ".claude/skills/kit-skill/SKILL.md";
+    let kits_skill_text = text(proj.dir.join(kits_skill));
+    forge(&[(kits_skill, &kits_skill_text)]);
+    let refused = run_in(&env, &proj.dir, &["uninstall", "evil"]).err("AAM_LOCK_INVALID");
+    assert!(refused["message"].as_str().unwrap().contains(kits_skill), "{refused}");
     assert_eq!(text(proj.dir.join(kits_skill)), kits_skill_text);
+    std::fs::write(&path, &as_installed).unwrap();
     let verified = run_in(&env, &proj.dir, &["verify", "kit"]).ok_json();
     assert_eq!(verified["is_clean"], true, "{verified}");
 }
