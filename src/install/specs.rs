@@ -154,10 +154,7 @@ pub(super) fn prepare_path(env: &SpecEnv<'_>, path: &Path, spec: &str) -> Result
     let (bytes, origin) = if path.is_dir() {
         (pack_dir(path)?.0, Origin::Local)
     } else {
-        (
-            std::fs::read(path).map_err(|e| Error::io("read", path, e))?,
-            Origin::Archive,
-        )
+        (read_archive(path, spec)?, Origin::Archive)
     };
     let manifest = validate_archive_bytes(&bytes)?;
     Ok(Prepared {
@@ -172,6 +169,26 @@ pub(super) fn prepare_path(env: &SpecEnv<'_>, path: &Path, spec: &str) -> Result
         members: members_of(&manifest),
         manifest,
     })
+}
+
+/// An archive's bytes, read only from a plain file (a link to one is
+/// followed; a FIFO or device is refused without blocking) of at most
+/// [`archive::MAX_ARCHIVE_BYTES`]: a lock entry can name any path.
+fn read_archive(path: &Path, spec: &str) -> Result<Vec<u8>> {
+    match crate::paths::read_bounded(path, archive::MAX_ARCHIVE_BYTES) {
+        Ok(Some(bytes)) => Ok(bytes),
+        Ok(None) => Err(Error::new(
+            ErrorCode::PackageNotFound,
+            format!("no package folder or `.aam` archive at `{spec}`"),
+        )
+        .with_hint("check the path")),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => Err(Error::new(
+            ErrorCode::ArchiveInvalid,
+            format!("`{spec}` is not a package archive aam reads: {e}"),
+        )
+        .with_hint("name a `.aam` archive made by `aam pkg pack` (at most 64 MiB), or a package folder")),
+        Err(e) => Err(Error::io("read", path, e)),
+    }
 }
 
 fn members_of(manifest: &Manifest) -> Vec<Member> {

@@ -772,6 +772,33 @@ fn a_forged_entry_removes_neither_bytes_aam_wrote_elsewhere_nor_another_packages
 }
 
 #[test]
+fn a_restore_reads_only_a_plain_archive_of_bounded_size_whatever_the_lock_names() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let fifo = env.path("pipe.aam");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    for named in [fifo.to_str().unwrap(), "/dev/zero"] {
+        let lock = format!(
+            "lockfile_version: 1\nresolved_at: '2026-01-01T00:00:00Z'\npackages:\n  kit:\n    version: 1.0.0\n    \
+             source: archive\n    source_name: {named}\n    checksum: c\n    platforms: [claude]\n    \
+             file_checksums:\n      '.claude/agents/kit.md': '{}'\n",
+            digest(b"kit")
+        );
+        std::fs::create_dir_all(proj.dir.join(".aam")).unwrap();
+        std::fs::write(proj.dir.join(".aam/aam-lock.yaml"), lock).unwrap();
+        // Hung on the FIFO; read /dev/zero until memory ran out.
+        run_in(&env, &proj.dir, &["install", "--frozen"]).err("AAM_ARCHIVE_INVALID");
+    }
+}
+
+#[test]
 fn a_restore_never_rewrites_a_project_file_a_forged_lock_entry_claims() {
     let env = TestEnv::new();
     let ours = "---\nname: deploy\ndescription: Runbook\n---\nRun ./deploy.sh --safe\n";
