@@ -292,9 +292,21 @@ pub fn diffs(
     store: &ObjectStore,
     entry: &LockedPackage,
     keys: &[String],
+    written_here: impl Fn(&str, &str) -> bool,
 ) -> Result<Vec<(String, String)>> {
     let mut out = Vec::with_capacity(keys.len());
     for key in keys {
+        // A project's lock may name files in the home folder (Codex prompts):
+        // their text is shown only when an install here wrote them, so a
+        // forged entry cannot print a private file into a terminal or CI log.
+        let digest = entry.file_checksums.get(key).map_or("", String::as_str);
+        if !roots.global && key.starts_with("~/") && !written_here(key, digest) {
+            out.push((
+                key.clone(),
+                format!("(`{key}` is in your home folder and no install in this project wrote it: not shown)\n"),
+            ));
+            continue;
+        }
         let original = match entry.file_checksums.get(key) {
             Some(digest) => store.get(digest)?,
             None => None,

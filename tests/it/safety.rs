@@ -766,6 +766,16 @@ fn a_forged_entry_removes_neither_bytes_aam_wrote_elsewhere_nor_another_packages
     let refused = run_in(&env, &proj.dir, &["uninstall", "evil"]).err("AAM_LOCK_INVALID");
     assert!(refused["message"].as_str().unwrap().contains(kits_skill), "{refused}");
     assert_eq!(text(proj.dir.join(kits_skill)), kits_skill_text);
+    // A private file in the home folder, where a project's lock may name Codex
+    // prompts, claimed with a digest aam's store holds: its text is not shown.
+    let private = env.user_home().join(".codex/prompts/private.md");
+    std::fs::create_dir_all(private.parent().unwrap()).unwrap();
+    std::fs::write(&private, "the private prompt\n").unwrap();
+    forge(&[("~/.codex/prompts/private.md", script)]);
+    let diffed = run_in(&env, &proj.dir, &["diff", "evil"]).ok_json();
+    assert!(!diffed.to_string().contains("the private prompt"), "{diffed}");
+    assert_eq!(diffed["modified_files"][0]["path"], "~/.codex/prompts/private.md");
+
     std::fs::write(&path, &as_installed).unwrap();
     let verified = run_in(&env, &proj.dir, &["verify", "kit"]).ok_json();
     assert_eq!(verified["is_clean"], true, "{verified}");

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::super::{Context, Example, Expect, Risk, Tool};
-use super::{VerifyInput, object_store, roots};
+use super::{VerifyInput, object_store, roots, written_here};
 use crate::error::{ErrorCode, Result};
 use crate::install::state::{self, FileState};
 
@@ -71,10 +71,13 @@ impl Tool for Diff {
         let store = object_store(ctx);
         let status = state::file_status(&roots, entry)?;
         let edited = state::keys_in(&status, FileState::Modified);
-        let modified = state::diffs(&roots, &store, entry, &edited)?
-            .into_iter()
-            .map(|(path, diff)| FileDiff { path, diff })
-            .collect();
+        let written = written_here(ctx, &roots)?;
+        let modified = state::diffs(&roots, &store, entry, &edited, |key, digest| {
+            written.wrote(&input.package, key, digest)
+        })?
+        .into_iter()
+        .map(|(path, diff)| FileDiff { path, diff })
+        .collect();
         Ok(DiffOutput {
             package_name: input.package.clone(),
             version: entry.version.clone(),
