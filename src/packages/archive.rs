@@ -19,6 +19,11 @@ pub const MAX_ARCHIVE_BYTES: u64 = 64 * 1024 * 1024;
 pub const MAX_UNPACKED_BYTES: u64 = 256 * 1024 * 1024;
 /// Most entries accepted.
 pub const MAX_ENTRIES: usize = 20_000;
+/// Largest header extension accepted (a GNU long name or link, a PAX record
+/// set): paths are at most 4096 bytes, and the tar reader holds these whole.
+const MAX_EXTENSION_BYTES: u64 = 64 * 1024;
+/// Characters of an entry's path an error shows.
+const SHOWN_PATH_CHARS: usize = 200;
 
 /// Builds the archive of `files`, with `manifest` as the content of `aam.yaml`.
 pub fn pack(files: &[PackageFile], manifest: &str) -> Result<Vec<u8>> {
@@ -77,9 +82,9 @@ fn read_entries(archive: &[u8]) -> Result<Vec<Entry>> {
             MAX_ARCHIVE_BYTES / 1024 / 1024
         )));
     }
+    check_headers(archive)?;
     let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(archive));
     let mut entries = Vec::new();
-    let mut total = 0u64;
     let iter = tar
         .entries()
         .map_err(|e| archive_error(format!("not a gzip tar archive: {e}")))?;
@@ -102,16 +107,7 @@ fn read_entries(archive: &[u8]) -> Result<Vec<Entry>> {
             .header()
             .size()
             .map_err(|_| entry_error(&path, "has an unreadable size"))?;
-        total += size;
-        if total > MAX_UNPACKED_BYTES {
-            return Err(entry_error(
-                &path,
-                &format!(
-                    "takes the unpacked size over the {} MiB limit",
-                    MAX_UNPACKED_BYTES / 1024 / 1024
-                ),
-            ));
-        }
+        // `check_headers` kept the total of every declared size in bounds.
         if entries.len() >= MAX_ENTRIES {
             return Err(entry_error(
                 &path,
@@ -140,6 +136,54 @@ fn read_entries(archive: &[u8]) -> Result<Vec<Entry>> {
         return Err(archive_error(format!("the archive has no `{MANIFEST_FILE}`")));
     }
     Ok(entries)
+}
+
+/// Checks the sizes every header declares before anything is read: the tar
+/// reader holds a header extension (GNU long name or link, PAX records) whole
+/// in memory, so a small archive declaring one of gigabytes ran aam out of
+/// memory. Extensions over [`MAX_EXTENSION_BYTES`], more than twice
+/// [`MAX_ENTRIES`] headers, or sizes past [`MAX_UNPACKED_BYTES`] are refused;
+/// nothing but headers is kept.
+fn check_headers(archive: &[u8]) -> Result<()> {
+    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(archive));
+    let headers = tar
+        .entries()
+        .map_err(|e| archive_error(format!("not a gzip tar archive: {e}")))?
+        .raw(true);
+    let mut total = 0u64;
+    for (count, entry) in headers.enumerate() {
+        let entry = entry.map_err(|e| archive_error(format!("damaged archive: {e}")))?;
+        if count >= 2 * MAX_ENTRIES {
+            return Err(archive_error(format!("the archive has over {MAX_ENTRIES} entries")));
+        }
+        let header = entry.header();
+        let size = header
+            .entry_size()
+            .map_err(|_| archive_error("an entry has an unreadable size".to_string()))?;
+        let kind = header.entry_type();
+        if (kind.is_gnu_longname()
+            || kind.is_gnu_longlink()
+            || kind.is_pax_local_extensions()
+            || kind.is_pax_global_extensions())
+            && size > MAX_EXTENSION_BYTES
+        {
+            return Err(archive_error(format!(
+                "a header extension ({kind:?}) declares {size} bytes, over the {} KiB limit",
+                MAX_EXTENSION_BYTES / 1024
+            )));
+        }
+        total = total.saturating_add(size);
+        if total > MAX_UNPACKED_BYTES {
+            return Err(entry_error(
+                &String::from_utf8_lossy(&entry.path_bytes()),
+                &format!(
+                    "takes the unpacked size over the {} MiB limit",
+                    MAX_UNPACKED_BYTES / 1024 / 1024
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Every file of a checked archive: path, bytes, executable.
@@ -200,7 +244,11 @@ fn archive_error(message: String) -> Error {
 }
 
 fn entry_error(path: &str, what: &str) -> Error {
-    archive_error(format!("archive entry `{path}` {what}"))
+    let shown = match path.char_indices().nth(SHOWN_PATH_CHARS) {
+        Some((end, _)) => format!("{}…", &path[..end]),
+        None => path.to_string(),
+    };
+    archive_error(format!("archive entry `{shown}` {what}"))
 }
 
 #[cfg(test)]
@@ -230,6 +278,44 @@ mod tests {
         header.set_cksum();
         tar.append(&header, &[][..]).unwrap();
         tar.into_inner().unwrap().finish().unwrap()
+    }
+
+    /// An archive whose second entry has a GNU long name of `length` bytes.
+    fn long_named(length: usize) -> Vec<u8> {
+        let gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        let mut tar = tar::Builder::new(gzip);
+        let mut manifest = tar::Header::new_gnu();
+        manifest.set_size(2);
+        manifest.set_mode(0o644);
+        manifest.set_cksum();
+        tar.append_data(&mut manifest, MANIFEST_FILE, &b"{}"[..]).unwrap();
+        let mut long = tar::Header::new_gnu();
+        long.set_entry_type(tar::EntryType::GNULongName);
+        long.set_size(length as u64);
+        {
+            let raw = long.as_old_mut();
+            raw.name[..13].copy_from_slice(b"././@LongLink");
+        }
+        long.set_cksum();
+        tar.append(&long, vec![b'a'; length].as_slice()).unwrap();
+        let mut file = tar::Header::new_gnu();
+        file.set_size(0);
+        file.set_mode(0o644);
+        file.set_cksum();
+        tar.append(&file, &[][..]).unwrap();
+        tar.into_inner().unwrap().finish().unwrap()
+    }
+
+    #[test]
+    fn header_extensions_are_refused_by_their_declared_size_and_names_are_shown_cut() {
+        // A long name of megabytes is refused before the tar reader holds it.
+        let err = files(&long_named(1024 * 1024)).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ArchiveInvalid);
+        assert!(err.message().contains("header extension"), "{}", err.message());
+        // One within the limit is read, refused for its length, and shown cut.
+        let err = files(&long_named(5000)).unwrap_err();
+        assert!(err.message().contains("4096 bytes"), "{}", err.message());
+        assert!(err.message().len() < 400, "{}", err.message());
     }
 
     #[test]
