@@ -1,5 +1,7 @@
 //! The catalog's mirror of registry packages: what search and resolution read.
 
+use std::collections::HashMap;
+
 use rusqlite::{OptionalExtension, params};
 
 use super::{Catalog, bump_generation, db_error};
@@ -119,6 +121,22 @@ impl Catalog {
         let generation = bump_generation(&tx)?;
         tx.commit().map_err(db_error)?;
         Ok(generation)
+    }
+
+    /// Every version of `registry` the catalog mirrors: (package, version) to
+    /// its registry entry as JSON.
+    pub fn registry_entries(&self, registry: &str) -> Result<HashMap<(String, String), String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT p.name, v.version, v.entry_json FROM registry_packages p
+                 JOIN registry_versions v ON v.package_id = p.id WHERE p.registry = ?1",
+            )
+            .map_err(db_error)?;
+        let rows = stmt
+            .query_map([registry], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))
+            .map_err(db_error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
     }
 
     /// Forgets every package of `registry`. Returns the new generation.

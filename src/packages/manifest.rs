@@ -238,6 +238,26 @@ const KNOWN_KEYS: [&str; 13] = [
 /// Largest manifest handed to the YAML parser, in bytes.
 pub const MAX_MANIFEST: usize = 1024 * 1024;
 
+/// A package version: semantic, without build metadata (`1.0.0+build`),
+/// which semver ranks beside the version itself, so an exact `1.0.0` would
+/// not name one archive and a second publish could stand in for the first.
+/// The refusal says why in words.
+pub fn parse_version(text: &str) -> std::result::Result<semver::Version, String> {
+    let version = semver::Version::parse(text)
+        .map_err(|e| format!("`{text}` is not a semantic version ({e}); use e.g. `1.0.0`"))?;
+    if !version.build.is_empty() {
+        return Err(format!(
+            "`{text}` has build metadata (`+{}`), which does not make another version; use e.g. `{}`",
+            version.build,
+            semver::Version {
+                build: semver::BuildMetadata::EMPTY,
+                ..version.clone()
+            }
+        ));
+    }
+    Ok(version)
+}
+
 /// Checks manifest text, reporting every problem at once.
 pub fn check(text: &str) -> Checked {
     let mut checked = Checked::default();
@@ -283,11 +303,8 @@ pub fn check(text: &str) -> Checked {
         Some(v) => match scalar_text(v) {
             Some(version) => {
                 checked.version = Some(version.clone());
-                if let Err(e) = semver::Version::parse(&version) {
-                    checked.error(
-                        "version",
-                        format!("`{version}` is not a semantic version ({e}); use e.g. `1.0.0`"),
-                    );
+                if let Err(why) = parse_version(&version) {
+                    checked.error("version", why);
                 }
             }
             None => checked.error("version", "must be text such as `1.0.0`"),
@@ -687,6 +704,20 @@ mod tests {
     use rstest::rstest;
 
     const VALID: &str = "name: my-pkg\nversion: 1.0.0\ndescription: Useful things\nartifacts:\n  skills:\n    - name: pdf\n      path: skills/pdf\n";
+
+    #[test]
+    fn versions_are_semantic_without_build_metadata() {
+        assert!(parse_version("1.0.0-rc.1").is_ok());
+        let why = parse_version("1.0.0+zzz").unwrap_err();
+        assert!(why.contains("build metadata") && why.contains("`1.0.0`"), "{why}");
+        assert!(parse_version("v1").is_err());
+        let checked = check("name: kit\nversion: 1.0.0+build.7\ndescription: d\n");
+        assert!(
+            checked.errors.iter().any(|e| e.field == "version"),
+            "{:?}",
+            checked.errors
+        );
+    }
 
     #[test]
     fn a_valid_manifest_reads_back() {

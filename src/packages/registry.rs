@@ -94,6 +94,17 @@ impl Registry {
             )
             .with_hint("choose an empty folder, or pass `--force` to create the registry there anyway"));
         }
+        // Even forced, nothing of the folder is replaced: aam writes these.
+        if let Some(taken) = [INDEX, "packages"]
+            .into_iter()
+            .find(|name| std::fs::symlink_metadata(root.join(name)).is_ok())
+        {
+            return Err(Error::new(
+                ErrorCode::RegistryInvalid,
+                format!("`{}` already holds `{taken}`, which a registry keeps", root.display()),
+            )
+            .with_hint(format!("move `{taken}` aside, or choose another folder")));
+        }
         atomic::write_file(&root.join(MARKER), format!("{{\"format\": {FORMAT}}}\n").as_bytes())?;
         let registry = Self {
             root: root.to_path_buf(),
@@ -164,8 +175,7 @@ impl Registry {
             };
             super::manifest::check_package_name(name).map_err(|why| bad(format!("package `{name}`"), why))?;
             for version in package.versions.keys().chain(package.dist_tags.values()) {
-                semver::Version::parse(version)
-                    .map_err(|e| bad(format!("`{name}@{version}`"), format!("not a version ({e})")))?;
+                super::manifest::parse_version(version).map_err(|why| bad(format!("`{name}@{version}`"), why))?;
             }
         }
         Ok(index)
@@ -180,7 +190,7 @@ impl Registry {
     /// `dry_run`, checks everything and writes nothing.
     pub fn publish(&self, archive: &[u8], manifest: &Manifest, tag: &str, dry_run: bool) -> Result<VersionEntry> {
         let _lock = self.lock()?;
-        let mut index = self.index()?;
+        let mut index = self.checked_index()?;
         let name = &manifest.name;
         let version = &manifest.version;
         if index
@@ -283,17 +293,59 @@ impl Registry {
         Ok(bytes)
     }
 
+    /// Takes the registry's lock: `.lock`, a plain file opened without
+    /// following a link (which would create a file elsewhere) or blocking.
     fn lock(&self) -> Result<std::fs::File> {
+        use std::os::unix::fs::OpenOptionsExt;
         let path = self.root.join(".lock");
+        let refused = || {
+            Error::new(
+                ErrorCode::RegistryInvalid,
+                format!("`{}` is a link or not a plain file", path.display()),
+            )
+            .with_hint("a registry's `.lock` is an empty file aam makes; delete what is there")
+        };
         let file = std::fs::File::options()
             .create(true)
             .truncate(false)
             .write(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
             .open(&path)
-            .map_err(|e| Error::io("open", &path, e))?;
+            .map_err(|e| match e.raw_os_error() {
+                Some(libc::ELOOP | libc::ENXIO) => refused(),
+                _ => Error::io("open", &path, e),
+            })?;
+        if !file.metadata().map_err(|e| Error::io("open", &path, e))?.is_file() {
+            return Err(refused());
+        }
         file.lock().map_err(|e| Error::io("lock", &path, e))?;
         Ok(file)
     }
+}
+
+/// Keeps what the catalog mirrored of each published version whose registry
+/// entry now names other bytes (`mirrored`: (package, version) to the entry
+/// mirrored before): published versions never change, so a changed checksum
+/// means the registry was changed by hand, and installs keep checking
+/// against the checksum first seen. Returns the `name@version` of each.
+pub fn keep_published(
+    records: &mut [RegistryPackageRecord],
+    mirrored: &std::collections::HashMap<(String, String), String>,
+) -> Vec<String> {
+    let checksum = |json: &str| serde_json::from_str::<VersionEntry>(json).ok().map(|e| e.checksum);
+    let mut changed = Vec::new();
+    for record in records.iter_mut() {
+        for (version, entry) in &mut record.versions {
+            let Some(before) = mirrored.get(&(record.name.clone(), version.clone())) else {
+                continue;
+            };
+            if checksum(before) != checksum(entry) {
+                changed.push(format!("{}@{version}", record.name));
+                entry.clone_from(before);
+            }
+        }
+    }
+    changed
 }
 
 /// The folder of a `file://` registry URL (or a plain path).
@@ -318,9 +370,10 @@ impl Registry {
         Registry::open(&url_to_path(&setting.url)?)
     }
 
-    /// Every package with a `latest` version, as the catalog mirrors it.
+    /// Every package with a `latest` version, as the catalog mirrors it, from
+    /// the index as [`Registry::checked_index`] checks it.
     pub fn catalog_records(&self) -> Result<Vec<RegistryPackageRecord>> {
-        let index = self.index()?;
+        let index = self.checked_index()?;
         let mut records = Vec::with_capacity(index.packages.len());
         for (package, entry) in &index.packages {
             let Some(latest) = entry
@@ -393,6 +446,58 @@ mod tests {
         assert_eq!(kit.dist_tags["beta"], "2.0.0-beta.1");
         std::fs::write(registry.root().join(&entry.archive), b"tampered").unwrap();
         assert_eq!(registry.archive(&entry).unwrap_err().code(), ErrorCode::RegistryInvalid);
+    }
+
+    #[test]
+    fn the_lock_and_a_forced_init_touch_only_what_the_registry_keeps() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = Registry::init(&dir.path().join("reg"), false).unwrap();
+        // A `.lock` linked elsewhere creates nothing there; a FIFO does not block.
+        let elsewhere = dir.path().join("created-by-aam");
+        std::os::unix::fs::symlink(&elsewhere, registry.root().join(".lock")).unwrap();
+        let err = registry.publish(b"a", &manifest("1.0.0"), "latest", true).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::RegistryInvalid);
+        assert!(
+            std::fs::symlink_metadata(&elsewhere).is_err(),
+            "nothing created through the link"
+        );
+        std::fs::remove_file(registry.root().join(".lock")).unwrap();
+        crate::paths::make_fifo(&registry.root().join(".lock"));
+        let err = registry.publish(b"a", &manifest("1.0.0"), "latest", true).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::RegistryInvalid);
+        // A forced init keeps a folder's own index.json.
+        let web = dir.path().join("web");
+        std::fs::create_dir(&web).unwrap();
+        std::fs::write(web.join("index.json"), "{\"my\": \"data\"}").unwrap();
+        let err = Registry::init(&web, true).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::RegistryInvalid);
+        assert_eq!(
+            std::fs::read_to_string(web.join("index.json")).unwrap(),
+            "{\"my\": \"data\"}"
+        );
+        assert!(!web.join(MARKER).exists());
+    }
+
+    #[test]
+    fn a_version_published_again_with_other_bytes_keeps_its_first_mirror() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = Registry::init(&dir.path().join("reg"), false).unwrap();
+        registry.publish(b"good", &manifest("1.0.0"), "latest", false).unwrap();
+        let mirrored: std::collections::HashMap<(String, String), String> = registry
+            .catalog_records()
+            .unwrap()
+            .into_iter()
+            .flat_map(|r| r.versions.into_iter().map(move |(v, e)| ((r.name.clone(), v), e)))
+            .collect();
+        let mut index = registry.index().unwrap();
+        let kit = index.packages.get_mut("kit").unwrap();
+        kit.versions.get_mut("1.0.0").unwrap().checksum = blake3::hash(b"evil").to_hex().to_string();
+        registry.write_index(&index).unwrap();
+        registry.publish(b"new", &manifest("1.1.0"), "latest", false).unwrap();
+        let mut records = registry.catalog_records().unwrap();
+        assert_eq!(keep_published(&mut records, &mirrored), ["kit@1.0.0"]);
+        let kept = &records[0].versions.iter().find(|(v, _)| v == "1.0.0").unwrap().1;
+        assert_eq!(kept, &mirrored[&("kit".to_string(), "1.0.0".to_string())]);
     }
 
     #[test]

@@ -147,8 +147,18 @@ impl Drop for RowBatch {
 
 /// Mirrors every package of `registry` (configured as `name`) into the catalog
 /// and the search index.
+/// A version whose archive changed since it was mirrored keeps the entry
+/// mirrored first (see [`crate::packages::registry::keep_published`]), with a warning.
 pub(crate) fn mirror_registry(ctx: &Context, catalog: &mut Catalog, name: &str, registry: &Registry) -> Result<()> {
-    let records = registry.catalog_records()?;
+    let mut records = registry.catalog_records()?;
+    let changed = crate::packages::registry::keep_published(&mut records, &catalog.registry_entries(name)?);
+    if !changed.is_empty() {
+        tracing::warn!(
+            "registry `{name}`: {} no longer match the checksums they were published with; \
+             the catalog keeps the first ones, so installing them fails until the registry is restored",
+            changed.join(", ")
+        );
+    }
     indexed_write(ctx, catalog, |catalog| {
         let generation = catalog.sync_registry(name, &records)?;
         Ok(((), IndexChange::RegistrySynced(name.to_string()), generation))
