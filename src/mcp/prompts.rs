@@ -158,16 +158,40 @@ pub(super) fn get(name: &str, arguments: Option<&JsonObject>, allow_write: bool)
             None,
         ));
     };
-    let (mut text, _) = render_markers(template);
-    // Arguments last, so their text is never read as a marker.
-    for key in ["task", "source"] {
-        let placeholder = format!("{{{key}}}");
-        if text.contains(&placeholder) {
-            text = text.replace(&placeholder, &argument(key)?);
+    let (template, _) = render_markers(template);
+    let text = fill(&template, |key| match key {
+        "task" | "source" => argument(key).map(Some),
+        "writes" => Ok(Some(writes.to_string())),
+        _ => Ok(None),
+    })?;
+    Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]).with_description(description))
+}
+
+/// `template` with each `{key}` that `value` knows replaced, in one pass over
+/// the template only: an argument's own text is never read for placeholders.
+fn fill<E>(template: &str, value: impl Fn(&str) -> Result<Option<String>, E>) -> Result<String, E> {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let known = after
+            .find('}')
+            .map(|close| (close, &after[..close]))
+            .filter(|(_, key)| !key.is_empty() && key.chars().all(|c| c.is_ascii_lowercase()));
+        match known {
+            Some((close, key)) if let Some(text) = value(key)? => {
+                out.push_str(&text);
+                rest = &after[close + 1..];
+            }
+            _ => {
+                out.push('{');
+                rest = after;
+            }
         }
     }
-    let text = text.replace("{writes}", writes);
-    Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]).with_description(description))
+    out.push_str(rest);
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -193,6 +217,17 @@ mod tests {
             Value::Array(list) => list.iter().for_each(|v| property_names(v, out)),
             _ => {}
         }
+    }
+
+    #[test]
+    fn arguments_are_inserted_as_given_never_read_for_placeholders() {
+        let arguments: JsonObject = serde_json::from_value(json!({
+            "task": "do X {writes} and {source}",
+        }))
+        .unwrap();
+        let result = get("find_artifacts", Some(&arguments), false).unwrap();
+        let text = serde_json::to_string(&result).unwrap();
+        assert!(text.contains("do X {writes} and {source}"), "{text}");
     }
 
     #[test]
