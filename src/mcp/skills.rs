@@ -212,8 +212,12 @@ pub(super) fn read(ctx: &Context, uri: &str) -> Result<Option<ReadResourceResult
     let mime = skills::mime_type(&relative);
     let contents = match String::from_utf8(bytes) {
         Ok(text) => ResourceContents::text(text, uri).with_mime_type(mime),
+        // Bytes that are not text are not the text type their name suggests.
         Err(e) => ResourceContents::blob(base64::engine::general_purpose::STANDARD.encode(e.into_bytes()), uri)
-            .with_mime_type(mime),
+            .with_mime_type(match mime.starts_with("text/") {
+                true => "application/octet-stream",
+                false => mime,
+            }),
     };
     Ok(Some(ReadResourceResult::new(vec![contents])))
 }

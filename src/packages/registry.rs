@@ -175,7 +175,7 @@ impl Registry {
             };
             super::manifest::check_package_name(name).map_err(|why| bad(format!("package `{name}`"), why))?;
             for version in package.versions.keys().chain(package.dist_tags.values()) {
-                super::manifest::parse_version(version).map_err(|why| bad(format!("`{name}@{version}`"), why))?;
+                super::manifest::published_version(version).map_err(|why| bad(format!("`{name}@{version}`"), why))?;
             }
         }
         Ok(index)
@@ -193,6 +193,13 @@ impl Registry {
         let mut index = self.checked_index()?;
         let name = &manifest.name;
         let version = &manifest.version;
+        super::manifest::published_version(version).map_err(|why| {
+            Error::new(
+                ErrorCode::ManifestInvalid,
+                format!("`{name}` cannot be published: {why}"),
+            )
+            .with_hint("set `version` in `aam.yaml` to a plain semantic version and pack again")
+        })?;
         if index
             .packages
             .get(name)
@@ -476,6 +483,20 @@ mod tests {
             "{\"my\": \"data\"}"
         );
         assert!(!web.join(MARKER).exists());
+    }
+
+    #[test]
+    fn build_metadata_is_never_published() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = Registry::init(&dir.path().join("reg"), false).unwrap();
+        registry
+            .publish(b"pinned", &manifest("1.0.0"), "latest", false)
+            .unwrap();
+        let err = registry
+            .publish(b"other", &manifest("1.0.0+zzz"), "latest", false)
+            .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ManifestInvalid);
+        assert_eq!(registry.index().unwrap().packages["kit"].versions.len(), 1);
     }
 
     #[test]

@@ -407,6 +407,14 @@ async fn skills_breaking_the_naming_rules_are_left_out_and_counted() {
     // A binary file comes as a blob with the recorded digest.
     let logo = read_bytes(&client, "skill://rules/skills/pdf/logo.bin").await;
     assert_eq!(logo, [0u8, 159, 146, 150, 255]);
+    let read = client
+        .read_resource(ReadResourceRequestParams::new("skill://rules/skills/pdf/logo.bin"))
+        .await
+        .unwrap();
+    let ResourceContents::BlobResourceContents { mime_type, .. } = &read.contents[0] else {
+        panic!("a blob: {read:?}");
+    };
+    assert_eq!(mime_type.as_deref(), Some("application/octet-stream"), "not text/plain");
     let mut walked = BTreeSet::new();
     walk(&client, "skill://rules/skills/pdf", &mut walked).await;
     assert_eq!(walked, uris.iter().map(|u| u.to_string()).collect());

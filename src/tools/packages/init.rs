@@ -97,7 +97,7 @@ impl Tool for PkgInit {
         };
         check_package_name(&name).map_err(invalid_manifest_field)?;
         let version = input.version.unwrap_or_else(|| DEFAULT_VERSION.to_string());
-        crate::packages::manifest::parse_version(&version).map_err(Error::invalid_argument)?;
+        crate::packages::manifest::published_version(&version).map_err(Error::invalid_argument)?;
         let manifest_path = dir.join(MANIFEST_FILE);
         let skill = artifact_file_name(name.rsplit('/').next().unwrap_or(&name));
         let skill_path = package_path(ArtifactKind::Skill, &skill);
