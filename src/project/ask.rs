@@ -26,9 +26,18 @@ use serde::{Deserialize, Serialize};
 use crate::config::AamHome;
 use crate::error::{Error, ErrorCode, Result};
 
-/// How long a command waits for the watcher's answer: long enough for the
-/// refresh it would otherwise run itself at 100,000 skills.
+/// How long a command waits for the watcher's answer once the watcher took
+/// the question: long enough for the refresh it would otherwise run itself at
+/// 100,000 skills.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// How long a command waits for the watcher to take its question: a watcher
+/// that is stopped, stuck or busy answering another command is not waited for.
+const TAKEN_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// The line a watcher sends as soon as it takes a connection, before it reads
+/// the question and brings the record up to date.
+const TAKEN: &[u8] = b"{\"taken\":true}";
 
 /// How long the watcher waits for a connected command to send its request.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
@@ -105,8 +114,7 @@ pub fn vouch(home: &AamHome, key: &str) -> Vouch {
 
 #[cfg(unix)]
 fn ask(path: &Path, key: &str) -> std::result::Result<Option<i64>, String> {
-    use std::os::unix::net::UnixStream;
-    let mut stream = match UnixStream::connect(path) {
+    let mut stream = match connect_now(path) {
         Ok(stream) => stream,
         // Nobody watches (no socket, or a stale one): the usual case, not worth a word.
         Err(e)
@@ -117,11 +125,11 @@ fn ask(path: &Path, key: &str) -> std::result::Result<Option<i64>, String> {
         {
             return Ok(None);
         }
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+            return Err("its queue of questions is full (the process is stopped or stuck)".to_string());
+        }
         Err(e) => return Err(e.to_string()),
     };
-    stream
-        .set_read_timeout(Some(ANSWER_TIMEOUT))
-        .map_err(|e| e.to_string())?;
     stream
         .set_write_timeout(Some(REQUEST_TIMEOUT))
         .map_err(|e| e.to_string())?;
@@ -131,7 +139,18 @@ fn ask(path: &Path, key: &str) -> std::result::Result<Option<i64>, String> {
     let mut line = serde_json::to_vec(&request).map_err(|e| e.to_string())?;
     line.push(b'\n');
     stream.write_all(&line).map_err(|e| e.to_string())?;
-    let answer: Answer = serde_json::from_slice(&read_line(&stream)?).map_err(|e| e.to_string())?;
+    stream
+        .set_read_timeout(Some(TAKEN_TIMEOUT))
+        .map_err(|e| e.to_string())?;
+    // One reader for both lines: the answer may arrive with the first.
+    let mut replies = BufReader::new(&stream);
+    if read_line(&mut replies).map_err(|e| format!("it did not take the question: {e}"))? != TAKEN {
+        return Err("it did not take the question".to_string());
+    }
+    stream
+        .set_read_timeout(Some(ANSWER_TIMEOUT))
+        .map_err(|e| e.to_string())?;
+    let answer: Answer = serde_json::from_slice(&read_line(&mut replies)?).map_err(|e| e.to_string())?;
     match (answer.version, answer.error) {
         (Some(version), None) => Ok(Some(version)),
         (_, Some(error)) => Err(format!("the watcher could not bring the record up to date: {error}")),
@@ -144,11 +163,30 @@ fn ask(_path: &Path, _key: &str) -> std::result::Result<Option<i64>, String> {
     Ok(None)
 }
 
+/// Connects to the socket at `path` without waiting: a listener whose queue is
+/// full (a stopped process no longer takes connections) fails at once with
+/// `WouldBlock` instead of blocking the connect for good.
+#[cfg(unix)]
+fn connect_now(path: &Path) -> std::io::Result<std::os::unix::net::UnixStream> {
+    use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
+    let socket = rustix::net::socket_with(
+        AddressFamily::UNIX,
+        SocketType::STREAM,
+        SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
+        None,
+    )?;
+    rustix::net::connect(&socket, &SocketAddrUnix::new(path)?)?;
+    let stream = std::os::unix::net::UnixStream::from(socket);
+    stream.set_nonblocking(false)?;
+    Ok(stream)
+}
+
 /// One line of at most [`MAX_LINE`] bytes, without its newline.
 #[cfg(unix)]
-fn read_line(stream: impl Read) -> std::result::Result<Vec<u8>, String> {
+fn read_line(reader: &mut impl BufRead) -> std::result::Result<Vec<u8>, String> {
     let mut line = Vec::new();
-    BufReader::new(stream.take(MAX_LINE))
+    reader
+        .take(MAX_LINE)
         .read_until(b'\n', &mut line)
         .map_err(|e| e.to_string())?;
     if line.pop() != Some(b'\n') {
@@ -207,7 +245,7 @@ pub fn stop_answering(home: &AamHome, key: &str) -> Result<bool> {
             Ok(meta) if meta.file_type().is_socket() => {
                 // Connected and let go at once: the listener reads an empty
                 // request and goes on; a dead one refuses the connection.
-                let listening = std::os::unix::net::UnixStream::connect(&path).is_ok();
+                let listening = connect_now(&path).is_ok();
                 std::fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))?;
                 Ok(listening)
             }
@@ -235,12 +273,12 @@ pub fn listen(
     current: impl Fn() -> Result<i64> + Send + 'static,
 ) -> Result<Option<Listening>> {
     use std::os::unix::fs::MetadataExt;
-    use std::os::unix::net::{UnixListener, UnixStream};
+    use std::os::unix::net::UnixListener;
     let path = socket_path(home, key);
     make_run_dir(&home.run_dir())?;
     let listener = match UnixListener::bind(&path) {
         Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
-            if UnixStream::connect(&path).is_ok() {
+            if connect_now(&path).is_ok() {
                 return Ok(None);
             }
             // A socket left by a process that died: take its place.
@@ -304,8 +342,13 @@ pub fn listen(
 fn answer(mut stream: std::os::unix::net::UnixStream, key: &str, current: &impl Fn() -> Result<i64>) {
     let _ = stream.set_read_timeout(Some(REQUEST_TIMEOUT));
     let _ = stream.set_write_timeout(Some(REQUEST_TIMEOUT));
-    let request =
-        read_line(&stream).and_then(|line| serde_json::from_slice::<Request>(&line).map_err(|e| e.to_string()));
+    let mut taken = TAKEN.to_vec();
+    taken.push(b'\n');
+    if stream.write_all(&taken).is_err() {
+        return;
+    }
+    let request = read_line(&mut BufReader::new(&stream))
+        .and_then(|line| serde_json::from_slice::<Request>(&line).map_err(|e| e.to_string()));
     let answer = match request {
         Ok(request) if request.project == key => match current() {
             Ok(version) => Answer {
@@ -411,7 +454,7 @@ mod tests {
             let _ = stream.shutdown(std::net::Shutdown::Write);
             let mut reply = Vec::new();
             let _ = stream.read_to_end(&mut reply);
-            assert!(reply.is_empty(), "{}", String::from_utf8_lossy(&reply));
+            assert_eq!(reply, [TAKEN, b"\n"].concat(), "{}", String::from_utf8_lossy(&reply));
         }
         assert_eq!(vouch(&home, "/p").version(), Some(9));
     }
@@ -482,16 +525,37 @@ mod tests {
                 b"{}\n",
             ] {
                 let (mut stream, _) = listener.accept().unwrap();
-                let _ = read_line(&stream);
-                let _ = stream.write_all(reply);
+                let _ = read_line(&mut BufReader::new(&stream));
+                let _ = stream.write_all(&[TAKEN, b"\n", reply].concat());
             }
             let (mut stream, _) = listener.accept().unwrap();
-            let _ = read_line(&stream);
+            let _ = read_line(&mut BufReader::new(&stream));
             let _ = stream.write_all(&vec![b' '; MAX_LINE as usize + 10]);
         });
         for _ in 0..5 {
             assert_eq!(vouch(&home, "/p").version(), None);
         }
         server.join().unwrap();
+    }
+
+    #[test]
+    fn a_process_that_takes_no_question_is_not_waited_for() {
+        let (_dir, home) = home();
+        let path = socket_path(&home, "/p");
+        make_run_dir(&home.run_dir()).unwrap();
+        // A stopped watcher: its socket listens, nothing accepts.
+        let _stopped = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let started = Instant::now();
+        assert_eq!(vouch(&home, "/p"), Vouch::NoAnswer);
+        assert!(started.elapsed() < ANSWER_TIMEOUT / 4, "{:?}", started.elapsed());
+        // Once its queue is full, a connect would wait for good: it fails at once.
+        let mut queued = 0;
+        while connect_now(&path).is_ok() {
+            queued += 1;
+            assert!(queued < 100_000, "the queue never filled");
+        }
+        let started = Instant::now();
+        assert_eq!(vouch(&home, "/p"), Vouch::NoAnswer);
+        assert!(started.elapsed() < TAKEN_TIMEOUT, "{:?}", started.elapsed());
     }
 }
