@@ -155,7 +155,18 @@ impl Context {
         // Opened (made, in a new home) before its identity is taken.
         drop(self.catalog()?);
         let catalog = self.home.catalog_identity();
+        let asked_about = key.clone();
         crate::project::ask::listen(&self.home, &key, move || {
+            // The socket answers for the folder the root named at the start; a
+            // link on the root's path changed since names another (whose
+            // record this process now keeps): its version is no answer.
+            if crate::project::key(&root) != asked_about {
+                return Err(Error::new(
+                    ErrorCode::Conflict,
+                    "the project's path now names another folder than the one this process answers for",
+                )
+                .with_hint("the command checks the project itself"));
+            }
             // A catalog file made again at the path is not the one this
             // process keeps open: its versions tell nothing about that one.
             if ctx.home.catalog_identity() != catalog {

@@ -272,27 +272,23 @@ fn concurrent_calls_agree_and_leave_the_catalog_consistent() {
     assert_eq!(projects, ["1"]);
 }
 
-/// `aam watch` answers the commands run in its project from its watches until a
-/// real `SIGTERM` stops it; a second watcher of the same project is refused
-/// while the first runs; commands check the files themselves once it is gone.
-#[test]
-fn a_watcher_answers_the_commands_run_in_its_project_until_stopped() {
-    use std::io::{BufRead, BufReader};
-    let env = TestEnv::new();
-    let repo = project(&env);
-    let dir = Path::new(repo.path()).to_path_buf();
-    /// Kills the watcher if the test fails before stopping it.
-    struct Reaped(std::process::Child);
-    impl Drop for Reaped {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
+/// Kills a watcher if the test fails before stopping it.
+struct Reaped(std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
+}
+
+/// Starts `aam watch --root <root>` and waits until it watches.
+fn start_watcher(env: &TestEnv, root: &Path) -> Reaped {
+    use std::io::{BufRead, BufReader};
     let mut watcher = Reaped(
         std::process::Command::new(env!("CARGO_BIN_EXE_aam"))
             .args(["watch", "--root"])
-            .arg(&dir)
+            .arg(root)
             .current_dir(env.root.path())
             .env("AAM_HOME", env.home())
             .env("HOME", env.user_home())
@@ -307,6 +303,18 @@ fn a_watcher_answers_the_commands_run_in_its_project_until_stopped() {
         .read_line(&mut started)
         .unwrap();
     assert!(started.starts_with("watching `"), "{started}");
+    watcher
+}
+
+/// `aam watch` answers the commands run in its project from its watches until a
+/// real `SIGTERM` stops it; a second watcher of the same project is refused
+/// while the first runs; commands check the files themselves once it is gone.
+#[test]
+fn a_watcher_answers_the_commands_run_in_its_project_until_stopped() {
+    let env = TestEnv::new();
+    let repo = project(&env);
+    let dir = Path::new(repo.path()).to_path_buf();
+    let mut watcher = start_watcher(&env, &dir);
     let asked = |project: &Path| {
         let run = env.aam_with(
             project,
@@ -345,6 +353,41 @@ fn a_watcher_answers_the_commands_run_in_its_project_until_stopped() {
     let (last, vouched) = asked(&dir);
     assert!(!vouched);
     assert_eq!(last, before);
+}
+
+/// A watcher started through a link answers for the folder the link named
+/// then: once the link names another project, it vouches for neither, so a
+/// command in the first project sees its changes.
+#[test]
+fn a_watcher_whose_root_link_was_retargeted_vouches_for_no_project() {
+    let env = TestEnv::new();
+    let first = Path::new(project(&env).path()).to_path_buf();
+    let second = Path::new(
+        env.repo("second")
+            .write("skills/other/SKILL.md", skill("other", "O"))
+            .path(),
+    )
+    .to_path_buf();
+    let link = env.path("current");
+    std::os::unix::fs::symlink(&first, &link).unwrap();
+    let _watcher = start_watcher(&env, &link);
+    let asked = || {
+        let run = env.aam_with(
+            &first,
+            &[("AAM_LOG", "aam=debug")],
+            &["--json", "source", "candidates", "--source", "local"],
+        );
+        (rows(&run.ok_json()), run.stderr.contains("vouches for its record"))
+    };
+    let (before, vouched) = asked();
+    assert!(vouched);
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(&second, &link).unwrap();
+    std::fs::create_dir_all(first.join("skills/added")).unwrap();
+    std::fs::write(first.join("skills/added/SKILL.md"), skill("added", "New")).unwrap();
+    let (after, vouched) = asked();
+    assert!(!vouched, "a watcher of another folder vouched");
+    assert_eq!(after.len(), before.len() + 1, "{after:?}");
 }
 
 /// Stops a watcher started in the background if a test fails before it stops by itself.
