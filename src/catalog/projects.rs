@@ -89,6 +89,7 @@ fn file_entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, Recorded)> {
             size: r.get::<_, i64>(1)? as u64,
             mtime_ns: r.get(2)?,
             inode: r.get::<_, i64>(3)? as u64,
+            ctime_ns: r.get(4)?,
         }),
     ))
 }
@@ -113,7 +114,9 @@ impl Catalog {
             .map_err(db_error)?;
         let mut files = self
             .conn
-            .prepare_cached("SELECT path, size, mtime_ns, inode FROM project_files WHERE project_id = ?1 ORDER BY path")
+            .prepare_cached(
+                "SELECT path, size, mtime_ns, inode, ctime_ns FROM project_files WHERE project_id = ?1 ORDER BY path",
+            )
             .map_err(db_error)?;
         let mut next_main = mains.iter().peekable();
         for row in files.query_map([id], file_entry).map_err(db_error)? {
@@ -161,7 +164,7 @@ impl Catalog {
         self.project_dirs(id, &mut entries)?;
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT path, size, mtime_ns, inode FROM project_files WHERE project_id = ?1")
+            .prepare_cached("SELECT path, size, mtime_ns, inode, ctime_ns FROM project_files WHERE project_id = ?1")
             .map_err(db_error)?;
         let rows = stmt.query_map([id], file_entry).map_err(db_error)?;
         for row in rows {
@@ -209,7 +212,9 @@ impl Catalog {
             .map_err(db_error)?;
         let mut file = self
             .conn
-            .prepare_cached("SELECT path, size, mtime_ns, inode FROM project_files WHERE project_id = ?1 AND path = ?2")
+            .prepare_cached(
+                "SELECT path, size, mtime_ns, inode, ctime_ns FROM project_files WHERE project_id = ?1 AND path = ?2",
+            )
             .map_err(db_error)?;
         let mut entries = Vec::new();
         let children = names.iter().map(|name| match dir {
@@ -277,7 +282,7 @@ impl Catalog {
         let mut files = self
             .conn
             .prepare_cached(
-                "SELECT path, size, mtime_ns, inode FROM project_files
+                "SELECT path, size, mtime_ns, inode, ctime_ns FROM project_files
                  WHERE project_id = ?1 AND path >= ?2 AND path < ?3",
             )
             .map_err(db_error)?;
@@ -319,7 +324,7 @@ impl Catalog {
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
-                "SELECT path, size, mtime_ns, inode FROM project_files WHERE project_id = ? AND path IN ({placeholders})"
+                "SELECT path, size, mtime_ns, inode, ctime_ns FROM project_files WHERE project_id = ? AND path IN ({placeholders})"
             ))
             .map_err(db_error)?;
         let params = std::iter::once(rusqlite::types::Value::from(id))
@@ -472,13 +477,20 @@ impl Catalog {
             }
             let mut stmt = tx
                 .prepare_cached(
-                    "INSERT OR REPLACE INTO project_files (project_id, path, size, mtime_ns, inode)
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                    "INSERT OR REPLACE INTO project_files (project_id, path, size, mtime_ns, inode, ctime_ns)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 )
                 .map_err(db_error)?;
             for (path, stat) in &changes.files_set {
-                stmt.execute(params![id, path, stat.size as i64, stat.mtime_ns, stat.inode as i64])
-                    .map_err(db_error)?;
+                stmt.execute(params![
+                    id,
+                    path,
+                    stat.size as i64,
+                    stat.mtime_ns,
+                    stat.inode as i64,
+                    stat.ctime_ns
+                ])
+                .map_err(db_error)?;
             }
             // Each artifact is updated in place, else inserted: what was inserted
             // and deleted keeps the project's artifact count in step.

@@ -1369,6 +1369,26 @@ mod tests {
         assert_eq!(added.files_set.len(), 2);
         assert_eq!(tree::refresh(dir.path(), &first, 100).unwrap(), None, "nothing moved");
 
+        // Rewritten in place with as many bytes and its mtime put back (`cp -p`,
+        // `touch -r`): the inode change time still tells.
+        let main = dir.path().join("skills/a/SKILL.md");
+        let mtime = std::fs::metadata(&main).unwrap().modified().unwrap();
+        std::fs::write(&main, "---\nname: z\n---\n").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&main)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        let rewritten = tree::refresh(dir.path(), &first, 100)
+            .unwrap()
+            .expect("the rewrite is seen");
+        let read = changes(dir.path(), Some(&first), &rewritten, &added.artifacts_set);
+        assert_eq!(read.artifacts_set[0].name, "z");
+        write("skills/a/SKILL.md", "---\nname: a\n---\n");
+        age(dir.path());
+        let first = tree::walk(dir.path(), 100, tree::Unreadable::Fail).unwrap();
+
         write("skills/b/SKILL.md", "---\nname: b2\n---\n");
         write("skills/c/SKILL.md", "---\nname: c\n---\n");
         let second = tree::refresh(dir.path(), &first, 100).unwrap().unwrap();

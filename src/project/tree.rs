@@ -1,5 +1,5 @@
 //! The project's working tree as stat data: every folder with its mtime and every
-//! file with size, mtime and inode, as the catalog records them (V10).
+//! file with size, mtime, inode and ctime, as the catalog records them (V10, V17).
 //!
 //! [`refresh`] brings a recorded tree up to date the way `git status` does with its
 //! index: it lstat()s what was recorded and lists again only the folders whose mtime
@@ -42,6 +42,23 @@ pub struct FileStat {
     pub mtime_ns: i64,
     /// Inode number (a replaced file gets a new one).
     pub inode: u64,
+    /// Inode change time in nanoseconds since the epoch (`-1` when unknown),
+    /// compared as it is: an edit that keeps the size and puts the mtime back
+    /// (`cp -p`, `touch -r`) still moves it, as git also checks.
+    pub ctime_ns: i64,
+}
+
+impl FileStat {
+    /// Stat data from its raw times (nanoseconds): an mtime too close to `now`
+    /// is untrusted (`-1`), so the file is read again next time.
+    fn new(size: u64, inode: u64, mtime_ns: i64, ctime_ns: i64, now: i64) -> Self {
+        Self {
+            size,
+            mtime_ns: trusted(mtime_ns, now),
+            inode,
+            ctime_ns,
+        }
+    }
 }
 
 /// Folders (with their mtime, `-1` when too recent to trust) and files, by path
@@ -429,10 +446,14 @@ impl At {
     /// Like [`file_stat`], for `relative` under the root.
     fn file_stat(&self, relative: &str, now: i64) -> Option<FileStat> {
         let stat = self.stat(relative)?;
-        (rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::RegularFile).then(|| FileStat {
-            size: stat.st_size as u64,
-            mtime_ns: trusted(stat.st_mtime * 1_000_000_000 + stat.st_mtime_nsec as i64, now),
-            inode: stat.st_ino,
+        (rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::RegularFile).then(|| {
+            FileStat::new(
+                stat.st_size as u64,
+                stat.st_ino,
+                stat.st_mtime * 1_000_000_000 + stat.st_mtime_nsec as i64,
+                stat.st_ctime * 1_000_000_000 + stat.st_ctime_nsec as i64,
+                now,
+            )
         })
     }
 
@@ -883,10 +904,14 @@ fn dir_mtime(path: &Path, now: i64) -> Option<i64> {
 fn file_stat(path: &Path, now: i64) -> Option<FileStat> {
     use std::os::unix::fs::MetadataExt;
     let meta = std::fs::symlink_metadata(path).ok()?;
-    meta.is_file().then(|| FileStat {
-        size: meta.len(),
-        mtime_ns: mtime_ns(&meta, now),
-        inode: meta.ino(),
+    meta.is_file().then(|| {
+        FileStat::new(
+            meta.len(),
+            meta.ino(),
+            meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
+            meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
+            now,
+        )
     })
 }
 
