@@ -99,8 +99,12 @@ impl Identities {
 
     /// What was replaced since: the catalog file (the watcher's versions tell
     /// nothing about the new one) or aam's executable (an upgrade: the next
-    /// command starts a watcher of the new version).
+    /// command starts a watcher of the new version); or the project folder is
+    /// gone (deleted, with nothing made at its path).
     fn moved(&self, ctx: &Context) -> Option<&'static str> {
+        if !ctx.cwd.is_dir() {
+            return Some("its project folder is gone");
+        }
         let catalog = ctx.home.catalog_path();
         if self.catalog.is_some_and(|was| replaced(&catalog, was)) {
             return Some("its catalog file was replaced");

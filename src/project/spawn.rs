@@ -18,7 +18,9 @@
 //! output, no other descriptor of the command kept open, `/` as its working
 //! folder, its log in `run/`. It stops by itself after [`IDLE_TIMEOUT`] with
 //! no command asking, or within a second of its socket being removed, its
-//! catalog file replaced or aam's executable replaced.
+//! catalog file replaced, aam's executable replaced or its project folder
+//! deleted. Markers and logs of watchers of any project left untouched for
+//! [`KEEP_RUN_FILES`] are deleted when the next watcher starts.
 
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -44,6 +46,10 @@ pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 /// The shortest time between two starts of a watcher for one project.
 pub const RETRY_AFTER: Duration = Duration::from_secs(10 * 60);
+
+/// How long a watcher's marker and log stay in `run/` untouched (a project
+/// deleted, or no longer large, starts no watcher to touch them again).
+const KEEP_RUN_FILES: Duration = Duration::from_secs(7 * 24 * 60 * 60);
 
 /// From how many checked folders and files a command starts a watcher: the
 /// environment's value, else the `setting`, else [`DEFAULT_AUTO_WATCH`];
@@ -76,6 +82,7 @@ pub enum Started {
 /// background, unless one was started for it within [`RETRY_AFTER`].
 pub fn start(home: &AamHome, exe: &Path, root: &Path, key: &str) -> Result<Started> {
     ask::make_run_dir(&home.run_dir())?;
+    sweep_run_files(&home.run_dir(), KEEP_RUN_FILES);
     let marker_path = ask::run_file(home, key, "started");
     let Some(marker) = claim(&marker_path)? else {
         return Ok(Started::Recently);
@@ -107,6 +114,30 @@ pub fn start(home: &AamHome, exe: &Path, root: &Path, key: &str) -> Result<Start
         .map_err(|e| Error::io("write", &marker_path, e))?;
     tracing::debug!("started a watcher (process {pid}) for the project `{key}`");
     Ok(Started::Watcher(pid))
+}
+
+/// Deletes the markers and logs (`project-*.started`, `project-*.log`, plain
+/// files) in `dir` whose mtime is older than `keep`; best effort. A marker a
+/// command claims or a log a watcher writes is touched, so neither is taken.
+fn sweep_run_files(dir: &Path, keep: Duration) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let ours = name.starts_with("project-") && (name.ends_with(".started") || name.ends_with(".log"));
+        let old = entry
+            .metadata()
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .and_then(|meta| meta.modified().ok())
+            .and_then(|modified| modified.elapsed().ok())
+            .is_some_and(|age| age > keep);
+        if ours && old {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// The marker at `path`, claimed for this command (it then says `starting`),
@@ -220,6 +251,36 @@ mod tests {
             .unwrap()
             .set_modified(old)
             .unwrap();
+    }
+
+    #[test]
+    fn markers_and_logs_untouched_for_long_are_swept() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+        for name in [
+            "project-a.log",
+            "project-a.started",
+            "project-b.log",
+            "project-c.sock",
+            "other.log",
+        ] {
+            std::fs::write(dir.path().join(name), "").unwrap();
+        }
+        for name in ["project-a.log", "project-a.started", "project-c.sock", "other.log"] {
+            std::fs::File::options()
+                .write(true)
+                .open(dir.path().join(name))
+                .unwrap()
+                .set_modified(old)
+                .unwrap();
+        }
+        sweep_run_files(dir.path(), Duration::from_secs(60));
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["other.log", "project-b.log", "project-c.sock"]);
     }
 
     #[test]

@@ -390,6 +390,25 @@ fn a_watcher_whose_root_link_was_retargeted_vouches_for_no_project() {
     assert_eq!(after.len(), before.len() + 1, "{after:?}");
 }
 
+/// A watcher whose project folder is deleted stops by itself.
+#[test]
+fn a_watcher_stops_when_its_project_folder_is_deleted() {
+    let env = TestEnv::new();
+    let dir = Path::new(project(&env).path()).to_path_buf();
+    let mut watcher = start_watcher(&env, &dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while watcher.0.try_wait().unwrap().is_none() {
+        assert!(std::time::Instant::now() < deadline, "the watcher still runs");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(
+        std::fs::read_dir(env.home().join("run")).unwrap().count(),
+        0,
+        "its socket is gone"
+    );
+}
+
 /// Stops a watcher started in the background if a test fails before it stops by itself.
 struct Stopped(u32);
 
