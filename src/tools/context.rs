@@ -85,7 +85,11 @@ impl Context {
             return watches.current(catalog, root, large);
         }
         let key = crate::project::key(root);
-        let vouch = crate::project::ask::vouch(&self.home, &key);
+        // `AAM_PROJECT_WATCH=0` turns watching off, asking a watcher included.
+        let vouch = match crate::project::watch::supported() {
+            true => crate::project::ask::vouch(&self.home, &key),
+            false => crate::project::ask::Vouch::NoProcess,
+        };
         if let Some(vouched) = vouch.version()
             && let Some((id, version)) = catalog.project_head(&key)?
             && version == vouched

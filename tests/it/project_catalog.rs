@@ -325,6 +325,16 @@ fn a_watcher_answers_the_commands_run_in_its_project_until_stopped() {
     };
     let (before, vouched) = asked(&dir);
     assert!(vouched);
+    let unwatched = env.aam_with(
+        &dir,
+        &[("AAM_LOG", "aam=debug"), ("AAM_PROJECT_WATCH", "0")],
+        &["--json", "source", "candidates", "--source", "local"],
+    );
+    assert_eq!(rows(&unwatched.ok_json()), before);
+    assert!(
+        !unwatched.stderr.contains("vouches for its record"),
+        "watching off asks no watcher"
+    );
     std::fs::create_dir_all(dir.join("skills/added")).unwrap();
     std::fs::write(dir.join("skills/added/SKILL.md"), skill("added", "New")).unwrap();
     let (after, vouched) = asked(&dir);
