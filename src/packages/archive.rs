@@ -96,6 +96,9 @@ fn read_entries(archive: &[u8]) -> Result<Vec<Entry>> {
         // Folder entries end with `/`; their parts follow the same rules.
         check_entry_path(path.trim_end_matches('/'))?;
         match entry.header().entry_type() {
+            tar::EntryType::Regular | tar::EntryType::Continuous if path.ends_with('/') => {
+                return Err(entry_error(&path, "is a file named like a folder"));
+            }
             tar::EntryType::Regular | tar::EntryType::Continuous => {}
             tar::EntryType::Directory => continue,
             tar::EntryType::Symlink | tar::EntryType::Link => {
@@ -134,6 +137,20 @@ fn read_entries(archive: &[u8]) -> Result<Vec<Entry>> {
     }
     if !entries.iter().any(|e| e.path == MANIFEST_FILE) {
         return Err(archive_error(format!("the archive has no `{MANIFEST_FILE}`")));
+    }
+    // A file cannot also be a folder holding another entry.
+    let files: std::collections::HashSet<&str> = entries.iter().map(|e| e.path.as_str()).collect();
+    for entry in &entries {
+        let mut folder = entry.path.as_str();
+        while let Some((parent, _)) = folder.rsplit_once('/') {
+            if files.contains(parent) {
+                return Err(entry_error(
+                    &entry.path,
+                    &format!("lies inside `{parent}`, which is a file"),
+                ));
+            }
+            folder = parent;
+        }
     }
     Ok(entries)
 }
@@ -316,6 +333,30 @@ mod tests {
         let err = files(&long_named(5000)).unwrap_err();
         assert!(err.message().contains("4096 bytes"), "{}", err.message());
         assert!(err.message().len() < 400, "{}", err.message());
+    }
+
+    #[test]
+    fn a_file_that_is_also_a_folder_is_refused() {
+        let archive = |paths: &[&str]| {
+            let gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            let mut tar = tar::Builder::new(gzip);
+            for path in std::iter::once(&MANIFEST_FILE).chain(paths) {
+                let mut header = tar::Header::new_gnu();
+                header.set_size(2);
+                header.set_mode(0o644);
+                {
+                    let raw = header.as_old_mut();
+                    raw.name[..path.len()].copy_from_slice(path.as_bytes());
+                }
+                header.set_cksum();
+                tar.append(&header, &b"{}"[..]).unwrap();
+            }
+            tar.into_inner().unwrap().finish().unwrap()
+        };
+        for paths in [&["skills/kit/a", "skills/kit/a/b"][..], &["skills/kit/SKILL.md/"]] {
+            let err = files(&archive(paths)).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::ArchiveInvalid, "{paths:?}: {}", err.message());
+        }
     }
 
     #[test]
