@@ -132,6 +132,15 @@ pub enum Inside {
     Outside,
 }
 
+/// Where the open `folder` really is: the kernel's path of the descriptor
+/// (`/proc/self/fd`), `None` where the kernel does not tell (no `/proc`, or
+/// a folder deleted since it was opened).
+pub fn where_open(folder: &rustix::fd::OwnedFd) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    let path = std::fs::read_link(format!("/proc/self/fd/{}", folder.as_raw_fd())).ok()?;
+    (path.is_absolute() && !path.to_string_lossy().ends_with(" (deleted)")).then_some(path)
+}
+
 /// The most folders [`open_inside`] climbs from a file's folder to the root.
 const MAX_CLIMB: usize = 4096;
 

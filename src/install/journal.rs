@@ -34,9 +34,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-use super::Roots;
+use rustix::fs::AtFlags;
+
 use super::keys::{self, LOCK_KEY};
 use super::plan::{Bytes, Member};
+use super::{Anchor, Roots};
 use crate::cancel::Cancel;
 use crate::error::{Error, ErrorCode, Result};
 use crate::packages::lock::Origin;
@@ -268,6 +270,12 @@ fn tick() {
     if limit == Some(n) {
         std::process::abort();
     }
+    #[cfg(test)]
+    tests::AT_TICK.with(|hook| {
+        if let Some(hook) = hook.borrow_mut().as_mut() {
+            hook();
+        }
+    });
 }
 
 // ---------------------------------------------------------------- applying
@@ -369,13 +377,9 @@ fn new_id() -> Result<String> {
     Ok(faster_hex::hex_string(&bytes))
 }
 
-/// `.<file>.aam-<id>.<n>.<suffix>` next to `path`.
-fn sibling(path: &Path, id: &str, n: usize, suffix: &str) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    path.with_file_name(format!(".{name}.aam-{id}.{n}.{suffix}"))
+/// The name of the file `name`'s sibling `.<name>.aam-<id>.<n>.<suffix>`.
+fn sibling_name(name: &std::ffi::OsStr, id: &str, n: usize, suffix: &str) -> String {
+    format!(".{}.aam-{id}.{n}.{suffix}", name.to_string_lossy())
 }
 
 fn make_changes(
@@ -398,39 +402,54 @@ fn make_changes(
         }
         tick();
     }
-    for (n, (op, path)) in journal.ops.iter().zip(paths).enumerate() {
+    // Every file is staged, replaced and renamed by name in its folder as
+    // opened and checked once the folders exist: a folder swapped for a link
+    // meanwhile is not written through.
+    let anchors = journal
+        .ops
+        .iter()
+        .map(|op| roots.anchor(&op.key))
+        .collect::<Result<Vec<_>>>()?;
+    for (n, ((op, path), anchor)) in journal.ops.iter().zip(paths).zip(&anchors).enumerate() {
         if let Some(bytes) = &contents[n] {
-            let staged = sibling(path, &journal.id, n, "new");
-            stage(&staged, bytes, op.executable)?;
+            let staged = sibling_name(&anchor.name, &journal.id, n, "new");
+            stage(anchor, &staged, path, bytes, op.executable)?;
             tick();
         }
     }
-    for (n, (op, path)) in journal.ops.iter().zip(paths).enumerate() {
+    let rename = |anchor: &Anchor, from: &std::ffi::OsStr, to: &std::ffi::OsStr| {
+        rustix::fs::renameat(&anchor.folder, from, &anchor.folder, to).map_err(std::io::Error::from)
+    };
+    for (n, ((op, path), anchor)) in journal.ops.iter().zip(paths).zip(&anchors).enumerate() {
         cancel.check()?;
         if op.existed {
-            let old = sibling(path, &journal.id, n, "old");
-            std::fs::rename(path, &old).map_err(|e| Error::io("replace", path, e))?;
+            let old = sibling_name(&anchor.name, &journal.id, n, "old");
+            rename(anchor, &anchor.name, old.as_ref()).map_err(|e| Error::io("replace", path, e))?;
             tick();
         }
         if op.write.is_some() {
-            let staged = sibling(path, &journal.id, n, "new");
-            std::fs::rename(&staged, path).map_err(|e| Error::io("write", path, e))?;
+            let staged = sibling_name(&anchor.name, &journal.id, n, "new");
+            rename(anchor, staged.as_ref(), &anchor.name).map_err(|e| Error::io("write", path, e))?;
             tick();
         }
     }
     Ok(())
 }
 
-fn stage(path: &Path, bytes: &[u8], executable: bool) -> Result<()> {
+/// Writes `bytes` to a new file `name` in the anchored folder (never through
+/// a link, never over a file); `path` names it in errors.
+fn stage(anchor: &Anchor, name: &str, path: &Path, bytes: &[u8], executable: bool) -> Result<()> {
+    use rustix::fs::{Mode, OFlags};
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
     let mode = if executable { 0o755 } else { 0o644 };
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .open(path)
-        .map_err(|e| Error::io("write", path, e))?;
+    let created = rustix::fs::openat(
+        &anchor.folder,
+        name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(mode),
+    )
+    .map_err(|e| Error::io("write", path, e.into()))?;
+    let mut file = File::from(created);
     file.write_all(bytes).map_err(|e| Error::io("write", path, e))?;
     // The umask may have narrowed the mode.
     use std::os::unix::fs::PermissionsExt;
@@ -489,40 +508,35 @@ fn remove_journal(root: &Path) {
     let _ = std::fs::remove_file(journal_path(root));
 }
 
-/// The absolute path of a journal key, `None` when it fails the key checks.
-fn op_path(roots: &Roots, key: &str) -> Option<PathBuf> {
-    roots.file_path(key).ok()
-}
-
 /// Puts the old state back (best effort, every step idempotent).
 fn rollback(roots: &Roots, journal: &Journal) {
     for (n, op) in journal.ops.iter().enumerate().rev() {
-        let Some(path) = op_path(roots, &op.key) else { continue };
-        let _ = std::fs::remove_file(sibling(&path, &journal.id, n, "new"));
-        let old = sibling(&path, &journal.id, n, "old");
+        // By name in the folder as opened and checked, like the changes.
+        let Ok(anchor) = roots.anchor(&op.key) else { continue };
+        let name = anchor.name.as_os_str();
+        let new = sibling_name(name, &journal.id, n, "new");
+        let old = sibling_name(name, &journal.id, n, "old");
+        let _ = rustix::fs::unlinkat(&anchor.folder, new.as_str(), AtFlags::empty());
+        let present =
+            |name: &std::ffi::OsStr| rustix::fs::statat(&anchor.folder, name, AtFlags::SYMLINK_NOFOLLOW).is_ok();
         // What is there now is what this command wrote (or nothing): anything
         // else was changed by someone after the crash and is kept.
-        let ours_now = match std::fs::symlink_metadata(&path) {
-            Err(_) => true,
-            Ok(meta) => {
-                meta.is_file()
-                    && op
-                        .write
-                        .as_ref()
-                        .is_some_and(|written| super::state::hash_file(&path).is_ok_and(|h| h == *written))
-            }
-        };
+        let ours_now = !present(name)
+            || op
+                .write
+                .as_ref()
+                .is_some_and(|written| hash_at(&anchor.folder, name).is_some_and(|h| h == *written));
         if op.existed {
-            if std::fs::symlink_metadata(&old).is_err() {
+            if !present(old.as_ref()) {
                 continue;
             }
             if ours_now {
-                let _ = std::fs::rename(&old, &path);
+                let _ = rustix::fs::renameat(&anchor.folder, old.as_str(), &anchor.folder, name);
             } else {
-                set_aside(roots, journal, &op.key, &old);
+                set_aside(roots, journal, &op.key, &anchor, &old);
             }
-        } else if op.write.is_some() && ours_now && path.exists() {
-            let _ = std::fs::remove_file(&path);
+        } else if op.write.is_some() && ours_now && present(name) {
+            let _ = rustix::fs::unlinkat(&anchor.folder, name, AtFlags::empty());
         }
     }
     for dir in journal.created_dirs.iter().rev() {
@@ -532,21 +546,46 @@ fn rollback(roots: &Roots, journal: &Journal) {
     }
 }
 
-/// Keeps the file an interrupted command had moved aside when the place it
-/// would go back to was changed since: it goes to
-/// `$AAM_HOME/backups/journal-<id>/<key>`, never over the newer file.
-fn set_aside(roots: &Roots, journal: &Journal, key: &str, old: &Path) {
+/// blake3 of the plain file `name` in `folder` (never through a link, never
+/// blocking on a FIFO); `None` when it is not one or cannot be read.
+fn hash_at(folder: &rustix::fd::OwnedFd, name: &std::ffi::OsStr) -> Option<String> {
+    use rustix::fs::{FileType, Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let opened = rustix::fs::openat(folder, name, flags, Mode::empty()).ok()?;
+    if FileType::from_raw_mode(rustix::fs::fstat(&opened).ok()?.st_mode) != FileType::RegularFile {
+        return None;
+    }
+    let mut hasher = blake3::Hasher::new();
+    hasher.update_reader(File::from(opened)).ok()?;
+    Some(hasher.finalize().to_hex().to_string())
+}
+
+/// Keeps the file an interrupted command had moved aside (`old`, in the
+/// anchored folder) when the place it would go back to was changed since: it
+/// goes to `$AAM_HOME/backups/journal-<id>/<key>`, never over the newer file.
+fn set_aside(roots: &Roots, journal: &Journal, key: &str, anchor: &Anchor, old: &str) {
     let Some(home) = roots.aam_home() else { return };
     let target = home
         .join("backups")
         .join(format!("journal-{}", journal.id))
         .join(key.replace("~/", "home/").replace('#', "--"));
+    let moved = || rustix::fs::renameat(&anchor.folder, old, rustix::fs::CWD, &target).is_ok();
+    let copied = || {
+        use rustix::fs::{Mode, OFlags};
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let Ok(from) = rustix::fs::openat(&anchor.folder, old, flags, Mode::empty()) else {
+            return false;
+        };
+        std::fs::File::create(&target)
+            .and_then(|mut to| std::io::copy(&mut File::from(from), &mut to))
+            .is_ok()
+    };
     if let Some(parent) = target.parent()
         && std::fs::create_dir_all(parent).is_ok()
-        && std::fs::rename(old, &target).is_err()
-        && std::fs::copy(old, &target).is_ok()
+        && !moved()
+        && copied()
     {
-        let _ = std::fs::remove_file(old);
+        let _ = rustix::fs::unlinkat(&anchor.folder, old, AtFlags::empty());
     }
     tracing::warn!(
         "`{key}` changed after an interrupted aam command; kept it, and saved the version from before the command to {}",
@@ -564,9 +603,12 @@ fn created_dir_is_ours(journal: &Journal, dir: &str) -> bool {
 /// removals emptied (inside the folders aam installs into), deletes the journal.
 fn finish(roots: &Roots, journal: &Journal) {
     for (n, op) in journal.ops.iter().enumerate() {
-        let Some(path) = op_path(roots, &op.key) else { continue };
-        let _ = std::fs::remove_file(sibling(&path, &journal.id, n, "new"));
-        let _ = std::fs::remove_file(sibling(&path, &journal.id, n, "old"));
+        if let Ok(anchor) = roots.anchor(&op.key) {
+            for suffix in ["new", "old"] {
+                let sibling = sibling_name(&anchor.name, &journal.id, n, suffix);
+                let _ = rustix::fs::unlinkat(&anchor.folder, sibling.as_str(), AtFlags::empty());
+            }
+        }
         tick();
         if op.write.is_none() {
             prune_empty(roots, &op.key);
@@ -772,6 +814,57 @@ mod tests {
         let err = apply(&roots, changes(), Vec::new(), Vec::new(), &cancel, |_| Ok(())).unwrap_err();
         assert_eq!(err.code(), ErrorCode::Cancelled);
         assert_eq!(snapshot(&roots.root)[..], before[..]);
+    }
+
+    thread_local! {
+        /// Runs after each file operation of this thread (see [`tick`]).
+        pub(super) static AT_TICK: std::cell::RefCell<Option<Box<dyn FnMut()>>> = const { std::cell::RefCell::new(None) };
+    }
+
+    #[test]
+    fn a_folder_swapped_for_a_link_midway_is_never_written_or_removed_through() {
+        // At every file operation in turn, another process swaps the skill
+        // folder for a link to a folder outside holding files of the same names.
+        let names: Vec<String> = (0..4).map(|i| format!("f{i}.md")).collect();
+        for writing in [true, false] {
+            for swap_at in 1..=20 {
+                let (dir, roots) = project();
+                let outside = dir.path().join("outside");
+                std::fs::create_dir_all(&outside).unwrap();
+                let skill = roots.root.join(".claude/skills/kit");
+                std::fs::create_dir_all(&skill).unwrap();
+                for name in &names {
+                    std::fs::write(outside.join(name), "victim").unwrap();
+                    std::fs::write(skill.join(name), "installed").unwrap();
+                }
+                let victims = snapshot(&outside);
+                let (parked, target) = (roots.root.join(".claude/parked"), outside.clone());
+                let mut ops = 0;
+                AT_TICK.with(|hook| {
+                    *hook.borrow_mut() = Some(Box::new(move || {
+                        ops += 1;
+                        if ops == swap_at {
+                            std::fs::rename(&skill, &parked).unwrap();
+                            std::os::unix::fs::symlink(&target, &skill).unwrap();
+                        }
+                    }))
+                });
+                let changes = names
+                    .iter()
+                    .map(|name| FileChange {
+                        key: format!(".claude/skills/kit/{name}"),
+                        content: writing.then(|| (Bytes::from(&b"written"[..]), false)),
+                    })
+                    .collect();
+                let _ = apply(&roots, changes, Vec::new(), Vec::new(), &Cancel::new(), |_| Ok(()));
+                AT_TICK.with(|hook| hook.borrow_mut().take());
+                assert_eq!(
+                    snapshot(&outside),
+                    victims,
+                    "writing {writing}, swapped at operation {swap_at}"
+                );
+            }
+        }
     }
 
     #[test]

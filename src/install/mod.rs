@@ -150,13 +150,43 @@ impl Roots {
     pub fn resolve(&self, location: &crate::deploy::Location, shown: &str) -> Result<PathBuf> {
         let (path, real, real_base) = self.inside_root(location, shown)?;
         if !self.lands_where_it_installs(location, &real, &real_base) {
-            return Err(Error::new(
-                ErrorCode::UnsafePath,
-                format!("`{shown}` leads through a link to `{}`, which is not a folder aam installs into", real.display()),
-            )
-            .with_hint("like git, aam never writes or removes beyond a link to elsewhere in the project; remove the link if a repository shipped it, or, if you made it, point it at another agent folder (`.agents/skills`) or put the folder itself in its place"));
+            return Err(lands_elsewhere(shown, &real));
         }
         Ok(path)
+    }
+
+    /// The folder a whole-file `key` lands in, opened, with the file's name in
+    /// it: the journal stages, renames and removes there by name. The checks
+    /// of [`Roots::resolve`] are made again on where the open folder really is
+    /// (the kernel's path of the descriptor), so a folder on the way swapped
+    /// for a link after the first checks is not written through.
+    pub fn anchor(&self, key: &str) -> Result<Anchor> {
+        let location = keys::check_file(key, self.global).map_err(|why| unsafe_path(key, &why))?;
+        let path = self.resolve(&location, key)?;
+        let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
+            return Err(unsafe_path(key, "it names no file"));
+        };
+        let opened = rustix::fs::openat(
+            rustix::fs::CWD,
+            folder,
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .map_err(|e| Error::io("open", folder, e.into()))?;
+        let (_, _, real_base) = self.inside_root(&location, key)?;
+        let real = crate::paths::where_open(&opened)
+            .or_else(|| crate::paths::resolve_links(folder))
+            .ok_or_else(|| leads_out(key, &real_base))?;
+        if !real.starts_with(&real_base) {
+            return Err(leads_out(key, &real_base));
+        }
+        if !self.lands_where_it_installs(&location, &real, &real_base) {
+            return Err(lands_elsewhere(key, &real));
+        }
+        Ok(Anchor {
+            folder: opened,
+            name: name.to_os_string(),
+        })
     }
 
     /// `location` made absolute, to read (`verify`, `diff`, `inventory`):
@@ -332,6 +362,25 @@ fn relative_key(path: &Path) -> Option<String> {
 }
 
 /// The error for a path that fails the key check.
+/// A folder opened for the journal's writes, and the name of one file in it
+/// (see [`Roots::anchor`]).
+#[derive(Debug)]
+pub struct Anchor {
+    /// The folder, open.
+    pub folder: rustix::fd::OwnedFd,
+    /// The file's name in it.
+    pub name: std::ffi::OsString,
+}
+
+/// A path whose folder is reached through a link to a folder aam does not install into.
+fn lands_elsewhere(shown: &str, real: &Path) -> Error {
+    Error::new(
+        ErrorCode::UnsafePath,
+        format!("`{shown}` leads through a link to `{}`, which is not a folder aam installs into", real.display()),
+    )
+    .with_hint("like git, aam never writes or removes beyond a link to elsewhere in the project; remove the link if a repository shipped it, or, if you made it, point it at another agent folder (`.agents/skills`) or put the folder itself in its place")
+}
+
 /// A path that leads out of `base` (the project or the home folder) through a link.
 fn leads_out(shown: &str, base: &Path) -> Error {
     Error::new(
