@@ -211,7 +211,7 @@ fn bump_generation(tx: &Transaction<'_>) -> Result<u64> {
 /// Every process opening the catalog compares it with the catalog's version, and
 /// building refinery's runner to read it compiles a regex (half a millisecond of
 /// a 10 ms lookup).
-const LATEST_MIGRATION: i64 = 17;
+const LATEST_MIGRATION: i64 = 18;
 
 fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
     let latest = LATEST_MIGRATION;
@@ -559,7 +559,7 @@ mod tests {
                  ALTER TABLE projects DROP COLUMN artifact_count;
                  DROP TABLE artifact_version_files; DROP TABLE artifact_versions;
                  DROP INDEX project_artifacts_main_file; ALTER TABLE project_files DROP COLUMN ctime_ns;
-                 DELETE FROM refinery_schema_history WHERE version >= 11",
+                 DROP TABLE written_files; DELETE FROM refinery_schema_history WHERE version >= 11",
             )
             .unwrap();
         assert_eq!(analyzed(&catalog), 0);
@@ -596,7 +596,7 @@ mod tests {
             .conn
             .execute_batch(
                 "ALTER TABLE projects DROP COLUMN artifact_count; ALTER TABLE project_files DROP COLUMN ctime_ns;
-                 DELETE FROM refinery_schema_history WHERE version >= 15",
+                 DROP TABLE written_files; DELETE FROM refinery_schema_history WHERE version >= 15",
             )
             .unwrap();
         drop(catalog);

@@ -80,25 +80,27 @@ impl Catalog {
         let mut insert = tx
             .prepare_cached("INSERT INTO install_files (project_root, package, path, blake3) VALUES (?1, ?2, ?3, ?4)")
             .map_err(db_error)?;
+        let mut written = tx
+            .prepare_cached("INSERT OR IGNORE INTO written_files (path, blake3) VALUES (?1, ?2)")
+            .map_err(db_error)?;
         for (path, digest) in install.files {
             insert
                 .execute(params![install.project_root, install.package.name, path, digest])
                 .map_err(db_error)?;
+            written.execute(params![path, digest]).map_err(db_error)?;
         }
-        drop(insert);
+        drop((insert, written));
         tx.commit().map_err(db_error)
     }
 
-    /// (package, lock key, blake3) of every file the installs recorded in
-    /// `project_root` wrote.
-    pub fn files_written_in(&self, project_root: &str) -> Result<Vec<(String, String, String)>> {
+    /// The digests of every file an install on this machine wrote at the lock
+    /// key `path`, in any project, then or since gone.
+    pub fn digests_written_at(&self, path: &str) -> Result<Vec<String>> {
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT package, path, blake3 FROM install_files WHERE project_root = ?1")
+            .prepare_cached("SELECT blake3 FROM written_files WHERE path = ?1")
             .map_err(db_error)?;
-        let rows = stmt
-            .query_map([project_root], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .map_err(db_error)?;
+        let rows = stmt.query_map([path], |r| r.get(0)).map_err(db_error)?;
         rows.collect::<rusqlite::Result<_>>().map_err(db_error)
     }
 

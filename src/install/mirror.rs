@@ -2,14 +2,14 @@
 //! records there (written to the journal first, see [`super::journal`]), and
 //! applying those records to the catalog once the files landed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::Roots;
 use super::journal::{InstallMirror, MirrorOp, MirrorOrigin};
 use super::plan::Prepared;
 use crate::catalog::{Catalog, InstallRecord, NewPackage, PackageMember};
 use crate::error::Result;
-use crate::packages::lock::LockedPackage;
+use crate::packages::lock::{LockFile, LockedPackage};
 
 /// What the catalog records of `prepared`, installed under `roots` as `entry`.
 pub fn record_of(roots: &Roots, entry: &LockedPackage, prepared: &Prepared) -> MirrorOp {
@@ -32,33 +32,33 @@ pub fn record_of(roots: &Roots, entry: &LockedPackage, prepared: &Prepared) -> M
     }))
 }
 
-/// What aam wrote in one project (or the home folder), by package: each file's
-/// key and the digest of the bytes written there, as the catalog's mirror of
-/// the installs recorded it once the files landed. A lock entry only claims;
-/// this is what shows a file is aam's to remove. A digest alone is no proof:
-/// any package can bring the same bytes into the object store as a user's own
-/// file, and a forged entry can claim another package's files.
+/// What aam wrote on this machine at the keys of a lock file: each key's
+/// digests, as the catalog records every install's files once they landed,
+/// in any project, kept after the install goes (`written_files`). A lock
+/// entry only claims; this shows a file is aam's to remove: aam wrote those
+/// bytes at that path (in this project, a clone of it, or before a branch
+/// switch brought an older lock back). Bytes alone are no proof: any package
+/// can bring a copy of a user's file into the object store.
 #[derive(Debug, Default)]
 pub struct WrittenHere {
-    by_package: HashMap<String, HashMap<String, String>>,
+    digests: HashMap<String, HashSet<String>>,
 }
 
 impl WrittenHere {
-    /// What the catalog records aam wrote under `roots`.
-    pub fn of(catalog: &Catalog, roots: &Roots) -> Result<Self> {
-        let mut written = Self::default();
-        for (package, key, digest) in catalog.files_written_in(&roots.root_text())? {
-            written.by_package.entry(package).or_default().insert(key, digest);
+    /// What the catalog records aam wrote at each file key of `lock`.
+    pub fn of(catalog: &Catalog, lock: &LockFile) -> Result<Self> {
+        let mut digests = HashMap::new();
+        for key in lock.packages.values().flat_map(|entry| entry.file_checksums.keys()) {
+            if !digests.contains_key(key) {
+                digests.insert(key.clone(), catalog.digests_written_at(key)?.into_iter().collect());
+            }
         }
-        Ok(written)
+        Ok(Self { digests })
     }
 
-    /// Whether an install of `package` here wrote the bytes of `digest` at `key`.
-    pub fn wrote(&self, package: &str, key: &str, digest: &str) -> bool {
-        self.by_package
-            .get(package)
-            .and_then(|files| files.get(key))
-            .is_some_and(|written| written == digest)
+    /// Whether aam wrote the bytes of `digest` at `key` on this machine.
+    pub fn wrote(&self, key: &str, digest: &str) -> bool {
+        self.digests.get(key).is_some_and(|written| written.contains(digest))
     }
 }
 

@@ -84,9 +84,9 @@ pub struct Plan<'r> {
     creating: std::collections::BTreeSet<String>,
     /// Folders to remove after the change when they are empty.
     prune: Vec<String>,
-    /// What aam wrote in this project (see [`WrittenHere`]): a file a lock
-    /// names but aam never wrote there for that package is never removed
-    /// (the lock may have come from elsewhere, or been forged).
+    /// What aam wrote at the lock's keys (see [`WrittenHere`]): a file a lock
+    /// names but aam never wrote there is never removed (the lock may have
+    /// come from elsewhere, or been forged).
     written_here: WrittenHere,
     force: bool,
     /// Adopting a copy the user made: deployed files already on disk are
@@ -121,9 +121,9 @@ impl<'r> Plan<'r> {
         self
     }
 
-    /// Whether an install of `package` here wrote `digest`'s bytes at `key`.
-    pub fn written_here(&self, package: &str, key: &str, digest: &str) -> bool {
-        self.written_here.wrote(package, key, digest)
+    /// Whether aam wrote `digest`'s bytes at `key` on this machine.
+    pub fn written_here(&self, key: &str, digest: &str) -> bool {
+        self.written_here.wrote(key, digest)
     }
 
     /// The lock file as the plan has it so far.
@@ -360,7 +360,7 @@ impl<'r> Plan<'r> {
                 .iter()
                 .filter(|(k, _)| !checksums.contains_key(*k))
             {
-                if self.force || self.written_here(&name, key, digest) {
+                if self.force || self.written_here(key, digest) {
                     self.remove_key(key)?;
                 }
             }

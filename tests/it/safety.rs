@@ -860,6 +860,38 @@ fn copy_tree(from: &Path, to: &Path) {
 }
 
 #[test]
+fn files_aam_wrote_stay_its_own_in_a_copy_of_the_project_and_under_an_older_lock() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let v1 = package(&env.path("kit1"), "kit", "1.0.0", &[]);
+    let v2 = package(&env.path("kit2"), "kit", "1.1.0", &[]);
+    run_in(
+        &env,
+        &proj.dir,
+        &["install", v1.to_str().unwrap(), "--platform", "claude"],
+    )
+    .ok_json();
+    // The project as 1.0.0 left it, elsewhere: a clone, or the folder moved,
+    // or a branch switch bringing the older lock and files back.
+    let copy = env.path("copy");
+    copy_tree(&proj.dir, &copy);
+    run_in(
+        &env,
+        &proj.dir,
+        &["install", v2.to_str().unwrap(), "--platform", "claude", "--force"],
+    )
+    .ok_json();
+    let keys = lock(&copy)["packages"]["kit"]["file_checksums"]
+        .as_mapping()
+        .unwrap()
+        .len();
+    let removed = run_in(&env, &copy, &["uninstall", "kit"]).ok_json();
+    assert_eq!(removed["kept_not_written_here"], serde_json::json!([]), "{removed}");
+    assert_eq!(removed["removed_files"].as_array().unwrap().len(), keys, "{removed}");
+    assert!(!copy.join(".claude/skills/kit-skill").exists());
+}
+
+#[test]
 fn an_upgrade_replaces_files_this_machine_never_wrote_only_when_their_origin_makes_them() {
     let env = TestEnv::new();
     let upstream = env.repo("upstream");

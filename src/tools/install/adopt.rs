@@ -136,7 +136,9 @@ impl Tool for Adopt {
             true => None,
             false => Some(begin_write(ctx, &roots, input.no_wait)?),
         };
-        let mut plan = Plan::new(&roots, false)?.with_ownership(written_here(ctx, &roots)?);
+        let plan = Plan::new(&roots, false)?;
+        let written = written_here(ctx, plan.lock())?;
+        let mut plan = plan.with_ownership(written);
         let walk = inventory::walk(&roots, Limits::default())?;
         let chosen = inventory::untracked_named(&roots, plan.lock(), &walk, &input.names, input.all)?;
         let mut output = AdoptOutput {

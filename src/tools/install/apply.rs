@@ -247,7 +247,9 @@ pub(super) fn install_prepared(
     };
     let home_settings = ctx.home.load_settings()?;
     let mut default_platforms: Option<Vec<Platform>> = None;
-    let mut plan = Plan::new(&roots, input.force)?.with_ownership(written_here(ctx, &roots)?);
+    let plan = Plan::new(&roots, input.force)?;
+    let written = written_here(ctx, plan.lock())?;
+    let mut plan = plan.with_ownership(written);
     let mut decisions = Vec::with_capacity(prepared.len());
     for package in &prepared {
         let name = &package.manifest.name;

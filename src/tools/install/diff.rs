@@ -71,13 +71,11 @@ impl Tool for Diff {
         let store = object_store(ctx);
         let status = state::file_status(&roots, entry)?;
         let edited = state::keys_in(&status, FileState::Modified);
-        let written = written_here(ctx, &roots)?;
-        let modified = state::diffs(&roots, &store, entry, &edited, |key, digest| {
-            written.wrote(&input.package, key, digest)
-        })?
-        .into_iter()
-        .map(|(path, diff)| FileDiff { path, diff })
-        .collect();
+        let written = written_here(ctx, &lock)?;
+        let modified = state::diffs(&roots, &store, entry, &edited, |key, digest| written.wrote(key, digest))?
+            .into_iter()
+            .map(|(path, diff)| FileDiff { path, diff })
+            .collect();
         Ok(DiffOutput {
             package_name: input.package.clone(),
             version: entry.version.clone(),

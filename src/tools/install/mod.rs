@@ -138,8 +138,8 @@ fn prepare_env<T>(ctx: &Context, f: impl FnOnce(SpecEnv<'_>) -> Result<T>) -> Re
 /// the error says which, and that `--force` replaces them anyway.
 fn prove_unwritten(ctx: &Context, catalog: &Catalog, roots: &Roots, name: &str, entry: &LockedPackage) -> Result<()> {
     use crate::install::restore::{self, RestoreEnv};
-    let written = WrittenHere::of(catalog, roots)?;
-    let keys = restore::unproven_files(roots, name, entry, |key, digest| written.wrote(name, key, digest))?;
+    let written = WrittenHere::of(catalog, &roots.read_lock()?)?;
+    let keys = restore::unproven_files(roots, name, entry, |key, digest| written.wrote(key, digest))?;
     if keys.is_empty() {
         return Ok(());
     }
@@ -167,9 +167,9 @@ fn prove_unwritten(ctx: &Context, catalog: &Catalog, roots: &Roots, name: &str, 
     .with_hint("check those files yourself, then replace them anyway with `--force` (`on_edited: force`), or keep them"))
 }
 
-/// What the catalog records aam wrote under `roots`: the proof a file is aam's to remove.
-fn written_here(ctx: &Context, roots: &Roots) -> Result<WrittenHere> {
-    WrittenHere::of(&*ctx.catalog()?, roots)
+/// What the catalog records aam wrote at the keys of `lock`: the proof a file is aam's to remove.
+fn written_here(ctx: &Context, lock: &crate::packages::lock::LockFile) -> Result<WrittenHere> {
+    WrittenHere::of(&*ctx.catalog()?, lock)
 }
 
 fn object_store(ctx: &Context) -> ObjectStore {

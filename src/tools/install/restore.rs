@@ -29,7 +29,9 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
         true => None,
         false => Some(begin_write(ctx, &roots, input.no_wait)?),
     };
-    let mut plan = Plan::new(&roots, input.force)?.with_ownership(written_here(ctx, &roots)?);
+    let plan = Plan::new(&roots, input.force)?;
+    let written = written_here(ctx, plan.lock())?;
+    let mut plan = plan.with_ownership(written);
     let recorded = plan.lock().clone();
     if recorded.packages.is_empty() {
         return Err(Error::invalid_argument("nothing to install: the lock file records no packages")

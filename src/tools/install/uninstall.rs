@@ -84,7 +84,9 @@ impl Tool for Uninstall {
     fn run(ctx: &Context, input: UninstallInput) -> Result<UninstallOutput> {
         let roots = roots(ctx, input.global)?;
         let _lock = begin_write(ctx, &roots, input.no_wait)?;
-        let mut plan = Plan::new(&roots, input.force)?.with_ownership(written_here(ctx, &roots)?);
+        let plan = Plan::new(&roots, input.force)?;
+        let written = written_here(ctx, plan.lock())?;
+        let mut plan = plan.with_ownership(written);
         let entry = plan.lock().installed(&input.package)?.clone();
         let dependents: Vec<String> = plan
             .lock()
@@ -98,7 +100,7 @@ impl Tool for Uninstall {
         // came from elsewhere) is kept, like an edited one, unless forced.
         let (mut remove, mut unproven): (Vec<String>, Vec<String>) = state::keys_in(&status, FileState::Ok)
             .into_iter()
-            .partition(|key| plan.written_here(&input.package, key, &entry.file_checksums[key]));
+            .partition(|key| plan.written_here(key, &entry.file_checksums[key]));
         let mut kept = state::keys_in(&status, FileState::Modified);
         if input.force {
             remove.append(&mut kept);
