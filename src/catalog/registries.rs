@@ -258,7 +258,8 @@ impl Catalog {
             let entry: VersionEntry = serde_json::from_str(&json).map_err(|e| damaged(e.to_string()))?;
             versions.push((parsed, entry));
         }
-        versions.sort_by(|a, b| a.0.cmp(&b.0));
+        // Oldest first; a plain version after its build-metadata variants.
+        versions.sort_by(|a, b| crate::packages::resolve::newest_first(&b.0, &a.0));
         Ok(versions)
     }
 

@@ -47,7 +47,11 @@ pub fn check(catalog: &Catalog, settings: &Settings, name: &str, entry: &LockedP
     };
     match entry.source {
         Origin::Registry => {
-            let registry = registry_for(catalog, settings, name)?.unwrap_or_else(|| entry.source_name.clone());
+            // The registry it came from, while that one still has it.
+            let registry = match catalog.registry_versions(&entry.source_name, name)?.is_empty() {
+                false => entry.source_name.clone(),
+                true => registry_for(catalog, settings, name)?.unwrap_or_else(|| entry.source_name.clone()),
+            };
             let versions: Vec<semver::Version> = catalog
                 .registry_versions(&registry, name)?
                 .into_iter()

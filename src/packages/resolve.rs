@@ -37,6 +37,16 @@ struct Wanted {
 
 /// Resolves `requests` (name, constraint) and everything they depend on.
 /// `versions_of` lists the published versions of a package (any order).
+/// The order versions are offered in, newest first: by semver precedence, and
+/// among versions that differ only in build metadata (which precedence
+/// ignores) the one without it first, so `1.0.0` picks `1.0.0`, never a
+/// `1.0.0+build` published beside it.
+pub fn newest_first(a: &semver::Version, b: &semver::Version) -> std::cmp::Ordering {
+    b.cmp_precedence(a)
+        .then_with(|| b.build.is_empty().cmp(&a.build.is_empty()))
+        .then_with(|| b.cmp(a))
+}
+
 pub fn resolve(
     requests: &[(String, String)],
     versions_of: impl Fn(&str) -> Result<Vec<Candidate>>,
@@ -75,7 +85,7 @@ pub fn resolve(
             )
             .with_hint("check the name, or add the registry that has it with `aam registry add`"));
         }
-        versions.sort_by(|a, b| b.version.cmp(&a.version));
+        versions.sort_by(|a, b| newest_first(&a.version, &b.version));
         let constraints = wanted.get(&name).cloned().unwrap_or_default();
         let Some(pick) = versions
             .into_iter()
@@ -169,6 +179,17 @@ mod tests {
         map.iter()
             .map(|(n, r)| format!("{n}@{}", r.candidate.version))
             .collect()
+    }
+
+    #[test]
+    fn a_plain_version_comes_before_its_build_variants() {
+        let mut versions: Vec<Version> = ["1.0.0+zzz", "0.9.0", "1.0.0", "1.0.0+aaa", "1.0.1-rc.1"]
+            .iter()
+            .map(|v| Version::parse(v).unwrap())
+            .collect();
+        versions.sort_by(newest_first);
+        let order: Vec<String> = versions.iter().map(Version::to_string).collect();
+        assert_eq!(order, ["1.0.1-rc.1", "1.0.0", "1.0.0+zzz", "1.0.0+aaa", "0.9.0"]);
     }
 
     #[test]

@@ -145,6 +145,31 @@ fn versions_are_immutable_and_tags_move() {
 }
 
 #[test]
+fn outdated_asks_the_registry_a_package_came_from() {
+    let env = TestEnv::new();
+    env.json(&["registry", "init", "pub", "--default"]);
+    env.json(&["registry", "init", "team"]);
+    env.json(&["pkg", "init", "rk", "--yes"]);
+    let manifest = env.path("rk/aam.yaml");
+    let version = |v: &str| {
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        let line = text.lines().find(|l| l.starts_with("version:")).unwrap().to_string();
+        std::fs::write(&manifest, text.replace(&line, &format!("version: {v}"))).unwrap();
+    };
+    env.json(&["pkg", "publish", "rk", "--registry", "team"]);
+    let proj = env.repo("proj");
+    proj.write(".claude/.keep", "");
+    env.aam_in(&proj.dir, &["--json", "install", "rk", "--platform", "claude"])
+        .ok_json();
+    version("0.2.0");
+    env.json(&["pkg", "publish", "rk", "--registry", "pub"]);
+    version("0.1.1");
+    env.json(&["pkg", "publish", "rk", "--registry", "team"]);
+    let outdated = env.aam_in(&proj.dir, &["--json", "outdated"]).ok_json();
+    assert_eq!(outdated["packages"][0]["wanted"], "0.1.1", "{outdated}");
+}
+
+#[test]
 fn registries_are_configured_listed_and_removed() {
     let env = TestEnv::new();
     std::fs::create_dir_all(env.path("empty")).unwrap();
