@@ -347,14 +347,12 @@ pub fn apply(
     };
     write_journal(roots, &journal)?;
     if let Err(e) = make_changes(roots, &journal, &paths, &contents, cancel) {
-        rollback(roots, &journal);
-        remove_journal(&roots.root);
+        undo(roots, &journal);
         return Err(e);
     }
     journal.stage = Stage::Committed;
     if let Err(e) = write_journal(roots, &journal) {
-        rollback(roots, &journal);
-        remove_journal(&roots.root);
+        undo(roots, &journal);
         return Err(e);
     }
     tick();
@@ -363,8 +361,7 @@ pub fn apply(
         // rolls back again instead of forward.
         journal.stage = Stage::Prepared;
         let _ = write_journal(roots, &journal);
-        rollback(roots, &journal);
-        remove_journal(&roots.root);
+        undo(roots, &journal);
         return Err(e);
     }
     finish(roots, &journal);
@@ -509,10 +506,46 @@ fn remove_journal(root: &Path) {
 }
 
 /// Puts the old state back (best effort, every step idempotent).
-fn rollback(roots: &Roots, journal: &Journal) {
+/// Rolls back, then deletes the journal; keeps it when a folder could not be
+/// reached, so the next command undoes the rest (see [`rollback`]).
+fn undo(roots: &Roots, journal: &Journal) {
+    if rollback(roots, journal) {
+        remove_journal(&roots.root);
+    }
+}
+
+/// The folder of `key` for the rollback or the clean-up, `Ok(None)` when it is
+/// gone (nothing of the key to undo there), `Err` when it now leads through a
+/// link where aam does not write: the journal is kept then, with a warning.
+fn anchor_again(roots: &Roots, key: &str) -> std::result::Result<Option<Anchor>, ()> {
+    match roots.anchor(key) {
+        Ok(anchor) => Ok(Some(anchor)),
+        Err(e) if e.code() == ErrorCode::UnsafePath => {
+            tracing::warn!(
+                "`{key}` now leads through a link out of where aam installs; the interrupted command's journal is kept \
+                 until it is reachable again ({})",
+                e.message()
+            );
+            Err(())
+        }
+        Err(_) => Ok(None),
+    }
+}
+
+/// Puts the old state back (best effort, every step idempotent); whether
+/// every file's folder was reached.
+fn rollback(roots: &Roots, journal: &Journal) -> bool {
+    let mut reached = true;
     for (n, op) in journal.ops.iter().enumerate().rev() {
         // By name in the folder as opened and checked, like the changes.
-        let Ok(anchor) = roots.anchor(&op.key) else { continue };
+        let anchor = match anchor_again(roots, &op.key) {
+            Ok(Some(anchor)) => anchor,
+            Ok(None) => continue,
+            Err(()) => {
+                reached = false;
+                continue;
+            }
+        };
         let name = anchor.name.as_os_str();
         let new = sibling_name(name, &journal.id, n, "new");
         let old = sibling_name(name, &journal.id, n, "old");
@@ -544,6 +577,7 @@ fn rollback(roots: &Roots, journal: &Journal) {
             let _ = std::fs::remove_dir(crate::deploy::Location::from_key(dir).resolve(&roots.root, &roots.home));
         }
     }
+    reached
 }
 
 /// blake3 of the plain file `name` in `folder` (never through a link, never
@@ -600,22 +634,31 @@ fn created_dir_is_ours(journal: &Journal, dir: &str) -> bool {
 }
 
 /// Finishes a committed change: deletes the `.old` files, prunes folders that
-/// removals emptied (inside the folders aam installs into), deletes the journal.
+/// removals emptied (inside the folders aam installs into), deletes the
+/// journal; keeps it when a folder could not be reached, so the next command
+/// finishes the rest.
 fn finish(roots: &Roots, journal: &Journal) {
+    let mut reached = true;
     for (n, op) in journal.ops.iter().enumerate() {
-        if let Ok(anchor) = roots.anchor(&op.key) {
-            for suffix in ["new", "old"] {
-                let sibling = sibling_name(&anchor.name, &journal.id, n, suffix);
-                let _ = rustix::fs::unlinkat(&anchor.folder, sibling.as_str(), AtFlags::empty());
+        match anchor_again(roots, &op.key) {
+            Ok(Some(anchor)) => {
+                for suffix in ["new", "old"] {
+                    let sibling = sibling_name(&anchor.name, &journal.id, n, suffix);
+                    let _ = rustix::fs::unlinkat(&anchor.folder, sibling.as_str(), AtFlags::empty());
+                }
             }
+            Ok(None) => {}
+            Err(()) => reached = false,
         }
         tick();
         if op.write.is_none() {
             prune_empty(roots, &op.key);
         }
     }
-    prune(roots, &journal.prune_dirs);
-    remove_journal(&roots.root);
+    if reached {
+        prune(roots, &journal.prune_dirs);
+        remove_journal(&roots.root);
+    }
 }
 
 /// Removes the folders (deepest first) that are empty; never others.
@@ -680,7 +723,9 @@ pub fn recover(
     check_journal(roots, &journal).map_err(|why| invalid_journal(&path, &why))?;
     let outcome = match journal.stage {
         Stage::Prepared => {
-            rollback(roots, &journal);
+            if !rollback(roots, &journal) {
+                return Err(unreachable_journal(&path));
+            }
             remove_journal(&roots.root);
             Recovered::RolledBack
         }
@@ -698,11 +743,27 @@ pub fn recover(
                 );
             }
             finish(roots, &journal);
+            if journal_path(&roots.root).exists() {
+                return Err(unreachable_journal(&path));
+            }
             Recovered::RolledForward
         }
     };
     tracing::info!(journal = %journal.id, ?outcome, "recovered an interrupted aam command");
     Ok(Some(outcome))
+}
+
+/// An interrupted command that could not be finished or undone: a folder it
+/// changed now leads through a link where aam does not write.
+fn unreachable_journal(path: &Path) -> Error {
+    Error::new(
+        ErrorCode::UnsafePath,
+        format!(
+            "an interrupted aam command (`{}`) cannot be finished or undone: a folder it changed now leads through a link out of where aam installs",
+            path.display()
+        ),
+    )
+    .with_hint("put the folder back in place of the link; the next aam command then finishes or undoes it")
 }
 
 fn check_journal(roots: &Roots, journal: &Journal) -> std::result::Result<(), String> {
@@ -838,14 +899,15 @@ mod tests {
                     std::fs::write(skill.join(name), "installed").unwrap();
                 }
                 let victims = snapshot(&outside);
-                let (parked, target) = (roots.root.join(".claude/parked"), outside.clone());
+                let parked = roots.root.join(".claude/parked");
+                let (swapped, link, target) = (parked.clone(), skill.clone(), outside.clone());
                 let mut ops = 0;
                 AT_TICK.with(|hook| {
                     *hook.borrow_mut() = Some(Box::new(move || {
                         ops += 1;
                         if ops == swap_at {
-                            std::fs::rename(&skill, &parked).unwrap();
-                            std::os::unix::fs::symlink(&target, &skill).unwrap();
+                            std::fs::rename(&link, &swapped).unwrap();
+                            std::os::unix::fs::symlink(&target, &link).unwrap();
                         }
                     }))
                 });
@@ -858,11 +920,26 @@ mod tests {
                     .collect();
                 let _ = apply(&roots, changes, Vec::new(), Vec::new(), &Cancel::new(), |_| Ok(()));
                 AT_TICK.with(|hook| hook.borrow_mut().take());
-                assert_eq!(
-                    snapshot(&outside),
-                    victims,
-                    "writing {writing}, swapped at operation {swap_at}"
-                );
+                let case = format!("writing {writing}, swapped at operation {swap_at}");
+                assert_eq!(snapshot(&outside), victims, "{case}");
+                // With the folder back, the next command finishes or undoes
+                // whatever could not be reached: no temporary file is left.
+                if parked.exists() {
+                    std::fs::remove_file(&skill).unwrap();
+                    std::fs::rename(&parked, &skill).unwrap();
+                }
+                let held = lock_project(&roots.root, false, || {}).unwrap();
+                recover(&roots, &held, |_| Ok(())).unwrap();
+                let leftovers: Vec<String> = std::fs::read_dir(&skill)
+                    .map(|entries| {
+                        entries
+                            .flatten()
+                            .map(|e| e.file_name().to_string_lossy().into_owned())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                assert!(leftovers.iter().all(|n| !n.contains(".aam-")), "{case}: {leftovers:?}");
+                assert!(!pending(&roots.root), "{case}");
             }
         }
     }
