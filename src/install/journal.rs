@@ -389,13 +389,16 @@ fn make_changes(
     for dir in &journal.created_dirs {
         let path = crate::deploy::Location::from_key(dir).resolve(&roots.root, &roots.home);
         // The project root or home folder itself may be missing; it is not ours to remove later.
-        if let Some(parent) = path.parent() {
+        if let Some(parent) = path.parent()
+            && !parent.exists()
+        {
             std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
         }
-        match std::fs::create_dir(&path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(Error::io("create", &path, e)),
+        // Made by name in its parent as opened and checked, like the files.
+        let anchor = roots.anchor_dir(dir)?;
+        match rustix::fs::mkdirat(&anchor.folder, &anchor.name, rustix::fs::Mode::from_raw_mode(0o777)) {
+            Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+            Err(e) => return Err(Error::io("create", &path, e.into())),
         }
         tick();
     }
@@ -574,7 +577,7 @@ fn rollback(roots: &Roots, journal: &Journal) -> bool {
     }
     for dir in journal.created_dirs.iter().rev() {
         if created_dir_is_ours(journal, dir) {
-            let _ = std::fs::remove_dir(crate::deploy::Location::from_key(dir).resolve(&roots.root, &roots.home));
+            remove_empty_dir(roots, dir);
         }
     }
     reached
@@ -669,7 +672,7 @@ fn prune(roots: &Roots, dirs: &[String]) {
         .collect();
     dirs.sort_by_key(|d| std::cmp::Reverse(d.matches('/').count()));
     for dir in dirs {
-        let _ = std::fs::remove_dir(crate::deploy::Location::from_key(dir).resolve(&roots.root, &roots.home));
+        remove_empty_dir(roots, dir);
     }
 }
 
@@ -690,12 +693,19 @@ fn prune_empty(roots: &Roots, key: &str) {
         if parent.len() <= folder.len() {
             break;
         }
-        let path = crate::deploy::Location::from_key(parent).resolve(&roots.root, &roots.home);
-        if std::fs::remove_dir(&path).is_err() {
+        if !remove_empty_dir(roots, parent) {
             break;
         }
         dir = parent;
     }
+}
+
+/// Removes the folder `dir` if it is empty, by name in its parent as opened
+/// and checked (see [`Roots::anchor_dir`]); whether it went.
+fn remove_empty_dir(roots: &Roots, dir: &str) -> bool {
+    roots
+        .anchor_dir(dir)
+        .is_ok_and(|anchor| rustix::fs::unlinkat(&anchor.folder, &anchor.name, AtFlags::REMOVEDIR).is_ok())
 }
 
 // ---------------------------------------------------------------- recovery
@@ -898,7 +908,6 @@ mod tests {
                     std::fs::write(outside.join(name), "victim").unwrap();
                     std::fs::write(skill.join(name), "installed").unwrap();
                 }
-                let victims = snapshot(&outside);
                 let parked = roots.root.join(".claude/parked");
                 let (swapped, link, target) = (parked.clone(), skill.clone(), outside.clone());
                 let mut ops = 0;
@@ -911,14 +920,25 @@ mod tests {
                         }
                     }))
                 });
-                let changes = names
+                // Writing makes a folder too; removing prunes the folders it emptied.
+                let mut changes: Vec<FileChange> = names
                     .iter()
                     .map(|name| FileChange {
                         key: format!(".claude/skills/kit/{name}"),
                         content: writing.then(|| (Bytes::from(&b"written"[..]), false)),
                     })
                     .collect();
-                let _ = apply(&roots, changes, Vec::new(), Vec::new(), &Cancel::new(), |_| Ok(()));
+                if writing {
+                    changes.push(FileChange {
+                        key: ".claude/skills/kit/sub/new.md".into(),
+                        content: Some((Bytes::from(&b"new"[..]), false)),
+                    });
+                } else {
+                    std::fs::create_dir_all(outside.join("sub")).unwrap();
+                }
+                let victims = snapshot(&outside);
+                let pruned = vec![".claude/skills/kit/sub".to_string()];
+                let _ = apply(&roots, changes, pruned, Vec::new(), &Cancel::new(), |_| Ok(()));
                 AT_TICK.with(|hook| hook.borrow_mut().take());
                 let case = format!("writing {writing}, swapped at operation {swap_at}");
                 assert_eq!(snapshot(&outside), victims, "{case}");

@@ -162,7 +162,21 @@ impl Roots {
     /// for a link after the first checks is not written through.
     pub fn anchor(&self, key: &str) -> Result<Anchor> {
         let location = keys::check_file(key, self.global).map_err(|why| unsafe_path(key, &why))?;
-        let path = self.resolve(&location, key)?;
+        self.anchor_at(&location, key)
+    }
+
+    /// The folder holding the folder `dir` (a folder key, `~/` for the home
+    /// folder), opened and checked like [`Roots::anchor`], with `dir`'s name in
+    /// it: to make or remove that folder by name. Which folders a command may
+    /// make or remove is the caller's check (folders on the way to the keys it
+    /// writes, or [`keys::check_dir`]).
+    pub fn anchor_dir(&self, dir: &str) -> Result<Anchor> {
+        crate::paths::check_relative(dir.strip_prefix("~/").unwrap_or(dir)).map_err(|why| unsafe_path(dir, &why))?;
+        self.anchor_at(&crate::deploy::Location::from_key(dir), dir)
+    }
+
+    fn anchor_at(&self, location: &crate::deploy::Location, key: &str) -> Result<Anchor> {
+        let path = self.resolve(location, key)?;
         let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
             return Err(unsafe_path(key, "it names no file"));
         };
@@ -173,14 +187,14 @@ impl Roots {
             rustix::fs::Mode::empty(),
         )
         .map_err(|e| Error::io("open", folder, e.into()))?;
-        let (_, _, real_base) = self.inside_root(&location, key)?;
+        let (_, _, real_base) = self.inside_root(location, key)?;
         let real = crate::paths::where_open(&opened)
             .or_else(|| crate::paths::resolve_links(folder))
             .ok_or_else(|| leads_out(key, &real_base))?;
         if !real.starts_with(&real_base) {
             return Err(leads_out(key, &real_base));
         }
-        if !self.lands_where_it_installs(&location, &real, &real_base) {
+        if !self.lands_where_it_installs(location, &real, &real_base) {
             return Err(lands_elsewhere(key, &real));
         }
         Ok(Anchor {
