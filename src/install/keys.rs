@@ -129,10 +129,22 @@ pub fn check_dir(key: &str, global: bool) -> Result<Location, Refusal> {
         }
     };
     let related = |a: &str, b: &str| a == b || a.starts_with(&format!("{b}/")) || b.starts_with(&format!("{a}/"));
-    let ok = owned_folders(global).iter().any(|folder| match (&location, folder) {
-        (Location::Project(d), Location::Project(f)) | (Location::Home(d), Location::Home(f)) => related(d, f),
-        _ => false,
+    // The folders aam installs into, and those holding the shared files
+    // (`~/.config/amp` for amp's `AGENTS.md`); in a global install the root is
+    // the home folder, so `~/x` and `x` are one place.
+    let shared_folders = shared_files(global).into_iter().filter_map(|file| match file {
+        Location::Project(p) => p.rsplit_once('/').map(|(dir, _)| Location::Project(dir.to_string())),
+        Location::Home(p) => p.rsplit_once('/').map(|(dir, _)| Location::Home(dir.to_string())),
     });
+    let ok = owned_folders(global)
+        .into_iter()
+        .chain(shared_folders)
+        .any(|folder| match (&location, &folder) {
+            (Location::Project(d), Location::Project(f)) | (Location::Home(d), Location::Home(f)) => related(d, f),
+            (Location::Home(d), Location::Project(f)) | (Location::Project(d), Location::Home(f)) => {
+                global && related(d, f)
+            }
+        });
     if ok {
         Ok(location)
     } else {
@@ -219,6 +231,15 @@ pub fn shared_files(global: bool) -> Vec<Location> {
 mod tests {
     use super::*;
     use rstest::rstest;
+
+    #[test]
+    fn folders_on_the_way_to_shared_files_are_aams_to_make() {
+        // amp keeps its global `AGENTS.md` in `~/.config/amp`: a killed global
+        // install's journal naming that folder must be usable by the next command.
+        assert!(check_dir("~/.config/amp", true).is_ok());
+        assert!(check_dir("~/.ssh", true).is_err());
+        assert!(check_dir("src", false).is_err());
+    }
 
     #[rstest]
     #[case(".claude/skills/pdf/SKILL.md")]
