@@ -64,22 +64,9 @@ const STALE: std::time::Duration = std::time::Duration::from_secs(10 * 60);
 /// Removes the files in `dir` named `<prefix>*.tmp` (or `<prefix>*.tmp-journal`) that
 /// have not changed for [`STALE`]: a live writer keeps its file fresh.
 fn remove_stale_temporaries(dir: &Path, prefix: &str) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        let ours = name.starts_with(prefix) && (name.ends_with(".tmp") || name.ends_with(".tmp-journal"));
-        let stale = entry
-            .metadata()
-            .ok()
-            .filter(|m| m.is_file())
-            .and_then(|m| m.modified().ok())
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > STALE);
-        if ours && stale {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
+    crate::paths::remove_untouched(dir, STALE, |name| {
+        name.starts_with(prefix) && (name.ends_with(".tmp") || name.ends_with(".tmp-journal"))
+    });
 }
 
 #[cfg(test)]

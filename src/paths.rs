@@ -117,6 +117,31 @@ fn read_regular(path: &Path, max: u64, flags: i32) -> std::io::Result<Option<Vec
     Ok(Some(bytes))
 }
 
+/// Deletes the plain files in `dir` whose name `ours` accepts and that have
+/// not changed for `keep` (best effort): the stale-file sweep of temporaries,
+/// markers and logs a dead process left. A live writer keeps its file fresh.
+pub fn remove_untouched(dir: &Path, keep: std::time::Duration, ours: impl Fn(&str) -> bool) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        if !ours(&entry.file_name().to_string_lossy()) {
+            continue;
+        }
+        let untouched = entry
+            .metadata()
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .and_then(|meta| meta.modified().ok())
+            .and_then(|modified| modified.elapsed().ok())
+            .is_some_and(|age| age > keep);
+        if untouched {
+            match std::fs::remove_file(entry.path()) {
+                Ok(()) => tracing::debug!("deleted the stale file {}", entry.path().display()),
+                Err(e) => tracing::debug!("cannot delete {}: {e}", entry.path().display()),
+            }
+        }
+    }
+}
+
 /// What [`open_inside`] found at a path.
 #[derive(Debug)]
 pub enum Inside {

@@ -120,24 +120,9 @@ pub fn start(home: &AamHome, exe: &Path, root: &Path, key: &str) -> Result<Start
 /// files) in `dir` whose mtime is older than `keep`; best effort. A marker a
 /// command claims or a log a watcher writes is touched, so neither is taken.
 fn sweep_run_files(dir: &Path, keep: Duration) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        let ours = name.starts_with("project-") && (name.ends_with(".started") || name.ends_with(".log"));
-        let old = entry
-            .metadata()
-            .ok()
-            .filter(std::fs::Metadata::is_file)
-            .and_then(|meta| meta.modified().ok())
-            .and_then(|modified| modified.elapsed().ok())
-            .is_some_and(|age| age > keep);
-        if ours && old {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
+    crate::paths::remove_untouched(dir, keep, |name| {
+        name.starts_with("project-") && (name.ends_with(".started") || name.ends_with(".log"))
+    });
 }
 
 /// The marker at `path`, claimed for this command (it then says `starting`),

@@ -629,27 +629,7 @@ fn register_tokenizers(index: &Index) -> Result<()> {
 /// held, and only files older than [`STALE_TEMPORARY`] go, so no live write loses
 /// its file. Best effort: what cannot be deleted now is tried again next time.
 fn remove_stale_temporaries(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        if !entry.file_name().to_string_lossy().starts_with(".tmp") {
-            continue;
-        }
-        let stale = entry
-            .metadata()
-            .ok()
-            .filter(std::fs::Metadata::is_file)
-            .and_then(|meta| meta.modified().ok())
-            .and_then(|modified| modified.elapsed().ok())
-            .is_some_and(|age| age > STALE_TEMPORARY);
-        if stale {
-            match std::fs::remove_file(entry.path()) {
-                Ok(()) => tracing::debug!("deleted the stale index temporary {}", entry.path().display()),
-                Err(e) => tracing::debug!("cannot delete {}: {e}", entry.path().display()),
-            }
-        }
-    }
+    crate::paths::remove_untouched(dir, STALE_TEMPORARY, |name| name.starts_with(".tmp"));
 }
 
 /// Empties a folder without removing it.
