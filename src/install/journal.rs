@@ -38,7 +38,7 @@ use rustix::fs::AtFlags;
 
 use super::keys::{self, LOCK_KEY};
 use super::plan::{Bytes, Member};
-use super::{Anchor, Roots};
+use super::{Anchor, OpenFolders, Roots};
 use crate::cancel::Cancel;
 use crate::error::{Error, ErrorCode, Result};
 use crate::packages::lock::Origin;
@@ -332,7 +332,7 @@ pub fn apply(
     }
     if ops.is_empty() {
         apply_mirror(&mirror)?;
-        prune(roots, &prune_dirs);
+        prune(roots, &prune_dirs, &mut OpenFolders::default());
         return Ok(());
     }
     created.sort_by_key(|d| d.matches('/').count());
@@ -386,6 +386,7 @@ fn make_changes(
     contents: &[Option<Bytes>],
     cancel: &Cancel,
 ) -> Result<()> {
+    let mut open = OpenFolders::default();
     for dir in &journal.created_dirs {
         let path = crate::deploy::Location::from_key(dir).resolve(&roots.root, &roots.home);
         // The project root or home folder itself may be missing; it is not ours to remove later.
@@ -395,7 +396,7 @@ fn make_changes(
             std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
         }
         // Made by name in its parent as opened and checked, like the files.
-        let anchor = roots.anchor_dir(dir)?;
+        let anchor = roots.anchor_dir(dir, &mut open)?;
         match rustix::fs::mkdirat(&anchor.folder, &anchor.name, rustix::fs::Mode::from_raw_mode(0o777)) {
             Ok(()) | Err(rustix::io::Errno::EXIST) => {}
             Err(e) => return Err(Error::io("create", &path, e.into())),
@@ -403,33 +404,36 @@ fn make_changes(
         tick();
     }
     // Every file is staged, replaced and renamed by name in its folder as
-    // opened and checked once the folders exist: a folder swapped for a link
-    // meanwhile is not written through.
-    let anchors = journal
-        .ops
-        .iter()
-        .map(|op| roots.anchor(&op.key))
-        .collect::<Result<Vec<_>>>()?;
-    for (n, ((op, path), anchor)) in journal.ops.iter().zip(paths).zip(&anchors).enumerate() {
+    // opened and checked once the folders exist, and checked again right
+    // before each step: a folder swapped for a link, or moved, meanwhile is
+    // neither written through nor written in. Every key is checked before the
+    // first write.
+    for op in &journal.ops {
+        roots.anchor(&op.key, &mut open)?;
+    }
+    for (n, (op, path)) in journal.ops.iter().zip(paths).enumerate() {
         if let Some(bytes) = &contents[n] {
+            let anchor = roots.anchor(&op.key, &mut open)?;
             let staged = sibling_name(&anchor.name, &journal.id, n, "new");
-            stage(anchor, &staged, path, bytes, op.executable)?;
+            stage(&anchor, &staged, path, bytes, op.executable)?;
             tick();
         }
     }
     let rename = |anchor: &Anchor, from: &std::ffi::OsStr, to: &std::ffi::OsStr| {
-        rustix::fs::renameat(&anchor.folder, from, &anchor.folder, to).map_err(std::io::Error::from)
+        rustix::fs::renameat(&*anchor.folder, from, &*anchor.folder, to).map_err(std::io::Error::from)
     };
-    for (n, ((op, path), anchor)) in journal.ops.iter().zip(paths).zip(&anchors).enumerate() {
+    for (n, (op, path)) in journal.ops.iter().zip(paths).enumerate() {
         cancel.check()?;
         if op.existed {
+            let anchor = roots.anchor(&op.key, &mut open)?;
             let old = sibling_name(&anchor.name, &journal.id, n, "old");
-            rename(anchor, &anchor.name, old.as_ref()).map_err(|e| Error::io("replace", path, e))?;
+            rename(&anchor, &anchor.name, old.as_ref()).map_err(|e| Error::io("replace", path, e))?;
             tick();
         }
         if op.write.is_some() {
+            let anchor = roots.anchor(&op.key, &mut open)?;
             let staged = sibling_name(&anchor.name, &journal.id, n, "new");
-            rename(anchor, staged.as_ref(), &anchor.name).map_err(|e| Error::io("write", path, e))?;
+            rename(&anchor, staged.as_ref(), &anchor.name).map_err(|e| Error::io("write", path, e))?;
             tick();
         }
     }
@@ -520,8 +524,8 @@ fn undo(roots: &Roots, journal: &Journal) {
 /// The folder of `key` for the rollback or the clean-up, `Ok(None)` when it is
 /// gone (nothing of the key to undo there), `Err` when it now leads through a
 /// link where aam does not write: the journal is kept then, with a warning.
-fn anchor_again(roots: &Roots, key: &str) -> std::result::Result<Option<Anchor>, ()> {
-    match roots.anchor(key) {
+fn anchor_again(roots: &Roots, key: &str, open: &mut OpenFolders) -> std::result::Result<Option<Anchor>, ()> {
+    match roots.anchor(key, open) {
         Ok(anchor) => Ok(Some(anchor)),
         Err(e) if e.code() == ErrorCode::UnsafePath => {
             tracing::warn!(
@@ -539,9 +543,10 @@ fn anchor_again(roots: &Roots, key: &str) -> std::result::Result<Option<Anchor>,
 /// every file's folder was reached.
 fn rollback(roots: &Roots, journal: &Journal) -> bool {
     let mut reached = true;
+    let mut open = OpenFolders::default();
     for (n, op) in journal.ops.iter().enumerate().rev() {
         // By name in the folder as opened and checked, like the changes.
-        let anchor = match anchor_again(roots, &op.key) {
+        let anchor = match anchor_again(roots, &op.key, &mut open) {
             Ok(Some(anchor)) => anchor,
             Ok(None) => continue,
             Err(()) => {
@@ -577,7 +582,7 @@ fn rollback(roots: &Roots, journal: &Journal) -> bool {
     }
     for dir in journal.created_dirs.iter().rev() {
         if created_dir_is_ours(journal, dir) {
-            remove_empty_dir(roots, dir);
+            remove_empty_dir(roots, dir, &mut open);
         }
     }
     reached
@@ -642,8 +647,9 @@ fn created_dir_is_ours(journal: &Journal, dir: &str) -> bool {
 /// finishes the rest.
 fn finish(roots: &Roots, journal: &Journal) {
     let mut reached = true;
+    let mut open = OpenFolders::default();
     for (n, op) in journal.ops.iter().enumerate() {
-        match anchor_again(roots, &op.key) {
+        match anchor_again(roots, &op.key, &mut open) {
             Ok(Some(anchor)) => {
                 for suffix in ["new", "old"] {
                     let sibling = sibling_name(&anchor.name, &journal.id, n, suffix);
@@ -655,34 +661,34 @@ fn finish(roots: &Roots, journal: &Journal) {
         }
         tick();
         if op.write.is_none() {
-            prune_empty(roots, &op.key);
+            prune_empty(roots, &op.key, &mut open);
         }
     }
     if reached {
-        prune(roots, &journal.prune_dirs);
+        prune(roots, &journal.prune_dirs, &mut open);
         remove_journal(&roots.root);
     }
 }
 
 /// Removes the folders (deepest first) that are empty; never others.
-fn prune(roots: &Roots, dirs: &[String]) {
+fn prune(roots: &Roots, dirs: &[String], open: &mut OpenFolders) {
     let mut dirs: Vec<&String> = dirs
         .iter()
         .filter(|d| keys::check_dir(d, roots.global).is_ok())
         .collect();
     dirs.sort_by_key(|d| std::cmp::Reverse(d.matches('/').count()));
     for dir in dirs {
-        remove_empty_dir(roots, dir);
+        remove_empty_dir(roots, dir, open);
     }
 }
 
 /// Removes the folders above a removed key that are now empty, up to (not
 /// including) the layout folder it lies in: `.claude/skills/x/` goes when
 /// empty, `.claude/skills/` and `.claude/` never do.
-fn prune_empty(roots: &Roots, key: &str) {
+fn prune_empty(roots: &Roots, key: &str, open: &mut OpenFolders) {
     let global = roots.global;
     let Some(folder) = keys::owned_folders(global)
-        .into_iter()
+        .iter()
         .map(|f| f.key())
         .find(|f| key.starts_with(&format!("{f}/")))
     else {
@@ -693,7 +699,7 @@ fn prune_empty(roots: &Roots, key: &str) {
         if parent.len() <= folder.len() {
             break;
         }
-        if !remove_empty_dir(roots, parent) {
+        if !remove_empty_dir(roots, parent, open) {
             break;
         }
         dir = parent;
@@ -702,9 +708,9 @@ fn prune_empty(roots: &Roots, key: &str) {
 
 /// Removes the folder `dir` if it is empty, by name in its parent as opened
 /// and checked (see [`Roots::anchor_dir`]); whether it went.
-fn remove_empty_dir(roots: &Roots, dir: &str) -> bool {
+fn remove_empty_dir(roots: &Roots, dir: &str, open: &mut OpenFolders) -> bool {
     roots
-        .anchor_dir(dir)
+        .anchor_dir(dir, open)
         .is_ok_and(|anchor| rustix::fs::unlinkat(&anchor.folder, &anchor.name, AtFlags::REMOVEDIR).is_ok())
 }
 
@@ -809,6 +815,8 @@ fn invalid_journal(path: &Path, why: &str) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::RefCell;
+    use std::rc::Rc;
 
     fn project() -> (tempfile::TempDir, Roots) {
         let dir = tempfile::tempdir().unwrap();
@@ -910,6 +918,10 @@ mod tests {
                 }
                 let parked = roots.root.join(".claude/parked");
                 let (swapped, link, target) = (parked.clone(), skill.clone(), outside.clone());
+                // What the real folder held when it was moved aside: nothing
+                // may change there after, though it is the folder aam opened.
+                let at_swap = Rc::new(RefCell::new(None));
+                let seen = Rc::clone(&at_swap);
                 let mut ops = 0;
                 AT_TICK.with(|hook| {
                     *hook.borrow_mut() = Some(Box::new(move || {
@@ -917,6 +929,7 @@ mod tests {
                         if ops == swap_at {
                             std::fs::rename(&link, &swapped).unwrap();
                             std::os::unix::fs::symlink(&target, &link).unwrap();
+                            *seen.borrow_mut() = Some(snapshot(&swapped));
                         }
                     }))
                 });
@@ -942,6 +955,9 @@ mod tests {
                 AT_TICK.with(|hook| hook.borrow_mut().take());
                 let case = format!("writing {writing}, swapped at operation {swap_at}");
                 assert_eq!(snapshot(&outside), victims, "{case}");
+                if let Some(held) = at_swap.borrow().as_ref() {
+                    assert_eq!(&snapshot(&parked), held, "{case}: written in the folder after it moved");
+                }
                 // With the folder back, the next command finishes or undoes
                 // whatever could not be reached: no temporary file is left.
                 if parked.exists() {

@@ -14,6 +14,8 @@
 //! [`super::Roots::resolve`]. The part-by-part rules are [`crate::paths`]'s,
 //! shared with archive entries.
 
+use std::sync::LazyLock;
+
 use crate::deploy::{self, Location, Target};
 use crate::packages::manifest::check_artifact_name;
 use crate::scan::{ArtifactKind, Platform};
@@ -132,12 +134,13 @@ pub fn check_dir(key: &str, global: bool) -> Result<Location, Refusal> {
     // The folders aam installs into, and those holding the shared files
     // (`~/.config/amp` for amp's `AGENTS.md`); in a global install the root is
     // the home folder, so `~/x` and `x` are one place.
-    let shared_folders = shared_files(global).into_iter().filter_map(|file| match file {
+    let shared_folders = shared_files(global).iter().filter_map(|file| match file {
         Location::Project(p) => p.rsplit_once('/').map(|(dir, _)| Location::Project(dir.to_string())),
         Location::Home(p) => p.rsplit_once('/').map(|(dir, _)| Location::Home(dir.to_string())),
     });
     let ok = owned_folders(global)
-        .into_iter()
+        .iter()
+        .cloned()
         .chain(shared_folders)
         .any(|folder| match (&location, &folder) {
             (Location::Project(d), Location::Project(f)) | (Location::Home(d), Location::Home(f)) => related(d, f),
@@ -189,7 +192,21 @@ fn strictly_inside(location: &Location, folder: &Location) -> bool {
 
 /// Every folder the agent table deploys into (for project installs, or for
 /// `global` ones), plus the package copies' folder: exactly these, nothing else.
-pub fn owned_folders(global: bool) -> Vec<Location> {
+pub fn owned_folders(global: bool) -> &'static [Location] {
+    static PROJECT: LazyLock<Vec<Location>> = LazyLock::new(|| table_folders(false));
+    static GLOBAL: LazyLock<Vec<Location>> = LazyLock::new(|| table_folders(true));
+    if global { &GLOBAL } else { &PROJECT }
+}
+
+/// The shared files sections live in (`CLAUDE.md`, `AGENTS.md`, `GEMINI.md` ...), as the agent table says.
+pub fn shared_files(global: bool) -> &'static [Location] {
+    static PROJECT: LazyLock<Vec<Location>> = LazyLock::new(|| table_shared_files(false));
+    static GLOBAL: LazyLock<Vec<Location>> = LazyLock::new(|| table_shared_files(true));
+    if global { &GLOBAL } else { &PROJECT }
+}
+
+/// [`owned_folders`], read from the agent table.
+fn table_folders(global: bool) -> Vec<Location> {
     let mut out = vec![Location::Project(PACKAGES_DIR.to_string())];
     for kind in ArtifactKind::ALL {
         for &platform in Platform::ALL {
@@ -212,8 +229,8 @@ pub fn owned_folders(global: bool) -> Vec<Location> {
     out
 }
 
-/// The shared files sections live in (`CLAUDE.md`, `AGENTS.md`, `GEMINI.md` ...), as the agent table says.
-pub fn shared_files(global: bool) -> Vec<Location> {
+/// [`shared_files`], read from the agent table.
+fn table_shared_files(global: bool) -> Vec<Location> {
     let mut out = Vec::new();
     for kind in ArtifactKind::ALL {
         for &platform in Platform::ALL {
@@ -376,8 +393,12 @@ mod tests {
                 v.sort();
                 v
             };
-            assert_eq!(sorted(owned_folders(global)), sorted(folders), "global {global}");
-            assert_eq!(sorted(shared_files(global)), sorted(files), "global {global}");
+            assert_eq!(
+                sorted(owned_folders(global).to_vec()),
+                sorted(folders),
+                "global {global}"
+            );
+            assert_eq!(sorted(shared_files(global).to_vec()), sorted(files), "global {global}");
         }
     }
 
