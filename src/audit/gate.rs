@@ -135,7 +135,7 @@ pub fn gate(catalog: &Catalog, prepared: &[Prepared], allow: &[String], policy: 
 mod tests {
     use super::*;
     use crate::config::AuditSettings;
-    use crate::install::specs::{SpecEnv, prepare_specs};
+    use crate::install::specs::{KeptRegistries, SpecEnv, prepare_specs};
 
     fn settings(block: Option<&str>, warn: Option<&str>) -> Settings {
         Settings {
@@ -161,7 +161,7 @@ mod tests {
             settings: &home,
             allow_path: &|_, _| Ok(()),
         };
-        prepare_specs(&env, catalog, &["./kit".to_string()]).unwrap_or_else(|e| panic!("{e}"))
+        prepare_specs(&env, catalog, &["./kit".to_string()], &KeptRegistries::new()).unwrap_or_else(|e| panic!("{e}"))
     }
 
     #[test]

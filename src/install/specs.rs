@@ -35,10 +35,22 @@ pub struct SpecEnv<'a> {
     pub allow_path: &'a dyn Fn(&Path, &str) -> Result<()>,
 }
 
+/// The registry each named package keeps coming from while that registry still
+/// has it (the lock's, for installs and upgrades), so a package installed from
+/// one registry is not replaced by another registry's package of the same name.
+pub type KeptRegistries = BTreeMap<String, String>;
+
 /// Turns install specs into packages ready to deploy (registry packages with
 /// their dependencies resolved transitively; the dependencies of folders and
-/// archives too).
-pub fn prepare_specs(env: &SpecEnv<'_>, catalog: &Catalog, specs: &[String]) -> Result<Vec<Prepared>> {
+/// archives too). A registry package named in `kept` comes from the registry
+/// given there while that registry still has it; others (and new
+/// dependencies) come from the first registry holding them, the default first.
+pub fn prepare_specs(
+    env: &SpecEnv<'_>,
+    catalog: &Catalog,
+    specs: &[String],
+    kept: &KeptRegistries,
+) -> Result<Vec<Prepared>> {
     let settings = env.settings;
     let source_names = catalog.source_names()?;
     let mut prepared = Vec::new();
@@ -125,7 +137,7 @@ pub fn prepare_specs(env: &SpecEnv<'_>, catalog: &Catalog, specs: &[String]) -> 
         }
     }
     if !registry_requests.is_empty() {
-        prepared.extend(prepare_registry(catalog, settings, &registry_requests)?);
+        prepared.extend(prepare_registry(catalog, settings, kept, &registry_requests)?);
     }
     Ok(prepared)
 }
@@ -288,9 +300,22 @@ pub(super) fn source_package(
     })
 }
 
-fn prepare_registry(catalog: &Catalog, settings: &Settings, requests: &[(String, String)]) -> Result<Vec<Prepared>> {
+fn prepare_registry(
+    catalog: &Catalog,
+    settings: &Settings,
+    kept: &KeptRegistries,
+    requests: &[(String, String)],
+) -> Result<Vec<Prepared>> {
+    let registry_of = |name: &str| -> Result<Option<String>> {
+        if let Some(registry) = kept.get(name)
+            && catalog.registries_with(name)?.contains(registry)
+        {
+            return Ok(Some(registry.clone()));
+        }
+        registry_for(catalog, settings, name)
+    };
     let entries = |name: &str| -> Result<Vec<(semver::Version, VersionEntry)>> {
-        match registry_for(catalog, settings, name)? {
+        match registry_of(name)? {
             Some(registry) => catalog.registry_versions(&registry, name),
             None => Ok(Vec::new()),
         }
@@ -307,7 +332,7 @@ fn prepare_registry(catalog: &Catalog, settings: &Settings, requests: &[(String,
     let mut out = Vec::new();
     for (name, resolved) in resolved {
         let version = resolved.candidate.version.clone();
-        let registry_name = registry_for(catalog, settings, &name)?.unwrap_or_default();
+        let registry_name = registry_of(&name)?.unwrap_or_default();
         let setting = settings.registry(Some(&registry_name))?;
         let registry = Registry::configured(setting)?;
         let (_, entry) = entries(&name)?
@@ -401,7 +426,7 @@ mod tests {
             allow_path: allow,
         };
         let specs: Vec<String> = specs.iter().map(|s| s.to_string()).collect();
-        prepare_specs(&env, &catalog, &specs)
+        prepare_specs(&env, &catalog, &specs, &KeptRegistries::new())
     }
 
     #[test]

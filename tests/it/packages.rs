@@ -167,6 +167,23 @@ fn outdated_asks_the_registry_a_package_came_from() {
     env.json(&["pkg", "publish", "rk", "--registry", "team"]);
     let outdated = env.aam_in(&proj.dir, &["--json", "outdated"]).ok_json();
     assert_eq!(outdated["packages"][0]["wanted"], "0.1.1", "{outdated}");
+    // The upgrade stays with that registry too, though the default one has a
+    // package of the same name.
+    let upgraded = env.aam_in(&proj.dir, &["--json", "upgrade"]).ok_json();
+    assert_eq!(upgraded["packages"][0]["status"], "upgraded", "{upgraded}");
+    assert_eq!(upgraded["packages"][0]["to"], "0.1.1", "{upgraded}");
+    // Installing it again by name takes it from there as well.
+    version("0.1.2");
+    env.json(&["pkg", "publish", "rk", "--registry", "team"]);
+    env.aam_in(&proj.dir, &["--json", "install", "rk", "--platform", "claude"])
+        .ok_json();
+    let listed = env.aam_in(&proj.dir, &["--json", "list"]).ok_json();
+    let rk = &listed["packages"][0];
+    assert_eq!(
+        (rk["version"].as_str(), rk["source_name"].as_str()),
+        (Some("0.1.2"), Some("team")),
+        "{listed}"
+    );
 }
 
 #[test]

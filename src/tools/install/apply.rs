@@ -207,11 +207,12 @@ impl Tool for Install {
 pub(super) fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited) -> Result<InstallOutput> {
     let (prepared, audit_warnings) = {
         let catalog = ctx.catalog()?;
-        let prepared = prepare(ctx, &catalog, &input.specs)?;
+        let roots = roots(ctx, input.global)?;
+        let lock = crate::packages::lock::read(&roots.root)?;
+        // Installed registry packages come again from the registry they came from.
+        let prepared = prepare(ctx, &catalog, &input.specs, &lock.registries())?;
         // Installing an installed package replaces it, as an upgrade does.
         if on_edited != OnEdited::Force {
-            let roots = roots(ctx, input.global)?;
-            let lock = crate::packages::lock::read(&roots.root)?;
             roots.check_lock(&lock)?;
             for package in &prepared {
                 if let Some(entry) = lock.packages.get(&package.manifest.name) {

@@ -28,7 +28,7 @@ use crate::install::Roots;
 use crate::install::journal::{self, MirrorOp, ProjectLock};
 use crate::install::mirror::{self, WrittenHere};
 use crate::install::plan::Prepared;
-use crate::install::specs::{SpecEnv, prepare_specs};
+use crate::install::specs::{KeptRegistries, SpecEnv, prepare_specs};
 use crate::packages::lock::LockedPackage;
 use crate::packages::store::ObjectStore;
 
@@ -103,9 +103,11 @@ fn apply_mirror(ctx: &Context, ops: &[MirrorOp]) -> Result<()> {
     mirror::apply(&mut catalog, ops)
 }
 
-/// Turns install specs into packages, reading only paths the front end may.
-fn prepare(ctx: &Context, catalog: &Catalog, specs: &[String]) -> Result<Vec<Prepared>> {
-    prepare_env(ctx, |env| prepare_specs(&env, catalog, specs))
+/// Turns install specs into packages, reading only paths the front end may,
+/// with registry packages taken from the registries in `kept` while those
+/// still have them (see [`prepare_specs`]).
+fn prepare(ctx: &Context, catalog: &Catalog, specs: &[String], kept: &KeptRegistries) -> Result<Vec<Prepared>> {
+    prepare_env(ctx, |env| prepare_specs(&env, catalog, specs, kept))
 }
 
 /// Runs `f` with where specs are read from: the working directory, the git

@@ -133,6 +133,9 @@ impl Tool for Upgrade {
         };
         let settings = ctx.home.load_settings()?;
         let catalog = ctx.catalog()?;
+        // Installed registry packages (and the dependencies among them) stay
+        // with the registry they came from while it still has them.
+        let kept = lock.registries();
         let mut reports = Vec::new();
         let mut prepared: Vec<Prepared> = Vec::new();
         let mut moving = Vec::new();
@@ -172,7 +175,7 @@ impl Tool for Upgrade {
                     _ => entry.requested.clone().unwrap_or_else(|| name.clone()),
                 };
                 // A package that cannot be prepared fails alone; the others go on.
-                match prepare(ctx, &catalog, &[spec]) {
+                match prepare(ctx, &catalog, &[spec], &kept) {
                     Ok(packages) => {
                         moving.push(name.clone());
                         for package in packages {
