@@ -149,8 +149,10 @@ pub enum Inside {
     File(std::fs::File),
     /// Nothing is there, or a folder on the way is missing.
     Missing,
-    /// Something other than a plain file: a link, a folder, a FIFO, a device,
-    /// or a file where a folder on the way should be.
+    /// A link, and what it points to (read, never followed).
+    Link(PathBuf),
+    /// Something other than a plain file or a link: a folder, a FIFO, a
+    /// device, or a file where a folder on the way should be.
     NotPlain,
     /// Its folder, as opened, lies outside the root: reached through a link,
     /// or swapped for one.
@@ -200,8 +202,16 @@ pub fn open_inside(path: &Path, root: &Path) -> std::io::Result<Inside> {
     let file = match rustix::fs::openat(&folder, name, file_flags, Mode::empty()) {
         Ok(fd) => fd,
         Err(Errno::NOENT) => return Ok(Inside::Missing),
-        // A link (ELOOP), a socket (ENXIO), a folder opened to read (EISDIR).
-        Err(Errno::LOOP | Errno::NXIO | Errno::ISDIR) => return Ok(Inside::NotPlain),
+        // A link: what it points to, read in the folder as opened.
+        Err(Errno::LOOP) => {
+            use std::os::unix::ffi::OsStringExt;
+            return Ok(match rustix::fs::readlinkat(&folder, name, Vec::new()) {
+                Ok(target) => Inside::Link(PathBuf::from(std::ffi::OsString::from_vec(target.into_bytes()))),
+                Err(_) => Inside::NotPlain,
+            });
+        }
+        // A socket (ENXIO), a folder opened to read (EISDIR).
+        Err(Errno::NXIO | Errno::ISDIR) => return Ok(Inside::NotPlain),
         Err(e) => return Err(e.into()),
     };
     if FileType::from_raw_mode(rustix::fs::fstat(&file)?.st_mode) != FileType::RegularFile {
@@ -282,7 +292,7 @@ mod tests {
         assert!(matches!(open(".claude/skills/out/secret"), Inside::Outside));
         // The last part is never followed, and nothing but a plain file is read.
         std::os::unix::fs::symlink(outside.join("secret"), root.join("to-secret")).unwrap();
-        assert!(matches!(open("to-secret"), Inside::NotPlain));
+        assert!(matches!(open("to-secret"), Inside::Link(target) if target == outside.join("secret")));
         make_fifo(&root.join("fifo"));
         assert!(matches!(open("fifo"), Inside::NotPlain));
         assert!(matches!(open(".claude/skills/s"), Inside::NotPlain));

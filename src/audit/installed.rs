@@ -3,8 +3,6 @@
 //! `install::state` (checked keys, never through a link) and run through the same
 //! rules as indexing. Source installs are audited from the catalog instead.
 
-use std::os::unix::fs::PermissionsExt;
-
 use crate::audit::{FileInfo, Finding, scan_file};
 use crate::error::Result;
 use crate::install::Roots;
@@ -39,14 +37,9 @@ pub fn scan_installed(roots: &Roots, name: &str, entry: &LockedPackage) -> Resul
         let Some((kind, artifact, artifact_path)) = artifact_of(relative) else {
             continue;
         };
-        let Some(bytes) = state::current_bytes(roots, key)? else {
+        let Some((bytes, executable)) = state::current_contents(roots, key)? else {
             continue;
         };
-        let executable = roots
-            .file_path(key)
-            .ok()
-            .and_then(|path| std::fs::symlink_metadata(path).ok())
-            .is_some_and(|meta| meta.permissions().mode() & 0o111 != 0);
         let main = kind != ArtifactKind::Skill || relative == format!("{artifact_path}/SKILL.md");
         let info = FileInfo {
             path: relative,

@@ -20,6 +20,9 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
+use rustix::fd::OwnedFd;
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+
 use super::Roots;
 use super::plan::Prepared;
 use super::specs;
@@ -136,9 +139,10 @@ pub fn walk(roots: &Roots, limits: Limits) -> Result<Walk> {
             }
         };
         let Ok(real) = path.canonicalize() else { continue };
-        if !real.is_dir() {
+        // Read from the folder as opened, where the kernel says it still is.
+        let Some(folder) = open_checked(&real) else {
             continue;
-        }
+        };
         let key = (kind, real, shape.clone());
         if let Some(range) = seen.get(&key) {
             for found in &mut out.found[range.clone()] {
@@ -151,7 +155,7 @@ pub fn walk(roots: &Roots, limits: Limits) -> Result<Walk> {
             continue;
         }
         let start = out.found.len();
-        let entries = match list(&path, limits.entries_per_folder) {
+        let entries = match list(&folder, limits.entries_per_folder) {
             Ok((entries, cut)) => {
                 out.truncated |= cut;
                 entries
@@ -163,8 +167,8 @@ pub fn walk(roots: &Roots, limits: Limits) -> Result<Walk> {
         };
         for (file_name, file_type) in entries {
             let name = match &shape {
-                Shape::Folder if file_type.is_dir() || file_type.is_symlink() => file_name.clone(),
-                Shape::File { prefix, suffix } if !file_type.is_dir() => {
+                Shape::Folder if matches!(file_type, FileType::Directory | FileType::Symlink) => file_name.clone(),
+                Shape::File { prefix, suffix } if file_type != FileType::Directory => {
                     match file_name
                         .strip_prefix(prefix)
                         .and_then(|rest| rest.strip_suffix(suffix))
@@ -183,17 +187,24 @@ pub fn walk(roots: &Roots, limits: Limits) -> Result<Walk> {
                 location: location.join(&file_name),
                 platforms: platforms.clone(),
                 files: BTreeMap::new(),
-                link: file_type.is_symlink(),
+                link: file_type == FileType::Symlink,
             };
             if !found.link {
                 let budget = limits.files.saturating_sub(hashed);
+                let plain = file_type == FileType::RegularFile;
                 let cut = match shape {
                     Shape::Folder => {
-                        let is_skill = std::fs::symlink_metadata(entry.join("SKILL.md")).is_ok_and(|m| m.is_file());
+                        // Gone or swapped for a link since it was listed: skipped.
+                        let Some(skill) = open_dir_at(&folder, &file_name) else {
+                            continue;
+                        };
+                        let is_skill = rustix::fs::statat(&skill, "SKILL.md", AtFlags::SYMLINK_NOFOLLOW)
+                            .is_ok_and(|stat| FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile);
                         if !is_skill {
                             continue;
                         }
                         hash_tree(
+                            &skill,
                             &entry,
                             "",
                             limits.depth,
@@ -201,11 +212,13 @@ pub fn walk(roots: &Roots, limits: Limits) -> Result<Walk> {
                             &mut found.files,
                         )?
                     }
-                    Shape::File { .. } if file_type.is_file() && budget > 0 => {
-                        found.files.insert(file_name.clone(), state::hash_file(&entry)?);
+                    Shape::File { .. } if plain && budget > 0 => {
+                        if let Some(digest) = state::hash_at(&folder, file_name.as_ref(), &entry)? {
+                            found.files.insert(file_name.clone(), digest);
+                        }
                         false
                     }
-                    Shape::File { .. } => file_type.is_file(),
+                    Shape::File { .. } => plain,
                 };
                 hashed += found.files.len();
                 out.truncated |= cut;
@@ -218,54 +231,86 @@ pub fn walk(roots: &Roots, limits: Limits) -> Result<Walk> {
     Ok(out)
 }
 
-/// A folder's entries (name, type, links not followed), sorted, at most `limit`.
-fn list(dir: &Path, limit: usize) -> std::io::Result<(Vec<(String, std::fs::FileType)>, bool)> {
+/// The folder at `real` (a path without links), opened where the kernel still
+/// places it there once open; `None` when it is not a folder, or moved.
+fn open_checked(real: &Path) -> Option<OwnedFd> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let folder = rustix::fs::openat(rustix::fs::CWD, real, flags, Mode::empty()).ok()?;
+    match crate::paths::where_open(&folder) {
+        Some(now) if now != real => None,
+        _ => Some(folder),
+    }
+}
+
+/// The folder `name` in the open `folder`, opened without following a link;
+/// `None` when it is not (or no longer) a folder there.
+fn open_dir_at(folder: &OwnedFd, name: &str) -> Option<OwnedFd> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    rustix::fs::openat(folder, name, flags, Mode::empty()).ok()
+}
+
+/// An open folder's entries (name, type, links not followed), sorted, at most `limit`.
+fn list(folder: &OwnedFd, limit: usize) -> std::io::Result<(Vec<(String, FileType)>, bool)> {
     let mut entries = Vec::new();
     let mut cut = false;
-    for entry in std::fs::read_dir(dir)? {
+    for entry in rustix::fs::Dir::read_from(folder)? {
+        let entry = entry?;
+        let Ok(name) = entry.file_name().to_str() else {
+            continue; // not UTF-8: no artifact name aam could install
+        };
+        if name == "." || name == ".." {
+            continue;
+        }
         if entries.len() == limit {
             cut = true;
             break;
         }
-        let entry = entry?;
-        let Ok(name) = entry.file_name().into_string() else {
-            continue; // not UTF-8: no artifact name aam could install
+        let file_type = match entry.file_type() {
+            FileType::Unknown => {
+                FileType::from_raw_mode(rustix::fs::statat(folder, name, AtFlags::SYMLINK_NOFOLLOW)?.st_mode)
+            }
+            known => known,
         };
-        entries.push((name, entry.file_type()?));
+        entries.push((name.to_string(), file_type));
     }
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     Ok((entries, cut))
 }
 
-/// Hashes the regular files under `dir` into `files` (paths relative to the
-/// walk's start), never following links; true when a limit cut it short.
+/// Hashes the regular files under the open `folder` (at `path`, for errors)
+/// into `files` (paths relative to the walk's start), by name in folders as
+/// opened, never following links; true when a limit cut it short.
 fn hash_tree(
-    dir: &Path,
+    folder: &OwnedFd,
+    path: &Path,
     prefix: &str,
     depth: usize,
     budget: usize,
     files: &mut BTreeMap<String, String>,
 ) -> Result<bool> {
     let (entries, mut cut) =
-        list(dir, budget.saturating_sub(files.len()).max(1)).map_err(|e| Error::io("read", dir, e))?;
+        list(folder, budget.saturating_sub(files.len()).max(1)).map_err(|e| Error::io("read", path, e))?;
     for (name, file_type) in entries {
         let rel = if prefix.is_empty() {
             name.clone()
         } else {
             format!("{prefix}/{name}")
         };
-        let path = dir.join(&name);
-        if file_type.is_file() {
+        if file_type == FileType::RegularFile {
             if files.len() >= budget {
                 return Ok(true);
             }
-            files.insert(rel, state::hash_file(&path)?);
-        } else if file_type.is_dir() {
+            if let Some(digest) = state::hash_at(folder, name.as_ref(), &path.join(&name))? {
+                files.insert(rel, digest);
+            }
+        } else if file_type == FileType::Directory {
             if depth == 0 {
                 cut = true;
                 continue;
             }
-            cut |= hash_tree(&path, &rel, depth - 1, budget, files)?;
+            if let Some(below) = open_dir_at(folder, &name) {
+                cut |= hash_tree(&below, &path.join(&name), &rel, depth - 1, budget, files)?;
+            }
         }
     }
     Ok(cut)
@@ -488,6 +533,52 @@ mod tests {
             walk.skipped
         );
         assert!(!walk.truncated);
+    }
+
+    #[test]
+    fn a_folder_swapped_for_a_link_while_walking_is_never_read_through() {
+        let project = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let root = project.path();
+        write(&root.join(".claude/skills/s/SKILL.md"), "skill\n");
+        write(&root.join(".claude/skills/s/lib/x.md"), "mine\n");
+        write(&outside.path().join("secret.md"), "secret\n");
+        let secret = blake3::hash(b"secret\n").to_hex().to_string();
+        // Another process flips the skill's folder between itself and a link out.
+        let (real, link, parked) = (
+            root.join(".claude/skills/s/lib"),
+            root.join(".claude/skills/s/lib-link"),
+            root.join(".claude/skills/s/lib-real"),
+        );
+        std::os::unix::fs::symlink(outside.path(), &link).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flipper = {
+            let (real, link, parked, stop) = (real.clone(), link.clone(), parked.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let _ = std::fs::rename(&real, &parked);
+                    let _ = std::fs::rename(&link, &real);
+                    let _ = std::fs::rename(&real, &link);
+                    let _ = std::fs::rename(&parked, &real);
+                }
+            })
+        };
+        let roots = Roots::new(root.to_path_buf(), root.to_path_buf(), false);
+        let mut read = 0;
+        for _ in 0..5_000 {
+            let walk = walk(&roots, Limits::default()).unwrap();
+            for found in &walk.found {
+                assert!(
+                    !found.files.values().any(|d| *d == secret),
+                    "read through a link: {:?}",
+                    found.files
+                );
+                read += found.files.contains_key("lib/x.md") as usize;
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        flipper.join().unwrap();
+        assert!(read > 0, "the folder was never there to read");
     }
 
     #[test]

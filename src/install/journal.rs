@@ -591,15 +591,7 @@ fn rollback(roots: &Roots, journal: &Journal) -> bool {
 /// blake3 of the plain file `name` in `folder` (never through a link, never
 /// blocking on a FIFO); `None` when it is not one or cannot be read.
 fn hash_at(folder: &rustix::fd::OwnedFd, name: &std::ffi::OsStr) -> Option<String> {
-    use rustix::fs::{FileType, Mode, OFlags};
-    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let opened = rustix::fs::openat(folder, name, flags, Mode::empty()).ok()?;
-    if FileType::from_raw_mode(rustix::fs::fstat(&opened).ok()?.st_mode) != FileType::RegularFile {
-        return None;
-    }
-    let mut hasher = blake3::Hasher::new();
-    hasher.update_reader(File::from(opened)).ok()?;
-    Some(hasher.finalize().to_hex().to_string())
+    super::state::hash_at(folder, name, Path::new(name)).ok().flatten()
 }
 
 /// Keeps the file an interrupted command had moved aside (`old`, in the

@@ -27,6 +27,10 @@ use crate::packages::manifest::Manifest;
 use crate::packages::store::ObjectStore;
 use crate::scan::{ArtifactKind, Platform};
 
+/// The largest shared file (`CLAUDE.md`, `AGENTS.md` ...) aam reads to keep
+/// sections in: far above any real one, and it is read whole.
+const MAX_SHARED_FILE: u64 = 16 << 20;
+
 /// File contents, shared between a package's copy, its deployments and the
 /// object store instead of copied for each (a big file is held once).
 pub type Bytes = std::sync::Arc<[u8]>;
@@ -131,27 +135,47 @@ impl<'r> Plan<'r> {
         &self.lock
     }
 
-    /// The text a shared file will have (read on first use; never through a link).
+    /// The text a shared file will have (read on first use, from the file as
+    /// opened in its folder as checked: never through a link, never a FIFO).
     fn shared_text(&mut self, key: &str) -> Result<String> {
+        use std::io::Read;
         if let Some((_, text)) = self.shared.get(key) {
             return Ok(text.clone());
         }
-        let path = self.roots.file_path(key)?;
-        let text = match std::fs::symlink_metadata(&path) {
-            Ok(meta) if !meta.file_type().is_file() => {
+        let location = keys::check_file(key, self.roots.global).map_err(|why| super::unsafe_path(key, &why))?;
+        // Where it will be written must be a place aam writes.
+        self.roots.resolve(&location, key)?;
+        let (path, found) = self.roots.open_to_read(&location, key)?;
+        let text = match found {
+            crate::paths::Inside::File(file) => {
+                let mut bytes = Vec::new();
+                file.take(MAX_SHARED_FILE + 1)
+                    .read_to_end(&mut bytes)
+                    .map_err(|e| Error::io("read", &path, e))?;
+                if bytes.len() as u64 > MAX_SHARED_FILE {
+                    return Err(Error::new(
+                        ErrorCode::Conflict,
+                        format!(
+                            "`{key}` is over {} MiB; aam keeps its sections only in a smaller file",
+                            MAX_SHARED_FILE >> 20
+                        ),
+                    )
+                    .with_hint(format!("shorten `{key}`, or install without the platform that uses it")));
+                }
+                Some(String::from_utf8_lossy(&bytes).into_owned())
+            }
+            crate::paths::Inside::Missing => None,
+            crate::paths::Inside::Link(_) | crate::paths::Inside::NotPlain | crate::paths::Inside::Outside => {
                 return Err(Error::new(
                     ErrorCode::UnsafePath,
-                    format!("`{key}` is a link or a folder; aam keeps its sections only in a plain file"),
+                    format!(
+                        "`{key}` is a link, a folder or a special file; aam keeps its sections only in a plain file"
+                    ),
                 )
                 .with_hint(format!(
                     "replace `{key}` with a regular file, or install without the platform that uses it"
                 )));
             }
-            Ok(_) => Some(
-                String::from_utf8_lossy(&std::fs::read(&path).map_err(|e| Error::io("read", &path, e))?).into_owned(),
-            ),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(Error::io("read", &path, e)),
         };
         let current = text.clone().unwrap_or_default();
         self.shared.insert(key.to_string(), (text, current.clone()));

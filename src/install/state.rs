@@ -40,7 +40,12 @@ const WALK_LIMIT: usize = 100_000;
 /// What is on disk for a key.
 enum Current {
     Missing,
-    /// Not something aam wrote: a link, a folder, a damaged section.
+    /// A link in the file's place, and what it points to (never followed).
+    Link(PathBuf),
+    /// A shared file whose section is damaged: the whole file as read.
+    Damaged(Vec<u8>),
+    /// Something else aam did not write: a folder, a FIFO, a device, a file
+    /// beyond a link leading out.
     Foreign,
     /// A regular file (whole-file keys), open to read, and its path.
     File(std::fs::File, PathBuf),
@@ -56,6 +61,7 @@ fn current(roots: &Roots, key: &str) -> Result<Current> {
     let file = match found {
         Inside::File(file) => file,
         Inside::Missing => return Ok(Current::Missing),
+        Inside::Link(target) => return Ok(Current::Link(target)),
         Inside::NotPlain | Inside::Outside => return Ok(Current::Foreign),
     };
     match checked {
@@ -69,26 +75,29 @@ fn current(roots: &Roots, key: &str) -> Result<Current> {
             Ok(match sections::read(&text, &name, kind.as_str()) {
                 Section::Absent => Current::Missing,
                 Section::Present(content) => Current::Section(content.to_string()),
-                Section::Damaged => Current::Foreign,
+                Section::Damaged => Current::Damaged(bytes.clone()),
             })
         }
     }
 }
 
-/// blake3 of the plain file at `path`, read as a stream; a link in its place is
-/// not followed and anything but a plain file (a FIFO) is refused without blocking.
-pub fn hash_file(path: &Path) -> Result<String> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| Error::io("read", path, e))?;
-    if !file.metadata().map_err(|e| Error::io("read", path, e))?.is_file() {
-        let not_plain = std::io::Error::new(std::io::ErrorKind::InvalidData, "it is not a plain file");
-        return Err(Error::io("read", path, not_plain));
+/// blake3 of the plain file `name` in the open `folder`, read as a stream;
+/// never through a link, never blocking on a FIFO. `None` when nothing, or not
+/// a plain file, is there now; `path` names it in errors.
+pub fn hash_at(folder: &rustix::fd::OwnedFd, name: &std::ffi::OsStr, path: &Path) -> Result<Option<String>> {
+    use rustix::fs::{FileType, Mode, OFlags};
+    use rustix::io::Errno;
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let opened = match rustix::fs::openat(folder, name, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT | Errno::LOOP | Errno::NXIO | Errno::ISDIR) => return Ok(None),
+        Err(e) => return Err(Error::io("read", path, e.into())),
+    };
+    let stat = rustix::fs::fstat(&opened).map_err(|e| Error::io("read", path, e.into()))?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+        return Ok(None);
     }
-    hash_open(&file, path)
+    hash_open(&std::fs::File::from(opened), path).map(Some)
 }
 
 /// blake3 of an open file, read as a stream.
@@ -102,7 +111,7 @@ fn hash_open(file: &std::fs::File, path: &Path) -> Result<String> {
 pub fn key_state(roots: &Roots, key: &str, digest: &str) -> Result<FileState> {
     Ok(match current(roots, key)? {
         Current::Missing => FileState::Missing,
-        Current::Foreign => FileState::Modified,
+        Current::Link(_) | Current::Damaged(_) | Current::Foreign => FileState::Modified,
         Current::File(ref file, ref path) if hash_open(file, path)? == digest => FileState::Ok,
         Current::Section(content) if blake3::hash(content.as_bytes()).to_hex().as_str() == digest => FileState::Ok,
         Current::File(..) | Current::Section(_) => FileState::Modified,
@@ -154,24 +163,19 @@ fn save_into(dir: &Path, roots: &Roots, keys: &[String]) -> Result<()> {
         let saved = dir.join(key.replace("~/", "home/").replace('#', "--").replace(' ', "-"));
         match current(roots, key)? {
             Current::Missing => {}
-            Current::Foreign => {
-                let path = roots.resolve_to_read(roots.check_key(key)?.file(), key)?;
-                let meta = std::fs::symlink_metadata(&path).map_err(|e| Error::io("read", &path, e))?;
+            Current::Link(target) => {
                 if let Some(parent) = saved.parent() {
                     std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
                 }
-                if meta.file_type().is_symlink() {
-                    let target = std::fs::read_link(&path).map_err(|e| Error::io("read", &path, e))?;
-                    std::os::unix::fs::symlink(&target, &saved).map_err(|e| Error::io("write", &saved, e))?;
-                } else if meta.file_type().is_file() {
-                    std::fs::copy(&path, &saved).map_err(|e| Error::io("copy", &path, e))?;
-                } else {
-                    return Err(Error::new(
-                        ErrorCode::Conflict,
-                        format!("`{key}` is not a file aam can back up (a folder or a special file is in its place)"),
-                    )
-                    .with_hint(format!("move `{key}` aside, then run the command again")));
-                }
+                std::os::unix::fs::symlink(&target, &saved).map_err(|e| Error::io("write", &saved, e))?;
+            }
+            Current::Damaged(bytes) => crate::atomic::write_file(&saved, &bytes)?,
+            Current::Foreign => {
+                return Err(Error::new(
+                    ErrorCode::Conflict,
+                    format!("`{key}` is not a file aam can back up (a folder, a special file or a link out of the project is in its place)"),
+                )
+                .with_hint(format!("move `{key}` aside, then run the command again")));
             }
             Current::Section(content) => crate::atomic::write_file(&saved, content.as_bytes())?,
             Current::File(mut from, path) => crate::atomic::write_with(&saved, |temp| {
@@ -214,15 +218,27 @@ fn new_backup_dir(backups: &Path, stem: &str) -> Result<PathBuf> {
 /// The current bytes of a key for showing or saving (`None` when gone or too
 /// big to show); never read through a link.
 pub fn current_bytes(roots: &Roots, key: &str) -> Result<Option<Vec<u8>>> {
+    Ok(current_contents(roots, key)?.map(|(bytes, _)| bytes))
+}
+
+/// [`current_bytes`], with whether the file is executable, as the file read
+/// says (a section never is).
+pub fn current_contents(roots: &Roots, key: &str) -> Result<Option<(Vec<u8>, bool)>> {
     Ok(match current(roots, key)? {
-        Current::Missing | Current::Foreign => None,
-        Current::Section(content) => Some(content.into_bytes()),
+        Current::Missing | Current::Link(_) | Current::Damaged(_) | Current::Foreign => None,
+        Current::Section(content) => Some((content.into_bytes(), false)),
         Current::File(file, path) => {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = file
+                .metadata()
+                .map_err(|e| Error::io("read", &path, e))?
+                .permissions()
+                .mode();
             let mut bytes = Vec::new();
             file.take(DIFF_LIMIT + 1)
                 .read_to_end(&mut bytes)
                 .map_err(|e| Error::io("read", &path, e))?;
-            (bytes.len() as u64 <= DIFF_LIMIT).then_some(bytes)
+            (bytes.len() as u64 <= DIFF_LIMIT).then_some((bytes, mode & 0o111 != 0))
         }
     })
 }
@@ -487,6 +503,23 @@ mod tests {
             std::fs::read_dir(home.join("backups")).unwrap().count(),
             1,
             "the failed one is gone"
+        );
+        // A file beyond a folder link leading out is neither read nor saved.
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("SKILL.md"), "secret").unwrap();
+        std::os::unix::fs::symlink(&outside, root.join(".claude/skills/out")).unwrap();
+        let err = backup(&home, &roots, "kit", &[".claude/skills/out/SKILL.md".to_string()]).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::UnsafePath);
+        assert_eq!(std::fs::read_dir(home.join("backups")).unwrap().count(), 1);
+        // A shared file whose section is damaged is saved whole, as read.
+        let damaged = "Mine\n<!-- END AAM: a instruction -->\n<!-- BEGIN AAM: a instruction -->\n";
+        std::fs::write(root.join("CLAUDE.md"), damaged).unwrap();
+        let key = "CLAUDE.md#a instruction".to_string();
+        let saved = PathBuf::from(backup(&home, &roots, "kit", &[key]).unwrap());
+        assert_eq!(
+            std::fs::read_to_string(saved.join("CLAUDE.md--a-instruction")).unwrap(),
+            damaged
         );
     }
 

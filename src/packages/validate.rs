@@ -41,7 +41,7 @@ fn read_manifest_text(dir: &Path) -> Result<String> {
             )
             .with_hint("create one with `aam pkg init` or `aam pkg create`"));
         }
-        Inside::NotPlain | Inside::Outside => return Err(refused("is a link or not a plain file")),
+        Inside::Link(_) | Inside::NotPlain | Inside::Outside => return Err(refused("is a link or not a plain file")),
     };
     let mut bytes = Vec::new();
     file.take(manifest::MAX_MANIFEST as u64 + 1)
