@@ -481,7 +481,17 @@ fn write_journal(roots: &Roots, journal: &Journal) -> Result<()> {
     let text =
         serde_json::to_vec_pretty(&Sealed { seal, body }).map_err(|e| Error::internal(format!("journal: {e}")))?;
     let staged = staged_journal_path(root);
-    let mut file = File::create(&staged).map_err(|e| Error::io("write", &staged, e))?;
+    // Never through a link put in its place, never blocking on a FIFO there.
+    let mut file = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&staged)
+            .map_err(|e| Error::io("write", &staged, e))?
+    };
     file.write_all(&text).map_err(|e| Error::io("write", &staged, e))?;
     file.sync_all().map_err(|e| Error::io("write", &staged, e))?;
     tick();
