@@ -437,3 +437,25 @@ fn a_scoped_source_and_a_linked_skill_file_restore_alike() {
     run(&env, &env.path("fresh-home"), &proj.dir, &["install", "--frozen"]).ok_json();
     same_tree(&proj.dir, &before);
 }
+
+#[test]
+fn a_teammates_committed_install_is_uninstalled_once_its_origin_makes_those_files() {
+    let env = TestEnv::new();
+    let proj = pdf_installed(&env);
+    let fresh = env.path("fresh-home");
+    // A clone whose files are there as committed: the restore writes nothing.
+    run(&env, &fresh, &proj.dir, &["install"]).ok_json();
+    // One file edited by hand is kept; the others are what the recorded origin
+    // makes, so they go though this machine never wrote them.
+    proj.write(".claude/skills/pdf/SKILL.md", "my notes\n");
+    let removed = run(&env, &fresh, &proj.dir, &["uninstall", "pdf"]).ok_json();
+    assert_eq!(
+        removed["kept_modified"],
+        serde_json::json!([".claude/skills/pdf/SKILL.md"]),
+        "{removed}"
+    );
+    assert_eq!(removed["kept_not_written_here"], serde_json::json!([]), "{removed}");
+    assert!(!proj.dir.join(".claude/skills/pdf/scripts/fill.sh").exists());
+    assert!(!proj.dir.join(".aam/packages/pdf").exists());
+    assert_eq!(text(proj.dir.join(".claude/skills/pdf/SKILL.md")), "my notes\n");
+}

@@ -139,9 +139,24 @@ fn prepare_env<T>(ctx: &Context, f: impl FnOnce(SpecEnv<'_>) -> Result<T>) -> Re
 /// origin makes (see [`crate::install::restore::verify_origin`]); otherwise
 /// the error says which, and that `--force` replaces them anyway.
 fn prove_unwritten(ctx: &Context, catalog: &Catalog, roots: &Roots, name: &str, entry: &LockedPackage) -> Result<()> {
-    use crate::install::restore::{self, RestoreEnv};
+    use crate::install::restore;
     let written = WrittenHere::of(catalog, &roots.read_lock()?)?;
     let keys = restore::unproven_files(roots, name, entry, |key, digest| written.wrote(key, digest))?;
+    prove_made_by_origin(ctx, catalog, roots, name, entry, &keys)
+}
+
+/// Checks that `entry`'s recorded origin makes the files `keys` (on disk as the
+/// lock records, never written by this machine) exactly so, fetching the
+/// origin when needed: what makes them the package's to replace or remove.
+fn prove_made_by_origin(
+    ctx: &Context,
+    catalog: &Catalog,
+    roots: &Roots,
+    name: &str,
+    entry: &LockedPackage,
+    keys: &[String],
+) -> Result<()> {
+    use crate::install::restore::{self, RestoreEnv};
     if keys.is_empty() {
         return Ok(());
     }
@@ -153,7 +168,7 @@ fn prove_unwritten(ctx: &Context, catalog: &Catalog, roots: &Roots, name: &str, 
             fetch_limits,
             cancel: &ctx.cancel,
         };
-        restore::verify_origin(&env, catalog, roots, name, entry, &keys)
+        restore::verify_origin(&env, catalog, roots, name, entry, keys)
     });
     proven.map_err(|e| match e.code() {
         ErrorCode::ChecksumMismatch | ErrorCode::Cancelled | ErrorCode::Timeout => e,

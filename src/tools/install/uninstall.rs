@@ -4,9 +4,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{apply_mirror, begin_write, object_store, roots, written_here};
+use super::{apply_mirror, begin_write, object_store, prove_made_by_origin, roots, written_here};
 use crate::error::{ErrorCode, Result};
 use crate::install::journal::MirrorOp;
+use crate::install::keys::copy_dir;
 use crate::install::plan::Plan;
 use crate::install::state::{self, FileState};
 use crate::tools::{Context, Example, Expect, Risk, Tool};
@@ -41,7 +42,8 @@ pub struct UninstallOutput {
     /// Files and sections kept because they were edited (pass `force` to remove them).
     pub kept_modified: Vec<String>,
     /// Files and sections kept because aam never wrote them on this machine
-    /// (the lock file came from elsewhere; pass `force` to remove them).
+    /// and their recorded origin could not be shown to make them (pass `force`
+    /// to remove them).
     pub kept_not_written_here: Vec<String>,
     /// Files already gone.
     pub missing_files: Vec<String>,
@@ -101,6 +103,22 @@ impl Tool for Uninstall {
         let (mut remove, mut unproven): (Vec<String>, Vec<String>) = state::keys_in(&status, FileState::Ok)
             .into_iter()
             .partition(|key| plan.written_here(key, &entry.file_checksums[key]));
+        // Unless the package's recorded origin makes exactly those files (a
+        // teammate's committed install): then they are the package's, and go
+        // as an upgrade would replace them. Outside its copy folder, which is aam's own.
+        if !input.force && !unproven.is_empty() {
+            let copy = format!("{}/", copy_dir(&input.package));
+            let elsewhere: Vec<String> = unproven.iter().filter(|k| !k.starts_with(&copy)).cloned().collect();
+            match prove_made_by_origin(ctx, &*ctx.catalog()?, &roots, &input.package, &entry, &elsewhere) {
+                Ok(()) => remove.append(&mut unproven),
+                Err(e) => tracing::warn!(
+                    "kept the files of `{}` this machine never wrote: {}",
+                    input.package,
+                    e.message()
+                ),
+            }
+            remove.sort();
+        }
         let mut kept = state::keys_in(&status, FileState::Modified);
         if input.force {
             remove.append(&mut kept);
