@@ -36,6 +36,21 @@ pub fn registry_for(catalog: &Catalog, settings: &Settings, name: &str) -> Resul
         .map(|r| r.name.clone()))
 }
 
+/// The registry an installed registry package came from, as the lock file
+/// records it, while that registry has published the installed version with
+/// the recorded checksum: a lock edited to name another registry is not
+/// followed (`None`).
+pub fn recorded_registry(catalog: &Catalog, name: &str, entry: &LockedPackage) -> Result<Option<String>> {
+    if entry.source != Origin::Registry {
+        return Ok(None);
+    }
+    let published = catalog
+        .registry_versions(&entry.source_name, name)?
+        .into_iter()
+        .any(|(version, published)| version.to_string() == entry.version && published.checksum == entry.checksum);
+    Ok(published.then(|| entry.source_name.clone()))
+}
+
 /// Compares an installed package with what the catalog knows now.
 pub fn check(catalog: &Catalog, settings: &Settings, name: &str, entry: &LockedPackage) -> Result<Freshness> {
     let mut out = Freshness {
@@ -47,10 +62,10 @@ pub fn check(catalog: &Catalog, settings: &Settings, name: &str, entry: &LockedP
     };
     match entry.source {
         Origin::Registry => {
-            // The registry it came from, while that one still has it.
-            let registry = match catalog.registry_versions(&entry.source_name, name)?.is_empty() {
-                false => entry.source_name.clone(),
-                true => registry_for(catalog, settings, name)?.unwrap_or_else(|| entry.source_name.clone()),
+            // The registry it came from (see `recorded_registry`), else where a new name is looked up.
+            let registry = match recorded_registry(catalog, name, entry)? {
+                Some(registry) => registry,
+                None => registry_for(catalog, settings, name)?.unwrap_or_else(|| entry.source_name.clone()),
             };
             let versions: Vec<semver::Version> = catalog
                 .registry_versions(&registry, name)?

@@ -87,16 +87,6 @@ impl LockFile {
             .with_hint(hint)
         })
     }
-
-    /// The registry each installed registry package came from, by name: where
-    /// installs and upgrades keep taking it from while that registry has it.
-    pub fn registries(&self) -> BTreeMap<String, String> {
-        self.packages
-            .iter()
-            .filter(|(_, entry)| entry.source == Origin::Registry)
-            .map(|(name, entry)| (name.clone(), entry.source_name.clone()))
-            .collect()
-    }
 }
 
 /// One installed package.

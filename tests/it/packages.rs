@@ -172,18 +172,34 @@ fn outdated_asks_the_registry_a_package_came_from() {
     let upgraded = env.aam_in(&proj.dir, &["--json", "upgrade"]).ok_json();
     assert_eq!(upgraded["packages"][0]["status"], "upgraded", "{upgraded}");
     assert_eq!(upgraded["packages"][0]["to"], "0.1.1", "{upgraded}");
-    // Installing it again by name takes it from there as well.
-    version("0.1.2");
-    env.json(&["pkg", "publish", "rk", "--registry", "team"]);
-    env.aam_in(&proj.dir, &["--json", "install", "rk", "--platform", "claude"])
-        .ok_json();
     let listed = env.aam_in(&proj.dir, &["--json", "list"]).ok_json();
     let rk = &listed["packages"][0];
     assert_eq!(
         (rk["version"].as_str(), rk["source_name"].as_str()),
-        (Some("0.1.2"), Some("team")),
+        (Some("0.1.1"), Some("team")),
         "{listed}"
     );
+    // What the user asks for by name is looked up afresh, not where the lock
+    // file says: the default registry's package is another one.
+    env.aam_in(&proj.dir, &["--json", "install", "rk", "--platform", "claude"])
+        .err("AAM_CONFLICT");
+    // A lock edited to name another registry than the one the installed
+    // version came from is not followed by upgrades.
+    version("0.1.2");
+    env.json(&["pkg", "publish", "rk", "--registry", "team"]);
+    env.json(&["registry", "init", "other"]);
+    version("0.1.3");
+    env.json(&["pkg", "publish", "rk", "--registry", "other"]);
+    let lock = proj.dir.join(".aam/aam-lock.yaml");
+    let text = std::fs::read_to_string(&lock).unwrap();
+    assert!(text.contains("source_name: team"), "{text}");
+    std::fs::write(&lock, text.replace("source_name: team", "source_name: other")).unwrap();
+    let outdated = env.aam_in(&proj.dir, &["--json", "outdated"]).ok_json();
+    assert_eq!(outdated["packages"][0]["wanted"], "0.2.0", "{outdated}");
+    let upgraded = env.aam_in(&proj.dir, &["--json", "upgrade"]);
+    assert!(upgraded.stdout.contains("AAM_CONFLICT"), "{}", upgraded.stdout);
+    let listed = env.aam_in(&proj.dir, &["--json", "list"]).ok_json();
+    assert_eq!(listed["packages"][0]["version"], "0.1.1", "{listed}");
 }
 
 #[test]

@@ -8,6 +8,7 @@ use super::{apply_mirror, begin_write, object_store, prepare, roots, written_her
 use crate::error::{Error, ErrorCode, Result};
 use crate::install::decision::{Decision, OnEdited, SkippedPackage, decide, keep_dependents_of_kept, platforms_for};
 use crate::install::plan::{Plan, Prepared, same_origin};
+use crate::install::specs::KeptRegistries;
 use crate::install::{Roots, platforms};
 use crate::install::{mirror, state};
 use crate::packages::lock::Origin;
@@ -207,12 +208,13 @@ impl Tool for Install {
 pub(super) fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited) -> Result<InstallOutput> {
     let (prepared, audit_warnings) = {
         let catalog = ctx.catalog()?;
-        let roots = roots(ctx, input.global)?;
-        let lock = crate::packages::lock::read(&roots.root)?;
-        // Installed registry packages come again from the registry they came from.
-        let prepared = prepare(ctx, &catalog, &input.specs, &lock.registries())?;
+        // A name is looked up afresh (the default registry first): what the
+        // lock file records does not steer what the user asks for.
+        let prepared = prepare(ctx, &catalog, &input.specs, &KeptRegistries::new())?;
         // Installing an installed package replaces it, as an upgrade does.
         if on_edited != OnEdited::Force {
+            let roots = roots(ctx, input.global)?;
+            let lock = crate::packages::lock::read(&roots.root)?;
             roots.check_lock(&lock)?;
             for package in &prepared {
                 if let Some(entry) = lock.packages.get(&package.manifest.name) {

@@ -6,12 +6,14 @@ use serde::{Deserialize, Serialize};
 
 use super::apply::{InstallInput, InstallOutput, install_prepared};
 use super::{prepare, prove_unwritten, roots};
+use crate::catalog::Catalog;
 use crate::error::{Error, ErrorCode, Result};
 use crate::install::decision::{OnEdited, SkipReason};
 use crate::install::freshness;
 use crate::install::merge::FileConflict;
 use crate::install::plan::Prepared;
-use crate::packages::lock::{self, Origin};
+use crate::install::specs::KeptRegistries;
+use crate::packages::lock::{self, LockFile, Origin};
 use crate::tools::{Context, Example, Expect, Risk, Tool};
 
 /// Input of `aam_upgrade`.
@@ -135,7 +137,7 @@ impl Tool for Upgrade {
         let catalog = ctx.catalog()?;
         // Installed registry packages (and the dependencies among them) stay
         // with the registry they came from while it still has them.
-        let kept = lock.registries();
+        let kept = kept_registries(&catalog, &lock)?;
         let mut reports = Vec::new();
         let mut prepared: Vec<Prepared> = Vec::new();
         let mut moving = Vec::new();
@@ -288,4 +290,17 @@ fn upgrade_report(report: &mut UpgradeReport, done: &InstallOutput, dry_run: boo
             _ => "files were edited since install; choose merge, backup or force".to_string(),
         });
     }
+}
+
+/// The registry each installed registry package stays with (see
+/// [`freshness::recorded_registry`]); others resolve as a new name would (the
+/// default registry first), and switching them is refused.
+fn kept_registries(catalog: &Catalog, lock: &LockFile) -> Result<KeptRegistries> {
+    let mut kept = KeptRegistries::new();
+    for (name, entry) in &lock.packages {
+        if let Some(registry) = freshness::recorded_registry(catalog, name, entry)? {
+            kept.insert(name.clone(), registry);
+        }
+    }
+    Ok(kept)
 }
