@@ -364,7 +364,9 @@ pub fn apply(
         undo(roots, &journal);
         return Err(e);
     }
-    finish(roots, &journal);
+    if let Some(unreached) = finish(roots, &journal) {
+        tracing::warn!("{}", unreached.why(&journal_path(&roots.root)));
+    }
     Ok(())
 }
 
@@ -388,12 +390,18 @@ fn make_changes(
 ) -> Result<()> {
     let mut open = OpenFolders::default();
     for dir in &journal.created_dirs {
-        let path = crate::deploy::Location::from_key(dir).resolve(&roots.root, &roots.home);
-        // The project root or home folder itself may be missing; it is not ours to remove later.
-        if let Some(parent) = path.parent()
-            && !parent.exists()
-        {
-            std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
+        let location = crate::deploy::Location::from_key(dir);
+        let path = location.resolve(&roots.root, &roots.home);
+        // The project root or home folder itself may be missing; it is not
+        // ours to remove later. Every other folder on the way is made here, by
+        // name in its parent: a missing one is an error, never made by path
+        // (through whatever link is on the way now).
+        let base = match location {
+            crate::deploy::Location::Project(_) => &roots.root,
+            crate::deploy::Location::Home(_) => &roots.home,
+        };
+        if path.parent() == Some(base.as_path()) && !base.exists() {
+            std::fs::create_dir_all(base).map_err(|e| Error::io("create", base, e))?;
         }
         // Made by name in its parent as opened and checked, like the files.
         let anchor = roots.anchor_dir(dir, &mut open)?;
@@ -526,41 +534,93 @@ fn remove_journal(root: &Path) {
 /// Rolls back, then deletes the journal; keeps it when a folder could not be
 /// reached, so the next command undoes the rest (see [`rollback`]).
 fn undo(roots: &Roots, journal: &Journal) {
-    if rollback(roots, journal) {
-        remove_journal(&roots.root);
+    match rollback(roots, journal) {
+        None => remove_journal(&roots.root),
+        Some(unreached) => tracing::warn!("{}", unreached.why(&journal_path(&roots.root))),
     }
 }
 
-/// The folder of `key` for the rollback or the clean-up, `Ok(None)` when it is
-/// gone (nothing of the key to undo there), `Err` when it now leads through a
-/// link where aam does not write: the journal is kept then, with a warning.
-fn anchor_again(roots: &Roots, key: &str, open: &mut OpenFolders) -> std::result::Result<Option<Anchor>, ()> {
+/// What the rollback or the clean-up finds of a key's folder.
+enum Reach {
+    /// Open and checked.
+    Open(Anchor),
+    /// Not there, or it cannot be opened: deleted, or moved away.
+    Gone,
+    /// It now leads through a link where aam does not write.
+    Away,
+}
+
+/// The folder of `key` for the rollback or the clean-up.
+fn anchor_again(roots: &Roots, key: &str, open: &mut OpenFolders) -> Reach {
     match roots.anchor(key, open) {
-        Ok(anchor) => Ok(Some(anchor)),
-        Err(e) if e.code() == ErrorCode::UnsafePath => {
-            tracing::warn!(
-                "`{key}` now leads through a link out of where aam installs; the interrupted command's journal is kept \
-                 until it is reachable again ({})",
-                e.message()
-            );
-            Err(())
-        }
-        Err(_) => Ok(None),
+        Ok(anchor) => Reach::Open(anchor),
+        Err(e) if e.code() == ErrorCode::UnsafePath => Reach::Away,
+        Err(_) => Reach::Gone,
     }
 }
 
-/// Puts the old state back (best effort, every step idempotent); whether
-/// every file's folder was reached.
-fn rollback(roots: &Roots, journal: &Journal) -> bool {
-    let mut reached = true;
+/// A key whose folder a rollback or clean-up could not reach, so the journal
+/// is kept for the next command.
+struct Unreached {
+    key: String,
+    /// Gone (else: leading through a link out of where aam installs).
+    gone: bool,
+}
+
+impl Unreached {
+    /// Why the interrupted command whose journal is at `journal` cannot be
+    /// finished or undone now, and what to do.
+    fn why(&self, journal: &Path) -> Error {
+        let (what, hint) = if self.gone {
+            (
+                format!(
+                    "the folder of `{}` is gone, and the file the command set aside there may have gone with it",
+                    self.key
+                ),
+                format!(
+                    "put the folder back where it was; the next aam command then undoes the interrupted one. If you removed it on purpose, delete `{}`",
+                    journal.display()
+                ),
+            )
+        } else {
+            (
+                format!(
+                    "the folder of `{}` now leads through a link out of where aam installs",
+                    self.key
+                ),
+                "put the folder back in place of the link; the next aam command then finishes or undoes it".to_string(),
+            )
+        };
+        Error::new(
+            ErrorCode::UnsafePath,
+            format!(
+                "an interrupted aam command (`{}`) cannot be finished or undone: {what}",
+                journal.display()
+            ),
+        )
+        .with_hint(hint)
+    }
+}
+
+/// Puts the old state back (best effort, every step idempotent); the first
+/// key whose folder could not be reached, if any. A folder that is gone
+/// counts only for a file the command set aside there: the folder may have
+/// been moved away with it, and forgetting the journal would leave it hidden
+/// for good. Nothing of a new file is lost with its folder.
+fn rollback(roots: &Roots, journal: &Journal) -> Option<Unreached> {
+    let mut unreached = None;
     let mut open = OpenFolders::default();
     for (n, op) in journal.ops.iter().enumerate().rev() {
         // By name in the folder as opened and checked, like the changes.
         let anchor = match anchor_again(roots, &op.key, &mut open) {
-            Ok(Some(anchor)) => anchor,
-            Ok(None) => continue,
-            Err(()) => {
-                reached = false;
+            Reach::Open(anchor) => anchor,
+            Reach::Gone if !op.existed => continue,
+            reach => {
+                let gone = matches!(reach, Reach::Gone);
+                unreached.get_or_insert(Unreached {
+                    key: op.key.clone(),
+                    gone,
+                });
                 continue;
             }
         };
@@ -595,7 +655,7 @@ fn rollback(roots: &Roots, journal: &Journal) -> bool {
             remove_empty_dir(roots, dir, &mut open);
         }
     }
-    reached
+    unreached
 }
 
 /// blake3 of the plain file `name` in `folder` (never through a link, never
@@ -645,31 +705,38 @@ fn created_dir_is_ours(journal: &Journal, dir: &str) -> bool {
 
 /// Finishes a committed change: deletes the `.old` files, prunes folders that
 /// removals emptied (inside the folders aam installs into), deletes the
-/// journal; keeps it when a folder could not be reached, so the next command
-/// finishes the rest.
-fn finish(roots: &Roots, journal: &Journal) {
-    let mut reached = true;
+/// journal; keeps it when a folder now leads through a link, so the next
+/// command finishes the rest (that key is returned). A folder that is gone
+/// holds nothing to keep: what it set aside there was being replaced or removed.
+fn finish(roots: &Roots, journal: &Journal) -> Option<Unreached> {
+    let mut unreached = None;
     let mut open = OpenFolders::default();
     for (n, op) in journal.ops.iter().enumerate() {
         match anchor_again(roots, &op.key, &mut open) {
-            Ok(Some(anchor)) => {
+            Reach::Open(anchor) => {
                 for suffix in ["new", "old"] {
                     let sibling = sibling_name(&anchor.name, &journal.id, n, suffix);
                     let _ = rustix::fs::unlinkat(&anchor.folder, sibling.as_str(), AtFlags::empty());
                 }
             }
-            Ok(None) => {}
-            Err(()) => reached = false,
+            Reach::Gone => {}
+            Reach::Away => {
+                unreached.get_or_insert(Unreached {
+                    key: op.key.clone(),
+                    gone: false,
+                });
+            }
         }
         tick();
         if op.write.is_none() {
             prune_empty(roots, &op.key, &mut open);
         }
     }
-    if reached {
+    if unreached.is_none() {
         prune(roots, &journal.prune_dirs, &mut open);
         remove_journal(&roots.root);
     }
+    unreached
 }
 
 /// Removes the folders (deepest first) that are empty; never others.
@@ -741,8 +808,8 @@ pub fn recover(
     check_journal(roots, &journal).map_err(|why| invalid_journal(&path, &why))?;
     let outcome = match journal.stage {
         Stage::Prepared => {
-            if !rollback(roots, &journal) {
-                return Err(unreachable_journal(&path));
+            if let Some(unreached) = rollback(roots, &journal) {
+                return Err(unreached.why(&path));
             }
             remove_journal(&roots.root);
             Recovered::RolledBack
@@ -760,28 +827,14 @@ pub fn recover(
                     "the catalog's record of installs was not brought up to date ({e}); `aam doctor` reports it"
                 );
             }
-            finish(roots, &journal);
-            if journal_path(&roots.root).exists() {
-                return Err(unreachable_journal(&path));
+            if let Some(unreached) = finish(roots, &journal) {
+                return Err(unreached.why(&path));
             }
             Recovered::RolledForward
         }
     };
     tracing::info!(journal = %journal.id, ?outcome, "recovered an interrupted aam command");
     Ok(Some(outcome))
-}
-
-/// An interrupted command that could not be finished or undone: a folder it
-/// changed now leads through a link where aam does not write.
-fn unreachable_journal(path: &Path) -> Error {
-    Error::new(
-        ErrorCode::UnsafePath,
-        format!(
-            "an interrupted aam command (`{}`) cannot be finished or undone: a folder it changed now leads through a link out of where aam installs",
-            path.display()
-        ),
-    )
-    .with_hint("put the folder back in place of the link; the next aam command then finishes or undoes it")
 }
 
 fn check_journal(roots: &Roots, journal: &Journal) -> std::result::Result<(), String> {
@@ -978,6 +1031,101 @@ mod tests {
                     .unwrap_or_default();
                 assert!(leftovers.iter().all(|n| !n.contains(".aam-")), "{case}: {leftovers:?}");
                 assert!(!pending(&roots.root), "{case}");
+            }
+        }
+    }
+
+    #[test]
+    fn folders_are_never_made_through_a_link_swapped_in_on_the_way() {
+        for swap_at in 1..=10 {
+            let (dir, roots) = project();
+            std::fs::remove_dir_all(roots.root.join(".claude")).unwrap();
+            let outside = dir.path().join("outside");
+            std::fs::create_dir_all(&outside).unwrap();
+            let (agent, parked, target) = (roots.root.join(".claude"), roots.root.join("parked"), outside.clone());
+            let mut ops = 0;
+            AT_TICK.with(|hook| {
+                *hook.borrow_mut() = Some(Box::new(move || {
+                    ops += 1;
+                    if ops == swap_at && agent.exists() {
+                        std::fs::rename(&agent, &parked).unwrap();
+                        std::os::unix::fs::symlink(&target, &agent).unwrap();
+                    }
+                }))
+            });
+            let change = FileChange {
+                key: ".claude/skills/kit/sub/f.md".into(),
+                content: Some((Bytes::from(&b"new"[..]), false)),
+            };
+            let _ = apply(&roots, vec![change], Vec::new(), Vec::new(), &Cancel::new(), |_| Ok(()));
+            AT_TICK.with(|hook| hook.borrow_mut().take());
+            assert_eq!(snapshot(&outside), Vec::new(), "swapped at operation {swap_at}");
+        }
+    }
+
+    #[test]
+    fn a_folder_moved_away_midway_keeps_the_journal_until_it_is_back() {
+        // At every file operation in turn, another process moves the skill
+        // folder out of the project (no link in its place).
+        let names: Vec<String> = (0..4).map(|i| format!("f{i}.md")).collect();
+        for writing in [true, false] {
+            for move_at in 1..=12 {
+                let (dir, roots) = project();
+                let skill = roots.root.join(".claude/skills/kit");
+                let moved = dir.path().join("moved-kit");
+                std::fs::create_dir_all(&skill).unwrap();
+                for name in &names {
+                    std::fs::write(skill.join(name), format!("mine {name}")).unwrap();
+                }
+                let before = snapshot(&skill);
+                let (from, to) = (skill.clone(), moved.clone());
+                let mut ops = 0;
+                AT_TICK.with(|hook| {
+                    *hook.borrow_mut() = Some(Box::new(move || {
+                        ops += 1;
+                        if ops == move_at {
+                            std::fs::rename(&from, &to).unwrap();
+                        }
+                    }))
+                });
+                let changes: Vec<FileChange> = names
+                    .iter()
+                    .map(|name| FileChange {
+                        key: format!(".claude/skills/kit/{name}"),
+                        content: writing.then(|| (Bytes::from(&b"written"[..]), false)),
+                    })
+                    .collect();
+                let applied = apply(&roots, changes, Vec::new(), Vec::new(), &Cancel::new(), |_| Ok(()));
+                AT_TICK.with(|hook| hook.borrow_mut().take());
+                let case = format!("writing {writing}, moved at operation {move_at}");
+                if !moved.exists() {
+                    continue; // done before the move
+                }
+                let held = lock_project(&roots.root, false, || {}).unwrap();
+                if applied.is_err() {
+                    // Undone as far as it could; the files it set aside went with the folder.
+                    assert!(pending(&roots.root), "{case}: the journal was dropped");
+                    let refused = recover(&roots, &held, |_| Ok(())).unwrap_err();
+                    assert_eq!(refused.code(), ErrorCode::UnsafePath, "{case}");
+                    assert!(refused.message().contains("is gone"), "{case}: {}", refused.message());
+                }
+                // Put back, the next command undoes it all. A command that
+                // had committed is done; the clean-up could not reach what it
+                // set aside (replaced or removed bytes), which stays hidden.
+                std::fs::rename(&moved, &skill).unwrap();
+                recover(&roots, &held, |_| Ok(())).unwrap();
+                assert!(!pending(&roots.root), "{case}");
+                let after = snapshot(&skill);
+                if applied.is_err() {
+                    assert_eq!(after, before, "{case}: not undone");
+                } else {
+                    let shown: Vec<_> = after.into_iter().filter(|(n, _)| !n.starts_with('.')).collect();
+                    let expected: Vec<_> = match writing {
+                        true => names.iter().map(|n| (n.clone(), b"written".to_vec())).collect(),
+                        false => Vec::new(),
+                    };
+                    assert_eq!(shown, expected, "{case}");
+                }
             }
         }
     }
