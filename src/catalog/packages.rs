@@ -93,8 +93,24 @@ impl Catalog {
         tx.commit().map_err(db_error)
     }
 
+    /// Records `files` (lock key, blake3) as shown to be what a package's
+    /// recorded origin makes at those keys: aam's to replace or remove from
+    /// now on, like the files it wrote (see `digests_written_at`).
+    pub fn record_proven(&mut self, files: &[(&str, &str)]) -> Result<()> {
+        let tx = self.write()?;
+        let mut written = tx
+            .prepare_cached("INSERT OR IGNORE INTO written_files (path, blake3) VALUES (?1, ?2)")
+            .map_err(db_error)?;
+        for (path, digest) in files {
+            written.execute(params![path, digest]).map_err(db_error)?;
+        }
+        drop(written);
+        tx.commit().map_err(db_error)
+    }
+
     /// The digests of every file an install on this machine wrote at the lock
-    /// key `path`, in any project, then or since gone.
+    /// key `path`, in any project, then or since gone, or that were shown to
+    /// be what a package's origin makes there (`record_proven`).
     pub fn digests_written_at(&self, path: &str) -> Result<Vec<String>> {
         let mut stmt = self
             .conn

@@ -218,7 +218,7 @@ pub(super) fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
             roots.check_lock(&lock)?;
             for package in &prepared {
                 if let Some(entry) = lock.packages.get(&package.manifest.name) {
-                    super::prove_unwritten(ctx, &catalog, &roots, &package.manifest.name, entry)?;
+                    super::prove_unwritten(ctx, &catalog, &roots, (&package.manifest.name, entry), input.dry_run)?;
                 }
             }
         }

@@ -137,24 +137,33 @@ fn prepare_env<T>(ctx: &Context, f: impl FnOnce(SpecEnv<'_>) -> Result<T>) -> Re
 /// lock records but that this machine never wrote (a teammate's committed
 /// install, or a forged entry's claim) must be what the entry's recorded
 /// origin makes (see [`crate::install::restore::verify_origin`]); otherwise
-/// the error says which, and that `--force` replaces them anyway.
-fn prove_unwritten(ctx: &Context, catalog: &Catalog, roots: &Roots, name: &str, entry: &LockedPackage) -> Result<()> {
+/// the error says which, and that `--force` replaces them anyway. Proven files
+/// are recorded as aam's unless `dry_run` (so that an upgrade also removes
+/// those the new version drops).
+fn prove_unwritten(
+    ctx: &Context,
+    catalog: &Catalog,
+    roots: &Roots,
+    (name, entry): (&str, &LockedPackage),
+    dry_run: bool,
+) -> Result<()> {
     use crate::install::restore;
     let written = WrittenHere::of(catalog, &roots.read_lock()?)?;
     let keys = restore::unproven_files(roots, name, entry, |key, digest| written.wrote(key, digest))?;
-    prove_made_by_origin(ctx, catalog, roots, name, entry, &keys)
+    prove_made_by_origin(ctx, catalog, roots, (name, entry), &keys, !dry_run)
 }
 
 /// Checks that `entry`'s recorded origin makes the files `keys` (on disk as the
 /// lock records, never written by this machine) exactly so, fetching the
 /// origin when needed: what makes them the package's to replace or remove.
+/// With `record`, the catalog keeps them as aam's from then on.
 fn prove_made_by_origin(
     ctx: &Context,
     catalog: &Catalog,
     roots: &Roots,
-    name: &str,
-    entry: &LockedPackage,
+    (name, entry): (&str, &LockedPackage),
     keys: &[String],
+    record: bool,
 ) -> Result<()> {
     use crate::install::restore::{self, RestoreEnv};
     if keys.is_empty() {
@@ -170,6 +179,13 @@ fn prove_made_by_origin(
         };
         restore::verify_origin(&env, catalog, roots, name, entry, keys)
     });
+    if proven.is_ok() && record {
+        let files: Vec<(&str, &str)> = keys
+            .iter()
+            .filter_map(|key| Some((key.as_str(), entry.file_checksums.get(key)?.as_str())))
+            .collect();
+        ctx.catalog()?.record_proven(&files)?;
+    }
     proven.map_err(|e| match e.code() {
         ErrorCode::ChecksumMismatch | ErrorCode::Cancelled | ErrorCode::Timeout => e,
         code => Error::new(

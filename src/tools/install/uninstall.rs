@@ -109,7 +109,14 @@ impl Tool for Uninstall {
         if !input.force && !unproven.is_empty() {
             let copy = format!("{}/", copy_dir(&input.package));
             let elsewhere: Vec<String> = unproven.iter().filter(|k| !k.starts_with(&copy)).cloned().collect();
-            match prove_made_by_origin(ctx, &*ctx.catalog()?, &roots, &input.package, &entry, &elsewhere) {
+            match prove_made_by_origin(
+                ctx,
+                &*ctx.catalog()?,
+                &roots,
+                (&input.package, &entry),
+                &elsewhere,
+                false,
+            ) {
                 Ok(()) => remove.append(&mut unproven),
                 Err(e) => tracing::warn!(
                     "kept the files of `{}` this machine never wrote: {}",

@@ -161,7 +161,7 @@ impl Tool for Upgrade {
             // a lock entry can claim a project's own file, checksum and all.
             if fresh.outdated
                 && input.on_edited != OnEdited::Force
-                && let Err(e) = prove_unwritten(ctx, &catalog, &roots, &name, entry)
+                && let Err(e) = prove_unwritten(ctx, &catalog, &roots, (&name, entry), input.dry_run)
             {
                 report.status = UpgradeStatus::Failed;
                 report.message = Some(match e.hint() {
