@@ -295,12 +295,24 @@ impl Error {
 
     /// An I/O failure on `path`, doing `action` (`"read"`, `"write"`, ...).
     pub fn io(action: &str, path: &std::path::Path, source: std::io::Error) -> Self {
+        let hint = match source.raw_os_error() {
+            Some(libc::EMFILE | libc::ENFILE) => {
+                "too many files are open at once: raise the limit (`ulimit -n 4096`) and run the command again"
+            }
+            _ => "check that the path exists, that you may write there, and that the disk is not full",
+        };
         Self::new(
             ErrorCode::IoError,
             format!("failed to {action} `{}`: {source}", path.display()),
         )
-        .with_hint("check that the path exists, that you may write there, and that the disk is not full")
+        .with_hint(hint)
         .with_source(source)
+    }
+
+    /// The kind of the I/O error behind this one, if it is one.
+    pub fn io_kind(&self) -> Option<std::io::ErrorKind> {
+        let source = self.source.as_deref()?;
+        source.downcast_ref::<std::io::Error>().map(std::io::Error::kind)
     }
 
     /// The stable code.

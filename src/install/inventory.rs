@@ -127,22 +127,17 @@ pub fn walk(roots: &Roots, limits: Limits) -> Result<Walk> {
         if std::fs::symlink_metadata(&plain).is_err() {
             continue;
         }
-        let path = match roots
-            .resolve(&location.join("x"), &dir)
-            .map(|p| p.parent().map(Path::to_path_buf))
-        {
-            Ok(Some(path)) => path,
-            Ok(None) => continue,
+        // Read from the folder as opened and checked where the kernel says
+        // it is (links on the way followed only where installs follow them).
+        let (folder, real) = match roots.open_folder(&location, &dir) {
+            Ok(opened) => opened,
+            Err(e) if e.code() == ErrorCode::IoError => continue, // not a folder, or gone since
             Err(e) => {
                 out.skipped.push(format!("{dir}: {}", e.message()));
                 continue;
             }
         };
-        let Ok(real) = path.canonicalize() else { continue };
-        // Read from the folder as opened, where the kernel says it still is.
-        let Some(folder) = open_checked(&real) else {
-            continue;
-        };
+        let path = plain;
         let key = (kind, real, shape.clone());
         if let Some(range) = seen.get(&key) {
             for found in &mut out.found[range.clone()] {
@@ -229,17 +224,6 @@ pub fn walk(roots: &Roots, limits: Limits) -> Result<Walk> {
     }
     out.found.sort_by_key(|a| (a.location.key(), a.kind));
     Ok(out)
-}
-
-/// The folder at `real` (a path without links), opened where the kernel still
-/// places it there once open; `None` when it is not a folder, or moved.
-fn open_checked(real: &Path) -> Option<OwnedFd> {
-    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-    let folder = rustix::fs::openat(rustix::fs::CWD, real, flags, Mode::empty()).ok()?;
-    match crate::paths::where_open(&folder) {
-        Some(now) if now != real => None,
-        _ => Some(folder),
-    }
 }
 
 /// The folder `name` in the open `folder`, opened without following a link;
@@ -537,48 +521,52 @@ mod tests {
 
     #[test]
     fn a_folder_swapped_for_a_link_while_walking_is_never_read_through() {
-        let project = tempfile::tempdir().unwrap();
-        let outside = tempfile::tempdir().unwrap();
-        let root = project.path();
-        write(&root.join(".claude/skills/s/SKILL.md"), "skill\n");
-        write(&root.join(".claude/skills/s/lib/x.md"), "mine\n");
-        write(&outside.path().join("secret.md"), "secret\n");
-        let secret = blake3::hash(b"secret\n").to_hex().to_string();
-        // Another process flips the skill's folder between itself and a link out.
-        let (real, link, parked) = (
-            root.join(".claude/skills/s/lib"),
-            root.join(".claude/skills/s/lib-link"),
-            root.join(".claude/skills/s/lib-real"),
-        );
-        std::os::unix::fs::symlink(outside.path(), &link).unwrap();
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let flipper = {
-            let (real, link, parked, stop) = (real.clone(), link.clone(), parked.clone(), stop.clone());
-            std::thread::spawn(move || {
-                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    let _ = std::fs::rename(&real, &parked);
-                    let _ = std::fs::rename(&link, &real);
-                    let _ = std::fs::rename(&real, &link);
-                    let _ = std::fs::rename(&parked, &real);
+        // Another process flips a folder between itself and a link out: a
+        // folder inside a skill, or the agent folder itself.
+        for flipped in [".claude/skills/s/lib", ".claude/skills"] {
+            let project = tempfile::tempdir().unwrap();
+            let outside = tempfile::tempdir().unwrap();
+            let root = project.path();
+            write(&root.join(".claude/skills/s/SKILL.md"), "skill\n");
+            write(&root.join(".claude/skills/s/lib/x.md"), "mine\n");
+            write(&outside.path().join("secret.md"), "secret\n");
+            write(&outside.path().join("s/SKILL.md"), "secret\n");
+            let secret = blake3::hash(b"secret\n").to_hex().to_string();
+            let real = root.join(flipped);
+            let (link, parked) = (
+                root.join(format!("{flipped}-link")),
+                root.join(format!("{flipped}-real")),
+            );
+            std::os::unix::fs::symlink(outside.path(), &link).unwrap();
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let flipper = {
+                let (real, link, parked, stop) = (real.clone(), link.clone(), parked.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        let _ = std::fs::rename(&real, &parked);
+                        let _ = std::fs::rename(&link, &real);
+                        let _ = std::fs::rename(&real, &link);
+                        let _ = std::fs::rename(&parked, &real);
+                    }
+                })
+            };
+            let roots = Roots::new(root.to_path_buf(), root.to_path_buf(), false);
+            let mut read = 0;
+            for _ in 0..3_000 {
+                let walk = walk(&roots, Limits::default()).unwrap();
+                for found in &walk.found {
+                    assert!(
+                        !found.files.values().any(|d| *d == secret),
+                        "{flipped}: read through a link: {:?}",
+                        found.files
+                    );
+                    read += found.files.contains_key("lib/x.md") as usize;
                 }
-            })
-        };
-        let roots = Roots::new(root.to_path_buf(), root.to_path_buf(), false);
-        let mut read = 0;
-        for _ in 0..5_000 {
-            let walk = walk(&roots, Limits::default()).unwrap();
-            for found in &walk.found {
-                assert!(
-                    !found.files.values().any(|d| *d == secret),
-                    "read through a link: {:?}",
-                    found.files
-                );
-                read += found.files.contains_key("lib/x.md") as usize;
             }
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            flipper.join().unwrap();
+            assert!(read > 0, "{flipped}: the folder was never there to read");
         }
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        flipper.join().unwrap();
-        assert!(read > 0, "the folder was never there to read");
     }
 
     #[test]

@@ -365,7 +365,7 @@ pub fn apply(
         return Err(e);
     }
     if let Some(unreached) = finish(roots, &journal) {
-        tracing::warn!("{}", unreached.why(&journal_path(&roots.root)));
+        tracing::warn!("{}", warning(&unreached.why(&journal_path(&roots.root))));
     }
     Ok(())
 }
@@ -536,7 +536,7 @@ fn remove_journal(root: &Path) {
 fn undo(roots: &Roots, journal: &Journal) {
     match rollback(roots, journal) {
         None => remove_journal(&roots.root),
-        Some(unreached) => tracing::warn!("{}", unreached.why(&journal_path(&roots.root))),
+        Some(unreached) => tracing::warn!("{}", warning(&unreached.why(&journal_path(&roots.root)))),
     }
 }
 
@@ -544,18 +544,22 @@ fn undo(roots: &Roots, journal: &Journal) {
 enum Reach {
     /// Open and checked.
     Open(Anchor),
-    /// Not there, or it cannot be opened: deleted, or moved away.
+    /// Not there: deleted, or moved away.
     Gone,
     /// It now leads through a link where aam does not write.
     Away,
+    /// It cannot be opened now (too many open files, no permission): why.
+    Failed(String),
 }
 
 /// The folder of `key` for the rollback or the clean-up.
 fn anchor_again(roots: &Roots, key: &str, open: &mut OpenFolders) -> Reach {
+    use std::io::ErrorKind;
     match roots.anchor(key, open) {
         Ok(anchor) => Reach::Open(anchor),
         Err(e) if e.code() == ErrorCode::UnsafePath => Reach::Away,
-        Err(_) => Reach::Gone,
+        Err(e) if matches!(e.io_kind(), Some(ErrorKind::NotFound | ErrorKind::NotADirectory)) => Reach::Gone,
+        Err(e) => Reach::Failed(e.message().to_string()),
     }
 }
 
@@ -563,42 +567,51 @@ fn anchor_again(roots: &Roots, key: &str, open: &mut OpenFolders) -> Reach {
 /// is kept for the next command.
 struct Unreached {
     key: String,
-    /// Gone (else: leading through a link out of where aam installs).
-    gone: bool,
+    /// Why (never [`Reach::Open`]).
+    reach: Reach,
 }
 
 impl Unreached {
     /// Why the interrupted command whose journal is at `journal` cannot be
     /// finished or undone now, and what to do.
     fn why(&self, journal: &Path) -> Error {
-        let (what, hint) = if self.gone {
-            (
-                format!(
-                    "the folder of `{}` is gone, and the file the command set aside there may have gone with it",
-                    self.key
-                ),
+        let key = &self.key;
+        let (code, what, hint) = match &self.reach {
+            Reach::Gone => (
+                ErrorCode::Conflict,
+                format!("the folder of `{key}` is gone, and the file the command set aside there may have gone with it"),
                 format!(
                     "put the folder back where it was; the next aam command then undoes the interrupted one. If you removed it on purpose, delete `{}`",
                     journal.display()
                 ),
-            )
-        } else {
-            (
-                format!(
-                    "the folder of `{}` now leads through a link out of where aam installs",
-                    self.key
-                ),
+            ),
+            Reach::Failed(error) => (
+                ErrorCode::IoError,
+                format!("the folder of `{key}` cannot be opened now ({error})"),
+                "fix that (`ulimit -n 4096` for too many open files), then run any aam command: it finishes or undoes the interrupted one".to_string(),
+            ),
+            Reach::Away | Reach::Open(_) => (
+                ErrorCode::UnsafePath,
+                format!("the folder of `{key}` now leads through a link out of where aam installs"),
                 "put the folder back in place of the link; the next aam command then finishes or undoes it".to_string(),
-            )
+            ),
         };
         Error::new(
-            ErrorCode::UnsafePath,
+            code,
             format!(
                 "an interrupted aam command (`{}`) cannot be finished or undone: {what}",
                 journal.display()
             ),
         )
         .with_hint(hint)
+    }
+}
+
+/// An error as one line for a warning: its message and what to do.
+fn warning(e: &Error) -> String {
+    match e.hint() {
+        Some(hint) => format!("{} ({hint})", e.message()),
+        None => e.message().to_string(),
     }
 }
 
@@ -616,10 +629,9 @@ fn rollback(roots: &Roots, journal: &Journal) -> Option<Unreached> {
             Reach::Open(anchor) => anchor,
             Reach::Gone if !op.existed => continue,
             reach => {
-                let gone = matches!(reach, Reach::Gone);
                 unreached.get_or_insert(Unreached {
                     key: op.key.clone(),
-                    gone,
+                    reach,
                 });
                 continue;
             }
@@ -720,10 +732,10 @@ fn finish(roots: &Roots, journal: &Journal) -> Option<Unreached> {
                 }
             }
             Reach::Gone => {}
-            Reach::Away => {
+            reach => {
                 unreached.get_or_insert(Unreached {
                     key: op.key.clone(),
-                    gone: false,
+                    reach,
                 });
             }
         }
@@ -1064,6 +1076,36 @@ mod tests {
     }
 
     #[test]
+    fn a_change_across_many_folders_keeps_few_of_them_open() {
+        // 400 skill folders: one open folder each would near the usual limit
+        // of 1,024 open files, and a rollback short of descriptors took
+        // folders for gone.
+        let (_dir, roots) = project();
+        let open_now = || std::fs::read_dir("/proc/self/fd").unwrap().count();
+        let before = open_now();
+        let most = Rc::new(RefCell::new(0usize));
+        let seen = Rc::clone(&most);
+        AT_TICK.with(|hook| {
+            *hook.borrow_mut() = Some(Box::new(move || {
+                let now = open_now();
+                let mut most = seen.borrow_mut();
+                *most = (*most).max(now);
+            }))
+        });
+        let changes: Vec<FileChange> = (0..400)
+            .map(|i| FileChange {
+                key: format!(".claude/skills/s{i:03}/SKILL.md"),
+                content: Some((Bytes::from(&b"new"[..]), false)),
+            })
+            .collect();
+        apply(&roots, changes, Vec::new(), Vec::new(), &Cancel::new(), |_| Ok(())).unwrap();
+        AT_TICK.with(|hook| hook.borrow_mut().take());
+        // Other tests of this process open files meanwhile: a wide margin.
+        let most = *most.borrow();
+        assert!(most < before + 150, "{most} open at once, {before} before");
+    }
+
+    #[test]
     fn a_folder_moved_away_midway_keeps_the_journal_until_it_is_back() {
         // At every file operation in turn, another process moves the skill
         // folder out of the project (no link in its place).
@@ -1106,7 +1148,7 @@ mod tests {
                     // Undone as far as it could; the files it set aside went with the folder.
                     assert!(pending(&roots.root), "{case}: the journal was dropped");
                     let refused = recover(&roots, &held, |_| Ok(())).unwrap_err();
-                    assert_eq!(refused.code(), ErrorCode::UnsafePath, "{case}");
+                    assert_eq!(refused.code(), ErrorCode::Conflict, "{case}");
                     assert!(refused.message().contains("is gone"), "{case}: {}", refused.message());
                 }
                 // Put back, the next command undoes it all. A command that

@@ -220,7 +220,12 @@ impl Roots {
             return Err(lands_elsewhere(key, &real));
         }
         let opened = Rc::new(opened);
-        // Used again only where the kernel can tell where the folder is later.
+        // Used again only where the kernel can tell where the folder is later;
+        // a few at a time, so a package of many folders stays well within the
+        // open-file limit.
+        if open.by_path.len() >= OpenFolders::MOST {
+            open.by_path.clear();
+        }
         if told.is_some() {
             let known = OpenFolder {
                 folder: Rc::clone(&opened),
@@ -230,6 +235,21 @@ impl Roots {
             open.by_path.insert(folder.to_path_buf(), known);
         }
         Ok(Anchor { folder: opened, name })
+    }
+
+    /// The folder at `location` (an agent folder), opened and checked like the
+    /// folders of [`Roots::anchor`], with where it really is: to list what it
+    /// holds (`inventory`).
+    pub fn open_folder(
+        &self,
+        location: &crate::deploy::Location,
+        shown: &str,
+    ) -> Result<(Rc<rustix::fd::OwnedFd>, PathBuf)> {
+        let anchor = self.anchor_at(&location.join("x"), shown, &mut OpenFolders::default())?;
+        let real = crate::paths::where_open(&anchor.folder)
+            .or_else(|| crate::paths::resolve_links(&location.resolve(&self.root, &self.home)))
+            .ok_or_else(|| unsafe_path(shown, "where it lies cannot be told"))?;
+        Ok((anchor.folder, real))
     }
 
     /// `location` made absolute, to read (`verify`, `diff`, `inventory`):
@@ -421,6 +441,12 @@ pub struct Anchor {
 #[derive(Default)]
 pub struct OpenFolders {
     by_path: HashMap<PathBuf, OpenFolder>,
+}
+
+impl OpenFolders {
+    /// The most folders kept open: a journal's keys come sorted, so the files
+    /// of one folder come together.
+    const MOST: usize = 32;
 }
 
 /// One entry of [`OpenFolders`].
