@@ -175,12 +175,6 @@ pub fn uninstalled(o: &UninstallOutput) -> String {
             out.push_str(&format!("  {f}\n"));
         }
     }
-    if !o.kept_not_written_here.is_empty() {
-        out.push_str("Kept because aam never wrote them on this machine (`--force` removes them):\n");
-        for f in &o.kept_not_written_here {
-            out.push_str(&format!("  {f}\n"));
-        }
-    }
     out
 }
 

@@ -709,12 +709,17 @@ fn a_forged_lock_entry_never_removes_a_file_this_machine_did_not_write() {
     // request that edits only the lock file).
     proj.write(".claude/agents/reviewer.md", "Our reviewer.\n");
     write_lock(&proj.dir, &[(".claude/agents/reviewer.md", digest(b"Our reviewer.\n"))]);
-    let removed = run_in(&env, &proj.dir, &["uninstall", "kit"]).ok_json();
-    assert_eq!(
-        removed["kept_not_written_here"],
-        serde_json::json!([".claude/agents/reviewer.md"])
+    // Its origin cannot be shown to make the file: nothing changes.
+    let refused = run_in(&env, &proj.dir, &["uninstall", "kit"]).err("AAM_CONFLICT");
+    assert!(
+        refused["hint"].as_str().unwrap().contains("nothing was changed"),
+        "{refused}"
     );
     assert_eq!(text(proj.dir.join(".claude/agents/reviewer.md")), "Our reviewer.\n");
+    assert!(
+        text(proj.dir.join(".aam/aam-lock.yaml")).contains("reviewer.md"),
+        "the entry stays"
+    );
 }
 
 #[test]
@@ -751,11 +756,10 @@ fn a_forged_entry_removes_neither_bytes_aam_wrote_elsewhere_nor_another_packages
     let script = "#!/bin/sh\necho run\n";
     proj.write(".claude/agents/mine.sh", script);
     forge(&[(".claude/agents/mine.sh", script)]);
-    let removed = run_in(&env, &proj.dir, &["uninstall", "evil"]).ok_json();
-    assert_eq!(
-        removed["kept_not_written_here"],
-        serde_json::json!([".claude/agents/mine.sh"]),
-        "{removed}"
+    let refused = run_in(&env, &proj.dir, &["uninstall", "evil"]).err("AAM_CONFLICT");
+    assert!(
+        refused["hint"].as_str().unwrap().contains("nothing was changed"),
+        "{refused}"
     );
     assert_eq!(text(proj.dir.join(".claude/agents/mine.sh")), script);
 
@@ -886,7 +890,6 @@ fn files_aam_wrote_stay_its_own_in_a_copy_of_the_project_and_under_an_older_lock
         .unwrap()
         .len();
     let removed = run_in(&env, &copy, &["uninstall", "kit"]).ok_json();
-    assert_eq!(removed["kept_not_written_here"], serde_json::json!([]), "{removed}");
     assert_eq!(removed["removed_files"].as_array().unwrap().len(), keys, "{removed}");
     assert!(!copy.join(".claude/skills/kit-skill").exists());
 }

@@ -1,11 +1,13 @@
 //! `aam_uninstall`: remove installed packages and everything they deployed, through the
 //! journal.
 
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{apply_mirror, begin_write, object_store, prove_made_by_origin, roots, written_here};
-use crate::error::{ErrorCode, Result};
+use crate::error::{Error, ErrorCode, Result};
 use crate::install::journal::MirrorOp;
 use crate::install::keys::copy_dir;
 use crate::install::plan::Plan;
@@ -41,10 +43,6 @@ pub struct UninstallOutput {
     pub removed_files: Vec<String>,
     /// Files and sections kept because they were edited (pass `force` to remove them).
     pub kept_modified: Vec<String>,
-    /// Files and sections kept because aam never wrote them on this machine
-    /// and their recorded origin could not be shown to make them (pass `force`
-    /// to remove them).
-    pub kept_not_written_here: Vec<String>,
     /// Files already gone.
     pub missing_files: Vec<String>,
     /// Installed packages that depend on it.
@@ -66,8 +64,12 @@ impl Tool for Uninstall {
         ErrorCode::Forbidden,
         ErrorCode::UnsafePath,
         ErrorCode::Conflict,
+        ErrorCode::ChecksumMismatch,
     ];
-    const CONSTRAINTS: &'static [&'static str] = &["files edited since install are kept unless `force`"];
+    const CONSTRAINTS: &'static [&'static str] = &[
+        "files edited since install are kept unless `force`",
+        "files this machine never wrote are removed only when the package's recorded origin makes exactly them (it may be fetched); otherwise nothing changes, unless `force`",
+    ];
     const EXAMPLES: &'static [Example] = &[
         Example {
             title: "remove an installed package",
@@ -98,38 +100,55 @@ impl Tool for Uninstall {
             .map(|(n, _)| n.clone())
             .collect();
         let status = state::file_status(&roots, &entry)?;
-        // A file as recorded but never written by aam on this machine (the lock
-        // came from elsewhere) is kept, like an edited one, unless forced.
-        let (mut remove, mut unproven): (Vec<String>, Vec<String>) = state::keys_in(&status, FileState::Ok)
-            .into_iter()
-            .partition(|key| plan.written_here(key, &entry.file_checksums[key]));
-        // Unless the package's recorded origin makes exactly those files (a
-        // teammate's committed install): then they are the package's, and go
-        // as an upgrade would replace them. Outside its copy folder, which is aam's own.
-        if !input.force && !unproven.is_empty() {
+        let unwritten = |status: &BTreeMap<String, FileState>| -> Vec<String> {
+            state::keys_in(status, FileState::Ok)
+                .into_iter()
+                .filter(|key| !plan.written_here(key, &entry.file_checksums[key]))
+                .collect()
+        };
+        let first = unwritten(&status);
+        // Files as recorded that this machine never wrote (a teammate's
+        // committed install, or a forged entry's claim) are the package's only
+        // once its recorded origin is shown to make exactly them (its copy
+        // folder is aam's own); otherwise nothing changes, unless forced.
+        let status = if !input.force && !first.is_empty() {
             let copy = format!("{}/", copy_dir(&input.package));
-            let elsewhere: Vec<String> = unproven.iter().filter(|k| !k.starts_with(&copy)).cloned().collect();
-            match prove_made_by_origin(
-                ctx,
-                &*ctx.catalog()?,
-                &roots,
-                (&input.package, &entry),
-                &elsewhere,
-                false,
-            ) {
-                Ok(()) => remove.append(&mut unproven),
-                Err(e) => tracing::warn!(
-                    "kept the files of `{}` this machine never wrote: {}",
-                    input.package,
-                    e.message()
-                ),
+            let elsewhere: Vec<String> = first.iter().filter(|k| !k.starts_with(&copy)).cloned().collect();
+            prove_made_by_origin(ctx, &*ctx.catalog()?, &roots, (&input.package, &entry), &elsewhere, true).map_err(
+                |e| {
+                    // One code for "not shown to be the package's", whatever stopped the check.
+                    let code = match e.code() {
+                        code if crate::tools::COMMON_ERRORS.contains(&code) => code,
+                        ErrorCode::ChecksumMismatch => ErrorCode::ChecksumMismatch,
+                        _ => ErrorCode::Conflict,
+                    };
+                    Error::new(code, e.message()).with_hint(format!(
+                        "nothing was changed. Check those files: if they are the package's, `aam uninstall {} --force` removes them; if they are yours, remove the package's entry from `.aam/aam-lock.yaml` instead",
+                        input.package
+                    ))
+                },
+            )?;
+            // The check may have taken long (a fetch): the files are read
+            // again, so an edit made meanwhile is kept.
+            let again = state::file_status(&roots, &entry)?;
+            if unwritten(&again).iter().any(|key| !first.contains(key)) {
+                return Err(Error::new(
+                    ErrorCode::Conflict,
+                    format!(
+                        "files of `{}` changed while aam checked them against their origin",
+                        input.package
+                    ),
+                )
+                .with_hint("nothing was changed; run the command again"));
             }
-            remove.sort();
-        }
+            again
+        } else {
+            status
+        };
+        let mut remove = state::keys_in(&status, FileState::Ok);
         let mut kept = state::keys_in(&status, FileState::Modified);
         if input.force {
             remove.append(&mut kept);
-            remove.append(&mut unproven);
             remove.sort();
         }
         plan.remove_package(&input.package, &remove)?;
@@ -143,7 +162,6 @@ impl Tool for Uninstall {
             version: entry.version,
             removed_files: remove,
             kept_modified: kept,
-            kept_not_written_here: unproven,
             missing_files: state::keys_in(&status, FileState::Missing),
             dependents,
         })
