@@ -2,11 +2,15 @@
 # listening on 127.0.0.1 only. Prints its port, then serves the bare repositories under argv[1],
 # over TLS when argv[2] and argv[3] name a certificate and its key. Repositories under
 # /private/ need HTTP basic auth whose password is $PRIVATE_TOKEN (401 otherwise).
-import base64, http.server, subprocess, sys, os
+# $DELAY_POST seconds pass before each POST (a fetch's pack request) is answered.
+import base64, http.server, subprocess, sys, os, time
 root = sys.argv[1]
 token = os.environ.get('PRIVATE_TOKEN', '')
+delay = float(os.environ.get('DELAY_POST', '0'))
 class H(http.server.BaseHTTPRequestHandler):
     def run(self):
+        if self.command == 'POST' and delay:
+            time.sleep(delay)
         path, _, query = self.path.partition('?')
         if path.startswith('/private/'):
             sent = self.headers.get('Authorization', '')

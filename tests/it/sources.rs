@@ -1302,3 +1302,56 @@ fn a_cache_nested_in_another_survives_its_purge_and_repair() {
     assert_eq!(caches["status"], "pass", "{check}");
     assert_eq!(env.json(&["source", "diff", "inner"])["has_changes"], false);
 }
+
+#[test]
+fn an_edit_made_while_uninstall_checks_the_origin_is_kept() {
+    let env = TestEnv::new();
+    let work = env.repo("work");
+    work.write("skills/demo/SKILL.md", skill("demo", "A demo"))
+        .write("skills/demo/notes.md", "notes\n")
+        .commit("one");
+    let served = env.path("served");
+    std::fs::create_dir_all(&served).unwrap();
+    work.git(&[
+        "clone",
+        "-q",
+        "--bare",
+        work.path(),
+        served.join("repo.git").to_str().unwrap(),
+    ]);
+    // Every pack request waits: the uninstall below fetches the origin for a while.
+    let (mut server, port) = http_backend(&served, None, &[("DELAY_POST", "2")])
+        .expect("this test needs `python3` on PATH (every machine of this project has it)");
+    let url = format!("http://127.0.0.1:{port}/repo.git");
+    env.json(&["source", "add", &url, "--name", "web"]);
+    let proj = crate::install::project(&env);
+    env.aam_in(&proj.dir, &["--json", "install", "web/demo", "--platform", "claude"])
+        .ok_json();
+    // A clone's uninstall in a fresh home checks the files against the origin;
+    // meanwhile the user edits one.
+    let fresh = env.path("fresh-home");
+    let removed = std::thread::scope(|scope| {
+        let uninstall = scope.spawn(|| {
+            env.aam_with(
+                &proj.dir,
+                &[("AAM_HOME", fresh.to_str().unwrap())],
+                &["--json", "uninstall", "demo"],
+            )
+        });
+        std::thread::sleep(std::time::Duration::from_millis(1000));
+        std::fs::write(proj.dir.join(".claude/skills/demo/notes.md"), "my edit\n").unwrap();
+        uninstall.join().unwrap()
+    });
+    let _ = server.kill();
+    let _ = server.wait();
+    let removed = removed.ok_json();
+    assert_eq!(
+        removed["kept_modified"],
+        json!([".claude/skills/demo/notes.md"]),
+        "{removed}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(proj.dir.join(".claude/skills/demo/notes.md")).unwrap(),
+        "my edit\n"
+    );
+}
