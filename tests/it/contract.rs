@@ -4,7 +4,7 @@
 //! the generated manifest, skill doc and adapters are the committed bytes.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use aam::config::AamHome;
 use aam::error::ErrorCode;
@@ -16,7 +16,7 @@ use aam::tools::{Context, Expect, Risk, ToolSpec, registry};
 use rmcp::ServiceExt;
 use serde_json::{Value, json};
 
-use crate::support::{TestEnv, normalize};
+use crate::support::{TestEnv, copy_tree, normalize};
 
 /// The world the examples are written against (see `aam::tools::Example`).
 fn fixture_world() -> TestEnv {
@@ -52,19 +52,6 @@ fn fixture_world() -> TestEnv {
     env.json(&["pkg", "init", "team-rules", "--yes"]);
     env.json(&["registry", "init", "extra-registry"]);
     env
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// A context like the machine front ends': the world root, sandboxed.

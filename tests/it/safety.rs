@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::install::{lock, package, project, run_in, text, tree};
-use crate::support::{Repo, TestEnv, skill};
+use crate::support::{Repo, TestEnv, copy_tree, skill};
 
 fn digest(bytes: &[u8]) -> String {
     blake3::hash(bytes).to_hex().to_string()
@@ -847,20 +847,6 @@ fn a_restore_never_rewrites_a_project_file_a_forged_lock_entry_claims() {
     let refused = run_in(&env, &proj.dir, &["install"]).err("AAM_CHECKSUM_MISMATCH");
     assert!(refused["message"].as_str().unwrap().contains(key), "{refused}");
     assert_eq!(text(proj.dir.join(key)), ours);
-}
-
-/// Copies `from` (a folder or file) to `to`, folders whole.
-fn copy_tree(from: &Path, to: &Path) {
-    if from.is_dir() {
-        std::fs::create_dir_all(to).unwrap();
-        for entry in std::fs::read_dir(from).unwrap() {
-            let entry = entry.unwrap();
-            copy_tree(&entry.path(), &to.join(entry.file_name()));
-        }
-    } else {
-        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-        std::fs::copy(from, to).unwrap();
-    }
 }
 
 #[test]

@@ -1309,6 +1309,7 @@ fn an_edit_made_while_uninstall_checks_the_origin_is_kept() {
     let work = env.repo("work");
     work.write("skills/demo/SKILL.md", skill("demo", "A demo"))
         .write("skills/demo/notes.md", "notes\n")
+        .write("skills/other/SKILL.md", skill("other", "Another"))
         .commit("one");
     let served = env.path("served");
     std::fs::create_dir_all(&served).unwrap();
@@ -1319,39 +1320,60 @@ fn an_edit_made_while_uninstall_checks_the_origin_is_kept() {
         work.path(),
         served.join("repo.git").to_str().unwrap(),
     ]);
-    // Every pack request waits: the uninstall below fetches the origin for a while.
+    // Every pack request waits: the uninstalls below fetch the origin for a while.
     let (mut server, port) = http_backend(&served, None, &[("DELAY_POST", "2")])
         .expect("this test needs `python3` on PATH (every machine of this project has it)");
     let url = format!("http://127.0.0.1:{port}/repo.git");
     env.json(&["source", "add", &url, "--name", "web"]);
     let proj = crate::install::project(&env);
-    env.aam_in(&proj.dir, &["--json", "install", "web/demo", "--platform", "claude"])
-        .ok_json();
+    env.aam_in(
+        &proj.dir,
+        &["--json", "install", "web/demo", "web/other", "--platform", "claude"],
+    )
+    .ok_json();
+    let pulled = env.path("pulled");
+    crate::support::copy_tree(&proj.dir, &pulled);
     // A clone's uninstall in a fresh home checks the files against the origin;
-    // meanwhile the user edits one.
-    let fresh = env.path("fresh-home");
-    let removed = std::thread::scope(|scope| {
-        let uninstall = scope.spawn(|| {
-            env.aam_with(
-                &proj.dir,
-                &[("AAM_HOME", fresh.to_str().unwrap())],
-                &["--json", "uninstall", "demo"],
-            )
-        });
-        std::thread::sleep(std::time::Duration::from_millis(1000));
-        std::fs::write(proj.dir.join(".claude/skills/demo/notes.md"), "my edit\n").unwrap();
-        uninstall.join().unwrap()
-    });
-    let _ = server.kill();
-    let _ = server.wait();
-    let removed = removed.ok_json();
+    // meanwhile `change` happens in `dir`.
+    let uninstall_while = |dir: &std::path::Path, home: &str, change: &dyn Fn()| {
+        let fresh = env.path(home);
+        std::thread::scope(|scope| {
+            let uninstall = scope.spawn(|| {
+                env.aam_with(
+                    dir,
+                    &[("AAM_HOME", fresh.to_str().unwrap())],
+                    &["--json", "uninstall", "demo"],
+                )
+            });
+            std::thread::sleep(std::time::Duration::from_millis(1000));
+            change();
+            uninstall.join().unwrap()
+        })
+    };
+    // The user edits a file: it is kept.
+    let notes = proj.dir.join(".claude/skills/demo/notes.md");
+    let removed = uninstall_while(&proj.dir, "fresh-home", &|| {
+        std::fs::write(&notes, "my edit\n").unwrap()
+    })
+    .ok_json();
     assert_eq!(
         removed["kept_modified"],
         json!([".claude/skills/demo/notes.md"]),
         "{removed}"
     );
-    assert_eq!(
-        std::fs::read_to_string(proj.dir.join(".claude/skills/demo/notes.md")).unwrap(),
-        "my edit\n"
-    );
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "my edit\n");
+    // A pull changes another package's entry: the change stays.
+    let lock = pulled.join(".aam/aam-lock.yaml");
+    let pull = || {
+        let mut recorded: serde_yaml_ng::Value =
+            serde_yaml_ng::from_str(&std::fs::read_to_string(&lock).unwrap()).unwrap();
+        recorded["packages"]["other"]["requested"] = "web/skills/other@pulled".into();
+        std::fs::write(&lock, serde_yaml_ng::to_string(&recorded).unwrap()).unwrap();
+    };
+    uninstall_while(&pulled, "fresh-home-2", &pull).ok_json();
+    let _ = server.kill();
+    let _ = server.wait();
+    let after = std::fs::read_to_string(&lock).unwrap();
+    assert!(after.contains("web/skills/other@pulled"), "{after}");
+    assert!(!after.contains("demo"), "{after}");
 }

@@ -385,3 +385,17 @@ pub fn self_signed_cert(env: &TestEnv) -> Option<(PathBuf, PathBuf)> {
     assert!(made.success(), "openssl req failed");
     Some((cert, key))
 }
+
+/// Copies `from` (a folder or file) to `to`, folders whole.
+pub fn copy_tree(from: &Path, to: &Path) {
+    if from.is_dir() {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            copy_tree(&entry.path(), &to.join(entry.file_name()));
+        }
+    } else {
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(from, to).unwrap();
+    }
+}

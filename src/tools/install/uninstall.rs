@@ -8,10 +8,12 @@ use serde::{Deserialize, Serialize};
 
 use super::{apply_mirror, begin_write, object_store, prove_made_by_origin, roots, written_here};
 use crate::error::{Error, ErrorCode, Result};
+use crate::install::Roots;
 use crate::install::journal::MirrorOp;
 use crate::install::keys::copy_dir;
 use crate::install::plan::Plan;
 use crate::install::state::{self, FileState};
+use crate::packages::lock::LockedPackage;
 use crate::tools::{Context, Example, Expect, Risk, Tool};
 
 /// Input of `aam_uninstall`.
@@ -88,25 +90,10 @@ impl Tool for Uninstall {
     fn run(ctx: &Context, input: UninstallInput) -> Result<UninstallOutput> {
         let roots = roots(ctx, input.global)?;
         let _lock = begin_write(ctx, &roots, input.no_wait)?;
-        let plan = Plan::new(&roots, input.force)?;
-        let written = written_here(ctx, plan.lock())?;
-        let mut plan = plan.with_ownership(written);
+        let mut plan = owned_plan(ctx, &roots, input.force)?;
         let entry = plan.lock().installed(&input.package)?.clone();
-        let dependents: Vec<String> = plan
-            .lock()
-            .packages
-            .iter()
-            .filter(|(_, p)| p.dependencies.contains_key(&input.package))
-            .map(|(n, _)| n.clone())
-            .collect();
         let status = state::file_status(&roots, &entry)?;
-        let unwritten = |status: &BTreeMap<String, FileState>| -> Vec<String> {
-            state::keys_in(status, FileState::Ok)
-                .into_iter()
-                .filter(|key| !plan.written_here(key, &entry.file_checksums[key]))
-                .collect()
-        };
-        let first = unwritten(&status);
+        let first = unwritten(&plan, &entry, &status);
         // Files as recorded that this machine never wrote (a teammate's
         // committed install, or a forged entry's claim) are the package's only
         // once its recorded origin is shown to make exactly them (its copy
@@ -128,23 +115,38 @@ impl Tool for Uninstall {
                     ))
                 },
             )?;
-            // The check may have taken long (a fetch): the files are read
-            // again, so an edit made meanwhile is kept.
-            let again = state::file_status(&roots, &entry)?;
-            if unwritten(&again).iter().any(|key| !first.contains(key)) {
-                return Err(Error::new(
+            // The check may have taken long (a fetch): the lock file and the
+            // files are read again, so what changed meanwhile (an edit, a
+            // pull bringing another lock) is kept or stops the command.
+            let changed = |what: &str| {
+                Error::new(
                     ErrorCode::Conflict,
                     format!(
-                        "files of `{}` changed while aam checked them against their origin",
+                        "{what} changed while aam checked `{}`'s files against their origin",
                         input.package
                     ),
                 )
-                .with_hint("nothing was changed; run the command again"));
+                .with_hint("nothing was changed; run the command again")
+            };
+            plan = owned_plan(ctx, &roots, input.force)?;
+            if plan.lock().packages.get(&input.package) != Some(&entry) {
+                return Err(changed("the lock file"));
+            }
+            let again = state::file_status(&roots, &entry)?;
+            if unwritten(&plan, &entry, &again).iter().any(|key| !first.contains(key)) {
+                return Err(changed("its files"));
             }
             again
         } else {
             status
         };
+        let dependents: Vec<String> = plan
+            .lock()
+            .packages
+            .iter()
+            .filter(|(_, p)| p.dependencies.contains_key(&input.package))
+            .map(|(n, _)| n.clone())
+            .collect();
         let mut remove = state::keys_in(&status, FileState::Ok);
         let mut kept = state::keys_in(&status, FileState::Modified);
         if input.force {
@@ -166,4 +168,21 @@ impl Tool for Uninstall {
             dependents,
         })
     }
+}
+
+/// The plan of a command on the project's lock as it is now, knowing what
+/// aam wrote there.
+fn owned_plan<'r>(ctx: &Context, roots: &'r Roots, force: bool) -> Result<Plan<'r>> {
+    let plan = Plan::new(roots, force)?;
+    let written = written_here(ctx, plan.lock())?;
+    Ok(plan.with_ownership(written))
+}
+
+/// The keys of `entry` that are on disk as recorded but that this machine
+/// never wrote.
+fn unwritten(plan: &Plan<'_>, entry: &LockedPackage, status: &BTreeMap<String, FileState>) -> Vec<String> {
+    state::keys_in(status, FileState::Ok)
+        .into_iter()
+        .filter(|key| !plan.written_here(key, &entry.file_checksums[key]))
+        .collect()
 }
