@@ -323,7 +323,17 @@ pub fn tracking(roots: &Roots, lock: &LockFile, found: &Found) -> Result<Trackin
     };
     let inside = format!("{key}/");
     for (file, digest) in &entry.file_checksums {
-        if (*file == key || file.starts_with(&inside)) && state::key_state(roots, file, digest)? != FileState::Ok {
+        if *file != key && !file.starts_with(&inside) {
+            continue;
+        }
+        // A folder on the way swapped for a link out since the walk read it:
+        // not as installed, and not read.
+        let as_installed = match state::key_state(roots, file, digest) {
+            Ok(state) => state == FileState::Ok,
+            Err(e) if e.code() == ErrorCode::UnsafePath => false,
+            Err(e) => return Err(e),
+        };
+        if !as_installed {
             return Ok(Tracking::Edited(name.clone()));
         }
     }
@@ -567,6 +577,36 @@ mod tests {
             flipper.join().unwrap();
             assert!(read > 0, "{flipped}: the folder was never there to read");
         }
+    }
+
+    #[test]
+    fn a_folder_that_now_leads_out_is_not_as_installed_and_not_read() {
+        // The walk found the skill; then its agent folder was swapped for a
+        // link out, to a copy with the same bytes.
+        let project = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let root = project.path();
+        write(&outside.path().join("s/SKILL.md"), "skill\n");
+        std::fs::create_dir_all(root.join(".claude")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join(".claude/skills")).unwrap();
+        let digest = blake3::hash(b"skill\n").to_hex();
+        let lock: LockFile = serde_yaml_ng::from_str(&format!(
+            "lockfile_version: 1\nresolved_at: 2026-01-01T00:00:00Z\npackages:\n  kit:\n    version: 1.0.0\n    \
+             source: local\n    source_name: /kit\n    checksum: c\n    platforms: [claude]\n    deployed:\n    \
+             - {{platform: claude, type: skill, name: s, target: .claude/skills/s}}\n    file_checksums:\n      \
+             .claude/skills/s/SKILL.md: {digest}\n"
+        ))
+        .unwrap();
+        let found = Found {
+            kind: ArtifactKind::Skill,
+            name: "s".into(),
+            location: Location::Project(".claude/skills/s".into()),
+            platforms: vec![Platform::Claude],
+            files: BTreeMap::new(),
+            link: false,
+        };
+        let roots = Roots::new(root.to_path_buf(), root.to_path_buf(), false);
+        assert_eq!(tracking(&roots, &lock, &found).unwrap(), Tracking::Edited("kit".into()));
     }
 
     #[test]
