@@ -264,6 +264,50 @@ pub(crate) fn make_fifo(path: &Path) {
     .expect("make a FIFO");
 }
 
+/// Another process at work, for tests: flips the folder `real` between
+/// itself and a link to `outside`, over and over, until dropped.
+#[cfg(test)]
+pub(crate) struct Flipper {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+#[cfg(test)]
+impl Flipper {
+    pub(crate) fn start(real: &Path, outside: &Path) -> Self {
+        let name = real.file_name().expect("a folder name").to_string_lossy();
+        let (link, parked) = (
+            real.with_file_name(format!("{name}-link")),
+            real.with_file_name(format!("{name}-real")),
+        );
+        std::os::unix::fs::symlink(outside, &link).expect("make the link");
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (real, flag) = (real.to_path_buf(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::fs::rename(&real, &parked);
+                let _ = std::fs::rename(&link, &real);
+                let _ = std::fs::rename(&real, &link);
+                let _ = std::fs::rename(&parked, &real);
+            }
+        });
+        Self {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+#[cfg(test)]
+impl Drop for Flipper {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -542,24 +542,7 @@ mod tests {
             write(&outside.path().join("secret.md"), "secret\n");
             write(&outside.path().join("s/SKILL.md"), "secret\n");
             let secret = blake3::hash(b"secret\n").to_hex().to_string();
-            let real = root.join(flipped);
-            let (link, parked) = (
-                root.join(format!("{flipped}-link")),
-                root.join(format!("{flipped}-real")),
-            );
-            std::os::unix::fs::symlink(outside.path(), &link).unwrap();
-            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-            let flipper = {
-                let (real, link, parked, stop) = (real.clone(), link.clone(), parked.clone(), stop.clone());
-                std::thread::spawn(move || {
-                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                        let _ = std::fs::rename(&real, &parked);
-                        let _ = std::fs::rename(&link, &real);
-                        let _ = std::fs::rename(&real, &link);
-                        let _ = std::fs::rename(&parked, &real);
-                    }
-                })
-            };
+            let flipper = crate::paths::Flipper::start(&root.join(flipped), outside.path());
             let roots = Roots::new(root.to_path_buf(), root.to_path_buf(), false);
             let mut read = 0;
             for _ in 0..3_000 {
@@ -573,8 +556,7 @@ mod tests {
                     read += found.files.contains_key("lib/x.md") as usize;
                 }
             }
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
-            flipper.join().unwrap();
+            drop(flipper);
             assert!(read > 0, "{flipped}: the folder was never there to read");
         }
     }

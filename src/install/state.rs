@@ -416,24 +416,7 @@ mod tests {
         std::fs::write(root.join(".claude/skills/s/notes.md"), "mine").unwrap();
         std::fs::write(outside.join("notes.md"), "secret").unwrap();
         // Another process flips the skill folder between itself and a link out.
-        let (real, link, parked) = (
-            root.join(".claude/skills/s"),
-            root.join(".claude/skills/s-link"),
-            root.join(".claude/skills/s-real"),
-        );
-        std::os::unix::fs::symlink(&outside, &link).unwrap();
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let flipper = {
-            let (real, link, parked, stop) = (real.clone(), link.clone(), parked.clone(), stop.clone());
-            std::thread::spawn(move || {
-                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    let _ = std::fs::rename(&real, &parked);
-                    let _ = std::fs::rename(&link, &real);
-                    let _ = std::fs::rename(&real, &link);
-                    let _ = std::fs::rename(&parked, &real);
-                }
-            })
-        };
+        let flipper = crate::paths::Flipper::start(&root.join(".claude/skills/s"), &outside);
         let roots = Roots::new(root.clone(), dir.path().join("home"), false);
         let mut read = 0;
         for _ in 0..20_000 {
@@ -442,8 +425,7 @@ mod tests {
                 read += 1;
             }
         }
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        flipper.join().unwrap();
+        drop(flipper);
         assert!(read > 0, "the file was never there to read");
     }
 

@@ -938,20 +938,26 @@ fn large_blob_server(env: &TestEnv, allow_filter: bool) -> (std::process::Child,
         .write("assets/model.bin", vec![0u8; 17 * 1024 * 1024])
         .commit("skills and a large blob");
     let big = work.git(&["rev-parse", "HEAD:assets/model.bin"]);
-    let (server, url) = serve_bare_clone(env, &work, allow_filter);
+    let (server, url) = serve_bare_clone(env, &work, allow_filter, &[]);
     (server, url, big, work)
 }
 
 /// Serves a bare clone of `work` over smart HTTP, with or without the server's
-/// permission to filter blobs; returns the server and the URL.
-fn serve_bare_clone(env: &TestEnv, work: &Repo, allow_filter: bool) -> (std::process::Child, String) {
+/// permission to filter blobs, the server started with `vars` (see
+/// [`http_backend`]); returns the server and the URL.
+fn serve_bare_clone(
+    env: &TestEnv,
+    work: &Repo,
+    allow_filter: bool,
+    vars: &[(&str, &str)],
+) -> (std::process::Child, String) {
     let served = env.path("served");
     std::fs::create_dir_all(&served).unwrap();
     let bare = served.join("repo.git");
     work.git(&["clone", "-q", "--bare", work.path(), bare.to_str().unwrap()]);
     let allow = if allow_filter { "true" } else { "false" };
     work.git(&["-C", bare.to_str().unwrap(), "config", "uploadpack.allowFilter", allow]);
-    let (server, port) = http_backend(&served, None, &[])
+    let (server, port) = http_backend(&served, None, vars)
         .expect("this test needs `python3` on PATH (every machine of this project has it)");
     (server, format!("http://127.0.0.1:{port}/repo.git"))
 }
@@ -1062,7 +1068,7 @@ fn a_fetch_refuses_an_object_over_a_gigabyte_before_allocating_it() {
         &format!("100644,{},assets/huge.bin", huge.trim()),
     ]);
     work.git(&["commit", "-q", "-m", "a file over a gigabyte, outside the skills"]);
-    let (mut server, url) = serve_bare_clone(&env, &work, false);
+    let (mut server, url) = serve_bare_clone(&env, &work, false, &[]);
 
     let refused = env
         .aam(&["--json", "source", "add", &url, "--name", "huge"])
@@ -1089,7 +1095,7 @@ fn a_skill_holding_a_file_over_the_limit_is_refused_whether_or_not_the_server_fi
         work.write("skills/heavy/SKILL.md", skill("heavy", "Heavy"))
             .write("skills/heavy/weights.bin", vec![0u8; 17 * 1024 * 1024])
             .commit("a skill with a large file");
-        let (mut server, url) = serve_bare_clone(&env, &work, allow_filter);
+        let (mut server, url) = serve_bare_clone(&env, &work, allow_filter, &[]);
         let refused = env
             .aam(&["--json", "source", "add", &url])
             .err("AAM_SOURCE_FILE_TOO_LARGE");
@@ -1132,17 +1138,10 @@ fn a_smart_http_server_with_a_one_level_path_is_fetched_and_updated() {
     work.write("skills/demo/SKILL.md", skill("demo", "A demo"))
         .commit("one");
     let served = env.path("served");
-    std::fs::create_dir_all(&served).unwrap();
-    work.git(&[
-        "clone",
-        "-q",
-        "--bare",
-        work.path(),
-        served.join("repo.git").to_str().unwrap(),
-    ]);
-    let (mut server, port) = http_backend(&served, None, &[])
-        .expect("this test needs `python3` on PATH (every machine of this project has it)");
-    let url = format!("http://127.0.0.1:{port}/repo.git");
+    let (mut server, url) = serve_bare_clone(&env, &work, false, &[]);
+    let port = url
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/repo.git");
     let added = env.json(&["source", "add", &url]);
     assert_eq!(added["name"], format!("127.0.0.1_{port}/repo"), "{added}");
     assert_eq!(added["ref"], "main");
@@ -1311,19 +1310,8 @@ fn an_edit_made_while_uninstall_checks_the_origin_is_kept() {
         .write("skills/demo/notes.md", "notes\n")
         .write("skills/other/SKILL.md", skill("other", "Another"))
         .commit("one");
-    let served = env.path("served");
-    std::fs::create_dir_all(&served).unwrap();
-    work.git(&[
-        "clone",
-        "-q",
-        "--bare",
-        work.path(),
-        served.join("repo.git").to_str().unwrap(),
-    ]);
     // Every pack request waits: the uninstalls below fetch the origin for a while.
-    let (mut server, port) = http_backend(&served, None, &[("DELAY_POST", "2")])
-        .expect("this test needs `python3` on PATH (every machine of this project has it)");
-    let url = format!("http://127.0.0.1:{port}/repo.git");
+    let (mut server, url) = serve_bare_clone(&env, &work, false, &[("DELAY_POST", "2")]);
     env.json(&["source", "add", &url, "--name", "web"]);
     let proj = crate::install::project(&env);
     env.aam_in(
