@@ -92,9 +92,7 @@ impl Tool for Agents {
     fn run(ctx: &Context, input: AgentsInput) -> Result<AgentsOutput> {
         let root = crate::project::root(&ctx.cwd);
         let in_project = detect_platforms(&root);
-        let on_machine = std::env::home_dir()
-            .map(|home| detect_installed(&home))
-            .unwrap_or_default();
+        let on_machine = ctx.user_home().map(detect_installed).unwrap_or_default();
         let marker = |found: &[(Platform, &str)], platform| {
             found.iter().find(|(p, _)| *p == platform).map(|(_, m)| m.to_string())
         };

@@ -1,5 +1,5 @@
-//! What every tool call runs against: the home, the working directory, progress
-//! reporting, connections shared by every call of a process, and (for machine
+//! What every tool call runs against: the home, the user's home folder, the
+//! working directory, progress reporting, connections shared by every call of a process, and (for machine
 //! front ends) the folders paths may point into.
 
 use std::ops::{Deref, DerefMut};
@@ -20,6 +20,8 @@ pub struct Context {
     pub home: AamHome,
     /// The directory relative paths are resolved against.
     pub cwd: PathBuf,
+    /// The user's home folder (`HOME`): where global installs go and agents are detected.
+    user_home: Option<PathBuf>,
     /// Where long operations report progress.
     pub progress: Arc<dyn Progress>,
     /// Raised when the call should stop (client cancel, time limit).
@@ -49,6 +51,7 @@ impl Context {
         Self {
             home,
             cwd,
+            user_home: std::env::home_dir(),
             progress: Arc::new(NoProgress),
             cancel: Cancel::new(),
             shared: Arc::default(),
@@ -56,6 +59,18 @@ impl Context {
             watches: None,
             starts_watchers: false,
         }
+    }
+
+    /// Takes `dir` as the user's home folder instead of `HOME` (an in-process
+    /// caller that must not see the real one).
+    pub fn with_user_home(mut self, dir: PathBuf) -> Self {
+        self.user_home = Some(dir);
+        self
+    }
+
+    /// The user's home folder, if known.
+    pub fn user_home(&self) -> Option<&Path> {
+        self.user_home.as_deref()
     }
 
     /// Starts a watcher in the background when a call had to check a large
@@ -291,8 +306,9 @@ impl Context {
             .skip(1)
             .filter(|dir| *dir == working_project || dir.join(".git").exists() || dir.join(".aam").exists())
             .any(|root| key_under(root).is_some_and(|key| crate::install::keys::managed(&key, false)));
-        let in_home = std::env::home_dir()
-            .and_then(|dir| key_under(&real(&dir)))
+        let in_home = self
+            .user_home()
+            .and_then(|dir| key_under(&real(dir)))
             .is_some_and(|key| crate::install::keys::managed(&format!("~/{key}"), true));
         if in_a_project || in_home || target.iter().any(|part| part == ".aam") {
             return Err(forbidden(
@@ -322,7 +338,9 @@ impl Context {
     /// The install roots of a call: the working directory's project (or the
     /// home folder), confined like every other path of the call.
     pub fn install_roots(&self, global: bool) -> Result<crate::install::Roots> {
-        let home = std::env::home_dir()
+        let home = self
+            .user_home
+            .clone()
             .ok_or_else(|| Error::invalid_argument("cannot find the home folder").with_hint("set `HOME`"))?;
         if global {
             self.check_path(&home, "~")?;

@@ -6,7 +6,6 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use aam::config::AamHome;
 use aam::error::ErrorCode;
 use aam::manifest::adapters::{Format, adapters};
 use aam::manifest::skill_doc::skill_doc;
@@ -57,9 +56,7 @@ fn fixture_world() -> TestEnv {
 /// A context like the machine front ends': the world root, sandboxed.
 fn context(env: &TestEnv) -> Context {
     let root = env.root.path().canonicalize().unwrap();
-    Context::new(AamHome::at(env.home()), root.clone())
-        .sandboxed(&root)
-        .unwrap()
+    env.context(&root)
 }
 
 /// The order examples run in: reads, then writes, then destructive tools.
@@ -281,9 +278,7 @@ fn schemas_are_strict() {
 async fn the_mcp_tool_list_is_the_manifest() {
     let env = TestEnv::new();
     let root = env.root.path().canonicalize().unwrap();
-    let ctx = Context::new(AamHome::at(env.home()), root.clone())
-        .sandboxed(&root)
-        .unwrap();
+    let ctx = env.context(&root);
     let options = ServerOptions {
         allow_write: true,
         read_only: false,

@@ -7,7 +7,6 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use aam::config::AamHome;
 use aam::mcp::{AamServer, ServerOptions};
 use aam::tools::{Context, registry};
 use rmcp::model::{CallToolRequestParams, CallToolResult, GetPromptRequestParams, ReadResourceRequestParams};
@@ -51,9 +50,11 @@ async fn connect(env: &TestEnv, options: ServerOptions) -> Client {
 /// A client connected in-process to a server over `env`'s home, serving `root`.
 pub(crate) async fn connect_at(env: &TestEnv, root: &Path, options: ServerOptions) -> Client {
     let root = root.canonicalize().unwrap();
-    let ctx = Context::new(AamHome::at(env.home()), root.clone())
-        .sandboxed(&root)
-        .unwrap();
+    serve(env.context(&root), options).await
+}
+
+/// A client connected in-process to a server calling tools in `ctx`.
+async fn serve(ctx: Context, options: ServerOptions) -> Client {
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     let server = AamServer::new(ctx, options);
     tokio::spawn(async move {
@@ -359,8 +360,15 @@ async fn write_tools_are_hidden_refused_and_confined() {
     client.cancel().await.unwrap();
     assert_eq!(env.state(), before, "nothing changed");
 
-    // Paths outside the project and AAM_HOME are refused, after following links.
-    let client = connect(&env, options(true)).await;
+    // Paths outside the project and AAM_HOME are refused, after following
+    // links, the user's home folder (for a global install) among them.
+    let user_home = tempfile::tempdir().unwrap();
+    let root = env.root.path().canonicalize().unwrap();
+    let client = serve(
+        env.context(&root).with_user_home(user_home.path().to_path_buf()),
+        options(true),
+    )
+    .await;
     std::os::unix::fs::symlink("/tmp", env.path("escape")).unwrap();
     for (tool, arguments) in [
         ("aam_validate", json!({"path": "/etc"})),
@@ -841,9 +849,7 @@ impl rmcp::ClientHandler for Recorder {
 async fn progress_and_resource_list_changes_are_notified() {
     let env = world();
     let root = env.root.path().canonicalize().unwrap();
-    let ctx = Context::new(AamHome::at(env.home()), root.clone())
-        .sandboxed(&root)
-        .unwrap();
+    let ctx = env.context(&root);
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     let server = AamServer::new(ctx, options(true));
     tokio::spawn(async move {

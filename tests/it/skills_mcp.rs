@@ -9,9 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use aam::config::AamHome;
 use aam::mcp::{AamServer, ServerOptions, Surface};
-use aam::tools::Context;
 use base64::Engine as _;
 use rmcp::model::{
     CallToolRequestParams, ClientRequest, DIRECTORY_MIME_TYPE, ErrorCode, GetSkillRequestParams,
@@ -52,9 +50,7 @@ async fn connect<H: ClientHandler>(
     handler: H,
 ) -> RunningService<RoleClient, H> {
     let root = env.root.path().canonicalize().unwrap();
-    let ctx = Context::new(AamHome::at(env.home()), root.clone())
-        .sandboxed(&root)
-        .unwrap();
+    let ctx = env.context(&root);
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     let server = AamServer::with_surface(ctx, options, surface);
     tokio::spawn(async move {

@@ -67,6 +67,15 @@ impl TestEnv {
         self.root.path().join(rel)
     }
 
+    /// An in-process tool context like the machine front ends' (sandboxed to
+    /// `root`, canonical), over this world's homes, never the real ones.
+    pub fn context(&self, root: &Path) -> aam::tools::Context {
+        aam::tools::Context::new(aam::config::AamHome::at(self.home()), root.to_path_buf())
+            .with_user_home(self.user_home())
+            .sandboxed(root)
+            .unwrap()
+    }
+
     /// Runs `aam` with `args` in the scratch folder.
     pub fn aam(&self, args: &[&str]) -> Run {
         self.aam_in(self.root.path(), args)
