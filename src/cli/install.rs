@@ -88,6 +88,9 @@ pub(super) struct UninstallArgs {
     /// Fail instead of waiting when another aam command is changing the project.
     #[arg(long)]
     no_wait: bool,
+    /// Never fetch: check files this machine never wrote only against what is in $AAM_HOME.
+    #[arg(long)]
+    offline: bool,
 }
 
 impl From<UninstallArgs> for UninstallInput {
@@ -97,6 +100,7 @@ impl From<UninstallArgs> for UninstallInput {
             force: a.force,
             global: a.global,
             no_wait: a.no_wait,
+            offline: a.offline,
         }
     }
 }

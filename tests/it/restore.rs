@@ -448,7 +448,23 @@ fn a_teammates_committed_install_is_uninstalled_once_its_origin_makes_those_file
     // One file edited by hand is kept; the others are what the recorded origin
     // makes, so they go though this machine never wrote them.
     proj.write(".claude/skills/pdf/SKILL.md", "my notes\n");
-    let removed = run(&env, &fresh, &proj.dir, &["uninstall", "pdf"]).ok_json();
+    // Offline, the origin is not on this machine: nothing changes, nothing is fetched.
+    let before = tree(&proj.dir);
+    let offline = run(&env, &fresh, &proj.dir, &["uninstall", "pdf", "--offline"]).err("AAM_OFFLINE_MISSING");
+    assert!(
+        offline["message"].as_str().unwrap().contains("never wrote"),
+        "{offline}"
+    );
+    assert!(
+        offline["hint"].as_str().unwrap().contains("without `--offline`"),
+        "{offline}"
+    );
+    same_tree(&proj.dir, &before);
+    assert!(!fresh.join("cache").exists() || std::fs::read_dir(fresh.join("cache")).unwrap().next().is_none());
+    // Once the origin is in this machine's git cache, offline is enough.
+    let origin = env.path("upstream");
+    run(&env, &fresh, &proj.dir, &["source", "add", origin.to_str().unwrap()]).ok_json();
+    let removed = run(&env, &fresh, &proj.dir, &["uninstall", "pdf", "--offline"]).ok_json();
     assert_eq!(
         removed["kept_modified"],
         serde_json::json!([".claude/skills/pdf/SKILL.md"]),

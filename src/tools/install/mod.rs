@@ -150,20 +150,34 @@ fn prove_unwritten(
     use crate::install::restore;
     let written = WrittenHere::of(catalog, &roots.read_lock()?)?;
     let keys = restore::unproven_files(roots, name, entry, |key, digest| written.wrote(key, digest))?;
-    prove_made_by_origin(ctx, catalog, roots, (name, entry), &keys, !dry_run)
+    let proof = Proof {
+        offline: false,
+        record: !dry_run,
+    };
+    prove_made_by_origin(ctx, catalog, roots, (name, entry), &keys, proof)
+}
+
+/// How [`prove_made_by_origin`] checks files against their origin.
+#[derive(Debug, Clone, Copy)]
+struct Proof {
+    /// Use only what is in `AAM_HOME`: never fetch the origin.
+    offline: bool,
+    /// Keep the proven files as aam's in the catalog from then on.
+    record: bool,
 }
 
 /// Checks that `entry`'s recorded origin makes the files `keys` (on disk as the
 /// lock records, never written by this machine) exactly so, fetching the
-/// origin when needed: what makes them the package's to replace or remove.
-/// With `record`, the catalog keeps them as aam's from then on.
+/// origin when needed (unless `proof.offline`): what makes them the package's
+/// to replace or remove. With `proof.record`, the catalog keeps them as aam's
+/// from then on.
 fn prove_made_by_origin(
     ctx: &Context,
     catalog: &Catalog,
     roots: &Roots,
     (name, entry): (&str, &LockedPackage),
     keys: &[String],
-    record: bool,
+    proof: Proof,
 ) -> Result<()> {
     use crate::install::restore::{self, RestoreEnv};
     if keys.is_empty() {
@@ -173,13 +187,13 @@ fn prove_made_by_origin(
     let proven = prepare_env(ctx, |spec| {
         let env = RestoreEnv {
             spec,
-            offline: false,
+            offline: proof.offline,
             fetch_limits,
             cancel: &ctx.cancel,
         };
         restore::verify_origin(&env, catalog, roots, name, entry, keys)
     });
-    if proven.is_ok() && record {
+    if proven.is_ok() && proof.record {
         let files: Vec<(&str, &str)> = keys
             .iter()
             .filter_map(|key| Some((key.as_str(), entry.file_checksums.get(key)?.as_str())))

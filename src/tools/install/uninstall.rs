@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{apply_mirror, begin_write, object_store, prove_made_by_origin, roots, written_here};
+use super::{Proof, apply_mirror, begin_write, object_store, prove_made_by_origin, roots, written_here};
 use crate::error::{Error, ErrorCode, Result};
 use crate::install::Roots;
 use crate::install::journal::MirrorOp;
@@ -31,6 +31,9 @@ pub struct UninstallInput {
     /// Fail with `AAM_CONFLICT` instead of waiting when another aam command is changing the project.
     #[serde(default)]
     pub no_wait: bool,
+    /// Never fetch: checking files this machine never wrote against their origin uses only what is in `AAM_HOME` (`AAM_OFFLINE_MISSING` when that is not enough).
+    #[serde(default)]
+    pub offline: bool,
 }
 
 /// Output of `aam_uninstall`.
@@ -67,10 +70,11 @@ impl Tool for Uninstall {
         ErrorCode::UnsafePath,
         ErrorCode::Conflict,
         ErrorCode::ChecksumMismatch,
+        ErrorCode::OfflineMissing,
     ];
     const CONSTRAINTS: &'static [&'static str] = &[
         "files edited since install are kept unless `force`",
-        "files this machine never wrote are removed only when the package's recorded origin makes exactly them (it may be fetched); otherwise nothing changes, unless `force`",
+        "files this machine never wrote are removed only when the package's recorded origin makes exactly them (it may be fetched, unless `offline`); otherwise nothing changes, unless `force`",
     ];
     const EXAMPLES: &'static [Example] = &[
         Example {
@@ -101,18 +105,25 @@ impl Tool for Uninstall {
         let status = if !input.force && !first.is_empty() {
             let copy = format!("{}/", copy_dir(&input.package));
             let elsewhere: Vec<String> = first.iter().filter(|k| !k.starts_with(&copy)).cloned().collect();
-            prove_made_by_origin(ctx, &*ctx.catalog()?, &roots, (&input.package, &entry), &elsewhere, true).map_err(
+            let proof = Proof {
+                offline: input.offline,
+                record: true,
+            };
+            prove_made_by_origin(ctx, &*ctx.catalog()?, &roots, (&input.package, &entry), &elsewhere, proof).map_err(
                 |e| {
                     // One code for "not shown to be the package's", whatever stopped the check.
                     let code = match e.code() {
                         code if crate::tools::COMMON_ERRORS.contains(&code) => code,
-                        ErrorCode::ChecksumMismatch => ErrorCode::ChecksumMismatch,
+                        code @ (ErrorCode::ChecksumMismatch | ErrorCode::OfflineMissing) => code,
                         _ => ErrorCode::Conflict,
                     };
-                    Error::new(code, e.message()).with_hint(format!(
-                        "nothing was changed. Check those files: if they are the package's, `aam uninstall {} --force` removes them; if they are yours, remove the package's entry from `.aam/aam-lock.yaml` instead",
-                        input.package
-                    ))
+                    let name = &input.package;
+                    let hint = if code == ErrorCode::OfflineMissing {
+                        format!("nothing was changed. Run `aam uninstall {name}` without `--offline` to fetch the origin and check them, or check them yourself and remove them with `--force`")
+                    } else {
+                        format!("nothing was changed. Check those files: if they are the package's, `aam uninstall {name} --force` removes them; if they are yours, remove the package's entry from `.aam/aam-lock.yaml` instead")
+                    };
+                    Error::new(code, e.message()).with_hint(hint)
                 },
             )?;
             // The check may have taken long (a fetch): the lock file and the
