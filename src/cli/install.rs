@@ -327,14 +327,16 @@ pub(super) fn upgrade(ctx: &Context, out: &Output, args: UpgradeArgs) -> Result<
         let mut reports = Vec::new();
         let mut audit_warnings = plan.audit_warnings;
         for report in plan.packages {
-            if report.status != UpgradeStatus::WouldUpgrade {
-                reports.push(report);
-                continue;
-            }
-            let on_edited = if report.modified_files.is_empty() {
-                OnEdited::Skip
-            } else {
-                prompts::on_edited(ctx, &report, global)?
+            // The plan skips a package with edits: the user chooses what to do.
+            let on_edited = match report.status {
+                UpgradeStatus::WouldUpgrade => OnEdited::Skip,
+                UpgradeStatus::Skipped if !report.modified_files.is_empty() => {
+                    prompts::on_edited(ctx, &report, global)?
+                }
+                _ => {
+                    reports.push(report);
+                    continue;
+                }
             };
             let done = invoke::<Upgrade>(ctx, input(Some(report.name.clone()), on_edited, false))?;
             reports.extend(done.packages);

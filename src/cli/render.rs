@@ -360,7 +360,14 @@ pub fn upgraded(o: &UpgradeOutput) -> String {
             UpgradeStatus::Upgraded => format!("`{}`: upgraded {} -> {}", p.name, p.from, p.to),
             UpgradeStatus::WouldUpgrade => format!("`{}`: would upgrade {} -> {}", p.name, p.from, p.to),
             UpgradeStatus::UpToDate => format!("`{}`: up to date at {}", p.name, p.from),
-            UpgradeStatus::Skipped => format!("`{}`: skipped: {message}", p.name),
+            UpgradeStatus::Skipped if p.conflicts.is_empty() => {
+                format!("`{}`: skipped: files were edited since install", p.name)
+            }
+            UpgradeStatus::Skipped => format!(
+                "`{}`: skipped: edits in {} file(s) do not merge with the new version",
+                p.name,
+                p.conflicts.len()
+            ),
             UpgradeStatus::Failed => format!("`{}`: failed: {message}", p.name),
         };
         out.push_str(&line);
@@ -404,7 +411,11 @@ fn conflict_lines(out: &mut String, conflicts: &[crate::install::merge::FileConf
         for hunk in &conflict.hunks {
             out.push_str(&format!("    at line {}, yours:\n", hunk.line));
             hunk.yours.lines().for_each(|l| out.push_str(&format!("      {l}\n")));
-            out.push_str("    upstream:\n");
+            if hunk.upstream.is_empty() {
+                out.push_str("    upstream: deletes these lines\n");
+            } else {
+                out.push_str("    upstream:\n");
+            }
             hunk.upstream
                 .lines()
                 .for_each(|l| out.push_str(&format!("      {l}\n")));

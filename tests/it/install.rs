@@ -817,14 +817,24 @@ fn upgrade_skips_backs_up_or_forces_over_local_edits() {
     std::fs::write(&agent, &edited).unwrap();
     let before = tree(&proj.dir);
 
-    // Dry run and skip (the default off a terminal) leave everything alone.
-    let dry = run_in(&env, &proj.dir, &["upgrade", "--dry-run"]).ok_json();
-    assert_eq!(dry["packages"][0]["status"], "would_upgrade");
+    // Dry run and skip (the default off a terminal) leave everything alone,
+    // and the dry run says what the upgrade does: skip the edited package.
+    let dry = run_in(&env, &proj.dir, &["upgrade", "--dry-run"]);
+    assert_eq!(dry.code, 1, "{dry:?}");
+    let dry = dry.json();
+    assert_eq!(dry["packages"][0]["status"], "skipped");
     assert_eq!(dry["packages"][0]["to"], "1.1.0");
     assert_eq!(
         strings(&dry["packages"][0]["modified_files"]),
         [".claude/agents/kit-agent.md"]
     );
+    let forced = run_in(&env, &proj.dir, &["upgrade", "--dry-run", "--force"]).ok_json();
+    assert_eq!(forced["packages"][0]["status"], "would_upgrade");
+    assert_eq!(
+        strings(&forced["packages"][0]["modified_files"]),
+        [".claude/agents/kit-agent.md"]
+    );
+    assert_eq!(tree(&proj.dir), before);
     let skipped = run_in(&env, &proj.dir, &["upgrade"]);
     assert_eq!(skipped.code, 1, "kept edits are a non-zero exit: {skipped:?}");
     let skipped = skipped.json();

@@ -228,14 +228,10 @@ impl Tool for Upgrade {
             no_wait: input.no_wait,
             ..Default::default()
         };
-        // Every upgrade of the command is one unit; a dry run reports what
-        // would be replaced, edits included (or how they would merge).
-        let policy = if input.dry_run && !input.on_edited.merges() {
-            OnEdited::Force
-        } else {
-            input.on_edited
-        };
-        match install_prepared(ctx, &request, prepared, policy) {
+        // Every upgrade of the command is one unit; a dry run decides as the
+        // upgrade would (a package with edits is skipped unless `on_edited`
+        // says otherwise) and reports it.
+        match install_prepared(ctx, &request, prepared, input.on_edited) {
             Ok(done) => {
                 for report in &mut reports {
                     upgrade_report(report, &done, input.dry_run);
