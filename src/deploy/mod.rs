@@ -138,8 +138,41 @@ pub fn render(kind: ArtifactKind, platform: Platform, name: &str, text: &str, se
 
 /// [`render`], with the description a platform needs taken from `description`
 /// (the manifest's) when the frontmatter has none, and from the name only when
-/// neither has one.
+/// neither has one. A file whose frontmatter already holds what the platform
+/// reads is deployed as it is, byte for byte.
 pub fn render_described(
+    kind: ArtifactKind,
+    platform: Platform,
+    name: &str,
+    description: Option<&str>,
+    text: &str,
+    section: bool,
+) -> String {
+    render_as(Rendering::KeepingText, kind, platform, name, description, text, section)
+}
+
+/// What aam 0.1 deployed where [`render_described`] now keeps the file as it
+/// is: the frontmatter written again even when no field changed. Only to
+/// match what older lock files record.
+pub fn render_rewritten(
+    kind: ArtifactKind,
+    platform: Platform,
+    name: &str,
+    description: Option<&str>,
+    text: &str,
+) -> String {
+    render_as(Rendering::Rewriting, kind, platform, name, description, text, false)
+}
+
+/// Whether a frontmatter that needs no change is kept as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rendering {
+    KeepingText,
+    Rewriting,
+}
+
+fn render_as(
+    rendering: Rendering,
     kind: ArtifactKind,
     platform: Platform,
     name: &str,
@@ -191,6 +224,9 @@ pub fn render_described(
         }
         Format::GeminiCommand => return gemini_command(&description, body),
         Format::Verbatim => return text.to_string(),
+    }
+    if rendering == Rendering::KeepingText && front.fields.as_ref() == Some(&fields) {
+        return text.to_string();
     }
     let yaml = serde_yaml_ng::to_string(&fields).unwrap_or_default();
     // One blank line between the frontmatter and a non-empty body.
@@ -298,6 +334,24 @@ mod tests {
         assert_eq!(
             out,
             "description = \"Say \\\"hi\\\"\"\nprompt = \"Line one\\\\\\n\\tTwo\\n\"\n"
+        );
+    }
+
+    #[test]
+    fn a_frontmatter_that_needs_no_change_is_kept_byte_for_byte() {
+        use ArtifactKind::*;
+        let mdc = "---\ndescription: \"TS rules\"\nglobs: **/*.ts\nalwaysApply: false\n---\nUse strict mode.\n";
+        assert_eq!(render(Instruction, Platform::Cursor, "ts", mdc, false), mdc);
+        let agent = "---\nname: rev\ndescription: 'Reviews'\n---\nReview.\n";
+        assert_eq!(render(Agent, Platform::Claude, "rev", agent, false), agent);
+        // Deployed under another name, the frontmatter is written again.
+        let renamed = render(Agent, Platform::Claude, "other", agent, false);
+        assert_eq!(frontmatter::parse(&renamed).string("name").as_deref(), Some("other"));
+        // What older lock files record.
+        let rewritten = render_rewritten(Instruction, Platform::Cursor, "ts", None, mdc);
+        assert_eq!(
+            rewritten,
+            "---\ndescription: TS rules\nglobs: '**/*.ts'\nalwaysApply: false\n---\n\nUse strict mode.\n"
         );
     }
 

@@ -323,8 +323,20 @@ impl<'r> Plan<'r> {
                         let key = location.key();
                         self.claim_path(&key, &name, &location)?;
                         let description = artifact.description.as_deref();
-                        let rendered =
+                        let mut rendered =
                             deploy::render_described(kind, platform, &artifact.name, description, &text, false);
+                        // A lock written by aam 0.1 records its rewritten frontmatter:
+                        // the same package restores and reinstalls as recorded.
+                        let recorded = self.lock.packages.get(&name).and_then(|p| p.file_checksums.get(&key));
+                        if let Some(recorded) = recorded
+                            && *recorded != blake3::hash(rendered.as_bytes()).to_hex().as_str()
+                        {
+                            let rewritten =
+                                deploy::render_rewritten(kind, platform, &artifact.name, description, &text);
+                            if *recorded == blake3::hash(rewritten.as_bytes()).to_hex().as_str() {
+                                rendered = rewritten;
+                            }
+                        }
                         self.write(&key, Bytes::from(rendered.into_bytes()), false, &mut checksums)?;
                         deployed.push(deployment(platform, kind, &artifact.name, key));
                     }

@@ -230,3 +230,65 @@ fn adopt_and_inventory_work_through_tool_call() {
     let verify = run_in(&env, &proj.dir, &["verify", "docx"]).ok_json();
     assert_eq!(verify["is_clean"], true, "{verify:#}");
 }
+
+/// A Cursor rule and a Claude agent whose frontmatter already holds what their
+/// agent reads are deployed byte for byte, so a copy made by hand is adopted as
+/// installed (it was adopted as edited); a lock file an older aam wrote, which
+/// records the frontmatter written again, still restores as it records.
+#[test]
+fn rules_and_agents_that_need_no_change_are_deployed_as_written() {
+    use crate::install::text;
+    let env = TestEnv::new();
+    let repo = env.repo("rules");
+    let rule = "---\ndescription: \"Next.js rules\"\nglobs: **/*.tsx, **/*.ts\nalwaysApply: false\n---\n# Next.js\n\nUse the app router.\n";
+    let agent = "---\nname: sql-pro\ndescription: 'Writes SQL'\ntools: Read, Grep\n---\nYou write SQL.\n";
+    repo.write("rules/nextjs.mdc", rule).write("agents/sql-pro.md", agent);
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--name", "rules"]);
+    let proj = project(&env);
+    run_in(&env, &proj.dir, &["install", "rules/nextjs", "--platform", "cursor"]).ok_json();
+    run_in(&env, &proj.dir, &["install", "rules/sql-pro", "--platform", "claude"]).ok_json();
+    assert_eq!(text(proj.dir.join(".cursor/rules/nextjs.mdc")), rule);
+    assert_eq!(text(proj.dir.join(".claude/agents/sql-pro.md")), agent);
+
+    // Copied by hand into another project: adopted, then as installed.
+    let other = env.repo("other");
+    other.write(".cursor/rules/nextjs.mdc", rule);
+    let adopted = run_in(&env, &other.dir, &["adopt", "--all"]).ok_json();
+    assert_eq!(adopted["adopted"][0]["match"], "exact", "{adopted}");
+    let verified = run_in(&env, &other.dir, &["verify", "--all"]).ok_json();
+    assert_eq!(verified["is_clean"], true, "{verified}");
+
+    // A lock an older aam wrote: the rule's frontmatter written again.
+    let old = aam::deploy::render_rewritten(
+        aam::scan::ArtifactKind::Instruction,
+        aam::scan::Platform::Cursor,
+        "nextjs",
+        None,
+        rule,
+    );
+    assert_ne!(old, rule);
+    let lock_path = proj.dir.join(".aam/aam-lock.yaml");
+    let key = ".cursor/rules/nextjs.mdc";
+    let new_sum = blake3::hash(rule.as_bytes()).to_hex().to_string();
+    let old_sum = blake3::hash(old.as_bytes()).to_hex().to_string();
+    let recorded: Vec<String> = text(&lock_path)
+        .lines()
+        .map(|line| match line.contains(key) {
+            true => line.replace(&new_sum, &old_sum),
+            false => line.to_string(),
+        })
+        .collect();
+    assert!(recorded.iter().any(|line| line.contains(&old_sum)));
+    std::fs::write(&lock_path, recorded.join("\n") + "\n").unwrap();
+    std::fs::remove_file(proj.dir.join(key)).unwrap();
+    let before = text(&lock_path);
+    run_in(&env, &proj.dir, &["install", "--frozen"]).ok_json();
+    assert_eq!(text(proj.dir.join(key)), old);
+    assert_eq!(text(&lock_path), before);
+    // Installed again, it keeps what the lock records; nothing is edited.
+    run_in(&env, &proj.dir, &["install", "rules/nextjs", "--platform", "cursor"]).ok_json();
+    assert_eq!(text(proj.dir.join(key)), old);
+    let verified = run_in(&env, &proj.dir, &["verify", "--all"]).ok_json();
+    assert_eq!(verified["is_clean"], true, "{verified}");
+}
