@@ -175,6 +175,12 @@ pub fn uninstalled(o: &UninstallOutput) -> String {
             out.push_str(&format!("  {f}\n"));
         }
     }
+    if !o.kept_shared.is_empty() {
+        out.push_str("Kept because other installs on this machine use them too:\n");
+        for f in &o.kept_shared {
+            out.push_str(&format!("  {f}\n"));
+        }
+    }
     out
 }
 

@@ -39,26 +39,57 @@ pub fn record_of(roots: &Roots, entry: &LockedPackage, prepared: &Prepared) -> M
 /// bytes at that path (in this project, a clone of it, or before a branch
 /// switch brought an older lock back). Bytes alone are no proof: any package
 /// can bring a copy of a user's file into the object store.
+///
+/// Files in the home folder can be shared: Codex reads prompts only from
+/// `~/.codex/prompts`, so every project installing one writes the same file,
+/// as a `-g` install does. Such a file is also known with the other installs
+/// on this machine that record it ([`WrittenHere::shared_with`]).
 #[derive(Debug, Default)]
 pub struct WrittenHere {
     digests: HashMap<String, HashSet<String>>,
+    shared: HashMap<String, Vec<String>>,
 }
 
 impl WrittenHere {
-    /// What the catalog records aam wrote at each file key of `lock`.
-    pub fn of(catalog: &Catalog, lock: &LockFile) -> Result<Self> {
-        let mut digests = HashMap::new();
+    /// What the catalog records aam wrote at each file key of `lock` (the lock
+    /// of `roots`) and at every key in the home folder, and which other
+    /// installs record the home folder's files.
+    pub fn of(catalog: &Catalog, roots: &Roots, lock: &LockFile) -> Result<Self> {
+        let mut digests: HashMap<String, HashSet<String>> = HashMap::new();
         for key in lock.packages.values().flat_map(|entry| entry.file_checksums.keys()) {
             if !digests.contains_key(key) {
                 digests.insert(key.clone(), catalog.digests_written_at(key)?.into_iter().collect());
             }
         }
-        Ok(Self { digests })
+        // A path below the home folder as a key of this lock.
+        let key_of = |below_home: String| match roots.global {
+            true => below_home,
+            false => format!("~/{below_home}"),
+        };
+        for (path, digest) in catalog.home_files_written()? {
+            digests.entry(key_of(path)).or_default().insert(digest);
+        }
+        let mut shared: HashMap<String, Vec<String>> = HashMap::new();
+        let home = roots.home.display().to_string();
+        for (path, root, package) in catalog.home_files_installed_elsewhere(&roots.root_text(), &home)? {
+            let whose = match root == home {
+                true => format!("`{package}` (installed with -g)"),
+                false => format!("`{package}` in `{root}`"),
+            };
+            shared.entry(key_of(path)).or_default().push(whose);
+        }
+        Ok(Self { digests, shared })
     }
 
     /// Whether aam wrote the bytes of `digest` at `key` on this machine.
     pub fn wrote(&self, key: &str, digest: &str) -> bool {
         self.digests.get(key).is_some_and(|written| written.contains(digest))
+    }
+
+    /// The other installs on this machine that record the home-folder file
+    /// at `key` (`pkg` in `/project`), none for any other key.
+    pub fn shared_with(&self, key: &str) -> &[String] {
+        self.shared.get(key).map_or(&[], Vec::as_slice)
     }
 }
 

@@ -18,6 +18,7 @@ use super::Roots;
 use super::journal::{self, FileChange, MirrorOp};
 use super::keys::{self, CheckedKey, LOCK_KEY};
 use super::mirror::WrittenHere;
+use super::state::{self, FileState};
 use crate::catalog::now_timestamp;
 use crate::deploy::sections::{self, Section};
 use crate::deploy::{self, Location, Target};
@@ -92,6 +93,9 @@ pub struct Plan<'r> {
     /// names but aam never wrote there is never removed (the lock may have
     /// come from elsewhere, or been forged).
     written_here: WrittenHere,
+    /// Home-folder files left in place because other installs on this
+    /// machine record them too (see [`WrittenHere::shared_with`]).
+    kept_shared: Vec<String>,
     force: bool,
     /// Adopting a copy the user made: deployed files already on disk are
     /// recorded with the package's digests and left as they are.
@@ -113,6 +117,7 @@ impl<'r> Plan<'r> {
             creating: Default::default(),
             prune: Vec::new(),
             written_here: WrittenHere::default(),
+            kept_shared: Vec::new(),
             force,
             adopting: false,
         })
@@ -123,6 +128,12 @@ impl<'r> Plan<'r> {
     pub fn with_ownership(mut self, written_here: WrittenHere) -> Self {
         self.written_here = written_here;
         self
+    }
+
+    /// The home-folder files this plan leaves because other installs on this
+    /// machine use them too.
+    pub fn kept_shared(&self) -> &[String] {
+        &self.kept_shared
     }
 
     /// Whether aam wrote `digest`'s bytes at `key` on this machine.
@@ -221,7 +232,9 @@ impl<'r> Plan<'r> {
                     .keys()
                     .any(|k| k == key || k.starts_with(&format!("{key}/")))
         });
-        if exists && !ours && !self.force {
+        // A home-folder file other installs share is checked by content when written.
+        let shared = !self.written_here.shared_with(key).is_empty();
+        if exists && !ours && !shared && !self.force {
             return Err(Error::new(
                 ErrorCode::Conflict,
                 format!("`{key}` exists and was not installed by aam"),
@@ -253,7 +266,22 @@ impl<'r> Plan<'r> {
             return Ok(());
         }
         let ours = self.lock.packages.values().any(|p| p.file_checksums.contains_key(key));
-        if !self.force && !ours && std::fs::symlink_metadata(&path).is_ok() {
+        let others = self.written_here.shared_with(key);
+        if !self.force && !others.is_empty() && std::fs::symlink_metadata(&path).is_ok() {
+            // A home-folder file other installs share: written only when it
+            // is already these bytes, as aam wrote them.
+            let digest = blake3::hash(&bytes).to_hex().to_string();
+            if !(self.written_here(key, &digest) && state::key_state(self.roots, key, &digest)? == FileState::Ok) {
+                return Err(Error::new(
+                    ErrorCode::Conflict,
+                    format!(
+                        "`{key}` is in your home folder, shared with {}, and holds other content there",
+                        others.join(", ")
+                    ),
+                )
+                .with_hint("every project that installs it uses that one file: install the same version in both, uninstall it there first, or pass `--force` to replace it for both"));
+            }
+        } else if !self.force && !ours && std::fs::symlink_metadata(&path).is_ok() {
             return Err(Error::new(
                 ErrorCode::Conflict,
                 format!("`{key}` exists and was not installed by aam"),
@@ -504,6 +532,10 @@ impl<'r> Plan<'r> {
     /// or moved) cannot be cut out safely: that is `AAM_CONFLICT`, as for an
     /// install, rather than a removal reported while the section stays.
     fn remove_key(&mut self, key: &str) -> Result<()> {
+        if !self.written_here.shared_with(key).is_empty() {
+            self.kept_shared.push(key.to_string());
+            return Ok(());
+        }
         match self.roots.check_key(key)? {
             CheckedKey::Section { file, name, kind } => {
                 let file_key = file.key();

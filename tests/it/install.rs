@@ -1041,3 +1041,60 @@ fn every_spec_form_resolves() {
     assert_eq!(info["installed_version"], "1.3.0");
     assert_eq!(info["versions"], json!(["1.2.0", "1.3.0"]));
 }
+
+/// Codex reads prompts only from `~/.codex/prompts`, so two projects installing
+/// one prompt share that file: the second install is no conflict (it said the
+/// file "was not installed by aam"), uninstalling in one project keeps the
+/// file the other still uses (it was deleted under it), and a version with
+/// other content is refused instead of changing it under the other project.
+#[test]
+fn projects_share_a_codex_prompt_in_the_home_folder() {
+    let env = TestEnv::new();
+    let repo = env.repo("prompts");
+    repo.write("prompts/summarize.md", "# Summarize the change\n");
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--name", "p"]);
+    let (a, b) = (env.repo("a"), env.repo("b"));
+    let prompt = env.user_home().join(".codex/prompts/summarize.md");
+    let install = ["install", "p/summarize", "--platform", "codex"];
+    run_in(&env, &a.dir, &install).ok_json();
+    run_in(&env, &b.dir, &install).ok_json();
+    assert_eq!(text(&prompt), "# Summarize the change\n");
+
+    let removed = run_in(&env, &b.dir, &["uninstall", "summarize"]).ok_json();
+    assert_eq!(
+        removed["kept_shared"],
+        serde_json::json!(["~/.codex/prompts/summarize.md"]),
+        "{removed}"
+    );
+    assert_eq!(
+        removed["removed_files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f.as_str().unwrap().starts_with('~'))
+            .count(),
+        0
+    );
+    assert!(prompt.exists(), "project a still uses it");
+    assert_eq!(
+        run_in(&env, &a.dir, &["verify", "summarize"]).ok_json()["is_clean"],
+        true
+    );
+
+    // Another version in b would change a's file: refused, naming a.
+    run_in(&env, &b.dir, &install).ok_json();
+    repo.write("prompts/summarize.md", "# Summarize the change, v2\n");
+    repo.commit("c2");
+    env.json(&["source", "update", "p"]);
+    let upgrade = run_in(&env, &b.dir, &["upgrade", "summarize"]).json();
+    let report = &upgrade["packages"][0];
+    assert_eq!(report["status"], "failed", "{upgrade}");
+    assert!(report["message"].as_str().unwrap().contains(a.path()), "{upgrade}");
+    assert_eq!(text(&prompt), "# Summarize the change\n");
+
+    // Once no other project uses it, uninstalling removes it.
+    run_in(&env, &b.dir, &["uninstall", "summarize"]).ok_json();
+    run_in(&env, &a.dir, &["uninstall", "summarize"]).ok_json();
+    assert!(!prompt.exists());
+}

@@ -137,7 +137,7 @@ impl Tool for Adopt {
             false => Some(begin_write(ctx, &roots, input.no_wait)?),
         };
         let plan = Plan::new(&roots, false)?;
-        let written = written_here(ctx, plan.lock())?;
+        let written = written_here(ctx, &roots, plan.lock())?;
         let mut plan = plan.with_ownership(written);
         let walk = inventory::walk(&roots, Limits::default())?;
         let chosen = inventory::untracked_named(&roots, plan.lock(), &walk, &input.names, input.all)?;

@@ -251,7 +251,7 @@ pub(super) fn install_prepared(
     let home_settings = ctx.home.load_settings()?;
     let mut default_platforms: Option<Vec<Platform>> = None;
     let plan = Plan::new(&roots, input.force)?;
-    let written = written_here(ctx, plan.lock())?;
+    let written = written_here(ctx, &roots, plan.lock())?;
     let mut plan = plan.with_ownership(written);
     let mut decisions = Vec::with_capacity(prepared.len());
     for package in &prepared {

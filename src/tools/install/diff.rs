@@ -71,7 +71,7 @@ impl Tool for Diff {
         let store = object_store(ctx);
         let status = state::file_status(&roots, entry)?;
         let edited = state::keys_in(&status, FileState::Modified);
-        let written = written_here(ctx, &lock)?;
+        let written = written_here(ctx, &roots, &lock)?;
         let modified = state::diffs(&roots, &store, entry, &edited, |key, digest| written.wrote(key, digest))?
             .into_iter()
             .map(|(path, diff)| FileDiff { path, diff })

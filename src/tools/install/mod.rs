@@ -148,7 +148,7 @@ fn prove_unwritten(
     dry_run: bool,
 ) -> Result<()> {
     use crate::install::restore;
-    let written = WrittenHere::of(catalog, &roots.read_lock()?)?;
+    let written = WrittenHere::of(catalog, roots, &roots.read_lock()?)?;
     let keys = restore::unproven_files(roots, name, entry, |key, digest| written.wrote(key, digest))?;
     let proof = Proof {
         offline: false,
@@ -215,8 +215,8 @@ fn prove_made_by_origin(
 }
 
 /// What the catalog records aam wrote at the keys of `lock`: the proof a file is aam's to remove.
-fn written_here(ctx: &Context, lock: &crate::packages::lock::LockFile) -> Result<WrittenHere> {
-    WrittenHere::of(&*ctx.catalog()?, lock)
+fn written_here(ctx: &Context, roots: &Roots, lock: &crate::packages::lock::LockFile) -> Result<WrittenHere> {
+    WrittenHere::of(&*ctx.catalog()?, roots, lock)
 }
 
 fn object_store(ctx: &Context) -> ObjectStore {

@@ -30,7 +30,7 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
         false => Some(begin_write(ctx, &roots, input.no_wait)?),
     };
     let plan = Plan::new(&roots, input.force)?;
-    let written = written_here(ctx, plan.lock())?;
+    let written = written_here(ctx, &roots, plan.lock())?;
     let mut plan = plan.with_ownership(written);
     let recorded = plan.lock().clone();
     if recorded.packages.is_empty() {

@@ -50,6 +50,8 @@ pub struct UninstallOutput {
     pub kept_modified: Vec<String>,
     /// Files already gone.
     pub missing_files: Vec<String>,
+    /// Files in the home folder kept because other installs on this machine use them too (Codex prompts: one `~/.codex/prompts` for every project).
+    pub kept_shared: Vec<String>,
     /// Installed packages that depend on it.
     pub dependents: Vec<String>,
 }
@@ -165,6 +167,8 @@ impl Tool for Uninstall {
             remove.sort();
         }
         plan.remove_package(&input.package, &remove)?;
+        let kept_shared = plan.kept_shared().to_vec();
+        remove.retain(|key| !kept_shared.contains(key));
         let mirror = vec![MirrorOp::Remove {
             project_root: roots.root_text(),
             package: input.package.clone(),
@@ -176,6 +180,7 @@ impl Tool for Uninstall {
             removed_files: remove,
             kept_modified: kept,
             missing_files: state::keys_in(&status, FileState::Missing),
+            kept_shared,
             dependents,
         })
     }
@@ -185,7 +190,7 @@ impl Tool for Uninstall {
 /// aam wrote there.
 fn owned_plan<'r>(ctx: &Context, roots: &'r Roots, force: bool) -> Result<Plan<'r>> {
     let plan = Plan::new(roots, force)?;
-    let written = written_here(ctx, plan.lock())?;
+    let written = written_here(ctx, roots, plan.lock())?;
     Ok(plan.with_ownership(written))
 }
 
