@@ -215,6 +215,37 @@ pub fn repository_dirs(path: &Path) -> Vec<PathBuf> {
     dirs
 }
 
+/// The most entries [`repository_links`] looks at in a repository's git folders.
+pub const MAX_GIT_DIR_ENTRIES: usize = 1_000_000;
+
+/// Every link inside the git folders of the repository at `path` (see
+/// [`repository_dirs`]): its `objects/` or `refs/` (or a single object or
+/// ref) can be a link to another repository's, which reading follows. `None`
+/// when the folders hold more than [`MAX_GIT_DIR_ENTRIES`] entries. Links are
+/// listed, never followed.
+pub fn repository_links(path: &Path) -> Option<Vec<PathBuf>> {
+    let mut links = Vec::new();
+    let mut pending = repository_dirs(path);
+    let mut seen = 0usize;
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > MAX_GIT_DIR_ENTRIES {
+                return None;
+            }
+            match entry.file_type() {
+                Ok(kind) if kind.is_symlink() => links.push(entry.path()),
+                Ok(kind) if kind.is_dir() => pending.push(entry.path()),
+                _ => {}
+            }
+        }
+    }
+    Some(links)
+}
+
 /// Whether the repository at `path` has the branch `name`: a source following
 /// it picks up new commits, one pinned to a tag or a commit never does.
 pub fn has_branch(path: &Path, name: &str) -> bool {

@@ -377,22 +377,43 @@ impl Context {
     }
 
     /// Refuses a local repository (shown to the user as `shown`) when a sandbox
-    /// is set and its folder, or the git folder it really reads (a `.git` that
-    /// is a link, or a `gitdir:` file, can point anywhere), resolves outside it.
+    /// is set and its folder, the git folder it really reads (a `.git` that
+    /// is a link, or a `gitdir:` file, can point anywhere), or anything a link
+    /// inside that git folder leads to (`objects/` linked to another
+    /// repository's) resolves outside it.
     pub fn check_repository(&self, path: &Path, shown: &str) -> Result<()> {
         self.check_path(path, shown)?;
-        if self.sandbox.is_some() {
-            for dir in crate::sources::git::repository_dirs(path) {
-                if self.check_path(&dir, shown).is_err() {
-                    return Err(Error::new(
-                        ErrorCode::Forbidden,
-                        format!(
-                            "`{shown}` keeps its git data in `{}`, outside the project and AAM_HOME",
-                            dir.display()
-                        ),
-                    )
-                    .with_hint("a local source served over MCP must keep its git folder inside the project (a worktree or submodule of a repository elsewhere does not); add it with the CLI instead"));
-                }
+        if self.sandbox.is_none() {
+            return Ok(());
+        }
+        let outside = |dir: &Path| {
+            Error::new(
+                ErrorCode::Forbidden,
+                format!(
+                    "`{shown}` keeps its git data in `{}`, outside the project and AAM_HOME",
+                    dir.display()
+                ),
+            )
+            .with_hint("a local source served over MCP must keep its git folder inside the project, with no link out of it (a worktree or submodule of a repository elsewhere does not); add it with the CLI instead")
+        };
+        for dir in crate::sources::git::repository_dirs(path) {
+            if self.check_path(&dir, shown).is_err() {
+                return Err(outside(&dir));
+            }
+        }
+        let Some(links) = crate::sources::git::repository_links(path) else {
+            return Err(Error::new(
+                ErrorCode::Forbidden,
+                format!(
+                    "`{shown}` has more than {} entries in its git folder to check",
+                    crate::sources::git::MAX_GIT_DIR_ENTRIES
+                ),
+            )
+            .with_hint("run `git gc` in it to pack its objects, or add it with the CLI instead"));
+        };
+        for link in links {
+            if self.check_path(&link, shown).is_err() {
+                return Err(outside(&crate::paths::resolve_links(&link).unwrap_or(link)));
             }
         }
         Ok(())

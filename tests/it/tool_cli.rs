@@ -188,12 +188,33 @@ fn a_local_source_whose_git_folder_lies_outside_is_forbidden() {
         format!("gitdir: {}\n", outside.path().join(".git").display()),
     )
     .unwrap();
-    for spec in ["./linked", "./pointer"] {
+    // A git folder of its own inside, whose objects and refs are links to the
+    // repository outside (found by an attacker helper: it was indexed).
+    let own = crate::support::Repo { dir: env.path("own") };
+    std::fs::create_dir_all(&own.dir).unwrap();
+    own.git(&["init", "-q", "-b", "main"]);
+    for part in ["objects", "refs"] {
+        std::fs::remove_dir_all(own.dir.join(".git").join(part)).unwrap();
+        std::os::unix::fs::symlink(outside.path().join(".git").join(part), own.dir.join(".git").join(part)).unwrap();
+    }
+    for spec in ["./linked", "./pointer", "./own"] {
         let input = json!({ "spec": spec, "name": "stolen" }).to_string();
         let body = call(&env, &[], "aam_source_add", &input).err("AAM_FORBIDDEN");
         assert!(body["message"].as_str().unwrap().contains(spec), "{body}");
     }
     assert!(env.artifacts("stolen").is_empty());
+    // Linked out after a clean add: the next update is refused too.
+    let clean = env.repo("clean");
+    clean
+        .write("skills/mine/SKILL.md", skill("mine", "Inside"))
+        .commit("c1");
+    let input = json!({ "spec": "./clean", "name": "clean" }).to_string();
+    call(&env, &[], "aam_source_add", &input).ok_json();
+    let objects = clean.dir.join(".git/objects");
+    std::fs::rename(&objects, env.path("clean-objects")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join(".git/objects"), &objects).unwrap();
+    let input = json!({ "name": "clean" }).to_string();
+    call(&env, &[], "aam_source_update", &input).err("AAM_FORBIDDEN");
     // The CLI itself is not confined: the user may add any repository.
     env.json(&["source", "add", "./pointer", "--name", "mine"]);
     assert!(!env.artifacts("mine").is_empty());

@@ -175,6 +175,13 @@ fn update_one(
     source: &SourceRecord,
     dry_run: bool,
 ) -> Result<SourceUpdateReport> {
+    // Served over MCP, a local repository inside the project is checked
+    // again: its git folder may have been linked out of it since the add.
+    if let Some(path) = source.url.strip_prefix("file://").map(Path::new)
+        && ctx.check_path(path, &source.name).is_ok()
+    {
+        ctx.check_repository(path, &source.name)?;
+    }
     let limits = ctx.fetch_limits()?;
     let _cache_lock = cache::lock(&ctx.home.locks_dir(), &source.cache_key)?;
     let (cache, fresh) = cache::open_repairing(&ctx.home.git_cache_dir(), source)?;
