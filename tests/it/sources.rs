@@ -902,7 +902,36 @@ fn defaults_are_matched_by_url_ref_and_path_not_only_by_name() {
     assert_eq!(same["name"], "anthropics/skills");
     assert_eq!(same["already_registered"], true);
     assert!(same["commit"].is_null() && same["ref"].is_null(), "{same}");
+    // The README's folder URL of a default not fetched yet: its name and
+    // repository are the default's (it failed, saying to pass `--name`).
+    let folder = env.json(&[
+        "source",
+        "add",
+        "https://github.com/openai/skills/tree/main/skills/.curated",
+        "--if-missing",
+    ]);
+    assert_eq!(folder["already_registered"], true, "{folder}");
     assert!(!env.home().join("cache").exists(), "nothing fetched");
+    // Another repository under a name in use: the error names what it tracks.
+    let err = env.json_err(
+        &[
+            "source",
+            "add",
+            "someone/else",
+            "--name",
+            "anthropics/skills",
+            "--if-missing",
+        ],
+        "AAM_SOURCE_ALREADY_EXISTS",
+    );
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("github.com/anthropics/skills"),
+        "{err}"
+    );
+    assert!(err["hint"].as_str().unwrap().contains("--name"), "{err}");
 
     // A source registered under another name before the defaults is not registered twice.
     let env = TestEnv::new();

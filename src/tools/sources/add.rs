@@ -166,14 +166,29 @@ impl Tool for SourceAdd {
                 )));
             }
         }
-        if catalog.find_source(&name)?.is_some() {
+        if let Some(existing) = catalog.find_source(&name)? {
+            // The same repository under this name, its folder not yet known
+            // (a default not fetched yet): nothing to add.
+            if input.if_missing && existing.url == spec.url {
+                return already_registered(&catalog, existing);
+            }
+            let hint = match existing.url == spec.url {
+                true => format!(
+                    "run `aam source update {name}` to fetch it again, pass `--if-missing` (`if_missing`) to accept it as is, or `--name` to track it twice"
+                ),
+                false => {
+                    "pass `--name` to add this repository under another name (`aam source list` shows the names in use)"
+                        .to_string()
+                }
+            };
             return Err(Error::new(
                 ErrorCode::SourceAlreadyExists,
-                format!("a source named `{name}` already exists"),
+                format!(
+                    "a source named `{name}` already exists, tracking {}",
+                    crate::sources::spec::redact(&existing.url)
+                ),
             )
-            .with_hint(format!(
-                "run `aam source update {name}` to fetch it again, or pass `--name` to add it under another name"
-            )));
+            .with_hint(hint));
         }
         if spec.kind == SourceKind::Local {
             ensure_git_repository(Path::new(&spec.repo_path))?;
