@@ -26,7 +26,7 @@ pub(super) struct InstallArgs {
     /// Install again even when installed; replace files edited since install and files aam did not write.
     #[arg(long, conflicts_with = "backup")]
     force: bool,
-    /// Save files edited since install to $AAM_HOME/backups/ before replacing them.
+    /// Save files edited since install, and files no package records in the way, to $AAM_HOME/backups/ before replacing them.
     #[arg(long)]
     backup: bool,
     /// Show what would be installed, change nothing.

@@ -120,8 +120,11 @@ pub fn installed_packages(o: &InstallOutput) -> String {
         for key in &p.replaced_edits {
             out.push_str(&format!("  edited file replaced: {key}\n"));
         }
+        for key in &p.replaced_untracked {
+            out.push_str(&format!("  file no package recorded replaced: {key}\n"));
+        }
         if let Some(dir) = &p.backup_dir {
-            out.push_str(&format!("  edited files backed up to {dir}\n"));
+            out.push_str(&format!("  replaced files backed up to {dir}\n"));
         }
         merge_lines(&mut out, &p.merged_edits, &p.conflict_markers);
     }

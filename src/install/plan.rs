@@ -93,6 +93,11 @@ pub struct Plan<'r> {
     /// names but aam never wrote there is never removed (the lock may have
     /// come from elsewhere, or been forged).
     written_here: WrittenHere,
+    /// Save files and sections aam did not install that are where a package
+    /// deploys, then replace them (else they are a conflict, unless forced).
+    saving_unowned: bool,
+    /// Those found so far (see [`Plan::take_in_the_way`]).
+    in_the_way: Vec<String>,
     /// Home-folder files left in place because other installs on this
     /// machine record them too (see [`WrittenHere::shared_with`]).
     kept_shared: Vec<String>,
@@ -118,6 +123,8 @@ impl<'r> Plan<'r> {
             prune: Vec::new(),
             written_here: WrittenHere::default(),
             kept_shared: Vec::new(),
+            saving_unowned: false,
+            in_the_way: Vec::new(),
             force,
             adopting: false,
         })
@@ -128,6 +135,20 @@ impl<'r> Plan<'r> {
     pub fn with_ownership(mut self, written_here: WrittenHere) -> Self {
         self.written_here = written_here;
         self
+    }
+
+    /// Replaces files and sections aam did not install where a package
+    /// deploys, after the caller saved them ([`Plan::take_in_the_way`] names
+    /// them), instead of refusing them (`--backup`).
+    pub fn saving_what_is_in_the_way(mut self) -> Self {
+        self.saving_unowned = true;
+        self
+    }
+
+    /// The files and sections aam did not install that the packages planned
+    /// since the last call replace: what to save before the plan runs.
+    pub fn take_in_the_way(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.in_the_way)
     }
 
     /// The home-folder files this plan leaves because other installs on this
@@ -225,7 +246,10 @@ impl<'r> Plan<'r> {
         Ok(())
     }
 
-    fn unowned_exists(&self, key: &str, package: &str, exists: bool) -> Result<()> {
+    /// Refuses `key` when something aam did not install exists there, unless
+    /// forced; `Ok(true)` when it is to be saved first and replaced
+    /// ([`Plan::saving_what_is_in_the_way`]).
+    fn unowned_exists(&self, key: &str, package: &str, exists: bool) -> Result<bool> {
         let ours = self.lock.packages.get(package).is_some_and(|p| {
             p.deployed.iter().any(|d| d.target == key)
                 || p.file_checksums
@@ -235,13 +259,12 @@ impl<'r> Plan<'r> {
         // A home-folder file other installs share is checked by content when written.
         let shared = !self.written_here.shared_with(key).is_empty();
         if exists && !ours && !shared && !self.force {
-            return Err(Error::new(
-                ErrorCode::Conflict,
-                format!("`{key}` exists and was not installed by aam"),
-            )
-            .with_hint("move it away, or pass `--force` to overwrite it"));
+            if self.saving_unowned {
+                return Ok(true);
+            }
+            return Err(not_installed(key));
         }
-        Ok(())
+        Ok(false)
     }
 
     fn write(
@@ -282,13 +305,10 @@ impl<'r> Plan<'r> {
                 .with_hint("every project that installs it uses that one file: install the same version in both, uninstall it there first, or pass `--force` to replace it for both"));
             }
         } else if !self.force && !ours && std::fs::symlink_metadata(&path).is_ok() {
-            return Err(Error::new(
-                ErrorCode::Conflict,
-                format!("`{key}` exists and was not installed by aam"),
-            )
-            .with_hint(
-                "move it away (it may be a file you added to an installed folder), or pass `--force` to overwrite it",
-            ));
+            if !self.saving_unowned {
+                return Err(not_installed(key));
+            }
+            self.in_the_way.push(key.to_string());
         }
         self.creating.extend(self.roots.missing_dirs(key));
         checksums.insert(key.to_string(), blake3::hash(&bytes).to_hex().to_string());
@@ -400,7 +420,9 @@ impl<'r> Plan<'r> {
                             Section::Present(_) => true,
                             Section::Damaged => return Err(damaged(&key)),
                         };
-                        self.unowned_exists(&key, &name, exists)?;
+                        if self.unowned_exists(&key, &name, exists)? {
+                            self.in_the_way.push(key.clone());
+                        }
                         self.set_shared_text(&file_key, sections::upsert(&current, &section, kind.as_str(), &body));
                         self.claimed.insert(key.clone(), name.clone());
                         section_keys.push((key.clone(), file_key, section.clone(), kind));
@@ -523,6 +545,7 @@ impl<'r> Plan<'r> {
         self.conflict(key, package)?;
         let path = self.roots.resolve(location, key)?;
         let exists = std::fs::symlink_metadata(&path).is_ok() && !self.adopting;
+        // What is in the way is saved file by file, as written.
         self.unowned_exists(key, package, exists)?;
         self.claimed.insert(key.to_string(), package.to_string());
         Ok(())
@@ -635,6 +658,15 @@ struct Finished {
 
 fn keys_error(key: &str) -> Error {
     super::unsafe_path(key, "a section key cannot name a whole file")
+}
+
+/// Something aam did not install is where a package deploys.
+fn not_installed(key: &str) -> Error {
+    Error::new(
+        ErrorCode::Conflict,
+        format!("`{key}` exists, and no installed package records it (a file of yours, or one an uninstall kept because you had edited it)"),
+    )
+    .with_hint("move it away, pass `--backup` to save it to $AAM_HOME/backups and replace it, or `--force` to overwrite it")
 }
 
 fn damaged(key: &str) -> Error {

@@ -488,9 +488,12 @@ fn conflicts_name_the_owner_and_never_overwrite_silently() {
         &["install", mine.to_str().unwrap(), "--platform", "claude"],
     )
     .err("AAM_CONFLICT");
-    assert_eq!(
-        body["message"],
-        "`.claude/commands/mine-prompt.md` exists and was not installed by aam"
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("`.claude/commands/mine-prompt.md` exists, and no installed package records it"),
+        "{body}"
     );
     assert!(body["hint"].as_str().unwrap().contains("--force"));
     assert_eq!(
@@ -1097,4 +1100,52 @@ fn projects_share_a_codex_prompt_in_the_home_folder() {
     run_in(&env, &b.dir, &["uninstall", "summarize"]).ok_json();
     run_in(&env, &a.dir, &["uninstall", "summarize"]).ok_json();
     assert!(!prompt.exists());
+}
+
+/// What is where an install deploys and no package records (a file of the
+/// user's own, a section an uninstall kept because it was edited) is saved
+/// and replaced with `--backup`: it was refused, as "not installed by aam"
+/// even for the kept section, leaving only `--force`, which saves nothing.
+#[test]
+fn backup_saves_what_no_package_records_before_replacing_it() {
+    let env = TestEnv::new();
+    registry_with(&env, &["1.0.0"]);
+    let proj = project(&env);
+    let install = ["install", "kit", "--platform", "claude"];
+    run_in(&env, &proj.dir, &install).ok_json();
+    let claude = proj.dir.join("CLAUDE.md");
+    let edited = text(&claude).replace("Prefer small functions", "Prefer tiny functions");
+    std::fs::write(&claude, &edited).unwrap();
+    let removed = run_in(&env, &proj.dir, &["uninstall", "kit"]).ok_json();
+    assert_eq!(
+        removed["kept_modified"],
+        json!(["CLAUDE.md#kit-rules instruction"]),
+        "{removed}"
+    );
+    let agent = proj.dir.join(".claude/agents/kit-agent.md");
+    std::fs::create_dir_all(agent.parent().unwrap()).unwrap();
+    std::fs::write(&agent, "my own agent\n").unwrap();
+
+    let refused = run_in(&env, &proj.dir, &install).err("AAM_CONFLICT");
+    assert!(refused["hint"].as_str().unwrap().contains("--backup"), "{refused}");
+    assert!(
+        !refused["message"].as_str().unwrap().contains("not installed by aam"),
+        "{refused}"
+    );
+    let mut with_backup = install.to_vec();
+    with_backup.push("--backup");
+    let installed = run_in(&env, &proj.dir, &with_backup).ok_json();
+    let kit = &installed["installed"][0];
+    let mut replaced = strings(&kit["replaced_untracked"]);
+    replaced.sort();
+    assert_eq!(
+        replaced,
+        [".claude/agents/kit-agent.md", "CLAUDE.md#kit-rules instruction"],
+        "{installed}"
+    );
+    let saved = PathBuf::from(kit["backup_dir"].as_str().unwrap());
+    assert_eq!(text(saved.join(".claude/agents/kit-agent.md")), "my own agent\n");
+    assert!(text(saved.join("CLAUDE.md--kit-rules-instruction")).contains("Prefer tiny functions"));
+    assert!(text(&agent).contains("name: kit-agent"));
+    assert_eq!(run_in(&env, &proj.dir, &["verify", "kit"]).ok_json()["is_clean"], true);
 }

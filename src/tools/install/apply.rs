@@ -31,7 +31,7 @@ pub struct InstallInput {
     /// Install again even when installed; replace files edited since install and files aam did not write.
     #[serde(default)]
     pub force: bool,
-    /// Save files edited since install to `$AAM_HOME/backups/` before replacing them.
+    /// Save files edited since install, and files no package records where it deploys, to `$AAM_HOME/backups/` before replacing them.
     #[serde(default)]
     pub backup: bool,
     /// Work out everything, change nothing.
@@ -74,6 +74,8 @@ pub struct InstalledPackage {
     pub files_written: u64,
     /// Files and sections of the replaced version that were edited and are now replaced.
     pub replaced_edits: Vec<String>,
+    /// Files and sections no installed package recorded that were where it deploys, saved to `backup_dir` and replaced (`backup`).
+    pub replaced_untracked: Vec<String>,
     /// Where the edited files were saved (with `backup`).
     pub backup_dir: Option<String>,
     /// Edited files and sections merged with the new version (`on_edited: merge`).
@@ -253,6 +255,9 @@ pub(super) fn install_prepared(
     let plan = Plan::new(&roots, input.force)?;
     let written = written_here(ctx, &roots, plan.lock())?;
     let mut plan = plan.with_ownership(written);
+    if on_edited == OnEdited::Backup {
+        plan = plan.saving_what_is_in_the_way();
+    }
     let mut decisions = Vec::with_capacity(prepared.len());
     for package in &prepared {
         let name = &package.manifest.name;
@@ -301,6 +306,7 @@ pub(super) fn install_prepared(
         };
         let name = &package.manifest.name;
         let entry = plan.add(package, &platforms)?;
+        let in_the_way = plan.take_in_the_way();
         for (key, bytes) in &merged.writes {
             plan.replace_planned(key, bytes)?;
         }
@@ -310,8 +316,9 @@ pub(super) fn install_prepared(
             .filter(|d| !entry.deployed.iter().any(|n| n.target == d.target))
             .map(|d| d.target.clone())
             .collect();
-        if on_edited == OnEdited::Backup && !modified.is_empty() {
-            backups.push((output.installed.len(), name.clone(), modified.clone()));
+        if on_edited == OnEdited::Backup && !(modified.is_empty() && in_the_way.is_empty()) {
+            let saved: Vec<String> = modified.iter().chain(&in_the_way).cloned().collect();
+            backups.push((output.installed.len(), name.clone(), saved));
         }
         output.installed.push(InstalledPackage {
             name: name.clone(),
@@ -322,6 +329,7 @@ pub(super) fn install_prepared(
             platforms: entry.platforms.clone(),
             files_written: entry.file_checksums.len() as u64,
             replaced_edits: modified,
+            replaced_untracked: in_the_way,
             backup_dir: None,
             merged_edits: merged.merged,
             conflict_markers: merged.marked,

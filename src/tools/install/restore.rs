@@ -100,6 +100,7 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
             source_name: planned.source_name.clone(),
             platforms: planned.platforms.clone(),
             files_written: planned.file_checksums.len() as u64,
+            replaced_untracked: Vec::new(),
             replaced_edits: edited.clone(),
             backup_dir: None,
             merged_edits: Vec::new(),
