@@ -1,6 +1,7 @@
 //! Streamable HTTP transport: stateless JSON replies at `/mcp`, a bearer token
 //! on every request (compared in constant time), loopback-only unless told
-//! otherwise, foreign `Origin`s refused, bodies capped at 1 MiB.
+//! otherwise, foreign `Origin`s refused, bodies capped at 1 MiB (a larger
+//! declared length is refused unread) and given [`BODY_TIMEOUT`] to arrive.
 //!
 //! In front of rmcp, in this order: the `Host` check ([`HostPolicy`], DNS
 //! rebinding), the bearer token, and the JSON-RPC screen
@@ -35,6 +36,9 @@ const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// How long a request's body may take to arrive once its headers did.
+const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The environment variable that supplies the bearer token.
 pub const TOKEN_ENV: &str = "AAM_MCP_TOKEN";
@@ -313,13 +317,33 @@ async fn screen_body(request: Request, next: Next) -> Response {
     if request.method() != Method::POST || !is_json {
         return next.run(request).await; // rmcp answers 405 / 415
     }
-    let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
-        return (
+    let too_large = || {
+        (
             StatusCode::PAYLOAD_TOO_LARGE,
             format!("the request body is over {MAX_BODY_BYTES} bytes (or could not be read)\n"),
         )
-            .into_response();
+            .into_response()
+    };
+    // A declared length over the cap is refused before anything is read.
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
+        return too_large();
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = match tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, MAX_BODY_BYTES)).await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => return too_large(),
+        Err(_) => {
+            return (
+                StatusCode::REQUEST_TIMEOUT,
+                format!("the request body did not arrive within {} s\n", BODY_TIMEOUT.as_secs()),
+            )
+                .into_response();
+        }
     };
     match jsonrpc::screen(&bytes) {
         Screened::Pass => next.run(Request::from_parts(parts, Body::from(bytes))).await,

@@ -492,6 +492,37 @@ fn http_closes_connections_that_never_finish_their_headers() {
 }
 
 #[test]
+fn http_refuses_a_declared_body_over_the_cap_at_once_and_a_stalled_one_in_time() {
+    let env = world();
+    let server = start_http_with(&env, &[]);
+    let address = server.address();
+    let send_headers = |length: u64| {
+        let mut client = std::net::TcpStream::connect(&address).unwrap();
+        write!(
+            client,
+            "POST /mcp HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {length}\r\n\r\n{{\"jsonrpc\""
+        )
+        .unwrap();
+        client.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        client
+    };
+    // A length far over the cap with no body: it was read for good (the
+    // connection held); now it is 413 before anything is read.
+    let started = std::time::Instant::now();
+    let mut reply = String::new();
+    let _ = send_headers(99_999_999_999).read_to_string(&mut reply);
+    assert!(reply.starts_with("HTTP/1.1 413"), "{reply}");
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    // A body that stops arriving: 408 once its time is up.
+    let mut reply = String::new();
+    let _ = send_headers(500).read_to_string(&mut reply);
+    assert!(reply.starts_with("HTTP/1.1 408"), "{reply}");
+    // The server goes on answering whole requests.
+    let reply = raw_post(&address, &initialize().to_string());
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+}
+
+#[test]
 fn a_stopped_http_server_lets_a_running_add_stop_and_keep_nothing() {
     let env = TestEnv::new();
     let repo = env.repo("big");
