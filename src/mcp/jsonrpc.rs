@@ -79,16 +79,17 @@ pub fn screen(message: &[u8]) -> Screened {
         };
         return Screened::Reject(Rejection::new(INVALID_REQUEST, Value::Null, what));
     };
-    // The id is echoed only when it is one MCP allows: a string or an integer.
+    // The id is echoed only when it is one MCP allows: a string or an integer
+    // (of 64 bits, signed, as rmcp reads it).
     let id = match object.get("id") {
         Some(id @ Value::String(_)) => Some(id.clone()),
-        Some(id @ Value::Number(n)) if n.is_i64() || n.is_u64() => Some(id.clone()),
+        Some(id @ Value::Number(n)) if n.is_i64() => Some(id.clone()),
         Some(Value::Null) | None => None,
         Some(_) => {
             return Screened::Reject(Rejection::new(
                 INVALID_REQUEST,
                 Value::Null,
-                "`id` must be a string or an integer",
+                "`id` must be a string or an integer between -2^63 and 2^63-1",
             ));
         }
     };

@@ -124,6 +124,10 @@ pub struct LogOptions {
 /// How long a stopping server waits for its running calls to stop.
 const STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// How long a call past its time limit or cancelled is given to stop, so the
+/// reply says whether it stopped or completed.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
 /// Runs the server over `ctx` (working directory = the served project) until
 /// the client disconnects (stdio) or the process is told to stop (HTTP).
 pub fn serve(ctx: Context, allow_write: bool, surface: Surface, transport: Transport, log: &LogOptions) -> Result<()> {
@@ -342,7 +346,8 @@ impl AamServer {
     /// Runs a registered tool on a blocking thread under the time limit,
     /// reporting progress to `progress` when given. When the limit passes or
     /// `cancelled` completes (the client cancelled), the call's flag is raised:
-    /// the tool stops at its next safe point and keeps nothing.
+    /// the tool stops at its next safe point and keeps nothing, or, past its
+    /// last one, completes; within [`STOP_GRACE`] the answer says which.
     async fn run_tool(
         &self,
         spec: &ToolSpec,
@@ -374,11 +379,25 @@ impl AamServer {
                 ErrorCode::Timeout,
                 format!("`{}` did not finish within {:?}", spec.name, self.options().timeout),
             )
-            .with_hint("it stops at its next safe point and keeps no change; raise `AAM_TOOL_TIMEOUT` for long work"),
+            .with_hint("it stopped and kept no change; raise `AAM_TOOL_TIMEOUT` for long work"),
             _ = cancelled => crate::cancel::cancelled(),
         };
         cancel.raise();
         let name = spec.name;
+        // What the reply says must be what happened: a call past its last
+        // safe point completes, and then its result is the answer.
+        match tokio::time::timeout(STOP_GRACE, &mut task).await {
+            Ok(Ok(Ok(value))) => {
+                tracing::info!(tool = name, "cancelled call finished before it could stop");
+                return Ok(value);
+            }
+            Ok(Ok(Err(e))) if e.code() != ErrorCode::Cancelled => return Err(e),
+            Ok(_) => return Err(stopped),
+            Err(_) => {}
+        }
+        let stopped = stopped.with_hint(
+            "it was asked to stop at its next safe point: nothing is kept unless it had already passed the last one, so check before calling again (`aam_source_list`, `aam_verify`); raise `AAM_TOOL_TIMEOUT` for long work",
+        );
         tokio::spawn(async move {
             let outcome = match task.await {
                 Ok(Ok(_)) => "finished before it could stop".to_string(),

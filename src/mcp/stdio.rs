@@ -16,8 +16,10 @@ use super::jsonrpc::{self, Screened};
 use crate::error::{Error, Result};
 
 /// Lines on stdin of this many bytes or more (newline left out) are a parse
-/// error: rmcp itself drops such a line without a reply.
-const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// error: the same cap as an HTTP body. A message costs many times its size
+/// once parsed (a 15 MiB line of `[{},{},...]` took 1.6 GB), and no message a
+/// client sends needs more.
+const MAX_LINE_BYTES: usize = super::http::MAX_BODY_BYTES;
 
 /// Discards input up to and including the next newline (or the end), a
 /// buffer at a time: the rest of a line too long to take costs no memory.

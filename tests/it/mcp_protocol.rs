@@ -174,10 +174,23 @@ fn stdio_answers_protocol_errors_with_their_codes_and_ids() {
             -32601,
             json!(10),
         ),
+        // An id past 64 signed bits passed and got rmcp's -32602 for `ping`.
+        (
+            r#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#,
+            -32600,
+            Value::Null,
+        ),
     ] {
         server.send(line);
         assert_eq!(error_of(&server.next()), (code, id), "{line}");
     }
+    // A line of 1 MiB or more (the HTTP body cap) is a parse error, unread.
+    let long = format!(
+        r#"{{"jsonrpc":"2.0","id":11,"method":"ping","params":{{"x":"{}"}}}}"#,
+        "y".repeat(1 << 20)
+    );
+    server.send(&long);
+    assert_eq!(error_of(&server.next()), (-32700, Value::Null));
     // The session goes on.
     server.send(CALL);
     let reply = server.reply(json!(2));
