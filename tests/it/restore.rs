@@ -399,6 +399,10 @@ fn the_restore_is_a_tool_call_like_any_other() {
     assert_eq!(called.code, 0, "{called:?}");
     assert_eq!(called.json()["installed"][0]["name"], "pdf", "{called:?}");
     same_tree(&proj.dir, &before);
+    // No specs at all is a restore too, as the schema says (`{}` was refused).
+    let called = env.aam_in(&proj.dir, &["tool", "call", "aam_install", "{}"]);
+    assert_eq!(called.code, 0, "{called:?}");
+    same_tree(&proj.dir, &before);
     // An empty lock: nothing to restore, and the error says what `install` wants.
     let empty = project_without_lock(&env);
     let err = run(&env, &env.home(), &empty, &["install"]).err("AAM_INVALID_ARGUMENT");

@@ -21,6 +21,7 @@ use crate::tools::{Context, Example, Expect, Risk, Tool};
 #[serde(deny_unknown_fields)]
 pub struct InstallInput {
     /// What to install (none: restore what `.aam/aam-lock.yaml` records): `name`, `name@constraint`, `@scope/name@1.2`, `source/artifact`, an artifact name, a folder or a `.aam` archive.
+    #[serde(default)]
     pub specs: Vec<String>,
     /// Agents to deploy to, by id (`aam agents` lists them; default: the ones an installed package already uses, else settings, else the agents the project uses).
     #[serde(default)]
