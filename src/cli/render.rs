@@ -345,6 +345,8 @@ pub fn outdated(o: &OutdatedOutput) -> String {
                 p.latest.clone().unwrap_or_else(|| "-".into()),
                 if p.outdated {
                     "outdated".into()
+                } else if p.gone {
+                    "gone".into()
                 } else if p.pinned {
                     "pinned".into()
                 } else {
@@ -368,6 +370,7 @@ pub fn upgraded(o: &UpgradeOutput) -> String {
         let line = match p.status {
             UpgradeStatus::Upgraded => format!("`{}`: upgraded {} -> {}", p.name, p.from, p.to),
             UpgradeStatus::WouldUpgrade => format!("`{}`: would upgrade {} -> {}", p.name, p.from, p.to),
+            UpgradeStatus::UpToDate if p.message.is_some() => format!("`{}`: left at {}: {message}", p.name, p.from),
             UpgradeStatus::UpToDate => format!("`{}`: up to date at {}", p.name, p.from),
             UpgradeStatus::Skipped if p.conflicts.is_empty() => {
                 format!("`{}`: skipped: files were edited since install", p.name)

@@ -20,6 +20,9 @@ pub struct Freshness {
     pub outdated: bool,
     /// A newer version exists that its constraint excludes (registry packages).
     pub pinned: bool,
+    /// Its origin no longer has it (the source was removed, or the artifact
+    /// was removed upstream): nothing to upgrade to.
+    pub gone: bool,
     /// Why, in words.
     pub reason: String,
 }
@@ -58,6 +61,7 @@ pub fn check(catalog: &Catalog, settings: &Settings, name: &str, entry: &LockedP
         latest: None,
         outdated: false,
         pinned: false,
+        gone: false,
         reason: "up to date".to_string(),
     };
     match entry.source {
@@ -97,7 +101,11 @@ pub fn check(catalog: &Catalog, settings: &Settings, name: &str, entry: &LockedP
         }
         Origin::Source => {
             let Some(source) = catalog.find_source(&entry.source_name)? else {
-                out.reason = format!("source `{}` is no longer registered", entry.source_name);
+                out.gone = true;
+                out.reason = format!(
+                    "source `{}` is no longer registered: nothing to upgrade to (`aam uninstall {name}` removes it; it stays as it is otherwise)",
+                    entry.source_name
+                );
                 return Ok(out);
             };
             let paths: Vec<String> = entry.artifacts.iter().map(|a| a.path.clone()).collect();
@@ -106,7 +114,15 @@ pub fn check(catalog: &Catalog, settings: &Settings, name: &str, entry: &LockedP
             for artifact in &entry.artifacts {
                 let now = live.iter().find(|l| l.kind == artifact.kind && l.path == artifact.path);
                 let changed = match now {
-                    None => Some(format!("`{}` was removed upstream", artifact.path)),
+                    None => {
+                        out.gone = true;
+                        out.reason = format!(
+                            "`{}` was removed upstream at {}: nothing to upgrade to (`aam uninstall {name}` removes it; it stays as it is otherwise)",
+                            artifact.path,
+                            &head[..12.min(head.len())]
+                        );
+                        return Ok(out);
+                    }
                     Some(l) if l.content_digest != artifact.digest => Some(format!(
                         "`{}` changed at {}",
                         artifact.path,

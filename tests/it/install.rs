@@ -1149,3 +1149,60 @@ fn backup_saves_what_no_package_records_before_replacing_it() {
     assert!(text(&agent).contains("name: kit-agent"));
     assert_eq!(run_in(&env, &proj.dir, &["verify", "kit"]).ok_json()["is_clean"], true);
 }
+
+/// An installed source artifact its origin no longer has (removed upstream,
+/// or its source removed) is `gone`, not `outdated`: `upgrade` leaves it and
+/// says why, exit 0 (it failed every run with AAM_ARTIFACT_NOT_FOUND), and
+/// the next step is named.
+#[test]
+fn an_artifact_gone_from_its_origin_is_left_as_it_is_and_says_so() {
+    let env = TestEnv::new();
+    let repo = env.repo("upstream");
+    repo.write("skills/alpha/SKILL.md", skill("alpha", "Alpha"))
+        .write("skills/beta/SKILL.md", skill("beta", "Beta"));
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--name", "up"]);
+    let proj = project(&env);
+    run_in(&env, &proj.dir, &["install", "up/alpha", "--platform", "claude"]).ok_json();
+    repo.remove("skills/alpha/SKILL.md");
+    repo.commit("c2");
+    env.json(&["source", "update", "up"]);
+
+    let outdated = run_in(&env, &proj.dir, &["outdated"]).ok_json();
+    let alpha = &outdated["packages"][0];
+    assert_eq!(
+        (alpha["outdated"].as_bool(), alpha["gone"].as_bool()),
+        (Some(false), Some(true)),
+        "{outdated}"
+    );
+    assert!(
+        alpha["reason"].as_str().unwrap().contains("removed upstream"),
+        "{outdated}"
+    );
+    assert!(
+        alpha["reason"].as_str().unwrap().contains("aam uninstall alpha"),
+        "{outdated}"
+    );
+    let before = tree(&proj.dir);
+    let upgraded = run_in(&env, &proj.dir, &["upgrade"]);
+    assert_eq!(upgraded.code, 0, "{upgraded:?}");
+    let report = &upgraded.json()["packages"][0];
+    assert_eq!(report["status"], "up_to_date", "{report}");
+    assert!(
+        report["message"].as_str().unwrap().contains("removed upstream"),
+        "{report}"
+    );
+    assert_eq!(tree(&proj.dir), before);
+    let human = env.aam_in(&proj.dir, &["upgrade"]);
+    assert!(human.stdout.contains("left at"), "{human:?}");
+
+    env.json(&["source", "remove", "up"]);
+    let outdated = run_in(&env, &proj.dir, &["outdated"]).ok_json();
+    assert_eq!(outdated["packages"][0]["gone"], true, "{outdated}");
+    assert!(
+        outdated["packages"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no longer registered")
+    );
+}

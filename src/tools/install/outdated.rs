@@ -37,6 +37,8 @@ pub struct OutdatedPackage {
     pub outdated: bool,
     /// A newer version exists that its constraint excludes: `upgrade` leaves it, installing `name@version` moves it.
     pub pinned: bool,
+    /// Its origin no longer has it (source removed, or artifact removed upstream): nothing to upgrade to; it stays as it is unless uninstalled.
+    pub gone: bool,
     /// Why, in words.
     pub reason: String,
 }
@@ -86,6 +88,7 @@ impl Tool for Outdated {
                 source: entry.source,
                 outdated: fresh.outdated,
                 pinned: fresh.pinned,
+                gone: fresh.gone,
                 reason: fresh.reason,
             });
         }

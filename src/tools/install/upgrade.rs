@@ -78,7 +78,7 @@ pub struct UpgradeReport {
     pub conflict_markers: Vec<String>,
     /// Edits that did not merge, per file, with both sides (nothing of the package was written).
     pub conflicts: Vec<FileConflict>,
-    /// Why it was skipped or failed.
+    /// Why it was skipped, failed, or left as it is though something newer exists (pinned, or its origin no longer has it).
     pub message: Option<String>,
 }
 
@@ -154,7 +154,8 @@ impl Tool for Upgrade {
                 merged_files: Vec::new(),
                 conflict_markers: Vec::new(),
                 conflicts: Vec::new(),
-                message: None,
+                // Why a package with something newer somewhere is left as it is.
+                message: (fresh.gone || fresh.pinned).then(|| fresh.reason.clone()),
             };
             // Files on disk as the lock records that this machine never wrote
             // are replaced only once the entry's origin is shown to make them:
