@@ -167,6 +167,23 @@ impl Catalog {
             .map_err(db_error)
     }
 
+    /// The installs on this machine made from the source's artifacts, as
+    /// (project root, package), in order.
+    pub fn installs_from_source(&self, id: SourceId) -> Result<Vec<(String, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT DISTINCT i.project_root, p.name FROM installs i
+                 JOIN packages p ON p.id = i.package_id
+                 JOIN package_artifacts pa ON pa.package_id = p.id
+                 JOIN artifacts a ON a.id = pa.artifact_id
+                 WHERE a.source_id = ?1 ORDER BY 1, 2",
+            )
+            .map_err(db_error)?;
+        let rows = stmt.query_map([id], |r| Ok((r.get(0)?, r.get(1)?))).map_err(db_error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
+    }
+
     /// Live artifact counts of a source: skills, agents, prompts, instructions.
     pub fn source_counts_by_kind(&self, id: SourceId) -> Result<[u64; 4]> {
         self.conn

@@ -426,6 +426,14 @@ fn removed(o: &SourceRemoveOutput) -> String {
     if o.was_default {
         out.push_str("It was a default source; `aam source enable-defaults --restore` brings it back.\n");
     }
+    if !o.installed_from.is_empty() {
+        out.push_str(
+            "Installed from it, left as they are (`aam outdated` shows them as gone; `aam uninstall` removes one):\n",
+        );
+        for install in &o.installed_from {
+            out.push_str(&format!("  {install}\n"));
+        }
+    }
     out
 }
 

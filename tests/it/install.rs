@@ -1196,7 +1196,12 @@ fn an_artifact_gone_from_its_origin_is_left_as_it_is_and_says_so() {
     let human = env.aam_in(&proj.dir, &["upgrade"]);
     assert!(human.stdout.contains("left at"), "{human:?}");
 
-    env.json(&["source", "remove", "up"]);
+    let removed = env.json(&["source", "remove", "up"]);
+    assert_eq!(
+        removed["installed_from"],
+        json!([format!("`alpha` in `{}`", proj.dir.display())]),
+        "{removed}"
+    );
     let outdated = run_in(&env, &proj.dir, &["outdated"]).ok_json();
     assert_eq!(outdated["packages"][0]["gone"], true, "{outdated}");
     assert!(

@@ -30,6 +30,8 @@ pub struct SourceRemoveOutput {
     pub cache_purged: bool,
     /// Whether it was a built-in default (it will not be re-added by `enable-defaults`).
     pub was_default: bool,
+    /// Installs on this machine made from its artifacts (`package` in `project`): they stay as they are, and `aam_outdated` shows them as gone.
+    pub installed_from: Vec<String>,
 }
 
 /// Removes a source and its catalog records.
@@ -54,6 +56,11 @@ impl Tool for SourceRemove {
         let mut catalog = ctx.catalog()?;
         let source = catalog.source_named(&input.name)?;
         let shared = catalog.cache_shared(&source.cache_key, source.id)?;
+        let installed_from = catalog
+            .installs_from_source(source.id)?
+            .into_iter()
+            .map(|(root, package)| format!("`{package}` in `{root}`"))
+            .collect();
         indexed_write(ctx, &mut catalog, |catalog| {
             let generation = catalog.remove_source(source.id)?;
             Ok(((), IndexChange::SourceRemoved(source.id), generation))
@@ -76,6 +83,7 @@ impl Tool for SourceRemove {
             removed: source.name,
             cache_purged,
             was_default: source.is_default,
+            installed_from,
         })
     }
 }
