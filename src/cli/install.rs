@@ -121,12 +121,12 @@ pub(super) fn uninstall(ctx: &Context, out: &Output, args: UninstallArgs) -> Res
 
 /// `aam verify`.
 #[derive(Debug, clap::Args)]
+#[command(group = clap::ArgGroup::new("which").required(true).args(["package", "all"]))]
 pub(super) struct VerifyArgs {
     /// Package name.
-    #[arg(required_unless_present = "all")]
     package: Option<String>,
     /// Verify every installed package.
-    #[arg(long, conflicts_with = "package")]
+    #[arg(long)]
     all: bool,
     /// Check the home-folder installs.
     #[arg(short = 'g', long = "global")]

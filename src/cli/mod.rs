@@ -140,6 +140,18 @@ pub fn main() -> i32 {
             let _ = help::described().try_get_matches().map_err(|help| help.print());
             return 0;
         }
+        Err(e) if e.use_stderr() => {
+            // A usage error has its code like every other error; clap's
+            // usage line and suggestions follow.
+            let rendered = e.render().to_string();
+            let (message, _) = usage_error_text(&rendered);
+            let rest = rendered.trim_start().split_once("\n\n").map_or("", |(_, rest)| rest);
+            eprint!(
+                "error[{}]: {message}\n\n{rest}",
+                crate::error::ErrorCode::InvalidArgument
+            );
+            return e.exit_code();
+        }
         Err(e) => {
             let _ = e.print();
             return e.exit_code();

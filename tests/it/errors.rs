@@ -193,6 +193,12 @@ fn usage_errors_exit_2() {
     assert_eq!(run.code, 2, "{run:?}");
     let run = env.aam(&["source", "frobnicate"]);
     assert_eq!(run.code, 2, "{run:?}");
+    // They carry their code like every other error, then clap's usage and
+    // suggestions; `verify` names `--all` beside the package.
+    assert!(run.stderr.starts_with("error[AAM_INVALID_ARGUMENT]: "), "{run:?}");
+    let run = env.aam(&["verify"]);
+    assert!(run.stderr.starts_with("error[AAM_INVALID_ARGUMENT]: "), "{run:?}");
+    assert!(run.stderr.contains("aam verify <PACKAGE|--all>"), "{run:?}");
 }
 
 #[test]
