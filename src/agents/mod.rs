@@ -766,12 +766,13 @@ impl Platform {
         &AGENTS[self as usize]
     }
 
-    /// The agent any of its names means (any letter case): id, stored name or alias.
+    /// The agent any of its names means (any letter case): id, stored name,
+    /// alias or display name (`Claude Code`).
     pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL
-            .iter()
-            .copied()
-            .find(|p| p.agent().names().iter().any(|n| n.eq_ignore_ascii_case(text)))
+        Self::ALL.iter().copied().find(|p| {
+            let agent = p.agent();
+            agent.name.eq_ignore_ascii_case(text) || agent.names().iter().any(|n| n.eq_ignore_ascii_case(text))
+        })
     }
 
     /// The stored name: what lock files, settings and the catalog hold.
@@ -904,6 +905,7 @@ mod tests {
             assert_eq!(Platform::parse(agent.id), Some(platform));
             assert_eq!(Platform::parse(&agent.id.to_uppercase()), Some(platform));
             assert_eq!(Platform::parse(agent.stored), Some(platform));
+            assert_eq!(Platform::parse(agent.name), Some(platform), "{}", agent.name);
             assert!(agent.skills.is_some(), "{} takes skills", agent.id);
         }
     }
