@@ -101,6 +101,11 @@ pub fn gate(catalog: &Catalog, prepared: &[Prepared], allow: &[String], policy: 
             1 => String::new(),
             n => format!(" (and {} more)", n - 1),
         };
+        // Every rule that blocks, so one retry is enough.
+        let mut rules: Vec<&str> = blocked.iter().map(|m| m.rule.as_str()).collect();
+        rules.sort_unstable();
+        rules.dedup();
+        let allow: Vec<String> = rules.iter().map(|rule| format!("--allow-finding {rule}")).collect();
         return Err(Error::new(
             ErrorCode::AuditBlocked,
             format!(
@@ -112,8 +117,8 @@ pub fn gate(catalog: &Catalog, prepared: &[Prepared], allow: &[String], policy: 
             ),
         )
         .with_hint(format!(
-            "review with `aam audit`; install anyway with `--allow-finding {}` (MCP: `allow_findings`), or change `audit.block`",
-            first.rule
+            "review with `aam audit`; install anyway with `{}` (MCP: `allow_findings`), or change `audit.block`",
+            allow.join(" ")
         )));
     }
     Ok(met

@@ -21,6 +21,9 @@ pub(super) struct AuditArgs {
     /// Findings to show at most (1 to 10000).
     #[arg(long, default_value_t = 500)]
     limit: u32,
+    /// Exit 1 when a finding at or above this severity is found (a CI gate): info, warn, high.
+    #[arg(long, value_name = "SEVERITY", value_parser = severity_arg)]
+    fail_on: Option<Severity>,
 }
 
 impl From<AuditArgs> for AuditInput {
@@ -34,9 +37,24 @@ impl From<AuditArgs> for AuditInput {
     }
 }
 
-/// Lists the findings.
+/// Lists the findings; exit 1 when one reaches `--fail-on`.
 pub(super) fn run(ctx: &Context, out: &Output, args: AuditArgs) -> Result<i32> {
-    out.emit(&invoke::<Audit>(ctx, args.into())?, audited)
+    let fail_on = args.fail_on;
+    let output = invoke::<Audit>(ctx, args.into())?;
+    let code = out.emit(&output, audited)?;
+    let counts = &output.counts;
+    let worst = [
+        (Severity::High, counts.high),
+        (Severity::Warn, counts.warn),
+        (Severity::Info, counts.info),
+    ]
+    .into_iter()
+    .find(|(_, n)| *n > 0)
+    .map(|(severity, _)| severity);
+    Ok(match (fail_on, worst) {
+        (Some(threshold), Some(worst)) if worst >= threshold => 1,
+        _ => code,
+    })
 }
 
 /// `aam audit`: one block per artifact, one line per finding.

@@ -93,6 +93,10 @@ fn audit_lists_what_indexing_found_and_clean_look_alikes_stay_quiet() {
     assert_eq!(high["findings"].as_array().unwrap().len(), 4);
     assert_eq!(env.json(&["audit", "src"])["counts"], all["counts"]);
     assert_eq!(env.json(&["audit", "src/fine"])["findings"], serde_json::json!([]));
+    // A CI gate: `--fail-on` exits 1 when a finding reaches it (it was 0 always).
+    assert_eq!(env.aam(&["audit", "src/evil", "--fail-on", "high"]).code, 1);
+    assert_eq!(env.aam(&["audit", "src/fine", "--fail-on", "info"]).code, 0);
+    assert_eq!(env.aam(&["audit", "src/evil"]).code, 0);
     env.json_err(&["audit", "src/ghost"], "AAM_ARTIFACT_NOT_FOUND");
 
     // People get a readable list.
@@ -275,6 +279,12 @@ fn installs_refuse_blocked_findings_unless_allowed() {
         message.contains("`prompt-override`") && message.contains("line 6"),
         "{message}"
     );
+    // The hint names every rule that blocks (it named the first only, so
+    // learning them took a retry each).
+    let hint = err["hint"].as_str().unwrap();
+    for rule in ["prompt-override", "prompt-conceal", "cmd-pipe-shell", "cmd-rm-root"] {
+        assert!(hint.contains(&format!("--allow-finding {rule}")), "{hint}");
+    }
     // Allowing some high rules is not enough; allowing all of them is.
     install(&["--allow-finding", "prompt-override"]).err("AAM_AUDIT_BLOCKED");
     let allowed = [
