@@ -117,6 +117,12 @@ pub fn installed_packages(o: &InstallOutput) -> String {
         for target in &p.undeployed {
             out.push_str(&format!("  undeployed: {target}\n"));
         }
+        if !p.nothing_for.is_empty() {
+            out.push_str(&format!(
+                "  nothing deployed for {}: they take none of its artifact types (`aam agents` shows what each takes)\n",
+                platform_list(&p.nothing_for)
+            ));
+        }
         for key in &p.replaced_edits {
             out.push_str(&format!("  edited file replaced: {key}\n"));
         }

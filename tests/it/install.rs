@@ -1211,3 +1211,36 @@ fn an_artifact_gone_from_its_origin_is_left_as_it_is_and_says_so() {
             .contains("no longer registered")
     );
 }
+
+/// A platform that takes none of a package's artifact types gets nothing, and
+/// the install says so (it was listed as deployed to with no word).
+#[test]
+fn platforms_that_take_none_of_a_package_are_named() {
+    let env = TestEnv::new();
+    let repo = env.repo("upstream");
+    repo.write(
+        "agents/reviewer.md",
+        "---\nname: reviewer\ndescription: Reviews changes\n---\nYou review changes.\n",
+    );
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--name", "up"]);
+    let proj = project(&env);
+    let args = [
+        "install",
+        "up/reviewer",
+        "--platform",
+        "claude",
+        "--platform",
+        "zencoder",
+    ];
+    let installed = run_in(&env, &proj.dir, &args).ok_json();
+    assert_eq!(
+        installed["installed"][0]["nothing_for"],
+        json!(["zencoder"]),
+        "{installed}"
+    );
+    let mut again = args.to_vec();
+    again.push("--force");
+    let human = env.aam_in(&proj.dir, &again);
+    assert!(human.stdout.contains("nothing deployed for zencoder"), "{human:?}");
+}

@@ -77,6 +77,8 @@ pub struct InstalledPackage {
     pub replaced_edits: Vec<String>,
     /// Files and sections no installed package recorded that were where it deploys, saved to `backup_dir` and replaced (`backup`).
     pub replaced_untracked: Vec<String>,
+    /// Platforms it is recorded for that take none of its artifact types here: nothing was deployed for them.
+    pub nothing_for: Vec<Platform>,
     /// Where the edited files were saved (with `backup`).
     pub backup_dir: Option<String>,
     /// Edited files and sections merged with the new version (`on_edited: merge`).
@@ -331,6 +333,7 @@ pub(super) fn install_prepared(
             files_written: entry.file_checksums.len() as u64,
             replaced_edits: modified,
             replaced_untracked: in_the_way,
+            nothing_for: nothing_for(package, &entry.platforms, roots.global),
             backup_dir: None,
             merged_edits: merged.merged,
             conflict_markers: merged.marked,
@@ -346,4 +349,20 @@ pub(super) fn install_prepared(
     }
     plan.execute(&object_store(ctx), todo, &ctx.cancel, |ops| apply_mirror(ctx, ops))?;
     Ok(output)
+}
+
+/// The platforms among `platforms` that take none of `package`'s artifact
+/// types (in a project, or the home folder when `global`).
+pub(super) fn nothing_for(package: &Prepared, platforms: &[Platform], global: bool) -> Vec<Platform> {
+    platforms
+        .iter()
+        .copied()
+        .filter(|&platform| {
+            !package
+                .manifest
+                .artifacts
+                .all()
+                .any(|(kind, artifact)| crate::deploy::target(kind, &artifact.name, platform, global).is_some())
+        })
+        .collect()
 }

@@ -101,6 +101,7 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
             platforms: planned.platforms.clone(),
             files_written: planned.file_checksums.len() as u64,
             replaced_untracked: Vec::new(),
+            nothing_for: super::apply::nothing_for(package, &planned.platforms, roots.global),
             replaced_edits: edited.clone(),
             backup_dir: None,
             merged_edits: Vec::new(),
