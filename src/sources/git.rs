@@ -1216,16 +1216,27 @@ fn resolve_local(repo: &Repository, want: &RefWant) -> Result<(ObjectId, String)
                     if gix::error::classify(&e).is_resource_exhausted() {
                         return Some(object_too_large().with_source(e));
                     }
-                    Some(
-                        Error::new(
+                    let shown = repo.workdir().unwrap_or(repo.git_dir()).display().to_string();
+                    let others = local_ref_names(repo);
+                    Some(match others.is_empty() {
+                        true => Error::new(ErrorCode::GitRefNotFound, format!("`{shown}` has no commits yet"))
+                            .with_hint("commit the artifacts first, then add the repository"),
+                        false => Error::new(
                             ErrorCode::GitRefNotFound,
                             format!(
-                                "`{}` has no commits yet",
-                                repo.workdir().unwrap_or(repo.git_dir()).display()
+                                "`{shown}` is on branch `{}`, which has no commits yet",
+                                repo.head_name()
+                                    .ok()
+                                    .flatten()
+                                    .map(|n| n.shorten().to_string())
+                                    .unwrap_or_else(|| "HEAD".to_string())
                             ),
                         )
-                        .with_hint("commit the artifacts first, then add the repository"),
-                    )
+                        .with_hint(format!(
+                            "pass `--ref` with one it has: {}",
+                            others.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+                        )),
+                    })
                 })?
                 .id;
             let branch = repo.head_name().ok().flatten().and_then(|n| {
@@ -1236,7 +1247,13 @@ fn resolve_local(repo: &Repository, want: &RefWant) -> Result<(ObjectId, String)
             Ok((commit, branch.unwrap_or_else(|| "HEAD".to_string())))
         }
         RefWant::Named(name) => {
-            if let Some(commit) = peel(&format!("refs/heads/{name}")).or_else(|| peel(&format!("refs/tags/{name}"))) {
+            // A branch, a tag, a remote-tracking branch (`origin/main`, what a
+            // clone of a bundle has), or a full ref name.
+            let found = peel(&format!("refs/heads/{name}"))
+                .or_else(|| peel(&format!("refs/tags/{name}")))
+                .or_else(|| peel(&format!("refs/remotes/{name}")))
+                .or_else(|| name.starts_with("refs/").then(|| peel(name)).flatten());
+            if let Some(commit) = found {
                 return Ok((commit, name.clone()));
             }
             if !is_commit_like(name) {
@@ -1252,6 +1269,27 @@ fn resolve_local(repo: &Repository, want: &RefWant) -> Result<(ObjectId, String)
             Ok((commit, commit.to_string()))
         }
     }
+}
+
+/// The branches, remote-tracking branches and tags of a local repository, as
+/// `--ref` takes them (`main`, `origin/main`, `v1`), the first ten.
+fn local_ref_names(repo: &Repository) -> Vec<String> {
+    let Ok(platform) = repo.references() else {
+        return Vec::new();
+    };
+    let Ok(all) = platform.all() else {
+        return Vec::new();
+    };
+    all.filter_map(|r| r.ok())
+        .filter_map(|r| {
+            let name = r.name().as_bstr().to_str_lossy().into_owned();
+            ["refs/heads/", "refs/remotes/", "refs/tags/"]
+                .iter()
+                .find_map(|prefix| name.strip_prefix(prefix).map(str::to_string))
+        })
+        .filter(|name| !name.ends_with("/HEAD"))
+        .take(10)
+        .collect()
 }
 
 fn want_text(want: &RefWant) -> String {

@@ -1394,3 +1394,23 @@ fn an_edit_made_while_uninstall_checks_the_origin_is_kept() {
     assert!(after.contains("web/skills/other@pulled"), "{after}");
     assert!(!after.contains("demo"), "{after}");
 }
+
+/// A clone of a bundle has only `origin/main` and an unborn branch: the error
+/// names the refs it has (it said to commit first), and `--ref origin/main`
+/// is taken (it was not a branch, tag or commit).
+#[test]
+fn a_repository_on_an_unborn_branch_names_the_refs_it_has() {
+    let env = TestEnv::new();
+    let repo = env.repo("bundled");
+    repo.write("skills/one/SKILL.md", skill("one", "One"));
+    let commit = repo.commit("c1");
+    repo.git(&["update-ref", "refs/remotes/origin/main", &commit]);
+    repo.git(&["symbolic-ref", "HEAD", "refs/heads/master"]);
+    repo.git(&["update-ref", "-d", "refs/heads/main"]);
+    let err = env.json_err(&["source", "add", repo.path()], "AAM_GIT_REF_NOT_FOUND");
+    assert!(err["message"].as_str().unwrap().contains("`master`"), "{err}");
+    assert!(err["hint"].as_str().unwrap().contains("`origin/main`"), "{err}");
+    let added = env.json(&["source", "add", repo.path(), "--ref", "origin/main"]);
+    assert_eq!(added["commit"], commit.as_str(), "{added}");
+    assert_eq!(added["artifact_count"], 1);
+}
