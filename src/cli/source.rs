@@ -264,14 +264,18 @@ fn added(o: &SourceAddOutput) -> String {
             o.name, o.url
         );
     }
-    format!(
+    let mut out = format!(
         "Added source `{}` ({} at `{git_ref}` {}{scope})\nIndexed {}: {}\n",
         o.name,
         o.url,
         o.commit.as_deref().map_or("", short_id),
         plural(o.artifact_count, "artifact"),
         counts(&o.artifacts_by_type)
-    )
+    );
+    if o.artifact_count == 0 {
+        out.push_str("No artifacts found: aam looks for `SKILL.md` folders, agent and prompt files and rules (`.mdc`, `*.instructions.md`) where agents keep them (docs/sources.md, detection rules); `--path` points the scan at one folder.\n");
+    }
+    out
 }
 
 /// `aam source list`.

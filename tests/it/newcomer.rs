@@ -289,8 +289,21 @@ fn one_is_singular() {
     repo.commit("c1");
     let added = env.aam(&["source", "add", repo.path()]);
     assert!(added.stdout.contains("Indexed 1 artifact:"), "{added:?}");
+    assert!(!added.stdout.contains("No artifacts found"), "{added:?}");
     let scan = env.aam(&["source", "scan", "single"]);
     assert!(scan.stdout.contains(": 1 artifact\n"), "{scan:?}");
+}
+
+#[test]
+fn a_repository_with_no_artifacts_says_where_aam_looks() {
+    let env = TestEnv::new();
+    let repo = env.repo("plain");
+    repo.write("README.md", "# Nothing for agents here\n");
+    repo.commit("c1");
+    let added = env.aam(&["source", "add", repo.path()]);
+    assert_eq!(added.code, 0, "{added:?}");
+    assert!(added.stdout.contains("No artifacts found"), "{added:?}");
+    assert!(added.stdout.contains("--path"), "{added:?}");
 }
 
 #[test]
