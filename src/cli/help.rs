@@ -99,9 +99,21 @@ fn field_descriptions(tool: &str) -> std::collections::BTreeMap<String, String> 
         .flatten()
         .filter_map(|(name, p)| {
             let text = p["description"].as_str()?;
-            Some((name.clone(), text.split_whitespace().collect::<Vec<_>>().join(" ")))
+            Some((
+                name.clone(),
+                for_people(&text.split_whitespace().collect::<Vec<_>>().join(" ")),
+            ))
         })
         .collect()
+}
+
+/// `text` with each tool it names (`aam_audit`) named as its command (`aam audit`).
+fn for_people(text: &str) -> String {
+    COMMAND_TOOLS.iter().fold(text.to_string(), |text, (path, tools)| {
+        tools.iter().fold(text, |text, tool| {
+            text.replace(&format!("`{tool}`"), &format!("`aam {path}`"))
+        })
+    })
 }
 
 /// The input field a flag stands for: by its id, or by its long name.
@@ -120,6 +132,14 @@ mod tests {
         path.split(' ').fold(root, |c, name| {
             c.find_subcommand(name).unwrap_or_else(|| panic!("no `{path}`"))
         })
+    }
+
+    #[test]
+    fn tools_named_in_a_flag_help_are_named_as_commands() {
+        assert_eq!(
+            for_people("rule ids (see `aam_audit`), or `aam_source_add`"),
+            "rule ids (see `aam audit`), or `aam source add`"
+        );
     }
 
     #[test]

@@ -136,10 +136,11 @@ impl Tool for Search {
 
     fn run(ctx: &Context, input: SearchInput) -> Result<SearchOutput> {
         if !(1..=1000).contains(&input.limit) {
-            return Err(
-                Error::invalid_argument(format!("`limit` must be between 1 and 1000, not {}", input.limit))
-                    .with_hint("pass a `limit` (`--limit`) from 1 to 1000; page with `offset` (`--offset`)"),
-            );
+            return Err(Error::invalid_argument(format!(
+                "`--limit` (`limit`) must be between 1 and 1000, not {}",
+                input.limit
+            ))
+            .with_hint("pass a `limit` (`--limit`) from 1 to 1000; page with `offset` (`--offset`)"));
         }
         if input.query.chars().count() > MAX_QUERY_CHARS {
             return Err(

@@ -75,7 +75,7 @@ fn check_limit(limit: u32) -> Result<usize> {
         Ok(limit as usize)
     } else {
         Err(
-            Error::invalid_argument(format!("`limit` must be between 1 and 1000, not {limit}"))
+            Error::invalid_argument(format!("`--limit` (`limit`) must be between 1 and 1000, not {limit}"))
                 .with_hint("pass a `limit` (`--limit`) from 1 to 1000; page with `cursor` (`--cursor`) set to the previous `next_cursor`"),
         )
     }

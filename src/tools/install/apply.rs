@@ -198,11 +198,10 @@ impl Tool for Install {
             return super::restore::restore(ctx, &input, on_edited);
         }
         if input.frozen {
-            return Err(
-                Error::invalid_argument("`frozen` restores the lock file as it is and takes no specs").with_hint(
-                    "run `aam install --frozen` with no arguments, or drop `--frozen` to install new packages",
-                ),
-            );
+            return Err(Error::invalid_argument(
+                "`--frozen` (`frozen`) restores the lock file as it is and takes no specs",
+            )
+            .with_hint("run `aam install --frozen` with no arguments, or drop `--frozen` to install new packages"));
         }
         install(ctx, &input, on_edited)
     }
