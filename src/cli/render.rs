@@ -135,6 +135,11 @@ pub fn installed_packages(o: &InstallOutput) -> String {
         merge_lines(&mut out, &p.merged_edits, &p.conflict_markers);
     }
     for s in &o.skipped {
+        // The version asked for, when it is another one.
+        let wanted = match s.wanted_version == s.version {
+            true => String::new(),
+            false => format!(" ({} wanted)", s.wanted_version),
+        };
         match s.reason {
             SkipReason::AlreadyInstalled => out.push_str(&format!(
                 "`{}` {} is already installed, every file as installed\n",
@@ -142,8 +147,8 @@ pub fn installed_packages(o: &InstallOutput) -> String {
             )),
             SkipReason::EditedFiles => {
                 out.push_str(&format!(
-                    "`{}` {} was left as it is ({} wanted): files were edited since install\n",
-                    s.name, s.version, s.wanted_version
+                    "`{}` {} was left as it is{wanted}: files were edited since install\n",
+                    s.name, s.version
                 ));
                 for key in &s.modified_files {
                     out.push_str(&format!("  edited: {key}\n"));
@@ -151,8 +156,8 @@ pub fn installed_packages(o: &InstallOutput) -> String {
             }
             SkipReason::MergeConflicts => {
                 out.push_str(&format!(
-                    "`{}` {} was left as it is ({} wanted): edits do not merge with the new version\n",
-                    s.name, s.version, s.wanted_version
+                    "`{}` {} was left as it is{wanted}: edits do not merge with the new version\n",
+                    s.name, s.version
                 ));
                 conflict_lines(&mut out, &s.conflicts);
             }
@@ -172,12 +177,16 @@ pub fn installed_packages(o: &InstallOutput) -> String {
 
 /// `aam uninstall`.
 pub fn uninstalled(o: &UninstallOutput) -> String {
-    let mut out = format!(
-        "Uninstalled `{}` {} ({} removed)\n",
-        o.removed,
-        o.version,
-        plural(o.removed_files.len(), "file")
-    );
+    let sections = o.removed_files.iter().filter(|key| key.contains('#')).count();
+    let removed = match sections {
+        0 => plural(o.removed_files.len(), "file"),
+        n => format!(
+            "{} and {}",
+            plural(o.removed_files.len() - n, "file"),
+            plural(n, "section")
+        ),
+    };
+    let mut out = format!("Uninstalled `{}` {} ({removed} removed)\n", o.removed, o.version);
     if !o.kept_modified.is_empty() {
         out.push_str("Kept because you edited them (`--force` removes them):\n");
         for f in &o.kept_modified {

@@ -446,7 +446,7 @@ fn two_sources_on_one_repository_share_objects_but_not_refs() {
     let removed = env.json(&["source", "remove", "tip", "--purge-cache"]);
     assert_eq!(
         removed,
-        json!({"removed": "tip", "cache_purged": false, "was_default": false})
+        json!({"removed": "tip", "cache_purged": false, "was_default": false, "installed_from": []})
     );
     assert_eq!(env.json(&["source", "scan", "stable"])["total"], 1);
     let removed = env.json(&["source", "remove", "stable", "--purge-cache"]);

@@ -136,7 +136,8 @@ impl Tool for SourceUpdate {
                 // A cancelled call stops here: the sources not yet updated stay as they were.
                 Err(e) if single || e.code() == ErrorCode::Cancelled => return Err(e),
                 Err(e) => {
-                    tracing::warn!("updating `{}` failed: {e}", source.name);
+                    // The report carries the error; the log keeps it for debugging.
+                    tracing::debug!("updating `{}` failed: {e}", source.name);
                     reports.push(SourceUpdateReport {
                         name: source.name.clone(),
                         old_commit: source.head_commit.clone(),
