@@ -66,12 +66,25 @@ fn suggestions(index: &SearchIndex, catalog: &Catalog, progress: &dyn Progress, 
         kinds: &[],
         sources: &[],
         platform: None,
-        limit: 3,
+        limit: 10,
         offset: 0,
         sort: SortOrder::Relevance,
     })?;
-    if !found.hits.is_empty() {
-        return Ok(found.hits.iter().map(|h| qualified_name(&h.source, &h.name)).collect());
+    // Hits whose name looks like the one asked for: a hit for a word in some
+    // artifact's text is no answer to a mistyped name.
+    let wanted = name.to_lowercase();
+    let alike: Vec<String> = found
+        .hits
+        .iter()
+        .filter(|h| {
+            let theirs = h.name.to_lowercase();
+            theirs.contains(&wanted) || wanted.contains(&theirs) || strsim::jaro_winkler(&wanted, &theirs) >= 0.85
+        })
+        .take(3)
+        .map(|h| qualified_name(&h.source, &h.name))
+        .collect();
+    if !alike.is_empty() {
+        return Ok(alike);
     }
     let mut qualified = Vec::new();
     for name in &found.suggestions {

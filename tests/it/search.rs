@@ -610,6 +610,10 @@ fn info_shows_everything_recorded_about_an_artifact() {
     );
     let missing = env.json_err(&["info", "inf/pfd"], "AAM_ARTIFACT_NOT_FOUND");
     assert!(missing["hint"].as_str().unwrap().contains("inf/pdf"), "{missing}");
+    // A name no artifact's name is like gets no suggestion, though a word of it
+    // is in one's text (`pdf` says "Work with PDFs"; it was suggested).
+    let unlike = env.json_err(&["info", "inf/work"], "AAM_ARTIFACT_NOT_FOUND");
+    assert!(!unlike["hint"].as_str().unwrap().contains("did you mean"), "{unlike}");
 
     let human = env.aam(&["info", "inf/pdf"]);
     assert!(
