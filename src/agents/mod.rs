@@ -797,9 +797,20 @@ pub fn accepted_names() -> Vec<&'static str> {
     Platform::ALL.iter().flat_map(|p| p.agent().names()).collect()
 }
 
-/// The hint for a name that is no agent's.
-pub fn unknown_hint() -> String {
-    "run `aam agents` for every agent id (cursor, claude-code, github-copilot, codex, gemini-cli, ...)".to_string()
+/// The hint for `text`, a name that is no agent's: the closest name, when one is close.
+pub fn unknown_hint(text: &str) -> String {
+    let every = "run `aam agents` for every agent id (cursor, claude-code, github-copilot, codex, gemini-cli, ...)";
+    let wanted = text.to_lowercase();
+    let closest = Platform::ALL
+        .iter()
+        .flat_map(|p| p.agent().names())
+        .map(|name| (strsim::jaro_winkler(&wanted, name), name))
+        .filter(|(score, _)| *score >= 0.85)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    match closest {
+        Some((_, name)) => format!("did you mean `{name}`? {every}"),
+        None => every.to_string(),
+    }
 }
 
 impl Serialize for Platform {
@@ -811,8 +822,9 @@ impl Serialize for Platform {
 impl<'de> Deserialize<'de> for Platform {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = Cow::<str>::deserialize(deserializer)?;
-        Platform::parse(&text)
-            .ok_or_else(|| serde::de::Error::custom(format!("`{text}` is not an agent aam knows; {}", unknown_hint())))
+        Platform::parse(&text).ok_or_else(|| {
+            serde::de::Error::custom(format!("`{text}` is not an agent aam knows; {}", unknown_hint(&text)))
+        })
     }
 }
 
@@ -908,6 +920,17 @@ mod tests {
             assert_eq!(Platform::parse(agent.name), Some(platform), "{}", agent.name);
             assert!(agent.skills.is_some(), "{} takes skills", agent.id);
         }
+    }
+
+    #[test]
+    fn a_near_miss_gets_the_closest_name() {
+        assert!(
+            unknown_hint("claud").starts_with("did you mean `claude`?"),
+            "{}",
+            unknown_hint("claud")
+        );
+        assert!(unknown_hint("curser").starts_with("did you mean `cursor`?"));
+        assert!(unknown_hint("zzzz").starts_with("run `aam agents`"));
     }
 
     #[test]

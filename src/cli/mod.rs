@@ -303,7 +303,7 @@ fn severity_arg(text: &str) -> std::result::Result<Severity, String> {
 
 /// A `--platform` value.
 fn platform_arg(text: &str) -> std::result::Result<Platform, String> {
-    Platform::parse(text).ok_or_else(|| format!("`{text}` is not a platform; {}", crate::agents::unknown_hint()))
+    Platform::parse(text).ok_or_else(|| format!("`{text}` is not a platform; {}", crate::agents::unknown_hint(text)))
 }
 
 /// Whether questions can be asked: stdin and stderr are terminals and output is not JSON.

@@ -105,7 +105,7 @@ fn set_default_platforms(settings: &mut Settings, value: &str) -> Result<()> {
     let mut platforms = Vec::new();
     for name in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let platform = Platform::parse(name).ok_or_else(|| {
-            Error::invalid_argument(format!("`{name}` is not a platform")).with_hint(crate::agents::unknown_hint())
+            Error::invalid_argument(format!("`{name}` is not a platform")).with_hint(crate::agents::unknown_hint(name))
         })?;
         platforms.push(platform.as_str().to_string());
     }
@@ -161,8 +161,14 @@ fn count(value: &str) -> Result<Option<u64>> {
 pub fn key(name: &str) -> Result<&'static Key> {
     KEYS.iter().find(|k| k.name == name).ok_or_else(|| {
         let known: Vec<String> = KEYS.iter().map(|k| format!("`{}`", k.name)).collect();
+        let closest = KEYS
+            .iter()
+            .map(|k| (strsim::jaro_winkler(name, k.name), k.name))
+            .filter(|(score, _)| *score >= 0.85)
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        let guess = closest.map_or(String::new(), |(_, key)| format!("did you mean `{key}`? "));
         Error::invalid_argument(format!("`{name}` is not a setting"))
-            .with_hint(format!("settings: {}", known.join(", ")))
+            .with_hint(format!("{guess}settings: {}", known.join(", ")))
     })
 }
 
@@ -234,6 +240,13 @@ pub fn is_set(value: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_setting_gets_the_closest_name() {
+        let hint = |name: &str| key(name).err().and_then(|e| e.hint().map(str::to_string)).unwrap();
+        assert!(hint("default_platform").starts_with("did you mean `default_platforms`?"));
+        assert!(hint("colour").starts_with("settings: "));
+    }
 
     #[test]
     fn values_are_checked_before_they_are_set() {

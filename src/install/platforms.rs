@@ -26,7 +26,7 @@ pub fn choose(roots: &Roots, home_settings: &Settings, asked: &[Platform]) -> Re
                 )
                 .with_hint(format!(
                     "fix it with `aam config set default_platforms cursor,claude`; {}",
-                    crate::agents::unknown_hint()
+                    crate::agents::unknown_hint(&name)
                 ))
             })?);
         }

@@ -350,7 +350,7 @@ pub fn check(text: &str) -> Checked {
         "platforms",
         |p| match crate::agents::Platform::parse(p) {
             Some(_) => Ok(()),
-            None => Err(format!("`{p}` is not a platform; {}", crate::agents::unknown_hint())),
+            None => Err(format!("`{p}` is not a platform; {}", crate::agents::unknown_hint(p))),
         },
     );
     check_artifacts(&mut checked, get("artifacts"));
