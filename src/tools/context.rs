@@ -419,6 +419,14 @@ impl Context {
         Ok(())
     }
 
+    /// Whether `path`, as written (links not followed), lies in a folder a
+    /// sandbox allows; always, without one.
+    pub fn written_inside(&self, path: &Path) -> bool {
+        self.sandbox
+            .as_ref()
+            .is_none_or(|sandbox| sandbox.allowed.iter().any(|a| path.starts_with(a)))
+    }
+
     /// Refuses `path` (shown to the user as `shown`) when a sandbox is set and
     /// it resolves outside it.
     pub fn check_path(&self, path: &Path, shown: &str) -> Result<()> {

@@ -215,6 +215,18 @@ fn a_local_source_whose_git_folder_lies_outside_is_forbidden() {
     std::os::unix::fs::symlink(outside.path().join(".git/objects"), &objects).unwrap();
     let input = json!({ "name": "clean" }).to_string();
     call(&env, &[], "aam_source_update", &input).err("AAM_FORBIDDEN");
+    // The repository folder itself swapped for a link out (it skipped the check).
+    std::fs::remove_file(&objects).unwrap();
+    std::fs::rename(env.path("clean-objects"), &objects).unwrap();
+    call(&env, &[], "aam_source_update", &input).ok_json();
+    std::fs::rename(&clean.dir, env.path("clean-moved")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), &clean.dir).unwrap();
+    call(&env, &[], "aam_source_update", &input).err("AAM_FORBIDDEN");
+    assert!(
+        env.artifacts("clean").iter().all(|a| !a.contains("secret")),
+        "{:?}",
+        env.artifacts("clean")
+    );
     // The CLI itself is not confined: the user may add any repository.
     env.json(&["source", "add", "./pointer", "--name", "mine"]);
     assert!(!env.artifacts("mine").is_empty());

@@ -177,9 +177,10 @@ fn update_one(
     dry_run: bool,
 ) -> Result<SourceUpdateReport> {
     // Served over MCP, a local repository inside the project is checked
-    // again: its git folder may have been linked out of it since the add.
+    // again: it, or its git folder, may have been linked out since the add.
+    // (One outside, the user added with the CLI.)
     if let Some(path) = source.url.strip_prefix("file://").map(Path::new)
-        && ctx.check_path(path, &source.name).is_ok()
+        && ctx.written_inside(path)
     {
         ctx.check_repository(path, &source.name)?;
     }
