@@ -121,37 +121,29 @@ impl Catalog {
     }
 
     /// Every file in the home folder an install on this machine wrote, as
-    /// (path below the home folder, blake3): the `~/` keys of project installs.
+    /// (lock key, blake3): the `~/` keys of project and `-g` installs alike.
     pub fn home_files_written(&self) -> Result<Vec<(String, String)>> {
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT substr(path, 3), blake3 FROM written_files WHERE path LIKE '~/%'")
+            .prepare_cached("SELECT path, blake3 FROM written_files WHERE path LIKE '~/%'")
             .map_err(db_error)?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).map_err(db_error)?;
         rows.collect::<rusqlite::Result<_>>().map_err(db_error)
     }
 
-    /// The files in the home folder (`home_root`) that installs other than
-    /// those of `this_root` record, as (path below the home folder, project
-    /// root, package): the `~/` keys of other projects' installs and every
-    /// file of the home folder's own (`-g`) installs.
-    pub fn home_files_installed_elsewhere(
-        &self,
-        this_root: &str,
-        home_root: &str,
-    ) -> Result<Vec<(String, String, String)>> {
+    /// The files in the home folder (`~/` keys) that the installs of roots
+    /// other than `this_root` record, as (lock key, root, package): other
+    /// projects' installs and the home folder's own (`-g`) ones.
+    pub fn home_files_installed_elsewhere(&self, this_root: &str) -> Result<Vec<(String, String, String)>> {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT substr(path, 3), project_root, package FROM install_files
-                 WHERE path LIKE '~/%' AND project_root != ?1
-                 UNION ALL
-                 SELECT path, project_root, package FROM install_files
-                 WHERE project_root = ?2 AND ?2 != ?1",
+                "SELECT path, project_root, package FROM install_files
+                 WHERE path LIKE '~/%' AND project_root != ?1",
             )
             .map_err(db_error)?;
         let rows = stmt
-            .query_map([this_root, home_root], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .query_map([this_root], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
             .map_err(db_error)?;
         rows.collect::<rusqlite::Result<_>>().map_err(db_error)
     }

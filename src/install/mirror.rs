@@ -3,6 +3,7 @@
 //! applying those records to the catalog once the files landed.
 
 use std::collections::{HashMap, HashSet};
+use std::path::Path;
 
 use super::Roots;
 use super::journal::{InstallMirror, MirrorOp, MirrorOrigin};
@@ -61,22 +62,22 @@ impl WrittenHere {
                 digests.insert(key.clone(), catalog.digests_written_at(key)?.into_iter().collect());
             }
         }
-        // A path below the home folder as a key of this lock.
-        let key_of = |below_home: String| match roots.global {
-            true => below_home,
-            false => format!("~/{below_home}"),
-        };
-        for (path, digest) in catalog.home_files_written()? {
-            digests.entry(key_of(path)).or_default().insert(digest);
+        // Project and `-g` locks alike name home-folder files `~/...`.
+        for (key, digest) in catalog.home_files_written()? {
+            digests.entry(key).or_default().insert(digest);
         }
         let mut shared: HashMap<String, Vec<String>> = HashMap::new();
         let home = roots.home.display().to_string();
-        for (path, root, package) in catalog.home_files_installed_elsewhere(&roots.root_text(), &home)? {
+        for (key, root, package) in catalog.home_files_installed_elsewhere(&roots.root_text())? {
+            // An install whose project is gone holds nothing: it can never be uninstalled.
+            if root != home && !Path::new(&root).is_dir() {
+                continue;
+            }
             let whose = match root == home {
                 true => format!("`{package}` (installed with -g)"),
                 false => format!("`{package}` in `{root}`"),
             };
-            shared.entry(key_of(path)).or_default().push(whose);
+            shared.entry(key).or_default().push(whose);
         }
         Ok(Self { digests, shared })
     }

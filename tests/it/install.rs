@@ -1100,6 +1100,30 @@ fn projects_share_a_codex_prompt_in_the_home_folder() {
     run_in(&env, &b.dir, &["uninstall", "summarize"]).ok_json();
     run_in(&env, &a.dir, &["uninstall", "summarize"]).ok_json();
     assert!(!prompt.exists());
+
+    // A `-g` install shares it with projects both ways (its uninstall deleted
+    // a prompt a project used, and it refused one projects had installed).
+    let home = env.user_home();
+    let global = ["install", "-g", "p/summarize", "--platform", "codex"];
+    run_in(&env, &a.dir, &install).ok_json();
+    run_in(&env, &home, &global).ok_json();
+    let removed = run_in(&env, &home, &["uninstall", "-g", "summarize"]).ok_json();
+    assert_eq!(
+        removed["kept_shared"],
+        serde_json::json!(["~/.codex/prompts/summarize.md"]),
+        "{removed}"
+    );
+    assert!(prompt.exists());
+    run_in(&env, &home, &global).ok_json();
+    run_in(&env, &a.dir, &["uninstall", "summarize"]).ok_json();
+    assert!(prompt.exists(), "the -g install still uses it");
+
+    // A project that is gone holds nothing (it kept the file for good).
+    run_in(&env, &b.dir, &install).ok_json();
+    std::fs::remove_dir_all(&b.dir).unwrap();
+    let removed = run_in(&env, &home, &["uninstall", "-g", "summarize"]).ok_json();
+    assert_eq!(removed["kept_shared"], serde_json::json!([]), "{removed}");
+    assert!(!prompt.exists());
 }
 
 /// What is where an install deploys and no package records (a file of the
