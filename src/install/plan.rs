@@ -93,6 +93,9 @@ pub struct Plan<'r> {
     /// names but aam never wrote there is never removed (the lock may have
     /// come from elsewhere, or been forged).
     written_here: WrittenHere,
+    /// Replace home-folder files other installs share even with other content
+    /// (`upgrade --force`).
+    replacing_shared: bool,
     /// Save files and sections aam did not install that are where a package
     /// deploys, then replace them (else they are a conflict, unless forced).
     saving_unowned: bool,
@@ -123,6 +126,7 @@ impl<'r> Plan<'r> {
             prune: Vec::new(),
             written_here: WrittenHere::default(),
             kept_shared: Vec::new(),
+            replacing_shared: false,
             saving_unowned: false,
             in_the_way: Vec::new(),
             force,
@@ -134,6 +138,13 @@ impl<'r> Plan<'r> {
     /// without it removes no file unless forced.
     pub fn with_ownership(mut self, written_here: WrittenHere) -> Self {
         self.written_here = written_here;
+        self
+    }
+
+    /// Replaces home-folder files other installs share even when they hold
+    /// other content, for all of them (`upgrade --force`).
+    pub fn replacing_shared_files(mut self) -> Self {
+        self.replacing_shared = true;
         self
     }
 
@@ -290,7 +301,7 @@ impl<'r> Plan<'r> {
         }
         let ours = self.lock.packages.values().any(|p| p.file_checksums.contains_key(key));
         let others = self.written_here.shared_with(key);
-        if !self.force && !others.is_empty() && std::fs::symlink_metadata(&path).is_ok() {
+        if !(self.force || self.replacing_shared) && !others.is_empty() && std::fs::symlink_metadata(&path).is_ok() {
             // A home-folder file other installs share: written only when it
             // is already these bytes, as aam wrote them.
             let digest = blake3::hash(&bytes).to_hex().to_string();

@@ -1093,12 +1093,18 @@ fn projects_share_a_codex_prompt_in_the_home_folder() {
     let upgrade = run_in(&env, &b.dir, &["upgrade", "summarize"]).json();
     let report = &upgrade["packages"][0];
     assert_eq!(report["status"], "failed", "{upgrade}");
+    assert_ne!(report["to"], report["from"], "the version it would move to: {upgrade}");
     assert!(report["message"].as_str().unwrap().contains(a.path()), "{upgrade}");
     assert_eq!(text(&prompt), "# Summarize the change\n");
+    // `--force`, as the hint says, replaces it for both (upgrade could not).
+    let forced = run_in(&env, &b.dir, &["upgrade", "summarize", "--force"]).ok_json();
+    assert_eq!(forced["packages"][0]["status"], "upgraded", "{forced}");
+    assert_eq!(text(&prompt), "# Summarize the change, v2\n");
 
-    // Once no other project uses it, uninstalling removes it.
+    // Once no other project uses it, uninstalling removes it (a's copy is
+    // now another version than its lock records: removed with --force).
     run_in(&env, &b.dir, &["uninstall", "summarize"]).ok_json();
-    run_in(&env, &a.dir, &["uninstall", "summarize"]).ok_json();
+    run_in(&env, &a.dir, &["uninstall", "summarize", "--force"]).ok_json();
     assert!(!prompt.exists());
 
     // A `-g` install shares it with projects both ways (its uninstall deleted

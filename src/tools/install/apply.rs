@@ -257,8 +257,10 @@ pub(super) fn install_prepared(
     let plan = Plan::new(&roots, input.force)?;
     let written = written_here(ctx, &roots, plan.lock())?;
     let mut plan = plan.with_ownership(written);
-    if on_edited == OnEdited::Backup {
-        plan = plan.saving_what_is_in_the_way();
+    match on_edited {
+        OnEdited::Backup => plan = plan.saving_what_is_in_the_way(),
+        OnEdited::Force => plan = plan.replacing_shared_files(),
+        _ => {}
     }
     let mut decisions = Vec::with_capacity(prepared.len());
     for package in &prepared {

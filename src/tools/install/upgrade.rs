@@ -182,6 +182,9 @@ impl Tool for Upgrade {
                     Ok(packages) => {
                         moving.push(name.clone());
                         for package in packages {
+                            if package.manifest.name == name {
+                                report.to = package.manifest.version.clone();
+                            }
                             if !prepared.iter().any(|p| p.manifest.name == package.manifest.name) {
                                 prepared.push(package);
                             }
