@@ -301,7 +301,8 @@ impl<'r> Plan<'r> {
         }
         let ours = self.lock.packages.values().any(|p| p.file_checksums.contains_key(key));
         let others = self.written_here.shared_with(key);
-        if !(self.force || self.replacing_shared) && !others.is_empty() && std::fs::symlink_metadata(&path).is_ok() {
+        let replace_shared = self.force || self.replacing_shared;
+        if !replace_shared && !others.is_empty() && std::fs::symlink_metadata(&path).is_ok() {
             // A home-folder file other installs share: written only when it
             // is already these bytes, as aam wrote them.
             let digest = blake3::hash(&bytes).to_hex().to_string();
