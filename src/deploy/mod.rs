@@ -152,8 +152,8 @@ pub fn render_described(
 }
 
 /// What aam 0.1 deployed where [`render_described`] now keeps the file as it
-/// is: the frontmatter written again even when no field changed. Only to
-/// match what older lock files record.
+/// is: the frontmatter written again even when no field changed, and a byte
+/// order mark dropped. Only to match what older lock files record.
 pub fn render_rewritten(
     kind: ArtifactKind,
     platform: Platform,
@@ -180,6 +180,12 @@ fn render_as(
     text: &str,
     section: bool,
 ) -> String {
+    // What a file kept as it is holds: the source's bytes, a byte order mark
+    // included (aam 0.1 dropped it).
+    let kept = match rendering {
+        Rendering::KeepingText => text,
+        Rendering::Rewriting => text.strip_prefix('\u{feff}').unwrap_or(text),
+    };
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let front = frontmatter::parse(text);
     let body = &text[front.body_offset..];
@@ -223,10 +229,10 @@ fn render_as(
             fields.entry("description").or_insert(Value::String(description));
         }
         Format::GeminiCommand => return gemini_command(&description, body),
-        Format::Verbatim => return text.to_string(),
+        Format::Verbatim => return kept.to_string(),
     }
     if rendering == Rendering::KeepingText && front.fields.as_ref() == Some(&fields) {
-        return text.to_string();
+        return kept.to_string();
     }
     let yaml = serde_yaml_ng::to_string(&fields).unwrap_or_default();
     // One blank line between the frontmatter and a non-empty body.
@@ -347,6 +353,15 @@ mod tests {
         // Deployed under another name, the frontmatter is written again.
         let renamed = render(Agent, Platform::Claude, "other", agent, false);
         assert_eq!(frontmatter::parse(&renamed).string("name").as_deref(), Some("other"));
+        // A byte order mark stays with the file it starts.
+        let marked = format!("\u{feff}{mdc}");
+        assert_eq!(render(Instruction, Platform::Cursor, "ts", &marked, false), marked);
+        let prompt = "\u{feff}# Summarize\n";
+        assert_eq!(render(Prompt, Platform::Claude, "s", prompt, false), prompt);
+        assert_eq!(
+            render_rewritten(Prompt, Platform::Claude, "s", None, prompt),
+            "# Summarize\n"
+        );
         // What older lock files record.
         let rewritten = render_rewritten(Instruction, Platform::Cursor, "ts", None, mdc);
         assert_eq!(
