@@ -870,6 +870,20 @@ fn adding_a_tracked_repository_names_its_source_and_if_missing_accepts_it() {
         assert_eq!(same["artifact_count"], 1);
         assert_eq!(same["artifacts_by_type"]["skills"], 1);
     }
+    // Another ref under its name is not it (it was accepted, at the branch).
+    env.json_err(
+        &[
+            "source",
+            "add",
+            repo.path(),
+            "--ref",
+            &c1,
+            "--name",
+            "tip",
+            "--if-missing",
+        ],
+        "AAM_SOURCE_ALREADY_EXISTS",
+    );
     let text = env.aam(&["source", "add", repo.path(), "--if-missing"]);
     assert_eq!(text.code, 0, "{text:?}");
     assert!(text.stdout.contains("Source `tip` already tracks"), "{text:?}");
@@ -912,6 +926,20 @@ fn defaults_are_matched_by_url_ref_and_path_not_only_by_name() {
     ]);
     assert_eq!(folder["already_registered"], true, "{folder}");
     assert!(!env.home().join("cache").exists(), "nothing fetched");
+    // Another folder of it under that name is not the same source.
+    env.json_err(
+        &[
+            "source",
+            "add",
+            "openai/skills",
+            "--path",
+            "skills/.system",
+            "--name",
+            "openai/skills:.curated",
+            "--if-missing",
+        ],
+        "AAM_SOURCE_ALREADY_EXISTS",
+    );
     // Another repository under a name in use: the error names what it tracks.
     let err = env.json_err(
         &[

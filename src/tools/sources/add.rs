@@ -167,9 +167,12 @@ impl Tool for SourceAdd {
             }
         }
         if let Some(existing) = catalog.find_source(&name)? {
-            // The same repository under this name, its folder not yet known
-            // (a default not fetched yet): nothing to add.
-            if input.if_missing && existing.url == spec.url {
+            // The same repository and folder under this name, at the same ref
+            // or at a default branch not resolved yet (a default never
+            // fetched): nothing to add.
+            let unresolved = existing.ref_name.is_none() && existing.head_commit.is_none();
+            let same_ref = existing.ref_name == spec.git_ref || unresolved;
+            if input.if_missing && existing.url == spec.url && existing.scope_path == spec.scope && same_ref {
                 return already_registered(&catalog, existing);
             }
             let hint = match existing.url == spec.url {
