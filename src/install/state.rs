@@ -145,17 +145,77 @@ pub fn keys_in(status: &BTreeMap<String, FileState>, state: FileState) -> Vec<St
 /// followed), and a shared file whose section is damaged is saved whole.
 /// Anything else (a folder, a FIFO) cannot be saved: that fails with
 /// `AAM_CONFLICT` before anything is replaced, rather than report a backup it
-/// did not make.
+/// did not make. The files land in a hidden `.<name>.partial` folder, held
+/// locked while it fills and renamed once complete: a backup killed halfway
+/// is never taken for one, and the next backup deletes it.
 pub fn backup(home: &Path, roots: &Roots, package: &str, keys: &[String]) -> Result<String> {
-    let dir = new_backup_dir(&home.join("backups"), &package.replace('/', "-"))?;
-    match save_into(&dir, roots, keys) {
-        Ok(()) => Ok(dir.display().to_string()),
-        Err(e) => {
-            // A backup that failed holds nothing anyone should restore from.
-            let _ = std::fs::remove_dir_all(&dir);
-            Err(e)
+    let backups = home.join("backups");
+    remove_abandoned_backups(&backups);
+    let (partial, _held) = new_partial_backup(&backups)?;
+    let saved = save_into(&partial, roots, keys).and_then(|()| finish_backup(&backups, &partial, package));
+    if saved.is_err() {
+        // A backup that failed holds nothing anyone should restore from.
+        let _ = std::fs::remove_dir_all(&partial);
+    }
+    saved.map(|dir| dir.display().to_string())
+}
+
+/// A new hidden folder for a backup being made, and the lock held on it
+/// while it fills.
+fn new_partial_backup(backups: &Path) -> Result<(PathBuf, std::fs::File)> {
+    std::fs::create_dir_all(backups).map_err(|e| Error::io("create", backups, e))?;
+    let mut random = [0u8; 8];
+    getrandom::fill(&mut random).map_err(|e| Error::internal(format!("no randomness for a folder name: {e}")))?;
+    let partial = backups.join(format!(".{}.partial", faster_hex::hex_string(&random)));
+    std::fs::create_dir(&partial).map_err(|e| Error::io("create", &partial, e))?;
+    let held = std::fs::File::open(&partial).map_err(|e| Error::io("open", &partial, e))?;
+    held.lock().map_err(|e| Error::io("lock", &partial, e))?;
+    Ok((partial, held))
+}
+
+/// Deletes the partial backups no live command holds (one killed halfway).
+fn remove_abandoned_backups(backups: &Path) {
+    let Ok(entries) = std::fs::read_dir(backups) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !(name.starts_with('.') && name.ends_with(".partial")) {
+            continue;
+        }
+        let abandoned = std::fs::File::open(entry.path()).is_ok_and(|dir| dir.try_lock().is_ok());
+        if abandoned && std::fs::remove_dir_all(entry.path()).is_ok() {
+            tracing::debug!("deleted the partial backup {}", entry.path().display());
         }
     }
+}
+
+/// Gives a complete backup its name, `<package>--<timestamp>[-n]`: never
+/// over another's, two commands in the same second get one each.
+fn finish_backup(backups: &Path, partial: &Path, package: &str) -> Result<PathBuf> {
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    let name = format!(
+        "{}--{}",
+        package.replace('/', "-"),
+        crate::catalog::now_timestamp().replace(':', "-")
+    );
+    for n in 1..=1000 {
+        let dir = match n {
+            1 => backups.join(&name),
+            _ => backups.join(format!("{name}-{n}")),
+        };
+        match renameat_with(CWD, partial, CWD, &dir, RenameFlags::NOREPLACE) {
+            Ok(()) => return Ok(dir),
+            Err(rustix::io::Errno::EXIST) => continue,
+            Err(e) => return Err(Error::io("rename", partial, e.into())),
+        }
+    }
+    Err(Error::io(
+        "create",
+        &backups.join(&name),
+        std::io::Error::new(std::io::ErrorKind::AlreadyExists, "a thousand backups made this second"),
+    ))
 }
 
 fn save_into(dir: &Path, roots: &Roots, keys: &[String]) -> Result<()> {
@@ -190,29 +250,6 @@ fn save_into(dir: &Path, roots: &Roots, keys: &[String]) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Creates a backup folder no other command has: `<stem>--<timestamp>`, or
-/// with `-2`, `-3`... when that one exists.
-fn new_backup_dir(backups: &Path, stem: &str) -> Result<PathBuf> {
-    std::fs::create_dir_all(backups).map_err(|e| Error::io("create", backups, e))?;
-    let name = format!("{stem}--{}", crate::catalog::now_timestamp().replace(':', "-"));
-    for n in 1..=1000 {
-        let dir = match n {
-            1 => backups.join(&name),
-            _ => backups.join(format!("{name}-{n}")),
-        };
-        match std::fs::create_dir(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(Error::io("create", &dir, e)),
-        }
-    }
-    Err(Error::io(
-        "create",
-        &backups.join(&name),
-        std::io::Error::new(std::io::ErrorKind::AlreadyExists, "a thousand backups made this second"),
-    ))
 }
 
 /// The current bytes of a key for showing or saving (`None` when gone or too
@@ -458,6 +495,33 @@ mod tests {
             std::fs::read(second.join(".claude/skills/s/SKILL.md")).unwrap(),
             b"another edit\n"
         );
+    }
+
+    /// A backup killed halfway leaves a hidden partial folder, never one
+    /// named like a backup; the next backup deletes it unless its command
+    /// still holds it.
+    #[test]
+    fn partial_backups_are_hidden_and_swept_once_abandoned() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        std::fs::create_dir_all(root.join(".claude/skills/s")).unwrap();
+        std::fs::write(root.join(".claude/skills/s/SKILL.md"), "my edit\n").unwrap();
+        let roots = Roots::new(root.clone(), dir.path().join("home"), false);
+        let backups = dir.path().join("aam-home/backups");
+        let (abandoned, lock) = new_partial_backup(&backups).unwrap();
+        std::fs::write(abandoned.join("half.tmp"), "half").unwrap();
+        drop(lock); // its command died
+        let (live, _held) = new_partial_backup(&backups).unwrap();
+        let keys = [".claude/skills/s/SKILL.md".to_string()];
+        let saved = PathBuf::from(backup(&dir.path().join("aam-home"), &roots, "kit", &keys).unwrap());
+        assert!(!abandoned.exists(), "an abandoned partial backup is deleted");
+        assert!(live.exists(), "one a live command holds is kept");
+        assert!(saved.file_name().unwrap().to_str().unwrap().starts_with("kit--"));
+        let names: Vec<String> = std::fs::read_dir(&backups)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.iter().filter(|n| n.ends_with(".partial")).count(), 1, "{names:?}");
     }
 
     /// A link put in an installed file's place is saved as that link (its
