@@ -507,6 +507,20 @@ impl<'r> Plan<'r> {
         }
     }
 
+    /// Keeps the order the lock file lists `name`'s deployments in when the
+    /// plan deploys the same ones (a restore then leaves the lock as it is).
+    pub fn keep_deployment_order(&mut self, name: &str, recorded: &[Deployment]) {
+        if let Some(entry) = self.lock.packages.get_mut(name) {
+            let order = |d: &Deployment| (d.target.clone(), d.platform.as_str(), d.kind.as_str(), d.name.clone());
+            let (mut planned, mut wanted) = (entry.deployed.clone(), recorded.to_vec());
+            planned.sort_by_key(order);
+            wanted.sort_by_key(order);
+            if planned == wanted {
+                entry.deployed = recorded.to_vec();
+            }
+        }
+    }
+
     /// The bytes the plan puts at `key` (a file, or a section's content), if
     /// it writes it.
     pub fn planned(&mut self, key: &str) -> Result<Option<Bytes>> {

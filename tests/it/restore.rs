@@ -513,3 +513,29 @@ fn a_teammates_upgrade_removes_what_the_new_version_drops_once_proven() {
         "left behind, no longer in the lock"
     );
 }
+
+/// A restore leaves the lock file as it is when it deploys the same things,
+/// whatever order the install listed platforms in (a frozen restore of an
+/// install made with `--platform cursor --platform claude` rewrote it, the
+/// deployments reordered, and exited 0; found by a re-test helper).
+#[test]
+fn a_frozen_restore_keeps_the_lock_byte_for_byte() {
+    let env = TestEnv::new();
+    upstream(&env);
+    let proj = project(&env);
+    let install = [
+        "install",
+        "upstream/pdf",
+        "--platform",
+        "cursor",
+        "--platform",
+        "claude",
+    ];
+    run(&env, &env.home(), &proj.dir, &install).ok_json();
+    let lock = proj.dir.join(".aam/aam-lock.yaml");
+    let before = text(&lock);
+    std::fs::remove_dir_all(proj.dir.join(".cursor")).unwrap();
+    run(&env, &env.home(), &proj.dir, &["install", "--frozen"]).ok_json();
+    assert_eq!(text(&lock), before);
+    assert!(proj.dir.join(".cursor/skills/pdf/SKILL.md").exists());
+}

@@ -86,6 +86,7 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
         let mut planned = plan.add(package, &entry.platforms)?;
         plan.set_created_dirs(name, entry.created_dirs.clone());
         planned.created_dirs = entry.created_dirs.clone();
+        plan.keep_deployment_order(name, &entry.deployed);
         let found = restore::compare(&roots, name, entry, &planned)?;
         content.extend(found.content);
         output.lock_changes.extend(found.lock);
