@@ -574,7 +574,7 @@ impl GitCache {
             })?;
         let (commit, resolved_ref) = resolve_local(&source, want)
             .map_err(|e| e.unwrap_or_else(|| ref_not_found(&want_text(want), &format!("file://{}", path.display()))))?;
-        let copied = link_objects(&source.common_dir().join("objects"), &self.dir.join("objects"))
+        let copied = link_objects(source.common_dir(), &self.dir.join("objects"))
             .map_err(|e| Error::io("copy objects into", &self.dir, e))?;
         tracing::debug!("linked {copied} object files from {}", path.display());
         // Reopen so the object database sees packs that arrived after it was opened.
@@ -1299,43 +1299,54 @@ fn want_text(want: &RefWant) -> String {
     }
 }
 
-/// Hard-links (or copies) every pack and loose object of `from` that `to` lacks.
-/// Packs land data first, index last, so a reader never sees an index without its
-/// pack. Returns how many files were added.
-fn link_objects(from: &Path, to: &Path) -> std::io::Result<usize> {
+/// Hard-links (or copies) every pack and loose object of the git folder
+/// `git_dir`'s `objects/` that `to` lacks. Packs land data first, index last,
+/// so a reader never sees an index without its pack. Returns how many files
+/// were added.
+///
+/// The folders are opened one inside the other, never through a link, and
+/// the files are taken from the folders so opened, as regular files only: a
+/// hostile repository's `objects/`, `pack/` or an object put as a link to
+/// another repository's (or swapped for one after a check) is refused or left
+/// out, never read.
+fn link_objects(git_dir: &Path, to: &Path) -> std::io::Result<usize> {
+    use rustix::fs::{Mode, OFlags};
+    let folder = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let git = rustix::fs::open(git_dir, folder, Mode::empty())?;
+    let objects = rustix::fs::openat(&git, "objects", folder | OFlags::NOFOLLOW, Mode::empty()).map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("its `objects` folder cannot be opened as a folder of its own ({e}): a link is not followed"),
+        )
+    })?;
     let mut added = 0;
-    // Only regular files are taken: a link in a hostile repository's object store
-    // (to a file outside it) would otherwise be linked into the cache and read.
-    let regular = |path: &Path| std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
-    let mut packs: Vec<PathBuf> = match std::fs::read_dir(from.join("pack")) {
-        Ok(dir) => dir.filter_map(|e| e.ok().map(|e| e.path())).collect(),
-        Err(_) => Vec::new(),
-    };
-    packs.retain(|p| p.extension().is_some_and(|x| x == "idx"));
-    for idx in packs {
-        let pack = idx.with_extension("pack");
-        let (Some(pack_name), Some(idx_name)) = (pack.file_name(), idx.file_name()) else {
-            continue;
-        };
-        let target_idx = to.join("pack").join(idx_name);
-        if target_idx.exists() || !regular(&pack) || !regular(&idx) {
-            continue;
+    if let Ok(pack) = rustix::fs::openat(&objects, "pack", folder | OFlags::NOFOLLOW, Mode::empty()) {
+        let names = regular_files(&pack)?;
+        for idx in names.iter().filter(|n| n.ends_with(".idx")) {
+            let data = format!("{}.pack", idx.trim_end_matches(".idx"));
+            let target_idx = to.join("pack").join(idx);
+            if target_idx.exists() || !names.contains(&data) {
+                continue;
+            }
+            link_or_copy(&pack, &data, &to.join("pack").join(&data))?;
+            link_or_copy(&pack, idx, &target_idx)?;
+            added += 2;
         }
-        link_or_copy(&pack, &to.join("pack").join(pack_name))?;
-        link_or_copy(&idx, &target_idx)?;
-        added += 2;
     }
-    for fanout in std::fs::read_dir(from)?.filter_map(|e| e.ok()) {
-        let name = fanout.file_name();
-        let is_fanout = name.len() == 2 && name.to_str().is_some_and(|n| n.chars().all(|c| c.is_ascii_hexdigit()));
-        if !is_fanout {
+    for entry in rustix::fs::Dir::read_from(&objects)? {
+        let entry = entry?;
+        let Ok(name) = entry.file_name().to_str() else { continue };
+        if name.len() != 2 || !name.chars().all(|c| c.is_ascii_hexdigit()) {
             continue;
         }
-        for object in std::fs::read_dir(fanout.path())?.filter_map(|e| e.ok()) {
-            let target = to.join(&name).join(object.file_name());
-            if !target.exists() && object.file_type().is_ok_and(|t| t.is_file()) {
-                std::fs::create_dir_all(to.join(&name))?;
-                link_or_copy(&object.path(), &target)?;
+        let Ok(fanout) = rustix::fs::openat(&objects, name, folder | OFlags::NOFOLLOW, Mode::empty()) else {
+            continue; // a link, or not a folder
+        };
+        for object in regular_files(&fanout)? {
+            let target = to.join(name).join(&object);
+            if !target.exists() {
+                std::fs::create_dir_all(to.join(name))?;
+                link_or_copy(&fanout, &object, &target)?;
                 added += 1;
             }
         }
@@ -1343,14 +1354,39 @@ fn link_objects(from: &Path, to: &Path) -> std::io::Result<usize> {
     Ok(added)
 }
 
-/// A hard link when both sides share a file system, else a copy that lands atomically.
-fn link_or_copy(from: &Path, to: &Path) -> std::io::Result<()> {
-    match std::fs::hard_link(from, to) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+/// The names of the regular files in an open folder (links not followed).
+fn regular_files(folder: &rustix::fd::OwnedFd) -> std::io::Result<Vec<String>> {
+    let mut names = Vec::new();
+    for entry in rustix::fs::Dir::read_from(folder)? {
+        let entry = entry?;
+        let Ok(name) = entry.file_name().to_str() else { continue };
+        let regular = rustix::fs::statat(folder, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+            .is_ok_and(|stat| rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::RegularFile);
+        if regular {
+            names.push(name.to_string());
+        }
+    }
+    Ok(names)
+}
+
+/// A hard link to the file `name` of the open `folder` when both sides share
+/// a file system, else a copy that lands atomically; the file is never
+/// reached through a link.
+fn link_or_copy(folder: &rustix::fd::OwnedFd, name: &str, to: &Path) -> std::io::Result<()> {
+    use rustix::fs::{AtFlags, CWD, Mode, OFlags};
+    match rustix::fs::linkat(folder, name, CWD, to, AtFlags::empty()) {
+        Ok(()) | Err(rustix::io::Errno::EXIST) => Ok(()),
         Err(_) => {
+            let from = rustix::fs::openat(
+                folder,
+                name,
+                OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?;
+            let mut from = std::fs::File::from(from);
             let tmp = to.with_extension("aam-tmp");
-            std::fs::copy(from, &tmp)?;
+            let mut out = std::fs::File::create(&tmp)?;
+            std::io::copy(&mut from, &mut out)?;
             std::fs::rename(&tmp, to)
         }
     }
@@ -2030,21 +2066,32 @@ mod tests {
             2
         );
         // Everything is already there the second time.
-        let again = link_objects(&source.join(".git/objects"), &cache.dir.join("objects")).unwrap();
+        let again = link_objects(&source.join(".git"), &cache.dir.join("objects")).unwrap();
         assert_eq!(again, 0);
     }
 
     /// A hostile repository's object store may hold links to files outside it,
-    /// named as packs and objects: none of them is taken into the cache.
+    /// named as packs and objects, or be a link itself (its `pack/` or a
+    /// fan-out folder too): none of them is taken into the cache.
     #[test]
     fn links_in_a_local_object_store_are_not_taken() {
         let dir = tempfile::tempdir().unwrap();
-        let (from, to) = (dir.path().join("from"), dir.path().join("to"));
+        let (git, to) = (dir.path().join("git"), dir.path().join("to"));
+        let from = git.join("objects");
         let secret = dir.path().join("secret");
         std::fs::write(&secret, "not an object").unwrap();
         for folder in [from.join("pack"), from.join("ab"), to.join("pack")] {
             std::fs::create_dir_all(folder).unwrap();
         }
+        // Folders that are links to another repository's.
+        let other = dir.path().join("other");
+        std::fs::create_dir_all(other.join("objects/cd")).unwrap();
+        std::fs::write(other.join("objects/cd/4567"), "private").unwrap();
+        std::os::unix::fs::symlink(other.join("objects/cd"), from.join("cd")).unwrap();
+        let linked = dir.path().join("linked");
+        std::fs::create_dir_all(&linked).unwrap();
+        std::os::unix::fs::symlink(other.join("objects"), linked.join("objects")).unwrap();
+        assert!(link_objects(&linked, &to).is_err(), "an objects folder that is a link");
         std::os::unix::fs::symlink(&secret, from.join("pack/pack-1.idx")).unwrap();
         std::os::unix::fs::symlink(&secret, from.join("pack/pack-1.pack")).unwrap();
         std::fs::write(from.join("pack/pack-2.idx"), "idx").unwrap();
@@ -2052,7 +2099,7 @@ mod tests {
         std::os::unix::fs::symlink(&secret, from.join("ab/cdef")).unwrap();
         std::fs::write(from.join("ab/0123"), "loose").unwrap();
 
-        assert_eq!(link_objects(&from, &to).unwrap(), 1);
+        assert_eq!(link_objects(&git, &to).unwrap(), 1);
         assert!(to.join("ab/0123").is_file());
         for taken in [
             "pack/pack-1.idx",
@@ -2060,6 +2107,7 @@ mod tests {
             "pack/pack-2.idx",
             "pack/pack-2.pack",
             "ab/cdef",
+            "cd/4567",
         ] {
             assert!(std::fs::symlink_metadata(to.join(taken)).is_err(), "{taken} was taken");
         }
