@@ -114,6 +114,9 @@ pub fn installed_packages(o: &InstallOutput) -> String {
             p.source_name,
             plural(p.files_written, "file")
         ));
+        for target in &p.deployed_to {
+            out.push_str(&format!("  -> {target}\n"));
+        }
         for target in &p.undeployed {
             out.push_str(&format!("  undeployed: {target}\n"));
         }

@@ -1269,8 +1269,15 @@ fn platforms_that_take_none_of_a_package_are_named() {
         json!(["zencoder"]),
         "{installed}"
     );
+    // Where it went is said too, as the `skills` CLI does.
+    assert_eq!(
+        installed["installed"][0]["deployed_to"],
+        json!([".claude/agents/reviewer.md"]),
+        "{installed}"
+    );
     let mut again = args.to_vec();
     again.push("--force");
     let human = env.aam_in(&proj.dir, &again);
     assert!(human.stdout.contains("nothing deployed for zencoder"), "{human:?}");
+    assert!(human.stdout.contains("  -> .claude/agents/reviewer.md\n"), "{human:?}");
 }

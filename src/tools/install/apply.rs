@@ -79,6 +79,8 @@ pub struct InstalledPackage {
     pub replaced_untracked: Vec<String>,
     /// Platforms it is recorded for that take none of its artifact types here: nothing was deployed for them.
     pub nothing_for: Vec<Platform>,
+    /// Where it is deployed: folders, files and `FILE#name type` sections, as lock keys.
+    pub deployed_to: Vec<String>,
     /// Where the edited files were saved (with `backup`).
     pub backup_dir: Option<String>,
     /// Edited files and sections merged with the new version (`on_edited: merge`).
@@ -335,6 +337,7 @@ pub(super) fn install_prepared(
             replaced_edits: modified,
             replaced_untracked: in_the_way,
             nothing_for: nothing_for(package, &entry.platforms, roots.global),
+            deployed_to: deployed_to(&entry),
             backup_dir: None,
             merged_edits: merged.merged,
             conflict_markers: merged.marked,
@@ -366,4 +369,12 @@ pub(super) fn nothing_for(package: &Prepared, platforms: &[Platform], global: bo
                 .any(|(kind, artifact)| crate::deploy::target(kind, &artifact.name, platform, global).is_some())
         })
         .collect()
+}
+
+/// The targets `entry` deploys to, each once, in order.
+pub(super) fn deployed_to(entry: &crate::packages::lock::LockedPackage) -> Vec<String> {
+    let mut targets: Vec<String> = entry.deployed.iter().map(|d| d.target.clone()).collect();
+    targets.sort();
+    targets.dedup();
+    targets
 }

@@ -103,6 +103,7 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
             files_written: planned.file_checksums.len() as u64,
             replaced_untracked: Vec::new(),
             nothing_for: super::apply::nothing_for(package, &planned.platforms, roots.global),
+            deployed_to: super::apply::deployed_to(&planned),
             replaced_edits: edited.clone(),
             backup_dir: None,
             merged_edits: Vec::new(),
