@@ -18,7 +18,7 @@ pub(super) struct InstallArgs {
     /// `name`, `name@constraint`, `@scope/name@1.2`, `source/artifact`, an artifact name, a folder or a `.aam` file (none: restore the lock file).
     specs: Vec<String>,
     /// Platform to deploy to (repeatable): an agent id (`aam agents` lists them) such as cursor, claude-code, github-copilot, codex, gemini-cli.
-    #[arg(long = "platform", value_name = "PLATFORM", value_parser = platform_arg)]
+    #[arg(long = "platform", value_name = "PLATFORM", value_parser = platform_arg, value_delimiter = ',')]
     platforms: Vec<Platform>,
     /// Keep the package copy and lock entry only; deploy nothing.
     #[arg(long)]

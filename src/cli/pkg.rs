@@ -110,7 +110,7 @@ pub(super) struct PkgCreateArgs {
     #[arg(long = "type", value_name = "TYPE")]
     types: Vec<String>,
     /// Platform the package targets (repeatable): an agent id (`aam agents` lists them).
-    #[arg(long = "platform", value_name = "PLATFORM", value_parser = platform_arg)]
+    #[arg(long = "platform", value_name = "PLATFORM", value_parser = platform_arg, value_delimiter = ',')]
     platforms: Vec<Platform>,
     /// Package name.
     #[arg(long)]

@@ -15,7 +15,7 @@ use crate::tools::{Context, invoke};
 #[derive(Debug, clap::Args)]
 pub(super) struct InitArgs {
     /// Platform to install into by default (repeatable; default: the ones the project uses).
-    #[arg(long = "platform", value_name = "PLATFORM", value_parser = platform_arg)]
+    #[arg(long = "platform", value_name = "PLATFORM", value_parser = platform_arg, value_delimiter = ',')]
     platforms: Vec<Platform>,
     /// Accept the detected platforms and register the default sources without asking.
     #[arg(long, short)]

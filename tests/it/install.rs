@@ -1280,4 +1280,16 @@ fn platforms_that_take_none_of_a_package_are_named() {
     let human = env.aam_in(&proj.dir, &again);
     assert!(human.stdout.contains("nothing deployed for zencoder"), "{human:?}");
     assert!(human.stdout.contains("  -> .claude/agents/reviewer.md\n"), "{human:?}");
+    // A comma list names several, as `default_platforms` takes them.
+    let listed = run_in(
+        &env,
+        &proj.dir,
+        &["install", "up/reviewer", "--platform", "claude,cursor", "--dry-run"],
+    )
+    .ok_json();
+    assert_eq!(
+        listed["installed"][0]["platforms"],
+        json!(["claude", "cursor"]),
+        "{listed}"
+    );
 }
