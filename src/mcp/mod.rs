@@ -641,8 +641,17 @@ impl ServerHandler for AamServer {
     ) -> std::result::Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         let Some((spec, _)) = self.inner.tools.iter().find(|(spec, _)| spec.name == name) else {
+            // A write tool this server hides says how to get it.
+            let hidden =
+                !self.options().allow_write && registry().iter().any(|t| t.name == name && t.risk != Risk::Read);
+            let message = match hidden {
+                true => format!(
+                    "tool not found: `{name}` changes things, and this server serves read tools only (start it with `--allow-write`)"
+                ),
+                false => format!("tool not found: `{name}`"),
+            };
             return Err(ErrorData::invalid_params(
-                format!("tool not found: `{name}`"),
+                message,
                 Some(serde_json::json!({ "name": name })),
             ));
         };

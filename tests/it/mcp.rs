@@ -331,7 +331,13 @@ async fn write_tools_are_hidden_refused_and_confined() {
             .await
             .unwrap_err();
         assert!(err.to_string().contains("tool not found"), "{write}: {err}");
+        assert!(err.to_string().contains("--allow-write"), "says how to get it: {err}");
     }
+    let err = reader
+        .call_tool(CallToolRequestParams::new("aam_no_such_tool"))
+        .await
+        .unwrap_err();
+    assert!(!err.to_string().contains("--allow-write"), "{err}");
     reader.cancel().await.unwrap();
 
     // Read-only mode refuses every write, even with --allow-write.
