@@ -220,11 +220,23 @@ fn caches_check(home: &AamHome, sources: &[SourceRecord]) -> HealthCheck {
         .collect();
     if broken.is_empty() {
         let fetched = sources.iter().filter(|s| s.head_commit.is_some()).count();
+        let held = match fetched {
+            1 => "the cache of the 1 fetched source holds its indexed commit".to_string(),
+            n => format!("the caches of all {n} fetched sources hold their indexed commits"),
+        };
+        let unfetched: Vec<&str> = sources
+            .iter()
+            .filter(|s| s.head_commit.is_none())
+            .map(|s| s.name.as_str())
+            .collect();
         HealthCheck::pass(
             CACHES_CHECK,
-            match fetched {
-                1 => "the cache of the 1 fetched source holds its indexed commit".to_string(),
-                n => format!("the caches of all {n} fetched sources hold their indexed commits"),
+            match unfetched.len() {
+                0 => held,
+                _ => format!(
+                    "{held}; never fetched, so not searched yet: {} (`aam source update --all` fetches them)",
+                    unfetched.join(", ")
+                ),
             },
         )
     } else {

@@ -535,6 +535,19 @@ fn doctor_on_a_healthy_and_a_broken_home() {
         assert_eq!(check["status"], "pass", "{check}");
     }
     assert!(healthy["summary"].as_str().unwrap().contains("0 failed"));
+    // Sources registered but never fetched (defaults on an offline machine)
+    // are named: their artifacts are not searched yet.
+    env.json(&["source", "enable-defaults"]);
+    let caches = check_named(&env.json(&["doctor"]), "caches").clone();
+    assert_eq!(caches["status"], "pass", "{caches}");
+    assert!(
+        caches["message"].as_str().unwrap().contains("never fetched"),
+        "{caches}"
+    );
+    assert!(
+        caches["message"].as_str().unwrap().contains("anthropics/skills"),
+        "{caches}"
+    );
 
     std::fs::write(env.home().join("config.yaml"), "default_platforms: [unclosed").unwrap();
     std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o644)).unwrap();
