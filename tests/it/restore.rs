@@ -407,6 +407,7 @@ fn the_restore_is_a_tool_call_like_any_other() {
     let empty = project_without_lock(&env);
     let err = run(&env, &env.home(), &empty, &["install"]).err("AAM_INVALID_ARGUMENT");
     assert!(err["hint"].as_str().unwrap().contains("aam-lock.yaml"), "{err}");
+    assert!(!empty.join(".aam").exists(), "nothing made (it left `.aam/lock`)");
 }
 
 fn project_without_lock(env: &TestEnv) -> PathBuf {

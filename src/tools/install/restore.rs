@@ -25,6 +25,15 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
         );
     }
     let roots = roots(ctx, input.global)?;
+    let nothing = || {
+        Error::invalid_argument("nothing to install: the lock file records no packages")
+            .with_hint("name a package, an artifact, a folder or an archive; with none, `aam install` restores what `.aam/aam-lock.yaml` records")
+    };
+    // Asked before the project lock is taken, which makes `.aam/`: a folder
+    // with nothing to restore is left as it was.
+    if roots.read_lock()?.packages.is_empty() {
+        return Err(nothing());
+    }
     let _lock = match input.dry_run {
         true => None,
         false => Some(begin_write(ctx, &roots, input.no_wait)?),
@@ -34,8 +43,7 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
     let mut plan = plan.with_ownership(written);
     let recorded = plan.lock().clone();
     if recorded.packages.is_empty() {
-        return Err(Error::invalid_argument("nothing to install: the lock file records no packages")
-            .with_hint("name a package, an artifact, a folder or an archive; with none, `aam install` restores what `.aam/aam-lock.yaml` records"));
+        return Err(nothing());
     }
     let mut output = InstallOutput::empty(&roots, input.dry_run);
     let mut todo: Vec<(&String, &LockedPackage, Vec<String>)> = Vec::new();
