@@ -220,6 +220,13 @@ pub fn open_inside(path: &Path, root: &Path) -> std::io::Result<Inside> {
     Ok(Inside::File(std::fs::File::from(file)))
 }
 
+/// Whether the opened `folder` is, or lies below, the folder at `root` (as
+/// it is now): proven on the opened folder, by climbing `..` from it.
+pub fn opened_lies_in(folder: &rustix::fd::OwnedFd, root: &Path) -> std::io::Result<bool> {
+    let stat = rustix::fs::stat(root)?;
+    lies_in(folder, (stat.st_dev, stat.st_ino))
+}
+
 /// Whether the opened `folder` is, or lies below, the folder whose (device,
 /// inode) is `root`: climbs `..` until it meets it or the top of the file system.
 /// A folder on the way it may not open counts as outside.

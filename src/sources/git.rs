@@ -329,6 +329,9 @@ pub struct GitCache {
     /// The same objects for [`GitCache::read_blob`], with gix's allocation limit
     /// ([`BLOB_ALLOC_LIMIT_BYTES`]); made on the first read.
     blobs: std::cell::OnceCell<Repository>,
+    /// The folders a local repository's objects must be read from (a
+    /// confined call's project and AAM_HOME); `None`: anywhere.
+    local_within: Option<Vec<PathBuf>>,
 }
 
 /// Parsed trees by id, at most [`FolderCache::MAX_BYTES`] of tree data (emptied
@@ -426,9 +429,18 @@ impl GitCache {
                 dir: dir.to_path_buf(),
                 folders: Default::default(),
                 blobs: Default::default(),
+                local_within: None,
             }),
             Err(e) => Err(cache_corrupted(dir).with_source(e)),
         }
+    }
+
+    /// Reads a local repository's objects only from a git folder that, as
+    /// opened, lies in one of `folders` (the checks of a confined call hold
+    /// for what is read, not only for the path looked at before).
+    pub fn reading_local_within(mut self, folders: Option<Vec<PathBuf>>) -> Self {
+        self.local_within = folders;
+        self
     }
 
     /// The cache's folder.
@@ -574,8 +586,15 @@ impl GitCache {
             })?;
         let (commit, resolved_ref) = resolve_local(&source, want)
             .map_err(|e| e.unwrap_or_else(|| ref_not_found(&want_text(want), &format!("file://{}", path.display()))))?;
-        let copied = link_objects(source.common_dir(), &self.dir.join("objects"))
-            .map_err(|e| Error::io("copy objects into", &self.dir, e))?;
+        let copied = link_objects(source.common_dir(), &self.dir.join("objects"), self.local_within.as_deref())
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::PermissionDenied => Error::new(
+                    ErrorCode::Forbidden,
+                    format!("`{}` keeps its git data outside the project and AAM_HOME", path.display()),
+                )
+                .with_hint("a local source served over MCP must keep its git folder inside the project; add it with the CLI instead"),
+                _ => Error::io("copy objects into", &self.dir, e),
+            })?;
         tracing::debug!("linked {copied} object files from {}", path.display());
         // Reopen so the object database sees packs that arrived after it was opened.
         let cache = Self::open(&self.dir)?;
@@ -1309,10 +1328,21 @@ fn want_text(want: &RefWant) -> String {
 /// hostile repository's `objects/`, `pack/` or an object put as a link to
 /// another repository's (or swapped for one after a check) is refused or left
 /// out, never read.
-fn link_objects(git_dir: &Path, to: &Path) -> std::io::Result<usize> {
+fn link_objects(git_dir: &Path, to: &Path, within: Option<&[PathBuf]>) -> std::io::Result<usize> {
     use rustix::fs::{Mode, OFlags};
     let folder = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
     let git = rustix::fs::open(git_dir, folder, Mode::empty())?;
+    // The folder as opened (whatever its path led to by then) is what counts.
+    if let Some(within) = within
+        && !within
+            .iter()
+            .any(|root| crate::paths::opened_lies_in(&git, root).unwrap_or(false))
+    {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "the git folder lies outside the allowed folders",
+        ));
+    }
     let objects = rustix::fs::openat(&git, "objects", folder | OFlags::NOFOLLOW, Mode::empty()).map_err(|e| {
         std::io::Error::new(
             std::io::ErrorKind::InvalidData,
@@ -2066,7 +2096,7 @@ mod tests {
             2
         );
         // Everything is already there the second time.
-        let again = link_objects(&source.join(".git"), &cache.dir.join("objects")).unwrap();
+        let again = link_objects(&source.join(".git"), &cache.dir.join("objects"), None).unwrap();
         assert_eq!(again, 0);
     }
 
@@ -2091,7 +2121,10 @@ mod tests {
         let linked = dir.path().join("linked");
         std::fs::create_dir_all(&linked).unwrap();
         std::os::unix::fs::symlink(other.join("objects"), linked.join("objects")).unwrap();
-        assert!(link_objects(&linked, &to).is_err(), "an objects folder that is a link");
+        assert!(
+            link_objects(&linked, &to, None).is_err(),
+            "an objects folder that is a link"
+        );
         std::os::unix::fs::symlink(&secret, from.join("pack/pack-1.idx")).unwrap();
         std::os::unix::fs::symlink(&secret, from.join("pack/pack-1.pack")).unwrap();
         std::fs::write(from.join("pack/pack-2.idx"), "idx").unwrap();
@@ -2099,7 +2132,12 @@ mod tests {
         std::os::unix::fs::symlink(&secret, from.join("ab/cdef")).unwrap();
         std::fs::write(from.join("ab/0123"), "loose").unwrap();
 
-        assert_eq!(link_objects(&git, &to).unwrap(), 1);
+        assert_eq!(link_objects(&git, &to, None).unwrap(), 1);
+        // Confined, a git folder outside the allowed ones gives nothing.
+        let elsewhere = tempfile::tempdir().unwrap();
+        let denied = link_objects(&git, &to, Some(&[elsewhere.path().to_path_buf()])).unwrap_err();
+        assert_eq!(denied.kind(), std::io::ErrorKind::PermissionDenied);
+        assert_eq!(link_objects(&git, &to, Some(&[dir.path().to_path_buf()])).unwrap(), 0);
         assert!(to.join("ab/0123").is_file());
         for taken in [
             "pack/pack-1.idx",

@@ -419,6 +419,11 @@ impl Context {
         Ok(())
     }
 
+    /// The folders a sandbox allows (the project and AAM_HOME), if set.
+    pub fn sandbox_folders(&self) -> Option<Vec<PathBuf>> {
+        self.sandbox.as_ref().map(|sandbox| sandbox.allowed.clone())
+    }
+
     /// Whether `path`, as written (links not followed), lies in a folder a
     /// sandbox allows; always, without one.
     pub fn written_inside(&self, path: &Path) -> bool {
