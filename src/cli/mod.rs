@@ -146,7 +146,9 @@ pub fn main() -> i32 {
             let rendered = e.render().to_string();
             let (message, _) = usage_error_text(&rendered);
             let rest = rendered.trim_start().split_once("\n\n").map_or("", |(_, rest)| rest);
-            eprint!(
+            // Written, not printed: a closed stderr is no reason to panic.
+            let _ = write!(
+                std::io::stderr(),
                 "error[{}]: {message}\n\n{rest}",
                 crate::error::ErrorCode::InvalidArgument
             );
@@ -303,6 +305,12 @@ fn severity_arg(text: &str) -> std::result::Result<Severity, String> {
 
 /// A `--platform` value.
 fn platform_arg(text: &str) -> std::result::Result<Platform, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(
+            "an empty platform name (`--platform` takes names separated by commas: `claude,cursor`)".to_string(),
+        );
+    }
     Platform::parse(text).ok_or_else(|| format!("`{text}` is not a platform; {}", crate::agents::unknown_hint(text)))
 }
 

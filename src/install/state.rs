@@ -166,15 +166,26 @@ fn new_partial_backup(backups: &Path) -> Result<(PathBuf, std::fs::File)> {
     std::fs::create_dir_all(backups).map_err(|e| Error::io("create", backups, e))?;
     let mut random = [0u8; 8];
     getrandom::fill(&mut random).map_err(|e| Error::internal(format!("no randomness for a folder name: {e}")))?;
-    let partial = backups.join(format!(".{}.partial", faster_hex::hex_string(&random)));
-    std::fs::create_dir(&partial).map_err(|e| Error::io("create", &partial, e))?;
-    let held = std::fs::File::open(&partial).map_err(|e| Error::io("open", &partial, e))?;
-    held.lock().map_err(|e| Error::io("lock", &partial, e))?;
+    let random = faster_hex::hex_string(&random);
+    // Made under a name the sweep does not take, and named `.partial` only
+    // once locked: another command's sweep never sees it unlocked.
+    let (new, partial) = (
+        backups.join(format!(".{random}.new")),
+        backups.join(format!(".{random}.partial")),
+    );
+    std::fs::create_dir(&new).map_err(|e| Error::io("create", &new, e))?;
+    let held = std::fs::File::open(&new).map_err(|e| Error::io("open", &new, e))?;
+    held.lock().map_err(|e| Error::io("lock", &new, e))?;
+    std::fs::rename(&new, &partial).map_err(|e| Error::io("rename", &new, e))?;
     Ok((partial, held))
 }
 
 /// Deletes the partial backups no live command holds (one killed halfway).
 fn remove_abandoned_backups(backups: &Path) {
+    // A `backups` that is a link leads to someone else's folder: nothing there is swept.
+    if !std::fs::symlink_metadata(backups).is_ok_and(|m| m.is_dir()) {
+        return;
+    }
     let Ok(entries) = std::fs::read_dir(backups) else {
         return;
     };
@@ -522,6 +533,14 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         assert_eq!(names.iter().filter(|n| n.ends_with(".partial")).count(), 1, "{names:?}");
+        // A `backups` that is a link to someone else's folder is never swept.
+        let theirs = dir.path().join("theirs");
+        std::fs::create_dir_all(theirs.join(".mine.partial")).unwrap();
+        let linked_home = dir.path().join("linked-home");
+        std::fs::create_dir_all(&linked_home).unwrap();
+        std::os::unix::fs::symlink(&theirs, linked_home.join("backups")).unwrap();
+        backup(&linked_home, &roots, "kit", &keys).unwrap();
+        assert!(theirs.join(".mine.partial").exists());
     }
 
     /// A link put in an installed file's place is saved as that link (its

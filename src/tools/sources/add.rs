@@ -176,6 +176,14 @@ impl Tool for SourceAdd {
                 return already_registered(&catalog, existing);
             }
             let hint = match existing.url == spec.url {
+                true if input.if_missing => format!(
+                    "`{name}` tracks it at another ref or folder ({}{}); pass `--name` to track this one too",
+                    existing.ref_name.as_deref().unwrap_or("the default branch"),
+                    match existing.scope_path.as_str() {
+                        "" => String::new(),
+                        scope => format!(", path `{scope}`"),
+                    }
+                ),
                 true => format!(
                     "run `aam source update {name}` to fetch it again, pass `--if-missing` (`if_missing`) to accept it as is, or `--name` to track it twice"
                 ),
