@@ -1284,7 +1284,7 @@ fn platforms_that_take_none_of_a_package_are_named() {
     let listed = run_in(
         &env,
         &proj.dir,
-        &["install", "up/reviewer", "--platform", "claude,cursor", "--dry-run"],
+        &["install", "up/reviewer", "--platform", "claude, cursor", "--dry-run"],
     )
     .ok_json();
     assert_eq!(
