@@ -229,6 +229,24 @@ fn finish_backup(backups: &Path, partial: &Path, package: &str) -> Result<PathBu
     ))
 }
 
+/// What [`backup`] would refuse, found without saving anything (a dry run).
+pub fn check_backup(roots: &Roots, keys: &[String]) -> Result<()> {
+    for key in keys {
+        if matches!(current(roots, key)?, Current::Foreign) {
+            return Err(cannot_back_up(key));
+        }
+    }
+    Ok(())
+}
+
+fn cannot_back_up(key: &str) -> Error {
+    Error::new(
+        ErrorCode::Conflict,
+        format!("`{key}` is not a file aam can back up (a folder, a special file or a link out of the project is in its place)"),
+    )
+    .with_hint(format!("move `{key}` aside, then run the command again"))
+}
+
 fn save_into(dir: &Path, roots: &Roots, keys: &[String]) -> Result<()> {
     for key in keys {
         let saved = dir.join(key.replace("~/", "home/").replace('#', "--").replace(' ', "-"));
@@ -241,13 +259,7 @@ fn save_into(dir: &Path, roots: &Roots, keys: &[String]) -> Result<()> {
                 std::os::unix::fs::symlink(&target, &saved).map_err(|e| Error::io("write", &saved, e))?;
             }
             Current::Damaged(bytes) => crate::atomic::write_file(&saved, &bytes)?,
-            Current::Foreign => {
-                return Err(Error::new(
-                    ErrorCode::Conflict,
-                    format!("`{key}` is not a file aam can back up (a folder, a special file or a link out of the project is in its place)"),
-                )
-                .with_hint(format!("move `{key}` aside, then run the command again")));
-            }
+            Current::Foreign => return Err(cannot_back_up(key)),
             Current::Section(content) => crate::atomic::write_file(&saved, content.as_bytes())?,
             Current::File(mut from, path) => crate::atomic::write_with(&saved, |temp| {
                 let mut to = std::fs::OpenOptions::new()
@@ -562,8 +574,12 @@ mod tests {
         );
         std::fs::remove_file(root.join(".claude/skills/s/SKILL.md")).unwrap();
         crate::paths::make_fifo(&root.join(".claude/skills/s/SKILL.md"));
+        // A dry run finds what the backup would refuse, saving nothing.
+        let checked = check_backup(&roots, &keys).unwrap_err();
+        assert_eq!(checked.code(), ErrorCode::Conflict);
         let err = backup(&home, &roots, "kit", &keys).unwrap_err();
         assert_eq!(err.code(), ErrorCode::Conflict);
+        assert_eq!(err.message(), checked.message());
         assert_eq!(
             std::fs::read_dir(home.join("backups")).unwrap().count(),
             1,

@@ -345,7 +345,14 @@ pub(super) fn install_prepared(
         });
         todo.push(mirror::record_of(&roots, &entry, package));
     }
-    if input.dry_run || todo.is_empty() {
+    if input.dry_run {
+        // What the backups would refuse fails the dry run as it fails the command.
+        for (_, _, keys) in &backups {
+            state::check_backup(&roots, keys)?;
+        }
+        return Ok(output);
+    }
+    if todo.is_empty() {
         return Ok(output);
     }
     for (index, name, keys) in backups {

@@ -127,6 +127,9 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
         return Err(restore::outdated(&output.lock_changes));
     }
     if input.dry_run {
+        for (_, _, keys) in &backups {
+            state::check_backup(&roots, keys)?;
+        }
         return Ok(output);
     }
     for (index, name, keys) in backups {
