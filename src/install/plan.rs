@@ -382,21 +382,8 @@ impl<'r> Plan<'r> {
                     Target::File(location) => {
                         let key = location.key();
                         self.claim_path(&key, &name, &location)?;
-                        let description = artifact.description.as_deref();
-                        let mut rendered =
-                            deploy::render_described(kind, platform, &artifact.name, description, &text, false);
-                        // A lock written by aam 0.1 records its rewritten frontmatter:
-                        // the same package restores and reinstalls as recorded.
                         let recorded = self.lock.packages.get(&name).and_then(|p| p.file_checksums.get(&key));
-                        if let Some(recorded) = recorded
-                            && *recorded != blake3::hash(rendered.as_bytes()).to_hex().as_str()
-                        {
-                            let rewritten =
-                                deploy::render_rewritten(kind, platform, &artifact.name, description, &text);
-                            if *recorded == blake3::hash(rewritten.as_bytes()).to_hex().as_str() {
-                                rendered = rewritten;
-                            }
-                        }
+                        let rendered = rendered_as_recorded(kind, platform, artifact, &text, recorded);
                         self.write(&key, Bytes::from(rendered.into_bytes()), false, &mut checksums)?;
                         deployed.push(deployment(platform, kind, &artifact.name, key));
                     }
@@ -684,6 +671,33 @@ struct Finished {
 
 fn keys_error(key: &str) -> Error {
     super::unsafe_path(key, "a section key cannot name a whole file")
+}
+
+/// The text deployed for `artifact` (main file `text`) on `platform`: as it
+/// is rendered now, or, when the lock records (`recorded`) what aam 0.1
+/// rendered instead (frontmatter written again), that, so the same package
+/// restores and reinstalls as recorded.
+fn rendered_as_recorded(
+    kind: ArtifactKind,
+    platform: Platform,
+    artifact: &crate::packages::manifest::ManifestArtifact,
+    text: &str,
+    recorded: Option<&String>,
+) -> String {
+    let description = artifact.description.as_deref();
+    let rendered = deploy::render_described(kind, platform, &artifact.name, description, text, false);
+    let digest = |text: &str| blake3::hash(text.as_bytes()).to_hex().to_string();
+    match recorded {
+        Some(recorded) if *recorded != digest(&rendered) => {
+            let rewritten = deploy::render_rewritten(kind, platform, &artifact.name, description, text);
+            if *recorded == digest(&rewritten) {
+                rewritten
+            } else {
+                rendered
+            }
+        }
+        _ => rendered,
+    }
 }
 
 /// Something aam did not install is where a package deploys.
