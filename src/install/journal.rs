@@ -623,11 +623,14 @@ fn warning(e: &Error) -> String {
 fn rollback(roots: &Roots, journal: &Journal) -> Option<Unreached> {
     let mut unreached = None;
     let mut open = OpenFolders::default();
+    let unswapped = first_unswapped(roots, journal, &mut open);
     for (n, op) in journal.ops.iter().enumerate().rev() {
         // By name in the folder as opened and checked, like the changes.
         let anchor = match anchor_again(roots, &op.key, &mut open) {
             Reach::Open(anchor) => anchor,
-            Reach::Gone if !op.existed => continue,
+            // Nothing was set aside there: a new file, or one the command
+            // never reached (files are replaced in order).
+            Reach::Gone if !op.existed || unswapped.is_some_and(|first| first < n) => continue,
             reach => {
                 unreached.get_or_insert(Unreached {
                     key: op.key.clone(),
@@ -668,6 +671,23 @@ fn rollback(roots: &Roots, journal: &Journal) -> Option<Unreached> {
         }
     }
     unreached
+}
+
+/// The first change the interrupted command provably had not made yet: its
+/// staged file is still there, so its replacement (renaming the staged file
+/// into place, the last step of a change) had not happened, and changes are
+/// made in order. `None` when no staged file is found.
+fn first_unswapped(roots: &Roots, journal: &Journal, open: &mut OpenFolders) -> Option<usize> {
+    journal.ops.iter().enumerate().find_map(|(n, op)| {
+        op.write.as_ref()?;
+        let Reach::Open(anchor) = anchor_again(roots, &op.key, open) else {
+            return None;
+        };
+        let staged = sibling_name(anchor.name.as_os_str(), &journal.id, n, "new");
+        rustix::fs::statat(&anchor.folder, staged.as_str(), AtFlags::SYMLINK_NOFOLLOW)
+            .is_ok()
+            .then_some(n)
+    })
 }
 
 /// blake3 of the plain file `name` in `folder` (never through a link, never
@@ -1170,6 +1190,55 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A folder removed (by another project's uninstall, say) before the
+    /// command reached its file held nothing the command set aside: the undo
+    /// completes instead of keeping the journal until the folder is back
+    /// (found by a kill -9 helper round).
+    #[test]
+    fn a_folder_removed_before_the_command_reached_it_does_not_block_the_undo() {
+        let (_dir, roots) = project();
+        let agents = roots.root.join(".claude/agents");
+        let kit = roots.root.join(".claude/skills/kit");
+        std::fs::create_dir_all(&kit).unwrap();
+        std::fs::create_dir_all(&agents).unwrap();
+        std::fs::write(kit.join("f.md"), "theirs").unwrap();
+        let (watch, gone) = (agents.clone(), kit.clone());
+        AT_TICK.with(|hook| {
+            *hook.borrow_mut() = Some(Box::new(move || {
+                let staged = std::fs::read_dir(&watch)
+                    .unwrap()
+                    .flatten()
+                    .any(|e| e.file_name().to_string_lossy().ends_with(".new"));
+                if staged && gone.exists() {
+                    std::fs::remove_dir_all(&gone).unwrap();
+                }
+            }))
+        });
+        let changes = vec![
+            FileChange {
+                key: ".claude/agents/a.md".into(),
+                content: Some((Bytes::from(&b"new"[..]), false)),
+            },
+            FileChange {
+                key: ".claude/skills/kit/f.md".into(),
+                content: Some((Bytes::from(&b"ours"[..]), false)),
+            },
+        ];
+        let applied = apply(&roots, changes, Vec::new(), Vec::new(), &Cancel::new(), |_| Ok(()));
+        AT_TICK.with(|hook| hook.borrow_mut().take());
+        assert!(applied.is_err());
+        assert!(!kit.exists());
+        assert!(
+            !pending(&roots.root),
+            "nothing was set aside where the folder went: undone at once"
+        );
+        assert_eq!(
+            std::fs::read_dir(&agents).unwrap().count(),
+            0,
+            "nothing of the command is left"
+        );
     }
 
     #[test]
