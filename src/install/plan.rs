@@ -73,6 +73,24 @@ pub struct Prepared {
     pub members: Vec<Member>,
 }
 
+impl Prepared {
+    /// The platforms among `platforms` that take none of its artifact types
+    /// (in a project, or the home folder when `global`): nothing deploys there.
+    pub fn platforms_taking_none(&self, platforms: &[Platform], global: bool) -> Vec<Platform> {
+        platforms
+            .iter()
+            .copied()
+            .filter(|&platform| {
+                !self
+                    .manifest
+                    .artifacts
+                    .all()
+                    .any(|(kind, artifact)| deploy::target(kind, &artifact.name, platform, global).is_some())
+            })
+            .collect()
+    }
+}
+
 /// Everything a command will change, built package by package against an
 /// in-memory view of shared files.
 pub struct Plan<'r> {

@@ -136,6 +136,17 @@ pub struct LockedPackage {
     pub created_dirs: Vec<String>,
 }
 
+impl LockedPackage {
+    /// The targets it deploys to, each once, sorted: folders, files and
+    /// `FILE#name type` sections.
+    pub fn targets(&self) -> Vec<String> {
+        let mut targets: Vec<String> = self.deployed.iter().map(|d| d.target.clone()).collect();
+        targets.sort();
+        targets.dedup();
+        targets
+    }
+}
+
 /// A source artifact a package was made from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]

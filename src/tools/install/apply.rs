@@ -336,8 +336,8 @@ pub(super) fn install_prepared(
             files_written: entry.file_checksums.len() as u64,
             replaced_edits: modified,
             replaced_untracked: in_the_way,
-            nothing_for: nothing_for(package, &entry.platforms, roots.global),
-            deployed_to: deployed_to(&entry),
+            nothing_for: package.platforms_taking_none(&entry.platforms, roots.global),
+            deployed_to: entry.targets(),
             backup_dir: None,
             merged_edits: merged.merged,
             conflict_markers: merged.marked,
@@ -360,28 +360,4 @@ pub(super) fn install_prepared(
     }
     plan.execute(&object_store(ctx), todo, &ctx.cancel, |ops| apply_mirror(ctx, ops))?;
     Ok(output)
-}
-
-/// The platforms among `platforms` that take none of `package`'s artifact
-/// types (in a project, or the home folder when `global`).
-pub(super) fn nothing_for(package: &Prepared, platforms: &[Platform], global: bool) -> Vec<Platform> {
-    platforms
-        .iter()
-        .copied()
-        .filter(|&platform| {
-            !package
-                .manifest
-                .artifacts
-                .all()
-                .any(|(kind, artifact)| crate::deploy::target(kind, &artifact.name, platform, global).is_some())
-        })
-        .collect()
-}
-
-/// The targets `entry` deploys to, each once, in order.
-pub(super) fn deployed_to(entry: &crate::packages::lock::LockedPackage) -> Vec<String> {
-    let mut targets: Vec<String> = entry.deployed.iter().map(|d| d.target.clone()).collect();
-    targets.sort();
-    targets.dedup();
-    targets
 }
