@@ -1,7 +1,7 @@
 //! Streamable HTTP transport: stateless JSON replies at `/mcp`, a bearer token
 //! on every request (compared in constant time), loopback-only unless told
 //! otherwise, foreign `Origin`s refused, bodies capped at 1 MiB (a larger
-//! declared length is refused unread) and given [`BODY_TIMEOUT`] to arrive.
+//! declared length is refused at once) and given [`BODY_TIMEOUT`] to arrive.
 //!
 //! In front of rmcp, in this order: the `Host` check ([`HostPolicy`], DNS
 //! rebinding), the bearer token, and the JSON-RPC screen
@@ -19,6 +19,7 @@ use axum::extract::{Request, State};
 use axum::http::{Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use http_body_util::BodyExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
@@ -39,6 +40,12 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 /// How long a request's body may take to arrive once its headers did.
 const BODY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long, and how much of, a refused body is still read and dropped after
+/// the 413 is sent. A client still sending then gets the answer; a connection
+/// closed under its upload would reach it as a reset instead of the 413.
+const LINGER: Duration = Duration::from_secs(2);
+const LINGER_BYTES: usize = 16 * MAX_BODY_BYTES;
 
 /// The environment variable that supplies the bearer token.
 pub const TOKEN_ENV: &str = "AAM_MCP_TOKEN";
@@ -317,34 +324,43 @@ async fn screen_body(request: Request, next: Next) -> Response {
     if request.method() != Method::POST || !is_json {
         return next.run(request).await; // rmcp answers 405 / 415
     }
-    let too_large = || {
-        (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("the request body is over {MAX_BODY_BYTES} bytes (or could not be read)\n"),
-        )
-            .into_response()
-    };
-    // A declared length over the cap is refused before anything is read.
+    // A declared length over the cap is refused before anything is kept.
     let declared = request
         .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
+    let (parts, mut body) = request.into_parts();
     if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
-        return too_large();
+        return refuse_too_large(body);
     }
-    let (parts, body) = request.into_parts();
-    let bytes = match tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, MAX_BODY_BYTES)).await {
-        Ok(Ok(bytes)) => bytes,
-        Ok(Err(_)) => return too_large(),
+    let mut bytes = Vec::new();
+    let arrived = tokio::time::timeout(BODY_TIMEOUT, async {
+        while let Some(frame) = body.frame().await {
+            let Ok(chunk) = frame.map_err(|_| ())?.into_data() else {
+                continue; // trailers
+            };
+            if bytes.len() + chunk.len() > MAX_BODY_BYTES {
+                return Err(());
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        Ok(())
+    })
+    .await;
+    match arrived {
+        Ok(Ok(())) => {}
+        Ok(Err(())) => return refuse_too_large(body),
         Err(_) => {
             return (
                 StatusCode::REQUEST_TIMEOUT,
+                [(header::CONNECTION, "close")],
                 format!("the request body did not arrive within {} s\n", BODY_TIMEOUT.as_secs()),
             )
                 .into_response();
         }
-    };
+    }
+    let bytes = axum::body::Bytes::from(bytes);
     match jsonrpc::screen(&bytes) {
         Screened::Pass => next.run(Request::from_parts(parts, Body::from(bytes))).await,
         Screened::Reject(rejection) => {
@@ -362,6 +378,31 @@ async fn screen_body(request: Request, next: Next) -> Response {
             StatusCode::ACCEPTED.into_response()
         }
     }
+}
+
+/// 413 with `Connection: close`; the rest of the body is read and dropped in
+/// the background for at most [`LINGER`] and [`LINGER_BYTES`], so the client
+/// is not reset while it is still sending.
+fn refuse_too_large(mut rest: Body) -> Response {
+    tokio::spawn(async move {
+        let mut left = LINGER_BYTES;
+        let _ = tokio::time::timeout(LINGER, async {
+            while let Some(Ok(frame)) = rest.frame().await {
+                let size = frame.data_ref().map_or(0, |chunk| chunk.len());
+                left = left.saturating_sub(size);
+                if left == 0 {
+                    break;
+                }
+            }
+        })
+        .await;
+    });
+    (
+        StatusCode::PAYLOAD_TOO_LARGE,
+        [(header::CONNECTION, "close")],
+        format!("the request body is over {MAX_BODY_BYTES} bytes (or could not be read)\n"),
+    )
+        .into_response()
 }
 
 /// Accepts `Authorization: Bearer <token>`, the scheme in any case (RFC 9110).

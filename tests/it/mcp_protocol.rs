@@ -526,6 +526,16 @@ fn http_refuses_a_declared_body_over_the_cap_at_once_and_a_stalled_one_in_time()
     let _ = send_headers(99_999_999_999).read_to_string(&mut reply);
     assert!(reply.starts_with("HTTP/1.1 413"), "{reply}");
     assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    // A client still uploading when refused gets the 413, not a reset
+    // connection: the server reads and drops the rest before closing.
+    let mut client = send_headers(2 << 20);
+    std::thread::sleep(Duration::from_millis(300));
+    client
+        .write_all(&vec![b' '; 2 << 20])
+        .expect("the upload is read, not cut off");
+    let mut reply = String::new();
+    let _ = client.read_to_string(&mut reply);
+    assert!(reply.starts_with("HTTP/1.1 413"), "{reply}");
     // A body that stops arriving: 408 once its time is up.
     let mut reply = String::new();
     let _ = send_headers(500).read_to_string(&mut reply);
