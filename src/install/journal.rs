@@ -224,6 +224,7 @@ pub fn lock_project(root: &Path, no_wait: bool, waiting: impl FnOnce()) -> Resul
     }
     std::fs::create_dir_all(&dir).map_err(|e| Error::io("create", &dir, e))?;
     let path = dir.join("lock");
+    let first = std::fs::symlink_metadata(&path).is_err();
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -253,7 +254,38 @@ pub fn lock_project(root: &Path, no_wait: bool, waiting: impl FnOnce()) -> Resul
         }
         Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("lock", &path, e)),
     }
+    if first {
+        ignore_runtime_files(&dir);
+    }
     Ok(ProjectLock { _file: file })
+}
+
+/// What `.aam/.gitignore` holds: the files aam keeps only while it runs. The
+/// lock file, `config.yaml` and `packages/` are the project's, to commit.
+const RUNTIME_GITIGNORE: &str = "\
+# Written by aam: files it keeps only while a command runs. Commit the rest
+# of this folder (aam-lock.yaml, config.yaml, packages/).
+/lock
+/journal.json
+/journal.json.new
+";
+
+/// Writes `.aam/.gitignore` the first time a project is locked, unless one
+/// is there (a link or anything else is left alone). Best effort: a project
+/// that cannot take it still installs.
+fn ignore_runtime_files(dir: &Path) {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = dir.join(".gitignore");
+    let written = std::fs::OpenOptions::new()
+        .create_new(true)
+        .write(true)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(&path)
+        .and_then(|mut file| file.write_all(RUNTIME_GITIGNORE.as_bytes()));
+    if let Err(e) = written {
+        tracing::debug!(path = %path.display(), "no .gitignore written: {e}");
+    }
 }
 
 // ---------------------------------------------------------------- fault injection
@@ -923,7 +955,7 @@ mod tests {
             for e in std::fs::read_dir(&d).unwrap().flatten() {
                 let p = e.path();
                 let rel = p.strip_prefix(dir).unwrap().display().to_string();
-                if rel == ".aam/lock" {
+                if rel == ".aam/lock" || rel == ".aam/.gitignore" {
                     continue;
                 }
                 if p.is_dir() {
@@ -1443,6 +1475,33 @@ mod tests {
         assert_eq!(err.code(), ErrorCode::Conflict);
         drop(held);
         assert!(lock_project(dir.path(), true, || {}).is_ok());
+    }
+
+    #[test]
+    fn the_first_lock_ignores_the_runtime_files_and_never_replaces_a_gitignore() {
+        let dir = tempfile::tempdir().unwrap();
+        let fresh = dir.path().join("fresh");
+        drop(lock_project(&fresh, true, || {}).unwrap());
+        let written = std::fs::read_to_string(fresh.join(".aam/.gitignore")).unwrap();
+        assert_eq!(written, RUNTIME_GITIGNORE);
+        for runtime in ["/lock", "/journal.json", "/journal.json.new"] {
+            assert!(written.lines().any(|line| line == runtime), "{runtime}");
+        }
+        // Deleted on purpose after the first command: not written again.
+        std::fs::remove_file(fresh.join(".aam/.gitignore")).unwrap();
+        drop(lock_project(&fresh, true, || {}).unwrap());
+        assert!(!fresh.join(".aam/.gitignore").exists());
+        // The user's own, or a link, is left as it is.
+        let own = dir.path().join("own");
+        std::fs::create_dir_all(own.join(".aam")).unwrap();
+        std::fs::write(own.join(".aam/.gitignore"), "mine\n").unwrap();
+        drop(lock_project(&own, true, || {}).unwrap());
+        assert_eq!(std::fs::read(own.join(".aam/.gitignore")).unwrap(), b"mine\n");
+        let linked = dir.path().join("linked");
+        std::fs::create_dir_all(linked.join(".aam")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), linked.join(".aam/.gitignore")).unwrap();
+        drop(lock_project(&linked, true, || {}).unwrap());
+        assert!(!dir.path().join("elsewhere").exists());
     }
 
     #[test]

@@ -67,8 +67,8 @@ pub(crate) fn run_in(env: &TestEnv, dir: &Path, args: &[&str]) -> Run {
     env.aam_in(dir, &all)
 }
 
-/// Every file below `dir` (`.git` and the project lock file `.aam/lock` left
-/// out) with its bytes.
+/// Every file below `dir` (`.git`, the project lock file `.aam/lock` and the
+/// `.aam/.gitignore` written beside it left out) with its bytes.
 pub(crate) fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
         let Ok(entries) = std::fs::read_dir(dir) else { return };
@@ -81,7 +81,7 @@ pub(crate) fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
                 walk(base, &path, out);
             } else {
                 let rel = path.strip_prefix(base).unwrap().display().to_string();
-                if rel != ".aam/lock" {
+                if rel != ".aam/lock" && rel != ".aam/.gitignore" {
                     out.insert(rel, std::fs::read(&path).unwrap());
                 }
             }

@@ -438,7 +438,7 @@ async fn write_tools_are_hidden_refused_and_confined() {
     client.cancel().await.unwrap();
 }
 
-/// Every file under the served project but aam's home and the project lock file.
+/// Every file under the served project but aam's home and the project lock with its `.gitignore`.
 fn project_files(root: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
@@ -446,7 +446,7 @@ fn project_files(root: &Path) -> Vec<String> {
         for entry in std::fs::read_dir(&dir).unwrap().flatten() {
             let path = entry.path();
             let rel = path.strip_prefix(root).unwrap().display().to_string();
-            if rel == "home" || rel == ".aam/lock" || rel.starts_with(".git") {
+            if rel == "home" || rel == ".aam/lock" || rel == ".aam/.gitignore" || rel.starts_with(".git") {
                 continue;
             }
             if entry.file_type().unwrap().is_dir() {

@@ -400,3 +400,20 @@ fn backups_have_no_spaces_and_conflicts_name_the_flag() {
     assert!(!names.is_empty() && names.iter().all(|n| !n.contains(' ')), "{names:?}");
     assert!(!dir.display().to_string().contains(' '), "{dir:?}");
 }
+
+#[test]
+fn git_status_shows_what_to_commit_and_not_the_runtime_lock() {
+    let env = TestEnv::new();
+    env.json(&["registry", "init", "reg", "--default"]);
+    let dir = env.path("kit");
+    package(&dir, "kit", "1.0.0", &[]);
+    env.json(&["pkg", "publish", dir.to_str().unwrap()]);
+    let proj = project(&env);
+    run_in(&env, &proj.dir, &["install", "kit@1.0.0", "--platform", "claude"]).ok_json();
+    let status = proj.git(&["status", "--porcelain", "--untracked-files=all"]);
+    let listed: Vec<&str> = status.lines().map(|line| &line[3..]).collect();
+    for commit in [".aam/.gitignore", ".aam/aam-lock.yaml", ".aam/packages/kit/aam.yaml"] {
+        assert!(listed.contains(&commit), "{commit} in {status}");
+    }
+    assert!(!listed.contains(&".aam/lock"), "{status}");
+}
