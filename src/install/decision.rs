@@ -11,7 +11,6 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::Roots;
 use super::merge::{self, FileConflict, Resolution};
 use super::plan::{Plan, Prepared};
 use super::state::{self, FileState};
@@ -147,7 +146,7 @@ pub fn platforms_for(
 /// edits are to be kept (or do not merge); otherwise add it. `force` replaces
 /// even an identical install.
 pub fn decide(
-    roots: &Roots,
+    plan: &Plan<'_>,
     store: &ObjectStore,
     existing: Option<&LockedPackage>,
     package: &Prepared,
@@ -163,8 +162,9 @@ pub fn decide(
             merged: Resolution::default(),
         });
     };
+    let roots = plan.roots();
     let status = state::file_status(roots, existing)?;
-    let modified = state::keys_in(&status, FileState::Modified);
+    let modified = state::edited_keys(roots, &status, |key, digest| plan.written_here(key, digest))?;
     let manifest = &package.manifest;
     if !force
         && existing.version == manifest.version

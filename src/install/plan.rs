@@ -191,6 +191,11 @@ impl<'r> Plan<'r> {
         self.written_here.wrote(key, digest)
     }
 
+    /// The project or home folder the plan writes in.
+    pub fn roots(&self) -> &'r Roots {
+        self.roots
+    }
+
     /// The lock file as the plan has it so far.
     pub fn lock(&self) -> &LockFile {
         &self.lock

@@ -43,17 +43,20 @@ pub struct RestoreEnv<'a> {
 pub enum Need {
     /// Every recorded file and section is as recorded: nothing to do.
     Intact,
-    /// Some are missing: the package is made again and written.
+    /// Some are missing, or hold what aam wrote for another lock (a
+    /// teammate's upgrade pulled since): the package is made again and written.
     Write,
     /// These files or sections differ from the lock (edited, or not aam's):
     /// never overwritten silently.
     Edited(Vec<String>),
 }
 
-/// What a restore must do with `entry`, from its files' states on disk.
-pub fn need(roots: &Roots, entry: &LockedPackage) -> Result<Need> {
+/// What a restore must do with `entry`, from its files' states on disk (a
+/// file holding bytes aam wrote at its key on this machine is out of date,
+/// not edited: see [`state::edited_keys`]).
+pub fn need(roots: &Roots, entry: &LockedPackage, written_here: impl Fn(&str, &str) -> bool) -> Result<Need> {
     let status = state::file_status(roots, entry)?;
-    let edited = state::keys_in(&status, FileState::Modified);
+    let edited = state::edited_keys(roots, &status, written_here)?;
     Ok(if !edited.is_empty() {
         Need::Edited(edited)
     } else if status.values().all(|s| *s == FileState::Ok) {
@@ -630,15 +633,20 @@ mod tests {
         )]
         .into_iter()
         .collect();
-        assert_eq!(need(&roots, &recorded).unwrap(), Need::Write);
+        let nothing_written = |_: &str, _: &str| false;
+        assert_eq!(need(&roots, &recorded, nothing_written).unwrap(), Need::Write);
         let file = dir.path().join(".claude/skills/x/SKILL.md");
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(&file, bytes).unwrap();
-        assert_eq!(need(&roots, &recorded).unwrap(), Need::Intact);
+        assert_eq!(need(&roots, &recorded, nothing_written).unwrap(), Need::Intact);
         std::fs::write(&file, b"edited").unwrap();
         assert_eq!(
-            need(&roots, &recorded).unwrap(),
+            need(&roots, &recorded, nothing_written).unwrap(),
             Need::Edited(vec![".claude/skills/x/SKILL.md".into()])
         );
+        // Bytes aam wrote there for an earlier lock are out of date, not edited.
+        let earlier = blake3::hash(b"edited").to_hex().to_string();
+        let wrote_earlier = |key: &str, digest: &str| key == ".claude/skills/x/SKILL.md" && digest == earlier;
+        assert_eq!(need(&roots, &recorded, wrote_earlier).unwrap(), Need::Write);
     }
 }

@@ -118,6 +118,17 @@ pub fn key_state(roots: &Roots, key: &str, digest: &str) -> Result<FileState> {
     })
 }
 
+/// The blake3 of what is at `key`: a plain file's bytes or a section's text;
+/// `None` when it is gone, or is anything aam never writes (a link, a
+/// folder, a damaged section).
+pub fn current_digest(roots: &Roots, key: &str) -> Result<Option<String>> {
+    Ok(match current(roots, key)? {
+        Current::File(ref file, ref path) => Some(hash_open(file, path)?),
+        Current::Section(content) => Some(blake3::hash(content.as_bytes()).to_hex().to_string()),
+        Current::Missing | Current::Link(_) | Current::Damaged(_) | Current::Foreign => None,
+    })
+}
+
 /// The state of every file and section a lock entry records.
 pub fn file_status(roots: &Roots, entry: &LockedPackage) -> Result<BTreeMap<String, FileState>> {
     let mut out = BTreeMap::new();
@@ -125,6 +136,24 @@ pub fn file_status(roots: &Roots, entry: &LockedPackage) -> Result<BTreeMap<Stri
         out.insert(key.clone(), key_state(roots, key, digest)?);
     }
     Ok(out)
+}
+
+/// The keys of `status` edited since install: modified, unless what is there
+/// holds bytes aam wrote at that key on this machine (`written_here(key,
+/// digest)`), which were written for another lock (a teammate's upgrade
+/// pulled since): out of date, with nobody's edit in them.
+pub fn edited_keys(
+    roots: &Roots,
+    status: &BTreeMap<String, FileState>,
+    written_here: impl Fn(&str, &str) -> bool,
+) -> Result<Vec<String>> {
+    let mut edited = Vec::new();
+    for key in keys_in(status, FileState::Modified) {
+        if !current_digest(roots, &key)?.is_some_and(|digest| written_here(&key, &digest)) {
+            edited.push(key);
+        }
+    }
+    Ok(edited)
 }
 
 /// The keys of `status` in `state`.

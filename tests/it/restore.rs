@@ -540,3 +540,105 @@ fn a_frozen_restore_keeps_the_lock_byte_for_byte() {
     assert_eq!(text(&lock), before);
     assert!(proj.dir.join(".cursor/skills/pdf/SKILL.md").exists());
 }
+
+/// The team loop: Alice upgrades and commits the lock file; Bob pulls and
+/// restores with `--frozen`. The files aam wrote on Bob's machine for the
+/// earlier lock (his ignored agent folder, and the Codex prompt in his home
+/// folder, which git never holds) are out of date, not edits: they are
+/// updated. A restore said "files were edited since install" and exited 1
+/// on every teammate's machine (found by a review helper). A real edit of
+/// Bob's is still kept.
+#[test]
+fn a_pulled_upgrade_updates_what_aam_wrote_for_the_earlier_lock() {
+    let env = TestEnv::new();
+    let upstream = upstream(&env);
+    upstream.write("prompts/summarize.md", "# Summarize v1\n");
+    upstream.commit("c1b");
+    env.json(&["source", "update", "upstream"]);
+    let alice = project(&env);
+    alice.write(".gitignore", ".claude/\n");
+    let install = [
+        "install",
+        "upstream/pdf",
+        "upstream/docx",
+        "upstream/summarize",
+        "--platform",
+        "claude",
+        "--platform",
+        "codex",
+    ];
+    run(&env, &env.home(), &alice.dir, &install).ok_json();
+    alice.git(&["add", "-A"]);
+    alice.commit("install");
+
+    let bob = env.path("bob");
+    alice.git(&["clone", "-q", alice.dir.to_str().unwrap(), bob.to_str().unwrap()]);
+    let (bob_home, bob_user) = (env.path("bob-aam"), env.path("bob-user"));
+    let as_bob = |args: &[&str]| {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        env.aam_with(
+            &bob,
+            &[
+                ("AAM_HOME", bob_home.to_str().unwrap()),
+                ("HOME", bob_user.to_str().unwrap()),
+            ],
+            &all,
+        )
+    };
+    as_bob(&["install", "--frozen"]).ok_json();
+    let bob_prompt = bob_user.join(".codex/prompts/summarize.md");
+    assert_eq!(text(&bob_prompt), "# Summarize v1\n");
+
+    upstream
+        .write("skills/pdf/SKILL.md", skill("pdf", "PDF v2"))
+        .write("skills/docx/SKILL.md", skill("docx", "DOCX v2"))
+        .write("prompts/summarize.md", "# Summarize v2\n");
+    upstream.commit("c2");
+    run(&env, &env.home(), &alice.dir, &["source", "update", "upstream"]).ok_json();
+    run(&env, &env.home(), &alice.dir, &["upgrade"]).ok_json();
+    alice.commit("upgrade");
+
+    let bob_repo = Repo { dir: bob.clone() };
+    bob_repo.git(&["pull", "-q"]);
+    // Bob's own edit of docx stays his.
+    let bob_docx = bob.join(".claude/skills/docx/SKILL.md");
+    std::fs::write(&bob_docx, "Bob's notes\n").unwrap();
+    let restored = as_bob(&["install", "--frozen"]);
+    assert_eq!(restored.code, 1, "{}", restored.stdout);
+    let restored = restored.json();
+    let skipped: Vec<&str> = restored["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["reason"] == "edited_files")
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(skipped, ["docx"], "{restored}");
+    assert_eq!(text(&bob_docx), "Bob's notes\n");
+    assert!(
+        text(bob.join(".claude/skills/pdf/SKILL.md")).contains("PDF v2"),
+        "{restored}"
+    );
+    assert_eq!(text(&bob_prompt), "# Summarize v2\n");
+    // Once Bob's edit is put back, everything is as the lock records.
+    std::fs::remove_file(&bob_docx).unwrap();
+    as_bob(&["install", "--frozen"]).ok_json();
+    assert!(text(&bob_docx).contains("DOCX v2"));
+    assert_eq!(as_bob(&["verify", "--all"]).ok_json()["is_clean"], true);
+
+    // Pulled again, Bob installs the package by name instead: the same holds.
+    upstream.write("skills/pdf/SKILL.md", skill("pdf", "PDF v3"));
+    upstream.commit("c3");
+    run(&env, &env.home(), &alice.dir, &["source", "update", "upstream"]).ok_json();
+    run(&env, &env.home(), &alice.dir, &["upgrade"]).ok_json();
+    alice.commit("upgrade again");
+    bob_repo.git(&["pull", "-q"]);
+    as_bob(&["source", "add", upstream.path(), "--name", "upstream"]).ok_json();
+    let installed = as_bob(&["install", "upstream/pdf"]).ok_json();
+    assert_eq!(installed["skipped"], serde_json::json!([]), "{installed}");
+    assert!(
+        text(bob.join(".claude/skills/pdf/SKILL.md")).contains("PDF v3"),
+        "{installed}"
+    );
+}

@@ -283,7 +283,7 @@ pub(super) fn install_prepared(
         })?;
         let store = object_store(ctx);
         decisions.push(decide(
-            &roots,
+            &plan,
             &store,
             existing,
             package,

@@ -56,7 +56,7 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
             modified_files,
             conflicts: Vec::new(),
         };
-        match restore::need(&roots, entry)? {
+        match restore::need(&roots, entry, |key, digest| plan.written_here(key, digest))? {
             Need::Intact => output.skipped.push(skip(SkipReason::AlreadyInstalled, Vec::new())),
             Need::Edited(keys) if on_edited == OnEdited::Skip => {
                 output.skipped.push(skip(SkipReason::EditedFiles, keys))
