@@ -365,6 +365,8 @@ pub fn outdated(o: &OutdatedOutput) -> String {
                     "outdated".into()
                 } else if p.gone {
                     "gone".into()
+                } else if p.unknown {
+                    "unknown".into()
                 } else if p.pinned {
                     "pinned".into()
                 } else {

@@ -8,6 +8,7 @@ use crate::config::Settings;
 use crate::error::Result;
 use crate::packages::lock::{LockedPackage, Origin};
 use crate::packages::manifest;
+use crate::sources::spec::redact;
 
 /// One installed package's freshness.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,9 +21,13 @@ pub struct Freshness {
     pub outdated: bool,
     /// A newer version exists that its constraint excludes (registry packages).
     pub pinned: bool,
-    /// Its origin no longer has it (the source was removed, or the artifact
-    /// was removed upstream): nothing to upgrade to.
+    /// Its origin no longer has it (the artifact was removed upstream):
+    /// nothing to upgrade to.
     pub gone: bool,
+    /// Its origin is not known on this machine (its source is not registered
+    /// here, or its registry is not configured or does not list it): nothing
+    /// to compare with until it is added.
+    pub unknown: bool,
     /// Why, in words.
     pub reason: String,
 }
@@ -62,6 +67,7 @@ pub fn check(catalog: &Catalog, settings: &Settings, name: &str, entry: &LockedP
         outdated: false,
         pinned: false,
         gone: false,
+        unknown: false,
         reason: "up to date".to_string(),
     };
     match entry.source {
@@ -76,6 +82,16 @@ pub fn check(catalog: &Catalog, settings: &Settings, name: &str, entry: &LockedP
                 .into_iter()
                 .map(|(version, _)| version)
                 .collect();
+            if versions.is_empty() {
+                out.unknown = true;
+                out.reason = match settings.registries.iter().any(|r| r.name == registry) {
+                    true => format!("registry `{registry}` does not list `{name}`: nothing to compare with"),
+                    false => format!(
+                        "registry `{registry}` is not configured here: add it with `aam registry add {registry} <url>` to check for updates"
+                    ),
+                };
+                return Ok(out);
+            }
             let req = manifest::parse_constraint(entry.requested.as_deref().unwrap_or("*"))
                 .unwrap_or(semver::VersionReq::STAR);
             let current = semver::Version::parse(&entry.version).ok();
@@ -101,10 +117,16 @@ pub fn check(catalog: &Catalog, settings: &Settings, name: &str, entry: &LockedP
         }
         Origin::Source => {
             let Some(source) = catalog.find_source(&entry.source_name)? else {
-                out.gone = true;
+                // Removed here, or never added on this machine (a teammate's install).
+                out.unknown = true;
+                let url = entry
+                    .source_url
+                    .as_deref()
+                    .map(redact)
+                    .unwrap_or_else(|| "<url>".into());
                 out.reason = format!(
-                    "source `{}` is no longer registered: nothing to upgrade to (`aam uninstall {name}` removes it; it stays as it is otherwise)",
-                    entry.source_name
+                    "source `{}` is not registered here: add it with `aam source add {url} --name {}` to check for updates",
+                    entry.source_name, entry.source_name
                 );
                 return Ok(out);
             };

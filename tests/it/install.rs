@@ -1232,14 +1232,27 @@ fn an_artifact_gone_from_its_origin_is_left_as_it_is_and_says_so() {
         json!([format!("`alpha` in `{}`", proj.dir.display())]),
         "{removed}"
     );
+    // A source not registered here (removed, or a teammate's install never
+    // added on this machine) is unknown, not gone: the reason says how to add
+    // it (it said "no longer registered" and suggested `aam uninstall`).
     let outdated = run_in(&env, &proj.dir, &["outdated"]).ok_json();
-    assert_eq!(outdated["packages"][0]["gone"], true, "{outdated}");
-    assert!(
-        outdated["packages"][0]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("no longer registered")
+    let alpha = &outdated["packages"][0];
+    assert_eq!(
+        (&alpha["gone"], &alpha["unknown"]),
+        (&json!(false), &json!(true)),
+        "{outdated}"
     );
+    let reason = alpha["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("`aam source add file://")
+            && reason.contains(&format!("{} --name up`", repo.path()))
+            && !reason.contains("uninstall"),
+        "{reason}"
+    );
+    let upgraded = run_in(&env, &proj.dir, &["upgrade"]);
+    assert_eq!(upgraded.code, 0, "{upgraded:?}");
+    assert!(upgraded.stdout.contains("aam source add"), "{upgraded:?}");
+    assert_eq!(tree(&proj.dir), before);
 }
 
 /// A platform that takes none of a package's artifact types gets nothing, and

@@ -200,6 +200,27 @@ fn outdated_asks_the_registry_a_package_came_from() {
     assert!(upgraded.stdout.contains("AAM_CONFLICT"), "{}", upgraded.stdout);
     let listed = env.aam_in(&proj.dir, &["--json", "list"]).ok_json();
     assert_eq!(listed["packages"][0]["version"], "0.1.1", "{listed}");
+    // A teammate's machine without the registry cannot tell: `unknown`, with
+    // the command that adds it (it said "up to date").
+    std::fs::write(&lock, text).unwrap();
+    let fresh = env.path("teammate-home");
+    let elsewhere = env
+        .aam_with(
+            &proj.dir,
+            &[("AAM_HOME", fresh.to_str().unwrap())],
+            &["--json", "outdated"],
+        )
+        .ok_json();
+    let rk = &elsewhere["packages"][0];
+    assert_eq!(
+        (&rk["unknown"], &rk["outdated"]),
+        (&json!(true), &json!(false)),
+        "{elsewhere}"
+    );
+    assert!(
+        rk["reason"].as_str().unwrap().contains("`aam registry add team <url>`"),
+        "{elsewhere}"
+    );
 }
 
 #[test]

@@ -37,8 +37,10 @@ pub struct OutdatedPackage {
     pub outdated: bool,
     /// A newer version exists that its constraint excludes: `upgrade` leaves it, installing `name@version` moves it.
     pub pinned: bool,
-    /// Its origin no longer has it (source removed, or artifact removed upstream): nothing to upgrade to; it stays as it is unless uninstalled.
+    /// Its origin no longer has it (the artifact was removed upstream): nothing to upgrade to; it stays as it is unless uninstalled.
     pub gone: bool,
+    /// Its origin is not known on this machine (source not registered here, registry not configured or not listing it): nothing to compare with until it is added (`reason` says how).
+    pub unknown: bool,
     /// Why, in words.
     pub reason: String,
 }
@@ -89,6 +91,7 @@ impl Tool for Outdated {
                 outdated: fresh.outdated,
                 pinned: fresh.pinned,
                 gone: fresh.gone,
+                unknown: fresh.unknown,
                 reason: fresh.reason,
             });
         }

@@ -155,7 +155,7 @@ impl Tool for Upgrade {
                 conflict_markers: Vec::new(),
                 conflicts: Vec::new(),
                 // Why a package with something newer somewhere is left as it is.
-                message: (fresh.gone || fresh.pinned).then(|| fresh.reason.clone()),
+                message: (fresh.gone || fresh.unknown || fresh.pinned).then(|| fresh.reason.clone()),
             };
             // Files on disk as the lock records that this machine never wrote
             // are replaced only once the entry's origin is shown to make them:
