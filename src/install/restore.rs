@@ -211,7 +211,7 @@ fn source(env: &RestoreEnv<'_>, catalog: &Catalog, name: &str, entry: &LockedPac
             .with_hint("run `aam install` without `--offline` to fetch it"));
         }
         None => {
-            let _cache_lock = crate::sources::cache::lock(env.spec.locks, &spec.cache_key())?;
+            let _cache_lock = crate::sources::cache::lock(env.spec.locks, env.spec.caches, &spec.cache_key())?;
             let (cache, created) = GitCache::open_or_create(&dir)?;
             let want = RefWant::Named(commit_text.to_string());
             cache.fetch(

@@ -44,11 +44,13 @@ pub struct CacheLock {
     _file: std::fs::File,
 }
 
-/// Takes the lock of the cache `cache_key` (`<host>/<path>`), waiting for the
-/// command holding it. Lock files live in `locks` (the home's `locks/`), one
-/// per repository and never deleted, so a waiting command never holds a lock
-/// on a file another one replaced.
-pub fn lock(locks: &Path, cache_key: &str) -> Result<CacheLock> {
+/// Takes the lock of the cache `cache_key` (`<host>/<path>`) under `caches`,
+/// waiting for the command holding it, then removes the git lock files a
+/// killed command left in that cache ([`remove_stale_git_locks`]). Lock files
+/// live in `locks` (the home's `locks/`), one per repository and never
+/// deleted, so a waiting command never holds a lock on a file another one
+/// replaced.
+pub fn lock(locks: &Path, caches: &Path, cache_key: &str) -> Result<CacheLock> {
     let dir = locks;
     std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
     let digest = blake3::hash(cache_key.as_bytes()).to_hex();
@@ -67,7 +69,48 @@ pub fn lock(locks: &Path, cache_key: &str) -> Result<CacheLock> {
         }
         Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("lock", &path, e)),
     }
+    remove_stale_git_locks(&caches.join(cache_key));
     Ok(CacheLock { _file: file })
+}
+
+/// Git's own lock files (`refs/**/*.lock`, `packed-refs.lock`, `HEAD.lock`,
+/// ...) in the cached repository `dir`. Called with the cache lock held:
+/// every aam command that writes into a cache holds it, so any such file is
+/// left by a command killed mid-write, and gix would refuse every later ref
+/// update there. Links are never followed; what cannot be removed is left.
+fn remove_stale_git_locks(dir: &Path) {
+    let mut stale: Vec<PathBuf> = [
+        "HEAD.lock",
+        "packed-refs.lock",
+        "config.lock",
+        "shallow.lock",
+        "index.lock",
+    ]
+    .iter()
+    .map(|name| dir.join(name))
+    .filter(|path| std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()))
+    .collect();
+    let mut folders = vec![dir.join("refs")];
+    while let Some(folder) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else { continue };
+            let path = entry.path();
+            if kind.is_dir() {
+                folders.push(path);
+            } else if kind.is_file() && path.extension().is_some_and(|e| e == "lock") {
+                stale.push(path);
+            }
+        }
+    }
+    for path in stale {
+        match std::fs::remove_file(&path) {
+            Ok(()) => tracing::info!(path = %path.display(), "removed a git lock file a killed command left"),
+            Err(e) => tracing::debug!(path = %path.display(), "could not remove a stale git lock file: {e}"),
+        }
+    }
 }
 
 /// Deletes the cache `cache_key` under `caches` unless `in_use` says a source
@@ -80,7 +123,7 @@ pub fn remove_unused(
     cache_key: &str,
     in_use: impl FnOnce() -> Result<bool>,
 ) -> Result<bool> {
-    let _lock = lock(locks, cache_key)?;
+    let _lock = lock(locks, caches, cache_key)?;
     let dir = caches.join(cache_key);
     // The command it waited for may have removed it (a cancelled add).
     if in_use()? || !dir.exists() {
@@ -155,7 +198,7 @@ pub fn restore(
     let Some(sha) = source.head_commit.as_deref() else {
         return Ok(());
     };
-    let _lock = lock(locks, &source.cache_key)?;
+    let _lock = lock(locks, caches, &source.cache_key)?;
     let (cache, created) = open_repairing(caches, source)?;
     progress.start(&format!("fetching {}", source.name), None);
     let fetched = cache.fetch(

@@ -1300,7 +1300,12 @@ fn ctrl_c_stops_a_command_at_a_safe_point_and_keeps_nothing() {
     let repo = env.repo("team");
     repo.write("skills/a/SKILL.md", skill("a", "A")).commit("one skill");
     let spec = aam::sources::spec::SourceSpec::parse(repo.path(), env.root.path()).unwrap();
-    let held = aam::sources::cache::lock(&env.home().join("locks"), &spec.cache_key()).unwrap();
+    let held = aam::sources::cache::lock(
+        &env.home().join("locks"),
+        &env.home().join("cache/git"),
+        &spec.cache_key(),
+    )
+    .unwrap();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_aam"))
         .args(["-v", "source", "add", repo.path(), "--name", "team"])
         .current_dir(env.root.path())
@@ -1441,4 +1446,43 @@ fn a_repository_on_an_unborn_branch_names_the_refs_it_has() {
     let added = env.json(&["source", "add", repo.path(), "--ref", "origin/main"]);
     assert_eq!(added["commit"], commit.as_str(), "{added}");
     assert_eq!(added["artifact_count"], 1);
+}
+
+/// A command killed while gix held a ref's lock file leaves it in the cache,
+/// and every later add or update there failed with "failed to update refs"
+/// and a hint about `AAM_HOME` being writable (found by a kill -9 helper
+/// round). A command holding the cache's lock removes such files first: no
+/// live aam command can own them then.
+#[test]
+fn git_lock_files_a_killed_command_left_in_the_cache_are_cleared() {
+    let env = TestEnv::new();
+    let repo = env.repo("up");
+    repo.write("skills/pdf/SKILL.md", skill("pdf", "PDF v1"));
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--name", "up"]);
+    // The cache is the one folder under the home's git cache with a `refs/aam`.
+    let mut cache = env.home().join("cache/git");
+    while !cache.join("refs/aam").is_dir() {
+        let next = std::fs::read_dir(&cache).unwrap().next().unwrap().unwrap().path();
+        cache = next;
+    }
+    let namespace = std::fs::read_dir(cache.join("refs/aam"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("head").exists())
+        .unwrap();
+    let left = [namespace.join("head.lock"), cache.join("packed-refs.lock")];
+    for file in &left {
+        std::fs::write(file, "").unwrap();
+    }
+    repo.write("skills/pdf/SKILL.md", skill("pdf", "PDF v2"));
+    repo.commit("c2");
+    let updated = env.json(&["source", "update", "up"]);
+    assert_eq!(updated["total_modified"], 1, "{updated}");
+    for file in &left {
+        assert!(!file.exists(), "{}", file.display());
+    }
+    // Another name on the same repository shares the cache: its add works too.
+    std::fs::write(namespace.join("head.lock"), "").unwrap();
+    env.json(&["source", "add", repo.path(), "--name", "again"]);
 }

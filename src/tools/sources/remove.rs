@@ -66,7 +66,7 @@ impl Tool for SourceRemove {
             Ok(((), IndexChange::SourceRemoved(source.id), generation))
         })?;
         let dir = cache::dir(&ctx.home.git_cache_dir(), &source);
-        let _cache_lock = cache::lock(&ctx.home.locks_dir(), &source.cache_key)?;
+        let _cache_lock = cache::lock(&ctx.home.locks_dir(), &ctx.home.git_cache_dir(), &source.cache_key)?;
         let mut cache_purged = false;
         if input.purge_cache && !shared {
             cache::remove_dir(&dir, ctx.home.root())?;

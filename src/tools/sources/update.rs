@@ -188,7 +188,7 @@ fn update_one(
         ctx.check_repository(path, &source.name)?;
     }
     let limits = ctx.fetch_limits()?;
-    let _cache_lock = cache::lock(&ctx.home.locks_dir(), &source.cache_key)?;
+    let _cache_lock = cache::lock(&ctx.home.locks_dir(), &ctx.home.git_cache_dir(), &source.cache_key)?;
     let (cache, fresh) = cache::open_repairing(&ctx.home.git_cache_dir(), source)?;
     // What is read must lie inside too, not only the path checked before.
     let cache = cache.reading_local_within(local_inside.and(ctx.sandbox_folders()));
