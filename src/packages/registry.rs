@@ -79,13 +79,60 @@ pub struct VersionEntry {
     pub published_at: String,
 }
 
+/// The index of a registry with no packages.
+fn empty_index() -> RegistryIndex {
+    RegistryIndex {
+        format: FORMAT,
+        packages: BTreeMap::new(),
+    }
+}
+
+/// Removes what a killed `registry init` left in `root` (it has no marker):
+/// the temporaries of the marker and the index, and an index with no
+/// packages. Only when the folder holds nothing else: a folder with anything
+/// of the user's in it is left as it is.
+fn remove_interrupted_init(root: &Path) {
+    let Ok(entries) = std::fs::read_dir(root) else { return };
+    let temporary = |name: &str| {
+        [MARKER, INDEX]
+            .iter()
+            .any(|file| name.starts_with(&format!(".{file}.aam-")) && name.ends_with(".tmp"))
+    };
+    let mut left = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let plain = entry.file_type().is_ok_and(|t| t.is_file());
+        let empty_index = name == INDEX
+            && crate::paths::read_plain(&entry.path(), MAX_INDEX_BYTES)
+                .ok()
+                .flatten()
+                .and_then(|bytes| serde_json::from_slice::<RegistryIndex>(&bytes).ok())
+                .is_some_and(|index| index.packages.is_empty());
+        if !(plain && (temporary(&name) || empty_index)) {
+            return;
+        }
+        left.push(entry.path());
+    }
+    for path in left {
+        if let Err(e) = std::fs::remove_file(&path) {
+            tracing::debug!(path = %path.display(), "could not remove a killed init's file: {e}");
+        }
+    }
+}
+
 impl Registry {
     /// Makes `root` a registry. An existing registry is kept as it is; a folder
     /// with other content needs `force`.
     pub fn init(root: &Path, force: bool) -> Result<Self> {
         if root.join(MARKER).exists() {
-            return Self::open(root);
+            let registry = Self::open(root)?;
+            // Made by an aam that wrote the marker first, killed before the index.
+            if !root.join(INDEX).exists() && !root.join("packages").exists() {
+                registry.write_index(&empty_index())?;
+            }
+            return Ok(registry);
         }
+        remove_interrupted_init(root);
         let occupied = std::fs::read_dir(root).map(|mut d| d.next().is_some()).unwrap_or(false);
         if occupied && !force {
             return Err(Error::new(
@@ -105,14 +152,12 @@ impl Registry {
             )
             .with_hint(format!("move `{taken}` aside, or choose another folder")));
         }
-        atomic::write_file(&root.join(MARKER), format!("{{\"format\": {FORMAT}}}\n").as_bytes())?;
+        // The marker lands last: a folder with it is a whole registry.
         let registry = Self {
             root: root.to_path_buf(),
         };
-        registry.write_index(&RegistryIndex {
-            format: FORMAT,
-            packages: BTreeMap::new(),
-        })?;
+        registry.write_index(&empty_index())?;
+        atomic::write_file(&root.join(MARKER), format!("{{\"format\": {FORMAT}}}\n").as_bytes())?;
         Ok(registry)
     }
 
@@ -580,6 +625,47 @@ mod tests {
             err.message(),
             "`https://***@host/reg` is not a local registry; only `file://` registries are supported"
         );
+    }
+
+    /// What a `registry init` killed at each point leaves is finished or
+    /// cleared by the next one, without `--force` (it was refused as "not
+    /// empty", or failed reading a missing index; found by a kill -9 round).
+    #[test]
+    fn init_finishes_what_a_killed_init_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = serde_json::to_string(&empty_index()).unwrap();
+        let states: [&[(&str, &str)]; 4] = [
+            &[(".aam-registry.json.aam-Ab12Cd.tmp", "")],
+            &[(".index.json.aam-Zz99Yy.tmp", "{\"form")],
+            &[("index.json", &empty), (".aam-registry.json.aam-Qq11Ww.tmp", "{")],
+            // An older aam wrote the marker first.
+            &[(MARKER, "{\"format\": 1}\n")],
+        ];
+        for (i, files) in states.iter().enumerate() {
+            let root = dir.path().join(format!("r{i}"));
+            std::fs::create_dir_all(&root).unwrap();
+            for (name, text) in *files {
+                std::fs::write(root.join(name), text).unwrap();
+            }
+            let registry = Registry::init(&root, false).unwrap();
+            assert!(registry.index().unwrap().packages.is_empty(), "{i}");
+            let mut names: Vec<String> = std::fs::read_dir(&root)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            assert_eq!(names, [MARKER, INDEX], "{i}");
+        }
+        // Beside anything else, nothing is removed and `--force` is still asked.
+        let mixed = dir.path().join("mixed");
+        std::fs::create_dir_all(&mixed).unwrap();
+        std::fs::write(mixed.join(".index.json.aam-Ab12Cd.tmp"), "").unwrap();
+        std::fs::write(mixed.join("notes.txt"), "mine").unwrap();
+        assert_eq!(
+            Registry::init(&mixed, false).unwrap_err().code(),
+            ErrorCode::RegistryInvalid
+        );
+        assert!(mixed.join(".index.json.aam-Ab12Cd.tmp").exists());
     }
 
     #[test]
