@@ -120,6 +120,26 @@ impl Roots {
         self.root.display().to_string()
     }
 
+    /// How the lock file records the package folder or archive at `path`:
+    /// relative to the root (`./kit`) when it lies inside it, so the lock
+    /// holds on every clone of the project; else the absolute path.
+    pub fn recorded_path(&self, path: &str) -> String {
+        let root = self.root.canonicalize().unwrap_or_else(|_| self.root.clone());
+        match Path::new(path).strip_prefix(&root) {
+            Ok(inside) if !inside.as_os_str().is_empty() => format!("./{}", inside.display()),
+            _ => path.to_string(),
+        }
+    }
+
+    /// Where a package folder or archive the lock file records lies: a `./`
+    /// path is below the root (see [`Roots::recorded_path`]).
+    pub fn recorded_location(&self, recorded: &str) -> PathBuf {
+        match recorded.strip_prefix("./") {
+            Some(inside) => self.root.join(inside),
+            None => PathBuf::from(recorded),
+        }
+    }
+
     /// Checks a lock key (see [`keys::check`]).
     pub fn check_key(&self, key: &str) -> Result<CheckedKey> {
         keys::check(key, self.global).map_err(|why| unsafe_path(key, &why))

@@ -355,6 +355,31 @@ impl<'r> Plan<'r> {
         Ok(())
     }
 
+    /// How the lock records where `package` (named `name`) comes from. A
+    /// folder or archive inside the root is recorded relative to it (see
+    /// [`Roots::recorded_path`]), unless the lock already names that place
+    /// otherwise (an older lock's absolute path is kept, so a restore leaves
+    /// the lock file as it is).
+    fn recorded_origin(&self, name: &str, package: &Prepared) -> String {
+        if !matches!(package.origin, Origin::Local | Origin::Archive) {
+            return package.source_name.clone();
+        }
+        let here = std::path::Path::new(&package.source_name);
+        match self.lock.packages.get(name) {
+            Some(previous)
+                if matches!(previous.source, Origin::Local | Origin::Archive)
+                    && self
+                        .roots
+                        .recorded_location(&previous.source_name)
+                        .canonicalize()
+                        .is_ok_and(|recorded| recorded == here) =>
+            {
+                previous.source_name.clone()
+            }
+            _ => self.roots.recorded_path(&package.source_name),
+        }
+    }
+
     /// Plans one package: its copy under `.aam/packages/`, its deployments, and
     /// the removal of whatever an earlier version deployed that this one does not.
     pub fn add(&mut self, package: &Prepared, platforms: &[Platform]) -> Result<LockedPackage> {
@@ -481,7 +506,7 @@ impl<'r> Plan<'r> {
         let entry = LockedPackage {
             version: package.manifest.version.clone(),
             source: package.origin,
-            source_name: package.source_name.clone(),
+            source_name: self.recorded_origin(&name, package),
             source_commit: package.source_commit.clone(),
             source_url: package.source_url.clone(),
             checksum: package.checksum.clone(),

@@ -68,13 +68,19 @@ pub fn need(roots: &Roots, entry: &LockedPackage, written_here: impl Fn(&str, &s
 
 /// Makes the package `name` again from what its lock entry records, and
 /// checks it is what was installed: name, version and package checksum.
-pub fn prepare(env: &RestoreEnv<'_>, catalog: &Catalog, name: &str, entry: &LockedPackage) -> Result<Prepared> {
+pub fn prepare(
+    env: &RestoreEnv<'_>,
+    catalog: &Catalog,
+    roots: &Roots,
+    name: &str,
+    entry: &LockedPackage,
+) -> Result<Prepared> {
     let prepared = match entry.source {
         Origin::Registry => registry(env, name, entry)?,
         Origin::Source => source(env, catalog, name, entry)?,
         Origin::Local | Origin::Archive => {
-            let path = std::path::Path::new(&entry.source_name);
-            let prepared = specs::prepare_path(&env.spec, path, &entry.source_name)?;
+            let path = roots.recorded_location(&entry.source_name);
+            let prepared = specs::prepare_path(&env.spec, &path, &entry.source_name)?;
             Prepared {
                 requested: entry.requested.clone(),
                 ..prepared
@@ -278,7 +284,7 @@ pub fn verify_origin(
     entry: &LockedPackage,
     keys: &[String],
 ) -> Result<()> {
-    let package = prepare(env, catalog, name, entry)?;
+    let package = prepare(env, catalog, roots, name, entry)?;
     let planned = super::plan::Plan::new(roots, true)?.add(&package, &entry.platforms)?;
     let wrong: Vec<String> = keys
         .iter()
@@ -557,7 +563,8 @@ mod tests {
             fetch_limits: crate::sources::git::FetchLimits::resolve(None, None),
             cancel: &crate::cancel::Cancel::new(),
         };
-        prepare(&env, &catalog, "kit", entry)
+        let roots = Roots::new(dir.to_path_buf(), dir.join("home"), false);
+        prepare(&env, &catalog, &roots, "kit", entry)
     }
 
     #[test]

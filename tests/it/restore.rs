@@ -642,3 +642,45 @@ fn a_pulled_upgrade_updates_what_aam_wrote_for_the_earlier_lock() {
         "{installed}"
     );
 }
+
+/// A package folder inside the project is recorded relative to it, so a
+/// teammate's clone elsewhere restores it (the lock held the absolute path of
+/// the first machine, and a clone failed with `AAM_PACKAGE_NOT_FOUND`; found
+/// by a review helper). An older lock's absolute path is kept as written.
+#[test]
+fn a_package_folder_inside_the_project_restores_in_any_clone() {
+    let env = TestEnv::new();
+    let alice = project(&env);
+    package(&alice.dir.join("team-kit"), "team-kit", "1.0.0", &[]);
+    let installed = run(
+        &env,
+        &env.home(),
+        &alice.dir,
+        &["install", "./team-kit", "--platform", "claude"],
+    )
+    .ok_json();
+    assert_eq!(installed["installed"][0]["source_name"], "./team-kit", "{installed}");
+    let lock_text = text(alice.dir.join(".aam/aam-lock.yaml"));
+    assert!(!lock_text.contains(alice.dir.to_str().unwrap()), "{lock_text}");
+    alice.commit("install");
+
+    let bob = env.path("elsewhere/bob");
+    alice.git(&["clone", "-q", alice.dir.to_str().unwrap(), bob.to_str().unwrap()]);
+    let bob_home = env.path("bob-aam");
+    run(&env, &bob_home, &bob, &["install", "--frozen"]).ok_json();
+    assert!(bob.join(".claude").is_dir());
+    assert_eq!(
+        run(&env, &bob_home, &bob, &["verify", "--all"]).ok_json()["is_clean"],
+        true
+    );
+
+    // A lock an older aam wrote, with the absolute path: a restore keeps it.
+    let absolute = lock_text.replace(
+        "source_name: ./team-kit",
+        &format!("source_name: {}/team-kit", bob.display()),
+    );
+    std::fs::write(bob.join(".aam/aam-lock.yaml"), &absolute).unwrap();
+    std::fs::remove_dir_all(bob.join(".claude")).unwrap();
+    run(&env, &bob_home, &bob, &["install", "--frozen"]).ok_json();
+    assert_eq!(text(bob.join(".aam/aam-lock.yaml")), absolute);
+}

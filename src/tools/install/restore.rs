@@ -79,7 +79,7 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
                 cancel: &ctx.cancel,
             };
             todo.iter()
-                .map(|(name, entry, _)| restore::prepare(&env, &catalog, name, entry))
+                .map(|(name, entry, _)| restore::prepare(&env, &catalog, &roots, name, entry))
                 .collect::<Result<Vec<_>>>()
         })?;
         let policy = ctx.audit_policy(input.global)?;
