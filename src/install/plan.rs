@@ -322,7 +322,9 @@ impl<'r> Plan<'r> {
             self.originals.push(bytes);
             return Ok(());
         }
-        let ours = self.lock.packages.values().any(|p| p.file_checksums.contains_key(key));
+        // The package's copy is aam's own folder: one no lock entry records
+        // (the lock file was lost or merged away) is a stale copy, replaced.
+        let ours = in_copy || self.lock.packages.values().any(|p| p.file_checksums.contains_key(key));
         let others = self.written_here.shared_with(key);
         let replace_shared = self.force || self.replacing_shared;
         if !replace_shared && !others.is_empty() && std::fs::symlink_metadata(&path).is_ok() {

@@ -292,3 +292,27 @@ fn rules_and_agents_that_need_no_change_are_deployed_as_written() {
     let verified = run_in(&env, &proj.dir, &["verify", "--all"]).ok_json();
     assert_eq!(verified["is_clean"], true, "{verified}");
 }
+
+/// A lock file lost (a bad merge resolution, deleted) leaves the package
+/// copies under `.aam/packages/`: adopting the deployed skills again replaces
+/// those stale copies, aam's own folder, instead of refusing them as "a file
+/// of yours" with a hint naming flags adopt does not take (found by a review
+/// helper).
+#[test]
+fn adopting_after_the_lock_file_was_lost_replaces_the_stale_package_copies() {
+    let env = TestEnv::new();
+    upstream(&env);
+    let proj = project(&env);
+    run_in(&env, &proj.dir, &["install", "upstream/docx", "--platform", "claude"]).ok_json();
+    std::fs::remove_file(proj.dir.join(".aam/aam-lock.yaml")).unwrap();
+    let inventory = run_in(&env, &proj.dir, &["inventory"]).ok_json();
+    assert_eq!(
+        row(&inventory, ".claude/skills/docx")["status"],
+        "untracked",
+        "{inventory}"
+    );
+    let adopted = run_in(&env, &proj.dir, &["adopt", "--all"]).ok_json();
+    assert_eq!(adopted["adopted"].as_array().map(Vec::len), Some(1), "{adopted}");
+    assert!(lock(&proj.dir)["packages"]["docx"].is_mapping());
+    assert_eq!(run_in(&env, &proj.dir, &["verify", "docx"]).ok_json()["is_clean"], true);
+}
