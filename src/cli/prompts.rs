@@ -144,13 +144,16 @@ pub fn on_edited(ctx: &Context, report: &UpgradeReport, global: bool) -> Result<
 /// Asks `aam init` which platforms to deploy to (the detected ones ticked) and
 /// whether to register the default sources.
 pub fn setup(ctx: &Context, input: &mut InitInput) -> Result<()> {
-    let detected: Vec<Platform> = detect_platforms(&crate::project::root(&ctx.cwd))
-        .into_iter()
-        .map(|(p, _)| p)
-        .collect();
+    let root = crate::project::root(&ctx.cwd);
+    // The project's setting when set (a team's committed choice), else what it uses.
+    let set = crate::config::read_settings(&crate::config::project_settings_path(&root))?.default_platforms;
+    let ticked_now: Vec<Platform> = match set.is_empty() {
+        true => detect_platforms(&root).into_iter().map(|(p, _)| p).collect(),
+        false => set.iter().filter_map(|name| Platform::parse(name)).collect(),
+    };
     if input.platforms.is_empty() {
         let all = Platform::ALL;
-        let ticked: Vec<bool> = all.iter().map(|p| detected.contains(p)).collect();
+        let ticked: Vec<bool> = all.iter().map(|p| ticked_now.contains(p)).collect();
         let labels: Vec<String> = all.iter().map(|p| format!("{} ({})", p.agent().name, p.id())).collect();
         let chosen = MultiSelect::new()
             .with_prompt("Platforms to install into by default (space ticks, enter accepts)")

@@ -184,7 +184,7 @@ impl Tool for ConfigSet {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InitInput {
-    /// Platforms installs deploy to by default (empty: the ones the project already uses).
+    /// Platforms installs deploy to by default (empty: keep the project's `default_platforms` when set, else the ones the project already uses).
     #[serde(default)]
     pub platforms: Vec<Platform>,
     /// Also register the built-in default sources (not fetched until `aam_source_update`).
@@ -226,7 +226,7 @@ pub struct Init;
 impl Tool for Init {
     const NAME: &'static str = "aam_init";
     const TITLE: &'static str = "Set aam up";
-    const DESCRIPTION: &'static str = "Set aam up for the current project: detect the agents it uses by the agent table's project markers (`.cursor/`, `.claude/` or `CLAUDE.md`, `.github/`, `.codex/` or `AGENTS.md`, `.windsurf/`, `GEMINI.md`, ...; see `aam_agents`), save them (or the ones given) as the project's `default_platforms` in `.aam/config.yaml` (they win over the home's setting), create the catalog, and optionally register the built-in default sources. Safe to run again. Next: `aam_source_add` or `aam_source_update`.";
+    const DESCRIPTION: &'static str = "Set aam up for the current project: detect the agents it uses by the agent table's project markers (`.cursor/`, `.claude/` or `CLAUDE.md`, `.github/`, `.codex/` or `AGENTS.md`, `.windsurf/`, `GEMINI.md`, ...; see `aam_agents`), save them (or the ones given) as the project's `default_platforms` in `.aam/config.yaml` (they win over the home's setting; one already set there is kept unless platforms are given), create the catalog, and optionally register the built-in default sources. Safe to run again. Next: `aam_source_add` or `aam_source_update`.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
     const ERRORS: &'static [ErrorCode] = &[];
@@ -248,19 +248,25 @@ impl Tool for Init {
     fn run(ctx: &Context, input: InitInput) -> Result<InitOutput> {
         let root = crate::project::root(&ctx.cwd);
         let detected = detect_platforms(&root);
-        let chosen = if input.platforms.is_empty() {
-            detected.iter().map(|(p, _)| *p).collect()
-        } else {
-            input.platforms
-        };
         let settings_path = project_settings_path(&root);
         ctx.check_path(&settings_path, ".aam/config.yaml")?;
         let mut settings = read_settings(&settings_path)?;
-        let mut names: Vec<String> = chosen.iter().map(|p| p.as_str().to_string()).collect();
-        names.sort();
-        names.dedup();
-        settings.default_platforms = names.clone();
-        write_settings(&settings_path, &settings)?;
+        // A project's setting (a team's committed choice) stays unless other
+        // platforms are given.
+        let names = if input.platforms.is_empty() && !settings.default_platforms.is_empty() {
+            settings.default_platforms.clone()
+        } else {
+            let chosen: Vec<Platform> = match input.platforms.is_empty() {
+                true => detected.iter().map(|(p, _)| *p).collect(),
+                false => input.platforms,
+            };
+            let mut names: Vec<String> = chosen.iter().map(|p| p.as_str().to_string()).collect();
+            names.sort();
+            names.dedup();
+            settings.default_platforms = names.clone();
+            write_settings(&settings_path, &settings)?;
+            names
+        };
         drop(ctx.catalog()?);
         let default_sources_added = if input.add_default_sources {
             crate::sources::defaults::enable(&mut *ctx.catalog()?, &ctx.cwd, false)?.added

@@ -594,6 +594,11 @@ fn init_detects_platforms_and_settings_are_validated() {
 
     let project = std::fs::read_to_string(env.path(".aam/config.yaml")).unwrap();
     assert!(project.contains("cursor"), "{project}");
+    // Run again without platforms (a teammate's `aam init --yes` on a clone):
+    // the project's setting stays (it was replaced by what was detected).
+    let again = env.json(&["init", "--yes"]);
+    assert_eq!(again["default_platforms"], serde_json::json!(["cursor"]), "{again}");
+    assert_eq!(std::fs::read_to_string(env.path(".aam/config.yaml")).unwrap(), project);
 
     // The project's setting wins over the home's, which wins over detection.
     env.json(&["config", "set", "default_platforms", "claude"]);
