@@ -19,7 +19,6 @@ use super::journal::{self, FileChange, MirrorOp};
 use super::keys::{self, CheckedKey, LOCK_KEY};
 use super::mirror::WrittenHere;
 use super::state::{self, FileState};
-use crate::catalog::now_timestamp;
 use crate::deploy::sections::{self, Section};
 use crate::deploy::{self, Location, Target};
 use crate::error::{Error, ErrorCode, Result};
@@ -672,8 +671,9 @@ impl<'r> Plan<'r> {
         let old = lock::read(&self.roots.root)?;
         let mut new = self.lock;
         new.lockfile_version = lock::LOCKFILE_VERSION;
-        if new.packages != old.packages || old.resolved_at.is_empty() {
-            new.resolved_at = now_timestamp();
+        let written = std::fs::symlink_metadata(lock::lock_path(&self.roots.root)).is_ok();
+        if new.packages != old.packages || !written {
+            new.resolved_at = String::new();
             self.changes.push(FileChange {
                 key: LOCK_KEY.to_string(),
                 content: Some((Bytes::from(lock::to_text(&new).into_bytes()), false)),

@@ -52,7 +52,10 @@ pub const LOCKFILE_VERSION: u32 = 1;
 pub struct LockFile {
     /// Layout version.
     pub lockfile_version: u32,
-    /// When the set of packages last changed.
+    /// When the set of packages last changed, as an older aam recorded it:
+    /// kept while the packages stay the same, dropped when they change (a
+    /// timestamp made every two branches' installs conflict in a merge).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub resolved_at: String,
     /// Installed packages by name.
     #[serde(default, deserialize_with = "unique_keys")]

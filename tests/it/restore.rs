@@ -684,3 +684,31 @@ fn a_package_folder_inside_the_project_restores_in_any_clone() {
     run(&env, &bob_home, &bob, &["install", "--frozen"]).ok_json();
     assert_eq!(text(bob.join(".aam/aam-lock.yaml")), absolute);
 }
+
+/// Installs made on two branches merge without a conflict in the lock file
+/// when their entries do not meet: it has no timestamp (its `resolved_at`
+/// line conflicted in every such merge; found by a review helper).
+#[test]
+fn installs_on_two_branches_merge_cleanly() {
+    let env = TestEnv::new();
+    upstream(&env);
+    let proj = project(&env);
+    let install = |what: &str| {
+        run(&env, &env.home(), &proj.dir, &["install", what, "--platform", "claude"]).ok_json();
+    };
+    install("upstream/pdf");
+    proj.commit("pdf");
+    assert!(!text(proj.dir.join(".aam/aam-lock.yaml")).contains("resolved_at"));
+    proj.git(&["checkout", "-q", "-b", "alice"]);
+    install("upstream/docx");
+    proj.commit("docx");
+    proj.git(&["checkout", "-q", "main"]);
+    proj.git(&["checkout", "-q", "-b", "bob"]);
+    install("upstream/reviewer");
+    proj.commit("reviewer");
+    proj.git(&["merge", "-q", "--no-edit", "alice"]);
+    let verified = run(&env, &env.home(), &proj.dir, &["verify", "--all"]).ok_json();
+    assert_eq!(verified["is_clean"], true, "{verified}");
+    let listed = run(&env, &env.home(), &proj.dir, &["list"]).ok_json();
+    assert_eq!(listed["packages"].as_array().map(Vec::len), Some(3), "{listed}");
+}
