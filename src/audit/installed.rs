@@ -1,13 +1,15 @@
 //! Auditing what is installed without a catalog record of its content: the
-//! files of an installed package's copy (`.aam/packages/<name>/`), read through
-//! `install::state` (checked keys, never through a link) and run through the same
-//! rules as indexing. Source installs are audited from the catalog instead.
+//! files of an installed package's copy (`.aam/packages/<name>/`), and the
+//! deployed files and sections edited since install (what agents read now),
+//! read through `install::state` (checked keys, never through a link) and run
+//! through the same rules as indexing. Source installs whose artifacts the
+//! catalog holds as installed are audited from the catalog instead.
 
 use crate::audit::{FileInfo, Finding, scan_file};
 use crate::error::Result;
 use crate::install::Roots;
 use crate::install::keys::copy_dir;
-use crate::install::state;
+use crate::install::state::{self, FileState};
 use crate::packages::lock::LockedPackage;
 use crate::scan::ArtifactKind;
 
@@ -51,6 +53,43 @@ pub fn scan_installed(roots: &Roots, name: &str, entry: &LockedPackage) -> Resul
             artifact: artifact.clone(),
             artifact_path: artifact_path.clone(),
             path: relative.to_string(),
+            finding,
+        }));
+    }
+    Ok(out)
+}
+
+/// Every finding in the deployed files and sections of `entry` (installed as
+/// `name`) that differ from what it recorded: edits made since install, which
+/// no catalog record or package copy holds.
+pub fn scan_edited_deployments(roots: &Roots, name: &str, entry: &LockedPackage) -> Result<Vec<InstalledFinding>> {
+    let copy = format!("{}/", copy_dir(name));
+    let mut out = Vec::new();
+    for (key, digest) in &entry.file_checksums {
+        if key.starts_with(&copy) || state::key_state(roots, key, digest)? != FileState::Modified {
+            continue;
+        }
+        let Some(deployed) = entry
+            .deployed
+            .iter()
+            .find(|d| *key == d.target || key.starts_with(&format!("{}/", d.target)))
+        else {
+            continue;
+        };
+        let Some((bytes, executable)) = state::current_contents(roots, key)? else {
+            continue;
+        };
+        let main = deployed.kind != ArtifactKind::Skill || key.ends_with("/SKILL.md");
+        let info = FileInfo {
+            path: key,
+            executable,
+            main,
+        };
+        out.extend(scan_file(info, &bytes).into_iter().map(|finding| InstalledFinding {
+            kind: deployed.kind,
+            artifact: deployed.name.clone(),
+            artifact_path: deployed.target.clone(),
+            path: key.clone(),
             finding,
         }));
     }

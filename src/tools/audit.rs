@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Context, Example, Expect, Risk, Tool, qualified_name};
-use crate::audit::installed::{InstalledFinding, scan_installed};
+use crate::audit::installed::{InstalledFinding, scan_edited_deployments, scan_installed};
 use crate::audit::report::{AuditFinding, SeverityCounts, finding};
 use crate::audit::{RULES_VERSION, Severity, find_rule};
 use crate::catalog::{ArtifactId, Catalog, FindingFilter};
@@ -24,7 +24,7 @@ pub struct AuditInput {
     /// source has). Empty: every source.
     #[serde(default)]
     pub target: Option<String>,
-    /// Audit what this project installed instead: source artifacts from the catalog, other packages' files on disk.
+    /// Audit what this project installed instead: source artifacts from the catalog while it holds them as installed, other packages' files on disk, and deployed files edited since install.
     #[serde(default)]
     pub installed: bool,
     /// Only findings at or above this severity: `info` (default), `warn` or `high`.
@@ -57,7 +57,7 @@ pub struct Audit;
 impl Tool for Audit {
     const NAME: &'static str = "aam_audit";
     const TITLE: &'static str = "Audit artifact contents";
-    const DESCRIPTION: &'static str = "List what the content audit found in artifacts' files when their sources were indexed: hidden characters, instructions aimed at the agent, risky commands, committed secrets, broad frontmatter powers, binaries. Each finding has a rule id, severity (info, warn, high), file, line, an excerpt with invisible characters made visible, a reason and a fix. Audit every source, one source, one artifact, or (`installed`) everything installed in this project (source artifacts from the catalog, registry, folder and archive packages from their installed files). Next: `aam_info` for the artifact; `aam_install` refuses findings at or above the `audit.block` setting unless `allow_findings` names their rules.";
+    const DESCRIPTION: &'static str = "List what the content audit found in artifacts' files when their sources were indexed: hidden characters, instructions aimed at the agent, risky commands, committed secrets, broad frontmatter powers, binaries. Each finding has a rule id, severity (info, warn, high), file, line, an excerpt with invisible characters made visible, a reason and a fix. Audit every source, one source, one artifact, or (`installed`) everything installed in this project (source artifacts from the catalog while it holds them as installed, else and for other packages from their installed copies, plus deployed files edited since install). Next: `aam_info` for the artifact; `aam_install` refuses findings at or above the `audit.block` setting unless `allow_findings` names their rules.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
     const ERRORS: &'static [ErrorCode] = &[ErrorCode::ArtifactNotFound, ErrorCode::ArtifactAmbiguous];
@@ -122,8 +122,9 @@ impl Tool for Audit {
 }
 
 /// What this project installed: the catalog artifacts of its source installs
-/// (audited from the catalog), and the findings in the copies of every other
-/// install (registry packages, folders, archives), scanned on disk.
+/// the catalog holds as installed (audited from the catalog), the findings in
+/// the copies of every other install, scanned on disk, and those in deployed
+/// files edited since install.
 fn installed(ctx: &Context, catalog: &Catalog) -> Result<(Vec<ArtifactId>, Vec<AuditFinding>)> {
     let roots = ctx.install_roots(false)?;
     let lock = lock::read(&roots.root)?;
@@ -131,22 +132,45 @@ fn installed(ctx: &Context, catalog: &Catalog) -> Result<(Vec<ArtifactId>, Vec<A
     let sources = catalog.list_sources()?;
     let (mut ids, mut copies) = (Vec::new(), Vec::new());
     for (name, package) in &lock.packages {
-        if package.source != Origin::Source {
-            for found in scan_installed(&roots, name, package)? {
-                copies.push(copy_finding(name, found));
-            }
-            continue;
+        let mut found = scan_edited_deployments(&roots, name, package)?;
+        match as_installed_in_catalog(catalog, &sources, package)? {
+            Some(artifacts) => ids.extend(artifacts),
+            None => found.extend(scan_installed(&roots, name, package)?),
         }
-        let Some(source) = sources.iter().find(|s| s.name == package.source_name) else {
-            continue;
-        };
-        for artifact in &package.artifacts {
-            if let Some(found) = catalog.artifact_at(source.id, &artifact.path)? {
-                ids.push(found.id);
-            }
-        }
+        copies.extend(found.into_iter().map(|f| copy_finding(name, f)));
     }
     Ok((ids, copies))
+}
+
+/// The catalog artifacts of a source install while the catalog holds every
+/// one of them as installed (same content digest); `None` for other installs,
+/// and for a source install the catalog does not hold so (its source not
+/// registered here, as on a fresh CI machine, or changed since): its copy is
+/// scanned instead.
+fn as_installed_in_catalog(
+    catalog: &Catalog,
+    sources: &[crate::catalog::SourceRecord],
+    package: &crate::packages::lock::LockedPackage,
+) -> Result<Option<Vec<ArtifactId>>> {
+    if package.source != Origin::Source {
+        return Ok(None);
+    }
+    let Some(source) = sources.iter().find(|s| s.name == package.source_name) else {
+        return Ok(None);
+    };
+    let paths: Vec<String> = package.artifacts.iter().map(|a| a.path.clone()).collect();
+    let live = catalog.live_artifacts_in(source.id, &paths, &[])?;
+    let mut ids = Vec::new();
+    for artifact in &package.artifacts {
+        match live
+            .iter()
+            .find(|l| l.kind == artifact.kind && l.path == artifact.path && l.content_digest == artifact.digest)
+        {
+            Some(found) => ids.push(found.id),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(ids))
 }
 
 /// A finding in an installed package's copy, named `package/artifact`.
