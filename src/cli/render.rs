@@ -437,7 +437,7 @@ fn conflict_lines(out: &mut String, conflicts: &[crate::install::merge::FileConf
             ConflictKind::Overlapping => "your edit and the new version change the same lines",
             ConflictKind::DeletedUpstream => "you edited it; the new version deletes it",
             ConflictKind::NotText => "binary or not UTF-8; never merged",
-            ConflictKind::NoBase => "the installed original is not kept on this machine",
+            ConflictKind::NoBase => "the installed original is neither kept on this machine nor in the package's copy",
         };
         out.push_str(&format!("  conflict: {} ({why})\n", conflict.key));
         for hunk in &conflict.hunks {

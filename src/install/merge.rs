@@ -70,8 +70,9 @@ pub enum ConflictKind {
     DeletedUpstream,
     /// Binary or not UTF-8 on one side.
     NotText,
-    /// The installed original is not in this machine's object store (the lock
-    /// came from elsewhere), or the edited file is a link or too big to read.
+    /// The installed original is neither in this machine's object store nor
+    /// in the package's copy (the lock came from elsewhere, and the file is
+    /// not deployed as written), or the edited file is a link or too big to read.
     NoBase,
 }
 
@@ -123,10 +124,7 @@ pub fn resolve(
             out.conflicts.push(conflict(ConflictKind::DeletedUpstream));
             continue;
         };
-        let base = match entry.file_checksums.get(key) {
-            Some(digest) => store.get(digest)?,
-            None => None,
-        };
+        let base = state::installed_original(roots, store, entry, key)?;
         let (Some(base), Some(yours)) = (base, state::current_bytes(roots, key)?) else {
             out.conflicts.push(conflict(ConflictKind::NoBase));
             continue;

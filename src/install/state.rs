@@ -412,19 +412,49 @@ pub fn diffs(
             ));
             continue;
         }
-        let original = match entry.file_checksums.get(key) {
-            Some(digest) => store.get(digest)?,
-            None => None,
-        };
+        let original = installed_original(roots, store, entry, key)?;
         let current = current_bytes(roots, key)?;
         let diff = match (original, current) {
             (Some(original), Some(current)) => unified_diff(key, &original, &current),
-            (None, _) => format!("(the installed original of `{key}` is no longer stored)\n"),
+            (None, _) => format!(
+                "(the installed original of `{key}` is not stored on this machine, nor in the package's copy)\n"
+            ),
             (_, None) => format!("(`{key}` is now a link, a folder, a damaged section or too big to show)\n"),
         };
         out.push((key.clone(), diff));
     }
     Ok(out)
+}
+
+/// The bytes `entry` installed at `key`: from the object store (kept by the
+/// install that wrote them on this machine), else from the package's copy
+/// under `.aam/packages/` when a file there holds exactly those bytes (a
+/// teammate's committed install: skills and files deployed as written).
+pub fn installed_original(
+    roots: &Roots,
+    store: &ObjectStore,
+    entry: &LockedPackage,
+    key: &str,
+) -> Result<Option<Vec<u8>>> {
+    let Some(digest) = entry.file_checksums.get(key) else {
+        return Ok(None);
+    };
+    if let Some(bytes) = store.get(digest)? {
+        return Ok(Some(bytes));
+    }
+    let copy = format!("{}/", crate::install::keys::PACKAGES_DIR);
+    for (copy_key, _) in entry
+        .file_checksums
+        .iter()
+        .filter(|(k, d)| k.starts_with(&copy) && *d == digest)
+    {
+        if let Some(bytes) = current_bytes(roots, copy_key)?
+            && blake3::hash(&bytes).to_hex().as_str() == digest
+        {
+            return Ok(Some(bytes));
+        }
+    }
+    Ok(None)
 }
 
 /// A unified diff from `old` to `new`.

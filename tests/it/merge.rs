@@ -298,3 +298,37 @@ async fn the_merge_choice_over_mcp_reports_conflicts_in_its_schema() {
     );
     client.cancel().await.unwrap();
 }
+
+/// A teammate's committed edit merges on another machine: the installed
+/// original comes from the package's copy under `.aam/packages/` when this
+/// machine never stored it (it was "not kept on this machine", so team edits
+/// could only be merged where they were made; found by a review helper).
+#[test]
+fn a_teammates_committed_edit_merges_from_the_package_copy() {
+    let env = TestEnv::new();
+    let alice = installed(&env);
+    edit(&alice.dir, NOTES, "Line 2 of the body.", "Line 2, the team's way.");
+    alice.commit("kit, our way");
+    let upstream = lines(&[(9, "Line 9, improved upstream.")]);
+    publish(&env, "1.1.0", &lines(&[]), &lines(&[]), &[("notes.md", &upstream)]);
+
+    let bob = env.path("bob");
+    alice.git(&["clone", "-q", alice.dir.to_str().unwrap(), bob.to_str().unwrap()]);
+    let fresh = env.path("bob-home");
+    let as_bob = |args: &[&str]| {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        env.aam_with(&bob, &[("AAM_HOME", fresh.to_str().unwrap())], &all)
+    };
+    as_bob(&["registry", "add", "reg", env.path("reg").to_str().unwrap(), "--default"]).ok_json();
+    let diff = as_bob(&["diff", "kit"]).ok_json();
+    assert!(diff.to_string().contains("Line 2, the team's way."), "{diff}");
+    let upgraded = as_bob(&["upgrade", "kit", "--merge"]);
+    let report = &upgraded.json()["packages"][0];
+    assert_eq!(report["status"], "upgraded", "{report}");
+    let notes = text(bob.join(NOTES));
+    assert!(
+        notes.contains("Line 2, the team's way.\n") && notes.contains("Line 9, improved upstream.\n"),
+        "{notes}"
+    );
+}
