@@ -132,6 +132,9 @@ pub fn installed_packages(o: &InstallOutput) -> String {
         for key in &p.replaced_untracked {
             out.push_str(&format!("  file no package recorded replaced: {key}\n"));
         }
+        for key in &p.kept_edits {
+            out.push_str(&format!("  your edit kept: {key}\n"));
+        }
         if let Some(dir) = &p.backup_dir {
             out.push_str(&format!("  replaced files backed up to {dir}\n"));
         }
@@ -151,6 +154,15 @@ pub fn installed_packages(o: &InstallOutput) -> String {
             SkipReason::EditedFiles => {
                 out.push_str(&format!(
                     "`{}` {} was left as it is{wanted}: files were edited since install\n",
+                    s.name, s.version
+                ));
+                for key in &s.modified_files {
+                    out.push_str(&format!("  edited: {key}\n"));
+                }
+            }
+            SkipReason::EditsKept => {
+                out.push_str(&format!(
+                    "`{}` {} is installed, your edits kept as they are\n",
                     s.name, s.version
                 ));
                 for key in &s.modified_files {

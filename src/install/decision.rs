@@ -65,6 +65,9 @@ pub enum SkipReason {
     EditedFiles,
     /// Edits overlap changes of the new version (see `conflicts`).
     MergeConflicts,
+    /// A restore found every file and section it records, some edited since
+    /// install: they stay as they are (not a failure: nothing was missing).
+    EditsKept,
 }
 
 impl SkipReason {

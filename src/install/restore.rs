@@ -46,9 +46,12 @@ pub enum Need {
     /// Some are missing, or hold what aam wrote for another lock (a
     /// teammate's upgrade pulled since): the package is made again and written.
     Write,
-    /// These files or sections differ from the lock (edited, or not aam's):
-    /// never overwritten silently.
+    /// These files or sections differ from the lock (edited, or not aam's),
+    /// and nothing is missing: never overwritten silently.
     Edited(Vec<String>),
+    /// These differ from the lock, and others are missing: the missing ones
+    /// are written around them.
+    WriteAround(Vec<String>),
 }
 
 /// What a restore must do with `entry`, from its files' states on disk (a
@@ -57,7 +60,10 @@ pub enum Need {
 pub fn need(roots: &Roots, entry: &LockedPackage, written_here: impl Fn(&str, &str) -> bool) -> Result<Need> {
     let status = state::file_status(roots, entry)?;
     let edited = state::edited_keys(roots, &status, written_here)?;
-    Ok(if !edited.is_empty() {
+    let missing = status.values().any(|s| *s == FileState::Missing);
+    Ok(if !edited.is_empty() && missing {
+        Need::WriteAround(edited)
+    } else if !edited.is_empty() {
         Need::Edited(edited)
     } else if status.values().all(|s| *s == FileState::Ok) {
         Need::Intact

@@ -401,8 +401,8 @@ fn audit_installed_reads_installed_copies_and_edits_on_any_machine() {
     project.git(&["clone", "-q", project.dir.to_str().unwrap(), ci.to_str().unwrap()]);
     let fresh = env.path("ci-home");
     let in_ci = |args: &[&str]| env.aam_with(&ci, &[("AAM_HOME", fresh.to_str().unwrap())], args);
-    let restored = in_ci(&["--json", "install", "--frozen"]);
-    assert_eq!(restored.code, 1, "the edit is kept: {restored:?}");
+    let restored = in_ci(&["--json", "install", "--frozen"]).ok_json();
+    assert_eq!(restored["skipped"][0]["reason"], "edits_kept", "{restored}");
     let gate = in_ci(&["--json", "audit", "--installed", "--fail-on", "high"]);
     assert_eq!(gate.code, 1, "{gate:?}");
     let found = findings(&gate.json());

@@ -85,6 +85,8 @@ pub struct InstalledPackage {
     pub backup_dir: Option<String>,
     /// Edited files and sections merged with the new version (`on_edited: merge`).
     pub merged_edits: Vec<String>,
+    /// Edited files and sections a restore left as they are while it wrote the missing ones.
+    pub kept_edits: Vec<String>,
     /// Edited files and sections written with conflict markers (`merge_markers`).
     pub conflict_markers: Vec<String>,
     /// Targets of the replaced version it no longer deploys (platforms dropped).
@@ -340,6 +342,7 @@ pub(super) fn install_prepared(
             deployed_to: entry.targets(),
             backup_dir: None,
             merged_edits: merged.merged,
+            kept_edits: Vec::new(),
             conflict_markers: merged.marked,
             undeployed,
         });

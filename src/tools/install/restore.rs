@@ -8,7 +8,7 @@ use super::{
     InstallInput, InstallOutput, InstalledPackage, OnEdited, SkipReason, SkippedPackage, apply_mirror, begin_write,
     object_store, prepare_env, roots, written_here,
 };
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 use crate::install::plan::{Plan, Prepared};
 use crate::install::restore::{self, Need, RestoreEnv};
 use crate::install::{mirror, state};
@@ -46,7 +46,9 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
         return Err(nothing());
     }
     let mut output = InstallOutput::empty(&roots, input.dry_run);
-    let mut todo: Vec<(&String, &LockedPackage, Vec<String>)> = Vec::new();
+    // Each package to write, with the edited keys it replaces (`backup`,
+    // `force`) or writes around (kept as they are).
+    let mut todo: Vec<(&String, &LockedPackage, Vec<String>, Vec<String>)> = Vec::new();
     for (name, entry) in &recorded.packages {
         let skip = |reason, modified_files| SkippedPackage {
             name: name.clone(),
@@ -58,11 +60,23 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
         };
         match restore::need(&roots, entry, |key, digest| plan.written_here(key, digest))? {
             Need::Intact => output.skipped.push(skip(SkipReason::AlreadyInstalled, Vec::new())),
-            Need::Edited(keys) if on_edited == OnEdited::Skip => {
-                output.skipped.push(skip(SkipReason::EditedFiles, keys))
+            Need::Edited(keys) if on_edited == OnEdited::Skip => output.skipped.push(skip(SkipReason::EditsKept, keys)),
+            Need::WriteAround(keys) if on_edited == OnEdited::Skip => {
+                // Written around only when every edit can be put back as it is.
+                let mut kept = Vec::new();
+                for key in &keys {
+                    match state::current_contents(&roots, key)? {
+                        Some((bytes, _)) => kept.push(bytes),
+                        None => break,
+                    }
+                }
+                match kept.len() == keys.len() {
+                    true => todo.push((name, entry, Vec::new(), keys)),
+                    false => output.skipped.push(skip(SkipReason::EditedFiles, keys)),
+                }
             }
-            Need::Edited(keys) => todo.push((name, entry, keys)),
-            Need::Write => todo.push((name, entry, Vec::new())),
+            Need::Edited(keys) | Need::WriteAround(keys) => todo.push((name, entry, keys, Vec::new())),
+            Need::Write => todo.push((name, entry, Vec::new(), Vec::new())),
         }
     }
     if todo.is_empty() {
@@ -79,7 +93,7 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
                 cancel: &ctx.cancel,
             };
             todo.iter()
-                .map(|(name, entry, _)| restore::prepare(&env, &catalog, &roots, name, entry))
+                .map(|(name, entry, _, _)| restore::prepare(&env, &catalog, &roots, name, entry))
                 .collect::<Result<Vec<_>>>()
         })?;
         let policy = ctx.audit_policy(input.global)?;
@@ -90,8 +104,21 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
         tracing::warn!("{warning}");
     }
     let (mut content, mut mirror, mut backups) = (Vec::new(), Vec::new(), Vec::new());
-    for ((name, entry, edited), package) in todo.iter().zip(&prepared) {
+    for ((name, entry, edited, keep), package) in todo.iter().zip(&prepared) {
         let mut planned = plan.add(package, &entry.platforms)?;
+        for key in keep {
+            // Read again just before: an edit made meanwhile is kept too.
+            match state::current_contents(&roots, key)? {
+                Some((bytes, _)) => plan.replace_planned(key, &bytes)?,
+                None => {
+                    return Err(Error::new(
+                        ErrorCode::Conflict,
+                        format!("`{key}` changed while the restore ran: it is no longer a file aam can keep as it is"),
+                    )
+                    .with_hint("run `aam install` again"));
+                }
+            }
+        }
         plan.set_created_dirs(name, entry.created_dirs.clone());
         planned.created_dirs = entry.created_dirs.clone();
         plan.keep_deployment_order(name, &entry.deployed);
@@ -115,6 +142,7 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
             replaced_edits: edited.clone(),
             backup_dir: None,
             merged_edits: Vec::new(),
+            kept_edits: keep.clone(),
             conflict_markers: Vec::new(),
             undeployed: Vec::new(),
         });
