@@ -321,9 +321,11 @@ impl<'r> Plan<'r> {
             self.originals.push(bytes);
             return Ok(());
         }
-        // The package's copy is aam's own folder: one no lock entry records
-        // (the lock file was lost or merged away) is a stale copy, replaced.
-        let ours = in_copy || self.lock.packages.values().any(|p| p.file_checksums.contains_key(key));
+        // A file of a package's copy no lock entry records (the lock file was
+        // lost or merged away) that already holds these bytes is a stale copy:
+        // writing it again changes nothing.
+        let ours = self.lock.packages.values().any(|p| p.file_checksums.contains_key(key))
+            || (in_copy && state::current_bytes(self.roots, key)?.is_some_and(|now| now == bytes[..]));
         let others = self.written_here.shared_with(key);
         let replace_shared = self.force || self.replacing_shared;
         if !replace_shared && !others.is_empty() && std::fs::symlink_metadata(&path).is_ok() {

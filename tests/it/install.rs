@@ -1306,3 +1306,38 @@ fn platforms_that_take_none_of_a_package_are_named() {
         "{listed}"
     );
 }
+
+/// A package folder kept under `.aam/packages/` is never installed from (it
+/// would be its own copy, and an uninstall would delete the only one), and a
+/// file there that no lock entry records is replaced only when it already
+/// holds the bytes written (found by a re-test helper: the user's package
+/// source was deleted by its uninstall).
+#[test]
+fn a_package_under_the_copy_folder_is_neither_installed_from_nor_overwritten() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let kit = package(&proj.dir.join(".aam/packages/team-kit"), "team-kit", "1.0.0", &[]);
+    std::fs::write(kit.join("NOTES.md"), "# my notes\n").unwrap();
+    let before = tree(&proj.dir);
+    let err = run_in(
+        &env,
+        &proj.dir,
+        &["install", "./.aam/packages/team-kit", "--platform", "claude"],
+    )
+    .err("AAM_FORBIDDEN");
+    assert!(
+        err["hint"].as_str().unwrap().contains("outside `.aam/packages/`"),
+        "{err}"
+    );
+    assert_eq!(tree(&proj.dir), before);
+    // The same package from a folder of its own: the files under the copy
+    // folder hold other bytes, so they are in the way.
+    let elsewhere = package(&env.path("team-kit-2"), "team-kit", "2.0.0", &[]);
+    run_in(
+        &env,
+        &proj.dir,
+        &["install", elsewhere.to_str().unwrap(), "--platform", "claude"],
+    )
+    .err("AAM_CONFLICT");
+    assert_eq!(tree(&proj.dir), before);
+}

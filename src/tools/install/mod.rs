@@ -122,6 +122,17 @@ fn prepare_env<T>(ctx: &Context, f: impl FnOnce(SpecEnv<'_>) -> Result<T>) -> Re
         if path.is_dir() {
             ctx.refuse_holding_home(path, shown)?;
         }
+        // A package's copy is aam's: installed from, it would be its own
+        // copy, and an uninstall would delete the only one.
+        let real = crate::paths::resolve_links(path).unwrap_or_else(|| path.to_path_buf());
+        let parts: Vec<_> = real.iter().collect();
+        if parts.windows(2).any(|pair| pair[0] == ".aam" && pair[1] == "packages") {
+            return Err(Error::new(
+                ErrorCode::Forbidden,
+                format!("`{shown}` is inside `.aam/packages/`, where aam keeps the copies of installed packages"),
+            )
+            .with_hint("install a package from a folder of its own, outside `.aam/packages/`"));
+        }
         Ok(())
     };
     f(SpecEnv {
