@@ -87,9 +87,13 @@ fn empty_index() -> RegistryIndex {
     }
 }
 
+/// The text of an index with no packages, as `write_index` writes it.
+fn empty_index_text() -> String {
+    serde_json::to_string_pretty(&empty_index()).unwrap_or_default()
+}
+
 /// Removes what a killed `registry init` left in `root` (it has no marker):
-/// the temporaries of the marker and the index, and an index with no
-/// packages. Only when the folder holds nothing else: a folder with anything
+/// the temporaries of the marker and the index, and the index init writes. Only when the folder holds nothing else: a folder with anything
 /// of the user's in it is left as it is.
 fn remove_interrupted_init(root: &Path) {
     let Ok(entries) = std::fs::read_dir(root) else { return };
@@ -102,12 +106,12 @@ fn remove_interrupted_init(root: &Path) {
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         let plain = entry.file_type().is_ok_and(|t| t.is_file());
+        // Exactly the index init writes: any other file of that name is the user's.
         let empty_index = name == INDEX
             && crate::paths::read_plain(&entry.path(), MAX_INDEX_BYTES)
                 .ok()
                 .flatten()
-                .and_then(|bytes| serde_json::from_slice::<RegistryIndex>(&bytes).ok())
-                .is_some_and(|index| index.packages.is_empty());
+                .is_some_and(|bytes| bytes == empty_index_text().as_bytes());
         if !(plain && (temporary(&name) || empty_index)) {
             return;
         }
@@ -633,7 +637,7 @@ mod tests {
     #[test]
     fn init_finishes_what_a_killed_init_left() {
         let dir = tempfile::tempdir().unwrap();
-        let empty = serde_json::to_string(&empty_index()).unwrap();
+        let empty = empty_index_text();
         let states: [&[(&str, &str)]; 4] = [
             &[(".aam-registry.json.aam-Ab12Cd.tmp", "")],
             &[(".index.json.aam-Zz99Yy.tmp", "{\"form")],
@@ -656,7 +660,17 @@ mod tests {
             names.sort();
             assert_eq!(names, [MARKER, INDEX], "{i}");
         }
-        // Beside anything else, nothing is removed and `--force` is still asked.
+        // An index.json of the user's, even one that reads as an index, is kept
+        // (a re-test helper's was replaced); so is anything beside a temporary.
+        let theirs = dir.path().join("theirs");
+        std::fs::create_dir_all(&theirs).unwrap();
+        let wiki = "{\"format\": 3, \"packages\": {}, \"title\": \"Team wiki\"}\n";
+        std::fs::write(theirs.join(INDEX), wiki).unwrap();
+        assert_eq!(
+            Registry::init(&theirs, false).unwrap_err().code(),
+            ErrorCode::RegistryInvalid
+        );
+        assert_eq!(std::fs::read_to_string(theirs.join(INDEX)).unwrap(), wiki);
         let mixed = dir.path().join("mixed");
         std::fs::create_dir_all(&mixed).unwrap();
         std::fs::write(mixed.join(".index.json.aam-Ab12Cd.tmp"), "").unwrap();
