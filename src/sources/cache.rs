@@ -90,7 +90,13 @@ fn remove_stale_git_locks(dir: &Path) {
     .map(|name| dir.join(name))
     .filter(|path| std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()))
     .collect();
-    let mut folders = vec![dir.join("refs")];
+    // Only a real folder is walked: a `refs` link could lead anywhere.
+    let refs = dir.join("refs");
+    let mut folders: Vec<PathBuf> = std::fs::symlink_metadata(&refs)
+        .is_ok_and(|m| m.is_dir())
+        .then_some(refs)
+        .into_iter()
+        .collect();
     while let Some(folder) = folders.pop() {
         let Ok(entries) = std::fs::read_dir(&folder) else {
             continue;

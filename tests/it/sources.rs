@@ -1485,4 +1485,18 @@ fn git_lock_files_a_killed_command_left_in_the_cache_are_cleared() {
     // Another name on the same repository shares the cache: its add works too.
     std::fs::write(namespace.join("head.lock"), "").unwrap();
     env.json(&["source", "add", repo.path(), "--name", "again"]);
+    // A `refs` that is a link is never walked: lock files where it leads stay
+    // (a re-test helper's `yarn.lock` outside AAM_HOME was deleted).
+    let outside = env.path("outside");
+    std::fs::create_dir_all(outside.join("sub")).unwrap();
+    std::fs::write(outside.join("yarn.lock"), "keep\n").unwrap();
+    std::fs::write(outside.join("sub/Cargo.lock"), "keep\n").unwrap();
+    std::fs::rename(cache.join("refs"), cache.join("refs.real")).unwrap();
+    std::os::unix::fs::symlink(&outside, cache.join("refs")).unwrap();
+    let _ = env.aam(&["source", "update", "up"]);
+    assert_eq!(std::fs::read_to_string(outside.join("yarn.lock")).unwrap(), "keep\n");
+    assert_eq!(
+        std::fs::read_to_string(outside.join("sub/Cargo.lock")).unwrap(),
+        "keep\n"
+    );
 }

@@ -86,6 +86,8 @@ impl Tool for SourceDiff {
         let source = catalog.source_named(&input.name)?;
         let limits = ctx.fetch_limits()?;
         let cache_dir = cache::dir(&ctx.home.git_cache_dir(), &source);
+        // It fetches into the cache like an update: they take turns.
+        let _cache_lock = cache::lock(&ctx.home.locks_dir(), &ctx.home.git_cache_dir(), &source.cache_key)?;
         let (cache, created) = match source.head_commit {
             Some(_) => (
                 GitCache::open(&cache_dir)
