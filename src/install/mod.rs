@@ -392,6 +392,20 @@ impl Roots {
             .with_hint("the lock file may have been written by someone else: restore it from a trusted copy, or delete the entry and install the package again")
         };
         crate::packages::manifest::check_package_name(name).map_err(|why| bad(format!("package `{name}`"), &why))?;
+        // A folder or archive recorded inside the root stays inside it.
+        if matches!(
+            entry.source,
+            crate::packages::lock::Origin::Local | crate::packages::lock::Origin::Archive
+        ) && let Some(inside) = entry.source_name.strip_prefix("./")
+            && Path::new(inside)
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            return Err(bad(
+                format!("package folder `{}`", entry.source_name),
+                "a path recorded from the project root must stay below it",
+            ));
+        }
         let copy = format!("{}/", keys::copy_dir(name));
         for key in entry
             .file_checksums

@@ -690,6 +690,16 @@ fn a_package_folder_inside_the_project_restores_in_any_clone() {
     std::fs::remove_dir_all(bob.join(".claude")).unwrap();
     run(&env, &bob_home, &bob, &["install", "--frozen"]).ok_json();
     assert_eq!(text(bob.join(".aam/aam-lock.yaml")), absolute);
+
+    // A `./` path that climbs out is refused before anything is read (a
+    // forged lock read a sibling folder and named what it held; found by a
+    // re-test helper).
+    package(&env.path("elsewhere/private-kit"), "private-kit", "9.9.9", &[]);
+    let climbing = lock_text.replace("source_name: ./team-kit", "source_name: ./../private-kit");
+    std::fs::write(bob.join(".aam/aam-lock.yaml"), &climbing).unwrap();
+    std::fs::remove_dir_all(bob.join(".claude")).unwrap();
+    let refused = run(&env, &bob_home, &bob, &["install", "--frozen"]).err("AAM_LOCK_INVALID");
+    assert!(!refused.to_string().contains("9.9.9"), "{refused}");
 }
 
 /// Installs made on two branches merge without a conflict in the lock file
