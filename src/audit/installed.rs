@@ -1,91 +1,88 @@
-//! Auditing what is installed without a catalog record of its content: the
-//! files of an installed package's copy (`.aam/packages/<name>/`), and the
-//! deployed files and sections edited since install (what agents read now),
-//! read through `install::state` (checked keys, never through a link) and run
-//! through the same rules as indexing. Source installs whose artifacts the
-//! catalog holds as installed are audited from the catalog instead.
+//! Auditing what a project's agents read: every deployed file and section of
+//! its installs, and files added to deployed skill folders, as they are on
+//! disk now (the lock file's checksums come with the project, so they cannot
+//! vouch for anything), read through `install::state` (checked keys, never
+//! through a link) and run through the same rules as indexing.
 
 use crate::audit::{FileInfo, Finding, scan_file};
 use crate::error::Result;
 use crate::install::Roots;
 use crate::install::keys::copy_dir;
-use crate::install::state::{self, FileState};
+use crate::install::state;
 use crate::packages::lock::LockedPackage;
 use crate::scan::ArtifactKind;
 
-/// A finding in a file of an installed package's copy.
+/// A finding in a file an install deployed.
 #[derive(Debug, Clone)]
 pub struct InstalledFinding {
-    /// Artifact type, from the package layout.
+    /// Artifact type.
     pub kind: ArtifactKind,
-    /// Artifact name inside the package.
+    /// Artifact name.
     pub artifact: String,
-    /// Artifact path inside the package (`skills/pdf`, `agents/x.md`).
+    /// Where it is deployed (`.claude/skills/pdf`, `CLAUDE.md#x instruction`).
     pub artifact_path: String,
-    /// File path inside the package.
+    /// The file or section (a lock key).
     pub path: String,
     /// What the rule found.
     pub finding: Finding,
 }
 
-/// Every finding in the files `entry` (installed as `name`) recorded for its copy.
-pub fn scan_installed(roots: &Roots, name: &str, entry: &LockedPackage) -> Result<Vec<InstalledFinding>> {
-    let prefix = format!("{}/", copy_dir(name));
-    let mut out = Vec::new();
-    for key in entry.file_checksums.keys() {
-        let Some(relative) = key.strip_prefix(&prefix) else {
-            continue;
-        };
-        let Some((kind, artifact, artifact_path)) = artifact_of(relative) else {
-            continue;
-        };
-        let Some((bytes, executable)) = state::current_contents(roots, key)? else {
-            continue;
-        };
-        let main = kind != ArtifactKind::Skill || relative == format!("{artifact_path}/SKILL.md");
-        let info = FileInfo {
-            path: relative,
-            executable,
-            main,
-        };
-        out.extend(scan_file(info, &bytes).into_iter().map(|finding| InstalledFinding {
-            kind,
-            artifact: artifact.clone(),
-            artifact_path: artifact_path.clone(),
-            path: relative.to_string(),
-            finding,
-        }));
-    }
-    Ok(out)
+/// What agents read of one install, scanned as it is on disk now.
+#[derive(Debug, Default)]
+pub struct DeployedScan {
+    /// Findings, in deployed files and sections and in files added to
+    /// deployed skill folders.
+    pub findings: Vec<InstalledFinding>,
+    /// Deployed files that could not be read as plain text to scan: links,
+    /// folders, damaged sections, files over 4 MiB.
+    pub not_scanned: Vec<String>,
 }
 
-/// Every finding in the deployed files and sections of `entry` (installed as
-/// `name`) that differ from what it recorded: edits made since install, which
-/// no catalog record or package copy holds.
-pub fn scan_edited_deployments(roots: &Roots, name: &str, entry: &LockedPackage) -> Result<Vec<InstalledFinding>> {
+/// Scans every deployed file and section of `entry` (installed as `name`),
+/// and every file added to its deployed skill folders, as they are now:
+/// what agents read, whatever the lock file's checksums say (a change to the
+/// project can edit both).
+pub fn scan_deployed(roots: &Roots, name: &str, entry: &LockedPackage) -> Result<DeployedScan> {
     let copy = format!("{}/", copy_dir(name));
-    let mut out = Vec::new();
-    for (key, digest) in &entry.file_checksums {
-        if key.starts_with(&copy) || state::key_state(roots, key, digest)? != FileState::Modified {
-            continue;
-        }
+    let mut keys: Vec<String> = entry
+        .file_checksums
+        .keys()
+        .filter(|key| !key.starts_with(&copy))
+        .cloned()
+        .collect();
+    keys.extend(
+        state::untracked(roots, name, entry)?
+            .into_iter()
+            .filter(|key| !key.starts_with(&copy)),
+    );
+    let mut out = DeployedScan::default();
+    for key in keys {
         let Some(deployed) = entry
             .deployed
             .iter()
-            .find(|d| *key == d.target || key.starts_with(&format!("{}/", d.target)))
+            .find(|d| key == d.target || key.starts_with(&format!("{}/", d.target)))
         else {
             continue;
         };
-        let Some((bytes, executable)) = state::current_contents(roots, key)? else {
+        if state::current_digest(roots, &key)?.is_none() {
+            // Gone (verify reports it), or nothing aam can read as it is.
+            if state::key_exists(roots, &key)? {
+                out.not_scanned.push(key);
+            }
+            continue;
+        }
+        let Some((bytes, executable)) = state::current_contents(roots, &key)? else {
+            out.not_scanned.push(key);
             continue;
         };
         let main = deployed.kind != ArtifactKind::Skill || key.ends_with("/SKILL.md");
         let info = FileInfo {
-            path: key,
+            path: &key,
             executable,
             main,
         };
-        out.extend(scan_file(info, &bytes).into_iter().map(|finding| InstalledFinding {
+        let found: Vec<Finding> = scan_file(info, &bytes);
+        out.findings.extend(found.into_iter().map(|finding| InstalledFinding {
             kind: deployed.kind,
             artifact: deployed.name.clone(),
             artifact_path: deployed.target.clone(),
@@ -94,40 +91,4 @@ pub fn scan_edited_deployments(roots: &Roots, name: &str, entry: &LockedPackage)
         }));
     }
     Ok(out)
-}
-
-/// The artifact a package file belongs to, by the package layout:
-/// (type, name, artifact path). The manifest and other files belong to none.
-fn artifact_of(relative: &str) -> Option<(ArtifactKind, String, String)> {
-    let (top, rest) = relative.split_once('/')?;
-    let kind = ArtifactKind::ALL.iter().copied().find(|k| k.plural() == top)?;
-    match kind {
-        ArtifactKind::Skill => {
-            let name = rest.split('/').next().filter(|n| !n.is_empty())?;
-            Some((kind, name.to_string(), format!("skills/{name}")))
-        }
-        _ => {
-            let name = rest.strip_suffix(".md").filter(|n| !n.is_empty() && !n.contains('/'))?;
-            Some((kind, name.to_string(), relative.to_string()))
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn package_files_belong_to_the_artifact_their_layout_names() {
-        let skill = artifact_of("skills/pdf/scripts/run.sh").unwrap();
-        assert_eq!(skill, (ArtifactKind::Skill, "pdf".into(), "skills/pdf".into()));
-        let agent = artifact_of("agents/reviewer.md").unwrap();
-        assert_eq!(
-            agent,
-            (ArtifactKind::Agent, "reviewer".into(), "agents/reviewer.md".into())
-        );
-        assert_eq!(artifact_of("aam.yaml"), None);
-        assert_eq!(artifact_of("agents/deep/x.md"), None);
-        assert_eq!(artifact_of("docs/readme.md"), None);
-    }
 }

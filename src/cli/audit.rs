@@ -53,16 +53,26 @@ pub(super) fn run(ctx: &Context, out: &Output, args: AuditArgs) -> Result<i32> {
     .map(|(severity, _)| severity);
     Ok(match (fail_on, worst) {
         (Some(threshold), Some(worst)) if worst >= threshold => 1,
+        // What could not be scanned cannot pass a gate.
+        (Some(_), _) if !output.not_scanned.is_empty() => 1,
         _ => code,
     })
 }
 
 /// `aam audit`: one block per artifact, one line per finding.
 fn audited(o: &AuditOutput) -> String {
-    if o.findings.is_empty() {
-        return "No findings.\n".to_string();
-    }
     let mut out = String::new();
+    if !o.not_scanned.is_empty() {
+        out.push_str("Not scanned (a link, a folder, a damaged section or over 4 MiB; `--fail-on` fails on them):\n");
+        for key in &o.not_scanned {
+            out.push_str(&format!("  {key}\n"));
+        }
+        out.push('\n');
+    }
+    if o.findings.is_empty() {
+        out.push_str("No findings.\n");
+        return out;
+    }
     let mut current = None;
     for f in &o.findings {
         if current != Some((&f.artifact, &f.artifact_path)) {

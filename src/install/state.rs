@@ -129,6 +129,11 @@ pub fn current_digest(roots: &Roots, key: &str) -> Result<Option<String>> {
     })
 }
 
+/// Whether anything is at `key`: a file, a section, a link, a folder.
+pub fn key_exists(roots: &Roots, key: &str) -> Result<bool> {
+    Ok(!matches!(current(roots, key)?, Current::Missing))
+}
+
 /// The state of every file and section a lock entry records.
 pub fn file_status(roots: &Roots, entry: &LockedPackage) -> Result<BTreeMap<String, FileState>> {
     let mut out = BTreeMap::new();

@@ -5,12 +5,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Context, Example, Expect, Risk, Tool, qualified_name};
-use crate::audit::installed::{InstalledFinding, scan_edited_deployments, scan_installed};
+use crate::audit::installed::{InstalledFinding, scan_deployed};
 use crate::audit::report::{AuditFinding, SeverityCounts, finding};
 use crate::audit::{RULES_VERSION, Severity, find_rule};
-use crate::catalog::{ArtifactId, Catalog, FindingFilter};
+use crate::catalog::FindingFilter;
 use crate::error::{Error, ErrorCode, Result};
-use crate::packages::lock::{self, Origin};
+use crate::packages::lock;
 use crate::search::resolve_artifact;
 
 /// Findings returned by default.
@@ -24,7 +24,7 @@ pub struct AuditInput {
     /// source has). Empty: every source.
     #[serde(default)]
     pub target: Option<String>,
-    /// Audit what this project installed instead: source artifacts from the catalog while it holds them as installed, other packages' files on disk, and deployed files edited since install.
+    /// Audit what this project's agents read instead: its installs' deployed files as they are on disk.
     #[serde(default)]
     pub installed: bool,
     /// Only findings at or above this severity: `info` (default), `warn` or `high`.
@@ -49,6 +49,8 @@ pub struct AuditOutput {
     pub findings: Vec<AuditFinding>,
     /// Whether findings were left out by `limit`.
     pub truncated: bool,
+    /// With `installed`: deployed files that could not be scanned as they are (links, folders, damaged sections, files over 4 MiB); a gate cannot vouch for them.
+    pub not_scanned: Vec<String>,
 }
 
 /// Lists content-audit findings.
@@ -57,7 +59,7 @@ pub struct Audit;
 impl Tool for Audit {
     const NAME: &'static str = "aam_audit";
     const TITLE: &'static str = "Audit artifact contents";
-    const DESCRIPTION: &'static str = "List what the content audit found in artifacts' files when their sources were indexed: hidden characters, instructions aimed at the agent, risky commands, committed secrets, broad frontmatter powers, binaries. Each finding has a rule id, severity (info, warn, high), file, line, an excerpt with invisible characters made visible, a reason and a fix. Audit every source, one source, one artifact, or (`installed`) everything installed in this project (source artifacts from the catalog while it holds them as installed, else and for other packages from their installed copies, plus deployed files edited since install). Next: `aam_info` for the artifact; `aam_install` refuses findings at or above the `audit.block` setting unless `allow_findings` names their rules.";
+    const DESCRIPTION: &'static str = "List what the content audit found in artifacts' files when their sources were indexed: hidden characters, instructions aimed at the agent, risky commands, committed secrets, broad frontmatter powers, binaries. Each finding has a rule id, severity (info, warn, high), file, line, an excerpt with invisible characters made visible, a reason and a fix. Audit every source, one source, one artifact, or (`installed`) what this project's agents read: every deployed file and section of its installs and files added to deployed skill folders, scanned as they are on disk (`not_scanned` lists what cannot be read as it is). Next: `aam_info` for the artifact; `aam_install` refuses findings at or above the `audit.block` setting unless `allow_findings` names their rules.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
     const ERRORS: &'static [ErrorCode] = &[ErrorCode::ArtifactNotFound, ErrorCode::ArtifactAmbiguous];
@@ -92,17 +94,21 @@ impl Tool for Audit {
             return Err(Error::invalid_argument("`target` and `installed` cannot be combined")
                 .with_hint("audit one target, or everything installed in this project"));
         }
+        let at_least = |f: &AuditFinding| input.min_severity.is_none_or(|min| f.severity >= min);
+        if input.installed {
+            let (findings, not_scanned) = installed(ctx)?;
+            let findings = findings.into_iter().filter(at_least).collect();
+            return Ok(AuditOutput {
+                not_scanned,
+                ..output(findings, limit as usize)
+            });
+        }
         let catalog = ctx.catalog()?;
         let mut filter = FindingFilter {
             min_severity: input.min_severity,
             ..Default::default()
         };
-        let mut from_copies = Vec::new();
-        if input.installed {
-            let (ids, copies) = installed(ctx, &catalog)?;
-            filter.artifact_ids = Some(ids);
-            from_copies = copies;
-        } else if let Some(target) = input.target.as_deref().filter(|t| !t.trim().is_empty()) {
+        if let Some(target) = input.target.as_deref().filter(|t| !t.trim().is_empty()) {
             match catalog.list_sources()?.into_iter().find(|s| s.name == target) {
                 Some(source) => filter.source_id = Some(source.id),
                 None => {
@@ -111,70 +117,28 @@ impl Tool for Audit {
                 }
             }
         }
-        let mut findings: Vec<AuditFinding> = catalog.findings(&filter)?.into_iter().map(finding).collect();
-        findings.extend(
-            from_copies
-                .into_iter()
-                .filter(|f| input.min_severity.is_none_or(|min| f.severity >= min)),
-        );
+        let findings: Vec<AuditFinding> = catalog.findings(&filter)?.into_iter().map(finding).collect();
         Ok(output(findings, limit as usize))
     }
 }
 
-/// What this project installed: the catalog artifacts of its source installs
-/// the catalog holds as installed (audited from the catalog), the findings in
-/// the copies of every other install, scanned on disk, and those in deployed
-/// files edited since install.
-fn installed(ctx: &Context, catalog: &Catalog) -> Result<(Vec<ArtifactId>, Vec<AuditFinding>)> {
+/// What agents read of this project's installs, scanned on disk as it is
+/// now (see [`scan_deployed`]): the findings, and what could not be scanned.
+fn installed(ctx: &Context) -> Result<(Vec<AuditFinding>, Vec<String>)> {
     let roots = ctx.install_roots(false)?;
     let lock = lock::read(&roots.root)?;
     roots.check_lock(&lock)?;
-    let sources = catalog.list_sources()?;
-    let (mut ids, mut copies) = (Vec::new(), Vec::new());
+    let (mut findings, mut not_scanned) = (Vec::new(), Vec::new());
     for (name, package) in &lock.packages {
-        let mut found = scan_edited_deployments(&roots, name, package)?;
-        match as_installed_in_catalog(catalog, &sources, package)? {
-            Some(artifacts) => ids.extend(artifacts),
-            None => found.extend(scan_installed(&roots, name, package)?),
-        }
-        copies.extend(found.into_iter().map(|f| copy_finding(name, f)));
+        let deployed = scan_deployed(&roots, name, package)?;
+        findings.extend(deployed.findings.into_iter().map(|f| deployed_finding(name, f)));
+        not_scanned.extend(deployed.not_scanned);
     }
-    Ok((ids, copies))
+    Ok((findings, not_scanned))
 }
 
-/// The catalog artifacts of a source install while the catalog holds every
-/// one of them as installed (same content digest); `None` for other installs,
-/// and for a source install the catalog does not hold so (its source not
-/// registered here, as on a fresh CI machine, or changed since): its copy is
-/// scanned instead.
-fn as_installed_in_catalog(
-    catalog: &Catalog,
-    sources: &[crate::catalog::SourceRecord],
-    package: &crate::packages::lock::LockedPackage,
-) -> Result<Option<Vec<ArtifactId>>> {
-    if package.source != Origin::Source {
-        return Ok(None);
-    }
-    let Some(source) = sources.iter().find(|s| s.name == package.source_name) else {
-        return Ok(None);
-    };
-    let paths: Vec<String> = package.artifacts.iter().map(|a| a.path.clone()).collect();
-    let live = catalog.live_artifacts_in(source.id, &paths, &[])?;
-    let mut ids = Vec::new();
-    for artifact in &package.artifacts {
-        match live
-            .iter()
-            .find(|l| l.kind == artifact.kind && l.path == artifact.path && l.content_digest == artifact.digest)
-        {
-            Some(found) => ids.push(found.id),
-            None => return Ok(None),
-        }
-    }
-    Ok(Some(ids))
-}
-
-/// A finding in an installed package's copy, named `package/artifact`.
-fn copy_finding(package: &str, found: InstalledFinding) -> AuditFinding {
+/// A finding in what an install deployed, named `package/artifact`.
+fn deployed_finding(package: &str, found: InstalledFinding) -> AuditFinding {
     let rule = find_rule(found.finding.rule);
     AuditFinding {
         artifact: qualified_name(package, &found.artifact),
@@ -204,6 +168,7 @@ fn output(findings: Vec<AuditFinding>, limit: usize) -> AuditOutput {
         artifacts_with_findings: artifacts.len() as u64,
         findings: findings.into_iter().take(limit).collect(),
         truncated,
+        not_scanned: Vec::new(),
     }
 }
 
