@@ -416,6 +416,8 @@ fn the_restore_is_a_tool_call_like_any_other() {
     let empty = project_without_lock(&env);
     let err = run(&env, &env.home(), &empty, &["install"]).err("AAM_INVALID_ARGUMENT");
     assert!(err["hint"].as_str().unwrap().contains("aam-lock.yaml"), "{err}");
+    // It says there is no lock file (it said the lock file recorded no packages).
+    assert!(err["message"].as_str().unwrap().contains("no lock file"), "{err}");
     assert!(!empty.join(".aam").exists(), "nothing made (it left `.aam/lock`)");
 }
 

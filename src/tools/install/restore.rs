@@ -26,7 +26,11 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
     }
     let roots = roots(ctx, input.global)?;
     let nothing = || {
-        Error::invalid_argument("nothing to install: the lock file records no packages")
+        let why = match crate::packages::lock::lock_path(&roots.root).exists() {
+            true => "the lock file records no packages",
+            false => "there is no lock file (`.aam/aam-lock.yaml`) here",
+        };
+        Error::invalid_argument(format!("nothing to install: {why}"))
             .with_hint("name a package, an artifact, a folder or an archive; with none, `aam install` restores what `.aam/aam-lock.yaml` records")
     };
     // Asked before the project lock is taken, which makes `.aam/`: a folder
