@@ -417,7 +417,7 @@ pub fn upgraded(o: &UpgradeOutput) -> String {
         out.push_str(&line);
         out.push('\n');
         if let Some(dir) = &p.backup_dir {
-            out.push_str(&format!("  edited files backed up to {dir}\n"));
+            out.push_str(&format!("  replaced files backed up to {dir}\n"));
         }
         for f in &p.modified_files {
             out.push_str(&format!("  edited: {f}\n"));
@@ -425,8 +425,17 @@ pub fn upgraded(o: &UpgradeOutput) -> String {
         merge_lines(&mut out, &p.merged_files, &p.conflict_markers);
         conflict_lines(&mut out, &p.conflicts);
     }
-    if o.packages.iter().any(|p| p.status == UpgradeStatus::Skipped) {
+    let skipped = |conflicted: bool| {
+        o.packages
+            .iter()
+            .any(|p| p.status == UpgradeStatus::Skipped && p.conflicts.is_empty() != conflicted)
+    };
+    if skipped(false) {
         out.push_str("Edited files were left alone: `aam diff <package>` shows the edits; upgrade with `--merge` to merge them with the new version (`--merge=markers` writes conflict markers), `--backup` to keep a copy of them, or `--force` to overwrite them.\n");
+    }
+    if skipped(true) {
+        // `--merge` was just tried: the way on is the markers, or a choice.
+        out.push_str("Edits that do not merge were left alone: upgrade with `--merge=markers` to write both sides with conflict markers and resolve them by hand, `--backup` to keep a copy and take the new version, or `--force` to overwrite them.\n");
     }
     out
 }

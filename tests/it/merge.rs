@@ -184,6 +184,13 @@ fn overlapping_edits_are_listed_and_nothing_is_written_unless_markers_are_asked_
             && human.stdout.contains("Line 5, theirs."),
         "{human:?}"
     );
+    // The way on is the markers, not the `--merge` just run (found by a review helper).
+    assert!(
+        human.stdout.contains("`--merge=markers` to write both sides")
+            && !human.stdout.contains("with `--merge` to merge"),
+        "{}",
+        human.stdout
+    );
 
     // Through the tool registry the same choice is `merge_markers`.
     let call = env.aam_in(
