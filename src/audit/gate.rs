@@ -47,10 +47,19 @@ impl Met {
 
 /// Checks packages about to be installed against the audit policy: source
 /// artifacts by their catalog findings, folders, archives and registry packages
-/// by scanning their files. Findings whose rule is in `allow` are let through.
+/// by scanning their files. Findings whose rule is in `allow`, or in what
+/// `recorded` gives for their package (the rules its lock entry let through),
+/// are let through; each package's `allowed_findings` is set to the rules
+/// that let a blocking finding of it through, for its lock entry.
 /// Returns warnings (findings at or above `audit.warn`); fails with
 /// `AAM_AUDIT_BLOCKED` naming the first blocking rule, file and line.
-pub fn gate(catalog: &Catalog, prepared: &[Prepared], allow: &[String], policy: &Policy) -> Result<Vec<String>> {
+pub fn gate(
+    catalog: &Catalog,
+    prepared: &mut [Prepared],
+    allow: &[String],
+    recorded: impl Fn(&str) -> Vec<String>,
+    policy: &Policy,
+) -> Result<Vec<String>> {
     for rule in allow {
         if find_rule(rule).is_none() {
             return Err(Error::invalid_argument(format!("`{rule}` is not an audit rule"))
@@ -58,7 +67,7 @@ pub fn gate(catalog: &Catalog, prepared: &[Prepared], allow: &[String], policy: 
         }
     }
     let mut met = Vec::new();
-    for package in prepared {
+    for package in prepared.iter() {
         let name = package.manifest.name.clone();
         if package.origin == Origin::Source {
             let ids: Vec<crate::catalog::ArtifactId> = package.members.iter().filter_map(|m| m.artifact_id).collect();
@@ -94,7 +103,24 @@ pub fn gate(catalog: &Catalog, prepared: &[Prepared], allow: &[String], policy: 
             }
         }
     }
-    met.retain(|m| !allow.contains(&m.rule));
+    for package in prepared.iter_mut() {
+        let remembered = recorded(&package.manifest.name);
+        let mut rules: Vec<String> = met
+            .iter()
+            .filter(|m| m.package == package.manifest.name && policy.block.reached(m.severity))
+            .filter(|m| allow.contains(&m.rule) || remembered.contains(&m.rule))
+            .map(|m| m.rule.clone())
+            .collect();
+        rules.sort();
+        rules.dedup();
+        package.allowed_findings = rules;
+    }
+    met.retain(|m| {
+        !allow.contains(&m.rule)
+            && !prepared
+                .iter()
+                .any(|p| p.manifest.name == m.package && p.allowed_findings.contains(&m.rule))
+    });
     let blocked: Vec<&Met> = met.iter().filter(|m| policy.block.reached(m.severity)).collect();
     if let Some(first) = blocked.first() {
         let more = match blocked.len() {
@@ -117,7 +143,7 @@ pub fn gate(catalog: &Catalog, prepared: &[Prepared], allow: &[String], policy: 
             ),
         )
         .with_hint(format!(
-            "review with `aam audit`; install anyway with `{}` (MCP: `allow_findings`), or change `audit.block`",
+            "review with `aam audit`; let them through with `{}` (MCP: `allow_findings`; the lock file records it for upgrades and restores), or change `audit.block`",
             allow.join(" ")
         )));
     }
@@ -187,14 +213,28 @@ mod tests {
         let catalog = Catalog::open(&dir.path().join("catalog.db")).unwrap();
         let prepared = risky_package(dir.path(), &catalog);
         let defaults = policy(&Settings::default(), None).unwrap();
-        let err = gate(&catalog, &prepared, &[], &defaults).unwrap_err();
+        let mut prepared = prepared;
+        let none = |_: &str| Vec::new();
+        let err = gate(&catalog, &mut prepared, &[], none, &defaults).unwrap_err();
         assert_eq!(err.code(), ErrorCode::AuditBlocked);
         assert!(err.message().contains("cmd-pipe-shell"), "{}", err.message());
         assert!(err.message().contains("skills/setup/install.sh"), "{}", err.message());
 
-        let allowed = gate(&catalog, &prepared, &["cmd-pipe-shell".to_string()], &defaults).unwrap();
+        let allowed = gate(
+            &catalog,
+            &mut prepared,
+            &["cmd-pipe-shell".to_string()],
+            none,
+            &defaults,
+        )
+        .unwrap();
         assert!(allowed.iter().all(|w| !w.contains("cmd-pipe-shell")), "{allowed:?}");
-        let unknown = gate(&catalog, &prepared, &["no-such-rule".to_string()], &defaults).unwrap_err();
+        assert_eq!(prepared[0].allowed_findings, ["cmd-pipe-shell"]);
+        // What the lock entry recorded lets it through too, and stays recorded.
+        let recorded = |_: &str| vec!["cmd-pipe-shell".to_string()];
+        gate(&catalog, &mut prepared, &[], recorded, &defaults).unwrap();
+        assert_eq!(prepared[0].allowed_findings, ["cmd-pipe-shell"]);
+        let unknown = gate(&catalog, &mut prepared, &["no-such-rule".to_string()], none, &defaults).unwrap_err();
         assert_eq!(unknown.code(), ErrorCode::InvalidArgument);
     }
 }

@@ -660,6 +660,7 @@ mod tests {
             deployed: Vec::new(),
             file_checksums: keys.iter().map(|k| (k.to_string(), "0".repeat(64))).collect(),
             created_dirs: Vec::new(),
+            allowed_findings: Vec::new(),
         };
         assert!(
             roots

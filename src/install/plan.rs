@@ -70,6 +70,10 @@ pub struct Prepared {
     pub artifacts: Vec<LockedArtifact>,
     /// What it holds, for the catalog mirror.
     pub members: Vec<Member>,
+    /// The audit rules whose blocking findings in it were let through (asked
+    /// for, or recorded by its install): the lock keeps them, so an upgrade
+    /// or a restore need not be told again.
+    pub allowed_findings: Vec<String>,
 }
 
 impl Prepared {
@@ -512,6 +516,7 @@ impl<'r> Plan<'r> {
             source_name: self.recorded_origin(&name, package),
             source_commit: package.source_commit.clone(),
             source_url: package.source_url.clone(),
+            allowed_findings: package.allowed_findings.clone(),
             checksum: package.checksum.clone(),
             dependencies: package.manifest.dependencies.clone(),
             platforms,

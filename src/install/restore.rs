@@ -476,6 +476,7 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.repeat(64)))
                 .collect(),
             created_dirs: vec![".claude".into()],
+            allowed_findings: Vec::new(),
         }
     }
 

@@ -180,6 +180,7 @@ pub(super) fn prepare_path(env: &SpecEnv<'_>, path: &Path, spec: &str) -> Result
         artifacts: Vec::new(),
         members: members_of(&manifest),
         manifest,
+        allowed_findings: Vec::new(),
     })
 }
 
@@ -297,6 +298,7 @@ pub(super) fn source_package(
         source_url: Some(url.to_string()),
         checksum: blake3::hash(manifest_text.as_bytes()).to_hex().to_string(),
         requested: Some(qualified_name(source, &chosen.source_path)),
+        allowed_findings: Vec::new(),
     })
 }
 
@@ -385,6 +387,7 @@ pub(super) fn registry_package(
         artifacts: Vec::new(),
         members: members_of(&manifest),
         manifest,
+        allowed_findings: Vec::new(),
     })
 }
 

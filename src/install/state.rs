@@ -502,6 +502,7 @@ mod tests {
                 .map(|(k, b)| (k.to_string(), blake3::hash(b).to_hex().to_string()))
                 .collect(),
             created_dirs: Vec::new(),
+            allowed_findings: Vec::new(),
         }
     }
 

@@ -137,6 +137,10 @@ pub struct LockedPackage {
     /// Folders its install created (removed on uninstall when empty).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub created_dirs: Vec<String>,
+    /// Audit rules whose blocking findings in it were let through
+    /// (`--allow-finding`): upgrades and restores let them through too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_findings: Vec<String>,
 }
 
 impl LockedPackage {
@@ -285,6 +289,7 @@ mod tests {
                     deployed: Vec::new(),
                     file_checksums: BTreeMap::from([("b".into(), "2".into()), ("a".into(), "1".into())]),
                     created_dirs: Vec::new(),
+                    allowed_findings: Vec::new(),
                 },
             );
         }

@@ -573,3 +573,62 @@ fn audit_installed_scans_the_files_of_folder_and_registry_installs() {
     let all = findings(&env.aam_in(&project, &["--json", "audit", "--installed"]).ok_json());
     assert!(all.iter().any(|f| f.starts_with("look-alike/look-alike ")), "{all:?}");
 }
+
+/// Findings let through with `--allow-finding` are recorded in the lock
+/// entry: a later upgrade with the same findings, and a restore on another
+/// machine, need not be told again (every plain `aam upgrade` failed with
+/// `AAM_AUDIT_BLOCKED`; found by a review helper).
+#[test]
+fn allowed_findings_are_recorded_for_upgrades_and_restores() {
+    let env = TestEnv::new();
+    let repo = world(&env);
+    let project = env.repo("project");
+    let run = |args: &[&str]| {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        env.aam_in(&project.dir, &all)
+    };
+    let blocked = run(&["install", "src/evil", "--platform", "claude"]).err("AAM_AUDIT_BLOCKED");
+    let hint = blocked["hint"].as_str().unwrap().to_string();
+    let rules: Vec<&str> = hint
+        .split("--allow-finding ")
+        .skip(1)
+        .map(|rest| rest.split([' ', '`']).next().unwrap())
+        .collect();
+    assert!(!rules.is_empty(), "{hint}");
+    let mut install = vec!["install", "src/evil", "--platform", "claude"];
+    for rule in &rules {
+        install.extend(["--allow-finding", rule]);
+    }
+    run(&install).ok_json();
+    let lock = crate::install::lock(&project.dir);
+    let recorded: Vec<&str> = lock["packages"]["evil"]["allowed_findings"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    let mut expected = rules.clone();
+    expected.sort_unstable();
+    expected.dedup();
+    assert_eq!(recorded, expected);
+
+    repo.write("skills/evil/notes.md", "Plain notes, v2.\n");
+    repo.commit("v2");
+    env.json(&["source", "update", "src"]);
+    let upgraded = run(&["upgrade"]).ok_json();
+    assert_eq!(upgraded["packages"][0]["status"], "upgraded", "{upgraded}");
+
+    project.commit("installed");
+    let ci = env.path("ci");
+    project.git(&["clone", "-q", project.dir.to_str().unwrap(), ci.to_str().unwrap()]);
+    let fresh = env.path("ci-home");
+    std::fs::remove_dir_all(ci.join(".claude")).unwrap();
+    env.aam_with(
+        &ci,
+        &[("AAM_HOME", fresh.to_str().unwrap())],
+        &["--json", "install", "--frozen"],
+    )
+    .ok_json();
+    assert!(ci.join(".claude/skills/evil/SKILL.md").is_file());
+}

@@ -218,12 +218,12 @@ pub(super) fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
         let catalog = ctx.catalog()?;
         // A name is looked up afresh (the default registry first): what the
         // lock file records does not steer what the user asks for.
-        let prepared = prepare(ctx, &catalog, &input.specs, &KeptRegistries::new())?;
+        let mut prepared = prepare(ctx, &catalog, &input.specs, &KeptRegistries::new())?;
+        let roots = roots(ctx, input.global)?;
+        let lock = crate::packages::lock::read(&roots.root)?;
+        roots.check_lock(&lock)?;
         // Installing an installed package replaces it, as an upgrade does.
         if on_edited != OnEdited::Force {
-            let roots = roots(ctx, input.global)?;
-            let lock = crate::packages::lock::read(&roots.root)?;
-            roots.check_lock(&lock)?;
             for package in &prepared {
                 if let Some(entry) = lock.packages.get(&package.manifest.name) {
                     super::prove_unwritten(ctx, &catalog, &roots, (&package.manifest.name, entry), input.dry_run)?;
@@ -231,7 +231,13 @@ pub(super) fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
             }
         }
         let policy = ctx.audit_policy(input.global)?;
-        let warnings = crate::audit::gate::gate(&catalog, &prepared, &input.allow_findings, &policy)?;
+        let recorded = |name: &str| {
+            lock.packages
+                .get(name)
+                .map(|entry| entry.allowed_findings.clone())
+                .unwrap_or_default()
+        };
+        let warnings = crate::audit::gate::gate(&catalog, &mut prepared, &input.allow_findings, recorded, &policy)?;
         (prepared, warnings)
     };
     for warning in &audit_warnings {

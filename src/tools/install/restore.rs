@@ -89,7 +89,7 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
     let prepared: Vec<Prepared> = {
         let catalog = ctx.catalog()?;
         let fetch_limits = ctx.fetch_limits()?;
-        let prepared = prepare_env(ctx, |spec| {
+        let mut prepared = prepare_env(ctx, |spec| {
             let env = RestoreEnv {
                 spec,
                 offline: input.offline,
@@ -101,7 +101,24 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
                 .collect::<Result<Vec<_>>>()
         })?;
         let policy = ctx.audit_policy(input.global)?;
-        output.audit_warnings = crate::audit::gate::gate(&catalog, &prepared, &input.allow_findings, &policy)?;
+        let recorded_allowance = |name: &str| {
+            recorded
+                .packages
+                .get(name)
+                .map(|entry| entry.allowed_findings.clone())
+                .unwrap_or_default()
+        };
+        output.audit_warnings = crate::audit::gate::gate(
+            &catalog,
+            &mut prepared,
+            &input.allow_findings,
+            recorded_allowance,
+            &policy,
+        )?;
+        // The lock keeps what it recorded, so a restore leaves it as it is.
+        for package in &mut prepared {
+            package.allowed_findings = recorded_allowance(&package.manifest.name);
+        }
         prepared
     };
     for warning in &output.audit_warnings {

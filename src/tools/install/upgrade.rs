@@ -200,11 +200,17 @@ impl Tool for Upgrade {
         }
         // New versions pass the same content-audit gate as installs; a blocked
         // one stops the whole upgrade, which is one unit.
+        let recorded = |name: &str| {
+            lock.packages
+                .get(name)
+                .map(|entry| entry.allowed_findings.clone())
+                .unwrap_or_default()
+        };
         let gated = match prepared.is_empty() {
             true => Ok(Vec::new()),
-            false => ctx
-                .audit_policy(input.global)
-                .and_then(|policy| crate::audit::gate::gate(&catalog, &prepared, &input.allow_findings, &policy)),
+            false => ctx.audit_policy(input.global).and_then(|policy| {
+                crate::audit::gate::gate(&catalog, &mut prepared, &input.allow_findings, recorded, &policy)
+            }),
         };
         drop(catalog);
         let audit_warnings = match gated {
