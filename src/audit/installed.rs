@@ -4,7 +4,7 @@
 //! vouch for anything), read through `install::state` (checked keys, never
 //! through a link) and run through the same rules as indexing.
 
-use crate::audit::{FileInfo, Finding, scan_file};
+use crate::audit::{FileInfo, Finding, SCAN_CAP, scan_file};
 use crate::error::Result;
 use crate::install::Roots;
 use crate::install::keys::copy_dir;
@@ -33,15 +33,19 @@ pub struct DeployedScan {
     /// Findings, in deployed files and sections and in files added to
     /// deployed skill folders.
     pub findings: Vec<InstalledFinding>,
-    /// Deployed files that could not be read as plain text to scan: links,
-    /// folders, damaged sections, files over 4 MiB.
+    /// Deployed files that could not be scanned whole: links, folders,
+    /// damaged sections, files over [`SCAN_CAP`], folders too large to walk.
     pub not_scanned: Vec<String>,
 }
 
 /// Scans every deployed file and section of `entry` (installed as `name`),
 /// and every file added to its deployed skill folders, as they are now:
-/// what agents read, whatever the lock file's checksums say (a change to the
-/// project can edit both).
+/// what agents read, whatever the lock file says (a change to the project can
+/// edit it too). Which file is an artifact's main one comes from where it
+/// lies, never from the lock's types; a key no deployment covers is scanned
+/// as a main file. What cannot be scanned whole (a link, a folder, a damaged
+/// section, a file over [`SCAN_CAP`], a skill folder too large to walk) is
+/// listed instead.
 pub fn scan_deployed(roots: &Roots, name: &str, entry: &LockedPackage) -> Result<DeployedScan> {
     let copy = format!("{}/", copy_dir(name));
     let mut keys: Vec<String> = entry
@@ -50,20 +54,18 @@ pub fn scan_deployed(roots: &Roots, name: &str, entry: &LockedPackage) -> Result
         .filter(|key| !key.starts_with(&copy))
         .cloned()
         .collect();
-    keys.extend(
-        state::untracked(roots, name, entry)?
-            .into_iter()
-            .filter(|key| !key.starts_with(&copy)),
-    );
+    let (untracked, complete) = state::untracked_walk(roots, name, entry)?;
     let mut out = DeployedScan::default();
+    if !complete {
+        out.not_scanned
+            .push(format!("{name}: its folders hold too many files to walk"));
+    }
+    keys.extend(untracked.into_iter().filter(|key| !key.starts_with(&copy)));
     for key in keys {
-        let Some(deployed) = entry
+        let deployed = entry
             .deployed
             .iter()
-            .find(|d| key == d.target || key.starts_with(&format!("{}/", d.target)))
-        else {
-            continue;
-        };
+            .find(|d| key == d.target || key.starts_with(&format!("{}/", d.target)));
         if state::current_digest(roots, &key)?.is_none() {
             // Gone (verify reports it), or nothing aam can read as it is.
             if state::key_exists(roots, &key)? {
@@ -71,11 +73,12 @@ pub fn scan_deployed(roots: &Roots, name: &str, entry: &LockedPackage) -> Result
             }
             continue;
         }
-        let Some((bytes, executable)) = state::current_contents(roots, &key)? else {
+        let Some((bytes, executable)) = state::current_contents(roots, &key)?.filter(|(b, _)| b.len() <= SCAN_CAP)
+        else {
             out.not_scanned.push(key);
             continue;
         };
-        let main = deployed.kind != ArtifactKind::Skill || key.ends_with("/SKILL.md");
+        let main = deployed.is_none_or(|d| key == d.target) || key.ends_with("/SKILL.md");
         let info = FileInfo {
             path: &key,
             executable,
@@ -83,9 +86,9 @@ pub fn scan_deployed(roots: &Roots, name: &str, entry: &LockedPackage) -> Result
         };
         let found: Vec<Finding> = scan_file(info, &bytes);
         out.findings.extend(found.into_iter().map(|finding| InstalledFinding {
-            kind: deployed.kind,
-            artifact: deployed.name.clone(),
-            artifact_path: deployed.target.clone(),
+            kind: deployed.map_or(ArtifactKind::Skill, |d| d.kind),
+            artifact: deployed.map_or_else(|| name.to_string(), |d| d.name.clone()),
+            artifact_path: deployed.map_or_else(|| key.clone(), |d| d.target.clone()),
             path: key.clone(),
             finding,
         }));

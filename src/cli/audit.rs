@@ -63,7 +63,7 @@ pub(super) fn run(ctx: &Context, out: &Output, args: AuditArgs) -> Result<i32> {
 fn audited(o: &AuditOutput) -> String {
     let mut out = String::new();
     if !o.not_scanned.is_empty() {
-        out.push_str("Not scanned (a link, a folder, a damaged section or over 4 MiB; `--fail-on` fails on them):\n");
+        out.push_str("Not scanned whole (a link, a folder, a damaged section, over 1 MiB or too many files; `--fail-on` fails on them):\n");
         for key in &o.not_scanned {
             out.push_str(&format!("  {key}\n"));
         }

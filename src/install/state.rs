@@ -18,7 +18,6 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::packages::lock::LockedPackage;
 use crate::packages::store::ObjectStore;
 use crate::paths::Inside;
-use crate::scan::ArtifactKind;
 
 /// How a recorded file compares with what is on disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -340,15 +339,24 @@ pub fn current_contents(roots: &Roots, key: &str) -> Result<Option<(Vec<u8>, boo
 /// Files in folders a package owns (its copy, deployed skill folders) that it
 /// did not write. Links are listed, never followed.
 pub fn untracked(roots: &Roots, name: &str, entry: &LockedPackage) -> Result<Vec<String>> {
+    Ok(untracked_walk(roots, name, entry)?.0)
+}
+
+/// [`untracked`], and whether every folder was walked whole (a folder of
+/// more than [`WALK_LIMIT`] entries is cut short).
+pub fn untracked_walk(roots: &Roots, name: &str, entry: &LockedPackage) -> Result<(Vec<String>, bool)> {
+    // Every deployed folder, whatever type the lock gives it (a file target
+    // walks nothing; a section is no folder).
     let mut dirs = vec![copy_dir(name)];
     dirs.extend(
         entry
             .deployed
             .iter()
-            .filter(|d| d.kind == ArtifactKind::Skill)
+            .filter(|d| !d.target.contains('#'))
             .map(|d| d.target.clone()),
     );
     let mut out = BTreeSet::new();
+    let mut complete = true;
     for dir in dirs {
         let CheckedKey::File(location) = roots.check_key(&format!("{dir}/x"))? else {
             continue;
@@ -358,19 +366,21 @@ pub fn untracked(roots: &Roots, name: &str, entry: &LockedPackage) -> Result<Vec
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_default();
-        for rel in walk_files(&base) {
+        let (files, whole) = walk_files(&base);
+        complete &= whole;
+        for rel in files {
             let key = format!("{dir}/{rel}");
             if !entry.file_checksums.contains_key(&key) {
                 out.insert(key);
             }
         }
     }
-    Ok(out.into_iter().collect())
+    Ok((out.into_iter().collect(), complete))
 }
 
 /// Every non-folder entry below `dir`, relative and `/`-separated; links are
-/// entries, never followed.
-fn walk_files(dir: &Path) -> Vec<String> {
+/// entries, never followed. `false` when the walk stopped at [`WALK_LIMIT`].
+fn walk_files(dir: &Path) -> (Vec<String>, bool) {
     let mut out = Vec::new();
     let mut stack = vec![(dir.to_path_buf(), String::new())];
     let mut seen = 0;
@@ -381,7 +391,7 @@ fn walk_files(dir: &Path) -> Vec<String> {
         for entry in entries.flatten() {
             seen += 1;
             if seen > WALK_LIMIT {
-                return out;
+                return (out, false);
             }
             let name = entry.file_name().to_string_lossy().into_owned();
             let child = if rel.is_empty() { name } else { format!("{rel}/{name}") };
@@ -391,7 +401,7 @@ fn walk_files(dir: &Path) -> Vec<String> {
             }
         }
     }
-    out
+    (out, true)
 }
 
 /// A unified diff of each of `keys` (edited keys of the installed `entry`)
@@ -477,6 +487,7 @@ pub fn unified_diff(path: &str, old: &[u8], new: &[u8]) -> String {
 mod tests {
     use super::*;
     use crate::packages::lock::{Deployment, Origin};
+    use crate::scan::ArtifactKind;
     use crate::scan::Platform;
 
     fn entry(files: &[(&str, &[u8])]) -> LockedPackage {

@@ -49,7 +49,7 @@ pub struct AuditOutput {
     pub findings: Vec<AuditFinding>,
     /// Whether findings were left out by `limit`.
     pub truncated: bool,
-    /// With `installed`: deployed files that could not be scanned as they are (links, folders, damaged sections, files over 4 MiB); a gate cannot vouch for them.
+    /// With `installed`: deployed files that could not be scanned whole (links, folders, damaged sections, files over 1 MiB, folders too large to walk); a gate cannot vouch for them.
     pub not_scanned: Vec<String>,
 }
 
