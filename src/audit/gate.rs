@@ -48,7 +48,8 @@ impl Met {
 /// Checks packages about to be installed against the audit policy: source
 /// artifacts by their catalog findings, folders, archives and registry packages
 /// by scanning their files. Findings whose rule is in `allow`, or in what
-/// `recorded` gives for their package (the rules its lock entry let through),
+/// `recorded` gives for their package (the rules its lock entry let through,
+/// while it comes from the same place),
 /// are let through; each package's `allowed_findings` is set to the rules
 /// that let a blocking finding of it through, for its lock entry.
 /// Returns warnings (findings at or above `audit.warn`); fails with
@@ -57,7 +58,7 @@ pub fn gate(
     catalog: &Catalog,
     prepared: &mut [Prepared],
     allow: &[String],
-    recorded: impl Fn(&str) -> Vec<String>,
+    recorded: impl Fn(&Prepared) -> Vec<String>,
     policy: &Policy,
 ) -> Result<Vec<String>> {
     for rule in allow {
@@ -104,7 +105,7 @@ pub fn gate(
         }
     }
     for package in prepared.iter_mut() {
-        let remembered = recorded(&package.manifest.name);
+        let remembered = recorded(package);
         let mut rules: Vec<String> = met
             .iter()
             .filter(|m| m.package == package.manifest.name && policy.block.reached(m.severity))
@@ -214,7 +215,7 @@ mod tests {
         let prepared = risky_package(dir.path(), &catalog);
         let defaults = policy(&Settings::default(), None).unwrap();
         let mut prepared = prepared;
-        let none = |_: &str| Vec::new();
+        let none = |_: &Prepared| Vec::new();
         let err = gate(&catalog, &mut prepared, &[], none, &defaults).unwrap_err();
         assert_eq!(err.code(), ErrorCode::AuditBlocked);
         assert!(err.message().contains("cmd-pipe-shell"), "{}", err.message());
@@ -231,7 +232,7 @@ mod tests {
         assert!(allowed.iter().all(|w| !w.contains("cmd-pipe-shell")), "{allowed:?}");
         assert_eq!(prepared[0].allowed_findings, ["cmd-pipe-shell"]);
         // What the lock entry recorded lets it through too, and stays recorded.
-        let recorded = |_: &str| vec!["cmd-pipe-shell".to_string()];
+        let recorded = |_: &Prepared| vec!["cmd-pipe-shell".to_string()];
         gate(&catalog, &mut prepared, &[], recorded, &defaults).unwrap();
         assert_eq!(prepared[0].allowed_findings, ["cmd-pipe-shell"]);
         let unknown = gate(&catalog, &mut prepared, &["no-such-rule".to_string()], none, &defaults).unwrap_err();

@@ -231,12 +231,7 @@ pub(super) fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
             }
         }
         let policy = ctx.audit_policy(input.global)?;
-        let recorded = |name: &str| {
-            lock.packages
-                .get(name)
-                .map(|entry| entry.allowed_findings.clone())
-                .unwrap_or_default()
-        };
+        let recorded = |package: &Prepared| super::recorded_allowance(&roots, &lock, package);
         let warnings = crate::audit::gate::gate(&catalog, &mut prepared, &input.allow_findings, recorded, &policy)?;
         (prepared, warnings)
     };

@@ -225,6 +225,28 @@ fn prove_made_by_origin(
     .with_hint("check those files yourself, then replace them anyway with `--force` (`on_edited: force`), or keep them"))
 }
 
+/// The audit rules `lock` records as let through for `package` (see
+/// [`crate::audit::gate::gate`]) while it comes from the place its entry
+/// records: another package of the same name starts with none.
+fn recorded_allowance(roots: &Roots, lock: &crate::packages::lock::LockFile, package: &Prepared) -> Vec<String> {
+    use crate::packages::lock::Origin;
+    let Some(entry) = lock.packages.get(&package.manifest.name) else {
+        return Vec::new();
+    };
+    let same_place = entry.source == package.origin
+        && match package.origin {
+            Origin::Local | Origin::Archive => roots
+                .recorded_location(&entry.source_name)
+                .canonicalize()
+                .is_ok_and(|recorded| recorded == Path::new(&package.source_name)),
+            Origin::Registry | Origin::Source => entry.source_name == package.source_name,
+        };
+    match same_place {
+        true => entry.allowed_findings.clone(),
+        false => Vec::new(),
+    }
+}
+
 /// What the catalog records aam wrote at the keys of `lock`: the proof a file is aam's to remove.
 fn written_here(ctx: &Context, roots: &Roots, lock: &crate::packages::lock::LockFile) -> Result<WrittenHere> {
     WrittenHere::of(&*ctx.catalog()?, roots, lock)

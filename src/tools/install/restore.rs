@@ -101,23 +101,16 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
                 .collect::<Result<Vec<_>>>()
         })?;
         let policy = ctx.audit_policy(input.global)?;
-        let recorded_allowance = |name: &str| {
-            recorded
-                .packages
-                .get(name)
-                .map(|entry| entry.allowed_findings.clone())
-                .unwrap_or_default()
-        };
-        output.audit_warnings = crate::audit::gate::gate(
-            &catalog,
-            &mut prepared,
-            &input.allow_findings,
-            recorded_allowance,
-            &policy,
-        )?;
+        let allowance = |package: &Prepared| super::recorded_allowance(&roots, &recorded, package);
+        output.audit_warnings =
+            crate::audit::gate::gate(&catalog, &mut prepared, &input.allow_findings, allowance, &policy)?;
         // The lock keeps what it recorded, so a restore leaves it as it is.
         for package in &mut prepared {
-            package.allowed_findings = recorded_allowance(&package.manifest.name);
+            package.allowed_findings = recorded
+                .packages
+                .get(&package.manifest.name)
+                .map(|entry| entry.allowed_findings.clone())
+                .unwrap_or_default();
         }
         prepared
     };

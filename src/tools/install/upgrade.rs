@@ -200,12 +200,7 @@ impl Tool for Upgrade {
         }
         // New versions pass the same content-audit gate as installs; a blocked
         // one stops the whole upgrade, which is one unit.
-        let recorded = |name: &str| {
-            lock.packages
-                .get(name)
-                .map(|entry| entry.allowed_findings.clone())
-                .unwrap_or_default()
-        };
+        let recorded = |package: &Prepared| super::recorded_allowance(&roots, &lock, package);
         let gated = match prepared.is_empty() {
             true => Ok(Vec::new()),
             false => ctx.audit_policy(input.global).and_then(|policy| {
