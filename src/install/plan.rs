@@ -608,6 +608,19 @@ impl<'r> Plan<'r> {
         Ok(())
     }
 
+    /// Leaves `key` as it is on disk instead of writing what the plan has
+    /// there (an edit a restore keeps): the lock keeps the checksum of the
+    /// planned bytes, so it reads as edited, and the file is not touched.
+    pub fn leave_as_is(&mut self, key: &str, current: &[u8]) -> Result<()> {
+        match self.roots.check_key(key)? {
+            CheckedKey::Section { .. } => self.replace_planned(key, current),
+            CheckedKey::File(_) => {
+                self.changes.retain(|change| change.key != key);
+                Ok(())
+            }
+        }
+    }
+
     /// Claims a file or folder target for `package`, refusing one another
     /// package owns or that exists without being aam's.
     fn claim_path(&mut self, key: &str, package: &str, location: &Location) -> Result<()> {

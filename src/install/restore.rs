@@ -86,6 +86,21 @@ pub fn prepare(
         Origin::Source => source(env, catalog, name, entry)?,
         Origin::Local | Origin::Archive => {
             let path = roots.recorded_location(&entry.source_name);
+            // A `./` path leads below the root, links included (a committed
+            // link could lead anywhere).
+            if entry.source_name.starts_with("./") {
+                let root = roots.root.canonicalize().unwrap_or_else(|_| roots.root.clone());
+                if path.canonicalize().is_ok_and(|real| !real.starts_with(&root)) {
+                    return Err(Error::new(
+                        ErrorCode::LockInvalid,
+                        format!(
+                            "the lock entry of `{name}` names package folder `{}`, which leads out of the project through a link",
+                            entry.source_name
+                        ),
+                    )
+                    .with_hint("the lock file or the project may have been changed by someone else: check the link and the entry"));
+                }
+            }
             let prepared = specs::prepare_path(&env.spec, &path, &entry.source_name)?;
             Prepared {
                 requested: entry.requested.clone(),

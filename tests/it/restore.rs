@@ -183,6 +183,9 @@ fn a_project_with_only_its_lock_is_restored_byte_for_byte_in_a_fresh_home() {
     let script = proj.dir.join(".claude/skills/pdf/scripts/fill.sh");
     std::fs::write(&deployed, "mine\n").unwrap();
     std::fs::write(&pdf, "my pdf notes\n").unwrap();
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    std::fs::set_permissions(&pdf, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let inode = std::fs::metadata(&pdf).unwrap().ino();
     std::fs::remove_file(&script).unwrap();
     let kept = run(&env, &fresh, &proj.dir, &["install", "--frozen"]).ok_json();
     let docx = kept["skipped"]
@@ -201,6 +204,10 @@ fn a_project_with_only_its_lock_is_restored_byte_for_byte_in_a_fresh_home() {
     );
     assert_eq!(text(&deployed), "mine\n");
     assert_eq!(text(&pdf), "my pdf notes\n");
+    // Left as it is: not written again, its mode kept (a re-test helper saw
+    // it rewritten without its executable bit).
+    let kept_file = std::fs::metadata(&pdf).unwrap();
+    assert_eq!((kept_file.ino(), kept_file.mode() & 0o777), (inode, 0o755));
     assert!(script.is_file(), "the missing file is written around the edit");
     let verified = run(&env, &fresh, &proj.dir, &["verify", "--all"]);
     assert_eq!(verified.code, 1, "verify still reports the edits: {verified:?}");
@@ -700,6 +707,12 @@ fn a_package_folder_inside_the_project_restores_in_any_clone() {
     let climbing = lock_text.replace("source_name: ./team-kit", "source_name: ./../private-kit");
     std::fs::write(bob.join(".aam/aam-lock.yaml"), &climbing).unwrap();
     std::fs::remove_dir_all(bob.join(".claude")).unwrap();
+    let refused = run(&env, &bob_home, &bob, &["install", "--frozen"]).err("AAM_LOCK_INVALID");
+    assert!(!refused.to_string().contains("9.9.9"), "{refused}");
+    // So is a committed link in the folder's place that leads out.
+    std::fs::write(bob.join(".aam/aam-lock.yaml"), &lock_text).unwrap();
+    std::fs::remove_dir_all(bob.join("team-kit")).unwrap();
+    std::os::unix::fs::symlink("../private-kit", bob.join("team-kit")).unwrap();
     let refused = run(&env, &bob_home, &bob, &["install", "--frozen"]).err("AAM_LOCK_INVALID");
     assert!(!refused.to_string().contains("9.9.9"), "{refused}");
 }

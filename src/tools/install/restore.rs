@@ -123,7 +123,7 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
         for key in keep {
             // Read again just before: an edit made meanwhile is kept too.
             match state::current_contents(&roots, key)? {
-                Some((bytes, _)) => plan.replace_planned(key, &bytes)?,
+                Some((bytes, _)) => plan.leave_as_is(key, &bytes)?,
                 None => {
                     return Err(Error::new(
                         ErrorCode::Conflict,
