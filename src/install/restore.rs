@@ -52,6 +52,10 @@ pub enum Need {
     /// These differ from the lock, and others are missing: the missing ones
     /// are written around them.
     WriteAround(Vec<String>),
+    /// These differ from the lock, others are missing, and one of these is
+    /// nothing a write can go around (a link, a folder, a damaged section,
+    /// a file over 4 MiB): never overwritten silently.
+    Blocked(Vec<String>),
 }
 
 /// What a restore must do with `entry`, from its files' states on disk (a
@@ -61,8 +65,18 @@ pub fn need(roots: &Roots, entry: &LockedPackage, written_here: impl Fn(&str, &s
     let status = state::file_status(roots, entry)?;
     let edited = state::edited_keys(roots, &status, written_here)?;
     let missing = status.values().any(|s| *s == FileState::Missing);
+    let keepable = |key: &String| state::current_contents(roots, key).map(|found| found.is_some());
     Ok(if !edited.is_empty() && missing {
-        Need::WriteAround(edited)
+        match edited
+            .iter()
+            .map(keepable)
+            .collect::<Result<Vec<bool>>>()?
+            .into_iter()
+            .all(|ok| ok)
+        {
+            true => Need::WriteAround(edited),
+            false => Need::Blocked(edited),
+        }
     } else if !edited.is_empty() {
         Need::Edited(edited)
     } else if status.values().all(|s| *s == FileState::Ok) {
@@ -677,5 +691,18 @@ mod tests {
         let earlier = blake3::hash(b"edited").to_hex().to_string();
         let wrote_earlier = |key: &str, digest: &str| key == ".claude/skills/x/SKILL.md" && digest == earlier;
         assert_eq!(need(&roots, &recorded, wrote_earlier).unwrap(), Need::Write);
+        // Another file missing: written around a plain edit, never around a link.
+        recorded.file_checksums.insert(
+            ".claude/skills/x/notes.md".to_string(),
+            blake3::hash(b"notes").to_hex().to_string(),
+        );
+        let edited = vec![".claude/skills/x/SKILL.md".to_string()];
+        assert_eq!(
+            need(&roots, &recorded, nothing_written).unwrap(),
+            Need::WriteAround(edited.clone())
+        );
+        std::fs::remove_file(&file).unwrap();
+        std::os::unix::fs::symlink("elsewhere", &file).unwrap();
+        assert_eq!(need(&roots, &recorded, nothing_written).unwrap(), Need::Blocked(edited));
     }
 }

@@ -65,21 +65,13 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
         match restore::need(&roots, entry, |key, digest| plan.written_here(key, digest))? {
             Need::Intact => output.skipped.push(skip(SkipReason::AlreadyInstalled, Vec::new())),
             Need::Edited(keys) if on_edited == OnEdited::Skip => output.skipped.push(skip(SkipReason::EditsKept, keys)),
-            Need::WriteAround(keys) if on_edited == OnEdited::Skip => {
-                // Written around only when every edit can be put back as it is.
-                let mut kept = Vec::new();
-                for key in &keys {
-                    match state::current_contents(&roots, key)? {
-                        Some((bytes, _)) => kept.push(bytes),
-                        None => break,
-                    }
-                }
-                match kept.len() == keys.len() {
-                    true => todo.push((name, entry, Vec::new(), keys)),
-                    false => output.skipped.push(skip(SkipReason::EditedFiles, keys)),
-                }
+            Need::WriteAround(keys) if on_edited == OnEdited::Skip => todo.push((name, entry, Vec::new(), keys)),
+            Need::Blocked(keys) if on_edited == OnEdited::Skip => {
+                output.skipped.push(skip(SkipReason::EditedFiles, keys))
             }
-            Need::Edited(keys) | Need::WriteAround(keys) => todo.push((name, entry, keys, Vec::new())),
+            Need::Edited(keys) | Need::WriteAround(keys) | Need::Blocked(keys) => {
+                todo.push((name, entry, keys, Vec::new()))
+            }
             Need::Write => todo.push((name, entry, Vec::new(), Vec::new())),
         }
     }
