@@ -49,9 +49,9 @@ impl Met {
 /// artifacts by their catalog findings, folders, archives and registry packages
 /// by scanning their files. Findings whose rule is in `allow`, or in what
 /// `recorded` gives for their package (the rules its lock entry let through,
-/// while it comes from the same place),
-/// are let through; each package's `allowed_findings` is set to the rules
-/// that let a blocking finding of it through, for its lock entry.
+/// while it comes from the same place), are let through; each package's
+/// `allowed_findings` is set to the rules that let a blocking finding of it
+/// through, for its lock entry.
 /// Returns warnings (findings at or above `audit.warn`); fails with
 /// `AAM_AUDIT_BLOCKED` naming the first blocking rule, file and line.
 pub fn gate(

@@ -336,7 +336,7 @@ pub fn current_contents(roots: &Roots, key: &str) -> Result<Option<(Vec<u8>, boo
     })
 }
 
-/// Files in folders a package owns (its copy, deployed skill folders) that it
+/// Files in folders a package owns (its copy, its deployed folders) that it
 /// did not write. Links are listed, never followed.
 pub fn untracked(roots: &Roots, name: &str, entry: &LockedPackage) -> Result<Vec<String>> {
     Ok(untracked_walk(roots, name, entry)?.0)
