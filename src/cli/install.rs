@@ -237,6 +237,9 @@ pub(super) struct OutdatedArgs {
     /// Check the home-folder installs.
     #[arg(short = 'g', long = "global")]
     global: bool,
+    /// Exit 1 when a package is outdated (a CI check).
+    #[arg(long)]
+    exit_code: bool,
 }
 
 impl From<OutdatedArgs> for OutdatedInput {
@@ -245,9 +248,16 @@ impl From<OutdatedArgs> for OutdatedInput {
     }
 }
 
-/// Lists packages with newer content or versions.
+/// Lists packages with newer content or versions; with `--exit-code`, exit 1
+/// when one is outdated.
 pub(super) fn outdated(ctx: &Context, out: &Output, args: OutdatedArgs) -> Result<i32> {
-    out.emit(&invoke::<Outdated>(ctx, args.into())?, render::outdated)
+    let exit_code = args.exit_code;
+    let output = invoke::<Outdated>(ctx, args.into())?;
+    let code = out.emit(&output, render::outdated)?;
+    Ok(match exit_code && output.packages.iter().any(|p| p.outdated) {
+        true => 1,
+        false => code,
+    })
 }
 
 /// A `--merge` mode of `aam upgrade`.

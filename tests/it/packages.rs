@@ -167,10 +167,13 @@ fn outdated_asks_the_registry_a_package_came_from() {
     env.json(&["pkg", "publish", "rk", "--registry", "team"]);
     let outdated = env.aam_in(&proj.dir, &["--json", "outdated"]).ok_json();
     assert_eq!(outdated["packages"][0]["wanted"], "0.1.1", "{outdated}");
+    // A CI check: `--exit-code` exits 1 while something is outdated.
+    assert_eq!(env.aam_in(&proj.dir, &["outdated", "--exit-code"]).code, 1);
     // The upgrade stays with that registry too, though the default one has a
     // package of the same name.
     let upgraded = env.aam_in(&proj.dir, &["--json", "upgrade"]).ok_json();
     assert_eq!(upgraded["packages"][0]["status"], "upgraded", "{upgraded}");
+    assert_eq!(env.aam_in(&proj.dir, &["outdated", "--exit-code"]).code, 0);
     assert_eq!(upgraded["packages"][0]["to"], "0.1.1", "{upgraded}");
     let listed = env.aam_in(&proj.dir, &["--json", "list"]).ok_json();
     let rk = &listed["packages"][0];
