@@ -610,10 +610,18 @@ impl<'r> Plan<'r> {
 
     /// Leaves `key` as it is on disk instead of writing what the plan has
     /// there (an edit a restore keeps): the lock keeps the checksum of the
-    /// planned bytes, so it reads as edited, and the file is not touched.
-    pub fn leave_as_is(&mut self, key: &str, current: &[u8]) -> Result<()> {
+    /// planned bytes, so it reads as edited. A file is not touched; a
+    /// section's text, read again now, is put back into its shared file.
+    pub fn leave_as_is(&mut self, key: &str) -> Result<()> {
         match self.roots.check_key(key)? {
-            CheckedKey::Section { .. } => self.replace_planned(key, current),
+            CheckedKey::Section { .. } => match state::current_bytes(self.roots, key)? {
+                Some(current) => self.replace_planned(key, &current),
+                None => Err(Error::new(
+                    ErrorCode::Conflict,
+                    format!("`{key}` changed while the command ran: it is no longer a section aam can keep as it is"),
+                )
+                .with_hint("run the command again")),
+            },
             CheckedKey::File(_) => {
                 self.changes.retain(|change| change.key != key);
                 Ok(())

@@ -53,8 +53,8 @@ pub enum Need {
     /// are written around them.
     WriteAround(Vec<String>),
     /// These differ from the lock, others are missing, and one of these is
-    /// nothing a write can go around (a link, a folder, a damaged section,
-    /// a file over 4 MiB): never overwritten silently.
+    /// nothing a write can go around (a link, a folder, a damaged section):
+    /// never overwritten silently.
     Blocked(Vec<String>),
 }
 
@@ -65,15 +65,12 @@ pub fn need(roots: &Roots, entry: &LockedPackage, written_here: impl Fn(&str, &s
     let status = state::file_status(roots, entry)?;
     let edited = state::edited_keys(roots, &status, written_here)?;
     let missing = status.values().any(|s| *s == FileState::Missing);
-    let keepable = |key: &String| state::current_contents(roots, key).map(|found| found.is_some());
     Ok(if !edited.is_empty() && missing {
-        match edited
-            .iter()
-            .map(keepable)
-            .collect::<Result<Vec<bool>>>()?
-            .into_iter()
-            .all(|ok| ok)
-        {
+        let mut plain = true;
+        for key in &edited {
+            plain &= state::is_plain(roots, key)?;
+        }
+        match plain {
             true => Need::WriteAround(edited),
             false => Need::Blocked(edited),
         }

@@ -128,6 +128,12 @@ pub fn current_digest(roots: &Roots, key: &str) -> Result<Option<String>> {
     })
 }
 
+/// Whether what is at `key` is a plain file or an intact section: what a
+/// write can leave as it is (a link, a folder or a damaged section cannot be).
+pub fn is_plain(roots: &Roots, key: &str) -> Result<bool> {
+    Ok(matches!(current(roots, key)?, Current::File(..) | Current::Section(_)))
+}
+
 /// Whether anything is at `key`: a file, a section, a link, a folder.
 pub fn key_exists(roots: &Roots, key: &str) -> Result<bool> {
     Ok(!matches!(current(roots, key)?, Current::Missing))

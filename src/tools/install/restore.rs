@@ -8,7 +8,7 @@ use super::{
     InstallInput, InstallOutput, InstalledPackage, OnEdited, SkipReason, SkippedPackage, apply_mirror, begin_write,
     object_store, prepare_env, roots, written_here,
 };
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 use crate::install::plan::{Plan, Prepared};
 use crate::install::restore::{self, Need, RestoreEnv};
 use crate::install::{mirror, state};
@@ -113,17 +113,7 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
     for ((name, entry, edited, keep), package) in todo.iter().zip(&prepared) {
         let mut planned = plan.add(package, &entry.platforms)?;
         for key in keep {
-            // Read again just before: an edit made meanwhile is kept too.
-            match state::current_contents(&roots, key)? {
-                Some((bytes, _)) => plan.leave_as_is(key, &bytes)?,
-                None => {
-                    return Err(Error::new(
-                        ErrorCode::Conflict,
-                        format!("`{key}` changed while the restore ran: it is no longer a file aam can keep as it is"),
-                    )
-                    .with_hint("run `aam install` again"));
-                }
-            }
+            plan.leave_as_is(key)?;
         }
         plan.set_created_dirs(name, entry.created_dirs.clone());
         planned.created_dirs = entry.created_dirs.clone();
