@@ -66,16 +66,12 @@ pub fn scan_deployed(roots: &Roots, name: &str, entry: &LockedPackage) -> Result
             .deployed
             .iter()
             .find(|d| key == d.target || key.starts_with(&format!("{}/", d.target)));
-        if state::current_digest(roots, &key)?.is_none() {
-            // Gone (verify reports it), or nothing aam can read as it is.
+        let Some((bytes, executable)) = state::current_contents(roots, &key)?.filter(|(b, _)| b.len() <= SCAN_CAP)
+        else {
+            // Gone (verify reports it), or nothing that can be scanned whole.
             if state::key_exists(roots, &key)? {
                 out.not_scanned.push(key);
             }
-            continue;
-        }
-        let Some((bytes, executable)) = state::current_contents(roots, &key)?.filter(|(b, _)| b.len() <= SCAN_CAP)
-        else {
-            out.not_scanned.push(key);
             continue;
         };
         let main = deployed.is_none_or(|d| key == d.target) || key.ends_with("/SKILL.md");
