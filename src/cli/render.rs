@@ -151,20 +151,12 @@ pub fn installed_packages(o: &InstallOutput) -> String {
                 "`{}` {} is already installed, every file as installed\n",
                 s.name, s.version
             )),
-            SkipReason::EditedFiles => {
-                out.push_str(&format!(
-                    "`{}` {} was left as it is{wanted}: files were edited since install\n",
-                    s.name, s.version
-                ));
-                for key in &s.modified_files {
-                    out.push_str(&format!("  edited: {key}\n"));
-                }
-            }
-            SkipReason::EditsKept => {
-                out.push_str(&format!(
-                    "`{}` {} is installed, your edits kept as they are\n",
-                    s.name, s.version
-                ));
+            SkipReason::EditedFiles | SkipReason::EditsKept => {
+                let what = match s.reason {
+                    SkipReason::EditsKept => "is installed, your edits kept as they are".to_string(),
+                    _ => format!("was left as it is{wanted}: files were edited since install"),
+                };
+                out.push_str(&format!("`{}` {} {what}\n", s.name, s.version));
                 for key in &s.modified_files {
                     out.push_str(&format!("  edited: {key}\n"));
                 }
