@@ -131,6 +131,15 @@ impl Roots {
         }
     }
 
+    /// Whether the package folder or archive the lock file records as
+    /// `recorded` is the one at `path` (a canonical path, as packages are
+    /// prepared with).
+    pub fn records_place(&self, recorded: &str, path: &str) -> bool {
+        self.recorded_location(recorded)
+            .canonicalize()
+            .is_ok_and(|place| place == Path::new(path))
+    }
+
     /// Where a package folder or archive the lock file records lies: a `./`
     /// path is below the root (see [`Roots::recorded_path`]).
     pub fn recorded_location(&self, recorded: &str) -> PathBuf {

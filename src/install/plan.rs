@@ -371,15 +371,10 @@ impl<'r> Plan<'r> {
         if !matches!(package.origin, Origin::Local | Origin::Archive) {
             return package.source_name.clone();
         }
-        let here = std::path::Path::new(&package.source_name);
         match self.lock.packages.get(name) {
             Some(previous)
                 if matches!(previous.source, Origin::Local | Origin::Archive)
-                    && self
-                        .roots
-                        .recorded_location(&previous.source_name)
-                        .canonicalize()
-                        .is_ok_and(|recorded| recorded == here) =>
+                    && self.roots.records_place(&previous.source_name, &package.source_name) =>
             {
                 previous.source_name.clone()
             }

@@ -235,10 +235,7 @@ fn recorded_allowance(roots: &Roots, lock: &crate::packages::lock::LockFile, pac
     };
     let same_place = entry.source == package.origin
         && match package.origin {
-            Origin::Local | Origin::Archive => roots
-                .recorded_location(&entry.source_name)
-                .canonicalize()
-                .is_ok_and(|recorded| recorded == Path::new(&package.source_name)),
+            Origin::Local | Origin::Archive => roots.records_place(&entry.source_name, &package.source_name),
             Origin::Registry | Origin::Source => entry.source_name == package.source_name,
         };
     match same_place {
