@@ -67,7 +67,8 @@ impl From<InstallArgs> for InstallInput {
     }
 }
 
-/// Installs (or restores); exit 1 when edited files kept a package as it was.
+/// Installs (or restores); exit 1 when edited files kept a package as it was,
+/// or conflict markers were written.
 pub(super) fn install(ctx: &Context, out: &Output, args: InstallArgs) -> Result<i32> {
     let output = invoke::<Install>(ctx, args.into())?;
     out.emit(&output, render::installed_packages)?;
@@ -364,10 +365,12 @@ pub(super) fn upgrade(ctx: &Context, out: &Output, args: UpgradeArgs) -> Result<
     } else {
         invoke::<Upgrade>(ctx, input(package, chosen, dry_run))?
     };
+    // Conflict markers left to resolve fail the command, as they do `git merge`:
+    // a script must not commit them into files agents read.
     let failed = output
         .packages
         .iter()
-        .any(|p| matches!(p.status, UpgradeStatus::Failed | UpgradeStatus::Skipped));
+        .any(|p| matches!(p.status, UpgradeStatus::Failed | UpgradeStatus::Skipped) || !p.conflict_markers.is_empty());
     out.emit(&output, render::upgraded)?;
     Ok(if failed { 1 } else { 0 })
 }

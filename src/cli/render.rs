@@ -426,8 +426,20 @@ pub fn upgraded(o: &UpgradeOutput) -> String {
         out.push_str("Edited files were left alone: `aam diff <package>` shows the edits; upgrade with `--merge` to merge them with the new version (`--merge=markers` writes conflict markers), `--backup` to keep a copy of them, or `--force` to overwrite them.\n");
     }
     if skipped(true) {
-        // `--merge` was just tried: the way on is the markers, or a choice.
-        out.push_str("Edits that do not merge were left alone: upgrade with `--merge=markers` to write both sides with conflict markers and resolve them by hand, `--backup` to keep a copy and take the new version, or `--force` to overwrite them.\n");
+        // `--merge` was just tried: the way on is the markers where lines overlap
+        // (they write nothing for the other kinds), or a choice.
+        let overlapping = o
+            .packages
+            .iter()
+            .flat_map(|p| &p.conflicts)
+            .any(|c| c.kind == crate::install::merge::ConflictKind::Overlapping);
+        out.push_str(match overlapping {
+            true => "Edits that do not merge were left alone: upgrade with `--merge=markers` to write both sides with conflict markers and resolve them by hand, `--backup` to keep a copy and take the new version, or `--force` to overwrite them.\n",
+            false => "Edits that do not merge were left alone: upgrade with `--backup` to keep a copy of them and take the new version, or `--force` to overwrite them (`--merge=markers` cannot write markers for these).\n",
+        });
+    }
+    if o.packages.iter().any(|p| !p.conflict_markers.is_empty()) {
+        out.push_str("Conflict markers were written: resolve them by hand; `aam verify` lists those files as edited until then.\n");
     }
     out
 }

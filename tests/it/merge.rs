@@ -192,18 +192,10 @@ fn overlapping_edits_are_listed_and_nothing_is_written_unless_markers_are_asked_
         human.stdout
     );
 
-    // Through the tool registry the same choice is `merge_markers`.
-    let call = env.aam_in(
-        &proj.dir,
-        &[
-            "tool",
-            "call",
-            "aam_upgrade",
-            r#"{"package": "kit", "on_edited": "merge_markers"}"#,
-        ],
-    );
-    let report = call.ok_json()["packages"][0].clone();
-    assert_eq!(report["status"], "upgraded", "{report}");
+    // With markers the package is upgraded, and the command exits 1 as `git merge`
+    // does: a script must not commit the markers (found by a user helper).
+    let (code, report) = upgrade(&env, &proj.dir, &["--merge=markers"]);
+    assert_eq!((code, report["status"].as_str()), (1, Some("upgraded")), "{report}");
     assert_eq!(strings(&report["conflict_markers"]), [AGENT]);
     assert_eq!(strings(&report["merged_files"]), [SECTION]);
     let agent = text(proj.dir.join(AGENT));
@@ -231,8 +223,20 @@ fn a_file_edited_here_and_deleted_upstream_is_a_conflict_never_deleted() {
         );
         assert_eq!(report["conflicts"][0]["key"], NOTES);
         assert_eq!(report["conflicts"][0]["kind"], "deleted_upstream");
+        assert!(
+            !report["message"].as_str().unwrap().contains("merge_markers"),
+            "{report}"
+        );
         assert_eq!(tree(&proj.dir), before, "{mode}");
     }
+    // Markers cannot be written for it, so they are not offered (they were, in a loop).
+    let human = env.aam_in(&proj.dir, &["upgrade", "kit", "--merge"]);
+    assert_eq!(human.code, 1, "{human:?}");
+    assert!(
+        human.stdout.contains("`--backup`") && !human.stdout.contains("upgrade with `--merge=markers`"),
+        "{}",
+        human.stdout
+    );
     // Unedited, the same file goes with the upgrade.
     std::fs::write(proj.dir.join(NOTES), lines(&[])).unwrap();
     let (code, report) = upgrade(&env, &proj.dir, &["--merge"]);

@@ -10,7 +10,7 @@ use crate::catalog::Catalog;
 use crate::error::{Error, ErrorCode, Result};
 use crate::install::decision::{OnEdited, SkipReason};
 use crate::install::freshness;
-use crate::install::merge::FileConflict;
+use crate::install::merge::{ConflictKind, FileConflict};
 use crate::install::plan::Prepared;
 use crate::install::specs::KeptRegistries;
 use crate::packages::lock::{self, LockFile, Origin};
@@ -284,8 +284,15 @@ fn upgrade_report(report: &mut UpgradeReport, done: &InstallOutput, dry_run: boo
         report.conflicts.extend(package.conflicts.iter().cloned());
         report.status = UpgradeStatus::Skipped;
         report.message = Some(match package.reason {
+            // Markers are written only where lines overlap: never offer them for the rest.
+            SkipReason::MergeConflicts if package.conflicts.iter().any(|c| c.kind == ConflictKind::Overlapping) => {
+                format!(
+                    "edits in {} file(s) do not merge with the new version (see `conflicts`); resolve them by hand, or choose merge_markers, backup or force",
+                    package.conflicts.len()
+                )
+            }
             SkipReason::MergeConflicts => format!(
-                "edits in {} file(s) do not merge with the new version (see `conflicts`); resolve them by hand, or choose merge_markers, backup or force",
+                "edits in {} file(s) cannot be merged with the new version (see `conflicts`); choose backup or force",
                 package.conflicts.len()
             ),
             _ => "files were edited since install; choose merge, backup or force".to_string(),
