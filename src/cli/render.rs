@@ -281,6 +281,7 @@ pub fn inventory(o: &InventoryOutput) -> String {
             let status = match (a.status, &a.package) {
                 (InventoryStatus::Installed, Some(p)) => format!("installed ({p})"),
                 (InventoryStatus::Edited, Some(p)) => format!("edited ({p})"),
+                (InventoryStatus::Elsewhere, _) => format!("installed by {}", a.installed_elsewhere.join(", ")),
                 _ if a.link => "link".to_string(),
                 _ => "untracked".to_string(),
             };
@@ -342,6 +343,7 @@ pub fn adopted(o: &AdoptOutput) -> String {
             AdoptSkip::Link => "it is a link",
             AdoptSkip::NameDiffers => "its name is not the artifact's",
             AdoptSkip::PackageExists => "a package of that name is installed",
+            AdoptSkip::InstalledElsewhere => "another install on this machine wrote it",
         };
         out.push_str(&format!("skipped `{}`: {why}\n", terminal_safe(&s.location, false)));
     }

@@ -316,3 +316,43 @@ fn adopting_after_the_lock_file_was_lost_replaces_the_stale_package_copies() {
     assert!(lock(&proj.dir)["packages"]["docx"].is_mapping());
     assert_eq!(run_in(&env, &proj.dir, &["verify", "docx"]).ok_json()["is_clean"], true);
 }
+
+/// A Codex prompt one project installed lies in `~/.codex/prompts`, where every
+/// project's inventory finds it: another project lists it as installed
+/// elsewhere, naming the install, and `adopt --all` leaves it to that install.
+/// It adopted it, so the second project's lock made every clone's restore
+/// write it too (found by a user helper).
+#[test]
+fn a_home_folder_prompt_another_project_installed_is_not_adopted() {
+    let env = TestEnv::new();
+    let repo = env.repo("prompts");
+    repo.write("prompts/summarize.md", "# Summarize the change\n");
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--name", "p"]);
+    let (a, b) = (env.repo("a"), env.repo("b"));
+    run_in(&env, &a.dir, &["install", "p/summarize", "--platform", "codex"]).ok_json();
+
+    let inventory = run_in(&env, &b.dir, &["inventory"]).ok_json();
+    let prompt = row(&inventory, "~/.codex/prompts/summarize.md");
+    assert_eq!(prompt["status"], "elsewhere", "{inventory:#}");
+    let whose = prompt["installed_elsewhere"][0].as_str().unwrap();
+    assert!(whose.contains("summarize") && whose.contains(a.path()), "{whose}");
+    let human = env.aam_in(&b.dir, &["inventory"]);
+    assert!(human.stdout.contains("installed by `summarize` in"), "{}", human.stdout);
+
+    let adopted = run_in(&env, &b.dir, &["adopt", "--all"]).ok_json();
+    assert_eq!(adopted["adopted"], serde_json::json!([]), "{adopted}");
+    assert_eq!(adopted["skipped"][0]["reason"], "installed_elsewhere", "{adopted}");
+    assert!(!b.dir.join(".aam/aam-lock.yaml").exists(), "b records nothing");
+
+    // Once no install records it, it is a copy like any other.
+    run_in(&env, &a.dir, &["uninstall", "summarize", "--force"]).ok_json();
+    std::fs::create_dir_all(env.user_home().join(".codex/prompts")).unwrap();
+    std::fs::write(
+        env.user_home().join(".codex/prompts/summarize.md"),
+        "# Summarize the change\n",
+    )
+    .unwrap();
+    let inventory = run_in(&env, &b.dir, &["inventory"]).ok_json();
+    assert_eq!(row(&inventory, "~/.codex/prompts/summarize.md")["status"], "untracked");
+}

@@ -69,6 +69,9 @@ pub enum AdoptSkip {
     NameDiffers,
     /// A package of that name is installed, or another copy is adopted under it.
     PackageExists,
+    /// Another install on this machine wrote it (a home-folder file such as a
+    /// Codex prompt): not a hand-made copy, and not this project's to record.
+    InstalledElsewhere,
 }
 
 /// An artifact left as it was.
@@ -138,9 +141,15 @@ impl Tool for Adopt {
         };
         let plan = Plan::new(&roots, false)?;
         let written = written_here(ctx, &roots, plan.lock())?;
-        let mut plan = plan.with_ownership(written);
         let walk = inventory::walk(&roots, Limits::default())?;
         let chosen = inventory::untracked_named(&roots, plan.lock(), &walk, &input.names, input.all)?;
+        // A home-folder file another project's install wrote is that install's:
+        // recorded here, every clone's restore would write it too.
+        let elsewhere: Vec<bool> = chosen
+            .iter()
+            .map(|found| !written.shared_with(&found.location.key()).is_empty())
+            .collect();
+        let mut plan = plan.with_ownership(written);
         let mut output = AdoptOutput {
             adopted: Vec::new(),
             skipped: Vec::new(),
@@ -152,13 +161,17 @@ impl Tool for Adopt {
         {
             let catalog = ctx.catalog()?;
             let caches = ctx.home.git_cache_dir();
-            for found in chosen {
+            for (found, elsewhere) in chosen.into_iter().zip(elsewhere) {
                 let skip = |reason| SkippedAdoption {
                     location: found.location.key(),
                     reason,
                 };
                 if found.link {
                     output.skipped.push(skip(AdoptSkip::Link));
+                    continue;
+                }
+                if elsewhere {
+                    output.skipped.push(skip(AdoptSkip::InstalledElsewhere));
                     continue;
                 }
                 let Some(matched) = inventory::identify(&catalog, found)? else {

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::super::{Context, Example, Expect, Risk, Tool};
-use super::roots;
+use super::{roots, written_here};
 use crate::error::{ErrorCode, Result};
 use crate::install::inventory::{self, Limits, Match, Tracking};
 use crate::scan::{ArtifactKind, Platform};
@@ -33,6 +33,9 @@ pub enum InventoryStatus {
     Edited,
     /// Not in the lock file.
     Untracked,
+    /// Not in this lock file, but another install on this machine records it: a
+    /// home-folder file (a Codex prompt) every project's agent reads.
+    Elsewhere,
 }
 
 /// How a copy compares with the version it came from.
@@ -97,6 +100,8 @@ pub struct InventoryArtifact {
     pub status: InventoryStatus,
     /// The installed package that deployed it.
     pub package: Option<String>,
+    /// For `elsewhere`: the installs on this machine that record it (`pkg` in `/project`).
+    pub installed_elsewhere: Vec<String>,
     /// It is a link (never followed or read).
     pub link: bool,
     /// Its regular files.
@@ -145,11 +150,17 @@ impl Tool for Inventory {
         let roots = roots(ctx, input.global)?;
         let lock = roots.read_lock()?;
         let walk = inventory::walk(&roots, Limits::default())?;
+        let written = written_here(ctx, &roots, &lock)?;
         let catalog = ctx.catalog()?;
         let mut artifacts = Vec::new();
         for found in &walk.found {
             ctx.cancel.check()?;
             let tracking = inventory::tracking(&roots, &lock, found)?;
+            let location = found.location.key();
+            let installed_elsewhere = match tracking {
+                Tracking::Untracked => written.shared_with(&location).to_vec(),
+                Tracking::Installed(_) | Tracking::Edited(_) => Vec::new(),
+            };
             let origin = match tracking {
                 Tracking::Untracked => inventory::identify(&catalog, found)?.map(|m| origin(&m)),
                 Tracking::Installed(_) | Tracking::Edited(_) => None,
@@ -157,15 +168,17 @@ impl Tool for Inventory {
             let (status, package) = match tracking {
                 Tracking::Installed(p) => (InventoryStatus::Installed, Some(p)),
                 Tracking::Edited(p) => (InventoryStatus::Edited, Some(p)),
+                Tracking::Untracked if !installed_elsewhere.is_empty() => (InventoryStatus::Elsewhere, None),
                 Tracking::Untracked => (InventoryStatus::Untracked, None),
             };
             artifacts.push(InventoryArtifact {
                 kind: found.kind,
                 name: found.name.clone(),
-                location: found.location.key(),
+                location,
                 platforms: found.platforms.clone(),
                 status,
                 package,
+                installed_elsewhere,
                 link: found.link,
                 files: found.files.len() as u64,
                 origin,
