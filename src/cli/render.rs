@@ -406,7 +406,11 @@ pub fn upgraded(o: &UpgradeOutput) -> String {
                 p.name,
                 p.conflicts.len()
             ),
-            UpgradeStatus::Failed => format!("`{}`: failed: {message}", p.name),
+            UpgradeStatus::Failed => match (&p.code, &p.hint) {
+                (Some(code), Some(hint)) => format!("`{}`: failed: [{code}] {message}\n  hint: {hint}", p.name),
+                (Some(code), None) => format!("`{}`: failed: [{code}] {message}", p.name),
+                _ => format!("`{}`: failed: {message}", p.name),
+            },
         };
         out.push_str(&line);
         out.push('\n');

@@ -513,11 +513,14 @@ fn upgrades_pass_the_same_gate_as_installs() {
     assert_eq!(refused.code, 1, "{refused:?}");
     let report = &refused.json()["packages"][0];
     assert_eq!(report["status"], "failed", "{report}");
-    let message = report["message"].as_str().unwrap();
+    // The code has a field of its own, as every error's does (it was inside the
+    // message: found by a user helper).
+    assert_eq!(report["code"], "AAM_AUDIT_BLOCKED", "{report}");
     assert!(
-        message.starts_with("[AAM_AUDIT_BLOCKED]") && message.contains("cmd-pipe-shell"),
-        "{message}"
+        report["message"].as_str().unwrap().contains("cmd-pipe-shell"),
+        "{report}"
     );
+    assert!(report["hint"].as_str().unwrap().contains("--allow-finding"), "{report}");
     assert_eq!(
         std::fs::read(&deployed).unwrap(),
         before,

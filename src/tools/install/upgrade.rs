@@ -80,6 +80,20 @@ pub struct UpgradeReport {
     pub conflicts: Vec<FileConflict>,
     /// Why it was skipped, failed, or left as it is though something newer exists (pinned, or its origin no longer has it).
     pub message: Option<String>,
+    /// For `failed`: the error's stable `AAM_*` code.
+    pub code: Option<String>,
+    /// For `failed`: what to do next, when the error says.
+    pub hint: Option<String>,
+}
+
+impl UpgradeReport {
+    /// Marks the package failed with `error`: its message, code and hint apart.
+    fn fail(&mut self, error: &Error) {
+        self.status = UpgradeStatus::Failed;
+        self.message = Some(error.message().to_string());
+        self.code = Some(error.code().to_string());
+        self.hint = error.hint().map(str::to_string);
+    }
 }
 
 /// Output of `aam_upgrade`.
@@ -156,6 +170,8 @@ impl Tool for Upgrade {
                 conflicts: Vec::new(),
                 // Why a package with something newer somewhere is left as it is.
                 message: (fresh.gone || fresh.unknown || fresh.pinned).then(|| fresh.reason.clone()),
+                code: None,
+                hint: None,
             };
             // Files on disk as the lock records that this machine never wrote
             // are replaced only once the entry's origin is shown to make them:
@@ -164,11 +180,7 @@ impl Tool for Upgrade {
                 && input.on_edited != OnEdited::Force
                 && let Err(e) = prove_unwritten(ctx, &catalog, &roots, (&name, entry), input.dry_run)
             {
-                report.status = UpgradeStatus::Failed;
-                report.message = Some(match e.hint() {
-                    Some(hint) => format!("[{}] {} ({hint})", e.code(), e.message()),
-                    None => format!("[{}] {}", e.code(), e.message()),
-                });
+                report.fail(&e);
                 reports.push(report);
                 continue;
             }
@@ -190,10 +202,7 @@ impl Tool for Upgrade {
                             }
                         }
                     }
-                    Err(e) => {
-                        report.status = UpgradeStatus::Failed;
-                        report.message = Some(format!("[{}] {}", e.code(), e.message()));
-                    }
+                    Err(e) => report.fail(&e),
                 }
             }
             reports.push(report);
@@ -254,11 +263,7 @@ impl Tool for Upgrade {
 /// Marks every package the upgrade was moving as failed with `error`.
 fn fail_moving(reports: &mut [UpgradeReport], moving: &[String], error: &Error) {
     for report in reports.iter_mut().filter(|r| moving.contains(&r.name)) {
-        report.status = UpgradeStatus::Failed;
-        report.message = Some(match error.hint() {
-            Some(hint) => format!("[{}] {} ({hint})", error.code(), error.message()),
-            None => format!("[{}] {}", error.code(), error.message()),
-        });
+        report.fail(error);
     }
 }
 
