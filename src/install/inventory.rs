@@ -223,6 +223,23 @@ pub fn walk(roots: &Roots, limits: Limits) -> Result<Walk> {
         seen.insert(key, start..out.found.len());
     }
     out.found.sort_by_key(|a| (a.location.key(), a.kind));
+    // A file two shapes match is one artifact (Cursor's `agent-<name>.mdc` is
+    // also a rule's `<name>.mdc`): the more specific shape, whose prefix and
+    // suffix leave the shorter name, says what it is.
+    out.found.dedup_by(|later, earlier| {
+        if later.location.key() != earlier.location.key() {
+            return false;
+        }
+        if later.name.len() < earlier.name.len() {
+            std::mem::swap(later, earlier);
+        }
+        earlier.platforms.extend(later.platforms.iter().copied());
+        earlier
+            .platforms
+            .sort_by_key(|p| Platform::ALL.iter().position(|q| q == p));
+        earlier.platforms.dedup();
+        true
+    });
     Ok(out)
 }
 
@@ -527,6 +544,45 @@ mod tests {
             walk.skipped
         );
         assert!(!walk.truncated);
+    }
+
+    /// Cursor's agents are `agent-<name>.mdc` among its rules: such a file is
+    /// one agent, not an agent and a rule (found by a user helper).
+    #[test]
+    fn a_file_two_shapes_match_is_listed_once_as_the_more_specific() {
+        let project = tempfile::tempdir().unwrap();
+        let root = project.path();
+        write(
+            &root.join(".cursor/rules/agent-hand.mdc"),
+            "---\ndescription: hand\n---\nBe nice\n",
+        );
+        write(
+            &root.join(".cursor/rules/style.mdc"),
+            "---\ndescription: style\n---\nTabs\n",
+        );
+        let roots = Roots::new(root.to_path_buf(), root.to_path_buf(), false);
+        let walk = walk(&roots, Limits::default()).unwrap();
+        let found: Vec<(String, ArtifactKind, String)> = walk
+            .found
+            .iter()
+            .map(|f| (f.location.key(), f.kind, f.name.clone()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    ".cursor/rules/agent-hand.mdc".to_string(),
+                    ArtifactKind::Agent,
+                    "hand".to_string()
+                ),
+                (
+                    ".cursor/rules/style.mdc".to_string(),
+                    ArtifactKind::Instruction,
+                    "style".to_string()
+                ),
+            ]
+        );
+        assert_eq!(walk.found[0].platforms, [Platform::Cursor]);
     }
 
     #[test]
