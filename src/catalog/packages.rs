@@ -1,7 +1,10 @@
 //! Package rows: which artifacts a package took, so candidates can leave them out.
 
+use std::collections::HashMap;
+
 use rusqlite::{OptionalExtension, Transaction, params};
 
+use super::artifacts::kind_from_sql;
 use super::{ArtifactId, PackageId, SourceId};
 use super::{Catalog, db_error, now_timestamp};
 use crate::error::Result;
@@ -57,7 +60,26 @@ impl Catalog {
     pub fn record_install(&mut self, install: &InstallRecord<'_>) -> Result<()> {
         let tx = self.write()?;
         delete_install(&tx, install.project_root, install.package.name)?;
-        let package_id = record_package_tx(&tx, &install.package, install.members)?;
+        // An install knows its members by name only: what `pkg create` linked
+        // them to (a source's artifacts, a project's own) stays, or installing
+        // the package made them candidates again.
+        let known = linked_members(&tx, install.package.name, install.package.version)?;
+        let members: Vec<PackageMember<'_>> = install
+            .members
+            .iter()
+            .map(|m| match known.get(&(m.kind.as_str(), m.name.to_string())) {
+                Some((artifact_id, project_root, path)) if m.artifact_id.is_none() && m.project_root.is_none() => {
+                    PackageMember {
+                        artifact_id: *artifact_id,
+                        project_root: project_root.as_deref(),
+                        path: path.as_str(),
+                        ..m.clone()
+                    }
+                }
+                _ => m.clone(),
+            })
+            .collect();
+        let package_id = record_package_tx(&tx, &install.package, &members)?;
         let platforms: Vec<&str> = if install.platforms.is_empty() {
             vec![""]
         } else {
@@ -185,6 +207,31 @@ fn delete_install(tx: &Transaction<'_>, project_root: &str, package: &str) -> Re
     )
     .map_err(db_error)?;
     Ok(())
+}
+
+/// The members of the package `name` at `version` that `pkg create` linked to
+/// a catalog artifact or a project's own, by (kind, name): (artifact, project
+/// root, path).
+type LinkedMembers = HashMap<(&'static str, String), (Option<ArtifactId>, Option<String>, String)>;
+
+fn linked_members(tx: &Transaction<'_>, name: &str, version: &str) -> Result<LinkedMembers> {
+    let mut stmt = tx
+        .prepare_cached(
+            "SELECT pa.kind, pa.name, pa.artifact_id, pa.project_root, pa.path
+             FROM package_artifacts pa JOIN packages p ON p.id = pa.package_id
+             WHERE p.name = ?1 AND p.version = ?2 AND (pa.artifact_id IS NOT NULL OR pa.project_root IS NOT NULL)",
+        )
+        .map_err(db_error)?;
+    let rows = stmt
+        .query_map(params![name, version], |r| {
+            let kind: String = r.get(0)?;
+            Ok((
+                (kind_from_sql(&kind).as_str(), r.get::<_, String>(1)?),
+                (r.get(2)?, r.get(3)?, r.get(4)?),
+            ))
+        })
+        .map_err(db_error)?;
+    rows.collect::<rusqlite::Result<_>>().map_err(db_error)
 }
 
 /// Records a package inside an open transaction (see `record_package`).

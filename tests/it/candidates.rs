@@ -267,3 +267,40 @@ fn list_available_groups_by_source_and_pages() {
         human.stdout
     );
 }
+
+/// A package made with `pkg create` from a source, published, then installed
+/// and uninstalled: its artifacts stay packaged throughout. The install
+/// recorded the registry's copy under the same name and version with members
+/// known by name only, and they became candidates again (found by a user helper).
+#[test]
+fn installing_a_created_package_keeps_its_artifacts_packaged() {
+    let (env, project) = setup();
+    let p = project.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        env.aam_in(&project, &all).ok_json()
+    };
+    run(&[
+        "pkg",
+        "create",
+        "--from-source",
+        "one",
+        "--artifacts",
+        "a,c",
+        "--name",
+        "kit",
+    ]);
+    let created = candidates(&env, &project, &["--source", "one"]);
+    assert_eq!(rows(&created), ["one skill skills/b"], "{created}");
+    run(&["pkg", "pack", &format!("{p}/kit")]);
+    run(&["registry", "init", env.path("reg").to_str().unwrap(), "--default"]);
+    run(&["pkg", "publish", &format!("{p}/kit")]);
+    run(&["install", "kit", "--platform", "claude"]);
+    let installed = candidates(&env, &project, &["--source", "one"]);
+    assert_eq!(rows(&installed), rows(&created), "{installed}");
+    assert_eq!(installed["total"], created["total"]);
+    run(&["uninstall", "kit"]);
+    assert_eq!(rows(&candidates(&env, &project, &["--source", "one"])), rows(&created));
+    env.assert_counts_consistent();
+}
