@@ -58,17 +58,21 @@ pub enum SkillProblem {
     DescriptionTooLong,
     /// A skill inside another skill's folder (skills never nest).
     Nested,
+    /// Frontmatter no YAML parser reads as given (read line by line): a client
+    /// parsing `SKILL.md` finds other fields than the entry, and rejects it.
+    FrontmatterNotYaml,
 }
 
 impl SkillProblem {
     /// Every problem.
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
         Self::NameMissing,
         Self::NameInvalid,
         Self::NameNotFolder,
         Self::DescriptionMissing,
         Self::DescriptionTooLong,
         Self::Nested,
+        Self::FrontmatterNotYaml,
     ];
 
     /// Its name in JSON.
@@ -80,6 +84,7 @@ impl SkillProblem {
             Self::DescriptionMissing => "description_missing",
             Self::DescriptionTooLong => "description_too_long",
             Self::Nested => "nested",
+            Self::FrontmatterNotYaml => "frontmatter_not_yaml",
         }
     }
 
@@ -92,6 +97,7 @@ impl SkillProblem {
             Self::DescriptionMissing => "frontmatter has no `description`",
             Self::DescriptionTooLong => "`description` is longer than 1024 characters",
             Self::Nested => "the skill sits inside another skill's folder",
+            Self::FrontmatterNotYaml => "frontmatter is not valid YAML (see `aam info`)",
         }
     }
 }
@@ -132,23 +138,55 @@ pub fn check(frontmatter: Option<&Map<String, Value>>, path: &str, scope: &str) 
 /// source's scope folder; `is_skill_folder` tells whether a folder of the same
 /// source holds a live skill (for the no-nesting rule).
 pub fn problem(row: &SkillRow, scope: &str, is_skill_folder: impl Fn(&str) -> bool) -> Option<SkillProblem> {
-    problem_of(row.frontmatter_json.as_deref(), &row.path, scope, is_skill_folder)
+    problem_of(row.frontmatter(), &row.path, scope, is_skill_folder)
 }
 
-/// [`problem`] of a skill at `path` with the frontmatter `frontmatter_json`.
+/// A skill's frontmatter as the catalog records it: the fields as JSON, and
+/// whether they were read line by line because no YAML parser read the text.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RecordedFrontmatter<'a> {
+    /// The fields, as a JSON object.
+    pub json: Option<&'a str>,
+    /// Read line by line (see [`crate::scan::frontmatter::READ_LINE_BY_LINE`]).
+    pub line_by_line: bool,
+}
+
+impl<'a> RecordedFrontmatter<'a> {
+    /// The frontmatter of an artifact whose scan warned `warnings`.
+    pub fn of(json: Option<&'a str>, warnings: &[String]) -> Self {
+        let line_by_line = warnings
+            .iter()
+            .any(|w| w.starts_with("frontmatter ") && w.contains(crate::scan::frontmatter::READ_LINE_BY_LINE));
+        Self { json, line_by_line }
+    }
+
+    /// The frontmatter of a catalog row (`warnings_json`: its warnings as a JSON list).
+    pub fn of_row(json: Option<&'a str>, warnings_json: Option<&str>) -> Self {
+        let warnings: Vec<String> = warnings_json
+            .and_then(|w| serde_json::from_str(w).ok())
+            .unwrap_or_default();
+        Self::of(json, &warnings)
+    }
+}
+
+/// [`problem`] of a skill at `path` with `frontmatter`.
 pub fn problem_of(
-    frontmatter_json: Option<&str>,
+    frontmatter: RecordedFrontmatter<'_>,
     path: &str,
     scope: &str,
     is_skill_folder: impl Fn(&str) -> bool,
 ) -> Option<SkillProblem> {
-    own_problem(frontmatter_json, path, scope).or_else(|| nested(path, is_skill_folder))
+    own_problem(frontmatter, path, scope).or_else(|| nested(path, is_skill_folder))
 }
 
-/// What keeps a skill out by itself: its frontmatter against the naming rules.
-fn own_problem(frontmatter_json: Option<&str>, path: &str, scope: &str) -> Option<SkillProblem> {
-    let frontmatter: Option<Map<String, Value>> = frontmatter_json.and_then(|text| serde_json::from_str(text).ok());
-    check(frontmatter.as_ref(), path, scope).err()
+/// What keeps a skill out by itself: frontmatter no parser reads as given, or
+/// that breaks the naming rules.
+fn own_problem(frontmatter: RecordedFrontmatter<'_>, path: &str, scope: &str) -> Option<SkillProblem> {
+    if frontmatter.line_by_line {
+        return Some(SkillProblem::FrontmatterNotYaml);
+    }
+    let fields: Option<Map<String, Value>> = frontmatter.json.and_then(|text| serde_json::from_str(text).ok());
+    check(fields.as_ref(), path, scope).err()
 }
 
 /// Whether a folder above `path` holds a skill (the no-nesting rule).
@@ -178,9 +216,9 @@ impl TallyBuilder {
         }
     }
 
-    /// Counts the skill at `path` with the frontmatter `frontmatter_json`.
-    pub fn add(&mut self, path: &str, frontmatter_json: Option<&str>) {
-        let problem = own_problem(frontmatter_json, path, &self.scope);
+    /// Counts the skill at `path` with `frontmatter`.
+    pub fn add(&mut self, path: &str, frontmatter: RecordedFrontmatter<'_>) {
+        let problem = own_problem(frontmatter, path, &self.scope);
         self.skills.push((path.to_string(), problem));
     }
 
@@ -204,7 +242,7 @@ pub struct Tally(pub BTreeMap<Option<SkillProblem>, i64>);
 impl Tally {
     /// Counts every skill of a source: `skills` are its live skills' folders
     /// with their frontmatter.
-    pub fn of<'a>(skills: impl IntoIterator<Item = (&'a str, Option<&'a str>)>, scope: &str) -> Self {
+    pub fn of<'a>(skills: impl IntoIterator<Item = (&'a str, RecordedFrontmatter<'a>)>, scope: &str) -> Self {
         let mut builder = TallyBuilder::new(scope);
         for (path, frontmatter) in skills {
             builder.add(path, frontmatter);
@@ -609,6 +647,7 @@ mod tests {
             main_file: "skills/pdf/inner/SKILL.md".into(),
             content_path: "skills/pdf/inner/SKILL.md".into(),
             frontmatter_json: Some(r#"{"name":"inner","description":"d"}"#.into()),
+            frontmatter_line_by_line: false,
             main_size: 1,
             main_sha256: None,
         };
@@ -619,6 +658,33 @@ mod tests {
             ..row
         };
         assert_eq!(problem(&bad_json, "", |_| false), Some(SkillProblem::NameMissing));
+        // Read line by line, the fields are not what a client parses from the file.
+        let line_by_line = SkillRow {
+            path: "skills/inner".into(),
+            frontmatter_line_by_line: true,
+            ..bad_json
+        };
+        assert_eq!(
+            problem(&line_by_line, "", |_| false),
+            Some(SkillProblem::FrontmatterNotYaml)
+        );
+    }
+
+    #[test]
+    fn frontmatter_read_line_by_line_is_told_by_the_scan_warnings() {
+        let scanned =
+            crate::scan::frontmatter::parse("---\nname: pdf\ndescription: Work with PDF: fill forms\n---\nBody\n");
+        assert!(
+            RecordedFrontmatter::of(None, &scanned.warnings).line_by_line,
+            "{:?}",
+            scanned.warnings
+        );
+        let plain =
+            crate::scan::frontmatter::parse("---\nname: pdf\ndescription: \"Work with PDF: fill forms\"\n---\n");
+        assert!(!RecordedFrontmatter::of(None, &plain.warnings).line_by_line);
+        let json = serde_json::to_string(&scanned.warnings).unwrap();
+        assert!(RecordedFrontmatter::of_row(None, Some(&json)).line_by_line);
+        assert!(!RecordedFrontmatter::of_row(None, None).line_by_line);
     }
 
     #[test]

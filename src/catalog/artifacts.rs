@@ -12,7 +12,7 @@ use super::{Catalog, bump_generation, db_error, now_timestamp};
 use crate::audit::{Finding, Severity, rule_id};
 use crate::error::{Error, ErrorCode, Result};
 use crate::scan::{ArtifactKind, Platform};
-use crate::skills::{Tally, TallyBuilder};
+use crate::skills::{RecordedFrontmatter, Tally, TallyBuilder};
 use crate::sources::git::FileMode;
 
 /// One file of an artifact.
@@ -99,6 +99,13 @@ pub struct IndexedArtifact {
     pub truncated: bool,
     /// Every file that makes up the artifact.
     pub files: Vec<FileRecord>,
+}
+
+impl IndexedArtifact {
+    /// Its frontmatter as the catalog records it.
+    pub fn frontmatter(&self) -> RecordedFrontmatter<'_> {
+        RecordedFrontmatter::of(self.frontmatter_json.as_deref(), &self.warnings)
+    }
 }
 
 /// A commit being recorded.
@@ -192,7 +199,7 @@ impl Catalog {
         for artifact in artifacts {
             let artifact = artifact?;
             if artifact.kind == ArtifactKind::Skill {
-                tally.add(&artifact.path, artifact.frontmatter_json.as_deref());
+                tally.add(&artifact.path, artifact.frontmatter());
             }
             let id = writer.write(&artifact, "added")?;
             on_row(search_row(id, source_id, source.name, writer.commit_id, artifact));
@@ -561,8 +568,9 @@ fn untally_changes(
         .map(|(id, a)| (*id, &a.path))
         .chain(removed.iter().map(|a| (a.id, &a.path)));
     for (id, path) in old {
-        let frontmatter = frontmatter_of(tx, id)?;
-        tally.add(problem_now(tx, source_id, scope, path, frontmatter.as_deref())?, -1);
+        let (frontmatter, warnings) = frontmatter_of(tx, id)?;
+        let frontmatter = RecordedFrontmatter::of_row(frontmatter.as_deref(), warnings.as_deref());
+        tally.add(problem_now(tx, source_id, scope, path, frontmatter)?, -1);
     }
     Ok(Untallied::Without(tally))
 }
@@ -582,13 +590,7 @@ fn retally_changes(
         Untallied::Without(mut tally) => {
             let new = changes.added.iter().chain(changes.modified.iter().map(|(_, a)| a));
             for artifact in new.filter(|a| a.kind == ArtifactKind::Skill) {
-                let problem = problem_now(
-                    tx,
-                    source_id,
-                    scope,
-                    &artifact.path,
-                    artifact.frontmatter_json.as_deref(),
-                )?;
+                let problem = problem_now(tx, source_id, scope, &artifact.path, artifact.frontmatter())?;
                 tally.add(problem, 1);
             }
             tally

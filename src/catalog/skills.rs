@@ -12,7 +12,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::{ArtifactId, SourceId};
 use super::{Catalog, db_error};
 use crate::error::Result;
-use crate::skills::{SkillProblem, Tally, ancestors, problem_of};
+use crate::skills::{RecordedFrontmatter, SkillProblem, Tally, ancestors, problem_of};
 
 /// A live skill as the skills surface needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,6 +27,8 @@ pub struct SkillRow {
     pub content_path: String,
     /// Its frontmatter as a JSON object, when it has one.
     pub frontmatter_json: Option<String>,
+    /// Whether that frontmatter was read line by line (no YAML parser read it).
+    pub frontmatter_line_by_line: bool,
     /// Size of the main file's content.
     pub main_size: u64,
     /// sha256 (hex) of the main file's content; `None` when indexed before V8.
@@ -48,18 +50,33 @@ pub struct SkillFile {
     pub sha256: Option<String>,
 }
 
-const SKILL_COLUMNS: &str = "id, path, main_file, content_path, frontmatter_json, main_size, main_sha256";
+const SKILL_COLUMNS: &str =
+    "id, path, main_file, content_path, frontmatter_json, main_size, main_sha256, warnings_json";
 
 fn skill_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SkillRow> {
+    let frontmatter_json: Option<String> = r.get(4)?;
+    let warnings_json: Option<String> = r.get(7)?;
     Ok(SkillRow {
         id: r.get(0)?,
         path: r.get(1)?,
         main_file: r.get(2)?,
         content_path: r.get(3)?,
-        frontmatter_json: r.get(4)?,
+        frontmatter_line_by_line: RecordedFrontmatter::of_row(frontmatter_json.as_deref(), warnings_json.as_deref())
+            .line_by_line,
+        frontmatter_json,
         main_size: r.get::<_, i64>(5)? as u64,
         main_sha256: r.get(6)?,
     })
+}
+
+impl SkillRow {
+    /// Its frontmatter as recorded.
+    pub fn frontmatter(&self) -> RecordedFrontmatter<'_> {
+        RecordedFrontmatter {
+            json: self.frontmatter_json.as_deref(),
+            line_by_line: self.frontmatter_line_by_line,
+        }
+    }
 }
 
 impl Catalog {
@@ -163,19 +180,28 @@ impl Catalog {
 pub(super) fn full_tally(conn: &Connection, source_id: SourceId, scope: &str) -> Result<Tally> {
     let mut stmt = conn
         .prepare_cached(
-            "SELECT path, frontmatter_json FROM artifacts
+            "SELECT path, frontmatter_json, warnings_json FROM artifacts
              WHERE source_id = ?1 AND kind = 'skill' AND removed_commit_id IS NULL",
         )
         .map_err(db_error)?;
     let rows = stmt
         .query_map([source_id], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, Option<String>>(1)?,
+                r.get::<_, Option<String>>(2)?,
+            ))
         })
         .map_err(db_error)?
         .collect::<rusqlite::Result<Vec<_>>>()
         .map_err(db_error)?;
     Ok(Tally::of(
-        rows.iter().map(|(path, fm)| (path.as_str(), fm.as_deref())),
+        rows.iter().map(|(path, fm, warnings)| {
+            (
+                path.as_str(),
+                RecordedFrontmatter::of_row(fm.as_deref(), warnings.as_deref()),
+            )
+        }),
         scope,
     ))
 }
@@ -200,14 +226,14 @@ pub(super) fn store_tally(conn: &Connection, source_id: SourceId, tally: &Tally)
     Ok(())
 }
 
-/// The frontmatter recorded for the artifact `id`.
-pub(super) fn frontmatter_of(conn: &Connection, id: ArtifactId) -> Result<Option<String>> {
-    conn.prepare_cached("SELECT frontmatter_json FROM artifacts WHERE id = ?1")
+/// The frontmatter recorded for the artifact `id`: (fields as JSON, warnings as JSON).
+pub(super) fn frontmatter_of(conn: &Connection, id: ArtifactId) -> Result<(Option<String>, Option<String>)> {
+    conn.prepare_cached("SELECT frontmatter_json, warnings_json FROM artifacts WHERE id = ?1")
         .map_err(db_error)?
-        .query_row([id], |r| r.get(0))
+        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()
         .map_err(db_error)
-        .map(Option::flatten)
+        .map(Option::unwrap_or_default)
 }
 
 /// What keeps a skill at `path` with `frontmatter_json` out of `skills/list`,
@@ -217,7 +243,7 @@ pub(super) fn problem_now(
     source_id: SourceId,
     scope: &str,
     path: &str,
-    frontmatter_json: Option<&str>,
+    frontmatter: RecordedFrontmatter<'_>,
 ) -> Result<Option<SkillProblem>> {
     let mut stmt = conn
         .prepare_cached(
@@ -234,7 +260,7 @@ pub(super) fn problem_now(
             folders.insert(folder);
         }
     }
-    Ok(problem_of(frontmatter_json, path, scope, |f| folders.contains(f)))
+    Ok(problem_of(frontmatter, path, scope, |f| folders.contains(f)))
 }
 
 /// Whether a live skill of the source sits inside the folder `path` (whose

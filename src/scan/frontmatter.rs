@@ -10,6 +10,11 @@
 
 use serde_json::{Map, Value};
 
+/// Ends every warning of a frontmatter no YAML parser read as given (invalid,
+/// over the bounds, or a key given twice) and that was read line by line
+/// instead: what any other reader makes of it may differ.
+pub const READ_LINE_BY_LINE: &str = "read line by line";
+
 /// Largest frontmatter handed to the YAML parser, in bytes.
 pub const MAX_FRONTMATTER: usize = 64 * 1024;
 
@@ -63,7 +68,7 @@ pub fn parse(text: &str) -> Frontmatter {
     let yaml = text[first_line_end..yaml_stop].replace("\r\n", "\n");
     let mut warnings = Vec::new();
     if let Err(refusal) = crate::yaml::check(&yaml, MAX_FRONTMATTER) {
-        warnings.push(format!("frontmatter {refusal}; read line by line"));
+        warnings.push(format!("frontmatter {refusal}; {READ_LINE_BY_LINE}"));
         return Frontmatter {
             fields: Some(lenient(&yaml)),
             body_offset,
@@ -82,7 +87,7 @@ pub fn parse(text: &str) -> Frontmatter {
         // a reviewer stops reading. The first is kept, and said so.
         Ok(Value::Object(_)) if let Some(key) = repeated_key(&yaml) => {
             warnings.push(format!(
-                "frontmatter gives `{key}` twice; read line by line, the first kept"
+                "frontmatter gives `{key}` twice; {READ_LINE_BY_LINE}, the first kept"
             ));
             Some(lenient(&yaml))
         }
@@ -97,7 +102,7 @@ pub fn parse(text: &str) -> Frontmatter {
                 .location()
                 .map(|l| format!(" at line {}", l.line() + 1))
                 .unwrap_or_default();
-            warnings.push(format!("frontmatter is not valid YAML{location}; read line by line"));
+            warnings.push(format!("frontmatter is not valid YAML{location}; {READ_LINE_BY_LINE}"));
             Some(lenient(&yaml))
         }
     };

@@ -345,7 +345,13 @@ async fn skills_breaking_the_naming_rules_are_left_out_and_counted() {
         .write("skills/quiet/SKILL.md", "---\nname: quiet\n---\nNo description.\n")
         .write("skills/none/SKILL.md", "No frontmatter at all.\n")
         .write("skills/wordy/SKILL.md", skill("wordy", &"w".repeat(1025)))
-        .write("skills/fine/SKILL.md", skill("fine", &"w".repeat(1024)));
+        .write("skills/fine/SKILL.md", skill("fine", &"w".repeat(1024)))
+        // An unquoted `: ` in a value is not YAML: aam reads it line by line, a
+        // client's parser refuses it, so an entry for it would be rejected.
+        .write(
+            "skills/colon/SKILL.md",
+            "---\nname: colon\ndescription: Work with PDF files: extract text\n---\nBody.\n",
+        );
     repo.symlink("skills/linked/SKILL.md", "../fine/SKILL.md");
     repo.commit("c1");
     env.json(&["source", "add", repo.path(), "--name", "rules"]);
@@ -364,6 +370,7 @@ async fn skills_breaking_the_naming_rules_are_left_out_and_counted() {
             [
                 ("description_missing", 1),
                 ("description_too_long", 1),
+                ("frontmatter_not_yaml", 1),
                 ("name_invalid", 2),
                 ("name_missing", 1),
                 ("name_not_folder", 2),
@@ -420,6 +427,7 @@ async fn skills_breaking_the_naming_rules_are_left_out_and_counted() {
         "skill://rules/skills/inner/SKILL.md",
         "skill://rules/skills/pdf/inner/SKILL.md",
         "skill://rules/skills/mismatch/SKILL.md",
+        "skill://rules/skills/colon/SKILL.md",
     ] {
         let error = client.get_skill(GetSkillRequestParams::new(uri)).await.unwrap_err();
         assert_eq!(error_code(error), ErrorCode::INVALID_PARAMS, "{uri}");
@@ -438,6 +446,20 @@ async fn skills_breaking_the_naming_rules_are_left_out_and_counted() {
     verify_all(&client, &again, &repos).await;
     assert_ne!(files(&again[1])[2].digest, files(pdf)[2].digest, "forms.md changed");
     assert_eq!(files(&again[1])[0], files(pdf)[0], "SKILL.md did not");
+
+    // Quoted, the value is YAML: the next update serves it, and counts it.
+    repo.write(
+        "skills/colon/SKILL.md",
+        "---\nname: colon\ndescription: \"Work with PDF files: extract text\"\n---\nBody.\n",
+    );
+    repo.commit("c3");
+    env.json(&["source", "update", "rules"]);
+    let served = client.list_all_skills().await.unwrap();
+    assert_eq!(
+        served.iter().map(|s| s.name()).collect::<Vec<_>>(),
+        ["colon", "fine", "pdf"]
+    );
+    assert_eq!(stats(&env)["served"], 3);
     client.cancel().await.unwrap();
 }
 
