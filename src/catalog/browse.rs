@@ -233,22 +233,25 @@ impl Catalog {
         } else {
             ""
         };
-        let mut stmt = self
-            .conn
-            .prepare_cached(&format!(
+        // A partition is read after the keyset's path, or from its start: an
+        // artifact at the repository root (a root skill) has the path "".
+        let page = |bound: &str| {
+            format!(
                 "SELECT {LISTED_COLUMNS} FROM artifacts a JOIN sources s ON s.id = a.source_id
-                 WHERE a.source_id = ?1 AND a.kind = ?2 AND a.path > ?3 AND a.removed_commit_id IS NULL{packaged}
+                 WHERE a.source_id = ?1 AND a.kind = ?2 AND a.path {bound} ?3 AND a.removed_commit_id IS NULL{packaged}
                  ORDER BY a.path LIMIT ?4"
-            ))
-            .map_err(db_error)?;
+            )
+        };
+        let mut after_path = self.conn.prepare_cached(&page(">")).map_err(db_error)?;
+        let mut from_start = self.conn.prepare_cached(&page(">=")).map_err(db_error)?;
         let mut out = Vec::new();
         for &source_id in &source_ids {
             for &kind in &kinds {
                 let partition = (source_id, kind.as_str());
-                let path_after = match after {
+                let (stmt, path_after) = match after {
                     Some(k) if partition < (k.source_id, k.kind.as_str()) => continue,
-                    Some(k) if partition == (k.source_id, k.kind.as_str()) => k.path.as_str(),
-                    _ => "",
+                    Some(k) if partition == (k.source_id, k.kind.as_str()) => (&mut after_path, k.path.as_str()),
+                    _ => (&mut from_start, ""),
                 };
                 let remaining = (limit - out.len()) as i64;
                 let rows = stmt

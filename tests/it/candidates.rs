@@ -304,3 +304,24 @@ fn installing_a_created_package_keeps_its_artifacts_packaged() {
     assert_eq!(rows(&candidates(&env, &project, &["--source", "one"])), rows(&created));
     env.assert_counts_consistent();
 }
+
+/// A skill at the root of its source has the path "": candidates and
+/// `list --available` list it, as `total` counts it (they gave an empty page
+/// with `total: 1`; found by an MCP helper).
+#[test]
+fn a_skill_at_the_root_of_its_source_is_listed() {
+    let env = TestEnv::new();
+    let repo = env.repo("solo");
+    repo.write("SKILL.md", skill("solo", "A skill at the root"));
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--name", "solo"]);
+    let project = env.repo("project");
+    let page = candidates(&env, &project.dir, &["--source", "solo"]);
+    assert_eq!(page["total"], 1, "{page}");
+    assert_eq!(rows(&page), ["solo skill "], "{page}");
+    let available = env
+        .aam_in(&project.dir, &["--json", "list", "--available", "--source", "solo"])
+        .ok_json();
+    assert_eq!(available["total"], 1, "{available}");
+    assert_eq!(available["sources"][0]["artifacts"][0]["name"], "solo", "{available}");
+}
