@@ -58,8 +58,7 @@ pub enum SkillProblem {
     DescriptionTooLong,
     /// A skill inside another skill's folder (skills never nest).
     Nested,
-    /// Frontmatter no YAML parser reads as given (read line by line): a client
-    /// parsing `SKILL.md` finds other fields than the entry, and rejects it.
+    /// Frontmatter no YAML parser reads as given (read line by line): a client parsing `SKILL.md` finds other fields than the entry, and rejects it.
     FrontmatterNotYaml,
 }
 

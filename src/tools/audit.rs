@@ -32,6 +32,7 @@ pub struct AuditInput {
     pub min_severity: Option<Severity>,
     /// Findings to return at most (1 to 10000, default 500).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 10000))]
     pub limit: Option<u32>,
 }
 

@@ -43,6 +43,7 @@ pub struct SearchInput {
     pub platform: Option<String>,
     /// Page size, 1 to 1000.
     #[serde(default = "default_limit")]
+    #[schemars(range(min = 1, max = 1000))]
     pub limit: u32,
     /// Results to skip.
     #[serde(default)]

@@ -27,6 +27,7 @@ pub struct CandidatesInput {
     pub kind: Option<ArtifactKind>,
     /// Page size, 1 to 1000.
     #[serde(default = "default_page")]
+    #[schemars(range(min = 1, max = 1000))]
     pub limit: u32,
     /// `next_cursor` of the previous page.
     #[serde(default)]

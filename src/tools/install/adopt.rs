@@ -69,8 +69,7 @@ pub enum AdoptSkip {
     NameDiffers,
     /// A package of that name is installed, or another copy is adopted under it.
     PackageExists,
-    /// Another install on this machine wrote it (a home-folder file such as a
-    /// Codex prompt): not a hand-made copy, and not this project's to record.
+    /// Another install on this machine wrote it (a home-folder file such as a Codex prompt): not a hand-made copy, and not this project's to record.
     InstalledElsewhere,
 }
 

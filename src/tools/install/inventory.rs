@@ -33,8 +33,7 @@ pub enum InventoryStatus {
     Edited,
     /// Not in the lock file.
     Untracked,
-    /// Not in this lock file, but another install on this machine records it: a
-    /// home-folder file (a Codex prompt) every project's agent reads.
+    /// Not in this lock file, but another install on this machine records it: a home-folder file (a Codex prompt) every project's agent reads.
     Elsewhere,
 }
 
