@@ -108,19 +108,27 @@ fn page(ctx: &Context, start: Option<Cursor>, size: usize) -> Result<ListSkillsR
 
 /// The entry of the skill whose `SKILL.md` is at `uri`; `-32602` when none is served there.
 pub(super) fn get(ctx: &Context, uri: &str) -> std::result::Result<GetSkillResult, ErrorData> {
-    if let Some(found) = in_project(ctx, uri).map_err(internal)? {
-        if found.relative == SKILL_MD {
-            return Ok(GetSkillResult::new(project_entry(&found.skill)));
-        }
-    } else if let Some(located) = locate(ctx, uri).map_err(internal)?
-        && located.relative == SKILL_MD
-    {
-        return Ok(GetSkillResult::new(located.skill));
+    let entry = if let Some(found) = in_project(ctx, uri).map_err(internal)? {
+        (found.relative == SKILL_MD).then(|| project_entry(&found.skill))
+    } else {
+        locate(ctx, uri)
+            .map_err(internal)?
+            .filter(|located| located.relative == SKILL_MD)
+            .map(|located| located.skill)
+    };
+    match entry {
+        Some(skill) if skill.uri == uri => Ok(GetSkillResult::new(skill)),
+        // The same skill spelled with other escapes (`%2D` for `-`): an entry
+        // must carry the URI asked for, so the caller is told the one to ask.
+        Some(skill) => Err(ErrorData::invalid_params(
+            format!("`{uri}` is served as `{}`: ask for that URI", skill.uri),
+            Some(json!({ "uri": uri, "served_as": skill.uri })),
+        )),
+        None => Err(ErrorData::invalid_params(
+            format!("no skill is served at `{uri}`"),
+            Some(json!({ "uri": uri })),
+        )),
     }
-    Err(ErrorData::invalid_params(
-        format!("no skill is served at `{uri}`"),
-        Some(json!({ "uri": uri })),
-    ))
 }
 
 /// A skill of the project's and the path a URI names inside it.

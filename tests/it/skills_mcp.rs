@@ -432,6 +432,15 @@ async fn skills_breaking_the_naming_rules_are_left_out_and_counted() {
         let error = client.get_skill(GetSkillRequestParams::new(uri)).await.unwrap_err();
         assert_eq!(error_code(error), ErrorCode::INVALID_PARAMS, "{uri}");
     }
+    // The same skill spelled with other escapes names the URI it is served as
+    // (it was an internal error: found by an MCP helper).
+    let error = client
+        .get_skill(GetSkillRequestParams::new("skill://rules/skills/p%64f/SKILL.md"))
+        .await
+        .unwrap_err();
+    let message = format!("{error:?}");
+    assert_eq!(error_code(error), ErrorCode::INVALID_PARAMS);
+    assert!(message.contains("skill://rules/skills/pdf/SKILL.md"), "{message}");
 
     // Digests follow updates; rows indexed before V8 (no sha256) are served from git.
     repo.write("skills/pdf/reference/forms.md", "# Forms, revised\n");
