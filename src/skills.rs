@@ -495,7 +495,13 @@ impl Cursor {
     /// Reads a cursor made by [`Cursor::encode`]; `None` for anything else.
     pub fn decode(text: &str) -> Option<Self> {
         let mut parts = text.strip_prefix("v1.")?.splitn(2, '.');
-        let source_id = parts.next()?.parse().ok()?;
+        // Only the form `encode` writes: a source id in plain digits, no sign,
+        // no leading zero, never 0 (row ids start at 1).
+        let id = parts.next()?;
+        if id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) || id.starts_with('0') {
+            return None;
+        }
+        let source_id = crate::catalog::SourceId(id.parse().ok()?);
         let hex = parts.next()?;
         if !hex.len().is_multiple_of(2) {
             return None;
@@ -633,7 +639,10 @@ mod tests {
             path: "skills/pdf é".to_string(),
         };
         assert_eq!(Cursor::decode(&cursor.encode()), Some(cursor));
-        for junk in ["", "v1", "v1.x.00", "v1.1.0", "v1.1.zz", "v2.1.00", "v1.1.ff"] {
+        for junk in [
+            "", "v1", "v1.x.00", "v1.1.0", "v1.1.zz", "v2.1.00", "v1.1.ff", "v1.0.", "v1.-5.", "v1.03.", "v1.+3.",
+            "v1..",
+        ] {
             assert_eq!(Cursor::decode(junk), None, "{junk}");
         }
     }
