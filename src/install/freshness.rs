@@ -179,6 +179,14 @@ pub fn check(catalog: &Catalog, settings: &Settings, name: &str, entry: &LockedP
                     out.reason = reason;
                 }
             }
+            // What `upgrade` would install: the source's head, as a source
+            // install names its version, or what is installed when nothing changed.
+            let version = match out.outdated {
+                true => format!("0.0.0+{}", crate::sources::short_id(&head)),
+                false => entry.version.clone(),
+            };
+            out.wanted = Some(version.clone());
+            out.latest = Some(version);
         }
         other => out.reason = format!("installed from a {}; nothing to compare with", other.as_str()),
     }

@@ -738,6 +738,11 @@ fn outdated_tracks_the_artifacts_not_the_commits() {
     let fresh = outdated(&env);
     assert_eq!(fresh["outdated"], false, "{fresh}");
     assert_eq!(fresh["reason"], "up to date");
+    assert_eq!(
+        (&fresh["wanted"], &fresh["latest"]),
+        (&fresh["current"], &fresh["current"]),
+        "{fresh}"
+    );
 
     // Uncommitted work in the clone is never read; a commit touching pdf is.
     repo.write("skills/pdf/scripts/fill.py", "print('v2')\n");
@@ -747,6 +752,14 @@ fn outdated_tracks_the_artifacts_not_the_commits() {
     env.json(&["source", "update", "upstream"]);
     let stale = outdated(&env);
     assert_eq!(stale["outdated"], true, "{stale}");
+    // What upgrade moves to is named, as for a registry package (it was null:
+    // found by a user helper).
+    let moves_to = format!("0.0.0+{}", &c3[..12]);
+    assert_eq!(
+        (stale["wanted"].as_str(), stale["latest"].as_str()),
+        (Some(moves_to.as_str()), Some(moves_to.as_str())),
+        "{stale}"
+    );
     assert!(
         stale["reason"]
             .as_str()
@@ -757,6 +770,7 @@ fn outdated_tracks_the_artifacts_not_the_commits() {
 
     let upgraded = run_in(&env, &proj.dir, &["upgrade"]).ok_json();
     assert_eq!(upgraded["packages"][0]["status"], "upgraded", "{upgraded}");
+    assert_eq!(upgraded["packages"][0]["to"], moves_to.as_str(), "{upgraded}");
     assert_eq!(
         text(proj.dir.join(".claude/skills/pdf/scripts/fill.py")),
         "print('v2')\n"
