@@ -420,6 +420,9 @@ pub fn upgraded(o: &UpgradeOutput) -> String {
         for f in &p.modified_files {
             out.push_str(&format!("  edited: {f}\n"));
         }
+        for f in &p.replaced_untracked {
+            out.push_str(&format!("  file no package recorded replaced: {f}\n"));
+        }
         merge_lines(&mut out, &p.merged_files, &p.conflict_markers);
         conflict_lines(&mut out, &p.conflicts);
     }

@@ -343,3 +343,27 @@ fn a_teammates_committed_edit_merges_from_the_package_copy() {
         "{notes}"
     );
 }
+
+/// A new version that brings a file where you keep one of your own replaces
+/// it only with `--backup`, and the report names it, as `install --backup`
+/// does (upgrade named only the backup folder: found by a user helper).
+#[test]
+fn an_upgrade_names_the_files_of_yours_it_backed_up_and_replaced() {
+    let env = TestEnv::new();
+    let proj = installed(&env);
+    let mine = ".claude/skills/kit-skill/extra.md";
+    std::fs::write(proj.dir.join(mine), "My own notes.\n").unwrap();
+    publish(
+        &env,
+        "1.1.0",
+        &lines(&[]),
+        &lines(&[]),
+        &[("notes.md", &lines(&[])), ("extra.md", "Upstream extra.\n")],
+    );
+    let (code, report) = upgrade(&env, &proj.dir, &["--backup"]);
+    assert_eq!((code, report["status"].as_str()), (0, Some("upgraded")), "{report}");
+    assert_eq!(strings(&report["replaced_untracked"]), [mine], "{report}");
+    let backup = Path::new(report["backup_dir"].as_str().unwrap());
+    assert_eq!(text(backup.join(mine)), "My own notes.\n");
+    assert_eq!(text(proj.dir.join(mine)), "Upstream extra.\n");
+}

@@ -72,6 +72,8 @@ pub struct UpgradeReport {
     pub modified_files: Vec<String>,
     /// Where edited files were copied.
     pub backup_dir: Option<String>,
+    /// Files no package recorded that were in the new version's way, replaced (backed up first with `backup`).
+    pub replaced_untracked: Vec<String>,
     /// Edited files and sections merged with the new version.
     pub merged_files: Vec<String>,
     /// Edited files and sections written with conflict markers.
@@ -165,6 +167,7 @@ impl Tool for Upgrade {
                 status: UpgradeStatus::UpToDate,
                 modified_files: Vec::new(),
                 backup_dir: None,
+                replaced_untracked: Vec::new(),
                 merged_files: Vec::new(),
                 conflict_markers: Vec::new(),
                 conflicts: Vec::new(),
@@ -272,6 +275,7 @@ fn upgrade_report(report: &mut UpgradeReport, done: &InstallOutput, dry_run: boo
         report.modified_files.extend(package.replaced_edits.iter().cloned());
         report.to = package.version.clone();
         report.backup_dir = package.backup_dir.clone();
+        report.replaced_untracked = package.replaced_untracked.clone();
         report.merged_files = package.merged_edits.clone();
         report.conflict_markers = package.conflict_markers.clone();
         report.status = if dry_run {
