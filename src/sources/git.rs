@@ -2285,23 +2285,30 @@ mod tests {
         );
     }
 
-    /// Two sides of a folder wide enough to be decoded on two threads, with files
-    /// changed, removed, added and one turned into a folder, give every changed
-    /// path (decoded side by side, then again from the folders already parsed),
-    /// and a folder compared with itself gives none.
+    /// A tree entry of `kind` named `name`.
+    fn tree_entry(kind: EntryKind, name: &str, oid: ObjectId) -> gix::objs::tree::Entry {
+        gix::objs::tree::Entry {
+            mode: kind.into(),
+            filename: name.into(),
+            oid,
+        }
+    }
+
+    /// Writes a tree of `entries` as given (not sorted: hand-made trees too).
+    fn write_tree(repo: &Repository, entries: Vec<gix::objs::tree::Entry>) -> ObjectId {
+        repo.write_object(gix::objs::Tree { entries }).unwrap().detach()
+    }
+
+    /// A name holding a `/` (only a hand-made tree has one) is left out, file or
+    /// folder, and puts nothing at the path it spells.
     #[test]
     fn names_holding_a_slash_are_left_out_and_misplace_nothing() {
-        use gix::objs::{Tree, tree::Entry};
         let dir = tempfile::tempdir().unwrap();
         let (cache, _) = GitCache::open_or_create(&dir.path().join("cache")).unwrap();
         let repo = &cache.repo;
         let blob = repo.write_blob("text\n").unwrap().detach();
-        let entry = |kind: EntryKind, name: &str, oid| Entry {
-            mode: kind.into(),
-            filename: name.into(),
-            oid,
-        };
-        let write_tree = |entries: Vec<Entry>| repo.write_object(Tree { entries }).unwrap().detach();
+        let entry = tree_entry;
+        let write_tree = |entries| write_tree(repo, entries);
         let skill = write_tree(vec![entry(EntryKind::Blob, "SKILL.md", blob)]);
         let skills = write_tree(vec![entry(EntryKind::Tree, "s1", skill)]);
         let hidden = write_tree(vec![entry(EntryKind::Blob, "inner.md", blob)]);
@@ -2333,21 +2340,16 @@ mod tests {
     /// order, with names holding a `/` left out on either half.
     #[test]
     fn a_wide_level_read_on_two_threads_keeps_the_order_of_one() {
-        use gix::objs::{Tree, tree::Entry};
         let dir = tempfile::tempdir().unwrap();
         let (cache, _) = GitCache::open_or_create(&dir.path().join("cache")).unwrap();
         let repo = &cache.repo;
         let blob = repo.write_blob("text\n").unwrap().detach();
-        let entry = |kind: EntryKind, name: &str, oid| Entry {
-            mode: kind.into(),
-            filename: name.into(),
-            oid,
-        };
-        let write_tree = |entries: Vec<Entry>| repo.write_object(Tree { entries }).unwrap().detach();
+        let entry = tree_entry;
+        let write_tree = |entries| write_tree(repo, entries);
         let inner = write_tree(vec![entry(EntryKind::Blob, "deep.md", blob)]);
         let count = TREES_SPLIT_AT + 3;
         let names: Vec<String> = (0..count).map(|i| format!("s{i:05}")).collect();
-        let folders: Vec<Entry> = names
+        let folders: Vec<gix::objs::tree::Entry> = names
             .iter()
             .enumerate()
             .map(|(i, name)| {
@@ -2378,6 +2380,10 @@ mod tests {
         assert_eq!(paths, expected);
     }
 
+    /// Two sides of a folder wide enough to be decoded on two threads, with files
+    /// changed, removed, added and one turned into a folder, give every changed
+    /// path (decoded side by side, then again from the folders already parsed),
+    /// and a folder compared with itself gives none.
     #[test]
     fn wide_folders_decoded_side_by_side_give_every_changed_path() {
         use gix::objs::{Tree, tree::Entry};

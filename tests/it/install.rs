@@ -1059,6 +1059,15 @@ fn every_spec_form_resolves() {
     assert_eq!(info["versions"], json!(["1.2.0", "1.3.0"]));
 }
 
+/// Source `p` holding the prompt `summarize`, and two projects, `a` and `b`.
+pub(crate) fn prompt_source_and_two_projects(env: &TestEnv) -> (Repo, Repo, Repo) {
+    let repo = env.repo("prompts");
+    repo.write("prompts/summarize.md", "# Summarize the change\n");
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--name", "p"]);
+    (repo, env.repo("a"), env.repo("b"))
+}
+
 /// Codex reads prompts only from `~/.codex/prompts`, so two projects installing
 /// one prompt share that file: the second install is no conflict (it said the
 /// file "was not installed by aam"), uninstalling in one project keeps the
@@ -1067,11 +1076,7 @@ fn every_spec_form_resolves() {
 #[test]
 fn projects_share_a_codex_prompt_in_the_home_folder() {
     let env = TestEnv::new();
-    let repo = env.repo("prompts");
-    repo.write("prompts/summarize.md", "# Summarize the change\n");
-    repo.commit("c1");
-    env.json(&["source", "add", repo.path(), "--name", "p"]);
-    let (a, b) = (env.repo("a"), env.repo("b"));
+    let (repo, a, b) = prompt_source_and_two_projects(&env);
     let prompt = env.user_home().join(".codex/prompts/summarize.md");
     let install = ["install", "p/summarize", "--platform", "codex"];
     run_in(&env, &a.dir, &install).ok_json();

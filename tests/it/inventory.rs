@@ -325,11 +325,7 @@ fn adopting_after_the_lock_file_was_lost_replaces_the_stale_package_copies() {
 #[test]
 fn a_home_folder_prompt_another_project_installed_is_not_adopted() {
     let env = TestEnv::new();
-    let repo = env.repo("prompts");
-    repo.write("prompts/summarize.md", "# Summarize the change\n");
-    repo.commit("c1");
-    env.json(&["source", "add", repo.path(), "--name", "p"]);
-    let (a, b) = (env.repo("a"), env.repo("b"));
+    let (_, a, b) = crate::install::prompt_source_and_two_projects(&env);
     run_in(&env, &a.dir, &["install", "p/summarize", "--platform", "codex"]).ok_json();
 
     let inventory = run_in(&env, &b.dir, &["inventory"]).ok_json();
