@@ -377,8 +377,12 @@ pub fn installed(roots: &Roots, lock: &LockFile) -> Result<Vec<InstalledSkill>> 
             let main = files.remove(main);
             files.insert(0, main);
             let text = String::from_utf8_lossy(&files[0].1);
-            let fields = crate::scan::frontmatter::parse(text.trim_start_matches('\u{feff}')).fields;
-            if check(fields.as_ref(), folder, "").is_err() {
+            let scanned = crate::scan::frontmatter::parse(text.trim_start_matches('\u{feff}'));
+            let recorded = RecordedFrontmatter::of(None, &scanned.warnings);
+            let fields = scanned.fields;
+            // Read line by line, its fields are not what a client parses (as
+            // for the catalog's skills, `frontmatter_not_yaml`).
+            if recorded.line_by_line || check(fields.as_ref(), folder, "").is_err() {
                 continue;
             }
             let name = folder_name(folder);
@@ -503,7 +507,8 @@ impl Cursor {
         }
         let source_id = crate::catalog::SourceId(id.parse().ok()?);
         let hex = parts.next()?;
-        if !hex.len().is_multiple_of(2) {
+        // Lower-case hex pairs only, as `encode` writes (`+f` and `2B` parse too).
+        if !hex.len().is_multiple_of(2) || !hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
             return None;
         }
         let bytes = (0..hex.len())
@@ -641,7 +646,7 @@ mod tests {
         assert_eq!(Cursor::decode(&cursor.encode()), Some(cursor));
         for junk in [
             "", "v1", "v1.x.00", "v1.1.0", "v1.1.zz", "v2.1.00", "v1.1.ff", "v1.0.", "v1.-5.", "v1.03.", "v1.+3.",
-            "v1..",
+            "v1..", "v1.1.+f", "v1.1.2B",
         ] {
             assert_eq!(Cursor::decode(junk), None, "{junk}");
         }

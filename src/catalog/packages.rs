@@ -62,8 +62,9 @@ impl Catalog {
         delete_install(&tx, install.project_root, install.package.name)?;
         // An install knows its members by name only: what `pkg create` linked
         // them to (a source's artifacts, a project's own) stays, or installing
-        // the package made them candidates again.
-        let known = linked_members(&tx, install.package.name, install.package.version)?;
+        // the package made them candidates again; only for the very package
+        // recorded (the same manifest), not another one of that name and version.
+        let known = linked_members(&tx, &install.package)?;
         let members: Vec<PackageMember<'_>> = install
             .members
             .iter()
@@ -209,21 +210,22 @@ fn delete_install(tx: &Transaction<'_>, project_root: &str, package: &str) -> Re
     Ok(())
 }
 
-/// The members of the package `name` at `version` that `pkg create` linked to
-/// a catalog artifact or a project's own, by (kind, name): (artifact, project
-/// root, path).
+/// The members of the package recorded as `package` (same name, version and
+/// manifest) that `pkg create` linked to a catalog artifact or a project's own,
+/// by (kind, name): (artifact, project root, path).
 type LinkedMembers = HashMap<(&'static str, String), (Option<ArtifactId>, Option<String>, String)>;
 
-fn linked_members(tx: &Transaction<'_>, name: &str, version: &str) -> Result<LinkedMembers> {
+fn linked_members(tx: &Transaction<'_>, package: &NewPackage<'_>) -> Result<LinkedMembers> {
     let mut stmt = tx
         .prepare_cached(
             "SELECT pa.kind, pa.name, pa.artifact_id, pa.project_root, pa.path
              FROM package_artifacts pa JOIN packages p ON p.id = pa.package_id
-             WHERE p.name = ?1 AND p.version = ?2 AND (pa.artifact_id IS NOT NULL OR pa.project_root IS NOT NULL)",
+             WHERE p.name = ?1 AND p.version = ?2 AND p.manifest_json = ?3
+               AND (pa.artifact_id IS NOT NULL OR pa.project_root IS NOT NULL)",
         )
         .map_err(db_error)?;
     let rows = stmt
-        .query_map(params![name, version], |r| {
+        .query_map(params![package.name, package.version, package.manifest_json], |r| {
             let kind: String = r.get(0)?;
             Ok((
                 (kind_from_sql(&kind).as_str(), r.get::<_, String>(1)?),

@@ -67,8 +67,7 @@ impl From<InstallArgs> for InstallInput {
     }
 }
 
-/// Installs (or restores); exit 1 when edited files kept a package as it was,
-/// or conflict markers were written.
+/// Installs (or restores); exit 1 when edited files kept a package as it was.
 pub(super) fn install(ctx: &Context, out: &Output, args: InstallArgs) -> Result<i32> {
     let output = invoke::<Install>(ctx, args.into())?;
     out.emit(&output, render::installed_packages)?;

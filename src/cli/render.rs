@@ -440,15 +440,27 @@ pub fn upgraded(o: &UpgradeOutput) -> String {
         let overlapping = o
             .packages
             .iter()
-            .flat_map(|p| &p.conflicts)
-            .any(|c| c.kind == crate::install::merge::ConflictKind::Overlapping);
+            .filter(|p| p.status == UpgradeStatus::Skipped && !p.conflicts.is_empty())
+            .all(|p| {
+                p.conflicts
+                    .iter()
+                    .all(|c| c.kind == crate::install::merge::ConflictKind::Overlapping)
+            });
         out.push_str(match overlapping {
             true => "Edits that do not merge were left alone: upgrade with `--merge=markers` to write both sides with conflict markers and resolve them by hand, `--backup` to keep a copy and take the new version, or `--force` to overwrite them.\n",
             false => "Edits that do not merge were left alone: upgrade with `--backup` to keep a copy of them and take the new version, or `--force` to overwrite them (`--merge=markers` cannot write markers for these).\n",
         });
     }
-    if o.packages.iter().any(|p| !p.conflict_markers.is_empty()) {
-        out.push_str("Conflict markers were written: resolve them by hand; `aam verify` lists those files as edited until then.\n");
+    let marked = |status: UpgradeStatus| {
+        o.packages
+            .iter()
+            .any(|p| p.status == status && !p.conflict_markers.is_empty())
+    };
+    if marked(UpgradeStatus::Upgraded) {
+        out.push_str("Conflict markers were written: resolve them by hand; `aam verify --all` lists those files as edited until then.\n");
+    }
+    if marked(UpgradeStatus::WouldUpgrade) {
+        out.push_str("Conflict markers would be written (dry run, nothing changed): the upgrade would leave them to resolve by hand.\n");
     }
     out
 }

@@ -1592,11 +1592,6 @@ fn classify_messages(messages: &[String], cause: Cause) -> Failure {
     }
 }
 
-/// The files below a tree with their paths, gathered by gix's breadth-first
-/// walk. An entry whose name holds a `/` is left out, and so is all below it:
-/// only a hand-made tree has one (git fsck's `fullPathname`), its path would
-/// read as another entry's, and gix's own recorder, which cuts paths at their
-/// last `/`, then misplaces every entry after it. Paths here are cut exactly.
 /// Folders of one level below which [`GitCache::files_under`] reads them on one
 /// thread: a second thread and handle cost about what a few hundred folders do.
 const TREES_SPLIT_AT: usize = 2048;
@@ -1621,7 +1616,9 @@ impl Level {
 }
 
 /// The entries of the folders `trees` (path, id), in order. An entry whose
-/// name holds a `/` is left out, folder or not: no path can name it.
+/// name holds a `/` is left out, and so is all below it: only a hand-made tree
+/// has one (git fsck's `fullPathname`), and its path would read as another
+/// entry's.
 fn read_level(repo: &Repository, trees: &[(gix::bstr::BString, ObjectId)]) -> std::result::Result<Level, gix::Error> {
     let mut level = Level::default();
     for (path, id) in trees {

@@ -325,3 +325,51 @@ fn a_skill_at_the_root_of_its_source_is_listed() {
     assert_eq!(available["total"], 1, "{available}");
     assert_eq!(available["sources"][0]["artifacts"][0]["name"], "solo", "{available}");
 }
+
+/// Another package of the same name and version (another author's `kit`
+/// 0.1.0) inherits nothing `pkg create` recorded: installing it does not make
+/// the source's artifact installed here (found by a review helper).
+#[test]
+fn another_package_of_the_same_name_and_version_inherits_no_links() {
+    let (env, project) = setup();
+    let p = project.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        env.aam_in(&project, &all).ok_json()
+    };
+    run(&[
+        "pkg",
+        "create",
+        "--from-source",
+        "one",
+        "--artifacts",
+        "a",
+        "--name",
+        "kit",
+    ]);
+    let theirs = env.path("theirs");
+    std::fs::create_dir_all(theirs.join("skills/a")).unwrap();
+    std::fs::write(
+        theirs.join("aam.yaml"),
+        "name: kit\nversion: 0.1.0\ndescription: Another kit\nartifacts:\n  skills:\n  - name: a\n    path: skills/a\n    description: Theirs\n",
+    )
+    .unwrap();
+    std::fs::write(theirs.join("skills/a/SKILL.md"), skill("a", "Their own a")).unwrap();
+    run(&["registry", "init", env.path("reg").to_str().unwrap(), "--default"]);
+    run(&["pkg", "publish", theirs.to_str().unwrap()]);
+    run(&["install", "kit", "--platform", "claude"]);
+    assert!(
+        std::fs::read_to_string(project.join(".claude/skills/a/SKILL.md"))
+            .unwrap()
+            .contains("Their own a")
+    );
+    let found = run(&["search", "a", "--source", "one"]);
+    let a = found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "a")
+        .cloned();
+    assert_eq!(a.map(|a| a["installed"].clone()), Some(json!(false)), "{found} ({p})");
+}

@@ -192,6 +192,16 @@ fn overlapping_edits_are_listed_and_nothing_is_written_unless_markers_are_asked_
         human.stdout
     );
 
+    // A dry run says what markers would do, and writes none (it said they were
+    // written: found by a review helper).
+    let dry = env.aam_in(&proj.dir, &["upgrade", "kit", "--merge=markers", "--dry-run"]);
+    assert!(
+        dry.stdout.contains("Conflict markers would be written") && !dry.stdout.contains("were written"),
+        "{}",
+        dry.stdout
+    );
+    assert_eq!(tree(&proj.dir), before, "a dry run writes nothing");
+
     // With markers the package is upgraded, and the command exits 1 as `git merge`
     // does: a script must not commit the markers (found by a user helper).
     let (code, report) = upgrade(&env, &proj.dir, &["--merge=markers"]);

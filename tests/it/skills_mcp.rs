@@ -478,10 +478,17 @@ async fn the_projects_installed_skills_open_the_first_page() {
     let repo = env.repo("upstream");
     repo.write("skills/pdf/SKILL.md", skill("pdf", "Fill PDF forms"))
         .write("skills/pdf/reference/forms.md", "# Forms\n")
-        .write("skills/docx/SKILL.md", skill("docx", "Edit Word files"));
+        .write("skills/docx/SKILL.md", skill("docx", "Edit Word files"))
+        // Not YAML (an unquoted `: `): left out installed as in the catalog
+        // (found by a review helper).
+        .write(
+            "skills/colon/SKILL.md",
+            "---\nname: colon\ndescription: Work with PDF files: extract text\n---\nBody.\n",
+        );
     repo.commit("c1");
     env.json(&["source", "add", repo.path(), "--name", "upstream"]);
     env.json(&["install", "upstream/pdf", "--platform", "claude"]);
+    env.json(&["install", "upstream/colon", "--platform", "claude"]);
     let client = connect(&env, options(false), Surface::Full, ()).await;
     let skills = client.list_all_skills().await.unwrap();
     let uris: Vec<&str> = skills.iter().map(|s| s.uri.as_str()).collect();

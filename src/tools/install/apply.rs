@@ -112,11 +112,9 @@ pub struct InstallOutput {
 }
 
 impl InstallOutput {
-    /// Whether a package was left alone because of local edits, or installed
-    /// with conflict markers still to resolve (as `git merge` exits 1 on them).
+    /// Whether a package was left alone because of local edits.
     pub fn kept_edits(&self) -> bool {
         self.skipped.iter().any(|s| s.reason.kept_edits())
-            || self.installed.iter().any(|p| !p.conflict_markers.is_empty())
     }
 }
 

@@ -293,8 +293,9 @@ fn upgrade_report(report: &mut UpgradeReport, done: &InstallOutput, dry_run: boo
         report.conflicts.extend(package.conflicts.iter().cloned());
         report.status = UpgradeStatus::Skipped;
         report.message = Some(match package.reason {
-            // Markers are written only where lines overlap: never offer them for the rest.
-            SkipReason::MergeConflicts if package.conflicts.iter().any(|c| c.kind == ConflictKind::Overlapping) => {
+            // Markers are written only where lines overlap, and any other
+            // conflict keeps the package still: offer them only when they finish it.
+            SkipReason::MergeConflicts if package.conflicts.iter().all(|c| c.kind == ConflictKind::Overlapping) => {
                 format!(
                     "edits in {} file(s) do not merge with the new version (see `conflicts`); resolve them by hand, or choose merge_markers, backup or force",
                     package.conflicts.len()
