@@ -138,9 +138,15 @@ fn installs_check(ctx: &Context) -> HealthCheck {
     }
     let (mut modified, mut missing) = (Vec::new(), Vec::new());
     for (name, entry) in &lock.packages {
-        match state::file_status(&roots, entry) {
-            Ok(status) if !state::keys_in(&status, FileState::Missing).is_empty() => missing.push(name.clone()),
-            Ok(status) if !state::keys_in(&status, FileState::Modified).is_empty() => modified.push(name.clone()),
+        // What `aam verify` reports: files missing, edited, or added to a
+        // deployed folder (doctor said "as installed" where verify failed).
+        let checked =
+            state::file_status(&roots, entry).and_then(|status| Ok((status, state::untracked(&roots, name, entry)?)));
+        match checked {
+            Ok((status, _)) if !state::keys_in(&status, FileState::Missing).is_empty() => missing.push(name.clone()),
+            Ok((status, added)) if !state::keys_in(&status, FileState::Modified).is_empty() || !added.is_empty() => {
+                modified.push(name.clone())
+            }
             Ok(_) => {}
             Err(e) => {
                 return HealthCheck::fail(
@@ -166,8 +172,8 @@ fn installs_check(ctx: &Context) -> HealthCheck {
     } else if !modified.is_empty() {
         HealthCheck::warn(
             "installs",
-            format!("{count} installed; files edited in {}", modified.join(", ")),
-            format!("see the edits with `aam diff {}`", modified[0]),
+            format!("{count} installed; files edited or added in {}", modified.join(", ")),
+            format!("see them with `aam verify {0}` and `aam diff {0}`", modified[0]),
         )
     } else {
         HealthCheck::pass("installs", format!("{count} installed, every file as installed"))

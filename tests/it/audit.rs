@@ -549,6 +549,15 @@ fn doctor_on_a_healthy_and_a_broken_home() {
         "{caches}"
     );
 
+    // A file added to a deployed skill folder fails verify: doctor says so too
+    // (it said every file was as installed; found by a user helper).
+    std::fs::write(env.path(".claude/skills/plain/notes.md"), "mine\n").unwrap();
+    assert_eq!(env.aam(&["verify", "--all"]).code, 1);
+    let added = check_named(&env.json(&["doctor"]), "installs").clone();
+    assert_eq!(added["status"], "warn", "{added}");
+    assert!(added["message"].as_str().unwrap().contains("added in plain"), "{added}");
+    std::fs::remove_file(env.path(".claude/skills/plain/notes.md")).unwrap();
+
     std::fs::write(env.home().join("config.yaml"), "default_platforms: [unclosed").unwrap();
     std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o644)).unwrap();
     std::fs::remove_file(env.path(".claude/skills/plain/SKILL.md")).unwrap();
