@@ -257,9 +257,10 @@ fn repaired(o: &RepairOutput) -> String {
         out.push_str("Nothing to repair.\n\n");
     }
     for action in &o.actions {
-        match &action.error {
-            None => out.push_str(&format!("repaired  {}: {}\n", action.check, action.action)),
-            Some(error) => out.push_str(&format!("failed    {}: {} ({error})\n", action.check, action.action)),
+        match (&action.error, action.ok) {
+            (None, true) => out.push_str(&format!("repaired  {}: {}\n", action.check, action.action)),
+            (None, false) => out.push_str(&format!("not yet   {}: {}\n", action.check, action.action)),
+            (Some(error), _) => out.push_str(&format!("failed    {}: {} ({error})\n", action.check, action.action)),
         }
     }
     if !o.actions.is_empty() {

@@ -30,7 +30,7 @@ pub struct RepairAction {
     pub check: String,
     /// What was done.
     pub action: String,
-    /// Whether it worked.
+    /// Whether it worked (false, without an `error`, for what can only be done later).
     pub ok: bool,
     /// Why not, when it did not.
     pub error: Option<String>,
@@ -107,6 +107,11 @@ impl Tool for Repair {
                 check: OBJECTS_CHECK.to_string(),
                 action: match &outcome {
                     Ok((n, 0)) => format!("deleted {} no install uses", originals(*n)),
+                    // Nothing deleted is no repair: say when one will be.
+                    Ok((0, kept)) => format!(
+                        "deleted nothing yet: the {} no install uses were stored in the last ten minutes (an install may still be recording them); run it again after that",
+                        originals(*kept)
+                    ),
                     Ok((n, kept)) => format!(
                         "deleted {} no install uses; kept {} stored in the last ten minutes (an install may still be recording them): run again later to delete them",
                         originals(*n),
@@ -114,7 +119,8 @@ impl Tool for Repair {
                     ),
                     Err(_) => "deleted originals no install uses".to_string(),
                 },
-                ok: outcome.is_ok(),
+                // Nothing deleted yet is no repair (found by a user helper).
+                ok: matches!(outcome, Ok((n, kept)) if n > 0 || kept == 0),
                 error: outcome.err().map(|e| e.message().to_string()),
             });
         }
