@@ -432,7 +432,7 @@ fn removed(o: &SourceRemoveOutput) -> String {
     }
     if !o.installed_from.is_empty() {
         out.push_str(
-            "Installed from it, left as they are (`aam outdated` shows them as gone; `aam uninstall` removes one):\n",
+            "Installed from it, left as they are (`aam outdated` shows them as unknown until the source is added again; `aam uninstall` removes one):\n",
         );
         for install in &o.installed_from {
             out.push_str(&format!("  {install}\n"));

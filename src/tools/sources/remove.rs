@@ -30,7 +30,7 @@ pub struct SourceRemoveOutput {
     pub cache_purged: bool,
     /// Whether it was a built-in default (it will not be re-added by `enable-defaults`).
     pub was_default: bool,
-    /// Installs on this machine made from its artifacts (`package` in `project`): they stay as they are, and `aam_outdated` shows them as gone.
+    /// Installs on this machine made from its artifacts (`package` in `project`): they stay as they are, and `aam_outdated` shows them as unknown until the source is added again.
     pub installed_from: Vec<String>,
 }
 
