@@ -233,10 +233,17 @@ fn repair_says_when_it_keeps_recent_originals() {
         .clone();
     // Nothing deleted is not called a repair (found by a user helper).
     let text = action["action"].as_str().unwrap();
-    assert!(text.starts_with("deleted nothing yet") && text.contains("ten minutes"), "{action}");
+    assert!(
+        text.starts_with("deleted nothing yet") && text.contains("ten minutes"),
+        "{action}"
+    );
     assert_eq!(action["ok"], false, "{action}");
     let human = env.aam(&["catalog", "check", "--repair"]);
-    assert!(human.stdout.contains("not yet   objects: deleted nothing yet"), "{}", human.stdout);
+    assert!(
+        human.stdout.contains("not yet   objects: deleted nothing yet"),
+        "{}",
+        human.stdout
+    );
 }
 
 #[test]
