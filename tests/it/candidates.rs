@@ -48,6 +48,13 @@ fn rows(page: &Value) -> Vec<String> {
         .collect()
 }
 
+/// `aam --json ARGS` run successfully in `project`.
+fn json_in(env: &TestEnv, project: &std::path::Path, args: &[&str]) -> Value {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    env.aam_in(project, &all).ok_json()
+}
+
 fn candidates(env: &TestEnv, project: &std::path::Path, extra: &[&str]) -> Value {
     let mut args = vec!["--json", "source", "candidates"];
     args.extend_from_slice(extra);
@@ -276,11 +283,7 @@ fn list_available_groups_by_source_and_pages() {
 fn installing_a_created_package_keeps_its_artifacts_packaged() {
     let (env, project) = setup();
     let p = project.to_str().unwrap();
-    let run = |args: &[&str]| {
-        let mut all = vec!["--json"];
-        all.extend_from_slice(args);
-        env.aam_in(&project, &all).ok_json()
-    };
+    let run = |args: &[&str]| json_in(&env, &project, args);
     run(&[
         "pkg",
         "create",
@@ -333,11 +336,7 @@ fn a_skill_at_the_root_of_its_source_is_listed() {
 fn another_package_of_the_same_name_and_version_inherits_no_links() {
     let (env, project) = setup();
     let p = project.to_str().unwrap();
-    let run = |args: &[&str]| {
-        let mut all = vec!["--json"];
-        all.extend_from_slice(args);
-        env.aam_in(&project, &all).ok_json()
-    };
+    let run = |args: &[&str]| json_in(&env, &project, args);
     run(&[
         "pkg",
         "create",
