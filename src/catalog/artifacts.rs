@@ -178,8 +178,9 @@ impl Catalog {
     ) -> Result<(SourceId, WriteOutcome)> {
         // Every row this write makes refers to rows the same transaction makes (the
         // new source, its commit, each new artifact) and holds typed values.
-        let written =
-            self.unchecked(|catalog| catalog.write_new_source(source, resolved_ref, commit, artifacts, on_row))?;
+        let written = self.appending(|catalog| {
+            catalog.unchecked(|catalog| catalog.write_new_source(source, resolved_ref, commit, artifacts, on_row))
+        })?;
         self.refresh_statistics();
         Ok(written)
     }
@@ -1037,5 +1038,57 @@ mod tests {
         read.sort_by_key(|r| r.id);
         assert_eq!(handed.len(), 6);
         assert_eq!(handed, read);
+    }
+
+    #[test]
+    fn a_new_source_alone_is_written_past_the_wal_and_the_catalog_goes_back_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.db");
+        let journal = dir.path().join("c.db-journal");
+        let mut catalog = Catalog::open(&path).unwrap();
+        let mode =
+            |catalog: &Catalog| -> String { catalog.conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap() };
+        let commit = crate::catalog::test_data::commit('a');
+        let rows = |n: usize| (0..n).map(|i| Ok(artifact(i, format!("body {i}"), None, None)));
+        // Alone: a rollback journal holds the write, and a process opening the
+        // catalog meanwhile reads the state before it instead of failing.
+        let mut during = Vec::new();
+        let mut reader = None;
+        catalog
+            .add_indexed_source(
+                &crate::catalog::test_data::source("alone"),
+                None,
+                &commit,
+                rows(3),
+                |_| {
+                    let opened = reader.get_or_insert_with(|| Catalog::open(&path).unwrap());
+                    during.push((journal.exists(), opened.generation().unwrap()));
+                },
+            )
+            .unwrap();
+        assert_eq!(during, vec![(true, 0); 3]);
+        assert_eq!(mode(&catalog), "wal", "back in WAL although a reader stayed open");
+        assert!(!journal.exists());
+        let reader = reader.unwrap();
+        assert_eq!(
+            reader.generation().unwrap(),
+            1,
+            "the reader sees the write once committed"
+        );
+        // Another connection open: SQLite keeps the catalog in WAL, and the write
+        // runs there as any other.
+        let mut seen = Vec::new();
+        catalog
+            .add_indexed_source(
+                &crate::catalog::test_data::source("beside"),
+                None,
+                &commit,
+                rows(2),
+                |_| seen.push(journal.exists()),
+            )
+            .unwrap();
+        assert_eq!(seen, [false, false]);
+        assert_eq!(mode(&catalog), "wal");
+        assert_eq!(reader.counts().unwrap().artifacts, 5);
     }
 }

@@ -401,6 +401,7 @@ fn a_source_add_killed_at_any_instant_leaves_the_index_and_catalog_in_step() {
     }
     repo.commit("c1");
     let mut outcomes = std::collections::BTreeSet::new();
+    let mut outcomes_mid_write = 0;
     for delay_ms in [0, 10, 30, 60, 100, 150, 250, 400, 700, 1200] {
         let _ = std::fs::remove_dir_all(env.home());
         env.json(&["source", "add", kept.path()]);
@@ -416,6 +417,9 @@ fn a_source_add_killed_at_any_instant_leaves_the_index_and_catalog_in_step() {
         std::thread::sleep(std::time::Duration::from_millis(delay_ms));
         let _ = add.kill();
         add.wait().unwrap();
+        if env.home().join("catalog.db-journal").exists() {
+            outcomes_mid_write += 1;
+        }
         // The next search repairs what the kill left; it finds the old catalog or the new one.
         let total = env.json(&["search", "", "--limit", "1"])["total"].as_u64().unwrap();
         assert!(
@@ -427,6 +431,12 @@ fn a_source_add_killed_at_any_instant_leaves_the_index_and_catalog_in_step() {
             &[],
         );
         assert_eq!(rows, [total.to_string()], "killed after {delay_ms} ms");
+        // A kill inside the add's rollback-journal write left the catalog out of WAL; the next open put it back.
+        assert_eq!(
+            env.query("PRAGMA journal_mode", &[]),
+            ["wal"],
+            "killed after {delay_ms} ms"
+        );
         assert_eq!(
             index_generation(&env),
             catalog_generation(&env),
@@ -441,6 +451,10 @@ fn a_source_add_killed_at_any_instant_leaves_the_index_and_catalog_in_step() {
     assert!(
         outcomes.contains(&3),
         "no kill landed before the add committed: {outcomes:?}"
+    );
+    assert!(
+        outcomes_mid_write > 0,
+        "no kill landed inside the rollback-journal write"
     );
 }
 
