@@ -400,11 +400,18 @@ fn a_source_add_killed_at_any_instant_leaves_the_index_and_catalog_in_step() {
         );
     }
     repo.commit("c1");
+    // Kills at fixed instants, then kills aimed at the moment the add's rollback journal exists
+    // (a fixed delay alone can miss that window on a faster or slower machine).
+    let kill_at = [0, 10, 30, 60, 100, 150, 250, 400, 700, 1200]
+        .map(KillAt::After)
+        .into_iter()
+        .chain([0, 5, 20].map(KillAt::JournalPlus));
     let mut outcomes = std::collections::BTreeSet::new();
     let mut outcomes_mid_write = 0;
-    for delay_ms in [0, 10, 30, 60, 100, 150, 250, 400, 700, 1200] {
+    for when in kill_at {
         let _ = std::fs::remove_dir_all(env.home());
         env.json(&["source", "add", kept.path()]);
+        let journal = env.home().join("catalog.db-journal");
         let mut add = std::process::Command::new(env!("CARGO_BIN_EXE_aam"))
             .args(["source", "add", repo.path()])
             .env("AAM_HOME", env.home())
@@ -414,37 +421,34 @@ fn a_source_add_killed_at_any_instant_leaves_the_index_and_catalog_in_step() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        match when {
+            KillAt::After(ms) => std::thread::sleep(std::time::Duration::from_millis(ms)),
+            KillAt::JournalPlus(ms) => {
+                while !journal.exists() && add.try_wait().unwrap().is_none() {
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+            }
+        }
         let _ = add.kill();
         add.wait().unwrap();
-        if env.home().join("catalog.db-journal").exists() {
+        if journal.exists() {
             outcomes_mid_write += 1;
         }
         // The next search repairs what the kill left; it finds the old catalog or the new one.
         let total = env.json(&["search", "", "--limit", "1"])["total"].as_u64().unwrap();
-        assert!(
-            total == 3 || total == 403,
-            "killed after {delay_ms} ms: {total} documents"
-        );
+        assert!(total == 3 || total == 403, "killed {when:?}: {total} documents");
         let rows = env.query(
             "SELECT CAST(COUNT(*) AS TEXT) FROM artifacts WHERE removed_commit_id IS NULL",
             &[],
         );
-        assert_eq!(rows, [total.to_string()], "killed after {delay_ms} ms");
+        assert_eq!(rows, [total.to_string()], "killed {when:?}");
         // A kill inside the add's rollback-journal write left the catalog out of WAL; the next open put it back.
-        assert_eq!(
-            env.query("PRAGMA journal_mode", &[]),
-            ["wal"],
-            "killed after {delay_ms} ms"
-        );
-        assert_eq!(
-            index_generation(&env),
-            catalog_generation(&env),
-            "killed after {delay_ms} ms"
-        );
+        assert_eq!(env.query("PRAGMA journal_mode", &[]), ["wal"], "killed {when:?}");
+        assert_eq!(index_generation(&env), catalog_generation(&env), "killed {when:?}");
         let check = env.aam(&["--json", "catalog", "check", "--full"]);
-        assert_eq!(check.code, 0, "killed after {delay_ms} ms: {check:?}");
-        assert_eq!(env.artifacts("kept").len(), 3, "killed after {delay_ms} ms");
+        assert_eq!(check.code, 0, "killed {when:?}: {check:?}");
+        assert_eq!(env.artifacts("kept").len(), 3, "killed {when:?}");
         outcomes.insert(total);
     }
     // A kill that landed after the add finished says nothing; at least one must land mid-way.
@@ -454,8 +458,15 @@ fn a_source_add_killed_at_any_instant_leaves_the_index_and_catalog_in_step() {
     );
     assert!(
         outcomes_mid_write > 0,
-        "no kill landed inside the rollback-journal write"
+        "no kill landed while the add's rollback journal existed"
     );
+}
+
+/// When the kill test stops an add: after a fixed delay, or a delay after its rollback journal appears.
+#[derive(Debug, Clone, Copy)]
+enum KillAt {
+    After(u64),
+    JournalPlus(u64),
 }
 
 fn index_generation(env: &TestEnv) -> String {
