@@ -491,7 +491,10 @@ fn search_row(
     artifact: IndexedArtifact,
 ) -> SearchRow {
     let mut body = artifact.text;
-    if let Some((end, _)) = body.char_indices().nth(SEARCH_BODY_CHARS as usize) {
+    // No more bytes than the cap means no more characters either: nothing to count.
+    if body.len() > SEARCH_BODY_CHARS as usize
+        && let Some((end, _)) = body.char_indices().nth(SEARCH_BODY_CHARS as usize)
+    {
         body.truncate(end);
     }
     SearchRow {

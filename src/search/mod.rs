@@ -1,7 +1,7 @@
 //! The tantivy full-text index: one document per live artifact, derived from the
 //! catalog and never from git.
 //!
-//! The index lives in `$AAM_HOME/index-v3/` (bump the version when the schema or
+//! The index lives in `$AAM_HOME/index-v4/` (bump the version when the schema or
 //! tokenizers change; the new folder is built from the catalog, and an older one is
 //! left alone for an older aam). Name words, descriptions and bodies are indexed
 //! once, lowercase and as written: a query meets their other English forms through
@@ -97,10 +97,15 @@ impl From<ArtifactKind> for ResultKind {
 }
 
 /// Folder name of the current index layout.
-pub const INDEX_DIR: &str = "index-v3";
+pub const INDEX_DIR: &str = "index-v4";
 
 /// Tokenizer of the searched text fields: words, lowercase, as written.
 const WORDS: &str = "aam_words";
+
+/// Ends a name in the name n-gram field, so that its last two letters make a
+/// 3-gram too: a name holds a two-letter query exactly when a 3-gram of it
+/// begins with those letters, and 2-grams need not be indexed.
+const NAME_END: char = '\0';
 
 /// Longer tokens (hashes, base64) are not words anyone types; they are not indexed.
 const MAX_WORD: usize = 40;
@@ -526,7 +531,7 @@ fn add_row(writer: &IndexWriter, f: Fields, row: SearchRow, dir: &Path) -> Resul
     doc.add_text(f.platform, row.platform.map_or("", Platform::as_str));
     doc.add_text(f.path, &row.path);
     doc.add_text(f.name, &row.name);
-    doc.add_text(f.name_ngram, &name_lc);
+    doc.add_text(f.name_ngram, format!("{name_lc}{NAME_END}"));
     doc.add_text(f.name_lc, name_lc);
     doc.add_text(f.name_words, &row.name);
     if let Some(description) = &row.description {
@@ -548,7 +553,7 @@ fn add_package_row(writer: &IndexWriter, f: Fields, row: PackageSearchRow, dir: 
     doc.add_text(f.platform, "");
     doc.add_text(f.path, format!("{}@{}", row.name, row.version));
     doc.add_text(f.name, &row.name);
-    doc.add_text(f.name_ngram, &name_lc);
+    doc.add_text(f.name_ngram, format!("{name_lc}{NAME_END}"));
     doc.add_text(f.name_lc, name_lc);
     doc.add_text(f.name_words, &row.name);
     if let Some(description) = &row.description {
@@ -613,7 +618,7 @@ fn register_tokenizers(index: &Index) -> Result<()> {
     };
     index
         .tokenizers()
-        .register("aam_ngram", build(NgramTokenizer::all_ngrams(2, 3))?);
+        .register("aam_ngram", build(NgramTokenizer::all_ngrams(3, 3))?);
     index.tokenizers().register(
         WORDS,
         TextAnalyzer::builder(SimpleTokenizer::default())

@@ -460,12 +460,17 @@ impl Plan {
                 0,
                 false,
             )));
-            if chars.len() >= 2 {
-                let grams: Vec<String> = if chars.len() == 2 {
-                    vec![query_lc.clone()]
-                } else {
-                    chars.windows(3).map(|w| w.iter().collect()).collect()
-                };
+            // Names that hold the query: all of its 3-grams, or for two letters a
+            // 3-gram that begins with them (a name's last two letters begin the
+            // 3-gram its end marker closes).
+            if chars.len() == 2 {
+                tiers.push(Box::new(FuzzyTermQuery::new_prefix(
+                    Term::from_field_text(f.name_ngram, &query_lc),
+                    0,
+                    false,
+                )));
+            } else if chars.len() > 2 {
+                let grams: Vec<String> = chars.windows(3).map(|w| w.iter().collect()).collect();
                 tiers.push(all_of(f.name_ngram, &grams));
             }
             if !words.is_empty() {

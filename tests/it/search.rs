@@ -79,6 +79,24 @@ fn ranking_tiers_exact_prefix_contains_description_body() {
     );
 }
 
+/// A name holds a query of two or three letters anywhere: at its start, in its
+/// middle, at its very end, or as the whole name.
+#[test]
+fn short_queries_meet_names_that_hold_them_anywhere() {
+    let env = TestEnv::new();
+    let repo = env.repo("short");
+    for name in ["xq", "xqstart", "mid-xq-dle", "tailxq", "x-q", "qx"] {
+        repo.write(&format!("skills/{name}/SKILL.md"), skill(name, "Plain"));
+    }
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path()]);
+    let mut found = names(&env.json(&["search", "xq"]));
+    found.sort();
+    assert_eq!(found, ["mid-xq-dle", "tailxq", "xq", "xqstart"]);
+    assert_eq!(names(&env.json(&["search", "lxq"])), ["tailxq"]);
+    assert_eq!(names(&env.json(&["search", "IlX"])), ["tailxq"], "case-insensitive");
+}
+
 #[test]
 fn queries_are_literal_text() {
     let env = TestEnv::new();
