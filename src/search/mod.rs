@@ -102,10 +102,13 @@ pub const INDEX_DIR: &str = "index-v4";
 /// Tokenizer of the searched text fields: words, lowercase, as written.
 const WORDS: &str = "aam_words";
 
-/// Ends a name in the name n-gram field, so that its last two letters make a
-/// 3-gram too: a name holds a two-letter query exactly when a 3-gram of it
-/// begins with those letters, and 2-grams need not be indexed.
-const NAME_END: char = '\0';
+/// What the name n-gram field indexes of a lowercase name: the name and an end
+/// marker, so that its last two letters make a 3-gram too. A name holds a
+/// two-letter query exactly when a 3-gram of it begins with those letters, and
+/// 2-grams need not be indexed.
+fn ngram_text(name_lc: &str) -> String {
+    format!("{name_lc}\0")
+}
 
 /// Longer tokens (hashes, base64) are not words anyone types; they are not indexed.
 const MAX_WORD: usize = 40;
@@ -531,7 +534,7 @@ fn add_row(writer: &IndexWriter, f: Fields, row: SearchRow, dir: &Path) -> Resul
     doc.add_text(f.platform, row.platform.map_or("", Platform::as_str));
     doc.add_text(f.path, &row.path);
     doc.add_text(f.name, &row.name);
-    doc.add_text(f.name_ngram, format!("{name_lc}{NAME_END}"));
+    doc.add_text(f.name_ngram, ngram_text(&name_lc));
     doc.add_text(f.name_lc, name_lc);
     doc.add_text(f.name_words, &row.name);
     if let Some(description) = &row.description {
@@ -553,7 +556,7 @@ fn add_package_row(writer: &IndexWriter, f: Fields, row: PackageSearchRow, dir: 
     doc.add_text(f.platform, "");
     doc.add_text(f.path, format!("{}@{}", row.name, row.version));
     doc.add_text(f.name, &row.name);
-    doc.add_text(f.name_ngram, format!("{name_lc}{NAME_END}"));
+    doc.add_text(f.name_ngram, ngram_text(&name_lc));
     doc.add_text(f.name_lc, name_lc);
     doc.add_text(f.name_words, &row.name);
     if let Some(description) = &row.description {

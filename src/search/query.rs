@@ -423,6 +423,10 @@ impl Plan {
                 IndexRecordOption::Basic,
             ))
         };
+        // Terms of `field` that begin with `text`, from the range of its dictionary they share.
+        let starting_with = |field, text: &str| -> Box<dyn Query> {
+            Box::new(FuzzyTermQuery::new_prefix(Term::from_field_text(field, text), 0, false))
+        };
         let all_of = |field, items: &[String]| -> Box<dyn Query> {
             Box::new(BooleanQuery::new(
                 items.iter().map(|w| (Occur::Must, term(field, w))).collect(),
@@ -453,22 +457,13 @@ impl Plan {
             }
             tiers.push(term(f.name_lc, &query_lc));
             let chars: Vec<char> = query_lc.chars().collect();
-            // Names that begin with the query, from the range of the name dictionary
-            // they share.
-            tiers.push(Box::new(FuzzyTermQuery::new_prefix(
-                Term::from_field_text(f.name_lc, &query_lc),
-                0,
-                false,
-            )));
+            // Names that begin with the query.
+            tiers.push(starting_with(f.name_lc, &query_lc));
             // Names that hold the query: all of its 3-grams, or for two letters a
             // 3-gram that begins with them (a name's last two letters begin the
             // 3-gram its end marker closes).
             if chars.len() == 2 {
-                tiers.push(Box::new(FuzzyTermQuery::new_prefix(
-                    Term::from_field_text(f.name_ngram, &query_lc),
-                    0,
-                    false,
-                )));
+                tiers.push(starting_with(f.name_ngram, &query_lc));
             } else if chars.len() > 2 {
                 let grams: Vec<String> = chars.windows(3).map(|w| w.iter().collect()).collect();
                 tiers.push(all_of(f.name_ngram, &grams));
