@@ -270,12 +270,11 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
     if check_version(conn, path, latest)? {
         return Ok(());
     }
-    let migrated = if is_empty(conn)? {
-        create_from_baseline(conn).map_err(|e| migrate_error(path, e))
+    if is_empty(conn)? {
+        create_from_baseline(conn).map_err(|e| migrate_error(path, e))?;
     } else {
-        migrate_step_by_step(conn).map_err(|e| migrate_error(path, e))
-    };
-    migrated?;
+        migrate_step_by_step(conn).map_err(|e| migrate_error(path, e))?;
+    }
     skills::tally_uncounted(conn)
 }
 
