@@ -113,16 +113,10 @@ impl Catalog {
         Ok(Self { conn })
     }
 
-    /// Brings the planner's statistics up to date after a bulk write: analyzes
-    /// the tables that have none or whose size changed tenfold since (SQLite's
-    /// `PRAGMA optimize` with every table looked at and a bounded analysis, a few
-    /// milliseconds even on a large catalog). The write it follows is already
-    /// committed, so a failure here is logged and otherwise ignored: queries stay
-    /// right, only slower.
+    /// Brings the planner's statistics up to date after a bulk write; see
+    /// [`refresh_statistics`]. The write it follows is already committed.
     pub fn refresh_statistics(&self) {
-        if let Err(e) = self.conn.execute_batch("PRAGMA optimize = 0x10012") {
-            tracing::warn!(error = %e, "could not refresh the catalog's statistics");
-        }
+        refresh_statistics(&self.conn);
     }
 
     /// The generation counter, bumped by every write.
@@ -238,6 +232,18 @@ pub struct CatalogCounts {
     pub registry_packages: i64,
     /// Installed packages, over every project.
     pub installs: i64,
+}
+
+/// Brings the planner's statistics up to date after a bulk write: analyzes the
+/// tables that have none or whose size changed tenfold since (SQLite's `PRAGMA
+/// optimize` with every table looked at and a bounded analysis, a few
+/// milliseconds even on a large catalog). Run inside the write's own transaction
+/// it costs no commit of its own (three syncs of a new source's write). A
+/// failure is logged and otherwise ignored: queries stay right, only slower.
+fn refresh_statistics(conn: &Connection) {
+    if let Err(e) = conn.execute_batch("PRAGMA optimize = 0x10012") {
+        tracing::warn!(error = %e, "could not refresh the catalog's statistics");
+    }
 }
 
 /// Bumps the generation inside a write transaction, returning the new value.
