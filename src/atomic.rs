@@ -58,6 +58,20 @@ fn land<T>(path: &Path, mode: u32, fill: impl FnOnce(&Path) -> Result<T>) -> Res
     Ok(value)
 }
 
+/// Makes the renaming of `path` into its folder durable: syncs the folder, so
+/// that a power failure cannot forget the name once this returns. Best effort:
+/// a folder that cannot be opened or synced (some file systems refuse) leaves
+/// the file as durable as the file system makes renames on its own.
+pub fn sync_parent(path: &Path) {
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if let Ok(dir) = std::fs::File::open(parent) {
+        let _ = dir.sync_all();
+    }
+}
+
 /// Age after which a temporary file of [`land`] is a dead process's leftover.
 const STALE: std::time::Duration = std::time::Duration::from_secs(10 * 60);
 

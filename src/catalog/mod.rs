@@ -68,6 +68,9 @@ impl Catalog {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
         }
+        if std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+            create_new(path)?;
+        }
         let mut conn = Connection::open(path).map_err(|e| open_error(path, e))?;
         conn.busy_timeout(Duration::from_secs(10))
             .map_err(|e| open_error(path, e))?;
@@ -289,6 +292,31 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
 /// the migrations by a test (`the_baseline_is_what_the_migrations_build`), which
 /// also holds a catalog made from it to one migrated step by step.
 const BASELINE: &str = include_str!("baseline.sql");
+
+/// Makes the catalog at `path`, where there is none yet: built from
+/// [`BASELINE`] in a file of its own beside it, with no journal and no sync while
+/// it is built, synced once and renamed into place. `path` appears complete or
+/// not at all (a process killed meanwhile leaves a temporary file, removed by a
+/// later creation), and the two syncs replace the seven of building it in place
+/// in rollback mode and then switching it to WAL. Processes creating it at the
+/// same moment take [`migrate_lock`] in turn; the later ones find it made.
+fn create_new(path: &Path) -> Result<()> {
+    let _lock = migrate_lock(path)?;
+    if path.exists() {
+        return Ok(());
+    }
+    crate::atomic::write_with(path, |draft| {
+        let mut conn = Connection::open(draft).map_err(|e| open_error(path, e))?;
+        conn.execute_batch("PRAGMA page_size = 8192; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;")
+            .map_err(|e| open_error(path, e))?;
+        create_from_baseline(&mut conn).map_err(|e| migrate_error(path, e))?;
+        conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
+            .map_err(|e| open_error(path, e))?;
+        conn.close().map_err(|(_, e)| open_error(path, e))
+    })?;
+    crate::atomic::sync_parent(path);
+    Ok(())
+}
 
 /// Whether the file holds no schema at all: a catalog being created.
 fn is_empty(conn: &Connection) -> Result<bool> {
@@ -525,6 +553,55 @@ mod tests {
         assert_eq!(fk, 1);
         drop(catalog);
         Catalog::open(&path).unwrap();
+    }
+
+    /// A new catalog is built beside its place and renamed in: it is complete
+    /// (in WAL, 8 KiB pages, every migration recorded) from the moment it has its
+    /// name, nothing of the build is left beside it, and openers racing to make
+    /// it all end up with the one catalog, none replacing another's.
+    #[test]
+    fn a_new_catalog_lands_whole_and_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("catalog.db");
+        let openers: Vec<_> = (0..4)
+            .map(|i| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    let mut catalog = Catalog::open(&path).unwrap();
+                    let source = crate::catalog::test_data::source(["a", "b", "c", "d"][i]);
+                    let commit = crate::catalog::test_data::commit('a');
+                    catalog
+                        .add_indexed_source(&source, None, &commit, std::iter::empty(), |_| {})
+                        .unwrap();
+                })
+            })
+            .collect();
+        for opener in openers {
+            opener.join().unwrap();
+        }
+        let catalog = Catalog::open(&path).unwrap();
+        let ask = |pragma: &str| -> String {
+            catalog
+                .conn
+                .query_row(pragma, [], |r| r.get::<_, rusqlite::types::Value>(0))
+                .map(|v| format!("{v:?}"))
+                .unwrap()
+        };
+        assert_eq!(ask("PRAGMA journal_mode"), "Text(\"wal\")");
+        assert_eq!(ask("PRAGMA page_size"), "Integer(8192)");
+        assert_eq!(catalog.schema_versions().unwrap(), (LATEST_MIGRATION, LATEST_MIGRATION));
+        assert_eq!(
+            catalog.counts().unwrap().sources,
+            4,
+            "every opener wrote to the same catalog"
+        );
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| !name.starts_with("catalog.db-"))
+            .collect();
+        names.sort();
+        assert_eq!(names, ["catalog.db", "catalog.migrate-lock"]);
     }
 
     #[test]

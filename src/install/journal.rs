@@ -537,9 +537,7 @@ fn write_journal(roots: &Roots, journal: &Journal) -> Result<()> {
     tick();
     let path = journal_path(root);
     std::fs::rename(&staged, &path).map_err(|e| Error::io("write", &path, e))?;
-    if let Ok(dir) = File::open(root.join(".aam")) {
-        let _ = dir.sync_all();
-    }
+    crate::atomic::sync_parent(&path);
     tick();
     Ok(())
 }
