@@ -8,7 +8,7 @@ use super::packages::{adjust_packaged, is_packaged};
 use super::skills::{frontmatter_of, full_tally, has_skills_under, problem_now, store_tally, stored_tally};
 use super::sources::{NewSource, insert_source};
 use super::{ArtifactId, SourceId};
-use super::{Catalog, bump_generation, db_error, now_timestamp, refresh_statistics};
+use super::{Catalog, Writeback, bump_generation, db_error, now_timestamp, refresh_statistics};
 use crate::audit::{Finding, Severity, rule_id};
 use crate::error::{Error, ErrorCode, Result};
 use crate::scan::{ArtifactKind, Platform};
@@ -195,13 +195,17 @@ impl Catalog {
         let source_id = insert_source(&tx, source)?;
         let mut writer = ChangeWriter::new(&tx, source_id, commit, true)?;
         let mut tally = TallyBuilder::new(source.scope_path);
-        for artifact in artifacts {
+        let writeback = Writeback::of(&tx);
+        for (written, artifact) in artifacts.enumerate() {
             let artifact = artifact?;
             if artifact.kind == ArtifactKind::Skill {
                 tally.add(&artifact.path, artifact.frontmatter());
             }
             let id = writer.write(&artifact, "added")?;
             on_row(search_row(id, source_id, source.name, writer.commit_id, artifact));
+            if written % WRITEBACK_EVERY == WRITEBACK_EVERY - 1 {
+                writeback.start();
+            }
         }
         // Every row is handed over: whoever receives them may finish meanwhile.
         drop(on_row);
@@ -601,6 +605,10 @@ fn retally_changes(
     };
     store_tally(tx, source_id, &tally)
 }
+
+/// Artifacts a new source's write takes between two [`Writeback::start`]s:
+/// about 4 MB of catalog pages.
+const WRITEBACK_EVERY: usize = 2048;
 
 /// The columns and values of a new artifact row.
 const ARTIFACT_INSERT: &str = "(source_id, kind, path, name, description, platform, main_file, content_path,

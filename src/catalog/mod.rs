@@ -249,6 +249,63 @@ fn refresh_statistics(conn: &Connection) {
     }
 }
 
+/// Starts writing the catalog's pages to disk while a bulk write goes on. A
+/// write larger than the page cache hands pages to the file as it goes (a new
+/// source of 100,000 artifacts writes 230 MB), and the commit's sync then waited
+/// for all of them at once: 400 ms at the end of a 5 s write, the other threads
+/// idle meanwhile. Started every few megabytes, the disk writes them while the
+/// write goes on and the commit waits for the last few. Starting them is asked
+/// of a thread of its own: the kernel blocks the asker while the disk's queue is
+/// full (100 ms over such a write). Linux only (elsewhere the commit syncs
+/// everything, as before); a file that cannot be opened leaves it to the commit too.
+struct Writeback {
+    ask: Option<std::sync::mpsc::SyncSender<()>>,
+}
+
+impl Writeback {
+    fn of(conn: &Connection) -> Self {
+        let file = conn
+            .path()
+            .filter(|path| !path.is_empty())
+            .and_then(|path| std::fs::File::open(path).ok());
+        let ask = file.and_then(|file| {
+            // One request waits at most: more, asked meanwhile, are the same request.
+            let (ask, asked) = std::sync::mpsc::sync_channel::<()>(1);
+            std::thread::Builder::new()
+                .name("catalog-writeback".into())
+                .spawn(move || {
+                    for () in asked {
+                        start_writeback(&file);
+                    }
+                })
+                .ok()
+                .map(|_| ask)
+        });
+        Self { ask }
+    }
+
+    /// Asks for the file's dirty pages to be written, without waiting.
+    fn start(&self) {
+        if let Some(ask) = &self.ask {
+            let _ = ask.try_send(());
+        }
+    }
+}
+
+/// Asks the kernel to start writing `file`'s dirty pages, without waiting for them.
+fn start_writeback(file: &std::fs::File) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: a plain system call on an open descriptor; it touches no memory.
+        unsafe {
+            libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = file;
+}
+
 /// Bumps the generation inside a write transaction, returning the new value.
 fn bump_generation(tx: &Transaction<'_>) -> Result<u64> {
     let value: i64 = tx
