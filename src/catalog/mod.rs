@@ -275,7 +275,7 @@ impl Writeback {
                 .name("catalog-writeback".into())
                 .spawn(move || {
                     for () in asked {
-                        start_writeback(&file);
+                        crate::atomic::start_writeback(&file);
                     }
                 })
                 .ok()
@@ -290,20 +290,6 @@ impl Writeback {
             let _ = ask.try_send(());
         }
     }
-}
-
-/// Asks the kernel to start writing `file`'s dirty pages, without waiting for them.
-fn start_writeback(file: &std::fs::File) {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        // SAFETY: a plain system call on an open descriptor; it touches no memory.
-        unsafe {
-            libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = file;
 }
 
 /// Bumps the generation inside a write transaction, returning the new value.

@@ -21,6 +21,7 @@
 //! `.tmp*` files behind; whoever next takes the writer lock deletes those that are
 //! older than a few minutes, so a live writer's temporaries are never touched.
 
+mod directory;
 mod query;
 mod resolve;
 mod stem;
@@ -573,7 +574,7 @@ fn add_package_row(writer: &IndexWriter, f: Fields, row: PackageSearchRow, dir: 
 /// Opens the index in `dir` (creating an empty one there) with a reader: making the
 /// reader opens every file of every segment, so a damaged or missing one shows here.
 fn open_or_create(dir: &Path, schema: Schema) -> tantivy::Result<(Index, IndexReader)> {
-    let directory = tantivy::directory::MmapDirectory::open(dir)?;
+    let directory = directory::IndexDirectory::open(dir)?;
     let index = Index::open_or_create(directory, schema)?;
     let reader = manual_reader(&index)?;
     Ok((index, reader))
