@@ -14,7 +14,7 @@
 //!   the served project is `skill://~project/<platform>/<name>/SKILL.md` (a
 //!   source name in a URI has its `~` encoded, so the two never meet).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 use schemars::JsonSchema;
@@ -190,10 +190,7 @@ fn own_problem(frontmatter: RecordedFrontmatter<'_>, path: &str, scope: &str) ->
 
 /// Whether a folder above `path` holds a skill (the no-nesting rule).
 fn nested(path: &str, is_skill_folder: impl Fn(&str) -> bool) -> Option<SkillProblem> {
-    ancestors(path)
-        .iter()
-        .any(|folder| is_skill_folder(folder))
-        .then_some(SkillProblem::Nested)
+    ancestors(path).any(is_skill_folder).then_some(SkillProblem::Nested)
 }
 
 /// A [`Tally`] counted while a source's skills go by one at a time (as a new
@@ -223,7 +220,7 @@ impl TallyBuilder {
 
     /// The tally of every skill added.
     pub fn finish(self) -> Tally {
-        let folders: HashSet<&str> = self.skills.iter().map(|(path, _)| path.as_str()).collect();
+        let folders: foldhash::HashSet<&str> = self.skills.iter().map(|(path, _)| path.as_str()).collect();
         let mut tally = Tally::default();
         for (path, problem) in &self.skills {
             tally.add(problem.or_else(|| nested(path, |f| folders.contains(f))), 1);
@@ -400,17 +397,10 @@ pub fn installed(roots: &Roots, lock: &LockFile) -> Result<Vec<InstalledSkill>> 
 
 /// The folders above `path` (closest last), for finding an enclosing skill:
 /// `a/b/c` gives `""`, `a`, `a/b`.
-pub fn ancestors(path: &str) -> Vec<String> {
-    if path.is_empty() {
-        return Vec::new();
-    }
-    let mut out = vec![String::new()];
-    let mut at = 0;
-    while let Some(slash) = path[at..].find('/') {
-        out.push(path[..at + slash].to_string());
-        at += slash + 1;
-    }
-    out
+pub fn ancestors(path: &str) -> impl Iterator<Item = &str> {
+    let root = (!path.is_empty()).then_some("");
+    root.into_iter()
+        .chain(path.match_indices('/').map(|(slash, _)| &path[..slash]))
 }
 
 fn folder_name(path: &str) -> &str {
@@ -702,8 +692,8 @@ mod tests {
 
     #[test]
     fn ancestors_list_every_enclosing_folder() {
-        assert_eq!(ancestors("a/b/c"), ["", "a", "a/b"]);
-        assert_eq!(ancestors("a"), [""]);
-        assert!(ancestors("").is_empty());
+        assert_eq!(ancestors("a/b/c").collect::<Vec<_>>(), ["", "a", "a/b"]);
+        assert_eq!(ancestors("a").collect::<Vec<_>>(), [""]);
+        assert_eq!(ancestors("").count(), 0);
     }
 }

@@ -133,7 +133,11 @@ impl Catalog {
     }
 
     /// The live skills of a source whose folder is one of `paths`.
-    pub fn skills_at(&self, source_id: SourceId, paths: &[String]) -> Result<Vec<SkillRow>> {
+    pub fn skills_at<P: AsRef<str>>(
+        &self,
+        source_id: SourceId,
+        paths: impl IntoIterator<Item = P>,
+    ) -> Result<Vec<SkillRow>> {
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
@@ -144,7 +148,7 @@ impl Catalog {
         let mut found = Vec::new();
         for path in paths {
             let rows = stmt
-                .query_map(params![source_id, path], skill_from_row)
+                .query_map(params![source_id, path.as_ref()], skill_from_row)
                 .map_err(db_error)?;
             for row in rows {
                 found.push(row.map_err(db_error)?);

@@ -413,7 +413,7 @@ fn name_of(row: &SkillRow) -> Option<String> {
 
 /// Whether a live skill follows the rules (and no other skill's folder holds it).
 fn served(catalog: &Catalog, source: &SourceRecord, row: &SkillRow) -> Result<bool> {
-    let enclosing = catalog.skills_at(source.id, &skills::ancestors(&row.path))?;
+    let enclosing = catalog.skills_at(source.id, skills::ancestors(&row.path))?;
     Ok(skills::problem(row, &source.scope_path, |folder| {
         enclosing.iter().any(|s| s.path == folder)
     })
