@@ -7,6 +7,7 @@ use super::browse::{SEARCH_BODY_CHARS, SearchRow};
 use super::packages::{adjust_packaged, is_packaged};
 use super::skills::{frontmatter_of, full_tally, has_skills_under, problem_now, store_tally, stored_tally};
 use super::sources::{NewSource, insert_source};
+use super::versions::{delete_version_files, digests_text};
 use super::{ArtifactId, SourceId};
 use super::{Catalog, Writeback, bump_generation, db_error, now_timestamp, refresh_statistics};
 use crate::audit::{Finding, Severity, rule_id};
@@ -628,8 +629,9 @@ struct ChangeWriter<'t> {
     new_rows: i64,
     outcome: WriteOutcome,
     /// A new source's (blake3, version) rows, written at the end in key order:
-    /// inserted as they come they would land all over the table's b-tree. Held
-    /// as bytes, not hex strings: a third of the memory and no allocation per row.
+    /// inserted as they come they would land all over the table's b-tree (its
+    /// only one: a version's digests are read from the version). Held as bytes,
+    /// not hex strings: a third of the memory and no allocation per row.
     version_files: Vec<([u8; blake3::OUT_LEN], i64)>,
     rows: RowStatements<'t>,
 }
@@ -687,8 +689,8 @@ impl<'t> RowStatements<'t> {
             )?,
             link: tx.prepare("INSERT OR IGNORE INTO artifact_links (artifact_id, path) VALUES (?1, ?2)")?,
             version: tx.prepare(
-                "INSERT INTO artifact_versions (artifact_id, content_digest, file_count, first_commit_id)
-                 VALUES (?1, ?2, ?3, ?4)",
+                "INSERT INTO artifact_versions (artifact_id, content_digest, file_count, first_commit_id, digests)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
             )?,
             event: tx.prepare(
                 "INSERT INTO artifact_events (artifact_id, commit_id, change, recorded_at) VALUES (?1, ?2, ?3, ?4)",
@@ -832,6 +834,7 @@ impl<'t> ChangeWriter<'t> {
     fn record_version(&mut self, id: ArtifactId, artifact: &IndexedArtifact) -> Result<()> {
         let tx = self.tx;
         if !self.fresh {
+            delete_version_files(tx, id, self.commit_id)?;
             tx.prepare_cached("DELETE FROM artifact_versions WHERE artifact_id = ?1 AND first_commit_id = ?2")
                 .map_err(db_error)?
                 .execute(params![id, self.commit_id])
@@ -850,7 +853,8 @@ impl<'t> ChangeWriter<'t> {
                 id,
                 artifact.content_digest,
                 digests.len() as i64,
-                self.commit_id
+                self.commit_id,
+                digests_text(digests.iter().copied())
             ])
             .map_err(db_error)?;
         let version = tx.last_insert_rowid();

@@ -233,17 +233,9 @@ CREATE TABLE artifact_versions (
     content_digest      TEXT    NOT NULL,      -- the artifact's content_digest at this version
     file_count          INTEGER NOT NULL,      -- distinct blake3 digests among its files
     first_commit_id     INTEGER NOT NULL REFERENCES commits (id) ON DELETE CASCADE,  -- first indexed with this content
-    replaced_commit_id  INTEGER REFERENCES commits (id) ON DELETE SET NULL,          -- changed or removed here; NULL = current
+    replaced_commit_id  INTEGER REFERENCES commits (id) ON DELETE SET NULL, digests TEXT NOT NULL DEFAULT '[]',          -- changed or removed here; NULL = current
     UNIQUE (artifact_id, first_commit_id)
 );
-
-CREATE TABLE artifact_version_files (
-    blake3      TEXT    NOT NULL,
-    version_id  INTEGER NOT NULL REFERENCES artifact_versions (id) ON DELETE CASCADE,
-    PRIMARY KEY (blake3, version_id)
-) WITHOUT ROWID;
-
-CREATE INDEX artifact_version_files_version ON artifact_version_files (version_id);
 
 CREATE INDEX project_artifacts_main_file ON project_artifacts (project_id, main_file);
 
@@ -251,6 +243,12 @@ CREATE TABLE written_files (
     path    TEXT NOT NULL,
     blake3  TEXT NOT NULL,
     PRIMARY KEY (path, blake3)
+) WITHOUT ROWID;
+
+CREATE TABLE "artifact_version_files" (
+    blake3      TEXT    NOT NULL,
+    version_id  INTEGER NOT NULL,                 -- artifact_versions.id
+    PRIMARY KEY (blake3, version_id)
 ) WITHOUT ROWID;
 
 INSERT INTO meta VALUES ('generation', '0');

@@ -309,7 +309,7 @@ fn bump_generation(tx: &Transaction<'_>) -> Result<u64> {
 /// Every process opening the catalog compares it with the catalog's version, and
 /// building refinery's runner to read it compiles a regex (half a millisecond of
 /// a 10 ms lookup).
-const LATEST_MIGRATION: i64 = 19;
+const LATEST_MIGRATION: i64 = 20;
 
 fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
     let latest = LATEST_MIGRATION;
@@ -921,7 +921,8 @@ mod tests {
             .conn
             .execute_batch(
                 "ALTER TABLE projects DROP COLUMN artifact_count; ALTER TABLE project_files DROP COLUMN ctime_ns;
-                 DROP TABLE written_files; DELETE FROM refinery_schema_history WHERE version >= 15",
+                 DROP TABLE written_files; ALTER TABLE artifact_versions DROP COLUMN digests;
+                 DELETE FROM refinery_schema_history WHERE version >= 15",
             )
             .unwrap();
         drop(catalog);

@@ -96,6 +96,10 @@ const INTENDED: &[(&str, &str)] = &[
         "`aam source remove`: every artifact of the source goes with it",
     ),
     (
+        "SELECT v.id, v.digests FROM artifact_versions v JOIN artifacts a ON a.id = v.artifact_id",
+        "`aam source remove`: the digest rows of every version of the source go with it",
+    ),
+    (
         "INSERT INTO commits (source_id, sha, tree_sha, committed_at, indexed_at)",
         "foreign-key bookkeeping SQLite compiles into an upsert of a parent row: it reads the \
          children only while a deferred violation is outstanding, and aam keeps none",

@@ -145,6 +145,7 @@ impl Catalog {
         }
         tx.execute("UPDATE sources SET head_commit_id = NULL WHERE id = ?1", [id])
             .map_err(db_error)?;
+        super::versions::delete_source_version_files(&tx, id)?;
         tx.execute("DELETE FROM sources WHERE id = ?1", [id])
             .map_err(db_error)?;
         let generation = bump_generation(&tx)?;

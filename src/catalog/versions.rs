@@ -2,11 +2,17 @@
 //! catalog indexed, with the blake3 digests of its files (written by the index
 //! and update transactions in `artifacts`), and the lookups `aam inventory`
 //! finds a hand-made copy's origin with.
+//!
+//! A version keeps its digests itself (`artifact_versions.digests`, a sorted JSON
+//! array) and `artifact_version_files` holds one row per (digest, version), the
+//! lookup by digest. That table has no index by version and no foreign key (a
+//! deleted version would read all of it): whoever deletes versions deletes their
+//! rows first, from the digests they keep ([`delete_version_files`]).
 
-use rusqlite::params;
+use rusqlite::{Connection, params};
 
-use super::{Catalog, db_error};
-use crate::error::Result;
+use super::{Catalog, SourceId, db_error};
+use crate::error::{Error, Result};
 use crate::scan::ArtifactKind;
 
 /// One recorded version of a source artifact, with where it came from.
@@ -47,7 +53,10 @@ impl Catalog {
     pub fn versions_with_file(&self, blake3: &str, limit: usize) -> Result<Vec<i64>> {
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT version_id FROM artifact_version_files WHERE blake3 = ?1 LIMIT ?2")
+            .prepare_cached(
+                "SELECT f.version_id FROM artifact_version_files f JOIN artifact_versions v ON v.id = f.version_id
+                 WHERE f.blake3 = ?1 LIMIT ?2",
+            )
             .map_err(db_error)?;
         let rows = stmt
             .query_map(params![blake3, limit as i64], |r| r.get(0))
@@ -55,14 +64,15 @@ impl Catalog {
         rows.collect::<rusqlite::Result<_>>().map_err(db_error)
     }
 
-    /// The distinct file digests of a version.
+    /// The distinct file digests of a version, sorted.
     pub fn version_digests(&self, id: i64) -> Result<Vec<String>> {
-        let mut stmt = self
+        let text: String = self
             .conn
-            .prepare_cached("SELECT blake3 FROM artifact_version_files WHERE version_id = ?1")
+            .prepare_cached("SELECT digests FROM artifact_versions WHERE id = ?1")
+            .map_err(db_error)?
+            .query_row([id], |r| r.get(0))
             .map_err(db_error)?;
-        let rows = stmt.query_map([id], |r| r.get(0)).map_err(db_error)?;
-        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
+        parse_digests(&text)
     }
 
     /// One version, with its source, commits and how far behind the head it is.
@@ -105,6 +115,71 @@ impl Catalog {
         })
         .map_err(db_error)
     }
+}
+
+/// How a version's digests are kept: `digests`, sorted, as a JSON array.
+pub(super) fn digests_text<'d>(digests: impl IntoIterator<Item = &'d str>) -> String {
+    let mut text = String::from("[");
+    for (i, digest) in digests.into_iter().enumerate() {
+        if i > 0 {
+            text.push(',');
+        }
+        // Lowercase hex needs no escaping.
+        text.push('"');
+        text.push_str(digest);
+        text.push('"');
+    }
+    text.push(']');
+    text
+}
+
+fn parse_digests(text: &str) -> Result<Vec<String>> {
+    serde_json::from_str(text).map_err(|e| Error::internal(format!("a version's digests are not a JSON list: {e}")))
+}
+
+/// Deletes the `artifact_version_files` rows of the versions `select` returns
+/// (`id, digests` rows, for `params`), one by its key each.
+fn delete_files_of(conn: &Connection, select: &str, params: impl rusqlite::Params) -> Result<()> {
+    let versions: Vec<(i64, String)> = conn
+        .prepare(select)
+        .map_err(db_error)?
+        .query_map(params, |r| Ok((r.get(0)?, r.get(1)?)))
+        .map_err(db_error)?
+        .collect::<rusqlite::Result<_>>()
+        .map_err(db_error)?;
+    let mut delete = conn
+        .prepare_cached("DELETE FROM artifact_version_files WHERE blake3 = ?1 AND version_id = ?2")
+        .map_err(db_error)?;
+    for (id, text) in versions {
+        for digest in parse_digests(&text)? {
+            delete.execute(params![digest, id]).map_err(db_error)?;
+        }
+    }
+    Ok(())
+}
+
+/// Deletes the digest rows of one version; call before deleting the version.
+pub(super) fn delete_version_files(
+    conn: &Connection,
+    artifact_id: super::ArtifactId,
+    first_commit_id: i64,
+) -> Result<()> {
+    delete_files_of(
+        conn,
+        "SELECT id, digests FROM artifact_versions WHERE artifact_id = ?1 AND first_commit_id = ?2",
+        params![artifact_id, first_commit_id],
+    )
+}
+
+/// Deletes the digest rows of every version of a source's artifacts; call before
+/// deleting the source (which deletes the versions).
+pub(super) fn delete_source_version_files(conn: &Connection, source_id: SourceId) -> Result<()> {
+    delete_files_of(
+        conn,
+        "SELECT v.id, v.digests FROM artifact_versions v JOIN artifacts a ON a.id = v.artifact_id
+         WHERE a.source_id = ?1",
+        [source_id],
+    )
 }
 
 #[cfg(test)]
@@ -237,5 +312,96 @@ mod tests {
         let mut expected = [digest("script"), digest("two")];
         expected.sort();
         assert_eq!(digests, expected);
+    }
+
+    fn version_file_rows(catalog: &Catalog) -> i64 {
+        catalog
+            .conn
+            .query_row("SELECT count(*) FROM artifact_version_files", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    /// A version's digest rows go with it: when the artifact is indexed again at
+    /// the same commit (its version written anew) and when its source goes. No
+    /// foreign key deletes them (the table has no index by version to follow one).
+    #[test]
+    fn digest_rows_go_with_their_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut catalog = Catalog::open(&dir.path().join("c.db")).unwrap();
+        let source = crate::catalog::test_data::source("up");
+        let v1 = skill("d1", vec![file("skills/pdf/SKILL.md", "one", FileMode::File)]);
+        let (id, _) = catalog
+            .add_indexed_source(&source, None, &commit('a'), std::iter::once(Ok(v1)), |_| {})
+            .unwrap();
+        let artifact_id: crate::catalog::ArtifactId = catalog
+            .conn
+            .query_row("SELECT id FROM artifacts", [], |r| r.get(0))
+            .unwrap();
+        let at_b = |content: &str| SourceChanges {
+            modified: vec![(
+                artifact_id,
+                skill(content, vec![file("skills/pdf/SKILL.md", content, FileMode::File)]),
+            )],
+            ..Default::default()
+        };
+        catalog
+            .record_update(id, Some(&commit('a').sha), None, &commit('b'), &at_b("two"))
+            .unwrap();
+        assert_eq!(version_file_rows(&catalog), 2);
+        // The same commit recorded again with other content: its version is written anew.
+        catalog
+            .conn
+            .execute(
+                "UPDATE sources SET head_commit_id = (SELECT id FROM commits WHERE sha = ?1)",
+                [commit('a').sha],
+            )
+            .unwrap();
+        catalog
+            .record_update(id, Some(&commit('a').sha), None, &commit('b'), &at_b("three"))
+            .unwrap();
+        assert!(catalog.versions_with_file(&digest("two"), 10).unwrap().is_empty());
+        let [three] = catalog.versions_with_file(&digest("three"), 10).unwrap()[..] else {
+            panic!("one version holds `three`")
+        };
+        assert_eq!(catalog.version_digests(three).unwrap(), [digest("three")]);
+        assert_eq!(version_file_rows(&catalog), 2, "one row each for a and b");
+        catalog.remove_source(id).unwrap();
+        assert_eq!(version_file_rows(&catalog), 0, "none left behind by the source");
+    }
+
+    /// A catalog from before V20 keeps its digests in `artifact_version_files`
+    /// only: migrating copies each version's into the version, sorted.
+    #[test]
+    fn catalogs_from_before_v20_get_each_versions_digests() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.db");
+        let mut catalog = Catalog::open(&path).unwrap();
+        let source = crate::catalog::test_data::source("up");
+        let v1 = skill(
+            "d1",
+            vec![
+                file("skills/pdf/SKILL.md", "one", FileMode::File),
+                file("skills/pdf/run.sh", "script", FileMode::Executable),
+            ],
+        );
+        catalog
+            .add_indexed_source(&source, None, &commit('a'), std::iter::once(Ok(v1)), |_| {})
+            .unwrap();
+        let [version] = catalog.versions_with_file(&digest("one"), 10).unwrap()[..] else {
+            panic!("one version holds `one`")
+        };
+        catalog
+            .conn
+            .execute_batch(
+                "ALTER TABLE artifact_versions DROP COLUMN digests;
+                 DELETE FROM refinery_schema_history WHERE version >= 20",
+            )
+            .unwrap();
+        drop(catalog);
+        let catalog = Catalog::open(&path).unwrap();
+        let mut expected = vec![digest("one"), digest("script")];
+        expected.sort();
+        assert_eq!(catalog.version_digests(version).unwrap(), expected);
+        assert_eq!(version_file_rows(&catalog), 2);
     }
 }
