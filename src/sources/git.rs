@@ -1135,6 +1135,13 @@ impl GitCache {
     /// Reading blobs in this order lets each delta find its base among the objects
     /// just decoded (in the delta-base cache) instead of inflating its chain again.
     pub fn pack_positions(&self, ids: impl Iterator<Item = ObjectId>) -> Vec<Option<(usize, u64)>> {
+        let indexes = self.pack_indexes();
+        ids.map(|id| indexes.position(id)).collect()
+    }
+
+    /// The indexes of the cache's packs, to ask [`PackIndexes::position`] of,
+    /// from any thread.
+    pub fn pack_indexes(&self) -> PackIndexes {
         let mut index_paths: Vec<PathBuf> = std::fs::read_dir(self.dir.join("objects").join("pack"))
             .map(|entries| {
                 entries
@@ -1144,17 +1151,12 @@ impl GitCache {
             })
             .unwrap_or_default();
         index_paths.sort();
-        let indexes: Vec<gix::odb::pack::index::File> = index_paths
-            .iter()
-            .filter_map(|path| gix::odb::pack::index::File::at(path, self.repo.object_hash()).ok())
-            .collect();
-        ids.map(|id| {
-            indexes
+        PackIndexes(
+            index_paths
                 .iter()
-                .enumerate()
-                .find_map(|(pack, index)| index.lookup(id).map(|entry| (pack, index.pack_offset_at_index(entry))))
-        })
-        .collect()
+                .filter_map(|path| gix::odb::pack::index::File::at(path, self.repo.object_hash()).ok())
+                .collect(),
+        )
     }
 
     /// An object of the cache that could not be read: damage, or one gix refused
@@ -1882,6 +1884,19 @@ pub(crate) fn commit_all(dir: &Path, message: &str) {
             message,
         ],
     );
+}
+
+/// The pack indexes of a cache (see [`GitCache::pack_positions`]).
+pub struct PackIndexes(Vec<gix::odb::pack::index::File>);
+
+impl PackIndexes {
+    /// Where the object `id` lies: (pack, offset), `None` when loose or missing.
+    pub fn position(&self, id: ObjectId) -> Option<(usize, u64)> {
+        self.0
+            .iter()
+            .enumerate()
+            .find_map(|(pack, index)| index.lookup(id).map(|entry| (pack, index.pack_offset_at_index(entry))))
+    }
 }
 
 #[cfg(test)]
