@@ -83,29 +83,71 @@ static TRIGGERS: LazyLock<Option<AhoCorasick>> = LazyLock::new(|| {
     AhoCorasick::builder().ascii_case_insensitive(true).build(all).ok()
 });
 
-/// Which rule groups a line can match: (instructions, commands, secrets).
-fn groups(line: &str) -> (bool, bool, bool) {
+/// Which rule groups a line can match.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Groups {
+    instructions: bool,
+    commands: bool,
+    secrets: bool,
+}
+
+/// The rule groups each of `lines` (slices of `text`, in order) can match, from
+/// one pass of the trigger automaton over `text`: no trigger holds a line break,
+/// so each match lies inside one line. Searching line by line started the
+/// automaton afresh on every line (a third of scanning a file).
+fn groups_by_line(text: &str, lines: &[&str]) -> Vec<Groups> {
     let Some(triggers) = TRIGGERS.as_ref() else {
-        return (true, true, true);
+        let all = Groups {
+            instructions: true,
+            commands: true,
+            secrets: true,
+        };
+        return vec![all; lines.len()];
     };
-    let (mut instructions, mut commands, mut secrets) = (false, false, false);
+    let mut groups = vec![Groups::default(); lines.len()];
+    let starts: Vec<usize> = lines
+        .iter()
+        .map(|line| line.as_ptr() as usize - text.as_ptr() as usize)
+        .collect();
     let commands_from = INSTRUCTION_TRIGGERS.len();
     let secrets_from = commands_from + COMMAND_TRIGGERS.len();
-    for found in triggers.find_overlapping_iter(line) {
+    for found in triggers.find_overlapping_iter(text) {
+        // The line the match starts in: the last one starting at or before it.
+        let Some(index) = starts.partition_point(|&start| start <= found.start()).checked_sub(1) else {
+            continue;
+        };
+        let line = &mut groups[index];
         let id = found.pattern().as_usize();
         if id < commands_from {
-            instructions = true;
+            line.instructions = true;
+            // "curl" and "wget" open both groups.
+            if matches!(INSTRUCTION_TRIGGERS[id], "curl" | "wget") {
+                line.commands = true;
+            }
         } else if id < secrets_from {
-            commands = true;
+            line.commands = true;
         } else {
-            secrets = true;
-        }
-        // "curl" and "wget" open both groups.
-        if id < commands_from && matches!(INSTRUCTION_TRIGGERS[id], "curl" | "wget") {
-            commands = true;
+            line.secrets = true;
         }
     }
-    (instructions, commands, secrets)
+    groups
+}
+
+/// The lines of `text` as [`str::lines`] splits them (at `\n`, a `\r` before
+/// it dropped, nothing after a final `\n`), found with one `memchr` pass instead
+/// of a search started at every line.
+fn lines_of(text: &str) -> Vec<&str> {
+    let mut lines = Vec::new();
+    let mut start = 0;
+    for end in memchr::memchr_iter(b'\n', text.as_bytes()) {
+        let line = &text[start..end];
+        lines.push(line.strip_suffix('\r').unwrap_or(line));
+        start = end + 1;
+    }
+    if start < text.len() {
+        lines.push(&text[start..]);
+    }
+    lines
 }
 
 /// Findings kept per rule and file.
@@ -164,7 +206,8 @@ pub fn scan_file(info: FileInfo<'_>, bytes: &[u8]) -> Vec<Finding> {
     let mut in_frontmatter = false;
     let mut in_comment = false;
     let mut in_allowed_tools = false;
-    let lines: Vec<&str> = text.lines().collect();
+    let lines = lines_of(&text);
+    let groups = groups_by_line(&text, &lines);
     for (index, &line) in lines.iter().enumerate() {
         if out.findings.len() >= MAX_FINDINGS_PER_FILE {
             break;
@@ -230,7 +273,11 @@ pub fn scan_file(info: FileInfo<'_>, bytes: &[u8]) -> Vec<Finding> {
                 &mut out,
             );
         }
-        let (instruction_words, command_words, secret_words) = groups(line);
+        let Groups {
+            instructions: instruction_words,
+            commands: command_words,
+            secrets: secret_words,
+        } = groups[index];
         if secret_words {
             let next = lines.get(index + 1).copied().unwrap_or("");
             secrets(line, next, number, &mut out);
@@ -1035,5 +1082,52 @@ mod tests {
         }
         assert_eq!(PHRASES.find("x send y"), Some((2, 7)));
         assert!(!PHRASES.occur_in("none"));
+    }
+
+    /// Lines are split exactly as `str::lines` splits them.
+    #[test]
+    fn lines_are_split_as_str_lines_splits_them() {
+        for text in [
+            "",
+            "\n",
+            "a",
+            "a\n",
+            "a\r\nb\r\n",
+            "a\n\nb",
+            "a\rb\n",
+            "a\r",
+            "\r\n\r\n",
+            "é\r\n\u{2028}\n",
+        ] {
+            assert_eq!(lines_of(text), text.lines().collect::<Vec<_>>(), "{text:?}");
+        }
+    }
+
+    /// One pass over the text finds for each line the groups a search of that
+    /// line alone finds: matches are given to the line they are in.
+    #[test]
+    fn groups_are_found_per_line_in_one_pass() {
+        let text = "plain prose\r\nrun curl here\nthe ghp_ token\n\nignore it\nwget";
+        let lines = lines_of(text);
+        let groups = groups_by_line(text, &lines);
+        let g = |instructions, commands, secrets| Groups {
+            instructions,
+            commands,
+            secrets,
+        };
+        assert_eq!(
+            groups,
+            [
+                g(false, false, false),
+                g(true, true, false),
+                g(false, false, true),
+                g(false, false, false),
+                g(true, false, false),
+                g(true, true, false),
+            ]
+        );
+        for (line, found) in lines.iter().zip(&groups) {
+            assert_eq!(groups_by_line(line, &[line])[0], *found, "{line:?}");
+        }
     }
 }
