@@ -9,7 +9,7 @@ use super::skills::{frontmatter_of, full_tally, has_skills_under, problem_now, s
 use super::sources::{NewSource, insert_source};
 use super::versions::{delete_version_files, digests_text};
 use super::{ArtifactId, SourceId};
-use super::{Catalog, Writeback, bump_generation, db_error, now_timestamp, refresh_statistics};
+use super::{Catalog, EVERY_KIND, Writeback, bump_generation, db_error, now_timestamp, refresh_statistics};
 use crate::audit::{Finding, Severity, rule_id};
 use crate::error::{Error, ErrorCode, Result};
 use crate::scan::{ArtifactKind, Platform};
@@ -296,10 +296,10 @@ impl Catalog {
         let mut found = Vec::new();
         let mut under = self
             .conn
-            .prepare_cached(
+            .prepare_cached(&format!(
                 "SELECT id, kind, path, name, content_digest FROM artifacts
-                 WHERE source_id = ?1 AND removed_commit_id IS NULL AND path >= ?2 AND path < ?3",
-            )
+                 WHERE source_id = ?1 AND kind IN {EVERY_KIND} AND path >= ?2 AND path < ?3 AND removed_commit_id IS NULL"
+            ))
             .map_err(db_error)?;
         for root in roots {
             // `root0` bounds every `root/...` path ('0' follows '/'); the filter drops `root-x` and the like.

@@ -59,8 +59,6 @@ CREATE TABLE artifacts (
     UNIQUE (source_id, kind, path)
 );
 
-CREATE INDEX artifacts_path ON artifacts (source_id, path);
-
 CREATE INDEX artifacts_name ON artifacts (name COLLATE NOCASE);
 
 CREATE TABLE artifact_texts (

@@ -4,7 +4,7 @@
 use rusqlite::{OptionalExtension, params, params_from_iter};
 
 use super::{ArtifactId, SourceId};
-use super::{Catalog, db_error};
+use super::{Catalog, EVERY_KIND, db_error};
 use crate::error::Result;
 use crate::scan::{ArtifactKind, Platform};
 
@@ -338,7 +338,8 @@ impl Catalog {
             .conn
             .prepare_cached(&format!(
                 "SELECT {LISTED_COLUMNS} FROM artifacts a JOIN sources s ON s.id = a.source_id
-                 WHERE a.removed_commit_id IS NULL AND a.source_id = ?1 AND a.path = ?2 ORDER BY a.kind LIMIT 1"
+                 WHERE a.removed_commit_id IS NULL AND a.source_id = ?1 AND a.path = ?2 AND a.kind IN {EVERY_KIND}
+                 ORDER BY a.kind LIMIT 1"
             ))
             .map_err(db_error)?;
         stmt.query_row(params![source_id, path], listed_from_row)

@@ -292,6 +292,11 @@ impl Writeback {
     }
 }
 
+/// Every artifact kind, as SQL: the identity index `(source_id, kind, path)` finds
+/// the artifacts of a source at a path (or in a range of paths) with one lookup per
+/// kind when a query names them all (`AND kind IN` this).
+const EVERY_KIND: &str = "('skill', 'agent', 'prompt', 'instruction')";
+
 /// Bumps the generation inside a write transaction, returning the new value.
 fn bump_generation(tx: &Transaction<'_>) -> Result<u64> {
     let value: i64 = tx
@@ -309,7 +314,7 @@ fn bump_generation(tx: &Transaction<'_>) -> Result<u64> {
 /// Every process opening the catalog compares it with the catalog's version, and
 /// building refinery's runner to read it compiles a regex (half a millisecond of
 /// a 10 ms lookup).
-const LATEST_MIGRATION: i64 = 20;
+const LATEST_MIGRATION: i64 = 21;
 
 fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
     let latest = LATEST_MIGRATION;
@@ -582,6 +587,17 @@ mod tests {
             "{:?}",
             err.hint()
         );
+    }
+
+    #[test]
+    fn every_kind_names_each_kind_once() {
+        let named: Vec<&str> = EVERY_KIND
+            .trim_matches(['(', ')'])
+            .split(", ")
+            .map(|k| k.trim_matches('\''))
+            .collect();
+        let kinds: Vec<&str> = crate::scan::ArtifactKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(named, kinds);
     }
 
     #[test]
