@@ -454,7 +454,7 @@ pub fn analyze(detected: &Detected, content: Option<&[u8]>) -> Analysis {
         }
         None => bytes,
     };
-    if bytes.windows(2).any(|w| w == b"\r\n") {
+    if memchr::memmem::find(bytes, b"\r\n").is_some() {
         warnings.push("file uses CRLF line endings; read as LF".to_string());
     }
     if content.is_some() && bytes.iter().all(u8::is_ascii_whitespace) {
@@ -520,7 +520,16 @@ fn first_heading(body: &str) -> Option<String> {
 
 /// Collapses whitespace and caps a description at 1,024 characters.
 fn one_line(text: &str) -> String {
-    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut joined = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !joined.is_empty() {
+            joined.push(' ');
+        }
+        joined.push_str(word);
+    }
+    if joined.len() <= 1024 {
+        return joined; // no more bytes than the cap: no more characters either
+    }
     match joined.char_indices().nth(1024) {
         Some((cut, _)) => joined[..cut].to_string(),
         None => joined,
