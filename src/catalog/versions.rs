@@ -228,22 +228,34 @@ mod tests {
         }
     }
 
+    /// A catalog at `path` with the source `up` indexed at commit `a`: one skill
+    /// of `files` (content digest `d1`).
+    fn catalog_with(path: &std::path::Path, files: Vec<FileRecord>) -> (Catalog, SourceId) {
+        let mut catalog = Catalog::open(path).unwrap();
+        let source = crate::catalog::test_data::source("up");
+        let (id, _) = catalog
+            .add_indexed_source(
+                &source,
+                None,
+                &commit('a'),
+                std::iter::once(Ok(skill("d1", files))),
+                |_| {},
+            )
+            .unwrap();
+        (catalog, id)
+    }
+
     #[test]
     fn every_version_is_kept_with_its_digests_and_how_far_behind_it_is() {
         let dir = tempfile::tempdir().unwrap();
-        let mut catalog = Catalog::open(&dir.path().join("c.db")).unwrap();
-        let source = crate::catalog::test_data::source("up");
-        let v1 = skill(
-            "d1",
+        let (mut catalog, id) = catalog_with(
+            &dir.path().join("c.db"),
             vec![
                 file("skills/pdf/SKILL.md", "one", FileMode::File),
                 file("skills/pdf/run.sh", "script", FileMode::Executable),
                 file("skills/pdf/link", "target", FileMode::Symlink),
             ],
         );
-        let (id, _) = catalog
-            .add_indexed_source(&source, None, &commit('a'), std::iter::once(Ok(v1)), |_| {})
-            .unwrap();
         let [old] = catalog.versions_with_file(&digest("one"), 10).unwrap()[..] else {
             panic!("one version holds `one`")
         };
@@ -327,12 +339,10 @@ mod tests {
     #[test]
     fn digest_rows_go_with_their_version() {
         let dir = tempfile::tempdir().unwrap();
-        let mut catalog = Catalog::open(&dir.path().join("c.db")).unwrap();
-        let source = crate::catalog::test_data::source("up");
-        let v1 = skill("d1", vec![file("skills/pdf/SKILL.md", "one", FileMode::File)]);
-        let (id, _) = catalog
-            .add_indexed_source(&source, None, &commit('a'), std::iter::once(Ok(v1)), |_| {})
-            .unwrap();
+        let (mut catalog, id) = catalog_with(
+            &dir.path().join("c.db"),
+            vec![file("skills/pdf/SKILL.md", "one", FileMode::File)],
+        );
         let artifact_id: crate::catalog::ArtifactId = catalog
             .conn
             .query_row("SELECT id FROM artifacts", [], |r| r.get(0))
@@ -375,18 +385,13 @@ mod tests {
     fn catalogs_from_before_v20_get_each_versions_digests() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.db");
-        let mut catalog = Catalog::open(&path).unwrap();
-        let source = crate::catalog::test_data::source("up");
-        let v1 = skill(
-            "d1",
+        let (catalog, _) = catalog_with(
+            &path,
             vec![
                 file("skills/pdf/SKILL.md", "one", FileMode::File),
                 file("skills/pdf/run.sh", "script", FileMode::Executable),
             ],
         );
-        catalog
-            .add_indexed_source(&source, None, &commit('a'), std::iter::once(Ok(v1)), |_| {})
-            .unwrap();
         let [version] = catalog.versions_with_file(&digest("one"), 10).unwrap()[..] else {
             panic!("one version holds `one`")
         };
