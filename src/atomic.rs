@@ -15,7 +15,7 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
 /// Writes `bytes` to `path` atomically with permissions `mode`, creating parent
 /// folders. The file never exists with other permissions.
 pub fn write_file_with_mode(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
-    land(path, mode, |temp| {
+    replacing(path, Some(mode), |temp| {
         let mut file = std::fs::OpenOptions::new()
             .write(true)
             .truncate(true)
@@ -28,20 +28,62 @@ pub fn write_file_with_mode(path: &Path, bytes: &[u8], mode: u32) -> Result<()> 
 /// Lands `path` atomically (mode 0644) with what `fill` writes into the
 /// temporary file at the given path; nothing is left behind when `fill` fails.
 pub fn write_with<T>(path: &Path, fill: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
-    land(path, 0o644, fill)
+    replacing(path, Some(0o644), fill)
 }
 
-/// Lands `path` with permissions `mode` from a temporary file `fill` writes.
-/// The temporary file is `.<name>.aam-<random>.tmp` beside `path`, made with
-/// mode 0600: one that a killed process left (with SQLite's `-journal` beside
-/// it) is removed by the next write of the same file once it is [`STALE`] old.
-fn land<T>(path: &Path, mode: u32, fill: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
+/// [`land`], replacing what is at `path`.
+fn replacing<T>(path: &Path, mode: Option<u32>, fill: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
+    land(path, mode, Replace::Always, fill)?.ok_or_else(|| Error::internal("a landing that replaces kept the old file"))
+}
+
+/// Lands `path` as [`write_with`] does, only where nothing is there: a file that
+/// appeared meanwhile is kept and `None` returned (the temporary file goes).
+/// The file keeps the temporary file's mode, 0600.
+pub fn create_private_with<T>(path: &Path, fill: impl FnOnce(&Path) -> Result<T>) -> Result<Option<T>> {
+    land(path, None, Replace::Never, fill)
+}
+
+/// Removes every temporary file a landing of `path` left beside it, whatever
+/// its age: only where no other landing of `path` can be under way (its
+/// writers take a lock).
+pub fn remove_temporaries_of(path: &Path) {
+    let (parent, prefix) = temporary_prefix(path);
+    crate::paths::remove_untouched(parent, std::time::Duration::ZERO, |name| name.starts_with(&prefix));
+}
+
+/// Whether a landing may replace what is at its path.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Replace {
+    Always,
+    Never,
+}
+
+/// The folder of `path` and the name prefix of its temporary files.
+fn temporary_prefix(path: &Path) -> (&Path, String) {
     let parent = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
+    (
+        parent,
+        format!(".{}.aam-", path.file_name().unwrap_or_default().to_string_lossy()),
+    )
+}
+
+/// Lands `path` with permissions `mode` (`None`: the temporary file's 0600)
+/// from a temporary file `fill` writes; `None` when `replace` is `Never` and a
+/// file is there. The temporary file is `.<name>.aam-<random>.tmp` beside
+/// `path`, made with mode 0600: one that a killed process left (with SQLite's
+/// `-journal` beside it) is removed by the next write of the same file once it
+/// is [`STALE`] old.
+fn land<T>(
+    path: &Path,
+    mode: Option<u32>,
+    replace: Replace,
+    fill: impl FnOnce(&Path) -> Result<T>,
+) -> Result<Option<T>> {
+    let (parent, prefix) = temporary_prefix(path);
     std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
-    let prefix = format!(".{}.aam-", path.file_name().unwrap_or_default().to_string_lossy());
     remove_stale_temporaries(parent, &prefix);
     let file = tempfile::Builder::new()
         .prefix(&prefix)
@@ -51,11 +93,20 @@ fn land<T>(path: &Path, mode: u32, fill: impl FnOnce(&Path) -> Result<T>) -> Res
     let value = fill(file.path())?;
     use std::os::unix::fs::PermissionsExt;
     let done = std::fs::File::open(file.path()).map_err(|e| Error::io("write", path, e))?;
-    done.set_permissions(std::fs::Permissions::from_mode(mode))
-        .map_err(|e| Error::io("write", path, e))?;
+    if let Some(mode) = mode {
+        done.set_permissions(std::fs::Permissions::from_mode(mode))
+            .map_err(|e| Error::io("write", path, e))?;
+    }
     done.sync_all().map_err(|e| Error::io("write", path, e))?;
-    file.persist(path).map_err(|e| Error::io("write", path, e.error))?;
-    Ok(value)
+    match replace {
+        Replace::Always => file.persist(path).map(drop),
+        Replace::Never => match file.persist_noclobber(path) {
+            Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => return Ok(None),
+            landed => landed.map(drop),
+        },
+    }
+    .map_err(|e| Error::io("write", path, e.error))?;
+    Ok(Some(value))
 }
 
 /// Makes the renaming of `path` into its folder durable: syncs the folder, so

@@ -9,7 +9,7 @@ use super::skills::{frontmatter_of, full_tally, has_skills_under, problem_now, s
 use super::sources::{NewSource, insert_source};
 use super::versions::{delete_version_files, digests_text};
 use super::{ArtifactId, SourceId};
-use super::{Catalog, EVERY_KIND, Writeback, bump_generation, db_error, now_timestamp, refresh_statistics};
+use super::{Catalog, EVERY_KIND, Writeback, bump_generation, db_error, now_timestamp, refresh_statistics_in};
 use crate::audit::{Finding, Severity, rule_id};
 use crate::error::{Error, ErrorCode, Result};
 use crate::scan::{ArtifactKind, Platform};
@@ -196,7 +196,7 @@ impl Catalog {
         let source_id = insert_source(&tx, source)?;
         let mut writer = ChangeWriter::new(&tx, source_id, commit, true)?;
         let mut tally = TallyBuilder::new(source.scope_path);
-        let writeback = Writeback::of(&tx);
+        let mut writeback = Writeback::of(&tx);
         for (written, artifact) in artifacts.enumerate() {
             let artifact = artifact?;
             if artifact.kind == ArtifactKind::Skill {
@@ -213,7 +213,7 @@ impl Catalog {
         let mut outcome = writer.finish(resolved_ref)?;
         store_tally(&tx, source_id, &tally.finish())?;
         outcome.generation = bump_generation(&tx)?;
-        refresh_statistics(&tx);
+        refresh_statistics_in(&tx)?;
         tx.commit().map_err(db_error)?;
         Ok((source_id, outcome))
     }
@@ -268,7 +268,7 @@ impl Catalog {
         let mut outcome = writer.finish(resolved_ref)?;
         retally_changes(&tx, source_id, &scope, changes, untallied)?;
         outcome.generation = bump_generation(&tx)?;
-        refresh_statistics(&tx);
+        refresh_statistics_in(&tx)?;
         tx.commit().map_err(db_error)?;
         Ok(outcome)
     }
@@ -1124,5 +1124,52 @@ mod tests {
         assert_eq!(seen, [false, false]);
         assert_eq!(mode(&catalog), "wal");
         assert_eq!(reader.counts().unwrap().artifacts, 5);
+    }
+
+    /// A write large enough to start the writeback opens the catalog once more;
+    /// that descriptor must never be closed, or the process's POSIX locks on the
+    /// catalog (SQLite's, those of every other connection included) go with it.
+    /// An open file description lock conflicts with the process's own record
+    /// locks, so it shows whether another connection's read lock is still held.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_large_write_leaves_every_lock_on_the_catalog_in_place() {
+        use std::os::fd::AsRawFd;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.db");
+        let mut catalog = Catalog::open(&path).unwrap();
+        let reader = Catalog::open(&path).unwrap();
+        reader.conn.execute_batch("BEGIN").unwrap();
+        reader.generation().unwrap();
+        // SQLite's shared lock: a read lock on bytes 0x40000002.. (510 of them).
+        let probe = std::fs::File::open(&path).unwrap();
+        let read_locked = || {
+            let mut lock = libc::flock {
+                l_type: libc::F_WRLCK as i16,
+                l_whence: libc::SEEK_SET as i16,
+                l_start: 0x4000_0002,
+                l_len: 510,
+                l_pid: 0,
+            };
+            // SAFETY: F_OFD_GETLK fills `lock`, a valid flock, and keeps nothing.
+            let done = unsafe { libc::fcntl(probe.as_raw_fd(), libc::F_OFD_GETLK, &mut lock) };
+            assert_eq!(done, 0, "{}", std::io::Error::last_os_error());
+            lock.l_type == libc::F_RDLCK as i16
+        };
+        assert!(read_locked(), "the reader holds a shared lock");
+        let rows = (0..WRITEBACK_EVERY + 10).map(|i| Ok(artifact(i, format!("body {i}"), None, None)));
+        catalog
+            .add_indexed_source(
+                &crate::catalog::test_data::source("big"),
+                None,
+                &crate::catalog::test_data::commit('a'),
+                rows,
+                |_| {},
+            )
+            .unwrap();
+        assert!(read_locked(), "the write let go of the reader's lock");
+        reader.conn.execute_batch("COMMIT").unwrap();
+        // The probe is never closed either: closing it would drop the locks too.
+        std::mem::forget(probe);
     }
 }

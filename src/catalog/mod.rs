@@ -240,14 +240,31 @@ pub struct CatalogCounts {
 /// Brings the planner's statistics up to date after a bulk write: analyzes the
 /// tables that have none or whose size changed tenfold since (SQLite's `PRAGMA
 /// optimize` with every table looked at and a bounded analysis, a few
-/// milliseconds even on a large catalog). Run inside the write's own transaction
-/// it costs no commit of its own (three syncs of a new source's write). A
-/// failure is logged and otherwise ignored: queries stay right, only slower.
+/// milliseconds even on a large catalog). A failure is logged and otherwise
+/// ignored: queries stay right, only slower.
 fn refresh_statistics(conn: &Connection) {
-    if let Err(e) = conn.execute_batch("PRAGMA optimize = 0x10012") {
+    if let Err(e) = conn.execute_batch(OPTIMIZE) {
         tracing::warn!(error = %e, "could not refresh the catalog's statistics");
     }
 }
+
+/// [`refresh_statistics`] inside a write's own transaction, which spares it a
+/// commit of its own (three syncs of a new source's write). A failure is logged
+/// and the write goes on, unless SQLite rolled the transaction back with it
+/// (an I/O error, a full disk): the write then fails with that error.
+fn refresh_statistics_in(tx: &Transaction<'_>) -> Result<()> {
+    match tx.execute_batch(OPTIMIZE) {
+        Err(e) if tx.is_autocommit() => Err(db_error(e)),
+        Err(e) => {
+            tracing::warn!(error = %e, "could not refresh the catalog's statistics");
+            Ok(())
+        }
+        Ok(()) => Ok(()),
+    }
+}
+
+/// SQLite's `PRAGMA optimize` looking at every table, with a bounded analysis.
+const OPTIMIZE: &str = "PRAGMA optimize = 0x10012";
 
 /// Starts writing the catalog's pages to disk while a bulk write goes on. A
 /// write larger than the page cache hands pages to the file as it goes (a new
@@ -259,37 +276,88 @@ fn refresh_statistics(conn: &Connection) {
 /// full (100 ms over such a write). Linux only (elsewhere the commit syncs
 /// everything, as before); a file that cannot be opened leaves it to the commit too.
 struct Writeback {
+    path: Option<std::path::PathBuf>,
+    /// Set at the first [`Writeback::start`]: small writes never open the file.
     ask: Option<std::sync::mpsc::SyncSender<()>>,
+    /// The thread, joined when the writeback is dropped.
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Writeback {
     fn of(conn: &Connection) -> Self {
-        let file = conn
+        let path = conn
             .path()
             .filter(|path| !path.is_empty())
-            .and_then(|path| std::fs::File::open(path).ok());
-        let ask = file.and_then(|file| {
+            .map(std::path::PathBuf::from);
+        Self {
+            path,
+            ask: None,
+            thread: None,
+        }
+    }
+
+    /// Asks for the file's dirty pages to be written, without waiting.
+    fn start(&mut self) {
+        if !cfg!(target_os = "linux") {
+            return;
+        }
+        if self.ask.is_none()
+            && let Some(file) = self.path.as_deref().and_then(kept_open)
+        {
             // One request waits at most: more, asked meanwhile, are the same request.
             let (ask, asked) = std::sync::mpsc::sync_channel::<()>(1);
-            std::thread::Builder::new()
+            let started = std::thread::Builder::new()
                 .name("catalog-writeback".into())
                 .spawn(move || {
                     for () in asked {
                         crate::atomic::start_writeback(&file);
                     }
-                })
-                .ok()
-                .map(|_| ask)
-        });
-        Self { ask }
-    }
-
-    /// Asks for the file's dirty pages to be written, without waiting.
-    fn start(&self) {
+                });
+            if let Ok(thread) = started {
+                self.ask = Some(ask);
+                self.thread = Some(thread);
+            }
+        }
         if let Some(ask) = &self.ask {
             let _ = ask.try_send(());
         }
     }
+}
+
+impl Drop for Writeback {
+    /// Ends the thread (its last request done) before the write goes on.
+    fn drop(&mut self) {
+        self.ask = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// A descriptor of the file at `path` that stays open until the process ends.
+/// Closing any descriptor of a file drops every POSIX lock the process holds on
+/// it, SQLite's included (a connection's write lock, the shared lock of WAL
+/// mode), and another process could then write beside it: so a descriptor
+/// opened on the catalog is never closed. One is kept per file (device and
+/// inode), so a process opens each catalog at most once here.
+fn kept_open(path: &Path) -> Option<std::sync::Arc<std::fs::File>> {
+    use std::os::unix::fs::MetadataExt;
+    type Kept = std::sync::Mutex<Vec<((u64, u64), std::sync::Arc<std::fs::File>)>>;
+    static KEPT: std::sync::LazyLock<Kept> = std::sync::LazyLock::new(Default::default);
+    let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+    let meta = std::fs::metadata(path).ok()?;
+    if let Some((_, file)) = kept.iter().find(|(id, _)| *id == (meta.dev(), meta.ino())) {
+        return Some(file.clone());
+    }
+    let file = std::sync::Arc::new(std::fs::File::open(path).ok()?);
+    // Kept whatever it turns out to be (the path may name another file by now):
+    // dropping it would close it.
+    let id = file
+        .metadata()
+        .map(|m| (m.dev(), m.ino()))
+        .unwrap_or((meta.dev(), meta.ino()));
+    kept.push((id, file.clone()));
+    Some(file)
 }
 
 /// Every artifact kind, as SQL: the identity index `(source_id, kind, path)` finds
@@ -344,16 +412,35 @@ const BASELINE: &str = include_str!("baseline.sql");
 /// Makes the catalog at `path`, where there is none yet: built from
 /// [`BASELINE`] in a file of its own beside it, with no journal and no sync while
 /// it is built, synced once and renamed into place. `path` appears complete or
-/// not at all (a process killed meanwhile leaves a temporary file, removed by a
-/// later creation), and the two syncs replace the seven of building it in place
-/// in rollback mode and then switching it to WAL. Processes creating it at the
-/// same moment take [`migrate_lock`] in turn; the later ones find it made.
+/// not at all, and the two syncs replace the seven of building it in place in
+/// rollback mode and then switching it to WAL. Processes creating it at the
+/// same moment take [`migrate_lock`] in turn; the later ones find it made (and
+/// one that made it without the lock, an older aam, is never replaced). The
+/// catalog is readable by its owner only (0600; SQLite gives its `-wal` and
+/// `-shm` the same mode).
+///
+/// Under the lock, with no catalog there, whatever a catalog that is gone left
+/// beside it goes first: the new file says WAL, and SQLite would replay a stale
+/// `catalog.db-wal` (of a catalog deleted while a process had it open) into it,
+/// or roll a stale hot journal back over it. So do the temporary files of a
+/// creation killed halfway.
 fn create_new(path: &Path) -> Result<()> {
     let _lock = migrate_lock(path)?;
-    if path.exists() {
+    if std::fs::symlink_metadata(path).is_ok() {
         return Ok(());
     }
-    crate::atomic::write_with(path, |draft| {
+    for suffix in ["-wal", "-shm", "-journal"] {
+        let mut leftover = path.as_os_str().to_owned();
+        leftover.push(suffix);
+        match std::fs::remove_file(&leftover) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(Error::io("delete", Path::new(&leftover), e));
+            }
+            _ => {}
+        }
+    }
+    crate::atomic::remove_temporaries_of(path);
+    let created = crate::atomic::create_private_with(path, |draft| {
         let mut conn = Connection::open(draft).map_err(|e| open_error(path, e))?;
         conn.execute_batch("PRAGMA page_size = 8192; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;")
             .map_err(|e| open_error(path, e))?;
@@ -362,7 +449,9 @@ fn create_new(path: &Path) -> Result<()> {
             .map_err(|e| open_error(path, e))?;
         conn.close().map_err(|(_, e)| open_error(path, e))
     })?;
-    crate::atomic::sync_parent(path);
+    if created.is_some() {
+        crate::atomic::sync_parent(path);
+    }
     Ok(())
 }
 
@@ -598,6 +687,14 @@ mod tests {
             .collect();
         let kinds: Vec<&str> = crate::scan::ArtifactKind::ALL.iter().map(|k| k.as_str()).collect();
         assert_eq!(named, kinds);
+        // A kind added to the type stops this from compiling: add it to `ALL`
+        // and to `EVERY_KIND` too (or lookups by path miss its artifacts).
+        use crate::scan::ArtifactKind::*;
+        for kind in crate::scan::ArtifactKind::ALL {
+            match kind {
+                Skill | Agent | Prompt | Instruction => {}
+            }
+        }
     }
 
     #[test]
@@ -622,6 +719,10 @@ mod tests {
     fn a_new_catalog_lands_whole_and_once() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("catalog.db");
+        // What a creation killed halfway left: gone once a catalog is made.
+        for leftover in [".catalog.db.aam-Ab12Cd.tmp", ".catalog.db.aam-Ab12Cd.tmp-journal"] {
+            std::fs::write(dir.path().join(leftover), "x").unwrap();
+        }
         let openers: Vec<_> = (0..4)
             .map(|i| {
                 let path = path.clone();
@@ -661,6 +762,40 @@ mod tests {
             .collect();
         names.sort();
         assert_eq!(names, ["catalog.db", "catalog.migrate-lock"]);
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "readable by its owner only");
+    }
+
+    /// A catalog deleted while a process had it open leaves its `-wal` (and
+    /// `-shm`) behind; the new catalog made in its place never replays them.
+    #[test]
+    fn a_new_catalog_ignores_what_a_deleted_one_left_beside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("catalog.db");
+        let other = dir.path().join("other.db");
+        let conn = Connection::open(&other).unwrap();
+        conn.execute_batch("PRAGMA journal_mode = WAL; CREATE TABLE stale (x); INSERT INTO stale VALUES (1);")
+            .unwrap();
+        // Copied while `other` is open: its WAL still holds every change.
+        for suffix in ["-wal", "-shm"] {
+            std::fs::copy(
+                format!("{}{suffix}", other.display()),
+                format!("{}{suffix}", path.display()),
+            )
+            .unwrap();
+        }
+        drop(conn);
+        let catalog = Catalog::open(&path).unwrap();
+        let stale: i64 = catalog
+            .conn
+            .query_row("SELECT count(*) FROM sqlite_master WHERE name = 'stale'", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(stale, 0, "the old WAL was not replayed");
+        assert_eq!(catalog.generation().unwrap(), 0);
+        assert_eq!(catalog.schema_versions().unwrap(), (LATEST_MIGRATION, LATEST_MIGRATION));
     }
 
     #[test]
