@@ -4,12 +4,14 @@
 //! Tantivy syncs each file of a segment as it finishes it, so writing a segment
 //! ended with half a dozen waits for the disk in a row (half of the 100 ms a
 //! 10,000-artifact segment took). Here a finished file is handed to the disk
-//! (its writing starts, nothing waits) and remembered; [`Directory::sync_directory`],
-//! which tantivy calls before every `meta.json` that could name such a file,
-//! waits for all of them at once and then syncs the folder. So what held before
-//! still holds: an index that was committed names only files that are on disk.
-//! Everything else (reads, deletes, locks, `meta.json` and `.managed.json`) is
-//! tantivy's own.
+//! (its writing starts, nothing waits) and its name remembered;
+//! [`Directory::sync_directory`], which tantivy calls before every `meta.json`
+//! that could name such a file, opens and syncs each of them (a file deleted
+//! meanwhile needs none) and then syncs the folder. So what held before still
+//! holds: an index that was committed names only files that are on disk. Names,
+//! not open files, wait: a large add writes dozens of segments before its one
+//! commit. Everything else (reads, deletes, locks, `meta.json` and
+//! `.managed.json`) is tantivy's own.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -23,7 +25,7 @@ use tantivy::directory::{
 };
 
 /// Files written and handed to the disk, not yet known to be on it.
-type Unsynced = Arc<Mutex<Vec<File>>>;
+type Unsynced = Arc<Mutex<Vec<PathBuf>>>;
 
 /// A folder of the index, opened with [`IndexDirectory::open`].
 #[derive(Clone, Debug)]
@@ -74,6 +76,7 @@ impl Directory for IndexDirectory {
             })?;
         Ok(BufWriter::new(Box::new(HandedOver {
             file: Some(file),
+            path: self.root.join(path),
             unsynced: self.unsynced.clone(),
         })))
     }
@@ -87,11 +90,18 @@ impl Directory for IndexDirectory {
     }
 
     /// Waits until every file handed to the disk is on it, then syncs the folder.
+    /// On a failure the files not yet synced stay for the next call.
     fn sync_directory(&self) -> io::Result<()> {
-        let files = std::mem::take(&mut *self.unsynced.lock().unwrap_or_else(|e| e.into_inner()));
-        for file in &files {
-            file.sync_data()?;
+        let mut unsynced = self.unsynced.lock().unwrap_or_else(|e| e.into_inner());
+        while let Some(path) = unsynced.last() {
+            match File::open(path).and_then(|file| file.sync_data()) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                _ => {
+                    unsynced.pop();
+                }
+            }
         }
+        drop(unsynced);
         self.inner.sync_directory()
     }
 
@@ -108,6 +118,7 @@ impl Directory for IndexDirectory {
 struct HandedOver {
     /// `None` once terminated.
     file: Option<File>,
+    path: PathBuf,
     unsynced: Unsynced,
 }
 
@@ -136,7 +147,10 @@ impl TerminatingWrite for HandedOver {
             .take()
             .ok_or_else(|| io::Error::other("the index file was already terminated"))?;
         crate::atomic::start_writeback(&file);
-        self.unsynced.lock().unwrap_or_else(|e| e.into_inner()).push(file);
+        self.unsynced
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(std::mem::take(&mut self.path));
         Ok(())
     }
 }
@@ -157,13 +171,15 @@ mod tests {
             writer.terminate().unwrap();
         }
         assert_eq!(directory.unsynced.lock().unwrap().len(), 2);
+        // One deleted before the sync (tantivy's garbage collection) needs none.
+        directory.delete(Path::new("a.idx")).unwrap();
         directory.sync_directory().unwrap();
         assert!(directory.unsynced.lock().unwrap().is_empty());
         let read = directory.open_read(Path::new("b.store")).unwrap();
         assert_eq!(read.read_bytes().unwrap().as_slice(), b"b.store");
         // Tantivy never writes a file twice: an existing name is refused.
         assert!(matches!(
-            directory.open_write(Path::new("a.idx")),
+            directory.open_write(Path::new("b.store")),
             Err(OpenWriteError::FileAlreadyExists(_))
         ));
     }
