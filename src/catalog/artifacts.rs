@@ -819,7 +819,10 @@ impl<'t> ChangeWriter<'t> {
             }
         }
         self.record_version(id, artifact)?;
-        self.event(id, change)?;
+        // A new source's events are all `added`, written in one statement at the end.
+        if !self.fresh {
+            self.event(id, change)?;
+        }
         if change == "added" {
             self.delta[kind_index(artifact.kind)] += 1;
             self.outcome.added_by_kind[kind_index(artifact.kind)] += 1;
@@ -890,6 +893,23 @@ impl<'t> ChangeWriter<'t> {
         Ok(())
     }
 
+    /// Records every artifact of a new source as added at this commit, in the
+    /// order they were written: one statement over the new rows (their ids
+    /// ascend from the first) instead of one insert bound and run per artifact.
+    fn write_added_events(&self) -> Result<()> {
+        let Some(first) = self.outcome.written.first() else {
+            return Ok(());
+        };
+        self.tx
+            .execute(
+                "INSERT INTO artifact_events (artifact_id, commit_id, change, recorded_at)
+                 SELECT id, ?3, 'added', ?4 FROM artifacts WHERE id >= ?1 AND source_id = ?2 ORDER BY id",
+                params![first, self.source_id, self.commit_id, self.now],
+            )
+            .map_err(db_error)?;
+        Ok(())
+    }
+
     /// Ends the artifact's current version at this commit.
     fn end_version(&self, id: ArtifactId) -> Result<()> {
         self.tx
@@ -930,6 +950,9 @@ impl<'t> ChangeWriter<'t> {
     /// Points the source at the commit and updates its counts.
     fn finish(mut self, resolved_ref: Option<&str>) -> Result<WriteOutcome> {
         self.write_version_files()?;
+        if self.fresh {
+            self.write_added_events()?;
+        }
         let [skills, agents, prompts, instructions] = self.delta;
         self.tx
             .execute(
