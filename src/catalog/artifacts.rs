@@ -210,6 +210,7 @@ impl Catalog {
         }
         // Every row is handed over: whoever receives them may finish meanwhile.
         drop(on_row);
+        writeback.flush(&tx);
         let mut outcome = writer.finish(resolved_ref)?;
         store_tally(&tx, source_id, &tally.finish())?;
         outcome.generation = bump_generation(&tx)?;

@@ -322,6 +322,21 @@ impl Writeback {
             let _ = ask.try_send(());
         }
     }
+
+    /// Once a started write's last rows are in: hands the pages SQLite still
+    /// holds (its whole cache, 16 MiB) to the file and starts writing them, so
+    /// the disk writes them while the write's last statements run, instead of
+    /// the commit writing them and then waiting for all of them. A flush that
+    /// cannot take place (another connection's lock) leaves them to the commit.
+    fn flush(&mut self, conn: &Connection) {
+        if self.ask.is_none() {
+            return;
+        }
+        if let Err(e) = conn.cache_flush() {
+            tracing::debug!(error = %e, "the catalog's pages are left to the commit");
+        }
+        self.start();
+    }
 }
 
 impl Drop for Writeback {

@@ -402,30 +402,66 @@ fn a_source_add_indexes_what_a_reindex_would() {
 
 #[test]
 fn a_source_add_killed_at_any_instant_leaves_the_index_and_catalog_in_step() {
-    let env = TestEnv::new();
-    // A source already there: a kill mid-way through the next add leaves its rows as they were.
-    let kept = env.repo("kept");
-    kept.write_skills((0..3).map(|i| format!("k-{i}")), "Kept skill");
-    kept.commit("c1");
-    let repo = env.repo("many");
-    for i in 0..400 {
-        repo.write(
-            &format!("skills/s-{i:03}/SKILL.md"),
-            skill(
-                &format!("s-{i:03}"),
-                &format!("Skill number {i} {}", "filler ".repeat(50)),
-            ),
-        );
-    }
-    repo.commit("c1");
     // Kills at fixed instants, then kills aimed at the moment the add's rollback journal exists
     // (a fixed delay alone can miss that window on a faster or slower machine).
     let kill_at = [0, 10, 30, 60, 100, 150, 250, 400, 700, 1200]
         .map(KillAt::After)
         .into_iter()
         .chain([0, 5, 20].map(KillAt::JournalPlus));
-    let mut outcomes = std::collections::BTreeSet::new();
-    let mut outcomes_mid_write = 0;
+    let outcomes = kill_adds(400, kill_at);
+    // A kill that landed after the add finished says nothing; at least one must land mid-way.
+    assert!(
+        outcomes.totals.contains(&3),
+        "no kill landed before the add committed: {outcomes:?}"
+    );
+    assert!(
+        outcomes.mid_write > 0,
+        "no kill landed while the add's rollback journal existed"
+    );
+}
+
+#[test]
+fn a_large_source_add_killed_while_its_pages_go_to_disk_leaves_the_index_and_catalog_in_step() {
+    // 2,100 artifacts: past the 2,048 after which a new source's pages are handed to the
+    // file and to the disk before its commit (its last rows in, SQLite's cache is flushed).
+    let kill_at = [0, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1500].map(KillAt::JournalPlus);
+    let outcomes = kill_adds(2_100, kill_at.into_iter());
+    assert!(
+        outcomes.mid_write > 0,
+        "no kill landed while the add's rollback journal existed: {outcomes:?}"
+    );
+}
+
+/// What the kills of [`kill_adds`] left: the documents found after each, and how
+/// many landed while the add's rollback journal existed.
+#[derive(Debug, Default)]
+struct KillOutcomes {
+    totals: std::collections::BTreeSet<u64>,
+    mid_write: usize,
+}
+
+/// Kills `source add` of a repository of `artifacts` skills at each instant, after
+/// adding a source of three; each time the next command finds the three or all,
+/// in step in the catalog and the index, and a full check passes.
+fn kill_adds(artifacts: usize, kill_at: impl Iterator<Item = KillAt>) -> KillOutcomes {
+    let env = TestEnv::new();
+    // A source already there: a kill mid-way through the next add leaves its rows as they were.
+    let kept = env.repo("kept");
+    kept.write_skills((0..3).map(|i| format!("k-{i}")), "Kept skill");
+    kept.commit("c1");
+    let repo = env.repo("many");
+    for i in 0..artifacts {
+        repo.write(
+            &format!("skills/s-{i:04}/SKILL.md"),
+            skill(
+                &format!("s-{i:04}"),
+                &format!("Skill number {i} {}", "filler ".repeat(50)),
+            ),
+        );
+    }
+    repo.commit("c1");
+    let all = 3 + artifacts as u64;
+    let mut outcomes = KillOutcomes::default();
     for when in kill_at {
         let _ = std::fs::remove_dir_all(env.home());
         env.json(&["source", "add", kept.path()]);
@@ -451,11 +487,11 @@ fn a_source_add_killed_at_any_instant_leaves_the_index_and_catalog_in_step() {
         let _ = add.kill();
         add.wait().unwrap();
         if journal.exists() {
-            outcomes_mid_write += 1;
+            outcomes.mid_write += 1;
         }
         // The next search repairs what the kill left; it finds the old catalog or the new one.
         let total = env.json(&["search", "", "--limit", "1"])["total"].as_u64().unwrap();
-        assert!(total == 3 || total == 403, "killed {when:?}: {total} documents");
+        assert!(total == 3 || total == all, "killed {when:?}: {total} documents");
         let rows = env.query(
             "SELECT CAST(COUNT(*) AS TEXT) FROM artifacts WHERE removed_commit_id IS NULL",
             &[],
@@ -467,17 +503,9 @@ fn a_source_add_killed_at_any_instant_leaves_the_index_and_catalog_in_step() {
         let check = env.aam(&["--json", "catalog", "check", "--full"]);
         assert_eq!(check.code, 0, "killed {when:?}: {check:?}");
         assert_eq!(env.artifacts("kept").len(), 3, "killed {when:?}");
-        outcomes.insert(total);
+        outcomes.totals.insert(total);
     }
-    // A kill that landed after the add finished says nothing; at least one must land mid-way.
-    assert!(
-        outcomes.contains(&3),
-        "no kill landed before the add committed: {outcomes:?}"
-    );
-    assert!(
-        outcomes_mid_write > 0,
-        "no kill landed while the add's rollback journal existed"
-    );
+    outcomes
 }
 
 /// When the kill test stops an add: after a fixed delay, or a delay after its rollback journal appears.
