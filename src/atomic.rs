@@ -60,14 +60,17 @@ enum Replace {
 
 /// The folder of `path` and the name prefix of its temporary files.
 fn temporary_prefix(path: &Path) -> (&Path, String) {
-    let parent = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
     (
-        parent,
+        folder_of(path),
         format!(".{}.aam-", path.file_name().unwrap_or_default().to_string_lossy()),
     )
+}
+
+/// The folder `path` is in (`.` for a bare name).
+fn folder_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
 }
 
 /// Lands `path` with permissions `mode` (`None`: the temporary file's 0600)
@@ -114,11 +117,7 @@ fn land<T>(
 /// a folder that cannot be opened or synced (some file systems refuse) leaves
 /// the file as durable as the file system makes renames on its own.
 pub fn sync_parent(path: &Path) {
-    let parent = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if let Ok(dir) = std::fs::File::open(parent) {
+    if let Ok(dir) = std::fs::File::open(folder_of(path)) {
         let _ = dir.sync_all();
     }
 }

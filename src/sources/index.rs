@@ -31,13 +31,14 @@ pub struct Detection {
 /// Artifacts [`Snapshot::read_on_thread`] hands over at a time.
 const ARTIFACTS_PER_BATCH: usize = 64;
 
-/// Batches that may wait between the reading thread and the writer: about
-/// 1,000 artifacts (2 MB) read ahead. The two sides share the cores with the
-/// search index's thread and each stalls now and then (the index writing a
+/// Batches that may wait at each hand-over of a `source add`: between the
+/// reading thread and the catalog writer (about 1,000 artifacts, 2 MB, read
+/// ahead), and between the writer and the search index (`tools::writes`). The
+/// three share the cores and each stalls now and then (the index writing a
 /// segment, the catalog spilling pages); with two batches each stall soon
-/// stopped the other side too, with sixteen it rarely does (a 10,000-artifact
-/// add 7% faster).
-const BATCHES_AHEAD: usize = 16;
+/// stopped the others too, with sixteen it rarely does (a 10,000-artifact add
+/// 7% faster).
+pub(crate) const BATCHES_AHEAD: usize = 16;
 
 /// Artifacts the reading thread of [`Snapshot::read_on_thread`] reads through
 /// one handle on the cache. It reads in pack order, so each window of artifacts

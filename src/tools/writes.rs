@@ -64,7 +64,7 @@ pub(crate) fn streamed_write<T>(
         updater.apply(catalog, &change, before, after).map_err(warn).ok();
         return Ok(value);
     }
-    let (rows, received) = std::sync::mpsc::sync_channel::<Vec<SearchRow>>(BATCHES_AHEAD);
+    let (rows, received) = std::sync::mpsc::sync_channel::<Vec<SearchRow>>(crate::sources::index::BATCHES_AHEAD);
     let (verdict, decided) = std::sync::mpsc::channel::<Option<u64>>();
     // `verdict` is moved into the scope: a panicking write drops it while
     // unwinding, so the index side learns there is no verdict and drops its
@@ -113,11 +113,6 @@ struct RowBatch {
 
 /// Rows per hand-over.
 const ROWS_PER_BATCH: usize = 64;
-
-/// Batches that may wait for the index's side: about 1,000 rows, so that the
-/// catalog write goes on while the index catches up (see `BATCHES_AHEAD` in
-/// `sources::index`).
-const BATCHES_AHEAD: usize = 16;
 
 impl RowBatch {
     fn new(sender: std::sync::mpsc::SyncSender<Vec<SearchRow>>) -> Self {
