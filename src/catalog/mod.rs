@@ -51,7 +51,7 @@ pub use projects::{ProjectArtifactRow, ProjectChanges, ProjectFilter};
 pub use registries::{PackageFilter, PackageSearchRow, RegistryPackageRecord};
 pub use skills::{SkillFile, SkillRow};
 pub use sources::{NewSource, SourceRecord};
-pub use versions::ArtifactVersion;
+pub use versions::{ArtifactVersion, DigestRowMismatches};
 
 mod embedded {
     refinery::embed_migrations!("migrations");

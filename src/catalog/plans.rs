@@ -112,6 +112,14 @@ const INTENDED: &[(&str, &str)] = &[
         "NOT EXISTS (SELECT 1 FROM artifact_texts t WHERE t.artifact_id = a.id)",
         "`catalog check` rows: every live artifact has its text",
     ),
+    (
+        "SELECT version_id, blake3 FROM artifact_version_files",
+        "`catalog check --full` versions: the digest lookup, compared with the versions' digests",
+    ),
+    (
+        "SELECT v.id, d.value FROM artifact_versions v, json_each(v.digests) d",
+        "`catalog check --full` versions: the versions' digests, compared with the digest lookup",
+    ),
 ];
 
 /// What the test knows of the data: `sqlite_stat1` as a full `ANALYZE` finds

@@ -7,7 +7,10 @@
 //! array) and `artifact_version_files` holds one row per (digest, version), the
 //! lookup by digest. That table has no index by version and no foreign key (a
 //! deleted version would read all of it): whoever deletes versions deletes their
-//! rows first, from the digests they keep ([`delete_version_files`]).
+//! rows first, from the digests they keep ([`delete_version_files`]). A lookup
+//! row is only believed when its version holds its digest, and `catalog check
+//! --full` compares the two ([`Catalog::digest_row_mismatches`]); the lookup is
+//! derived from the versions, so a repair rebuilds it from them.
 
 use rusqlite::{Connection, params};
 
@@ -48,14 +51,41 @@ pub struct ArtifactVersion {
     pub head_commit: Option<String>,
 }
 
+/// Where the digest lookup and the digests the versions keep disagree.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct DigestRowMismatches {
+    /// Lookup rows whose version is gone or does not hold their digest.
+    pub stray_rows: u64,
+    /// Digests versions hold without their lookup row.
+    pub missing_rows: u64,
+    /// The versions those rows name, in id order.
+    pub versions: Vec<i64>,
+}
+
+impl DigestRowMismatches {
+    /// Whether the lookup and the versions agree.
+    pub fn is_empty(&self) -> bool {
+        self.stray_rows == 0 && self.missing_rows == 0
+    }
+}
+
+/// Every (version, digest) pair of the digest lookup.
+const LOOKUP_PAIRS: &str = "SELECT version_id, blake3 FROM artifact_version_files";
+
+/// Every (version, digest) pair the versions keep.
+const KEPT_PAIRS: &str = "SELECT v.id, d.value FROM artifact_versions v, json_each(v.digests) d";
+
 impl Catalog {
     /// Ids of the versions holding a file with digest `blake3`, at most `limit`.
+    /// A lookup row whose version does not hold the digest is passed over: with
+    /// no foreign key, a row some damage left behind could otherwise name a
+    /// later version that took its version's id.
     pub fn versions_with_file(&self, blake3: &str, limit: usize) -> Result<Vec<i64>> {
         let mut stmt = self
             .conn
             .prepare_cached(
                 "SELECT f.version_id FROM artifact_version_files f JOIN artifact_versions v ON v.id = f.version_id
-                 WHERE f.blake3 = ?1 LIMIT ?2",
+                 WHERE f.blake3 = ?1 AND instr(v.digests, '\"' || f.blake3 || '\"') > 0 LIMIT ?2",
             )
             .map_err(db_error)?;
         let rows = stmt
@@ -114,6 +144,63 @@ impl Catalog {
             })
         })
         .map_err(db_error)
+    }
+
+    /// Compares the digest lookup with the digests each version keeps
+    /// (`catalog check --full`): both read once, sorted and merged (at 100,000
+    /// artifacts about a fifth of a second, where a lookup per row took 0.6 s).
+    pub fn digest_row_mismatches(&self) -> Result<DigestRowMismatches> {
+        let pairs = |sql: &str| -> Result<Vec<(i64, String)>> {
+            let mut stmt = self.conn.prepare(sql).map_err(db_error)?;
+            let mut pairs: Vec<(i64, String)> = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(db_error)?
+                .collect::<rusqlite::Result<_>>()
+                .map_err(db_error)?;
+            pairs.sort_unstable();
+            pairs.dedup();
+            Ok(pairs)
+        };
+        let (lookup, kept) = (pairs(LOOKUP_PAIRS)?, pairs(KEPT_PAIRS)?);
+        let mut found = DigestRowMismatches::default();
+        let mut versions = std::collections::BTreeSet::new();
+        let (mut row, mut held) = (0, 0);
+        loop {
+            match (lookup.get(row), kept.get(held)) {
+                (Some(a), Some(b)) if a == b => {
+                    row += 1;
+                    held += 1;
+                }
+                (Some(a), b) if b.is_none_or(|b| a < b) => {
+                    found.stray_rows += 1;
+                    versions.insert(a.0);
+                    row += 1;
+                }
+                (_, Some(b)) => {
+                    found.missing_rows += 1;
+                    versions.insert(b.0);
+                    held += 1;
+                }
+                (_, None) => break,
+            }
+        }
+        found.versions = versions.into_iter().collect();
+        Ok(found)
+    }
+
+    /// Rebuilds the digest lookup from the digests the versions keep, in one
+    /// transaction. Returns how many rows it holds.
+    pub fn rebuild_digest_rows(&mut self) -> Result<u64> {
+        let tx = self.write()?;
+        tx.execute("DELETE FROM artifact_version_files", []).map_err(db_error)?;
+        let rows = tx
+            .execute(
+                &format!("INSERT OR IGNORE INTO artifact_version_files (version_id, blake3) {KEPT_PAIRS}"),
+                [],
+            )
+            .map_err(db_error)?;
+        tx.commit().map_err(db_error)?;
+        Ok(rows as u64)
     }
 }
 
@@ -377,6 +464,56 @@ mod tests {
         assert_eq!(version_file_rows(&catalog), 2, "one row each for a and b");
         catalog.remove_source(id).unwrap();
         assert_eq!(version_file_rows(&catalog), 0, "none left behind by the source");
+    }
+
+    /// Lookup rows left behind by damage (no foreign key deletes them) are found
+    /// and never believed, missing ones are found, and a rebuild from the
+    /// versions' digests puts the lookup back as the writes left it.
+    #[test]
+    fn a_damaged_digest_lookup_is_found_passed_over_and_rebuilt() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut catalog, _) = catalog_with(
+            &dir.path().join("c.db"),
+            vec![
+                file("skills/pdf/SKILL.md", "one", FileMode::File),
+                file("skills/pdf/run.sh", "script", FileMode::Executable),
+            ],
+        );
+        assert_eq!(catalog.digest_row_mismatches().unwrap(), DigestRowMismatches::default());
+        let [version] = catalog.versions_with_file(&digest("one"), 10).unwrap()[..] else {
+            panic!("one version holds `one`")
+        };
+        // A row naming the version for a digest it does not hold (as one left by
+        // a deleted version whose id was taken again would), one naming a
+        // version that is gone, and one of its own rows lost.
+        catalog
+            .conn
+            .execute_batch(&format!(
+                "INSERT INTO artifact_version_files (blake3, version_id) VALUES ('{}', {version}), ('{}', 999);
+                 DELETE FROM artifact_version_files WHERE blake3 = '{}';",
+                digest("elsewhere"),
+                digest("gone"),
+                digest("script"),
+            ))
+            .unwrap();
+        assert!(
+            catalog.versions_with_file(&digest("elsewhere"), 10).unwrap().is_empty(),
+            "a row its version does not back is passed over"
+        );
+        assert!(catalog.versions_with_file(&digest("gone"), 10).unwrap().is_empty());
+        let found = catalog.digest_row_mismatches().unwrap();
+        assert_eq!(
+            found,
+            DigestRowMismatches {
+                stray_rows: 2,
+                missing_rows: 1,
+                versions: vec![version, 999],
+            }
+        );
+        assert_eq!(catalog.rebuild_digest_rows().unwrap(), 2);
+        assert!(catalog.digest_row_mismatches().unwrap().is_empty());
+        assert_eq!(catalog.versions_with_file(&digest("script"), 10).unwrap(), [version]);
+        assert_eq!(version_file_rows(&catalog), 2);
     }
 
     /// A catalog from before V20 keeps its digests in `artifact_version_files`

@@ -19,6 +19,7 @@ pub const INDEX_CHECK: &str = "index";
 pub const CACHES_CHECK: &str = "caches";
 pub const OBJECTS_CHECK: &str = "objects";
 pub const FILES_CHECK: &str = "files";
+pub const VERSIONS_CHECK: &str = "versions";
 
 /// Every catalog check; a catalog that cannot be opened is one failed check.
 /// Unless `full`, SQLite's integrity is checked quickly (every page and row,
@@ -92,6 +93,7 @@ pub fn catalog_checks(home: &AamHome, catalog: std::result::Result<&Catalog, &Er
             }
             Err(e) => HealthCheck::fail("rows", e.message().to_string(), "the catalog file is damaged"),
         });
+        checks.push(versions_check(catalog));
     }
     let known: Vec<String> = sources
         .map(|s| s.into_iter().map(|s| s.cache_key).collect())
@@ -111,6 +113,32 @@ pub fn catalog_checks(home: &AamHome, catalog: std::result::Result<&Catalog, &Er
         )
     });
     checks
+}
+
+/// The digest lookup `aam inventory` finds a copy's origin with, against the
+/// digests each version keeps (the lookup has no foreign key: it is derived).
+fn versions_check(catalog: &Catalog) -> HealthCheck {
+    match catalog.digest_row_mismatches() {
+        Ok(found) if found.is_empty() => HealthCheck::pass(
+            VERSIONS_CHECK,
+            "the digest lookup holds the digests of every version, and nothing else",
+        ),
+        Ok(found) => {
+            let versions: Vec<String> = found.versions.iter().map(i64::to_string).collect();
+            HealthCheck::fail(
+                VERSIONS_CHECK,
+                format!(
+                    "the digest lookup disagrees with the versions (rows naming a version that is gone or lacks their digest: {}; \
+                     digests of versions without their row: {}); versions {}",
+                    found.stray_rows,
+                    found.missing_rows,
+                    listed(&versions)
+                ),
+                "`aam catalog check --full --repair` rebuilds the lookup from the digests the versions keep",
+            )
+        }
+        Err(e) => HealthCheck::fail(VERSIONS_CHECK, e.message().to_string(), "the catalog file is damaged"),
+    }
 }
 
 /// SQLite's integrity check: the complete one when `full`, else the quick one,

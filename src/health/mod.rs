@@ -12,7 +12,9 @@ mod record;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use catalog::{CACHES_CHECK, FILES_CHECK, INDEX_CHECK, OBJECTS_CHECK, catalog_checks, originals, unused_caches};
+pub use catalog::{
+    CACHES_CHECK, FILES_CHECK, INDEX_CHECK, OBJECTS_CHECK, VERSIONS_CHECK, catalog_checks, originals, unused_caches,
+};
 
 /// How a health check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]

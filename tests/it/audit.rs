@@ -284,7 +284,8 @@ fn check_finds_damage_and_repair_fixes_the_index_and_caches() {
     assert!(status.success());
 
     // Damage: a corrupt index, a deleted cache, an artifact row without files,
-    // and a file row pointing at no artifact.
+    // a file row pointing at no artifact, and a digest lookup with a row of a
+    // version that is gone and without a row of a version that is there.
     std::fs::write(env.home().join(INDEX_DIR).join("meta.json"), "garbage").unwrap();
     std::fs::remove_dir_all(env.home().join("cache/git")).unwrap();
     let conn = rusqlite::Connection::open(env.home().join("catalog.db")).unwrap();
@@ -292,7 +293,9 @@ fn check_finds_damage_and_repair_fixes_the_index_and_caches() {
         "PRAGMA foreign_keys = OFF;
          DELETE FROM artifact_files WHERE artifact_id = (SELECT id FROM artifacts WHERE name = 'reviewer');
          INSERT INTO artifact_files (artifact_id, path, mode, git_blob, blake3, size) VALUES (9999, 'x', 'file', 'b', 'h', 1);
-         DELETE FROM artifact_texts WHERE artifact_id = (SELECT id FROM artifacts WHERE name = 'quoting');",
+         DELETE FROM artifact_texts WHERE artifact_id = (SELECT id FROM artifacts WHERE name = 'quoting');
+         INSERT INTO artifact_version_files (blake3, version_id) VALUES ('00', 424242);
+         DELETE FROM artifact_version_files WHERE version_id = (SELECT MIN(version_id) FROM artifact_version_files);",
     )
     .unwrap();
     drop(conn);
@@ -307,7 +310,7 @@ fn check_finds_damage_and_repair_fixes_the_index_and_caches() {
     for name in ["index", "caches"] {
         assert_eq!(check_named(&quick, name)["status"], "fail", "{quick}");
     }
-    for name in ["rows", "foreign_keys"] {
+    for name in ["rows", "foreign_keys", "versions"] {
         assert!(
             quick["checks"].as_array().unwrap().iter().all(|c| c["name"] != name),
             "{quick}"
@@ -317,7 +320,7 @@ fn check_finds_damage_and_repair_fixes_the_index_and_caches() {
     assert_eq!(run.code, 1, "{run:?}");
     let report = run.json();
     assert_eq!(report["healthy"], false);
-    for name in ["index", "caches", "rows", "foreign_keys"] {
+    for name in ["index", "caches", "rows", "foreign_keys", "versions"] {
         let check = check_named(&report, name);
         assert_eq!(check["status"], "fail", "{check}");
         assert!(check["suggestion"].is_string(), "{check}");
@@ -325,6 +328,9 @@ fn check_finds_damage_and_repair_fixes_the_index_and_caches() {
     let rows = check_named(&report, "rows")["message"].as_str().unwrap();
     assert!(rows.contains("team:agents/reviewer.md lacks file rows"), "{rows}");
     assert!(rows.contains("team:skills/quoting lacks its text"), "{rows}");
+    let versions = check_named(&report, "versions")["message"].as_str().unwrap();
+    assert!(versions.contains("is gone or lacks their digest: 1;"), "{versions}");
+    assert!(versions.contains("424242"), "{versions}");
     let stored = check_named(&report, "objects");
     assert_eq!(stored["status"], "warn", "{stored}");
     assert!(
@@ -361,7 +367,8 @@ fn check_finds_damage_and_repair_fixes_the_index_and_caches() {
         .inspect(|a| assert_eq!(a["ok"], true, "{a}"))
         .map(|a| a["check"].as_str().unwrap())
         .collect();
-    assert_eq!(actions, ["caches", "objects", "files", "index"]);
+    assert_eq!(actions, ["caches", "objects", "files", "versions", "index"]);
+    assert_eq!(check_named(&repaired, "versions")["status"], "pass");
     assert!(!stray.exists(), "a cache no source uses is deleted");
     assert_eq!(check_named(&repaired, "files")["status"], "pass");
     assert_eq!(check_named(&repaired, "objects")["status"], "pass");

@@ -1,13 +1,14 @@
 //! `aam_catalog_repair`: fix what the checks find and can be fixed without losing
-//! anything (index, git caches, caches no source uses, unused originals).
+//! anything (index, git caches, caches no source uses, unused originals, the
+//! digest lookup of versions).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ErrorCode, Result};
 use crate::health::{
-    CACHES_CHECK, CheckStatus, FILES_CHECK, HealthCheck, HealthReport, INDEX_CHECK, OBJECTS_CHECK, catalog_checks,
-    originals, unused_caches,
+    CACHES_CHECK, CheckStatus, FILES_CHECK, HealthCheck, HealthReport, INDEX_CHECK, OBJECTS_CHECK, VERSIONS_CHECK,
+    catalog_checks, originals, unused_caches,
 };
 use crate::packages::store::ObjectStore;
 use crate::search::{IndexState, SearchIndex};
@@ -56,7 +57,7 @@ pub struct Repair;
 impl Tool for Repair {
     const NAME: &'static str = "aam_catalog_repair";
     const TITLE: &'static str = "Repair the catalog";
-    const DESCRIPTION: &'static str = "Run the catalog checks and fix what can be fixed without losing anything: rebuild a damaged or stale search index from the catalog, fetch each source's indexed commit again into a missing or damaged git cache, delete git caches no source uses (a killed add or purge leaves one; a command still using one is waited for), and delete stored originals no install uses (older than ten minutes). Says what it did and checks again. Damaged catalog rows are reported (with `full`), not repaired.";
+    const DESCRIPTION: &'static str = "Run the catalog checks and fix what can be fixed without losing anything: rebuild a damaged or stale search index from the catalog, fetch each source's indexed commit again into a missing or damaged git cache, delete git caches no source uses (a killed add or purge leaves one; a command still using one is waited for), delete stored originals no install uses (older than ten minutes), and (with `full`) rebuild the lookup of file digests to versions from the digests each version keeps. Says what it did and checks again. Other damaged catalog rows are reported (with `full`), not repaired.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
     const OPEN_WORLD: bool = true;
@@ -146,6 +147,18 @@ impl Tool for Repair {
                     error: outcome.err().map(|e| e.message().to_string()),
                 });
             }
+        }
+        if failing(VERSIONS_CHECK) {
+            let outcome = ctx.catalog()?.rebuild_digest_rows();
+            actions.push(RepairAction {
+                check: VERSIONS_CHECK.to_string(),
+                action: match &outcome {
+                    Ok(rows) => format!("rebuilt the digest lookup from the versions' digests ({rows} rows)"),
+                    Err(_) => "rebuilt the digest lookup from the versions' digests".to_string(),
+                },
+                ok: outcome.is_ok(),
+                error: outcome.err().map(|e| e.message().to_string()),
+            });
         }
         if failing(INDEX_CHECK) {
             let outcome = rebuild_index(ctx);
