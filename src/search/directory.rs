@@ -10,8 +10,9 @@
 //! meanwhile needs none) and then syncs the folder. So what held before still
 //! holds: an index that was committed names only files that are on disk. Names,
 //! not open files, wait: a large add writes dozens of segments before its one
-//! commit. Everything else (reads, deletes, locks, `meta.json` and
-//! `.managed.json`) is tantivy's own.
+//! commit. `.managed.json`, which tantivy rewrites before each file it creates,
+//! waits the same way instead of being synced each time. Everything else
+//! (reads, deletes, locks, `meta.json`) is tantivy's own.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -23,6 +24,9 @@ use tantivy::directory::{
     AntiCallToken, Directory, DirectoryLock, FileHandle, FileSlice, Lock, MmapDirectory, TerminatingWrite,
     WatchCallback, WatchHandle, WritePtr,
 };
+
+/// Tantivy's list of the files it manages.
+const MANAGED_FILES: &str = ".managed.json";
 
 /// Files written and handed to the disk, not yet known to be on it.
 type Unsynced = Arc<Mutex<Vec<PathBuf>>>;
@@ -85,8 +89,26 @@ impl Directory for IndexDirectory {
         self.inner.atomic_read(path)
     }
 
+    /// `meta.json` as tantivy writes it: synced before it replaces the last one.
+    /// `.managed.json`, the list of files tantivy may delete, which it rewrites
+    /// before every file it creates (six times per segment), replaces the last one
+    /// at once and is synced at the next `sync_directory`, with the files it
+    /// lists. A list the power took back names fewer files, which are then never
+    /// deleted; a damaged one leaves the index unreadable, and the next search
+    /// rebuilds it from the catalog.
     fn atomic_write(&self, path: &Path, data: &[u8]) -> io::Result<()> {
-        self.inner.atomic_write(path, data)
+        if path != Path::new(MANAGED_FILES) {
+            return self.inner.atomic_write(path, data);
+        }
+        let mut file = tempfile::NamedTempFile::new_in(&self.root)?;
+        file.write_all(data)?;
+        let list = self.root.join(path);
+        file.persist(&list).map_err(|e| e.error)?;
+        let mut unsynced = self.unsynced.lock().unwrap_or_else(|e| e.into_inner());
+        if !unsynced.contains(&list) {
+            unsynced.push(list);
+        }
+        Ok(())
     }
 
     /// Waits until every file handed to the disk is on it, then syncs the folder.
@@ -182,5 +204,29 @@ mod tests {
             directory.open_write(Path::new("b.store")),
             Err(OpenWriteError::FileAlreadyExists(_))
         ));
+    }
+
+    /// Tantivy's list of managed files replaces the last one at once and waits
+    /// for the next `sync_directory`, once however often it was rewritten;
+    /// `meta.json` is tantivy's own write, synced before it lands.
+    #[test]
+    fn the_list_of_managed_files_waits_for_the_next_directory_sync() {
+        let dir = tempfile::tempdir().unwrap();
+        let directory = IndexDirectory::open(dir.path()).unwrap();
+        let list = Path::new(MANAGED_FILES);
+        directory.atomic_write(list, b"[\"a\"]").unwrap();
+        directory.atomic_write(list, b"[\"a\",\"b\"]").unwrap();
+        directory.atomic_write(Path::new("meta.json"), b"{}").unwrap();
+        assert_eq!(*directory.unsynced.lock().unwrap(), [dir.path().join(MANAGED_FILES)]);
+        assert_eq!(directory.atomic_read(list).unwrap(), b"[\"a\",\"b\"]");
+        assert_eq!(directory.atomic_read(Path::new("meta.json")).unwrap(), b"{}");
+        directory.sync_directory().unwrap();
+        assert!(directory.unsynced.lock().unwrap().is_empty());
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|name| name.starts_with(".tmp"))
+            .collect();
+        assert!(left.is_empty(), "no temporary file is left: {left:?}");
     }
 }
