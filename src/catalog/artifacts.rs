@@ -871,7 +871,7 @@ impl<'t> ChangeWriter<'t> {
             return Ok(());
         }
         let mut insert = tx
-            .prepare_cached("INSERT INTO artifact_version_files (blake3, version_id) VALUES (?1, ?2)")
+            .prepare_cached("INSERT OR IGNORE INTO artifact_version_files (blake3, version_id) VALUES (?1, ?2)")
             .map_err(db_error)?;
         for digest in digests {
             insert.execute(params![digest, version]).map_err(db_error)?;
@@ -885,7 +885,7 @@ impl<'t> ChangeWriter<'t> {
         rows.sort_unstable();
         let mut insert = self
             .tx
-            .prepare_cached("INSERT INTO artifact_version_files (blake3, version_id) VALUES (?1, ?2)")
+            .prepare_cached("INSERT OR IGNORE INTO artifact_version_files (blake3, version_id) VALUES (?1, ?2)")
             .map_err(db_error)?;
         for (digest, version) in rows {
             let hex = blake3::Hash::from_bytes(digest).to_hex();

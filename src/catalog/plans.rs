@@ -117,7 +117,11 @@ const INTENDED: &[(&str, &str)] = &[
         "`catalog check --full` versions: the digest lookup, compared with the versions' digests",
     ),
     (
-        "SELECT v.id, d.value FROM artifact_versions v, json_each(v.digests) d",
+        "SELECT v.id, NOT (CASE WHEN json_valid(v.digests)",
+        "`catalog check --full` versions: every version, and whether its kept digests are whole",
+    ),
+    (
+        "SELECT v.id, d.value FROM (SELECT v.id, v.digests FROM artifact_versions v",
         "`catalog check --full` versions: the versions' digests, compared with the digest lookup",
     ),
 ];

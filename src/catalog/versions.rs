@@ -54,26 +54,42 @@ pub struct ArtifactVersion {
 /// Where the digest lookup and the digests the versions keep disagree.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct DigestRowMismatches {
-    /// Lookup rows whose version is gone or does not hold their digest.
-    pub stray_rows: u64,
-    /// Digests versions hold without their lookup row.
+    /// Lookup rows of versions that are gone.
+    pub rows_of_gone_versions: u64,
+    /// Lookup rows of a version that does not keep their digest.
+    pub rows_not_kept: u64,
+    /// Digests versions keep without their lookup row.
     pub missing_rows: u64,
-    /// The versions those rows name, in id order.
+    /// Versions whose kept digests are damaged (not a list of as many digests
+    /// as the version has distinct files): their lookup rows are the only
+    /// witness left, and are neither judged nor repaired.
+    pub damaged_versions: Vec<i64>,
+    /// The versions the mismatched rows name, in id order.
     pub versions: Vec<i64>,
 }
 
 impl DigestRowMismatches {
     /// Whether the lookup and the versions agree.
     pub fn is_empty(&self) -> bool {
-        self.stray_rows == 0 && self.missing_rows == 0
+        self.rows_of_gone_versions == 0
+            && self.rows_not_kept == 0
+            && self.missing_rows == 0
+            && self.damaged_versions.is_empty()
     }
 }
 
-/// Every (version, digest) pair of the digest lookup.
-const LOOKUP_PAIRS: &str = "SELECT version_id, blake3 FROM artifact_version_files";
+/// A version whose kept digests are whole: a list of as many as it has
+/// distinct files (`file_count`, written with them).
+/// (`CASE`, as SQLite may evaluate the terms of an `AND` in any order, and the
+/// JSON functions fail on text that is not JSON.)
+const WHOLE: &str = "CASE WHEN json_valid(v.digests)
+     THEN json_type(v.digests) = 'array' AND json_array_length(v.digests) = v.file_count ELSE 0 END";
 
-/// Every (version, digest) pair the versions keep.
-const KEPT_PAIRS: &str = "SELECT v.id, d.value FROM artifact_versions v, json_each(v.digests) d";
+/// The digests whole versions keep, as `v.id, d.value` (a version that is
+/// not whole is never handed to `json_each`, which fails on text that is not JSON).
+fn kept_digests() -> String {
+    format!("FROM (SELECT v.id, v.digests FROM artifact_versions v WHERE {WHOLE}) v, json_each(v.digests) d")
+}
 
 impl Catalog {
     /// Ids of the versions holding a file with digest `blake3`, at most `limit`.
@@ -147,11 +163,14 @@ impl Catalog {
     }
 
     /// Compares the digest lookup with the digests each version keeps
-    /// (`catalog check --full`): both read once, sorted and merged (at 100,000
-    /// artifacts about a fifth of a second, where a lookup per row took 0.6 s).
+    /// (`catalog check --full`), as of one moment (one read transaction, so a
+    /// write committing meanwhile is not taken for damage): both read once,
+    /// sorted and merged (at 100,000 artifacts about a fifth of a second, where a
+    /// lookup per row took 0.6 s).
     pub fn digest_row_mismatches(&self) -> Result<DigestRowMismatches> {
+        let tx = self.conn.unchecked_transaction().map_err(db_error)?;
         let pairs = |sql: &str| -> Result<Vec<(i64, String)>> {
-            let mut stmt = self.conn.prepare(sql).map_err(db_error)?;
+            let mut stmt = tx.prepare(sql).map_err(db_error)?;
             let mut pairs: Vec<(i64, String)> = stmt
                 .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
                 .map_err(db_error)?
@@ -161,7 +180,25 @@ impl Catalog {
             pairs.dedup();
             Ok(pairs)
         };
-        let (lookup, kept) = (pairs(LOOKUP_PAIRS)?, pairs(KEPT_PAIRS)?);
+        // Every version, and whether its kept digests are damaged.
+        let mut existing = std::collections::HashSet::new();
+        let mut damaged = Vec::new();
+        let mut stmt = tx
+            .prepare(&format!("SELECT v.id, NOT ({WHOLE}) FROM artifact_versions v"))
+            .map_err(db_error)?;
+        let mut rows = stmt.query([]).map_err(db_error)?;
+        while let Some(row) = rows.next().map_err(db_error)? {
+            let id: i64 = row.get(0).map_err(db_error)?;
+            existing.insert(id);
+            if row.get::<_, bool>(1).map_err(db_error)? {
+                damaged.push(id);
+            }
+        }
+        drop(rows);
+        drop(stmt);
+        let lookup = pairs("SELECT version_id, blake3 FROM artifact_version_files")?;
+        let kept = pairs(&format!("SELECT v.id, d.value {}", kept_digests()))?;
+        drop(tx);
         let mut found = DigestRowMismatches::default();
         let mut versions = std::collections::BTreeSet::new();
         let (mut row, mut held) = (0, 0);
@@ -172,9 +209,15 @@ impl Catalog {
                     held += 1;
                 }
                 (Some(a), b) if b.is_none_or(|b| a < b) => {
-                    found.stray_rows += 1;
-                    versions.insert(a.0);
                     row += 1;
+                    if damaged.binary_search(&a.0).is_ok() {
+                        continue;
+                    }
+                    match existing.contains(&a.0) {
+                        true => found.rows_not_kept += 1,
+                        false => found.rows_of_gone_versions += 1,
+                    }
+                    versions.insert(a.0);
                 }
                 (_, Some(b)) => {
                     found.missing_rows += 1;
@@ -185,22 +228,47 @@ impl Catalog {
             }
         }
         found.versions = versions.into_iter().collect();
+        found.damaged_versions = damaged;
         Ok(found)
     }
 
-    /// Rebuilds the digest lookup from the digests the versions keep, in one
-    /// transaction. Returns how many rows it holds.
-    pub fn rebuild_digest_rows(&mut self) -> Result<u64> {
+    /// Brings the digest lookup back in step with the digests the versions
+    /// keep, in one transaction: deletes the rows of versions that are gone and
+    /// the rows a whole version does not keep, adds the rows its digests lack
+    /// (in key order). The rows of a version whose digests are damaged stay:
+    /// they are all that is left of what it held. Returns the rows deleted and added.
+    pub fn rebuild_digest_rows(&mut self) -> Result<(u64, u64)> {
         let tx = self.write()?;
-        tx.execute("DELETE FROM artifact_version_files", []).map_err(db_error)?;
-        let rows = tx
+        let gone = tx
             .execute(
-                &format!("INSERT OR IGNORE INTO artifact_version_files (version_id, blake3) {KEPT_PAIRS}"),
+                "DELETE FROM artifact_version_files WHERE version_id NOT IN (SELECT id FROM artifact_versions)",
+                [],
+            )
+            .map_err(db_error)?;
+        let not_kept = tx
+            .execute(
+                &format!(
+                    "DELETE FROM artifact_version_files WHERE (blake3, version_id) IN (
+                       SELECT f.blake3, f.version_id FROM artifact_version_files f
+                       JOIN artifact_versions v ON v.id = f.version_id
+                       WHERE CASE WHEN {WHOLE}
+                         THEN NOT EXISTS (SELECT 1 FROM json_each(v.digests) d WHERE d.value = f.blake3) ELSE 0 END)"
+                ),
+                [],
+            )
+            .map_err(db_error)?;
+        let added = tx
+            .execute(
+                &format!(
+                    "INSERT OR IGNORE INTO artifact_version_files (version_id, blake3)
+                     SELECT v.id, d.value {} ORDER BY d.value, v.id",
+                    kept_digests()
+                ),
                 [],
             )
             .map_err(db_error)?;
         tx.commit().map_err(db_error)?;
-        Ok(rows as u64)
+        Ok(((gone + not_kept) as u64, added as u64))
     }
 }
 
@@ -467,10 +535,11 @@ mod tests {
     }
 
     /// Lookup rows left behind by damage (no foreign key deletes them) are found
-    /// and never believed, missing ones are found, and a rebuild from the
-    /// versions' digests puts the lookup back as the writes left it.
+    /// and never believed, missing ones are found, and a repair puts the lookup
+    /// back as the writes left it; a version whose kept digests are damaged is
+    /// named, and its lookup rows, the only witness left, are kept.
     #[test]
-    fn a_damaged_digest_lookup_is_found_passed_over_and_rebuilt() {
+    fn a_damaged_digest_lookup_is_found_passed_over_and_repaired() {
         let dir = tempfile::tempdir().unwrap();
         let (mut catalog, _) = catalog_with(
             &dir.path().join("c.db"),
@@ -483,7 +552,7 @@ mod tests {
         let [version] = catalog.versions_with_file(&digest("one"), 10).unwrap()[..] else {
             panic!("one version holds `one`")
         };
-        // A row naming the version for a digest it does not hold (as one left by
+        // A row naming the version for a digest it does not keep (as one left by
         // a deleted version whose id was taken again would), one naming a
         // version that is gone, and one of its own rows lost.
         catalog
@@ -505,15 +574,31 @@ mod tests {
         assert_eq!(
             found,
             DigestRowMismatches {
-                stray_rows: 2,
+                rows_of_gone_versions: 1,
+                rows_not_kept: 1,
                 missing_rows: 1,
+                damaged_versions: Vec::new(),
                 versions: vec![version, 999],
             }
         );
-        assert_eq!(catalog.rebuild_digest_rows().unwrap(), 2);
+        assert_eq!(catalog.rebuild_digest_rows().unwrap(), (2, 1));
         assert!(catalog.digest_row_mismatches().unwrap().is_empty());
         assert_eq!(catalog.versions_with_file(&digest("script"), 10).unwrap(), [version]);
         assert_eq!(version_file_rows(&catalog), 2);
+
+        // Kept digests that are not JSON, or fewer than the version's files: the
+        // version is named, and a repair keeps its rows.
+        for damage in ["'not json'", "'[]'"] {
+            catalog
+                .conn
+                .execute(&format!("UPDATE artifact_versions SET digests = {damage}"), [])
+                .unwrap();
+            let found = catalog.digest_row_mismatches().unwrap();
+            assert_eq!(found.damaged_versions, [version], "{damage}");
+            assert_eq!((found.rows_not_kept, found.missing_rows), (0, 0), "{damage}");
+            assert_eq!(catalog.rebuild_digest_rows().unwrap(), (0, 0), "{damage}");
+            assert_eq!(version_file_rows(&catalog), 2, "{damage}");
+        }
     }
 
     /// A catalog from before V20 keeps its digests in `artifact_version_files`

@@ -25,7 +25,7 @@ pub const VERSIONS_CHECK: &str = "versions";
 /// Unless `full`, SQLite's integrity is checked quickly (every page and row,
 /// not that each index matches its table), and not at all while the catalog's
 /// files are unchanged since a check that passed (see `record`); the passes over
-/// every row (`foreign_keys`, `rows`: damage aam's transactions cannot leave,
+/// every row (`foreign_keys`, `rows`, `versions`: damage aam's transactions cannot leave,
 /// only a damaged file or another writer) are left out. So the default checks
 /// take a few milliseconds while nothing changes, and a fraction of a second at
 /// 100,000 artifacts after a write.
@@ -124,18 +124,31 @@ fn versions_check(catalog: &Catalog) -> HealthCheck {
             "the digest lookup holds the digests of every version, and nothing else",
         ),
         Ok(found) => {
-            let versions: Vec<String> = found.versions.iter().map(i64::to_string).collect();
-            HealthCheck::fail(
-                VERSIONS_CHECK,
-                format!(
-                    "the digest lookup disagrees with the versions (rows naming a version that is gone or lacks their digest: {}; \
-                     digests of versions without their row: {}); versions {}",
-                    found.stray_rows,
+            let ids = |ids: &[i64]| listed(&ids.iter().map(i64::to_string).collect::<Vec<_>>());
+            let (mut problems, mut fixes) = (Vec::new(), Vec::new());
+            if !found.versions.is_empty() {
+                problems.push(format!(
+                    "the digest lookup disagrees with the versions (rows of versions that are gone: {}; rows of \
+                     digests a version does not keep: {}; digests of versions without their row: {}; versions {})",
+                    found.rows_of_gone_versions,
+                    found.rows_not_kept,
                     found.missing_rows,
-                    listed(&versions)
-                ),
-                "`aam catalog check --full --repair` rebuilds the lookup from the digests the versions keep",
-            )
+                    ids(&found.versions)
+                ));
+                fixes.push("`aam catalog check --full --repair` brings the lookup back in step with the versions");
+            }
+            if !found.damaged_versions.is_empty() {
+                problems.push(format!(
+                    "{} versions keep damaged digests, not one per distinct file (versions {})",
+                    found.damaged_versions.len(),
+                    ids(&found.damaged_versions)
+                ));
+                fixes.push(
+                    "remove and re-add the sources of the damaged versions (`aam source remove NAME`, then \
+                     `aam source add`); a repair leaves their lookup rows as they are",
+                );
+            }
+            HealthCheck::fail(VERSIONS_CHECK, problems.join("; "), fixes.join("; "))
         }
         Err(e) => HealthCheck::fail(VERSIONS_CHECK, e.message().to_string(), "the catalog file is damaged"),
     }

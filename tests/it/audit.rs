@@ -329,7 +329,7 @@ fn check_finds_damage_and_repair_fixes_the_index_and_caches() {
     assert!(rows.contains("team:agents/reviewer.md lacks file rows"), "{rows}");
     assert!(rows.contains("team:skills/quoting lacks its text"), "{rows}");
     let versions = check_named(&report, "versions")["message"].as_str().unwrap();
-    assert!(versions.contains("is gone or lacks their digest: 1;"), "{versions}");
+    assert!(versions.contains("rows of versions that are gone: 1;"), "{versions}");
     assert!(versions.contains("424242"), "{versions}");
     let stored = check_named(&report, "objects");
     assert_eq!(stored["status"], "warn", "{stored}");

@@ -153,8 +153,10 @@ impl Tool for Repair {
             actions.push(RepairAction {
                 check: VERSIONS_CHECK.to_string(),
                 action: match &outcome {
-                    Ok(rows) => format!("rebuilt the digest lookup from the versions' digests ({rows} rows)"),
-                    Err(_) => "rebuilt the digest lookup from the versions' digests".to_string(),
+                    Ok((deleted, added)) => format!(
+                        "brought the digest lookup back in step with the versions' digests: deleted {deleted} rows, added {added}"
+                    ),
+                    Err(_) => "brought the digest lookup back in step with the versions' digests".to_string(),
                 },
                 ok: outcome.is_ok(),
                 error: outcome.err().map(|e| e.message().to_string()),
