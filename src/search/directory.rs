@@ -11,8 +11,8 @@
 //! holds: an index that was committed names only files that are on disk. Names,
 //! not open files, wait: a large add writes dozens of segments before its one
 //! commit. `.managed.json`, which tantivy rewrites before each file it creates,
-//! waits the same way instead of being synced each time. Everything else
-//! (reads, deletes, locks, `meta.json`) is tantivy's own.
+//! waits too (its last version, by its open file) instead of being synced each
+//! time. Everything else (reads, deletes, locks, `meta.json`) is tantivy's own.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -28,8 +28,17 @@ use tantivy::directory::{
 /// Tantivy's list of the files it manages.
 const MANAGED_FILES: &str = ".managed.json";
 
-/// Files written and handed to the disk, not yet known to be on it.
-type Unsynced = Arc<Mutex<Vec<PathBuf>>>;
+/// What was written and handed to the disk, not yet known to be on it.
+#[derive(Debug, Default)]
+struct Pending {
+    /// Segment files, by name.
+    files: Vec<PathBuf>,
+    /// The last list of managed files, by its open file: a path could meanwhile
+    /// name a list someone else wrote, which aam may not be able to open.
+    list: Option<File>,
+}
+
+type Unsynced = Arc<Mutex<Pending>>;
 
 /// A folder of the index, opened with [`IndexDirectory::open`].
 #[derive(Clone, Debug)]
@@ -92,38 +101,41 @@ impl Directory for IndexDirectory {
     /// `meta.json` as tantivy writes it: synced before it replaces the last one.
     /// `.managed.json`, the list of files tantivy may delete, which it rewrites
     /// before every file it creates (six times per segment), replaces the last one
-    /// at once and is synced at the next `sync_directory`, with the files it
-    /// lists. A list the power took back names fewer files, which are then never
-    /// deleted; a damaged one leaves the index unreadable, and the next search
-    /// rebuilds it from the catalog.
+    /// at once and is synced at the next `sync_directory`, before any `meta.json`
+    /// that names a file it lists. Tantivy deletes only listed files that no
+    /// segment in use holds, so a list the power took back (naming fewer or
+    /// more files) can leave files behind, never take one in use; a damaged one
+    /// leaves the index unreadable, and the next search rebuilds it from the
+    /// catalog.
     fn atomic_write(&self, path: &Path, data: &[u8]) -> io::Result<()> {
         if path != Path::new(MANAGED_FILES) {
             return self.inner.atomic_write(path, data);
         }
         let mut file = tempfile::NamedTempFile::new_in(&self.root)?;
         file.write_all(data)?;
-        let list = self.root.join(path);
-        file.persist(&list).map_err(|e| e.error)?;
-        let mut unsynced = self.unsynced.lock().unwrap_or_else(|e| e.into_inner());
-        if !unsynced.contains(&list) {
-            unsynced.push(list);
-        }
+        let list = file.persist(self.root.join(path)).map_err(|e| e.error)?;
+        self.unsynced.lock().unwrap_or_else(|e| e.into_inner()).list = Some(list);
         Ok(())
     }
 
     /// Waits until every file handed to the disk is on it, then syncs the folder.
-    /// On a failure the files not yet synced stay for the next call.
+    /// On a failure the files not yet synced stay for the next call. A list of
+    /// managed files written meanwhile waits until the folder is synced, so the
+    /// folder's sync never makes a list lasting before its bytes are.
     fn sync_directory(&self) -> io::Result<()> {
         let mut unsynced = self.unsynced.lock().unwrap_or_else(|e| e.into_inner());
-        while let Some(path) = unsynced.last() {
+        while let Some(path) = unsynced.files.last() {
             match File::open(path).and_then(|file| file.sync_data()) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
                 _ => {
-                    unsynced.pop();
+                    unsynced.files.pop();
                 }
             }
         }
-        drop(unsynced);
+        if let Some(list) = &unsynced.list {
+            list.sync_data()?;
+            unsynced.list = None;
+        }
         self.inner.sync_directory()
     }
 
@@ -172,6 +184,7 @@ impl TerminatingWrite for HandedOver {
         self.unsynced
             .lock()
             .unwrap_or_else(|e| e.into_inner())
+            .files
             .push(std::mem::take(&mut self.path));
         Ok(())
     }
@@ -192,11 +205,11 @@ mod tests {
             writer.write_all(name.as_bytes()).unwrap();
             writer.terminate().unwrap();
         }
-        assert_eq!(directory.unsynced.lock().unwrap().len(), 2);
+        assert_eq!(directory.unsynced.lock().unwrap().files.len(), 2);
         // One deleted before the sync (tantivy's garbage collection) needs none.
         directory.delete(Path::new("a.idx")).unwrap();
         directory.sync_directory().unwrap();
-        assert!(directory.unsynced.lock().unwrap().is_empty());
+        assert!(directory.unsynced.lock().unwrap().files.is_empty());
         let read = directory.open_read(Path::new("b.store")).unwrap();
         assert_eq!(read.read_bytes().unwrap().as_slice(), b"b.store");
         // Tantivy never writes a file twice: an existing name is refused.
@@ -209,6 +222,7 @@ mod tests {
     /// Tantivy's list of managed files replaces the last one at once and waits
     /// for the next `sync_directory`, once however often it was rewritten;
     /// `meta.json` is tantivy's own write, synced before it lands.
+    #[cfg(unix)]
     #[test]
     fn the_list_of_managed_files_waits_for_the_next_directory_sync() {
         let dir = tempfile::tempdir().unwrap();
@@ -217,11 +231,20 @@ mod tests {
         directory.atomic_write(list, b"[\"a\"]").unwrap();
         directory.atomic_write(list, b"[\"a\",\"b\"]").unwrap();
         directory.atomic_write(Path::new("meta.json"), b"{}").unwrap();
-        assert_eq!(*directory.unsynced.lock().unwrap(), [dir.path().join(MANAGED_FILES)]);
+        assert!(directory.unsynced.lock().unwrap().list.is_some());
+        assert!(
+            directory.unsynced.lock().unwrap().files.is_empty(),
+            "meta.json is not queued"
+        );
         assert_eq!(directory.atomic_read(list).unwrap(), b"[\"a\",\"b\"]");
         assert_eq!(directory.atomic_read(Path::new("meta.json")).unwrap(), b"{}");
+        // Something else took the list's place, which cannot be opened (a link
+        // to itself): the sync is of the list written, by its open file.
+        std::fs::remove_file(dir.path().join(MANAGED_FILES)).unwrap();
+        std::os::unix::fs::symlink(MANAGED_FILES, dir.path().join(MANAGED_FILES)).unwrap();
         directory.sync_directory().unwrap();
-        assert!(directory.unsynced.lock().unwrap().is_empty());
+        assert!(directory.unsynced.lock().unwrap().list.is_none());
+        std::fs::remove_file(dir.path().join(MANAGED_FILES)).unwrap();
         let left: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
