@@ -618,6 +618,11 @@ const ARTIFACT_INSERT: &str = "(source_id, kind, path, name, description, platfo
          first_commit_id, last_changed_commit_id, main_sha256)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14, ?15)";
 
+/// A (digest, version) row of the digest lookup. `OR IGNORE`: a row some damage
+/// left under a version id now taken again must not fail the write (a lookup
+/// believes it only when the version keeps that digest).
+const INSERT_VERSION_FILE: &str = "INSERT OR IGNORE INTO artifact_version_files (blake3, version_id) VALUES (?1, ?2)";
+
 struct ChangeWriter<'t> {
     tx: &'t Transaction<'t>,
     source_id: SourceId,
@@ -870,9 +875,7 @@ impl<'t> ChangeWriter<'t> {
             }
             return Ok(());
         }
-        let mut insert = tx
-            .prepare_cached("INSERT OR IGNORE INTO artifact_version_files (blake3, version_id) VALUES (?1, ?2)")
-            .map_err(db_error)?;
+        let mut insert = tx.prepare_cached(INSERT_VERSION_FILE).map_err(db_error)?;
         for digest in digests {
             insert.execute(params![digest, version]).map_err(db_error)?;
         }
@@ -883,10 +886,7 @@ impl<'t> ChangeWriter<'t> {
     fn write_version_files(&mut self) -> Result<()> {
         let mut rows = std::mem::take(&mut self.version_files);
         rows.sort_unstable();
-        let mut insert = self
-            .tx
-            .prepare_cached("INSERT OR IGNORE INTO artifact_version_files (blake3, version_id) VALUES (?1, ?2)")
-            .map_err(db_error)?;
+        let mut insert = self.tx.prepare_cached(INSERT_VERSION_FILE).map_err(db_error)?;
         for (digest, version) in rows {
             let hex = blake3::Hash::from_bytes(digest).to_hex();
             insert.execute(params![hex.as_str(), version]).map_err(db_error)?;

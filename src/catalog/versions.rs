@@ -180,11 +180,14 @@ impl Catalog {
             pairs.dedup();
             Ok(pairs)
         };
-        // Every version, and whether its kept digests are damaged.
+        // Every version, and whether its kept digests are damaged (in id order,
+        // which the search of `damaged` below relies on).
         let mut existing = std::collections::HashSet::new();
         let mut damaged = Vec::new();
         let mut stmt = tx
-            .prepare(&format!("SELECT v.id, NOT ({WHOLE}) FROM artifact_versions v"))
+            .prepare(&format!(
+                "SELECT v.id, NOT ({WHOLE}) FROM artifact_versions v ORDER BY v.id"
+            ))
             .map_err(db_error)?;
         let mut rows = stmt.query([]).map_err(db_error)?;
         while let Some(row) = rows.next().map_err(db_error)? {

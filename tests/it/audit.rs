@@ -389,6 +389,50 @@ fn check_finds_damage_and_repair_fixes_the_index_and_caches() {
     assert_eq!(diff["has_changes"], false, "{diff}");
 }
 
+/// A version whose own digests are damaged is named, and a repair changes
+/// nothing and says so: its lookup rows are all that is left of what it held.
+#[test]
+fn a_version_with_damaged_digests_is_named_and_not_repaired() {
+    let env = awkward_world();
+    let conn = rusqlite::Connection::open(env.home().join("catalog.db")).unwrap();
+    let (version, rows): (i64, i64) = conn
+        .query_row(
+            "SELECT v.id, (SELECT count(*) FROM artifact_version_files f WHERE f.version_id = v.id)
+             FROM artifact_versions v WHERE v.file_count > 0 ORDER BY v.id LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    conn.execute("UPDATE artifact_versions SET digests = '[]' WHERE id = ?1", [version])
+        .unwrap();
+    drop(conn);
+    let run = env.aam(&["--json", "catalog", "check", "--full", "--repair"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let repaired = run.json();
+    let action = repaired["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["check"] == "versions")
+        .unwrap();
+    assert_eq!(action["ok"], false, "{action}");
+    assert!(action["error"].is_null(), "{action}");
+    let check = check_named(&repaired, "versions");
+    assert_eq!(check["status"], "fail", "{check}");
+    let message = check["message"].as_str().unwrap();
+    assert!(message.contains("1 versions keep damaged digests"), "{message}");
+    assert!(message.contains(&format!("versions {version}")), "{message}");
+    let conn = rusqlite::Connection::open(env.home().join("catalog.db")).unwrap();
+    let left: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM artifact_version_files WHERE version_id = ?1",
+            [version],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(left, rows, "its lookup rows are kept");
+}
+
 #[test]
 fn the_default_check_skips_an_unchanged_catalog_but_finds_damage_written_since() {
     let env = awkward_world();

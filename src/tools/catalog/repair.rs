@@ -57,7 +57,7 @@ pub struct Repair;
 impl Tool for Repair {
     const NAME: &'static str = "aam_catalog_repair";
     const TITLE: &'static str = "Repair the catalog";
-    const DESCRIPTION: &'static str = "Run the catalog checks and fix what can be fixed without losing anything: rebuild a damaged or stale search index from the catalog, fetch each source's indexed commit again into a missing or damaged git cache, delete git caches no source uses (a killed add or purge leaves one; a command still using one is waited for), delete stored originals no install uses (older than ten minutes), and (with `full`) rebuild the lookup of file digests to versions from the digests each version keeps. Says what it did and checks again. Other damaged catalog rows are reported (with `full`), not repaired.";
+    const DESCRIPTION: &'static str = "Run the catalog checks and fix what can be fixed without losing anything: rebuild a damaged or stale search index from the catalog, fetch each source's indexed commit again into a missing or damaged git cache, delete git caches no source uses (a killed add or purge leaves one; a command still using one is waited for), delete stored originals no install uses (older than ten minutes), and (with `full`) bring the lookup of file digests to versions back in step with the digests each version keeps (a version whose own digests are damaged keeps its lookup rows). Says what it did and checks again. Other damaged catalog rows are reported (with `full`), not repaired.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
     const OPEN_WORLD: bool = true;
@@ -153,12 +153,14 @@ impl Tool for Repair {
             actions.push(RepairAction {
                 check: VERSIONS_CHECK.to_string(),
                 action: match &outcome {
+                    // What is left is versions whose digests are damaged, which no repair mends.
+                    Ok((0, 0)) => "changed nothing: the damaged versions named need their sources added again".to_string(),
                     Ok((deleted, added)) => format!(
                         "brought the digest lookup back in step with the versions' digests: deleted {deleted} rows, added {added}"
                     ),
                     Err(_) => "brought the digest lookup back in step with the versions' digests".to_string(),
                 },
-                ok: outcome.is_ok(),
+                ok: matches!(outcome, Ok((deleted, added)) if deleted + added > 0),
                 error: outcome.err().map(|e| e.message().to_string()),
             });
         }
