@@ -897,6 +897,9 @@ impl<'t> ChangeWriter<'t> {
     /// Records every artifact of a new source as added at this commit, in the
     /// order they were written: one statement over the new rows (their ids
     /// ascend from the first) instead of one insert bound and run per artifact.
+    /// The rows are read by id from the first one on (`+source_id` keeps SQLite
+    /// from taking the source's index and sorting what it finds there by id:
+    /// 130 to 76 ms at 100,000 artifacts).
     fn write_added_events(&self) -> Result<()> {
         let Some(first) = self.outcome.written.first() else {
             return Ok(());
@@ -904,7 +907,7 @@ impl<'t> ChangeWriter<'t> {
         self.tx
             .execute(
                 "INSERT INTO artifact_events (artifact_id, commit_id, change, recorded_at)
-                 SELECT id, ?3, 'added', ?4 FROM artifacts WHERE id >= ?1 AND source_id = ?2 ORDER BY id",
+                 SELECT id, ?3, 'added', ?4 FROM artifacts WHERE id >= ?1 AND +source_id = ?2 ORDER BY id",
                 params![first, self.source_id, self.commit_id, self.now],
             )
             .map_err(db_error)?;
