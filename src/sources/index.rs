@@ -22,6 +22,8 @@ use crate::scan::{self, ArtifactKind, Detected};
 /// Files of some regions and the artifacts found among them.
 pub struct Detection {
     files: Vec<TreeFile>,
+    /// Sorted by kind and path, except from [`Snapshot::detect_apart`], whose
+    /// artifacts are read in pack order ([`Snapshot::pack_order`]) anyway.
     detected: Vec<Detected>,
     /// Where each file's blob lies in the cache's packs, when found with them
     /// ([`Snapshot::detect_apart`]).
@@ -137,10 +139,11 @@ impl<'c> Snapshot<'c> {
     }
 
     /// Finds the artifacts inside `regions` (folders or files) by path rules,
-    /// without reading their contents yet.
+    /// without reading their contents yet; sorted by kind and path.
     pub fn detect(&self, regions: &[String]) -> Result<Detection> {
         let files = self.files_in(regions)?;
-        let detected = self.detect_among(regions, &files)?;
+        let mut detected = self.detect_among(regions, &files)?;
+        detected.sort_by(|a, b| (a.kind, &a.path).cmp(&(b.kind, &b.path)));
         Ok(Detection {
             files,
             detected,
@@ -176,11 +179,11 @@ impl<'c> Snapshot<'c> {
         Ok(files)
     }
 
-    /// The artifacts among `files` (those of `regions`).
+    /// The artifacts among `files` (those of `regions`), in the order found.
     fn detect_among(&self, regions: &[String], files: &[TreeFile]) -> Result<Vec<Detected>> {
         let listed = self.plugin_listings(regions, files)?;
         let relative: Vec<&str> = files.iter().filter_map(|f| self.relative(&f.path)).collect();
-        Ok(scan::detect(&relative, &listed, &self.root_name))
+        Ok(scan::detect_as_found(&relative, &listed, &self.root_name))
     }
 
     /// Reads the detected artifacts one by one, in pack order, reporting each to `progress`;
@@ -215,7 +218,8 @@ impl<'c> Snapshot<'c> {
     }
 
     /// The positions in `detection` of the detected artifacts, in the order their
-    /// main files lie in the cache's packs (loose objects last, in path order):
+    /// main files lie in the cache's packs (loose objects last; artifacts whose
+    /// main files are the same blob, or loose, by kind and path):
     /// git stores most blobs as deltas against blobs written just before, so
     /// reading in pack order decodes each base once, where path order re-inflates
     /// chains up to 50 deep.
@@ -246,7 +250,10 @@ impl<'c> Snapshot<'c> {
             .map(|(i, position)| (position, i))
             .collect();
         // `None` sorts first: put loose and unknown objects after the packed ones.
-        ordered.sort_by_key(|&(position, _)| (position.is_none(), position));
+        ordered.sort_by(|&(a, i), &(b, j)| {
+            let (x, y) = (&detection.detected[i], &detection.detected[j]);
+            (a.is_none(), a, x.kind, &x.path).cmp(&(b.is_none(), b, y.kind, &y.path))
+        });
         ordered.into_iter().map(|(_, i)| i).collect()
     }
 
@@ -792,15 +799,25 @@ mod tests {
     /// A cache holding one commit of a repository with a skill per name, and
     /// that commit's tree.
     fn cache_with_skills(dir: &std::path::Path, names: &[&str]) -> (GitCache, Oid) {
+        let files: Vec<(String, String)> = names
+            .iter()
+            .map(|name| {
+                let text = format!("---\nname: {name}\ndescription: d\n---\nbody\n");
+                (format!("skills/{name}/SKILL.md"), text)
+            })
+            .collect();
+        cache_with_files(dir, &files)
+    }
+
+    /// A cache holding one commit of a repository with the given (path, text)
+    /// files, and that commit's tree.
+    fn cache_with_files(dir: &std::path::Path, files: &[(String, String)]) -> (GitCache, Oid) {
         let source = dir.join("source");
         let git = |args: &[&str]| crate::sources::git::run_git(&source, args);
-        for name in names {
-            std::fs::create_dir_all(source.join("skills").join(name)).unwrap();
-            std::fs::write(
-                source.join("skills").join(name).join("SKILL.md"),
-                format!("---\nname: {name}\ndescription: d\n---\nbody\n"),
-            )
-            .unwrap();
+        for (path, text) in files {
+            let path = source.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
         }
         git(&["init", "-q", "-b", "main"]);
         crate::sources::git::commit_all(&source, "one");
@@ -854,6 +871,37 @@ mod tests {
             handed < 3
         }));
         assert_eq!(handed, 3);
+    }
+
+    /// A new source's detection is left unsorted (the skill `pdf` is found
+    /// after `pdf-tools`, whose files come first), yet read in the order a sorted
+    /// one is: by where the main files lie in the pack, and artifacts whose main
+    /// files are one blob by kind and path.
+    #[test]
+    fn an_unsorted_detection_is_read_in_the_order_a_sorted_one_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let same = "---\ndescription: d\n---\nthe same text\n".to_string();
+        let files: Vec<(String, String)> = ["skills/pdf", "skills/pdf-tools", "skills/pdf-a"]
+            .iter()
+            .map(|skill| (format!("{skill}/SKILL.md"), same.clone()))
+            .chain([("agents/pdf.md".to_string(), same.clone())])
+            .collect();
+        let (cache, tree) = cache_with_files(dir.path(), &files);
+        let snapshot = Snapshot::new(&cache, tree, "", "source");
+        let everything = [String::new()];
+        let paths = |detection: &Detection| detection.detected.iter().map(|d| d.path.clone()).collect::<Vec<_>>();
+        let read = |detection: &Detection| {
+            let cancel = Cancel::new();
+            let read = snapshot.read(detection, &crate::progress::NoProgress, &cancel);
+            read.map(|a| a.unwrap().path).collect::<Vec<_>>()
+        };
+        let sorted = snapshot.detect(&everything).unwrap();
+        let apart = snapshot.detect_apart(&everything).unwrap();
+        let expected = ["skills/pdf", "skills/pdf-a", "skills/pdf-tools", "agents/pdf.md"];
+        assert_eq!(paths(&sorted), expected);
+        assert_ne!(paths(&apart), expected, "found in another order than sorted");
+        assert_eq!(read(&sorted), expected);
+        assert_eq!(read(&apart), expected);
     }
 
     /// A reading thread that dies (a panic) closes its channel like one that
