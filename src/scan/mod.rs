@@ -203,10 +203,9 @@ pub fn detect_as_found(paths: &[&str], listed: &BTreeMap<String, ArtifactKind>, 
             .copied()
             .filter(|p| !has_ignored_dir(split_dir(split_dir(p).0).0)),
     );
-    // Skills in the order their first file comes (paths come in about sorted
-    // order, so the sort at the end finds long runs), found by root through a
-    // hash map: with every path under one `skills/` folder, a tree map compared
-    // long common prefixes a dozen times per lookup.
+    // Skills in the order their first file comes, found by root through a hash
+    // map: with every path under one `skills/` folder, a tree map compared long
+    // common prefixes a dozen times per lookup.
     let mut skills: Vec<Detected> = Vec::new();
     let mut skill_at: HashMap<&str, usize> = HashMap::default();
     let mut others = Vec::new();

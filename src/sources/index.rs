@@ -115,7 +115,8 @@ impl<'c> Snapshot<'c> {
         Ok(merge_regions(regions))
     }
 
-    /// Like [`Snapshot::detect`], through a handle on the cache of its own: the
+    /// Like [`Snapshot::detect`], unsorted (the artifacts are read in pack
+    /// order), and through a handle on the cache of its own: the
     /// pages of every tree it read (all of a new source's) are unmapped when it
     /// returns instead of staying in the process's memory while the source is read.
     /// Meanwhile a second thread finds where each file's blob lies in the packs
@@ -810,12 +811,13 @@ mod tests {
                 (format!("skills/{name}/SKILL.md"), text)
             })
             .collect();
-        cache_with_files(dir, &files)
+        cache_with_files(dir, &files, false)
     }
 
     /// A cache holding one commit of a repository with the given (path, text)
-    /// files, and that commit's tree.
-    fn cache_with_files(dir: &std::path::Path, files: &[(String, String)]) -> (GitCache, Oid) {
+    /// files, and that commit's tree; `packed`: its objects in a pack, as a
+    /// remote's come (a local repository's loose objects are linked as they are).
+    fn cache_with_files(dir: &std::path::Path, files: &[(String, String)], packed: bool) -> (GitCache, Oid) {
         let source = dir.join("source");
         let git = |args: &[&str]| crate::sources::git::run_git(&source, args);
         for (path, text) in files {
@@ -825,6 +827,9 @@ mod tests {
         }
         git(&["init", "-q", "-b", "main"]);
         crate::sources::git::commit_all(&source, "one");
+        if packed {
+            git(&["repack", "-a", "-d", "-q"]);
+        }
         let (cache, _) = GitCache::open_or_create(&dir.join("cache")).unwrap();
         let limits = crate::sources::git::FetchLimits::resolve(None, None);
         let url = format!("file://{}", source.display());
@@ -885,27 +890,44 @@ mod tests {
     fn an_unsorted_detection_is_read_in_the_order_a_sorted_one_is() {
         let dir = tempfile::tempdir().unwrap();
         let same = "---\ndescription: d\n---\nthe same text\n".to_string();
+        let other = "---\ndescription: d\n---\nanother text\n".to_string();
         let files: Vec<(String, String)> = ["skills/pdf", "skills/pdf-tools", "skills/pdf-a"]
             .iter()
             .map(|skill| (format!("{skill}/SKILL.md"), same.clone()))
             .chain([("agents/pdf.md".to_string(), same.clone())])
+            .chain([("skills/other/SKILL.md".to_string(), other.clone())])
+            .chain([("agents/other.md".to_string(), format!("{other}, as an agent"))])
             .collect();
-        let (cache, tree) = cache_with_files(dir.path(), &files);
+        let (cache, tree) = cache_with_files(dir.path(), &files, true);
         let snapshot = Snapshot::new(&cache, tree, "", "source");
         let everything = [String::new()];
         let paths = |detection: &Detection| detection.detected.iter().map(|d| d.path.clone()).collect::<Vec<_>>();
         let read = |detection: &Detection| {
             let cancel = Cancel::new();
             let read = snapshot.read(detection, &crate::progress::NoProgress, &cancel);
-            read.map(|a| a.unwrap().path).collect::<Vec<_>>()
+            read.map(|a| a.map(|a| (a.path, a.main_file)).unwrap())
+                .collect::<Vec<_>>()
         };
         let sorted = snapshot.detect(&everything).unwrap();
         let apart = snapshot.detect_apart(&everything).unwrap();
-        let expected = ["skills/pdf", "skills/pdf-a", "skills/pdf-tools", "agents/pdf.md"];
-        assert_eq!(paths(&sorted), expected);
-        assert_ne!(paths(&apart), expected, "found in another order than sorted");
-        assert_eq!(read(&sorted), expected);
-        assert_eq!(read(&apart), expected);
+        let tied = ["skills/pdf", "skills/pdf-a", "skills/pdf-tools", "agents/pdf.md"];
+        let by_kind_and_path = ["skills/other", "skills/pdf", "skills/pdf-a", "skills/pdf-tools"]
+            .into_iter()
+            .chain(["agents/other.md", "agents/pdf.md"]);
+        assert!(paths(&sorted).iter().eq(by_kind_and_path));
+        assert_ne!(paths(&apart), paths(&sorted), "found in another order than sorted");
+        let read_apart = read(&apart);
+        assert_eq!(read_apart, read(&sorted));
+        // By pack position first, the artifacts of one blob then by kind and path.
+        let indexes = cache.pack_indexes();
+        let position = |main_file: &str| {
+            let file = apart.files.iter().find(|f| f.path == main_file).unwrap();
+            indexes.position(file.oid).expect("the fetch packs every object")
+        };
+        let positions: Vec<_> = read_apart.iter().map(|(_, main)| position(main)).collect();
+        assert!(positions.is_sorted(), "{read_apart:?} at {positions:?}");
+        let of_one_blob = read_apart.iter().filter(|(path, _)| tied.contains(&path.as_str()));
+        assert!(of_one_blob.map(|(path, _)| path.as_str()).eq(tied));
     }
 
     /// A reading thread that dies (a panic) closes its channel like one that
