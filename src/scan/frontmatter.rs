@@ -8,6 +8,8 @@
 //! with nesting: it is read line by line too, with a warning, so one hostile file
 //! costs a linear pass and never stalls a scan.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 /// Ends every warning of a frontmatter no YAML parser read as given (invalid,
@@ -43,22 +45,60 @@ impl Frontmatter {
     }
 }
 
-/// Splits and parses the frontmatter of `text` (already free of a byte-order mark).
-pub fn parse(text: &str) -> Frontmatter {
-    let Some(first_line_end) = opening_fence_end(text) else {
-        return Frontmatter::default();
+/// `text` without the keys of its frontmatter: its values and the body after it
+/// as written, so `applyTo: "**/*.kt"` is read as `"**/*.kt"`. The whole text
+/// when it opens no block or never closes it, as [`parse`] splits it, and without
+/// reading the YAML: a line that starts with no plain key is kept whole.
+pub fn without_keys(text: &str) -> Cow<'_, str> {
+    let Some((yaml_start, yaml_stop, body_offset)) = block(text) else {
+        return Cow::Borrowed(text);
     };
+    let mut out = String::with_capacity(text.len());
+    for line in text[yaml_start..yaml_stop].split_inclusive('\n') {
+        out.push_str(without_key(line));
+    }
+    out.push_str(&text[body_offset..]);
+    Cow::Owned(out)
+}
+
+/// One frontmatter line after its key (`  - tools: Read` is ` Read`), or the
+/// whole line when it starts with none: a value's `https://` is no key.
+fn without_key(line: &str) -> &str {
+    let item = line.trim_start();
+    let item = item.strip_prefix("- ").unwrap_or(item).trim_start();
+    let key_len = item
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        .count();
+    let after = &item.as_bytes()[key_len..];
+    match after {
+        [b':'] | [b':', b' ' | b'\t' | b'\r' | b'\n', ..] if key_len > 0 => &item[key_len + 1..],
+        _ => line,
+    }
+}
+
+/// Where the frontmatter block of `text` lies: the end of its opening fence line,
+/// the start of its closing one, and the start of the body after it. `None` when
+/// `text` opens no block or never closes it.
+fn block(text: &str) -> Option<(usize, usize, usize)> {
+    let first_line_end = opening_fence_end(text)?;
     let mut offset = first_line_end;
-    let mut yaml_end = None;
     for line in text[first_line_end..].split_inclusive('\n') {
         let bare = line.trim_end_matches(['\n', '\r']);
         if bare.trim_end() == "---" || bare.trim_end() == "..." {
-            yaml_end = Some((offset, offset + line.len()));
-            break;
+            return Some((first_line_end, offset, offset + line.len()));
         }
         offset += line.len();
     }
-    let Some((yaml_stop, body_offset)) = yaml_end else {
+    None
+}
+
+/// Splits and parses the frontmatter of `text` (already free of a byte-order mark).
+pub fn parse(text: &str) -> Frontmatter {
+    if opening_fence_end(text).is_none() {
+        return Frontmatter::default();
+    }
+    let Some((first_line_end, yaml_stop, body_offset)) = block(text) else {
         return Frontmatter {
             fields: None,
             body_offset: 0,
@@ -244,6 +284,33 @@ mod tests {
         let fm = parse(text);
         assert_eq!(fm.string("name").as_deref(), Some("x"));
         assert_eq!(&text[fm.body_offset..], "body\r\n");
+    }
+
+    /// `without_keys` cuts the block where `parse` does, whatever the YAML holds,
+    /// and keeps the whole text when no block opens or one never closes.
+    #[test]
+    fn the_keys_go_and_the_values_and_body_stay() {
+        let cases = [
+            ("---\nname: x\n---\n# Body\n", " x\n# Body\n"),
+            ("---\r\nname: x\r\n---\r\nbody\r\n", " x\r\nbody\r\n"),
+            (
+                "---\nglobs: **/*.kt\ntools:\n  - Read\n  - url: https://a.b\nmeta.tag: [a, b]\n...\nend\n",
+                " **/*.kt\n\n  - Read\n https://a.b\n [a, b]\nend\n",
+            ),
+            ("---   \nk: v\n---  \ntrailing spaces\n", " v\ntrailing spaces\n"),
+            ("---\n---\nan empty block\n", "an empty block\n"),
+            ("---\nkey:value\n: x\n---\nno key\n", "key:value\n: x\nno key\n"),
+            ("---\nname: x\nnever closed\n", "---\nname: x\nnever closed\n"),
+            ("--- not a fence\nk: v\n---\n", "--- not a fence\nk: v\n---\n"),
+            ("no frontmatter\nk: v\n", "no frontmatter\nk: v\n"),
+            ("---\nk: v\n---", " v\n"),
+            ("", ""),
+        ];
+        for (text, read) in cases {
+            assert_eq!(without_keys(text), read, "{text:?}");
+            let body = &text[parse(text).body_offset..];
+            assert!(read.ends_with(body), "{text:?}: the body is kept whole after the block");
+        }
     }
 
     #[test]

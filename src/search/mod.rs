@@ -1,20 +1,21 @@
 //! The tantivy full-text index: one document per live artifact, derived from the
 //! catalog and never from git.
 //!
-//! The index lives in `$AAM_HOME/index-v4/` (bump the version when the schema or
-//! tokenizers change; the new folder is built from the catalog, and an older one is
-//! left alone for an older aam). Name words, descriptions and bodies are indexed
-//! once, lowercase and as written: a query meets their other English forms through
-//! stems worked out on the query side ([`stem`]), and "did you mean" draws from the
-//! same words. Every commit
-//! records, as its payload, the catalog generation it reflects. Writers hold
-//! tantivy's writer lock across their catalog write and the index update, so a
-//! reader that finds the index behind the catalog and cannot take the lock knows a
-//! writer is mid-way and searches what is there; one that can take the lock
-//! rebuilds. Readers never block writers. A writer that finds the index at the
-//! catalog's generation may add documents while its catalog transaction runs
-//! (`source add` does, so tantivy indexes beside SQLite); it commits the index only
-//! after the catalog committed and rolls the index back if the catalog write fails.
+//! The index lives in `$AAM_HOME/index-v5/` (bump the version when the schema, the
+//! tokenizers or what a field is fed change; the new folder is built from the
+//! catalog, and an older one is left alone for an older aam). Name words,
+//! descriptions and bodies (the main file, its frontmatter without keys) are
+//! indexed once, lowercase and as written: a query meets their other English forms
+//! through stems worked out on the query side ([`stem`]), and "did you mean" draws
+//! from the same words. Every commit records, as its payload, the catalog
+//! generation it reflects. Writers hold tantivy's writer lock across their catalog
+//! write and the index update, so a reader that finds the index behind the catalog
+//! and cannot take the lock knows a writer is mid-way and searches what is there;
+//! one that can take the lock rebuilds. Readers never block writers. A writer that
+//! finds the index at the catalog's generation may add documents while its catalog
+//! transaction runs (`source add` does, so tantivy indexes beside SQLite); it
+//! commits the index only after the catalog committed and rolls the index back if
+//! the catalog write fails.
 //!
 //! A writer killed mid-way (kill -9, power loss) leaves the index one generation
 //! behind, which the next search or write repairs, and may leave tantivy's
@@ -98,7 +99,7 @@ impl From<ArtifactKind> for ResultKind {
 }
 
 /// Folder name of the current index layout.
-pub const INDEX_DIR: &str = "index-v4";
+pub const INDEX_DIR: &str = "index-v5";
 
 /// Tokenizer of the searched text fields: words, lowercase, as written.
 const WORDS: &str = "aam_words";
@@ -541,7 +542,9 @@ fn add_row(writer: &IndexWriter, f: Fields, row: SearchRow, dir: &Path) -> Resul
     if let Some(description) = &row.description {
         doc.add_text(f.description, description);
     }
-    doc.add_text(f.body, &row.body);
+    // A frontmatter's keys (`tools:`, `applyTo:`, `mode:`) would make every
+    // artifact of a kind match them; its values are what it says.
+    doc.add_text(f.body, crate::scan::frontmatter::without_keys(&row.body));
     doc.add_i64(f.changed_seq, row.changed_seq);
     writer.add_document(doc).map_err(|e| index_error(dir, e))?;
     Ok(())

@@ -400,6 +400,58 @@ fn a_source_add_indexes_what_a_reindex_would() {
     assert_eq!(results(&env), after_add, "a rebuild finds the same documents");
 }
 
+/// A frontmatter's keys are no words of its body: `applyTo` or `tools` do not
+/// find every rule or agent that sets them, but its values are still found (the
+/// rule for `*.kt` files, the agent with WebFetch). A block that never closes is
+/// text like any other, and a rebuild indexes what the add did.
+#[test]
+fn the_body_is_indexed_without_its_frontmatter_keys() {
+    let env = TestEnv::new();
+    let repo = env.repo("keys");
+    repo.write(
+        ".github/instructions/kotlin.instructions.md",
+        "---\ndescription: House style\napplyTo: \"**/*.kt\"\n---\nPrefer data classes.\n",
+    )
+    .write(
+        "agents/fetcher.md",
+        "---\nname: fetcher\ndescription: Reads pages\ntools: WebFetch, Grep\n---\nSummarize them.\n",
+    )
+    .write(
+        "agents/toolsmith.md",
+        "---\nname: smith\ndescription: Sharpens things\n---\nPicks the tools for a job.\n",
+    )
+    .write(
+        "prompts/open.prompt.md",
+        "---\nmode: agent\nnever closed, so this is text: applyTo\n",
+    );
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path()]);
+    let searches = |env: &TestEnv| -> Vec<Vec<String>> {
+        ["applyTo", "tools", "mode", "kt", "webfetch", "classes"]
+            .iter()
+            .map(|q| {
+                let mut found = names(&env.json(&["search", q]));
+                found.sort();
+                found
+            })
+            .collect()
+    };
+    let after_add = searches(&env);
+    assert_eq!(
+        after_add,
+        [
+            vec!["open"],
+            vec!["smith"],
+            vec!["open"],
+            vec!["kotlin"],
+            vec!["fetcher"],
+            vec!["kotlin"]
+        ]
+    );
+    env.aam(&["--json", "catalog", "reindex"]).ok_json();
+    assert_eq!(searches(&env), after_add, "a rebuild indexes the same text");
+}
+
 #[test]
 fn a_source_add_killed_at_any_instant_leaves_the_index_and_catalog_in_step() {
     // Kills at fixed instants, then kills aimed at the moment the add's rollback journal exists
