@@ -47,8 +47,11 @@ impl Frontmatter {
 
 /// `text` without the keys of its frontmatter: its values and the body after it
 /// as written, so `applyTo: "**/*.kt"` is read as `"**/*.kt"`. The whole text
-/// when it opens no block or never closes it, as [`parse`] splits it, and without
-/// reading the YAML: a line that starts with no plain key is kept whole.
+/// when it opens no block or never closes it, as [`parse`] splits it (a block
+/// that closes past the end of a capped text is text too), and without reading
+/// the YAML: a line that starts with no plain ASCII key followed by `:` and a
+/// space keeps whatever it holds (`"k": v`, `café: x`), and a line of a
+/// multi-line value that looks like `Usage: text` loses its first word.
 pub fn without_keys(text: &str) -> Cow<'_, str> {
     let Some((yaml_start, yaml_stop, body_offset)) = block(text) else {
         return Cow::Borrowed(text);
@@ -299,7 +302,14 @@ mod tests {
             ),
             ("---   \nk: v\n---  \ntrailing spaces\n", " v\ntrailing spaces\n"),
             ("---\n---\nan empty block\n", "an empty block\n"),
-            ("---\nkey:value\n: x\n---\nno key\n", "key:value\n: x\nno key\n"),
+            (
+                "---\nkey:value\n: x\n- : y\n---\nno key\n",
+                "key:value\n: x\n- : y\nno key\n",
+            ),
+            (
+                "---\nkey:é\ncafé: x\n\"k\": v\n\u{3000}k: w\n---\n",
+                "key:é\ncafé: x\n\"k\": v\n w\n",
+            ),
             ("---\nname: x\nnever closed\n", "---\nname: x\nnever closed\n"),
             ("--- not a fence\nk: v\n---\n", "--- not a fence\nk: v\n---\n"),
             ("no frontmatter\nk: v\n", "no frontmatter\nk: v\n"),
