@@ -98,10 +98,10 @@ fn block(text: &str) -> Option<(usize, usize, usize)> {
 
 /// Splits and parses the frontmatter of `text` (already free of a byte-order mark).
 pub fn parse(text: &str) -> Frontmatter {
-    if opening_fence_end(text).is_none() {
-        return Frontmatter::default();
-    }
     let Some((first_line_end, yaml_stop, body_offset)) = block(text) else {
+        if opening_fence_end(text).is_none() {
+            return Frontmatter::default();
+        }
         return Frontmatter {
             fields: None,
             body_offset: 0,
