@@ -50,34 +50,69 @@ impl Frontmatter {
 /// when it opens no block or never closes it, as [`parse`] splits it (a block
 /// that closes past the end of a capped text is text too), and without reading
 /// the YAML: a line that starts with no plain ASCII key followed by `:` and a
-/// space keeps whatever it holds (`"k": v`, `café: x`), and a line of a
-/// multi-line value that looks like `Usage: text` loses its first word.
+/// space keeps whatever it holds (`"k": v`, `café: x`). The lines of a block
+/// scalar (`description: |` and the lines indented under it) are kept whole, so
+/// its `Usage: text` keeps `Usage`; a quoted value running over several lines
+/// is not followed, and such a line of it loses its first word.
 pub fn without_keys(text: &str) -> Cow<'_, str> {
     let Some((yaml_start, yaml_stop, body_offset)) = block(text) else {
         return Cow::Borrowed(text);
     };
     let mut out = String::with_capacity(text.len());
+    // The column of the key whose block scalar the next lines may continue:
+    // a blank line or one indented past it is the scalar's text.
+    let mut scalar_key_column = None;
     for line in text[yaml_start..yaml_stop].split_inclusive('\n') {
-        out.push_str(without_key(line));
+        if let Some(column) = scalar_key_column
+            && (line.trim().is_empty() || indentation(line) > column)
+        {
+            out.push_str(line);
+            continue;
+        }
+        match split_key(line) {
+            Some((column, value)) => {
+                out.push_str(value);
+                scalar_key_column = opens_block_scalar(value).then_some(column);
+            }
+            None => {
+                out.push_str(line);
+                scalar_key_column = None;
+            }
+        }
     }
     out.push_str(&text[body_offset..]);
     Cow::Owned(out)
 }
 
-/// One frontmatter line after its key (`  - tools: Read` is ` Read`), or the
-/// whole line when it starts with none: a value's `https://` is no key.
-fn without_key(line: &str) -> &str {
+/// The column of a frontmatter line's key and what follows its `:`
+/// (`  - tools: Read` is 4 and ` Read`), or `None` when it starts with no key:
+/// a value's `https://` is no key.
+fn split_key(line: &str) -> Option<(usize, &str)> {
     let item = line.trim_start();
     let item = item.strip_prefix("- ").unwrap_or(item).trim_start();
     let key_len = item
         .bytes()
         .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
         .count();
-    let after = &item.as_bytes()[key_len..];
-    match after {
-        [b':'] | [b':', b' ' | b'\t' | b'\r' | b'\n', ..] if key_len > 0 => &item[key_len + 1..],
-        _ => line,
+    match &item.as_bytes()[key_len..] {
+        [b':'] | [b':', b' ' | b'\t' | b'\r' | b'\n', ..] if key_len > 0 => {
+            Some((line.len() - item.len(), &item[key_len + 1..]))
+        }
+        _ => None,
     }
+}
+
+/// Whether a key's `value` is a block scalar's header: `|` or `>`, with an
+/// optional chomping and indentation indicator (`|-`, `>2+`) and comment.
+fn opens_block_scalar(value: &str) -> bool {
+    let header = value.split(" #").next().unwrap_or_default().trim();
+    let mut chars = header.chars();
+    matches!(chars.next(), Some('|' | '>')) && chars.all(|c| c.is_ascii_digit() || c == '+' || c == '-')
+}
+
+/// The spaces a line starts with (YAML indents with spaces only).
+fn indentation(line: &str) -> usize {
+    line.bytes().take_while(|&b| b == b' ').count()
 }
 
 /// Where the frontmatter block of `text` lies: the end of its opening fence line,
@@ -315,6 +350,19 @@ mod tests {
             ("no frontmatter\nk: v\n", "no frontmatter\nk: v\n"),
             ("---\nk: v\n---", " v\n"),
             ("", ""),
+            (
+                "---\ndescription: |\n  Usage: run it\n\n  Example: x\nname: y\n---\n",
+                " |\n  Usage: run it\n\n  Example: x\n y\n",
+            ),
+            (
+                "---\nmetadata:\n  notes: >- # folded\n    Note: a\n  tags: x\n---\n",
+                "\n >- # folded\n    Note: a\n x\n",
+            ),
+            (
+                "---\nsteps:\n  - run: |2\n      Step: one\n    id: a\nk: |x\n  Not: scalar\n---\n",
+                "\n |2\n      Step: one\n a\n |x\n scalar\n",
+            ),
+            ("---\nk: >\n---\nbody: text\n", " >\nbody: text\n"),
         ];
         for (text, read) in cases {
             assert_eq!(without_keys(text), read, "{text:?}");

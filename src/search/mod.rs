@@ -1,7 +1,7 @@
 //! The tantivy full-text index: one document per live artifact, derived from the
 //! catalog and never from git.
 //!
-//! The index lives in `$AAM_HOME/index-v5/` (bump the version when the schema, the
+//! The index lives in `$AAM_HOME/index-v6/` (bump the version when the schema, the
 //! tokenizers or what a field is fed change; the new folder is built from the
 //! catalog, and an older one is left alone for an older aam). Name words,
 //! descriptions and bodies (the main file, its frontmatter without keys) are
@@ -99,7 +99,7 @@ impl From<ArtifactKind> for ResultKind {
 }
 
 /// Folder name of the current index layout.
-pub const INDEX_DIR: &str = "index-v5";
+pub const INDEX_DIR: &str = "index-v6";
 
 /// Tokenizer of the searched text fields: words, lowercase, as written.
 const WORDS: &str = "aam_words";

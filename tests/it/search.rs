@@ -402,8 +402,9 @@ fn a_source_add_indexes_what_a_reindex_would() {
 
 /// A frontmatter's keys are no words of its body: `applyTo` or `tools` do not
 /// find every rule or agent that sets them, but its values are still found (the
-/// rule for `*.kt` files, the agent with WebFetch). A block that never closes is
-/// text like any other, and a rebuild indexes what the add did.
+/// rule for `*.kt` files, the agent with WebFetch), and so is a block scalar's
+/// `Mockingbird: sings` whole. A block that never closes is text like any other,
+/// and a rebuild indexes what the add did.
 #[test]
 fn the_body_is_indexed_without_its_frontmatter_keys() {
     let env = TestEnv::new();
@@ -414,7 +415,7 @@ fn the_body_is_indexed_without_its_frontmatter_keys() {
     )
     .write(
         "agents/fetcher.md",
-        "---\nname: fetcher\ndescription: Reads pages\ntools: WebFetch, Grep\n---\nSummarize them.\n",
+        "---\nname: fetcher\ndescription: Reads pages\ntools: WebFetch, Grep\nexamples: |\n  Mockingbird: sings\n---\nSummarize them.\n",
     )
     .write(
         "agents/toolsmith.md",
@@ -427,7 +428,7 @@ fn the_body_is_indexed_without_its_frontmatter_keys() {
     repo.commit("c1");
     env.json(&["source", "add", repo.path()]);
     let searches = |env: &TestEnv| -> Vec<Vec<String>> {
-        ["applyTo", "tools", "mode", "kt", "webfetch", "classes"]
+        ["applyTo", "tools", "mode", "kt", "webfetch", "classes", "mockingbird"]
             .iter()
             .map(|q| {
                 let mut found = names(&env.json(&["search", q]));
@@ -445,7 +446,8 @@ fn the_body_is_indexed_without_its_frontmatter_keys() {
             vec!["open"],
             vec!["kotlin"],
             vec!["fetcher"],
-            vec!["kotlin"]
+            vec!["kotlin"],
+            vec!["fetcher"]
         ]
     );
     env.aam(&["--json", "catalog", "reindex"]).ok_json();
