@@ -117,6 +117,8 @@ error_codes! {
     RegistryInvalid = "AAM_REGISTRY_INVALID", InvalidInput;
     /// A registry with that name is already configured.
     RegistryExists = "AAM_REGISTRY_EXISTS", Conflict;
+    /// Files to package differ from the project's last commit (`--allow-dirty` packages them as they are).
+    UncommittedChanges = "AAM_UNCOMMITTED_CHANGES", Conflict;
     /// A package version is already published (versions are immutable).
     VersionExists = "AAM_VERSION_EXISTS", Conflict;
     /// No package of that name or version can be found.

@@ -121,6 +121,10 @@ pub(super) struct PkgCreateArgs {
     /// Description.
     #[arg(long)]
     description: Option<String>,
+    /// Package the project's files even when its last commit does not hold them as
+    /// they are (the provenance then names no commit).
+    #[arg(long)]
+    allow_dirty: bool,
     /// Show what would be created, write nothing.
     #[arg(long)]
     dry_run: bool,
@@ -144,6 +148,7 @@ impl PkgCreateArgs {
             version: self.version,
             description: self.description,
             output_dir: self.output_dir,
+            allow_dirty: self.allow_dirty,
             dry_run: self.dry_run,
         })
     }

@@ -249,8 +249,16 @@ fn choose<T>(items: Vec<T>, input: &Selection, key: impl Fn(&T) -> (ArtifactKind
 /// Reads the chosen artifacts of the project folder `root` (canonical): the
 /// project's own artifacts, as `selection` picks them; those
 /// whose main file is in `deployed` (files aam installed there from other
-/// packages) are copies, not the project's own, and are left out.
-pub fn gather_from_project(root: &Path, selection: &Selection, deployed: &BTreeSet<String>) -> Result<Gathered> {
+/// packages) are copies, not the project's own, and are left out. In a git
+/// work tree, the provenance names `HEAD` when it holds every file read as it is;
+/// a file new or changed since is refused ([`ErrorCode::UncommittedChanges`])
+/// unless `allow_dirty`, and then no commit is named.
+pub fn gather_from_project(
+    root: &Path,
+    selection: &Selection,
+    deployed: &BTreeSet<String>,
+    allow_dirty: bool,
+) -> Result<Gathered> {
     let mut found = project::artifacts(root)?;
     found.retain(|a| !deployed.contains(&a.main_file));
     if found.is_empty() {
@@ -259,9 +267,12 @@ pub fn gather_from_project(root: &Path, selection: &Selection, deployed: &BTreeS
     }
     let picked = choose(found, selection, |a| (a.kind, a.name.as_str(), a.path.as_str()))?;
     let mut chosen = Vec::new();
+    // The root-relative path of every file read, in the order of `chosen`'s files.
+    let mut read = Vec::new();
     for artifact in picked {
         let mut files = Vec::new();
         for file in &artifact.files {
+            read.push(file.clone());
             let path = root.join(file);
             let bytes = std::fs::read(&path).map_err(|e| Error::io("read", &path, e))?;
             let relative = match artifact.kind {
@@ -284,6 +295,16 @@ pub fn gather_from_project(root: &Path, selection: &Selection, deployed: &BTreeS
             files,
         });
     }
+    let contents = chosen
+        .iter()
+        .flat_map(|c| c.files.iter().map(|(_, bytes, _)| bytes.as_slice()));
+    let source_commit = match crate::sources::git::head_commit_with(root, read.iter().map(String::as_str).zip(contents))
+    {
+        None => None,
+        Some((commit, differing)) if differing.is_empty() => Some(commit.to_string()),
+        Some(_) if allow_dirty => None,
+        Some((_, differing)) => return Err(uncommitted(&differing)),
+    };
     let folder = root
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -295,13 +316,32 @@ pub fn gather_from_project(root: &Path, selection: &Selection, deployed: &BTreeS
             source_url: Some(format!("file://{}", root.display())),
             source_ref: None,
             source_path: None,
-            source_commit: crate::sources::git::head_commit(root).map(|c| c.to_string()),
+            source_commit,
             fetched_at: Some(now_timestamp()),
         },
         default_name: folder_package_name(root),
         origin_label: format!("project {folder}"),
         project_root: Some(root.display().to_string()),
     })
+}
+
+/// The refusal to package files the project's last commit does not hold.
+fn uncommitted(differing: &[String]) -> Error {
+    const NAMED: usize = 5;
+    let mut named: Vec<String> = differing.iter().take(NAMED).map(|f| format!("`{f}`")).collect();
+    if differing.len() > NAMED {
+        named.push(format!("and {} more", differing.len() - NAMED));
+    }
+    Error::new(
+        ErrorCode::UncommittedChanges,
+        format!(
+            "{} to package {} not committed: {}",
+            plural(differing.len(), "file"),
+            if differing.len() == 1 { "is" } else { "are" },
+            named.join(", ")
+        ),
+    )
+    .with_hint("commit them, so the package names the commit its files come from, or pass `--allow-dirty` to package them as they are (its provenance then names no commit)")
 }
 
 /// Reads the chosen artifacts of a source from its cached git objects at the indexed commit.

@@ -124,7 +124,7 @@ pub fn uncommitted_changes(work_tree: &Path, scope: &str) -> Option<bool> {
     const MAX_FILES: usize = 5_000;
     let repo = gix::open_opts(work_tree, gix::open::Options::isolated()).ok()?;
     let root = repo.workdir()?.to_path_buf();
-    let tree = repo.head_commit().ok()?.tree_id().ok()?.detach();
+    let mut head = HeadFiles::new(&repo)?;
     let start = if scope.is_empty() {
         root.clone()
     } else {
@@ -142,8 +142,6 @@ pub fn uncommitted_changes(work_tree: &Path, scope: &str) -> Option<bool> {
     let walk = walk
         .filter_entry(move |e| e.file_name() != ".git" && (e.path().starts_with(&scope) || scope.starts_with(e.path())))
         .build();
-    // Committed blobs by file name, per folder: a wide folder is decoded once, not per file.
-    let mut folders: HashMap<PathBuf, Option<HashMap<Vec<u8>, ObjectId>>> = HashMap::new();
     for (seen, entry) in walk.enumerate() {
         if seen > MAX_FILES {
             return None;
@@ -153,24 +151,72 @@ pub fn uncommitted_changes(work_tree: &Path, scope: &str) -> Option<bool> {
             continue;
         }
         let rel = entry.path().strip_prefix(&root).ok()?;
-        let (parent, name) = (rel.parent().unwrap_or(Path::new("")), rel.file_name()?);
-        let listing = match folders.get(parent) {
-            Some(listing) => listing,
-            None => {
-                let listing = committed_blobs(&repo, tree, parent);
-                folders.entry(parent.to_path_buf()).or_insert(listing)
-            }
-        };
-        let Some(committed) = listing.as_ref().and_then(|l| l.get(name.as_encoded_bytes())) else {
+        let Some(committed) = head.blob(rel) else {
             return Some(true);
         };
         let bytes = std::fs::read(entry.path()).ok()?;
-        let id = gix::objs::compute_hash(repo.object_hash(), gix::objs::Kind::Blob, &bytes).ok()?;
-        if *committed != id {
+        if committed != head.blob_id(&bytes)? {
             return Some(true);
         }
     }
     Some(false)
+}
+
+/// The commit `HEAD` points at in the repository whose work tree is `root`, and
+/// which of `files` (paths relative to `root`, with the bytes read from them)
+/// that commit does not hold as they are: new, or changed. `None` when `root` is
+/// no work tree's root or has no commit yet.
+pub fn head_commit_with<'a>(
+    root: &Path,
+    files: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+) -> Option<(ObjectId, Vec<String>)> {
+    let repo = gix::open_opts(root, gix::open::Options::isolated()).ok()?;
+    let mut head = HeadFiles::new(&repo)?;
+    let mut differing = Vec::new();
+    for (path, bytes) in files {
+        if head.blob(Path::new(path)) != Some(head.blob_id(bytes)?) {
+            differing.push(path.to_string());
+        }
+    }
+    Some((head.commit, differing))
+}
+
+/// The files of a repository's `HEAD` commit, looked up by path.
+struct HeadFiles<'r> {
+    repo: &'r Repository,
+    commit: ObjectId,
+    tree: ObjectId,
+    /// Committed blobs by file name, per folder: a wide folder is decoded once, not per file.
+    folders: HashMap<PathBuf, Option<HashMap<Vec<u8>, ObjectId>>>,
+}
+
+impl<'r> HeadFiles<'r> {
+    /// `None` when the repository has no commit yet.
+    fn new(repo: &'r Repository) -> Option<Self> {
+        let commit = repo.head_commit().ok()?;
+        Some(Self {
+            repo,
+            commit: commit.id,
+            tree: commit.tree_id().ok()?.detach(),
+            folders: HashMap::new(),
+        })
+    }
+
+    /// The blob `HEAD` holds at `path` (relative to the work tree's root), if any.
+    fn blob(&mut self, path: &Path) -> Option<ObjectId> {
+        let (parent, name) = (path.parent().unwrap_or(Path::new("")), path.file_name()?);
+        let (repo, tree) = (self.repo, self.tree);
+        let listing = self
+            .folders
+            .entry(parent.to_path_buf())
+            .or_insert_with(|| committed_blobs(repo, tree, parent));
+        listing.as_ref()?.get(name.as_encoded_bytes()).copied()
+    }
+
+    /// The id `bytes` would have as a blob of this repository.
+    fn blob_id(&self, bytes: &[u8]) -> Option<ObjectId> {
+        gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Blob, bytes).ok()
+    }
 }
 
 /// The blobs (by file name) of the folder `dir` in `tree`; `None` when it is no folder there.
@@ -251,12 +297,6 @@ pub fn repository_links(path: &Path) -> Option<Vec<PathBuf>> {
 pub fn has_branch(path: &Path, name: &str) -> bool {
     gix::open_opts(path, gix::open::Options::isolated())
         .is_ok_and(|repo| repo.find_reference(format!("refs/heads/{name}").as_str()).is_ok())
-}
-
-/// The commit `HEAD` points at in the repository at `path`, if there is one.
-pub fn head_commit(path: &Path) -> Option<ObjectId> {
-    let repo = gix::open_opts(path, gix::open::Options::isolated()).ok()?;
-    repo.head_id().ok().map(|id| id.detach())
 }
 
 /// The time limits of one remote fetch over http(s).

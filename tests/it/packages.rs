@@ -334,6 +334,54 @@ fn a_project_package_leaves_out_what_aam_installed() {
     assert_eq!(sources, ["skills/mine"], "{dry}");
 }
 
+/// A project package names the commit it was made from only when that commit
+/// holds every packaged file as it is: a file changed or new since is refused,
+/// unless `--allow-dirty` packages it as it is and names no commit. Edits to
+/// files the package does not take change nothing.
+#[test]
+fn a_project_package_names_its_commit_only_when_it_holds_its_files() {
+    let env = TestEnv::new();
+    let project = env.repo("project");
+    project
+        .write("skills/mine/SKILL.md", skill("mine", "My own skill"))
+        .write("README.md", "# Project\n");
+    let c1 = project.commit("mine");
+    let create = |extra: &[&str]| {
+        let mut args = vec!["--json", "pkg", "create", "--all", "--name", "mine-kit"];
+        args.extend_from_slice(extra);
+        env.aam_in(&project.dir, &args)
+    };
+    project.write("README.md", "# Project, edited\n");
+    let clean = create(&["--dry-run"]).ok_json();
+    assert_eq!(clean["provenance"]["source_commit"], c1, "{clean}");
+
+    project
+        .write("skills/mine/SKILL.md", skill("mine", "Edited, not committed"))
+        .write("skills/mine/notes.md", "new\n");
+    let refused = create(&[]).err("AAM_UNCOMMITTED_CHANGES");
+    assert_eq!(
+        refused["message"],
+        "2 files to package are not committed: `skills/mine/SKILL.md`, `skills/mine/notes.md`"
+    );
+    assert!(refused["hint"].as_str().unwrap().contains("--allow-dirty"), "{refused}");
+    assert!(!project.dir.join("mine-kit").exists(), "nothing written on error");
+
+    let dirty = create(&["--allow-dirty"]).ok_json();
+    assert!(dirty["provenance"].get("source_commit").is_none(), "{dirty}");
+    let packaged = std::fs::read_to_string(project.dir.join("mine-kit/skills/mine/SKILL.md")).unwrap();
+    assert!(
+        packaged.contains("Edited, not committed"),
+        "the files as they are: {packaged}"
+    );
+    let manifest = std::fs::read_to_string(project.dir.join("mine-kit/aam.yaml")).unwrap();
+    assert!(!manifest.contains("source_commit"), "{manifest}");
+
+    std::fs::remove_dir_all(project.dir.join("mine-kit")).unwrap();
+    let c2 = project.commit("edits");
+    let committed = create(&["--version", "0.2.0"]).ok_json();
+    assert_eq!(committed["provenance"]["source_commit"], c2, "{committed}");
+}
+
 #[test]
 fn create_from_a_project() {
     let env = TestEnv::new();

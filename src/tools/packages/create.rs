@@ -51,6 +51,10 @@ pub struct PkgCreateInput {
     /// Folder to write the package to (default: `./<name>`); must not exist or be empty.
     #[serde(default)]
     pub output_dir: Option<String>,
+    /// Package a project's files even when its last commit does not hold them as
+    /// they are (the provenance then names no commit).
+    #[serde(default)]
+    pub allow_dirty: bool,
     /// Work out everything, write nothing.
     #[serde(default)]
     pub dry_run: bool,
@@ -90,6 +94,7 @@ impl Tool for PkgCreate {
         ErrorCode::Conflict,
         ErrorCode::CacheCorrupted,
         ErrorCode::SourceFileTooLarge,
+        ErrorCode::UncommittedChanges,
     ];
     const CONSTRAINTS: &'static [&'static str] = &[
         "the output folder must not exist or be empty",
@@ -126,7 +131,12 @@ impl Tool for PkgCreate {
                     None => project::root(&ctx.cwd),
                 };
                 let root = root.canonicalize().map_err(|e| Error::io("read", &root, e))?;
-                gather_from_project(&root, &Selection::from(&input), &deployed_files(ctx, &root))?
+                gather_from_project(
+                    &root,
+                    &Selection::from(&input),
+                    &deployed_files(ctx, &root),
+                    input.allow_dirty,
+                )?
             }
         };
         let name = input.name.clone().unwrap_or_else(|| gathered.default_name.clone());
