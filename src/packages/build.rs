@@ -18,6 +18,7 @@ use crate::packages::manifest::{
 use crate::project;
 use crate::scan::ArtifactKind;
 use crate::sources::git::{FileMode, GitCache, Oid};
+use crate::sources::head::{Change, Head, WorkFile};
 use crate::sources::index::Snapshot;
 
 /// One artifact placed in a package.
@@ -249,9 +250,10 @@ fn choose<T>(items: Vec<T>, input: &Selection, key: impl Fn(&T) -> (ArtifactKind
 /// Reads the chosen artifacts of the project folder `root` (canonical): the
 /// project's own artifacts, as `selection` picks them; those
 /// whose main file is in `deployed` (files aam installed there from other
-/// packages) are copies, not the project's own, and are left out. In a git
-/// work tree, the provenance names `HEAD` when it holds every file read as it is;
-/// a file new or changed since is refused ([`ErrorCode::UncommittedChanges`])
+/// packages) are copies, not the project's own, and are left out. When `root`
+/// is a git work tree's root, the provenance names `HEAD` when it holds every
+/// file read as it is and every file of a chosen skill's folder still; a file
+/// new, changed or deleted since is refused ([`ErrorCode::UncommittedChanges`])
 /// unless `allow_dirty`, and then no commit is named.
 pub fn gather_from_project(
     root: &Path,
@@ -267,12 +269,12 @@ pub fn gather_from_project(
     }
     let picked = choose(found, selection, |a| (a.kind, a.name.as_str(), a.path.as_str()))?;
     let mut chosen = Vec::new();
-    // The root-relative path of every file read, in the order of `chosen`'s files.
-    let mut read = Vec::new();
+    let mut head = Head::open(root);
+    // What `HEAD` does not hold as read: a file new or changed, or one gone from a skill's folder.
+    let mut changes = Vec::new();
     for artifact in picked {
         let mut files = Vec::new();
         for file in &artifact.files {
-            read.push(file.clone());
             let path = root.join(file);
             let bytes = std::fs::read(&path).map_err(|e| Error::io("read", &path, e))?;
             let relative = match artifact.kind {
@@ -284,7 +286,24 @@ pub fn gather_from_project(
             let executable = std::fs::metadata(&path)
                 .map(|m| m.permissions().mode() & 0o111 != 0)
                 .unwrap_or(false);
+            let read = WorkFile {
+                path: file,
+                bytes: &bytes,
+                executable,
+            };
+            if let Some(change) = head.as_mut().and_then(|head| head.change(&read)) {
+                changes.push((file.clone(), change));
+            }
             files.push((relative, bytes, executable));
+        }
+        if artifact.kind == ArtifactKind::Skill
+            && let Some(head) = head.as_mut()
+        {
+            changes.extend(
+                head.deleted_under(&artifact.path)
+                    .into_iter()
+                    .map(|p| (p, Change::Deleted)),
+            );
         }
         chosen.push(Chosen {
             kind: artifact.kind,
@@ -295,15 +314,14 @@ pub fn gather_from_project(
             files,
         });
     }
-    let contents = chosen
-        .iter()
-        .flat_map(|c| c.files.iter().map(|(_, bytes, _)| bytes.as_slice()));
-    let source_commit = match crate::sources::git::head_commit_with(root, read.iter().map(String::as_str).zip(contents))
-    {
+    let source_commit = match head {
         None => None,
-        Some((commit, differing)) if differing.is_empty() => Some(commit.to_string()),
-        Some(_) if allow_dirty => None,
-        Some((_, differing)) => return Err(uncommitted(&differing)),
+        Some(_) if !changes.is_empty() && allow_dirty => None,
+        Some(_) if !changes.is_empty() => {
+            changes.sort_by(|a, b| a.0.cmp(&b.0));
+            return Err(uncommitted(&changes));
+        }
+        Some(head) => Some(head.commit().to_string()),
     };
     let folder = root
         .file_name()
@@ -325,19 +343,23 @@ pub fn gather_from_project(
     })
 }
 
-/// The refusal to package files the project's last commit does not hold.
-fn uncommitted(differing: &[String]) -> Error {
+/// The refusal to package files the project's last commit does not hold as they are.
+fn uncommitted(changes: &[(String, Change)]) -> Error {
     const NAMED: usize = 5;
-    let mut named: Vec<String> = differing.iter().take(NAMED).map(|f| format!("`{f}`")).collect();
-    if differing.len() > NAMED {
-        named.push(format!("and {} more", differing.len() - NAMED));
+    let mut named: Vec<String> = changes
+        .iter()
+        .take(NAMED)
+        .map(|(path, change)| format!("`{path}` ({})", change.as_str()))
+        .collect();
+    if changes.len() > NAMED {
+        named.push(format!("and {} more", changes.len() - NAMED));
     }
     Error::new(
         ErrorCode::UncommittedChanges,
         format!(
-            "{} to package {} not committed: {}",
-            plural(differing.len(), "file"),
-            if differing.len() == 1 { "is" } else { "are" },
+            "{} to package {} from the last commit: {}",
+            plural(changes.len(), "file"),
+            if changes.len() == 1 { "differs" } else { "differ" },
             named.join(", ")
         ),
     )

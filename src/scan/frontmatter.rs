@@ -50,10 +50,10 @@ impl Frontmatter {
 /// when it opens no block or never closes it, as [`parse`] splits it (a block
 /// that closes past the end of a capped text is text too), and without reading
 /// the YAML: a line that starts with no plain ASCII key followed by `:` and a
-/// space keeps whatever it holds (`"k": v`, `café: x`). The lines of a block
-/// scalar (`description: |` and the lines indented under it) are kept whole, so
-/// its `Usage: text` keeps `Usage`; a quoted value running over several lines
-/// is not followed, and such a line of it loses its first word.
+/// space keeps whatever it holds (`"k": v`, `café: x`). The lines under a block
+/// scalar's header (`description: |`, `- >-`) are kept whole, so its
+/// `Usage: text` keeps `Usage`; a quoted value running over several lines is not
+/// followed, and such a line of it loses its first word.
 pub fn without_keys(text: &str) -> Cow<'_, str> {
     let Some((yaml_start, yaml_stop, body_offset)) = block(text) else {
         return Cow::Borrowed(text);
@@ -76,7 +76,7 @@ pub fn without_keys(text: &str) -> Cow<'_, str> {
             }
             None => {
                 out.push_str(line);
-                scalar_key_column = None;
+                scalar_key_column = unkeyed_block_scalar(line);
             }
         }
     }
@@ -103,11 +103,41 @@ fn split_key(line: &str) -> Option<(usize, &str)> {
 }
 
 /// Whether a key's `value` is a block scalar's header: `|` or `>`, with an
-/// optional chomping and indentation indicator (`|-`, `>2+`) and comment.
+/// optional chomping and indentation indicator (`|-`, `>2+`), and maybe a tag
+/// (`!!str`), an anchor (`&a`) and a comment.
 fn opens_block_scalar(value: &str) -> bool {
-    let header = value.split(" #").next().unwrap_or_default().trim();
-    let mut chars = header.chars();
-    matches!(chars.next(), Some('|' | '>')) && chars.all(|c| c.is_ascii_digit() || c == '+' || c == '-')
+    let comment = value
+        .char_indices()
+        .find(|&(at, c)| c == '#' && value[..at].ends_with([' ', '\t']))
+        .map_or(value.len(), |(at, _)| at);
+    let mut words = value[..comment]
+        .split_whitespace()
+        .filter(|word| !word.starts_with(['!', '&']));
+    let header = |word: &str| {
+        let mut chars = word.chars();
+        matches!(chars.next(), Some('|' | '>')) && chars.all(|c| c.is_ascii_digit() || c == '+' || c == '-')
+    };
+    matches!((words.next(), words.next()), (Some(word), None) if header(word))
+}
+
+/// The column a block scalar opened on a line without a plain key hangs from:
+/// a sequence item's (`- |`) or a quoted key's (`"k": |`, `- 'k': >`).
+fn unkeyed_block_scalar(line: &str) -> Option<usize> {
+    let indent = indentation(line);
+    let (item, item_column) = match line[indent..].strip_prefix("- ") {
+        Some(rest) => (rest.trim_start_matches(' '), indent + 2 + indentation(rest)),
+        None => (&line[indent..], indent),
+    };
+    match item.chars().next() {
+        Some(quote @ ('"' | '\'')) => {
+            let close = item[1..].find(quote)? + 1;
+            let value = item[close + 1..].strip_prefix(':')?;
+            opens_block_scalar(value).then_some(item_column)
+        }
+        // The item itself is the scalar: its text is indented past the dash.
+        _ if item_column > indent => opens_block_scalar(item).then_some(indent),
+        _ => None,
+    }
 }
 
 /// The spaces a line starts with (YAML indents with spaces only).
@@ -363,6 +393,18 @@ mod tests {
                 "\n |2\n      Step: one\n a\n |x\n scalar\n",
             ),
             ("---\nk: >\n---\nbody: text\n", " >\nbody: text\n"),
+            (
+                "---\nexamples:\n  - |\n    Usage: run it\n  - Plain: item\n---\n",
+                "\n  - |\n    Usage: run it\n item\n",
+            ),
+            (
+                "---\n\"quoted\": |\n  Usage: one\n- 'k': >-\n    Note: two\nnext: x\n---\n",
+                "\"quoted\": |\n  Usage: one\n- 'k': >-\n    Note: two\n x\n",
+            ),
+            (
+                "---\na: !!str |\n  Tag: one\nb: &anchor >\n  Anchor: two\nc: |\t# tab, then a comment\n  Tab: three\nd: | x\n  Not: scalar\n---\n",
+                " !!str |\n  Tag: one\n &anchor >\n  Anchor: two\n |\t# tab, then a comment\n  Tab: three\n | x\n scalar\n",
+            ),
         ];
         for (text, read) in cases {
             assert_eq!(without_keys(text), read, "{text:?}");

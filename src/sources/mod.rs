@@ -9,6 +9,7 @@ pub mod cache;
 pub mod defaults;
 pub mod folder;
 pub mod git;
+pub mod head;
 pub mod index;
 pub mod spec;
 pub mod update;

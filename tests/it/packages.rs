@@ -335,17 +335,33 @@ fn a_project_package_leaves_out_what_aam_installed() {
 }
 
 /// A project package names the commit it was made from only when that commit
-/// holds every packaged file as it is: a file changed or new since is refused,
-/// unless `--allow-dirty` packages it as it is and names no commit. Edits to
+/// holds every packaged file as it is, compared as `git status` compares (line
+/// endings converted as `.gitattributes` says, the executable bit counted): a
+/// file changed, new or gone from a skill's folder since is refused, unless
+/// `--allow-dirty` packages the files as they are and names no commit. Edits to
 /// files the package does not take change nothing.
 #[test]
 fn a_project_package_names_its_commit_only_when_it_holds_its_files() {
+    use std::os::unix::fs::PermissionsExt;
     let env = TestEnv::new();
     let project = env.repo("project");
+    let crlf = |text: String| text.replace('\n', "\r\n");
     project
-        .write("skills/mine/SKILL.md", skill("mine", "My own skill"))
+        .write(".gitattributes", "*.md text eol=crlf\n")
+        .write("skills/mine/SKILL.md", crlf(skill("mine", "My own skill")))
+        .write("skills/mine/guide.md", "Read me.\r\n")
+        .write("skills/mine/run.sh", "#!/bin/sh\n")
+        .write(".claude/agents/helper.md", crlf(skill("helper", "Helps")))
         .write("README.md", "# Project\n");
+    let executable = |mode: u32| {
+        let run = project.dir.join("skills/mine/run.sh");
+        std::fs::set_permissions(run, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    executable(0o755);
     let c1 = project.commit("mine");
+    let blob = project.git(&["rev-parse", "HEAD:skills/mine/SKILL.md"]);
+    let stored = project.git(&["cat-file", "-p", &blob]);
+    assert!(!stored.contains('\r'), "git stores the skill with LF endings");
     let create = |extra: &[&str]| {
         let mut args = vec!["--json", "pkg", "create", "--all", "--name", "mine-kit"];
         args.extend_from_slice(extra);
@@ -356,19 +372,25 @@ fn a_project_package_names_its_commit_only_when_it_holds_its_files() {
     assert_eq!(clean["provenance"]["source_commit"], c1, "{clean}");
 
     project
-        .write("skills/mine/SKILL.md", skill("mine", "Edited, not committed"))
-        .write("skills/mine/notes.md", "new\n");
+        .write(
+            ".claude/agents/helper.md",
+            crlf(skill("helper", "Edited, not committed")),
+        )
+        .write("skills/mine/notes.md", "new\n")
+        .remove("skills/mine/guide.md");
+    executable(0o644);
     let refused = create(&[]).err("AAM_UNCOMMITTED_CHANGES");
     assert_eq!(
         refused["message"],
-        "2 files to package are not committed: `skills/mine/SKILL.md`, `skills/mine/notes.md`"
+        "4 files to package differ from the last commit: `.claude/agents/helper.md` (changed), \
+         `skills/mine/guide.md` (deleted), `skills/mine/notes.md` (new), `skills/mine/run.sh` (changed)"
     );
     assert!(refused["hint"].as_str().unwrap().contains("--allow-dirty"), "{refused}");
     assert!(!project.dir.join("mine-kit").exists(), "nothing written on error");
 
     let dirty = create(&["--allow-dirty"]).ok_json();
     assert!(dirty["provenance"].get("source_commit").is_none(), "{dirty}");
-    let packaged = std::fs::read_to_string(project.dir.join("mine-kit/skills/mine/SKILL.md")).unwrap();
+    let packaged = std::fs::read_to_string(project.dir.join("mine-kit/agents/helper.md")).unwrap();
     assert!(
         packaged.contains("Edited, not committed"),
         "the files as they are: {packaged}"

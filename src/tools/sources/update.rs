@@ -263,7 +263,7 @@ fn update_one(
                     .resolved_ref
                     .as_deref()
                     .is_some_and(|branch| crate::sources::git::has_branch(path, branch))
-                    && crate::sources::git::uncommitted_changes(path, &source.scope_path) == Some(true)
+                    && crate::sources::head::uncommitted_changes(path, &source.scope_path) == Some(true)
             }),
         error: None,
     })
