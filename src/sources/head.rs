@@ -117,9 +117,10 @@ pub struct Head {
     tree: ObjectId,
     /// Per folder: a wide folder is decoded once, not per file.
     folders: HashMap<PathBuf, Option<Listing>>,
-    /// `None` when the repository's attributes cannot be read: bytes are then
+    /// Made at the first file hashed (it reads the repository's index); `None`
+    /// inside when the repository's attributes cannot be read: bytes are then
     /// hashed as they are.
-    to_git: Option<ToGit>,
+    to_git: Option<Option<ToGit>>,
 }
 
 impl Head {
@@ -132,14 +133,13 @@ impl Head {
             let commit = repo.head_commit().ok()?;
             (commit.id, commit.tree_id().ok()?.detach())
         };
-        let to_git = ToGit::new(&repo);
         Some(Self {
             repo,
             root,
             commit,
             tree,
             folders: HashMap::new(),
-            to_git,
+            to_git: None,
         })
     }
 
@@ -214,8 +214,9 @@ impl Head {
     fn blob_id(&mut self, path: &Path, bytes: &[u8]) -> Option<ObjectId> {
         let kind = self.repo.object_hash();
         let hash = |bytes: &[u8]| gix::objs::compute_hash(kind, gix::objs::Kind::Blob, bytes).ok();
-        match &mut self.to_git {
-            Some(to_git) => to_git.convert(&self.repo, path, bytes, hash),
+        let repo = &self.repo;
+        match self.to_git.get_or_insert_with(|| ToGit::new(repo)) {
+            Some(to_git) => to_git.convert(repo, path, bytes, hash),
             None => hash(bytes),
         }
     }
