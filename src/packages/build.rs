@@ -16,7 +16,7 @@ use crate::packages::manifest::{
     artifact_file_name, check_package_name,
 };
 use crate::project;
-use crate::scan::ArtifactKind;
+use crate::scan::{self, ArtifactKind};
 use crate::sources::git::{FileMode, GitCache, Oid};
 use crate::sources::head::{Change, Head, WorkFile};
 use crate::sources::index::Snapshot;
@@ -252,8 +252,8 @@ fn choose<T>(items: Vec<T>, input: &Selection, key: impl Fn(&T) -> (ArtifactKind
 /// whose main file is in `deployed` (files aam installed there from other
 /// packages) are copies, not the project's own, and are left out. When `root`
 /// is a git work tree's root, the provenance names `HEAD` when it holds every
-/// file read as it is and every file of a chosen skill's folder still; a file
-/// new, changed or deleted since is refused ([`ErrorCode::UncommittedChanges`])
+/// file read as it is and no file of a chosen skill is gone since; a file new,
+/// changed or deleted since is refused ([`ErrorCode::UncommittedChanges`])
 /// unless `allow_dirty`, and then no commit is named.
 pub fn gather_from_project(
     root: &Path,
@@ -296,15 +296,6 @@ pub fn gather_from_project(
             }
             files.push((relative, bytes, executable));
         }
-        if artifact.kind == ArtifactKind::Skill
-            && let Some(head) = head.as_mut()
-        {
-            changes.extend(
-                head.deleted_under(&artifact.path)
-                    .into_iter()
-                    .map(|p| (p, Change::Deleted)),
-            );
-        }
         chosen.push(Chosen {
             kind: artifact.kind,
             name: artifact.name,
@@ -313,6 +304,14 @@ pub fn gather_from_project(
             artifact_id: None,
             files,
         });
+    }
+    if let Some(head) = &head {
+        let skills: BTreeSet<&str> = chosen
+            .iter()
+            .filter(|c| c.kind == ArtifactKind::Skill)
+            .map(|c| c.source_path.as_str())
+            .collect();
+        changes.extend(deleted_skill_files(root, head, &skills));
     }
     let source_commit = match head {
         None => None,
@@ -323,10 +322,7 @@ pub fn gather_from_project(
         }
         Some(head) => Some(head.commit().to_string()),
     };
-    let folder = root
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let folder = project::root_name(root);
     Ok(Gathered {
         chosen,
         provenance: Provenance {
@@ -341,6 +337,32 @@ pub fn gather_from_project(
         origin_label: format!("project {folder}"),
         project_root: Some(root.display().to_string()),
     })
+}
+
+/// The files `HEAD`'s version of one of `skills` (by path) holds that are gone
+/// from the work tree at `root`: the commit's files are detected as the work
+/// tree's are, so a file the package would not take (a nested skill's, an
+/// ignored folder's) never counts.
+fn deleted_skill_files(root: &Path, head: &Head, skills: &BTreeSet<&str>) -> Vec<(String, Change)> {
+    if skills.is_empty() {
+        return Vec::new();
+    }
+    let committed = head.paths();
+    let paths: Vec<&str> = committed.iter().map(String::as_str).collect();
+    let mut deleted = Vec::new();
+    for found in scan::detect(&paths, &BTreeMap::new(), &project::root_name(root)) {
+        if found.kind != ArtifactKind::Skill || !skills.contains(found.path.as_str()) {
+            continue;
+        }
+        for path in found.files.iter().map(|&i| paths[i]) {
+            // A tree entry's name is the repository's word: only a plain
+            // relative path is looked for, and only with a stat.
+            if crate::paths::check_relative(path).is_ok() && root.join(path).symlink_metadata().is_err() {
+                deleted.push((path.to_string(), Change::Deleted));
+            }
+        }
+    }
+    deleted
 }
 
 /// The refusal to package files the project's last commit does not hold as they are.
@@ -363,7 +385,7 @@ fn uncommitted(changes: &[(String, Change)]) -> Error {
             named.join(", ")
         ),
     )
-    .with_hint("commit them, so the package names the commit its files come from, or pass `--allow-dirty` to package them as they are (its provenance then names no commit)")
+    .with_hint("commit the changes, so the package names the commit its files come from, or pass `--allow-dirty` to package the files as they are (its provenance then names no commit)")
 }
 
 /// Reads the chosen artifacts of a source from its cached git objects at the indexed commit.

@@ -754,7 +754,8 @@ fn read_main(root: &Path, relative: &str) -> Option<Vec<u8>> {
         .flatten()
 }
 
-fn root_name(root: &Path) -> String {
+/// The name a skill whose `SKILL.md` sits at the project's root takes: its folder's.
+pub fn root_name(root: &Path) -> String {
     root.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()

@@ -405,6 +405,10 @@ mod tests {
                 "---\na: !!str |\n  Tag: one\nb: &anchor >\n  Anchor: two\nc: |\t# tab, then a comment\n  Tab: three\nd: | x\n  Not: scalar\n---\n",
                 " !!str |\n  Tag: one\n &anchor >\n  Anchor: two\n |\t# tab, then a comment\n  Tab: three\n | x\n scalar\n",
             ),
+            (
+                "---\n\"k: |\n  Open: quote\n\"é\": |\n  Accent: key\n- é: |\n  Dash: é\n-é\n---\n",
+                "\"k: |\n quote\n\"é\": |\n  Accent: key\n- é: |\n é\n-é\n",
+            ),
         ];
         for (text, read) in cases {
             assert_eq!(without_keys(text), read, "{text:?}");

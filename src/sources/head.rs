@@ -4,15 +4,18 @@
 //!
 //! A work-tree file is compared as `git status` compares it: its bytes go through
 //! the repository's conversions to git (`.gitattributes` `text`, `eol` and
-//! `ident`, and `core.autocrlf` of the repository's own config) before they are
-//! hashed, and its executable bit counts. Filter drivers (`filter=lfs`) are never
-//! run, so a file one stores reads as changed. Repositories are opened with
-//! isolated configuration, like every other aam opens.
+//! `ident`, and `core.autocrlf` of the repository's own config; a file committed
+//! with CRLF endings is left alone, as git leaves it) before they are hashed, and
+//! its executable bit counts unless `core.fileMode` is false. Filter drivers
+//! (`filter=lfs`) are never run, so a file one stores reads as changed.
+//! Repositories are opened with isolated configuration, like every other aam
+//! opens: only their own config is read.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use gix::filter::plumbing::pipeline::convert::ToGitOutcome;
+use gix::objs::Find;
 use gix::objs::tree::EntryKind;
 use gix::{ObjectId, Repository};
 
@@ -87,7 +90,7 @@ pub fn uncommitted_changes(work_tree: &Path, scope: &str) -> Option<bool> {
             return Some(true);
         };
         let bytes = std::fs::read(entry.path()).ok()?;
-        if head.blob_id(rel, &bytes)? != committed.id {
+        if head.blob_id(rel, &bytes, committed.id)? != committed.id {
             return Some(true);
         }
     }
@@ -101,12 +104,8 @@ struct Committed {
     executable: bool,
 }
 
-/// One folder of `HEAD`: its files by name, and its subfolders' names.
-#[derive(Default)]
-struct Listing {
-    files: HashMap<Vec<u8>, Committed>,
-    folders: Vec<Vec<u8>>,
-}
+/// One folder of `HEAD`: its files by name.
+type Listing = HashMap<Vec<u8>, Committed>;
 
 /// A work tree's `HEAD` commit: its files looked up by path, and the
 /// conversions that turn a work-tree file into what git would store.
@@ -115,6 +114,8 @@ pub struct Head {
     root: PathBuf,
     commit: ObjectId,
     tree: ObjectId,
+    /// `core.fileMode`: whether the executable bit counts.
+    file_mode: bool,
     /// Per folder: a wide folder is decoded once, not per file.
     folders: HashMap<PathBuf, Option<Listing>>,
     /// Made at the first file hashed (it reads the repository's index); `None`
@@ -133,11 +134,13 @@ impl Head {
             let commit = repo.head_commit().ok()?;
             (commit.id, commit.tree_id().ok()?.detach())
         };
+        let file_mode = repo.config_snapshot().boolean("core.fileMode").unwrap_or(true);
         Some(Self {
             repo,
             root,
             commit,
             tree,
+            file_mode,
             folders: HashMap::new(),
             to_git: None,
         })
@@ -155,50 +158,34 @@ impl Head {
         let Some(committed) = self.file(path) else {
             return Some(Change::New);
         };
-        let same = self.blob_id(path, file.bytes) == Some(committed.id) && committed.executable == file.executable;
+        let same = self.blob_id(path, file.bytes, committed.id) == Some(committed.id)
+            && (!self.file_mode || committed.executable == file.executable);
         (!same).then_some(Change::Changed)
     }
 
-    /// The files the commit holds under `folder`, at any depth, that the work
-    /// tree no longer has, by their paths relative to the root.
-    pub fn deleted_under(&mut self, folder: &str) -> Vec<String> {
-        let mut deleted = self.files_under(folder);
-        // A tree entry's name is the repository's word: only a plain relative
-        // path is looked for, and only with a stat.
-        deleted.retain(|path| {
-            crate::paths::check_relative(path).is_ok() && self.root.join(path).symlink_metadata().is_err()
-        });
-        deleted
+    /// Every file (plain or executable) the commit holds, by its path relative
+    /// to the root; names that are no UTF-8 are left out, and none when the
+    /// commit's trees cannot be read.
+    pub fn paths(&self) -> Vec<String> {
+        let mut recorder = gix::traverse::tree::Recorder::default();
+        let Ok(tree) = self.repo.find_tree(self.tree) else {
+            return Vec::new();
+        };
+        if tree.traverse().breadthfirst(&mut recorder).is_err() {
+            return Vec::new();
+        }
+        recorder
+            .records
+            .into_iter()
+            .filter(|e| matches!(e.mode.kind(), EntryKind::Blob | EntryKind::BlobExecutable))
+            .filter_map(|e| String::from_utf8(e.filepath.into()).ok())
+            .collect()
     }
 
     /// The file `HEAD` holds at `path` (relative to the work tree's root), if any.
     fn file(&mut self, path: &Path) -> Option<Committed> {
         let (parent, name) = (path.parent().unwrap_or(Path::new("")), path.file_name()?);
-        self.listing(parent)?.files.get(name.as_encoded_bytes()).copied()
-    }
-
-    /// Every file `HEAD` holds under `folder`, at any depth, by its path
-    /// relative to the root, sorted; names that are no UTF-8 are left out.
-    fn files_under(&mut self, folder: &str) -> Vec<String> {
-        let mut found = Vec::new();
-        let mut pending = vec![folder.to_string()];
-        while let Some(dir) = pending.pop() {
-            let Some(listing) = self.listing(Path::new(&dir)) else {
-                continue;
-            };
-            let join = |name: &[u8]| {
-                let name = std::str::from_utf8(name).ok()?;
-                Some(if dir.is_empty() {
-                    name.to_string()
-                } else {
-                    format!("{dir}/{name}")
-                })
-            };
-            found.extend(listing.files.keys().filter_map(|name| join(name)));
-            pending.extend(listing.folders.iter().filter_map(|name| join(name)));
-        }
-        found.sort();
-        found
+        self.listing(parent)?.get(name.as_encoded_bytes()).copied()
     }
 
     fn listing(&mut self, dir: &Path) -> Option<&Listing> {
@@ -210,13 +197,14 @@ impl Head {
     }
 
     /// The id the work-tree file at `path` with `bytes` would have as a blob of
-    /// this repository, after git's conversions.
-    fn blob_id(&mut self, path: &Path, bytes: &[u8]) -> Option<ObjectId> {
+    /// this repository, after git's conversions; `committed` is the blob `HEAD`
+    /// holds there (git leaves a file alone whose committed blob has CRLF endings).
+    fn blob_id(&mut self, path: &Path, bytes: &[u8], committed: ObjectId) -> Option<ObjectId> {
         let kind = self.repo.object_hash();
         let hash = |bytes: &[u8]| gix::objs::compute_hash(kind, gix::objs::Kind::Blob, bytes).ok();
         let repo = &self.repo;
         match self.to_git.get_or_insert_with(|| ToGit::new(repo)) {
-            Some(to_git) => to_git.convert(repo, path, bytes, hash),
+            Some(to_git) => to_git.convert(repo, path, bytes, committed, hash),
             None => hash(bytes),
         }
     }
@@ -237,12 +225,14 @@ impl ToGit {
         Some(Self { pipeline, attributes })
     }
 
-    /// `bytes` of the file at `path` as git would store them, handed to `then`.
+    /// `bytes` of the file at `path` as git would store them, handed to `then`;
+    /// `committed` is the blob there the index would hold.
     fn convert<T>(
         &mut self,
         repo: &Repository,
         path: &Path,
         bytes: &[u8],
+        committed: ObjectId,
         then: impl FnOnce(&[u8]) -> Option<T>,
     ) -> Option<T> {
         let platform = self.attributes.at_path(path, None, &repo.objects).ok()?;
@@ -254,7 +244,10 @@ impl ToGit {
                 &mut |_, attributes| {
                     platform.matching_attributes(attributes);
                 },
-                &mut |_| Ok(None),
+                &mut |buf| match repo.objects.try_find(&committed, buf) {
+                    Ok(Some(object)) if object.kind == gix::objs::Kind::Blob => Ok(Some(())),
+                    _ => Ok(None),
+                },
             )
             .ok()?;
         match outcome {
@@ -269,8 +262,8 @@ impl ToGit {
     }
 }
 
-/// The files (plain or executable blobs, by name) and subfolders of the folder
-/// `dir` in `tree`; `None` when it is no folder there.
+/// The files (plain or executable blobs, by name) of the folder `dir` in
+/// `tree`; `None` when it is no folder there.
 fn committed_listing(repo: &Repository, tree: ObjectId, dir: &Path) -> Option<Listing> {
     let mut id = tree;
     for part in dir.components() {
@@ -282,22 +275,15 @@ fn committed_listing(repo: &Repository, tree: ObjectId, dir: &Path) -> Option<Li
             .find(|e| e.filename() == name && e.mode().is_tree())?;
         id = entry.oid().to_owned();
     }
-    let mut listing = Listing::default();
+    let mut listing = Listing::new();
     for entry in repo.find_tree(id).ok()?.iter().filter_map(|e| e.ok()) {
-        let name = entry.filename().to_vec();
-        match entry.mode().kind() {
-            EntryKind::Tree => listing.folders.push(name),
-            kind @ (EntryKind::Blob | EntryKind::BlobExecutable) => {
-                let executable = kind == EntryKind::BlobExecutable;
-                listing.files.insert(
-                    name,
-                    Committed {
-                        id: entry.oid().to_owned(),
-                        executable,
-                    },
-                );
-            }
-            EntryKind::Link | EntryKind::Commit => {}
+        let kind = entry.mode().kind();
+        if matches!(kind, EntryKind::Blob | EntryKind::BlobExecutable) {
+            let committed = Committed {
+                id: entry.oid().to_owned(),
+                executable: kind == EntryKind::BlobExecutable,
+            };
+            listing.insert(entry.filename().to_vec(), committed);
         }
     }
     Some(listing)

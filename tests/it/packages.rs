@@ -404,6 +404,43 @@ fn a_project_package_names_its_commit_only_when_it_holds_its_files() {
     assert_eq!(committed["provenance"]["source_commit"], c2, "{committed}");
 }
 
+/// What `git status` calls unchanged, a project package does too: a file
+/// committed with CRLF endings before `text=auto` was set, an executable bit
+/// under `core.fileMode=false`, a file gone from a folder the package never
+/// takes. And a filter driver of the repository's config is never run.
+#[test]
+fn a_project_package_compares_files_as_git_status_does() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let project = env.repo("project");
+    project
+        .write("skills/a/SKILL.md", skill("a", "Windows endings").replace('\n', "\r\n"))
+        .write("skills/a/build/out.txt", "built\n")
+        .write("skills/a/nested/SKILL.md", skill("nested", "Its own skill"));
+    project.commit("crlf");
+    project.write(".gitattributes", "* text=auto\n");
+    let c2 = project.commit("attributes");
+    project.git(&["config", "core.fileMode", "false"]);
+    let skill_file = project.dir.join("skills/a/SKILL.md");
+    std::fs::set_permissions(&skill_file, std::fs::Permissions::from_mode(0o755)).unwrap();
+    project
+        .remove("skills/a/build/out.txt")
+        .remove("skills/a/nested/SKILL.md");
+    assert_eq!(project.git(&["status", "--porcelain", "--", "skills/a/SKILL.md"]), "");
+    let marker = env.path("driver-ran");
+    project.git(&["config", "filter.mark.clean", &format!("touch {}", marker.display())]);
+    project.write(".gitattributes", "* text=auto\n*.md filter=mark\n");
+
+    let created = env
+        .aam_in(
+            &project.dir,
+            &["--json", "pkg", "create", "--artifacts", "a", "--dry-run"],
+        )
+        .ok_json();
+    assert_eq!(created["provenance"]["source_commit"], c2, "{created}");
+    assert!(!marker.exists(), "the filter driver was run");
+}
+
 #[test]
 fn create_from_a_project() {
     let env = TestEnv::new();
