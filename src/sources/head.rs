@@ -188,6 +188,8 @@ impl Head {
         self.listing(parent)?.get(name.as_encoded_bytes()).copied()
     }
 
+    /// The files of the folder `dir` in the commit, read once; `None` when it
+    /// is no folder there.
     fn listing(&mut self, dir: &Path) -> Option<&Listing> {
         let (repo, tree) = (&self.repo, self.tree);
         self.folders
