@@ -4,7 +4,7 @@
 use rusqlite::{OptionalExtension, Statement, Transaction, params};
 
 use super::browse::{SEARCH_BODY_CHARS, SearchRow};
-use super::packages::{adjust_packaged, is_packaged};
+use super::packages::{adjust_packaged, is_packaged, link_orphaned_members};
 use super::skills::{frontmatter_of, full_tally, has_skills_under, problem_now, store_tally, stored_tally};
 use super::sources::{NewSource, insert_source};
 use super::versions::{delete_version_files, digests_text};
@@ -212,6 +212,7 @@ impl Catalog {
         drop(on_row);
         writeback.flush(&tx);
         let mut outcome = writer.finish(resolved_ref)?;
+        link_orphaned_members(&tx, source_id)?;
         store_tally(&tx, source_id, &tally.finish())?;
         outcome.generation = bump_generation(&tx)?;
         refresh_statistics_in(&tx)?;
@@ -1060,6 +1061,81 @@ mod tests {
         assert_eq!(catalog.stats().unwrap().artifacts_ever, 4);
         catalog.remove_source(id).unwrap();
         assert_eq!(catalog.stats().unwrap().artifacts_ever, 0);
+    }
+
+    /// A package's member whose source was removed is linked again when a
+    /// source of its repository is added (by URL, kind and path: another
+    /// repository's artifact at that path gets no link) and counts as packaged;
+    /// a catalog where that source came back before V22 is linked as it migrates.
+    #[test]
+    fn a_source_added_again_links_the_members_its_removal_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.db");
+        let mut catalog = Catalog::open(&path).unwrap();
+        let url = "https://example.invalid/o/r.git";
+        let add = |catalog: &mut Catalog, name: &str, url: &str| {
+            let source = NewSource {
+                url,
+                ..crate::catalog::test_data::source(name)
+            };
+            let artifacts = (0..2).map(|i| Ok(artifact(i, String::new(), None, None)));
+            let commit = crate::catalog::test_data::commit('a');
+            catalog
+                .add_indexed_source(&source, None, &commit, artifacts, |_| {})
+                .unwrap()
+                .0
+        };
+        let first = add(&mut catalog, "up", url);
+        let held = catalog.live_artifacts_in(first, &["skills/s-0".into()], &[]).unwrap()[0].id;
+        let manifest = format!(r#"{{"name": "s-0", "provenance": {{"source_url": "{url}"}}}}"#);
+        let package = crate::catalog::NewPackage {
+            name: "s-0",
+            version: "0.0.0+aaaaaaaaaaaa",
+            description: None,
+            manifest_json: &manifest,
+            origin: "source",
+            provenance_json: None,
+            archive_blake3: None,
+        };
+        let member = crate::catalog::PackageMember {
+            artifact_id: Some(held),
+            project_root: None,
+            kind: ArtifactKind::Skill,
+            name: "s-0",
+            path: "skills/s-0",
+        };
+        catalog.record_package(&package, &[member]).unwrap();
+        let linked = |catalog: &Catalog| -> (Option<i64>, Vec<(String, i64)>) {
+            let conn = &catalog.conn;
+            let member = conn.query_row("SELECT artifact_id FROM package_artifacts", [], |r| r.get(0));
+            let mut counts = conn
+                .prepare("SELECT name, packaged_skill_count FROM sources ORDER BY id")
+                .unwrap();
+            let counts = counts.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+            (member.unwrap(), counts.map(|c| c.unwrap()).collect())
+        };
+        assert_eq!(linked(&catalog), (Some(held.0), vec![("up".into(), 1)]));
+
+        catalog.remove_source(first).unwrap();
+        assert_eq!(linked(&catalog), (None, vec![]));
+        add(&mut catalog, "other", "https://example.invalid/o/other.git");
+        assert_eq!(linked(&catalog), (None, vec![("other".into(), 0)]));
+        let again = add(&mut catalog, "again", url);
+        let back = catalog.live_artifacts_in(again, &["skills/s-0".into()], &[]).unwrap()[0].id;
+        let expected = (Some(back.0), vec![("other".into(), 0), ("again".into(), 1)]);
+        assert_eq!(linked(&catalog), expected);
+
+        // What an aam before V22 left: the member unlinked, nothing counted.
+        catalog
+            .conn
+            .execute_batch(
+                "UPDATE package_artifacts SET artifact_id = NULL; UPDATE sources SET packaged_skill_count = 0;
+                 DROP INDEX package_artifacts_unlinked; DELETE FROM refinery_schema_history WHERE version >= 22",
+            )
+            .unwrap();
+        drop(catalog);
+        let catalog = Catalog::open(&path).unwrap();
+        assert_eq!(linked(&catalog), expected);
     }
 
     #[test]

@@ -249,6 +249,9 @@ CREATE TABLE "artifact_version_files" (
     PRIMARY KEY (blake3, version_id)
 ) WITHOUT ROWID;
 
+CREATE INDEX package_artifacts_unlinked ON package_artifacts (kind, path)
+    WHERE artifact_id IS NULL AND project_root IS NULL;
+
 INSERT INTO meta VALUES ('generation', '0');
 
 PRAGMA analysis_limit = 2000;

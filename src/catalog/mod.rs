@@ -397,7 +397,7 @@ fn bump_generation(tx: &Transaction<'_>) -> Result<u64> {
 /// Every process opening the catalog compares it with the catalog's version, and
 /// building refinery's runner to read it compiles a regex (half a millisecond of
 /// a 10 ms lookup).
-const LATEST_MIGRATION: i64 = 21;
+const LATEST_MIGRATION: i64 = 22;
 
 fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
     let latest = LATEST_MIGRATION;
@@ -1050,7 +1050,8 @@ mod tests {
                  ALTER TABLE projects DROP COLUMN artifact_count;
                  DROP TABLE artifact_version_files; DROP TABLE artifact_versions;
                  DROP INDEX project_artifacts_main_file; ALTER TABLE project_files DROP COLUMN ctime_ns;
-                 DROP TABLE written_files; DELETE FROM refinery_schema_history WHERE version >= 11",
+                 DROP TABLE written_files; DROP INDEX package_artifacts_unlinked;
+                 DELETE FROM refinery_schema_history WHERE version >= 11",
             )
             .unwrap();
         assert_eq!(analyzed(&catalog), 0);
@@ -1088,7 +1089,7 @@ mod tests {
             .execute_batch(
                 "ALTER TABLE projects DROP COLUMN artifact_count; ALTER TABLE project_files DROP COLUMN ctime_ns;
                  DROP TABLE written_files; ALTER TABLE artifact_versions DROP COLUMN digests;
-                 DELETE FROM refinery_schema_history WHERE version >= 15",
+                 DROP INDEX package_artifacts_unlinked; DELETE FROM refinery_schema_history WHERE version >= 15",
             )
             .unwrap();
         drop(catalog);

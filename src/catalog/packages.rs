@@ -335,6 +335,44 @@ fn live_unpackaged(tx: &Transaction<'_>, id: ArtifactId) -> Result<Option<(Sourc
     .map_err(db_error)
 }
 
+/// Links a new source's artifacts to the members no artifact holds of packages
+/// taken from its repository (the same URL, kind and path): a package installed
+/// before its source was removed and added again, or restored from a lock file
+/// before its source was added here, holds those artifacts again, so `source
+/// remove` names the install, search marks it installed and candidates leave it
+/// out. Reads only such members, through their partial index.
+pub(super) fn link_orphaned_members(tx: &Transaction<'_>, source_id: SourceId) -> Result<()> {
+    let found: Vec<(i64, ArtifactId)> = {
+        // CROSS JOIN keeps the order: from the few unlinked members to their
+        // artifact, never from the source's artifacts to the members.
+        let mut stmt = tx
+            .prepare_cached(
+                "SELECT pa.rowid, a.id FROM package_artifacts pa
+                 CROSS JOIN packages p ON p.id = pa.package_id
+                 CROSS JOIN artifacts a ON a.source_id = ?1 AND a.kind = pa.kind AND a.path = pa.path
+                 WHERE pa.artifact_id IS NULL AND pa.project_root IS NULL AND p.origin = 'source'
+                   AND json_extract(p.manifest_json, '$.provenance.source_url')
+                       = (SELECT url FROM sources WHERE id = ?1)
+                   AND a.removed_commit_id IS NULL",
+            )
+            .map_err(db_error)?;
+        let rows = stmt
+            .query_map([source_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(db_error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(db_error)?
+    };
+    for (member, artifact) in found {
+        if let Some((source, kind)) = live_unpackaged(tx, artifact)? {
+            adjust_packaged(tx, source, &kind, 1)?;
+        }
+        tx.prepare_cached("UPDATE package_artifacts SET artifact_id = ?2 WHERE rowid = ?1")
+            .map_err(db_error)?
+            .execute(params![member, artifact])
+            .map_err(db_error)?;
+    }
+    Ok(())
+}
+
 /// Adds `delta` to a source's count of packaged live artifacts of `kind`.
 pub(super) fn adjust_packaged(tx: &Transaction<'_>, source_id: SourceId, kind: &str, delta: i64) -> Result<()> {
     let column = match ArtifactKind::parse(kind) {

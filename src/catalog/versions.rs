@@ -623,7 +623,7 @@ mod tests {
         catalog
             .conn
             .execute_batch(
-                "ALTER TABLE artifact_versions DROP COLUMN digests;
+                "ALTER TABLE artifact_versions DROP COLUMN digests; DROP INDEX package_artifacts_unlinked;
                  DELETE FROM refinery_schema_history WHERE version >= 20",
             )
             .unwrap();

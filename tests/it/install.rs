@@ -1274,6 +1274,54 @@ fn an_artifact_gone_from_its_origin_is_left_as_it_is_and_says_so() {
     assert_eq!(tree(&proj.dir), before);
 }
 
+/// A source removed and added again holds its installs again: the second
+/// removal names them, search marks the artifact installed and `source
+/// candidates` leaves it out (the first removal took the link with the
+/// artifacts, and nothing made it again). Another repository with an artifact
+/// at the same path gets no link.
+#[test]
+fn a_source_added_again_holds_its_installs_again() {
+    let env = TestEnv::new();
+    let repo = env.repo("upstream");
+    repo.write("skills/alpha/SKILL.md", skill("alpha", "Alpha"))
+        .write("skills/beta/SKILL.md", skill("beta", "Beta"));
+    repo.commit("c1");
+    let other = env.repo("other");
+    other.write("skills/alpha/SKILL.md", skill("alpha", "Another alpha"));
+    other.commit("c1");
+    env.json(&["source", "add", repo.path(), "--name", "up"]);
+    let proj = project(&env);
+    run_in(&env, &proj.dir, &["install", "up/alpha", "--platform", "claude"]).ok_json();
+    let from_up = json!([format!("`alpha` in `{}`", proj.dir.display())]);
+    assert_eq!(env.json(&["source", "remove", "up"])["installed_from"], from_up);
+
+    env.json(&["source", "add", other.path(), "--name", "other"]);
+    env.json(&["source", "add", repo.path(), "--name", "again"]);
+    let found = run_in(&env, &proj.dir, &["search", "alpha"]).ok_json();
+    let installed: Vec<(&str, &Value)> = found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["qualified_name"].as_str().unwrap(), &r["installed"]))
+        .collect();
+    assert_eq!(
+        installed,
+        [("again/alpha", &json!(true)), ("other/alpha", &json!(false))],
+        "{found}"
+    );
+    let candidates = env.json(&["source", "candidates"]);
+    let paths: Vec<String> = candidates["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["source_type"] == "remote_git")
+        .map(|c| format!("{}/{}", c["source"].as_str().unwrap(), c["path"].as_str().unwrap()))
+        .collect();
+    assert_eq!(paths, ["other/skills/alpha", "again/skills/beta"], "{candidates}");
+    assert_eq!(env.json(&["source", "remove", "other"])["installed_from"], json!([]));
+    assert_eq!(env.json(&["source", "remove", "again"])["installed_from"], from_up);
+}
+
 /// A platform that takes none of a package's artifact types gets nothing, and
 /// the install says so (it was listed as deployed to with no word).
 #[test]
