@@ -182,10 +182,12 @@ impl Serialize for ErrorCode {
 }
 
 /// `text` with the user and password of every `scheme://user:pass@host` URL in
-/// it replaced by `***`, and the query of such a URL by `?***`, and likewise
-/// the `user:pass` of an scp-like `user:pass@host:path`: whatever path built an
-/// error's words, a token a user typed into a URL never comes back in them
-/// (sources redact their URLs themselves; this catches every other one).
+/// it replaced by `***` (all up to the URL's last `@`: a password typed with a
+/// raw `/`, `?` or `#` ends nothing), and the query of such a URL by `?***`, and
+/// likewise the `user:pass` of an scp-like `user:pass@host:path`: whatever path
+/// built an error's words, a token a user typed into a URL never comes back in
+/// them (sources redact their URLs themselves; this catches every other one).
+/// The user `git` alone is kept: ssh's conventional user, no secret.
 pub fn mask_credentials(text: String) -> String {
     let text = mask_scp_passwords(text);
     if !text.contains("://") {
@@ -199,21 +201,21 @@ pub fn mask_credentials(text: String) -> String {
         out.push_str(before);
         let url_end = after.find(ends_url).unwrap_or(after.len());
         let (url, tail) = after.split_at(url_end);
-        let authority_end = url.find(['/', '?', '#']).unwrap_or(url.len());
-        let (authority, path) = url.split_at(authority_end);
-        match authority.rfind('@') {
+        let host_on = match url.rfind('@') {
+            Some(user_end) if &url[..user_end] == "git" => 0,
             Some(user_end) => {
-                out.push_str("***");
-                out.push_str(&authority[user_end..]);
+                out.push_str("***@");
+                user_end + 1
             }
-            None => out.push_str(authority),
-        }
-        match path.find('?') {
+            None => 0,
+        };
+        let location = &url[host_on..];
+        match location.find('?') {
             Some(query) => {
-                out.push_str(&path[..query]);
+                out.push_str(&location[..query]);
                 out.push_str("?***");
             }
-            None => out.push_str(path),
+            None => out.push_str(location),
         }
         rest = tail;
     }
@@ -397,6 +399,14 @@ mod tests {
             mask_credentials("`user:SECRET@127.0.0.1:/repo` names no source".to_string()),
             "`***@127.0.0.1:/repo` names no source"
         );
+        // A `/`, `?` or `#` typed raw into a password ends nothing: the last `@` does.
+        let typed = "`https://ghp_SECRET?x@github.com/o/r`, https://u:pa/SECRET@h/r and ssh://git:SE#CRET@h/r?t=SECRET";
+        assert_eq!(
+            mask_credentials(typed.to_string()),
+            "`https://***@github.com/o/r`, https://***@h/r and ssh://***@h/r?***"
+        );
+        let ssh = "accepted: `ssh://git@host/owner/repo.git`";
+        assert_eq!(mask_credentials(ssh.to_string()), ssh);
     }
     use std::collections::HashSet;
 

@@ -304,27 +304,28 @@ fn invalid(message: impl Into<String>) -> Error {
 /// Hides credentials in a URL-ish string so it can be shown.
 ///
 /// With a scheme, everything between `://` and the last `@` goes (user names,
-/// tokens and passwords, even ones holding `/`, `:` or `@`). Without one, so does
-/// whatever precedes the last `@` when it holds a `:` or comes before any `/`
+/// tokens and passwords, even ones holding `/`, `:`, `?` or `@`). Without one, so
+/// does whatever precedes the last `@` when it holds a `:` or comes before any `/`
 /// (`user:pw@host:o/r`, `tok@host/o/r`), while `owner/repo@ref` is kept. An
-/// `@` written `%40` counts as one, and a query string (`?private_token=...`) is
-/// hidden too. Over-hiding an odd spec is fine; showing a secret is not.
+/// `@` written `%40` counts as one. Then a query string (`?private_token=...`) is
+/// hidden too. The user `git` alone is kept: ssh's conventional user, no secret.
+/// Over-hiding an odd spec is fine; showing a secret is not.
 pub fn redact(spec: &str) -> String {
-    let (main, query) = match spec.find('?') {
-        Some(q) => (&spec[..q], "?***"),
-        None => (spec, ""),
+    let (prefix, rest) = match spec.find("://") {
+        Some(end) => spec.split_at(end + 3),
+        None => ("", spec),
     };
-    let (prefix, rest) = match main.find("://") {
-        Some(end) => main.split_at(end + 3),
-        None => ("", main),
-    };
-    let shown = match last_at(rest) {
+    let (user, tail) = match last_at(rest) {
+        Some((at, len)) if &rest[..at] == "git" => (&rest[..at + len], &rest[at + len..]),
         Some((at, len)) if !prefix.is_empty() || rest[..at].contains(':') || !rest[..at].contains('/') => {
-            format!("{prefix}***@{}", &rest[at + len..])
+            ("***@", &rest[at + len..])
         }
-        _ => main.to_string(),
+        _ => ("", rest),
     };
-    format!("{shown}{query}")
+    match tail.find('?') {
+        Some(q) => format!("{prefix}{user}{}?***", &tail[..q]),
+        None => format!("{prefix}{user}{tail}"),
+    }
 }
 
 /// Position and length of the last `@` (or `%40`) in `text`.
@@ -822,6 +823,11 @@ mod tests {
     #[case("https://user:p%2Fss%40x@github.com/o", "p%2Fss")]
     #[case("https://user:secr3t%40host/o/r", "secr3t")]
     #[case("https://github.com/o?private_token=secr3t", "secr3t")]
+    #[case("https://ghp_T0KEN?x@github.com/o/r", "ghp_T0KEN")]
+    #[case("https://user:sec?ret@github.com/o/r", "sec")]
+    #[case("ssh://git:sec?ret@host/o/r", "sec")]
+    #[case("user:sec?ret@host:o/r", "sec")]
+    #[case("https://user:se#cret@github.com/o/r", "se")]
     fn credentials_never_reach_a_message_or_hint(#[case] spec: &str, #[case] secret: &str) {
         let err = SourceSpec::parse(spec, Path::new("/")).unwrap_err();
         assert_eq!(err.code(), ErrorCode::SourceUrlInvalid, "{spec}: {err}");
@@ -849,6 +855,19 @@ mod tests {
         assert_eq!(redact("owner/repo@v1"), "owner/repo@v1");
         assert_eq!(redact("https://github.com/o/r"), "https://github.com/o/r");
         assert_eq!(redact("https://host/o/r?token=x"), "https://host/o/r?***");
+        // A `?` typed into a token or password ends nothing: the last `@` does.
+        assert_eq!(
+            redact("https://ghp_T0KEN?x@github.com/o/r"),
+            "https://***@github.com/o/r"
+        );
+        assert_eq!(
+            redact("https://user:sec?ret@github.com/o/r?a=b"),
+            "https://***@github.com/o/r?***"
+        );
+        assert_eq!(redact("ssh://git:sec?ret@host/o/r"), "ssh://***@host/o/r");
+        assert_eq!(redact("user:sec?ret@host:o/r"), "***@host:o/r");
+        assert_eq!(redact("ssh://git@host/o/r.git"), "ssh://git@host/o/r.git");
+        assert_eq!(redact("git@github.com:o/r.git"), "git@github.com:o/r.git");
         let err = SourceSpec::parse("https://user:pa/ss@host/o/r", Path::new("/")).unwrap_err();
         assert_eq!(
             err.message(),
