@@ -192,11 +192,13 @@ pub fn holds_head(caches: &Path, source: &SourceRecord) -> Option<bool> {
 }
 
 /// Fetches a source's indexed commit into its cache again (recreating a missing
-/// or damaged cache), leaving the catalog as it is.
+/// or damaged cache), leaving the catalog as it is; a local repository's
+/// objects are read only from a git folder `within` those folders, when given.
 pub fn restore(
     caches: &Path,
     locks: &Path,
     source: &SourceRecord,
+    within: Option<Vec<PathBuf>>,
     limits: FetchLimits,
     progress: &dyn Progress,
     cancel: &crate::cancel::Cancel,
@@ -206,6 +208,7 @@ pub fn restore(
     };
     let _lock = lock(locks, caches, &source.cache_key)?;
     let (cache, created) = open_repairing(caches, source)?;
+    let cache = cache.reading_local_within(within);
     progress.start(&format!("fetching {}", source.name), None);
     let fetched = cache.fetch(
         &source.url,

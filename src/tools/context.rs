@@ -419,6 +419,25 @@ impl Context {
         Ok(())
     }
 
+    /// Where a fetch from `source` may read a local repository's objects,
+    /// after checking it. Served over MCP, a local repository inside the
+    /// project is checked again before every fetch (it, or its git folder, may
+    /// have been linked out since the add; one outside, the user added with the
+    /// CLI), and what is read must lie inside too, not only the path checked:
+    /// the sandbox's folders. `None`: no bound.
+    pub fn local_fetch_bounds(&self, source: &crate::catalog::SourceRecord) -> Result<Option<Vec<PathBuf>>> {
+        let local_inside = source
+            .url
+            .strip_prefix("file://")
+            .map(Path::new)
+            .filter(|path| self.written_inside(path));
+        let Some(path) = local_inside else {
+            return Ok(None);
+        };
+        self.check_repository(path, &source.name)?;
+        Ok(self.sandbox_folders())
+    }
+
     /// The folders a sandbox allows (the project and AAM_HOME), if set.
     pub fn sandbox_folders(&self) -> Option<Vec<PathBuf>> {
         self.sandbox.as_ref().map(|sandbox| sandbox.allowed.clone())

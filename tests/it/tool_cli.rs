@@ -213,15 +213,33 @@ fn a_local_source_whose_git_folder_lies_outside_is_forbidden() {
     let objects = clean.dir.join(".git/objects");
     std::fs::rename(&objects, env.path("clean-objects")).unwrap();
     std::os::unix::fs::symlink(outside.path().join(".git/objects"), &objects).unwrap();
+    // Every call that fetches from it is refused: an update, and a diff (a
+    // read tool: it read the repository outside and named its artifacts).
     let input = json!({ "name": "clean" }).to_string();
-    call(&env, &[], "aam_source_update", &input).err("AAM_FORBIDDEN");
+    let refused = |env: &TestEnv| {
+        for tool in ["aam_source_update", "aam_source_diff"] {
+            call(env, &[], tool, &input).err("AAM_FORBIDDEN");
+        }
+    };
+    refused(&env);
     // The repository folder itself swapped for a link out (it skipped the check).
     std::fs::remove_file(&objects).unwrap();
     std::fs::rename(env.path("clean-objects"), &objects).unwrap();
     call(&env, &[], "aam_source_update", &input).ok_json();
     std::fs::rename(&clean.dir, env.path("clean-moved")).unwrap();
     std::os::unix::fs::symlink(outside.path(), &clean.dir).unwrap();
-    call(&env, &[], "aam_source_update", &input).err("AAM_FORBIDDEN");
+    refused(&env);
+    // A repair fetching its lost cache again is refused too.
+    std::fs::remove_dir_all(env.home().join("cache/git")).unwrap();
+    let repaired = call(&env, &[], "aam_catalog_repair", "{}").ok_json();
+    let refetch = repaired["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["action"].as_str().unwrap().ends_with("of `clean` again"))
+        .unwrap_or_else(|| panic!("{repaired}"));
+    assert_eq!(refetch["ok"], false, "{repaired}");
+    assert!(refetch["error"].as_str().unwrap().contains("outside the project"), "{repaired}");
     assert!(
         env.artifacts("clean").iter().all(|a| !a.contains("secret")),
         "{:?}",

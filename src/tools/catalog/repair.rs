@@ -81,14 +81,17 @@ impl Tool for Repair {
                 if crate::sources::cache::holds_head(&ctx.home.git_cache_dir(), &source) != Some(false) {
                     continue;
                 }
-                let outcome = crate::sources::cache::restore(
-                    &ctx.home.git_cache_dir(),
-                    &ctx.home.locks_dir(),
-                    &source,
-                    limits,
-                    ctx.progress.as_ref(),
-                    &ctx.cancel,
-                );
+                let outcome = ctx.local_fetch_bounds(&source).and_then(|bounds| {
+                    crate::sources::cache::restore(
+                        &ctx.home.git_cache_dir(),
+                        &ctx.home.locks_dir(),
+                        &source,
+                        bounds,
+                        limits,
+                        ctx.progress.as_ref(),
+                        &ctx.cancel,
+                    )
+                });
                 actions.push(RepairAction {
                     check: CACHES_CHECK.to_string(),
                     action: format!(

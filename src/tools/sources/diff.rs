@@ -84,6 +84,7 @@ impl Tool for SourceDiff {
     fn run(ctx: &Context, input: SourceDiffInput) -> Result<SourceDiffOutput> {
         let catalog = ctx.catalog()?;
         let source = catalog.source_named(&input.name)?;
+        let bounds = ctx.local_fetch_bounds(&source)?;
         let limits = ctx.fetch_limits()?;
         let cache_dir = cache::dir(&ctx.home.git_cache_dir(), &source);
         // It fetches into the cache like an update: they take turns.
@@ -96,6 +97,7 @@ impl Tool for SourceDiff {
             ),
             None => GitCache::open_or_create(&cache_dir)?,
         };
+        let cache = cache.reading_local_within(bounds);
         let mut cleanup = cache::Cleanup::new(ctx.home.root(), &cache, &cache_dir, created, Vec::new());
         let pending = cache::pending_ref(&source.name);
         let plan = update::plan(

@@ -176,22 +176,11 @@ fn update_one(
     source: &SourceRecord,
     dry_run: bool,
 ) -> Result<SourceUpdateReport> {
-    // Served over MCP, a local repository inside the project is checked
-    // again: it, or its git folder, may have been linked out since the add.
-    // (One outside, the user added with the CLI.)
-    let local_inside = source
-        .url
-        .strip_prefix("file://")
-        .map(Path::new)
-        .filter(|path| ctx.written_inside(path));
-    if let Some(path) = local_inside {
-        ctx.check_repository(path, &source.name)?;
-    }
+    let bounds = ctx.local_fetch_bounds(source)?;
     let limits = ctx.fetch_limits()?;
     let _cache_lock = cache::lock(&ctx.home.locks_dir(), &ctx.home.git_cache_dir(), &source.cache_key)?;
     let (cache, fresh) = cache::open_repairing(&ctx.home.git_cache_dir(), source)?;
-    // What is read must lie inside too, not only the path checked before.
-    let cache = cache.reading_local_within(local_inside.and(ctx.sandbox_folders()));
+    let cache = cache.reading_local_within(bounds);
     let target = if dry_run {
         cache::pending_ref(&source.name)
     } else {
