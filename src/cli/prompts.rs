@@ -144,7 +144,7 @@ pub fn on_edited(ctx: &Context, report: &UpgradeReport, global: bool) -> Result<
 /// Asks `aam init` which platforms to deploy to (the detected ones ticked) and
 /// whether to register the default sources.
 pub fn setup(ctx: &Context, input: &mut InitInput) -> Result<()> {
-    let root = crate::project::root(&ctx.cwd);
+    let root = ctx.project_root();
     // The project's setting when set (a team's committed choice), else what it uses.
     let set = crate::config::read_settings(&crate::config::project_settings_path(&root))?.default_platforms;
     let ticked_now: Vec<Platform> = match set.is_empty() {

@@ -159,8 +159,7 @@ fn in_project(ctx: &Context, uri: &str) -> Result<Option<InProject>> {
 /// the catalog's skills stay listed.
 fn project_skills(ctx: &Context) -> Result<Vec<InstalledSkill>> {
     let roots = crate::tools::install::roots(ctx, false)?;
-    let installed =
-        crate::packages::lock::read(&crate::project::root(&ctx.cwd)).and_then(|lock| skills::installed(&roots, &lock));
+    let installed = crate::packages::lock::read(&ctx.project_root()).and_then(|lock| skills::installed(&roots, &lock));
     Ok(installed.unwrap_or_else(|e| {
         tracing::warn!(code = %e.code(), "the project's installed skills are not served: {}", e.message());
         Vec::new()

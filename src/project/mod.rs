@@ -56,6 +56,17 @@ pub fn root(cwd: &Path) -> PathBuf {
         .to_path_buf()
 }
 
+/// The project containing `cwd` as [`root`] finds it, looking no higher than
+/// `top`: a repository above `top` is not this project (a sandbox confined to
+/// `top` keeps its other files out).
+pub fn root_within(cwd: &Path, top: &Path) -> PathBuf {
+    cwd.ancestors()
+        .take_while(|dir| dir.starts_with(top))
+        .find(|dir| dir.join(".git").exists())
+        .unwrap_or(cwd)
+        .to_path_buf()
+}
+
 /// Every artifact in the project at `root`, by kind then path, with its files.
 /// Honors `.gitignore`; never follows symlinks. (Packaging reads the tree
 /// directly; listings answer from the catalog, see [`changes`].)

@@ -90,7 +90,7 @@ impl Tool for Agents {
     type Output = AgentsOutput;
 
     fn run(ctx: &Context, input: AgentsInput) -> Result<AgentsOutput> {
-        let root = crate::project::root(&ctx.cwd);
+        let root = ctx.project_root();
         let in_project = detect_platforms(&root);
         let on_machine = ctx.user_home().map(detect_installed).unwrap_or_default();
         let marker = |found: &[(Platform, &str)], platform| {

@@ -79,7 +79,7 @@ impl Tool for ConfigGet {
             Some(name) => vec![keys::key(name)?],
             None => keys::KEYS.iter().collect(),
         };
-        let project_path = project_settings_path(&crate::project::root(&ctx.cwd));
+        let project_path = project_settings_path(&ctx.project_root());
         let project = read_settings(&project_path)?;
         let home_path = ctx.home.settings_path();
         Ok(ConfigGetOutput {
@@ -168,7 +168,7 @@ impl Tool for ConfigSet {
         let previous = key.get(&settings);
         key.set(&mut settings, &input.value)?;
         ctx.home.save_settings(&settings)?;
-        let project_path = project_settings_path(&crate::project::root(&ctx.cwd));
+        let project_path = project_settings_path(&ctx.project_root());
         let shadowed_by = (key.per_project && keys::is_set(&key.get(&read_settings(&project_path)?)))
             .then(|| project_path.display().to_string());
         Ok(ConfigSetOutput {
@@ -246,7 +246,7 @@ impl Tool for Init {
     type Output = InitOutput;
 
     fn run(ctx: &Context, input: InitInput) -> Result<InitOutput> {
-        let root = crate::project::root(&ctx.cwd);
+        let root = ctx.project_root();
         let detected = detect_platforms(&root);
         let settings_path = project_settings_path(&root);
         ctx.check_path(&settings_path, ".aam/config.yaml")?;

@@ -43,6 +43,8 @@ struct Shared {
 /// The folders (canonical) that paths given to tools must resolve into.
 struct Sandbox {
     allowed: Vec<PathBuf>,
+    /// The folder calls are confined to, as given: the project is never above it.
+    top: PathBuf,
 }
 
 impl Context {
@@ -166,7 +168,7 @@ impl Context {
             ))
             .with_hint("commands run in the project check its files themselves"));
         }
-        let root = crate::project::root(&self.cwd);
+        let root = self.project_root();
         crate::project::check_root(&root)
             .map_err(|e| e.with_hint("run `aam watch` in your project folder, or pass `--root <project folder>`"))?;
         let key = crate::project::key(&root);
@@ -217,8 +219,22 @@ impl Context {
             std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
             allowed.push(dir.canonicalize().map_err(|e| Error::io("resolve", dir, e))?);
         }
-        self.sandbox = Some(Arc::new(Sandbox { allowed }));
+        self.sandbox = Some(Arc::new(Sandbox {
+            allowed,
+            top: project_root.to_path_buf(),
+        }));
         Ok(self)
+    }
+
+    /// The project the working directory is in: the nearest folder up from it
+    /// with a `.git`, else the working directory; with a sandbox, never above
+    /// the folder it confines calls to (served with `--root P/sub` inside a
+    /// repository `P`, the project is `P/sub`: the rest of `P` is outside).
+    pub fn project_root(&self) -> PathBuf {
+        match &self.sandbox {
+            Some(sandbox) => crate::project::root_within(&self.cwd, &sandbox.top),
+            None => crate::project::root(&self.cwd),
+        }
     }
 
     /// A catalog connection: an idle one of this process when there is one,
@@ -300,7 +316,7 @@ impl Context {
             let parts: Option<Vec<&str>> = relative.iter().map(|part| part.to_str()).collect();
             Some(parts?.join("/"))
         };
-        let working_project = real(&crate::project::root(&self.cwd));
+        let working_project = real(&self.project_root());
         let in_a_project = target
             .ancestors()
             .skip(1)
@@ -346,11 +362,9 @@ impl Context {
             self.check_path(&home, "~")?;
         }
         let confine = self.clone();
-        Ok(
-            crate::install::Roots::new(crate::project::root(&self.cwd), home, global)
-                .with_state(self.home.root().to_path_buf())
-                .confined(Arc::new(move |path, shown| confine.check_path(path, shown))),
-        )
+        Ok(crate::install::Roots::new(self.project_root(), home, global)
+            .with_state(self.home.root().to_path_buf())
+            .confined(Arc::new(move |path, shown| confine.check_path(path, shown))))
     }
 
     /// The audit policy: the project's `.aam/config.yaml` (unless `global`),
@@ -360,7 +374,7 @@ impl Context {
         let project = match global {
             true => None,
             false => Some(crate::config::read_settings(&crate::config::project_settings_path(
-                &crate::project::root(&self.cwd),
+                &self.project_root(),
             ))?),
         };
         crate::audit::gate::policy(&home, project.as_ref())

@@ -53,7 +53,7 @@ impl Tool for Doctor {
 }
 
 fn settings_check(ctx: &Context) -> HealthCheck {
-    let project = project_settings_path(&crate::project::root(&ctx.cwd));
+    let project = project_settings_path(&ctx.project_root());
     let mut valid = Vec::new();
     let mut unknown = Vec::new();
     let home = ctx.home.settings_path();
@@ -93,7 +93,7 @@ fn settings_check(ctx: &Context) -> HealthCheck {
 }
 
 fn platforms_check(ctx: &Context) -> HealthCheck {
-    let root = crate::project::root(&ctx.cwd);
+    let root = ctx.project_root();
     let found = detect_platforms(&root);
     if found.is_empty() {
         return HealthCheck::warn(
@@ -110,7 +110,7 @@ fn platforms_check(ctx: &Context) -> HealthCheck {
 }
 
 fn installs_check(ctx: &Context) -> HealthCheck {
-    if crate::install::journal::pending(&crate::project::root(&ctx.cwd)) {
+    if crate::install::journal::pending(&ctx.project_root()) {
         return HealthCheck::fail(
             "installs",
             "an interrupted install, upgrade or uninstall is pending in this project".to_string(),

@@ -195,7 +195,7 @@ impl Tool for Search {
             },
         };
         let found = index.search(&request)?;
-        let project = crate::project::root(&ctx.cwd).to_string_lossy().into_owned();
+        let project = ctx.project_root().to_string_lossy().into_owned();
         let artifact_ids: Vec<ArtifactId> = found
             .hits
             .iter()

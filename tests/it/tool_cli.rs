@@ -239,7 +239,10 @@ fn a_local_source_whose_git_folder_lies_outside_is_forbidden() {
         .find(|a| a["action"].as_str().unwrap().ends_with("of `clean` again"))
         .unwrap_or_else(|| panic!("{repaired}"));
     assert_eq!(refetch["ok"], false, "{repaired}");
-    assert!(refetch["error"].as_str().unwrap().contains("outside the project"), "{repaired}");
+    assert!(
+        refetch["error"].as_str().unwrap().contains("outside the project"),
+        "{repaired}"
+    );
     assert!(
         env.artifacts("clean").iter().all(|a| !a.contains("secret")),
         "{:?}",
@@ -248,6 +251,42 @@ fn a_local_source_whose_git_folder_lies_outside_is_forbidden() {
     // The CLI itself is not confined: the user may add any repository.
     env.json(&["source", "add", "./pointer", "--name", "mine"]);
     assert!(!env.artifacts("mine").is_empty());
+}
+
+/// Confined to a folder inside a repository (`aam tool call` run there, as
+/// `aam mcp serve --root` naming it), the project is that folder: the
+/// repository's other files are outside (a package was made of them and
+/// candidates listed them), and an install lands in the folder (it failed
+/// with AAM_FORBIDDEN naming a path of the project above).
+#[test]
+fn a_folder_inside_a_repository_is_the_project_of_calls_confined_to_it() {
+    let env = world();
+    let parent = env.repo("parent");
+    parent
+        .write("hidden/s/SKILL.md", skill("s", "Parent secret"))
+        .write("CLAUDE.md", "Parent secret\n")
+        .commit("c1");
+    let sub = parent.dir.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    let in_sub = |name: &str, input: &str| env.aam_with(&sub, &[], &["tool", "call", name, input]);
+    for artifacts in [r#"["hidden/s"]"#, r#"["CLAUDE.md"]"#] {
+        let input = format!(r#"{{"artifacts": {artifacts}, "name": "leak", "output_dir": "leak"}}"#);
+        let run = in_sub("aam_create_package", &input);
+        assert_eq!(run.code, 1, "{run:?}");
+    }
+    assert!(!sub.join("leak").exists());
+    let candidates = in_sub("aam_source_candidates", "{}").ok_json();
+    let own: Vec<&Value> = candidates["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["source_type"] == "local_project")
+        .collect();
+    assert!(own.is_empty(), "{candidates}");
+    let install = r#"{"specs": ["team/code-review"], "platforms": ["claude"]}"#;
+    in_sub("aam_install", install).ok_json();
+    assert!(sub.join(".claude/skills/code-review/SKILL.md").is_file());
+    assert!(!parent.dir.join(".claude").exists());
 }
 
 /// Exports, archives and new packages never land where aam keeps its own

@@ -121,7 +121,7 @@ impl Tool for SourceCandidates {
         };
         let with_project = input.source.is_none() || only_project;
         let cursor = input.cursor.as_deref().map(Cursor::decode).transpose()?;
-        let project_root = project::root(&ctx.cwd);
+        let project_root = ctx.project_root();
         let packaged_root = project_root.to_string_lossy().into_owned();
         let (project_id, shadow_sources) = if with_project {
             ctx.cancel.check()?;

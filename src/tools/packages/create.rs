@@ -13,7 +13,6 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::packages::build::IncludedArtifact;
 use crate::packages::build::{Built, Selection, assemble, gather_from_project, gather_from_source, write_package_dir};
 use crate::packages::manifest::{MANIFEST_FILE, Provenance, check_package_name};
-use crate::project;
 use crate::scan::{ArtifactKind, Platform};
 use crate::tools::{Context, Example, Expect, Risk, Tool};
 
@@ -128,7 +127,7 @@ impl Tool for PkgCreate {
             None => {
                 let root = match &input.path {
                     Some(path) => ctx.path(path)?,
-                    None => project::root(&ctx.cwd),
+                    None => ctx.project_root(),
                 };
                 let root = root.canonicalize().map_err(|e| Error::io("read", &root, e))?;
                 gather_from_project(
@@ -230,7 +229,7 @@ pub(super) fn invalid_manifest_field(message: String) -> Error {
 /// packages, as its lock file records them: none when `root` is not the
 /// project's root, or its lock is absent or unreadable (then logged).
 fn deployed_files(ctx: &Context, root: &Path) -> BTreeSet<String> {
-    if project::root(&ctx.cwd).canonicalize().ok().as_deref() != Some(root) {
+    if ctx.project_root().canonicalize().ok().as_deref() != Some(root) {
         return BTreeSet::new();
     }
     let Ok(roots) = ctx.install_roots(false) else {
