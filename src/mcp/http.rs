@@ -94,8 +94,18 @@ impl HostPolicy {
     pub fn allows(&self, host: &str) -> bool {
         let host = host.trim();
         let name = if let Some(rest) = host.strip_prefix('[') {
-            // [v6]:port
-            rest.split_once(']').map_or(rest, |(ip, _)| ip)
+            // `[v6]` or `[v6]:port`, nothing else after the bracket.
+            match rest.split_once(']') {
+                Some((ip, "")) => ip,
+                Some((ip, port))
+                    if port
+                        .strip_prefix(':')
+                        .is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit())) =>
+                {
+                    ip
+                }
+                _ => return false,
+            }
         } else {
             match host.rsplit_once(':') {
                 Some((name, port)) if !name.contains(':') && port.bytes().all(|b| b.is_ascii_digit()) => name,
@@ -462,6 +472,9 @@ mod tests {
             "10.0.0.5:8765",
             "",
             "localhost.evil.example",
+            "[::1]evil.example",
+            "[::1]:80evil",
+            "[::1",
         ] {
             assert!(!loopback.allows(refused), "{refused}");
         }
