@@ -471,9 +471,16 @@ impl Context {
         let Some(sandbox) = &self.sandbox else {
             return Ok(());
         };
-        let inside =
-            crate::paths::resolve_links(path).is_some_and(|real| sandbox.allowed.iter().any(|a| real.starts_with(a)));
-        if inside {
+        let Some(real) = crate::paths::resolve_links(path) else {
+            return Err(Error::new(
+                ErrorCode::Forbidden,
+                format!(
+                    "`{shown}` cannot be placed: it climbs with `..` through folders that do not exist, or a folder on its way cannot be read"
+                ),
+            )
+            .with_hint("name the path without `..`, through folders that exist"));
+        };
+        if sandbox.allowed.iter().any(|a| real.starts_with(a)) {
             return Ok(());
         }
         Err(Error::new(
@@ -535,6 +542,12 @@ mod tests {
             assert_eq!(err.code(), ErrorCode::Forbidden, "{bad}");
             assert!(err.message().contains(bad), "{bad}");
         }
+        // Climbing out of a folder not made yet is not called "outside" (it
+        // may land inside): it cannot be told where it lands.
+        let home_exports = dir.path().join("home/exports/../mcp-token");
+        let err = ctx.path(home_exports.to_str().unwrap()).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::Forbidden);
+        assert!(err.message().contains("climbs with `..`"), "{}", err.message());
         let open = Context::new(AamHome::at(dir.path().join("home")), project);
         assert!(open.path("../outside").is_ok(), "no sandbox, no restriction");
     }
