@@ -58,6 +58,12 @@ pub struct FileChange {
     /// New bytes (shared, never copied per target) and whether the file is
     /// executable; `None` removes it.
     pub content: Option<(Bytes, bool)>,
+    /// blake3 of what the command means to replace or remove there (what aam
+    /// recorded writing, or the text it read and carries over), when it knows:
+    /// the file moved aside is deleted at the end only while it still holds
+    /// that, and is saved to `$AAM_HOME/backups/journal-<id>/` otherwise (an
+    /// edit saved while the command ran). `None`: deleted as it is.
+    pub expected: Option<String>,
 }
 
 /// A change to the catalog's mirror of the project's installs.
@@ -158,6 +164,9 @@ struct Op {
     write: Option<String>,
     executable: bool,
     existed: bool,
+    /// See [`FileChange::expected`] (absent from journals of older versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    expected: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -357,6 +366,7 @@ pub fn apply(
                 .map(|(b, _)| blake3::hash(b).to_hex().to_string()),
             executable: change.content.as_ref().is_some_and(|(_, x)| *x),
             existed: meta.is_some(),
+            expected: change.expected,
             key: change.key,
         });
         paths.push(path);
@@ -730,7 +740,25 @@ fn hash_at(folder: &rustix::fd::OwnedFd, name: &std::ffi::OsStr) -> Option<Strin
 /// anchored folder) when the place it would go back to was changed since: it
 /// goes to `$AAM_HOME/backups/journal-<id>/<key>`, never over the newer file.
 fn set_aside(roots: &Roots, journal: &Journal, key: &str, anchor: &Anchor, old: &str) {
-    let Some(home) = roots.aam_home() else { return };
+    let saved = save_aside(roots, journal, key, anchor, old);
+    tracing::warn!(
+        "`{key}` changed after an interrupted aam command; kept it, and the version from before the command {}",
+        kept_where(saved, old)
+    );
+}
+
+/// Where a file kept by [`save_aside`] is: saved, or still beside its target.
+fn kept_where(saved: Option<PathBuf>, old: &str) -> String {
+    match saved {
+        Some(target) => format!("is saved to {}", target.display()),
+        None => format!("is left beside it as `{old}`"),
+    }
+}
+
+/// Moves (or, across file systems, copies) the file `old` in the anchored
+/// folder to `$AAM_HOME/backups/journal-<id>/<key>`, returning where it went.
+fn save_aside(roots: &Roots, journal: &Journal, key: &str, anchor: &Anchor, old: &str) -> Option<PathBuf> {
+    let home = roots.aam_home()?;
     let target = home
         .join("backups")
         .join(format!("journal-{}", journal.id))
@@ -746,17 +774,20 @@ fn set_aside(roots: &Roots, journal: &Journal, key: &str, anchor: &Anchor, old: 
             .and_then(|mut to| std::io::copy(&mut File::from(from), &mut to))
             .is_ok()
     };
-    if let Some(parent) = target.parent()
-        && std::fs::create_dir_all(parent).is_ok()
-        && !moved()
-        && copied()
+    if !target
+        .parent()
+        .is_some_and(|parent| std::fs::create_dir_all(parent).is_ok())
     {
-        let _ = rustix::fs::unlinkat(&anchor.folder, old, AtFlags::empty());
+        return None;
     }
-    tracing::warn!(
-        "`{key}` changed after an interrupted aam command; kept it, and saved the version from before the command to {}",
-        target.display()
-    );
+    if moved() {
+        return Some(target);
+    }
+    if copied() {
+        let _ = rustix::fs::unlinkat(&anchor.folder, old, AtFlags::empty());
+        return Some(target);
+    }
+    None
 }
 
 /// A created folder may only be one on the way to a target of the journal.
@@ -776,9 +807,24 @@ fn finish(roots: &Roots, journal: &Journal) -> Option<Unreached> {
     for (n, op) in journal.ops.iter().enumerate() {
         match anchor_again(roots, &op.key, &mut open) {
             Reach::Open(anchor) => {
-                for suffix in ["new", "old"] {
-                    let sibling = sibling_name(&anchor.name, &journal.id, n, suffix);
-                    let _ = rustix::fs::unlinkat(&anchor.folder, sibling.as_str(), AtFlags::empty());
+                let staged = sibling_name(&anchor.name, &journal.id, n, "new");
+                let _ = rustix::fs::unlinkat(&anchor.folder, staged.as_str(), AtFlags::empty());
+                let old = sibling_name(&anchor.name, &journal.id, n, "old");
+                // An edit saved after the command's check, before the file
+                // was moved aside, is in the old file: kept, never deleted.
+                let edited = op
+                    .expected
+                    .as_ref()
+                    .is_some_and(|expected| hash_at(&anchor.folder, old.as_ref()).is_some_and(|now| now != *expected));
+                if edited {
+                    let saved = save_aside(roots, journal, &op.key, &anchor, &old);
+                    tracing::warn!(
+                        "`{}` changed while aam replaced it; the changed version {}",
+                        op.key,
+                        kept_where(saved, &old)
+                    );
+                } else {
+                    let _ = rustix::fs::unlinkat(&anchor.folder, old.as_str(), AtFlags::empty());
                 }
             }
             Reach::Gone => {}
@@ -973,18 +1019,22 @@ mod tests {
             FileChange {
                 key: ".claude/skills/new/deep/SKILL.md".into(),
                 content: Some((Bytes::from(&b"new"[..]), true)),
+                expected: None,
             },
             FileChange {
                 key: ".claude/skills/old/SKILL.md".into(),
                 content: None,
+                expected: None,
             },
             FileChange {
                 key: "CLAUDE.md".into(),
                 content: Some((Bytes::from(&b"Mine\nand more\n"[..]), false)),
+                expected: None,
             },
             FileChange {
                 key: LOCK_KEY.into(),
                 content: Some((Bytes::from(&b"lock"[..]), false)),
+                expected: None,
             },
         ]
     }
@@ -1056,12 +1106,14 @@ mod tests {
                     .map(|name| FileChange {
                         key: format!(".claude/skills/kit/{name}"),
                         content: writing.then(|| (Bytes::from(&b"written"[..]), false)),
+                        expected: None,
                     })
                     .collect();
                 if writing {
                     changes.push(FileChange {
                         key: ".claude/skills/kit/sub/new.md".into(),
                         content: Some((Bytes::from(&b"new"[..]), false)),
+                        expected: None,
                     });
                 } else {
                     std::fs::create_dir_all(outside.join("sub")).unwrap();
@@ -1118,6 +1170,7 @@ mod tests {
             let change = FileChange {
                 key: ".claude/skills/kit/sub/f.md".into(),
                 content: Some((Bytes::from(&b"new"[..]), false)),
+                expected: None,
             };
             let _ = apply(&roots, vec![change], Vec::new(), Vec::new(), &Cancel::new(), |_| Ok(()));
             AT_TICK.with(|hook| hook.borrow_mut().take());
@@ -1146,6 +1199,7 @@ mod tests {
             .map(|i| FileChange {
                 key: format!(".claude/skills/s{i:03}/SKILL.md"),
                 content: Some((Bytes::from(&b"new"[..]), false)),
+                expected: None,
             })
             .collect();
         apply(&roots, changes, Vec::new(), Vec::new(), &Cancel::new(), |_| Ok(())).unwrap();
@@ -1185,6 +1239,7 @@ mod tests {
                     .map(|name| FileChange {
                         key: format!(".claude/skills/kit/{name}"),
                         content: writing.then(|| (Bytes::from(&b"written"[..]), false)),
+                        expected: None,
                     })
                     .collect();
                 let applied = apply(&roots, changes, Vec::new(), Vec::new(), &Cancel::new(), |_| Ok(()));
@@ -1250,10 +1305,12 @@ mod tests {
             FileChange {
                 key: ".claude/agents/a.md".into(),
                 content: Some((Bytes::from(&b"new"[..]), false)),
+                expected: None,
             },
             FileChange {
                 key: ".claude/skills/kit/f.md".into(),
                 content: Some((Bytes::from(&b"ours"[..]), false)),
+                expected: None,
             },
         ];
         let applied = apply(&roots, changes, Vec::new(), Vec::new(), &Cancel::new(), |_| Ok(()));
@@ -1322,6 +1379,7 @@ mod tests {
                         .map(|(b, _)| blake3::hash(b).to_hex().to_string()),
                     executable: false,
                     existed: path.exists(),
+                    expected: None,
                     key: change.key.clone(),
                 });
                 paths.push(path);
@@ -1367,12 +1425,65 @@ mod tests {
         }
     }
 
+    /// A file edited after the command checked it (what it expected there is
+    /// not what it moved aside) is saved, not deleted with the old files: a
+    /// save that landed between the check and the swap, or one written into
+    /// the old file by an editor holding it open. Files that still hold what
+    /// was expected go as before; so does a file with no expectation.
+    #[test]
+    fn an_edit_saved_while_the_command_ran_is_kept() {
+        let (_dir, roots) = project();
+        let digest = |bytes: &[u8]| blake3::hash(bytes).to_hex().to_string();
+        std::fs::write(roots.root.join(".claude/skills/old/SKILL.md"), "edited meanwhile\n").unwrap();
+        let changes = vec![
+            FileChange {
+                key: ".claude/skills/old/SKILL.md".into(),
+                content: Some((Bytes::from(&b"new"[..]), false)),
+                expected: Some(digest(b"old")),
+            },
+            FileChange {
+                key: "CLAUDE.md".into(),
+                content: None,
+                expected: Some(digest(b"Mine\n")),
+            },
+        ];
+        apply(&roots, changes, Vec::new(), Vec::new(), &Cancel::new(), |_| Ok(())).unwrap();
+        let files = |dir: &Path| -> Vec<(String, Vec<u8>)> {
+            snapshot(dir)
+                .into_iter()
+                .filter(|(_, bytes)| bytes != b"<dir>")
+                .collect()
+        };
+        assert_eq!(
+            files(&roots.root),
+            [(".claude/skills/old/SKILL.md".to_string(), b"new".to_vec())],
+            "the change is made, and no old file is left beside it"
+        );
+        let backups = roots.aam_home().unwrap().join("backups");
+        let journals: Vec<PathBuf> = std::fs::read_dir(&backups)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        let [journal] = &journals[..] else {
+            panic!("one journal's backup: {journals:?}")
+        };
+        assert_eq!(
+            files(journal),
+            [(
+                ".claude/skills/old/SKILL.md".to_string(),
+                b"edited meanwhile\n".to_vec()
+            )],
+            "only the edited file is saved"
+        );
+    }
+
     #[test]
     fn recovery_keeps_a_file_changed_after_the_crash() {
         let (_dir, roots) = project();
         let change = FileChange {
             key: "CLAUDE.md".into(),
             content: Some((Bytes::from(&b"new\n"[..]), false)),
+            expected: None,
         };
         let path = roots.file_path("CLAUDE.md").unwrap();
         let journal = Journal {
@@ -1384,6 +1495,7 @@ mod tests {
                 write: Some(blake3::hash(b"new\n").to_hex().to_string()),
                 executable: false,
                 existed: true,
+                expected: None,
             }],
             created_dirs: Vec::new(),
             prune_dirs: Vec::new(),
@@ -1423,6 +1535,7 @@ mod tests {
                 write: Some(blake3::hash(b"precious").to_hex().to_string()),
                 executable: false,
                 existed: false,
+                expected: None,
             }],
             created_dirs: Vec::new(),
             prune_dirs: Vec::new(),
@@ -1451,6 +1564,7 @@ mod tests {
                 write: Some(blake3::hash(b"team notes\n").to_hex().to_string()),
                 executable: false,
                 existed: false,
+                expected: None,
             }],
             created_dirs: Vec::new(),
             prune_dirs: Vec::new(),

@@ -129,6 +129,8 @@ pub struct Plan<'r> {
     /// Adopting a copy the user made: deployed files already on disk are
     /// recorded with the package's digests and left as they are.
     adopting: bool,
+    /// Edited files the command replaces as decided (see [`Plan::replacing_edits`]).
+    replacing_edits: std::collections::BTreeSet<String>,
 }
 
 impl<'r> Plan<'r> {
@@ -152,7 +154,17 @@ impl<'r> Plan<'r> {
             in_the_way: Vec::new(),
             force,
             adopting: false,
+            replacing_edits: Default::default(),
         })
+    }
+
+    /// Marks `keys` as edited files this command replaces as the user decided
+    /// (saved to a backup first, forced, or merged): at the end their old
+    /// versions are deleted as they are. Every other file replaced or removed
+    /// is deleted only while it still holds what the lock records, so an edit
+    /// saved while the command runs is kept (see [`FileChange::expected`]).
+    pub fn replacing_edits<'k>(&mut self, keys: impl IntoIterator<Item = &'k String>) {
+        self.replacing_edits.extend(keys.into_iter().cloned());
     }
 
     /// Sets what aam wrote in this project (see `written_here`); a plan
@@ -358,6 +370,7 @@ impl<'r> Plan<'r> {
         self.changes.push(FileChange {
             key: key.to_string(),
             content: Some((bytes, executable)),
+            expected: None,
         });
         Ok(())
     }
@@ -658,6 +671,7 @@ impl<'r> Plan<'r> {
                 self.changes.push(FileChange {
                     key: key.to_string(),
                     content: None,
+                    expected: None,
                 });
             }
         }
@@ -678,20 +692,42 @@ impl<'r> Plan<'r> {
     /// The final change list: file changes, shared files, then the lock file
     /// when its content changed.
     fn finish(mut self) -> Result<Finished> {
+        let old = lock::read(&self.roots.root)?;
+        // What the lock records at each key a file of this command replaces or
+        // removes, unless the user decided to replace an edit there.
+        let recorded: BTreeMap<&str, &str> = old
+            .packages
+            .values()
+            .flat_map(|entry| &entry.file_checksums)
+            .map(|(key, digest)| (key.as_str(), digest.as_str()))
+            .collect();
+        for change in &mut self.changes {
+            if !self.replacing_edits.contains(&change.key) {
+                change.expected = recorded.get(change.key.as_str()).map(|d| d.to_string());
+            }
+        }
         for (key, (before, after)) in std::mem::take(&mut self.shared) {
             if before.as_deref() == Some(after.as_str()) {
                 continue;
             }
+            // The text read is carried over: the file moved aside must still hold it.
+            let expected = before
+                .as_ref()
+                .map(|text| blake3::hash(text.as_bytes()).to_hex().to_string());
             if after.is_empty() && before.is_some() {
-                self.changes.push(FileChange { key, content: None });
+                self.changes.push(FileChange {
+                    key,
+                    content: None,
+                    expected,
+                });
             } else if !after.is_empty() {
                 self.changes.push(FileChange {
                     key,
                     content: Some((Bytes::from(after.into_bytes()), false)),
+                    expected,
                 });
             }
         }
-        let old = lock::read(&self.roots.root)?;
         let mut new = self.lock;
         new.lockfile_version = lock::LOCKFILE_VERSION;
         let written = std::fs::symlink_metadata(lock::lock_path(&self.roots.root)).is_ok();
@@ -700,6 +736,7 @@ impl<'r> Plan<'r> {
             self.changes.push(FileChange {
                 key: LOCK_KEY.to_string(),
                 content: Some((Bytes::from(lock::to_text(&new).into_bytes()), false)),
+                expected: None,
             });
         } else {
             new.resolved_at = old.resolved_at;

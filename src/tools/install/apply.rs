@@ -315,6 +315,7 @@ pub(super) fn install_prepared(
         };
         let name = &package.manifest.name;
         let entry = plan.add(package, &platforms)?;
+        plan.replacing_edits(modified.iter().chain(merged.writes.keys()));
         let in_the_way = plan.take_in_the_way();
         for (key, bytes) in &merged.writes {
             plan.replace_planned(key, bytes)?;

@@ -112,6 +112,7 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
     let (mut content, mut mirror, mut backups) = (Vec::new(), Vec::new(), Vec::new());
     for ((name, entry, edited, keep), package) in todo.iter().zip(&prepared) {
         let mut planned = plan.add(package, &entry.platforms)?;
+        plan.replacing_edits(edited);
         for key in keep {
             plan.leave_as_is(key)?;
         }

@@ -163,6 +163,7 @@ impl Tool for Uninstall {
         let mut remove = state::keys_in(&status, FileState::Ok);
         let mut kept = state::keys_in(&status, FileState::Modified);
         if input.force {
+            plan.replacing_edits(&kept);
             remove.append(&mut kept);
             remove.sort();
         }
