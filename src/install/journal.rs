@@ -774,9 +774,9 @@ fn save_aside(roots: &Roots, journal: &Journal, key: &str, anchor: &Anchor, old:
             .and_then(|mut to| std::io::copy(&mut File::from(from), &mut to))
             .is_ok()
     };
-    if !target
+    if target
         .parent()
-        .is_some_and(|parent| std::fs::create_dir_all(parent).is_ok())
+        .is_none_or(|parent| std::fs::create_dir_all(parent).is_err())
     {
         return None;
     }
