@@ -58,13 +58,20 @@ enum Replace {
     Never,
 }
 
-/// The folder of `path` and the name prefix of its temporary files.
+/// The folder of `path` and the name prefix of its temporary files:
+/// `.<name>.aam-`, or `.aam-` for a name too long to take 16 more bytes.
 fn temporary_prefix(path: &Path) -> (&Path, String) {
-    (
-        folder_of(path),
-        format!(".{}.aam-", path.file_name().unwrap_or_default().to_string_lossy()),
-    )
+    let named = format!(".{}.aam-", path.file_name().unwrap_or_default().to_string_lossy());
+    let prefix = match named.len() + TEMPORARY_SUFFIX_BYTES <= crate::paths::MAX_NAME_BYTES {
+        true => named,
+        false => ".aam-".to_string(),
+    };
+    (folder_of(path), prefix)
 }
+
+/// What a temporary file's name adds after its prefix: six random characters
+/// and `.tmp` (and SQLite's `-journal` beside it, for an export).
+const TEMPORARY_SUFFIX_BYTES: usize = 6 + ".tmp-journal".len();
 
 /// The folder `path` is in (`.` for a bare name).
 fn folder_of(path: &Path) -> &Path {
@@ -152,6 +159,18 @@ fn remove_stale_temporaries(dir: &Path, prefix: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A name too long to take `.<name>.aam-<random>.tmp` lands through a
+    /// shorter temporary name.
+    #[test]
+    fn the_longest_file_name_lands() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x".repeat(crate::paths::MAX_NAME_BYTES));
+        write_file(&path, b"one").unwrap();
+        write_file(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
 
     #[test]
     fn a_dead_writers_temporary_files_go_with_the_next_write() {

@@ -41,6 +41,9 @@ pub fn check_relative(rest: &str) -> Result<(), String> {
     }
     Ok(())
 }
+/// The longest file name (one path part) Linux file systems take, in bytes.
+pub const MAX_NAME_BYTES: usize = 255;
+
 /// `path` with every link followed: its longest existing ancestor (a dangling
 /// link counts as existing, so it cannot hide where it points) canonicalized and
 /// the rest appended. `None` when that fails or the rest climbs with `..`.

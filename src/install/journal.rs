@@ -418,9 +418,17 @@ fn new_id() -> Result<String> {
     Ok(faster_hex::hex_string(&bytes))
 }
 
-/// The name of the file `name`'s sibling `.<name>.aam-<id>.<n>.<suffix>`.
+/// The name of the file `name`'s sibling `.<name>.aam-<id>.<n>.<suffix>`, or
+/// `.aam-<id>.<n>.<suffix>` when that would be longer than a file name may be
+/// (a long name fits on disk, and its sibling must too): the journal's id and
+/// the change's number alone tell siblings apart.
 fn sibling_name(name: &std::ffi::OsStr, id: &str, n: usize, suffix: &str) -> String {
-    format!(".{}.aam-{id}.{n}.{suffix}", name.to_string_lossy())
+    let named = format!(".{}.aam-{id}.{n}.{suffix}", name.to_string_lossy());
+    if named.len() <= crate::paths::MAX_NAME_BYTES {
+        named
+    } else {
+        format!(".aam-{id}.{n}.{suffix}")
+    }
 }
 
 fn make_changes(
@@ -819,7 +827,7 @@ fn finish(roots: &Roots, journal: &Journal) -> Option<Unreached> {
                 if edited {
                     let saved = save_aside(roots, journal, &op.key, &anchor, &old);
                     tracing::warn!(
-                        "`{}` changed while aam replaced it; the changed version {}",
+                        "`{}` changed while aam replaced or removed it; the changed version {}",
                         op.key,
                         kept_where(saved, &old)
                     );
@@ -1353,6 +1361,24 @@ mod tests {
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o755);
+    }
+
+    /// A file whose name fits on disk but leaves no room for `.<name>.aam-...`
+    /// is replaced through shorter siblings (it failed with ENAMETOOLONG).
+    #[test]
+    fn a_file_with_the_longest_name_is_replaced() {
+        let (_dir, roots) = project();
+        let name = "n".repeat(crate::paths::MAX_NAME_BYTES);
+        let key = format!(".claude/skills/old/{name}");
+        std::fs::write(roots.root.join(&key), "before").unwrap();
+        let change = FileChange {
+            key: key.clone(),
+            content: Some((Bytes::from(&b"after"[..]), false)),
+            expected: Some(blake3::hash(b"before").to_hex().to_string()),
+        };
+        apply(&roots, vec![change], Vec::new(), Vec::new(), &Cancel::new(), |_| Ok(())).unwrap();
+        assert_eq!(std::fs::read(roots.root.join(&key)).unwrap(), b"after");
+        assert!(snapshot(&roots.root).iter().all(|(p, _)| !p.contains(".aam-")));
     }
 
     #[test]
