@@ -375,7 +375,8 @@ impl Roots {
     pub fn check_lock(&self, lock: &LockFile) -> Result<()> {
         let mut owners: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
         for (name, entry) in &lock.packages {
-            self.check_entry(name, entry)?;
+            self.check_entry(name, entry)
+                .map_err(|e| self.global_lock_here(e, entry))?;
             for key in entry.file_checksums.keys() {
                 if let Some(first) = owners.insert(key, name) {
                     // No install records a file another package has: a forged claim.
@@ -388,6 +389,28 @@ impl Roots {
             }
         }
         Ok(())
+    }
+
+    /// `refused`, or what it means when the project is the home folder itself
+    /// (no `.git` above the working directory) and `entry` was written by a
+    /// `--global` install: both keep their lock file in `~/.aam/`.
+    fn global_lock_here(&self, refused: Error, entry: &LockedPackage) -> Error {
+        let same = |a: &Path, b: &Path| {
+            a.canonicalize()
+                .ok()
+                .is_some_and(|a| b.canonicalize().is_ok_and(|b| a == b))
+        };
+        let global_keys = entry.file_checksums.keys().any(|key| key.starts_with("~/"));
+        if self.global || !global_keys || !same(&self.root, &self.home) {
+            return refused;
+        }
+        Error::new(
+            ErrorCode::LockInvalid,
+            "the project here is your home folder, whose `.aam/aam-lock.yaml` holds the installs made with `--global`",
+        )
+        .with_hint(
+            "pass `--global` to work on those installs, or run the command in a project folder (one with `.git`)",
+        )
     }
 
     /// Checks one lock entry: its name, every file key (package-copy keys must

@@ -310,6 +310,31 @@ fn every_platform_layout_is_deployed_recorded_and_undeployed() {
     run_in(&env, &proj.dir, &["verify", "kit"]).err("AAM_PACKAGE_NOT_INSTALLED");
 }
 
+/// Run in the home folder itself (no `.git` above it), a command without
+/// `--global` finds the lock of the global installs where a project keeps its
+/// own: it says so and how to go on (it called the lock forged).
+#[test]
+fn the_home_folder_as_a_project_names_the_global_lock() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    let global = ["install", kit.to_str().unwrap(), "-g", "--platform", "claude"];
+    run_in(&env, &proj.dir, &global).ok_json();
+    let home = env.user_home();
+    for args in [
+        &["list"][..],
+        &["install", kit.to_str().unwrap(), "--platform", "claude"],
+    ] {
+        let body = run_in(&env, &home, args).err("AAM_LOCK_INVALID");
+        assert!(
+            body["message"].as_str().unwrap().contains("your home folder")
+                && body["hint"].as_str().unwrap().contains("--global"),
+            "{body}"
+        );
+    }
+    run_in(&env, &home, &["list", "--global"]).ok_json();
+}
+
 #[test]
 fn global_installs_land_in_the_home_folder() {
     let env = TestEnv::new();
