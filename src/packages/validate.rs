@@ -133,12 +133,12 @@ pub fn validate_archive(bytes: &[u8]) -> Result<Validation> {
             .unwrap_or_default();
         if recorded != actual {
             for (path, digest) in &actual {
-                if recorded.get(path) != Some(digest) {
-                    errors.push(issue(
-                        format!("file_checksums.files.{path}"),
-                        "does not match the file in the archive",
-                    ));
-                }
+                let why = match recorded.get(path) {
+                    Some(listed) if listed == digest => continue,
+                    Some(_) => "does not match the file in the archive",
+                    None => "is missing: the archive holds this file, which the manifest does not list",
+                };
+                errors.push(issue(format!("file_checksums.files.{path}"), why));
             }
             for path in recorded.keys().filter(|p| !actual.contains_key(*p)) {
                 errors.push(issue(
@@ -264,9 +264,21 @@ mod tests {
         let bytes = archive::pack(&files, &manifest::to_yaml(&forged)).unwrap();
         let (_, errors, _) = validate_archive(&bytes).unwrap();
         assert_eq!(errors[0].field, "file_checksums.files.skills/pdf/SKILL.md");
+        assert_eq!(errors[0].message, "does not match the file in the archive");
         assert_eq!(
             validate_archive_bytes(&bytes).unwrap_err().code(),
             ErrorCode::ManifestInvalid
         );
+        // A file the manifest does not list is called missing, not mismatched.
+        forged
+            .file_checksums
+            .as_mut()
+            .unwrap()
+            .files
+            .remove("skills/pdf/SKILL.md");
+        let bytes = archive::pack(&files, &manifest::to_yaml(&forged)).unwrap();
+        let (_, errors, _) = validate_archive(&bytes).unwrap();
+        assert_eq!(errors[0].field, "file_checksums.files.skills/pdf/SKILL.md");
+        assert!(errors[0].message.starts_with("is missing"), "{:?}", errors[0]);
     }
 }
