@@ -1065,13 +1065,13 @@ mod tests {
 
     /// A package's member whose source was removed is linked again when a
     /// source of its repository is added (by URL, kind and path: another
-    /// repository's artifact at that path gets no link) and counts as packaged;
-    /// a catalog where that source came back before V22 is linked as it migrates.
+    /// repository's artifact at that path gets no link) and counts as packaged.
+    /// A member that never held an artifact (a folder's package, whatever URL
+    /// its manifest claims) is never linked.
     #[test]
     fn a_source_added_again_links_the_members_its_removal_left() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("c.db");
-        let mut catalog = Catalog::open(&path).unwrap();
+        let mut catalog = Catalog::open(&dir.path().join("c.db")).unwrap();
         let url = "https://example.invalid/o/r.git";
         let add = |catalog: &mut Catalog, name: &str, url: &str| {
             let source = NewSource {
@@ -1087,55 +1087,65 @@ mod tests {
         };
         let first = add(&mut catalog, "up", url);
         let held = catalog.live_artifacts_in(first, &["skills/s-0".into()], &[]).unwrap()[0].id;
-        let manifest = format!(r#"{{"name": "s-0", "provenance": {{"source_url": "{url}"}}}}"#);
-        let package = crate::catalog::NewPackage {
-            name: "s-0",
-            version: "0.0.0+aaaaaaaaaaaa",
-            description: None,
-            manifest_json: &manifest,
-            origin: "source",
-            provenance_json: None,
-            archive_blake3: None,
+        let manifest = format!(r#"{{"provenance": {{"source_url": "{url}"}}}}"#);
+        let record = |catalog: &mut Catalog, name: &str, artifact_id: Option<ArtifactId>, path: &str| {
+            let package = crate::catalog::NewPackage {
+                name,
+                version: "1.0.0",
+                description: None,
+                manifest_json: &manifest,
+                origin: "source",
+                provenance_json: None,
+                archive_blake3: None,
+            };
+            let member = crate::catalog::PackageMember {
+                artifact_id,
+                project_root: None,
+                kind: ArtifactKind::Skill,
+                name: "s",
+                path,
+            };
+            catalog.record_package(&package, &[member]).unwrap();
         };
-        let member = crate::catalog::PackageMember {
-            artifact_id: Some(held),
-            project_root: None,
-            kind: ArtifactKind::Skill,
-            name: "s-0",
-            path: "skills/s-0",
-        };
-        catalog.record_package(&package, &[member]).unwrap();
-        let linked = |catalog: &Catalog| -> (Option<i64>, Vec<(String, i64)>) {
+        record(&mut catalog, "taken", Some(held), "skills/s-0");
+        record(&mut catalog, "claims", None, "skills/s-1");
+        let linked = |catalog: &Catalog| -> (Vec<Option<i64>>, Vec<(String, i64)>) {
             let conn = &catalog.conn;
-            let member = conn.query_row("SELECT artifact_id FROM package_artifacts", [], |r| r.get(0));
+            let mut members = conn
+                .prepare("SELECT pa.artifact_id FROM package_artifacts pa JOIN packages p ON p.id = pa.package_id ORDER BY p.name DESC")
+                .unwrap();
+            let members = members
+                .query_map([], |r| r.get(0))
+                .unwrap()
+                .map(|m| m.unwrap())
+                .collect();
             let mut counts = conn
                 .prepare("SELECT name, packaged_skill_count FROM sources ORDER BY id")
                 .unwrap();
             let counts = counts.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
-            (member.unwrap(), counts.map(|c| c.unwrap()).collect())
+            (members, counts.map(|c| c.unwrap()).collect())
         };
-        assert_eq!(linked(&catalog), (Some(held.0), vec![("up".into(), 1)]));
+        assert_eq!(linked(&catalog), (vec![Some(held.0), None], vec![("up".into(), 1)]));
 
         catalog.remove_source(first).unwrap();
-        assert_eq!(linked(&catalog), (None, vec![]));
+        assert_eq!(linked(&catalog), (vec![None, None], vec![]));
         add(&mut catalog, "other", "https://example.invalid/o/other.git");
-        assert_eq!(linked(&catalog), (None, vec![("other".into(), 0)]));
+        assert_eq!(linked(&catalog), (vec![None, None], vec![("other".into(), 0)]));
         let again = add(&mut catalog, "again", url);
         let back = catalog.live_artifacts_in(again, &["skills/s-0".into()], &[]).unwrap()[0].id;
-        let expected = (Some(back.0), vec![("other".into(), 0), ("again".into(), 1)]);
-        assert_eq!(linked(&catalog), expected);
-
-        // What an aam before V22 left: the member unlinked, nothing counted.
-        catalog
+        assert_eq!(
+            linked(&catalog),
+            (vec![Some(back.0), None], vec![("other".into(), 0), ("again".into(), 1)])
+        );
+        let waiting: i64 = catalog
             .conn
-            .execute_batch(
-                "UPDATE package_artifacts SET artifact_id = NULL; UPDATE sources SET packaged_skill_count = 0;
-                 DROP INDEX package_artifacts_unlinked; DELETE FROM refinery_schema_history WHERE version >= 22",
+            .query_row(
+                "SELECT COUNT(*) FROM package_artifacts WHERE source_url IS NOT NULL",
+                [],
+                |r| r.get(0),
             )
             .unwrap();
-        drop(catalog);
-        let catalog = Catalog::open(&path).unwrap();
-        assert_eq!(linked(&catalog), expected);
+        assert_eq!(waiting, 0, "a linked member waits for nothing");
     }
 
     #[test]

@@ -119,7 +119,7 @@ CREATE TABLE package_artifacts (
     kind          TEXT    NOT NULL CHECK (kind IN ('skill', 'agent', 'prompt', 'instruction')),
     name          TEXT    NOT NULL,
     path          TEXT    NOT NULL
-);
+, source_url TEXT);
 
 CREATE INDEX package_artifacts_artifact ON package_artifacts (artifact_id) WHERE artifact_id IS NOT NULL;
 
@@ -249,8 +249,8 @@ CREATE TABLE "artifact_version_files" (
     PRIMARY KEY (blake3, version_id)
 ) WITHOUT ROWID;
 
-CREATE INDEX package_artifacts_unlinked ON package_artifacts (kind, path)
-    WHERE artifact_id IS NULL AND project_root IS NULL;
+CREATE INDEX package_artifacts_awaiting_source ON package_artifacts (source_url, kind, path)
+    WHERE source_url IS NOT NULL;
 
 INSERT INTO meta VALUES ('generation', '0');
 

@@ -1050,7 +1050,7 @@ mod tests {
                  ALTER TABLE projects DROP COLUMN artifact_count;
                  DROP TABLE artifact_version_files; DROP TABLE artifact_versions;
                  DROP INDEX project_artifacts_main_file; ALTER TABLE project_files DROP COLUMN ctime_ns;
-                 DROP TABLE written_files; DROP INDEX package_artifacts_unlinked;
+                 DROP TABLE written_files; DROP INDEX package_artifacts_awaiting_source; ALTER TABLE package_artifacts DROP COLUMN source_url;
                  DELETE FROM refinery_schema_history WHERE version >= 11",
             )
             .unwrap();
@@ -1089,7 +1089,7 @@ mod tests {
             .execute_batch(
                 "ALTER TABLE projects DROP COLUMN artifact_count; ALTER TABLE project_files DROP COLUMN ctime_ns;
                  DROP TABLE written_files; ALTER TABLE artifact_versions DROP COLUMN digests;
-                 DROP INDEX package_artifacts_unlinked; DELETE FROM refinery_schema_history WHERE version >= 15",
+                 DROP INDEX package_artifacts_awaiting_source; ALTER TABLE package_artifacts DROP COLUMN source_url; DELETE FROM refinery_schema_history WHERE version >= 15",
             )
             .unwrap();
         drop(catalog);

@@ -81,6 +81,14 @@ impl Catalog {
             })
             .collect();
         let package_id = record_package_tx(&tx, &install.package, &members)?;
+        if let Some(url) = install.source_url {
+            tx.execute(
+                "UPDATE package_artifacts SET source_url = ?2
+                 WHERE package_id = ?1 AND artifact_id IS NULL AND project_root IS NULL",
+                params![package_id, url],
+            )
+            .map_err(db_error)?;
+        }
         let platforms: Vec<&str> = if install.platforms.is_empty() {
             vec![""]
         } else {
@@ -192,6 +200,9 @@ pub struct InstallRecord<'a> {
     pub platforms: &'a [String],
     /// Commit the files were read at, for source installs.
     pub source_commit: Option<&'a str>,
+    /// The repository of a package taken from a source: members it holds no
+    /// catalog artifact for wait for a source of it (see [`link_orphaned_members`]).
+    pub source_url: Option<&'a str>,
     /// (lock key, blake3) of every file written.
     pub files: &'a [(String, String)],
 }
@@ -335,25 +346,22 @@ fn live_unpackaged(tx: &Transaction<'_>, id: ArtifactId) -> Result<Option<(Sourc
     .map_err(db_error)
 }
 
-/// Links a new source's artifacts to the members no artifact holds of packages
-/// taken from its repository (the same URL, kind and path): a package installed
-/// before its source was removed and added again, or restored from a lock file
-/// before its source was added here, holds those artifacts again, so `source
-/// remove` names the install, search marks it installed and candidates leave it
-/// out. Reads only such members, through their partial index.
+/// Links a new source's artifacts to the members of packages taken from its
+/// repository that wait for one (`source_url`, by kind and path): a package
+/// installed before its source was removed and added again, or restored from
+/// a lock file before its source was added here, holds those artifacts again,
+/// so `source remove` names the install, search marks it installed and
+/// candidates leave it out. Reads only such members, through their index.
 pub(super) fn link_orphaned_members(tx: &Transaction<'_>, source_id: SourceId) -> Result<()> {
     let found: Vec<(i64, ArtifactId)> = {
-        // CROSS JOIN keeps the order: from the few unlinked members to their
+        // CROSS JOIN keeps the order: from the few waiting members to their
         // artifact, never from the source's artifacts to the members.
         let mut stmt = tx
             .prepare_cached(
                 "SELECT pa.rowid, a.id FROM package_artifacts pa
-                 CROSS JOIN packages p ON p.id = pa.package_id
                  CROSS JOIN artifacts a ON a.source_id = ?1 AND a.kind = pa.kind AND a.path = pa.path
-                 WHERE pa.artifact_id IS NULL AND pa.project_root IS NULL AND p.origin = 'source'
-                   AND json_extract(p.manifest_json, '$.provenance.source_url')
-                       = (SELECT url FROM sources WHERE id = ?1)
-                   AND a.removed_commit_id IS NULL",
+                 WHERE pa.source_url = (SELECT url FROM sources WHERE id = ?1)
+                   AND pa.artifact_id IS NULL AND a.removed_commit_id IS NULL",
             )
             .map_err(db_error)?;
         let rows = stmt
@@ -365,11 +373,24 @@ pub(super) fn link_orphaned_members(tx: &Transaction<'_>, source_id: SourceId) -
         if let Some((source, kind)) = live_unpackaged(tx, artifact)? {
             adjust_packaged(tx, source, &kind, 1)?;
         }
-        tx.prepare_cached("UPDATE package_artifacts SET artifact_id = ?2 WHERE rowid = ?1")
+        tx.prepare_cached("UPDATE package_artifacts SET artifact_id = ?2, source_url = NULL WHERE rowid = ?1")
             .map_err(db_error)?
             .execute(params![member, artifact])
             .map_err(db_error)?;
     }
+    Ok(())
+}
+
+/// Keeps the repository URL of every member holding an artifact of the
+/// source `source_id`, which is about to go with it (see [`link_orphaned_members`]).
+pub(super) fn unlink_members_of(tx: &Transaction<'_>, source_id: SourceId) -> Result<()> {
+    tx.execute(
+        "UPDATE package_artifacts SET source_url = (SELECT url FROM sources WHERE id = ?1)
+         WHERE artifact_id IS NOT NULL
+           AND (SELECT a.source_id FROM artifacts a WHERE a.id = package_artifacts.artifact_id) = ?1",
+        [source_id],
+    )
+    .map_err(db_error)?;
     Ok(())
 }
 

@@ -146,6 +146,7 @@ impl Catalog {
         tx.execute("UPDATE sources SET head_commit_id = NULL WHERE id = ?1", [id])
             .map_err(db_error)?;
         super::versions::delete_source_version_files(&tx, id)?;
+        super::packages::unlink_members_of(&tx, id)?;
         tx.execute("DELETE FROM sources WHERE id = ?1", [id])
             .map_err(db_error)?;
         let generation = bump_generation(&tx)?;

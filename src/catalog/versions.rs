@@ -623,7 +623,7 @@ mod tests {
         catalog
             .conn
             .execute_batch(
-                "ALTER TABLE artifact_versions DROP COLUMN digests; DROP INDEX package_artifacts_unlinked;
+                "ALTER TABLE artifact_versions DROP COLUMN digests; DROP INDEX package_artifacts_awaiting_source; ALTER TABLE package_artifacts DROP COLUMN source_url;
                  DELETE FROM refinery_schema_history WHERE version >= 20",
             )
             .unwrap();

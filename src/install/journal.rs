@@ -104,6 +104,10 @@ pub struct InstallMirror {
     pub platforms: Vec<Platform>,
     /// Commit its files were read at.
     pub source_commit: Option<String>,
+    /// The repository of a package taken from a source's artifacts (not a
+    /// folder's or an archive's, whatever their manifest claims).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_url: Option<String>,
     /// (key, blake3) of every file written.
     pub files: Vec<(String, String)>,
 }

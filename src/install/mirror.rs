@@ -25,6 +25,10 @@ pub fn record_of(roots: &Roots, entry: &LockedPackage, prepared: &Prepared) -> M
         members: prepared.members.clone(),
         platforms: entry.platforms.clone(),
         source_commit: entry.source_commit.clone(),
+        source_url: match prepared.origin {
+            crate::packages::lock::Origin::Source => prepared.source_url.clone(),
+            _ => None,
+        },
         files: entry
             .file_checksums
             .iter()
@@ -132,6 +136,7 @@ fn record_install(catalog: &mut Catalog, record: &InstallMirror) -> Result<()> {
         members: &members,
         platforms: &platforms,
         source_commit: record.source_commit.as_deref(),
+        source_url: record.source_url.as_deref(),
         files: &record.files,
     })
 }

@@ -1302,8 +1302,10 @@ fn an_artifact_gone_from_its_origin_is_left_as_it_is_and_says_so() {
 /// A source removed and added again holds its installs again: the second
 /// removal names them, search marks the artifact installed and `source
 /// candidates` leaves it out (the first removal took the link with the
-/// artifacts, and nothing made it again). Another repository with an artifact
-/// at the same path gets no link.
+/// artifacts, and nothing made it again). So does an install restored from the
+/// lock file while the source was not registered. Another repository with an
+/// artifact at the same path gets no link, nor does a folder's package whose
+/// manifest claims the repository as its origin.
 #[test]
 fn a_source_added_again_holds_its_installs_again() {
     let env = TestEnv::new();
@@ -1315,10 +1317,39 @@ fn a_source_added_again_holds_its_installs_again() {
     other.write("skills/alpha/SKILL.md", skill("alpha", "Another alpha"));
     other.commit("c1");
     env.json(&["source", "add", repo.path(), "--name", "up"]);
+    let url = &env.query("SELECT url FROM sources WHERE name = 'up'", &[])[0];
     let proj = project(&env);
     run_in(&env, &proj.dir, &["install", "up/alpha", "--platform", "claude"]).ok_json();
     let from_up = json!([format!("`alpha` in `{}`", proj.dir.display())]);
     assert_eq!(env.json(&["source", "remove", "up"])["installed_from"], from_up);
+
+    // Restored from the lock file while no source of it is registered.
+    let restored = env.repo("restored");
+    std::fs::create_dir_all(restored.dir.join(".aam")).unwrap();
+    std::fs::copy(
+        proj.dir.join(".aam/aam-lock.yaml"),
+        restored.dir.join(".aam/aam-lock.yaml"),
+    )
+    .unwrap();
+    run_in(&env, &restored.dir, &["install"]).ok_json();
+    // A folder's package claiming the repository, installed elsewhere.
+    let claims = env.path("claims");
+    std::fs::create_dir_all(claims.join("skills/alpha")).unwrap();
+    std::fs::write(claims.join("skills/alpha/SKILL.md"), skill("alpha", "Claimed")).unwrap();
+    std::fs::write(
+        claims.join("aam.yaml"),
+        format!(
+            "name: claims\nversion: 1.0.0\ndescription: Claims a repository\nartifacts:\n  skills:\n    - {{name: alpha, path: skills/alpha}}\nprovenance:\n  source_type: remote_git\n  source_url: {url}\n"
+        ),
+    )
+    .unwrap();
+    let third = env.repo("third");
+    run_in(
+        &env,
+        &third.dir,
+        &["install", claims.to_str().unwrap(), "--platform", "claude"],
+    )
+    .ok_json();
 
     env.json(&["source", "add", other.path(), "--name", "other"]);
     env.json(&["source", "add", repo.path(), "--name", "again"]);
@@ -1344,7 +1375,11 @@ fn a_source_added_again_holds_its_installs_again() {
         .collect();
     assert_eq!(paths, ["other/skills/alpha", "again/skills/beta"], "{candidates}");
     assert_eq!(env.json(&["source", "remove", "other"])["installed_from"], json!([]));
-    assert_eq!(env.json(&["source", "remove", "again"])["installed_from"], from_up);
+    let both = json!([
+        format!("`alpha` in `{}`", proj.dir.display()),
+        format!("`alpha` in `{}`", restored.dir.display())
+    ]);
+    assert_eq!(env.json(&["source", "remove", "again"])["installed_from"], both);
 }
 
 /// A platform that takes none of a package's artifact types gets nothing, and
