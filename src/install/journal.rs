@@ -58,12 +58,12 @@ pub struct FileChange {
     /// New bytes (shared, never copied per target) and whether the file is
     /// executable; `None` removes it.
     pub content: Option<(Bytes, bool)>,
-    /// blake3 of what the command means to replace or remove there (what aam
-    /// recorded writing, or the text it read and carries over), when it knows:
-    /// the file moved aside is deleted at the end only while it still holds
-    /// that, and is saved to `$AAM_HOME/backups/journal-<id>/` otherwise (an
-    /// edit saved while the command ran). `None`: deleted as it is.
-    pub expected: Option<String>,
+    /// blake3 digests of what the command may replace or remove there (bytes
+    /// aam wrote there, or the file it read and carries over), when it knows:
+    /// the file moved aside is deleted at the end only while it holds one of
+    /// them, and is saved to `$AAM_HOME/backups/journal-<id>/` otherwise (an
+    /// edit saved while the command ran). Empty: deleted as it is.
+    pub expected: Vec<String>,
 }
 
 /// A change to the catalog's mirror of the project's installs.
@@ -169,8 +169,8 @@ struct Op {
     executable: bool,
     existed: bool,
     /// See [`FileChange::expected`] (absent from journals of older versions).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    expected: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    expected: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -824,10 +824,8 @@ fn finish(roots: &Roots, journal: &Journal) -> Option<Unreached> {
                 let old = sibling_name(&anchor.name, &journal.id, n, "old");
                 // An edit saved after the command's check, before the file
                 // was moved aside, is in the old file: kept, never deleted.
-                let edited = op
-                    .expected
-                    .as_ref()
-                    .is_some_and(|expected| hash_at(&anchor.folder, old.as_ref()).is_some_and(|now| now != *expected));
+                let edited = !op.expected.is_empty()
+                    && hash_at(&anchor.folder, old.as_ref()).is_some_and(|now| !op.expected.contains(&now));
                 if edited {
                     let saved = save_aside(roots, journal, &op.key, &anchor, &old);
                     tracing::warn!(
@@ -1031,22 +1029,22 @@ mod tests {
             FileChange {
                 key: ".claude/skills/new/deep/SKILL.md".into(),
                 content: Some((Bytes::from(&b"new"[..]), true)),
-                expected: None,
+                expected: Vec::new(),
             },
             FileChange {
                 key: ".claude/skills/old/SKILL.md".into(),
                 content: None,
-                expected: None,
+                expected: Vec::new(),
             },
             FileChange {
                 key: "CLAUDE.md".into(),
                 content: Some((Bytes::from(&b"Mine\nand more\n"[..]), false)),
-                expected: None,
+                expected: Vec::new(),
             },
             FileChange {
                 key: LOCK_KEY.into(),
                 content: Some((Bytes::from(&b"lock"[..]), false)),
-                expected: None,
+                expected: Vec::new(),
             },
         ]
     }
@@ -1118,14 +1116,14 @@ mod tests {
                     .map(|name| FileChange {
                         key: format!(".claude/skills/kit/{name}"),
                         content: writing.then(|| (Bytes::from(&b"written"[..]), false)),
-                        expected: None,
+                        expected: Vec::new(),
                     })
                     .collect();
                 if writing {
                     changes.push(FileChange {
                         key: ".claude/skills/kit/sub/new.md".into(),
                         content: Some((Bytes::from(&b"new"[..]), false)),
-                        expected: None,
+                        expected: Vec::new(),
                     });
                 } else {
                     std::fs::create_dir_all(outside.join("sub")).unwrap();
@@ -1182,7 +1180,7 @@ mod tests {
             let change = FileChange {
                 key: ".claude/skills/kit/sub/f.md".into(),
                 content: Some((Bytes::from(&b"new"[..]), false)),
-                expected: None,
+                expected: Vec::new(),
             };
             let _ = apply(&roots, vec![change], Vec::new(), Vec::new(), &Cancel::new(), |_| Ok(()));
             AT_TICK.with(|hook| hook.borrow_mut().take());
@@ -1211,7 +1209,7 @@ mod tests {
             .map(|i| FileChange {
                 key: format!(".claude/skills/s{i:03}/SKILL.md"),
                 content: Some((Bytes::from(&b"new"[..]), false)),
-                expected: None,
+                expected: Vec::new(),
             })
             .collect();
         apply(&roots, changes, Vec::new(), Vec::new(), &Cancel::new(), |_| Ok(())).unwrap();
@@ -1251,7 +1249,7 @@ mod tests {
                     .map(|name| FileChange {
                         key: format!(".claude/skills/kit/{name}"),
                         content: writing.then(|| (Bytes::from(&b"written"[..]), false)),
-                        expected: None,
+                        expected: Vec::new(),
                     })
                     .collect();
                 let applied = apply(&roots, changes, Vec::new(), Vec::new(), &Cancel::new(), |_| Ok(()));
@@ -1317,12 +1315,12 @@ mod tests {
             FileChange {
                 key: ".claude/agents/a.md".into(),
                 content: Some((Bytes::from(&b"new"[..]), false)),
-                expected: None,
+                expected: Vec::new(),
             },
             FileChange {
                 key: ".claude/skills/kit/f.md".into(),
                 content: Some((Bytes::from(&b"ours"[..]), false)),
-                expected: None,
+                expected: Vec::new(),
             },
         ];
         let applied = apply(&roots, changes, Vec::new(), Vec::new(), &Cancel::new(), |_| Ok(()));
@@ -1378,7 +1376,7 @@ mod tests {
         let change = FileChange {
             key: key.clone(),
             content: Some((Bytes::from(&b"after"[..]), false)),
-            expected: Some(blake3::hash(b"before").to_hex().to_string()),
+            expected: vec![blake3::hash(b"before").to_hex().to_string()],
         };
         apply(&roots, vec![change], Vec::new(), Vec::new(), &Cancel::new(), |_| Ok(())).unwrap();
         assert_eq!(std::fs::read(roots.root.join(&key)).unwrap(), b"after");
@@ -1409,7 +1407,7 @@ mod tests {
                         .map(|(b, _)| blake3::hash(b).to_hex().to_string()),
                     executable: false,
                     existed: path.exists(),
-                    expected: None,
+                    expected: Vec::new(),
                     key: change.key.clone(),
                 });
                 paths.push(path);
@@ -1469,12 +1467,12 @@ mod tests {
             FileChange {
                 key: ".claude/skills/old/SKILL.md".into(),
                 content: Some((Bytes::from(&b"new"[..]), false)),
-                expected: Some(digest(b"old")),
+                expected: vec![digest(b"old")],
             },
             FileChange {
                 key: "CLAUDE.md".into(),
                 content: None,
-                expected: Some(digest(b"Mine\n")),
+                expected: vec![digest(b"Mine\n")],
             },
         ];
         apply(&roots, changes, Vec::new(), Vec::new(), &Cancel::new(), |_| Ok(())).unwrap();
@@ -1507,13 +1505,52 @@ mod tests {
         );
     }
 
+    /// Rolled forward, a committed change keeps an old file that does not
+    /// hold what was expected, as the command itself would have.
+    #[test]
+    fn rolling_forward_keeps_an_edit_saved_while_the_command_ran() {
+        let (_dir, roots) = project();
+        let path = roots.file_path("CLAUDE.md").unwrap();
+        let journal = Journal {
+            version: JOURNAL_VERSION,
+            id: "0123456789abcdef".into(),
+            stage: Stage::Committed,
+            ops: vec![Op {
+                key: "CLAUDE.md".into(),
+                write: Some(blake3::hash(b"new\n").to_hex().to_string()),
+                executable: false,
+                existed: true,
+                expected: vec![blake3::hash(b"what aam read\n").to_hex().to_string()],
+            }],
+            created_dirs: Vec::new(),
+            prune_dirs: Vec::new(),
+            mirror: Vec::new(),
+        };
+        write_journal(&roots, &journal).unwrap();
+        let contents = vec![Some(Bytes::from(&b"new\n"[..]))];
+        make_changes(&roots, &journal, std::slice::from_ref(&path), &contents, &Cancel::new()).unwrap();
+        // The crash came after the commit mark, before the old files went.
+        let held = lock_project(&roots.root, true, || {}).unwrap();
+        assert_eq!(
+            recover(&roots, &held, |_| Ok(())).unwrap(),
+            Some(Recovered::RolledForward)
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), b"new\n");
+        let saved = roots
+            .aam_home()
+            .unwrap()
+            .join("backups/journal-0123456789abcdef/CLAUDE.md");
+        assert_eq!(std::fs::read(saved).unwrap(), b"Mine\n", "the edit is kept");
+        assert!(snapshot(&roots.root).iter().all(|(p, _)| !p.contains(".aam-")));
+    }
+
     #[test]
     fn recovery_keeps_a_file_changed_after_the_crash() {
         let (_dir, roots) = project();
         let change = FileChange {
             key: "CLAUDE.md".into(),
             content: Some((Bytes::from(&b"new\n"[..]), false)),
-            expected: None,
+            expected: Vec::new(),
         };
         let path = roots.file_path("CLAUDE.md").unwrap();
         let journal = Journal {
@@ -1525,7 +1562,7 @@ mod tests {
                 write: Some(blake3::hash(b"new\n").to_hex().to_string()),
                 executable: false,
                 existed: true,
-                expected: None,
+                expected: Vec::new(),
             }],
             created_dirs: Vec::new(),
             prune_dirs: Vec::new(),
@@ -1565,7 +1602,7 @@ mod tests {
                 write: Some(blake3::hash(b"precious").to_hex().to_string()),
                 executable: false,
                 existed: false,
-                expected: None,
+                expected: Vec::new(),
             }],
             created_dirs: Vec::new(),
             prune_dirs: Vec::new(),
@@ -1594,7 +1631,7 @@ mod tests {
                 write: Some(blake3::hash(b"team notes\n").to_hex().to_string()),
                 executable: false,
                 existed: false,
-                expected: None,
+                expected: Vec::new(),
             }],
             created_dirs: Vec::new(),
             prune_dirs: Vec::new(),

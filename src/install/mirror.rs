@@ -86,6 +86,11 @@ impl WrittenHere {
         Ok(Self { digests, shared })
     }
 
+    /// The digests of what aam wrote at `key` on this machine.
+    pub fn digests_at(&self, key: &str) -> impl Iterator<Item = &String> {
+        self.digests.get(key).into_iter().flatten()
+    }
+
     /// Whether aam wrote the bytes of `digest` at `key` on this machine.
     pub fn wrote(&self, key: &str, digest: &str) -> bool {
         self.digests.get(key).is_some_and(|written| written.contains(digest))

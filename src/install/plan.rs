@@ -101,6 +101,8 @@ pub struct Plan<'r> {
     lock: LockFile,
     /// Shared files (`AGENTS.md`, `CLAUDE.md`) by key: (original text, new text).
     shared: BTreeMap<String, (Option<String>, String)>,
+    /// blake3 of each shared file's bytes as read (its text may be decoded lossily).
+    shared_read: BTreeMap<String, String>,
     changes: Vec<FileChange>,
     /// Bytes to keep in the object store for `aam diff`.
     originals: Vec<Bytes>,
@@ -142,6 +144,7 @@ impl<'r> Plan<'r> {
             lock,
             roots,
             shared: BTreeMap::new(),
+            shared_read: BTreeMap::new(),
             changes: Vec::new(),
             originals: Vec::new(),
             claimed: BTreeMap::new(),
@@ -161,8 +164,10 @@ impl<'r> Plan<'r> {
     /// Marks `keys` as edited files this command replaces as the user decided
     /// (saved to a backup first, forced, or merged): at the end their old
     /// versions are deleted as they are. Every other file replaced or removed
-    /// is deleted only while it still holds what the lock records, so an edit
-    /// saved while the command runs is kept (see [`FileChange::expected`]).
+    /// is deleted only while it still holds bytes aam wrote there (what the
+    /// lock records, or what the catalog says aam wrote at that path on this
+    /// machine), so an edit saved while the command runs is kept (see
+    /// [`FileChange::expected`]).
     pub fn replacing_edits<'k>(&mut self, keys: impl IntoIterator<Item = &'k String>) {
         self.replacing_edits.extend(keys.into_iter().cloned());
     }
@@ -243,6 +248,8 @@ impl<'r> Plan<'r> {
                     )
                     .with_hint(format!("shorten `{key}`, or install without the platform that uses it")));
                 }
+                let digest = blake3::hash(&bytes).to_hex().to_string();
+                self.shared_read.insert(key.to_string(), digest);
                 Some(String::from_utf8_lossy(&bytes).into_owned())
             }
             crate::paths::Inside::Missing => None,
@@ -370,7 +377,7 @@ impl<'r> Plan<'r> {
         self.changes.push(FileChange {
             key: key.to_string(),
             content: Some((bytes, executable)),
-            expected: None,
+            expected: Vec::new(),
         });
         Ok(())
     }
@@ -671,7 +678,7 @@ impl<'r> Plan<'r> {
                 self.changes.push(FileChange {
                     key: key.to_string(),
                     content: None,
-                    expected: None,
+                    expected: Vec::new(),
                 });
             }
         }
@@ -693,27 +700,31 @@ impl<'r> Plan<'r> {
     /// when its content changed.
     fn finish(mut self) -> Result<Finished> {
         let old = lock::read(&self.roots.root)?;
-        // What the lock records at each key a file of this command replaces or
-        // removes, unless the user decided to replace an edit there.
-        let recorded: BTreeMap<&str, &str> = old
-            .packages
-            .values()
-            .flat_map(|entry| &entry.file_checksums)
-            .map(|(key, digest)| (key.as_str(), digest.as_str()))
-            .collect();
+        // The bytes aam wrote at each key a file of this command replaces or
+        // removes (the lock's, and the catalog's record of this machine),
+        // unless the user decided to replace an edit there.
+        let mut wrote: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        for (key, digest) in old.packages.values().flat_map(|entry| &entry.file_checksums) {
+            wrote.entry(key.as_str()).or_default().push(digest.clone());
+        }
         for change in &mut self.changes {
-            if !self.replacing_edits.contains(&change.key) {
-                change.expected = recorded.get(change.key.as_str()).map(|d| d.to_string());
+            if self.replacing_edits.contains(&change.key) {
+                continue;
             }
+            let mut expected = wrote.get(change.key.as_str()).cloned().unwrap_or_default();
+            if !expected.is_empty() {
+                expected.extend(self.written_here.digests_at(&change.key).cloned());
+                expected.sort();
+                expected.dedup();
+            }
+            change.expected = expected;
         }
         for (key, (before, after)) in std::mem::take(&mut self.shared) {
             if before.as_deref() == Some(after.as_str()) {
                 continue;
             }
             // The text read is carried over: the file moved aside must still hold it.
-            let expected = before
-                .as_ref()
-                .map(|text| blake3::hash(text.as_bytes()).to_hex().to_string());
+            let expected: Vec<String> = self.shared_read.get(&key).cloned().into_iter().collect();
             if after.is_empty() && before.is_some() {
                 self.changes.push(FileChange {
                     key,
@@ -736,7 +747,7 @@ impl<'r> Plan<'r> {
             self.changes.push(FileChange {
                 key: LOCK_KEY.to_string(),
                 content: Some((Bytes::from(lock::to_text(&new).into_bytes()), false)),
-                expected: None,
+                expected: Vec::new(),
             });
         } else {
             new.resolved_at = old.resolved_at;

@@ -310,6 +310,45 @@ fn every_platform_layout_is_deployed_recorded_and_undeployed() {
     run_in(&env, &proj.dir, &["verify", "kit"]).err("AAM_PACKAGE_NOT_INSTALLED");
 }
 
+/// Replacing files that hold bytes aam wrote (a lock brought back from an
+/// older state, a shared file's text that is not UTF-8) is no edit: nothing is
+/// saved to `backups/journal-*` and no warning says a file changed meanwhile.
+#[test]
+fn replacing_what_aam_wrote_saves_nothing_aside() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    std::fs::write(proj.dir.join("CLAUDE.md"), b"# Caf\xe9\n").unwrap();
+    let one = package(&env.path("kit1"), "kit", "1.0.0", &[]);
+    let two = package(&env.path("kit2"), "kit", "2.0.0", &[]);
+    let install = |kit: &Path| {
+        let run = run_in(
+            &env,
+            &proj.dir,
+            &["install", kit.to_str().unwrap(), "--platform", "claude"],
+        );
+        assert!(!run.stderr.contains("changed while"), "{run:?}");
+        run.ok_json();
+    };
+    install(&one);
+    install(&two);
+    let lock_two = std::fs::read(proj.dir.join(".aam/aam-lock.yaml")).unwrap();
+    install(&one);
+    // A pull brings the lock of 2.0.0 back over files aam wrote for 1.0.0.
+    std::fs::write(proj.dir.join(".aam/aam-lock.yaml"), lock_two).unwrap();
+    let restored = run_in(&env, &proj.dir, &["install"]);
+    assert!(!restored.stderr.contains("changed while"), "{restored:?}");
+    restored.ok_json();
+    let backups = env.home().join("backups");
+    let aside: Vec<String> = std::fs::read_dir(&backups)
+        .map(|entries| {
+            entries
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(aside.iter().all(|name| !name.starts_with("journal-")), "{aside:?}");
+}
+
 /// Run in the home folder itself (no `.git` above it), a command without
 /// `--global` finds the lock of the global installs where a project keeps its
 /// own: it says so and how to go on (it called the lock forged).
