@@ -182,12 +182,11 @@ impl Serialize for ErrorCode {
 }
 
 /// `text` with the user and password of every `scheme://user:pass@host` URL in
-/// it replaced by `***` (all up to the URL's last `@`: a password typed with a
-/// raw `/`, `?` or `#` ends nothing), and the query of such a URL by `?***`, and
-/// likewise the `user:pass` of an scp-like `user:pass@host:path`: whatever path
-/// built an error's words, a token a user typed into a URL never comes back in
-/// them (sources redact their URLs themselves; this catches every other one).
-/// The user `git` alone is kept: ssh's conventional user, no secret.
+/// it replaced by `***`, and the query of such a URL by `?***` (as
+/// [`crate::sources::spec::redact_location`] shows a URL), and likewise the
+/// `user:pass` of an scp-like `user:pass@host:path`: whatever path built an
+/// error's words, a token a user typed into a URL never comes back in them
+/// (sources redact their URLs themselves; this catches every other one).
 pub fn mask_credentials(text: String) -> String {
     let text = mask_scp_passwords(text);
     if !text.contains("://") {
@@ -201,22 +200,7 @@ pub fn mask_credentials(text: String) -> String {
         out.push_str(before);
         let url_end = after.find(ends_url).unwrap_or(after.len());
         let (url, tail) = after.split_at(url_end);
-        let host_on = match url.rfind('@') {
-            Some(user_end) if &url[..user_end] == "git" => 0,
-            Some(user_end) => {
-                out.push_str("***@");
-                user_end + 1
-            }
-            None => 0,
-        };
-        let location = &url[host_on..];
-        match location.find('?') {
-            Some(query) => {
-                out.push_str(&location[..query]);
-                out.push_str("?***");
-            }
-            None => out.push_str(location),
-        }
+        out.push_str(&crate::sources::spec::redact_location(url));
         rest = tail;
     }
     out.push_str(rest);
@@ -407,6 +391,11 @@ mod tests {
         );
         let ssh = "accepted: `ssh://git@host/owner/repo.git`";
         assert_eq!(mask_credentials(ssh.to_string()), ssh);
+        let query = "`https://127.0.0.1:9/o/r?token=abc@SECRET3` names no source artifact";
+        assert_eq!(
+            mask_credentials(query.to_string()),
+            "`https://***` names no source artifact"
+        );
     }
     use std::collections::HashSet;
 

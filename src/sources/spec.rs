@@ -303,28 +303,53 @@ fn invalid(message: impl Into<String>) -> Error {
 
 /// Hides credentials in a URL-ish string so it can be shown.
 ///
-/// With a scheme, everything between `://` and the last `@` goes (user names,
-/// tokens and passwords, even ones holding `/`, `:`, `?` or `@`). Without one, so
-/// does whatever precedes the last `@` when it holds a `:` or comes before any `/`
-/// (`user:pw@host:o/r`, `tok@host/o/r`), while `owner/repo@ref` is kept. An
-/// `@` written `%40` counts as one. Then a query string (`?private_token=...`) is
-/// hidden too. The user `git` alone is kept: ssh's conventional user, no secret.
-/// Over-hiding an odd spec is fine; showing a secret is not.
+/// With a scheme, see [`redact_location`]. Without one, whatever precedes the
+/// last `@` goes when it holds a `:` or comes before any `/` (`user:pw@host:o/r`,
+/// `tok@host/o/r`), while `owner/repo@ref` is kept. An `@` written `%40` counts
+/// as one. Then a query string (`?private_token=...`) is hidden too. The user
+/// `git` alone is kept: ssh's conventional user, no secret. Over-hiding an odd
+/// spec is fine; showing a secret is not.
 pub fn redact(spec: &str) -> String {
-    let (prefix, rest) = match spec.find("://") {
-        Some(end) => spec.split_at(end + 3),
-        None => ("", spec),
+    if let Some(end) = spec.find("://") {
+        let (prefix, rest) = spec.split_at(end + 3);
+        return format!("{prefix}{}", redact_location(rest));
+    }
+    let (user, tail) = match last_at(spec) {
+        Some((at, len)) if &spec[..at] == "git" => (&spec[..at + len], &spec[at + len..]),
+        Some((at, len)) if spec[..at].contains(':') || !spec[..at].contains('/') => ("***@", &spec[at + len..]),
+        _ => ("", spec),
     };
+    without_query(user, tail)
+}
+
+/// What follows `scheme://` in a URL, shown without credentials: everything up
+/// to the last `@` goes (user names, tokens and passwords, even ones holding
+/// `/`, `:`, `?`, `#` or `@`), then the query. When a `?` or `#` after a `/`
+/// comes before that `@`, the `@` may be the query's (`/o/r?token=a@b`) as well
+/// as a password's: everything goes.
+pub fn redact_location(rest: &str) -> String {
     let (user, tail) = match last_at(rest) {
         Some((at, len)) if &rest[..at] == "git" => (&rest[..at + len], &rest[at + len..]),
-        Some((at, len)) if !prefix.is_empty() || rest[..at].contains(':') || !rest[..at].contains('/') => {
-            ("***@", &rest[at + len..])
-        }
-        _ => ("", rest),
+        Some((at, _)) if query_on_the_way(&rest[..at]) => return "***".to_string(),
+        Some((at, len)) => ("***@", &rest[at + len..]),
+        None => ("", rest),
     };
+    without_query(user, tail)
+}
+
+/// Whether `text` holds a `?` or `#` after a `/`: a query or fragment may begin there.
+fn query_on_the_way(text: &str) -> bool {
+    match (text.find('/'), text.find(['?', '#'])) {
+        (Some(slash), Some(mark)) => slash < mark,
+        _ => false,
+    }
+}
+
+/// `user` then `tail` with its query (from the first `?`) shown as `?***`.
+fn without_query(user: &str, tail: &str) -> String {
     match tail.find('?') {
-        Some(q) => format!("{prefix}{user}{}?***", &tail[..q]),
-        None => format!("{prefix}{user}{tail}"),
+        Some(q) => format!("{user}{}?***", &tail[..q]),
+        None => format!("{user}{tail}"),
     }
 }
 
@@ -868,6 +893,10 @@ mod tests {
         assert_eq!(redact("user:sec?ret@host:o/r"), "***@host:o/r");
         assert_eq!(redact("ssh://git@host/o/r.git"), "ssh://git@host/o/r.git");
         assert_eq!(redact("git@github.com:o/r.git"), "git@github.com:o/r.git");
+        // An `@` in a query after a path: the query's, maybe a password's; all goes.
+        assert_eq!(redact("https://h/o/r?token=abc@SECRET3"), "https://***");
+        assert_eq!(redact("https://user:pa/ss?x@host/o"), "https://***");
+        assert_eq!(redact("owner/repo?token=a@b"), "owner/repo?***");
         let err = SourceSpec::parse("https://user:pa/ss@host/o/r", Path::new("/")).unwrap_err();
         assert_eq!(
             err.message(),
