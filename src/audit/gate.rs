@@ -192,6 +192,7 @@ mod tests {
             locks: &dir.join("locks"),
             settings: &home,
             allow_path: &|_, _| Ok(()),
+            local_within: None,
         };
         prepare_specs(&env, catalog, &["./kit".to_string()], &KeptRegistries::new()).unwrap_or_else(|e| panic!("{e}"))
     }

@@ -33,6 +33,9 @@ pub struct SpecEnv<'a> {
     /// Refuses a path the caller may not read (a machine front end's
     /// confinement); given the path and how the user wrote it.
     pub allow_path: &'a dyn Fn(&Path, &str) -> Result<()>,
+    /// The folders a fetch may read a local repository's objects from (a
+    /// machine front end's confinement); `None`: anywhere.
+    pub local_within: Option<Vec<std::path::PathBuf>>,
 }
 
 /// The registry each named package keeps coming from while that registry still
@@ -427,6 +430,7 @@ mod tests {
             locks: &dir.join("locks"),
             settings: &settings,
             allow_path: allow,
+            local_within: None,
         };
         let specs: Vec<String> = specs.iter().map(|s| s.to_string()).collect();
         prepare_specs(&env, &catalog, &specs, &KeptRegistries::new())

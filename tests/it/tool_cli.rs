@@ -253,6 +253,43 @@ fn a_local_source_whose_git_folder_lies_outside_is_forbidden() {
     assert!(!env.artifacts("mine").is_empty());
 }
 
+/// A restore confined to a project never reads a lock's `file://` repository
+/// outside it (it fetched the locked commit from anywhere the lock named).
+#[test]
+fn a_confined_restore_reads_no_repository_outside() {
+    let env = TestEnv::new();
+    let outside = tempfile::tempdir().unwrap();
+    let secret = crate::support::Repo {
+        dir: outside.path().to_path_buf(),
+    };
+    secret.git(&["init", "-q", "-b", "main"]);
+    secret
+        .write("skills/secret/SKILL.md", skill("secret", "Outside the project"))
+        .commit("outside");
+    env.json(&["source", "add", outside.path().to_str().unwrap(), "--name", "out"]);
+    let first = env.repo("first");
+    env.aam_in(&first.dir, &["--json", "install", "out/secret", "--platform", "claude"])
+        .ok_json();
+    env.json(&["source", "remove", "out", "--purge-cache"]);
+    let second = env.repo("second");
+    std::fs::create_dir_all(second.dir.join(".aam")).unwrap();
+    std::fs::copy(
+        first.dir.join(".aam/aam-lock.yaml"),
+        second.dir.join(".aam/aam-lock.yaml"),
+    )
+    .unwrap();
+    let run = env.aam_with(&second.dir, &[], &["tool", "call", "aam_install", "{}"]);
+    let body = run.err("AAM_FORBIDDEN");
+    assert!(
+        body["message"].as_str().unwrap().contains("outside the project"),
+        "{body}"
+    );
+    assert!(!second.dir.join(".claude").exists());
+    // The CLI itself is not confined: the user may restore from anywhere.
+    env.aam_in(&second.dir, &["--json", "install"]).ok_json();
+    assert!(second.dir.join(".claude/skills/secret/SKILL.md").is_file());
+}
+
 /// Confined to a folder inside a repository (`aam tool call` run there, as
 /// `aam mcp serve --root` naming it), the project is that folder: the
 /// repository's other files are outside (a package was made of them and

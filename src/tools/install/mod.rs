@@ -141,6 +141,7 @@ fn prepare_env<T>(ctx: &Context, f: impl FnOnce(SpecEnv<'_>) -> Result<T>) -> Re
         locks: &locks,
         settings: &settings,
         allow_path: &allow_path,
+        local_within: ctx.sandbox_folders(),
     })
 }
 
