@@ -223,11 +223,6 @@ fn source(env: &RestoreEnv<'_>, catalog: &Catalog, name: &str, entry: &LockedPac
     if spec.had_credentials {
         return Err(invalid(format!("names a URL with credentials (`{}`)", redact(&url))));
     }
-    // A local repository is read only where the caller may read (a restore
-    // served over MCP fetched a lock's `file://` URL from anywhere).
-    if spec.kind == crate::sources::spec::SourceKind::Local {
-        (env.spec.allow_path)(std::path::Path::new(&spec.repo_path), &spec.url)?;
-    }
     let commit_text = entry.source_commit.as_deref().unwrap_or_default();
     let commit = Oid::from_hex(commit_text.as_bytes())
         .ok()
@@ -254,6 +249,11 @@ fn source(env: &RestoreEnv<'_>, catalog: &Catalog, name: &str, entry: &LockedPac
             .with_hint("run `aam install` without `--offline` to fetch it"));
         }
         None => {
+            // A local repository is read only where the caller may read (a
+            // restore served over MCP fetched a lock's `file://` URL from anywhere).
+            if spec.kind == crate::sources::spec::SourceKind::Local {
+                (env.spec.allow_path)(std::path::Path::new(&spec.repo_path), &spec.url)?;
+            }
             let _cache_lock = crate::sources::cache::lock(env.spec.locks, env.spec.caches, &spec.cache_key())?;
             let (cache, created) = GitCache::open_or_create(&dir)?;
             let cache = cache.reading_local_within(env.spec.local_within.clone());
