@@ -7,7 +7,9 @@
 //! collections. It must never let deep text through: the depth it measures ignores
 //! quoting, so brackets inside quoted or plain scalars count too (it may over-count,
 //! which refuses odd but harmless text, never under-count by more than the
-//! collection cap allows). It reads nothing and parses nothing itself.
+//! collection cap allows). A text holding `*` is also measured with its aliases
+//! copied out (a parse that keeps nothing) and refused when that is more than twice
+//! its size: an anchor repeated thousands of times made 225 MB of one 60 KiB text.
 
 use std::fmt;
 
@@ -32,6 +34,9 @@ pub enum Refusal {
     TooDeep,
     /// More than [`MAX_COLLECTIONS`] flow collections.
     TooManyCollections,
+    /// Larger, once its aliases are copied out, than twice its text (plus 64
+    /// KiB): an anchored value repeated thousands of times (`*big`).
+    AliasesTooLarge,
 }
 
 impl fmt::Display for Refusal {
@@ -41,6 +46,7 @@ impl fmt::Display for Refusal {
             Refusal::TooLarge { limit } => write!(f, "is larger than {limit} bytes"),
             Refusal::TooDeep => write!(f, "nests deeper than {MAX_DEPTH} levels"),
             Refusal::TooManyCollections => write!(f, "holds more than {MAX_COLLECTIONS} `[` or `{{` collections"),
+            Refusal::AliasesTooLarge => write!(f, "repeats anchored values (`*alias`) past twice its size"),
         }
     }
 }
@@ -94,7 +100,116 @@ pub fn check(text: &str, max_bytes: usize) -> Result<(), Refusal> {
             }
         }
     }
+    // The parser copies an anchored value out at every alias: measured first,
+    // without building it, so a 60 KiB text cannot become 200 MB of values.
+    if text.contains('*') {
+        check_expansion(text)?;
+    }
     Ok(())
+}
+
+/// Refuses `text` when its documents, aliases copied out, hold more than twice
+/// its bytes plus 64 KiB (scalars' bytes, and one per node): an alias-free text
+/// never comes close. Text the parser refuses passes here; its parse says why.
+fn check_expansion(text: &str) -> Result<(), Refusal> {
+    use serde::de::Deserialize;
+    let mut left = 2 * text.len() as u64 + 65_536;
+    for document in serde_yaml_ng::Deserializer::from_str(text) {
+        match Measured::deserialize(document) {
+            Ok(Measured(size)) if size <= left => left -= size,
+            Ok(_) => return Err(Refusal::AliasesTooLarge),
+            Err(e) if e.to_string().contains(OVER_BUDGET) => return Err(Refusal::AliasesTooLarge),
+            Err(_) => return Ok(()),
+        }
+    }
+    Ok(())
+}
+
+/// What a measurement stopped with once a value grew past [`MAX_NODE_BYTES`].
+const OVER_BUDGET: &str = "aam: value too large once aliases are copied out";
+
+/// Largest single value measured before giving up (each document also counts
+/// against the whole text's budget): past any budget [`check_expansion`] sets.
+const MAX_NODE_BYTES: u64 = 256 << 20;
+
+/// The size of a YAML value as the parser hands it over, aliases copied out:
+/// its scalars' bytes, and one per node. Nothing is kept.
+struct Measured(u64);
+
+impl<'de> serde::Deserialize<'de> for Measured {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(Measure)
+    }
+}
+
+struct Measure;
+
+impl Measure {
+    fn sum<E: serde::de::Error>(total: u64, part: u64) -> Result<u64, E> {
+        let sum = total.saturating_add(part);
+        if sum > MAX_NODE_BYTES {
+            return Err(E::custom(OVER_BUDGET));
+        }
+        Ok(sum)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Measure {
+    type Value = Measured;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Measured, E> {
+        Ok(Measured(1))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Measured, E> {
+        Ok(Measured(1))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Measured, E> {
+        Ok(Measured(1))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Measured, E> {
+        Ok(Measured(1))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Measured, E> {
+        Ok(Measured(1 + v.len() as u64))
+    }
+    fn visit_bytes<E>(self, v: &[u8]) -> Result<Measured, E> {
+        Ok(Measured(1 + v.len() as u64))
+    }
+    fn visit_unit<E>(self) -> Result<Measured, E> {
+        Ok(Measured(1))
+    }
+    fn visit_none<E>(self) -> Result<Measured, E> {
+        Ok(Measured(1))
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Measured, D::Error> {
+        serde::Deserialize::deserialize(d)
+    }
+    fn visit_newtype_struct<D: serde::Deserializer<'de>>(self, d: D) -> Result<Measured, D::Error> {
+        serde::Deserialize::deserialize(d)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Measured, A::Error> {
+        let mut total = 1;
+        while let Some(Measured(size)) = seq.next_element()? {
+            total = Self::sum(total, size)?;
+        }
+        Ok(Measured(total))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Measured, A::Error> {
+        let mut total = 1;
+        while let Some((Measured(key), Measured(value))) = map.next_entry()? {
+            total = Self::sum(total, key.saturating_add(value))?;
+        }
+        Ok(Measured(total))
+    }
+    fn visit_enum<A: serde::de::EnumAccess<'de>>(self, data: A) -> Result<Measured, A::Error> {
+        use serde::de::VariantAccess;
+        let (Measured(tag), variant) = data.variant::<Measured>()?;
+        let Measured(value) = variant.newtype_variant::<Measured>()?;
+        Ok(Measured(Self::sum(tag, value)?))
+    }
 }
 
 #[cfg(test)]
@@ -126,5 +241,28 @@ mod tests {
         assert_eq!(check(&hidden, 1 << 20), Err(Refusal::TooManyCollections));
         assert_eq!(Refusal::TooLarge { limit: 65536 }.to_string(), "is larger than 64 KiB");
         assert_eq!(Refusal::TooDeep.to_string(), "nests deeper than 64 levels");
+    }
+
+    /// An anchored value repeated past twice the text's size is refused before
+    /// any parse builds it; a few aliases, `*` in scalars and globs pass.
+    #[test]
+    fn aliases_copied_out_are_bounded() {
+        let bomb = format!("a: &a {}\nl: [{}]\n", "B".repeat(50_000), vec!["*a"; 4_500].join(","));
+        assert_eq!(check(&bomb, 1 << 20), Err(Refusal::AliasesTooLarge));
+        let mapping: String = (0..2_000).map(|i| format!("  k{i}: v\n")).collect();
+        let many = format!("m: &m\n{mapping}l: [{}]\n", vec!["*m"; 500].join(","));
+        assert_eq!(check(&many, 1 << 20), Err(Refusal::AliasesTooLarge));
+        for fine in [
+            "tools: &t [Read, Write]\nallowed: *t\n",
+            "description: Use *this* skill for **bold** work\nglobs: \"**/*.ts\"\n",
+            "globs: **/*.ts\n",
+            "a: *missing\n",
+        ] {
+            assert_eq!(check(fine, 1 << 20), Ok(()), "{fine}");
+        }
+        assert_eq!(
+            Refusal::AliasesTooLarge.to_string(),
+            "repeats anchored values (`*alias`) past twice its size"
+        );
     }
 }
