@@ -932,6 +932,9 @@ impl GitCache {
                 read_level(&self.repo, &level)
             };
             let mut read = read.map_err(|e| self.corrupted(e))?;
+            if read.unordered {
+                read.keep_first_of_each_name();
+            }
             level = std::mem::take(&mut read.folders);
             found.append(read);
         }
@@ -939,8 +942,8 @@ impl GitCache {
             "" => path.to_str_lossy().into_owned(),
             _ => format!("{prefix}/{}", path.to_str_lossy()),
         };
-        for path in &found.slashed {
-            tracing::warn!("left out `{}`: its name holds a `/`", shown(path.as_ref()));
+        for (path, why) in &found.refused {
+            tracing::warn!("left out `{}`: {why}", shown(path.as_ref()));
         }
         Ok(found
             .files
@@ -1519,35 +1522,80 @@ struct Level {
     files: Vec<(gix::bstr::BString, EntryMode, ObjectId)>,
     /// Folders of the next level: (path, tree id).
     folders: Vec<(gix::bstr::BString, ObjectId)>,
-    /// Paths of the entries left out for a `/` in their name.
-    slashed: Vec<gix::bstr::BString>,
+    /// Paths of the entries left out, with why.
+    refused: Vec<(gix::bstr::BString, &'static str)>,
+    /// Whether some folder's entries were out of git's order: only a hand-made
+    /// tree has that, and it may name one entry twice apart (see
+    /// [`GitCache::files_under`]).
+    unordered: bool,
 }
 
 impl Level {
+    /// Leaves out every entry whose path an earlier one of this level has (a
+    /// folder out of git's order may name one twice apart), and all below it.
+    fn keep_first_of_each_name(&mut self) {
+        let mut seen = std::collections::HashSet::new();
+        let mut refused = Vec::new();
+        let mut first = |path: &gix::bstr::BString| {
+            let new = seen.insert(path.clone());
+            if !new {
+                refused.push((path.clone(), "an entry of that name comes before it"));
+            }
+            new
+        };
+        self.files.retain(|(path, _, _)| first(path));
+        self.folders.retain(|(path, _)| first(path));
+        self.refused.append(&mut refused);
+    }
+
     fn append(&mut self, mut later: Level) {
         self.files.append(&mut later.files);
         self.folders.append(&mut later.folders);
-        self.slashed.append(&mut later.slashed);
+        self.refused.append(&mut later.refused);
+        self.unordered |= later.unordered;
     }
 }
 
+/// Git's order of a folder's entries: by name, a folder's name read as if it
+/// ended in `/`.
+fn git_order(a: &[u8], a_tree: bool, b: &[u8], b_tree: bool) -> std::cmp::Ordering {
+    let a_key = a.iter().copied().chain(a_tree.then_some(b'/'));
+    a_key.cmp(b.iter().copied().chain(b_tree.then_some(b'/')))
+}
+
 /// The entries of the folders `trees` (path, id), in order. An entry whose
-/// name holds a `/` is left out, and so is all below it: only a hand-made tree
-/// has one (git fsck's `fullPathname`), and its path would read as another
-/// entry's.
+/// name is empty, holds a `/`, or repeats the entry before it is left out, and
+/// so is all below it: only a hand-made tree has one (git fsck's
+/// `fullPathname`, `emptyName`, `duplicateEntries`), and its path would read as
+/// another entry's.
 fn read_level(repo: &Repository, trees: &[(gix::bstr::BString, ObjectId)]) -> std::result::Result<Level, gix::Error> {
     let mut level = Level::default();
     for (path, id) in trees {
         let tree = repo.find_tree(*id)?;
+        let mut previous: Option<(&[u8], bool)> = None;
         for entry in gix::objs::TreeRefIter::from_bytes(&tree.data, repo.object_hash()) {
             let entry = entry?;
+            let name: &[u8] = entry.filename;
             let mut entry_path = path.clone();
             if !entry_path.is_empty() {
                 entry_path.push(b'/');
             }
-            entry_path.extend_from_slice(entry.filename);
-            if entry.filename.contains(&b'/') {
-                level.slashed.push(entry_path);
+            entry_path.extend_from_slice(name);
+            let repeated = previous.is_some_and(|(before, _)| before == name);
+            if let Some((before, before_tree)) = previous
+                && git_order(before, before_tree, name, entry.mode.is_tree()).is_ge()
+            {
+                level.unordered = true;
+            }
+            previous = Some((name, entry.mode.is_tree()));
+            if name.is_empty() {
+                level.refused.push((entry_path, "its name is empty"));
+            } else if name.contains(&b'/') {
+                level.refused.push((entry_path, "its name holds a `/`"));
+            } else if repeated {
+                level
+                    .refused
+                    .push((entry_path, "an entry of that name comes before it"));
             } else if entry.mode.is_tree() {
                 level.folders.push((entry_path, entry.oid.to_owned()));
             } else {

@@ -1500,3 +1500,85 @@ fn git_lock_files_a_killed_command_left_in_the_cache_are_cleared() {
         "keep\n"
     );
 }
+
+/// A tree written by hand naming one entry twice (side by side, or apart in a
+/// folder out of git's order) or an entry with an empty name is read with
+/// those entries left out and a warning, on add and on update alike: it ended
+/// in AAM_CATALOG_ERROR (a UNIQUE constraint), pointing at a sound catalog.
+#[test]
+fn hand_made_trees_with_repeated_or_empty_names_are_read_without_them() {
+    let env = TestEnv::new();
+    let repo = env.repo("hand-made");
+    repo.write("seed.txt", "x").commit("c1");
+    let blob = |text: &str| {
+        repo.write("blob.tmp", text);
+        repo.git(&["hash-object", "-w", "blob.tmp"])
+    };
+    // `git mktree` refuses these: the tree's bytes are written as they are.
+    let tree = |entries: &[(&str, &str, &str)]| {
+        let mut bytes = Vec::new();
+        for (mode, name, id) in entries {
+            bytes.extend_from_slice(format!("{mode} {name}\0").as_bytes());
+            bytes.extend(
+                (0..id.len())
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&id[i..i + 2], 16).unwrap()),
+            );
+        }
+        std::fs::write(repo.dir.join("tree.tmp"), bytes).unwrap();
+        repo.git(&["hash-object", "-t", "tree", "-w", "--literally", "tree.tmp"])
+    };
+    let skill_md = blob(&skill("ok", "Kept once"));
+    let other_md = blob(&skill("ok", "The repeated folder"));
+    let reference = blob("x");
+    let kept = tree(&[
+        ("100644", "SKILL.md", &skill_md),
+        ("100644", "ref.txt", &reference),
+        ("100644", "ref.txt", &reference),
+    ]);
+    let repeated = tree(&[("100644", "SKILL.md", &other_md), ("100644", "extra.txt", &reference)]);
+    let zz = tree(&[("100644", "SKILL.md", &blob(&skill("zz", "Between")))]);
+    let skills = tree(&[("40000", "ok", &kept), ("40000", "zz", &zz), ("40000", "ok", &repeated)]);
+    let empty = tree(&[("100644", "SKILL.md", &blob(&skill("empty", "Under an empty name")))]);
+    let root = tree(&[
+        ("40000", "", &empty),
+        ("100644", "SKILL.md", &blob(&skill("root", "Root"))),
+        ("40000", "skills", &skills),
+    ]);
+    let commit = |tree: &str| {
+        let id = repo.git(&["commit-tree", tree, "-m", "hand-made"]);
+        repo.git(&["update-ref", "refs/heads/main", &id]);
+    };
+    let indexed = |env: &TestEnv| -> Vec<String> {
+        let root = env.json(&["info", "hand/root"]);
+        assert_eq!(root["description"], "Root", "{root}");
+        let listed = env.json(&["info", "hand/ok"]);
+        let files = listed["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["path"].as_str().unwrap().to_string());
+        let mut paths: Vec<String> = env.query("SELECT path FROM artifacts ORDER BY path", &[]);
+        paths.extend(files);
+        paths
+    };
+    commit(&root);
+    let added = env.aam(&["source", "add", repo.path(), "--name", "hand"]);
+    assert_eq!(added.code, 0, "{added:?}");
+    for why in ["its name is empty", "an entry of that name comes before it"] {
+        assert!(added.stderr.contains(why), "{why}: {added:?}");
+    }
+    let expected = ["", "skills/ok", "skills/zz", "skills/ok/SKILL.md", "skills/ok/ref.txt"];
+    assert_eq!(indexed(&env), expected);
+    env.json(&["catalog", "check", "--full"]);
+
+    // The same commit reached by an update: the same artifacts.
+    env.json(&["source", "remove", "hand"]);
+    repo.git(&["update-ref", "refs/heads/main", &repo.git(&["rev-parse", "HEAD@{1}"])]);
+    env.json(&["source", "add", repo.path(), "--name", "hand"]);
+    commit(&root);
+    let updated = env.aam(&["source", "update", "hand"]);
+    assert_eq!(updated.code, 0, "{updated:?}");
+    assert_eq!(indexed(&env), expected);
+    env.json(&["catalog", "check", "--full"]);
+}
