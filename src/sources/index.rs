@@ -759,13 +759,16 @@ fn split_in_order<T>(items: Vec<T>, order: &[usize], window: usize) -> Vec<Vec<T
         .collect()
 }
 
-/// Drops regions contained in other regions.
+/// Drops regions contained in other regions; the rest in order. One pass:
+/// in the order of their path parts a region's subfolders come right after
+/// it, so only the last region kept can hold the next one (comparing each with
+/// every region kept made an update of 50,000 renamed folders take 49 s).
 fn merge_regions(mut regions: Vec<String>) -> Vec<String> {
-    regions.sort();
+    regions.sort_by(|a, b| a.split('/').cmp(b.split('/')));
     regions.dedup();
     let mut kept: Vec<String> = Vec::new();
     for region in regions {
-        let covered = kept.iter().any(|outer| {
+        let covered = kept.last().is_some_and(|outer| {
             outer.is_empty()
                 || region == *outer
                 || region.strip_prefix(outer.as_str()).is_some_and(|r| r.starts_with('/'))
@@ -774,6 +777,7 @@ fn merge_regions(mut regions: Vec<String>) -> Vec<String> {
             kept.push(region);
         }
     }
+    kept.sort();
     kept
 }
 
@@ -799,6 +803,15 @@ mod tests {
         ]);
         assert_eq!(merged, ["agents/b.md", "skills/a", "skills/ab"]);
         assert_eq!(merge_regions(vec!["".into(), "x".into()]), [""]);
+        // A name that sorts between a folder and its subfolders (`-` before `/`).
+        let merged = merge_regions(vec![
+            "a".into(),
+            "a-b".into(),
+            "a/c".into(),
+            "a-b/d".into(),
+            "a.c".into(),
+        ]);
+        assert_eq!(merged, ["a", "a-b", "a.c"]);
     }
 
     /// A cache holding one commit of a repository with a skill per name, and
