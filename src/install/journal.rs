@@ -1505,27 +1505,34 @@ mod tests {
         );
     }
 
+    /// The journal `0123456789abcdef` of a command replacing `CLAUDE.md` with
+    /// `new\n`, at `stage`, expecting `expected` there.
+    fn replacing_claude_md(stage: Stage, expected: Vec<String>) -> Journal {
+        Journal {
+            version: JOURNAL_VERSION,
+            id: "0123456789abcdef".into(),
+            stage,
+            ops: vec![Op {
+                key: "CLAUDE.md".into(),
+                write: Some(blake3::hash(b"new\n").to_hex().to_string()),
+                executable: false,
+                existed: true,
+                expected,
+            }],
+            created_dirs: Vec::new(),
+            prune_dirs: Vec::new(),
+            mirror: Vec::new(),
+        }
+    }
+
     /// Rolled forward, a committed change keeps an old file that does not
     /// hold what was expected, as the command itself would have.
     #[test]
     fn rolling_forward_keeps_an_edit_saved_while_the_command_ran() {
         let (_dir, roots) = project();
         let path = roots.file_path("CLAUDE.md").unwrap();
-        let journal = Journal {
-            version: JOURNAL_VERSION,
-            id: "0123456789abcdef".into(),
-            stage: Stage::Committed,
-            ops: vec![Op {
-                key: "CLAUDE.md".into(),
-                write: Some(blake3::hash(b"new\n").to_hex().to_string()),
-                executable: false,
-                existed: true,
-                expected: vec![blake3::hash(b"what aam read\n").to_hex().to_string()],
-            }],
-            created_dirs: Vec::new(),
-            prune_dirs: Vec::new(),
-            mirror: Vec::new(),
-        };
+        let expected = vec![blake3::hash(b"what aam read\n").to_hex().to_string()];
+        let journal = replacing_claude_md(Stage::Committed, expected);
         write_journal(&roots, &journal).unwrap();
         let contents = vec![Some(Bytes::from(&b"new\n"[..]))];
         make_changes(&roots, &journal, std::slice::from_ref(&path), &contents, &Cancel::new()).unwrap();
@@ -1547,29 +1554,10 @@ mod tests {
     #[test]
     fn recovery_keeps_a_file_changed_after_the_crash() {
         let (_dir, roots) = project();
-        let change = FileChange {
-            key: "CLAUDE.md".into(),
-            content: Some((Bytes::from(&b"new\n"[..]), false)),
-            expected: Vec::new(),
-        };
         let path = roots.file_path("CLAUDE.md").unwrap();
-        let journal = Journal {
-            version: JOURNAL_VERSION,
-            id: "0123456789abcdef".into(),
-            stage: Stage::Prepared,
-            ops: vec![Op {
-                key: change.key.clone(),
-                write: Some(blake3::hash(b"new\n").to_hex().to_string()),
-                executable: false,
-                existed: true,
-                expected: Vec::new(),
-            }],
-            created_dirs: Vec::new(),
-            prune_dirs: Vec::new(),
-            mirror: Vec::new(),
-        };
+        let journal = replacing_claude_md(Stage::Prepared, Vec::new());
         write_journal(&roots, &journal).unwrap();
-        let contents = vec![change.content.map(|(b, _)| b)];
+        let contents = vec![Some(Bytes::from(&b"new\n"[..]))];
         make_changes(&roots, &journal, std::slice::from_ref(&path), &contents, &Cancel::new()).unwrap();
         // The crash came; then the user edited the file before any aam ran.
         std::fs::write(&path, "edited after the crash\n").unwrap();

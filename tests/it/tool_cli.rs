@@ -167,11 +167,9 @@ fn paths_outside_the_folder_and_home_are_forbidden() {
     );
 }
 
-#[test]
-fn a_local_source_whose_git_folder_lies_outside_is_forbidden() {
-    let env = world();
-    // A repository outside the folder the call is confined to, reached from
-    // inside through a `.git` link and through a `gitdir:` file.
+/// A repository in a folder of its own, outside every test's folder, holding
+/// the skill `secret`.
+fn repository_outside() -> tempfile::TempDir {
     let outside = tempfile::tempdir().unwrap();
     let secret = crate::support::Repo {
         dir: outside.path().to_path_buf(),
@@ -180,6 +178,15 @@ fn a_local_source_whose_git_folder_lies_outside_is_forbidden() {
     secret
         .write("skills/secret/SKILL.md", skill("secret", "Outside the project"))
         .commit("outside");
+    outside
+}
+
+#[test]
+fn a_local_source_whose_git_folder_lies_outside_is_forbidden() {
+    let env = world();
+    // A repository outside the folder the call is confined to, reached from
+    // inside through a `.git` link and through a `gitdir:` file.
+    let outside = repository_outside();
     std::fs::create_dir_all(env.path("linked")).unwrap();
     std::os::unix::fs::symlink(outside.path().join(".git"), env.path("linked/.git")).unwrap();
     std::fs::create_dir_all(env.path("pointer")).unwrap();
@@ -258,14 +265,7 @@ fn a_local_source_whose_git_folder_lies_outside_is_forbidden() {
 #[test]
 fn a_confined_restore_reads_no_repository_outside() {
     let env = TestEnv::new();
-    let outside = tempfile::tempdir().unwrap();
-    let secret = crate::support::Repo {
-        dir: outside.path().to_path_buf(),
-    };
-    secret.git(&["init", "-q", "-b", "main"]);
-    secret
-        .write("skills/secret/SKILL.md", skill("secret", "Outside the project"))
-        .commit("outside");
+    let outside = repository_outside();
     env.json(&["source", "add", outside.path().to_str().unwrap(), "--name", "out"]);
     let first = env.repo("first");
     env.aam_in(&first.dir, &["--json", "install", "out/secret", "--platform", "claude"])
