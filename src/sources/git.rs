@@ -1564,10 +1564,10 @@ fn git_order(a: &[u8], a_tree: bool, b: &[u8], b_tree: bool) -> std::cmp::Orderi
 }
 
 /// The entries of the folders `trees` (path, id), in order. An entry whose
-/// name is empty, holds a `/`, or repeats the entry before it is left out, and
-/// so is all below it: only a hand-made tree has one (git fsck's
-/// `fullPathname`, `emptyName`, `duplicateEntries`), and its path would read as
-/// another entry's.
+/// name is empty or holds a `/` is left out, and so is all below it: only a
+/// hand-made tree has one (git fsck's `fullPathname`, `emptyName`), and its
+/// path would read as another entry's. A name given twice (`duplicateEntries`)
+/// marks the level unordered, for [`Level::keep_first_of_each_name`].
 fn read_level(repo: &Repository, trees: &[(gix::bstr::BString, ObjectId)]) -> std::result::Result<Level, gix::Error> {
     let mut level = Level::default();
     for (path, id) in trees {
@@ -1581,9 +1581,10 @@ fn read_level(repo: &Repository, trees: &[(gix::bstr::BString, ObjectId)]) -> st
                 entry_path.push(b'/');
             }
             entry_path.extend_from_slice(name);
-            let repeated = previous.is_some_and(|(before, _)| before == name);
+            // A name given twice (as a file and a folder too) or out of order
+            // is sorted out once the level is read.
             if let Some((before, before_tree)) = previous
-                && git_order(before, before_tree, name, entry.mode.is_tree()).is_ge()
+                && (before == name || git_order(before, before_tree, name, entry.mode.is_tree()).is_ge())
             {
                 level.unordered = true;
             }
@@ -1592,10 +1593,6 @@ fn read_level(repo: &Repository, trees: &[(gix::bstr::BString, ObjectId)]) -> st
                 level.refused.push((entry_path, "its name is empty"));
             } else if name.contains(&b'/') {
                 level.refused.push((entry_path, "its name holds a `/`"));
-            } else if repeated {
-                level
-                    .refused
-                    .push((entry_path, "an entry of that name comes before it"));
             } else if entry.mode.is_tree() {
                 level.folders.push((entry_path, entry.oid.to_owned()));
             } else {
