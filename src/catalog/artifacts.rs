@@ -202,7 +202,7 @@ impl Catalog {
             if artifact.kind == ArtifactKind::Skill {
                 tally.add(&artifact.path, artifact.frontmatter());
             }
-            let id = writer.write(&artifact, "added")?;
+            let id = writer.write(&artifact, Change::Added)?;
             on_row(search_row(id, source_id, source.name, writer.commit_id, artifact));
             if written % WRITEBACK_EVERY == WRITEBACK_EVERY - 1 {
                 writeback.start();
@@ -259,10 +259,14 @@ impl Catalog {
         let untallied = untally_changes(&tx, source_id, &scope, changes)?;
         let mut writer = ChangeWriter::new(&tx, source_id, commit, false)?;
         for artifact in &changes.added {
-            writer.write(artifact, "added")?;
+            writer.write(artifact, Change::Added)?;
         }
-        for (_, artifact) in &changes.modified {
-            writer.write(artifact, "modified")?;
+        // In id order, the rows of every table keyed by artifact come in the
+        // order they lie (path order took 13.6 s instead of 10.8 s at 100,000).
+        let mut modified: Vec<&(ArtifactId, IndexedArtifact)> = changes.modified.iter().collect();
+        modified.sort_by_key(|(id, _)| *id);
+        for (id, artifact) in modified {
+            writer.write(artifact, Change::Modified(*id))?;
         }
         for artifact in &changes.removed {
             writer.remove(artifact)?;
@@ -624,6 +628,25 @@ const ARTIFACT_INSERT: &str = "(source_id, kind, path, name, description, platfo
 /// believes it only when the version keeps that digest).
 const INSERT_VERSION_FILE: &str = "INSERT OR IGNORE INTO artifact_version_files (blake3, version_id) VALUES (?1, ?2)";
 
+/// What [`ChangeWriter::write`] records of an artifact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Change {
+    /// New at its path, or back at a path it had left.
+    Added,
+    /// A new content of the live artifact with this row.
+    Modified(ArtifactId),
+}
+
+impl Change {
+    /// The `change` of its `artifact_events` row.
+    fn as_str(self) -> &'static str {
+        match self {
+            Change::Added => "added",
+            Change::Modified(_) => "modified",
+        }
+    }
+}
+
 struct ChangeWriter<'t> {
     tx: &'t Transaction<'t>,
     source_id: SourceId,
@@ -650,6 +673,9 @@ struct ChangeWriter<'t> {
 struct RowStatements<'t> {
     /// A new source: a plain insert. An update: an upsert returning the id.
     artifact: Statement<'t>,
+    /// An update: a modified artifact's row, rewritten by id (the upsert's
+    /// lookup by path and conflict handling cost it twice the time).
+    modified: Option<Statement<'t>>,
     text: Statement<'t>,
     file: Statement<'t>,
     finding: Statement<'t>,
@@ -683,8 +709,20 @@ impl<'t> RowStatements<'t> {
         } else {
             "INSERT OR REPLACE INTO artifact_texts (artifact_id, body, truncated) VALUES (?1, ?2, ?3)"
         };
+        let modified = (!fresh)
+            .then(|| {
+                tx.prepare(
+                    "UPDATE artifacts SET
+                         name = ?4, description = ?5, platform = ?6, main_file = ?7, content_path = ?8,
+                         frontmatter_json = ?9, has_vendor_agent = ?10, warnings_json = ?11, content_digest = ?12,
+                         main_size = ?13, last_changed_commit_id = ?14, main_sha256 = ?15
+                     WHERE id = ?16 AND source_id = ?1 AND kind = ?2 AND path = ?3 AND removed_commit_id IS NULL",
+                )
+            })
+            .transpose()?;
         Ok(Self {
             artifact: tx.prepare(&artifact)?,
+            modified,
             text: tx.prepare(text)?,
             file: tx.prepare(
                 "INSERT INTO artifact_files (artifact_id, path, mode, git_blob, blake3, size, sha256)
@@ -733,12 +771,12 @@ impl<'t> ChangeWriter<'t> {
 
     /// Inserts or replaces an artifact (reviving one that had been removed).
     /// Writes one artifact, returning its id.
-    fn write(&mut self, artifact: &IndexedArtifact, change: &str) -> Result<ArtifactId> {
+    fn write(&mut self, artifact: &IndexedArtifact, change: Change) -> Result<ArtifactId> {
         let tx = self.tx;
         // An added artifact is a new row unless it is a removed one coming back,
         // which also counts as packaged again if a package holds it.
-        let mut new_row = change == "added";
-        if !self.fresh && change == "added" {
+        let mut new_row = change == Change::Added;
+        if !self.fresh && change == Change::Added {
             let revived: Option<ArtifactId> = tx
                 .prepare_cached(
                     "SELECT id FROM artifacts WHERE source_id = ?1 AND kind = ?2 AND path = ?3
@@ -777,11 +815,23 @@ impl<'t> ChangeWriter<'t> {
             self.commit_id,
             artifact.main_sha256
         ];
-        let id: ArtifactId = if self.fresh {
-            self.rows.artifact.execute(columns).map_err(db_error)?;
-            ArtifactId(tx.last_insert_rowid())
-        } else {
-            self.rows.artifact.query_row(columns, |r| r.get(0)).map_err(db_error)?
+        let id: ArtifactId = match (change, &mut self.rows.modified) {
+            (Change::Modified(id), Some(modified)) => {
+                let mut values = columns.to_vec();
+                values.push(&id);
+                if modified.execute(values.as_slice()).map_err(db_error)? != 1 {
+                    return Err(Error::internal(format!(
+                        "artifact row {} is not the live `{}` it was read as",
+                        id.0, artifact.path
+                    )));
+                }
+                id
+            }
+            _ if self.fresh => {
+                self.rows.artifact.execute(columns).map_err(db_error)?;
+                ArtifactId(tx.last_insert_rowid())
+            }
+            _ => self.rows.artifact.query_row(columns, |r| r.get(0)).map_err(db_error)?,
         };
         self.rows
             .text
@@ -828,9 +878,9 @@ impl<'t> ChangeWriter<'t> {
         self.record_version(id, artifact)?;
         // A new source's events are all `added`, written in one statement at the end.
         if !self.fresh {
-            self.event(id, change)?;
+            self.event(id, change.as_str())?;
         }
-        if change == "added" {
+        if change == Change::Added {
             self.delta[kind_index(artifact.kind)] += 1;
             self.outcome.added_by_kind[kind_index(artifact.kind)] += 1;
         }
