@@ -849,29 +849,44 @@ fn deployment(platform: Platform, kind: ArtifactKind, name: &str, target: String
 
 /// Refuses to replace an installed package with a same-named one from
 /// elsewhere (another source, a registry instead of a folder...). A folder
-/// and its archives count as one place.
-pub fn same_origin(
-    name: &str,
-    existing: &LockedPackage,
-    origin: Origin,
-    source_name: &str,
-    checksum: &str,
-) -> Result<()> {
+/// and its archives count as one place. Of one source, the package must be
+/// the same artifact: asked for the same way, or sharing an artifact path
+/// (two commands named `setup` in two plugins of a repository are two packages).
+pub fn same_origin(name: &str, existing: &LockedPackage, package: &Prepared) -> Result<()> {
+    let origin = package.origin;
     let files = |o: Origin| matches!(o, Origin::Local | Origin::Archive);
-    let same = existing.checksum == checksum
-        || (existing.source == Origin::Registry && origin == Origin::Registry && existing.source_name == source_name)
+    let same_artifact = || {
+        (existing.requested.is_none() && existing.artifacts.is_empty())
+            || (existing.requested.is_some() && existing.requested == package.requested)
+            || existing
+                .artifacts
+                .iter()
+                .any(|a| package.artifacts.iter().any(|b| a.kind == b.kind && a.path == b.path))
+    };
+    let same = existing.checksum == package.checksum
+        || (existing.source == Origin::Registry
+            && origin == Origin::Registry
+            && existing.source_name == package.source_name)
         || (files(existing.source) && files(origin))
-        || (existing.source == origin && existing.source_name == source_name);
+        || (existing.source == origin
+            && existing.source_name == package.source_name
+            && (origin != Origin::Source || same_artifact()));
     if same {
         return Ok(());
     }
-    let from = |origin: Origin, source: &str| format!("{} `{source}`", origin.as_str());
+    let from = |origin: Origin, source: &str, artifacts: &[LockedArtifact]| match (origin, artifacts.is_empty()) {
+        (Origin::Source, false) => {
+            let paths: Vec<&str> = artifacts.iter().map(|a| a.path.as_str()).collect();
+            format!("source `{source}` ({})", paths.join(", "))
+        }
+        _ => format!("{} `{source}`", origin.as_str()),
+    };
     Err(Error::new(
         ErrorCode::Conflict,
         format!(
             "`{name}` is installed from {}; this one comes from {}",
-            from(existing.source, &existing.source_name),
-            from(origin, source_name)
+            from(existing.source, &existing.source_name, &existing.artifacts),
+            from(origin, &package.source_name, &package.artifacts)
         ),
     )
     .with_hint(format!(
@@ -883,6 +898,34 @@ pub fn same_origin(
 mod tests {
     use super::*;
 
+    /// A package arriving from `origin` `source`, with `checksum`, asked for as
+    /// `requested` and made of the skills at `paths`.
+    fn arriving(origin: Origin, source: &str, checksum: &str, requested: Option<&str>, paths: &[&str]) -> Prepared {
+        Prepared {
+            manifest: serde_json::from_value(serde_json::json!({
+                "name": "kit", "version": "1.0.0", "description": "d", "artifacts": {}
+            }))
+            .unwrap(),
+            files: Default::default(),
+            origin,
+            source_name: source.to_string(),
+            source_commit: None,
+            source_url: None,
+            checksum: checksum.to_string(),
+            requested: requested.map(str::to_string),
+            artifacts: paths
+                .iter()
+                .map(|path| LockedArtifact {
+                    kind: ArtifactKind::Skill,
+                    path: path.to_string(),
+                    digest: "d".into(),
+                })
+                .collect(),
+            members: Vec::new(),
+            allowed_findings: Vec::new(),
+        }
+    }
+
     #[test]
     fn a_package_replaces_one_only_from_the_same_place() {
         let installed = |origin: &str, name: &str| -> LockedPackage {
@@ -892,15 +935,47 @@ mod tests {
             .unwrap()
         };
         let registry = installed("registry", "main");
-        assert!(same_origin("kit", &registry, Origin::Registry, "main", "c2").is_ok());
-        let err = same_origin("kit", &registry, Origin::Registry, "other", "c2").unwrap_err();
+        assert!(same_origin("kit", &registry, &arriving(Origin::Registry, "main", "c2", None, &[])).is_ok());
+        let err = same_origin("kit", &registry, &arriving(Origin::Registry, "other", "c2", None, &[])).unwrap_err();
         assert_eq!(err.code(), crate::error::ErrorCode::Conflict);
         assert!(err.message().contains("registry `main`"), "{}", err.message());
         // The same content is the same package wherever it comes from.
-        assert!(same_origin("kit", &registry, Origin::Source, "s", "c1").is_ok());
+        assert!(same_origin("kit", &registry, &arriving(Origin::Source, "s", "c1", None, &[])).is_ok());
         // A folder and its archives count as one place.
-        assert!(same_origin("kit", &installed("local", "./kit"), Origin::Archive, "kit.tgz", "c2").is_ok());
-        assert!(same_origin("kit", &installed("source", "s"), Origin::Source, "s", "c2").is_ok());
-        assert!(same_origin("kit", &installed("source", "s"), Origin::Source, "t", "c2").is_err());
+        let folder = installed("local", "./kit");
+        assert!(same_origin("kit", &folder, &arriving(Origin::Archive, "kit.tgz", "c2", None, &[])).is_ok());
+        let source = installed("source", "s");
+        assert!(same_origin("kit", &source, &arriving(Origin::Source, "s", "c2", None, &[])).is_ok());
+        assert!(same_origin("kit", &source, &arriving(Origin::Source, "t", "c2", None, &[])).is_err());
+    }
+
+    #[test]
+    fn of_one_source_a_package_replaces_only_the_same_artifact() {
+        let mut installed: LockedPackage = serde_json::from_value(serde_json::json!({
+            "version": "1.0.0", "source": "source", "source_name": "s", "checksum": "c1",
+            "requested": "s/a/setup", "artifacts": [{"type": "skill", "path": "a/setup", "digest": "d"}]
+        }))
+        .unwrap();
+        // A new version of it, asked for again or by another spec.
+        let again = arriving(Origin::Source, "s", "c2", Some("s/a/setup"), &["a/setup"]);
+        assert!(same_origin("setup", &installed, &again).is_ok());
+        let by_name = arriving(Origin::Source, "s", "c2", Some("s/setup"), &["a/setup"]);
+        assert!(same_origin("setup", &installed, &by_name).is_ok());
+        // Moved upstream: the upgrade asks for it as it was asked for.
+        let moved = arriving(Origin::Source, "s", "c2", Some("s/a/setup"), &["b/setup"]);
+        assert!(same_origin("setup", &installed, &moved).is_ok());
+        // Another artifact of the same name in the same source.
+        let other = arriving(Origin::Source, "s", "c2", Some("s/b/setup"), &["b/setup"]);
+        let err = same_origin("setup", &installed, &other).unwrap_err();
+        assert_eq!(err.code(), crate::error::ErrorCode::Conflict);
+        assert!(
+            err.message().contains("(a/setup)") && err.message().contains("(b/setup)"),
+            "{}",
+            err.message()
+        );
+        // A lock entry from before artifacts were recorded goes by the source alone.
+        installed.requested = None;
+        installed.artifacts.clear();
+        assert!(same_origin("setup", &installed, &other).is_ok());
     }
 }

@@ -285,6 +285,39 @@ fn reinstalling_keeps_edits_and_platforms_unless_told_otherwise() {
 }
 
 #[test]
+fn a_same_named_artifact_of_the_same_source_does_not_replace_the_installed_one() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let plugins = env.repo("plugins");
+    plugins.write("conductor/skills/setup/SKILL.md", skill("setup", "Set up a conductor track"));
+    plugins.write("ship-mate/skills/setup/SKILL.md", skill("setup", "Set up a release"));
+    plugins.commit("c1");
+    env.json(&["source", "add", plugins.path(), "--name", "plugins"]);
+    let first = ["install", "plugins/conductor/skills/setup", "--platform", "claude"];
+    run_in(&env, &proj.dir, &first).ok_json();
+    let deployed = proj.dir.join(".claude/skills/setup/SKILL.md");
+    let before = std::fs::read(&deployed).unwrap();
+
+    let second = ["install", "plugins/ship-mate/skills/setup", "--platform", "claude"];
+    let clash = run_in(&env, &proj.dir, &second).err("AAM_CONFLICT");
+    let message = clash["message"].as_str().unwrap();
+    assert!(
+        message.contains("conductor/skills/setup") && message.contains("ship-mate/skills/setup"),
+        "{message}"
+    );
+    assert_eq!(std::fs::read(&deployed).unwrap(), before, "the installed one is untouched");
+    let locked = &lock(&proj.dir)["packages"]["setup"];
+    assert_eq!(locked["artifacts"][0]["path"], "conductor/skills/setup");
+
+    // The same one installed again is a reinstall; `--force` replaces it.
+    run_in(&env, &proj.dir, &first).ok_json();
+    let mut forced = second.to_vec();
+    forced.push("--force");
+    run_in(&env, &proj.dir, &forced).ok_json();
+    assert_eq!(lock(&proj.dir)["packages"]["setup"]["artifacts"][0]["path"], "ship-mate/skills/setup");
+}
+
+#[test]
 fn folder_installs_resolve_dependencies_like_registry_installs() {
     let env = TestEnv::new();
     let proj = project(&env);

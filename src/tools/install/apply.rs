@@ -274,7 +274,7 @@ pub(super) fn install_prepared(
         if let Some(existing) = existing
             && !input.force
         {
-            same_origin(name, existing, package.origin, &package.source_name, &package.checksum)?;
+            same_origin(name, existing, package)?;
         }
         let platforms = platforms_for(input.no_deploy, &input.platforms, existing, || {
             let chosen = match &default_platforms {
