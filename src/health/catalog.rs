@@ -104,7 +104,10 @@ pub fn catalog_checks(home: &AamHome, catalog: std::result::Result<&Catalog, &Er
         Err(e) => HealthCheck::fail(OBJECTS_CHECK, e.message().to_string(), "the catalog file is damaged"),
     });
     checks.push(if unused.is_empty() {
-        HealthCheck::pass(FILES_CHECK, "every cache on disk belongs to a source")
+        HealthCheck::pass(
+            FILES_CHECK,
+            "every cache on disk belongs to a source or keeps commits a lock file names",
+        )
     } else {
         HealthCheck::warn(
             FILES_CHECK,
@@ -331,15 +334,18 @@ fn objects_check(home: &AamHome, installed: &BTreeSet<String>) -> HealthCheck {
     }
 }
 
-/// Cache keys (`host/path`) of the git repositories under `root`.
-/// The cached repositories (cache keys) on disk that none of `known` names.
+/// The cached repositories (cache keys) on disk that none of `known` names and
+/// that keep no commit a lock file names (a restore's, which an offline
+/// restore needs again).
 pub fn unused_caches(home: &AamHome, known: &[String]) -> Vec<String> {
-    cached_repositories(&home.git_cache_dir())
+    let caches = home.git_cache_dir();
+    cached_repositories(&caches)
         .into_iter()
-        .filter(|key| !known.contains(key))
+        .filter(|key| !known.contains(key) && !crate::sources::cache::keeps_locked_commits(&caches.join(key)))
         .collect()
 }
 
+/// Cache keys (`host/path`) of the git repositories under `root`.
 fn cached_repositories(root: &Path) -> Vec<String> {
     fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
         if dir.join("objects").is_dir() && dir.join("HEAD").is_file() {

@@ -219,7 +219,7 @@ fn source(env: &RestoreEnv<'_>, catalog: &Catalog, name: &str, entry: &LockedPac
     };
     // The same checks as `aam source add`: accepted transports only, and a
     // URL that carries credentials is refused without echoing them.
-    let spec = SourceSpec::parse(&url, env.spec.cwd)?;
+    let spec = SourceSpec::parse_recorded(&url, env.spec.cwd)?;
     if spec.had_credentials {
         return Err(invalid(format!("names a URL with credentials (`{}`)", redact(&url))));
     }
@@ -252,7 +252,21 @@ fn source(env: &RestoreEnv<'_>, catalog: &Catalog, name: &str, entry: &LockedPac
             // A local repository is read only where the caller may read (a
             // restore served over MCP fetched a lock's `file://` URL from anywhere).
             if spec.kind == crate::sources::spec::SourceKind::Local {
-                (env.spec.allow_path)(std::path::Path::new(&spec.repo_path), &spec.url)?;
+                let repository = std::path::Path::new(&spec.repo_path);
+                if !repository.is_dir() {
+                    return Err(Error::new(
+                        ErrorCode::SourceUrlInvalid,
+                        format!(
+                            "the lock file installs `{name}` from the local repository `{}`, which is not on this machine, and its commit `{}` is not in the git cache",
+                            spec.repo_path,
+                            crate::sources::short_id(commit_text)
+                        ),
+                    )
+                    .with_hint(format!(
+                        "put the repository at that path and run `aam install` again, or install `{name}` from a source this machine has (`aam install <source>/<artifact> --force`)"
+                    )));
+                }
+                (env.spec.allow_path)(repository, &spec.url)?;
             }
             let _cache_lock = crate::sources::cache::lock(env.spec.locks, env.spec.caches, &spec.cache_key())?;
             let (cache, created) = GitCache::open_or_create(&dir)?;

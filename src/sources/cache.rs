@@ -35,6 +35,13 @@ pub fn locked_ref(commit: &str) -> String {
     format!("refs/aam/locked/{commit}")
 }
 
+/// Whether the cache at `dir` keeps a commit a lock file names ([`locked_ref`]):
+/// a restore fetched it, and `install --frozen --offline` needs it again, so the
+/// cache is in use although no source names it.
+pub fn keeps_locked_commits(dir: &Path) -> bool {
+    GitCache::open(dir).is_ok_and(|cache| cache.has_refs_under(&locked_ref("")))
+}
+
 /// An OS lock on one cached repository, held by a command while it creates,
 /// fetches into, indexes from, repairs or deletes it: two commands on one
 /// repository (two `source add`s of one URL, an add and a purge) take turns

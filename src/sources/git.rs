@@ -839,6 +839,19 @@ impl GitCache {
         Ok(())
     }
 
+    /// Whether the cache holds a ref below `prefix` (`refs/aam/locked/`); a
+    /// cache whose refs cannot be listed is taken to hold one, so nothing
+    /// decides on it as if it held none.
+    pub fn has_refs_under(&self, prefix: &str) -> bool {
+        let found = self.repo.references().map(|platform| {
+            platform
+                .prefixed(prefix)
+                .map(|mut refs| refs.next().is_some())
+                .unwrap_or(true)
+        });
+        found.unwrap_or(true)
+    }
+
     /// Whether `id` is a commit present in the cache.
     pub fn has_commit(&self, id: ObjectId) -> bool {
         matches!(self.repo.try_find_header(id), Ok(Some(h)) if h.kind() == gix::objs::Kind::Commit)

@@ -61,6 +61,36 @@ pub struct SourceSpec {
 }
 
 impl SourceSpec {
+    /// Parses a URL a lock file recorded. A `file://` URL whose folder is not
+    /// on this machine is taken as written (absolute, with no `.` or `..`
+    /// part): its cache may still hold the commit, and a fetch from it fails
+    /// only when one is needed.
+    pub fn parse_recorded(url: &str, cwd: &Path) -> Result<Self> {
+        let recorded = url.trim().strip_prefix("file://").map(percent_decode);
+        let Some(path) = recorded.filter(|p| std::fs::symlink_metadata(p).is_err()) else {
+            return Self::parse(url, cwd);
+        };
+        let trimmed = path.trim_end_matches('/');
+        let plain = path.starts_with('/')
+            && trimmed
+                .split('/')
+                .skip(1)
+                .all(|part| !part.is_empty() && part != "." && part != "..");
+        if trimmed.is_empty() || !plain || path.chars().any(char::is_control) {
+            return Err(invalid(format!("`{}` is not a plain absolute path", redact(url))));
+        }
+        let path = trimmed.to_string();
+        Ok(SourceSpec {
+            kind: SourceKind::Local,
+            url: format!("file://{path}"),
+            host: LOCAL_HOST.to_string(),
+            repo_path: path,
+            git_ref: None,
+            scope: String::new(),
+            had_credentials: false,
+        })
+    }
+
     /// Parses `spec`, resolving local paths against `cwd`.
     pub fn parse(spec: &str, cwd: &Path) -> Result<Self> {
         let spec = spec.trim();
@@ -903,6 +933,26 @@ mod tests {
             "`https://***@host/o/r` has credentials holding `/`, which cannot be read as a URL"
         );
         assert_eq!(err.hint(), Some(CREDENTIALS_HINT));
+    }
+
+    #[test]
+    fn a_recorded_local_url_need_not_exist_but_must_be_plain() {
+        let gone = SourceSpec::parse_recorded("file:///nowhere/a%20repo/", Path::new("/")).unwrap();
+        assert_eq!(gone.kind, SourceKind::Local);
+        assert_eq!(gone.url, "file:///nowhere/a repo");
+        assert_eq!(gone.cache_key(), format!("{LOCAL_HOST}/nowhere/a repo"));
+        for bad in ["file:///nowhere/../etc", "file://nowhere/x", "file:///nowhere/./x", "file:///a//b"] {
+            let err = SourceSpec::parse_recorded(bad, Path::new("/")).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::SourceUrlInvalid, "{bad}");
+        }
+        // A folder that exists is parsed as `source add` parses it.
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("file://{}", dir.path().display());
+        let canonical = dir.path().canonicalize().unwrap();
+        assert_eq!(
+            SourceSpec::parse_recorded(&url, Path::new("/")).unwrap().repo_path,
+            canonical.to_str().unwrap()
+        );
     }
 
     #[test]

@@ -364,6 +364,45 @@ fn frozen_fails_naming_what_differs_and_checksums_are_always_verified() {
 }
 
 #[test]
+fn the_caches_a_restore_fetched_stay_for_the_next_offline_restore() {
+    let env = TestEnv::new();
+    let proj = pdf_installed(&env);
+    let before = tree(&proj.dir);
+    keep_only_the_lock(&proj.dir);
+    // CI: a fresh home, no sources, a restore that fetches what the lock names.
+    let ci = env.path("ci-home");
+    run(&env, &ci, &proj.dir, &["install", "--frozen"]).ok_json();
+
+    // Its cache belongs to no source but keeps the locked commit: neither
+    // flagged nor deleted.
+    let doctor = run(&env, &ci, &proj.dir, &["doctor"]).ok_json();
+    let files = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "files")
+        .unwrap_or_else(|| panic!("{doctor}"));
+    assert_eq!(files["status"], "pass", "{files}");
+    run(&env, &ci, &proj.dir, &["catalog", "check", "--repair"]).ok_json();
+
+    // The repository is gone; the next restore is offline.
+    std::fs::remove_dir_all(env.path("upstream")).unwrap();
+    keep_only_the_lock(&proj.dir);
+    run(&env, &ci, &proj.dir, &["install", "--frozen", "--offline"]).ok_json();
+    same_tree(&proj.dir, &before);
+
+    // Where nothing is cached, the error names the package and the way out.
+    keep_only_the_lock(&proj.dir);
+    let err = run(&env, &env.path("other-home"), &proj.dir, &["install", "--frozen"]).err("AAM_SOURCE_URL_INVALID");
+    let message = err["message"].as_str().unwrap();
+    assert!(
+        message.contains("`pdf`") && message.contains("not on this machine"),
+        "{err}"
+    );
+    assert!(err["hint"].as_str().unwrap().contains("--force"), "{err}");
+}
+
+#[test]
 fn offline_uses_only_what_is_in_aam_home() {
     let env = TestEnv::new();
     let proj = pdf_installed(&env);

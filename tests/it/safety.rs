@@ -289,7 +289,10 @@ fn a_same_named_artifact_of_the_same_source_does_not_replace_the_installed_one()
     let env = TestEnv::new();
     let proj = project(&env);
     let plugins = env.repo("plugins");
-    plugins.write("conductor/skills/setup/SKILL.md", skill("setup", "Set up a conductor track"));
+    plugins.write(
+        "conductor/skills/setup/SKILL.md",
+        skill("setup", "Set up a conductor track"),
+    );
     plugins.write("ship-mate/skills/setup/SKILL.md", skill("setup", "Set up a release"));
     plugins.commit("c1");
     env.json(&["source", "add", plugins.path(), "--name", "plugins"]);
@@ -305,7 +308,11 @@ fn a_same_named_artifact_of_the_same_source_does_not_replace_the_installed_one()
         message.contains("conductor/skills/setup") && message.contains("ship-mate/skills/setup"),
         "{message}"
     );
-    assert_eq!(std::fs::read(&deployed).unwrap(), before, "the installed one is untouched");
+    assert_eq!(
+        std::fs::read(&deployed).unwrap(),
+        before,
+        "the installed one is untouched"
+    );
     let locked = &lock(&proj.dir)["packages"]["setup"];
     assert_eq!(locked["artifacts"][0]["path"], "conductor/skills/setup");
 
@@ -314,7 +321,10 @@ fn a_same_named_artifact_of_the_same_source_does_not_replace_the_installed_one()
     let mut forced = second.to_vec();
     forced.push("--force");
     run_in(&env, &proj.dir, &forced).ok_json();
-    assert_eq!(lock(&proj.dir)["packages"]["setup"]["artifacts"][0]["path"], "ship-mate/skills/setup");
+    assert_eq!(
+        lock(&proj.dir)["packages"]["setup"]["artifacts"][0]["path"],
+        "ship-mate/skills/setup"
+    );
 }
 
 #[test]

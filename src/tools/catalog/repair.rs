@@ -137,8 +137,10 @@ impl Tool for Repair {
                 // A cache nested in this one's folder (a local repository inside
                 // another) goes with it: kept while a source uses either.
                 let nested = format!("{key}/");
+                // Checked again under the cache's lock: a restore may have fetched meanwhile.
                 let outcome = crate::sources::cache::remove_unused(&caches, &ctx.home.locks_dir(), &key, || {
-                    Ok(used()?.iter().any(|u| *u == key || u.starts_with(&nested)))
+                    Ok(used()?.iter().any(|u| *u == key || u.starts_with(&nested))
+                        || crate::sources::cache::keeps_locked_commits(&caches.join(&key)))
                 });
                 if matches!(outcome, Ok(false)) {
                     continue;
