@@ -161,6 +161,26 @@ pub fn remove(text: &str, name: &str, kind: &str) -> String {
     }
 }
 
+/// The (name, type) of every section a begin marker line of `text` opens.
+fn opened(text: &str) -> Vec<(&str, &str)> {
+    text.lines()
+        .filter_map(|line| {
+            let inner = line.strip_prefix("<!-- BEGIN AAM: ")?.strip_suffix(" -->")?;
+            inner.rsplit_once(' ')
+        })
+        .collect()
+}
+
+/// `text` without any of aam's intact sections: what the user wrote there,
+/// byte for byte (a damaged section stays, markers and all).
+pub fn without_all(text: &str) -> String {
+    let mut out = text.to_string();
+    for (name, kind) in opened(text) {
+        out = remove(&out, name, kind);
+    }
+    out
+}
+
 /// Content with the file's line endings and a final line break.
 fn normalize(content: &str, nl: &str) -> String {
     let lf = content.replace("\r\n", "\n");
@@ -195,6 +215,25 @@ mod tests {
         // Removing in either order gives back the original exactly.
         assert_eq!(remove(&remove(&two, "a", "instruction"), "b", "agent"), original);
         assert_eq!(remove(&remove(&two, "b", "agent"), "a", "instruction"), original);
+    }
+
+    #[test]
+    fn without_all_leaves_the_users_text_and_damaged_sections() {
+        let mine = "# Notes\r\nKeep tests green.\r\n";
+        let text = upsert(
+            &upsert(mine, "code-reviewer", "agent", "Review."),
+            "my rule",
+            "instruction",
+            "R",
+        );
+        assert_eq!(without_all(&text), mine);
+        assert_eq!(without_all(&upsert("", "a", "agent", "only aam's")), "");
+        let damaged = format!("{text}<!-- END AAM: code-reviewer agent -->\n");
+        let kept = without_all(&damaged);
+        assert!(
+            kept.contains("BEGIN AAM: code-reviewer agent") && !kept.contains("my rule"),
+            "{kept:?}"
+        );
     }
 
     #[test]

@@ -247,6 +247,28 @@ fn choose<T>(items: Vec<T>, input: &Selection, key: impl Fn(&T) -> (ArtifactKind
         .collect())
 }
 
+/// A project file's bytes as the project's own: a shared file (`AGENTS.md`,
+/// `CLAUDE.md`) without the sections aam installed there, which belong to other
+/// packages (and which an install would refuse as forged markers). A damaged
+/// section, which cannot be told from the user's text, is `AAM_CONFLICT`.
+fn own_bytes(file: &str, bytes: Vec<u8>) -> Result<Vec<u8>> {
+    let Some(text) = std::str::from_utf8(&bytes)
+        .ok()
+        .filter(|t| t.contains("<!-- BEGIN AAM: "))
+    else {
+        return Ok(bytes);
+    };
+    let own = crate::deploy::sections::without_all(text);
+    if crate::deploy::sections::forges_marker(&own) {
+        return Err(Error::new(
+            ErrorCode::Conflict,
+            format!("`{file}` holds a damaged aam section (its marker lines are doubled, moved or unmatched)"),
+        )
+        .with_hint("fix the `<!-- BEGIN AAM: ... -->`/`<!-- END AAM: ... -->` lines by hand so each appears once, or remove the section, then package again"));
+    }
+    Ok(own.into_bytes())
+}
+
 /// Reads the chosen artifacts of the project folder `root` (canonical): the
 /// project's own artifacts, as `selection` picks them; those
 /// whose main file is in `deployed` (files aam installed there from other
@@ -294,7 +316,8 @@ pub fn gather_from_project(
             if let Some(change) = head.as_mut().and_then(|head| head.change(&read)) {
                 changes.push((file.clone(), change));
             }
-            files.push((relative, bytes, executable));
+            // Compared with `HEAD` as it is in the folder, packaged as the project's own.
+            files.push((relative, own_bytes(file, bytes)?, executable));
         }
         chosen.push(Chosen {
             kind: artifact.kind,

@@ -941,7 +941,12 @@ mod tests {
         assert_eq!(gone.kind, SourceKind::Local);
         assert_eq!(gone.url, "file:///nowhere/a repo");
         assert_eq!(gone.cache_key(), format!("{LOCAL_HOST}/nowhere/a repo"));
-        for bad in ["file:///nowhere/../etc", "file://nowhere/x", "file:///nowhere/./x", "file:///a//b"] {
+        for bad in [
+            "file:///nowhere/../etc",
+            "file://nowhere/x",
+            "file:///nowhere/./x",
+            "file:///a//b",
+        ] {
             let err = SourceSpec::parse_recorded(bad, Path::new("/")).unwrap_err();
             assert_eq!(err.code(), ErrorCode::SourceUrlInvalid, "{bad}");
         }

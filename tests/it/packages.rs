@@ -334,6 +334,70 @@ fn a_project_package_leaves_out_what_aam_installed() {
     assert_eq!(sources, ["skills/mine"], "{dry}");
 }
 
+/// The sections aam wrote into `AGENTS.md` and `CLAUDE.md` are other packages':
+/// a file holding nothing else is no candidate, and a file with the user's own
+/// text is packaged without them (an install would refuse their markers).
+#[test]
+fn a_project_package_leaves_out_the_sections_aam_wrote_into_shared_files() {
+    let env = TestEnv::new();
+    let source = env.repo("team");
+    source
+        .write(
+            "agents/reviewer.md",
+            "---\nname: reviewer\ndescription: Reviews code\n---\nYou review code.\n",
+        )
+        .write(
+            ".cursor/rules/style.mdc",
+            "---\ndescription: Style\n---\nBe consistent.\n",
+        );
+    source.commit("c1");
+    env.json(&["source", "add", source.path(), "--name", "team"]);
+    let project = env.repo("project");
+    project.write("CLAUDE.md", "# My notes\n\nKeep tests green.\n");
+    project.commit("notes");
+    for spec in ["team/reviewer", "team/style"] {
+        let args = ["--json", "install", spec, "--platform", "codex,claude"];
+        env.aam_in(&project.dir, &args).ok_json();
+    }
+    let agents_md = std::fs::read_to_string(project.dir.join("AGENTS.md")).unwrap();
+    assert!(agents_md.contains("BEGIN AAM: reviewer agent"), "{agents_md}");
+    let claude_md = std::fs::read_to_string(project.dir.join("CLAUDE.md")).unwrap();
+    assert!(claude_md.contains("BEGIN AAM: style instruction"), "{claude_md}");
+    project.commit("installed");
+
+    let candidates = env
+        .aam_in(&project.dir, &["--json", "source", "candidates", "--source", "local"])
+        .ok_json();
+    let paths: Vec<&str> = candidates["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["CLAUDE.md"], "{candidates}");
+
+    let kit = env.path("kit");
+    let create = [
+        "--json",
+        "pkg",
+        "create",
+        "--all",
+        "--name",
+        "notes-kit",
+        "--output-dir",
+        kit.to_str().unwrap(),
+    ];
+    env.aam_in(&project.dir, &create).ok_json();
+    let packaged: Vec<String> = std::fs::read_dir(kit.join("instructions"))
+        .unwrap()
+        .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap())
+        .collect();
+    assert_eq!(packaged, ["# My notes\n\nKeep tests green.\n"]);
+    let other = env.repo("other");
+    let args = ["--json", "install", kit.to_str().unwrap(), "--platform", "claude"];
+    env.aam_in(&other.dir, &args).ok_json();
+}
+
 /// A project package names the commit it was made from only when that commit
 /// holds every packaged file as it is, compared as `git status` compares (line
 /// endings converted as `.gitattributes` says, the executable bit counted): a
