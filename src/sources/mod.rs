@@ -76,14 +76,27 @@ pub fn path_not_found(scope: &str, fetched: &git::Fetched) -> crate::error::Erro
 
 /// Refuses a local path that is not the root of a git repository.
 pub fn ensure_git_repository(path: &std::path::Path) -> crate::error::Result<()> {
-    if !git::is_repository(path) {
-        return Err(crate::error::Error::new(
-            crate::error::ErrorCode::SourceUrlInvalid,
-            format!("`{}` is not a git repository", path.display()),
-        )
-        .with_hint("pass the root folder of a git repository (one with a `.git` folder), or run `git init` there"));
+    if git::is_repository(path) {
+        return Ok(());
     }
-    Ok(())
+    let error = crate::error::Error::new(
+        crate::error::ErrorCode::SourceUrlInvalid,
+        format!("`{}` is not a git repository", path.display()),
+    );
+    // A folder inside a repository is added as the repository, scoped to it.
+    let enclosing = path.ancestors().skip(1).find_map(|repository| {
+        let inside = path.strip_prefix(repository).ok()?.to_str()?;
+        git::is_repository(repository).then(|| (repository, inside))
+    });
+    Err(match enclosing {
+        Some((repository, inside)) => error.with_hint(format!(
+            "it is a folder of the repository `{}`: add that with `aam source add {} --path {inside}`",
+            repository.display(),
+            repository.display()
+        )),
+        None => error
+            .with_hint("pass the root folder of a git repository (one with a `.git` folder), or run `git init` there"),
+    })
 }
 
 #[cfg(test)]
@@ -117,5 +130,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = ensure_git_repository(dir.path()).unwrap_err();
         assert_eq!(err.code(), crate::error::ErrorCode::SourceUrlInvalid);
+        assert!(err.hint().unwrap().contains("git init"), "{err:?}");
+        // A folder inside a repository points at the repository and `--path`.
+        let repo = dir.path().join("repo");
+        gix::init(&repo).unwrap();
+        std::fs::create_dir_all(repo.join("skills/pdf")).unwrap();
+        let err = ensure_git_repository(&repo.join("skills/pdf")).unwrap_err();
+        let hint = err.hint().unwrap();
+        assert!(
+            hint.contains(&format!("aam source add {} --path skills/pdf", repo.display())),
+            "{hint}"
+        );
     }
 }

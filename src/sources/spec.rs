@@ -61,6 +61,27 @@ pub struct SourceSpec {
 }
 
 impl SourceSpec {
+    /// Refuses a GitHub shorthand typed by a user (`owner/repo`, with an
+    /// optional `@ref` or `#commit`) that also names a folder below `cwd`: which
+    /// one was meant cannot be told, and guessing GitHub would register (or
+    /// try to fetch) someone else's repository.
+    pub fn refuse_ambiguous_shorthand(spec: &str, cwd: &Path) -> Result<()> {
+        let spec = spec.trim();
+        let repo = spec.split(['@', '#']).next().unwrap_or(spec);
+        let shorthand = repo.contains('/')
+            && !spec.contains(':')
+            && !spec.starts_with(['.', '/', '~'])
+            && !spec.chars().any(char::is_whitespace);
+        if shorthand && cwd.join(repo).is_dir() {
+            return Err(
+                invalid(format!("`{repo}` is both a GitHub repository name and a folder here")).with_hint(format!(
+                    "write `./{repo}` for the folder, or `https://github.com/{repo}` for the GitHub repository"
+                )),
+            );
+        }
+        Ok(())
+    }
+
     /// Parses a URL a lock file recorded. A `file://` URL whose folder is not
     /// on this machine is taken as written (absolute, with no `.` or `..`
     /// part): its cache may still hold the commit, and a fetch from it fails
@@ -933,6 +954,23 @@ mod tests {
             "`https://***@host/o/r` has credentials holding `/`, which cannot be read as a URL"
         );
         assert_eq!(err.hint(), Some(CREDENTIALS_HINT));
+    }
+
+    #[test]
+    fn a_shorthand_that_is_also_a_folder_here_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("sp/skills")).unwrap();
+        for typed in ["sp/skills", "sp/skills@main", " sp/skills "] {
+            let err = SourceSpec::refuse_ambiguous_shorthand(typed, dir.path()).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::SourceUrlInvalid, "{typed}");
+            assert!(err.hint().unwrap().contains("`./sp/skills`"), "{err:?}");
+        }
+        for clear in ["./sp/skills", "https://github.com/sp/skills", "other/repo", "sp"] {
+            assert!(
+                SourceSpec::refuse_ambiguous_shorthand(clear, dir.path()).is_ok(),
+                "{clear}"
+            );
+        }
     }
 
     #[test]

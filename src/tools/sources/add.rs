@@ -118,6 +118,7 @@ impl Tool for SourceAdd {
     type Output = SourceAddOutput;
 
     fn run(ctx: &Context, input: SourceAddInput) -> Result<SourceAddOutput> {
+        SourceSpec::refuse_ambiguous_shorthand(&input.spec, &ctx.cwd)?;
         let spec = SourceSpec::parse(&input.spec, &ctx.cwd)?
             .with_overrides(input.git_ref.as_deref(), input.path.as_deref())?;
         if spec.kind == SourceKind::Local {
