@@ -418,6 +418,26 @@ impl Catalog {
         rows.collect::<rusqlite::Result<_>>().map_err(db_error)
     }
 
+    /// Those of `ids` whose name another live artifact of the same source has
+    /// too (names compare as `artifacts_named` compares them): `source/name`
+    /// does not tell them apart, `source/path` does.
+    pub fn sharing_a_name(&self, ids: &[ArtifactId]) -> Result<std::collections::HashSet<ArtifactId>> {
+        if ids.is_empty() {
+            return Ok(Default::default());
+        }
+        let sql = format!(
+            "SELECT a.id FROM artifacts a WHERE a.id IN ({}) AND EXISTS (
+                 SELECT 1 FROM artifacts b WHERE b.name = a.name COLLATE NOCASE AND b.source_id = a.source_id
+                   AND b.id <> a.id AND b.removed_commit_id IS NULL)",
+            placeholders(ids.len())
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(db_error)?;
+        let rows = stmt
+            .query_map(params_from_iter(ids.iter().map(|id| id.0)), |r| r.get(0))
+            .map_err(db_error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
+    }
+
     /// Names of the packages installed in `project_root`.
     pub fn installed_package_names(&self, project_root: &str) -> Result<std::collections::HashSet<String>> {
         let mut stmt = self

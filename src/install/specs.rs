@@ -110,14 +110,30 @@ pub fn prepare_specs(
                 prepared.push(prepare_source_artifact(env, catalog, &one.source, &one.path, &spec)?);
             }
             [] => {
+                let hint = if source_names.contains(&name) {
+                    format!(
+                        "`{name}` is a source: install its artifacts as `{name}/<artifact>` (list them with `aam source scan {name}`), or all of them as one package made with `aam pkg create --from-source {name} --all`"
+                    )
+                } else {
+                    "find one with `aam search`, or add the registry or source that has it".to_string()
+                };
                 return Err(Error::new(
                     ErrorCode::PackageNotFound,
                     format!("no package or artifact named `{name}`"),
                 )
-                .with_hint("find one with `aam search`, or add the registry or source that has it"));
+                .with_hint(hint));
             }
             many => {
-                let choices: Vec<String> = many.iter().map(|m| format!("`{}/{}`", m.source, m.name)).collect();
+                // Same-named artifacts of one source are told apart by their paths.
+                let by_name: Vec<String> = many.iter().map(|m| format!("`{}/{}`", m.source, m.name)).collect();
+                let distinct: std::collections::BTreeSet<&String> = by_name.iter().collect();
+                let choices: Vec<String> = if distinct.len() == by_name.len() {
+                    by_name
+                } else {
+                    many.iter()
+                        .map(|m| format!("`{}`", qualified_name(&m.source, &m.path)))
+                        .collect()
+                };
                 return Err(Error::new(
                     ErrorCode::ArtifactAmbiguous,
                     format!("`{name}` names {} artifacts", many.len()),

@@ -205,6 +205,7 @@ impl Tool for Search {
         let installed_artifacts = catalog.installed_among(&project, &artifact_ids)?;
         let installed_packages = catalog.installed_package_names(&project)?;
         let finding_counts = catalog.finding_counts(&artifact_ids)?;
+        let ambiguous = catalog.sharing_a_name(&artifact_ids)?;
         Ok(SearchOutput {
             query: input.query,
             results: found
@@ -221,6 +222,7 @@ impl Tool for Search {
                     },
                     qualified_name: match hit.kind {
                         ResultKind::Package => hit.name.clone(),
+                        _ if ambiguous.contains(&ArtifactId(hit.id)) => qualified_name(&hit.source, &hit.path),
                         _ => qualified_name(&hit.source, &hit.name),
                     },
                     installed: match hit.kind {

@@ -728,6 +728,23 @@ fn info_shows_everything_recorded_about_an_artifact() {
     let bad = env.json(&["info", "inf/bad"]);
     assert!(bad["warnings"][0].as_str().unwrap().contains("not valid YAML"));
 
+    // Same-named artifacts of one source are named by their paths, which
+    // `info` and `install` take; others keep `source/name`.
+    let dup_two = env.json(&["info", "inf/skills/dup-two"]);
+    assert_eq!(dup_two["qualified_name"], "inf/skills/dup-two");
+    assert_eq!(dup_two["install_command"], "aam install inf/skills/dup-two");
+    let found = env.json(&["search", "dup"]);
+    let mut names: Vec<&str> = found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["qualified_name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["inf/skills/dup-one", "inf/skills/dup-two"], "{found}");
+    for name in names {
+        env.json(&["info", name]);
+    }
     let ambiguous = env.json_err(&["info", "inf/dup"], "AAM_ARTIFACT_AMBIGUOUS");
     assert!(
         ambiguous["hint"].as_str().unwrap().contains("`inf/skills/dup-one`"),

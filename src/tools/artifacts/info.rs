@@ -190,7 +190,11 @@ fn artifact(ctx: &Context, input: InfoInput) -> Result<ArtifactInfo> {
         true => None,
         false => detail.body.char_indices().nth(PREVIEW_CHARS).map(|(i, _)| i),
     };
-    let qualified = qualified_name(&detail.source, &detail.name);
+    // A name another artifact of the source shares does not name this one.
+    let qualified = match catalog.sharing_a_name(&[found.id])?.is_empty() {
+        true => qualified_name(&detail.source, &detail.name),
+        false => qualified_name(&detail.source, &detail.path),
+    };
     Ok(ArtifactInfo {
         finding_counts,
         findings,
