@@ -146,7 +146,7 @@ pub fn check(catalog: &Catalog, settings: &Settings, name: &str, entry: &LockedP
                 // Removed here, or never added on this machine (a teammate's install).
                 out.unknown = true;
                 out.reason = format!(
-                    "source `{}` is not registered here: add it with `aam source add {}` to check for updates",
+                    "source `{}` is not registered here: add it with `aam source add {}` to check for updates (with `--ref <branch>` when it followed another branch than the repository's default: the lock records only the commit)",
                     entry.source_name,
                     add_command_args(entry)
                 );
