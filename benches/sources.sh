@@ -12,7 +12,9 @@
 # `add` is printed beside the git floor measured in the same run (`git clone --bare`
 # of the corpus plus `git cat-file --batch-all-objects --batch`), with the ratio of
 # the medians and the peak RSS of the add runs.
-# OPS picks from: add scan list update lookups (default: all). The binary is built
+# OPS picks from: add scan list update lookups (default: all), and wide (an update
+# that changes every skill, beside an add of that commit; opt-in: it makes a changed
+# copy of each corpus, 40 s at 100k). The binary is built
 # into $CARGO_TARGET_DIR (default target/), or AAM_BIN names one to use as it is;
 # corpora live in target/bench/, kept between runs. Prints one line per measurement: min and median wall time over
 # RUNS runs, after the machine's load.
@@ -124,6 +126,39 @@ for n in $sizes; do
     report "check      n=$n" "${check[@]}"
     report "check after a write n=$n" "${changed[@]}"
     report "check --full n=$n" "${full[@]}"
+  fi
+
+  # wide: an update that changes every skill (a formatting commit), beside an add of
+  # the same commit, with the peak RSS of each. The changed commit is made once per
+  # size in a clone of the corpus (target/bench/wide-N), kept between runs.
+  if [[ $ops == *" wide "* ]]; then
+    wide="$work/wide-$n"
+    if [ ! -f "$wide/.git/wide-done" ]; then
+      rm -rf "$wide"
+      git clone -q "$corpus" "$wide"
+      find "$wide/skills" -name SKILL.md -print0 | xargs -0 sed -i 's/^## Steps$/## Steps to follow/'
+      git -C "$wide" -c user.name=bench -c user.email=bench@example.com commit -qam "change every skill"
+      git -C "$wide" tag -f bench-wide
+      git -C "$wide" repack -adq
+      touch "$wide/.git/wide-done"
+    fi
+    wide_add=(); wide_update=(); add_peak=0; update_peak=0
+    for _ in $(seq "$runs"); do
+      rm -rf "$home"
+      git -C "$wide" update-ref refs/heads/main bench-wide
+      wide_add+=("$(AAM_HOME="$home" time_ms /usr/bin/time -f %M -o "$work/rss" "$aam" source add "$wide" --name bench)")
+      add_peak=$(( $(tail -1 "$work/rss") > add_peak ? $(tail -1 "$work/rss") : add_peak ))
+      rm -rf "$home"
+      git -C "$wide" update-ref refs/heads/main bench-c2
+      AAM_HOME="$home" "$aam" source add "$wide" --name bench > /dev/null
+      git -C "$wide" update-ref refs/heads/main bench-wide
+      sync
+      wide_update+=("$(AAM_HOME="$home" time_ms /usr/bin/time -f %M -o "$work/rss" "$aam" --json source update bench)")
+      update_peak=$(( $(tail -1 "$work/rss") > update_peak ? $(tail -1 "$work/rss") : update_peak ))
+    done
+    report "add of the changed commit n=$n" "${wide_add[@]}"
+    report "update changing every skill n=$n" "${wide_update[@]}"
+    echo "peak RSS n=$n: add $(( add_peak / 1024 )) MB, update $(( update_peak / 1024 )) MB"
   fi
 
   # update bench-c1 -> bench-c2 (+5 ~5 -5 skills): index at c1 (untimed), move, time the update.
