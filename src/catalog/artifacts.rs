@@ -658,10 +658,11 @@ struct ChangeWriter<'t> {
     /// Artifact rows inserted (not revived).
     new_rows: i64,
     outcome: WriteOutcome,
-    /// A new source's (blake3, version) rows, written at the end in key order:
-    /// inserted as they come they would land all over the table's b-tree (its
-    /// only one: a version's digests are read from the version). Held as bytes,
-    /// not hex strings: a third of the memory and no allocation per row.
+    /// The (blake3, version) rows of the versions written, written at the end in
+    /// key order: inserted as they come they would land all over the table's
+    /// b-tree (its only one: a version's digests are read from the version).
+    /// Held as bytes, not hex strings: a third of the memory and no allocation
+    /// per row.
     version_files: Vec<([u8; blake3::OUT_LEN], i64)>,
     rows: RowStatements<'t>,
 }
@@ -918,22 +919,15 @@ impl<'t> ChangeWriter<'t> {
             ])
             .map_err(db_error)?;
         let version = tx.last_insert_rowid();
-        if self.fresh {
-            for digest in digests {
-                let hash = blake3::Hash::from_hex(digest)
-                    .map_err(|e| Error::internal(format!("a recorded blake3 digest is not one: {e}")))?;
-                self.version_files.push((*hash.as_bytes(), version));
-            }
-            return Ok(());
-        }
-        let mut insert = tx.prepare_cached(INSERT_VERSION_FILE).map_err(db_error)?;
         for digest in digests {
-            insert.execute(params![digest, version]).map_err(db_error)?;
+            let hash = blake3::Hash::from_hex(digest)
+                .map_err(|e| Error::internal(format!("a recorded blake3 digest is not one: {e}")))?;
+            self.version_files.push((*hash.as_bytes(), version));
         }
         Ok(())
     }
 
-    /// Writes the version files a new source collected, in key order.
+    /// Writes the version files collected, in key order.
     fn write_version_files(&mut self) -> Result<()> {
         let mut rows = std::mem::take(&mut self.version_files);
         rows.sort_unstable();

@@ -299,7 +299,7 @@ fn parse_digests(text: &str) -> Result<Vec<String>> {
 /// (`id, digests` rows, for `params`), one by its key each.
 fn delete_files_of(conn: &Connection, select: &str, params: impl rusqlite::Params) -> Result<()> {
     let versions: Vec<(i64, String)> = conn
-        .prepare(select)
+        .prepare_cached(select)
         .map_err(db_error)?
         .query_map(params, |r| Ok((r.get(0)?, r.get(1)?)))
         .map_err(db_error)?
