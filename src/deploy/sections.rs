@@ -171,12 +171,26 @@ fn opened(text: &str) -> Vec<(&str, &str)> {
         .collect()
 }
 
-/// `text` without any of aam's intact sections: what the user wrote there,
-/// byte for byte (a damaged section stays, markers and all).
-pub fn without_all(text: &str) -> String {
+/// What of `text` is the user's own: without the intact sections `recorded`
+/// says aam installed there for a package (by name and type), and with the
+/// marker lines of the other intact sections dropped, their text kept (a
+/// section `uninstall` kept because it was edited is the user's now). A
+/// damaged section stays as it is, markers and all.
+pub fn own_text(text: &str, recorded: impl Fn(&str, &str) -> bool) -> String {
     let mut out = text.to_string();
     for (name, kind) in opened(text) {
-        out = remove(&out, name, kind);
+        if recorded(name, kind) {
+            out = remove(&out, name, kind);
+            continue;
+        }
+        let (begin, end) = markers(name, kind);
+        if let Ok(Some(found)) = find(&out, name, kind) {
+            let start = marker_lines(&out, &begin)[0];
+            let after = marker_lines(&out, &end)[0] + end.len();
+            let after =
+                after + out[after..].len() - out[after..].trim_start_matches('\r').trim_start_matches('\n').len();
+            out = format!("{}{}{}", &out[..start], &out[found.content], &out[after..]);
+        }
     }
     out
 }
@@ -218,20 +232,22 @@ mod tests {
     }
 
     #[test]
-    fn without_all_leaves_the_users_text_and_damaged_sections() {
+    fn own_text_drops_recorded_sections_and_unwraps_the_others() {
         let mine = "# Notes\r\nKeep tests green.\r\n";
         let text = upsert(
             &upsert(mine, "code-reviewer", "agent", "Review."),
-            "my rule",
+            "kept",
             "instruction",
-            "R",
+            "Edited rule",
         );
-        assert_eq!(without_all(&text), mine);
-        assert_eq!(without_all(&upsert("", "a", "agent", "only aam's")), "");
+        let recorded = |name: &str, _: &str| name == "code-reviewer";
+        assert_eq!(own_text(&text, recorded), format!("{mine}\r\nEdited rule\r\n"));
+        assert_eq!(own_text(&text, |_, _| true), mine);
+        assert_eq!(own_text(&upsert("", "a", "agent", "only aam's"), |_, _| true), "");
         let damaged = format!("{text}<!-- END AAM: code-reviewer agent -->\n");
-        let kept = without_all(&damaged);
+        let kept = own_text(&damaged, |_, _| true);
         assert!(
-            kept.contains("BEGIN AAM: code-reviewer agent") && !kept.contains("my rule"),
+            kept.contains("BEGIN AAM: code-reviewer agent") && !kept.contains("Edited rule"),
             "{kept:?}"
         );
     }

@@ -247,18 +247,27 @@ fn choose<T>(items: Vec<T>, input: &Selection, key: impl Fn(&T) -> (ArtifactKind
         .collect())
 }
 
-/// A project file's bytes as the project's own: a shared file (`AGENTS.md`,
-/// `CLAUDE.md`) without the sections aam installed there, which belong to other
-/// packages (and which an install would refuse as forged markers). A damaged
-/// section, which cannot be told from the user's text, is `AAM_CONFLICT`.
-fn own_bytes(file: &str, bytes: Vec<u8>) -> Result<Vec<u8>> {
+/// A project instruction's main file (`AGENTS.md`, `CLAUDE.md`...) as the
+/// project's own, without the sections aam installed there for other packages
+/// (as `deployed`, the lock's keys, records them: `FILE#name type`), which an
+/// install would refuse as forged markers; a section no package records any
+/// more (`uninstall` kept it for its edits) keeps its text without its marker
+/// lines. A damaged section, which cannot be told from the user's text, is
+/// `AAM_CONFLICT`. Other files are the project's as they are.
+fn own_bytes(
+    artifact: &project::ProjectArtifact,
+    file: &str,
+    bytes: Vec<u8>,
+    deployed: &BTreeSet<String>,
+) -> Result<Vec<u8>> {
+    let shared = artifact.kind == ArtifactKind::Instruction && file == artifact.main_file;
     let Some(text) = std::str::from_utf8(&bytes)
         .ok()
-        .filter(|t| t.contains("<!-- BEGIN AAM: "))
+        .filter(|t| shared && crate::deploy::sections::forges_marker(t))
     else {
         return Ok(bytes);
     };
-    let own = crate::deploy::sections::without_all(text);
+    let own = crate::deploy::sections::own_text(text, |name, kind| deployed.contains(&format!("{file}#{name} {kind}")));
     if crate::deploy::sections::forges_marker(&own) {
         return Err(Error::new(
             ErrorCode::Conflict,
@@ -285,6 +294,21 @@ pub fn gather_from_project(
 ) -> Result<Gathered> {
     let mut found = project::artifacts(root)?;
     found.retain(|a| !deployed.contains(&a.main_file));
+    // A shared file holding nothing but other packages' sections is theirs.
+    found.retain(|a| {
+        let Ok(bytes) = std::fs::read(root.join(&a.main_file)) else {
+            return true;
+        };
+        let own = own_bytes(a, &a.main_file, bytes, deployed);
+        let blank = own.as_ref().is_ok_and(|own| own.iter().all(u8::is_ascii_whitespace));
+        if blank {
+            tracing::info!(
+                "left out `{}`: it holds only sections aam installed for other packages",
+                a.main_file
+            );
+        }
+        !blank
+    });
     if found.is_empty() {
         return Err(Error::invalid_argument(format!("no artifacts found in `{}`", root.display()))
             .with_hint("artifacts are skills (`SKILL.md` folders), agents, prompts and instructions; see `aam source candidates --source local`"));
@@ -317,7 +341,7 @@ pub fn gather_from_project(
                 changes.push((file.clone(), change));
             }
             // Compared with `HEAD` as it is in the folder, packaged as the project's own.
-            files.push((relative, own_bytes(file, bytes)?, executable));
+            files.push((relative, own_bytes(&artifact, file, bytes, deployed)?, executable));
         }
         chosen.push(Chosen {
             kind: artifact.kind,

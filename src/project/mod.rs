@@ -75,9 +75,7 @@ pub fn artifacts(root: &Path) -> Result<Vec<ProjectArtifact>> {
     let paths: Vec<&str> = tree.files.keys().map(String::as_str).collect();
     let mut out = Vec::new();
     for found in scan::detect(&paths, &BTreeMap::new(), &root_name(root)) {
-        let Some(analysis) = own_analysis(root, &found) else {
-            continue;
-        };
+        let analysis = scan::analyze(&found, read_main(root, &found.main_file).as_deref());
         out.push(ProjectArtifact {
             kind: found.kind,
             name: analysis.name,
@@ -579,7 +577,7 @@ fn reread_in_place(root: &Path, known: &[ProjectArtifactRow]) -> Option<Vec<Proj
             let found = scan::detect(&[k.main_file.as_str()], &BTreeMap::new(), &root_name)
                 .into_iter()
                 .find(|f| f.kind == k.kind && f.path == k.path && f.main_file == k.main_file)?;
-            let analysis = own_analysis(root, &found)?;
+            let analysis = scan::analyze(&found, read_main(root, &found.main_file).as_deref());
             Some(ProjectArtifactRow {
                 name: analysis.name,
                 description: analysis.description,
@@ -741,11 +739,7 @@ fn detect_within(
         if unchanged {
             continue;
         }
-        let Some(analysis) = own_analysis(root, &found) else {
-            // Only aam's sections are left in it: a row it had goes.
-            seen.remove(&(found.kind, found.path));
-            continue;
-        };
+        let analysis = scan::analyze(&found, read_main(root, &found.main_file).as_deref());
         out.artifacts_set.push(ProjectArtifactRow {
             kind: found.kind,
             path: found.path,
@@ -760,25 +754,6 @@ fn detect_within(
         .filter(|(kind, path)| !seen.contains(&(*kind, path.to_string())))
         .map(|(kind, path)| (*kind, path.to_string()))
         .collect();
-}
-
-/// What the project's own artifact `found` says of itself, read from its main
-/// file without the sections aam installed there (`AGENTS.md`, `CLAUDE.md`);
-/// `None` when nothing else is in it: the file is aam's alone, no artifact of
-/// the project (packaging it would package other packages' sections).
-fn own_analysis(root: &Path, found: &scan::Detected) -> Option<scan::Analysis> {
-    let bytes = read_main(root, &found.main_file);
-    let own = match bytes.as_deref().map(std::str::from_utf8) {
-        Some(Ok(text)) if text.contains("<!-- BEGIN AAM: ") => {
-            let own = crate::deploy::sections::without_all(text);
-            if own.trim().is_empty() {
-                return None;
-            }
-            Some(own.into_bytes())
-        }
-        _ => bytes,
-    };
-    Some(scan::analyze(found, own.as_deref()))
 }
 
 /// A main file's bytes: its relative path checked part by part, read only when

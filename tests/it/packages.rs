@@ -335,8 +335,10 @@ fn a_project_package_leaves_out_what_aam_installed() {
 }
 
 /// The sections aam wrote into `AGENTS.md` and `CLAUDE.md` are other packages':
-/// a file holding nothing else is no candidate, and a file with the user's own
-/// text is packaged without them (an install would refuse their markers).
+/// a file holding nothing else is left out, and a file with the user's own text
+/// is packaged without them (an install would refuse their markers). A section
+/// `uninstall` kept for its edits is the user's: its text is packaged, without
+/// its marker lines.
 #[test]
 fn a_project_package_leaves_out_the_sections_aam_wrote_into_shared_files() {
     let env = TestEnv::new();
@@ -349,32 +351,39 @@ fn a_project_package_leaves_out_the_sections_aam_wrote_into_shared_files() {
         .write(
             ".cursor/rules/style.mdc",
             "---\ndescription: Style\n---\nBe consistent.\n",
+        )
+        .write(
+            ".cursor/rules/naming.mdc",
+            "---\ndescription: Naming\n---\nName things well.\n",
         );
     source.commit("c1");
     env.json(&["source", "add", source.path(), "--name", "team"]);
     let project = env.repo("project");
+    // A skill that shows aam's markers is the project's as it is.
+    let guide = format!(
+        "{}Sections look like this:\n<!-- BEGIN AAM: example instruction -->\nText\n<!-- END AAM: example instruction -->\n",
+        skill("aam-guide", "Explains aam sections")
+    );
     project.write("CLAUDE.md", "# My notes\n\nKeep tests green.\n");
+    project.write("skills/aam-guide/SKILL.md", &guide);
     project.commit("notes");
-    for spec in ["team/reviewer", "team/style"] {
+    for spec in ["team/reviewer", "team/style", "team/naming"] {
         let args = ["--json", "install", spec, "--platform", "codex,claude"];
         env.aam_in(&project.dir, &args).ok_json();
     }
     let agents_md = std::fs::read_to_string(project.dir.join("AGENTS.md")).unwrap();
     assert!(agents_md.contains("BEGIN AAM: reviewer agent"), "{agents_md}");
-    let claude_md = std::fs::read_to_string(project.dir.join("CLAUDE.md")).unwrap();
+    // An edited section `uninstall` keeps.
+    let claude_path = project.dir.join("CLAUDE.md");
+    let claude_md = std::fs::read_to_string(&claude_path).unwrap();
     assert!(claude_md.contains("BEGIN AAM: style instruction"), "{claude_md}");
+    std::fs::write(
+        &claude_path,
+        claude_md.replace("Name things well.", "Name things very well."),
+    )
+    .unwrap();
+    env.aam_in(&project.dir, &["--json", "uninstall", "naming"]).ok_json();
     project.commit("installed");
-
-    let candidates = env
-        .aam_in(&project.dir, &["--json", "source", "candidates", "--source", "local"])
-        .ok_json();
-    let paths: Vec<&str> = candidates["candidates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["path"].as_str().unwrap())
-        .collect();
-    assert_eq!(paths, ["CLAUDE.md"], "{candidates}");
 
     let kit = env.path("kit");
     let create = [
@@ -392,7 +401,12 @@ fn a_project_package_leaves_out_the_sections_aam_wrote_into_shared_files() {
         .unwrap()
         .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap())
         .collect();
-    assert_eq!(packaged, ["# My notes\n\nKeep tests green.\n"]);
+    assert_eq!(
+        packaged,
+        ["# My notes\n\nKeep tests green.\n\nName things very well.\n"],
+        "AGENTS.md left out, CLAUDE.md without the sections of installed packages"
+    );
+    assert_eq!(std::fs::read_to_string(kit.join("skills/aam-guide/SKILL.md")).unwrap(), guide);
     let other = env.repo("other");
     let args = ["--json", "install", kit.to_str().unwrap(), "--platform", "claude"];
     env.aam_in(&other.dir, &args).ok_json();
