@@ -850,18 +850,25 @@ fn deployment(platform: Platform, kind: ArtifactKind, name: &str, target: String
 /// Refuses to replace an installed package with a same-named one from
 /// elsewhere (another source, a registry instead of a folder...). A folder
 /// and its archives count as one place. Of one source, the package must be
-/// the same artifact: asked for the same way, or sharing an artifact path
-/// (two commands named `setup` in two plugins of a repository are two packages).
-pub fn same_origin(name: &str, existing: &LockedPackage, package: &Prepared) -> Result<()> {
+/// the same artifact: sharing an artifact path with the installed one, or
+/// replacing one that is no longer in the source (`live` says whether a
+/// recorded artifact still is: it moved or was renamed upstream). Two
+/// commands named `setup` in two plugins of a repository are two packages.
+pub fn same_origin(
+    name: &str,
+    existing: &LockedPackage,
+    package: &Prepared,
+    live: impl Fn(&LockedArtifact) -> bool,
+) -> Result<()> {
     let origin = package.origin;
     let files = |o: Origin| matches!(o, Origin::Local | Origin::Archive);
     let same_artifact = || {
-        (existing.requested.is_none() && existing.artifacts.is_empty())
-            || (existing.requested.is_some() && existing.requested == package.requested)
+        existing.artifacts.is_empty()
             || existing
                 .artifacts
                 .iter()
                 .any(|a| package.artifacts.iter().any(|b| a.kind == b.kind && a.path == b.path))
+            || !existing.artifacts.iter().any(&live)
     };
     let same = existing.checksum == package.checksum
         || (existing.source == Origin::Registry
@@ -935,18 +942,58 @@ mod tests {
             .unwrap()
         };
         let registry = installed("registry", "main");
-        assert!(same_origin("kit", &registry, &arriving(Origin::Registry, "main", "c2", None, &[])).is_ok());
-        let err = same_origin("kit", &registry, &arriving(Origin::Registry, "other", "c2", None, &[])).unwrap_err();
+        assert!(
+            same_origin(
+                "kit",
+                &registry,
+                &arriving(Origin::Registry, "main", "c2", None, &[]),
+                |_| true
+            )
+            .is_ok()
+        );
+        let err = same_origin(
+            "kit",
+            &registry,
+            &arriving(Origin::Registry, "other", "c2", None, &[]),
+            |_| true,
+        )
+        .unwrap_err();
         assert_eq!(err.code(), crate::error::ErrorCode::Conflict);
         assert!(err.message().contains("registry `main`"), "{}", err.message());
         // The same content is the same package wherever it comes from.
-        assert!(same_origin("kit", &registry, &arriving(Origin::Source, "s", "c1", None, &[])).is_ok());
+        assert!(
+            same_origin(
+                "kit",
+                &registry,
+                &arriving(Origin::Source, "s", "c1", None, &[]),
+                |_| true
+            )
+            .is_ok()
+        );
         // A folder and its archives count as one place.
         let folder = installed("local", "./kit");
-        assert!(same_origin("kit", &folder, &arriving(Origin::Archive, "kit.tgz", "c2", None, &[])).is_ok());
+        assert!(
+            same_origin(
+                "kit",
+                &folder,
+                &arriving(Origin::Archive, "kit.tgz", "c2", None, &[]),
+                |_| true
+            )
+            .is_ok()
+        );
         let source = installed("source", "s");
-        assert!(same_origin("kit", &source, &arriving(Origin::Source, "s", "c2", None, &[])).is_ok());
-        assert!(same_origin("kit", &source, &arriving(Origin::Source, "t", "c2", None, &[])).is_err());
+        assert!(
+            same_origin("kit", &source, &arriving(Origin::Source, "s", "c2", None, &[]), |_| {
+                true
+            })
+            .is_ok()
+        );
+        assert!(
+            same_origin("kit", &source, &arriving(Origin::Source, "t", "c2", None, &[]), |_| {
+                true
+            })
+            .is_err()
+        );
     }
 
     #[test]
@@ -956,26 +1003,23 @@ mod tests {
             "requested": "s/a/setup", "artifacts": [{"type": "skill", "path": "a/setup", "digest": "d"}]
         }))
         .unwrap();
-        // A new version of it, asked for again or by another spec.
-        let again = arriving(Origin::Source, "s", "c2", Some("s/a/setup"), &["a/setup"]);
-        assert!(same_origin("setup", &installed, &again).is_ok());
-        let by_name = arriving(Origin::Source, "s", "c2", Some("s/setup"), &["a/setup"]);
-        assert!(same_origin("setup", &installed, &by_name).is_ok());
-        // Moved upstream: the upgrade asks for it as it was asked for.
-        let moved = arriving(Origin::Source, "s", "c2", Some("s/a/setup"), &["b/setup"]);
-        assert!(same_origin("setup", &installed, &moved).is_ok());
+        let still_there = |_: &LockedArtifact| true;
+        // A new version of it, however it is asked for.
+        let again = arriving(Origin::Source, "s", "c2", Some("s/setup"), &["a/setup"]);
+        assert!(same_origin("setup", &installed, &again, still_there).is_ok());
         // Another artifact of the same name in the same source.
         let other = arriving(Origin::Source, "s", "c2", Some("s/b/setup"), &["b/setup"]);
-        let err = same_origin("setup", &installed, &other).unwrap_err();
+        let err = same_origin("setup", &installed, &other, still_there).unwrap_err();
         assert_eq!(err.code(), crate::error::ErrorCode::Conflict);
         assert!(
             err.message().contains("(a/setup)") && err.message().contains("(b/setup)"),
             "{}",
             err.message()
         );
+        // The installed one moved upstream: the new path is the same package.
+        assert!(same_origin("setup", &installed, &other, |_| false).is_ok());
         // A lock entry from before artifacts were recorded goes by the source alone.
-        installed.requested = None;
         installed.artifacts.clear();
-        assert!(same_origin("setup", &installed, &other).is_ok());
+        assert!(same_origin("setup", &installed, &other, still_there).is_ok());
     }
 }

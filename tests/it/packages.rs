@@ -406,7 +406,10 @@ fn a_project_package_leaves_out_the_sections_aam_wrote_into_shared_files() {
         ["# My notes\n\nKeep tests green.\n\nName things very well.\n"],
         "AGENTS.md left out, CLAUDE.md without the sections of installed packages"
     );
-    assert_eq!(std::fs::read_to_string(kit.join("skills/aam-guide/SKILL.md")).unwrap(), guide);
+    assert_eq!(
+        std::fs::read_to_string(kit.join("skills/aam-guide/SKILL.md")).unwrap(),
+        guide
+    );
     let other = env.repo("other");
     let args = ["--json", "install", kit.to_str().unwrap(), "--platform", "claude"];
     env.aam_in(&other.dir, &args).ok_json();

@@ -325,6 +325,21 @@ fn a_same_named_artifact_of_the_same_source_does_not_replace_the_installed_one()
         lock(&proj.dir)["packages"]["setup"]["artifacts"][0]["path"],
         "ship-mate/skills/setup"
     );
+
+    // Moved upstream, it is the same package at its new path.
+    std::fs::rename(
+        plugins.dir.join("ship-mate/skills"),
+        plugins.dir.join("ship-mate/tools"),
+    )
+    .unwrap();
+    plugins.commit("c2");
+    env.json(&["source", "update", "plugins"]);
+    let moved = ["install", "plugins/ship-mate/tools/setup", "--platform", "claude"];
+    run_in(&env, &proj.dir, &moved).ok_json();
+    assert_eq!(
+        lock(&proj.dir)["packages"]["setup"]["artifacts"][0]["path"],
+        "ship-mate/tools/setup"
+    );
 }
 
 #[test]

@@ -243,6 +243,23 @@ pub(super) fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
     Ok(output)
 }
 
+/// Whether the source `source` still has the artifact a lock entry records, at
+/// its path; when that cannot be told (no catalog, no such source), it is taken
+/// to be there, so a same-named package elsewhere stays a conflict.
+fn still_in_source(ctx: &Context, source: &str, artifact: &crate::packages::lock::LockedArtifact) -> bool {
+    let Ok(catalog) = ctx.catalog() else {
+        return true;
+    };
+    match catalog.find_source(source) {
+        Ok(Some(record)) => match catalog.artifact_at(record.id, &artifact.path) {
+            Ok(Some(now)) => now.kind == artifact.kind,
+            Ok(None) => false,
+            Err(_) => true,
+        },
+        _ => true,
+    }
+}
+
 /// Installs prepared packages as one unit under the project lock. A package
 /// kept for its edits also keeps every package of the command that depends on it.
 pub(super) fn install_prepared(
@@ -274,7 +291,9 @@ pub(super) fn install_prepared(
         if let Some(existing) = existing
             && !input.force
         {
-            same_origin(name, existing, package)?;
+            same_origin(name, existing, package, |artifact| {
+                still_in_source(ctx, &existing.source_name, artifact)
+            })?;
         }
         let platforms = platforms_for(input.no_deploy, &input.platforms, existing, || {
             let chosen = match &default_platforms {
