@@ -262,6 +262,17 @@ fn lies_in(folder: &rustix::fd::OwnedFd, root: (u64, u64)) -> std::io::Result<bo
 }
 
 /// Makes a FIFO at `path`: what a hostile tree puts where aam expects a file.
+/// Quotes a word (a path, a name) for a shell when it needs it, so a command
+/// shown in a hint can be pasted as it is.
+pub fn shell_word(text: &str) -> String {
+    let plain = text.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:@+".contains(c));
+    if plain {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
 #[cfg(test)]
 pub(crate) fn make_fifo(path: &Path) {
     rustix::fs::mknodat(

@@ -253,6 +253,9 @@ fn source(env: &RestoreEnv<'_>, catalog: &Catalog, name: &str, entry: &LockedPac
             // restore served over MCP fetched a lock's `file://` URL from anywhere).
             if spec.kind == crate::sources::spec::SourceKind::Local {
                 let repository = std::path::Path::new(&spec.repo_path);
+                // Checked before anything is asked of the path, so a confined
+                // call learns nothing of folders outside it.
+                (env.spec.allow_path)(repository, &spec.url)?;
                 if !repository.is_dir() {
                     return Err(Error::new(
                         ErrorCode::SourceUrlInvalid,
@@ -266,7 +269,6 @@ fn source(env: &RestoreEnv<'_>, catalog: &Catalog, name: &str, entry: &LockedPac
                         "put the repository at that path and run `aam install` again, or install `{name}` from a source this machine has (`aam install <source>/<artifact> --force`)"
                     )));
                 }
-                (env.spec.allow_path)(repository, &spec.url)?;
             }
             let _cache_lock = crate::sources::cache::lock(env.spec.locks, env.spec.caches, &spec.cache_key())?;
             let (cache, created) = GitCache::open_or_create(&dir)?;

@@ -35,11 +35,29 @@ pub fn locked_ref(commit: &str) -> String {
     format!("refs/aam/locked/{commit}")
 }
 
-/// Whether the cache at `dir` keeps a commit a lock file names ([`locked_ref`]):
-/// a restore fetched it, and `install --frozen --offline` needs it again, so the
-/// cache is in use although no source names it.
+/// Whether the cache at `dir`, or a cache nested in its folder (a local
+/// repository inside another), keeps a commit a lock file names
+/// ([`locked_ref`]): a restore fetched it, and `install --frozen --offline`
+/// needs it again, so the cache is in use although no source names it.
 pub fn keeps_locked_commits(dir: &Path) -> bool {
-    GitCache::open(dir).is_ok_and(|cache| cache.has_refs_under(&locked_ref("")))
+    let keeps = |dir: &Path| GitCache::open(dir).is_ok_and(|cache| cache.has_refs_under(&locked_ref("")));
+    let is_repository = |dir: &Path| dir.join("objects").is_dir() && dir.join("HEAD").is_file();
+    // Git's own folders of a cache hold no nested cache.
+    const GITS_OWN: [&str; 5] = ["objects", "refs", "hooks", "info", "logs"];
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(at) = pending.pop() {
+        if is_repository(&at) && keeps(&at) {
+            return true;
+        }
+        for entry in std::fs::read_dir(&at).into_iter().flatten().flatten() {
+            let name = entry.file_name();
+            let git_own = is_repository(&at) && GITS_OWN.iter().any(|own| name == *own);
+            if !git_own && entry.file_type().is_ok_and(|t| t.is_dir()) {
+                pending.push(entry.path());
+            }
+        }
+    }
+    false
 }
 
 /// An OS lock on one cached repository, held by a command while it creates,
@@ -307,6 +325,27 @@ mod tests {
             !remove_unused(&caches, &locks, key, || Ok(false)).unwrap(),
             "already gone"
         );
+    }
+
+    #[test]
+    fn a_cache_keeping_a_locked_commit_counts_nested_ones_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let outer = dir.path().join("_local/outer");
+        let (outer_cache, _) = GitCache::open_or_create(&outer).unwrap();
+        assert!(!keeps_locked_commits(&outer));
+        let inner = outer.join("sub/inner");
+        let (inner_cache, _) = GitCache::open_or_create(&inner).unwrap();
+        assert!(!keeps_locked_commits(&outer));
+        let commit = "a".repeat(40);
+        let id = Oid::from_hex(commit.as_bytes()).unwrap();
+        inner_cache.set_ref(&locked_ref(&commit), id).unwrap();
+        assert!(keeps_locked_commits(&inner));
+        assert!(
+            keeps_locked_commits(&outer),
+            "the outer cache's folder holds the inner one"
+        );
+        outer_cache.set_ref(&head_ref("s"), id).unwrap();
+        assert!(!keeps_locked_commits(&dir.path().join("_local/other")));
     }
 
     #[test]

@@ -74,8 +74,14 @@ pub fn path_not_found(scope: &str, fetched: &git::Fetched) -> crate::error::Erro
     .with_hint("check the folder name; paths are case-sensitive and relative to the repository root")
 }
 
-/// Refuses a local path that is not the root of a git repository.
-pub fn ensure_git_repository(path: &std::path::Path) -> crate::error::Result<()> {
+/// Refuses a local path that is not the root of a git repository. A folder
+/// inside one is pointed at the repository and `--path`, when the repository
+/// lies where the caller may look (`may_look`: a confined call learns nothing
+/// of the folders above its own).
+pub fn ensure_git_repository(
+    path: &std::path::Path,
+    may_look: impl Fn(&std::path::Path) -> bool,
+) -> crate::error::Result<()> {
     if git::is_repository(path) {
         return Ok(());
     }
@@ -83,18 +89,21 @@ pub fn ensure_git_repository(path: &std::path::Path) -> crate::error::Result<()>
         crate::error::ErrorCode::SourceUrlInvalid,
         format!("`{}` is not a git repository", path.display()),
     );
-    // A folder inside a repository is added as the repository, scoped to it.
-    let enclosing = path.ancestors().skip(1).find_map(|repository| {
-        let inside = path.strip_prefix(repository).ok()?.to_str()?;
-        git::is_repository(repository).then(|| (repository, inside))
-    });
+    let enclosing = path
+        .ancestors()
+        .skip(1)
+        .take_while(|dir| may_look(dir))
+        .find_map(|repository| {
+            let inside = path.strip_prefix(repository).ok()?.to_str()?;
+            git::is_repository(repository).then(|| (repository.to_str(), inside))
+        });
     Err(match enclosing {
-        Some((repository, inside)) => error.with_hint(format!(
-            "it is a folder of the repository `{}`: add that with `aam source add {} --path {inside}`",
-            repository.display(),
-            repository.display()
+        Some((Some(repository), inside)) => error.with_hint(format!(
+            "it is a folder of the repository `{repository}`: add that with `aam source add {} --path {}`",
+            crate::paths::shell_word(repository),
+            crate::paths::shell_word(inside)
         )),
-        None => error
+        _ => error
             .with_hint("pass the root folder of a git repository (one with a `.git` folder), or run `git init` there"),
     })
 }
@@ -128,18 +137,20 @@ mod tests {
     #[test]
     fn only_a_repository_root_is_a_local_source() {
         let dir = tempfile::tempdir().unwrap();
-        let err = ensure_git_repository(dir.path()).unwrap_err();
+        let err = ensure_git_repository(dir.path(), |_| true).unwrap_err();
         assert_eq!(err.code(), crate::error::ErrorCode::SourceUrlInvalid);
         assert!(err.hint().unwrap().contains("git init"), "{err:?}");
         // A folder inside a repository points at the repository and `--path`.
-        let repo = dir.path().join("repo");
+        let repo = dir.path().join("my repo");
         gix::init(&repo).unwrap();
         std::fs::create_dir_all(repo.join("skills/pdf")).unwrap();
-        let err = ensure_git_repository(&repo.join("skills/pdf")).unwrap_err();
+        let err = ensure_git_repository(&repo.join("skills/pdf"), |_| true).unwrap_err();
         let hint = err.hint().unwrap();
-        assert!(
-            hint.contains(&format!("aam source add {} --path skills/pdf", repo.display())),
-            "{hint}"
-        );
+        let command = format!("aam source add '{}' --path skills/pdf", repo.display());
+        assert!(hint.contains(&command), "{hint}");
+        // Never above the folders the caller may look in.
+        let confined = |dir: &std::path::Path| dir.starts_with(repo.join("skills"));
+        let err = ensure_git_repository(&repo.join("skills/pdf"), confined).unwrap_err();
+        assert!(err.hint().unwrap().contains("git init"), "{err:?}");
     }
 }

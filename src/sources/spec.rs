@@ -68,14 +68,14 @@ impl SourceSpec {
     pub fn refuse_ambiguous_shorthand(spec: &str, cwd: &Path) -> Result<()> {
         let spec = spec.trim();
         let repo = spec.split(['@', '#']).next().unwrap_or(spec);
-        let shorthand = repo.contains('/')
+        let shorthand = repo.matches('/').count() == 1
             && !spec.contains(':')
             && !spec.starts_with(['.', '/', '~'])
             && !spec.chars().any(char::is_whitespace);
         if shorthand && cwd.join(repo).is_dir() {
             return Err(
                 invalid(format!("`{repo}` is both a GitHub repository name and a folder here")).with_hint(format!(
-                    "write `./{repo}` for the folder, or `https://github.com/{repo}` for the GitHub repository"
+                    "write `./{repo}` for the folder (with `--ref` for a ref), or `https://github.com/{repo}` for the GitHub repository"
                 )),
             );
         }
@@ -965,7 +965,14 @@ mod tests {
             assert_eq!(err.code(), ErrorCode::SourceUrlInvalid, "{typed}");
             assert!(err.hint().unwrap().contains("`./sp/skills`"), "{err:?}");
         }
-        for clear in ["./sp/skills", "https://github.com/sp/skills", "other/repo", "sp"] {
+        std::fs::create_dir_all(dir.path().join("a/b/c")).unwrap();
+        for clear in [
+            "./sp/skills",
+            "https://github.com/sp/skills",
+            "other/repo",
+            "sp",
+            "a/b/c",
+        ] {
             assert!(
                 SourceSpec::refuse_ambiguous_shorthand(clear, dir.path()).is_ok(),
                 "{clear}"

@@ -222,7 +222,9 @@ impl Tool for Search {
                     },
                     qualified_name: match hit.kind {
                         ResultKind::Package => hit.name.clone(),
-                        _ if ambiguous.contains(&ArtifactId(hit.id)) => qualified_name(&hit.source, &hit.path),
+                        _ if ambiguous.contains(&ArtifactId(hit.id)) && !hit.path.is_empty() => {
+                            qualified_name(&hit.source, &hit.path)
+                        }
                         _ => qualified_name(&hit.source, &hit.name),
                     },
                     installed: match hit.kind {

@@ -13,6 +13,7 @@ use crate::audit::report::{AuditFinding, SeverityCounts, finding};
 use crate::catalog::FindingFilter;
 use crate::error::{ErrorCode, Result};
 use crate::install::package_info::{self, PackageDetails};
+use crate::paths::shell_word;
 use crate::scan::{ArtifactKind, Platform};
 use crate::search::{artifact_not_found, resolve_artifact};
 use crate::tools::{Context, Example, Expect, Risk, Tool, qualified_name};
@@ -191,7 +192,8 @@ fn artifact(ctx: &Context, input: InfoInput) -> Result<ArtifactInfo> {
         false => detail.body.char_indices().nth(PREVIEW_CHARS).map(|(i, _)| i),
     };
     // A name another artifact of the source shares does not name this one.
-    let qualified = match catalog.sharing_a_name(&[found.id])?.is_empty() {
+    // (A skill at the source's root has no path to name it by.)
+    let qualified = match detail.path.is_empty() || catalog.sharing_a_name(&[found.id])?.is_empty() {
         true => qualified_name(&detail.source, &detail.name),
         false => qualified_name(&detail.source, &detail.path),
     };
@@ -227,14 +229,4 @@ fn artifact(ctx: &Context, input: InfoInput) -> Result<ArtifactInfo> {
         platform: detail.platform,
         has_vendor_agent: detail.has_vendor_agent,
     })
-}
-
-/// Quotes a word for a shell when it needs it.
-pub fn shell_word(text: &str) -> String {
-    let plain = text.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:@+".contains(c));
-    if plain {
-        text.to_string()
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
-    }
 }

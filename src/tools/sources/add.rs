@@ -203,7 +203,7 @@ impl Tool for SourceAdd {
             .with_hint(hint));
         }
         if spec.kind == SourceKind::Local {
-            ensure_git_repository(Path::new(&spec.repo_path))?;
+            ensure_git_repository(Path::new(&spec.repo_path), |dir| ctx.check_path(dir, "").is_ok())?;
         }
         let limits = ctx.fetch_limits()?;
         let cache_dir = ctx.home.git_cache_dir().join(spec.cache_key());
