@@ -348,7 +348,7 @@ pub fn unused_caches(home: &AamHome, known: &[String]) -> Vec<String> {
 /// Cache keys (`host/path`) of the git repositories under `root`.
 fn cached_repositories(root: &Path) -> Vec<String> {
     fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
-        if dir.join("objects").is_dir() && dir.join("HEAD").is_file() {
+        if crate::sources::cache::is_cache(dir) {
             // A cache key is UTF-8: a folder named otherwise is no cache of aam's.
             if let Some(rel) = dir.strip_prefix(root).ok().and_then(|rel| rel.to_str()) {
                 out.push(rel.to_string());

@@ -41,23 +41,27 @@ pub fn locked_ref(commit: &str) -> String {
 /// needs it again, so the cache is in use although no source names it.
 pub fn keeps_locked_commits(dir: &Path) -> bool {
     let keeps = |dir: &Path| GitCache::open(dir).is_ok_and(|cache| cache.has_refs_under(&locked_ref("")));
-    let is_repository = |dir: &Path| dir.join("objects").is_dir() && dir.join("HEAD").is_file();
     // Git's own folders of a cache hold no nested cache.
     const GITS_OWN: [&str; 5] = ["objects", "refs", "hooks", "info", "logs"];
     let mut pending = vec![dir.to_path_buf()];
     while let Some(at) = pending.pop() {
-        if is_repository(&at) && keeps(&at) {
+        let cache = is_cache(&at);
+        if cache && keeps(&at) {
             return true;
         }
         for entry in std::fs::read_dir(&at).into_iter().flatten().flatten() {
-            let name = entry.file_name();
-            let git_own = is_repository(&at) && GITS_OWN.iter().any(|own| name == *own);
+            let git_own = cache && GITS_OWN.iter().any(|own| entry.file_name() == *own);
             if !git_own && entry.file_type().is_ok_and(|t| t.is_dir()) {
                 pending.push(entry.path());
             }
         }
     }
     false
+}
+
+/// Whether `dir` holds a cached (bare) repository.
+pub fn is_cache(dir: &Path) -> bool {
+    dir.join("objects").is_dir() && dir.join("HEAD").is_file()
 }
 
 /// An OS lock on one cached repository, held by a command while it creates,
