@@ -39,6 +39,9 @@ pub enum Format {
     NamedAgent,
     /// A Gemini CLI command: TOML with `description` and `prompt` (the body).
     GeminiCommand,
+    /// A Codex custom agent: TOML with `name`, `description` and
+    /// `developer_instructions` (the body).
+    CodexAgent,
 }
 
 impl Format {
@@ -50,6 +53,7 @@ impl Format {
             Format::CopilotInstruction => "copilot-instruction",
             Format::NamedAgent => "named-agent",
             Format::GeminiCommand => "gemini-command",
+            Format::CodexAgent => "codex-agent",
         }
     }
 }
@@ -304,7 +308,7 @@ agents! {
         name: "Codex",
         stored: "codex",
         skills: skills(".codex/skills", "~/.codex/skills"),
-        agents: section(Some("AGENTS.md"), Some("~/.codex/AGENTS.md")),
+        agents: files(Some(".codex/agents"), Some("~/.codex/agents"), ".toml", Format::CodexAgent),
         prompts: files(Some("~/.codex/prompts"), Some("~/.codex/prompts"), ".md", Format::Verbatim),
         rules: section(Some("AGENTS.md"), Some("~/.codex/AGENTS.md")),
         project_markers: &[".codex", "AGENTS.md"],
@@ -783,6 +787,36 @@ impl Platform {
     /// The id, as the `skills` CLI spells it.
     pub fn id(self) -> &'static str {
         self.agent().id
+    }
+}
+
+/// Places earlier versions of aam deployed an artifact type to for an agent,
+/// and that the agent reads otherwise (or not at all): the table moved them.
+/// A restore keeps an artifact the lock file records at one of them, so a
+/// committed lock restores (`--frozen` included) as it is; an install or an
+/// upgrade moves it to where the table says (see `crate::install::plan`).
+pub const FORMER_PLACES: &[(Platform, ArtifactKind, Slot)] = &[
+    // Codex subagents were sections of `AGENTS.md`, which Codex reads as its
+    // own instructions; Codex now reads custom agents from `.codex/agents/`.
+    (
+        Platform::Codex,
+        ArtifactKind::Agent,
+        Slot {
+            project: Some(Place::Section("AGENTS.md")),
+            home: Some(Place::Section("~/.codex/AGENTS.md")),
+            format: Format::Verbatim,
+        },
+    ),
+];
+
+impl Platform {
+    /// Where artifacts of `kind` went for it in earlier versions of aam
+    /// ([`FORMER_PLACES`]), for a project (`global` false) or home-folder install.
+    pub fn former_place(self, kind: ArtifactKind, global: bool) -> Option<Place> {
+        FORMER_PLACES
+            .iter()
+            .find(|(platform, k, _)| *platform == self && *k == kind)
+            .and_then(|(_, _, slot)| slot.place(global))
     }
 }
 

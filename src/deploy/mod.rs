@@ -7,7 +7,7 @@
 //! | type | cursor | copilot | claude | codex |
 //! |---|---|---|---|---|
 //! | skill | `.cursor/skills/<n>/` | `.github/skills/<n>/` | `.claude/skills/<n>/` | `.codex/skills/<n>/` |
-//! | agent | `.cursor/rules/agent-<n>.mdc` | `.github/agents/<n>.agent.md` | `.claude/agents/<n>.md` | section in `AGENTS.md` |
+//! | agent | `.cursor/rules/agent-<n>.mdc` | `.github/agents/<n>.agent.md` | `.claude/agents/<n>.md` | `.codex/agents/<n>.toml` |
 //! | prompt | `.cursor/prompts/<n>.md` | `.github/prompts/<n>.prompt.md` | `.claude/commands/<n>.md` | `~/.codex/prompts/<n>.md` |
 //! | instruction | `.cursor/rules/<n>.mdc` | `.github/instructions/<n>.instructions.md` | section in `CLAUDE.md` | section in `AGENTS.md` |
 //!
@@ -91,8 +91,18 @@ impl Location {
 /// table says (`global` installs target the home folder); `None` when the
 /// agent takes no artifact of that type there.
 pub fn target(kind: ArtifactKind, name: &str, platform: Platform, global: bool) -> Option<Target> {
-    let place = platform.agent().slot(kind)?.place(global)?;
-    Some(match place {
+    Some(target_at(platform.agent().slot(kind)?.place(global)?, kind, name))
+}
+
+/// Where an earlier version of aam put an artifact of `kind` named `name` on
+/// `platform`, when the agent table has moved it since
+/// ([`crate::agents::FORMER_PLACES`]).
+pub fn former_target(kind: ArtifactKind, name: &str, platform: Platform, global: bool) -> Option<Target> {
+    Some(target_at(platform.former_place(kind, global)?, kind, name))
+}
+
+fn target_at(place: Place, kind: ArtifactKind, name: &str) -> Target {
+    match place {
         Place::Folder(dir) => Target::Dir(Location::from_key(&format!("{dir}/{name}"))),
         Place::File { dir, prefix, suffix } => {
             Target::File(Location::from_key(&format!("{dir}/{prefix}{name}{suffix}")))
@@ -102,7 +112,7 @@ pub fn target(kind: ArtifactKind, name: &str, platform: Platform, global: bool) 
             name: name.to_string(),
             kind,
         },
-    })
+    }
 }
 
 /// The agents a project uses, each with the first marker found, in table order
@@ -229,6 +239,7 @@ fn render_as(
             fields.entry("description").or_insert(Value::String(description));
         }
         Format::GeminiCommand => return gemini_command(&description, body),
+        Format::CodexAgent => return codex_agent(name, &description, body),
         Format::Verbatim => return kept.to_string(),
     }
     if rendering == Rendering::KeepingText && front.fields.as_ref() == Some(&fields) {
@@ -253,6 +264,23 @@ fn gemini_command(description: &str, body: &str) -> String {
         toml_string(description),
         toml_string(body)
     )
+}
+
+/// A Codex custom agent file: TOML with the name Codex spawns it by, the
+/// description and the body as its instructions.
+fn codex_agent(name: &str, description: &str, body: &str) -> String {
+    #[derive(serde::Serialize)]
+    struct CodexAgent<'a> {
+        name: &'a str,
+        description: &'a str,
+        developer_instructions: &'a str,
+    }
+    let agent = CodexAgent {
+        name,
+        description,
+        developer_instructions: body.trim_start_matches(['\r', '\n']),
+    };
+    toml::to_string(&agent).expect("a table of strings is always TOML")
 }
 
 /// A TOML basic string: quotes, backslashes and control characters escaped.
@@ -294,7 +322,8 @@ mod tests {
             (Agent, Cursor, false, ".cursor/rules/agent-n.mdc"),
             (Agent, Copilot, false, ".github/agents/n.agent.md"),
             (Agent, Claude, false, ".claude/agents/n.md"),
-            (Agent, Codex, false, "AGENTS.md#n agent"),
+            (Agent, Codex, false, ".codex/agents/n.toml"),
+            (Agent, Codex, true, "~/.codex/agents/n.toml"),
             (Prompt, Cursor, false, ".cursor/prompts/n.md"),
             (Prompt, Copilot, false, ".github/prompts/n.prompt.md"),
             (Prompt, Claude, false, ".claude/commands/n.md"),
@@ -340,6 +369,41 @@ mod tests {
         assert_eq!(
             out,
             "description = \"Say \\\"hi\\\"\"\nprompt = \"Line one\\\\\\n\\tTwo\\n\"\n"
+        );
+    }
+
+    /// A Codex agent is a custom-agent TOML file whatever its text holds:
+    /// quotes of both kinds, backslashes, control characters, a Claude
+    /// frontmatter Codex has no use for.
+    #[rstest::rstest]
+    #[case::plain(
+        "---\nname: rev\ndescription: Reviews code\nmodel: sonnet\n---\n\nYou review.\n",
+        "Reviews code",
+        "You review.\n"
+    )]
+    #[case::quotes(
+        "---\ndescription: 'Say \"hi\"'\n---\nUse ''' and \"\"\" and \\d+\n",
+        "Say \"hi\"",
+        "Use ''' and \"\"\" and \\d+\n"
+    )]
+    #[case::controls("Tab\there\r\nbell\u{7}end '", "rev", "Tab\there\r\nbell\u{7}end '")]
+    fn codex_agents_are_custom_agent_toml(#[case] text: &str, #[case] description: &str, #[case] instructions: &str) {
+        #[derive(serde::Deserialize, Debug, PartialEq)]
+        #[serde(deny_unknown_fields)]
+        struct CodexAgent {
+            name: String,
+            description: String,
+            developer_instructions: String,
+        }
+        let out = render(ArtifactKind::Agent, Platform::Codex, "rev", text, false);
+        let parsed: CodexAgent = toml::from_str(&out).unwrap_or_else(|e| panic!("not TOML: {e}\n{out}"));
+        assert_eq!(
+            parsed,
+            CodexAgent {
+                name: "rev".into(),
+                description: description.into(),
+                developer_instructions: instructions.into(),
+            }
         );
     }
 

@@ -174,6 +174,7 @@ pub fn decide(
         && existing.checksum == package.checksum
         && same_platforms(&existing.platforms, &platforms)
         && status.values().all(|s| *s == FileState::Ok)
+        && !super::plan::at_former_places(existing, roots.global)
     {
         let skipped = SkippedPackage::new(existing, manifest, SkipReason::AlreadyInstalled, Vec::new());
         return Ok(Decision::Skip(skipped));

@@ -133,6 +133,9 @@ pub struct Plan<'r> {
     adopting: bool,
     /// Edited files the command replaces as decided (see [`Plan::replacing_edits`]).
     replacing_edits: std::collections::BTreeSet<String>,
+    /// A restore: an artifact the lock records at a place the agent table
+    /// has moved it from stays there (see [`Plan::keeping_recorded_places`]).
+    keeping_places: bool,
 }
 
 impl<'r> Plan<'r> {
@@ -158,7 +161,37 @@ impl<'r> Plan<'r> {
             force,
             adopting: false,
             replacing_edits: Default::default(),
+            keeping_places: false,
         })
+    }
+
+    /// A restore's plan: an artifact the lock file records at a place where
+    /// an earlier aam deployed it ([`crate::agents::FORMER_PLACES`]) is
+    /// deployed there again, so a committed lock restores as it is; an
+    /// install or an upgrade moves it to where the agent reads it now.
+    pub fn keeping_recorded_places(mut self) -> Self {
+        self.keeping_places = true;
+        self
+    }
+
+    /// Where `artifact` of package `package` goes on `platform`: where the
+    /// agent table says, or, for a restore, the former place the lock
+    /// records it at.
+    fn target(&self, package: &str, kind: ArtifactKind, artifact: &str, platform: Platform) -> Option<Target> {
+        let global = self.roots.global;
+        let recorded = |target: &Target| {
+            let key = target_key(target);
+            self.lock.packages.get(package).is_some_and(|entry| {
+                entry
+                    .deployed
+                    .iter()
+                    .any(|d| d.platform == platform && d.kind == kind && d.name == artifact && d.target == key)
+            })
+        };
+        match deploy::former_target(kind, artifact, platform, global) {
+            Some(former) if self.keeping_places && recorded(&former) => Some(former),
+            _ => deploy::target(kind, artifact, platform, global),
+        }
     }
 
     /// Marks `keys` as edited files this command replaces as the user decided
@@ -429,7 +462,7 @@ impl<'r> Plan<'r> {
             // Agents sharing a folder (`.agents/skills`) or a file get one copy, recorded once.
             let mut written = std::collections::BTreeSet::new();
             for &platform in platforms {
-                let Some(target) = deploy::target(kind, &artifact.name, platform, self.roots.global) else {
+                let Some(target) = self.target(&name, kind, &artifact.name, platform) else {
                     continue; // the agent takes no artifact of this type here
                 };
                 if let Target::Dir(location) | Target::File(location) = &target
@@ -464,7 +497,7 @@ impl<'r> Plan<'r> {
                     } => {
                         let key = section_key(&file.key(), &section, kind);
                         if self.claimed.get(&key).is_some_and(|o| *o == name) {
-                            continue; // codex agent and instruction of one name share nothing; same key is the same section
+                            continue; // agents sharing a file (`AGENTS.md`) get one section: the same key is the same section
                         }
                         self.conflict(&key, &name)?;
                         self.roots.check_key(&key)?;
@@ -819,6 +852,23 @@ fn rendered_as_recorded(
         }
         _ => rendered,
     }
+}
+
+/// The lock file's name for where `target` is: a folder, a file, or a section.
+fn target_key(target: &Target) -> String {
+    match target {
+        Target::Dir(location) | Target::File(location) => location.key(),
+        Target::Section { file, name, kind } => section_key(&file.key(), name, *kind),
+    }
+}
+
+/// Whether `entry` records an artifact where an earlier aam deployed it and
+/// its agent no longer reads it ([`crate::agents::FORMER_PLACES`]): such a
+/// package is not "already installed", an install moves it.
+pub fn at_former_places(entry: &LockedPackage, global: bool) -> bool {
+    entry.deployed.iter().any(|d| {
+        deploy::former_target(d.kind, &d.name, d.platform, global).is_some_and(|former| target_key(&former) == d.target)
+    })
 }
 
 /// Something aam did not install is where a package deploys.

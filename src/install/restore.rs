@@ -339,7 +339,9 @@ pub fn verify_origin(
     keys: &[String],
 ) -> Result<()> {
     let package = prepare(env, catalog, roots, name, entry)?;
-    let planned = super::plan::Plan::new(roots, true)?.add(&package, &entry.platforms)?;
+    let planned = super::plan::Plan::new(roots, true)?
+        .keeping_recorded_places()
+        .add(&package, &entry.platforms)?;
     let wrong: Vec<String> = keys
         .iter()
         .filter(|key| planned.file_checksums.get(*key) != entry.file_checksums.get(*key))

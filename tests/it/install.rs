@@ -174,6 +174,7 @@ fn every_platform_layout_is_deployed_recorded_and_undeployed() {
             ".claude/commands/kit-prompt.md",
             ".claude/skills/kit-skill/SKILL.md",
             ".claude/skills/kit-skill/scripts/run.sh",
+            ".codex/agents/kit-agent.toml",
             ".codex/skills/kit-skill/SKILL.md",
             ".codex/skills/kit-skill/scripts/run.sh",
             ".cursor/prompts/kit-prompt.md",
@@ -221,11 +222,17 @@ fn every_platform_layout_is_deployed_recorded_and_undeployed() {
         claude,
         "<!-- BEGIN AAM: kit-rules instruction -->\nPrefer small functions (1.0.0).\n<!-- END AAM: kit-rules instruction -->\n"
     );
-    let agents = text(proj.dir.join("AGENTS.md"));
+    // A Codex agent is a Codex custom agent, never a section of the
+    // `AGENTS.md` Codex reads as its own instructions.
+    let codex_agent: toml::Table = text(proj.dir.join(".codex/agents/kit-agent.toml")).parse().unwrap();
+    assert_eq!(codex_agent["name"].as_str(), Some("kit-agent"));
+    assert_eq!(codex_agent["description"].as_str(), Some("kit agent"));
     assert_eq!(
-        section(&agents, "kit-agent", "agent"),
-        "You are the kit agent, version 1.0.0."
+        codex_agent["developer_instructions"].as_str(),
+        Some("You are the kit agent, version 1.0.0.\n")
     );
+    let agents = text(proj.dir.join("AGENTS.md"));
+    assert!(!agents.contains("kit-agent"), "{agents}");
     assert_eq!(
         section(&agents, "kit-rules", "instruction"),
         "Prefer small functions (1.0.0)."
@@ -244,7 +251,6 @@ fn every_platform_layout_is_deployed_recorded_and_undeployed() {
         .cloned()
         .collect();
     expected_keys.extend([
-        "AGENTS.md#kit-agent agent".to_string(),
         "AGENTS.md#kit-rules instruction".to_string(),
         "CLAUDE.md#kit-rules instruction".to_string(),
         "~/.codex/prompts/kit-prompt.md".to_string(),
@@ -412,6 +418,7 @@ fn global_installs_land_in_the_home_folder() {
             ".claude/skills/kit-skill/SKILL.md",
             ".claude/skills/kit-skill/scripts/run.sh",
             ".codex/AGENTS.md",
+            ".codex/agents/kit-agent.toml",
             ".codex/prompts/kit-prompt.md",
             ".codex/skills/kit-skill/SKILL.md",
             ".codex/skills/kit-skill/scripts/run.sh",
@@ -1506,4 +1513,130 @@ fn a_package_under_the_copy_folder_is_neither_installed_from_nor_overwritten() {
     )
     .err("AAM_CONFLICT");
     assert_eq!(tree(&proj.dir), before);
+}
+
+/// Earlier versions of aam put a Codex agent in a section of `AGENTS.md`,
+/// which Codex reads as its own instructions. A lock file recording one there
+/// restores as it is (`--frozen` too: a committed lock keeps working);
+/// installing the package again moves the agent to `.codex/agents/` and takes
+/// the section out, and an edited section keeps the package as it is until
+/// `--backup` saves it.
+#[test]
+fn a_codex_agent_recorded_in_agents_md_restores_there_and_moves_on_install() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    let kit = kit.to_str().unwrap();
+    let install = ["install", kit, "--platform", "codex"];
+    run_in(&env, &proj.dir, &install).ok_json();
+
+    // The lock file as an earlier aam wrote it: the agent as a section.
+    let (toml_key, section_key) = (".codex/agents/kit-agent.toml", "AGENTS.md#kit-agent agent");
+    let section_text = "You are the kit agent, version 1.0.0.\n";
+    let lock_path = proj.dir.join(".aam/aam-lock.yaml");
+    let mut locked = lock(&proj.dir);
+    let entry = &mut locked["packages"]["kit"];
+    let checksums = entry["file_checksums"].as_mapping_mut().unwrap();
+    checksums.remove(toml_key).expect("the agent's file is recorded");
+    checksums.insert(
+        section_key.into(),
+        blake3::hash(section_text.as_bytes()).to_hex().as_str().into(),
+    );
+    for deployment in entry["deployed"].as_sequence_mut().unwrap() {
+        if deployment["target"].as_str() == Some(toml_key) {
+            deployment["target"] = section_key.into();
+        }
+    }
+    std::fs::write(&lock_path, serde_yaml_ng::to_string(&locked).unwrap()).unwrap();
+    std::fs::remove_file(proj.dir.join(toml_key)).unwrap();
+    let old_lock = text(&lock_path);
+
+    // A restore puts the agent where the lock says, and leaves the lock as it is.
+    let restored = run_in(&env, &proj.dir, &["install", "--frozen"]).ok_json();
+    assert_eq!(restored["installed"][0]["name"], "kit", "{restored}");
+    assert_eq!(
+        section(&text(proj.dir.join("AGENTS.md")), "kit-agent", "agent"),
+        section_text.trim_end()
+    );
+    assert!(!proj.dir.join(toml_key).exists());
+    assert_eq!(text(&lock_path), old_lock);
+    assert_eq!(run_in(&env, &proj.dir, &["verify", "kit"]).ok_json()["is_clean"], true);
+
+    // An edited section keeps the package as it is.
+    let agents_md = proj.dir.join("AGENTS.md");
+    let edited = text(&agents_md).replace("version 1.0.0.", "version 1.0.0, and mine.");
+    std::fs::write(&agents_md, &edited).unwrap();
+    let kept = run_in(&env, &proj.dir, &install).json();
+    assert_eq!(kept["skipped"][0]["reason"], "edited_files", "{kept}");
+    assert_eq!(text(&agents_md), edited);
+    assert_eq!(text(&lock_path), old_lock);
+
+    // `--backup` saves the edit, then the agent moves out of AGENTS.md.
+    let mut backup = install.to_vec();
+    backup.push("--backup");
+    let moved = run_in(&env, &proj.dir, &backup).ok_json();
+    let saved = moved["installed"][0]["backup_dir"].as_str().expect("a backup folder");
+    assert!(
+        tree(Path::new(saved))
+            .values()
+            .any(|bytes| String::from_utf8_lossy(bytes).contains("and mine")),
+        "the edit is saved: {moved}"
+    );
+    let agents = text(&agents_md);
+    assert!(!agents.contains("kit-agent"), "{agents}");
+    assert!(agents.contains("Prefer small functions"), "the rules stay: {agents}");
+    let agent: toml::Table = text(proj.dir.join(toml_key)).parse().unwrap();
+    assert_eq!(agent["name"].as_str(), Some("kit-agent"));
+    let locked = lock(&proj.dir);
+    let targets: Vec<&str> = locked["packages"]["kit"]["deployed"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|d| d["target"].as_str().unwrap())
+        .collect();
+    assert!(
+        targets.contains(&toml_key) && !targets.contains(&section_key),
+        "{targets:?}"
+    );
+    assert_eq!(run_in(&env, &proj.dir, &["verify", "kit"]).ok_json()["is_clean"], true);
+}
+
+/// Unedited, the section an earlier aam wrote is simply moved by an install.
+#[test]
+fn an_unedited_codex_agent_section_moves_without_asking() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    let kit = kit.to_str().unwrap();
+    let install = ["install", kit, "--platform", "codex", "-g"];
+    run_in(&env, &proj.dir, &install).ok_json();
+    let home = env.user_home();
+    let (toml_key, section_key) = ("~/.codex/agents/kit-agent.toml", "~/.codex/AGENTS.md#kit-agent agent");
+    let section_text = "You are the kit agent, version 1.0.0.\n";
+    let lock_path = home.join(".aam/aam-lock.yaml");
+    let mut locked = lock(&home);
+    let entry = &mut locked["packages"]["kit"];
+    let checksums = entry["file_checksums"].as_mapping_mut().unwrap();
+    checksums.remove(toml_key).expect("the agent's file is recorded");
+    checksums.insert(
+        section_key.into(),
+        blake3::hash(section_text.as_bytes()).to_hex().as_str().into(),
+    );
+    for deployment in entry["deployed"].as_sequence_mut().unwrap() {
+        if deployment["target"].as_str() == Some(toml_key) {
+            deployment["target"] = section_key.into();
+        }
+    }
+    std::fs::write(&lock_path, serde_yaml_ng::to_string(&locked).unwrap()).unwrap();
+    std::fs::remove_file(home.join(".codex/agents/kit-agent.toml")).unwrap();
+    run_in(&env, &proj.dir, &["install", "--frozen", "-g"]).ok_json();
+    assert!(text(home.join(".codex/AGENTS.md")).contains("You are the kit agent"));
+
+    let moved = run_in(&env, &proj.dir, &install).ok_json();
+    assert_eq!(moved["installed"][0]["name"], "kit", "{moved}");
+    assert!(!text(home.join(".codex/AGENTS.md")).contains("kit-agent"));
+    assert!(home.join(".codex/agents/kit-agent.toml").is_file());
+    // Installed where the table says, it is already installed.
+    let again = run_in(&env, &proj.dir, &install).ok_json();
+    assert_eq!(again["skipped"][0]["reason"], "already_installed", "{again}");
 }

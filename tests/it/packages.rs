@@ -372,7 +372,7 @@ fn a_project_package_leaves_out_the_sections_aam_wrote_into_shared_files() {
         env.aam_in(&project.dir, &args).ok_json();
     }
     let agents_md = std::fs::read_to_string(project.dir.join("AGENTS.md")).unwrap();
-    assert!(agents_md.contains("BEGIN AAM: reviewer agent"), "{agents_md}");
+    assert!(agents_md.contains("BEGIN AAM: style instruction"), "{agents_md}");
     // An edited section `uninstall` keeps.
     let claude_path = project.dir.join("CLAUDE.md");
     let claude_md = std::fs::read_to_string(&claude_path).unwrap();
