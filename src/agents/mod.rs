@@ -307,7 +307,7 @@ agents! {
         id: "codex",
         name: "Codex",
         stored: "codex",
-        skills: skills(".codex/skills", "~/.codex/skills"),
+        skills: skills(".agents/skills", "~/.agents/skills"),
         agents: files(Some(".codex/agents"), Some("~/.codex/agents"), ".toml", Format::CodexAgent),
         prompts: files(Some("~/.codex/prompts"), Some("~/.codex/prompts"), ".md", Format::Verbatim),
         rules: section(Some("AGENTS.md"), Some("~/.codex/AGENTS.md")),
@@ -796,6 +796,17 @@ impl Platform {
 /// committed lock restores (`--frozen` included) as it is; an install or an
 /// upgrade moves it to where the table says (see `crate::install::plan`).
 pub const FORMER_PLACES: &[(Platform, ArtifactKind, Slot)] = &[
+    // Codex reads skills from the shared `.agents/skills` (`~/.agents/skills`),
+    // no longer from `.codex/skills`.
+    (
+        Platform::Codex,
+        ArtifactKind::Skill,
+        Slot {
+            project: Some(Place::Folder(".codex/skills")),
+            home: Some(Place::Folder("~/.codex/skills")),
+            format: Format::Verbatim,
+        },
+    ),
     // Codex subagents were sections of `AGENTS.md`, which Codex reads as its
     // own instructions; Codex now reads custom agents from `.codex/agents/`.
     (

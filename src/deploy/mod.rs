@@ -6,7 +6,7 @@
 //!
 //! | type | cursor | copilot | claude | codex |
 //! |---|---|---|---|---|
-//! | skill | `.cursor/skills/<n>/` | `.github/skills/<n>/` | `.claude/skills/<n>/` | `.codex/skills/<n>/` |
+//! | skill | `.cursor/skills/<n>/` | `.github/skills/<n>/` | `.claude/skills/<n>/` | `.agents/skills/<n>/` |
 //! | agent | `.cursor/rules/agent-<n>.mdc` | `.github/agents/<n>.agent.md` | `.claude/agents/<n>.md` | `.codex/agents/<n>.toml` |
 //! | prompt | `.cursor/prompts/<n>.md` | `.github/prompts/<n>.prompt.md` | `.claude/commands/<n>.md` | `~/.codex/prompts/<n>.md` |
 //! | instruction | `.cursor/rules/<n>.mdc` | `.github/instructions/<n>.instructions.md` | section in `CLAUDE.md` | section in `AGENTS.md` |
@@ -317,8 +317,8 @@ mod tests {
             (Skill, Cursor, false, ".cursor/skills/n"),
             (Skill, Copilot, false, ".github/skills/n"),
             (Skill, Claude, false, ".claude/skills/n"),
-            (Skill, Codex, false, ".codex/skills/n"),
-            (Skill, Codex, true, "~/.codex/skills/n"),
+            (Skill, Codex, false, ".agents/skills/n"),
+            (Skill, Codex, true, "~/.agents/skills/n"),
             (Agent, Cursor, false, ".cursor/rules/agent-n.mdc"),
             (Agent, Copilot, false, ".github/agents/n.agent.md"),
             (Agent, Claude, false, ".claude/agents/n.md"),

@@ -100,20 +100,21 @@ enum Shape {
 
 /// Walks every agent folder of the table for a project (`roots.global` false,
 /// which includes the home-folder places project installs use) or for the
-/// home folder.
+/// home folder, and the folders earlier versions of aam deployed into
+/// ([`crate::agents::FORMER_PLACES`]), which lock files may still record.
 pub fn walk(roots: &Roots, limits: Limits) -> Result<Walk> {
     let mut places: BTreeMap<(ArtifactKind, String, Shape), Vec<Platform>> = BTreeMap::new();
     for &platform in Platform::ALL {
         for kind in ArtifactKind::ALL {
-            let Some(place) = platform.agent().slot(kind).and_then(|s| s.place(roots.global)) else {
-                continue;
-            };
-            let (dir, shape) = match place {
-                Place::Folder(dir) => (dir, Shape::Folder),
-                Place::File { dir, prefix, suffix } => (dir, Shape::File { prefix, suffix }),
-                Place::Section(_) => continue,
-            };
-            places.entry((kind, dir.to_string(), shape)).or_default().push(platform);
+            let now = platform.agent().slot(kind).and_then(|s| s.place(roots.global));
+            for place in [now, platform.former_place(kind, roots.global)].into_iter().flatten() {
+                let (dir, shape) = match place {
+                    Place::Folder(dir) => (dir, Shape::Folder),
+                    Place::File { dir, prefix, suffix } => (dir, Shape::File { prefix, suffix }),
+                    Place::Section(_) => continue,
+                };
+                places.entry((kind, dir.to_string(), shape)).or_default().push(platform);
+            }
         }
     }
     let mut out = Walk::default();

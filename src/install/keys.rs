@@ -205,25 +205,39 @@ pub fn shared_files(global: bool) -> &'static [Location] {
     if global { &GLOBAL } else { &PROJECT }
 }
 
+/// Where the agent table deploys an artifact named `x`, on every platform,
+/// for every type: where it goes now, and where earlier versions of aam put
+/// it ([`crate::agents::FORMER_PLACES`]: lock files still record those).
+fn table_targets(global: bool) -> impl Iterator<Item = Target> {
+    ArtifactKind::ALL.into_iter().flat_map(move |kind| {
+        Platform::ALL.iter().flat_map(move |&platform| {
+            [
+                deploy::target(kind, "x", platform, global),
+                deploy::former_target(kind, "x", platform, global),
+            ]
+            .into_iter()
+            .flatten()
+        })
+    })
+}
+
 /// [`owned_folders`], read from the agent table.
 fn table_folders(global: bool) -> Vec<Location> {
     let mut out = vec![Location::Project(PACKAGES_DIR.to_string())];
-    for kind in ArtifactKind::ALL {
-        for &platform in Platform::ALL {
-            let location = match deploy::target(kind, "x", platform, global) {
-                Some(Target::Dir(location) | Target::File(location)) => location,
-                Some(Target::Section { .. }) | None => continue,
-            };
-            let parent = |p: &str| p.rsplit_once('/').map(|(dir, _)| dir.to_string());
-            let folder = match &location {
-                Location::Project(p) => parent(p).map(Location::Project),
-                Location::Home(p) => parent(p).map(Location::Home),
-            };
-            if let Some(folder) = folder
-                && !out.contains(&folder)
-            {
-                out.push(folder);
-            }
+    for target in table_targets(global) {
+        let location = match target {
+            Target::Dir(location) | Target::File(location) => location,
+            Target::Section { .. } => continue,
+        };
+        let parent = |p: &str| p.rsplit_once('/').map(|(dir, _)| dir.to_string());
+        let folder = match &location {
+            Location::Project(p) => parent(p).map(Location::Project),
+            Location::Home(p) => parent(p).map(Location::Home),
+        };
+        if let Some(folder) = folder
+            && !out.contains(&folder)
+        {
+            out.push(folder);
         }
     }
     out
@@ -232,13 +246,11 @@ fn table_folders(global: bool) -> Vec<Location> {
 /// [`shared_files`], read from the agent table.
 fn table_shared_files(global: bool) -> Vec<Location> {
     let mut out = Vec::new();
-    for kind in ArtifactKind::ALL {
-        for &platform in Platform::ALL {
-            if let Some(Target::Section { file, .. }) = deploy::target(kind, "x", platform, global)
-                && !out.contains(&file)
-            {
-                out.push(file);
-            }
+    for target in table_targets(global) {
+        if let Target::Section { file, .. } = target
+            && !out.contains(&file)
+        {
+            out.push(file);
         }
     }
     out
@@ -268,6 +280,9 @@ mod tests {
     #[case("CLAUDE.md#style instruction")]
     #[case(".claude/skills/x/notes#1.md")]
     #[case("AGENTS.md#helper agent")]
+    // Where earlier versions of aam put Codex skills: lock files record it.
+    #[case(".codex/skills/pdf/SKILL.md")]
+    #[case(".codex/agents/helper.toml")]
     fn project_keys_that_are_fine(#[case] key: &str) {
         assert!(check(key, false).is_ok(), "{key}: {:?}", check(key, false));
     }
@@ -355,33 +370,40 @@ mod tests {
 
     #[test]
     fn the_table_owns_exactly_its_folders_and_files() {
-        use crate::agents::{AGENTS, Place};
+        use crate::agents::{AGENTS, FORMER_PLACES, Place};
         for global in [false, true] {
             let mut folders = vec![Location::Project(PACKAGES_DIR.to_string())];
             let mut files = Vec::new();
-            for agent in AGENTS {
-                for kind in ArtifactKind::ALL {
-                    let Some(place) = agent.slot(kind).and_then(|s| s.place(global)) else {
-                        continue;
-                    };
-                    let location = Location::from_key(place.root());
-                    let list = if matches!(place, Place::Section(_)) {
-                        &mut files
-                    } else {
-                        &mut folders
-                    };
-                    if !list.contains(&location) {
-                        list.push(location.clone());
+            // Where each agent puts each type, and where earlier versions put it.
+            let slots = AGENTS
+                .iter()
+                .flat_map(|agent| ArtifactKind::ALL.map(|kind| (agent, agent.slot(kind), kind)))
+                .chain(
+                    FORMER_PLACES
+                        .iter()
+                        .map(|(platform, kind, slot)| (platform.agent(), Some(*slot), *kind)),
+                );
+            for (agent, slot, kind) in slots {
+                let Some(place) = slot.and_then(|s| s.place(global)) else {
+                    continue;
+                };
+                let location = Location::from_key(place.root());
+                let list = if matches!(place, Place::Section(_)) {
+                    &mut files
+                } else {
+                    &mut folders
+                };
+                if !list.contains(&location) {
+                    list.push(location.clone());
+                }
+                let inside = location.join("x/SKILL.md").key();
+                match place {
+                    Place::Section(_) => {
+                        let key = format!("{}#x {}", place.root(), kind.as_str());
+                        assert!(check(&key, global).is_ok(), "{}: {key}", agent.id);
+                        assert!(check(&inside, global).is_err(), "{}: {inside}", agent.id);
                     }
-                    let inside = location.join("x/SKILL.md").key();
-                    match place {
-                        Place::Section(_) => {
-                            let key = format!("{}#x {}", place.root(), kind.as_str());
-                            assert!(check(&key, global).is_ok(), "{}: {key}", agent.id);
-                            assert!(check(&inside, global).is_err(), "{}: {inside}", agent.id);
-                        }
-                        _ => assert!(check(&inside, global).is_ok(), "{}: {inside}", agent.id),
-                    }
+                    _ => assert!(check(&inside, global).is_ok(), "{}: {inside}", agent.id),
                 }
             }
             for folder in &folders {

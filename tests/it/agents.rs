@@ -20,7 +20,7 @@ const ROWS: &[(&str, &str, &str, &str, &str)] = &[
     ("cursor", ".cursor/skills/{n}", ".cursor/rules/agent-{n}.mdc", ".cursor/prompts/{n}.md", ".cursor/rules/{n}.mdc"),
     ("claude-code", ".claude/skills/{n}", ".claude/agents/{n}.md", ".claude/commands/{n}.md", "CLAUDE.md#"),
     ("github-copilot", ".github/skills/{n}", ".github/agents/{n}.agent.md", ".github/prompts/{n}.prompt.md", ".github/instructions/{n}.instructions.md"),
-    ("codex", ".codex/skills/{n}", ".codex/agents/{n}.toml", "~/.codex/prompts/{n}.md", "AGENTS.md#"),
+    ("codex", ".agents/skills/{n}", ".codex/agents/{n}.toml", "~/.codex/prompts/{n}.md", "AGENTS.md#"),
     ("adal", ".adal/skills/{n}", "-", "-", "-"),
     ("amp", ".agents/skills/{n}", "-", "-", "AGENTS.md#"),
     ("antigravity", ".agent/skills/{n}", "-", "-", "-"),

@@ -170,13 +170,13 @@ fn every_platform_layout_is_deployed_recorded_and_undeployed() {
             ".aam/packages/kit/prompts/kit-prompt.md",
             ".aam/packages/kit/skills/kit-skill/SKILL.md",
             ".aam/packages/kit/skills/kit-skill/scripts/run.sh",
+            ".agents/skills/kit-skill/SKILL.md",
+            ".agents/skills/kit-skill/scripts/run.sh",
             ".claude/agents/kit-agent.md",
             ".claude/commands/kit-prompt.md",
             ".claude/skills/kit-skill/SKILL.md",
             ".claude/skills/kit-skill/scripts/run.sh",
             ".codex/agents/kit-agent.toml",
-            ".codex/skills/kit-skill/SKILL.md",
-            ".codex/skills/kit-skill/scripts/run.sh",
             ".cursor/prompts/kit-prompt.md",
             ".cursor/rules/agent-kit-agent.mdc",
             ".cursor/rules/kit-rules.mdc",
@@ -412,6 +412,8 @@ fn global_installs_land_in_the_home_folder() {
             ".aam/packages/kit/prompts/kit-prompt.md",
             ".aam/packages/kit/skills/kit-skill/SKILL.md",
             ".aam/packages/kit/skills/kit-skill/scripts/run.sh",
+            ".agents/skills/kit-skill/SKILL.md",
+            ".agents/skills/kit-skill/scripts/run.sh",
             ".claude/CLAUDE.md",
             ".claude/agents/kit-agent.md",
             ".claude/commands/kit-prompt.md",
@@ -420,8 +422,6 @@ fn global_installs_land_in_the_home_folder() {
             ".codex/AGENTS.md",
             ".codex/agents/kit-agent.toml",
             ".codex/prompts/kit-prompt.md",
-            ".codex/skills/kit-skill/SKILL.md",
-            ".codex/skills/kit-skill/scripts/run.sh",
         ]
     );
     assert_eq!(tree(&proj.dir).len(), 0, "the project is untouched");
@@ -1601,9 +1601,11 @@ fn a_codex_agent_recorded_in_agents_md_restores_there_and_moves_on_install() {
     assert_eq!(run_in(&env, &proj.dir, &["verify", "kit"]).ok_json()["is_clean"], true);
 }
 
-/// Unedited, the section an earlier aam wrote is simply moved by an install.
+/// Unedited, what an earlier aam wrote for Codex (the agent as a section of
+/// `~/.codex/AGENTS.md`, the skill in `~/.codex/skills/`) restores where the
+/// lock says and is simply moved by an install.
 #[test]
-fn an_unedited_codex_agent_section_moves_without_asking() {
+fn unedited_codex_artifacts_at_former_places_move_without_asking() {
     let env = TestEnv::new();
     let proj = project(&env);
     let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
@@ -1612,7 +1614,9 @@ fn an_unedited_codex_agent_section_moves_without_asking() {
     run_in(&env, &proj.dir, &install).ok_json();
     let home = env.user_home();
     let (toml_key, section_key) = ("~/.codex/agents/kit-agent.toml", "~/.codex/AGENTS.md#kit-agent agent");
+    let (skill_now, skill_then) = ("~/.agents/skills/kit-skill", "~/.codex/skills/kit-skill");
     let section_text = "You are the kit agent, version 1.0.0.\n";
+    // The lock file as an earlier aam wrote it, and nothing on disk.
     let lock_path = home.join(".aam/aam-lock.yaml");
     let mut locked = lock(&home);
     let entry = &mut locked["packages"]["kit"];
@@ -1622,20 +1626,68 @@ fn an_unedited_codex_agent_section_moves_without_asking() {
         section_key.into(),
         blake3::hash(section_text.as_bytes()).to_hex().as_str().into(),
     );
+    let skill_files: Vec<(serde_yaml_ng::Value, serde_yaml_ng::Value)> = checksums
+        .iter()
+        .filter(|(key, _)| key.as_str().unwrap().starts_with(skill_now))
+        .map(|(key, digest)| (key.clone(), digest.clone()))
+        .collect();
+    assert_eq!(skill_files.len(), 2, "{checksums:?}");
+    for (key, digest) in skill_files {
+        checksums.remove(&key);
+        checksums.insert(key.as_str().unwrap().replace(skill_now, skill_then).into(), digest);
+    }
+    // The folders it made were Codex's, not `~/.agents`.
+    let made: Vec<serde_yaml_ng::Value> = entry["created_dirs"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .filter_map(|dir| match dir.as_str().unwrap() {
+            "~/.agents" => None,
+            dir => Some(dir.replace("~/.agents/skills", "~/.codex/skills").into()),
+        })
+        .collect();
+    assert!(made.iter().any(|dir| dir.as_str() == Some(skill_then)), "{made:?}");
+    entry["created_dirs"] = made.into();
     for deployment in entry["deployed"].as_sequence_mut().unwrap() {
-        if deployment["target"].as_str() == Some(toml_key) {
-            deployment["target"] = section_key.into();
+        match deployment["target"].as_str() {
+            Some(target) if target == toml_key => deployment["target"] = section_key.into(),
+            Some(target) if target == skill_now => deployment["target"] = skill_then.into(),
+            _ => {}
         }
     }
     std::fs::write(&lock_path, serde_yaml_ng::to_string(&locked).unwrap()).unwrap();
     std::fs::remove_file(home.join(".codex/agents/kit-agent.toml")).unwrap();
+    std::fs::remove_dir_all(home.join(".agents/skills/kit-skill")).unwrap();
+    let old_lock = text(&lock_path);
+
     run_in(&env, &proj.dir, &["install", "--frozen", "-g"]).ok_json();
     assert!(text(home.join(".codex/AGENTS.md")).contains("You are the kit agent"));
+    assert!(home.join(".codex/skills/kit-skill/scripts/run.sh").is_file());
+    assert!(!home.join(".agents/skills/kit-skill").exists());
+    assert_eq!(text(&lock_path), old_lock);
+    // The inventory still finds it there, as installed.
+    let inventory = run_in(&env, &proj.dir, &["inventory", "-g"]).ok_json();
+    let found = inventory["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["location"] == skill_then)
+        .unwrap_or_else(|| panic!("{inventory:#}"));
+    assert_eq!(found["status"], "installed", "{found:#}");
 
     let moved = run_in(&env, &proj.dir, &install).ok_json();
     assert_eq!(moved["installed"][0]["name"], "kit", "{moved}");
     assert!(!text(home.join(".codex/AGENTS.md")).contains("kit-agent"));
     assert!(home.join(".codex/agents/kit-agent.toml").is_file());
+    assert!(home.join(".agents/skills/kit-skill/SKILL.md").is_file());
+    assert!(
+        !home.join(".codex/skills").exists(),
+        "the folder the install made goes with it"
+    );
+    assert_eq!(
+        run_in(&env, &proj.dir, &["verify", "kit", "-g"]).ok_json()["is_clean"],
+        true
+    );
     // Installed where the table says, it is already installed.
     let again = run_in(&env, &proj.dir, &install).ok_json();
     assert_eq!(again["skipped"][0]["reason"], "already_installed", "{again}");
