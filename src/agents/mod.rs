@@ -42,6 +42,14 @@ pub enum Format {
     /// A Codex custom agent: TOML with `name`, `description` and
     /// `developer_instructions` (the body).
     CodexAgent,
+    /// Subagent frontmatter reduced to `name` and `description`, for agents
+    /// that refuse fields they do not know or tool names of other agents
+    /// (Gemini CLI, Kiro).
+    MinimalAgent,
+    /// An OpenCode agent: `mode: subagent` unless set, and the fields OpenCode
+    /// refuses left out (`tools` that is not a mapping, a `color` that is not
+    /// `#rrggbb`, a `model` without its `provider/` prefix).
+    OpencodeAgent,
 }
 
 impl Format {
@@ -54,6 +62,8 @@ impl Format {
             Format::NamedAgent => "named-agent",
             Format::GeminiCommand => "gemini-command",
             Format::CodexAgent => "codex-agent",
+            Format::MinimalAgent => "minimal-agent",
+            Format::OpencodeAgent => "opencode-agent",
         }
     }
 }
@@ -265,12 +275,8 @@ agents! {
         name: "Cursor",
         stored: "cursor",
         skills: skills(".cursor/skills", "~/.cursor/skills"),
-        agents: Some(Slot {
-            project: Some(Place::File { dir: ".cursor/rules", prefix: "agent-", suffix: ".mdc" }),
-            home: Some(Place::File { dir: "~/.cursor/rules", prefix: "agent-", suffix: ".mdc" }),
-            format: Format::CursorRule,
-        }),
-        prompts: files(Some(".cursor/prompts"), Some("~/.cursor/prompts"), ".md", Format::Verbatim),
+        agents: files(Some(".cursor/agents"), Some("~/.cursor/agents"), ".md", Format::NamedAgent),
+        prompts: files(Some(".cursor/commands"), Some("~/.cursor/commands"), ".md", Format::Verbatim),
         rules: files(Some(".cursor/rules"), Some("~/.cursor/rules"), ".mdc", Format::CursorRule),
         project_markers: &[".cursor"],
         home_markers: &["~/.cursor"],
@@ -295,10 +301,12 @@ agents! {
         name: "GitHub Copilot",
         stored: "copilot",
         aliases: &["copilot"],
-        skills: skills(".github/skills", "~/.github/skills"),
-        agents: files(Some(".github/agents"), Some("~/.github/agents"), ".agent.md", Format::Verbatim),
-        prompts: files(Some(".github/prompts"), Some("~/.github/prompts"), ".prompt.md", Format::Verbatim),
-        rules: files(Some(".github/instructions"), Some("~/.github/instructions"), ".instructions.md", Format::CopilotInstruction),
+        skills: skills(".github/skills", "~/.copilot/skills"),
+        agents: files(Some(".github/agents"), Some("~/.copilot/agents"), ".agent.md", Format::Verbatim),
+        // VS Code keeps a user's prompt files in its profile folder, which is
+        // not one place: only project prompts.
+        prompts: files(Some(".github/prompts"), None, ".prompt.md", Format::Verbatim),
+        rules: files(Some(".github/instructions"), Some("~/.copilot/instructions"), ".instructions.md", Format::CopilotInstruction),
         project_markers: &[".github"],
         home_markers: &["~/.copilot"],
     };
@@ -443,11 +451,11 @@ agents! {
         stored: "gemini-cli",
         aliases: &["gemini"],
         skills: skills(".agents/skills", "~/.agents/skills"),
+        agents: files(Some(".gemini/agents"), Some("~/.gemini/agents"), ".md", Format::MinimalAgent),
         prompts: files(Some(".gemini/commands"), Some("~/.gemini/commands"), ".toml", Format::GeminiCommand),
         rules: section(Some("GEMINI.md"), Some("~/.gemini/GEMINI.md")),
         project_markers: &[".gemini", "GEMINI.md"],
         home_markers: &["~/.gemini"],
-        ..Agent::EMPTY
     };
     /// Goose.
     Goose => Agent {
@@ -536,11 +544,11 @@ agents! {
         stored: "kiro-cli",
         aliases: &["kiro"],
         skills: skills(".kiro/skills", "~/.kiro/skills"),
+        agents: files(Some(".kiro/agents"), Some("~/.kiro/agents"), ".md", Format::MinimalAgent),
         prompts: files(Some(".kiro/prompts"), Some("~/.kiro/prompts"), ".md", Format::Verbatim),
         rules: files(Some(".kiro/steering"), Some("~/.kiro/steering"), ".md", Format::Verbatim),
         project_markers: &[".kiro"],
         home_markers: &["~/.kiro"],
-        ..Agent::EMPTY
     };
     /// Kode.
     Kode => Agent {
@@ -608,7 +616,7 @@ agents! {
         name: "OpenCode",
         stored: "opencode",
         skills: skills(".agents/skills", "~/.agents/skills"),
-        agents: files(Some(".opencode/agents"), Some("~/.config/opencode/agents"), ".md", Format::Verbatim),
+        agents: files(Some(".opencode/agents"), Some("~/.config/opencode/agents"), ".md", Format::OpencodeAgent),
         prompts: files(Some(".opencode/commands"), Some("~/.config/opencode/commands"), ".md", Format::Verbatim),
         rules: section(Some("AGENTS.md"), Some("~/.config/opencode/AGENTS.md")),
         project_markers: &[".opencode", "opencode.json"],
@@ -665,7 +673,7 @@ agents! {
         stored: "qwen-code",
         skills: skills(".qwen/skills", "~/.qwen/skills"),
         agents: files(Some(".qwen/agents"), Some("~/.qwen/agents"), ".md", Format::NamedAgent),
-        prompts: files(Some(".qwen/commands"), Some("~/.qwen/commands"), ".toml", Format::GeminiCommand),
+        prompts: files(Some(".qwen/commands"), Some("~/.qwen/commands"), ".md", Format::Verbatim),
         rules: section(Some("QWEN.md"), Some("~/.qwen/QWEN.md")),
         project_markers: &[".qwen", "QWEN.md"],
         home_markers: &["~/.qwen"],
@@ -746,7 +754,7 @@ agents! {
         id: "zed",
         name: "Zed",
         stored: "zed",
-        skills: project_skills(".agents/skills"),
+        skills: skills(".agents/skills", "~/.agents/skills"),
         rules: section(Some(".rules"), Some("~/.config/zed/AGENTS.md")),
         project_markers: &[".zed", ".rules"],
         home_markers: &["~/.config/zed"],
@@ -796,6 +804,109 @@ impl Platform {
 /// committed lock restores (`--frozen` included) as it is; an install or an
 /// upgrade moves it to where the table says (see `crate::install::plan`).
 pub const FORMER_PLACES: &[(Platform, ArtifactKind, Slot)] = &[
+    // Cursor reads subagents from `.cursor/agents/` and commands from
+    // `.cursor/commands/`: agents were rules, prompts went to `.cursor/prompts/`.
+    (
+        Platform::Cursor,
+        ArtifactKind::Agent,
+        Slot {
+            project: Some(Place::File {
+                dir: ".cursor/rules",
+                prefix: "agent-",
+                suffix: ".mdc",
+            }),
+            home: Some(Place::File {
+                dir: "~/.cursor/rules",
+                prefix: "agent-",
+                suffix: ".mdc",
+            }),
+            format: Format::CursorRule,
+        },
+    ),
+    (
+        Platform::Cursor,
+        ArtifactKind::Prompt,
+        Slot {
+            project: Some(Place::File {
+                dir: ".cursor/prompts",
+                prefix: "",
+                suffix: ".md",
+            }),
+            home: Some(Place::File {
+                dir: "~/.cursor/prompts",
+                prefix: "",
+                suffix: ".md",
+            }),
+            format: Format::Verbatim,
+        },
+    ),
+    // Copilot's home folder is `~/.copilot`; nothing reads `~/.github`.
+    (
+        Platform::Copilot,
+        ArtifactKind::Skill,
+        Slot {
+            project: None,
+            home: Some(Place::Folder("~/.github/skills")),
+            format: Format::Verbatim,
+        },
+    ),
+    (
+        Platform::Copilot,
+        ArtifactKind::Agent,
+        Slot {
+            project: None,
+            home: Some(Place::File {
+                dir: "~/.github/agents",
+                prefix: "",
+                suffix: ".agent.md",
+            }),
+            format: Format::Verbatim,
+        },
+    ),
+    (
+        Platform::Copilot,
+        ArtifactKind::Prompt,
+        Slot {
+            project: None,
+            home: Some(Place::File {
+                dir: "~/.github/prompts",
+                prefix: "",
+                suffix: ".prompt.md",
+            }),
+            format: Format::Verbatim,
+        },
+    ),
+    (
+        Platform::Copilot,
+        ArtifactKind::Instruction,
+        Slot {
+            project: None,
+            home: Some(Place::File {
+                dir: "~/.github/instructions",
+                prefix: "",
+                suffix: ".instructions.md",
+            }),
+            format: Format::CopilotInstruction,
+        },
+    ),
+    // Qwen Code's commands are Markdown now; TOML ones are deprecated.
+    (
+        Platform::QwenCode,
+        ArtifactKind::Prompt,
+        Slot {
+            project: Some(Place::File {
+                dir: ".qwen/commands",
+                prefix: "",
+                suffix: ".toml",
+            }),
+            home: Some(Place::File {
+                dir: "~/.qwen/commands",
+                prefix: "",
+                suffix: ".toml",
+            }),
+            format: Format::GeminiCommand,
+        },
+    ),
     // Codex reads skills from the shared `.agents/skills` (`~/.agents/skills`),
     // no longer from `.codex/skills`.
     (
@@ -820,14 +931,27 @@ pub const FORMER_PLACES: &[(Platform, ArtifactKind, Slot)] = &[
     ),
 ];
 
+/// Formats earlier versions of aam wrote at a place the agent table still
+/// uses: a restore writes what the lock file records in them (see
+/// `crate::install::plan`). OpenCode agents were copied as they are, and
+/// OpenCode refuses every agent when one has a Claude `tools` list.
+pub const FORMER_FORMATS: &[(Platform, ArtifactKind, Format)] =
+    &[(Platform::Opencode, ArtifactKind::Agent, Format::Verbatim)];
+
 impl Platform {
-    /// Where artifacts of `kind` went for it in earlier versions of aam
-    /// ([`FORMER_PLACES`]), for a project (`global` false) or home-folder install.
-    pub fn former_place(self, kind: ArtifactKind, global: bool) -> Option<Place> {
+    /// Where artifacts of `kind` went for it in earlier versions of aam, and
+    /// in which format ([`FORMER_PLACES`]).
+    pub fn former_slot(self, kind: ArtifactKind) -> Option<Slot> {
         FORMER_PLACES
             .iter()
             .find(|(platform, k, _)| *platform == self && *k == kind)
-            .and_then(|(_, _, slot)| slot.place(global))
+            .map(|(_, _, slot)| *slot)
+    }
+
+    /// [`Platform::former_slot`]'s place for a project (`global` false) or
+    /// home-folder install.
+    pub fn former_place(self, kind: ArtifactKind, global: bool) -> Option<Place> {
+        self.former_slot(kind)?.place(global)
     }
 }
 

@@ -7,8 +7,8 @@
 //! | type | cursor | copilot | claude | codex |
 //! |---|---|---|---|---|
 //! | skill | `.cursor/skills/<n>/` | `.github/skills/<n>/` | `.claude/skills/<n>/` | `.agents/skills/<n>/` |
-//! | agent | `.cursor/rules/agent-<n>.mdc` | `.github/agents/<n>.agent.md` | `.claude/agents/<n>.md` | `.codex/agents/<n>.toml` |
-//! | prompt | `.cursor/prompts/<n>.md` | `.github/prompts/<n>.prompt.md` | `.claude/commands/<n>.md` | `~/.codex/prompts/<n>.md` |
+//! | agent | `.cursor/agents/<n>.md` | `.github/agents/<n>.agent.md` | `.claude/agents/<n>.md` | `.codex/agents/<n>.toml` |
+//! | prompt | `.cursor/commands/<n>.md` | `.github/prompts/<n>.prompt.md` | `.claude/commands/<n>.md` | `~/.codex/prompts/<n>.md` |
 //! | instruction | `.cursor/rules/<n>.mdc` | `.github/instructions/<n>.instructions.md` | section in `CLAUDE.md` | section in `AGENTS.md` |
 //!
 //! Paths are relative to the project root, or to the home folder for global
@@ -139,39 +139,36 @@ fn detect(root: &Path, markers: impl Fn(&Agent) -> &'static [&'static str]) -> V
         .collect()
 }
 
-/// The text deployed for an artifact file (`text` is its main file) on
-/// `platform`: frontmatter adjusted to what the platform reads, merged into one
-/// block (never doubled); content otherwise unchanged. Sections get the body only.
-pub fn render(kind: ArtifactKind, platform: Platform, name: &str, text: &str, section: bool) -> String {
-    render_described(kind, platform, name, None, text, section)
+/// The text a section of a shared file holds for an artifact (`text` is its
+/// main file): the body, without the frontmatter.
+pub fn section_body(text: &str) -> String {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    text[frontmatter::parse(text).body_offset..]
+        .trim_start_matches(['\r', '\n'])
+        .to_string()
+}
+
+/// The text deployed for an artifact file (`text` is its main file) in
+/// `format` (the one its agent's place takes): frontmatter adjusted to what
+/// the agent reads, merged into one block (never doubled); content otherwise
+/// unchanged.
+pub fn render(format: Format, name: &str, text: &str) -> String {
+    render_described(format, name, None, text)
 }
 
 /// [`render`], with the description a platform needs taken from `description`
 /// (the manifest's) when the frontmatter has none, and from the name only when
 /// neither has one. A file whose frontmatter already holds what the platform
 /// reads is deployed as it is, byte for byte.
-pub fn render_described(
-    kind: ArtifactKind,
-    platform: Platform,
-    name: &str,
-    description: Option<&str>,
-    text: &str,
-    section: bool,
-) -> String {
-    render_as(Rendering::KeepingText, kind, platform, name, description, text, section)
+pub fn render_described(format: Format, name: &str, description: Option<&str>, text: &str) -> String {
+    render_as(Rendering::KeepingText, format, name, description, text)
 }
 
 /// What aam 0.1 deployed where [`render_described`] now keeps the file as it
 /// is: the frontmatter written again even when no field changed, and a byte
 /// order mark dropped. Only to match what older lock files record.
-pub fn render_rewritten(
-    kind: ArtifactKind,
-    platform: Platform,
-    name: &str,
-    description: Option<&str>,
-    text: &str,
-) -> String {
-    render_as(Rendering::Rewriting, kind, platform, name, description, text, false)
+pub fn render_rewritten(format: Format, name: &str, description: Option<&str>, text: &str) -> String {
+    render_as(Rendering::Rewriting, format, name, description, text)
 }
 
 /// Whether a frontmatter that needs no change is kept as written.
@@ -181,15 +178,7 @@ enum Rendering {
     Rewriting,
 }
 
-fn render_as(
-    rendering: Rendering,
-    kind: ArtifactKind,
-    platform: Platform,
-    name: &str,
-    description: Option<&str>,
-    text: &str,
-    section: bool,
-) -> String {
+fn render_as(rendering: Rendering, format: Format, name: &str, description: Option<&str>, text: &str) -> String {
     // What a file kept as it is holds: the source's bytes, a byte order mark
     // included (aam 0.1 dropped it).
     let kept = match rendering {
@@ -199,9 +188,6 @@ fn render_as(
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let front = frontmatter::parse(text);
     let body = &text[front.body_offset..];
-    if section {
-        return body.trim_start_matches(['\r', '\n']).to_string();
-    }
     let mut fields: Map<String, Value> = front.fields.clone().unwrap_or_default();
     let description = fields
         .get("description")
@@ -209,7 +195,6 @@ fn render_as(
         .map(str::to_string)
         .or_else(|| description.filter(|d| !d.trim().is_empty()).map(str::to_string))
         .unwrap_or_else(|| name.to_string());
-    let format = platform.agent().slot(kind).map_or(Format::Verbatim, |slot| slot.format);
     match format {
         Format::CursorRule => {
             if !fields.contains_key("globs")
@@ -238,6 +223,31 @@ fn render_as(
             fields.insert("name".into(), Value::String(name.to_string()));
             fields.entry("description").or_insert(Value::String(description));
         }
+        Format::MinimalAgent => {
+            let description = fields.remove("description").unwrap_or(Value::String(description));
+            fields.clear();
+            fields.insert("name".into(), Value::String(name.to_string()));
+            fields.insert("description".into(), description);
+        }
+        Format::OpencodeAgent => {
+            fields.entry("description").or_insert(Value::String(description));
+            fields.entry("mode").or_insert(Value::String("subagent".into()));
+            if fields.get("tools").is_some_and(|tools| !tools.is_object()) {
+                fields.remove("tools");
+            }
+            if fields
+                .get("color")
+                .is_some_and(|color| !color.as_str().is_some_and(opencode_color))
+            {
+                fields.remove("color");
+            }
+            if fields
+                .get("model")
+                .is_some_and(|model| !model.as_str().is_some_and(|m| m.contains('/')))
+            {
+                fields.remove("model");
+            }
+        }
         Format::GeminiCommand => return gemini_command(&description, body),
         Format::CodexAgent => return codex_agent(name, &description, body),
         Format::Verbatim => return kept.to_string(),
@@ -254,6 +264,15 @@ fn render_as(
         format!("\n{body}")
     };
     format!("---\n{yaml}---\n{body}")
+}
+
+/// A color OpenCode takes: `#rrggbb` or one of its theme's names.
+fn opencode_color(color: &str) -> bool {
+    const THEME: [&str; 7] = ["primary", "secondary", "accent", "success", "warning", "error", "info"];
+    let hex = color
+        .strip_prefix('#')
+        .is_some_and(|digits| digits.len() == 6 && digits.chars().all(|c| c.is_ascii_hexdigit()));
+    hex || THEME.contains(&color)
 }
 
 /// A Gemini CLI command file: TOML with the description and the body as the prompt.
@@ -319,12 +338,12 @@ mod tests {
             (Skill, Claude, false, ".claude/skills/n"),
             (Skill, Codex, false, ".agents/skills/n"),
             (Skill, Codex, true, "~/.agents/skills/n"),
-            (Agent, Cursor, false, ".cursor/rules/agent-n.mdc"),
+            (Agent, Cursor, false, ".cursor/agents/n.md"),
             (Agent, Copilot, false, ".github/agents/n.agent.md"),
             (Agent, Claude, false, ".claude/agents/n.md"),
             (Agent, Codex, false, ".codex/agents/n.toml"),
             (Agent, Codex, true, "~/.codex/agents/n.toml"),
-            (Prompt, Cursor, false, ".cursor/prompts/n.md"),
+            (Prompt, Cursor, false, ".cursor/commands/n.md"),
             (Prompt, Copilot, false, ".github/prompts/n.prompt.md"),
             (Prompt, Claude, false, ".claude/commands/n.md"),
             (Prompt, Codex, false, "~/.codex/prompts/n.md"),
@@ -360,11 +379,9 @@ mod tests {
     #[test]
     fn gemini_commands_are_toml() {
         let out = render(
-            ArtifactKind::Prompt,
-            Platform::GeminiCli,
+            Format::GeminiCommand,
             "p",
             "---\ndescription: Say \"hi\"\n---\nLine one\\\n\tTwo\n",
-            false,
         );
         assert_eq!(
             out,
@@ -395,7 +412,7 @@ mod tests {
             description: String,
             developer_instructions: String,
         }
-        let out = render(ArtifactKind::Agent, Platform::Codex, "rev", text, false);
+        let out = render(Format::CodexAgent, "rev", text);
         let parsed: CodexAgent = toml::from_str(&out).unwrap_or_else(|e| panic!("not TOML: {e}\n{out}"));
         assert_eq!(
             parsed,
@@ -407,27 +424,44 @@ mod tests {
         );
     }
 
+    /// A Claude subagent, as agents that validate their frontmatter get it.
+    const CLAUDE_AGENT: &str = "---\nname: reviewer\ndescription: Reviews code\ntools: Read, Grep\nmodel: sonnet\ncolor: blue\n---\nYou review.\n";
+
+    #[test]
+    fn strict_agents_get_only_what_they_take() {
+        let minimal = render(Format::MinimalAgent, "rev", CLAUDE_AGENT);
+        assert_eq!(
+            minimal,
+            "---\nname: rev\ndescription: Reviews code\n---\n\nYou review.\n"
+        );
+        let opencode = render(Format::OpencodeAgent, "rev", CLAUDE_AGENT);
+        assert_eq!(
+            opencode,
+            "---\nname: reviewer\ndescription: Reviews code\nmode: subagent\n---\n\nYou review.\n"
+        );
+        // What OpenCode takes stays as written.
+        let native = "---\ndescription: Plans\nmode: subagent\nmodel: anthropic/claude-sonnet-4\ntools:\n  write: false\ncolor: '#ff8800'\n---\nPlan.\n";
+        assert_eq!(render(Format::OpencodeAgent, "plan", native), native);
+        assert!(opencode_color("accent") && !opencode_color("#ff88") && !opencode_color("blue"));
+    }
+
     #[test]
     fn a_frontmatter_that_needs_no_change_is_kept_byte_for_byte() {
-        use ArtifactKind::*;
         let mdc = "---\ndescription: \"TS rules\"\nglobs: **/*.ts\nalwaysApply: false\n---\nUse strict mode.\n";
-        assert_eq!(render(Instruction, Platform::Cursor, "ts", mdc, false), mdc);
+        assert_eq!(render(Format::CursorRule, "ts", mdc), mdc);
         let agent = "---\nname: rev\ndescription: 'Reviews'\n---\nReview.\n";
-        assert_eq!(render(Agent, Platform::Claude, "rev", agent, false), agent);
+        assert_eq!(render(Format::NamedAgent, "rev", agent), agent);
         // Deployed under another name, the frontmatter is written again.
-        let renamed = render(Agent, Platform::Claude, "other", agent, false);
+        let renamed = render(Format::NamedAgent, "other", agent);
         assert_eq!(frontmatter::parse(&renamed).string("name").as_deref(), Some("other"));
         // A byte order mark stays with the file it starts.
         let marked = format!("\u{feff}{mdc}");
-        assert_eq!(render(Instruction, Platform::Cursor, "ts", &marked, false), marked);
+        assert_eq!(render(Format::CursorRule, "ts", &marked), marked);
         let prompt = "\u{feff}# Summarize\n";
-        assert_eq!(render(Prompt, Platform::Claude, "s", prompt, false), prompt);
-        assert_eq!(
-            render_rewritten(Prompt, Platform::Claude, "s", None, prompt),
-            "# Summarize\n"
-        );
+        assert_eq!(render(Format::Verbatim, "s", prompt), prompt);
+        assert_eq!(render_rewritten(Format::Verbatim, "s", None, prompt), "# Summarize\n");
         // What older lock files record.
-        let rewritten = render_rewritten(Instruction, Platform::Cursor, "ts", None, mdc);
+        let rewritten = render_rewritten(Format::CursorRule, "ts", None, mdc);
         assert_eq!(
             rewritten,
             "---\ndescription: TS rules\nglobs: '**/*.ts'\nalwaysApply: false\n---\n\nUse strict mode.\n"
@@ -437,7 +471,7 @@ mod tests {
     #[test]
     fn frontmatter_is_merged_not_doubled() {
         let mdc = "---\ndescription: TS rules\nglobs: **/*.ts\n---\nUse strict mode.\n";
-        let out = render(ArtifactKind::Instruction, Platform::Cursor, "ts", mdc, false);
+        let out = render(Format::CursorRule, "ts", mdc);
         assert_eq!(out.matches("---\n").count(), 2, "{out}");
         let front = frontmatter::parse(&out);
         assert!(front.warnings.is_empty(), "valid YAML now: {out}");
@@ -446,45 +480,26 @@ mod tests {
         assert!(out.ends_with("\nUse strict mode.\n"));
 
         let copilot = "---\napplyTo: \"**/*.rs\"\n---\nRust rules\n";
-        let as_cursor = render(ArtifactKind::Instruction, Platform::Cursor, "rs", copilot, false);
+        let as_cursor = render(Format::CursorRule, "rs", copilot);
         assert_eq!(
             frontmatter::parse(&as_cursor).string("globs").as_deref(),
             Some("**/*.rs")
         );
-        let back = render(ArtifactKind::Instruction, Platform::Copilot, "rs", &as_cursor, false);
+        let back = render(Format::CopilotInstruction, "rs", &as_cursor);
         assert_eq!(frontmatter::parse(&back).string("applyTo").as_deref(), Some("**/*.rs"));
 
-        let plain = render(
-            ArtifactKind::Instruction,
-            Platform::Copilot,
-            "plain",
-            "# Plain\n",
-            false,
-        );
+        let plain = render(Format::CopilotInstruction, "plain", "# Plain\n");
         assert_eq!(frontmatter::parse(&plain).string("applyTo").as_deref(), Some("**"));
         let asked_for = "---\ndescription: On request\nalwaysApply: false\n---\nBody\n";
-        let copilot = render(ArtifactKind::Instruction, Platform::Copilot, "r", asked_for, false);
+        let copilot = render(Format::CopilotInstruction, "r", asked_for);
         assert_eq!(frontmatter::parse(&copilot).string("applyTo"), None, "{copilot}");
         let always = asked_for.replace("false", "true");
-        let copilot = render(ArtifactKind::Instruction, Platform::Copilot, "r", &always, false);
+        let copilot = render(Format::CopilotInstruction, "r", &always);
         assert_eq!(frontmatter::parse(&copilot).string("applyTo").as_deref(), Some("**"));
-        let agent = render(
-            ArtifactKind::Agent,
-            Platform::Claude,
-            "helper",
-            "---\ndescription: Helps\n---\nBody\n",
-            false,
-        );
+        let agent = render(Format::NamedAgent, "helper", "---\ndescription: Helps\n---\nBody\n");
         assert_eq!(frontmatter::parse(&agent).string("name").as_deref(), Some("helper"));
         let prompt = "# Just a prompt\r\n";
-        assert_eq!(
-            render(ArtifactKind::Prompt, Platform::Claude, "p", prompt, false),
-            prompt,
-            "byte for byte"
-        );
-        assert_eq!(
-            render(ArtifactKind::Instruction, Platform::Claude, "x", mdc, true),
-            "Use strict mode.\n"
-        );
+        assert_eq!(render(Format::Verbatim, "p", prompt), prompt, "byte for byte");
+        assert_eq!(section_body(mdc), "Use strict mode.\n");
     }
 }

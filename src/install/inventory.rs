@@ -441,6 +441,13 @@ pub fn platforms_at(found: &Found, name: &str, global: bool) -> Vec<Platform> {
         .collect()
 }
 
+/// Whether an agent reads `found` where it is. The walk also visits the
+/// places only earlier versions of aam deployed to, for what lock files still
+/// record there: what nothing records there is nobody's, and is not listed.
+pub fn read_there(found: &Found, global: bool) -> bool {
+    !platforms_at(found, &found.name, global).is_empty()
+}
+
 /// The package an install of the matched artifact at the matched commit
 /// makes, byte for byte (the same lock entry an install would write).
 pub fn adoption(catalog: &Catalog, caches: &Path, matched: &Match) -> Result<Prepared> {
@@ -483,7 +490,7 @@ pub fn untracked_named<'w>(
     let named = |f: &Found, name: &str| name == f.name || name == f.location.key();
     let mut chosen = Vec::new();
     for found in walk.found.iter().filter(|f| all || names.iter().any(|n| named(f, n))) {
-        if tracking(roots, lock, found)? == Tracking::Untracked {
+        if read_there(found, roots.global) && tracking(roots, lock, found)? == Tracking::Untracked {
             chosen.push(found);
         }
     }
@@ -547,8 +554,9 @@ mod tests {
         assert!(!walk.truncated);
     }
 
-    /// Cursor's agents are `agent-<name>.mdc` among its rules: such a file is
-    /// one agent, not an agent and a rule (found by a user helper).
+    /// Cursor's agents were `agent-<name>.mdc` among its rules (a former place
+    /// the walk still visits): such a file is one agent, not an agent and a
+    /// rule (found by a user helper).
     #[test]
     fn a_file_two_shapes_match_is_listed_once_as_the_more_specific() {
         let project = tempfile::tempdir().unwrap();

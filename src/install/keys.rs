@@ -280,9 +280,9 @@ mod tests {
     #[case("CLAUDE.md#style instruction")]
     #[case(".claude/skills/x/notes#1.md")]
     #[case("AGENTS.md#helper agent")]
+    #[case(".codex/agents/helper.toml")]
     // Where earlier versions of aam put Codex skills: lock files record it.
     #[case(".codex/skills/pdf/SKILL.md")]
-    #[case(".codex/agents/helper.toml")]
     fn project_keys_that_are_fine(#[case] key: &str) {
         assert!(check(key, false).is_ok(), "{key}: {:?}", check(key, false));
     }

@@ -19,6 +19,7 @@ use super::journal::{self, FileChange, MirrorOp};
 use super::keys::{self, CheckedKey, LOCK_KEY};
 use super::mirror::WrittenHere;
 use super::state::{self, FileState};
+use crate::agents::Format;
 use crate::deploy::sections::{self, Section};
 use crate::deploy::{self, Location, Target};
 use crate::error::{Error, ErrorCode, Result};
@@ -174,10 +175,39 @@ impl<'r> Plan<'r> {
         self
     }
 
+    /// The order `platforms` take `artifact` of package `package` in: by name,
+    /// so that of the agents sharing a folder or a file (which get one copy,
+    /// recorded once) the first by name records it, whatever order they were
+    /// asked for in; for a restore, the agents the lock records it for first,
+    /// so a lock an older aam wrote in another order restores as it is.
+    fn deploy_order(&self, package: &str, kind: ArtifactKind, artifact: &str, platforms: &[Platform]) -> Vec<Platform> {
+        let mut order = platforms.to_vec();
+        order.sort_by_key(|p| p.as_str());
+        order.dedup();
+        if self.keeping_places
+            && let Some(entry) = self.lock.packages.get(package)
+        {
+            let recorded = |p: &Platform| {
+                entry
+                    .deployed
+                    .iter()
+                    .any(|d| d.platform == *p && d.kind == kind && d.name == artifact)
+            };
+            order.sort_by_key(|p| !recorded(p));
+        }
+        order
+    }
+
     /// Where `artifact` of package `package` goes on `platform`: where the
     /// agent table says, or, for a restore, the former place the lock
-    /// records it at.
-    fn target(&self, package: &str, kind: ArtifactKind, artifact: &str, platform: Platform) -> Option<Target> {
+    /// records it at; with the format that place takes.
+    fn target(
+        &self,
+        package: &str,
+        kind: ArtifactKind,
+        artifact: &str,
+        platform: Platform,
+    ) -> Option<(Target, Format)> {
         let global = self.roots.global;
         let recorded = |target: &Target| {
             let key = target_key(target);
@@ -188,10 +218,14 @@ impl<'r> Plan<'r> {
                     .any(|d| d.platform == platform && d.kind == kind && d.name == artifact && d.target == key)
             })
         };
-        match deploy::former_target(kind, artifact, platform, global) {
-            Some(former) if self.keeping_places && recorded(&former) => Some(former),
-            _ => deploy::target(kind, artifact, platform, global),
+        if self.keeping_places
+            && let Some(former) = deploy::former_target(kind, artifact, platform, global)
+            && recorded(&former)
+        {
+            return Some((former, platform.former_slot(kind)?.format));
         }
+        let format = platform.agent().slot(kind)?.format;
+        Some((deploy::target(kind, artifact, platform, global)?, format))
     }
 
     /// Marks `keys` as edited files this command replaces as the user decided
@@ -461,8 +495,8 @@ impl<'r> Plan<'r> {
                 .unwrap_or_default();
             // Agents sharing a folder (`.agents/skills`) or a file get one copy, recorded once.
             let mut written = std::collections::BTreeSet::new();
-            for &platform in platforms {
-                let Some(target) = self.target(&name, kind, &artifact.name, platform) else {
+            for platform in self.deploy_order(&name, kind, &artifact.name, platforms) {
+                let Some((target, format)) = self.target(&name, kind, &artifact.name, platform) else {
                     continue; // the agent takes no artifact of this type here
                 };
                 if let Target::Dir(location) | Target::File(location) = &target
@@ -486,7 +520,7 @@ impl<'r> Plan<'r> {
                         let key = location.key();
                         self.claim_path(&key, &name, &location)?;
                         let recorded = self.lock.packages.get(&name).and_then(|p| p.file_checksums.get(&key));
-                        let rendered = rendered_as_recorded(kind, platform, artifact, &text, recorded);
+                        let rendered = rendered_as_recorded(format, (platform, kind), artifact, &text, recorded);
                         self.write(&key, Bytes::from(rendered.into_bytes()), false, &mut checksums)?;
                         deployed.push(deployment(platform, kind, &artifact.name, key));
                     }
@@ -501,7 +535,7 @@ impl<'r> Plan<'r> {
                         }
                         self.conflict(&key, &name)?;
                         self.roots.check_key(&key)?;
-                        let body = deploy::render(kind, platform, &section, &text, true);
+                        let body = deploy::section_body(&text);
                         if sections::forges_marker(&body) {
                             return Err(Error::new(
                                 ErrorCode::ArtifactRejected,
@@ -827,31 +861,32 @@ fn keys_error(key: &str) -> Error {
     super::unsafe_path(key, "a section key cannot name a whole file")
 }
 
-/// The text deployed for `artifact` (main file `text`) on `platform`: as it
-/// is rendered now, or, when the lock records (`recorded`) what aam 0.1
-/// rendered instead (frontmatter written again), that, so the same package
-/// restores and reinstalls as recorded.
+/// The text deployed for `artifact` (main file `text`) in `format`, on
+/// `platform`: as it is rendered now, or, when the lock records (`recorded`)
+/// what an earlier aam rendered instead (aam 0.1 wrote the frontmatter again;
+/// [`crate::agents::FORMER_FORMATS`]), that, so the same package restores and
+/// reinstalls as recorded.
 fn rendered_as_recorded(
-    kind: ArtifactKind,
-    platform: Platform,
+    format: Format,
+    (platform, kind): (Platform, ArtifactKind),
     artifact: &crate::packages::manifest::ManifestArtifact,
     text: &str,
     recorded: Option<&String>,
 ) -> String {
     let description = artifact.description.as_deref();
-    let rendered = deploy::render_described(kind, platform, &artifact.name, description, text, false);
+    let rendered = deploy::render_described(format, &artifact.name, description, text);
     let digest = |text: &str| blake3::hash(text.as_bytes()).to_hex().to_string();
-    match recorded {
-        Some(recorded) if *recorded != digest(&rendered) => {
-            let rewritten = deploy::render_rewritten(kind, platform, &artifact.name, description, text);
-            if *recorded == digest(&rewritten) {
-                rewritten
-            } else {
-                rendered
-            }
-        }
-        _ => rendered,
-    }
+    let Some(recorded) = recorded.filter(|recorded| **recorded != digest(&rendered)) else {
+        return rendered;
+    };
+    let former = crate::agents::FORMER_FORMATS
+        .iter()
+        .filter(|&&(p, k, _)| p == platform && k == kind)
+        .map(|&(_, _, former)| deploy::render_described(former, &artifact.name, description, text));
+    std::iter::once(deploy::render_rewritten(format, &artifact.name, description, text))
+        .chain(former)
+        .find(|text| digest(text) == *recorded)
+        .unwrap_or(rendered)
 }
 
 /// The lock file's name for where `target` is: a folder, a file, or a section.

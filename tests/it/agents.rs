@@ -17,7 +17,7 @@ use crate::support::TestEnv;
 /// table row without a test row fails [`every_agent_has_a_test_row`].
 #[rustfmt::skip]
 const ROWS: &[(&str, &str, &str, &str, &str)] = &[
-    ("cursor", ".cursor/skills/{n}", ".cursor/rules/agent-{n}.mdc", ".cursor/prompts/{n}.md", ".cursor/rules/{n}.mdc"),
+    ("cursor", ".cursor/skills/{n}", ".cursor/agents/{n}.md", ".cursor/commands/{n}.md", ".cursor/rules/{n}.mdc"),
     ("claude-code", ".claude/skills/{n}", ".claude/agents/{n}.md", ".claude/commands/{n}.md", "CLAUDE.md#"),
     ("github-copilot", ".github/skills/{n}", ".github/agents/{n}.agent.md", ".github/prompts/{n}.prompt.md", ".github/instructions/{n}.instructions.md"),
     ("codex", ".agents/skills/{n}", ".codex/agents/{n}.toml", "~/.codex/prompts/{n}.md", "AGENTS.md#"),
@@ -32,7 +32,7 @@ const ROWS: &[(&str, &str, &str, &str, &str)] = &[
     ("crush", ".crush/skills/{n}", "-", "-", "-"),
     ("devin", ".devin/skills/{n}", "-", "-", "AGENTS.md#"),
     ("droid", ".factory/skills/{n}", ".factory/droids/{n}.md", ".factory/commands/{n}.md", "AGENTS.md#"),
-    ("gemini-cli", ".agents/skills/{n}", "-", ".gemini/commands/{n}.toml", "GEMINI.md#"),
+    ("gemini-cli", ".agents/skills/{n}", ".gemini/agents/{n}.md", ".gemini/commands/{n}.toml", "GEMINI.md#"),
     ("goose", ".goose/skills/{n}", "-", "-", ".goosehints#"),
     ("grok-cli", ".grok/skills/{n}", ".grok/agents/{n}.md", ".grok/commands/{n}.md", ".grok/rules/{n}.md"),
     ("iflow-cli", ".iflow/skills/{n}", "-", "-", "-"),
@@ -40,7 +40,7 @@ const ROWS: &[(&str, &str, &str, &str, &str)] = &[
     ("junie", ".junie/skills/{n}", ".junie/agents/{n}.md", ".junie/commands/{n}.md", ".junie/guidelines.md#"),
     ("kilo", ".kilocode/skills/{n}", "-", ".kilocode/workflows/{n}.md", ".kilocode/rules/{n}.md"),
     ("kimi-cli", ".agents/skills/{n}", "-", "-", "AGENTS.md#"),
-    ("kiro-cli", ".kiro/skills/{n}", "-", ".kiro/prompts/{n}.md", ".kiro/steering/{n}.md"),
+    ("kiro-cli", ".kiro/skills/{n}", ".kiro/agents/{n}.md", ".kiro/prompts/{n}.md", ".kiro/steering/{n}.md"),
     ("kode", ".kode/skills/{n}", "-", "-", "-"),
     ("mcpjam", ".mcpjam/skills/{n}", "-", "-", "-"),
     ("mistral-vibe", ".vibe/skills/{n}", "-", "-", "AGENTS.md#"),
@@ -52,7 +52,7 @@ const ROWS: &[(&str, &str, &str, &str, &str)] = &[
     ("pi", ".pi/skills/{n}", "-", ".pi/prompts/{n}.md", "AGENTS.md#"),
     ("pochi", ".pochi/skills/{n}", "-", "-", "-"),
     ("qoder", ".qoder/skills/{n}", "-", "-", "-"),
-    ("qwen-code", ".qwen/skills/{n}", ".qwen/agents/{n}.md", ".qwen/commands/{n}.toml", "QWEN.md#"),
+    ("qwen-code", ".qwen/skills/{n}", ".qwen/agents/{n}.md", ".qwen/commands/{n}.md", "QWEN.md#"),
     ("replit", ".agents/skills/{n}", "-", "-", "replit.md#"),
     ("roo", ".roo/skills/{n}", "-", ".roo/commands/{n}.md", ".roo/rules/{n}.md"),
     ("trae", ".trae/skills/{n}", "-", "-", ".trae/rules/{n}.md"),
@@ -337,6 +337,55 @@ fn agents_sharing_agents_skills_get_one_copy_recorded_once() {
     env.aam_in(&proj.dir, &["--json", "verify", "--all"]).ok_json();
     env.aam_in(&proj.dir, &["--json", "uninstall", "kit"]).ok_json();
     assert!(!proj.dir.join(".agents").exists(), "the folders it created are gone");
+}
+
+/// Of agents sharing a folder, the first by name records the one copy,
+/// whatever order `--platform` names them in, so `--frozen` restores the
+/// lock file an install wrote; a lock that records it under another of them
+/// (an older aam followed the order asked for) restores as it is too.
+#[test]
+fn a_shared_copy_is_recorded_under_one_agent_and_restores_frozen() {
+    let env = TestEnv::new();
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    let proj = env.repo("proj");
+    let install = [
+        "--json",
+        "install",
+        kit.to_str().unwrap(),
+        "--platform",
+        "zed",
+        "--platform",
+        "amp",
+    ];
+    env.aam_in(&proj.dir, &install).ok_json();
+    let owner = |dir: &Path| -> Vec<String> {
+        lock(dir)["packages"]["kit"]["deployed"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .filter(|d| d["target"].as_str() == Some(".agents/skills/kit-skill"))
+            .map(|d| d["platform"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(owner(&proj.dir), ["amp"], "the first by name");
+    std::fs::remove_dir_all(proj.dir.join(".agents")).unwrap();
+    env.aam_in(&proj.dir, &["--json", "install", "--frozen"]).ok_json();
+    assert!(proj.dir.join(".agents/skills/kit-skill/SKILL.md").is_file());
+
+    // A lock recording it under the other one.
+    let lock_path = proj.dir.join(".aam/aam-lock.yaml");
+    let mut locked = lock(&proj.dir);
+    for deployment in locked["packages"]["kit"]["deployed"].as_sequence_mut().unwrap() {
+        if deployment["target"].as_str() == Some(".agents/skills/kit-skill") {
+            deployment["platform"] = "zed".into();
+        }
+    }
+    std::fs::write(&lock_path, serde_yaml_ng::to_string(&locked).unwrap()).unwrap();
+    let recorded = text(&lock_path);
+    std::fs::remove_dir_all(proj.dir.join(".agents")).unwrap();
+    env.aam_in(&proj.dir, &["--json", "install", "--frozen"]).ok_json();
+    assert!(proj.dir.join(".agents/skills/kit-skill/SKILL.md").is_file());
+    assert_eq!(text(&lock_path), recorded);
 }
 
 #[test]

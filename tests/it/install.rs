@@ -177,8 +177,8 @@ fn every_platform_layout_is_deployed_recorded_and_undeployed() {
             ".claude/skills/kit-skill/SKILL.md",
             ".claude/skills/kit-skill/scripts/run.sh",
             ".codex/agents/kit-agent.toml",
-            ".cursor/prompts/kit-prompt.md",
-            ".cursor/rules/agent-kit-agent.mdc",
+            ".cursor/agents/kit-agent.md",
+            ".cursor/commands/kit-prompt.md",
             ".cursor/rules/kit-rules.mdc",
             ".cursor/skills/kit-skill/SKILL.md",
             ".cursor/skills/kit-skill/scripts/run.sh",
@@ -1691,4 +1691,115 @@ fn unedited_codex_artifacts_at_former_places_move_without_asking() {
     // Installed where the table says, it is already installed.
     let again = run_in(&env, &proj.dir, &install).ok_json();
     assert_eq!(again["skipped"][0]["reason"], "already_installed", "{again}");
+}
+
+/// In the lock entry `entry`, what lies at `now` (a file, or a folder and
+/// the files in it) as an older aam recorded it at `then`, its digest
+/// replaced by `digest` (the bytes that aam wrote there) when given.
+fn recorded_at(entry: &mut serde_yaml_ng::Value, now: &str, then: &str, digest: Option<&str>) {
+    let checksums = entry["file_checksums"].as_mapping_mut().unwrap();
+    let moved: Vec<(serde_yaml_ng::Value, serde_yaml_ng::Value)> = checksums
+        .iter()
+        .filter(|(key, _)| {
+            key.as_str()
+                .is_some_and(|k| k == now || k.starts_with(&format!("{now}/")))
+        })
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    assert!(!moved.is_empty(), "nothing recorded at {now}: {checksums:?}");
+    for (key, value) in moved {
+        checksums.remove(&key);
+        let value = digest.map_or(value, Into::into);
+        checksums.insert(key.as_str().unwrap().replacen(now, then, 1).into(), value);
+    }
+    for deployment in entry["deployed"].as_sequence_mut().unwrap() {
+        if deployment["target"].as_str() == Some(now) {
+            deployment["target"] = then.into();
+        }
+    }
+}
+
+/// Cursor's agents were rules (`.cursor/rules/agent-<n>.mdc`, in the
+/// `cursor-rule` format) and its prompts lived in `.cursor/prompts/`: a lock
+/// file recording them there restores them there in that format, an install
+/// moves them to `.cursor/agents/` and `.cursor/commands/`, and a file of the
+/// user's at such a place is neither listed nor touched.
+#[test]
+fn cursor_agents_and_prompts_at_former_places_restore_as_recorded_and_move() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    let kit = kit.to_str().unwrap();
+    let install = ["install", kit, "--platform", "cursor"];
+    run_in(&env, &proj.dir, &install).ok_json();
+    let agent_text = text(kit.to_string() + "/agents/kit-agent.md");
+    let as_rule = aam::deploy::render(aam::agents::Format::CursorRule, "kit-agent", &agent_text);
+    let digest = blake3::hash(as_rule.as_bytes()).to_hex().to_string();
+    let lock_path = proj.dir.join(".aam/aam-lock.yaml");
+    let mut locked = lock(&proj.dir);
+    let entry = &mut locked["packages"]["kit"];
+    let (agent_now, agent_then) = (".cursor/agents/kit-agent.md", ".cursor/rules/agent-kit-agent.mdc");
+    let (prompt_now, prompt_then) = (".cursor/commands/kit-prompt.md", ".cursor/prompts/kit-prompt.md");
+    recorded_at(entry, agent_now, agent_then, Some(&digest));
+    recorded_at(entry, prompt_now, prompt_then, None);
+    std::fs::write(&lock_path, serde_yaml_ng::to_string(&locked).unwrap()).unwrap();
+    std::fs::remove_dir_all(proj.dir.join(".cursor/agents")).unwrap();
+    std::fs::remove_dir_all(proj.dir.join(".cursor/commands")).unwrap();
+    proj.write(".cursor/prompts/mine.md", "My own prompt.\n");
+    let recorded = text(&lock_path);
+
+    run_in(&env, &proj.dir, &["install", "--frozen"]).ok_json();
+    assert_eq!(text(proj.dir.join(agent_then)), as_rule, "in the format it had");
+    assert!(proj.dir.join(prompt_then).is_file());
+    assert_eq!(text(&lock_path), recorded);
+    let inventory = run_in(&env, &proj.dir, &["inventory"]).ok_json();
+    let listed: Vec<&str> = inventory["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["location"].as_str().unwrap())
+        .collect();
+    assert!(
+        listed.contains(&agent_then) && listed.contains(&prompt_then),
+        "{listed:?}"
+    );
+    assert!(
+        !listed.contains(&".cursor/prompts/mine.md"),
+        "nobody reads it there: {listed:?}"
+    );
+
+    run_in(&env, &proj.dir, &install).ok_json();
+    assert!(!proj.dir.join(agent_then).exists() && !proj.dir.join(prompt_then).exists());
+    let agent = text(proj.dir.join(agent_now));
+    assert!(
+        agent.contains("name: kit-agent") && agent.contains("You are the kit agent"),
+        "{agent}"
+    );
+    assert!(proj.dir.join(prompt_now).is_file());
+    assert_eq!(text(proj.dir.join(".cursor/prompts/mine.md")), "My own prompt.\n");
+    assert_eq!(run_in(&env, &proj.dir, &["verify", "kit"]).ok_json()["is_clean"], true);
+}
+
+/// OpenCode agents were copied as they are (and OpenCode refused every agent
+/// when one had a Claude `tools` list); now they are `opencode-agent`. A lock
+/// file recording the copy restores it byte for byte.
+#[test]
+fn an_opencode_agent_copied_as_it_was_restores_as_recorded() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    let kit = kit.to_str().unwrap();
+    run_in(&env, &proj.dir, &["install", kit, "--platform", "opencode"]).ok_json();
+    let key = ".opencode/agents/kit-agent.md";
+    let written = text(proj.dir.join(key));
+    assert!(written.contains("mode: subagent"), "{written}");
+    let copied = text(kit.to_string() + "/agents/kit-agent.md");
+    let lock_path = proj.dir.join(".aam/aam-lock.yaml");
+    let mut locked = lock(&proj.dir);
+    let digest = blake3::hash(copied.as_bytes()).to_hex().to_string();
+    recorded_at(&mut locked["packages"]["kit"], key, key, Some(&digest));
+    std::fs::write(&lock_path, serde_yaml_ng::to_string(&locked).unwrap()).unwrap();
+    std::fs::remove_file(proj.dir.join(key)).unwrap();
+    run_in(&env, &proj.dir, &["install", "--frozen"]).ok_json();
+    assert_eq!(text(proj.dir.join(key)), copied);
 }

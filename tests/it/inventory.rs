@@ -260,13 +260,7 @@ fn rules_and_agents_that_need_no_change_are_deployed_as_written() {
     assert_eq!(verified["is_clean"], true, "{verified}");
 
     // A lock an older aam wrote: the rule's frontmatter written again.
-    let old = aam::deploy::render_rewritten(
-        aam::scan::ArtifactKind::Instruction,
-        aam::scan::Platform::Cursor,
-        "nextjs",
-        None,
-        rule,
-    );
+    let old = aam::deploy::render_rewritten(aam::agents::Format::CursorRule, "nextjs", None, rule);
     assert_ne!(old, rule);
     let lock_path = proj.dir.join(".aam/aam-lock.yaml");
     let key = ".cursor/rules/nextjs.mdc";

@@ -155,6 +155,9 @@ impl Tool for Inventory {
         for found in &walk.found {
             ctx.cancel.check()?;
             let tracking = inventory::tracking(&roots, &lock, found)?;
+            if tracking == Tracking::Untracked && !inventory::read_there(found, roots.global) {
+                continue;
+            }
             let location = found.location.key();
             let installed_elsewhere = match tracking {
                 Tracking::Untracked => written.shared_with(&location).to_vec(),
