@@ -42,9 +42,10 @@ pub enum Format {
     /// A Codex custom agent: TOML with `name`, `description` and
     /// `developer_instructions` (the body).
     CodexAgent,
-    /// Subagent frontmatter reduced to `name` and `description`, for agents
-    /// that refuse fields they do not know or tool names of other agents
-    /// (Gemini CLI, Kiro).
+    /// Subagent frontmatter reduced to `name` (as a slug: lowercase letters,
+    /// digits, `-`, `_`) and `description`, for agents that refuse fields
+    /// they do not know, tool names of other agents or other names (Gemini
+    /// CLI, Kiro).
     MinimalAgent,
     /// An OpenCode agent: `mode: subagent` unless set, and the fields OpenCode
     /// refuses left out (`tools` that is not a mapping, a `color` that is not

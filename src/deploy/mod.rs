@@ -226,7 +226,7 @@ fn render_as(rendering: Rendering, format: Format, name: &str, description: Opti
         Format::MinimalAgent => {
             let description = fields.remove("description").unwrap_or(Value::String(description));
             fields.clear();
-            fields.insert("name".into(), Value::String(name.to_string()));
+            fields.insert("name".into(), Value::String(slug(name)));
             fields.insert("description".into(), description);
         }
         Format::OpencodeAgent => {
@@ -264,6 +264,17 @@ fn render_as(rendering: Rendering, format: Format, name: &str, description: Opti
         format!("\n{body}")
     };
     format!("---\n{yaml}---\n{body}")
+}
+
+/// `name` as the agents that take only slugs spell it (Gemini CLI refuses an
+/// agent named otherwise): lowercase letters, digits, `-` and `_`.
+fn slug(name: &str) -> String {
+    name.chars()
+        .map(|c| match c.to_ascii_lowercase() {
+            c @ ('a'..='z' | '0'..='9' | '-' | '_') => c,
+            _ => '-',
+        })
+        .collect()
 }
 
 /// A color OpenCode takes: `#rrggbb` or one of its theme's names.
@@ -434,6 +445,9 @@ mod tests {
             minimal,
             "---\nname: rev\ndescription: Reviews code\n---\n\nYou review.\n"
         );
+        // Gemini CLI takes slugs only.
+        let named = render(Format::MinimalAgent, "Code.Reviewer_2", CLAUDE_AGENT);
+        assert!(named.starts_with("---\nname: code-reviewer_2\n"), "{named}");
         let opencode = render(Format::OpencodeAgent, "rev", CLAUDE_AGENT);
         assert_eq!(
             opencode,
