@@ -192,6 +192,7 @@ fn render_as(rendering: Rendering, format: Format, name: &str, description: Opti
     let description = fields
         .get("description")
         .and_then(Value::as_str)
+        .filter(|d| !d.trim().is_empty())
         .map(str::to_string)
         .or_else(|| description.filter(|d| !d.trim().is_empty()).map(str::to_string))
         .unwrap_or_else(|| name.to_string());
@@ -224,13 +225,19 @@ fn render_as(rendering: Rendering, format: Format, name: &str, description: Opti
             fields.entry("description").or_insert(Value::String(description));
         }
         Format::MinimalAgent => {
-            let description = fields.remove("description").unwrap_or(Value::String(description));
             fields.clear();
             fields.insert("name".into(), Value::String(slug(name)));
-            fields.insert("description".into(), description);
+            fields.insert("description".into(), Value::String(description));
         }
         Format::OpencodeAgent => {
-            fields.entry("description").or_insert(Value::String(description));
+            // OpenCode needs a description (one left empty counts as none).
+            if fields
+                .get("description")
+                .and_then(Value::as_str)
+                .is_none_or(|d| d.trim().is_empty())
+            {
+                fields.insert("description".into(), Value::String(description));
+            }
             fields.entry("mode").or_insert(Value::String("subagent".into()));
             if fields.get("tools").is_some_and(|tools| !tools.is_object()) {
                 fields.remove("tools");
@@ -445,6 +452,14 @@ mod tests {
             minimal,
             "---\nname: rev\ndescription: Reviews code\n---\n\nYou review.\n"
         );
+        // An empty description is the manifest's (or the name).
+        for empty in [
+            "---\nname: rev\ndescription:\n---\nBody\n",
+            "---\ndescription: ' '\n---\nBody\n",
+        ] {
+            assert!(render(Format::MinimalAgent, "rev", empty).contains("description: rev\n"));
+            assert!(render(Format::OpencodeAgent, "rev", empty).contains("description: rev\n"));
+        }
         // Gemini CLI takes slugs only.
         let named = render(Format::MinimalAgent, "Code.Reviewer_2", CLAUDE_AGENT);
         assert!(named.starts_with("---\nname: code-reviewer_2\n"), "{named}");

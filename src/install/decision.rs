@@ -174,7 +174,7 @@ pub fn decide(
         && existing.checksum == package.checksum
         && same_platforms(&existing.platforms, &platforms)
         && status.values().all(|s| *s == FileState::Ok)
-        && !super::plan::at_former_places(existing, roots.global)
+        && super::plan::deployed_as_the_table_says(existing, manifest, &platforms, roots.global)
     {
         let skipped = SkippedPackage::new(existing, manifest, SkipReason::AlreadyInstalled, Vec::new());
         return Ok(Decision::Skip(skipped));

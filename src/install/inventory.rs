@@ -441,11 +441,26 @@ pub fn platforms_at(found: &Found, name: &str, global: bool) -> Vec<Platform> {
         .collect()
 }
 
-/// Whether an agent reads `found` where it is. The walk also visits the
-/// places only earlier versions of aam deployed to, for what lock files still
-/// record there: what nothing records there is nobody's, and is not listed.
+/// Whether one of its agents reads the folder `found` is in. The walk also
+/// visits the places only earlier versions of aam deployed to, for what lock
+/// files still record there: what nothing records in a folder no agent reads
+/// any more (`.codex/skills`, `.cursor/prompts`) is nobody's, and is not
+/// listed. A folder an agent still reads (`.cursor/rules`, where Cursor's
+/// agents were `agent-<name>.mdc`) keeps everything in it listed.
 pub fn read_there(found: &Found, global: bool) -> bool {
-    !platforms_at(found, &found.name, global).is_empty()
+    let key = found.location.key();
+    let Some((folder, _)) = key.rsplit_once('/') else {
+        return false;
+    };
+    found.platforms.iter().any(|platform| {
+        ArtifactKind::ALL.into_iter().any(|kind| {
+            platform
+                .agent()
+                .slot(kind)
+                .and_then(|slot| slot.place(global))
+                .is_some_and(|place| place.root() == folder)
+        })
+    })
 }
 
 /// The package an install of the matched artifact at the matched commit

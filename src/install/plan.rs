@@ -209,6 +209,19 @@ impl<'r> Plan<'r> {
         platform: Platform,
     ) -> Option<(Target, Format)> {
         let global = self.roots.global;
+        // A restore deploys only what the lock records: an agent that took no
+        // artifact of a type when the lock was written and takes them now
+        // gets none (the lock would change).
+        if self.keeping_places
+            && let Some(entry) = self.lock.packages.get(package)
+            && !entry.deployed.is_empty()
+            && !entry
+                .deployed
+                .iter()
+                .any(|d| d.platform == platform && d.kind == kind && d.name == artifact)
+        {
+            return None;
+        }
         let recorded = |target: &Target| {
             let key = target_key(target);
             self.lock.packages.get(package).is_some_and(|entry| {
@@ -520,7 +533,14 @@ impl<'r> Plan<'r> {
                         let key = location.key();
                         self.claim_path(&key, &name, &location)?;
                         let recorded = self.lock.packages.get(&name).and_then(|p| p.file_checksums.get(&key));
-                        let rendered = rendered_as_recorded(format, (platform, kind), artifact, &text, recorded);
+                        let rendered = rendered_as_recorded(
+                            format,
+                            (platform, kind),
+                            artifact,
+                            &text,
+                            recorded,
+                            self.keeping_places,
+                        );
                         self.write(&key, Bytes::from(rendered.into_bytes()), false, &mut checksums)?;
                         deployed.push(deployment(platform, kind, &artifact.name, key));
                     }
@@ -863,15 +883,17 @@ fn keys_error(key: &str) -> Error {
 
 /// The text deployed for `artifact` (main file `text`) in `format`, on
 /// `platform`: as it is rendered now, or, when the lock records (`recorded`)
-/// what an earlier aam rendered instead (aam 0.1 wrote the frontmatter again;
-/// [`crate::agents::FORMER_FORMATS`]), that, so the same package restores and
-/// reinstalls as recorded.
+/// what an earlier aam rendered instead, that: aam 0.1 wrote the frontmatter
+/// again (kept by every install, so the same package reinstalls as recorded),
+/// and, for a restore (`restoring`), a format the place had then
+/// ([`crate::agents::FORMER_FORMATS`]; an install writes the format of now).
 fn rendered_as_recorded(
     format: Format,
     (platform, kind): (Platform, ArtifactKind),
     artifact: &crate::packages::manifest::ManifestArtifact,
     text: &str,
     recorded: Option<&String>,
+    restoring: bool,
 ) -> String {
     let description = artifact.description.as_deref();
     let rendered = deploy::render_described(format, &artifact.name, description, text);
@@ -881,8 +903,13 @@ fn rendered_as_recorded(
     };
     let former = crate::agents::FORMER_FORMATS
         .iter()
-        .filter(|&&(p, k, _)| p == platform && k == kind)
-        .map(|&(_, _, former)| deploy::render_described(former, &artifact.name, description, text));
+        .filter(|&&(p, k, _)| restoring && p == platform && k == kind)
+        .flat_map(|&(_, _, former)| {
+            [
+                deploy::render_described(former, &artifact.name, description, text),
+                deploy::render_rewritten(former, &artifact.name, description, text),
+            ]
+        });
     std::iter::once(deploy::render_rewritten(format, &artifact.name, description, text))
         .chain(former)
         .find(|text| digest(text) == *recorded)
@@ -897,13 +924,29 @@ fn target_key(target: &Target) -> String {
     }
 }
 
-/// Whether `entry` records an artifact where an earlier aam deployed it and
-/// its agent no longer reads it ([`crate::agents::FORMER_PLACES`]): such a
-/// package is not "already installed", an install moves it.
-pub fn at_former_places(entry: &LockedPackage, global: bool) -> bool {
-    entry.deployed.iter().any(|d| {
-        deploy::former_target(d.kind, &d.name, d.platform, global).is_some_and(|former| target_key(&former) == d.target)
-    })
+/// Whether `entry` deploys the artifacts of `manifest` on `platforms` where
+/// the agent table says now. Not when an earlier aam put one where its agent
+/// no longer reads it ([`crate::agents::FORMER_PLACES`]), or an agent took no
+/// artifact of a type then and takes them now: such a package is not
+/// "already installed", an install moves or adds what differs.
+pub fn deployed_as_the_table_says(
+    entry: &LockedPackage,
+    manifest: &Manifest,
+    platforms: &[Platform],
+    global: bool,
+) -> bool {
+    let wanted: std::collections::BTreeSet<String> = manifest
+        .artifacts
+        .all()
+        .flat_map(|(kind, artifact)| {
+            platforms
+                .iter()
+                .filter_map(move |&platform| deploy::target(kind, &artifact.name, platform, global))
+        })
+        .map(|target| target_key(&target))
+        .collect();
+    let recorded: std::collections::BTreeSet<String> = entry.deployed.iter().map(|d| d.target.clone()).collect();
+    wanted == recorded
 }
 
 /// Something aam did not install is where a package deploys.

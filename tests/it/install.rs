@@ -1746,6 +1746,8 @@ fn cursor_agents_and_prompts_at_former_places_restore_as_recorded_and_move() {
     std::fs::remove_dir_all(proj.dir.join(".cursor/agents")).unwrap();
     std::fs::remove_dir_all(proj.dir.join(".cursor/commands")).unwrap();
     proj.write(".cursor/prompts/mine.md", "My own prompt.\n");
+    // A rule of the user's that reads like a former agent: Cursor reads it as a rule.
+    proj.write(".cursor/rules/agent-style.mdc", "---\ndescription: Style\n---\nTabs.\n");
     let recorded = text(&lock_path);
 
     run_in(&env, &proj.dir, &["install", "--frozen"]).ok_json();
@@ -1767,6 +1769,7 @@ fn cursor_agents_and_prompts_at_former_places_restore_as_recorded_and_move() {
         !listed.contains(&".cursor/prompts/mine.md"),
         "nobody reads it there: {listed:?}"
     );
+    assert!(listed.contains(&".cursor/rules/agent-style.mdc"), "{listed:?}");
 
     run_in(&env, &proj.dir, &install).ok_json();
     assert!(!proj.dir.join(agent_then).exists() && !proj.dir.join(prompt_then).exists());
@@ -1802,4 +1805,52 @@ fn an_opencode_agent_copied_as_it_was_restores_as_recorded() {
     std::fs::remove_file(proj.dir.join(key)).unwrap();
     run_in(&env, &proj.dir, &["install", "--frozen"]).ok_json();
     assert_eq!(text(proj.dir.join(key)), copied);
+}
+
+/// Gemini CLI took no agents when an older aam wrote this lock file: a
+/// restore deploys only what the lock records (`--frozen` passes, the lock
+/// stays as it is), and an install of the package adds the agent.
+#[test]
+fn a_lock_from_before_an_agent_took_a_type_restores_as_it_is() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    let kit = kit.to_str().unwrap();
+    let install = ["install", kit, "--platform", "gemini-cli"];
+    run_in(&env, &proj.dir, &install).ok_json();
+    let key = ".gemini/agents/kit-agent.md";
+    let lock_path = proj.dir.join(".aam/aam-lock.yaml");
+    let mut locked = lock(&proj.dir);
+    let entry = &mut locked["packages"]["kit"];
+    entry["file_checksums"]
+        .as_mapping_mut()
+        .unwrap()
+        .remove(key)
+        .expect("recorded");
+    entry["deployed"]
+        .as_sequence_mut()
+        .unwrap()
+        .retain(|d| d["target"].as_str() != Some(key));
+    std::fs::write(&lock_path, serde_yaml_ng::to_string(&locked).unwrap()).unwrap();
+    std::fs::remove_dir_all(proj.dir.join(".gemini/agents")).unwrap();
+    std::fs::remove_file(proj.dir.join("GEMINI.md")).unwrap();
+    let recorded = text(&lock_path);
+
+    run_in(&env, &proj.dir, &["install", "--frozen"]).ok_json();
+    assert!(
+        proj.dir.join("GEMINI.md").is_file(),
+        "what the lock records is restored"
+    );
+    assert!(!proj.dir.join(key).exists(), "and nothing else");
+    assert_eq!(text(&lock_path), recorded);
+
+    let added = run_in(&env, &proj.dir, &install).ok_json();
+    assert_eq!(added["installed"][0]["name"], "kit", "not already installed: {added}");
+    let agent = text(proj.dir.join(key));
+    assert!(
+        agent.starts_with("---\nname: kit-agent\ndescription: kit agent\n---\n"),
+        "{agent}"
+    );
+    let again = run_in(&env, &proj.dir, &install).ok_json();
+    assert_eq!(again["skipped"][0]["reason"], "already_installed", "{again}");
 }
