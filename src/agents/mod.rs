@@ -939,7 +939,25 @@ pub const FORMER_PLACES: &[(Platform, ArtifactKind, Slot)] = &[
 pub const FORMER_FORMATS: &[(Platform, ArtifactKind, Format)] =
     &[(Platform::Opencode, ArtifactKind::Agent, Format::Verbatim)];
 
+/// Places the agent table gave an agent that took no artifact of a type
+/// there in earlier versions of aam (`true`: in the home folder, `false`: in
+/// a project): a lock file written then records none, and a restore adds
+/// none (see `crate::install::plan`); an install does.
+pub const ADDED_PLACES: &[(Platform, ArtifactKind, bool)] = &[
+    (Platform::GeminiCli, ArtifactKind::Agent, false),
+    (Platform::GeminiCli, ArtifactKind::Agent, true),
+    (Platform::KiroCli, ArtifactKind::Agent, false),
+    (Platform::KiroCli, ArtifactKind::Agent, true),
+    (Platform::Zed, ArtifactKind::Skill, true),
+];
+
 impl Platform {
+    /// Whether it takes artifacts of `kind` in a project (`global` false) or
+    /// the home folder only since a later version of aam ([`ADDED_PLACES`]).
+    pub fn gained_place(self, kind: ArtifactKind, global: bool) -> bool {
+        ADDED_PLACES.contains(&(self, kind, global))
+    }
+
     /// Where artifacts of `kind` went for it in earlier versions of aam, and
     /// in which format ([`FORMER_PLACES`]).
     pub fn former_slot(self, kind: ArtifactKind) -> Option<Slot> {
@@ -1064,6 +1082,33 @@ mod tests {
                     "docs/install.md's agent table is stale; regenerate it with `AAM_UPDATE_GENERATED=1 cargo test --lib agents`"
                 );
             }
+        }
+    }
+
+    /// A former place is not where the agent deploys now, and an added place
+    /// is one it deploys to now.
+    #[test]
+    fn former_and_added_places_differ_from_the_table() {
+        for &(platform, kind, former) in FORMER_PLACES {
+            let now = platform.agent().slot(kind);
+            for global in [false, true] {
+                if let Some(place) = former.place(global) {
+                    assert_ne!(now.and_then(|s| s.place(global)), Some(place), "{platform} {kind:?}");
+                }
+            }
+        }
+        for &(platform, kind, format) in FORMER_FORMATS {
+            assert_ne!(
+                platform.agent().slot(kind).map(|s| s.format),
+                Some(format),
+                "{platform} {kind:?}"
+            );
+        }
+        for &(platform, kind, global) in ADDED_PLACES {
+            assert!(
+                platform.agent().slot(kind).and_then(|s| s.place(global)).is_some(),
+                "{platform} {kind:?}"
+            );
         }
     }
 

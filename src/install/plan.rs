@@ -209,12 +209,11 @@ impl<'r> Plan<'r> {
         platform: Platform,
     ) -> Option<(Target, Format)> {
         let global = self.roots.global;
-        // A restore deploys only what the lock records: an agent that took no
-        // artifact of a type when the lock was written and takes them now
-        // gets none (the lock would change).
+        // An agent that took no artifact of a type when the lock was written
+        // gets none from a restore (the lock would change).
         if self.keeping_places
+            && platform.gained_place(kind, global)
             && let Some(entry) = self.lock.packages.get(package)
-            && !entry.deployed.is_empty()
             && !entry
                 .deployed
                 .iter()
