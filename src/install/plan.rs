@@ -134,8 +134,8 @@ pub struct Plan<'r> {
     adopting: bool,
     /// Edited files the command replaces as decided (see [`Plan::replacing_edits`]).
     replacing_edits: std::collections::BTreeSet<String>,
-    /// A restore: an artifact the lock records at a place the agent table
-    /// has moved it from stays there (see [`Plan::keeping_recorded_places`]).
+    /// A restore: what the lock records is deployed as recorded (see
+    /// [`Plan::keeping_recorded_places`]).
     keeping_places: bool,
 }
 
@@ -166,10 +166,13 @@ impl<'r> Plan<'r> {
         })
     }
 
-    /// A restore's plan: an artifact the lock file records at a place where
-    /// an earlier aam deployed it ([`crate::agents::FORMER_PLACES`]) is
-    /// deployed there again, so a committed lock restores as it is; an
-    /// install or an upgrade moves it to where the agent reads it now.
+    /// A restore's plan, where what the lock file records is deployed as an
+    /// earlier aam recorded it, so a committed lock restores as it is: at a
+    /// former place ([`crate::agents::FORMER_PLACES`]) in the format it had
+    /// ([`crate::agents::FORMER_FORMATS`] too), a shared copy under the agent
+    /// the lock names, and nothing where an agent gained a place since
+    /// ([`crate::agents::ADDED_PLACES`]). An install or an upgrade deploys
+    /// where the agent table says now.
     pub fn keeping_recorded_places(mut self) -> Self {
         self.keeping_places = true;
         self
