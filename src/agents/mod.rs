@@ -47,9 +47,10 @@ pub enum Format {
     /// they do not know, tool names of other agents or other names (Gemini
     /// CLI, Kiro).
     MinimalAgent,
-    /// An OpenCode agent: `mode: subagent` unless set, and the fields OpenCode
-    /// refuses left out (`tools` that is not a mapping, a `color` that is not
-    /// `#rrggbb`, a `model` without its `provider/` prefix).
+    /// An OpenCode agent: `mode: subagent` unless set, a `name` set to the
+    /// name it is installed as, and the fields OpenCode refuses left out
+    /// (`tools` that is not a mapping, a `color` that is not `#rrggbb`, a
+    /// `model` without its `provider/` prefix).
     OpencodeAgent,
 }
 

@@ -239,6 +239,11 @@ fn render_as(rendering: Rendering, format: Format, name: &str, description: Opti
                 fields.insert("description".into(), Value::String(description));
             }
             fields.entry("mode").or_insert(Value::String("subagent".into()));
+            // OpenCode calls an agent by its `name` when it has one, else by
+            // its file's: the name it is installed as, either way.
+            if fields.contains_key("name") {
+                fields.insert("name".into(), Value::String(name.to_string()));
+            }
             if fields.get("tools").is_some_and(|tools| !tools.is_object()) {
                 fields.remove("tools");
             }
@@ -466,7 +471,7 @@ mod tests {
         let opencode = render(Format::OpencodeAgent, "rev", CLAUDE_AGENT);
         assert_eq!(
             opencode,
-            "---\nname: reviewer\ndescription: Reviews code\nmode: subagent\n---\n\nYou review.\n"
+            "---\nname: rev\ndescription: Reviews code\nmode: subagent\n---\n\nYou review.\n"
         );
         // What OpenCode takes stays as written.
         let native = "---\ndescription: Plans\nmode: subagent\nmodel: anthropic/claude-sonnet-4\ntools:\n  write: false\ncolor: '#ff8800'\n---\nPlan.\n";
