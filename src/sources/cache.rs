@@ -41,22 +41,52 @@ pub fn locked_ref(commit: &str) -> String {
 /// needs it again, so the cache is in use although no source names it.
 pub fn keeps_locked_commits(dir: &Path) -> bool {
     let keeps = |dir: &Path| GitCache::open(dir).is_ok_and(|cache| cache.has_refs_under(&locked_ref("")));
-    // Git's own folders of a cache hold no nested cache.
-    const GITS_OWN: [&str; 5] = ["objects", "refs", "hooks", "info", "logs"];
+    caches_in(dir).iter().any(|cache| keeps(cache))
+}
+
+/// What git keeps in a bare repository's folder; anything else in a cache's
+/// folder is the cache of a repository inside this one (`outer/inner`).
+pub const GIT_ENTRIES: [&str; 11] = [
+    "HEAD",
+    "config",
+    "description",
+    "hooks",
+    "info",
+    "objects",
+    "refs",
+    "packed-refs",
+    "logs",
+    "FETCH_HEAD",
+    "shallow",
+];
+
+/// Every cache in `dir`'s folder: `dir` itself when it is one, and those
+/// nested in it (never looking inside git's own entries).
+pub fn caches_in(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(at) = pending.pop() {
         let cache = is_cache(&at);
-        if cache && keeps(&at) {
-            return true;
+        if cache {
+            found.push(at.clone());
         }
         for entry in std::fs::read_dir(&at).into_iter().flatten().flatten() {
-            let git_own = cache && GITS_OWN.iter().any(|own| entry.file_name() == *own);
+            let git_own = cache && GIT_ENTRIES.iter().any(|own| entry.file_name() == *own);
             if !git_own && entry.file_type().is_ok_and(|t| t.is_dir()) {
                 pending.push(entry.path());
             }
         }
     }
-    false
+    found
+}
+
+/// Whether `dir`'s folder holds the cache of a repository inside its own.
+pub fn holds_nested_caches(dir: &Path) -> bool {
+    std::fs::read_dir(dir).into_iter().flatten().flatten().any(|entry| {
+        !GIT_ENTRIES.iter().any(|own| entry.file_name() == *own)
+            && entry.file_type().is_ok_and(|t| t.is_dir())
+            && !caches_in(&entry.path()).is_empty()
+    })
 }
 
 /// Whether `dir` holds a cached (bare) repository.
@@ -206,7 +236,7 @@ pub fn open_repairing(caches: &Path, source: &SourceRecord) -> Result<(GitCache,
         Err(_) => {
             if dir.exists() {
                 tracing::warn!("the cache of `{}` is damaged; fetching it again", source.name);
-                std::fs::remove_dir_all(&dir).map_err(|e| Error::io("delete", &dir, e))?;
+                remove_dir(&dir, caches)?;
             }
             GitCache::open_or_create(&dir)
         }
@@ -253,8 +283,24 @@ pub fn restore(
 }
 
 /// Deletes a cached repository, then the folders above it that it leaves empty
-/// (`cache/git/<host>/<owner>`, up to but not including `AAM_HOME`).
+/// (`cache/git/<host>/<owner>`, up to but not including `AAM_HOME`). The
+/// caches of repositories inside this one, in its folder, stay (and so does
+/// the folder).
 pub fn remove_dir(dir: &Path, home: &Path) -> Result<()> {
+    if holds_nested_caches(dir) {
+        // The caches of repositories inside this one stay: only this
+        // repository's own entries go.
+        for name in GIT_ENTRIES {
+            let path = dir.join(name);
+            let gone = match std::fs::symlink_metadata(&path) {
+                Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(&path),
+                Ok(_) => std::fs::remove_file(&path),
+                Err(_) => Ok(()),
+            };
+            gone.map_err(|e| Error::io("delete", &path, e))?;
+        }
+        return Ok(());
+    }
     if dir.exists() {
         std::fs::remove_dir_all(dir).map_err(|e| Error::io("delete", dir, e))?;
     }
@@ -350,6 +396,49 @@ mod tests {
         );
         outer_cache.set_ref(&head_ref("s"), id).unwrap();
         assert!(!keeps_locked_commits(&dir.path().join("_local/other")));
+    }
+
+    /// The cache of `outer/sub/inner` (a restore fetched it first) does not
+    /// keep `outer` from being cached: the repository is made around it, a
+    /// failed add takes away only what it made, and deleting `outer`'s cache
+    /// (a purge, a repair) leaves the inner one.
+    #[test]
+    fn a_cache_is_made_and_removed_around_the_caches_nested_in_its_folder() {
+        let home = tempfile::tempdir().unwrap();
+        let outer = home.path().join("cache/_local/outer");
+        let inner = outer.join("sub/inner");
+        let (inner_cache, _) = GitCache::open_or_create(&inner).unwrap();
+        let id = Oid::from_hex("a".repeat(40).as_bytes()).unwrap();
+        inner_cache.set_ref(&locked_ref(&"a".repeat(40)), id).unwrap();
+        let nested_intact = || keeps_locked_commits(&inner) && is_cache(&inner);
+
+        let (cache, created) = GitCache::open_or_create(&outer).unwrap();
+        assert!(created && is_cache(&outer) && nested_intact());
+        assert!(holds_nested_caches(&outer));
+        // A failed add: its cleanup takes away only the outer repository.
+        drop(Cleanup::new(home.path(), &cache, &outer, true, Vec::new()));
+        assert!(!is_cache(&outer) && nested_intact());
+
+        // A move killed halfway left git's own entries without a `HEAD`.
+        std::fs::create_dir_all(outer.join("objects/pack")).unwrap();
+        std::fs::write(outer.join("config"), "[core]\n").unwrap();
+        let (_, created) = GitCache::open_or_create(&outer).unwrap();
+        assert!(created && is_cache(&outer) && nested_intact());
+        let leftovers: Vec<_> = std::fs::read_dir(outer.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(leftovers, ["outer"], "no staging folder left");
+
+        remove_dir(&outer, home.path()).unwrap();
+        assert!(!is_cache(&outer) && nested_intact());
+        // Anything else in the folder is not the cache's to take.
+        std::fs::remove_dir_all(outer.join("sub")).unwrap();
+        std::fs::write(outer.join("notes.txt"), "mine\n").unwrap();
+        let refused = GitCache::open_or_create(&outer).err().expect("refused");
+        assert_eq!(refused.code(), crate::error::ErrorCode::CacheCorrupted);
+        assert!(refused.message().contains("not a repository aam made"), "{}", refused.message());
+        assert!(outer.join("notes.txt").is_file());
     }
 
     #[test]

@@ -24,6 +24,7 @@ use gix::refs::transaction::PreviousValue;
 use gix::remote::{Direction, fetch::Tags, ref_map};
 use gix::{ObjectId, Repository};
 
+use super::cache;
 use super::folder::Folder;
 use crate::cancel::Cancel;
 use crate::error::{Error, ErrorCode, Result};
@@ -334,6 +335,65 @@ fn with_alloc_limit(repo: &Repository, limit: usize) -> std::io::Result<Reposito
     Ok(limited)
 }
 
+/// Whether everything in `dir` is git's own ([`cache::GIT_ENTRIES`]) or a
+/// folder holding caches of repositories inside this one.
+fn holds_only_caches(dir: &Path) -> bool {
+    std::fs::read_dir(dir).into_iter().flatten().all(|entry| {
+        entry.is_ok_and(|entry| {
+            cache::GIT_ENTRIES.iter().any(|own| entry.file_name() == *own)
+                || (entry.file_type().is_ok_and(|t| t.is_dir()) && !cache::caches_in(&entry.path()).is_empty())
+        })
+    })
+}
+
+/// Makes an empty bare repository in `dir`, which holds the caches of
+/// repositories inside this one (see [`GitCache::open_or_create`]).
+fn init_around(dir: &Path) -> Result<()> {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let staging = dir.with_file_name(format!(".{name}.aam-new-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    gix::init_bare(&staging).map_err(|e| cache_not_created(dir, e))?;
+    let moved = (|| {
+        let mut names: Vec<std::ffi::OsString> = std::fs::read_dir(&staging)
+            .map_err(|e| Error::io("read", &staging, e))?
+            .filter_map(|entry| entry.ok().map(|e| e.file_name()))
+            .collect();
+        // `HEAD` last: until it lands, the folder is not a repository.
+        names.sort_by_key(|name| name == "HEAD");
+        for name in names {
+            let (from, to) = (staging.join(&name), dir.join(&name));
+            // Git's own entries a killed move left behind are replaced; the
+            // cache of a repository named like one (`outer/objects`) is not.
+            if !cache::caches_in(&to).is_empty() {
+                return Err(cache_corrupted(dir));
+            }
+            match std::fs::symlink_metadata(&to) {
+                Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(&to),
+                Ok(_) => std::fs::remove_file(&to),
+                Err(_) => Ok(()),
+            }
+            .map_err(|e| Error::io("delete", &to, e))?;
+            std::fs::rename(&from, &to).map_err(|e| Error::io("move", &to, e))?;
+        }
+        Ok(())
+    })();
+    let _ = std::fs::remove_dir_all(&staging);
+    moved
+}
+
+/// A cache that could not be created.
+fn cache_not_created(dir: &Path, e: impl std::error::Error + Send + Sync + 'static) -> Error {
+    Error::new(
+        ErrorCode::IoError,
+        format!("failed to create the git cache `{}`", dir.display()),
+    )
+    .with_hint("check that `AAM_HOME` is writable")
+    .with_source(e)
+}
+
 impl GitCache {
     /// Opens an existing cache; a missing or unreadable one is `AAM_CACHE_CORRUPTED`.
     pub fn open(dir: &Path) -> Result<Self> {
@@ -364,20 +424,34 @@ impl GitCache {
 
     /// Opens the cache at `dir`, creating an empty bare repository when there is
     /// none. Returns whether it was created.
+    ///
+    /// A folder holding only the caches of repositories inside this one
+    /// (`outer/inner`, restored from a lock file before `outer` was added)
+    /// gets the repository around them: gix creates one only in an empty
+    /// folder, so it is made beside `dir` and its entries moved in, `HEAD`
+    /// last (a folder with a `HEAD` is a repository). What a killed move left
+    /// is git's own entries without a `HEAD`, replaced the next time.
     pub fn open_or_create(dir: &Path) -> Result<(Self, bool)> {
         let empty = std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(true);
+        let around = !empty && !dir.join("HEAD").exists() && holds_only_caches(dir);
         if empty {
             std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
-            gix::init_bare(dir).map_err(|e| {
-                Error::new(
-                    ErrorCode::IoError,
-                    format!("failed to create the git cache `{}`", dir.display()),
-                )
-                .with_hint("check that `AAM_HOME` is writable")
-                .with_source(e)
-            })?;
+            gix::init_bare(dir).map_err(|e| cache_not_created(dir, e))?;
+        } else if around {
+            init_around(dir)?;
+        } else if !dir.join("HEAD").exists() {
+            return Err(Error::new(
+                ErrorCode::CacheCorrupted,
+                format!(
+                    "the git cache folder `{}` holds files that are not a repository aam made",
+                    dir.display()
+                ),
+            )
+            .with_hint(
+                "move that folder out of `AAM_HOME` and run the command again: aam fetches the repository anew",
+            ));
         }
-        Ok((Self::open(dir)?, empty))
+        Ok((Self::open(dir)?, empty || around))
     }
 
     /// Fetches `want` from `url` into the local ref `dst`. Local repositories

@@ -783,3 +783,47 @@ fn installs_on_two_branches_merge_cleanly() {
     let listed = run(&env, &env.home(), &proj.dir, &["list"]).ok_json();
     assert_eq!(listed["packages"].as_array().map(Vec::len), Some(3), "{listed}");
 }
+
+/// A restore fetched the repository `outer/inner` (nested in another one)
+/// into a cache inside the folder `outer`'s cache takes: adding `outer` as a
+/// source afterwards makes its cache around the inner one, which stays for
+/// the next offline restore.
+#[test]
+fn a_source_added_after_a_restore_of_a_repository_inside_it_keeps_both_caches() {
+    let env = TestEnv::new();
+    let outer = env.repo("outer");
+    outer.write("skills/outer-skill/SKILL.md", skill("outer-skill", "Outer"));
+    outer.commit("outer");
+    let inner = env.repo("outer/inner");
+    inner.write("skills/pdf/SKILL.md", skill("pdf", "PDF"));
+    inner.commit("inner");
+    env.json(&["source", "add", inner.path(), "--name", "inner"]);
+    let proj = project(&env);
+    run(
+        &env,
+        &env.home(),
+        &proj.dir,
+        &["install", "inner/pdf", "--platform", "claude"],
+    )
+    .ok_json();
+    let before = tree(&proj.dir);
+
+    let ci = env.path("ci-home");
+    keep_only_the_lock(&proj.dir);
+    run(&env, &ci, &proj.dir, &["install", "--frozen"]).ok_json();
+    let added = run(
+        &env,
+        &ci,
+        &proj.dir,
+        &["source", "add", outer.path(), "--name", "outer"],
+    )
+    .ok_json();
+    assert_eq!(added["name"], "outer", "{added}");
+    let found = run(&env, &ci, &proj.dir, &["info", "outer/outer-skill"]).ok_json();
+    assert_eq!(found["name"], "outer-skill", "{found}");
+
+    std::fs::remove_dir_all(env.path("outer")).unwrap();
+    keep_only_the_lock(&proj.dir);
+    run(&env, &ci, &proj.dir, &["install", "--frozen", "--offline"]).ok_json();
+    same_tree(&proj.dir, &before);
+}

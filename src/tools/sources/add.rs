@@ -85,6 +85,7 @@ impl Tool for SourceAdd {
         ErrorCode::Conflict,
         ErrorCode::Forbidden,
         ErrorCode::SourceFileTooLarge,
+        ErrorCode::CacheCorrupted,
     ];
     const CONSTRAINTS: &'static [&'static str] = &[
         "credentials in URLs are never stored",
