@@ -44,35 +44,25 @@ pub fn keeps_locked_commits(dir: &Path) -> bool {
     caches_in(dir).iter().any(|cache| keeps(cache))
 }
 
-/// What git keeps in a bare repository's folder; anything else in a cache's
-/// folder is the cache of a repository inside this one (`outer/inner`).
-pub const GIT_ENTRIES: [&str; 11] = [
-    "HEAD",
-    "config",
-    "description",
-    "hooks",
-    "info",
-    "objects",
-    "refs",
-    "packed-refs",
-    "logs",
-    "FETCH_HEAD",
-    "shallow",
-];
+/// The folder a cache is made in before its entries move into a folder that
+/// holds the caches of repositories inside it (see `GitCache::open_or_create`).
+pub const STAGING: &str = ".aam-new";
 
 /// Every cache in `dir`'s folder: `dir` itself when it is one, and those
-/// nested in it (never looking inside git's own entries).
+/// nested in it, whatever their names; a link is never followed (nor is
+/// `dir` when it is one).
 pub fn caches_in(dir: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
+    if std::fs::symlink_metadata(dir).is_ok_and(|meta| meta.file_type().is_symlink()) {
+        return found;
+    }
     let mut pending = vec![dir.to_path_buf()];
     while let Some(at) = pending.pop() {
-        let cache = is_cache(&at);
-        if cache {
+        if is_cache(&at) {
             found.push(at.clone());
         }
         for entry in std::fs::read_dir(&at).into_iter().flatten().flatten() {
-            let git_own = cache && GIT_ENTRIES.iter().any(|own| entry.file_name() == *own);
-            if !git_own && entry.file_type().is_ok_and(|t| t.is_dir()) {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
                 pending.push(entry.path());
             }
         }
@@ -80,13 +70,20 @@ pub fn caches_in(dir: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// Whether `dir`'s folder holds the cache of a repository inside its own.
-pub fn holds_nested_caches(dir: &Path) -> bool {
-    std::fs::read_dir(dir).into_iter().flatten().flatten().any(|entry| {
-        !GIT_ENTRIES.iter().any(|own| entry.file_name() == *own)
-            && entry.file_type().is_ok_and(|t| t.is_dir())
-            && !caches_in(&entry.path()).is_empty()
-    })
+/// The entries of `dir`'s folder that hold the cache of a repository inside
+/// its own (`outer/inner`), its staging folder aside.
+fn nested_caches(dir: &Path) -> Vec<std::ffi::OsString> {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|entry| {
+            entry.file_name() != STAGING
+                && entry.file_type().is_ok_and(|t| t.is_dir())
+                && !caches_in(&entry.path()).is_empty()
+        })
+        .map(|entry| entry.file_name())
+        .collect()
 }
 
 /// Whether `dir` holds a cached (bare) repository.
@@ -194,17 +191,7 @@ pub fn remove_unused(
     if in_use()? || !dir.exists() {
         return Ok(false);
     }
-    std::fs::remove_dir_all(&dir).map_err(|e| Error::io("delete", &dir, e))?;
-    // Folders left empty on the way up (`_local/home/me/...`) go too.
-    for parent in dir
-        .ancestors()
-        .skip(1)
-        .take_while(|p| p.starts_with(caches) && *p != caches)
-    {
-        if std::fs::remove_dir(parent).is_err() {
-            break;
-        }
-    }
+    remove_dir(&dir, caches)?;
     Ok(true)
 }
 
@@ -287,19 +274,11 @@ pub fn restore(
 /// caches of repositories inside this one, in its folder, stay (and so does
 /// the folder).
 pub fn remove_dir(dir: &Path, home: &Path) -> Result<()> {
-    if holds_nested_caches(dir) {
-        // The caches of repositories inside this one stay: only this
-        // repository's own entries go.
-        for name in GIT_ENTRIES {
-            let path = dir.join(name);
-            let gone = match std::fs::symlink_metadata(&path) {
-                Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(&path),
-                Ok(_) => std::fs::remove_file(&path),
-                Err(_) => Ok(()),
-            };
-            gone.map_err(|e| Error::io("delete", &path, e))?;
-        }
-        return Ok(());
+    let nested = nested_caches(dir);
+    if !nested.is_empty() && !std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        // The caches of repositories inside this one stay: everything else
+        // in the folder is this repository's.
+        return remove_all_but(dir, &nested);
     }
     if dir.exists() {
         std::fs::remove_dir_all(dir).map_err(|e| Error::io("delete", dir, e))?;
@@ -310,6 +289,23 @@ pub fn remove_dir(dir: &Path, home: &Path) -> Result<()> {
             break;
         }
         parent = p.parent();
+    }
+    Ok(())
+}
+
+/// Deletes every entry of `dir` but those named in `kept` (a link as the
+/// link, never what it leads to).
+pub fn remove_all_but(dir: &Path, kept: &[std::ffi::OsString]) -> Result<()> {
+    for entry in std::fs::read_dir(dir).map_err(|e| Error::io("read", dir, e))?.flatten() {
+        if kept.contains(&entry.file_name()) {
+            continue;
+        }
+        let path = entry.path();
+        let gone = match entry.file_type() {
+            Ok(t) if t.is_dir() => std::fs::remove_dir_all(&path),
+            _ => std::fs::remove_file(&path),
+        };
+        gone.map_err(|e| Error::io("delete", &path, e))?;
     }
     Ok(())
 }
@@ -414,21 +410,20 @@ mod tests {
 
         let (cache, created) = GitCache::open_or_create(&outer).unwrap();
         assert!(created && is_cache(&outer) && nested_intact());
-        assert!(holds_nested_caches(&outer));
+        assert_eq!(nested_caches(&outer), ["sub"]);
+        assert!(!outer.join(STAGING).exists(), "no staging folder left");
         // A failed add: its cleanup takes away only the outer repository.
         drop(Cleanup::new(home.path(), &cache, &outer, true, Vec::new()));
         assert!(!is_cache(&outer) && nested_intact());
 
-        // A move killed halfway left git's own entries without a `HEAD`.
+        // A move killed halfway left git's entries without a `HEAD`, and a
+        // whole staging repository.
         std::fs::create_dir_all(outer.join("objects/pack")).unwrap();
         std::fs::write(outer.join("config"), "[core]\n").unwrap();
+        gix::init_bare(outer.join(STAGING)).unwrap();
         let (_, created) = GitCache::open_or_create(&outer).unwrap();
         assert!(created && is_cache(&outer) && nested_intact());
-        let leftovers: Vec<_> = std::fs::read_dir(outer.parent().unwrap())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(leftovers, ["outer"], "no staging folder left");
+        assert!(!outer.join(STAGING).exists());
 
         remove_dir(&outer, home.path()).unwrap();
         assert!(!is_cache(&outer) && nested_intact());
@@ -437,8 +432,35 @@ mod tests {
         std::fs::write(outer.join("notes.txt"), "mine\n").unwrap();
         let refused = GitCache::open_or_create(&outer).err().expect("refused");
         assert_eq!(refused.code(), crate::error::ErrorCode::CacheCorrupted);
-        assert!(refused.message().contains("not a repository aam made"), "{}", refused.message());
+        assert!(
+            refused.message().contains("not a repository aam made"),
+            "{}",
+            refused.message()
+        );
         assert!(outer.join("notes.txt").is_file());
+    }
+
+    /// Nested repositories named like git's entries: `logs` is a cache like
+    /// any other; `objects` keeps the outer folder from being a repository.
+    #[test]
+    fn nested_caches_named_like_gits_entries_are_never_taken_for_its_own() {
+        let home = tempfile::tempdir().unwrap();
+        let outer = home.path().join("cache/_local/outer");
+        GitCache::open_or_create(&outer.join("logs")).unwrap();
+        GitCache::open_or_create(&outer).unwrap();
+        assert!(is_cache(&outer) && is_cache(&outer.join("logs")));
+        remove_dir(&outer, home.path()).unwrap();
+        assert!(!is_cache(&outer) && is_cache(&outer.join("logs")));
+
+        let other = home.path().join("cache/_local/other");
+        GitCache::open_or_create(&other.join("objects")).unwrap();
+        let refused = GitCache::open_or_create(&other).err().expect("refused");
+        assert!(
+            refused.message().contains("takes the name `objects`"),
+            "{}",
+            refused.message()
+        );
+        assert!(is_cache(&other.join("objects")));
     }
 
     #[test]

@@ -335,25 +335,32 @@ fn with_alloc_limit(repo: &Repository, limit: usize) -> std::io::Result<Reposito
     Ok(limited)
 }
 
-/// Whether everything in `dir` is git's own ([`cache::GIT_ENTRIES`]) or a
-/// folder holding caches of repositories inside this one.
+/// Whether `dir` holds no `HEAD` and, besides the caches of repositories
+/// inside this one, only what a killed [`init_around`] left: its staging
+/// folder, and entries of a new bare repository (all of them files or
+/// folders of no cache).
 fn holds_only_caches(dir: &Path) -> bool {
-    std::fs::read_dir(dir).into_iter().flatten().all(|entry| {
+    const NEW_REPOSITORY: [&str; 6] = ["config", "description", "hooks", "info", "objects", "refs"];
+    let mut nested = false;
+    let only = std::fs::read_dir(dir).into_iter().flatten().all(|entry| {
         entry.is_ok_and(|entry| {
-            cache::GIT_ENTRIES.iter().any(|own| entry.file_name() == *own)
-                || (entry.file_type().is_ok_and(|t| t.is_dir()) && !cache::caches_in(&entry.path()).is_empty())
+            let name = entry.file_name();
+            let folder = entry.file_type().is_ok_and(|t| t.is_dir());
+            if folder && name != cache::STAGING && !cache::caches_in(&entry.path()).is_empty() {
+                nested = true;
+                return true;
+            }
+            name == cache::STAGING || NEW_REPOSITORY.iter().any(|own| name == *own)
         })
-    })
+    });
+    only && nested && !dir.join("HEAD").exists()
 }
 
 /// Makes an empty bare repository in `dir`, which holds the caches of
-/// repositories inside this one (see [`GitCache::open_or_create`]).
+/// repositories inside this one (see [`GitCache::open_or_create`]): in a
+/// staging folder inside it first, whose entries then move up, `HEAD` last.
 fn init_around(dir: &Path) -> Result<()> {
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let staging = dir.with_file_name(format!(".{name}.aam-new-{}", std::process::id()));
+    let staging = dir.join(cache::STAGING);
     let _ = std::fs::remove_dir_all(&staging);
     gix::init_bare(&staging).map_err(|e| cache_not_created(dir, e))?;
     let moved = (|| {
@@ -361,15 +368,24 @@ fn init_around(dir: &Path) -> Result<()> {
             .map_err(|e| Error::io("read", &staging, e))?
             .filter_map(|entry| entry.ok().map(|e| e.file_name()))
             .collect();
+        // A nested repository named like one of git's entries (`outer/objects`)
+        // keeps the folder from being one.
+        if let Some(taken) = names.iter().find(|name| !cache::caches_in(&dir.join(name)).is_empty()) {
+            return Err(Error::new(
+                ErrorCode::CacheCorrupted,
+                format!(
+                    "the git cache `{}` cannot be made: the cache of a repository inside it takes the name `{}`",
+                    dir.display(),
+                    taken.to_string_lossy()
+                ),
+            )
+            .with_hint("add the inner repository from another path, or move its cache out of `AAM_HOME`"));
+        }
         // `HEAD` last: until it lands, the folder is not a repository.
         names.sort_by_key(|name| name == "HEAD");
         for name in names {
             let (from, to) = (staging.join(&name), dir.join(&name));
-            // Git's own entries a killed move left behind are replaced; the
-            // cache of a repository named like one (`outer/objects`) is not.
-            if !cache::caches_in(&to).is_empty() {
-                return Err(cache_corrupted(dir));
-            }
+            // What a killed move left there is replaced (a link as the link).
             match std::fs::symlink_metadata(&to) {
                 Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(&to),
                 Ok(_) => std::fs::remove_file(&to),
@@ -428,12 +444,13 @@ impl GitCache {
     /// A folder holding only the caches of repositories inside this one
     /// (`outer/inner`, restored from a lock file before `outer` was added)
     /// gets the repository around them: gix creates one only in an empty
-    /// folder, so it is made beside `dir` and its entries moved in, `HEAD`
-    /// last (a folder with a `HEAD` is a repository). What a killed move left
-    /// is git's own entries without a `HEAD`, replaced the next time.
+    /// folder, so it is made in a staging folder inside `dir` and its entries
+    /// moved up, `HEAD` last (a folder with a `HEAD` is a repository). What a
+    /// killed move left (the staging folder, entries without a `HEAD`) is
+    /// replaced the next time.
     pub fn open_or_create(dir: &Path) -> Result<(Self, bool)> {
         let empty = std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(true);
-        let around = !empty && !dir.join("HEAD").exists() && holds_only_caches(dir);
+        let around = !empty && holds_only_caches(dir);
         if empty {
             std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
             gix::init_bare(dir).map_err(|e| cache_not_created(dir, e))?;
