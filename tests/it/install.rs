@@ -1535,18 +1535,8 @@ fn a_codex_agent_recorded_in_agents_md_restores_there_and_moves_on_install() {
     let section_text = "You are the kit agent, version 1.0.0.\n";
     let lock_path = proj.dir.join(".aam/aam-lock.yaml");
     let mut locked = lock(&proj.dir);
-    let entry = &mut locked["packages"]["kit"];
-    let checksums = entry["file_checksums"].as_mapping_mut().unwrap();
-    checksums.remove(toml_key).expect("the agent's file is recorded");
-    checksums.insert(
-        section_key.into(),
-        blake3::hash(section_text.as_bytes()).to_hex().as_str().into(),
-    );
-    for deployment in entry["deployed"].as_sequence_mut().unwrap() {
-        if deployment["target"].as_str() == Some(toml_key) {
-            deployment["target"] = section_key.into();
-        }
-    }
+    let digest = blake3::hash(section_text.as_bytes()).to_hex().to_string();
+    recorded_at(&mut locked["packages"]["kit"], toml_key, section_key, Some(&digest));
     std::fs::write(&lock_path, serde_yaml_ng::to_string(&locked).unwrap()).unwrap();
     std::fs::remove_file(proj.dir.join(toml_key)).unwrap();
     let old_lock = text(&lock_path);
@@ -1620,22 +1610,16 @@ fn unedited_codex_artifacts_at_former_places_move_without_asking() {
     let lock_path = home.join(".aam/aam-lock.yaml");
     let mut locked = lock(&home);
     let entry = &mut locked["packages"]["kit"];
-    let checksums = entry["file_checksums"].as_mapping_mut().unwrap();
-    checksums.remove(toml_key).expect("the agent's file is recorded");
-    checksums.insert(
-        section_key.into(),
-        blake3::hash(section_text.as_bytes()).to_hex().as_str().into(),
-    );
-    let skill_files: Vec<(serde_yaml_ng::Value, serde_yaml_ng::Value)> = checksums
-        .iter()
-        .filter(|(key, _)| key.as_str().unwrap().starts_with(skill_now))
-        .map(|(key, digest)| (key.clone(), digest.clone()))
-        .collect();
-    assert_eq!(skill_files.len(), 2, "{checksums:?}");
-    for (key, digest) in skill_files {
-        checksums.remove(&key);
-        checksums.insert(key.as_str().unwrap().replace(skill_now, skill_then).into(), digest);
-    }
+    let digest = blake3::hash(section_text.as_bytes()).to_hex().to_string();
+    recorded_at(entry, toml_key, section_key, Some(&digest));
+    recorded_at(entry, skill_now, skill_then, None);
+    let moved_files = entry["file_checksums"]
+        .as_mapping()
+        .unwrap()
+        .keys()
+        .filter(|key| key.as_str().unwrap().starts_with(skill_then))
+        .count();
+    assert_eq!(moved_files, 2, "the skill and its script");
     // The folders it made were Codex's, not `~/.agents`.
     let made: Vec<serde_yaml_ng::Value> = entry["created_dirs"]
         .as_sequence()
@@ -1648,13 +1632,6 @@ fn unedited_codex_artifacts_at_former_places_move_without_asking() {
         .collect();
     assert!(made.iter().any(|dir| dir.as_str() == Some(skill_then)), "{made:?}");
     entry["created_dirs"] = made.into();
-    for deployment in entry["deployed"].as_sequence_mut().unwrap() {
-        match deployment["target"].as_str() {
-            Some(target) if target == toml_key => deployment["target"] = section_key.into(),
-            Some(target) if target == skill_now => deployment["target"] = skill_then.into(),
-            _ => {}
-        }
-    }
     std::fs::write(&lock_path, serde_yaml_ng::to_string(&locked).unwrap()).unwrap();
     std::fs::remove_file(home.join(".codex/agents/kit-agent.toml")).unwrap();
     std::fs::remove_dir_all(home.join(".agents/skills/kit-skill")).unwrap();
