@@ -187,18 +187,22 @@ impl<'r> Plan<'r> {
         let mut order = platforms.to_vec();
         order.sort_by_key(|p| p.as_str());
         order.dedup();
-        if self.keeping_places
-            && let Some(entry) = self.lock.packages.get(package)
-        {
-            let recorded = |p: &Platform| {
-                entry
-                    .deployed
-                    .iter()
-                    .any(|d| d.platform == *p && d.kind == kind && d.name == artifact)
-            };
-            order.sort_by_key(|p| !recorded(p));
+        if self.keeping_places {
+            order.sort_by_key(|&p| self.recorded_targets(package, p, kind, artifact).is_empty());
         }
         order
+    }
+
+    /// Where the lock file deploys `artifact` of package `package` on `platform`.
+    fn recorded_targets(&self, package: &str, platform: Platform, kind: ArtifactKind, artifact: &str) -> Vec<&str> {
+        self.lock.packages.get(package).map_or_else(Vec::new, |entry| {
+            entry
+                .deployed
+                .iter()
+                .filter(|d| d.platform == platform && d.kind == kind && d.name == artifact)
+                .map(|d| d.target.as_str())
+                .collect()
+        })
     }
 
     /// Where `artifact` of package `package` goes on `platform`: where the
@@ -214,28 +218,13 @@ impl<'r> Plan<'r> {
         let global = self.roots.global;
         // An agent that took no artifact of a type when the lock was written
         // gets none from a restore (the lock would change).
-        if self.keeping_places
-            && platform.gained_place(kind, global)
-            && let Some(entry) = self.lock.packages.get(package)
-            && !entry
-                .deployed
-                .iter()
-                .any(|d| d.platform == platform && d.kind == kind && d.name == artifact)
-        {
+        let recorded = || self.recorded_targets(package, platform, kind, artifact);
+        if self.keeping_places && platform.gained_place(kind, global) && recorded().is_empty() {
             return None;
         }
-        let recorded = |target: &Target| {
-            let key = target_key(target);
-            self.lock.packages.get(package).is_some_and(|entry| {
-                entry
-                    .deployed
-                    .iter()
-                    .any(|d| d.platform == platform && d.kind == kind && d.name == artifact && d.target == key)
-            })
-        };
         if self.keeping_places
             && let Some(former) = deploy::former_target(kind, artifact, platform, global)
-            && recorded(&former)
+            && recorded().contains(&target_key(&former).as_str())
         {
             return Some((former, platform.former_slot(kind)?.format));
         }

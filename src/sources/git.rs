@@ -335,8 +335,8 @@ fn with_alloc_limit(repo: &Repository, limit: usize) -> std::io::Result<Reposito
     Ok(limited)
 }
 
-/// Whether `dir` holds no `HEAD` and, besides the caches of repositories
-/// inside this one, only what a killed [`init_around`] left: its staging
+/// Whether `dir` holds, besides the caches of repositories inside this one,
+/// only what a killed [`init_around`] left: its staging
 /// folder, and entries of a new bare repository (all of them files or
 /// folders of no cache).
 fn holds_only_caches(dir: &Path) -> bool {
@@ -353,7 +353,7 @@ fn holds_only_caches(dir: &Path) -> bool {
             name == cache::STAGING || NEW_REPOSITORY.iter().any(|own| name == *own)
         })
     });
-    only && nested && !dir.join("HEAD").exists()
+    only && nested
 }
 
 /// Makes an empty bare repository in `dir`, which holds the caches of
@@ -450,7 +450,8 @@ impl GitCache {
     /// replaced the next time.
     pub fn open_or_create(dir: &Path) -> Result<(Self, bool)> {
         let empty = std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(true);
-        let around = !empty && holds_only_caches(dir);
+        // A repository already (the usual case) is never walked.
+        let around = !empty && !dir.join("HEAD").exists() && holds_only_caches(dir);
         if empty {
             std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
             gix::init_bare(dir).map_err(|e| cache_not_created(dir, e))?;
