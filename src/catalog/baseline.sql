@@ -252,6 +252,14 @@ CREATE TABLE "artifact_version_files" (
 CREATE INDEX package_artifacts_awaiting_source ON package_artifacts (source_url, kind, path)
     WHERE source_url IS NOT NULL;
 
+CREATE TABLE restored_commits (
+    cache_key     TEXT    NOT NULL,   -- cache/git/<cache_key>
+    commit_id     TEXT    NOT NULL,   -- 40 hex digits
+    project_root  TEXT    NOT NULL,   -- where `.aam/aam-lock.yaml` named it
+    used_at       TEXT    NOT NULL,   -- RFC 3339: the last restore that took it
+    PRIMARY KEY (cache_key, commit_id, project_root)
+) WITHOUT ROWID;
+
 INSERT INTO meta VALUES ('generation', '0');
 
 PRAGMA analysis_limit = 2000;

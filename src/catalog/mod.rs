@@ -24,6 +24,7 @@ mod packages;
 mod plans;
 mod projects;
 mod registries;
+mod restores;
 mod skills;
 mod sources;
 mod versions;
@@ -49,6 +50,7 @@ pub use ids::{ArtifactId, PackageId, ProjectId, SourceId};
 pub use packages::{InstallRecord, NewPackage, PackageMember};
 pub use projects::{ProjectArtifactRow, ProjectChanges, ProjectFilter};
 pub use registries::{PackageFilter, PackageSearchRow, RegistryPackageRecord};
+pub use restores::RestoredCommit;
 pub use skills::{SkillFile, SkillRow};
 pub use sources::{NewSource, SourceRecord};
 pub use versions::{ArtifactVersion, DigestRowMismatches};
@@ -397,7 +399,7 @@ fn bump_generation(tx: &Transaction<'_>) -> Result<u64> {
 /// Every process opening the catalog compares it with the catalog's version, and
 /// building refinery's runner to read it compiles a regex (half a millisecond of
 /// a 10 ms lookup).
-const LATEST_MIGRATION: i64 = 22;
+const LATEST_MIGRATION: i64 = 23;
 
 fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
     let latest = LATEST_MIGRATION;
@@ -1051,7 +1053,7 @@ mod tests {
                  DROP TABLE artifact_version_files; DROP TABLE artifact_versions;
                  DROP INDEX project_artifacts_main_file; ALTER TABLE project_files DROP COLUMN ctime_ns;
                  DROP TABLE written_files; DROP INDEX package_artifacts_awaiting_source; ALTER TABLE package_artifacts DROP COLUMN source_url;
-                 DELETE FROM refinery_schema_history WHERE version >= 11",
+                 DROP TABLE restored_commits; DELETE FROM refinery_schema_history WHERE version >= 11",
             )
             .unwrap();
         assert_eq!(analyzed(&catalog), 0);
@@ -1089,7 +1091,7 @@ mod tests {
             .execute_batch(
                 "ALTER TABLE projects DROP COLUMN artifact_count; ALTER TABLE project_files DROP COLUMN ctime_ns;
                  DROP TABLE written_files; ALTER TABLE artifact_versions DROP COLUMN digests;
-                 DROP INDEX package_artifacts_awaiting_source; ALTER TABLE package_artifacts DROP COLUMN source_url; DELETE FROM refinery_schema_history WHERE version >= 15",
+                 DROP INDEX package_artifacts_awaiting_source; ALTER TABLE package_artifacts DROP COLUMN source_url; DROP TABLE restored_commits; DELETE FROM refinery_schema_history WHERE version >= 15",
             )
             .unwrap();
         drop(catalog);

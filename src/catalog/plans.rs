@@ -60,6 +60,8 @@ const SMALL_TABLES: &[&str] = &[
     "dismissed_defaults",
     "projects",
     "refinery_schema_history",
+    // A row per project and commit a lock restore took from the git cache.
+    "restored_commits",
     "sqlite_schema",
     "sqlite_master",
     "sqlite_stat1",

@@ -624,7 +624,7 @@ mod tests {
             .conn
             .execute_batch(
                 "ALTER TABLE artifact_versions DROP COLUMN digests; DROP INDEX package_artifacts_awaiting_source; ALTER TABLE package_artifacts DROP COLUMN source_url;
-                 DELETE FROM refinery_schema_history WHERE version >= 20",
+                 DROP TABLE restored_commits; DELETE FROM refinery_schema_history WHERE version >= 20",
             )
             .unwrap();
         drop(catalog);

@@ -2,7 +2,7 @@
 //! the catalog's generation, each source's git cache, stored originals, and caches
 //! no source uses.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::SystemTime;
 
@@ -99,23 +99,85 @@ pub fn catalog_checks(home: &AamHome, catalog: std::result::Result<&Catalog, &Er
         .map(|s| s.into_iter().map(|s| s.cache_key).collect())
         .unwrap_or_default();
     let unused = unused_caches(home, &known);
+    let restores = unused_restores(home, catalog);
     checks.push(match catalog.installed_digests() {
         Ok(digests) => objects_check(home, &digests),
         Err(e) => HealthCheck::fail(OBJECTS_CHECK, e.message().to_string(), "the catalog file is damaged"),
     });
-    checks.push(if unused.is_empty() {
-        HealthCheck::pass(
+    checks.push(match restores {
+        Err(e) => HealthCheck::fail(FILES_CHECK, e.message().to_string(), "the catalog file is damaged"),
+        Ok(restores) if unused.is_empty() && restores.is_empty() => HealthCheck::pass(
             FILES_CHECK,
             "every cache on disk belongs to a source or keeps commits a lock file names",
-        )
-    } else {
-        HealthCheck::warn(
-            FILES_CHECK,
-            format!("{} caches belong to no source: {}", unused.len(), listed(&unused)),
-            "`aam catalog check --repair` deletes them (a killed `source add` or purge leaves one)",
-        )
+        ),
+        Ok(restores) => {
+            let mut found = Vec::new();
+            if !unused.is_empty() {
+                found.push(format!("{} caches belong to no source: {}", unused.len(), listed(&unused)));
+            }
+            if !restores.is_empty() {
+                let named: Vec<String> = restores
+                    .iter()
+                    .map(|r| format!("{} of {}", crate::sources::short_id(&r.commit), r.cache_key))
+                    .collect();
+                found.push(format!(
+                    "{} commits restored for lock files that no longer name them are kept in the git cache: {}",
+                    restores.len(),
+                    listed(&named)
+                ));
+            }
+            HealthCheck::warn(
+                FILES_CHECK,
+                found.join("; "),
+                "`aam catalog check --repair` deletes them (a killed `source add` or purge leaves a cache; a restore keeps the commits its lock file names)",
+            )
+        }
     });
     checks
+}
+
+/// A commit a restore took from the git cache that no lock file names any more.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct UnusedRestore {
+    /// The cache keeping it (`cache/git/<cache_key>`).
+    pub cache_key: String,
+    /// The commit, 40 hex digits.
+    pub commit: String,
+}
+
+/// The commits restores took from the git cache (each kept under
+/// `refs/aam/locked/<commit>`) that no lock file they were restored for names
+/// any more: its project is gone, or its lock file moved on. A commit is kept
+/// while any of those lock files names it or cannot be read, and so is one no
+/// restore recorded (restored by an aam older than the record).
+pub fn unused_restores(home: &AamHome, catalog: &Catalog) -> crate::error::Result<Vec<UnusedRestore>> {
+    let mut projects: BTreeMap<UnusedRestore, Vec<String>> = BTreeMap::new();
+    for row in catalog.restored_commits()? {
+        let restore = UnusedRestore {
+            cache_key: row.cache_key,
+            commit: row.commit,
+        };
+        projects.entry(restore).or_default().push(row.project_root);
+    }
+    // Each project's lock file is read once: the commits it names, or `None`
+    // when it cannot be read (a missing one names nothing).
+    let mut named: BTreeMap<String, Option<BTreeSet<String>>> = BTreeMap::new();
+    let mut wants = |root: &str, commit: &str| -> bool {
+        let commits = named.entry(root.to_string()).or_insert_with(|| {
+            let lock = crate::packages::lock::read(Path::new(root)).ok()?;
+            Some(lock.packages.into_values().filter_map(|p| p.source_commit).collect())
+        });
+        commits.as_ref().is_none_or(|commits| commits.contains(commit))
+    };
+    let caches = home.git_cache_dir();
+    let mut unused = Vec::new();
+    for (restore, roots) in projects {
+        let wanted = roots.iter().any(|root| wants(root, &restore.commit));
+        if !wanted && crate::sources::cache::keeps_locked_commit(&caches.join(&restore.cache_key), &restore.commit) {
+            unused.push(restore);
+        }
+    }
+    Ok(unused)
 }
 
 /// The digest lookup `aam inventory` finds a copy's origin with, against the

@@ -13,7 +13,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use catalog::{
-    CACHES_CHECK, FILES_CHECK, INDEX_CHECK, OBJECTS_CHECK, VERSIONS_CHECK, catalog_checks, originals, unused_caches,
+    CACHES_CHECK, FILES_CHECK, INDEX_CHECK, OBJECTS_CHECK, UnusedRestore, VERSIONS_CHECK, catalog_checks, originals,
+    unused_caches, unused_restores,
 };
 
 /// How a health check came out.

@@ -94,7 +94,7 @@ pub fn prepare(
 ) -> Result<Prepared> {
     let prepared = match entry.source {
         Origin::Registry => registry(env, name, entry)?,
-        Origin::Source => source(env, catalog, name, entry)?,
+        Origin::Source => source(env, catalog, &roots.root, name, entry)?,
         Origin::Local | Origin::Archive => {
             let path = roots.recorded_location(&entry.source_name);
             // A `./` path leads below the root, links included (a committed
@@ -190,7 +190,13 @@ fn registry(env: &RestoreEnv<'_>, name: &str, entry: &LockedPackage) -> Result<P
     )
 }
 
-fn source(env: &RestoreEnv<'_>, catalog: &Catalog, name: &str, entry: &LockedPackage) -> Result<Prepared> {
+fn source(
+    env: &RestoreEnv<'_>,
+    catalog: &Catalog,
+    project_root: &std::path::Path,
+    name: &str,
+    entry: &LockedPackage,
+) -> Result<Prepared> {
     let invalid = |why: String| {
         Error::new(
             ErrorCode::LockInvalid,
@@ -233,6 +239,12 @@ fn source(env: &RestoreEnv<'_>, catalog: &Catalog, name: &str, entry: &LockedPac
     };
     crate::paths::check_relative(&artifact.path)
         .map_err(|why| invalid(format!("names artifact path `{}`: {why}", artifact.path)))?;
+    // Recorded before the cache is looked at, so a repair running meanwhile
+    // finds the lock file that wants it (a root that is no UTF-8 text is never
+    // recorded: its commits are kept).
+    if let Some(root) = project_root.to_str().filter(|_| project_root.is_absolute()) {
+        catalog.record_restored_commit(&spec.cache_key(), commit_text, root)?;
+    }
     let dir = env.spec.caches.join(spec.cache_key());
     let cached = GitCache::open(&dir).ok().filter(|cache| cache.has_commit(commit));
     let cache = match cached {

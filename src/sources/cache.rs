@@ -44,6 +44,32 @@ pub fn keeps_locked_commits(dir: &Path) -> bool {
     caches_in(dir).iter().any(|cache| keeps(cache))
 }
 
+/// Whether the cache at `dir` keeps `commit` for a lock file ([`locked_ref`]).
+pub fn keeps_locked_commit(dir: &Path, commit: &str) -> bool {
+    GitCache::open(dir).is_ok_and(|cache| cache.has_ref(&locked_ref(commit)))
+}
+
+/// Deletes the ref that keeps `commit` for a lock file in the cache
+/// `cache_key` under `caches`, unless `in_use` says a lock file names it
+/// again, asked once the cache's lock is held (a restore fetching into it
+/// holds that lock). `Ok(false)` when in use or already gone. The cache
+/// itself stays: [`remove_unused`] deletes one nothing keeps any more.
+pub fn remove_locked_commit(
+    caches: &Path,
+    locks: &Path,
+    cache_key: &str,
+    commit: &str,
+    in_use: impl FnOnce() -> Result<bool>,
+) -> Result<bool> {
+    let _lock = lock(locks, caches, cache_key)?;
+    let dir = caches.join(cache_key);
+    if in_use()? || !keeps_locked_commit(&dir, commit) {
+        return Ok(false);
+    }
+    GitCache::open(&dir)?.delete_ref(&locked_ref(commit))?;
+    Ok(true)
+}
+
 /// The folder a cache is made in before its entries move into a folder that
 /// holds the caches of repositories inside it (see `GitCache::open_or_create`).
 pub const STAGING: &str = ".aam-new";

@@ -931,6 +931,12 @@ impl GitCache {
         Ok(())
     }
 
+    /// Whether the cache holds the ref `name`; one that cannot be read is
+    /// taken to be there, so nothing decides on it as if it were gone.
+    pub fn has_ref(&self, name: &str) -> bool {
+        self.repo.try_find_reference(name).map_or(true, |found| found.is_some())
+    }
+
     /// Whether the cache holds a ref below `prefix` (`refs/aam/locked/`); a
     /// cache whose refs cannot be listed is taken to hold one, so nothing
     /// decides on it as if it held none.

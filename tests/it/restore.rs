@@ -402,6 +402,87 @@ fn the_caches_a_restore_fetched_stay_for_the_next_offline_restore() {
     assert!(err["hint"].as_str().unwrap().contains("--force"), "{err}");
 }
 
+/// The `files` check of `aam catalog check` run in `dir` with `home`.
+fn files_check(env: &TestEnv, home: &Path, dir: &Path) -> serde_json::Value {
+    let report = env.aam_with(
+        dir,
+        &[("AAM_HOME", home.to_str().unwrap())],
+        &["--json", "catalog", "check"],
+    );
+    let report: serde_json::Value = serde_json::from_str(&report.stdout).unwrap_or_else(|_| panic!("{report:?}"));
+    let files = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "files");
+    files.unwrap_or_else(|| panic!("{report}")).clone()
+}
+
+#[test]
+fn a_restored_commit_is_kept_while_a_lock_file_names_it_and_collected_after() {
+    let env = TestEnv::new();
+    let proj = pdf_installed(&env);
+    let commit = lock(&proj.dir)["packages"]["pdf"]["source_commit"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Two projects of one machine restore the commit in a fresh home.
+    let twin = env.path("twin");
+    std::fs::create_dir_all(twin.join(".git")).unwrap();
+    std::fs::create_dir_all(twin.join(".aam")).unwrap();
+    std::fs::copy(proj.dir.join(".aam/aam-lock.yaml"), twin.join(".aam/aam-lock.yaml")).unwrap();
+    keep_only_the_lock(&proj.dir);
+    let ci = env.path("ci-home");
+    run(&env, &ci, &proj.dir, &["install", "--frozen"]).ok_json();
+    run(&env, &ci, &twin, &["install", "--frozen"]).ok_json();
+    let cache = ci
+        .join("cache/git/_local")
+        .join(env.path("upstream").strip_prefix("/").unwrap());
+    assert!(cache.join("HEAD").is_file(), "{}", cache.display());
+
+    // Kept while either lock file names it, or one cannot be read.
+    assert_eq!(files_check(&env, &ci, &proj.dir)["status"], "pass");
+    std::fs::remove_dir_all(&twin).unwrap();
+    assert_eq!(files_check(&env, &ci, &proj.dir)["status"], "pass");
+    let pulled = "0123456789abcdef0123456789abcdef01234567";
+    let lock_text = text(proj.dir.join(".aam/aam-lock.yaml"));
+    std::fs::write(proj.dir.join(".aam/aam-lock.yaml"), "packages: [unclosed\n").unwrap();
+    assert_eq!(
+        files_check(&env, &ci, &proj.dir)["status"],
+        "pass",
+        "an unreadable lock keeps it"
+    );
+    run(&env, &ci, &proj.dir, &["catalog", "check", "--repair"]).ok_json();
+    assert!(cache.join("HEAD").is_file());
+
+    // A teammate's upgrade pulled: no lock file names the commit any more.
+    std::fs::write(proj.dir.join(".aam/aam-lock.yaml"), lock_text.replace(&commit, pulled)).unwrap();
+    let files = files_check(&env, &ci, &proj.dir);
+    assert_eq!(files["status"], "warn", "{files}");
+    let message = files["message"].as_str().unwrap();
+    assert!(
+        message.contains("1 commits restored for lock files that no longer name them")
+            && message.contains(&commit[..12]),
+        "{files}"
+    );
+    let repaired = run(&env, &ci, &proj.dir, &["catalog", "check", "--repair"]).ok_json();
+    let actions: Vec<&str> = repaired["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .inspect(|a| assert_eq!(a["ok"], true, "{a}"))
+        .map(|a| a["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(actions.len(), 2, "{repaired}");
+    assert!(
+        actions[0].contains(&commit) && actions[0].contains("no lock file names it"),
+        "{repaired}"
+    );
+    assert!(actions[1].contains("no source uses"), "{repaired}");
+    assert!(!cache.exists(), "the cache that kept only that commit is deleted");
+    assert_eq!(files_check(&env, &ci, &proj.dir)["status"], "pass");
+}
+
 #[test]
 fn offline_uses_only_what_is_in_aam_home() {
     let env = TestEnv::new();

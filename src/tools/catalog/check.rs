@@ -22,7 +22,7 @@ pub struct Check;
 impl Tool for Check {
     const NAME: &'static str = "aam_catalog_check";
     const TITLE: &'static str = "Check the catalog";
-    const DESCRIPTION: &'static str = "Check the catalog without changing anything: SQLite integrity (a quick check, skipped while the catalog is unchanged since one passed; `full` for the complete one, with foreign keys and artifact rows without file rows or text), migrations current, the search index readable and at the catalog's generation, each source's indexed commit present in its git cache, stored originals of installed files (missing or unused), and caches no source uses. Each check passes, warns or fails with a suggestion. Next: `aam_catalog_repair` fixes the index and the caches.";
+    const DESCRIPTION: &'static str = "Check the catalog without changing anything: SQLite integrity (a quick check, skipped while the catalog is unchanged since one passed; `full` for the complete one, with foreign keys and artifact rows without file rows or text), migrations current, the search index readable and at the catalog's generation, each source's indexed commit present in its git cache, stored originals of installed files (missing or unused), and caches no source uses or restored commits no lock file names any more. Each check passes, warns or fails with a suggestion. Next: `aam_catalog_repair` fixes the index and the caches.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
     const EXAMPLES: &'static [Example] = &[Example {

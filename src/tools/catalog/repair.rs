@@ -1,5 +1,5 @@
 //! `aam_catalog_repair`: fix what the checks find and can be fixed without losing
-//! anything (index, git caches, caches no source uses, unused originals, the
+//! anything (index, git caches, restored commits no lock file names, caches no source uses, unused originals, the
 //! digest lookup of versions).
 
 use schemars::JsonSchema;
@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{ErrorCode, Result};
 use crate::health::{
     CACHES_CHECK, CheckStatus, FILES_CHECK, HealthCheck, HealthReport, INDEX_CHECK, OBJECTS_CHECK, VERSIONS_CHECK,
-    catalog_checks, originals, unused_caches,
+    catalog_checks, originals, unused_caches, unused_restores,
 };
 use crate::packages::store::ObjectStore;
 use crate::search::{IndexState, SearchIndex};
@@ -57,7 +57,7 @@ pub struct Repair;
 impl Tool for Repair {
     const NAME: &'static str = "aam_catalog_repair";
     const TITLE: &'static str = "Repair the catalog";
-    const DESCRIPTION: &'static str = "Run the catalog checks and fix what can be fixed without losing anything: rebuild a damaged or stale search index from the catalog, fetch each source's indexed commit again into a missing or damaged git cache, delete git caches no source uses (a killed add or purge leaves one; a command still using one is waited for), delete stored originals no install uses (older than ten minutes), and (with `full`) bring the lookup of file digests to versions back in step with the digests each version keeps (a version whose own digests are damaged keeps its lookup rows). Says what it did and checks again. Other damaged catalog rows are reported (with `full`), not repaired.";
+    const DESCRIPTION: &'static str = "Run the catalog checks and fix what can be fixed without losing anything: rebuild a damaged or stale search index from the catalog, fetch each source's indexed commit again into a missing or damaged git cache, delete the commits restores kept in the git cache that no lock file names any more, then git caches no source uses (a killed add or purge leaves one; a command still using one is waited for), delete stored originals no install uses (older than ten minutes), and (with `full`) bring the lookup of file digests to versions back in step with the digests each version keeps (a version whose own digests are damaged keeps its lookup rows). Says what it did and checks again. Other damaged catalog rows are reported (with `full`), not repaired.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
     const OPEN_WORLD: bool = true;
@@ -130,10 +130,38 @@ impl Tool for Repair {
         }
         if failing(FILES_CHECK) {
             let catalog = ctx.catalog()?;
+            let caches = ctx.home.git_cache_dir();
+            for restore in unused_restores(&ctx.home, &catalog)? {
+                // Asked again under the cache's lock: a restore may have taken it meanwhile.
+                let outcome = crate::sources::cache::remove_locked_commit(
+                    &caches,
+                    &ctx.home.locks_dir(),
+                    &restore.cache_key,
+                    &restore.commit,
+                    || Ok(!unused_restores(&ctx.home, &catalog)?.contains(&restore)),
+                )
+                .and_then(|removed| {
+                    if removed {
+                        catalog.forget_restored_commit(&restore.cache_key, &restore.commit)?;
+                    }
+                    Ok(removed)
+                });
+                if matches!(outcome, Ok(false)) {
+                    continue;
+                }
+                actions.push(RepairAction {
+                    check: FILES_CHECK.to_string(),
+                    action: format!(
+                        "deleted commit {} of `{}` from the git cache: no lock file names it any more",
+                        restore.commit, restore.cache_key
+                    ),
+                    ok: outcome.is_ok(),
+                    error: outcome.err().map(|e| e.message().to_string()),
+                });
+            }
             let used =
                 || -> Result<Vec<String>> { Ok(catalog.list_sources()?.into_iter().map(|s| s.cache_key).collect()) };
             for key in unused_caches(&ctx.home, &used()?) {
-                let caches = ctx.home.git_cache_dir();
                 // A cache nested in this one's folder (a local repository inside
                 // another) goes with it: kept while a source uses either.
                 let nested = format!("{key}/");
