@@ -52,6 +52,10 @@ pub enum Format {
     /// (`tools` that is not a mapping, a `color` that is not `#rrggbb`, a
     /// `model` without its `provider/` prefix).
     OpencodeAgent,
+    /// A Cursor subagent: [`Format::NamedAgent`] without a Claude Code model
+    /// alias (`sonnet`, `opus`, `haiku`, `opusplan`), which is no Cursor
+    /// model: Cursor takes `inherit`, `fast` or one of its model ids.
+    CursorAgent,
 }
 
 impl Format {
@@ -66,6 +70,7 @@ impl Format {
             Format::CodexAgent => "codex-agent",
             Format::MinimalAgent => "minimal-agent",
             Format::OpencodeAgent => "opencode-agent",
+            Format::CursorAgent => "cursor-agent",
         }
     }
 }
@@ -277,7 +282,7 @@ agents! {
         name: "Cursor",
         stored: "cursor",
         skills: skills(".cursor/skills", "~/.cursor/skills"),
-        agents: files(Some(".cursor/agents"), Some("~/.cursor/agents"), ".md", Format::NamedAgent),
+        agents: files(Some(".cursor/agents"), Some("~/.cursor/agents"), ".md", Format::CursorAgent),
         prompts: files(Some(".cursor/commands"), Some("~/.cursor/commands"), ".md", Format::Verbatim),
         rules: files(Some(".cursor/rules"), Some("~/.cursor/rules"), ".mdc", Format::CursorRule),
         project_markers: &[".cursor"],
@@ -936,9 +941,12 @@ pub const FORMER_PLACES: &[(Platform, ArtifactKind, Slot)] = &[
 /// Formats earlier versions of aam wrote at a place the agent table still
 /// uses: a restore writes what the lock file records in them (see
 /// `crate::install::plan`). OpenCode agents were copied as they are, and
-/// OpenCode refuses every agent when one has a Claude `tools` list.
-pub const FORMER_FORMATS: &[(Platform, ArtifactKind, Format)] =
-    &[(Platform::Opencode, ArtifactKind::Agent, Format::Verbatim)];
+/// OpenCode refuses every agent when one has a Claude `tools` list; Cursor
+/// agents kept a Claude model alias.
+pub const FORMER_FORMATS: &[(Platform, ArtifactKind, Format)] = &[
+    (Platform::Opencode, ArtifactKind::Agent, Format::Verbatim),
+    (Platform::Cursor, ArtifactKind::Agent, Format::NamedAgent),
+];
 
 /// Places the agent table gave an agent that took no artifact of a type
 /// there in earlier versions of aam (`true`: in the home folder, `false`: in

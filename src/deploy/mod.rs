@@ -220,9 +220,18 @@ fn render_as(rendering: Rendering, format: Format, name: &str, description: Opti
             }
             fields.entry("description").or_insert(Value::String(description));
         }
-        Format::NamedAgent => {
+        Format::NamedAgent | Format::CursorAgent => {
             fields.insert("name".into(), Value::String(name.to_string()));
             fields.entry("description").or_insert(Value::String(description));
+            const CLAUDE_MODELS: [&str; 4] = ["sonnet", "opus", "haiku", "opusplan"];
+            if format == Format::CursorAgent
+                && fields
+                    .get("model")
+                    .and_then(Value::as_str)
+                    .is_some_and(|model| CLAUDE_MODELS.contains(&model))
+            {
+                fields.remove("model");
+            }
         }
         Format::MinimalAgent => {
             fields.clear();
@@ -473,6 +482,17 @@ mod tests {
             opencode,
             "---\nname: rev\ndescription: Reviews code\nmode: subagent\n---\n\nYou review.\n"
         );
+        // Cursor has no model named like Claude Code's aliases: the agent
+        // inherits the session's; its own names stay.
+        let cursor = render(Format::CursorAgent, "rev", CLAUDE_AGENT);
+        assert!(
+            !cursor.contains("model:") && cursor.contains("tools: Read, Grep"),
+            "{cursor}"
+        );
+        for kept in ["inherit", "fast", "gpt-5"] {
+            let agent = format!("---\nname: rev\ndescription: Reviews\nmodel: {kept}\n---\nReview.\n");
+            assert_eq!(render(Format::CursorAgent, "rev", &agent), agent);
+        }
         // What OpenCode takes stays as written.
         let native = "---\ndescription: Plans\nmode: subagent\nmodel: anthropic/claude-sonnet-4\ntools:\n  write: false\ncolor: '#ff8800'\n---\nPlan.\n";
         assert_eq!(render(Format::OpencodeAgent, "plan", native), native);

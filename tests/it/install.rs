@@ -1784,6 +1784,45 @@ fn an_opencode_agent_copied_as_it_was_restores_as_recorded() {
     assert_eq!(text(proj.dir.join(key)), copied);
 }
 
+/// Cursor agents were `named-agent` files, which kept a Claude Code model alias
+/// Cursor has no model for; now they are `cursor-agent`, without it. A lock
+/// file recording the earlier rendering restores it byte for byte, and an
+/// install renders anew.
+#[test]
+fn a_cursor_agent_leaves_out_a_claude_model_and_restores_as_recorded() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    let source = "---\ndescription: kit agent\nmodel: sonnet\n---\nYou are the kit agent.\n";
+    std::fs::write(kit.join("agents/kit-agent.md"), source).unwrap();
+    let kit = kit.to_str().unwrap();
+    run_in(&env, &proj.dir, &["install", kit, "--platform", "cursor"]).ok_json();
+    let key = ".cursor/agents/kit-agent.md";
+    let written = text(proj.dir.join(key));
+    assert_eq!(
+        written,
+        "---\ndescription: kit agent\nname: kit-agent\n---\n\nYou are the kit agent.\n"
+    );
+
+    let former = aam::deploy::render(aam::agents::Format::NamedAgent, "kit-agent", source);
+    assert!(former.contains("model: sonnet"), "{former}");
+    let mut locked = lock(&proj.dir);
+    let digest = blake3::hash(former.as_bytes()).to_hex().to_string();
+    recorded_at(&mut locked["packages"]["kit"], key, key, Some(&digest));
+    std::fs::write(
+        proj.dir.join(".aam/aam-lock.yaml"),
+        serde_yaml_ng::to_string(&locked).unwrap(),
+    )
+    .unwrap();
+    std::fs::remove_file(proj.dir.join(key)).unwrap();
+    run_in(&env, &proj.dir, &["install", "--frozen"]).ok_json();
+    assert_eq!(text(proj.dir.join(key)), former);
+    assert_eq!(run_in(&env, &proj.dir, &["verify", "kit"]).ok_json()["is_clean"], true);
+
+    run_in(&env, &proj.dir, &["install", kit, "--platform", "cursor", "--force"]).ok_json();
+    assert_eq!(text(proj.dir.join(key)), written);
+}
+
 /// Gemini CLI took no agents when an older aam wrote this lock file: a
 /// restore deploys only what the lock records (`--frozen` passes, the lock
 /// stays as it is), and an install of the package adds the agent.
