@@ -1351,6 +1351,56 @@ mod tests {
         );
     }
 
+    /// An ignore file is never read through a link (the `ignore` crate would
+    /// open `/dev/zero` and read until memory runs out), nor when it is not a
+    /// plain file or is over 1 MiB: the root's fails the walk, a folder's is
+    /// left out of the catalog's record (packaging fails instead) until the
+    /// file is replaced, on a refresh too.
+    #[test]
+    fn an_ignore_file_that_is_a_link_or_too_large_is_never_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("project");
+        write_in(&root, "skills/a/SKILL.md", "---\nname: a\n---\n");
+        write_in(&root, "skills/x/SKILL.md", "---\nname: x\n---\n");
+        write_in(dir.path(), "elsewhere", "*.md\n");
+        age(&root);
+        let mut catalog = Catalog::open(&dir.path().join("catalog.db")).unwrap();
+        let paths = |catalog: &mut Catalog| -> Vec<String> {
+            let id = current(catalog, &root, false).unwrap();
+            let artifacts = catalog.project_artifacts(id).unwrap().into_iter();
+            artifacts.map(|a| a.path).collect()
+        };
+        assert_eq!(paths(&mut catalog), ["skills/a", "skills/x"]);
+        let link = root.join("skills/x/.gitignore");
+        for target in ["/dev/zero", dir.path().join("elsewhere").to_str().unwrap()] {
+            std::os::unix::fs::symlink(target, &link).unwrap();
+            let refused = tree::walk(&root, 100, tree::Unreadable::Fail).unwrap_err();
+            assert_eq!(refused.code(), ErrorCode::IoError);
+            assert!(
+                refused.message().contains("`skills/x/.gitignore`") && refused.message().contains("is a link"),
+                "{}",
+                refused.message()
+            );
+            assert_eq!(paths(&mut catalog), ["skills/a"], "a refresh: {target}");
+            std::fs::remove_file(&link).unwrap();
+            assert_eq!(paths(&mut catalog), ["skills/a", "skills/x"]);
+        }
+        std::fs::create_dir(root.join("skills/x/.ignore")).unwrap();
+        assert_eq!(paths(&mut catalog), ["skills/a"], "a folder");
+        std::fs::remove_dir(root.join("skills/x/.ignore")).unwrap();
+        std::fs::write(&link, "#".repeat((1 << 20) + 1)).unwrap();
+        let refused = tree::walk(&root, 100, tree::Unreadable::Fail).unwrap_err();
+        assert!(refused.message().contains("larger than 1 MiB"), "{}", refused.message());
+        std::fs::write(&link, "#\n").unwrap();
+        assert_eq!(paths(&mut catalog), ["skills/a", "skills/x"]);
+        // The root's: an error, not an empty project.
+        std::os::unix::fs::symlink("/dev/zero", root.join(".gitignore")).unwrap();
+        let refused = current(&mut catalog, &root, false).unwrap_err();
+        assert_eq!(refused.code(), ErrorCode::IoError);
+        assert!(refused.message().contains("`.gitignore`"), "{}", refused.message());
+        assert!(refused.hint().unwrap().contains("plain file"), "{refused:?}");
+    }
+
     /// Sets every mtime under `dir` an hour back, out of the racy window.
     fn age(dir: &Path) {
         let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);

@@ -188,7 +188,7 @@ pub struct InPlace {
 
 /// When what `moved` reports leaves every path in place (files edited, folders
 /// whose listing still holds exactly the folders and files `recorded` in them, no
-/// ignore file touched), the new stat data of the moved folders and files; `None`
+/// ignore file touched or refused), the new stat data of the moved folders and files; `None`
 /// when a path may have come or gone, and [`apply`] must find out (with the
 /// listings taken here, in `listings`).
 pub fn restat_in_place(
@@ -220,6 +220,11 @@ pub fn restat_in_place(
         }
         let now = now_ns();
         for (dir, mut expected) in children {
+            // A link is no entry of a listing: one that came as an ignore
+            // file leaves the folder out ([`Walker::relist`]).
+            if refused_ignore_file(&root.join(dir)).is_some() {
+                return None;
+            }
             let listed = listings.get_or_list(root, dir, now)?;
             expected.retain(|(name, _)| listed.covers(name));
             let listed = &listed.entries;
@@ -493,9 +498,15 @@ impl<'a> Walker<'a> {
     /// folders leading to `dir`, which the caller skips ([`levels`] of them
     /// above `dir`): their ignore files apply inside `dir` as git applies them,
     /// and none above the root is read.
-    fn builder(&self, dir: &str, only: OnlyNames) -> (ignore::WalkBuilder, Arc<Mutex<Vec<PathBuf>>>) {
-        let packages = Arc::new(Mutex::new(Vec::new()));
-        let found = Arc::clone(&packages);
+    ///
+    /// A folder whose ignore file the walk must not read ([`refused_ignore_file`])
+    /// is not entered: it goes to the returned list too. The root's fails the walk.
+    fn builder(&self, dir: &str, only: OnlyNames) -> Result<(ignore::WalkBuilder, Arc<Mutex<Met>>)> {
+        if let Some(file) = refused_ignore_file(self.root) {
+            return Err(refused_ignore_error(self.root, &file));
+        }
+        let met = Arc::new(Mutex::new(Met::default()));
+        let found = Arc::clone(&met);
         let root = self.root.to_path_buf();
         let above = levels(dir);
         let dir = dir.to_string();
@@ -503,37 +514,45 @@ impl<'a> Walker<'a> {
         walk.hidden(false).parents(false).follow_links(false);
         git_ignore_rules(&mut walk, self.root);
         walk.filter_entry(move |entry| {
-            if entry.depth() <= above {
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            let entered = if entry.depth() <= above {
                 // Only the folders leading to `dir`, and `dir` itself.
                 let Some(relative) = entry.path().strip_prefix(&root).ok().and_then(Path::to_str) else {
                     return false;
                 };
-                return dir == relative
+                dir == relative
                     || dir.strip_prefix(relative).is_some_and(|rest| rest.starts_with('/'))
-                    || relative.is_empty();
-            }
-            let name = entry.file_name().to_string_lossy();
-            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            if entry.depth() == above + 1
-                && only
-                    .as_ref()
-                    .is_some_and(|only| !takes(only, entry.file_name(), is_dir))
-            {
-                return false;
-            }
-            if is_dir && (scan::IGNORED_DIRS.contains(&name.as_ref()) || PROJECT_IGNORED.contains(&name.as_ref())) {
-                return false;
-            }
-            // A package made from the project holds copies of its artifacts, not new ones.
-            if is_dir && entry.path().join(MANIFEST_FILE).is_file() {
-                if let Ok(mut list) = found.lock() {
-                    list.push(entry.path().to_path_buf());
+                    || relative.is_empty()
+            } else {
+                let name = entry.file_name().to_string_lossy();
+                if entry.depth() == above + 1
+                    && only
+                        .as_ref()
+                        .is_some_and(|only| !takes(only, entry.file_name(), is_dir))
+                {
+                    return false;
+                }
+                if is_dir && (scan::IGNORED_DIRS.contains(&name.as_ref()) || PROJECT_IGNORED.contains(&name.as_ref())) {
+                    return false;
+                }
+                // A package made from the project holds copies of its artifacts, not new ones.
+                if is_dir && entry.path().join(MANIFEST_FILE).is_file() {
+                    if let Ok(mut met) = found.lock() {
+                        met.packages.push(entry.path().to_path_buf());
+                    }
+                    return false;
+                }
+                true
+            };
+            if entered && is_dir && refused_ignore_file(entry.path()).is_some() {
+                if let Ok(mut met) = found.lock() {
+                    met.refused.push(entry.path().to_path_buf());
                 }
                 return false;
             }
-            true
+            entered
         });
-        (walk, packages)
+        Ok((walk, met))
     }
 
     fn relative(&self, path: &Path) -> Option<String> {
@@ -551,7 +570,7 @@ impl<'a> Walker<'a> {
 
     /// Records everything in the project.
     fn walk_all(&mut self, tree: &mut Tree, then: Unreadable) -> Result<()> {
-        let (walk, packages) = self.builder("", None);
+        let (walk, met) = self.builder("", None)?;
         let mut unreadable = Vec::new();
         for entry in walk.build() {
             let entry = match entry {
@@ -588,7 +607,7 @@ impl<'a> Walker<'a> {
             );
             self.record_unreadable(tree, relative);
         }
-        self.record_packages(tree, &packages)
+        self.record_met(tree, &met, then)
     }
 
     /// Records the folder `relative`, which cannot be listed, with its mtime
@@ -626,15 +645,42 @@ impl<'a> Walker<'a> {
         Ok(())
     }
 
-    fn record_packages(&mut self, tree: &mut Tree, packages: &Mutex<Vec<PathBuf>>) -> Result<()> {
-        let list = packages.lock().map(|l| l.clone()).unwrap_or_default();
-        for path in list {
+    /// Records what the walk's filter met: package folders (as folders, not
+    /// entered), and folders left out for an ignore file it must not read
+    /// (recorded empty; `then` says whether that fails the walk instead).
+    fn record_met(&mut self, tree: &mut Tree, met: &Mutex<Met>, then: Unreadable) -> Result<()> {
+        let met = met.lock().map(|m| m.clone()).unwrap_or_default();
+        for path in met.packages {
             if let Some(relative) = self.relative(&path) {
                 self.count()?;
                 tree.dirs.insert(relative, dir_mtime(&path, self.now).unwrap_or(-1));
             }
         }
+        for folder in met.refused {
+            let file = refused_ignore_file(&folder).unwrap_or_else(|| folder.join(".gitignore"));
+            if then == Unreadable::Fail {
+                return Err(refused_ignore_error(self.root, &file));
+            }
+            let Some(relative) = self.relative(&folder) else {
+                continue;
+            };
+            self.count()?;
+            tree.dirs
+                .insert(relative.clone(), dir_mtime(&folder, self.now).unwrap_or(-1));
+            self.leave_out_refused(tree, relative, &file);
+        }
         Ok(())
+    }
+
+    /// Leaves out what the folder `relative` holds, for `file`, an ignore
+    /// file a walk must not read: the folder stays recorded with its mtime,
+    /// so it is watched and listed again once that file is replaced or gone.
+    fn leave_out_refused(&self, tree: &mut Tree, relative: String, file: &Path) {
+        tracing::warn!(
+            "{}: the folder's artifacts are left out until it is a plain file",
+            refused_ignore_message(self.root, file)
+        );
+        remove_under(tree, &relative, false);
     }
 
     /// Lists `dir` again after its mtime moved; `true` when an ignore file came
@@ -670,6 +716,15 @@ impl<'a> Walker<'a> {
         tree.dirs.insert(dir.to_string(), listed.mtime);
         if !dir.is_empty() && full.join(MANIFEST_FILE).is_file() {
             remove_under(tree, dir, false);
+            return Ok(false);
+        }
+        // Not entered while its ignore file is one a walk must not read (a
+        // link is not in the listing: the walk's filter never sees it here).
+        if let Some(file) = refused_ignore_file(&full) {
+            if dir.is_empty() {
+                return Err(refused_ignore_error(self.root, &file));
+            }
+            self.leave_out_refused(tree, dir.to_string(), &file);
             return Ok(false);
         }
         let prefix = if dir.is_empty() {
@@ -714,7 +769,7 @@ impl<'a> Walker<'a> {
         // parallel one, on one thread, leaves the other names out before
         // opening anything, so a new skill in a folder of 100,000 opens one
         // folder. The same walk goes on into the new folders.
-        let (walk, packages) = self.builder(dir, Some(Arc::new(new)));
+        let (walk, met) = self.builder(dir, Some(Arc::new(new)))?;
         let above = levels(dir);
         let (entries, unreadable) = listed_by(walk);
         for entry in entries {
@@ -734,9 +789,52 @@ impl<'a> Walker<'a> {
                 self.record_unreadable(tree, relative);
             }
         }
-        self.record_packages(tree, &packages)?;
+        self.record_met(tree, &met, Unreadable::LeaveOut)?;
         Ok(false)
     }
+}
+
+/// What a walk's filter met besides the entries it yields.
+#[derive(Debug, Clone, Default)]
+struct Met {
+    /// Package folders, recorded as folders and not entered.
+    packages: Vec<PathBuf>,
+    /// Folders not entered for an ignore file the walk must not read.
+    refused: Vec<PathBuf>,
+}
+
+/// The largest ignore file a walk reads: real ones hold a few KiB, and the
+/// `ignore` crate reads one whole.
+const MAX_IGNORE_FILE_BYTES: u64 = 1 << 20;
+
+/// The ignore file (`.gitignore`, `.ignore`) of the folder `dir` that a walk
+/// must not read, when there is one: a link (git follows none either; one
+/// can lead out of the project, or to a device that never ends), anything
+/// else but a plain file, or a file over 1 MiB. The `ignore` crate opens the
+/// ignore files of each folder it enters through links and reads them whole,
+/// so a walk does not enter a folder holding one (see `Walker::builder`).
+pub fn refused_ignore_file(dir: &Path) -> Option<PathBuf> {
+    IGNORE_FILES.iter().map(|name| dir.join(name)).find(|file| {
+        std::fs::symlink_metadata(file).is_ok_and(|meta| !meta.is_file() || meta.len() > MAX_IGNORE_FILE_BYTES)
+    })
+}
+
+/// What is wrong with `file`, an ignore file [`refused_ignore_file`] found
+/// under `root`.
+fn refused_ignore_message(root: &Path, file: &Path) -> String {
+    let shown = file.strip_prefix(root).unwrap_or(file).display();
+    let what = match std::fs::symlink_metadata(file) {
+        Ok(meta) if meta.file_type().is_symlink() => "is a link, which aam does not follow (git does not either)",
+        Ok(meta) if meta.is_file() => "is larger than 1 MiB",
+        _ => "is not a plain file",
+    };
+    format!("the ignore file `{shown}` in `{}` {what}", root.display())
+}
+
+/// The error of a walk that meets `file`, an ignore file it must not read.
+fn refused_ignore_error(root: &Path, file: &Path) -> Error {
+    Error::new(ErrorCode::IoError, refused_ignore_message(root, file))
+        .with_hint("replace it with a plain file of the patterns it should hold, or delete it")
 }
 
 /// Makes `walk` (which starts at `root`, a project or a repository's work

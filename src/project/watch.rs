@@ -813,7 +813,14 @@ mod imp {
                                 .filter(|path| self.unreadable.contains(path))
                         });
                         if let Some(touched) = &mut self.touched {
-                            let what = name.map_or(Touched::Whole, |name| Touched::Named(BTreeSet::from([name])));
+                            // An ignore file's name touches its whole folder: one
+                            // that was refused left the folder out of the record.
+                            let what = match name {
+                                Some(name) if !crate::project::tree::is_ignore_file(&name) => {
+                                    Touched::Named(BTreeSet::from([name]))
+                                }
+                                _ => Touched::Whole,
+                            };
                             touch(touched, &dir, what);
                             if let Some(child) = child {
                                 touch(touched, &child, Touched::Whole);
@@ -1519,16 +1526,24 @@ mod tests {
         assert_eq!(again, ["skills/a one", "skills/b two", "skills/c three"]);
     }
 
-    /// An ignore file that is a link to a file outside the project is read
-    /// through the link by the `ignore` crate's walk (the CLI path does the
-    /// same), and the target's edits are never seen.
+    /// An ignore file that is a link (here to a file outside the project) is
+    /// never read through it: the `ignore` crate would, so the walk refuses
+    /// the root's, and leaves out a folder holding one until it is a plain
+    /// file again.
     #[test]
-    #[ignore = "pre-existing, shared with the CLI path: the ignore crate opens a linked .gitignore"]
     fn a_linked_gitignore_is_not_followed() {
         let mut p = Project::new(Backend::Inotify);
         write(p._dir.path(), "elsewhere", "skills/\n");
-        std::os::unix::fs::symlink(p._dir.path().join("elsewhere"), p.root.join(".gitignore")).unwrap();
+        std::os::unix::fs::symlink(p._dir.path().join("elsewhere"), p.root.join("skills/a/.gitignore")).unwrap();
+        assert_eq!(p.call().0, ["skills/b two"]);
+        std::fs::remove_file(p.root.join("skills/a/.gitignore")).unwrap();
         assert_eq!(p.call().0, ["skills/a one", "skills/b two"]);
+        std::os::unix::fs::symlink(p._dir.path().join("elsewhere"), p.root.join(".gitignore")).unwrap();
+        let refused = p.watches.current_answer(&mut p.catalog, &p.root, false).unwrap_err();
+        assert!(
+            refused.message().contains("`.gitignore`") && refused.message().contains("is a link"),
+            "{refused:?}"
+        );
     }
 
     /// `.git/info/exclude` is honored by the walk but not recorded, so its

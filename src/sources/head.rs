@@ -70,15 +70,29 @@ pub fn uncommitted_changes(work_tree: &Path, scope: &str) -> Option<bool> {
     }
     // From the work tree's root (its ignore files apply inside the scope, and
     // none above it is read), down the folders leading to the scope only.
+    // An ignore file the walk must not read leaves the answer unknown.
+    let refused = |dir: &Path| crate::project::tree::refused_ignore_file(dir).is_some();
+    if refused(&root) {
+        return None;
+    }
     let mut walk = ignore::WalkBuilder::new(&root);
     walk.hidden(false).parents(false);
     crate::project::tree::git_ignore_rules(&mut walk, &root);
     let scope = start.clone();
+    let met_refused = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = std::sync::Arc::clone(&met_refused);
     let walk = walk
-        .filter_entry(move |e| e.file_name() != ".git" && (e.path().starts_with(&scope) || scope.starts_with(e.path())))
+        .filter_entry(move |e| {
+            let entered = e.file_name() != ".git" && (e.path().starts_with(&scope) || scope.starts_with(e.path()));
+            if entered && e.file_type().is_some_and(|t| t.is_dir()) && refused(e.path()) {
+                flag.store(true, std::sync::atomic::Ordering::Relaxed);
+                return false;
+            }
+            entered
+        })
         .build();
     for (seen, entry) in walk.enumerate() {
-        if seen > MAX_FILES {
+        if seen > MAX_FILES || met_refused.load(std::sync::atomic::Ordering::Relaxed) {
             return None;
         }
         let entry = entry.ok()?;
@@ -93,6 +107,9 @@ pub fn uncommitted_changes(work_tree: &Path, scope: &str) -> Option<bool> {
         if head.blob_id(rel, &bytes, committed.id)? != committed.id {
             return Some(true);
         }
+    }
+    if met_refused.load(std::sync::atomic::Ordering::Relaxed) {
+        return None;
     }
     Some(false)
 }
