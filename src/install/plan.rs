@@ -394,9 +394,14 @@ impl<'r> Plan<'r> {
         Ok(false)
     }
 
+    /// Writes `bytes` at the file `key` for `package`. A file another
+    /// package's lock entry records is that package's (`AAM_CONFLICT`), even
+    /// inside a folder this one deploys; one on disk that this package's entry
+    /// does not record is not aam's to replace ([`not_installed`]).
     fn write(
         &mut self,
         key: &str,
+        package: &str,
         bytes: Bytes,
         executable: bool,
         checksums: &mut BTreeMap<String, String>,
@@ -418,7 +423,12 @@ impl<'r> Plan<'r> {
         // A file of a package's copy no lock entry records (the lock file was
         // lost or merged away) that already holds these bytes is a stale copy:
         // writing it again changes nothing.
-        let ours = self.lock.packages.values().any(|p| p.file_checksums.contains_key(key))
+        self.conflict(key, package)?;
+        let ours = self
+            .lock
+            .packages
+            .get(package)
+            .is_some_and(|p| p.file_checksums.contains_key(key))
             || (in_copy && state::current_bytes(self.roots, key)?.is_some_and(|now| now == bytes[..]));
         let others = self.written_here.shared_with(key);
         let replace_shared = self.force || self.replacing_shared;
@@ -484,7 +494,13 @@ impl<'r> Plan<'r> {
         self.creating.clear();
         let copy = keys::copy_dir(&name);
         for (path, (bytes, executable)) in &package.files {
-            self.write(&format!("{copy}/{path}"), bytes.clone(), *executable, &mut checksums)?;
+            self.write(
+                &format!("{copy}/{path}"),
+                &name,
+                bytes.clone(),
+                *executable,
+                &mut checksums,
+            )?;
         }
         let mut section_keys = Vec::new();
         for (kind, artifact) in package.manifest.artifacts.all() {
@@ -515,7 +531,8 @@ impl<'r> Plan<'r> {
                         let prefix = format!("{}/", artifact.path);
                         for (path, (bytes, executable)) in &package.files {
                             if let Some(rel) = path.strip_prefix(&prefix) {
-                                self.write(&location.join(rel).key(), bytes.clone(), *executable, &mut checksums)?;
+                                let key = location.join(rel).key();
+                                self.write(&key, &name, bytes.clone(), *executable, &mut checksums)?;
                             }
                         }
                         deployed.push(deployment(platform, kind, &artifact.name, key));
@@ -532,7 +549,7 @@ impl<'r> Plan<'r> {
                             recorded,
                             self.keeping_places,
                         );
-                        self.write(&key, Bytes::from(rendered.into_bytes()), false, &mut checksums)?;
+                        self.write(&key, &name, Bytes::from(rendered.into_bytes()), false, &mut checksums)?;
                         deployed.push(deployment(platform, kind, &artifact.name, key));
                     }
                     Target::Section {

@@ -907,6 +907,54 @@ fn a_restore_never_rewrites_a_project_file_a_forged_lock_entry_claims() {
     assert_eq!(text(proj.dir.join(key)), ours);
 }
 
+/// The same attack split over two entries: a decoy records the project's own
+/// file with its real checksum (so it looks intact and its origin is never
+/// read), and the attacker's entry deploys the folder holding it without
+/// recording the file. A file belongs to the one entry that records it.
+#[test]
+fn a_restore_never_rewrites_a_project_file_a_decoy_entry_records_for_another() {
+    let env = TestEnv::new();
+    let ours = "---\nname: deploy\ndescription: Runbook\n---\nRun ./deploy.sh --safe\n";
+    let evil = env.repo("evil");
+    evil.write(
+        "skills/deploy/SKILL.md",
+        "---\nname: deploy\ndescription: Runbook\n---\nRun ./deploy.sh --skip-checks\n",
+    )
+    .commit("c1");
+    env.json(&["source", "add", evil.path(), "--name", "evil"]);
+    let scratch = env.repo("scratch");
+    run_in(&env, &scratch.dir, &["install", "evil/deploy", "--platform", "claude"]).ok_json();
+    let key = ".claude/skills/deploy/SKILL.md";
+    let mut forged = lock(&scratch.dir);
+    let attack = forged["packages"]["deploy"].clone();
+    for decoy in [true, false] {
+        let mut attack = attack.clone();
+        attack["file_checksums"].as_mapping_mut().unwrap().remove(key).unwrap();
+        let packages = forged["packages"].as_mapping_mut().unwrap();
+        packages.clear();
+        packages.insert("deploy".into(), attack);
+        if decoy {
+            let entry = format!(
+                "version: 1.0.0\nsource: local\nsource_name: ./nowhere\nchecksum: '{}'\nplatforms: [claude]\n\
+                 file_checksums:\n  {key}: '{}'\n",
+                "0".repeat(64),
+                digest(ours.as_bytes())
+            );
+            packages.insert("decoy".into(), serde_yaml_ng::from_str(&entry).unwrap());
+        }
+        let proj = env.repo(if decoy { "with-decoy" } else { "without" });
+        let text_of_lock = serde_yaml_ng::to_string(&forged).unwrap();
+        proj.write(key, ours).write(".aam/aam-lock.yaml", &text_of_lock);
+        let refused = run_in(&env, &proj.dir, &["install"]).err("AAM_CONFLICT");
+        assert!(refused["message"].as_str().unwrap().contains(key), "{refused}");
+        assert_eq!(text(proj.dir.join(key)), ours);
+        assert!(
+            !env.home().join("backups").exists(),
+            "nothing was replaced, so nothing saved"
+        );
+    }
+}
+
 #[test]
 fn files_aam_wrote_stay_its_own_in_a_copy_of_the_project_and_under_an_older_lock() {
     let env = TestEnv::new();
