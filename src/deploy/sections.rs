@@ -21,12 +21,17 @@ fn markers(name: &str, kind: &str) -> (String, String) {
     )
 }
 
-/// The line ending a text uses (CRLF when its first line break is one).
+/// The line ending a text uses: CRLF when most of its line breaks are (a
+/// file of lone CRs holding aam's LF sections has no CRLF, though the
+/// user's last `\r` and aam's first `\n` make one).
 fn line_ending(text: &str) -> &'static str {
-    match text.find('\n') {
-        Some(i) if i > 0 && text.as_bytes()[i - 1] == b'\r' => "\r\n",
-        _ => "\n",
-    }
+    let bytes = text.as_bytes();
+    let (crlf, lf) =
+        memchr::memchr_iter(b'\n', bytes).fold((0, 0), |(crlf, lf), i| match i > 0 && bytes[i - 1] == b'\r' {
+            true => (crlf + 1, lf),
+            false => (crlf, lf + 1),
+        });
+    if crlf > lf { "\r\n" } else { "\n" }
 }
 
 /// Where a section sits: the byte range to cut when removing it (with the line
@@ -87,7 +92,12 @@ fn find(text: &str, name: &str, kind: &str) -> Result<Option<Found>, ()> {
         ([start], [end_at]) if end_at > start => (*start, *end_at),
         _ => return Err(()),
     };
-    let nl = line_ending(text);
+    // The line break aam wrote with the markers is the begin marker's own (the
+    // text's first one may be the user's `\r` before aam's `\n`).
+    let nl = match text[start + begin.len()..].starts_with("\r\n") {
+        true => "\r\n",
+        false => "\n",
+    };
     let content_start = (start + begin.len() + nl.len()).min(end_at);
     if forges_marker(&text[content_start..end_at]) {
         return Err(());
@@ -227,6 +237,21 @@ mod tests {
         let crlf = original.contains("\r\n");
         assert_eq!(two.contains("\r\n"), crlf, "line endings kept");
         // Removing in either order gives back the original exactly.
+        assert_eq!(remove(&remove(&two, "a", "instruction"), "b", "agent"), original);
+        assert_eq!(remove(&remove(&two, "b", "agent"), "a", "instruction"), original);
+    }
+
+    /// A file of lone CRs (old Mac line breaks): aam's LF after the user's
+    /// last `\r` reads as a CRLF, which is neither the file's line ending
+    /// nor a break removing may take.
+    #[rstest]
+    #[case("line one\rline two\r")]
+    #[case("only\r")]
+    fn a_file_of_lone_carriage_returns_comes_back_whole(#[case] original: &str) {
+        let one = upsert(original, "a", "instruction", "Rule A\n");
+        let two = upsert(&one, "b", "agent", "Agent B");
+        assert_eq!(get(&two, "a", "instruction"), Some("Rule A\n"));
+        assert_eq!(get(&two, "b", "agent"), Some("Agent B\n"));
         assert_eq!(remove(&remove(&two, "a", "instruction"), "b", "agent"), original);
         assert_eq!(remove(&remove(&two, "b", "agent"), "a", "instruction"), original);
     }

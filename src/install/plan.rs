@@ -30,7 +30,7 @@ use crate::scan::{ArtifactKind, Platform};
 
 /// The largest shared file (`CLAUDE.md`, `AGENTS.md` ...) aam reads to keep
 /// sections in: far above any real one, and it is read whole.
-const MAX_SHARED_FILE: u64 = 16 << 20;
+pub const MAX_SHARED_FILE: u64 = 16 << 20;
 
 /// File contents, shared between a package's copy, its deployments and the
 /// object store instead of copied for each (a big file is held once).
@@ -320,8 +320,18 @@ impl<'r> Plan<'r> {
                     .with_hint(format!("shorten `{key}`, or install without the platform that uses it")));
                 }
                 let digest = blake3::hash(&bytes).to_hex().to_string();
+                // Written back whole: a byte that is no UTF-8 would be lost.
+                let text = String::from_utf8(bytes).map_err(|_| {
+                    Error::new(
+                        ErrorCode::Conflict,
+                        format!("`{key}` is not UTF-8 text; aam keeps its sections only in a UTF-8 file"),
+                    )
+                    .with_hint(format!(
+                        "convert `{key}` to UTF-8 (for example `iconv -f LATIN1 -t UTF-8`), or install without the platform that uses it"
+                    ))
+                })?;
                 self.shared_read.insert(key.to_string(), digest);
-                Some(String::from_utf8_lossy(&bytes).into_owned())
+                Some(text)
             }
             crate::paths::Inside::Missing => None,
             crate::paths::Inside::Link(_) | crate::paths::Inside::NotPlain | crate::paths::Inside::Outside => {

@@ -44,7 +44,8 @@ enum Current {
     /// A shared file whose section is damaged: the whole file as read.
     Damaged(Vec<u8>),
     /// Something else aam did not write: a folder, a FIFO, a device, a file
-    /// beyond a link leading out.
+    /// beyond a link leading out, a shared file larger than aam keeps
+    /// sections in.
     Foreign,
     /// A regular file (whole-file keys), open to read, and its path.
     File(std::fs::File, PathBuf),
@@ -68,8 +69,13 @@ fn current(roots: &Roots, key: &str) -> Result<Current> {
         CheckedKey::Section { name, kind, .. } => {
             let mut bytes = Vec::new();
             (&file)
+                .take(super::plan::MAX_SHARED_FILE + 1)
                 .read_to_end(&mut bytes)
                 .map_err(|e| Error::io("read", &path, e))?;
+            // Larger than aam ever keeps sections in: nothing of it is read.
+            if bytes.len() as u64 > super::plan::MAX_SHARED_FILE {
+                return Ok(Current::Foreign);
+            }
             let text = String::from_utf8_lossy(&bytes);
             Ok(match sections::read(&text, &name, kind.as_str()) {
                 Section::Absent => Current::Missing,

@@ -316,14 +316,36 @@ fn every_platform_layout_is_deployed_recorded_and_undeployed() {
     run_in(&env, &proj.dir, &["verify", "kit"]).err("AAM_PACKAGE_NOT_INSTALLED");
 }
 
+/// A shared file that is not UTF-8 text (Latin-1, UTF-16) is refused: its
+/// sections are written back as text, and a byte that is no UTF-8 would be
+/// lost, for good, with the user's own text.
+#[test]
+fn a_shared_file_that_is_not_utf8_is_never_rewritten() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    for bytes in [&b"# Caf\xe9\n"[..], b"\xff\xfe#\x00\n\x00"] {
+        std::fs::write(proj.dir.join("CLAUDE.md"), bytes).unwrap();
+        let refused = run_in(
+            &env,
+            &proj.dir,
+            &["install", kit.to_str().unwrap(), "--platform", "claude"],
+        )
+        .err("AAM_CONFLICT");
+        assert!(refused["message"].as_str().unwrap().contains("not UTF-8"), "{refused}");
+        assert!(refused["hint"].as_str().unwrap().contains("iconv"), "{refused}");
+        assert_eq!(std::fs::read(proj.dir.join("CLAUDE.md")).unwrap(), bytes);
+    }
+}
+
 /// Replacing files that hold bytes aam wrote (a lock brought back from an
-/// older state, a shared file's text that is not UTF-8) is no edit: nothing is
-/// saved to `backups/journal-*` and no warning says a file changed meanwhile.
+/// older state) is no edit: nothing is saved to `backups/journal-*` and no
+/// warning says a file changed meanwhile.
 #[test]
 fn replacing_what_aam_wrote_saves_nothing_aside() {
     let env = TestEnv::new();
     let proj = project(&env);
-    std::fs::write(proj.dir.join("CLAUDE.md"), b"# Caf\xe9\n").unwrap();
+    std::fs::write(proj.dir.join("CLAUDE.md"), "# Café\n").unwrap();
     let one = package(&env.path("kit1"), "kit", "1.0.0", &[]);
     let two = package(&env.path("kit2"), "kit", "2.0.0", &[]);
     let install = |kit: &Path| {
