@@ -45,8 +45,16 @@ pub struct DeployedScan {
 /// lies, never from the lock's types; a key no deployment covers is scanned
 /// as a main file. What cannot be scanned whole (a link, a folder, a damaged
 /// section, a file over [`SCAN_CAP`], a skill folder too large to walk) is
-/// listed instead.
-pub fn scan_deployed(roots: &Roots, name: &str, entry: &LockedPackage) -> Result<DeployedScan> {
+/// listed instead. A project's lock may name files in the home folder (Codex
+/// prompts): one is read only when an install here wrote the bytes the lock
+/// records there (`written_here(key, digest)`), so a forged entry cannot
+/// print a private file into a terminal or a CI log.
+pub fn scan_deployed(
+    roots: &Roots,
+    name: &str,
+    entry: &LockedPackage,
+    written_here: impl Fn(&str, &str) -> bool,
+) -> Result<DeployedScan> {
     let copy = format!("{}/", copy_dir(name));
     let mut keys: Vec<String> = entry
         .file_checksums
@@ -62,6 +70,13 @@ pub fn scan_deployed(roots: &Roots, name: &str, entry: &LockedPackage) -> Result
     }
     keys.extend(untracked.into_iter().filter(|key| !key.starts_with(&copy)));
     for key in keys {
+        let digest = entry.file_checksums.get(&key).map_or("", String::as_str);
+        if !roots.global && key.starts_with("~/") && !written_here(&key, digest) {
+            out.not_scanned.push(format!(
+                "{key} (in your home folder, and no install in this project wrote it)"
+            ));
+            continue;
+        }
         let deployed = entry
             .deployed
             .iter()

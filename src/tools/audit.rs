@@ -129,9 +129,10 @@ fn installed(ctx: &Context) -> Result<(Vec<AuditFinding>, Vec<String>)> {
     let roots = ctx.install_roots(false)?;
     let lock = lock::read(&roots.root)?;
     roots.check_lock(&lock)?;
+    let written = crate::install::mirror::WrittenHere::of(&*ctx.catalog()?, &roots, &lock)?;
     let (mut findings, mut not_scanned) = (Vec::new(), Vec::new());
     for (name, package) in &lock.packages {
-        let deployed = scan_deployed(&roots, name, package)?;
+        let deployed = scan_deployed(&roots, name, package, |key, digest| written.wrote(key, digest))?;
         findings.extend(deployed.findings.into_iter().map(|f| deployed_finding(name, f)));
         not_scanned.extend(deployed.not_scanned);
     }
