@@ -280,7 +280,7 @@ impl Context {
     }
 
     /// Refuses `path` (shown as `shown`), after following links, inside
-    /// AAM_HOME (but under its `exports/`), in any `.aam/` folder, or where
+    /// AAM_HOME (but under its `exports/`), in any `.aam/` or `.git` folder, or where
     /// installs keep what they own: an agent's folder or a shared file
     /// sections live in, for any project above `path` (a folder holding `.git`
     /// or `.aam`), the working directory's project, or the home folder.
@@ -326,6 +326,14 @@ impl Context {
             .user_home()
             .and_then(|dir| key_under(&real(dir)))
             .is_some_and(|key| crate::install::keys::managed(&format!("~/{key}"), true));
+        // A repository's own folder: `HEAD`, `config` or a hook written there
+        // breaks the repository or runs at the next commit.
+        if target.iter().any(|part| part.eq_ignore_ascii_case(".git")) {
+            return Err(forbidden(
+                "is inside a `.git` folder, which is git's own",
+                "write it elsewhere in the project, outside `.git`",
+            ));
+        }
         if in_a_project || in_home || target.iter().any(|part| part == ".aam") {
             return Err(forbidden(
                 "is where aam keeps installed files or a lock file",

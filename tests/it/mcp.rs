@@ -395,6 +395,21 @@ async fn write_tools_are_hidden_refused_and_confined() {
     }
     assert!(!env.root.path().parent().unwrap().join("outside-registry").exists());
     assert!(!Path::new("/tmp/kit.aam").exists());
+    // Nor is anything made in a repository's own folder (`HEAD`, `config`, hooks).
+    for (tool, arguments) in [
+        ("aam_pack", json!({"path": "kit", "output": ".git/HEAD"})),
+        (
+            "aam_catalog_export",
+            json!({"format": "jsonl", "output": ".GIT/config"}),
+        ),
+        ("aam_registry_init", json!({"path": "kit/.git/rg"})),
+        ("aam_init_package", json!({"dir": ".git"})),
+    ] {
+        let body = fails(&client, tool, arguments.clone(), "AAM_FORBIDDEN").await;
+        let message = body["message"].as_str().unwrap();
+        assert!(message.contains("`.git` folder"), "{tool} {arguments}: {message}");
+    }
+    assert!(!env.root.path().join(".git/HEAD").exists() && !env.root.path().join(".GIT").exists());
     client.cancel().await.unwrap();
 
     // A call over its time limit returns TIMEOUT.
