@@ -531,6 +531,9 @@ mod tests {
                 "aam_install",
                 json!({"specs": ["big/s020", "big/sagents3"], "platforms": ["claude"]}),
             );
+            // A restore of what the lock records, once a deployed folder is gone.
+            std::fs::remove_dir_all(world.ctx.cwd.join(".claude/skills/s020")).unwrap();
+            world.call("aam_install", json!({}));
             world.call("aam_list", json!({}));
             world.call("aam_verify_all", json!({}));
             world.call("aam_outdated", json!({}));

@@ -1,6 +1,6 @@
 //! Commits lock restores took from the git cache, and the projects whose lock
 //! files named them (V23): what tells a restored commit still needed from one
-//! no lock file names any more (see `health::catalog::unused_restores`).
+//! no lock file names any more (see `health::catalog::review_restores`).
 
 use rusqlite::params;
 
@@ -51,6 +51,29 @@ impl Catalog {
             })
             .map_err(db_error)?;
         rows.collect::<rusqlite::Result<_>>().map_err(db_error)
+    }
+
+    /// Every project an install recorded a source commit for, with that
+    /// commit (restores of an aam older than the record of restores are there).
+    pub fn installed_commits(&self) -> Result<Vec<(String, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT DISTINCT project_root, source_commit FROM installs WHERE source_commit IS NOT NULL")
+            .map_err(db_error)?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).map_err(db_error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
+    }
+
+    /// Forgets that the project at `project_root` restored `commit` from the
+    /// cache `cache_key` (its lock file names it no more).
+    pub fn forget_restored_row(&self, row: &RestoredCommit) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "DELETE FROM restored_commits WHERE cache_key = ?1 AND commit_id = ?2 AND project_root = ?3",
+            )
+            .and_then(|mut stmt| stmt.execute(params![row.cache_key, row.commit, row.project_root]))
+            .map_err(db_error)?;
+        Ok(())
     }
 
     /// Forgets every record of `commit` in the cache `cache_key` (its ref is

@@ -8,7 +8,7 @@ use std::time::SystemTime;
 
 use super::HealthCheck;
 use super::record::{self, CheckKind, Fingerprint};
-use crate::catalog::{Catalog, SourceRecord};
+use crate::catalog::{Catalog, RestoredCommit, SourceRecord};
 use crate::config::AamHome;
 use crate::error::{Error, ErrorCode};
 use crate::packages::store::ObjectStore;
@@ -99,7 +99,7 @@ pub fn catalog_checks(home: &AamHome, catalog: std::result::Result<&Catalog, &Er
         .map(|s| s.into_iter().map(|s| s.cache_key).collect())
         .unwrap_or_default();
     let unused = unused_caches(home, &known);
-    let restores = unused_restores(home, catalog);
+    let restores = review_restores(home, catalog).map(|review| review.unused);
     checks.push(match catalog.installed_digests() {
         Ok(digests) => objects_check(home, &digests),
         Err(e) => HealthCheck::fail(OBJECTS_CHECK, e.message().to_string(), "the catalog file is damaged"),
@@ -145,19 +145,38 @@ pub struct UnusedRestore {
     pub commit: String,
 }
 
-/// The commits restores took from the git cache (each kept under
-/// `refs/aam/locked/<commit>`) that no lock file they were restored for names
-/// any more: its project is gone, or its lock file moved on. A commit is kept
-/// while any of those lock files names it or cannot be read, and so is one no
-/// restore recorded (restored by an aam older than the record).
-pub fn unused_restores(home: &AamHome, catalog: &Catalog) -> crate::error::Result<Vec<UnusedRestore>> {
-    let mut projects: BTreeMap<UnusedRestore, Vec<String>> = BTreeMap::new();
+/// The record of restored commits against the lock files that want them.
+#[derive(Debug, Default)]
+pub struct RestoreReview {
+    /// Commits no lock file names any more, still kept in the git cache.
+    pub unused: Vec<UnusedRestore>,
+    /// Records of projects whose lock file names their commit no more, or
+    /// of a commit the cache no longer keeps: what a repair forgets.
+    pub stale: Vec<RestoredCommit>,
+}
+
+/// Which commits restores took from the git cache (each kept under
+/// `refs/aam/locked/<commit>`) no lock file names any more. A commit is
+/// wanted while the lock file of a project that restored it, or of any
+/// project an install recorded it for (restores by an aam older than the
+/// record of restores among them), names it or cannot be read. A project
+/// whose folder is gone (deleted, or on a disk not mounted now) names
+/// nothing; a commit no restore recorded is kept.
+pub fn review_restores(home: &AamHome, catalog: &Catalog) -> crate::error::Result<RestoreReview> {
+    let mut restored: BTreeMap<UnusedRestore, Vec<RestoredCommit>> = BTreeMap::new();
     for row in catalog.restored_commits()? {
         let restore = UnusedRestore {
-            cache_key: row.cache_key,
-            commit: row.commit,
+            cache_key: row.cache_key.clone(),
+            commit: row.commit.clone(),
         };
-        projects.entry(restore).or_default().push(row.project_root);
+        restored.entry(restore).or_default().push(row);
+    }
+    if restored.is_empty() {
+        return Ok(RestoreReview::default());
+    }
+    let mut installed: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (root, commit) in catalog.installed_commits()? {
+        installed.entry(commit).or_default().push(root);
     }
     // Each project's lock file is read once: the commits it names, or `None`
     // when it cannot be read (a missing one names nothing).
@@ -170,14 +189,21 @@ pub fn unused_restores(home: &AamHome, catalog: &Catalog) -> crate::error::Resul
         commits.as_ref().is_none_or(|commits| commits.contains(commit))
     };
     let caches = home.git_cache_dir();
-    let mut unused = Vec::new();
-    for (restore, roots) in projects {
-        let wanted = roots.iter().any(|root| wants(root, &restore.commit));
-        if !wanted && crate::sources::cache::keeps_locked_commit(&caches.join(&restore.cache_key), &restore.commit) {
-            unused.push(restore);
+    let mut review = RestoreReview::default();
+    for (restore, rows) in restored {
+        let (wanting, not): (Vec<RestoredCommit>, Vec<RestoredCommit>) = rows
+            .into_iter()
+            .partition(|row| wants(&row.project_root, &restore.commit));
+        let installs = installed.get(&restore.commit).map(Vec::as_slice).unwrap_or_default();
+        let wanted = !wanting.is_empty() || installs.iter().any(|root| wants(root, &restore.commit));
+        let kept = crate::sources::cache::keeps_locked_commit(&caches.join(&restore.cache_key), &restore.commit);
+        match (wanted, kept) {
+            (false, true) => review.unused.push(restore),
+            (false, false) => review.stale.extend(not),
+            (true, _) => review.stale.extend(not),
         }
     }
-    Ok(unused)
+    Ok(review)
 }
 
 /// The digest lookup `aam inventory` finds a copy's origin with, against the

@@ -13,8 +13,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use catalog::{
-    CACHES_CHECK, FILES_CHECK, INDEX_CHECK, OBJECTS_CHECK, UnusedRestore, VERSIONS_CHECK, catalog_checks, originals,
-    unused_caches, unused_restores,
+    CACHES_CHECK, FILES_CHECK, INDEX_CHECK, OBJECTS_CHECK, RestoreReview, UnusedRestore, VERSIONS_CHECK,
+    catalog_checks, originals, review_restores, unused_caches,
 };
 
 /// How a health check came out.

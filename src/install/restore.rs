@@ -246,9 +246,18 @@ fn source(
         catalog.record_restored_commit(&spec.cache_key(), commit_text, root)?;
     }
     let dir = env.spec.caches.join(spec.cache_key());
+    // Held while the commit is read: a repair deleting an unused commit or
+    // cache asks under this lock, and finds the commit kept for this lock file.
+    let _cache_lock = crate::sources::cache::lock(env.spec.locks, env.spec.caches, &spec.cache_key())?;
+    let locked_ref = crate::sources::cache::locked_ref(commit_text);
     let cached = GitCache::open(&dir).ok().filter(|cache| cache.has_commit(commit));
     let cache = match cached {
-        Some(cache) => cache,
+        Some(cache) => {
+            if !cache.has_ref(&locked_ref) {
+                cache.set_ref(&locked_ref, commit)?;
+            }
+            cache
+        }
         None if env.offline => {
             return Err(Error::new(
                 ErrorCode::OfflineMissing,
@@ -282,18 +291,10 @@ fn source(
                     )));
                 }
             }
-            let _cache_lock = crate::sources::cache::lock(env.spec.locks, env.spec.caches, &spec.cache_key())?;
             let (cache, created) = GitCache::open_or_create(&dir)?;
             let cache = cache.reading_local_within(env.spec.local_within.clone());
             let want = RefWant::Named(commit_text.to_string());
-            cache.fetch(
-                &spec.url,
-                &want,
-                &crate::sources::cache::locked_ref(commit_text),
-                created,
-                env.fetch_limits,
-                env.cancel,
-            )?;
+            cache.fetch(&spec.url, &want, &locked_ref, created, env.fetch_limits, env.cancel)?;
             cache
         }
     };

@@ -440,10 +440,27 @@ fn a_restored_commit_is_kept_while_a_lock_file_names_it_and_collected_after() {
         .join(env.path("upstream").strip_prefix("/").unwrap());
     assert!(cache.join("HEAD").is_file(), "{}", cache.display());
 
-    // Kept while either lock file names it, or one cannot be read.
+    // Kept while either lock file names it, or one cannot be read; a project
+    // an install recorded it for counts though no restore is recorded there
+    // (an older aam restored it).
     assert_eq!(files_check(&env, &ci, &proj.dir)["status"], "pass");
+    let catalog = rusqlite::Connection::open(ci.join("catalog.db")).unwrap();
+    let root = proj.dir.to_str().unwrap();
+    let forgotten = catalog
+        .execute("DELETE FROM restored_commits WHERE project_root = ?1", [root])
+        .unwrap();
+    assert_eq!(forgotten, 1);
     std::fs::remove_dir_all(&twin).unwrap();
     assert_eq!(files_check(&env, &ci, &proj.dir)["status"], "pass");
+    run(&env, &ci, &proj.dir, &["catalog", "check", "--repair"]).ok_json();
+    assert!(cache.join("HEAD").is_file());
+    // The twin's record went with its project; the one left restores again.
+    let rows: i64 = catalog
+        .query_row("SELECT COUNT(*) FROM restored_commits", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(rows, 0, "a gone project's record is forgotten");
+    keep_only_the_lock(&proj.dir);
+    run(&env, &ci, &proj.dir, &["install", "--frozen", "--offline"]).ok_json();
     let pulled = "0123456789abcdef0123456789abcdef01234567";
     let lock_text = text(proj.dir.join(".aam/aam-lock.yaml"));
     std::fs::write(proj.dir.join(".aam/aam-lock.yaml"), "packages: [unclosed\n").unwrap();

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{ErrorCode, Result};
 use crate::health::{
     CACHES_CHECK, CheckStatus, FILES_CHECK, HealthCheck, HealthReport, INDEX_CHECK, OBJECTS_CHECK, VERSIONS_CHECK,
-    catalog_checks, originals, unused_caches, unused_restores,
+    catalog_checks, originals, review_restores, unused_caches,
 };
 use crate::packages::store::ObjectStore;
 use crate::search::{IndexState, SearchIndex};
@@ -128,17 +128,24 @@ impl Tool for Repair {
                 error: outcome.err().map(|e| e.message().to_string()),
             });
         }
+        // Records of restores no lock file wants any more (of commits kept for
+        // other projects, or gone from the cache) are bookkeeping no check
+        // reports: forgotten at every repair.
+        let review = review_restores(&ctx.home, &*ctx.catalog()?)?;
+        for row in &review.stale {
+            ctx.catalog()?.forget_restored_row(row)?;
+        }
         if failing(FILES_CHECK) {
             let catalog = ctx.catalog()?;
             let caches = ctx.home.git_cache_dir();
-            for restore in unused_restores(&ctx.home, &catalog)? {
+            for restore in review.unused {
                 // Asked again under the cache's lock: a restore may have taken it meanwhile.
                 let outcome = crate::sources::cache::remove_locked_commit(
                     &caches,
                     &ctx.home.locks_dir(),
                     &restore.cache_key,
                     &restore.commit,
-                    || Ok(!unused_restores(&ctx.home, &catalog)?.contains(&restore)),
+                    || Ok(!review_restores(&ctx.home, &catalog)?.unused.contains(&restore)),
                 )
                 .and_then(|removed| {
                     if removed {
