@@ -228,7 +228,7 @@ fn render_as(rendering: Rendering, format: Format, name: &str, description: Opti
                 && fields
                     .get("model")
                     .and_then(Value::as_str)
-                    .is_some_and(|model| CLAUDE_MODELS.contains(&model))
+                    .is_some_and(|model| CLAUDE_MODELS.iter().any(|alias| model.eq_ignore_ascii_case(alias)))
             {
                 fields.remove("model");
             }
@@ -489,6 +489,8 @@ mod tests {
             !cursor.contains("model:") && cursor.contains("tools: Read, Grep"),
             "{cursor}"
         );
+        let capitalized = CLAUDE_AGENT.replace("model: sonnet", "model: Sonnet");
+        assert!(!render(Format::CursorAgent, "rev", &capitalized).contains("model:"));
         for kept in ["inherit", "fast", "gpt-5"] {
             let agent = format!("---\nname: rev\ndescription: Reviews\nmodel: {kept}\n---\nReview.\n");
             assert_eq!(render(Format::CursorAgent, "rev", &agent), agent);

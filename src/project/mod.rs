@@ -1389,9 +1389,17 @@ mod tests {
         assert_eq!(paths(&mut catalog), ["skills/a"], "a folder");
         std::fs::remove_dir(root.join("skills/x/.ignore")).unwrap();
         std::fs::write(&link, "#".repeat((1 << 20) + 1)).unwrap();
+        age(&root);
         let refused = tree::walk(&root, 100, tree::Unreadable::Fail).unwrap_err();
         assert!(refused.message().contains("larger than 1 MiB"), "{}", refused.message());
-        std::fs::write(&link, "#\n").unwrap();
+        assert_eq!(paths(&mut catalog), ["skills/a"], "too large");
+        // Shrunk in place: the folder's mtime stays, and it is listed again.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&link)
+            .unwrap()
+            .set_len(2)
+            .unwrap();
         assert_eq!(paths(&mut catalog), ["skills/a", "skills/x"]);
         // The root's: an error, not an empty project.
         std::os::unix::fs::symlink("/dev/zero", root.join(".gitignore")).unwrap();

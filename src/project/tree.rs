@@ -665,22 +665,22 @@ impl<'a> Walker<'a> {
                 continue;
             };
             self.count()?;
-            tree.dirs
-                .insert(relative.clone(), dir_mtime(&folder, self.now).unwrap_or(-1));
             self.leave_out_refused(tree, relative, &file);
         }
         Ok(())
     }
 
     /// Leaves out what the folder `relative` holds, for `file`, an ignore
-    /// file a walk must not read: the folder stays recorded with its mtime,
-    /// so it is watched and listed again once that file is replaced or gone.
+    /// file a walk must not read: the folder stays recorded (so it is
+    /// watched) with its mtime unknown, so each refresh lists it again (a
+    /// file shrunk in place moves no mtime of the folder).
     fn leave_out_refused(&self, tree: &mut Tree, relative: String, file: &Path) {
         tracing::warn!(
-            "{}: the folder's artifacts are left out until it is a plain file",
+            "{}: the folder's artifacts are left out until that changes",
             refused_ignore_message(self.root, file)
         );
         remove_under(tree, &relative, false);
+        tree.dirs.insert(relative, -1);
     }
 
     /// Lists `dir` again after its mtime moved; `true` when an ignore file came
