@@ -63,7 +63,12 @@ impl Tool for Audit {
     const DESCRIPTION: &'static str = "List what the content audit found in artifacts' files when their sources were indexed: hidden characters, instructions aimed at the agent, risky commands, committed secrets, broad frontmatter powers, binaries. Each finding has a rule id, severity (info, warn, high), file, line, an excerpt with invisible characters made visible, a reason and a fix. Audit every source, one source, one artifact, or (`installed`) what this project's agents read: every deployed file and section of its installs and files added to deployed skill folders, scanned as they are on disk (`not_scanned` lists what cannot be read as it is). Next: `aam_info` for the artifact; `aam_install` refuses findings at or above the `audit.block` setting unless `allow_findings` names their rules.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
-    const ERRORS: &'static [ErrorCode] = &[ErrorCode::ArtifactNotFound, ErrorCode::ArtifactAmbiguous];
+    const ERRORS: &'static [ErrorCode] = &[
+        ErrorCode::ArtifactNotFound,
+        ErrorCode::ArtifactAmbiguous,
+        ErrorCode::LockInvalid,
+        ErrorCode::UnsafePath,
+    ];
     const CONSTRAINTS: &'static [&'static str] = &[
         "`target` and `installed` are exclusive",
         "`limit` is 1 to 10000",

@@ -850,6 +850,41 @@ fn a_forged_entry_removes_neither_bytes_aam_wrote_elsewhere_nor_another_packages
     assert_eq!(verified["is_clean"], true, "{verified}");
 }
 
+/// Every tool that reads the lock file answers a hostile one with the code
+/// it declares (a debug build checks each error against the declared list).
+#[test]
+fn tools_reading_a_hostile_lock_file_fail_with_a_declared_code() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    run_in(
+        &env,
+        &proj.dir,
+        &["install", kit.to_str().unwrap(), "--platform", "claude"],
+    )
+    .ok_json();
+    let path = proj.dir.join(".aam/aam-lock.yaml");
+    let key = ".claude/skills/kit-skill/SKILL.md";
+    let installed = text(&path);
+    assert!(installed.contains(key), "{installed}");
+    std::fs::write(&path, installed.replace(key, "../../x/SKILL.md")).unwrap();
+    for args in [
+        &["info", "kit"][..],
+        &["audit", "--installed"],
+        &["list"],
+        &["outdated"],
+        &["verify", "kit"],
+    ] {
+        let run = run_in(&env, &proj.dir, args);
+        assert_eq!(run.code, 1, "{args:?}: {run:?}");
+        let said = format!("{}{}", run.stdout, run.stderr);
+        assert!(
+            said.contains("AAM_UNSAFE_PATH") || said.contains("AAM_LOCK_INVALID"),
+            "{args:?}: {run:?}"
+        );
+    }
+}
+
 #[test]
 fn a_restore_reads_only_a_plain_archive_of_bounded_size_whatever_the_lock_names() {
     let env = TestEnv::new();

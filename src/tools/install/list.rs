@@ -59,7 +59,7 @@ impl Tool for ListInstalled {
     const DESCRIPTION: &'static str = "List the packages installed in the current project (or the home folder) from its lock file: version, where each came from, platforms and dependencies. Next: `aam_verify` or `aam_outdated`.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
-    const ERRORS: &'static [ErrorCode] = &[ErrorCode::LockInvalid];
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::LockInvalid, ErrorCode::UnsafePath];
     const EXAMPLES: &'static [Example] = &[Example {
         title: "what the project has installed",
         input: r#"{}"#,

@@ -62,7 +62,7 @@ impl Tool for Outdated {
     const DESCRIPTION: &'static str = "For each installed package: whether its source artifacts changed at the source's indexed commit (a new commit that does not touch them does not count), or a newer registry version satisfies its constraint. Answered from the catalog; run `aam_source_update` first for fresh sources. Next: `aam_upgrade`.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
-    const ERRORS: &'static [ErrorCode] = &[ErrorCode::LockInvalid];
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::LockInvalid, ErrorCode::UnsafePath];
     const CONSTRAINTS: &'static [&'static str] = &["answers from the catalog: update sources first for fresh results"];
     const EXAMPLES: &'static [Example] = &[Example {
         title: "a newer version satisfies the constraint",

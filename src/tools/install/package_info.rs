@@ -29,7 +29,11 @@ impl Tool for PackageInfo {
     const DESCRIPTION: &'static str = "Show a package: the version installed here (with its source and platforms) and what its registry publishes (versions, dist-tags, artifacts, dependencies). Next: `aam_install` or `aam_upgrade`.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
-    const ERRORS: &'static [ErrorCode] = &[ErrorCode::PackageNotFound];
+    const ERRORS: &'static [ErrorCode] = &[
+        ErrorCode::PackageNotFound,
+        ErrorCode::LockInvalid,
+        ErrorCode::UnsafePath,
+    ];
     const EXAMPLES: &'static [Example] = &[
         Example {
             title: "an installed registry package",

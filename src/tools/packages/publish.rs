@@ -67,6 +67,7 @@ impl Tool for PkgPublish {
         ErrorCode::RegistryInvalid,
         ErrorCode::ManifestInvalid,
         ErrorCode::ArchiveInvalid,
+        ErrorCode::UnsafePath,
     ];
     const CONSTRAINTS: &'static [&'static str] = &["versions are immutable"];
     const EXAMPLES: &'static [Example] = &[
