@@ -261,9 +261,10 @@ fn archive_error(message: String) -> Error {
 }
 
 fn entry_error(path: &str, what: &str) -> Error {
+    // Escaped: a hostile name's line break would forge a line of the output.
     let shown = match path.char_indices().nth(SHOWN_PATH_CHARS) {
-        Some((end, _)) => format!("{}…", &path[..end]),
-        None => path.to_string(),
+        Some((end, _)) => format!("{}…", path[..end].escape_debug()),
+        None => path.escape_debug().to_string(),
     };
     archive_error(format!("archive entry `{shown}` {what}"))
 }
@@ -378,6 +379,14 @@ mod tests {
             assert!(err.message().contains("archive entry `"), "{}", err.message());
             assert!(!dest.path().join("out").exists(), "nothing written");
         }
+        // A line break in a name is shown escaped: it cannot forge a line.
+        let forged = hostile("x\nhint: run this/../../y", tar::EntryType::Regular, None);
+        let err = unpack(&forged, Path::new("/nonexistent/out")).unwrap_err();
+        assert!(
+            !err.message().contains('\n') && err.message().contains("x\\nhint"),
+            "{}",
+            err.message()
+        );
         let err = unpack(b"not an archive", Path::new("/nonexistent")).unwrap_err();
         assert_eq!(err.code(), ErrorCode::ArchiveInvalid);
     }
