@@ -487,6 +487,22 @@ mod tests {
             refused.message()
         );
         assert!(is_cache(&other.join("objects")));
+
+        // Made after the outer one, inside its own folders: refused, since a
+        // purge of it would take the outer cache's packs.
+        let third = home.path().join("cache/_local/third");
+        GitCache::open_or_create(&third).unwrap();
+        let refused = GitCache::open_or_create(&third.join("objects/pack"))
+            .err()
+            .expect("refused");
+        assert_eq!(refused.code(), crate::error::ErrorCode::CacheCorrupted);
+        assert!(
+            refused.message().contains("inside the `objects` folder"),
+            "{}",
+            refused.message()
+        );
+        assert!(!third.join("objects/pack/HEAD").exists());
+        GitCache::open_or_create(&third.join("sub/inner")).unwrap();
     }
 
     #[test]

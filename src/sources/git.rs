@@ -339,6 +339,34 @@ fn with_alloc_limit(repo: &Repository, limit: usize) -> std::io::Result<Reposito
 /// only what a killed [`init_around`] left: its staging
 /// folder, and entries of a new bare repository (all of them files or
 /// folders of no cache).
+/// Refuses to make a cache at `dir` inside another cache's own entries (a
+/// repository at `outer/objects/pack`): deleting it (a purge) would take
+/// the outer cache's packs with it. A cache nested in another's folder under
+/// any other name is one [`GitCache::open_or_create`] makes around.
+fn refuse_inside_git_folder(dir: &Path) -> Result<()> {
+    // The folders a cache holds (it keeps no reflog, so no `logs`).
+    const GIT_FOLDERS: [&str; 4] = ["objects", "refs", "hooks", "info"];
+    for outer in dir.ancestors().skip(1) {
+        if !cache::is_cache(outer) {
+            continue;
+        }
+        let first = dir.strip_prefix(outer).ok().and_then(|rest| rest.iter().next());
+        if let Some(entry) = first.filter(|first| GIT_FOLDERS.iter().any(|own| first == own)) {
+            return Err(Error::new(
+                ErrorCode::CacheCorrupted,
+                format!(
+                    "the git cache `{}` cannot be made inside the `{}` folder of the cache `{}`",
+                    dir.display(),
+                    entry.to_string_lossy(),
+                    outer.display()
+                ),
+            )
+            .with_hint("add the repository from a path that is not inside another repository's git folders"));
+        }
+    }
+    Ok(())
+}
+
 fn holds_only_caches(dir: &Path) -> bool {
     const NEW_REPOSITORY: [&str; 6] = ["config", "description", "hooks", "info", "objects", "refs"];
     let mut nested = false;
@@ -450,6 +478,9 @@ impl GitCache {
     /// replaced the next time.
     pub fn open_or_create(dir: &Path) -> Result<(Self, bool)> {
         let empty = std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(true);
+        if empty {
+            refuse_inside_git_folder(dir)?;
+        }
         // A repository already (the usual case) is never walked.
         let around = !empty && !dir.join("HEAD").exists() && holds_only_caches(dir);
         if empty {
