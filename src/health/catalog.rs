@@ -397,9 +397,11 @@ pub fn originals(n: usize) -> String {
 /// The originals `aam diff` compares installed files with: every file an
 /// install wrote has one, and none is kept that no install wrote.
 fn objects_check(home: &AamHome, installed: &BTreeSet<String>) -> HealthCheck {
-    let stored = ObjectStore::new(home.root().join("objects")).digests();
+    let store = ObjectStore::new(home.root().join("objects"));
+    let stored = store.digests();
     let missing = installed.difference(&stored).count();
-    let unused = stored.difference(installed).count();
+    // A killed write's temporary file counts as an original no install uses.
+    let unused = stored.difference(installed).count() + store.stale_temporaries().len();
     match (missing, unused) {
         (0, 0) => HealthCheck::pass(
             OBJECTS_CHECK,

@@ -52,17 +52,34 @@ impl ObjectStore {
         out
     }
 
+    /// The temporary files of writes a killed command left (`.<name>.aam-*`
+    /// beside the objects), older than ten minutes: no write in progress
+    /// takes that long.
+    pub fn stale_temporaries(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for fan in std::fs::read_dir(&self.root).into_iter().flatten().flatten() {
+            for entry in std::fs::read_dir(fan.path()).into_iter().flatten().flatten() {
+                let name = entry.file_name();
+                let temporary = name.to_str().is_some_and(|n| n.starts_with('.') && n.contains(".aam-"));
+                if temporary && entry.file_type().is_ok_and(|t| t.is_file()) && !fresh(&entry.path()) {
+                    out.push(entry.path());
+                }
+            }
+        }
+        out
+    }
+
     /// Deletes every stored file whose digest is not in `keep`, except those
     /// stored in the last ten minutes (an install in progress records its files
-    /// after storing them); returns how many it deleted and how many such recent
-    /// ones it kept.
+    /// after storing them), and the temporary files killed writes left
+    /// ([`Self::stale_temporaries`]); returns how many it deleted and how many
+    /// such recent ones it kept.
     pub fn retain(&self, keep: &std::collections::BTreeSet<String>) -> Result<(usize, usize)> {
-        let fresh = |path: &std::path::Path| {
-            std::fs::metadata(path)
-                .and_then(|m| m.modified())
-                .is_ok_and(|t| t.elapsed().unwrap_or_default() < std::time::Duration::from_secs(600))
-        };
         let (mut deleted, mut kept) = (0, 0);
+        for path in self.stale_temporaries() {
+            std::fs::remove_file(&path).map_err(|e| Error::io("delete", &path, e))?;
+            deleted += 1;
+        }
         for digest in self.digests().difference(keep) {
             let path = self.path(digest);
             if fresh(&path) {
@@ -87,9 +104,37 @@ impl ObjectStore {
     }
 }
 
+/// Whether `path` was written in the last ten minutes.
+fn fresh(path: &std::path::Path) -> bool {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .is_ok_and(|t| t.elapsed().unwrap_or_default() < std::time::Duration::from_secs(600))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_killed_writes_temporary_file_is_deleted_once_stale() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ObjectStore::new(dir.path().join("objects"));
+        let digest = store.put(b"kept").unwrap();
+        let fan = store.path(&digest).parent().unwrap().to_path_buf();
+        let (stale, live) = (fan.join(".abc.aam-Xy12.tmp"), fan.join(".def.aam-Zz34.tmp"));
+        std::fs::write(&stale, b"half").unwrap();
+        std::fs::write(&live, b"writing").unwrap();
+        let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        std::fs::File::options()
+            .write(true)
+            .open(&stale)
+            .unwrap()
+            .set_modified(hour_ago)
+            .unwrap();
+        assert_eq!(store.stale_temporaries(), std::slice::from_ref(&stale));
+        assert_eq!(store.retain(&[digest.clone()].into()).unwrap(), (1, 0));
+        assert!(!stale.exists() && live.exists() && store.has(&digest));
+    }
 
     #[test]
     fn stores_by_content() {
