@@ -629,12 +629,19 @@ fn unique_name(base: &str, taken: &[&str]) -> String {
         .unwrap_or_default()
 }
 
-/// Writes a package folder atomically: staged next to `dir`, then renamed into place.
+/// The name a package folder is staged under before it lands: project walks
+/// never enter one, and the next write beside it deletes one a killed command left.
+pub const STAGING_PREFIX: &str = ".aam-create-";
+
+/// Writes a package folder atomically: staged next to `dir`, then renamed into
+/// place. Staging folders older than ten minutes beside it (a killed
+/// command's: no write takes that long) are deleted first.
 pub fn write_package_dir(dir: &Path, manifest: &Manifest, files: &BTreeMap<String, (Vec<u8>, bool)>) -> Result<()> {
     let parent = dir.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
+    remove_stale_staging(parent);
     let staging = tempfile::Builder::new()
-        .prefix(".aam-create-")
+        .prefix(STAGING_PREFIX)
         .tempdir_in(parent)
         .map_err(|e| Error::io("create", parent, e))?;
     for (path, (bytes, executable)) in files {
@@ -660,6 +667,32 @@ pub fn write_package_dir(dir: &Path, manifest: &Manifest, files: &BTreeMap<Strin
         Error::io("create", dir, e)
     })?;
     Ok(())
+}
+
+/// Deletes the staging folders a killed [`write_package_dir`] left in
+/// `parent` (folders, never through a link, older than ten minutes).
+fn remove_stale_staging(parent: &Path) {
+    let stale = |meta: &std::fs::Metadata| {
+        meta.modified()
+            .is_ok_and(|t| t.elapsed().unwrap_or_default() > std::time::Duration::from_secs(600))
+    };
+    for entry in std::fs::read_dir(parent).into_iter().flatten().flatten() {
+        let staged = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.starts_with(STAGING_PREFIX));
+        let folder = entry.metadata().ok().filter(|m| m.is_dir() && stale(m));
+        if staged && folder.is_some() {
+            match std::fs::remove_dir_all(entry.path()) {
+                Ok(()) => {
+                    tracing::info!(path = %entry.path().display(), "removed a package folder a killed command left half made")
+                }
+                Err(e) => {
+                    tracing::debug!(path = %entry.path().display(), "could not remove a stale staging folder: {e}")
+                }
+            }
+        }
+    }
 }
 
 /// Refuses a manifest this code built but that does not validate.
@@ -800,5 +833,15 @@ mod tests {
         .unwrap();
         assert!(write_package_dir(&package, &built.manifest, &built.files).is_err());
         assert_eq!(std::fs::read_to_string(package.join("mine.txt")).unwrap(), "keep");
+
+        // A staging folder a killed write left is deleted by the next write
+        // beside it once ten minutes old; a recent one (a write in progress) stays.
+        let (stale, live) = (dir.path().join(".aam-create-Old1"), dir.path().join(".aam-create-New1"));
+        std::fs::create_dir_all(stale.join("skills/a")).unwrap();
+        std::fs::create_dir_all(&live).unwrap();
+        let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        std::fs::File::open(&stale).unwrap().set_modified(hour_ago).unwrap();
+        write_package_dir(&dir.path().join("other"), &built.manifest, &built.files).unwrap();
+        assert!(!stale.exists() && live.exists());
     }
 }

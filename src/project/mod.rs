@@ -888,6 +888,7 @@ mod tests {
         write("my-package/aam.yaml", "name: my-package\n");
         write("my-package/agents/copy.md", "# a copy\n");
         write("node_modules/p/agents/a.md", "# dep\n");
+        write(".aam-create-Ab12/skills/half/SKILL.md", "---\nname: half\n---\n");
         write("ignored/agents/b.md", "# ignored\n");
         write(".gitignore", "ignored/\n");
         std::fs::create_dir(dir.path().join(".git")).unwrap();

@@ -532,7 +532,11 @@ impl<'a> Walker<'a> {
                 {
                     return false;
                 }
-                if is_dir && (scan::IGNORED_DIRS.contains(&name.as_ref()) || PROJECT_IGNORED.contains(&name.as_ref())) {
+                if is_dir
+                    && (scan::IGNORED_DIRS.contains(&name.as_ref())
+                        || PROJECT_IGNORED.contains(&name.as_ref())
+                        || name.starts_with(crate::packages::build::STAGING_PREFIX))
+                {
                     return false;
                 }
                 // A package made from the project holds copies of its artifacts, not new ones.
