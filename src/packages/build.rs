@@ -296,7 +296,7 @@ pub fn gather_from_project(
     found.retain(|a| !deployed.contains(&a.main_file));
     // A shared file holding nothing but other packages' sections is theirs.
     found.retain(|a| {
-        let Ok(bytes) = std::fs::read(root.join(&a.main_file)) else {
+        let Ok(bytes) = read_project_file(&root.join(&a.main_file), &a.main_file) else {
             return true;
         };
         let own = own_bytes(a, &a.main_file, bytes, deployed);
@@ -318,11 +318,23 @@ pub fn gather_from_project(
     let mut head = Head::open(root);
     // What `HEAD` does not hold as read: a file new or changed, or one gone from a skill's folder.
     let mut changes = Vec::new();
+    let mut total = 0u64;
     for artifact in picked {
         let mut files = Vec::new();
         for file in &artifact.files {
             let path = root.join(file);
-            let bytes = std::fs::read(&path).map_err(|e| Error::io("read", &path, e))?;
+            let bytes = read_project_file(&path, file)?;
+            total += bytes.len() as u64;
+            if total > crate::packages::archive::MAX_UNPACKED_BYTES {
+                return Err(Error::new(
+                    ErrorCode::SourceFileTooLarge,
+                    format!(
+                        "the chosen artifacts' files come to more than an archive may hold unpacked ({} MiB)",
+                        crate::packages::archive::MAX_UNPACKED_BYTES >> 20
+                    ),
+                )
+                .with_hint("package fewer artifacts at once, or move large files out of their folders"));
+            }
             let relative = match artifact.kind {
                 ArtifactKind::Skill if artifact.path.is_empty() => file.clone(),
                 ArtifactKind::Skill => file[artifact.path.len() + 1..].to_string(),
@@ -633,6 +645,37 @@ fn unique_name(base: &str, taken: &[&str]) -> String {
 /// never enter one, and the next write beside it deletes one a killed command left.
 pub const STAGING_PREFIX: &str = ".aam-create-";
 
+/// A file of the project to package (`shown` relative to its root): a plain
+/// file, never read through a link, of at most the size aam reads from a
+/// source ([`crate::sources::git::MAX_SOURCE_FILE_BYTES`]), refused before
+/// it is read.
+fn read_project_file(path: &Path, shown: &str) -> Result<Vec<u8>> {
+    let limit = crate::sources::git::MAX_SOURCE_FILE_BYTES;
+    let size = std::fs::symlink_metadata(path)
+        .map_err(|e| Error::io("read", path, e))?
+        .len();
+    if size > limit {
+        return Err(Error::new(
+            ErrorCode::SourceFileTooLarge,
+            format!(
+                "`{shown}` is {:.1} MiB; aam packages files of at most {} MiB",
+                size as f64 / 1024.0 / 1024.0,
+                limit >> 20
+            ),
+        )
+        .with_hint("move large files out of the artifact's folder, or leave that artifact out of the package"));
+    }
+    match crate::paths::read_plain(path, limit) {
+        Ok(Some(bytes)) => Ok(bytes),
+        Ok(None) => Err(Error::io(
+            "read",
+            path,
+            std::io::Error::from(std::io::ErrorKind::NotFound),
+        )),
+        Err(e) => Err(Error::io("read", path, e)),
+    }
+}
+
 /// Writes a package folder atomically: staged next to `dir`, then renamed into
 /// place. Staging folders older than ten minutes beside it (a killed
 /// command's: no write takes that long) are deleted first.
@@ -833,6 +876,18 @@ mod tests {
         .unwrap();
         assert!(write_package_dir(&package, &built.manifest, &built.files).is_err());
         assert_eq!(std::fs::read_to_string(package.join("mine.txt")).unwrap(), "keep");
+
+        // A project file larger than aam packages is refused unread.
+        let big = dir.path().join("big.bin");
+        let file = std::fs::File::create(&big).unwrap();
+        file.set_len(crate::sources::git::MAX_SOURCE_FILE_BYTES + 1).unwrap();
+        let refused = read_project_file(&big, "big.bin").unwrap_err();
+        assert_eq!(refused.code(), ErrorCode::SourceFileTooLarge);
+        assert!(
+            refused.message().contains("`big.bin` is 16.0 MiB"),
+            "{}",
+            refused.message()
+        );
 
         // A staging folder a killed write left is deleted by the next write
         // beside it once ten minutes old; a recent one (a write in progress) stays.

@@ -42,14 +42,28 @@ pub struct PackageFile {
 /// Every file that belongs to the package at `dir`, sorted by path. Hidden files,
 /// build folders and archives are left out; a symlink that leaves the package is
 /// an error naming it.
+/// Files that come to more than an archive may hold unpacked are refused
+/// before any is read.
 pub fn package_files(dir: &Path) -> Result<Vec<PackageFile>> {
     let mut files = Vec::new();
-    walk(dir, dir, &mut files)?;
+    let mut total = 0u64;
+    walk(dir, dir, &mut files, &mut total)?;
+    if total > crate::packages::archive::MAX_UNPACKED_BYTES {
+        return Err(Error::new(
+            ErrorCode::ArchiveInvalid,
+            format!(
+                "the package's files come to {} MiB, more than an archive may hold unpacked ({} MiB)",
+                total >> 20,
+                crate::packages::archive::MAX_UNPACKED_BYTES >> 20
+            ),
+        )
+        .with_hint("move large files out of the package folder (or give them a name starting with `.`)"));
+    }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
 }
 
-fn walk(root: &Path, dir: &Path, out: &mut Vec<PackageFile>) -> Result<()> {
+fn walk(root: &Path, dir: &Path, out: &mut Vec<PackageFile>, total: &mut u64) -> Result<()> {
     let entries = std::fs::read_dir(dir).map_err(|e| Error::io("read", dir, e))?;
     for entry in entries {
         let entry = entry.map_err(|e| Error::io("read", dir, e))?;
@@ -83,9 +97,10 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<PackageFile>) -> Result<()> {
             if dir == root && LEFT_OUT_DIRS.contains(&name.as_str()) {
                 continue;
             }
-            walk(root, &path, out)?;
+            walk(root, &path, out, total)?;
         } else if metadata.is_file() {
             use std::os::unix::fs::PermissionsExt;
+            *total = total.saturating_add(metadata.len());
             out.push(PackageFile {
                 path: relative,
                 source,
@@ -143,6 +158,18 @@ mod tests {
         let err = package_files(dir.path()).unwrap_err();
         assert_eq!(err.code(), ErrorCode::ArchiveInvalid);
         assert!(err.message().contains("escape.md"));
+        std::fs::remove_file(dir.path().join("escape.md")).unwrap();
+        // Files larger in all than an archive may unpack to: refused unread
+        // (a sparse file takes no disk).
+        let big = std::fs::File::create(dir.path().join("skills/a/big.bin")).unwrap();
+        big.set_len(crate::packages::archive::MAX_UNPACKED_BYTES + 1).unwrap();
+        let err = package_files(dir.path()).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ArchiveInvalid);
+        assert!(
+            err.message().contains("more than an archive may hold"),
+            "{}",
+            err.message()
+        );
     }
 
     #[test]
