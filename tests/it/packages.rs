@@ -40,6 +40,30 @@ fn init_validate_pack_publish_and_read_back() {
     ]);
     assert_eq!(init["package_name"], "review-kit");
     assert_eq!(init["files"], json!(["aam.yaml", "skills/review-kit/SKILL.md"]));
+    // Killed between its two writes: the next init finishes it; an example
+    // skill the user edited is theirs.
+    let manifest = std::fs::read(env.path("review-kit/aam.yaml")).unwrap();
+    std::fs::remove_file(env.path("review-kit/aam.yaml")).unwrap();
+    env.json(&[
+        "pkg",
+        "init",
+        "review-kit",
+        "--yes",
+        "--description",
+        "Review helpers",
+        "--license",
+        "MIT",
+    ]);
+    assert_eq!(std::fs::read(env.path("review-kit/aam.yaml")).unwrap(), manifest);
+    std::fs::remove_file(env.path("review-kit/aam.yaml")).unwrap();
+    let skill = env.path("review-kit/skills/review-kit/SKILL.md");
+    let example = std::fs::read(&skill).unwrap();
+    std::fs::write(&skill, "mine\n").unwrap();
+    env.json_err(&["pkg", "init", "review-kit", "--yes"], "AAM_CONFLICT");
+    assert_eq!(std::fs::read_to_string(&skill).unwrap(), "mine\n");
+    assert!(!env.path("review-kit/aam.yaml").exists());
+    std::fs::write(env.path("review-kit/aam.yaml"), manifest).unwrap();
+    std::fs::write(&skill, example).unwrap();
     let valid = env.json(&["pkg", "validate", "review-kit"]);
     assert_eq!(valid["valid"], true);
     assert_eq!(valid["artifact_count"], 1);

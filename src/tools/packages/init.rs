@@ -102,10 +102,21 @@ impl Tool for PkgInit {
         let skill = artifact_file_name(name.rsplit('/').next().unwrap_or(&name));
         let skill_path = package_path(ArtifactKind::Skill, &skill);
         let skill_file = format!("{skill_path}/SKILL.md");
+        let skill_text = format!(
+            "---\nname: {skill}\ndescription: Describe when an agent should use this skill.\n---\n\n# {skill}\n\nWrite the instructions here.\n"
+        );
+        // The example skill exactly as this writes it, with no manifest: an
+        // init killed between its two writes, which this one finishes.
+        let skill_written = !manifest_path.exists()
+            && crate::paths::read_plain(&dir.join(&skill_file), skill_text.len() as u64)
+                .ok()
+                .flatten()
+                .is_some_and(|bytes| bytes == skill_text.as_bytes());
         // Nothing of the user's is replaced, and nothing is written through a
         // link: each file is new, in the folder it is shown in.
         for path in [&manifest_path, &dir.join(&skill_file)] {
-            if std::fs::symlink_metadata(path).is_ok() {
+            let finished_here = skill_written && *path == dir.join(&skill_file);
+            if !finished_here && std::fs::symlink_metadata(path).is_ok() {
                 return Err(
                     Error::new(ErrorCode::Conflict, format!("`{}` already exists", path.display()))
                         .with_hint("edit it, or pass another folder"),
@@ -121,9 +132,6 @@ impl Tool for PkgInit {
             )
             .with_hint("remove the link, or pass another folder"));
         }
-        let skill_text = format!(
-            "---\nname: {skill}\ndescription: Describe when an agent should use this skill.\n---\n\n# {skill}\n\nWrite the instructions here.\n"
-        );
         let manifest = Manifest {
             name: name.clone(),
             version: version.clone(),
@@ -149,7 +157,9 @@ impl Tool for PkgInit {
             file_checksums: None,
         };
         check_manifest(&manifest)?;
-        crate::atomic::write_file(&dir.join(&skill_file), skill_text.as_bytes())?;
+        if !skill_written {
+            crate::atomic::write_file(&dir.join(&skill_file), skill_text.as_bytes())?;
+        }
         crate::atomic::write_file(&manifest_path, manifest::to_yaml(&manifest).as_bytes())?;
         Ok(PkgInitOutput {
             manifest_path: manifest_path.display().to_string(),
