@@ -275,6 +275,19 @@ pub fn listen(
     use std::os::unix::fs::MetadataExt;
     use std::os::unix::net::UnixListener;
     let path = socket_path(home, key);
+    // `sun_path` holds 108 bytes, its terminating NUL included.
+    const MAX_SOCKET_PATH: usize = 107;
+    if path.as_os_str().len() > MAX_SOCKET_PATH {
+        return Err(Error::new(
+            ErrorCode::IoError,
+            format!(
+                "the watcher's socket `{}` is {} bytes long, more than the {MAX_SOCKET_PATH} a Unix socket's path may be",
+                path.display(),
+                path.as_os_str().len()
+            ),
+        )
+        .with_hint("point `AAM_HOME` at a folder with a shorter path to use `aam watch`; every other command works as it is"));
+    }
     make_run_dir(&home.run_dir())?;
     let listener = match UnixListener::bind(&path) {
         Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
@@ -410,6 +423,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let home = AamHome::at(dir.path().to_path_buf());
         (dir, home)
+    }
+
+    #[test]
+    fn a_home_too_deep_for_a_socket_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = AamHome::at(dir.path().join("a".repeat(100)));
+        let refused = listen(&home, "/p", || Ok(1)).err().expect("refused");
+        assert!(
+            refused.message().contains("a Unix socket's path may be"),
+            "{}",
+            refused.message()
+        );
+        assert!(refused.hint().unwrap().contains("AAM_HOME"), "{refused:?}");
+        assert_eq!(vouch(&home, "/p").version(), None);
     }
 
     #[test]
