@@ -79,6 +79,36 @@ fn settings_check(ctx: &Context) -> HealthCheck {
             }
         }
     }
+    // Values the commands that use them refuse: said here, with the file.
+    let home_settings = ctx.home.load_settings().unwrap_or_default();
+    let project_settings = read_settings(&project).unwrap_or_default();
+    for (path, settings) in [
+        (ctx.home.settings_path(), &home_settings),
+        (project.clone(), &project_settings),
+    ] {
+        if let Some(name) = settings
+            .default_platforms
+            .iter()
+            .find(|name| crate::scan::Platform::parse(name).is_none())
+        {
+            return HealthCheck::fail(
+                "settings",
+                format!(
+                    "`default_platforms` in {} names `{}`, which is not a platform",
+                    path.display(),
+                    name.escape_debug()
+                ),
+                crate::agents::unknown_hint(name),
+            );
+        }
+    }
+    if let Err(e) = crate::audit::gate::policy(&home_settings, Some(&project_settings)) {
+        return HealthCheck::fail(
+            "settings",
+            e.message().to_string(),
+            e.hint().unwrap_or("fix the settings file").to_string(),
+        );
+    }
     if !unknown.is_empty() {
         HealthCheck::warn(
             "settings",

@@ -343,6 +343,20 @@ fn the_project_policy_wins_over_the_home_policy() {
     let err = install("src/fine").err("AAM_SETTINGS_INVALID");
     assert!(err["message"].as_str().unwrap().contains("audit.block"));
     assert!(err["hint"].as_str().unwrap().contains(".aam/config.yaml"), "{err}");
+    // `doctor` says so too, before an install meets it.
+    let doctor = env.aam_in(&project, &["--json", "doctor"]);
+    let report: serde_json::Value = serde_json::from_str(&doctor.stdout).unwrap();
+    let settings = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "settings")
+        .unwrap();
+    assert_eq!(settings["status"], "fail", "{settings}");
+    assert!(
+        settings["message"].as_str().unwrap().contains("audit.block"),
+        "{settings}"
+    );
     // A cloned project's value cannot forge a line of aam's own.
     std::fs::write(
         project.join(".aam/config.yaml"),
