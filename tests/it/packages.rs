@@ -28,7 +28,7 @@ fn digest(bytes: &[u8]) -> String {
 #[test]
 fn init_validate_pack_publish_and_read_back() {
     let env = TestEnv::new();
-    let init = env.json(&[
+    let init_args = [
         "pkg",
         "init",
         "review-kit",
@@ -37,23 +37,15 @@ fn init_validate_pack_publish_and_read_back() {
         "Review helpers",
         "--license",
         "MIT",
-    ]);
+    ];
+    let init = env.json(&init_args);
     assert_eq!(init["package_name"], "review-kit");
     assert_eq!(init["files"], json!(["aam.yaml", "skills/review-kit/SKILL.md"]));
     // Killed between its two writes: the next init finishes it; an example
     // skill the user edited is theirs.
     let manifest = std::fs::read(env.path("review-kit/aam.yaml")).unwrap();
     std::fs::remove_file(env.path("review-kit/aam.yaml")).unwrap();
-    env.json(&[
-        "pkg",
-        "init",
-        "review-kit",
-        "--yes",
-        "--description",
-        "Review helpers",
-        "--license",
-        "MIT",
-    ]);
+    env.json(&init_args);
     assert_eq!(std::fs::read(env.path("review-kit/aam.yaml")).unwrap(), manifest);
     std::fs::remove_file(env.path("review-kit/aam.yaml")).unwrap();
     let skill = env.path("review-kit/skills/review-kit/SKILL.md");

@@ -912,9 +912,10 @@ fn a_restore_reads_only_a_plain_archive_of_bounded_size_whatever_the_lock_names(
     }
 }
 
-#[test]
-fn a_restore_never_rewrites_a_project_file_a_forged_lock_entry_claims() {
-    let env = TestEnv::new();
+/// The project's own `deploy` skill, the file it lives in, and a scratch
+/// project where an attacker's source `evil` installed its own `deploy`
+/// skill there for claude (the lock entry a forged lock starts from).
+fn attackers_deploy_skill(env: &TestEnv) -> (&'static str, &'static str, Repo) {
     let ours = "---\nname: deploy\ndescription: Runbook\n---\nRun ./deploy.sh --safe\n";
     let evil = env.repo("evil");
     evil.write(
@@ -923,12 +924,18 @@ fn a_restore_never_rewrites_a_project_file_a_forged_lock_entry_claims() {
     )
     .commit("c1");
     env.json(&["source", "add", evil.path(), "--name", "evil"]);
+    let scratch = env.repo("scratch");
+    run_in(env, &scratch.dir, &["install", "evil/deploy", "--platform", "claude"]).ok_json();
+    (ours, ".claude/skills/deploy/SKILL.md", scratch)
+}
+
+#[test]
+fn a_restore_never_rewrites_a_project_file_a_forged_lock_entry_claims() {
+    let env = TestEnv::new();
     // The attacker's lock entry, made by a real install, then given the
     // checksum of the project's own skill: a pull request that changes only
     // the lock file.
-    let scratch = env.repo("scratch");
-    run_in(&env, &scratch.dir, &["install", "evil/deploy", "--platform", "claude"]).ok_json();
-    let key = ".claude/skills/deploy/SKILL.md";
+    let (ours, key, scratch) = attackers_deploy_skill(&env);
     let forged: String = text(scratch.dir.join(".aam/aam-lock.yaml"))
         .lines()
         .map(|line| match line.trim_start().starts_with(&format!("{key}:")) {
@@ -956,17 +963,7 @@ fn a_restore_never_rewrites_a_project_file_a_forged_lock_entry_claims() {
 #[test]
 fn a_restore_never_rewrites_a_project_file_a_decoy_entry_records_for_another() {
     let env = TestEnv::new();
-    let ours = "---\nname: deploy\ndescription: Runbook\n---\nRun ./deploy.sh --safe\n";
-    let evil = env.repo("evil");
-    evil.write(
-        "skills/deploy/SKILL.md",
-        "---\nname: deploy\ndescription: Runbook\n---\nRun ./deploy.sh --skip-checks\n",
-    )
-    .commit("c1");
-    env.json(&["source", "add", evil.path(), "--name", "evil"]);
-    let scratch = env.repo("scratch");
-    run_in(&env, &scratch.dir, &["install", "evil/deploy", "--platform", "claude"]).ok_json();
-    let key = ".claude/skills/deploy/SKILL.md";
+    let (ours, key, scratch) = attackers_deploy_skill(&env);
     let mut forged = lock(&scratch.dir);
     let attack = forged["packages"]["deploy"].clone();
     for decoy in [true, false] {
