@@ -246,6 +246,23 @@ pub struct RegistrySetting {
     pub default: bool,
 }
 
+impl RegistrySetting {
+    /// The URL as it may be shown: a hand-written one may hold credentials
+    /// (`https://user:token@host/...`), which no listing, setting read or MCP
+    /// resource prints.
+    pub fn shown_url(&self) -> String {
+        crate::sources::spec::redact(&self.url)
+    }
+
+    /// The setting as it may be shown ([`RegistrySetting::shown_url`]).
+    pub fn shown(&self) -> Self {
+        Self {
+            url: self.shown_url(),
+            ..self.clone()
+        }
+    }
+}
+
 impl Settings {
     /// The keys this aam does not know (`audit.blok`), as dotted names: a
     /// newer aam's, kept, or a typo, which `aam doctor` points out.

@@ -94,7 +94,10 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "registries",
         about: "configured package registries (change them with `aam registry add|init|remove`)",
-        get: |s| serde_json::to_value(&s.registries).unwrap_or(Value::Null),
+        get: |s| {
+            let shown: Vec<_> = s.registries.iter().map(|r| r.shown()).collect();
+            serde_json::to_value(shown).unwrap_or(Value::Null)
+        },
         default: || Value::from(Vec::<Value>::new()),
         set: None,
         per_project: false,

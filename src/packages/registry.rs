@@ -410,7 +410,8 @@ pub fn url_to_path(url: &str) -> Result<PathBuf> {
     match url.strip_prefix("file://") {
         Some(path) if path.starts_with('/') => Ok(PathBuf::from(path)),
         Some(_) => Err(Error::invalid_argument(format!(
-            "`{url}` needs an absolute path: `file:///abs/path`"
+            "`{}` needs an absolute path: `file:///abs/path`",
+            crate::sources::spec::redact(url)
         ))),
         None if url.contains("://") => Err(Error::invalid_argument(format!(
             "`{}` is not a local registry; only `file://` registries are supported",

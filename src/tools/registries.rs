@@ -21,7 +21,7 @@ use crate::search::IndexChange;
 pub struct RegistryEntry {
     /// Name.
     pub name: String,
-    /// `file://` URL.
+    /// `file://` URL (credentials a hand-written URL holds shown as `***`).
     pub url: String,
     /// Whether commands use it when none is named.
     pub default: bool,
@@ -32,7 +32,7 @@ pub struct RegistryEntry {
 fn entry(catalog: &Catalog, setting: &RegistrySetting) -> Result<RegistryEntry> {
     Ok(RegistryEntry {
         name: setting.name.clone(),
-        url: setting.url.clone(),
+        url: setting.shown_url(),
         default: setting.default,
         package_count: catalog.registry_package_count(&setting.name)?,
     })

@@ -845,3 +845,32 @@ fn hostile_archives_are_refused_naming_the_entry() {
     let index: Value = serde_json::from_slice(&std::fs::read(env.path("reg/index.json")).unwrap()).unwrap();
     assert_eq!(index["packages"], json!({}));
 }
+
+/// A registry URL written by hand with credentials is used as written but
+/// never shown: not by `registry list` (text or JSON), nor by the settings
+/// reads an MCP client gets (`aam://registries` and `aam://config` are these
+/// tools' answers).
+#[test]
+fn a_registry_url_with_credentials_is_never_shown() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(
+        env.home().join("config.yaml"),
+        "registries:\n- name: corp\n  url: https://deploy:ghp_SECRETREGTOKEN@registry.example.com/aam\n  default: true\n",
+    )
+    .unwrap();
+    let listed = env.json(&["registry", "list"]);
+    assert_eq!(listed["registries"][0]["url"], "https://***@registry.example.com/aam");
+    let text = env.aam(&["registry", "list"]);
+    assert_eq!(text.code, 0, "{text:?}");
+    let shown = [
+        text.stdout,
+        env.json(&["config", "get", "registries"]).to_string(),
+        env.json(&["config", "list"]).to_string(),
+        env.json(&["tool", "call", "aam_registry_list", "{}"]).to_string(),
+    ];
+    for text in shown {
+        assert!(text.contains("registry.example.com"), "{text}");
+        assert!(!text.contains("SECRETREGTOKEN") && !text.contains("deploy:"), "{text}");
+    }
+}
