@@ -181,6 +181,29 @@ impl Serialize for ErrorCode {
     }
 }
 
+/// Characters of a value from outside (a name asked for, an archive entry's
+/// path) an error quotes; the rest is cut, with `…`.
+pub const QUOTED_CHARS: usize = 200;
+
+/// `text` as an error quotes it: control characters escaped (`\n`), so a line
+/// break in a hostile value cannot forge a line of aam's output, and cut after
+/// [`QUOTED_CHARS`] characters.
+pub fn quoted(text: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i == QUOTED_CHARS {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// `text` with the user and password of every `scheme://user:pass@host` URL in
 /// it replaced by `***`, and the query of such a URL by `?***` (as
 /// [`crate::sources::spec::redact_location`] shows a URL), and likewise the
@@ -364,6 +387,15 @@ pub struct ErrorBody {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quoted_values_are_escaped_and_cut() {
+        assert_eq!(quoted("bob's \"skill\""), "bob's \"skill\"");
+        assert_eq!(quoted("a\nhint: run this"), "a\\nhint: run this");
+        let long = "é".repeat(QUOTED_CHARS + 5);
+        assert_eq!(quoted(&long), format!("{}…", "é".repeat(QUOTED_CHARS)));
+        assert_eq!(quoted(&long[..2 * QUOTED_CHARS]), "é".repeat(QUOTED_CHARS));
+    }
 
     #[test]
     fn credentials_in_quoted_urls_never_reach_the_message_or_hint() {

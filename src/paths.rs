@@ -1,7 +1,7 @@
 //! The rules every relative path from untrusted input follows (lock file keys,
 //! archive entries, journal entries): no `..`, `.` or `.git` part, no empty part, not
 //! absolute, no `~`, no drive letter or `:`, no backslash, no NUL or control
-//! character, at most 4096 bytes. Where a path may lead is the caller's check
+//! character, no part over 255 bytes, at most 4096 bytes. Where a path may lead is the caller's check
 //! (see `install::keys`). [`resolve_links`] is the one way a path is followed to
 //! where it really leads before a containment check.
 
@@ -36,11 +36,16 @@ pub fn check_relative(rest: &str) -> Result<(), String> {
             _ if part.chars().any(char::is_control) => {
                 return Err("it contains a NUL or control character".to_string());
             }
+            // No file system here takes it: refused before anything is written.
+            _ if part.len() > MAX_NAME_BYTES => {
+                return Err(format!("it has a part longer than {MAX_NAME_BYTES} bytes"));
+            }
             _ => {}
         }
     }
     Ok(())
 }
+
 /// The longest file name (one path part) Linux file systems take, in bytes.
 pub const MAX_NAME_BYTES: usize = 255;
 
@@ -397,5 +402,8 @@ mod tests {
         ] {
             assert!(check_relative(bad).is_err(), "{bad:?}");
         }
+        let longest = "n".repeat(MAX_NAME_BYTES);
+        assert!(check_relative(&format!("skills/{longest}/SKILL.md")).is_ok());
+        assert!(check_relative(&format!("skills/{longest}n/SKILL.md")).is_err());
     }
 }

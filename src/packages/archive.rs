@@ -22,8 +22,6 @@ pub const MAX_ENTRIES: usize = 20_000;
 /// Largest header extension accepted (a GNU long name or link, a PAX record
 /// set): paths are at most 4096 bytes, and the tar reader holds these whole.
 const MAX_EXTENSION_BYTES: u64 = 64 * 1024;
-/// Characters of an entry's path an error shows.
-const SHOWN_PATH_CHARS: usize = 200;
 
 /// Builds the archive of `files`, with `manifest` as the content of `aam.yaml`.
 pub fn pack(files: &[PackageFile], manifest: &str) -> Result<Vec<u8>> {
@@ -261,12 +259,7 @@ fn archive_error(message: String) -> Error {
 }
 
 fn entry_error(path: &str, what: &str) -> Error {
-    // Escaped: a hostile name's line break would forge a line of the output.
-    let shown = match path.char_indices().nth(SHOWN_PATH_CHARS) {
-        Some((end, _)) => format!("{}…", path[..end].escape_debug()),
-        None => path.escape_debug().to_string(),
-    };
-    archive_error(format!("archive entry `{shown}` {what}"))
+    archive_error(format!("archive entry `{}` {what}", crate::error::quoted(path)))
 }
 
 #[cfg(test)]
@@ -334,6 +327,10 @@ mod tests {
         let err = files(&long_named(5000)).unwrap_err();
         assert!(err.message().contains("4096 bytes"), "{}", err.message());
         assert!(err.message().len() < 400, "{}", err.message());
+        // A name no file system takes is refused before anything is written.
+        let err = files(&long_named(300)).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ArchiveInvalid);
+        assert!(err.message().contains("longer than 255 bytes"), "{}", err.message());
     }
 
     #[test]

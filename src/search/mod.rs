@@ -112,6 +112,11 @@ fn ngram_text(name_lc: &str) -> String {
     format!("{name_lc}\0")
 }
 
+/// Longest query a search takes, in characters. The typo matching builds an
+/// automaton per query word and one for the whole query, whose size grows with
+/// their length: a name of 300,000 characters took 3.5 GB.
+pub const MAX_QUERY_CHARS: usize = 1024;
+
 /// Longer tokens (hashes, base64) are not words anyone types; they are not indexed.
 const MAX_WORD: usize = 40;
 

@@ -58,8 +58,12 @@ pub fn resolve_artifact(
 
 /// Qualified names of artifacts close to `text`, from the search index.
 fn suggestions(index: &SearchIndex, catalog: &Catalog, progress: &dyn Progress, text: &str) -> Result<Vec<String>> {
-    index.ensure_current(catalog, progress)?;
     let name = text.rsplit('/').next().unwrap_or(text);
+    // No name is that long: nothing to look for.
+    if name.chars().count() > super::MAX_QUERY_CHARS {
+        return Ok(Vec::new());
+    }
+    index.ensure_current(catalog, progress)?;
     let found = index.search(&SearchRequest {
         query: name,
         qualified: None,
@@ -110,5 +114,9 @@ pub fn artifact_not_found(text: &str, suggestions: Vec<String>) -> Error {
                 .join(", ")
         )
     };
-    Error::new(ErrorCode::ArtifactNotFound, format!("no artifact named `{text}`")).with_hint(hint)
+    Error::new(
+        ErrorCode::ArtifactNotFound,
+        format!("no artifact named `{}`", crate::error::quoted(text)),
+    )
+    .with_hint(hint)
 }

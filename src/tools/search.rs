@@ -9,9 +9,6 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::scan::{ArtifactKind, Platform};
 use crate::search::{ResultKind, SearchRequest, SortOrder};
 
-/// Longest query accepted, in characters.
-const MAX_QUERY_CHARS: usize = 1024;
-
 /// Result order.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -142,12 +139,6 @@ impl Tool for Search {
                 input.limit
             ))
             .with_hint("pass a `limit` (`--limit`) from 1 to 1000; page with `offset` (`--offset`)"));
-        }
-        if input.query.chars().count() > MAX_QUERY_CHARS {
-            return Err(
-                Error::invalid_argument(format!("the query is longer than {MAX_QUERY_CHARS} characters"))
-                    .with_hint("search for a shorter phrase"),
-            );
         }
         let catalog = ctx.catalog()?;
         let source_names = catalog.source_names()?;

@@ -764,3 +764,39 @@ fn info_shows_everything_recorded_about_an_artifact() {
         human.stdout
     );
 }
+
+/// A name of any length asked for gets its answer in bounded memory: the typo
+/// suggestions for a name of 100,000 characters took 1.7 GB (an MCP message
+/// may be 1 MiB). The run is held to 512 MiB of data, and the error quotes
+/// the name cut.
+#[test]
+fn a_huge_name_is_not_found_in_bounded_memory() {
+    use std::os::unix::process::CommandExt;
+    let env = TestEnv::new();
+    let repo = ranking_repo(&env);
+    env.json(&["source", "add", repo.path()]);
+    let name = "review".repeat(20_000);
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_aam"));
+    command
+        .args(["--json", "info", &name])
+        .current_dir(env.path(""))
+        .env("AAM_HOME", env.home())
+        .env("HOME", env.user_home())
+        .env_remove("AAM_LOG");
+    // SAFETY: only an async-signal-safe system call runs between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = rustix::process::Rlimit {
+                current: Some(512 << 20),
+                maximum: Some(512 << 20),
+            };
+            rustix::process::setrlimit(rustix::process::Resource::Data, limit).map_err(std::io::Error::from)
+        });
+    }
+    let output = command.output().unwrap();
+    let body: Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("no JSON ({e}): {}", String::from_utf8_lossy(&output.stderr)));
+    assert_eq!(body["error"]["code"], "AAM_ARTIFACT_NOT_FOUND", "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.len() < 400 && message.ends_with("…`"), "{message}");
+}
