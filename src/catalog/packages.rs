@@ -179,6 +179,44 @@ impl Catalog {
         rows.collect::<rusqlite::Result<_>>().map_err(db_error)
     }
 
+    /// Makes the files recorded for the install of `package` in `project_root`
+    /// exactly `files` (lock key, blake3), leaving every other row alone: a
+    /// restore that finds a package in place records the files aam wrote
+    /// there, so another project's uninstall keeps a home-folder file this one
+    /// still uses. No claim that aam wrote them is added (`written_files`).
+    pub fn record_files_in_place(&mut self, project_root: &str, package: &str, files: &[(&str, &str)]) -> Result<()> {
+        let tx = self.write()?;
+        let recorded: std::collections::BTreeSet<(String, String)> = {
+            let mut stmt = tx
+                .prepare_cached("SELECT path, blake3 FROM install_files WHERE project_root = ?1 AND package = ?2")
+                .map_err(db_error)?;
+            let rows = stmt
+                .query_map(params![project_root, package], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(db_error)?;
+            rows.collect::<rusqlite::Result<_>>().map_err(db_error)?
+        };
+        let wanted: std::collections::BTreeSet<(String, String)> =
+            files.iter().map(|(k, d)| (k.to_string(), d.to_string())).collect();
+        if recorded == wanted {
+            return Ok(());
+        }
+        tx.execute(
+            "DELETE FROM install_files WHERE project_root = ?1 AND package = ?2",
+            params![project_root, package],
+        )
+        .map_err(db_error)?;
+        let mut insert = tx
+            .prepare_cached("INSERT INTO install_files (project_root, package, path, blake3) VALUES (?1, ?2, ?3, ?4)")
+            .map_err(db_error)?;
+        for (path, digest) in &wanted {
+            insert
+                .execute(params![project_root, package, path, digest])
+                .map_err(db_error)?;
+        }
+        drop(insert);
+        tx.commit().map_err(db_error)
+    }
+
     /// Forgets an install of `package` in `project_root`.
     pub fn remove_install(&mut self, project_root: &str, package: &str) -> Result<()> {
         let tx = self.write()?;

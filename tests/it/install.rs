@@ -1244,6 +1244,42 @@ fn projects_share_a_codex_prompt_in_the_home_folder() {
     assert!(!prompt.exists());
 }
 
+/// A clone restored where the shared prompt already is (written by the
+/// project it was cloned from) writes nothing, but its install now records the
+/// file: uninstalling in the first project keeps it (it was deleted under the
+/// clone, whose lock records it).
+#[test]
+fn a_clone_restored_in_place_keeps_the_shared_prompt_it_uses() {
+    let env = TestEnv::new();
+    let (_repo, a, _) = prompt_source_and_two_projects(&env);
+    let prompt = env.user_home().join(".codex/prompts/summarize.md");
+    run_in(&env, &a.dir, &["install", "p/summarize", "--platform", "codex"]).ok_json();
+    a.commit("install");
+    let clone = env.path("clone");
+    let cloned = std::process::Command::new("git")
+        .args(["clone", "-q", a.path(), clone.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(cloned.success());
+    let restored = run_in(&env, &clone, &["install", "--frozen"]).ok_json();
+    assert_eq!(restored["skipped"][0]["reason"], "already_installed", "{restored}");
+
+    let removed = run_in(&env, &a.dir, &["uninstall", "summarize"]).ok_json();
+    assert_eq!(
+        removed["kept_shared"],
+        serde_json::json!(["~/.codex/prompts/summarize.md"]),
+        "{removed}"
+    );
+    assert!(prompt.exists(), "the clone still uses it");
+    assert_eq!(
+        run_in(&env, &clone, &["verify", "summarize"]).ok_json()["is_clean"],
+        true
+    );
+    // Once the clone uninstalls too, nothing records it: removed.
+    run_in(&env, &clone, &["uninstall", "summarize"]).ok_json();
+    assert!(!prompt.exists());
+}
+
 /// What is where an install deploys and no package records (a file of the
 /// user's own, a section an uninstall kept because it was edited) is saved
 /// and replaced with `--backup`: it was refused, as "not installed by aam"

@@ -11,7 +11,7 @@ use super::{
 use crate::error::{Error, Result};
 use crate::install::plan::{Plan, Prepared};
 use crate::install::restore::{self, Need, RestoreEnv};
-use crate::install::{mirror, state};
+use crate::install::{Roots, mirror, state};
 use crate::packages::lock::LockedPackage;
 use crate::tools::Context;
 
@@ -53,6 +53,8 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
     // Each package to write, with the edited keys it replaces (`backup`,
     // `force`) or writes around (kept as they are).
     let mut todo: Vec<(&String, &LockedPackage, Vec<String>, Vec<String>)> = Vec::new();
+    // Packages found as recorded, whose files this project's install now records.
+    let mut in_place: Vec<(&String, &LockedPackage)> = Vec::new();
     for (name, entry) in &recorded.packages {
         let skip = |reason, modified_files| SkippedPackage {
             name: name.clone(),
@@ -63,7 +65,10 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
             conflicts: Vec::new(),
         };
         match restore::need(&roots, entry, |key, digest| plan.written_here(key, digest))? {
-            Need::Intact => output.skipped.push(skip(SkipReason::AlreadyInstalled, Vec::new())),
+            Need::Intact => {
+                output.skipped.push(skip(SkipReason::AlreadyInstalled, Vec::new()));
+                in_place.push((name, entry));
+            }
             Need::Edited(keys) if on_edited == OnEdited::Skip => output.skipped.push(skip(SkipReason::EditsKept, keys)),
             Need::WriteAround(keys) if on_edited == OnEdited::Skip => todo.push((name, entry, Vec::new(), keys)),
             Need::Blocked(keys) if on_edited == OnEdited::Skip => {
@@ -74,6 +79,9 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
             }
             Need::Write => todo.push((name, entry, Vec::new(), Vec::new())),
         }
+    }
+    if !input.dry_run {
+        record_in_place(ctx, &roots, &plan, &in_place)?;
     }
     if todo.is_empty() {
         return Ok(output);
@@ -162,4 +170,31 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
     }
     plan.execute(&object_store(ctx), mirror, &ctx.cancel, |ops| apply_mirror(ctx, ops))?;
     Ok(output)
+}
+
+/// Records, for the packages a restore found in place, the files of theirs aam
+/// wrote on this machine as this project's: a clone restored where another
+/// project's install already wrote a shared home-folder file (a Codex prompt)
+/// wrote nothing, and that project's uninstall then deleted the file this one
+/// uses. Files aam did not write here are left out: a lock's claim makes no file aam's.
+fn record_in_place(
+    ctx: &Context,
+    roots: &Roots,
+    plan: &Plan<'_>,
+    in_place: &[(&String, &LockedPackage)],
+) -> Result<()> {
+    if in_place.is_empty() {
+        return Ok(());
+    }
+    let mut catalog = ctx.catalog()?;
+    for (name, entry) in in_place {
+        let files: Vec<(&str, &str)> = entry
+            .file_checksums
+            .iter()
+            .filter(|(key, digest)| plan.written_here(key, digest))
+            .map(|(key, digest)| (key.as_str(), digest.as_str()))
+            .collect();
+        catalog.record_files_in_place(&roots.root_text(), name, &files)?;
+    }
+    Ok(())
 }
