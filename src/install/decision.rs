@@ -169,15 +169,27 @@ pub fn decide(
     let status = state::file_status(roots, existing)?;
     let modified = state::edited_keys(roots, &status, |key, digest| plan.written_here(key, digest))?;
     let manifest = &package.manifest;
-    if !force
-        && existing.version == manifest.version
-        && existing.checksum == package.checksum
+    let same = !force
+        && (existing.version == manifest.version && existing.checksum == package.checksum
+            || same_source_content(existing, package))
         && same_platforms(&existing.platforms, &platforms)
-        && status.values().all(|s| *s == FileState::Ok)
-        && super::plan::deployed_as_the_table_says(existing, manifest, &platforms, roots.global)
-    {
-        let skipped = SkippedPackage::new(existing, manifest, SkipReason::AlreadyInstalled, Vec::new());
-        return Ok(Decision::Skip(skipped));
+        && super::plan::deployed_as_the_table_says(existing, manifest, &platforms, roots.global);
+    // What is installed is what was asked for: left as it is, lock entry included.
+    let kept = |reason, modified| {
+        Decision::Skip(SkippedPackage {
+            wanted_version: existing.version.clone(),
+            ..SkippedPackage::new(existing, manifest, reason, modified)
+        })
+    };
+    if same && status.values().all(|s| *s == FileState::Ok) {
+        return Ok(kept(SkipReason::AlreadyInstalled, Vec::new()));
+    }
+    // Edited, nothing missing: there is nothing new to bring in over the edits.
+    let only_edited = status
+        .values()
+        .all(|s| matches!(s, FileState::Ok | FileState::Modified));
+    if same && only_edited && !modified.is_empty() && (on_edited == OnEdited::Skip || on_edited.merges()) {
+        return Ok(kept(SkipReason::EditsKept, modified));
     }
     if !modified.is_empty() && on_edited == OnEdited::Skip {
         let skipped = SkippedPackage::new(existing, manifest, SkipReason::EditedFiles, modified);
@@ -248,6 +260,20 @@ pub fn keep_dependents_of_kept(packages: &[&Manifest], decisions: &mut [Decision
 }
 
 /// Whether two platform lists name the same platforms (order and repeats aside).
+/// Whether `package`, taken from a source, holds the very artifacts `existing`
+/// was installed from (same repository, paths and content digests), read at
+/// another commit: a commit that changed nothing of it makes no new version
+/// to install, as `aam outdated` says.
+fn same_source_content(existing: &LockedPackage, package: &Prepared) -> bool {
+    use crate::packages::lock::Origin;
+    existing.source == Origin::Source
+        && package.origin == Origin::Source
+        && existing.source_url.is_some()
+        && existing.source_url == package.source_url
+        && !existing.artifacts.is_empty()
+        && existing.artifacts == package.artifacts
+}
+
 pub fn same_platforms(a: &[Platform], b: &[Platform]) -> bool {
     let sorted = |platforms: &[Platform]| {
         let mut out = platforms.to_vec();

@@ -1244,6 +1244,42 @@ fn projects_share_a_codex_prompt_in_the_home_folder() {
     assert!(!prompt.exists());
 }
 
+/// Installing a source artifact again after a commit that did not change it
+/// leaves it as installed, lock file and edits included, as `outdated` says:
+/// it was installed again at the new commit (the lock's version, commit and
+/// checksum changed), and with an edit it failed as "files were edited".
+#[test]
+fn installing_again_after_a_commit_that_did_not_change_it_changes_nothing() {
+    let env = TestEnv::new();
+    let (repo, proj, _) = prompt_source_and_two_projects(&env);
+    let install = ["install", "p/summarize", "--platform", "claude"];
+    run_in(&env, &proj.dir, &install).ok_json();
+    let lock = proj.dir.join(".aam/aam-lock.yaml");
+    let before = text(&lock);
+    repo.write("README.md", "unrelated\n");
+    repo.commit("c2");
+    env.json(&["source", "update", "p"]);
+    assert_eq!(
+        run_in(&env, &proj.dir, &["outdated"]).ok_json()["packages"][0]["outdated"],
+        false
+    );
+
+    let again = run_in(&env, &proj.dir, &install).ok_json();
+    assert_eq!(again["skipped"][0]["reason"], "already_installed", "{again}");
+    assert_eq!(
+        again["skipped"][0]["wanted_version"], again["skipped"][0]["version"],
+        "{again}"
+    );
+    assert_eq!(text(&lock), before);
+
+    let deployed = proj.dir.join(".claude/commands/summarize.md");
+    std::fs::write(&deployed, "# My own summary\n").unwrap();
+    let edited = run_in(&env, &proj.dir, &install).ok_json();
+    assert_eq!(edited["skipped"][0]["reason"], "edits_kept", "{edited}");
+    assert_eq!(text(&deployed), "# My own summary\n");
+    assert_eq!(text(&lock), before);
+}
+
 /// A clone restored where the shared prompt already is (written by the
 /// project it was cloned from) writes nothing, but its install now records the
 /// file: uninstalling in the first project keeps it (it was deleted under the
