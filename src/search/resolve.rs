@@ -33,6 +33,12 @@ pub fn resolve_artifact(
     match matches.len() {
         1 => Ok(matches.into_iter().next().unwrap_or_else(|| unreachable!())),
         0 => {
+            // A registered source never fetched holds nothing yet: fetching it may find it.
+            if let Some((source_name, _)) = split_qualified(text, &names)
+                && sources.iter().any(|s| s.name == source_name && s.head_commit.is_none())
+            {
+                return Err(crate::sources::not_indexed(source_name));
+            }
             if let Some(source) = unknown_source(text, &names) {
                 return Err(Error::new(
                     ErrorCode::SourceNotFound,

@@ -66,6 +66,8 @@ impl Tool for Audit {
     const ERRORS: &'static [ErrorCode] = &[
         ErrorCode::ArtifactNotFound,
         ErrorCode::ArtifactAmbiguous,
+        ErrorCode::SourceNotFound,
+        ErrorCode::SourceNotIndexed,
         ErrorCode::LockInvalid,
         ErrorCode::UnsafePath,
     ];

@@ -702,6 +702,19 @@ fn defaults_are_registered_unfetched_and_removal_is_remembered() {
             .unwrap()
             .contains("aam source update anthropics/skills")
     );
+    // Asking for one of its artifacts says the same, not "no artifact".
+    for command in [
+        &["info", "anthropics/skills/pdf"][..],
+        &["audit", "anthropics/skills/pdf"],
+    ] {
+        let err = env.json_err(command, "AAM_SOURCE_NOT_INDEXED");
+        assert!(
+            err["hint"]
+                .as_str()
+                .unwrap()
+                .contains("aam source update anthropics/skills")
+        );
+    }
 
     let removed = env.json(&["source", "remove", "anthropics/skills"]);
     assert_eq!(removed["was_default"], true);

@@ -132,6 +132,7 @@ impl Tool for Info {
         ErrorCode::ArtifactNotFound,
         ErrorCode::ArtifactAmbiguous,
         ErrorCode::SourceNotFound,
+        ErrorCode::SourceNotIndexed,
         ErrorCode::LockInvalid,
         ErrorCode::UnsafePath,
     ];
