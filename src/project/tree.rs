@@ -23,10 +23,6 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::packages::manifest::MANIFEST_FILE;
 use crate::scan;
 
-/// Folders of a project never searched for its own artifacts, besides the
-/// vendored ones sources skip too: aam's own state (installed package copies).
-const PROJECT_IGNORED: [&str; 1] = [".aam"];
-
 /// Files whose change can change what is ignored: the whole tree is walked again.
 const IGNORE_FILES: [&str; 2] = [".gitignore", ".ignore"];
 
@@ -534,7 +530,6 @@ impl<'a> Walker<'a> {
                 }
                 if is_dir
                     && (scan::IGNORED_DIRS.contains(&name.as_ref())
-                        || PROJECT_IGNORED.contains(&name.as_ref())
                         || name.starts_with(crate::packages::build::STAGING_PREFIX))
                 {
                     return false;

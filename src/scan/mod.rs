@@ -159,9 +159,12 @@ pub fn resolve_link(link: &str, target: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
-/// Folders never searched for artifacts: VCS data, dependencies and build output.
-pub const IGNORED_DIRS: [&str; 10] = [
+/// Folders never searched for artifacts: VCS data, aam's own state in a project
+/// (the copies of installed packages: a project added as a source listed each
+/// installed artifact twice), dependencies and build output.
+pub const IGNORED_DIRS: [&str; 11] = [
     ".git",
+    ".aam",
     "node_modules",
     ".venv",
     "venv",
@@ -658,6 +661,8 @@ mod tests {
             "skills/build/node_modules/dep/index.js",
             "node_modules/pkg/skills/x/SKILL.md",
             "dist/agents/a.md",
+            ".aam/packages/kit/skills/copied/SKILL.md",
+            ".aam/packages/kit/agents/copied.md",
         ];
         let found = detect(&paths, &BTreeMap::new(), "repo");
         assert_eq!(found.len(), 1, "{found:?}");
