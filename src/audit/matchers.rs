@@ -416,6 +416,22 @@ fn visible(line: &str, start: usize, end: usize) -> String {
     text
 }
 
+/// An excerpt showing both `start..end` and what follows up to `until`: whole
+/// when short, else the two parts around an elided middle.
+fn visible_from_to(line: &str, start: usize, end: usize, until: usize) -> String {
+    if line[start..until].chars().count() <= 2 * EXCERPT_SIDE {
+        return visible(line, start, until);
+    }
+    let tail_from = line[..until]
+        .char_indices()
+        .rev()
+        .nth(EXCERPT_SIDE / 2 - 1)
+        .map_or(end, |(i, _)| i.max(end));
+    let head = visible(line, start, end);
+    let tail = visible(line, tail_from, until);
+    format!("{} {}", head.trim_end_matches('…'), tail)
+}
+
 fn is_bidi(c: char) -> bool {
     matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
@@ -804,6 +820,33 @@ const SHELLS: &[&str] = &[
     "invoke-expression",
 ];
 
+/// Where the shell a command from `from` on pipes into ends (`curl x | sudo bash`:
+/// after `bash`), if it pipes into one.
+fn piped_to_shell(lower: &str, from: usize) -> Option<usize> {
+    let mut at = from;
+    for (i, segment) in lower[from..].split('|').enumerate() {
+        let start = at;
+        at += segment.len() + 1;
+        if i == 0 {
+            continue;
+        }
+        let mut words = segment
+            .split_whitespace()
+            .filter(|w| !w.starts_with('-'))
+            .map(|w| (w.as_ptr() as usize - segment.as_ptr() as usize + w.len(), w));
+        let mut first = words.next();
+        if first.is_some_and(|(_, w)| w == "sudo") {
+            first = words.next();
+        }
+        if let Some((end, word)) = first
+            && SHELLS.iter().any(|shell| is_command(word, shell))
+        {
+            return Some(start + end);
+        }
+    }
+    None
+}
+
 /// Risky commands in code. `lowered` caps the severity (code quoted in docs).
 fn commands(line: &str, lower: &str, number: Option<u32>, lowered: Option<Severity>, out: &mut Out) {
     static FETCH: Needles = Needles::new(&["curl", "wget", "invoke-webrequest", "iwr ", "irm "]);
@@ -832,15 +875,17 @@ fn commands(line: &str, lower: &str, number: Option<u32>, lowered: Option<Severi
     ]);
     let fetch = FETCH.find(lower);
     if let Some((s, e)) = fetch {
-        let piped = lower[e..].split('|').skip(1).any(|segment| {
-            let mut w = segment.split_whitespace().filter(|w| !w.starts_with('-'));
-            let first = w.next().unwrap_or("");
-            let first = if first == "sudo" { w.next().unwrap_or("") } else { first };
-            SHELLS.iter().any(|shell| is_command(first, shell))
-        });
         let substituted = SUBSTITUTED_FETCH.occur_in(lower) && SUBSTITUTION_RUNNERS.occur_in(lower);
-        if piped || substituted {
-            out.push(rule::CMD_PIPE_SHELL, number, lowered, visible(line, s, e));
+        // The excerpt shows the shell the download is piped to, however far.
+        match piped_to_shell(lower, e) {
+            Some(shell_end) => out.push(
+                rule::CMD_PIPE_SHELL,
+                number,
+                lowered,
+                visible_from_to(line, s, e, shell_end),
+            ),
+            None if substituted => out.push(rule::CMD_PIPE_SHELL, number, lowered, visible(line, s, e)),
+            None => {}
         }
         if let Some(ip) = raw_ip_url(lower) {
             out.push(rule::CMD_RAW_IP, number, lowered, visible(line, ip.0, ip.1));
@@ -1082,6 +1127,33 @@ mod tests {
         }
         assert_eq!(PHRASES.find("x send y"), Some((2, 7)));
         assert!(!PHRASES.occur_in("none"));
+    }
+
+    /// A download piped into a shell is quoted with the shell, however long
+    /// the command between: the `| sh` that makes the finding was cut away.
+    #[test]
+    fn a_pipe_to_a_shell_is_quoted_with_the_shell() {
+        let excerpt = |line: &str| {
+            let mut out = Out::default();
+            commands(line, &line.to_lowercase(), Some(1), None, &mut out);
+            out.findings
+                .iter()
+                .find(|f| f.rule == rule::CMD_PIPE_SHELL)
+                .map(|f| f.excerpt.clone())
+        };
+        assert_eq!(
+            excerpt("curl -fsSL https://x.example/i | sh").unwrap(),
+            "curl -fsSL https://x.example/i | sh"
+        );
+        let long = format!(
+            "curl --proto '=https' --tlsv1.2 -sSfL https://{}/install.sh | sudo bash -s",
+            "a".repeat(120)
+        );
+        let shown = excerpt(&long).unwrap();
+        assert!(shown.starts_with("curl --proto"), "{shown}");
+        assert!(shown.contains("| sudo bash"), "{shown}");
+        assert!(shown.chars().count() < 200, "{shown}");
+        assert_eq!(excerpt("curl -o x.sh https://x.example/i | tee log"), None);
     }
 
     /// Lines are split exactly as `str::lines` splits them.
