@@ -201,9 +201,15 @@ fn closest<'k>(wanted: &[String], known: &[&'k str]) -> Vec<&'k str> {
     names
 }
 
-/// Picks artifacts by `all`, `types` and names (or paths); unknown names are an
+/// Picks artifacts by `all`, `types` and names (or paths) among those of
+/// `within` (a source or folder, as an error names it); unknown names are an
 /// error naming each of them.
-fn choose<T>(items: Vec<T>, input: &Selection, key: impl Fn(&T) -> (ArtifactKind, &str, &str)) -> Result<Vec<T>> {
+fn choose<T>(
+    items: Vec<T>,
+    input: &Selection,
+    within: &str,
+    key: impl Fn(&T) -> (ArtifactKind, &str, &str),
+) -> Result<Vec<T>> {
     let mut unknown: Vec<String> = input
         .artifacts
         .iter()
@@ -234,7 +240,7 @@ fn choose<T>(items: Vec<T>, input: &Selection, key: impl Fn(&T) -> (ArtifactKind
         };
         return Err(Error::new(
             ErrorCode::ArtifactNotFound,
-            format!("no artifact named {}", names.join(", ")),
+            format!("no artifact named {} in {within}", names.join(", ")),
         )
         .with_hint(hint));
     }
@@ -313,7 +319,10 @@ pub fn gather_from_project(
         return Err(Error::invalid_argument(format!("no artifacts found in `{}`", root.display()))
             .with_hint("artifacts are skills (`SKILL.md` folders), agents, prompts and instructions; see `aam source candidates --source local`"));
     }
-    let picked = choose(found, selection, |a| (a.kind, a.name.as_str(), a.path.as_str()))?;
+    let within = format!("`{}`", root.display());
+    let picked = choose(found, selection, &within, |a| {
+        (a.kind, a.name.as_str(), a.path.as_str())
+    })?;
     let mut chosen = Vec::new();
     let mut head = Head::open(root);
     // What `HEAD` does not hold as read: a file new or changed, or one gone from a skill's folder.
@@ -466,7 +475,8 @@ pub fn gather_from_source(
         None,
         usize::MAX >> 1,
     )?;
-    let picked: Vec<ListedArtifact> = choose(listed, input, |a| (a.kind, a.name.as_str(), a.path.as_str()))?;
+    let within = format!("source `{}`", source.name);
+    let picked: Vec<ListedArtifact> = choose(listed, input, &within, |a| (a.kind, a.name.as_str(), a.path.as_str()))?;
     let cache = GitCache::open(&git_cache_dir.join(&source.cache_key))
         .map_err(|e| e.with_hint(format!("run `aam source update {}` to fetch it again", source.name)))?;
     let commit_id = Oid::from_hex(commit.as_bytes()).map_err(|_| Error::internal("stored commit id is not hex"))?;
@@ -800,8 +810,12 @@ mod tests {
             artifacts: vec!["pdf-tool".to_string()],
             ..Default::default()
         };
-        let err = choose(items.clone(), &selection, |i| (ArtifactKind::Skill, i, i)).unwrap_err();
+        let err = choose(items.clone(), &selection, "source `team`", |i| {
+            (ArtifactKind::Skill, i, i)
+        })
+        .unwrap_err();
         assert_eq!(err.code(), ErrorCode::ArtifactNotFound);
+        assert_eq!(err.message(), "no artifact named `pdf-tool` in source `team`");
         assert!(err.hint().unwrap().contains("`pdf-tools`"), "{:?}", err.hint());
         let selection = Selection {
             artifacts: vec!["review".to_string()],
@@ -809,7 +823,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            choose(items, &selection, |i| (ArtifactKind::Skill, i, i)).unwrap(),
+            choose(items, &selection, "source `team`", |i| (ArtifactKind::Skill, i, i)).unwrap(),
             vec!["review"]
         );
     }

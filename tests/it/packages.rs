@@ -553,7 +553,13 @@ fn create_from_a_project() {
     let none = run(&["pkg", "create"]).err("AAM_INVALID_ARGUMENT");
     assert!(none["hint"].as_str().unwrap().contains("--all"));
     let unknown = run(&["pkg", "create", "--artifacts", "helper,ghost,phantom"]).err("AAM_ARTIFACT_NOT_FOUND");
-    assert_eq!(unknown["message"], "no artifact named `ghost`, `phantom`");
+    assert_eq!(
+        unknown["message"],
+        format!(
+            "no artifact named `ghost`, `phantom` in `{}`",
+            dir.canonicalize().unwrap().display()
+        )
+    );
     assert!(!dir.join("proj").exists(), "nothing written on error");
 
     let dry = run(&["pkg", "create", "--all", "--dry-run"]).ok_json();
