@@ -131,7 +131,7 @@ pub fn main() -> i32 {
             let (message, hint) = usage_error_text(&e.render().to_string());
             let body = Error::invalid_argument(message).with_hint(hint).to_body();
             let _ = write_stdout(&format!("{:#}\n", serde_json::json!({ "error": body })));
-            let _ = e.print();
+            write_usage_error(&e.render().to_string());
             return e.exit_code();
         }
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
@@ -141,17 +141,7 @@ pub fn main() -> i32 {
             return 0;
         }
         Err(e) if e.use_stderr() => {
-            // A usage error has its code like every other error; clap's
-            // usage line and suggestions follow.
-            let rendered = e.render().to_string();
-            let (message, _) = usage_error_text(&rendered);
-            let rest = rendered.trim_start().split_once("\n\n").map_or("", |(_, rest)| rest);
-            // Written, not printed: a closed stderr is no reason to panic.
-            let _ = write!(
-                std::io::stderr(),
-                "error[{}]: {message}\n\n{rest}",
-                crate::error::ErrorCode::InvalidArgument
-            );
+            write_usage_error(&e.render().to_string());
             return e.exit_code();
         }
         Err(e) => {
@@ -178,6 +168,19 @@ pub fn main() -> i32 {
 /// Whether `--json` is on the command line (before a `--`).
 fn json_asked(args: impl Iterator<Item = std::ffi::OsString>) -> bool {
     args.take_while(|a| a != "--").any(|a| a == "--json")
+}
+
+/// Writes a usage error on stderr with its code like every other error; clap's
+/// usage line and suggestions follow.
+fn write_usage_error(rendered: &str) {
+    let (message, _) = usage_error_text(rendered);
+    let rest = rendered.trim_start().split_once("\n\n").map_or("", |(_, rest)| rest);
+    // Written, not printed: a closed stderr is no reason to panic.
+    let _ = write!(
+        std::io::stderr(),
+        "error[{}]: {message}\n\n{rest}",
+        crate::error::ErrorCode::InvalidArgument
+    );
 }
 
 /// The message (first paragraph, without `error: `) and a hint (the usage line) of a

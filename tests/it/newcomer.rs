@@ -261,6 +261,9 @@ fn usage_errors_under_json_are_json() {
             !body["message"].as_str().unwrap().is_empty() && body["hint"].as_str().unwrap().contains("usage"),
             "{body}"
         );
+        // stderr tells it as without `--json`: the code first, then clap's usage.
+        assert!(run.stderr.starts_with("error[AAM_INVALID_ARGUMENT]: "), "{run:?}");
+        assert!(run.stderr.contains("Usage: aam"), "{run:?}");
     }
     let plain = env.aam(&["source", "add"]);
     assert_eq!((plain.code, plain.stdout.as_str()), (2, ""), "{plain:?}");
