@@ -297,13 +297,13 @@ impl Settings {
                 None if self.registries.is_empty() => "no registry is configured".to_string(),
                 None => "no default registry is set and several are configured".to_string(),
             };
-            let hint = if known.is_empty() {
-                "create one with `aam registry init <path> --default`".to_string()
-            } else {
-                format!(
+            let hint = match (known.is_empty(), name) {
+                (true, _) => "create one with `aam registry init <path> --default`".to_string(),
+                (false, Some(_)) => format!("configured registries: {}", known.join(", ")),
+                (false, None) => format!(
                     "configured registries: {}; pass `--registry <name>` or mark one with `--default`",
                     known.join(", ")
-                )
+                ),
             };
             Error::new(ErrorCode::RegistryNotFound, message).with_hint(hint)
         })

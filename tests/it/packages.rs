@@ -297,7 +297,9 @@ fn registries_are_configured_listed_and_removed() {
     assert_eq!(removed, json!({"removed": "copy", "was_default": true}));
     assert_eq!(env.json(&["search", "kit", "--type", "package"])["total"], 1);
     assert!(env.path("two/index.json").exists(), "the folder is left alone");
-    env.json_err(&["registry", "remove", "copy"], "AAM_REGISTRY_NOT_FOUND");
+    let gone = env.json_err(&["registry", "remove", "copy"], "AAM_REGISTRY_NOT_FOUND");
+    // The names to pass, not flags `remove` does not take.
+    assert_eq!(gone["hint"], "configured registries: `one`, `two`");
 }
 
 /// A project with artifacts in several platform layouts.
