@@ -121,11 +121,14 @@ fn rendered(o: &SearchOutput, next: Option<&str>) -> String {
         .results
         .iter()
         .map(|r| {
-            let mut name = if r.installed {
-                format!("{} (installed)", r.name)
-            } else {
-                r.name.clone()
+            // A name the source holds twice shows where each lies: `source/path` names it.
+            let mut name = match r.qualified_name.strip_prefix(&format!("{}/", r.source)) {
+                Some(path) if path != r.name && r.artifact_types.is_empty() => format!("{} ({path})", r.name),
+                _ => r.name.clone(),
             };
+            if r.installed {
+                name.push_str(" (installed)");
+            }
             // Findings worth a look before installing show as a badge.
             if let Some(severity) = r.max_severity.filter(|s| *s >= crate::audit::Severity::Warn) {
                 name.push_str(&format!(" [audit: {} {severity}]", r.findings));

@@ -742,6 +742,13 @@ fn info_shows_everything_recorded_about_an_artifact() {
         .collect();
     names.sort();
     assert_eq!(names, ["inf/skills/dup-one", "inf/skills/dup-two"], "{found}");
+    // The table tells them apart by the path their qualified names hold.
+    let table = env.aam(&["search", "dup"]);
+    assert!(
+        table.stdout.contains("(skills/dup-one)") && table.stdout.contains("(skills/dup-two)"),
+        "{}",
+        table.stdout
+    );
     for name in names {
         env.json(&["info", name]);
     }
