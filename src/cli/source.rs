@@ -371,7 +371,11 @@ fn updated(o: &SourceUpdateOutput) -> String {
             UpdateStatus::UpToDate => format!("{}: up to date at {to}", s.name),
             UpdateStatus::Failed => {
                 let why = s.error.as_ref().map_or("unknown error".to_string(), |e| {
-                    format!("[{}] {}", e.code.as_str(), e.message)
+                    let hint = e
+                        .hint
+                        .as_deref()
+                        .map_or(String::new(), |hint| format!("\n  hint: {hint}"));
+                    format!("[{}] {}{hint}", e.code.as_str(), e.message)
                 });
                 format!("{}: failed: {why}", s.name)
             }

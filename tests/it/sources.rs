@@ -619,6 +619,14 @@ fn update_all_goes_on_past_a_failing_source() {
     assert_eq!(out["sources"][0]["error"]["code"], "AAM_GIT_FETCH_FAILED");
     assert_eq!(out["sources"][1]["status"], "updated");
     assert_eq!(out["total_new"], 1);
+    // The table gives the failure's hint too, under its line.
+    let hint = out["sources"][0]["error"]["hint"].as_str().unwrap().to_string();
+    let human = env.aam(&["source", "update", "--all"]);
+    assert!(
+        human.stdout.contains("doomed: failed: [AAM_GIT_FETCH_FAILED]")
+            && human.stdout.contains(&format!("\n  hint: {hint}\n")),
+        "{human:?}"
+    );
     // The failed source still answers from the catalog.
     assert_eq!(env.json(&["source", "scan", "doomed"])["total"], 1);
 }
