@@ -383,10 +383,7 @@ fn updated(o: &SourceUpdateOutput) -> String {
         out.push_str(&line);
         out.push('\n');
         if s.uncommitted_changes {
-            out.push_str(&format!(
-                "  hint: `{}` has uncommitted files; only commits are indexed: commit them, then run `aam source update {}`\n",
-                s.name, s.name
-            ));
+            out.push_str(&uncommitted_hint(&s.name));
         }
     }
     if o.sources.len() > 1 {
@@ -398,12 +395,23 @@ fn updated(o: &SourceUpdateOutput) -> String {
     out
 }
 
+/// The hint under a local source that nothing moved although its work tree has
+/// files no commit holds.
+fn uncommitted_hint(name: &str) -> String {
+    format!(
+        "  hint: `{name}` has uncommitted files; only commits are indexed: commit them, then run `aam source update {name}`\n"
+    )
+}
+
 /// `aam source diff`.
 fn diffed(o: &SourceDiffOutput) -> String {
     let from = o.old_commit.as_deref().map_or("(never fetched)", short_id);
     let mut out = format!("Source `{}`: {from} -> {}\n", o.source_name, short_id(&o.new_commit));
     if !o.has_changes {
         out.push_str(&format!("No artifact changes ({} unchanged)\n", o.unchanged_count));
+        if o.uncommitted_changes {
+            out.push_str(&uncommitted_hint(&o.source_name));
+        }
         return out;
     }
     let section = |out: &mut String, mark: char, list: &[ArtifactRef]| {

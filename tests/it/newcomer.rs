@@ -344,6 +344,13 @@ fn uncommitted_files_of_a_local_source_get_a_hint() {
         env.json(&["source", "update", "team"])["sources"][0]["uncommitted_changes"],
         true
     );
+    // `source diff` says the same where it finds nothing to show.
+    assert_eq!(env.json(&["source", "diff", "team"])["uncommitted_changes"], true);
+    let diff = env.aam(&["source", "diff", "team"]);
+    assert!(
+        diff.stdout.contains("No artifact changes") && diff.stdout.contains("hint: `team` has uncommitted files"),
+        "{diff:?}"
+    );
     repo.commit("c2");
     assert_eq!(
         env.json(&["source", "update", "team"])["sources"][0]["uncommitted_changes"],

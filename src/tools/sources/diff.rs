@@ -40,6 +40,9 @@ pub struct SourceDiffOutput {
     pub unchanged_count: u64,
     /// Whether anything would change.
     pub has_changes: bool,
+    /// Nothing would change, and the source is a local repository with files
+    /// not committed yet: only commits are indexed.
+    pub uncommitted_changes: bool,
 }
 
 /// Shows what changed upstream without changing the catalog.
@@ -117,11 +120,13 @@ impl Tool for SourceDiff {
         let modified_artifacts = artifact_refs(changes.modified.iter().map(|(_, a)| (a.kind, &a.name, &a.path)));
         let removed_artifacts = artifact_refs(changes.removed.iter().map(|a| (a.kind, &a.name, &a.path)));
         let touched = (modified_artifacts.len() + removed_artifacts.len()) as u64;
+        let has_changes = !(new_artifacts.is_empty() && modified_artifacts.is_empty() && removed_artifacts.is_empty());
         Ok(SourceDiffOutput {
+            uncommitted_changes: !has_changes && crate::sources::head::has_uncommitted_files(&source),
             source_name: source.name,
             old_commit: source.head_commit,
             new_commit: plan.commit.sha,
-            has_changes: !(new_artifacts.is_empty() && modified_artifacts.is_empty() && removed_artifacts.is_empty()),
+            has_changes,
             unchanged_count: (source.artifact_count as u64).saturating_sub(touched),
             new_artifacts,
             modified_artifacts,

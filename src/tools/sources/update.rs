@@ -1,8 +1,6 @@
 //! `aam_source_update`: fetch sources again and apply only what changed between the
 //! indexed commit and the new one.
 
-use std::path::Path;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -10,7 +8,6 @@ use crate::catalog::{Catalog, SourceRecord};
 use crate::error::{Error, ErrorBody, ErrorCode, Result};
 use crate::search::IndexChange;
 use crate::sources::cache;
-use crate::sources::spec::SourceKind;
 use crate::sources::update;
 use crate::tools::{Context, Example, Expect, Risk, Tool, indexed_write};
 
@@ -244,16 +241,7 @@ fn update_one(
         // The hint answers "why did my edit not show up?": only asked when
         // nothing moved, of a source following a branch (committing moves a
         // pinned tag or commit nowhere).
-        uncommitted_changes: status == UpdateStatus::UpToDate
-            && source.kind == SourceKind::Local.as_str()
-            && source.url.strip_prefix("file://").is_some_and(|path| {
-                let path = Path::new(path);
-                source
-                    .resolved_ref
-                    .as_deref()
-                    .is_some_and(|branch| crate::sources::git::has_branch(path, branch))
-                    && crate::sources::head::uncommitted_changes(path, &source.scope_path) == Some(true)
-            }),
+        uncommitted_changes: status == UpdateStatus::UpToDate && crate::sources::head::has_uncommitted_files(source),
         error: None,
     })
 }
