@@ -400,12 +400,25 @@ fn objects_check(home: &AamHome, installed: &BTreeSet<String>) -> HealthCheck {
     let store = ObjectStore::new(home.root().join("objects"));
     let stored = store.digests();
     let missing = installed.difference(&stored).count();
-    // A killed write's temporary file counts as an original no install uses.
-    let unused = stored.difference(installed).count() + store.stale_temporaries().len();
+    // Those stored in the last ten minutes are no finding: a repair keeps them
+    // (an install may still be recording them), so after an uninstall the
+    // check said to run a repair that answered "not yet". A killed write's
+    // temporary file counts as an original no install uses.
+    let (recent, unused): (Vec<&String>, Vec<&String>) =
+        stored.difference(installed).partition(|digest| store.is_recent(digest));
+    let unused = unused.len() + store.stale_temporaries().len();
     match (missing, unused) {
-        (0, 0) => HealthCheck::pass(
+        (0, 0) if recent.is_empty() => HealthCheck::pass(
             OBJECTS_CHECK,
             format!("{} of installed files, none missing or unused", originals(stored.len())),
+        ),
+        (0, 0) => HealthCheck::pass(
+            OBJECTS_CHECK,
+            format!(
+                "{} of installed files, none missing; {} no install uses, stored in the last ten minutes, can be deleted after that",
+                originals(stored.len() - recent.len()),
+                originals(recent.len())
+            ),
         ),
         (0, unused) => HealthCheck::warn(
             OBJECTS_CHECK,

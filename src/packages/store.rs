@@ -92,6 +92,13 @@ impl ObjectStore {
         Ok((deleted, kept))
     }
 
+    /// Whether the file of `digest` was stored in the last ten minutes: one no
+    /// install uses yet may be an install's still recording it, and
+    /// [`Self::retain`] keeps it.
+    pub fn is_recent(&self, digest: &str) -> bool {
+        fresh(&self.path(digest))
+    }
+
     /// The bytes stored under `digest`, if any (checked against it).
     pub fn get(&self, digest: &str) -> Result<Option<Vec<u8>>> {
         let path = self.path(digest);

@@ -273,8 +273,20 @@ fn check_finds_damage_and_repair_fixes_the_index_and_caches() {
     let clean = env.json(&["catalog", "check"]);
     assert_eq!(clean["healthy"], true, "{clean}");
     assert_eq!(check_named(&clean, "objects")["status"], "pass", "{clean}");
-    // Originals of an uninstalled package, stored long enough ago to be pruned.
+    // Originals an uninstall just left are no finding: a repair keeps them for
+    // ten minutes (an install may still be recording them).
     env.json(&["uninstall", "plain"]);
+    let fresh = env.json(&["catalog", "check"]);
+    let objects = check_named(&fresh, "objects");
+    assert_eq!(objects["status"], "pass", "{fresh}");
+    assert!(
+        objects["message"]
+            .as_str()
+            .unwrap()
+            .contains("stored in the last ten minutes"),
+        "{objects}"
+    );
+    // Originals of an uninstalled package, stored long enough ago to be pruned.
     let objects = env.home().join("objects");
     let status = std::process::Command::new("find")
         .arg(&objects)

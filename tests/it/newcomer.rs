@@ -210,6 +210,9 @@ fn cursor_rules_take_the_manifest_description_when_the_file_has_none() {
     assert!(rule.contains("description: Rules\n"), "{rule}");
 }
 
+/// Originals an uninstall just left are no finding (a repair keeps them ten
+/// minutes: it answered "not yet" to the repair the check asked for); once
+/// some are older, the repair deletes those and says which it kept.
 #[test]
 fn repair_says_when_it_keeps_recent_originals() {
     let env = TestEnv::new();
@@ -224,26 +227,39 @@ fn repair_says_when_it_keeps_recent_originals() {
     .ok_json();
     run_in(&env, &proj.dir, &["uninstall", "kit"]).ok_json();
     let repaired = env.json(&["catalog", "check", "--repair"]);
-    let action = repaired["actions"]
-        .as_array()
+    let originals = |report: &serde_json::Value| {
+        report["actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["action"].as_str().unwrap().contains("originals"))
+            .cloned()
+    };
+    assert_eq!(originals(&repaired), None, "{repaired}");
+
+    // One original an hour old: deleted, the others kept and said so.
+    let objects = env.home().join("objects");
+    let old = std::fs::read_dir(&objects)
         .unwrap()
-        .iter()
-        .find(|a| a["action"].as_str().unwrap().contains("originals"))
-        .unwrap_or_else(|| panic!("no originals action: {repaired}"))
-        .clone();
-    // Nothing deleted is not called a repair (found by a user helper).
+        .flat_map(|fan| std::fs::read_dir(fan.unwrap().path()).unwrap())
+        .map(|entry| entry.unwrap().path())
+        .next()
+        .unwrap();
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&old)
+        .unwrap()
+        .set_modified(hour_ago)
+        .unwrap();
+    let repaired = env.json(&["catalog", "check", "--repair"]);
+    let action = originals(&repaired).unwrap_or_else(|| panic!("no originals action: {repaired}"));
     let text = action["action"].as_str().unwrap();
     assert!(
-        text.starts_with("deleted nothing yet") && text.contains("ten minutes"),
+        text.starts_with("deleted 1 original no install uses; kept") && text.contains("ten minutes"),
         "{action}"
     );
-    assert_eq!(action["ok"], false, "{action}");
-    let human = env.aam(&["catalog", "check", "--repair"]);
-    assert!(
-        human.stdout.contains("not yet   objects: deleted nothing yet"),
-        "{}",
-        human.stdout
-    );
+    assert!(!old.exists());
 }
 
 #[test]
