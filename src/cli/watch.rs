@@ -20,7 +20,7 @@ pub(super) struct WatchArgs {
     /// Stop after this many seconds with no command asking (default: run until stopped).
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     idle_timeout: Option<u64>,
-    /// Stop the process that watches the project (it stops within a second),
+    /// Stop the process that watches the project (it stops answering at once and exits within a few seconds),
     /// instead of watching.
     #[arg(long, conflicts_with = "idle_timeout")]
     stop: bool,
@@ -70,8 +70,8 @@ fn stop(ctx: &Context, out: &Output, project: &std::path::Path) -> Result<i32> {
     let report = serde_json::json!({ "project": project, "stopped": stopped });
     out.emit(&report, |_| match stopped {
         true => format!(
-            "the process watching `{}` no longer answers its commands (`aam watch` stops within a \
-             second, an MCP server goes on serving); they check its files, and one that checks a large \
+            "the process watching `{}` no longer answers its commands (`aam watch` exits within a few \
+             seconds, an MCP server goes on serving); they check its files, and one that checks a large \
              project starts a new watcher (`aam config set project.auto_watch 0` turns that off)\n",
             project.display()
         ),

@@ -233,7 +233,7 @@ impl Drop for Listening {
 }
 
 /// Makes the process answering for the project keyed `key` unreachable by
-/// removing its socket (`aam watch` then stops within a second); whether a
+/// removing its socket (`aam watch` then exits within a few seconds); whether a
 /// process was listening there (a socket left by one that died is removed
 /// too). Anything else found at that path is left alone.
 pub fn stop_answering(home: &AamHome, key: &str) -> Result<bool> {

@@ -17,7 +17,7 @@
 //! session of its own (no terminal signal reaches it), no standard input or
 //! output, no other descriptor of the command kept open, `/` as its working
 //! folder, its log in `run/`. It stops by itself after [`IDLE_TIMEOUT`] with
-//! no command asking, or within a second of its socket being removed, its
+//! no command asking, or within a few seconds of its socket being removed, its
 //! catalog file replaced, aam's executable replaced or its project folder
 //! deleted. Markers and logs of watchers of any project left untouched for
 //! [`KEEP_RUN_FILES`] are deleted when the next watcher starts.
