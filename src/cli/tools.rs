@@ -114,9 +114,14 @@ fn call_tool(command: ToolCommand, cancel: crate::cancel::Cancel) -> Result<Valu
     }
     let Some(spec) = find(&name) else {
         let names: Vec<&str> = registry().iter().map(|t| t.name).collect();
+        // A few typos for the part after `aam_`, fewer in a short one
+        // (`aam_nope` is not `aam_adopt`).
+        let bare = |n: &str| n.strip_prefix("aam_").unwrap_or(n).to_string();
+        let wanted = bare(&name);
+        let allowed = (wanted.chars().count() / 3).max(1);
         let close = names
             .iter()
-            .filter(|n| strsim::levenshtein(n, &name) <= 3)
+            .filter(|n| strsim::levenshtein(&bare(n), &wanted) <= allowed)
             .map(|n| format!("`{n}`"))
             .collect::<Vec<_>>();
         let hint = if close.is_empty() {

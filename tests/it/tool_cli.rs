@@ -490,3 +490,18 @@ fn exports_are_deterministic_and_the_skill_installs_with_aam() {
     assert_eq!(verified["packages"][0]["package_name"], "aam-skill", "{verified}");
     assert_eq!(verified["is_clean"], true, "{verified}");
 }
+
+/// An unknown tool name is answered with the tools a typo or two away, and
+/// with none for a word that only shares letters (`aam_nope` suggested `aam_adopt`).
+#[test]
+fn an_unknown_tool_suggests_only_close_names() {
+    let env = TestEnv::new();
+    let typo = env
+        .aam(&["--json", "tool", "call", "aam_serch", "{}"])
+        .err("AAM_INVALID_ARGUMENT");
+    assert_eq!(typo["hint"], "did you mean `aam_search`?");
+    let unlike = env
+        .aam(&["--json", "tool", "call", "aam_nope", "{}"])
+        .err("AAM_INVALID_ARGUMENT");
+    assert_eq!(unlike["hint"], "list the tools with `aam tools manifest`");
+}
