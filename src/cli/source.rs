@@ -253,19 +253,23 @@ fn added(o: &SourceAddOutput) -> String {
     } else {
         format!(", path `{}`", o.path)
     };
-    let git_ref = o.git_ref.as_deref().unwrap_or("the default branch");
+    // A ref is quoted as code; "the default branch" is prose.
+    let git_ref = o
+        .git_ref
+        .as_deref()
+        .map_or("the default branch".to_string(), |r| format!("`{r}`"));
     if o.already_registered {
         let state = match &o.commit {
             Some(commit) => format!("at {}: {}", short_id(commit), plural(o.artifact_count, "artifact")),
             None => "never fetched; `aam source update` fetches it".to_string(),
         };
         return format!(
-            "Source `{}` already tracks {} at `{git_ref}`{scope} ({state}); nothing changed\n",
+            "Source `{}` already tracks {} at {git_ref}{scope} ({state}); nothing changed\n",
             o.name, o.url
         );
     }
     let mut out = format!(
-        "Added source `{}` ({} at `{git_ref}` {}{scope})\nIndexed {}: {}\n",
+        "Added source `{}` ({} at {git_ref} {}{scope})\nIndexed {}: {}\n",
         o.name,
         o.url,
         o.commit.as_deref().map_or("", short_id),
@@ -498,4 +502,31 @@ fn candidates_page(o: &CandidatesOutput, command: &str) -> String {
         command,
     ));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A ref is quoted as code, "the default branch" (no ref yet) is prose.
+    #[test]
+    fn an_added_source_names_its_ref_as_code_and_no_ref_as_prose() {
+        let mut output = SourceAddOutput {
+            name: "team".to_string(),
+            url: "https://example.com/team.git".to_string(),
+            git_ref: None,
+            path: String::new(),
+            commit: None,
+            already_registered: true,
+            artifact_count: 0,
+            artifacts_by_type: Default::default(),
+        };
+        assert!(
+            added(&output).contains(" at the default branch ("),
+            "{}",
+            added(&output)
+        );
+        output.git_ref = Some("main".to_string());
+        assert!(added(&output).contains(" at `main` ("), "{}", added(&output));
+    }
 }
