@@ -1135,7 +1135,7 @@ mod tests {
     fn a_pipe_to_a_shell_is_quoted_with_the_shell() {
         let excerpt = |line: &str| {
             let mut out = Out::default();
-            commands(line, &line.to_lowercase(), Some(1), None, &mut out);
+            commands(line, &line.to_ascii_lowercase(), Some(1), None, &mut out);
             out.findings
                 .iter()
                 .find(|f| f.rule == rule::CMD_PIPE_SHELL)
