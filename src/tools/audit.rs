@@ -120,7 +120,19 @@ impl Tool for Audit {
             match catalog.list_sources()?.into_iter().find(|s| s.name == target) {
                 Some(source) => filter.source_id = Some(source.id),
                 None => {
-                    let found = resolve_artifact(&catalog, target, || ctx.search_index(), ctx.progress.as_ref())?;
+                    let found = resolve_artifact(&catalog, target, || ctx.search_index(), ctx.progress.as_ref())
+                        .map_err(|e| match e.code() {
+                            // The target may name a source as well.
+                            ErrorCode::ArtifactNotFound => Error::new(
+                                ErrorCode::ArtifactNotFound,
+                                format!("no artifact or source named `{}`", crate::error::quoted(target)),
+                            )
+                            .with_hint(format!(
+                                "{}; `aam source list` names the sources",
+                                e.hint().unwrap_or("find artifacts with `aam search <words>`")
+                            )),
+                            _ => e,
+                        })?;
                     filter.artifact_ids = Some(vec![found.id]);
                 }
             }

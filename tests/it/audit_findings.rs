@@ -98,6 +98,13 @@ fn audit_lists_what_indexing_found_and_clean_look_alikes_stay_quiet() {
     assert_eq!(env.aam(&["audit", "src/fine", "--fail-on", "info"]).code, 0);
     assert_eq!(env.aam(&["audit", "src/evil"]).code, 0);
     env.json_err(&["audit", "src/ghost"], "AAM_ARTIFACT_NOT_FOUND");
+    // A target may name a source too: the error says both were looked for.
+    let neither = env.json_err(&["audit", "nope"], "AAM_ARTIFACT_NOT_FOUND");
+    assert_eq!(neither["message"], "no artifact or source named `nope`");
+    assert!(
+        neither["hint"].as_str().unwrap().contains("aam source list"),
+        "{neither}"
+    );
 
     // People get a readable list.
     let text = env.aam(&["audit", "src/evil"]);
