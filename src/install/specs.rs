@@ -124,16 +124,7 @@ pub fn prepare_specs(
                 .with_hint(hint));
             }
             many => {
-                // Same-named artifacts of one source are told apart by their paths.
-                let by_name: Vec<String> = many.iter().map(|m| format!("`{}/{}`", m.source, m.name)).collect();
-                let distinct: std::collections::BTreeSet<&String> = by_name.iter().collect();
-                let choices: Vec<String> = if distinct.len() == by_name.len() {
-                    by_name
-                } else {
-                    many.iter()
-                        .map(|m| format!("`{}`", qualified_name(&m.source, &m.path)))
-                        .collect()
-                };
+                let choices = crate::sources::qualified_choices(many);
                 return Err(Error::new(
                     ErrorCode::ArtifactAmbiguous,
                     format!("`{name}` names {} artifacts", many.len()),

@@ -52,7 +52,7 @@ pub fn resolve_artifact(
             ))
         }
         _ => {
-            let choices: Vec<String> = matches.iter().map(|m| format!("`{}/{}`", m.source, m.path)).collect();
+            let choices = crate::sources::qualified_choices(&matches);
             Err(Error::new(
                 ErrorCode::ArtifactAmbiguous,
                 format!("`{text}` names {} artifacts", matches.len()),

@@ -19,6 +19,21 @@ pub fn qualified_name(source: &str, name: &str) -> String {
     format!("{source}/{name}")
 }
 
+/// What to type to name each of several same-named artifacts, quoted:
+/// `source/name`, or `source/path` where its source holds that name twice (as
+/// search's `qualified_name`).
+pub fn qualified_choices(many: &[crate::catalog::ListedArtifact]) -> Vec<String> {
+    many.iter()
+        .map(|m| {
+            let twice = many.iter().filter(|o| o.source == m.source && o.name == m.name).count() > 1;
+            match twice {
+                true => format!("`{}`", qualified_name(&m.source, &m.path)),
+                false => format!("`{}`", qualified_name(&m.source, &m.name)),
+            }
+        })
+        .collect()
+}
+
 /// Reads `text` as `source/rest` when a registered source name is a prefix of it
 /// (the longest such name wins, since source names may contain `/`).
 pub fn split_qualified<'t>(text: &'t str, source_names: &[String]) -> Option<(&'t str, &'t str)> {

@@ -1114,6 +1114,13 @@ fn every_spec_form_resolves() {
         hint.contains("`upstream/pdf`") && hint.contains("`second/pdf`"),
         "{hint}"
     );
+    // `info` names the choices the same way.
+    let info = env.aam(&["--json", "info", "pdf"]).err("AAM_ARTIFACT_AMBIGUOUS");
+    let hint = info["hint"].as_str().unwrap();
+    assert!(
+        hint.contains("`upstream/pdf`") && hint.contains("`second/pdf`"),
+        "{hint}"
+    );
     assert_eq!(install("second/pdf").ok_json()["installed"][0]["source_name"], "second");
     install("upstream/nothing").err("AAM_ARTIFACT_NOT_FOUND");
     install("no-such-thing").err("AAM_PACKAGE_NOT_FOUND");
