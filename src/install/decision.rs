@@ -169,11 +169,12 @@ pub fn decide(
     let status = state::file_status(roots, existing)?;
     let modified = state::edited_keys(roots, &status, |key, digest| plan.written_here(key, digest))?;
     let manifest = &package.manifest;
+    let same_version = existing.version == manifest.version && existing.checksum == package.checksum;
     let same = !force
-        && (existing.version == manifest.version && existing.checksum == package.checksum
-            || same_source_content(existing, package))
+        && (same_version || same_source_content(existing, package))
         && same_platforms(&existing.platforms, &platforms)
-        && super::plan::deployed_as_the_table_says(existing, manifest, &platforms, roots.global);
+        && super::plan::deployed_as_the_table_says(existing, manifest, &platforms, roots.global)
+        && writes_what_is_recorded(roots, force, existing, package, &platforms, same_version);
     // What is installed is what was asked for: left as it is, lock entry included.
     let kept = |reason, modified| {
         Decision::Skip(SkippedPackage {
@@ -184,10 +185,11 @@ pub fn decide(
     if same && status.values().all(|s| *s == FileState::Ok) {
         return Ok(kept(SkipReason::AlreadyInstalled, Vec::new()));
     }
-    // Edited, nothing missing: there is nothing new to bring in over the edits.
+    // Edited, nothing missing or out of date: nothing new to bring in over the
+    // edits (a file holding what aam wrote for another version is no edit).
     let only_edited = status
-        .values()
-        .all(|s| matches!(s, FileState::Ok | FileState::Modified));
+        .iter()
+        .all(|(key, s)| *s == FileState::Ok || *s == FileState::Modified && modified.contains(key));
     if same && only_edited && !modified.is_empty() && (on_edited == OnEdited::Skip || on_edited.merges()) {
         return Ok(kept(SkipReason::EditsKept, modified));
     }
@@ -260,6 +262,41 @@ pub fn keep_dependents_of_kept(packages: &[&Manifest], decisions: &mut [Decision
 }
 
 /// Whether two platform lists name the same platforms (order and repeats aside).
+/// Whether installing `package` would write at exactly the keys `existing`
+/// records, the same bytes (the package copy's `aam.yaml` aside, which names
+/// the commit, when only the content is the same): a lock entry is a claim, and
+/// one recording less than the package writes (a forged entry leaving out the
+/// deployed files, so a file put there stays) is no install of it.
+fn writes_what_is_recorded(
+    roots: &super::Roots,
+    force: bool,
+    existing: &LockedPackage,
+    package: &Prepared,
+    platforms: &[Platform],
+    same_version: bool,
+) -> bool {
+    let Ok(mut preview) = Plan::new(roots, force) else {
+        return false;
+    };
+    let Ok(planned) = preview.add(package, platforms) else {
+        return false;
+    };
+    let manifest_key = format!(
+        "{}/{}",
+        super::keys::copy_dir(&package.manifest.name),
+        crate::packages::manifest::MANIFEST_FILE
+    );
+    let compared = |checksums: &BTreeMap<String, String>| -> BTreeMap<String, String> {
+        checksums
+            .iter()
+            .filter(|(key, _)| same_version || **key != manifest_key)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    };
+    let (recorded, planned) = (compared(&existing.file_checksums), compared(&planned.file_checksums));
+    recorded == planned && (same_version || existing.file_checksums.contains_key(&manifest_key))
+}
+
 /// Whether `package`, taken from a source, holds the very artifacts `existing`
 /// was installed from (same repository, paths and content digests), read at
 /// another commit: a commit that changed nothing of it makes no new version
