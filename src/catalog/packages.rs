@@ -179,38 +179,77 @@ impl Catalog {
         rows.collect::<rusqlite::Result<_>>().map_err(db_error)
     }
 
-    /// Makes the files recorded for the install of `package` in `project_root`
-    /// exactly `files` (lock key, blake3), leaving every other row alone: a
-    /// restore that finds a package in place records the files aam wrote
-    /// there, so another project's uninstall keeps a home-folder file this one
-    /// still uses. No claim that aam wrote them is added (`written_files`).
-    pub fn record_files_in_place(&mut self, project_root: &str, package: &str, files: &[(&str, &str)]) -> Result<()> {
-        let tx = self.write()?;
-        let recorded: std::collections::BTreeSet<(String, String)> = {
-            let mut stmt = tx
-                .prepare_cached("SELECT path, blake3 FROM install_files WHERE project_root = ?1 AND package = ?2")
+    /// Records, as files of the install of `package` (`version`, archive
+    /// `checksum`) in `project_root`, those of `files` (lock key, blake3) that
+    /// another project's install of that very package records: a restore that
+    /// finds the package in place (a clone, where the first project's install
+    /// wrote a shared home-folder file) makes it known as used here too, so that
+    /// project's uninstall keeps it. Nothing is written when this install's files
+    /// are recorded already, or when no other install of the package proves any:
+    /// a lock entry alone claims nothing.
+    pub fn record_files_in_place(
+        &mut self,
+        project_root: &str,
+        package: (&str, &str, &str),
+        files: &[(&str, &str)],
+    ) -> Result<()> {
+        let (name, version, checksum) = package;
+        let recorded: bool = self
+            .conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM install_files WHERE project_root = ?1 AND package = ?2)",
+                params![project_root, name],
+                |r| r.get(0),
+            )
+            .map_err(db_error)?;
+        if recorded {
+            return Ok(());
+        }
+        let roots: Vec<String> = {
+            let mut stmt = self
+                .conn
+                .prepare_cached(
+                    "SELECT DISTINCT i.project_root FROM packages p JOIN installs i ON i.package_id = p.id
+                     WHERE p.name = ?1 AND p.version = ?2 AND p.archive_blake3 = ?3 AND i.project_root != ?4",
+                )
                 .map_err(db_error)?;
             let rows = stmt
-                .query_map(params![project_root, package], |r| Ok((r.get(0)?, r.get(1)?)))
+                .query_map(params![name, version, checksum, project_root], |r| r.get(0))
                 .map_err(db_error)?;
             rows.collect::<rusqlite::Result<_>>().map_err(db_error)?
         };
-        let wanted: std::collections::BTreeSet<(String, String)> =
-            files.iter().map(|(k, d)| (k.to_string(), d.to_string())).collect();
-        if recorded == wanted {
+        let wanted: std::collections::BTreeSet<(&str, &str)> = files.iter().copied().collect();
+        let mut proven: std::collections::BTreeSet<(String, String)> = Default::default();
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT path, blake3 FROM install_files WHERE project_root = ?1 AND package = ?2")
+            .map_err(db_error)?;
+        for root in &roots {
+            let rows = stmt
+                .query_map(params![root, name], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+                })
+                .map_err(db_error)?;
+            for row in rows {
+                let (path, digest) = row.map_err(db_error)?;
+                if wanted.contains(&(path.as_str(), digest.as_str())) {
+                    proven.insert((path, digest));
+                }
+            }
+        }
+        drop(stmt);
+        if proven.is_empty() {
             return Ok(());
         }
-        tx.execute(
-            "DELETE FROM install_files WHERE project_root = ?1 AND package = ?2",
-            params![project_root, package],
-        )
-        .map_err(db_error)?;
+        let tx = self.write()?;
         let mut insert = tx
-            .prepare_cached("INSERT INTO install_files (project_root, package, path, blake3) VALUES (?1, ?2, ?3, ?4)")
+            .prepare_cached(
+                "INSERT OR IGNORE INTO install_files (project_root, package, path, blake3) VALUES (?1, ?2, ?3, ?4)",
+            )
             .map_err(db_error)?;
-        for (path, digest) in &wanted {
+        for (path, digest) in &proven {
             insert
-                .execute(params![project_root, package, path, digest])
+                .execute(params![project_root, name, path, digest])
                 .map_err(db_error)?;
         }
         drop(insert);

@@ -1375,6 +1375,27 @@ fn a_clone_restored_in_place_keeps_the_shared_prompt_it_uses() {
     assert!(cloned.success());
     let restored = run_in(&env, &clone, &["install", "--frozen"]).ok_json();
     assert_eq!(restored["skipped"][0]["reason"], "already_installed", "{restored}");
+    // A cloned project whose lock claims the prompt for a package of its own
+    // records nothing: no install of that package wrote it.
+    let hostile = env.repo("hostile");
+    let mut claimed = lock(&a.dir);
+    let mut entry = claimed["packages"]["summarize"].clone();
+    let checksums = entry["file_checksums"].as_mapping_mut().unwrap();
+    checksums.retain(|key, _| key.as_str().unwrap().starts_with("~/"));
+    claimed["packages"] = serde_yaml_ng::from_str("{}").unwrap();
+    claimed["packages"]["squatter"] = entry;
+    std::fs::create_dir_all(hostile.dir.join(".aam")).unwrap();
+    std::fs::write(
+        hostile.dir.join(".aam/aam-lock.yaml"),
+        serde_yaml_ng::to_string(&claimed).unwrap(),
+    )
+    .unwrap();
+    let squatted = run_in(&env, &hostile.dir, &["install"]);
+    assert_eq!(
+        squatted.json()["skipped"][0]["reason"],
+        "already_installed",
+        "{squatted:?}"
+    );
 
     let removed = run_in(&env, &a.dir, &["uninstall", "summarize"]).ok_json();
     assert_eq!(

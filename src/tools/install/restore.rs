@@ -81,7 +81,7 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
         }
     }
     if !input.dry_run {
-        record_in_place(ctx, &roots, &plan, &in_place)?;
+        record_in_place(ctx, &roots, &in_place);
     }
     if todo.is_empty() {
         return Ok(output);
@@ -172,29 +172,32 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
     Ok(output)
 }
 
-/// Records, for the packages a restore found in place, the files of theirs aam
-/// wrote on this machine as this project's: a clone restored where another
-/// project's install already wrote a shared home-folder file (a Codex prompt)
-/// wrote nothing, and that project's uninstall then deleted the file this one
-/// uses. Files aam did not write here are left out: a lock's claim makes no file aam's.
-fn record_in_place(
-    ctx: &Context,
-    roots: &Roots,
-    plan: &Plan<'_>,
-    in_place: &[(&String, &LockedPackage)],
-) -> Result<()> {
+/// Records, for the packages a restore found in place, the files another
+/// project's install of the very same package records, as this project's
+/// ([`crate::catalog::Catalog::record_files_in_place`]): a clone restored where
+/// the first project's install already wrote a shared home-folder file (a
+/// Codex prompt) wrote nothing, and that project's uninstall then deleted the
+/// file this one uses. Best effort: the restore stands without it.
+fn record_in_place(ctx: &Context, roots: &Roots, in_place: &[(&String, &LockedPackage)]) {
     if in_place.is_empty() {
-        return Ok(());
+        return;
     }
-    let mut catalog = ctx.catalog()?;
-    for (name, entry) in in_place {
-        let files: Vec<(&str, &str)> = entry
-            .file_checksums
-            .iter()
-            .filter(|(key, digest)| plan.written_here(key, digest))
-            .map(|(key, digest)| (key.as_str(), digest.as_str()))
-            .collect();
-        catalog.record_files_in_place(&roots.root_text(), name, &files)?;
+    let recorded = ctx.catalog().and_then(|mut catalog| {
+        for (name, entry) in in_place {
+            let files: Vec<(&str, &str)> = entry
+                .file_checksums
+                .iter()
+                .map(|(key, digest)| (key.as_str(), digest.as_str()))
+                .collect();
+            let package = (name.as_str(), entry.version.as_str(), entry.checksum.as_str());
+            catalog.record_files_in_place(&roots.root_text(), package, &files)?;
+        }
+        Ok(())
+    });
+    if let Err(e) = recorded {
+        tracing::warn!(
+            "the installs found in place are not recorded in the catalog: {}",
+            e.message()
+        );
     }
-    Ok(())
 }
