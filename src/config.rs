@@ -251,7 +251,11 @@ impl RegistrySetting {
     /// (`https://user:token@host/...`), which no listing, setting read or MCP
     /// resource prints.
     pub fn shown_url(&self) -> String {
-        crate::sources::spec::redact(&self.url)
+        // A local registry's URL has no authority to hide: its path may hold `@` or `?`.
+        match self.url.strip_prefix("file://") {
+            Some(path) if path.starts_with('/') => self.url.clone(),
+            _ => crate::sources::spec::redact(&self.url),
+        }
     }
 
     /// The setting as it may be shown ([`RegistrySetting::shown_url`]).

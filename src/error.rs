@@ -185,9 +185,10 @@ impl Serialize for ErrorCode {
 /// path) an error quotes; the rest is cut, with `…`.
 pub const QUOTED_CHARS: usize = 200;
 
-/// `text` as an error quotes it: control characters escaped (`\n`), so a line
-/// break in a hostile value cannot forge a line of aam's output, and cut after
-/// [`QUOTED_CHARS`] characters.
+/// `text` as an error quotes it: control and invisible characters escaped
+/// (`\n`, `\u{202e}`), so a line break or a bidi override in a hostile value
+/// cannot forge or reorder a line of aam's output, and cut after
+/// [`QUOTED_CHARS`] characters. Quotes and backslashes stay as they are.
 pub fn quoted(text: &str) -> String {
     let mut out = String::new();
     for (i, c) in text.chars().enumerate() {
@@ -195,10 +196,10 @@ pub fn quoted(text: &str) -> String {
             out.push('…');
             break;
         }
-        if c.is_control() {
-            out.extend(c.escape_debug());
-        } else {
-            out.push(c);
+        match c {
+            '\'' | '"' | '\\' => out.push(c),
+            _ if c.is_control() || c.escape_debug().nth(1).is_some() => out.extend(c.escape_debug()),
+            _ => out.push(c),
         }
     }
     out
@@ -392,6 +393,7 @@ mod tests {
     fn quoted_values_are_escaped_and_cut() {
         assert_eq!(quoted("bob's \"skill\""), "bob's \"skill\"");
         assert_eq!(quoted("a\nhint: run this"), "a\\nhint: run this");
+        assert_eq!(quoted("evil\u{202e}txt.exe\u{200b}"), "evil\\u{202e}txt.exe\\u{200b}");
         let long = "é".repeat(QUOTED_CHARS + 5);
         assert_eq!(quoted(&long), format!("{}…", "é".repeat(QUOTED_CHARS)));
         assert_eq!(quoted(&long[..2 * QUOTED_CHARS]), "é".repeat(QUOTED_CHARS));

@@ -864,11 +864,13 @@ fn a_registry_url_with_credentials_is_never_shown() {
     std::fs::create_dir_all(env.home()).unwrap();
     std::fs::write(
         env.home().join("config.yaml"),
-        "registries:\n- name: corp\n  url: https://deploy:ghp_SECRETREGTOKEN@registry.example.com/aam\n  default: true\n",
+        "registries:\n- name: corp\n  url: https://deploy:ghp_SECRETREGTOKEN@registry.example.com/aam\n  default: true\n- name: local\n  url: file:///srv/node@18/reg\n",
     )
     .unwrap();
     let listed = env.json(&["registry", "list"]);
     assert_eq!(listed["registries"][0]["url"], "https://***@registry.example.com/aam");
+    // A local path is no credential, whatever it holds.
+    assert_eq!(listed["registries"][1]["url"], "file:///srv/node@18/reg");
     let text = env.aam(&["registry", "list"]);
     assert_eq!(text.code, 0, "{text:?}");
     let shown = [
