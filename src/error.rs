@@ -188,7 +188,8 @@ pub const QUOTED_CHARS: usize = 200;
 /// `text` as an error quotes it: control and invisible characters escaped
 /// (`\n`, `\u{202e}`), so a line break or a bidi override in a hostile value
 /// cannot forge or reorder a line of aam's output, and cut after
-/// [`QUOTED_CHARS`] characters. Quotes and backslashes stay as they are.
+/// [`QUOTED_CHARS`] characters. Quotes, backslashes and combining marks (an
+/// accent written apart, as macOS file names have it) stay as they are.
 pub fn quoted(text: &str) -> String {
     let mut out = String::new();
     for (i, c) in text.chars().enumerate() {
@@ -198,8 +199,8 @@ pub fn quoted(text: &str) -> String {
         }
         match c {
             '\'' | '"' | '\\' => out.push(c),
-            _ if c.is_control() || c.escape_debug().nth(1).is_some() => out.extend(c.escape_debug()),
-            _ => out.push(c),
+            // Escaped as inside a string, where a combining mark is printable.
+            _ => out.extend(format!("a{c}").escape_debug().skip(1)),
         }
     }
     out
@@ -394,6 +395,7 @@ mod tests {
         assert_eq!(quoted("bob's \"skill\""), "bob's \"skill\"");
         assert_eq!(quoted("a\nhint: run this"), "a\\nhint: run this");
         assert_eq!(quoted("evil\u{202e}txt.exe\u{200b}"), "evil\\u{202e}txt.exe\\u{200b}");
+        assert_eq!(quoted("cafe\u{301} 日本"), "cafe\u{301} 日本");
         let long = "é".repeat(QUOTED_CHARS + 5);
         assert_eq!(quoted(&long), format!("{}…", "é".repeat(QUOTED_CHARS)));
         assert_eq!(quoted(&long[..2 * QUOTED_CHARS]), "é".repeat(QUOTED_CHARS));
