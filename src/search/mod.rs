@@ -117,6 +117,17 @@ fn ngram_text(name_lc: &str) -> String {
 /// their length: a name of 300,000 characters took 3.5 GB.
 pub const MAX_QUERY_CHARS: usize = 1024;
 
+/// Refuses a query longer than [`MAX_QUERY_CHARS`], before any work is done for it.
+pub fn check_query(query: &str) -> crate::error::Result<()> {
+    if query.chars().count() > MAX_QUERY_CHARS {
+        return Err(crate::error::Error::invalid_argument(format!(
+            "the query is longer than {MAX_QUERY_CHARS} characters"
+        ))
+        .with_hint("search for a shorter phrase"));
+    }
+    Ok(())
+}
+
 /// Longer tokens (hashes, base64) are not words anyone types; they are not indexed.
 const MAX_WORD: usize = 40;
 

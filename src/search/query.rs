@@ -102,13 +102,7 @@ const MAX_SUGGESTIONS: usize = 3;
 impl SearchIndex {
     /// Runs one search.
     pub fn search(&self, request: &SearchRequest<'_>) -> Result<SearchResults> {
-        if request.query.chars().count() > super::MAX_QUERY_CHARS {
-            return Err(crate::error::Error::invalid_argument(format!(
-                "the query is longer than {} characters",
-                super::MAX_QUERY_CHARS
-            ))
-            .with_hint("search for a shorter phrase"));
-        }
+        super::check_query(request.query)?;
         let reader = self.reader()?;
         let searcher = reader.searcher();
         let plan = Plan::new(self, &searcher, request)?;

@@ -140,6 +140,7 @@ impl Tool for Search {
             ))
             .with_hint("pass a `limit` (`--limit`) from 1 to 1000; page with `offset` (`--offset`)"));
         }
+        crate::search::check_query(&input.query)?;
         let catalog = ctx.catalog()?;
         let source_names = catalog.source_names()?;
         let mut warnings = Vec::new();

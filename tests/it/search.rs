@@ -801,6 +801,13 @@ fn a_huge_name_is_not_found_in_bounded_memory() {
         });
     }
     let output = command.output().unwrap();
+    // A search that long is refused before any work is done for it.
+    let long = "a".repeat(1025);
+    let refused = env.json_err(&["search", &long], "AAM_INVALID_ARGUMENT");
+    assert!(
+        refused["message"].as_str().unwrap().contains("1024 characters"),
+        "{refused}"
+    );
     let body: Value = serde_json::from_slice(&output.stdout)
         .unwrap_or_else(|e| panic!("no JSON ({e}): {}", String::from_utf8_lossy(&output.stderr)));
     assert_eq!(body["error"]["code"], "AAM_ARTIFACT_NOT_FOUND", "{body}");
