@@ -174,7 +174,7 @@ pub fn decide(
         && (same_version || same_source_content(existing, package))
         && same_platforms(&existing.platforms, &platforms)
         && super::plan::deployed_as_the_table_says(existing, manifest, &platforms, roots.global)
-        && writes_what_is_recorded(roots, force, existing, package, &platforms, same_version);
+        && writes_what_is_recorded(roots, existing, package, &platforms, same_version);
     // What is installed is what was asked for: left as it is, lock entry included.
     let kept = |reason, modified| {
         Decision::Skip(SkippedPackage {
@@ -261,25 +261,24 @@ pub fn keep_dependents_of_kept(packages: &[&Manifest], decisions: &mut [Decision
     }
 }
 
-/// Whether two platform lists name the same platforms (order and repeats aside).
 /// Whether installing `package` would write at exactly the keys `existing`
 /// records, the same bytes (the package copy's `aam.yaml` aside, which names
 /// the commit, when only the content is the same): a lock entry is a claim, and
 /// one recording less than the package writes (a forged entry leaving out the
-/// deployed files, so a file put there stays) is no install of it.
+/// deployed files, so a file put there stays) is no install of it. What is on
+/// disk is not judged here (the preview takes it as `--force` would): when the
+/// preview cannot be made at all (a shared file aam cannot edit, such as a
+/// `CLAUDE.md` that is not UTF-8), the same version counts as before.
 fn writes_what_is_recorded(
     roots: &super::Roots,
-    force: bool,
     existing: &LockedPackage,
     package: &Prepared,
     platforms: &[Platform],
     same_version: bool,
 ) -> bool {
-    let Ok(mut preview) = Plan::new(roots, force) else {
-        return false;
-    };
-    let Ok(planned) = preview.add(package, platforms) else {
-        return false;
+    let planned = Plan::new(roots, true).and_then(|mut preview| preview.add(package, platforms));
+    let Ok(planned) = planned else {
+        return same_version;
     };
     let manifest_key = format!(
         "{}/{}",
@@ -311,6 +310,7 @@ fn same_source_content(existing: &LockedPackage, package: &Prepared) -> bool {
         && existing.artifacts == package.artifacts
 }
 
+/// Whether two platform lists name the same platforms (order and repeats aside).
 pub fn same_platforms(a: &[Platform], b: &[Platform]) -> bool {
     let sorted = |platforms: &[Platform]| {
         let mut out = platforms.to_vec();

@@ -1328,6 +1328,31 @@ fn a_lock_entry_recording_less_than_the_package_writes_is_no_install() {
     }
 }
 
+/// An installed instruction whose shared `CLAUDE.md` aam cannot edit (not
+/// UTF-8) is still "already installed" when asked for again: the check of
+/// what the package writes failed with the file and took the command down.
+#[test]
+fn an_installed_section_in_a_file_aam_cannot_edit_is_still_installed() {
+    let env = TestEnv::new();
+    let repo = env.repo("rules");
+    repo.write(
+        "instructions/style.md",
+        "---\ndescription: Style\n---\nPrefer small functions.\n",
+    );
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--name", "r"]);
+    let proj = project(&env);
+    let install = ["install", "r/style", "--platform", "claude"];
+    run_in(&env, &proj.dir, &install).ok_json();
+    let claude = proj.dir.join("CLAUDE.md");
+    let mut bytes = std::fs::read(&claude).unwrap();
+    bytes.extend_from_slice(b"caf\xe9\n");
+    std::fs::write(&claude, &bytes).unwrap();
+    let again = run_in(&env, &proj.dir, &install).ok_json();
+    assert_eq!(again["skipped"][0]["reason"], "already_installed", "{again}");
+    assert_eq!(std::fs::read(&claude).unwrap(), bytes);
+}
+
 /// Files holding what aam wrote for another version are out of date, not
 /// edited: with one edited file beside them, installing again does not keep
 /// them as "edits" (it said `edits_kept`, exit 0, and never updated them).
