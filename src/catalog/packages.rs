@@ -179,65 +179,67 @@ impl Catalog {
         rows.collect::<rusqlite::Result<_>>().map_err(db_error)
     }
 
-    /// Records, as files of the install of `package` (`version`, archive
-    /// `checksum`) in `project_root`, those of `files` (lock key, blake3) that
-    /// another project's install of that very package records: a restore that
-    /// finds the package in place (a clone, where the first project's install
-    /// wrote a shared home-folder file) makes it known as used here too, so that
-    /// project's uninstall keeps it. Nothing is written when this install's files
-    /// are recorded already, or when no other install of the package proves any:
-    /// a lock entry alone claims nothing.
+    /// Records, as files of the install of `package` in `project_root`, the
+    /// home-folder files (`~/` keys) among `files` (lock key, blake3) that
+    /// another project's install of a package of that name records, when this
+    /// install holds that install's package copy (every file under `copy_dir`
+    /// but its `aam.yaml`, which names the commit, at the same digests): a
+    /// restore that finds the package in place (a clone, where the first
+    /// project's install wrote a shared Codex prompt) makes the file known as
+    /// used here too, so that project's uninstall keeps it. A lock entry naming
+    /// only the home file proves nothing. Rows already recorded stay; nothing
+    /// is written when nothing is new.
     pub fn record_files_in_place(
         &mut self,
         project_root: &str,
-        package: (&str, &str, &str),
+        package: &str,
+        copy_dir: &str,
         files: &[(&str, &str)],
     ) -> Result<()> {
-        let (name, version, checksum) = package;
-        let recorded: bool = self
-            .conn
-            .query_row(
-                "SELECT EXISTS (SELECT 1 FROM install_files WHERE project_root = ?1 AND package = ?2)",
-                params![project_root, name],
-                |r| r.get(0),
-            )
-            .map_err(db_error)?;
-        if recorded {
-            return Ok(());
-        }
-        let roots: Vec<String> = {
+        let wanted: std::collections::BTreeSet<(&str, &str)> = files.iter().copied().collect();
+        let rows_of = |root: &str| -> Result<Vec<(String, String)>> {
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT path, blake3 FROM install_files WHERE project_root = ?1 AND package = ?2")
+                .map_err(db_error)?;
+            let rows = stmt
+                .query_map(params![root, package], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(db_error)?;
+            rows.collect::<rusqlite::Result<_>>().map_err(db_error)
+        };
+        let others: Vec<String> = {
             let mut stmt = self
                 .conn
                 .prepare_cached(
                     "SELECT DISTINCT i.project_root FROM packages p JOIN installs i ON i.package_id = p.id
-                     WHERE p.name = ?1 AND p.version = ?2 AND p.archive_blake3 = ?3 AND i.project_root != ?4",
+                     WHERE p.name = ?1 AND i.project_root != ?2",
                 )
                 .map_err(db_error)?;
             let rows = stmt
-                .query_map(params![name, version, checksum, project_root], |r| r.get(0))
+                .query_map(params![package, project_root], |r| r.get(0))
                 .map_err(db_error)?;
             rows.collect::<rusqlite::Result<_>>().map_err(db_error)?
         };
-        let wanted: std::collections::BTreeSet<(&str, &str)> = files.iter().copied().collect();
+        let copy = format!("{copy_dir}/");
+        let manifest = format!("{copy}{}", crate::packages::manifest::MANIFEST_FILE);
         let mut proven: std::collections::BTreeSet<(String, String)> = Default::default();
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT path, blake3 FROM install_files WHERE project_root = ?1 AND package = ?2")
-            .map_err(db_error)?;
-        for root in &roots {
-            let rows = stmt
-                .query_map(params![root, name], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-                })
-                .map_err(db_error)?;
-            for row in rows {
-                let (path, digest) = row.map_err(db_error)?;
-                if wanted.contains(&(path.as_str(), digest.as_str())) {
-                    proven.insert((path, digest));
-                }
+        for other in &others {
+            let rows = rows_of(other)?;
+            let mut copied = rows
+                .iter()
+                .filter(|(key, _)| key.starts_with(&copy) && **key != manifest)
+                .peekable();
+            let holds_the_copy = copied.peek().is_some()
+                && copied.all(|(key, digest)| wanted.contains(&(key.as_str(), digest.as_str())));
+            if holds_the_copy {
+                proven.extend(rows.into_iter().filter(|(key, digest)| {
+                    key.starts_with("~/") && wanted.contains(&(key.as_str(), digest.as_str()))
+                }));
             }
         }
-        drop(stmt);
+        for row in rows_of(project_root)? {
+            proven.remove(&row);
+        }
         if proven.is_empty() {
             return Ok(());
         }
@@ -249,7 +251,7 @@ impl Catalog {
             .map_err(db_error)?;
         for (path, digest) in &proven {
             insert
-                .execute(params![project_root, name, path, digest])
+                .execute(params![project_root, package, path, digest])
                 .map_err(db_error)?;
         }
         drop(insert);

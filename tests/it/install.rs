@@ -1400,27 +1400,29 @@ fn a_clone_restored_in_place_keeps_the_shared_prompt_it_uses() {
     assert!(cloned.success());
     let restored = run_in(&env, &clone, &["install", "--frozen"]).ok_json();
     assert_eq!(restored["skipped"][0]["reason"], "already_installed", "{restored}");
-    // A cloned project whose lock claims the prompt for a package of its own
-    // records nothing: no install of that package wrote it.
-    let hostile = env.repo("hostile");
-    let mut claimed = lock(&a.dir);
-    let mut entry = claimed["packages"]["summarize"].clone();
-    let checksums = entry["file_checksums"].as_mapping_mut().unwrap();
-    checksums.retain(|key, _| key.as_str().unwrap().starts_with("~/"));
-    claimed["packages"] = serde_yaml_ng::from_str("{}").unwrap();
-    claimed["packages"]["squatter"] = entry;
-    std::fs::create_dir_all(hostile.dir.join(".aam")).unwrap();
-    std::fs::write(
-        hostile.dir.join(".aam/aam-lock.yaml"),
-        serde_yaml_ng::to_string(&claimed).unwrap(),
-    )
-    .unwrap();
-    let squatted = run_in(&env, &hostile.dir, &["install"]);
-    assert_eq!(
-        squatted.json()["skipped"][0]["reason"],
-        "already_installed",
-        "{squatted:?}"
-    );
+    // A cloned project whose lock claims the prompt, for the same package or
+    // another, but holds no copy of the package records nothing.
+    for name in ["summarize", "squatter"] {
+        let hostile = env.repo(&format!("hostile-{name}"));
+        let mut claimed = lock(&a.dir);
+        let mut entry = claimed["packages"]["summarize"].clone();
+        let checksums = entry["file_checksums"].as_mapping_mut().unwrap();
+        checksums.retain(|key, _| key.as_str().unwrap().starts_with("~/"));
+        claimed["packages"] = serde_yaml_ng::from_str("{}").unwrap();
+        claimed["packages"][name] = entry;
+        std::fs::create_dir_all(hostile.dir.join(".aam")).unwrap();
+        std::fs::write(
+            hostile.dir.join(".aam/aam-lock.yaml"),
+            serde_yaml_ng::to_string(&claimed).unwrap(),
+        )
+        .unwrap();
+        let squatted = run_in(&env, &hostile.dir, &["install"]);
+        assert_eq!(
+            squatted.json()["skipped"][0]["reason"],
+            "already_installed",
+            "{squatted:?}"
+        );
+    }
 
     let removed = run_in(&env, &a.dir, &["uninstall", "summarize"]).ok_json();
     assert_eq!(
@@ -1436,6 +1438,44 @@ fn a_clone_restored_in_place_keeps_the_shared_prompt_it_uses() {
     // Once the clone uninstalls too, nothing records it: removed.
     run_in(&env, &clone, &["uninstall", "summarize"]).ok_json();
     assert!(!prompt.exists());
+}
+
+/// The same holds for a clone of a project that installed the prompt at a
+/// later commit that left it unchanged: the proof is the package copy's
+/// content, not the commit (it recorded nothing, and the first project's
+/// uninstall deleted the prompt under the clone).
+#[test]
+fn a_clone_installed_at_another_commit_keeps_the_shared_prompt_it_uses() {
+    let env = TestEnv::new();
+    let (repo, a, e) = prompt_source_and_two_projects(&env);
+    let prompt = env.user_home().join(".codex/prompts/summarize.md");
+    let install = ["install", "p/summarize", "--platform", "codex"];
+    run_in(&env, &a.dir, &install).ok_json();
+    repo.write("README.md", "unrelated\n");
+    repo.commit("c2");
+    env.json(&["source", "update", "p"]);
+    run_in(&env, &e.dir, &install).ok_json();
+    assert_ne!(
+        lock(&a.dir)["packages"]["summarize"]["version"],
+        lock(&e.dir)["packages"]["summarize"]["version"]
+    );
+    e.commit("install");
+    let clone = env.path("clone");
+    let cloned = std::process::Command::new("git")
+        .args(["clone", "-q", e.path(), clone.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(cloned.success());
+    run_in(&env, &e.dir, &["uninstall", "summarize"]).ok_json();
+    let restored = run_in(&env, &clone, &["install", "--frozen"]).ok_json();
+    assert_eq!(restored["skipped"][0]["reason"], "already_installed", "{restored}");
+
+    run_in(&env, &a.dir, &["uninstall", "summarize"]).ok_json();
+    assert!(prompt.exists(), "the clone still uses it");
+    assert_eq!(
+        run_in(&env, &clone, &["verify", "summarize"]).ok_json()["is_clean"],
+        true
+    );
 }
 
 /// What is where an install deploys and no package records (a file of the

@@ -172,8 +172,8 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
     Ok(output)
 }
 
-/// Records, for the packages a restore found in place, the files another
-/// project's install of the very same package records, as this project's
+/// Records, for the packages a restore found in place, the shared home-folder
+/// files another project's install of the same package records, as this project's
 /// ([`crate::catalog::Catalog::record_files_in_place`]): a clone restored where
 /// the first project's install already wrote a shared home-folder file (a
 /// Codex prompt) wrote nothing, and that project's uninstall then deleted the
@@ -189,8 +189,8 @@ fn record_in_place(ctx: &Context, roots: &Roots, in_place: &[(&String, &LockedPa
                 .iter()
                 .map(|(key, digest)| (key.as_str(), digest.as_str()))
                 .collect();
-            let package = (name.as_str(), entry.version.as_str(), entry.checksum.as_str());
-            catalog.record_files_in_place(&roots.root_text(), package, &files)?;
+            let copy_dir = crate::install::keys::copy_dir(name);
+            catalog.record_files_in_place(&roots.root_text(), name, &copy_dir, &files)?;
         }
         Ok(())
     });
