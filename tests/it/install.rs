@@ -1393,11 +1393,7 @@ fn a_clone_restored_in_place_keeps_the_shared_prompt_it_uses() {
     run_in(&env, &a.dir, &["install", "p/summarize", "--platform", "codex"]).ok_json();
     a.commit("install");
     let clone = env.path("clone");
-    let cloned = std::process::Command::new("git")
-        .args(["clone", "-q", a.path(), clone.to_str().unwrap()])
-        .status()
-        .unwrap();
-    assert!(cloned.success());
+    a.git(&["clone", "-q", a.path(), clone.to_str().unwrap()]);
     let restored = run_in(&env, &clone, &["install", "--frozen"]).ok_json();
     assert_eq!(restored["skipped"][0]["reason"], "already_installed", "{restored}");
     // A cloned project whose lock claims the prompt, for the same package or
@@ -1461,11 +1457,7 @@ fn a_clone_installed_at_another_commit_keeps_the_shared_prompt_it_uses() {
     );
     e.commit("install");
     let clone = env.path("clone");
-    let cloned = std::process::Command::new("git")
-        .args(["clone", "-q", e.path(), clone.to_str().unwrap()])
-        .status()
-        .unwrap();
-    assert!(cloned.success());
+    e.git(&["clone", "-q", e.path(), clone.to_str().unwrap()]);
     run_in(&env, &e.dir, &["uninstall", "summarize"]).ok_json();
     let restored = run_in(&env, &clone, &["install", "--frozen"]).ok_json();
     assert_eq!(restored["skipped"][0]["reason"], "already_installed", "{restored}");
