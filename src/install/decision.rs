@@ -174,7 +174,7 @@ pub fn decide(
         && (same_version || same_source_content(existing, package))
         && same_platforms(&existing.platforms, &platforms)
         && super::plan::deployed_as_the_table_says(existing, manifest, &platforms, roots.global)
-        && writes_what_is_recorded(roots, existing, package, &platforms, same_version);
+        && writes_what_is_recorded(plan, existing, package, &platforms, same_version);
     // What is installed is what was asked for: left as it is, lock entry included.
     let kept = |reason, modified| {
         Decision::Skip(SkippedPackage {
@@ -199,7 +199,7 @@ pub fn decide(
     }
     if !modified.is_empty() && on_edited.merges() {
         // What the new version writes, worked out on a scratch plan.
-        let mut preview = Plan::new(roots, force)?;
+        let mut preview = plan.scratch(force);
         preview.add(package, &platforms)?;
         let upstream = |key: &str| preview.planned(key);
         let markers = on_edited == OnEdited::MergeMarkers;
@@ -270,13 +270,13 @@ pub fn keep_dependents_of_kept(packages: &[&Manifest], decisions: &mut [Decision
 /// preview cannot be made at all (a shared file aam cannot edit, such as a
 /// `CLAUDE.md` that is not UTF-8), the same version counts as before.
 fn writes_what_is_recorded(
-    roots: &super::Roots,
+    plan: &Plan<'_>,
     existing: &LockedPackage,
     package: &Prepared,
     platforms: &[Platform],
     same_version: bool,
 ) -> bool {
-    let planned = Plan::new(roots, true).and_then(|mut preview| preview.add(package, platforms));
+    let planned = plan.scratch(true).add(package, platforms);
     let Ok(planned) = planned else {
         return same_version;
     };

@@ -144,7 +144,18 @@ impl<'r> Plan<'r> {
     pub fn new(roots: &'r Roots, force: bool) -> Result<Self> {
         let lock = lock::read(&roots.root)?;
         roots.check_lock(&lock)?;
-        Ok(Self {
+        Ok(Self::over(roots, lock, force))
+    }
+
+    /// A scratch plan over the lock file this one started from (read and
+    /// checked once), to work out what a package would write without planning
+    /// it here.
+    pub fn scratch(&self, force: bool) -> Self {
+        Self::over(self.roots, self.lock.clone(), force)
+    }
+
+    fn over(roots: &'r Roots, lock: LockFile, force: bool) -> Self {
+        Self {
             lock,
             roots,
             shared: BTreeMap::new(),
@@ -163,7 +174,7 @@ impl<'r> Plan<'r> {
             adopting: false,
             replacing_edits: Default::default(),
             keeping_places: false,
-        })
+        }
     }
 
     /// A restore's plan, where what the lock file records is deployed as an
