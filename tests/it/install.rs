@@ -60,6 +60,20 @@ pub(crate) fn project(env: &TestEnv) -> Repo {
     env.repo("proj")
 }
 
+/// A project with the package folder `kit` (at `env.path("kit")`, see
+/// [`package`]) installed for Claude Code.
+pub(crate) fn project_with_kit(env: &TestEnv) -> Repo {
+    let proj = project(env);
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    run_in(
+        env,
+        &proj.dir,
+        &["install", kit.to_str().unwrap(), "--platform", "claude"],
+    )
+    .ok_json();
+    proj
+}
+
 /// Runs `aam --json <args>` in `dir`.
 pub(crate) fn run_in(env: &TestEnv, dir: &Path, args: &[&str]) -> Run {
     let mut all = vec!["--json"];
@@ -544,14 +558,7 @@ fn sections_never_touch_the_users_text() {
 #[test]
 fn conflicts_name_the_owner_and_never_overwrite_silently() {
     let env = TestEnv::new();
-    let proj = project(&env);
-    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
-    run_in(
-        &env,
-        &proj.dir,
-        &["install", kit.to_str().unwrap(), "--platform", "claude"],
-    )
-    .ok_json();
+    let proj = project_with_kit(&env);
     let installed = tree(&proj.dir);
 
     // Another package deploying a skill of the same name.

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::install::{lock, package, project, run_in, text, tree};
+use crate::install::{lock, package, project, project_with_kit, run_in, text, tree};
 use crate::support::{Repo, TestEnv, copy_tree, skill};
 
 fn digest(bytes: &[u8]) -> String {
@@ -176,14 +176,7 @@ fn a_link_that_stays_in_the_project_never_takes_an_install_out_of_the_agent_fold
 #[test]
 fn a_symlink_cycle_in_a_deployed_folder_does_not_trap_verify() {
     let env = TestEnv::new();
-    let proj = project(&env);
-    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
-    run_in(
-        &env,
-        &proj.dir,
-        &["install", kit.to_str().unwrap(), "--platform", "claude"],
-    )
-    .ok_json();
+    let proj = project_with_kit(&env);
     let skill_dir = proj.dir.join(".claude/skills/kit-skill");
     std::os::unix::fs::symlink(&skill_dir, skill_dir.join("loop")).unwrap();
     let verified = run_in(&env, &proj.dir, &["verify", "kit"]);
@@ -783,14 +776,7 @@ fn a_forged_lock_entry_never_removes_a_file_this_machine_did_not_write() {
 #[test]
 fn a_forged_entry_removes_neither_bytes_aam_wrote_elsewhere_nor_another_packages_files() {
     let env = TestEnv::new();
-    let proj = project(&env);
-    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
-    run_in(
-        &env,
-        &proj.dir,
-        &["install", kit.to_str().unwrap(), "--platform", "claude"],
-    )
-    .ok_json();
+    let proj = project_with_kit(&env);
     let path = proj.dir.join(".aam/aam-lock.yaml");
     let as_installed = text(&path);
     // A pull request adds an entry claiming `files` (key, bytes).
@@ -855,14 +841,7 @@ fn a_forged_entry_removes_neither_bytes_aam_wrote_elsewhere_nor_another_packages
 #[test]
 fn tools_reading_a_hostile_lock_file_fail_with_a_declared_code() {
     let env = TestEnv::new();
-    let proj = project(&env);
-    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
-    run_in(
-        &env,
-        &proj.dir,
-        &["install", kit.to_str().unwrap(), "--platform", "claude"],
-    )
-    .ok_json();
+    let proj = project_with_kit(&env);
     let path = proj.dir.join(".aam/aam-lock.yaml");
     let key = ".claude/skills/kit-skill/SKILL.md";
     let installed = text(&path);
