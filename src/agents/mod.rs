@@ -31,10 +31,21 @@ pub const SHARED_SKILLS: [&str; 2] = [".agents/skills", "~/.agents/skills"];
 pub enum Format {
     /// Byte for byte.
     Verbatim,
-    /// Cursor `.mdc` frontmatter: `globs` (from `applyTo`), `description`, `alwaysApply`.
+    /// Cursor `.mdc` frontmatter: `globs` (from the globs another agent's keys give the rule), `description`, `alwaysApply`.
     CursorRule,
-    /// Copilot instructions frontmatter: `applyTo` (from `globs`, default `**` unless `alwaysApply: false`), `description`.
+    /// Copilot instructions frontmatter: `applyTo` (from the globs another agent's keys give the rule; `**` when it applies always, none when it is to be asked for), `description`.
     CopilotInstruction,
+    /// A Windsurf rule: `trigger` (`always_on`, `glob` with `globs`,
+    /// `model_decision` or `manual`) from the scope another agent's keys give
+    /// it; a rule without one is copied as it is.
+    WindsurfRule,
+    /// A Kiro steering file: `inclusion` (`always`, `fileMatch` with
+    /// `fileMatchPattern`, `auto` or `manual`) from the scope another agent's
+    /// keys give it; a rule without one is copied as it is.
+    KiroSteering,
+    /// A Cline rule: `paths` (a list) from the globs another agent's keys
+    /// give it; other rules are copied as they are.
+    ClineRule,
     /// Subagent frontmatter with `name` and `description` (Claude Code and agents that copied it).
     NamedAgent,
     /// A Gemini CLI command: TOML with `description` and `prompt` (the body).
@@ -65,6 +76,9 @@ impl Format {
             Format::Verbatim => "verbatim",
             Format::CursorRule => "cursor-rule",
             Format::CopilotInstruction => "copilot-instruction",
+            Format::WindsurfRule => "windsurf-rule",
+            Format::KiroSteering => "kiro-steering",
+            Format::ClineRule => "cline-rule",
             Format::NamedAgent => "named-agent",
             Format::GeminiCommand => "gemini-command",
             Format::CodexAgent => "codex-agent",
@@ -381,7 +395,7 @@ agents! {
         stored: "cline",
         skills: skills(".cline/skills", "~/.cline/skills"),
         prompts: files(Some(".clinerules/workflows"), Some("~/Documents/Cline/Workflows"), ".md", Format::Verbatim),
-        rules: files(Some(".clinerules"), Some("~/Documents/Cline/Rules"), ".md", Format::Verbatim),
+        rules: files(Some(".clinerules"), Some("~/Documents/Cline/Rules"), ".md", Format::ClineRule),
         project_markers: &[".clinerules", ".cline"],
         home_markers: &["~/.cline"],
         ..Agent::EMPTY
@@ -553,7 +567,7 @@ agents! {
         skills: skills(".kiro/skills", "~/.kiro/skills"),
         agents: files(Some(".kiro/agents"), Some("~/.kiro/agents"), ".md", Format::MinimalAgent),
         prompts: files(Some(".kiro/prompts"), Some("~/.kiro/prompts"), ".md", Format::Verbatim),
-        rules: files(Some(".kiro/steering"), Some("~/.kiro/steering"), ".md", Format::Verbatim),
+        rules: files(Some(".kiro/steering"), Some("~/.kiro/steering"), ".md", Format::KiroSteering),
         project_markers: &[".kiro"],
         home_markers: &["~/.kiro"],
     };
@@ -750,7 +764,7 @@ agents! {
         rules: Some(Slot {
             project: Some(Place::File { dir: ".windsurf/rules", prefix: "", suffix: ".md" }),
             home: Some(Place::Section("~/.codeium/windsurf/memories/global_rules.md")),
-            format: Format::Verbatim,
+            format: Format::WindsurfRule,
         }),
         project_markers: &[".windsurf", ".windsurfrules"],
         home_markers: &["~/.codeium/windsurf"],
@@ -942,10 +956,14 @@ pub const FORMER_PLACES: &[(Platform, ArtifactKind, Slot)] = &[
 /// uses: a restore writes what the lock file records in them (see
 /// `crate::install::plan`). OpenCode agents were copied as they are, and
 /// OpenCode refuses every agent when one has a Claude `tools` list; Cursor
-/// agents kept a Claude model alias.
+/// agents kept a Claude model alias; Windsurf, Kiro and Cline rules were
+/// copied without the scope another agent's keys gave them.
 pub const FORMER_FORMATS: &[(Platform, ArtifactKind, Format)] = &[
     (Platform::Opencode, ArtifactKind::Agent, Format::Verbatim),
     (Platform::Cursor, ArtifactKind::Agent, Format::NamedAgent),
+    (Platform::Windsurf, ArtifactKind::Instruction, Format::Verbatim),
+    (Platform::KiroCli, ArtifactKind::Instruction, Format::Verbatim),
+    (Platform::Cline, ArtifactKind::Instruction, Format::Verbatim),
 ];
 
 /// Places the agent table gave an agent that took no artifact of a type

@@ -17,6 +17,7 @@
 //! the conversion the table names) and detects agents by their markers; it
 //! does not write anything (see `crate::install`).
 
+pub mod scope;
 pub mod sections;
 
 use std::path::Path;
@@ -25,6 +26,7 @@ use serde_json::{Map, Value};
 
 use crate::agents::{Agent, Format, Place};
 use crate::scan::{ArtifactKind, Platform, frontmatter};
+use scope::Scope;
 
 /// Where one artifact goes on one platform.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -139,8 +141,27 @@ fn detect(root: &Path, markers: impl Fn(&Agent) -> &'static [&'static str]) -> V
         .collect()
 }
 
-/// The text a section of a shared file holds for an artifact (`text` is its
-/// main file): the body, without the frontmatter.
+/// The text a section of a shared file holds for an artifact of `kind` named
+/// `name` (`text` is its main file): the body, without the frontmatter, after
+/// a sentence saying when a rule applies when its frontmatter limits it
+/// ([`scope::sentence`]).
+pub fn section_text(kind: ArtifactKind, name: &str, text: &str) -> String {
+    let body = section_body(text);
+    if kind != ArtifactKind::Instruction {
+        return body;
+    }
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let fields = frontmatter::parse(text).fields.unwrap_or_default();
+    let description = fields.get("description").and_then(Value::as_str);
+    match scope::sentence(&Scope::of(&fields), name, description) {
+        Some(sentence) if body.is_empty() => format!("{sentence}\n"),
+        Some(sentence) => format!("{sentence}\n\n{body}"),
+        None => body,
+    }
+}
+
+/// What a section held before aam carried a rule's scope to shared files:
+/// the body alone. Only to match what older lock files record.
 pub fn section_body(text: &str) -> String {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     text[frontmatter::parse(text).body_offset..]
@@ -171,24 +192,37 @@ pub fn render_rewritten(format: Format, name: &str, description: Option<&str>, t
     render_as(Rendering::Rewriting, format, name, description, text)
 }
 
-/// Whether a frontmatter that needs no change is kept as written.
+/// What aam deployed before it carried a rule's scope to every agent
+/// ([`scope`]): a Windsurf-, Kiro- or Claude Code-scoped rule kept only the
+/// keys Cursor and Copilot share. Only to match what older lock files record.
+pub fn render_before_scopes(format: Format, name: &str, description: Option<&str>, text: &str) -> String {
+    render_as(Rendering::BeforeScopes, format, name, description, text)
+}
+
+/// How a file is rendered: as now, or as an earlier aam did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Rendering {
+    /// A frontmatter that needs no change kept as written.
     KeepingText,
+    /// The frontmatter written again (aam 0.1).
     Rewriting,
+    /// [`Rendering::KeepingText`] without a rule's scope read from other
+    /// agents' keys.
+    BeforeScopes,
 }
 
 fn render_as(rendering: Rendering, format: Format, name: &str, description: Option<&str>, text: &str) -> String {
     // What a file kept as it is holds: the source's bytes, a byte order mark
     // included (aam 0.1 dropped it).
     let kept = match rendering {
-        Rendering::KeepingText => text,
+        Rendering::KeepingText | Rendering::BeforeScopes => text,
         Rendering::Rewriting => text.strip_prefix('\u{feff}').unwrap_or(text),
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let front = frontmatter::parse(text);
     let body = &text[front.body_offset..];
     let mut fields: Map<String, Value> = front.fields.clone().unwrap_or_default();
+    let scope = (rendering != Rendering::BeforeScopes).then(|| Scope::of(&fields));
     let description = fields
         .get("description")
         .and_then(Value::as_str)
@@ -203,6 +237,15 @@ fn render_as(rendering: Rendering, format: Format, name: &str, description: Opti
             {
                 fields.insert("globs".into(), apply_to);
             }
+            match &scope {
+                Some(Scope::Files(globs)) if !fields.contains_key("globs") => {
+                    fields.insert("globs".into(), Value::String(scope::joined(globs)));
+                }
+                Some(Scope::Always) => {
+                    fields.entry("alwaysApply").or_insert(Value::Bool(true));
+                }
+                _ => {}
+            }
             fields.entry("description").or_insert(Value::String(description));
             fields.entry("alwaysApply").or_insert(Value::Bool(false));
         }
@@ -212,13 +255,75 @@ fn render_as(rendering: Rendering, format: Format, name: &str, description: Opti
             {
                 fields.insert("applyTo".into(), globs);
             }
-            // A rule its author left to be asked for (`alwaysApply: false`, no
-            // globs) stays one: without `applyTo` Copilot applies it only when
-            // attached, where `**` would apply it to every file.
-            if fields.get("alwaysApply") != Some(&Value::Bool(false)) {
-                fields.entry("applyTo").or_insert(Value::String("**".into()));
+            match &scope {
+                Some(Scope::Files(globs)) => {
+                    fields
+                        .entry("applyTo")
+                        .or_insert_with(|| Value::String(scope::joined(globs)));
+                }
+                // Without `applyTo`, Copilot applies a rule only when attached:
+                // a rule to be asked for stays one.
+                Some(Scope::Described | Scope::Manual) => {}
+                Some(Scope::Always | Scope::Unstated) => {
+                    fields.entry("applyTo").or_insert(Value::String("**".into()));
+                }
+                // Before scopes: a rule its author left to be asked for
+                // (`alwaysApply: false`, no globs) stayed one.
+                None => {
+                    if fields.get("alwaysApply") != Some(&Value::Bool(false)) {
+                        fields.entry("applyTo").or_insert(Value::String("**".into()));
+                    }
+                }
             }
             fields.entry("description").or_insert(Value::String(description));
+        }
+        Format::WindsurfRule => {
+            let trigger = match &scope {
+                _ if fields.contains_key("trigger") => return kept.to_string(),
+                None | Some(Scope::Unstated) => return kept.to_string(),
+                Some(Scope::Always) => "always_on",
+                Some(Scope::Files(_)) => "glob",
+                Some(Scope::Described) => "model_decision",
+                Some(Scope::Manual) => "manual",
+            };
+            fields.insert("trigger".into(), Value::String(trigger.into()));
+            match &scope {
+                Some(Scope::Files(globs)) if !fields.get("globs").is_some_and(Value::is_string) => {
+                    fields.insert("globs".into(), Value::String(scope::joined(globs)));
+                }
+                Some(Scope::Described) => {
+                    fields.entry("description").or_insert(Value::String(description));
+                }
+                _ => {}
+            }
+        }
+        Format::ClineRule => match &scope {
+            Some(Scope::Files(globs)) if !fields.contains_key("paths") => {
+                let paths = globs.iter().map(|glob| Value::String(glob.clone())).collect();
+                fields.insert("paths".into(), Value::Array(paths));
+            }
+            _ => return kept.to_string(),
+        },
+        Format::KiroSteering => {
+            let inclusion = match &scope {
+                _ if fields.contains_key("inclusion") => return kept.to_string(),
+                None | Some(Scope::Unstated) => return kept.to_string(),
+                Some(Scope::Always) => "always",
+                Some(Scope::Files(_)) => "fileMatch",
+                Some(Scope::Described) => "auto",
+                Some(Scope::Manual) => "manual",
+            };
+            fields.insert("inclusion".into(), Value::String(inclusion.into()));
+            match &scope {
+                Some(Scope::Files(globs)) => {
+                    fields.insert("fileMatchPattern".into(), Value::String(scope::one_glob(globs)));
+                }
+                Some(Scope::Described) => {
+                    fields.entry("name").or_insert(Value::String(name.to_string()));
+                    fields.entry("description").or_insert(Value::String(description));
+                }
+                _ => {}
+            }
         }
         Format::NamedAgent | Format::CursorAgent => {
             fields.insert("name".into(), Value::String(name.to_string()));
@@ -273,7 +378,7 @@ fn render_as(rendering: Rendering, format: Format, name: &str, description: Opti
         Format::CodexAgent => return codex_agent(name, &description, body),
         Format::Verbatim => return kept.to_string(),
     }
-    if rendering == Rendering::KeepingText && front.fields.as_ref() == Some(&fields) {
+    if rendering != Rendering::Rewriting && front.fields.as_ref() == Some(&fields) {
         return kept.to_string();
     }
     let yaml = serde_yaml_ng::to_string(&fields).unwrap_or_default();
@@ -557,5 +662,122 @@ mod tests {
         let prompt = "# Just a prompt\r\n";
         assert_eq!(render(Format::Verbatim, "p", prompt), prompt, "byte for byte");
         assert_eq!(section_body(mdc), "Use strict mode.\n");
+    }
+
+    #[test]
+    fn a_rule_keeps_its_scope_on_every_agent() {
+        let windsurf = "---\ntrigger: glob\nglobs: '*.py'\n---\nUse ruff.\n";
+        let kiro = "---\ninclusion: fileMatch\nfileMatchPattern: ['*.py', '*.pyi']\n---\nUse ruff.\n";
+        let claude = "---\npaths:\n  - \"*.py\"\n---\nUse ruff.\n";
+        let field = |text: &str, key: &str| frontmatter::parse(text).string(key);
+        for rule in [windsurf, kiro, claude] {
+            let cursor = render(Format::CursorRule, "py", rule);
+            assert!(field(&cursor, "globs").unwrap().starts_with("*.py"), "{cursor}");
+            assert_eq!(field(&cursor, "alwaysApply").as_deref(), Some("false"));
+            let copilot = render(Format::CopilotInstruction, "py", rule);
+            assert!(field(&copilot, "applyTo").unwrap().starts_with("*.py"), "{copilot}");
+            let as_windsurf = render(Format::WindsurfRule, "py", rule);
+            assert!(field(&as_windsurf, "trigger").is_some(), "{as_windsurf}");
+            assert!(
+                field(&as_windsurf, "globs").unwrap().starts_with("*.py"),
+                "{as_windsurf}"
+            );
+            let as_kiro = render(Format::KiroSteering, "py", rule);
+            assert!(field(&as_kiro, "inclusion").is_some(), "{as_kiro}");
+            assert!(as_kiro.ends_with("\nUse ruff.\n"), "{as_kiro}");
+        }
+        let cline = render(Format::ClineRule, "py", "---\nglobs: '*.py, *.pyi'\n---\nUse ruff.\n");
+        assert_eq!(
+            cline,
+            "---\nglobs: '*.py, *.pyi'\npaths:\n- '*.py'\n- '*.pyi'\n---\n\nUse ruff.\n"
+        );
+        assert_eq!(render(Format::ClineRule, "py", claude), claude);
+        assert_eq!(render(Format::ClineRule, "p", "# Plain\n"), "# Plain\n");
+        // Each agent's own rule is copied as it is.
+        assert_eq!(render(Format::WindsurfRule, "py", windsurf), windsurf);
+        assert_eq!(render(Format::KiroSteering, "py", kiro), kiro);
+        assert_eq!(
+            field(&render(Format::KiroSteering, "py", windsurf), "fileMatchPattern").as_deref(),
+            Some("*.py")
+        );
+        assert_eq!(
+            field(&render(Format::KiroSteering, "py", kiro), "fileMatchPattern"),
+            None,
+            "a list stays a list"
+        );
+        let two = render(
+            Format::KiroSteering,
+            "py",
+            "---\nglobs: '*.py, *.pyi'\n---\nUse ruff.\n",
+        );
+        assert_eq!(
+            field(&two, "fileMatchPattern").as_deref(),
+            Some("{*.py,*.pyi}"),
+            "{two}"
+        );
+        // A plain rule stays plain where a plain rule applies always.
+        assert_eq!(render(Format::WindsurfRule, "p", "# Plain\n"), "# Plain\n");
+        assert_eq!(render(Format::KiroSteering, "p", "# Plain\n"), "# Plain\n");
+        // Asked for, described, always.
+        let asked = "---\ndescription: Release steps\nalwaysApply: false\n---\nTag it.\n";
+        assert_eq!(
+            field(&render(Format::WindsurfRule, "rel", asked), "trigger").as_deref(),
+            Some("model_decision")
+        );
+        let as_kiro = render(Format::KiroSteering, "rel", asked);
+        assert_eq!(field(&as_kiro, "inclusion").as_deref(), Some("auto"));
+        assert_eq!(field(&as_kiro, "name").as_deref(), Some("rel"));
+        let manual = "---\nalwaysApply: false\n---\nTag it.\n";
+        assert_eq!(
+            field(&render(Format::WindsurfRule, "rel", manual), "trigger").as_deref(),
+            Some("manual")
+        );
+        assert_eq!(
+            field(&render(Format::KiroSteering, "rel", manual), "inclusion").as_deref(),
+            Some("manual")
+        );
+        assert_eq!(
+            field(
+                &render(Format::CopilotInstruction, "rel", "---\ntrigger: manual\n---\nx\n"),
+                "applyTo"
+            ),
+            None
+        );
+        let always = "---\ntrigger: always_on\n---\nAlways.\n";
+        assert_eq!(
+            field(&render(Format::CursorRule, "a", always), "alwaysApply").as_deref(),
+            Some("true")
+        );
+        assert_eq!(
+            field(&render(Format::KiroSteering, "a", always), "inclusion").as_deref(),
+            Some("always")
+        );
+        // What an earlier aam wrote, for older lock files: Claude's `paths` unread.
+        let before = render_before_scopes(Format::CopilotInstruction, "py", None, claude);
+        assert_eq!(field(&before, "applyTo").as_deref(), Some("**"), "{before}");
+        assert_eq!(render_before_scopes(Format::WindsurfRule, "py", None, claude), claude);
+    }
+
+    #[test]
+    fn a_scoped_rule_in_a_shared_file_says_when_it_applies() {
+        let rule = "---\nglobs: src/**/*.ts\nalwaysApply: false\n---\nUse strict mode.\n";
+        assert_eq!(
+            section_text(ArtifactKind::Instruction, "ts", rule),
+            "Apply the `ts` rule below only when working on files matching `src/**/*.ts`.\n\nUse strict mode.\n"
+        );
+        let asked = "---\ndescription: Releasing\nalwaysApply: false\n---\nTag it.\n";
+        assert!(
+            section_text(ArtifactKind::Instruction, "rel", asked)
+                .starts_with("Apply the `rel` rule below only when it is relevant: Releasing\n\nTag it.")
+        );
+        let manual = "---\nalwaysApply: false\n---\nTag it.\n";
+        assert!(
+            section_text(ArtifactKind::Instruction, "rel", manual)
+                .starts_with("Apply the `rel` rule below only when the user asks for it by name.\n\nTag it.")
+        );
+        for plain in ["Use tabs.\n", "---\nalwaysApply: true\nglobs: '*'\n---\nUse tabs.\n"] {
+            assert_eq!(section_text(ArtifactKind::Instruction, "tabs", plain), "Use tabs.\n");
+        }
+        assert_eq!(section_text(ArtifactKind::Agent, "ts", rule), "Use strict mode.\n");
     }
 }

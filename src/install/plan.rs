@@ -584,7 +584,7 @@ impl<'r> Plan<'r> {
                         }
                         self.conflict(&key, &name)?;
                         self.roots.check_key(&key)?;
-                        let body = deploy::section_body(&text);
+                        let body = deploy::section_text(kind, &artifact.name, &text);
                         if sections::forges_marker(&body) {
                             return Err(Error::new(
                                 ErrorCode::ArtifactRejected,
@@ -608,7 +608,24 @@ impl<'r> Plan<'r> {
                         if self.unowned_exists(&key, &name, exists)? {
                             self.in_the_way.push(key.clone());
                         }
-                        self.set_shared_text(&file_key, sections::upsert(&current, &section, kind.as_str(), &body));
+                        let mut updated = sections::upsert(&current, &section, kind.as_str(), &body);
+                        if self.keeping_places
+                            && let Some(recorded) =
+                                self.lock.packages.get(&name).and_then(|p| p.file_checksums.get(&key))
+                        {
+                            // A restore writes a rule as the lock records it,
+                            // without its scope's sentence when an earlier aam wrote none.
+                            let digest = |text: &str| {
+                                let content = sections::get(text, &section, kind.as_str()).unwrap_or_default();
+                                blake3::hash(content.as_bytes()).to_hex().to_string()
+                            };
+                            let unscoped =
+                                sections::upsert(&current, &section, kind.as_str(), &deploy::section_body(&text));
+                            if digest(&updated) != *recorded && digest(&unscoped) == *recorded {
+                                updated = unscoped;
+                            }
+                        }
+                        self.set_shared_text(&file_key, updated);
                         self.claimed.insert(key.clone(), name.clone());
                         section_keys.push((key.clone(), file_key, section.clone(), kind));
                         deployed.push(deployment(platform, kind, &artifact.name, key));
@@ -914,8 +931,9 @@ fn keys_error(key: &str) -> Error {
 /// `platform`: as it is rendered now, or, when the lock records (`recorded`)
 /// what an earlier aam rendered instead, that: aam 0.1 wrote the frontmatter
 /// again (kept by every install, so the same package reinstalls as recorded),
-/// and, for a restore (`restoring`), a format the place had then
-/// ([`crate::agents::FORMER_FORMATS`]; an install writes the format of now).
+/// and, for a restore (`restoring`), a rule without the scope other agents'
+/// keys give it or a format the place had then
+/// ([`crate::agents::FORMER_FORMATS`]; an install writes what is right now).
 fn rendered_as_recorded(
     format: Format,
     (platform, kind): (Platform, ArtifactKind),
@@ -939,7 +957,9 @@ fn rendered_as_recorded(
                 deploy::render_rewritten(former, &artifact.name, description, text),
             ]
         });
+    let before_scopes = restoring.then(|| deploy::render_before_scopes(format, &artifact.name, description, text));
     std::iter::once(deploy::render_rewritten(format, &artifact.name, description, text))
+        .chain(before_scopes)
         .chain(former)
         .find(|text| digest(text) == *recorded)
         .unwrap_or(rendered)

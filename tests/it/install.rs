@@ -234,7 +234,10 @@ fn every_platform_layout_is_deployed_recorded_and_undeployed() {
     let claude = text(proj.dir.join("CLAUDE.md"));
     assert_eq!(
         claude,
-        "<!-- BEGIN AAM: kit-rules instruction -->\nPrefer small functions (1.0.0).\n<!-- END AAM: kit-rules instruction -->\n"
+        "<!-- BEGIN AAM: kit-rules instruction -->\n\
+         Apply the `kit-rules` rule below only when working on files matching `**/*.rs`.\n\n\
+         Prefer small functions (1.0.0).\n<!-- END AAM: kit-rules instruction -->\n",
+        "the rule's globs said in words, where no key is read"
     );
     // A Codex agent is a Codex custom agent, never a section of the
     // `AGENTS.md` Codex reads as its own instructions.
@@ -249,7 +252,8 @@ fn every_platform_layout_is_deployed_recorded_and_undeployed() {
     assert!(!agents.contains("kit-agent"), "{agents}");
     assert_eq!(
         section(&agents, "kit-rules", "instruction"),
-        "Prefer small functions (1.0.0)."
+        "Apply the `kit-rules` rule below only when working on files matching `**/*.rs`.\n\n\
+         Prefer small functions (1.0.0)."
     );
 
     // The lock file covers every byte written, and the catalog mirrors it.
@@ -499,10 +503,15 @@ fn sections_never_touch_the_users_text() {
     install(&other);
     let claude = text(proj.dir.join("CLAUDE.md"));
     assert!(claude.starts_with(original), "{claude:?}");
+    let scope =
+        |name: &str| format!("Apply the `{name}-rules` rule below only when working on files matching `**/*.rs`.");
+    let (kit_scope, other_scope) = (scope("kit"), scope("other"));
     assert_eq!(
         claude[original.len()..].to_string(),
-        "\r\n<!-- BEGIN AAM: kit-rules instruction -->\r\nPrefer small functions (1.0.0).\r\n<!-- END AAM: kit-rules instruction -->\r\n\
-         \r\n<!-- BEGIN AAM: other-rules instruction -->\r\nPrefer small functions (1.0.0).\r\n<!-- END AAM: other-rules instruction -->\r\n",
+        format!(
+            "\r\n<!-- BEGIN AAM: kit-rules instruction -->\r\n{kit_scope}\r\n\r\nPrefer small functions (1.0.0).\r\n<!-- END AAM: kit-rules instruction -->\r\n\
+         \r\n<!-- BEGIN AAM: other-rules instruction -->\r\n{other_scope}\r\n\r\nPrefer small functions (1.0.0).\r\n<!-- END AAM: other-rules instruction -->\r\n"
+        ),
         "CRLF kept, each section appended on lines of its own after a blank line"
     );
 
@@ -2076,6 +2085,80 @@ fn a_cursor_agent_leaves_out_a_claude_model_and_restores_as_recorded() {
 
     run_in(&env, &proj.dir, &["install", kit, "--platform", "cursor", "--force"]).ok_json();
     assert_eq!(text(proj.dir.join(key)), written);
+}
+
+/// A rule limited to `**/*.rs` (Cursor's `globs`) keeps that scope on agents
+/// that read other keys (Windsurf, Kiro, Cline) and, as a sentence, in the
+/// section of `CLAUDE.md`, which no agent reads keys from. A lock file an
+/// older aam wrote, which copied the rule without its scope, restores as it
+/// records (`--frozen`); an install writes the scope.
+#[test]
+fn a_scoped_rule_keeps_its_scope_on_every_agent_and_an_older_lock_restores_as_recorded() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    let kit = kit.to_str().unwrap();
+    let install = ["install", kit, "--platform", "claude,windsurf,kiro,cline"];
+    run_in(&env, &proj.dir, &install).ok_json();
+    let (windsurf, kiro, cline) = (
+        ".windsurf/rules/kit-rules.md",
+        ".kiro/steering/kit-rules.md",
+        ".clinerules/kit-rules.md",
+    );
+    let written: Vec<String> = [windsurf, kiro, cline]
+        .iter()
+        .map(|key| text(proj.dir.join(key)))
+        .collect();
+    assert!(written[0].contains("trigger: glob\n"), "{}", written[0]);
+    assert!(
+        written[1].contains("\ninclusion: fileMatch\nfileMatchPattern: '**/*.rs'\n"),
+        "{}",
+        written[1]
+    );
+    assert!(written[2].contains("paths:\n- '**/*.rs'\n"), "{}", written[2]);
+    let scoped = text(proj.dir.join("CLAUDE.md"));
+    let sentence = "Apply the `kit-rules` rule below only when working on files matching `**/*.rs`.";
+    assert!(
+        scoped.contains(&format!("instruction -->\n{sentence}\n\nPrefer")),
+        "{scoped}"
+    );
+
+    // The lock file as an older aam wrote it: the rule copied as it is, and
+    // the section holding its body alone.
+    let source = text(format!("{kit}/instructions/kit-rules.md"));
+    let body = "Prefer small functions (1.0.0).\n";
+    let digest = |text: &str| blake3::hash(text.as_bytes()).to_hex().to_string();
+    let lock_path = proj.dir.join(".aam/aam-lock.yaml");
+    let mut locked = lock(&proj.dir);
+    let entry = &mut locked["packages"]["kit"];
+    for key in [windsurf, kiro, cline] {
+        recorded_at(entry, key, key, Some(&digest(&source)));
+        std::fs::remove_file(proj.dir.join(key)).unwrap();
+    }
+    let section = "CLAUDE.md#kit-rules instruction";
+    recorded_at(entry, section, section, Some(&digest(body)));
+    std::fs::write(&lock_path, serde_yaml_ng::to_string(&locked).unwrap()).unwrap();
+    std::fs::remove_file(proj.dir.join("CLAUDE.md")).unwrap();
+    let recorded = text(&lock_path);
+
+    run_in(&env, &proj.dir, &["install", "--frozen"]).ok_json();
+    assert_eq!(text(&lock_path), recorded);
+    for key in [windsurf, kiro, cline] {
+        assert_eq!(text(proj.dir.join(key)), source, "{key} as recorded");
+    }
+    assert_eq!(
+        text(proj.dir.join("CLAUDE.md")),
+        format!("<!-- BEGIN AAM: kit-rules instruction -->\n{body}<!-- END AAM: kit-rules instruction -->\n")
+    );
+    assert_eq!(run_in(&env, &proj.dir, &["verify", "kit"]).ok_json()["is_clean"], true);
+
+    // Installing again writes the scope where nothing was edited.
+    run_in(&env, &proj.dir, &install).ok_json();
+    for (key, now) in [windsurf, kiro, cline].iter().zip(&written) {
+        assert_eq!(text(proj.dir.join(key)), *now, "{key}");
+    }
+    assert_eq!(text(proj.dir.join("CLAUDE.md")), scoped);
+    assert_eq!(run_in(&env, &proj.dir, &["verify", "kit"]).ok_json()["is_clean"], true);
 }
 
 /// Gemini CLI took no agents when an older aam wrote this lock file: a
