@@ -222,7 +222,14 @@ fn render_as(rendering: Rendering, format: Format, name: &str, description: Opti
     let front = frontmatter::parse(text);
     let body = &text[front.body_offset..];
     let mut fields: Map<String, Value> = front.fields.clone().unwrap_or_default();
-    let scope = (rendering != Rendering::BeforeScopes).then(|| Scope::of(&fields));
+    // aam 0.1 wrote no scope; the formats it did not have were copied as
+    // they are (`crate::agents::FORMER_FORMATS`), so they have no 0.1 form.
+    let newer_format = matches!(format, Format::WindsurfRule | Format::KiroSteering | Format::ClineRule);
+    let scope = match rendering {
+        Rendering::KeepingText => Some(Scope::of(&fields)),
+        Rendering::Rewriting if newer_format => Some(Scope::of(&fields)),
+        Rendering::Rewriting | Rendering::BeforeScopes => None,
+    };
     let description = fields
         .get("description")
         .and_then(Value::as_str)
@@ -231,47 +238,72 @@ fn render_as(rendering: Rendering, format: Format, name: &str, description: Opti
         .or_else(|| description.filter(|d| !d.trim().is_empty()).map(str::to_string))
         .unwrap_or_else(|| name.to_string());
     match format {
-        Format::CursorRule => {
-            if !fields.contains_key("globs")
-                && let Some(apply_to) = fields.remove("applyTo")
-            {
-                fields.insert("globs".into(), apply_to);
-            }
-            match &scope {
-                Some(Scope::Files(globs)) if !fields.contains_key("globs") => {
-                    fields.insert("globs".into(), Value::String(scope::joined(globs)));
+        Format::CursorRule => match &scope {
+            None => {
+                if !fields.contains_key("globs")
+                    && let Some(apply_to) = fields.remove("applyTo")
+                {
+                    fields.insert("globs".into(), apply_to);
                 }
-                Some(Scope::Always) => {
-                    fields.entry("alwaysApply").or_insert(Value::Bool(true));
-                }
-                _ => {}
+                fields.entry("description").or_insert(Value::String(description));
+                fields.entry("alwaysApply").or_insert(Value::Bool(false));
             }
-            fields.entry("description").or_insert(Value::String(description));
-            fields.entry("alwaysApply").or_insert(Value::Bool(false));
-        }
+            Some(scope) => {
+                if !has_value(&fields, "globs") && has_value(&fields, "applyTo") {
+                    let apply_to = fields.remove("applyTo").unwrap_or_default();
+                    fields.insert("globs".into(), apply_to);
+                }
+                match scope {
+                    Scope::Files(globs) if !has_value(&fields, "globs") => {
+                        fields.insert("globs".into(), Value::String(scope::joined(globs)));
+                    }
+                    Scope::Always => {
+                        fields.entry("alwaysApply").or_insert(Value::Bool(true));
+                    }
+                    // Globs beside `trigger: manual` or `model_decision`:
+                    // Cursor would attach the rule to those files.
+                    Scope::Described | Scope::Manual if has_value(&fields, "globs") => {
+                        fields.remove("globs");
+                    }
+                    _ => {}
+                }
+                fields.entry("description").or_insert(Value::String(description));
+                fields.entry("alwaysApply").or_insert(Value::Bool(false));
+            }
+        },
         Format::CopilotInstruction => {
-            if !fields.contains_key("applyTo")
-                && let Some(globs) = fields.remove("globs")
-            {
-                fields.insert("applyTo".into(), globs);
-            }
             match &scope {
-                Some(Scope::Files(globs)) => {
-                    fields
-                        .entry("applyTo")
-                        .or_insert_with(|| Value::String(scope::joined(globs)));
-                }
-                // Without `applyTo`, Copilot applies a rule only when attached:
-                // a rule to be asked for stays one.
-                Some(Scope::Described | Scope::Manual) => {}
-                Some(Scope::Always | Scope::Unstated) => {
-                    fields.entry("applyTo").or_insert(Value::String("**".into()));
-                }
                 // Before scopes: a rule its author left to be asked for
                 // (`alwaysApply: false`, no globs) stayed one.
                 None => {
+                    if !fields.contains_key("applyTo")
+                        && let Some(globs) = fields.remove("globs")
+                    {
+                        fields.insert("applyTo".into(), globs);
+                    }
                     if fields.get("alwaysApply") != Some(&Value::Bool(false)) {
                         fields.entry("applyTo").or_insert(Value::String("**".into()));
+                    }
+                }
+                Some(scope) => {
+                    // Copilot reads `applyTo` only, as one comma-separated text.
+                    let globs = fields.remove("globs").filter(|_| !has_value(&fields, "applyTo"));
+                    let apply_to = match scope {
+                        _ if has_value(&fields, "applyTo") => None,
+                        Scope::Files(all) => Some(match globs {
+                            Some(Value::String(text)) if !text.trim().is_empty() => text,
+                            _ => scope::joined(all),
+                        }),
+                        Scope::Always | Scope::Unstated => Some("**".to_string()),
+                        // Without `applyTo`, Copilot applies a rule only when
+                        // attached: a rule to be asked for stays one.
+                        Scope::Described | Scope::Manual => {
+                            fields.remove("applyTo");
+                            None
+                        }
+                    };
+                    if let Some(apply_to) = apply_to {
+                        fields.insert("applyTo".into(), Value::String(apply_to));
                     }
                 }
             }
@@ -288,7 +320,7 @@ fn render_as(rendering: Rendering, format: Format, name: &str, description: Opti
             };
             fields.insert("trigger".into(), Value::String(trigger.into()));
             match &scope {
-                Some(Scope::Files(globs)) if !fields.get("globs").is_some_and(Value::is_string) => {
+                Some(Scope::Files(globs)) if !(has_value(&fields, "globs") && fields["globs"].is_string()) => {
                     fields.insert("globs".into(), Value::String(scope::joined(globs)));
                 }
                 Some(Scope::Described) => {
@@ -298,7 +330,7 @@ fn render_as(rendering: Rendering, format: Format, name: &str, description: Opti
             }
         }
         Format::ClineRule => match &scope {
-            Some(Scope::Files(globs)) if !fields.contains_key("paths") => {
+            Some(Scope::Files(globs)) if !has_value(&fields, "paths") => {
                 let paths = globs.iter().map(|glob| Value::String(glob.clone())).collect();
                 fields.insert("paths".into(), Value::Array(paths));
             }
@@ -390,6 +422,16 @@ fn render_as(rendering: Rendering, format: Format, name: &str, description: Opti
         format!("\n{body}")
     };
     format!("---\n{yaml}---\n{body}")
+}
+
+/// Whether `fields` give `key` a value: not null, an empty text or an empty list.
+fn has_value(fields: &Map<String, Value>, key: &str) -> bool {
+    match fields.get(key) {
+        None | Some(Value::Null) => false,
+        Some(Value::String(text)) => !text.trim().is_empty(),
+        Some(Value::Array(items)) => !items.is_empty(),
+        Some(_) => true,
+    }
 }
 
 /// `name` as the agents that take only slugs spell it (Gemini CLI refuses an
@@ -756,6 +798,49 @@ mod tests {
         let before = render_before_scopes(Format::CopilotInstruction, "py", None, claude);
         assert_eq!(field(&before, "applyTo").as_deref(), Some("**"), "{before}");
         assert_eq!(render_before_scopes(Format::WindsurfRule, "py", None, claude), claude);
+    }
+
+    #[test]
+    fn cursor_and_copilot_read_the_scope_not_only_their_keys() {
+        let field = |text: &str, key: &str| frontmatter::parse(text).fields.unwrap_or_default().get(key).cloned();
+        let text = |value: &str| Some(Value::String(value.into()));
+        // Globs beside a manual or model-decided trigger attach nothing.
+        for trigger in ["manual", "model_decision"] {
+            let rule = format!("---\ntrigger: {trigger}\ndescription: Py\nglobs: '*.py'\n---\nx\n");
+            let cursor = render(Format::CursorRule, "r", &rule);
+            assert_eq!(field(&cursor, "globs"), None, "{cursor}");
+            assert_eq!(field(&cursor, "alwaysApply"), Some(Value::Bool(false)), "{cursor}");
+            let copilot = render(Format::CopilotInstruction, "r", &rule);
+            assert_eq!(field(&copilot, "applyTo"), None, "{copilot}");
+        }
+        // Always, whatever globs say.
+        let always = "---\nalwaysApply: true\nglobs: '*.py'\n---\nx\n";
+        assert_eq!(
+            field(&render(Format::CopilotInstruction, "r", always), "applyTo"),
+            text("**")
+        );
+        // An empty key hides no scope another key gives.
+        for empty in ["globs:", "globs: ''"] {
+            let rule = format!("---\n{empty}\npaths:\n  - src/**/*.ts\n---\nx\n");
+            let cursor = render(Format::CursorRule, "r", &rule);
+            assert_eq!(field(&cursor, "globs"), text("src/**/*.ts"), "{cursor}");
+            let copilot = render(Format::CopilotInstruction, "r", &rule);
+            assert_eq!(field(&copilot, "applyTo"), text("src/**/*.ts"), "{copilot}");
+            let windsurf = render(Format::WindsurfRule, "r", &rule);
+            assert_eq!(field(&windsurf, "globs"), text("src/**/*.ts"), "{windsurf}");
+        }
+        // Copilot reads one text, not a list.
+        let listed = "---\nglobs:\n  - '*.ts'\n  - '*.tsx'\n---\nx\n";
+        assert_eq!(
+            field(&render(Format::CopilotInstruction, "r", listed), "applyTo"),
+            text("*.ts,*.tsx")
+        );
+        // aam 0.1 wrote the frontmatter again and read no scope.
+        let complete = "---\ndescription: D\nalwaysApply: false\npaths:\n- src/**/*.ts\n---\nBody\n";
+        assert_eq!(
+            render_rewritten(Format::CursorRule, "r", None, complete),
+            "---\ndescription: D\nalwaysApply: false\npaths:\n- src/**/*.ts\n---\n\nBody\n"
+        );
     }
 
     #[test]
