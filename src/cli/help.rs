@@ -26,7 +26,7 @@ pub(super) const COMMAND_TOOLS: &[(&str, &[&str])] = &[
     ("install", &["aam_install"]),
     ("uninstall", &["aam_uninstall"]),
     ("verify", &["aam_verify", "aam_verify_all"]),
-    ("diff", &["aam_diff"]),
+    ("diff", &["aam_diff", "aam_diff_all"]),
     ("outdated", &["aam_outdated"]),
     ("inventory", &["aam_inventory"]),
     ("adopt", &["aam_adopt"]),

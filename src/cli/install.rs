@@ -6,9 +6,9 @@ use super::{Output, interactive, platform_arg, prompts, render};
 use crate::error::Result;
 use crate::scan::Platform;
 use crate::tools::install::{
-    Adopt, AdoptInput, Diff, Install, InstallInput, Inventory, InventoryInput, OnEdited, Outdated, OutdatedInput,
-    Uninstall, UninstallInput, Upgrade, UpgradeInput, UpgradeOutput, UpgradeStatus, Verify, VerifyAll, VerifyAllInput,
-    VerifyInput,
+    Adopt, AdoptInput, Diff, DiffAll, Install, InstallInput, Inventory, InventoryInput, OnEdited, Outdated,
+    OutdatedInput, Uninstall, UninstallInput, Upgrade, UpgradeInput, UpgradeOutput, UpgradeStatus, Verify, VerifyAll,
+    VerifyAllInput, VerifyInput,
 };
 use crate::tools::{Context, invoke};
 
@@ -209,26 +209,25 @@ pub(super) fn adopt(ctx: &Context, out: &Output, args: AdoptArgs) -> Result<i32>
 
 /// `aam diff`.
 #[derive(Debug, clap::Args)]
+#[command(group = clap::ArgGroup::new("which").required(true).args(["package", "all"]))]
 pub(super) struct DiffArgs {
     /// Package name.
-    package: String,
+    package: Option<String>,
+    /// Show the changes of every installed package.
+    #[arg(long)]
+    all: bool,
     /// Check the home-folder installs.
     #[arg(short = 'g', long = "global")]
     global: bool,
 }
 
-impl From<DiffArgs> for VerifyInput {
-    fn from(a: DiffArgs) -> Self {
-        Self {
-            package: a.package,
-            global: a.global,
-        }
-    }
-}
-
-/// Shows the edits made since install.
+/// Shows the edits made since install, to one package or to all of them.
 pub(super) fn diff(ctx: &Context, out: &Output, args: DiffArgs) -> Result<i32> {
-    out.emit(&invoke::<Diff>(ctx, args.into())?, render::diffed)
+    let DiffArgs { package, global, .. } = args;
+    match package {
+        Some(package) => out.emit(&invoke::<Diff>(ctx, VerifyInput { package, global })?, render::diffed),
+        None => out.emit(&invoke::<DiffAll>(ctx, VerifyAllInput { global })?, render::diffed_all),
+    }
 }
 
 /// `aam outdated`.

@@ -8,8 +8,8 @@ use crate::health::{CheckStatus, HealthCheck, HealthReport};
 use crate::mcp::clients::ClientConfig;
 use crate::sources::short_id;
 use crate::tools::install::{
-    AdoptOutput, AdoptSkip, DiffOutput, InstallOutput, InventoryOutput, InventoryStatus, MatchKind, OutdatedOutput,
-    SkipReason, UninstallOutput, UpgradeOutput, UpgradeStatus, VerifyAllOutput, VerifyOutput,
+    AdoptOutput, AdoptSkip, DiffAllOutput, DiffOutput, InstallOutput, InventoryOutput, InventoryStatus, MatchKind,
+    OutdatedOutput, SkipReason, UninstallOutput, UpgradeOutput, UpgradeStatus, VerifyAllOutput, VerifyOutput,
 };
 
 /// Widest a description column gets before it is cut.
@@ -260,6 +260,29 @@ pub fn diffed(o: &DiffOutput) -> String {
     }
     if out.is_empty() {
         out = format!("`{}` {} has no changes since install\n", o.package_name, o.version);
+    }
+    out
+}
+
+/// `aam diff --all`: each changed package's diff under its name.
+pub fn diffed_all(o: &DiffAllOutput) -> String {
+    let mut out = String::new();
+    for package in &o.packages {
+        out.push_str(&format!("== {} {}\n", package.package_name, package.version));
+        out.push_str(&diffed(package));
+    }
+    let packages = |n: u64| {
+        if n == 1 {
+            "1 package".to_string()
+        } else {
+            format!("{n} packages")
+        }
+    };
+    match (o.packages.is_empty(), o.unchanged_count) {
+        (true, 0) => out.push_str("No package is installed here\n"),
+        (true, n) => out.push_str(&format!("No changes since install ({})\n", packages(n))),
+        (false, 0) => {}
+        (false, n) => out.push_str(&format!("{} without changes\n", packages(n))),
     }
     out
 }

@@ -84,6 +84,7 @@ pub fn registry() -> Vec<ToolSpec> {
         spec::<install::Verify>(),
         spec::<install::VerifyAll>(),
         spec::<install::Diff>(),
+        spec::<install::DiffAll>(),
         spec::<install::ListInstalled>(),
         spec::<install::Outdated>(),
         spec::<install::Upgrade>(),

@@ -786,6 +786,53 @@ fn verify_and_diff_report_edits_file_by_file() {
     run_in(&env, &proj.dir, &["verify", "kit"]).err("AAM_PACKAGE_NOT_INSTALLED");
 }
 
+/// `diff --all` shows the changes of every installed package that has one,
+/// and counts the others; `diff` names a package or says `--all`.
+#[test]
+fn diff_all_shows_each_changed_package_and_counts_the_others() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    for name in ["kit", "other"] {
+        let dir = package(&env.path(name), name, "1.0.0", &[]);
+        run_in(
+            &env,
+            &proj.dir,
+            &["install", dir.to_str().unwrap(), "--platform", "cursor"],
+        )
+        .ok_json();
+    }
+    let clean = run_in(&env, &proj.dir, &["diff", "--all"]).ok_json();
+    assert_eq!(clean, json!({"packages": [], "unchanged_count": 2}));
+    let rule = proj.dir.join(".cursor/rules/kit-rules.mdc");
+    std::fs::write(&rule, text(&rule) + "Also: no globals.\n").unwrap();
+
+    let diff = run_in(&env, &proj.dir, &["diff", "--all"]).ok_json();
+    assert_eq!(diff["unchanged_count"], 1, "{diff}");
+    assert_eq!(diff["packages"].as_array().unwrap().len(), 1, "{diff}");
+    assert_eq!(diff["packages"][0]["package_name"], "kit");
+    assert_eq!(
+        diff["packages"][0]["modified_files"][0]["path"],
+        ".cursor/rules/kit-rules.mdc"
+    );
+    let human = env.aam_in(&proj.dir, &["diff", "--all"]);
+    assert_eq!(human.code, 0, "{human:?}");
+    assert!(
+        human
+            .stdout
+            .starts_with("== kit 1.0.0\n--- a/.cursor/rules/kit-rules.mdc\n"),
+        "{human:?}"
+    );
+    assert!(
+        human
+            .stdout
+            .ends_with("+Also: no globals.\n1 package without changes\n"),
+        "{human:?}"
+    );
+    let neither = env.aam_in(&proj.dir, &["diff"]);
+    assert_eq!(neither.code, 2, "{neither:?}");
+    assert!(neither.stderr.contains("--all"), "{neither:?}");
+}
+
 #[test]
 fn a_lock_entry_without_checksums_is_reported_not_refused() {
     let env = TestEnv::new();

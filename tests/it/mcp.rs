@@ -202,6 +202,7 @@ fn valid_calls(env: &TestEnv) -> Vec<(&'static str, Value)> {
         ("aam_package_info", json!({"name": "kit"})),
         ("aam_verify", json!({"package": "kit"})),
         ("aam_verify_all", json!({})),
+        ("aam_diff_all", json!({})),
         ("aam_diff", json!({"package": "kit"})),
         ("aam_outdated", json!({})),
         ("aam_inventory", json!({})),

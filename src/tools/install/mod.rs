@@ -36,7 +36,7 @@ pub use crate::install::decision::{OnEdited, SkipReason, SkippedPackage};
 pub use crate::install::package_info::PackageDetails as PackageInfoOutput;
 pub use adopt::{Adopt, AdoptInput, AdoptOutput, AdoptSkip, AdoptedArtifact, SkippedAdoption};
 pub use apply::{Install, InstallInput, InstallOutput, InstalledPackage};
-pub use diff::{Diff, DiffOutput, FileDiff};
+pub use diff::{Diff, DiffAll, DiffAllOutput, DiffOutput, FileDiff};
 pub use inventory::{
     ArtifactOrigin, Inventory, InventoryArtifact, InventoryInput, InventoryOutput, InventoryStatus, MatchKind,
 };
