@@ -267,7 +267,11 @@ fn render_as(rendering: Rendering, format: Format, name: &str, description: Opti
                     }
                     _ => {}
                 }
-                fields.entry("description").or_insert(Value::String(description));
+                // Cursor applies a rule with a description when it finds it
+                // relevant: one to be asked for gets none.
+                if *scope != Scope::Manual {
+                    fields.entry("description").or_insert(Value::String(description));
+                }
                 fields.entry("alwaysApply").or_insert(Value::Bool(false));
             }
         },
@@ -809,10 +813,18 @@ mod tests {
             let rule = format!("---\ntrigger: {trigger}\ndescription: Py\nglobs: '*.py'\n---\nx\n");
             let cursor = render(Format::CursorRule, "r", &rule);
             assert_eq!(field(&cursor, "globs"), None, "{cursor}");
+            assert_eq!(field(&cursor, "description"), text("Py"), "{cursor}");
             assert_eq!(field(&cursor, "alwaysApply"), Some(Value::Bool(false)), "{cursor}");
             let copilot = render(Format::CopilotInstruction, "r", &rule);
             assert_eq!(field(&copilot, "applyTo"), None, "{copilot}");
         }
+        // One to be asked for gets no description: Cursor would apply it when relevant.
+        let manual = render(Format::CursorRule, "r", "---\ntrigger: manual\n---\nx\n");
+        assert_eq!(field(&manual, "description"), None, "{manual}");
+        assert_eq!(
+            render(Format::CursorRule, "r", "---\nalwaysApply: false\n---\nx\n"),
+            "---\nalwaysApply: false\n---\nx\n"
+        );
         // Always, whatever globs say.
         let always = "---\nalwaysApply: true\nglobs: '*.py'\n---\nx\n";
         assert_eq!(
