@@ -168,8 +168,27 @@ impl Tool for Info {
                 return Ok(InfoOutput::Package(Box::new(package)));
             }
         }
-        artifact(ctx, input).map(|a| InfoOutput::Artifact(Box::new(a)))
+        let name = input.name.clone();
+        artifact(ctx, input)
+            .map(|a| InfoOutput::Artifact(Box::new(a)))
+            .map_err(|e| match versionless(&name) {
+                Some(package) if e.code() == ErrorCode::ArtifactNotFound => e.with_hint(format!(
+                    "`info` takes a package name without a version and lists every version: run `aam info {package}`"
+                )),
+                _ => e,
+            })
     }
+}
+
+/// The package name in `name@version` (`@scope/name@1.0` included), when
+/// `name` is written so.
+fn versionless(name: &str) -> Option<&str> {
+    let (package, version) = name.rsplit_once('@')?;
+    let is_version = version
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_digit() || c == '^' || c == '~');
+    (is_version && !package.is_empty() && package != "@").then_some(package)
 }
 
 /// The artifact `input` names, in full.
@@ -230,4 +249,18 @@ fn artifact(ctx: &Context, input: InfoInput) -> Result<ArtifactInfo> {
         platform: detail.platform,
         has_vendor_agent: detail.has_vendor_agent,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::versionless;
+
+    #[test]
+    fn a_versioned_package_name_is_told_apart() {
+        assert_eq!(versionless("kit@1.0.0"), Some("kit"));
+        assert_eq!(versionless("@team/kit@^2"), Some("@team/kit"));
+        for name in ["kit", "@team/kit", "skills/a@b", "@1.0", "team/kit@latest"] {
+            assert_eq!(versionless(name), None, "{name}");
+        }
+    }
 }
