@@ -12,7 +12,7 @@ use crate::tools::{Context, invoke};
 /// `aam info`.
 #[derive(Debug, clap::Args)]
 pub(super) struct InfoArgs {
-    /// `source/name`, `source/path`, a name that only one source has, or a package name (installed here or published; it wins over an artifact of that name).
+    /// `source/name`, `source/path`, a name that only one source has, or a package name (installed here or published; it wins over an artifact of that name), optionally `name@version` (or a constraint or dist-tag) to show that version.
     name: String,
     /// Show the whole main file, not just its beginning.
     #[arg(long)]
@@ -121,6 +121,9 @@ fn package(o: &PackageInfoOutput) -> String {
         for (tag, v) in &o.dist_tags {
             out.push_str(&format!("{tag:>10}: {v}\n"));
         }
+    }
+    if let Some(v) = &o.shown_version {
+        out.push_str(&format!("   showing: {v}\n"));
     }
     if !o.artifacts.is_empty() {
         out.push_str(&format!(" artifacts: {}\n", o.artifacts.join(", ")));

@@ -1,8 +1,10 @@
 //! What aam knows of one package by name: the version installed under the
 //! roots (its source, platforms, and the artifacts of its installed copy) and
 //! what its registry publishes (versions, dist-tags, the artifacts and
-//! dependencies of the version shown). Read only: the lock file, the installed
-//! copy's manifest and the catalog's registry records.
+//! dependencies of the version shown: the one asked for as `name@version`, a
+//! constraint or a dist-tag, else the installed one, else the latest). Read
+//! only: the lock file, the installed copy's manifest and the catalog's
+//! registry records.
 
 use std::collections::BTreeMap;
 
@@ -17,6 +19,7 @@ use crate::config::Settings;
 use crate::error::{Error, ErrorCode, Result};
 use crate::packages::lock::LockFile;
 use crate::packages::manifest::{self, MANIFEST_FILE, ManifestArtifacts};
+use crate::packages::registry::VersionEntry;
 use crate::scan::Platform;
 
 /// One package: installed state and published versions.
@@ -40,45 +43,59 @@ pub struct PackageDetails {
     pub versions: Vec<String>,
     /// Dist-tags.
     pub dist_tags: BTreeMap<String, String>,
-    /// Artifacts of the installed (else latest) version: `type/name`.
+    /// The version whose description, artifacts and dependencies are shown: the newest one matching what was asked for (`name@1.2.0`, `name@^1`, `name@latest`), else the installed one, else the latest published.
+    pub shown_version: Option<String>,
+    /// Artifacts of the version shown: `type/name`.
     pub artifacts: Vec<String>,
-    /// Dependencies of the installed (else latest) version.
+    /// Dependencies of the version shown.
     pub dependencies: BTreeMap<String, String>,
 }
 
-/// The package `name` as installed under `roots` (per their checked `lock`)
-/// and as published by the registry that has it; `None` when it is neither
-/// installed nor published.
+/// The package `asked` names (`name`, or `name@` a version, constraint or
+/// dist-tag) as installed under `roots` (per their checked `lock`) and as
+/// published by the registry that has it; `None` when it is neither installed
+/// nor published. A version asked for that the package does not have is
+/// `AAM_PACKAGE_NOT_FOUND`, a malformed one `AAM_INVALID_ARGUMENT`.
 pub fn describe(
     catalog: &Catalog,
     settings: &Settings,
     roots: &Roots,
     lock: &LockFile,
-    name: &str,
+    asked: &str,
 ) -> Result<Option<PackageDetails>> {
+    let (name, wanted) = split_version(asked);
     let entry = lock.packages.get(name);
     let registry = registry_for(catalog, settings, name)?;
     if entry.is_none() && registry.is_none() {
         return Ok(None);
     }
-    let (published, dist_tags) = match &registry {
+    let (published, dist_tags): (_, BTreeMap<String, String>) = match &registry {
         Some(r) => (
             catalog.registry_versions(r, name)?,
             catalog.registry_tags(r, name)?.into_iter().collect(),
         ),
         None => (Vec::new(), BTreeMap::new()),
     };
-    // The installed version's registry record, else the latest one.
-    let shown = entry
-        .and_then(|e| published.iter().find(|(v, _)| v.to_string() == e.version))
-        .or(published.last())
+    let installed = entry.map(|e| e.version.as_str());
+    let shown_version = match wanted {
+        Some(wanted) => Some(pick_version(name, wanted, &published, &dist_tags, installed)?),
+        None => installed
+            .map(str::to_string)
+            .or(published.last().map(|(v, _)| v.to_string())),
+    };
+    let shows_installed = entry.is_some() && shown_version.as_deref() == installed;
+    let shown = published
+        .iter()
+        .find(|(v, _)| Some(v.to_string()) == shown_version)
         .map(|(_, e)| e.clone());
-    let installed_manifest = entry.and_then(|_| {
-        let path = roots.root.join(copy_dir(name)).join(MANIFEST_FILE);
-        std::fs::read_to_string(path)
-            .ok()
-            .and_then(|t| manifest::check(&t).manifest)
-    });
+    let installed_manifest = shows_installed
+        .then(|| {
+            let path = roots.root.join(copy_dir(name)).join(MANIFEST_FILE);
+            std::fs::read_to_string(path)
+                .ok()
+                .and_then(|t| manifest::check(&t).manifest)
+        })
+        .flatten();
     let artifacts = match (&installed_manifest, &shown) {
         (Some(m), _) => artifact_names(&m.artifacts),
         (None, Some(e)) => artifact_names(&e.artifacts),
@@ -90,18 +107,71 @@ pub fn describe(
             .as_ref()
             .map(|m| m.description.clone())
             .or(shown.as_ref().map(|e| e.description.clone())),
-        installed_version: entry.map(|e| e.version.clone()),
+        installed_version: installed.map(str::to_string),
         source: entry.map(|e| format!("{} {}", e.source.as_str(), e.source_name)),
         platforms: entry.map(|e| e.platforms.clone()).unwrap_or_default(),
         registry,
         versions: published.iter().map(|(v, _)| v.to_string()).collect(),
         dist_tags,
+        shown_version,
         artifacts,
-        dependencies: entry
-            .map(|e| e.dependencies.clone())
-            .or(shown.map(|e| e.dependencies))
-            .unwrap_or_default(),
+        dependencies: match (entry, shown) {
+            (Some(e), _) if shows_installed => e.dependencies.clone(),
+            (_, Some(shown)) => shown.dependencies,
+            _ => BTreeMap::new(),
+        },
     }))
+}
+
+/// The package name in `asked` (`name` or `name@version`).
+pub fn package_name(asked: &str) -> &str {
+    split_version(asked).0
+}
+
+/// `name` and what follows its last `@` (the `@` of a scope is not a separator).
+fn split_version(asked: &str) -> (&str, Option<&str>) {
+    match asked.rfind('@').filter(|&i| i > 0) {
+        Some(i) => (&asked[..i], Some(&asked[i + 1..])),
+        None => (asked, None),
+    }
+}
+
+/// The version `wanted` means among those `published` and the one
+/// `installed`: a dist-tag's version, else the newest matching it as a
+/// constraint (`1.2.0` is exactly that version).
+fn pick_version(
+    name: &str,
+    wanted: &str,
+    published: &[(semver::Version, VersionEntry)],
+    dist_tags: &BTreeMap<String, String>,
+    installed: Option<&str>,
+) -> Result<String> {
+    if let Some(version) = dist_tags.get(wanted) {
+        return Ok(version.clone());
+    }
+    let constraint = manifest::parse_constraint(wanted).map_err(|why| {
+        Error::invalid_argument(format!("`{name}@{wanted}` asks for no version: {why}")).with_hint(format!(
+            "write a version (`{name}@1.2.0`), a constraint (`{name}@^1`) or a dist-tag"
+        ))
+    })?;
+    let installed = installed.and_then(|v| semver::Version::parse(v).ok());
+    let known = published.iter().map(|(v, _)| v).chain(installed.as_ref());
+    match known.filter(|v| constraint.matches(v)).max() {
+        Some(version) => Ok(version.to_string()),
+        None => {
+            let versions: Vec<String> = published.iter().map(|(v, _)| v.to_string()).collect();
+            let listed = if versions.is_empty() {
+                "none is published".to_string()
+            } else {
+                format!("published: {}", versions.join(", "))
+            };
+            Err(Error::new(
+                ErrorCode::PackageNotFound,
+                format!("`{name}` has no version matching `{wanted}` ({listed})"),
+            )
+            .with_hint(format!("`aam info {name}` shows the package and its versions")))
+        }
+    }
 }
 
 /// Whether `name` may name a package: `name` or `@scope/name`; a
@@ -134,6 +204,33 @@ mod tests {
         assert!(may_name_package("@team/tools"));
         assert!(!may_name_package("team/pdf-tools"));
         assert!(!may_name_package("team/skills/pdf-tools"));
+    }
+
+    #[test]
+    fn a_version_asked_for_is_a_tag_or_the_newest_match() {
+        let entry: VersionEntry = serde_json::from_value(serde_json::json!({
+            "archive": "a.aam", "checksum": "c", "size": 1, "description": "d", "artifact_types": [],
+            "artifacts": {}, "dependencies": {}, "published_at": "2026-01-01T00:00:00Z"
+        }))
+        .unwrap();
+        let published: Vec<_> = ["1.0.0", "1.2.0", "2.0.0"]
+            .iter()
+            .map(|v| (semver::Version::parse(v).unwrap(), entry.clone()))
+            .collect();
+        let tags = BTreeMap::from([("stable".to_string(), "1.0.0".to_string())]);
+        let pick = |wanted: &str, installed: Option<&str>| pick_version("kit", wanted, &published, &tags, installed);
+        assert_eq!(pick("^1", None).unwrap(), "1.2.0");
+        assert_eq!(pick("1.0.0", None).unwrap(), "1.0.0");
+        assert_eq!(pick("stable", None).unwrap(), "1.0.0");
+        assert_eq!(pick(">=2", None).unwrap(), "2.0.0");
+        // A version installed from elsewhere counts too.
+        assert_eq!(pick("^3", Some("3.1.0")).unwrap(), "3.1.0");
+        let none = pick("^3", None).unwrap_err();
+        assert_eq!(none.code(), ErrorCode::PackageNotFound);
+        assert!(none.message().contains("published: 1.0.0, 1.2.0, 2.0.0"), "{none}");
+        assert_eq!(pick("nope", None).unwrap_err().code(), ErrorCode::InvalidArgument);
+        assert_eq!(split_version("@team/kit@^1"), ("@team/kit", Some("^1")));
+        assert_eq!(split_version("@team/kit"), ("@team/kit", None));
     }
 
     #[test]

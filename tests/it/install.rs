@@ -1222,6 +1222,55 @@ fn every_spec_form_resolves() {
     assert_eq!(info["versions"], json!(["1.2.0", "1.3.0"]));
 }
 
+/// `info name@version` shows that version's artifacts and dependencies (a
+/// constraint or dist-tag picks the newest matching), beside what is installed.
+#[test]
+fn info_of_a_package_version_shows_that_version() {
+    let env = TestEnv::new();
+    env.json(&["registry", "init", "reg", "--default"]);
+    publish(&env, "kit", "1.0.0", &[]);
+    publish(&env, "kit", "1.1.0", &[("base", "^1")]);
+    publish(&env, "kit", "2.0.0-rc.1", &[("base", "^2")]);
+    let proj = project(&env);
+    run_in(&env, &proj.dir, &["install", "kit@1.0.0", "--platform", "claude"]).ok_json();
+    let info = |name: &str| run_in(&env, &proj.dir, &["info", name]);
+    let shown = |name: &str| {
+        let out = info(name).ok_json();
+        assert_eq!(out["installed_version"], "1.0.0", "{out}");
+        (
+            out["shown_version"].as_str().unwrap().to_string(),
+            out["dependencies"].clone(),
+        )
+    };
+    assert_eq!(shown("kit"), ("1.0.0".to_string(), json!({})), "the installed version");
+    assert_eq!(shown("kit@1.1.0"), ("1.1.0".to_string(), json!({"base": "^1"})));
+    assert_eq!(shown("kit@^1"), ("1.1.0".to_string(), json!({"base": "^1"})));
+    assert_eq!(shown("kit@latest"), ("2.0.0-rc.1".to_string(), json!({"base": "^2"})));
+    assert_eq!(shown("kit@~1.0"), ("1.0.0".to_string(), json!({})));
+
+    let missing = info("kit@3").err("AAM_PACKAGE_NOT_FOUND");
+    let message = missing["message"].as_str().unwrap();
+    assert!(message.contains("published: 1.0.0, 1.1.0, 2.0.0-rc.1"), "{missing}");
+    assert!(missing["hint"].as_str().unwrap().contains("aam info kit"), "{missing}");
+    info("kit@banana").err("AAM_INVALID_ARGUMENT");
+    let ghost = info("ghost@1.0.0").err("AAM_PACKAGE_NOT_FOUND");
+    assert!(ghost["message"].as_str().unwrap().contains("`ghost`"), "{ghost}");
+
+    // The same through the package tool, and on a terminal.
+    let tool = run_in(
+        &env,
+        &proj.dir,
+        &["tool", "call", "aam_package_info", r#"{"name": "kit@^1"}"#],
+    )
+    .ok_json();
+    assert_eq!(tool["shown_version"], "1.1.0", "{tool}");
+    let human = env.aam_in(&proj.dir, &["info", "kit@^1"]);
+    assert!(
+        human.stdout.contains("showing: 1.1.0") && human.stdout.contains("requires: base ^1"),
+        "{human:?}"
+    );
+}
+
 /// Source `p` holding the prompt `summarize`, and two projects, `a` and `b`.
 pub(crate) fn prompt_source_and_two_projects(env: &TestEnv) -> (Repo, Repo, Repo) {
     let repo = env.repo("prompts");

@@ -27,7 +27,7 @@ const PREVIEW_CHARS: usize = 2000;
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InfoInput {
-    /// `source/name`, `source/path`, a name that only one source has, or a package name (installed here or published; it wins over an artifact of that name).
+    /// `source/name`, `source/path`, a name that only one source has, or a package name (installed here or published; it wins over an artifact of that name), optionally with `@` and a version, constraint or dist-tag to show (`kit@1.2.0`, `kit@^1`, `kit@latest`).
     pub name: String,
     /// Return the whole main file as `preview`, not just its beginning.
     #[serde(default)]
@@ -125,12 +125,13 @@ pub struct Info;
 impl Tool for Info {
     const NAME: &'static str = "aam_info";
     const TITLE: &'static str = "Show an artifact or a package";
-    const DESCRIPTION: &'static str = "Show one artifact: type, source and commit, frontmatter, every file with size and blake3, a preview of its main file, warnings recorded when it was indexed, and the command that installs it. Accepts `source/name`, `source/path`, or a name only one source has. A name without a source that a package has (installed here or published) shows that package instead, as `aam_package_info` does (the output then has `versions` instead of `qualified_name`). Next: install it, or `aam_search` for similar ones.";
+    const DESCRIPTION: &'static str = "Show one artifact: type, source and commit, frontmatter, every file with size and blake3, a preview of its main file, warnings recorded when it was indexed, and the command that installs it. Accepts `source/name`, `source/path`, or a name only one source has. A name without a source that a package has (installed here or published) shows that package instead, as `aam_package_info` does (the output then has `versions` instead of `qualified_name`); `name@version` (or a constraint or dist-tag) shows that version's artifacts and dependencies. Next: install it, or `aam_search` for similar ones.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
     const ERRORS: &'static [ErrorCode] = &[
         ErrorCode::ArtifactNotFound,
         ErrorCode::ArtifactAmbiguous,
+        ErrorCode::PackageNotFound,
         ErrorCode::SourceNotFound,
         ErrorCode::SourceNotIndexed,
         ErrorCode::LockInvalid,
@@ -172,22 +173,20 @@ impl Tool for Info {
         artifact(ctx, input)
             .map(|a| InfoOutput::Artifact(Box::new(a)))
             .map_err(|e| match versionless(&name) {
-                Some(package) if e.code() == ErrorCode::ArtifactNotFound => e.with_hint(format!(
-                    "`info` takes a package name without a version and lists every version: run `aam info {package}`"
-                )),
+                Some(package) if e.code() == ErrorCode::ArtifactNotFound => package_info::package_not_found(package),
                 _ => e,
             })
     }
 }
 
 /// The package name in `name@version` (`@scope/name@1.0` included), when
-/// `name` is written so.
+/// `name` is written so: such a name that no package has is no artifact either.
 fn versionless(name: &str) -> Option<&str> {
     let (package, version) = name.rsplit_once('@')?;
     let is_version = version
         .chars()
         .next()
-        .is_some_and(|c| c.is_ascii_digit() || c == '^' || c == '~');
+        .is_some_and(|c| c.is_ascii_digit() || "^~=<>".contains(c));
     (is_version && !package.is_empty() && package != "@").then_some(package)
 }
 

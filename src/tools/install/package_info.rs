@@ -13,7 +13,7 @@ use crate::install::package_info::{self, PackageDetails as PackageInfoOutput, pa
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PackageInfoInput {
-    /// Package name.
+    /// Package name, optionally with `@` and a version, constraint or dist-tag whose artifacts and dependencies to show (`kit@1.2.0`, `kit@^1`, `kit@latest`).
     pub name: String,
     /// Look at the home-folder installs.
     #[serde(default)]
@@ -26,7 +26,7 @@ pub struct PackageInfo;
 impl Tool for PackageInfo {
     const NAME: &'static str = "aam_package_info";
     const TITLE: &'static str = "Show a package";
-    const DESCRIPTION: &'static str = "Show a package: the version installed here (with its source and platforms) and what its registry publishes (versions, dist-tags, artifacts, dependencies). Next: `aam_install` or `aam_upgrade`.";
+    const DESCRIPTION: &'static str = "Show a package: the version installed here (with its source and platforms) and what its registry publishes (versions, dist-tags, and the artifacts and dependencies of the version shown: the one asked for as `name@version`, else the installed one, else the latest). Next: `aam_install` or `aam_upgrade`.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
     const ERRORS: &'static [ErrorCode] = &[
@@ -57,6 +57,6 @@ impl Tool for PackageInfo {
         let catalog = ctx.catalog()?;
         let settings = ctx.home.load_settings()?;
         package_info::describe(&catalog, &settings, &roots, &lock, &input.name)?
-            .ok_or_else(|| package_not_found(&input.name))
+            .ok_or_else(|| package_not_found(package_info::package_name(&input.name)))
     }
 }
