@@ -455,6 +455,17 @@ impl Roots {
         Ok(())
     }
 
+    /// Where the file or folder of a lock key (a file, or a deployed folder)
+    /// really is, with every link on the way followed but its last part: two
+    /// keys landing on one file (an agent folder the user linked to another,
+    /// `.claude/skills` to `.agents/skills`) are one file. `None` when it cannot
+    /// be told (a section key, a folder that cannot be resolved).
+    pub fn real_place(&self, key: &str) -> Option<PathBuf> {
+        let path = crate::deploy::Location::from_key(key).resolve(&self.root, &self.home);
+        let folder = crate::paths::resolve_links(path.parent()?)?;
+        Some(folder.join(path.file_name()?))
+    }
+
     /// The folders (as keys) on the way to `key` that do not exist yet, below
     /// its root, outermost last.
     pub fn missing_dirs(&self, key: &str) -> Vec<String> {

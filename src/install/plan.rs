@@ -11,6 +11,7 @@
 //! nothing. [`Plan::execute`] hands the result to the journal.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
@@ -137,6 +138,11 @@ pub struct Plan<'r> {
     /// A restore: what the lock records is deployed as recorded (see
     /// [`Plan::keeping_recorded_places`]).
     keeping_places: bool,
+    /// Where the files this command writes and removes really are (see
+    /// [`Roots::real_place`]): a key landing on a file written here is not
+    /// removed, and one file is removed once, whatever keys lead to it.
+    writing_places: std::collections::BTreeSet<PathBuf>,
+    removing_places: std::collections::BTreeSet<PathBuf>,
 }
 
 impl<'r> Plan<'r> {
@@ -174,6 +180,8 @@ impl<'r> Plan<'r> {
             adopting: false,
             replacing_edits: Default::default(),
             keeping_places: false,
+            writing_places: Default::default(),
+            removing_places: Default::default(),
         }
     }
 
@@ -381,6 +389,22 @@ impl<'r> Plan<'r> {
             .map(|(name, _)| name.clone())
     }
 
+    /// Whether `key`, under another name, is (or holds) a file `package`'s
+    /// entry records: an agent folder the user linked to another one
+    /// (`.claude/skills` to `.agents/skills`) shows one install under both.
+    fn records_under_another_name(&self, package: &str, key: &str) -> bool {
+        let Some(real) = self.roots.real_place(key) else {
+            return false;
+        };
+        self.lock.packages.get(package).is_some_and(|p| {
+            let recorded = p.deployed.iter().map(|d| &d.target).chain(p.file_checksums.keys());
+            recorded
+                .filter(|k| *k != key)
+                .filter_map(|k| self.roots.real_place(k))
+                .any(|place| place.starts_with(&real))
+        })
+    }
+
     fn conflict(&self, key: &str, package: &str) -> Result<()> {
         if let Some(owner) = self.owner(key, package) {
             return Err(Error::new(
@@ -406,7 +430,7 @@ impl<'r> Plan<'r> {
         });
         // A home-folder file other installs share is checked by content when written.
         let shared = !self.written_here.shared_with(key).is_empty();
-        if exists && !ours && !shared && !self.force {
+        if exists && !ours && !shared && !self.force && !self.records_under_another_name(package, key) {
             if self.saving_unowned {
                 return Ok(true);
             }
@@ -467,13 +491,18 @@ impl<'r> Plan<'r> {
                 )
                 .with_hint("every project that installs it uses that one file: install the same version in both, uninstall it there first, or pass `--force` to replace it for both"));
             }
-        } else if !self.force && !ours && std::fs::symlink_metadata(&path).is_ok() {
+        } else if !self.force
+            && !ours
+            && std::fs::symlink_metadata(&path).is_ok()
+            && !self.records_under_another_name(package, key)
+        {
             if !self.saving_unowned {
                 return Err(not_installed(key));
             }
             self.in_the_way.push(key.to_string());
         }
         self.creating.extend(self.roots.missing_dirs(key));
+        self.writing_places.extend(self.roots.real_place(key));
         checksums.insert(key.to_string(), blake3::hash(&bytes).to_hex().to_string());
         self.originals.push(bytes.clone());
         self.changes.push(FileChange {
@@ -534,16 +563,26 @@ impl<'r> Plan<'r> {
                 .get(&main)
                 .map(|(b, _)| String::from_utf8_lossy(b).into_owned())
                 .unwrap_or_default();
-            // Agents sharing a folder (`.agents/skills`) or a file get one copy, recorded once.
+            // Agents sharing a folder (`.agents/skills`) or a file get one copy,
+            // recorded once; so do agent folders the user linked to one
+            // another, unless a restore finds the lock recording both.
             let mut written = std::collections::BTreeSet::new();
+            let mut written_places = std::collections::BTreeSet::new();
             for platform in self.deploy_order(&name, kind, &artifact.name, platforms) {
                 let Some((target, format)) = self.target(&name, kind, &artifact.name, platform) else {
                     continue; // the agent takes no artifact of this type here
                 };
-                if let Target::Dir(location) | Target::File(location) = &target
-                    && !written.insert(location.key())
-                {
-                    continue;
+                if let Target::Dir(location) | Target::File(location) = &target {
+                    let key = location.key();
+                    let recorded = || {
+                        self.recorded_targets(&name, platform, kind, &artifact.name)
+                            .contains(&key.as_str())
+                    };
+                    let place = self.roots.real_place(&key);
+                    let same_place = place.is_some_and(|p| !written_places.insert(p));
+                    if !written.insert(key.clone()) || (same_place && !(self.keeping_places && recorded())) {
+                        continue;
+                    }
                 }
                 match target {
                     Target::Dir(location) => {
@@ -808,6 +847,12 @@ impl<'r> Plan<'r> {
             }
             CheckedKey::File(_) => {
                 self.roots.key_path(key)?;
+                // The file is written here under another name, or removed already.
+                if let Some(place) = self.roots.real_place(key)
+                    && (self.writing_places.contains(&place) || !self.removing_places.insert(place))
+                {
+                    return Ok(());
+                }
                 self.changes.push(FileChange {
                     key: key.to_string(),
                     content: None,
@@ -1025,8 +1070,9 @@ fn deployment(platform: Platform, kind: ArtifactKind, name: &str, target: String
 }
 
 /// Refuses to replace an installed package with a same-named one from
-/// elsewhere (another source, a registry instead of a folder...). A folder
-/// and its archives count as one place. Of one source, the package must be
+/// elsewhere (another source, a registry instead of a folder...). Package
+/// folders and archives count as one place: a new version may be unpacked or
+/// packed anywhere. Of one source, the package must be
 /// the same artifact: sharing an artifact path with the installed one, or
 /// replacing one that is no longer in the source (`live` says whether a
 /// recorded artifact still is: it moved or was renamed upstream). Two

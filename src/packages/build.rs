@@ -541,12 +541,25 @@ fn read_artifact_files(
                 tracing::warn!("`{}` is a symlink; left out of the package", record.path);
                 continue;
             }
-            snapshot.read_path(&recorded.content_path)?.ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "`{}` links to a file that is not in the repository",
-                    record.path
-                ))
-            })?
+            // A link not followed (out of the repository, or to no file) has
+            // no text of its own to install: its bytes are only where it points.
+            let followed = recorded.content_path != recorded.main_file;
+            followed
+                .then(|| snapshot.read_path(&recorded.content_path))
+                .transpose()?
+                .flatten()
+                .ok_or_else(|| {
+                    Error::new(
+                        ErrorCode::ArtifactRejected,
+                        format!(
+                            "`{}` is a symlink to no file in the repository: there is nothing of it to install",
+                            record.path
+                        ),
+                    )
+                    .with_hint(format!(
+                        "`aam info {source_name}/{artifact_path}` shows where it points; the repository has to hold the file itself"
+                    ))
+                })?
         } else {
             let oid =
                 Oid::from_hex(record.git_blob.as_bytes()).map_err(|_| Error::internal("stored blob id is not hex"))?;

@@ -573,6 +573,12 @@ impl<'c> Snapshot<'c> {
             None => (main_path.clone(), None),
         };
         let mut warnings: Vec<String> = link.problem.into_iter().collect();
+        warnings.extend(
+            records
+                .iter()
+                .filter(|r| r.mode == FileMode::Symlink && r.path != main_path)
+                .map(|r| format!("`{}` is a symlink; packages and installs leave it out", r.path)),
+        );
         let analysis = scan::analyze(found, content_bytes.as_deref());
         warnings.extend(analysis.warnings);
         Ok(IndexedArtifact {

@@ -173,6 +173,115 @@ fn a_link_that_stays_in_the_project_never_takes_an_install_out_of_the_agent_fold
     assert!(!proj.dir.join(".git/kit-skill").exists());
 }
 
+/// `.claude/skills` linked to `.agents/skills` (followed, as the docs say):
+/// Claude Code and Codex get one copy of a skill, recorded once; dropping one
+/// of them keeps the file the other reads, and an uninstall removes it once.
+/// A lock an earlier aam wrote with the copy under both names restores as it
+/// is and uninstalls.
+#[test]
+fn agent_folders_linked_to_one_another_hold_one_copy() {
+    let env = TestEnv::new();
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    let kit = kit.to_str().unwrap();
+    let proj = project(&env);
+    std::fs::create_dir_all(proj.dir.join(".agents/skills")).unwrap();
+    std::fs::create_dir_all(proj.dir.join(".claude")).unwrap();
+    std::os::unix::fs::symlink("../.agents/skills", proj.dir.join(".claude/skills")).unwrap();
+    let skill_file = proj.dir.join(".agents/skills/kit-skill/SKILL.md");
+    let verify_clean = || {
+        let verified = run_in(&env, &proj.dir, &["verify", "--all"]);
+        assert_eq!(verified.code, 0, "{verified:?}");
+    };
+    let skill_targets = || -> Vec<String> {
+        let entry = lock(&proj.dir)["packages"]["kit"].clone();
+        let deployed = entry["deployed"].as_sequence().unwrap().clone();
+        deployed
+            .iter()
+            .filter(|d| d["type"].as_str() == Some("skill"))
+            .map(|d| format!("{} {}", d["platform"].as_str().unwrap(), d["target"].as_str().unwrap()))
+            .collect()
+    };
+
+    run_in(&env, &proj.dir, &["install", kit, "--platform", "claude,codex"]).ok_json();
+    assert!(skill_file.is_file());
+    assert_eq!(skill_targets(), ["claude .claude/skills/kit-skill"]);
+    verify_clean();
+
+    // Dropping Claude Code keeps the file Codex reads, now recorded under its name.
+    let dropped = run_in(&env, &proj.dir, &["install", kit, "--platform", "codex"]).ok_json();
+    let undeployed = dropped["installed"][0]["undeployed"].as_array().unwrap();
+    assert!(undeployed.contains(&".claude/agents/kit-agent.md".into()), "{dropped}");
+    assert!(!undeployed.contains(&".claude/skills/kit-skill".into()), "{dropped}");
+    assert!(skill_file.is_file(), "{dropped}");
+    assert_eq!(skill_targets(), ["codex .agents/skills/kit-skill"]);
+    verify_clean();
+    run_in(&env, &proj.dir, &["install", kit, "--platform", "claude,codex"]).ok_json();
+    verify_clean();
+    run_in(&env, &proj.dir, &["uninstall", "kit"]).ok_json();
+    assert!(!skill_file.exists() && !proj.dir.join(".agents/skills/kit-skill").exists());
+
+    // An earlier aam recorded the copy under both names.
+    run_in(&env, &proj.dir, &["install", kit, "--platform", "claude,codex"]).ok_json();
+    let mut recorded = lock(&proj.dir);
+    let entry = &mut recorded["packages"]["kit"];
+    let checksums = entry["file_checksums"].as_mapping().unwrap().clone();
+    for (key, digest) in &checksums {
+        if let Some(rest) = key.as_str().unwrap().strip_prefix(".claude/skills/") {
+            entry["file_checksums"]
+                .as_mapping_mut()
+                .unwrap()
+                .insert(format!(".agents/skills/{rest}").into(), digest.clone());
+        }
+    }
+    let codex: serde_yaml_ng::Value =
+        serde_yaml_ng::from_str("{platform: codex, type: skill, name: kit-skill, target: .agents/skills/kit-skill}")
+            .unwrap();
+    entry["deployed"].as_sequence_mut().unwrap().push(codex);
+    let lock_path = proj.dir.join(".aam/aam-lock.yaml");
+    std::fs::write(&lock_path, serde_yaml_ng::to_string(&recorded).unwrap()).unwrap();
+    let written = std::fs::read(&lock_path).unwrap();
+    std::fs::remove_dir_all(proj.dir.join(".agents/skills/kit-skill")).unwrap();
+    run_in(&env, &proj.dir, &["install", "--frozen"]).ok_json();
+    assert_eq!(
+        std::fs::read(&lock_path).unwrap(),
+        written,
+        "the lock restores as it is"
+    );
+    assert!(skill_file.is_file());
+    verify_clean();
+    run_in(&env, &proj.dir, &["uninstall", "kit"]).ok_json();
+    assert!(!skill_file.exists());
+}
+
+/// A skill whose `SKILL.md` is a link out of the repository has nothing to
+/// install (its blob is only the link's target), and a skill's other links,
+/// which installs leave out, are said so by `info`.
+#[test]
+fn a_skill_linking_out_of_its_repository_installs_nothing_of_the_link() {
+    let env = TestEnv::new();
+    let repo = env.repo("hostile");
+    repo.symlink("skills/passwd/SKILL.md", "/etc/passwd");
+    repo.write("skills/linky/SKILL.md", skill("linky", "Links around"));
+    repo.symlink("skills/linky/leak.txt", "/etc/passwd");
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--name", "ev"]);
+    let proj = project(&env);
+    let refused =
+        run_in(&env, &proj.dir, &["install", "ev/passwd", "--platform", "claude"]).err("AAM_ARTIFACT_REJECTED");
+    assert!(refused["message"].as_str().unwrap().contains("symlink"), "{refused}");
+    assert!(!proj.dir.join(".claude/skills/passwd").exists());
+
+    let info = run_in(&env, &proj.dir, &["info", "ev/linky"]).ok_json();
+    let warnings = info["warnings"].to_string();
+    assert!(
+        warnings.contains("skills/linky/leak.txt") && warnings.contains("leave it out"),
+        "{info}"
+    );
+    run_in(&env, &proj.dir, &["install", "ev/linky", "--platform", "claude"]).ok_json();
+    assert!(proj.dir.join(".claude/skills/linky/SKILL.md").is_file());
+    assert!(std::fs::symlink_metadata(proj.dir.join(".claude/skills/linky/leak.txt")).is_err());
+}
+
 #[test]
 fn a_symlink_cycle_in_a_deployed_folder_does_not_trap_verify() {
     let env = TestEnv::new();

@@ -339,10 +339,16 @@ pub(super) fn install_prepared(
         for (key, bytes) in &merged.writes {
             plan.replace_planned(key, bytes)?;
         }
+        // A place still deployed under another name (an agent folder linked to
+        // another) is not undeployed.
+        let place = |target: &str| roots.real_place(target);
         let undeployed: Vec<String> = existing
             .iter()
             .flat_map(|e| &e.deployed)
             .filter(|d| !entry.deployed.iter().any(|n| n.target == d.target))
+            .filter(|d| {
+                place(&d.target).is_none_or(|p| !entry.deployed.iter().any(|n| place(&n.target) == Some(p.clone())))
+            })
             .map(|d| d.target.clone())
             .collect();
         if on_edited == OnEdited::Backup && !(modified.is_empty() && in_the_way.is_empty()) {
