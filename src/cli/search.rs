@@ -131,7 +131,8 @@ fn rendered(o: &SearchOutput, next: Option<&str>) -> String {
             }
             // Findings worth a look before installing show as a badge.
             if let Some(severity) = r.max_severity.filter(|s| *s >= crate::audit::Severity::Warn) {
-                name.push_str(&format!(" [audit: {} {severity}]", r.findings));
+                let plural = if r.findings == 1 { "" } else { "s" };
+                name.push_str(&format!(" [audit: {severity}, {} finding{plural}]", r.findings));
             }
             let kind = if r.artifact_types.is_empty() {
                 r.kind.as_str().to_string()

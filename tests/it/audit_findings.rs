@@ -134,7 +134,11 @@ fn audit_lists_what_indexing_found_and_clean_look_alikes_stay_quiet() {
     let fine = env.json(&["search", "fine"]);
     assert_eq!(fine["results"][0]["findings"], 0);
     assert_eq!(fine["results"][0]["max_severity"], Value::Null);
-    assert!(env.aam(&["search", "evil"]).stdout.contains("evil [audit: 6 high]"));
+    assert!(
+        env.aam(&["search", "evil"])
+            .stdout
+            .contains("evil [audit: high, 6 findings]")
+    );
 }
 
 #[test]
