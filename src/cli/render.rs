@@ -195,8 +195,14 @@ pub fn uninstalled(o: &UninstallOutput) -> String {
     };
     let mut out = format!("Uninstalled `{}` {} ({removed} removed)\n", o.removed, o.version);
     if !o.kept_modified.is_empty() {
-        out.push_str("Kept because you edited them (`--force` removes them):\n");
+        out.push_str("Kept because you edited them (`--force` removes them, except beyond a link leading out):\n");
         for f in &o.kept_modified {
+            out.push_str(&format!("  {f}\n"));
+        }
+    }
+    if !o.kept_untracked.is_empty() {
+        out.push_str("Kept, with their folders, because the package did not install them:\n");
+        for f in &o.kept_untracked {
             out.push_str(&format!("  {f}\n"));
         }
     }

@@ -293,17 +293,32 @@ impl Roots {
     /// [`Roots::resolve_to_read`], which are made again on the opened folder
     /// ([`crate::paths::open_inside`]): a folder swapped for a link leading out
     /// after the check is not read through. Returns the path beside what it found.
+    /// A folder on the way leading out of the root is [`Inside::Outside`]:
+    /// nothing there is read, and what aam recorded there counts as changed.
     pub fn open_to_read(&self, location: &crate::deploy::Location, shown: &str) -> Result<(PathBuf, Inside)> {
-        let (path, _, real_base) = self.inside_root(location, shown)?;
-        match crate::paths::open_inside(&path, &real_base).map_err(|e| Error::io("read", &path, e))? {
-            Inside::Outside => Err(leads_out(shown, &real_base)),
-            found => Ok((path, found)),
+        let (path, real, real_base) = self.locate(location);
+        self.confine(&path, shown)?;
+        if real.is_none() {
+            return Ok((path, Inside::Outside));
         }
+        let found = crate::paths::open_inside(&path, &real_base).map_err(|e| Error::io("read", &path, e))?;
+        Ok((path, found))
     }
 
     /// The path of `location`, the real folder it lands in and the real root,
     /// when that folder lies inside the root and confinement allows the path.
     fn inside_root(&self, location: &crate::deploy::Location, shown: &str) -> Result<(PathBuf, PathBuf, PathBuf)> {
+        let (path, real, real_base) = self.locate(location);
+        let Some(real) = real else {
+            return Err(leads_out(shown, &real_base));
+        };
+        self.confine(&path, shown)?;
+        Ok((path, real, real_base))
+    }
+
+    /// The path of `location`, the real folder it lands in when that lies
+    /// inside its root (`None`: a link on the way leads out), and the real root.
+    fn locate(&self, location: &crate::deploy::Location) -> (PathBuf, Option<PathBuf>, PathBuf) {
         let path = location.resolve(&self.root, &self.home);
         let base = match location {
             crate::deploy::Location::Project(_) => &self.root,
@@ -312,13 +327,26 @@ impl Roots {
         let real_base = base.canonicalize().unwrap_or_else(|_| base.clone());
         let parent = path.parent().unwrap_or(base);
         let real = crate::paths::resolve_links(parent).filter(|real| real.starts_with(&real_base));
-        let Some(real) = real else {
-            return Err(leads_out(shown, base));
-        };
-        if let Some(confine) = &self.confine {
-            confine(&path, shown)?;
+        (path, real, real_base)
+    }
+
+    /// Whether a folder on the way to `location` is a link leading out of its root.
+    pub fn leads_out(&self, location: &crate::deploy::Location) -> bool {
+        self.locate(location).1.is_none()
+    }
+
+    /// Whether the file a lock key lives in lies beyond a link leading out of
+    /// its root: never read, written or removed, forced or not.
+    pub fn key_leads_out(&self, key: &str) -> bool {
+        self.check_key(key).is_ok_and(|checked| self.leads_out(checked.file()))
+    }
+
+    /// Refuses a path the front end's confinement refuses.
+    fn confine(&self, path: &Path, shown: &str) -> Result<()> {
+        match &self.confine {
+            Some(confine) => confine(path, shown),
+            None => Ok(()),
         }
-        Ok((path, real, real_base))
     }
 
     /// Whether `location`, whose folder is `real_parent` on the real file
@@ -424,6 +452,21 @@ impl Roots {
             .with_hint("the lock file may have been written by someone else: restore it from a trusted copy, or delete the entry and install the package again")
         };
         crate::packages::manifest::check_package_name(name).map_err(|why| bad(format!("package `{name}`"), &why))?;
+        // Texts every command may print: a version of megabytes is no version.
+        let texts = [
+            ("version", Some(&entry.version), MAX_VERSION_CHARS),
+            ("origin", Some(&entry.source_name), MAX_ORIGIN_CHARS),
+            ("source URL", entry.source_url.as_ref(), MAX_ORIGIN_CHARS),
+            ("request", entry.requested.as_ref(), MAX_ORIGIN_CHARS),
+        ];
+        for (what, text, most) in texts {
+            if let Some(text) = text.filter(|t| t.chars().count() > most) {
+                return Err(bad(
+                    format!("a {what} of {} characters", text.chars().count()),
+                    &format!("a {what} has at most {most}"),
+                ));
+            }
+        }
         // A folder or archive recorded inside the root stays inside it.
         if matches!(
             entry.source,
@@ -545,6 +588,12 @@ fn lands_elsewhere(shown: &str, real: &Path) -> Error {
 }
 
 /// A path that leads out of `base` (the project or the home folder) through a link.
+/// The longest version a lock entry may record (semantic versions are short).
+const MAX_VERSION_CHARS: usize = 256;
+
+/// The longest origin (a path, a URL, a request) a lock entry may record.
+const MAX_ORIGIN_CHARS: usize = 4096;
+
 fn leads_out(shown: &str, base: &Path) -> Error {
     Error::new(
         ErrorCode::UnsafePath,
@@ -721,5 +770,17 @@ mod tests {
             assert_eq!(err.code(), ErrorCode::LockInvalid, "{key}");
             assert!(err.message().contains(name), "{}", err.message());
         }
+        // A version of megabytes is refused without being quoted.
+        let mut huge = entry(&[]);
+        huge.version = format!("0.0.0+{}", "a".repeat(MAX_VERSION_CHARS));
+        let err = roots.check_entry("kit", &huge).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::LockInvalid);
+        assert!(err.message().len() < 200, "{}", err.message());
+        huge.version = "1.0.0".into();
+        huge.requested = Some("x".repeat(MAX_ORIGIN_CHARS + 1));
+        assert_eq!(
+            roots.check_entry("kit", &huge).unwrap_err().code(),
+            ErrorCode::LockInvalid
+        );
     }
 }

@@ -373,6 +373,11 @@ pub fn untracked_walk(roots: &Roots, name: &str, entry: &LockedPackage) -> Resul
         let CheckedKey::File(location) = roots.check_key(&format!("{dir}/x"))? else {
             continue;
         };
+        // A folder replaced by a link leading out is not walked: nothing is
+        // read there, and its recorded files count as changed.
+        if roots.leads_out(&location) {
+            continue;
+        }
         let base = roots
             .resolve_to_read(&location, &dir)?
             .parent()
@@ -679,7 +684,8 @@ mod tests {
         std::fs::write(outside.join("SKILL.md"), "secret").unwrap();
         std::os::unix::fs::symlink(&outside, root.join(".claude/skills/out")).unwrap();
         let err = backup(&home, &roots, "kit", &[".claude/skills/out/SKILL.md".to_string()]).unwrap_err();
-        assert_eq!(err.code(), ErrorCode::UnsafePath);
+        assert_eq!(err.code(), ErrorCode::Conflict);
+        assert!(!err.message().contains("secret"), "{}", err.message());
         assert_eq!(std::fs::read_dir(home.join("backups")).unwrap().count(), 1);
         // A shared file whose section is damaged is saved whole, as read.
         let damaged = "Mine\n<!-- END AAM: a instruction -->\n<!-- BEGIN AAM: a instruction -->\n";

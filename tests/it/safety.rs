@@ -117,8 +117,13 @@ fn links_in_the_project_are_never_read_through_or_followed_out() {
     std::fs::remove_dir_all(proj.dir.join(".claude")).unwrap();
     std::os::unix::fs::symlink(&outside, proj.dir.join(".claude")).unwrap();
     write_lock(&proj.dir, &[(key, digest(b"the secret"))]);
-    run_in(&env, &proj.dir, &["verify", "kit"]).err("AAM_UNSAFE_PATH");
-    run_in(&env, &proj.dir, &["uninstall", "kit", "--force"]).err("AAM_UNSAFE_PATH");
+    // Nothing is read there: the file counts as changed though the lock
+    // records the secret's digest, and is kept even by a forced uninstall.
+    let verified = run_in(&env, &proj.dir, &["verify", "kit"]);
+    assert_eq!(verified.code, 1);
+    assert_eq!(verified.json()["modified_files"][0], key);
+    let removed = run_in(&env, &proj.dir, &["uninstall", "kit", "--force"]).ok_json();
+    assert_eq!(removed["kept_modified"][0], key);
     assert_eq!(text(outside.join("skills/kit-skill/SKILL.md")), "the secret");
     let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
     std::fs::remove_file(proj.dir.join(".aam/aam-lock.yaml")).unwrap();
@@ -280,6 +285,84 @@ fn a_skill_linking_out_of_its_repository_installs_nothing_of_the_link() {
     run_in(&env, &proj.dir, &["install", "ev/linky", "--platform", "claude"]).ok_json();
     assert!(proj.dir.join(".claude/skills/linky/SKILL.md").is_file());
     assert!(std::fs::symlink_metadata(proj.dir.join(".claude/skills/linky/leak.txt")).is_err());
+}
+
+/// A skill folder the user replaced with a link to a copy of their own out of
+/// the project is never read or touched there: `verify --all` reports it
+/// changed and goes on to the other packages, and an uninstall, even forced,
+/// drops the package and keeps the link and what it leads to.
+#[test]
+fn a_skill_folder_linked_out_of_the_project_counts_as_changed_and_is_kept() {
+    let env = TestEnv::new();
+    let proj = project_with_kit(&env);
+    let other = package(&env.path("other"), "other", "1.0.0", &[]);
+    run_in(
+        &env,
+        &proj.dir,
+        &["install", other.to_str().unwrap(), "--platform", "claude"],
+    )
+    .ok_json();
+    let own = env.path("dotfiles/kit-skill");
+    std::fs::create_dir_all(own.parent().unwrap()).unwrap();
+    let skill_dir = proj.dir.join(".claude/skills/kit-skill");
+    std::fs::rename(&skill_dir, &own).unwrap();
+    std::os::unix::fs::symlink(&own, &skill_dir).unwrap();
+    let before = tree(&own);
+
+    let verified = run_in(&env, &proj.dir, &["verify", "--all"]);
+    assert_eq!(verified.code, 1, "{verified:?}");
+    let packages = verified.json()["packages"].clone();
+    let kit = packages
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["package_name"] == "kit")
+        .unwrap()
+        .clone();
+    assert!(
+        kit["modified_files"]
+            .to_string()
+            .contains(".claude/skills/kit-skill/SKILL.md"),
+        "{kit}"
+    );
+    assert_eq!(kit["untracked_files"], serde_json::json!([]), "{kit}");
+    let other = packages
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["package_name"] == "other")
+        .unwrap()
+        .clone();
+    assert_eq!(other["is_clean"], true, "{other}");
+    run_in(&env, &proj.dir, &["diff", "--all"]).ok_json();
+
+    let removed = run_in(&env, &proj.dir, &["uninstall", "kit", "--force"]).ok_json();
+    assert!(
+        removed["kept_modified"]
+            .to_string()
+            .contains(".claude/skills/kit-skill/SKILL.md"),
+        "{removed}"
+    );
+    assert!(std::fs::symlink_metadata(&skill_dir).unwrap().file_type().is_symlink());
+    assert_eq!(tree(&own), before, "nothing beyond the link changed");
+    assert!(lock(&proj.dir)["packages"].get("kit").is_none());
+}
+
+/// A file the user added to an installed skill folder stays with its folder
+/// through an uninstall, which says so.
+#[test]
+fn an_uninstall_names_the_files_it_keeps_because_the_package_did_not_install_them() {
+    let env = TestEnv::new();
+    let proj = project_with_kit(&env);
+    let notes = proj.dir.join(".claude/skills/kit-skill/NOTES.md");
+    std::fs::write(&notes, "mine\n").unwrap();
+    let removed = run_in(&env, &proj.dir, &["uninstall", "kit"]).ok_json();
+    assert_eq!(
+        removed["kept_untracked"],
+        serde_json::json!([".claude/skills/kit-skill/NOTES.md"])
+    );
+    assert_eq!(text(&notes), "mine\n");
+    assert!(!proj.dir.join(".claude/skills/kit-skill/SKILL.md").exists());
 }
 
 #[test]

@@ -46,10 +46,12 @@ pub struct UninstallOutput {
     pub version: String,
     /// Files and sections removed.
     pub removed_files: Vec<String>,
-    /// Files and sections kept because they were edited (pass `force` to remove them).
+    /// Files and sections kept because they were edited (pass `force` to remove them), and, forced or not, files beyond a link leading out of the project.
     pub kept_modified: Vec<String>,
     /// Files already gone.
     pub missing_files: Vec<String>,
+    /// Files the package did not install that are in its folders (added by you or another tool): never removed, so their folders stay too.
+    pub kept_untracked: Vec<String>,
     /// Files in the home folder kept because other installs on this machine use them too (Codex prompts: one `~/.codex/prompts` for every project).
     pub kept_shared: Vec<String>,
     /// Installed packages that depend on it.
@@ -160,12 +162,18 @@ impl Tool for Uninstall {
             .filter(|(_, p)| p.dependencies.contains_key(&input.package))
             .map(|(n, _)| n.clone())
             .collect();
+        let kept_untracked = state::untracked(&roots, &input.package, &entry)?;
         let mut remove = state::keys_in(&status, FileState::Ok);
         let mut kept = state::keys_in(&status, FileState::Modified);
         if input.force {
-            plan.replacing_edits(&kept);
-            remove.append(&mut kept);
+            // What lies beyond a link leading out (a skill folder the user
+            // linked to their own copy) is theirs, forced or not.
+            let (mut edited, beyond_links): (Vec<String>, Vec<String>) =
+                kept.into_iter().partition(|key| !roots.key_leads_out(key));
+            plan.replacing_edits(&edited);
+            remove.append(&mut edited);
             remove.sort();
+            kept = beyond_links;
         }
         plan.remove_package(&input.package, &remove)?;
         let kept_shared = plan.kept_shared().to_vec();
@@ -181,6 +189,7 @@ impl Tool for Uninstall {
             removed_files: remove,
             kept_modified: kept,
             missing_files: state::keys_in(&status, FileState::Missing),
+            kept_untracked,
             kept_shared,
             dependents,
         })
