@@ -188,7 +188,8 @@ pub fn check(catalog: &Catalog, settings: &Settings, name: &str, entry: &LockedP
             out.wanted = Some(version.clone());
             out.latest = Some(version);
         }
-        other => out.reason = format!("installed from a {}; nothing to compare with", other.as_str()),
+        Origin::Local => out.reason = "installed from a package folder; nothing to compare with".to_string(),
+        Origin::Archive => out.reason = "installed from an archive; nothing to compare with".to_string(),
     }
     Ok(out)
 }

@@ -112,7 +112,12 @@ pub fn prepare(
                     .with_hint("the lock file or the project may have been changed by someone else: check the link and the entry"));
                 }
             }
-            let prepared = specs::prepare_path(&env.spec, &path, &entry.source_name)?;
+            let prepared = specs::prepare_path(&env.spec, &path, &entry.source_name).map_err(|e| {
+                let origin = format!("{} `{}`", entry.source.as_str(), entry.source_name);
+                e.in_context(format!("restoring `{name}` from {origin}")).with_hint(format!(
+                    "the lock file records `{name}` as coming from {origin}: put the package there, or install it again from where it is now (`aam install <folder or archive>`)"
+                ))
+            })?;
             Prepared {
                 requested: entry.requested.clone(),
                 ..prepared
@@ -225,7 +230,8 @@ fn source(
     };
     // The same checks as `aam source add`: accepted transports only, and a
     // URL that carries credentials is refused without echoing them.
-    let spec = SourceSpec::parse_recorded(&url, env.spec.cwd)?;
+    let spec = SourceSpec::parse_recorded(&url, env.spec.cwd)
+        .map_err(|e| invalid(format!("names a source URL aam does not take ({})", e.message())))?;
     if spec.had_credentials {
         return Err(invalid(format!("names a URL with credentials (`{}`)", redact(&url))));
     }
@@ -408,7 +414,7 @@ pub fn compare(roots: &Roots, name: &str, recorded: &LockedPackage, planned: &Lo
                 format!("`{key}` has checksum `{}`, the lock file `{}`", short(a), short(b))
             }
             (Some(_), None) => format!("`{key}` is no longer written"),
-            (None, Some(_)) => format!("`{key}` would be added"),
+            (None, Some(_)) => format!("`{key}` is new"),
             _ => continue,
         };
         let list = if key.starts_with(&copy) {
@@ -461,10 +467,11 @@ pub fn compare(roots: &Roots, name: &str, recorded: &LockedPackage, planned: &Lo
     };
     let (before, after) = (targets(recorded), targets(planned));
     for gone in before.difference(&after) {
-        out.lock.push(format!("`{name}`: deployment `{gone}` would be dropped"));
+        out.lock
+            .push(format!("`{name}`: deployment `{gone}` is no longer made"));
     }
     for new in after.difference(&before) {
-        out.lock.push(format!("`{name}`: deployment `{new}` would be added"));
+        out.lock.push(format!("`{name}`: deployment `{new}` is new"));
     }
     Ok(out)
 }
@@ -576,8 +583,8 @@ mod tests {
             "{found:?}"
         );
         assert!(found.lock.iter().any(|d| d.contains("`platforms`")), "{found:?}");
-        assert!(found.lock.iter().any(|d| d.contains("would be dropped")), "{found:?}");
-        assert!(found.lock.iter().any(|d| d.contains("would be added")), "{found:?}");
+        assert!(found.lock.iter().any(|d| d.contains("is no longer made")), "{found:?}");
+        assert!(found.lock.iter().any(|d| d.ends_with("is new")), "{found:?}");
     }
 
     #[test]
@@ -677,7 +684,7 @@ mod tests {
                 .map(|e| (e.code(), e.message().to_string()))
         };
         let (ext, _) = code(&|e| e.source_url = Some("ext::sh -c id".into()), false).unwrap();
-        assert_eq!(ext, ErrorCode::SourceUrlInvalid);
+        assert_eq!(ext, ErrorCode::LockInvalid);
         let (creds, message) = code(
             &|e| e.source_url = Some("https://me:hunter2@example.com/o/r".into()),
             false,

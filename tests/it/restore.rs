@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::install::{lock, package, project, text, tree};
+use crate::install::{lock, package, project, run_in, text, tree};
 use crate::support::{Repo, Run, TestEnv, skill};
 
 /// A source repository `upstream` with two skills (one with an executable
@@ -280,7 +280,7 @@ fn frozen_fails_naming_what_differs_and_checksums_are_always_verified() {
     let err = restore(&["--frozen"]).err("AAM_LOCK_OUTDATED");
     let message = err["message"].as_str().unwrap();
     assert!(
-        message.contains("`pdf`: deployment `cursor skill pdf -> .cursor/skills/pdf` would be added"),
+        message.contains("`pdf`: deployment `cursor skill pdf -> .cursor/skills/pdf` is new"),
         "{message}"
     );
     assert_eq!(tree(&proj.dir).len(), 1, "nothing written");
@@ -346,7 +346,8 @@ fn frozen_fails_naming_what_differs_and_checksums_are_always_verified() {
         .unwrap()
         .to_string();
     edit_lock(&proj.dir, &url, "ext::sh -c touch% /tmp/pwned");
-    run(&env, &env.path("other-home"), &proj.dir, &["install"]).err("AAM_SOURCE_URL_INVALID");
+    let refused = run(&env, &env.path("other-home"), &proj.dir, &["install"]).err("AAM_LOCK_INVALID");
+    assert!(refused["message"].as_str().unwrap().contains("`pdf`"), "{refused}");
     std::fs::write(&lock_path, &original).unwrap();
     edit_lock(&proj.dir, &url, "https://someone:hunter2@example.com/o/r.git");
     let refused = run(&env, &env.path("other-home"), &proj.dir, &["install"]);
@@ -924,4 +925,28 @@ fn a_source_added_after_a_restore_of_a_repository_inside_it_keeps_both_caches() 
     keep_only_the_lock(&proj.dir);
     run(&env, &ci, &proj.dir, &["install", "--frozen", "--offline"]).ok_json();
     same_tree(&proj.dir, &before);
+}
+
+/// A restore that cannot make a folder package again says which lock entry
+/// it was restoring and where the lock file says it comes from.
+#[test]
+fn a_restore_names_the_package_whose_folder_fails() {
+    let env = TestEnv::new();
+    let proj = crate::install::project_with_kit(&env);
+    let recorded = lock(&proj.dir)["packages"]["kit"]["source_name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    edit_lock(&proj.dir, &format!("source_name: {recorded}"), "source_name: /etc");
+    std::fs::remove_dir_all(proj.dir.join(".claude/skills/kit-skill")).unwrap();
+    let failed = run_in(&env, &proj.dir, &["install"]).err("AAM_MANIFEST_INVALID");
+    let message = failed["message"].as_str().unwrap();
+    assert!(message.starts_with("restoring `kit` from local `/etc`"), "{failed}");
+    assert!(
+        failed["hint"]
+            .as_str()
+            .unwrap()
+            .contains("aam install <folder or archive>"),
+        "{failed}"
+    );
 }
