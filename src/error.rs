@@ -289,7 +289,6 @@ impl Error {
         self
     }
 
-    /// Keeps the underlying cause for logs; it is never shown as the message.
     /// The same error, its message told as part of `context` (what was being
     /// done, and to what).
     pub fn in_context(mut self, context: impl std::fmt::Display) -> Self {
@@ -297,6 +296,7 @@ impl Error {
         self
     }
 
+    /// Keeps the underlying cause for logs; it is never shown as the message.
     pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
         self.source = Some(Box::new(source));
         self

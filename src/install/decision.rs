@@ -173,7 +173,7 @@ pub fn decide(
     let same = !force
         && (same_version || same_source_content(existing, package))
         && same_platforms(&existing.platforms, &platforms)
-        && super::plan::deployed_as_the_table_says(existing, manifest, &platforms, roots.global)
+        && super::plan::deployed_as_the_table_says(existing, manifest, &platforms, roots)
         && writes_what_is_recorded(plan, existing, package, &platforms, same_version);
     // What is installed is what was asked for: left as it is, lock entry included.
     let kept = |reason, modified| {

@@ -504,9 +504,24 @@ impl Roots {
     /// `.claude/skills` to `.agents/skills`) are one file. `None` when it cannot
     /// be told (a section key, a folder that cannot be resolved).
     pub fn real_place(&self, key: &str) -> Option<PathBuf> {
-        let path = crate::deploy::Location::from_key(key).resolve(&self.root, &self.home);
+        let CheckedKey::File(location) = self.check_key(key).ok()? else {
+            return None;
+        };
+        let path = location.resolve(&self.root, &self.home);
         let folder = crate::paths::resolve_links(path.parent()?)?;
         Some(folder.join(path.file_name()?))
+    }
+
+    /// Whether a link on the way to `key` leads elsewhere: its real place is
+    /// not where the key reads (the root's real path joined with the key).
+    pub fn reached_through_link(&self, key: &str) -> bool {
+        let location = crate::deploy::Location::from_key(key);
+        let (base, rest) = match &location {
+            crate::deploy::Location::Project(rest) => (&self.root, rest),
+            crate::deploy::Location::Home(rest) => (&self.home, rest),
+        };
+        let as_written = base.canonicalize().unwrap_or_else(|_| base.clone()).join(rest);
+        self.real_place(key).is_some_and(|real| real != as_written)
     }
 
     /// The folders (as keys) on the way to `key` that do not exist yet, below
@@ -587,13 +602,13 @@ fn lands_elsewhere(shown: &str, real: &Path) -> Error {
     .with_hint("like git, aam never writes or removes beyond a link to elsewhere in the project; remove the link if a repository shipped it, or, if you made it, point it at another agent folder (`.agents/skills`) or put the folder itself in its place")
 }
 
-/// A path that leads out of `base` (the project or the home folder) through a link.
 /// The longest version a lock entry may record (semantic versions are short).
 const MAX_VERSION_CHARS: usize = 256;
 
 /// The longest origin (a path, a URL, a request) a lock entry may record.
 const MAX_ORIGIN_CHARS: usize = 4096;
 
+/// A path that leads out of `base` (the project or the home folder) through a link.
 fn leads_out(shown: &str, base: &Path) -> Error {
     Error::new(
         ErrorCode::UnsafePath,

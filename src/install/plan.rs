@@ -143,6 +143,9 @@ pub struct Plan<'r> {
     /// removed, and one file is removed once, whatever keys lead to it.
     writing_places: std::collections::BTreeSet<PathBuf>,
     removing_places: std::collections::BTreeSet<PathBuf>,
+    /// What a file written under a new name must still hold when it is
+    /// replaced: the digests its package records for it under its other name.
+    expected_elsewhere: BTreeMap<String, Vec<String>>,
 }
 
 impl<'r> Plan<'r> {
@@ -182,6 +185,7 @@ impl<'r> Plan<'r> {
             keeping_places: false,
             writing_places: Default::default(),
             removing_places: Default::default(),
+            expected_elsewhere: BTreeMap::new(),
         }
     }
 
@@ -389,20 +393,30 @@ impl<'r> Plan<'r> {
             .map(|(name, _)| name.clone())
     }
 
-    /// Whether `key`, under another name, is (or holds) a file `package`'s
-    /// entry records: an agent folder the user linked to another one
-    /// (`.claude/skills` to `.agents/skills`) shows one install under both.
-    fn records_under_another_name(&self, package: &str, key: &str) -> bool {
-        let Some(real) = self.roots.real_place(key) else {
-            return false;
-        };
-        self.lock.packages.get(package).is_some_and(|p| {
-            let recorded = p.deployed.iter().map(|d| &d.target).chain(p.file_checksums.keys());
-            recorded
-                .filter(|k| *k != key)
-                .filter_map(|k| self.roots.real_place(k))
-                .any(|place| place.starts_with(&real))
-        })
+    /// The digests `package`'s entry records for the file `key` under another
+    /// name, or (`folder`) for files inside the folder `key`: an agent folder
+    /// the user linked to another one (`.claude/skills` to `.agents/skills`)
+    /// shows one install under both. Only a recorded file reached through a
+    /// link that still holds what the entry records counts: a lock file cannot
+    /// make a file of the user's the package's by naming it twice.
+    fn recorded_under_another_name(&self, package: &str, key: &str, folder: bool) -> Option<Vec<String>> {
+        let real = self.roots.real_place(key)?;
+        let entry = self.lock.packages.get(package)?;
+        let linked = self.roots.reached_through_link(key);
+        let digests: Vec<String> = entry
+            .file_checksums
+            .iter()
+            .filter(|(k, _)| *k != key && (linked || self.roots.reached_through_link(k)))
+            .filter(|(k, _)| {
+                self.roots.real_place(k).is_some_and(|place| match folder {
+                    true => place.starts_with(&real) && place != real,
+                    false => place == real,
+                })
+            })
+            .filter(|(k, digest)| state::key_state(self.roots, k, digest).is_ok_and(|s| s == FileState::Ok))
+            .map(|(_, digest)| digest.clone())
+            .collect();
+        (!digests.is_empty()).then_some(digests)
     }
 
     fn conflict(&self, key: &str, package: &str) -> Result<()> {
@@ -430,7 +444,7 @@ impl<'r> Plan<'r> {
         });
         // A home-folder file other installs share is checked by content when written.
         let shared = !self.written_here.shared_with(key).is_empty();
-        if exists && !ours && !shared && !self.force && !self.records_under_another_name(package, key) {
+        if exists && !ours && !shared && !self.force && self.recorded_under_another_name(package, key, true).is_none() {
             if self.saving_unowned {
                 return Ok(true);
             }
@@ -491,15 +505,15 @@ impl<'r> Plan<'r> {
                 )
                 .with_hint("every project that installs it uses that one file: install the same version in both, uninstall it there first, or pass `--force` to replace it for both"));
             }
-        } else if !self.force
-            && !ours
-            && std::fs::symlink_metadata(&path).is_ok()
-            && !self.records_under_another_name(package, key)
-        {
-            if !self.saving_unowned {
+        } else if !self.force && !ours && std::fs::symlink_metadata(&path).is_ok() {
+            if let Some(digests) = self.recorded_under_another_name(package, key, false) {
+                // Replaced only while it still holds what the entry records there.
+                self.expected_elsewhere.insert(key.to_string(), digests);
+            } else if self.saving_unowned {
+                self.in_the_way.push(key.to_string());
+            } else {
                 return Err(not_installed(key));
             }
-            self.in_the_way.push(key.to_string());
         }
         self.creating.extend(self.roots.missing_dirs(key));
         self.writing_places.extend(self.roots.real_place(key));
@@ -889,7 +903,11 @@ impl<'r> Plan<'r> {
             if self.replacing_edits.contains(&change.key) {
                 continue;
             }
-            let mut expected = wrote.get(change.key.as_str()).cloned().unwrap_or_default();
+            let mut expected = wrote
+                .get(change.key.as_str())
+                .or(self.expected_elsewhere.get(&change.key))
+                .cloned()
+                .unwrap_or_default();
             if !expected.is_empty() {
                 expected.extend(self.written_here.digests_at(&change.key).cloned());
                 expected.sort();
@@ -1022,23 +1040,33 @@ fn target_key(target: &Target) -> String {
 /// the agent table says now. Not when an earlier aam put one where its agent
 /// no longer reads it ([`crate::agents::FORMER_PLACES`]), or an agent took no
 /// artifact of a type then and takes them now: such a package is not
-/// "already installed", an install moves or adds what differs.
+/// "already installed", an install moves or adds what differs. Of agent
+/// folders linked to one another, the first agent by name records the copy,
+/// as [`Plan::add`] deploys it.
 pub fn deployed_as_the_table_says(
     entry: &LockedPackage,
     manifest: &Manifest,
     platforms: &[Platform],
-    global: bool,
+    roots: &Roots,
 ) -> bool {
-    let wanted: std::collections::BTreeSet<String> = manifest
-        .artifacts
-        .all()
-        .flat_map(|(kind, artifact)| {
-            platforms
-                .iter()
-                .filter_map(move |&platform| deploy::target(kind, &artifact.name, platform, global))
-        })
-        .map(|target| target_key(&target))
-        .collect();
+    let mut by_name = platforms.to_vec();
+    by_name.sort_by_key(|p| p.as_str());
+    let mut wanted = std::collections::BTreeSet::new();
+    for (kind, artifact) in manifest.artifacts.all() {
+        let mut places = std::collections::BTreeSet::new();
+        for &platform in &by_name {
+            let Some(target) = deploy::target(kind, &artifact.name, platform, roots.global) else {
+                continue;
+            };
+            let key = target_key(&target);
+            let linked_again = matches!(target, Target::Dir(_) | Target::File(_))
+                && roots.real_place(&key).is_some_and(|place| !places.insert(place))
+                && !wanted.contains(&key);
+            if !linked_again {
+                wanted.insert(key);
+            }
+        }
+    }
     let recorded: std::collections::BTreeSet<String> = entry.deployed.iter().map(|d| d.target.clone()).collect();
     wanted == recorded
 }

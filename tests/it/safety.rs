@@ -222,6 +222,8 @@ fn agent_folders_linked_to_one_another_hold_one_copy() {
     verify_clean();
     run_in(&env, &proj.dir, &["install", kit, "--platform", "claude,codex"]).ok_json();
     verify_clean();
+    let again = run_in(&env, &proj.dir, &["install", kit, "--platform", "claude,codex"]).ok_json();
+    assert_eq!(again["skipped"][0]["reason"], "already_installed", "{again}");
     run_in(&env, &proj.dir, &["uninstall", "kit"]).ok_json();
     assert!(!skill_file.exists() && !proj.dir.join(".agents/skills/kit-skill").exists());
 
@@ -256,6 +258,33 @@ fn agent_folders_linked_to_one_another_hold_one_copy() {
     verify_clean();
     run_in(&env, &proj.dir, &["uninstall", "kit"]).ok_json();
     assert!(!skill_file.exists());
+}
+
+/// A lock entry cannot make a file of the user's the package's by naming it
+/// under another name: a key below it, or one through a link that no longer
+/// holds what the entry records.
+#[test]
+fn a_lock_naming_a_users_file_twice_does_not_make_it_the_packages() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    let own = proj.dir.join(".claude/skills/kit-skill/SKILL.md");
+    std::fs::create_dir_all(own.parent().unwrap()).unwrap();
+    std::fs::write(&own, "my own skill\n").unwrap();
+    std::os::unix::fs::symlink("kit-skill", proj.dir.join(".claude/skills/alias")).unwrap();
+    for forged in [
+        (".claude/skills/kit-skill/SKILL.md/x", digest(b"anything")),
+        (".claude/skills/alias/SKILL.md", digest(b"not what is there")),
+    ] {
+        write_lock(&proj.dir, std::slice::from_ref(&forged));
+        let run = run_in(
+            &env,
+            &proj.dir,
+            &["install", kit.to_str().unwrap(), "--platform", "claude"],
+        );
+        assert_ne!(run.code, 0, "{forged:?}: {run:?}");
+        assert_eq!(text(&own), "my own skill\n", "{forged:?}");
+    }
 }
 
 /// A skill whose `SKILL.md` is a link out of the repository has nothing to
