@@ -394,12 +394,11 @@ impl<'r> Plan<'r> {
     }
 
     /// The digests `package`'s entry records for the file `key` under another
-    /// name, or (`folder`) for files inside the folder `key`: an agent folder
-    /// the user linked to another one (`.claude/skills` to `.agents/skills`)
-    /// shows one install under both. Only a recorded file reached through a
-    /// link that still holds what the entry records counts: a lock file cannot
-    /// make a file of the user's the package's by naming it twice.
-    fn recorded_under_another_name(&self, package: &str, key: &str, folder: bool) -> Option<Vec<String>> {
+    /// name: an agent folder the user linked to another one (`.claude/skills`
+    /// to `.agents/skills`) shows one install under both. Only a recorded file
+    /// a link joins to `key` that still holds what the entry records counts: a
+    /// lock file cannot make a file of the user's the package's by naming it twice.
+    fn recorded_under_another_name(&self, package: &str, key: &str) -> Option<Vec<String>> {
         let real = self.roots.real_place(key)?;
         let entry = self.lock.packages.get(package)?;
         let linked = self.roots.reached_through_link(key);
@@ -407,12 +406,7 @@ impl<'r> Plan<'r> {
             .file_checksums
             .iter()
             .filter(|(k, _)| *k != key && (linked || self.roots.reached_through_link(k)))
-            .filter(|(k, _)| {
-                self.roots.real_place(k).is_some_and(|place| match folder {
-                    true => place.starts_with(&real) && place != real,
-                    false => place == real,
-                })
-            })
+            .filter(|(k, _)| self.roots.real_place(k).as_ref() == Some(&real))
             .filter(|(k, digest)| state::key_state(self.roots, k, digest).is_ok_and(|s| s == FileState::Ok))
             .map(|(_, digest)| digest.clone())
             .collect();
@@ -444,7 +438,7 @@ impl<'r> Plan<'r> {
         });
         // A home-folder file other installs share is checked by content when written.
         let shared = !self.written_here.shared_with(key).is_empty();
-        if exists && !ours && !shared && !self.force && self.recorded_under_another_name(package, key, true).is_none() {
+        if exists && !ours && !shared && !self.force {
             if self.saving_unowned {
                 return Ok(true);
             }
@@ -506,7 +500,7 @@ impl<'r> Plan<'r> {
                 .with_hint("every project that installs it uses that one file: install the same version in both, uninstall it there first, or pass `--force` to replace it for both"));
             }
         } else if !self.force && !ours && std::fs::symlink_metadata(&path).is_ok() {
-            if let Some(digests) = self.recorded_under_another_name(package, key, false) {
+            if let Some(digests) = self.recorded_under_another_name(package, key) {
                 // Replaced only while it still holds what the entry records there.
                 self.expected_elsewhere.insert(key.to_string(), digests);
             } else if self.saving_unowned {
@@ -601,7 +595,7 @@ impl<'r> Plan<'r> {
                 match target {
                     Target::Dir(location) => {
                         let key = location.key();
-                        self.claim_path(&key, &name, &location)?;
+                        self.claim_path(&key, &name, &location, true)?;
                         let prefix = format!("{}/", artifact.path);
                         for (path, (bytes, executable)) in &package.files {
                             if let Some(rel) = path.strip_prefix(&prefix) {
@@ -613,7 +607,7 @@ impl<'r> Plan<'r> {
                     }
                     Target::File(location) => {
                         let key = location.key();
-                        self.claim_path(&key, &name, &location)?;
+                        self.claim_path(&key, &name, &location, false)?;
                         let recorded = self.lock.packages.get(&name).and_then(|p| p.file_checksums.get(&key));
                         let rendered = rendered_as_recorded(
                             format,
@@ -830,12 +824,15 @@ impl<'r> Plan<'r> {
         }
     }
 
-    /// Claims a file or folder target for `package`, refusing one another
-    /// package owns or that exists without being aam's.
-    fn claim_path(&mut self, key: &str, package: &str, location: &Location) -> Result<()> {
+    /// Claims a file or `folder` target for `package`, refusing one another
+    /// package owns or that exists without being aam's. A folder already
+    /// there keeps what it holds: each file the package writes into it is
+    /// checked on its own (one of yours there is a conflict), so only
+    /// something that is no folder stands in the way of a folder target.
+    fn claim_path(&mut self, key: &str, package: &str, location: &Location, folder: bool) -> Result<()> {
         self.conflict(key, package)?;
         let path = self.roots.resolve(location, key)?;
-        let exists = std::fs::symlink_metadata(&path).is_ok() && !self.adopting;
+        let exists = std::fs::symlink_metadata(&path).is_ok_and(|m| !(folder && m.is_dir())) && !self.adopting;
         // What is in the way is saved file by file, as written.
         self.unowned_exists(key, package, exists)?;
         self.claimed.insert(key.to_string(), package.to_string());

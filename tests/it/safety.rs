@@ -378,7 +378,7 @@ fn a_skill_folder_linked_out_of_the_project_counts_as_changed_and_is_kept() {
 }
 
 /// A file the user added to an installed skill folder stays with its folder
-/// through an uninstall, which says so.
+/// through an uninstall, which says so, and through the next install.
 #[test]
 fn an_uninstall_names_the_files_it_keeps_because_the_package_did_not_install_them() {
     let env = TestEnv::new();
@@ -391,7 +391,29 @@ fn an_uninstall_names_the_files_it_keeps_because_the_package_did_not_install_the
         serde_json::json!([".claude/skills/kit-skill/NOTES.md"])
     );
     assert_eq!(text(&notes), "mine\n");
-    assert!(!proj.dir.join(".claude/skills/kit-skill/SKILL.md").exists());
+    let skill_file = proj.dir.join(".claude/skills/kit-skill/SKILL.md");
+    assert!(!skill_file.exists());
+
+    // Installing again deploys beside it: no file of the package is there.
+    let kit = env.path("kit");
+    run_in(
+        &env,
+        &proj.dir,
+        &["install", kit.to_str().unwrap(), "--platform", "claude"],
+    )
+    .ok_json();
+    assert!(skill_file.is_file());
+    assert_eq!(text(&notes), "mine\n");
+    // A folder holding a file the package writes is still refused.
+    run_in(&env, &proj.dir, &["uninstall", "kit"]).ok_json();
+    std::fs::write(&skill_file, "my own skill\n").unwrap();
+    run_in(
+        &env,
+        &proj.dir,
+        &["install", kit.to_str().unwrap(), "--platform", "claude"],
+    )
+    .err("AAM_CONFLICT");
+    assert_eq!(text(&skill_file), "my own skill\n");
 }
 
 #[test]
