@@ -14,6 +14,7 @@ use serde::Serialize;
 use super::Roots;
 use super::freshness::registry_for;
 use super::keys::copy_dir;
+use super::specs::split_version;
 use crate::catalog::Catalog;
 use crate::config::Settings;
 use crate::error::{Error, ErrorCode, Result};
@@ -126,14 +127,6 @@ pub fn describe(
 /// The package name in `asked` (`name` or `name@version`).
 pub fn package_name(asked: &str) -> &str {
     split_version(asked).0
-}
-
-/// `name` and what follows its last `@` (the `@` of a scope is not a separator).
-fn split_version(asked: &str) -> (&str, Option<&str>) {
-    match asked.rfind('@').filter(|&i| i > 0) {
-        Some(i) => (&asked[..i], Some(&asked[i + 1..])),
-        None => (asked, None),
-    }
 }
 
 /// The version `wanted` means among those `published` and the one

@@ -70,7 +70,7 @@ pub fn prepare_specs(
         }
         if let Some(rest) = spec.strip_prefix('@') {
             let (name, constraint) = split_version(rest);
-            registry_requests.push((format!("@{name}"), constraint));
+            registry_requests.push((format!("@{name}"), constraint.unwrap_or("*").to_string()));
             continue;
         }
         if spec.contains('/') {
@@ -95,8 +95,9 @@ pub fn prepare_specs(
             continue;
         }
         let (name, constraint) = split_version(spec);
+        let name = name.to_string();
         if !catalog.registries_with(&name)?.is_empty() {
-            registry_requests.push((name, constraint));
+            registry_requests.push((name, constraint.unwrap_or("*").to_string()));
             continue;
         }
         if is_folder() {
@@ -152,11 +153,12 @@ pub fn prepare_specs(
     Ok(prepared)
 }
 
-/// `name@constraint` (the `@` of a scope is not a separator); no constraint is `*`.
-fn split_version(text: &str) -> (String, String) {
+/// `name@constraint`: the name and what follows its last `@` (the `@` of a
+/// scope is not a separator); an install takes no constraint as `*`.
+pub fn split_version(text: &str) -> (&str, Option<&str>) {
     match text.rfind('@').filter(|&i| i > 0) {
-        Some(i) => (text[..i].to_string(), text[i + 1..].to_string()),
-        None => (text.to_string(), "*".to_string()),
+        Some(i) => (&text[..i], Some(&text[i + 1..])),
+        None => (text, None),
     }
 }
 
@@ -445,9 +447,9 @@ mod tests {
 
     #[test]
     fn versions_split_at_the_last_at_sign_but_not_a_scope() {
-        assert_eq!(split_version("kit@^1"), ("kit".into(), "^1".into()));
-        assert_eq!(split_version("@team/kit@1.2"), ("@team/kit".into(), "1.2".into()));
-        assert_eq!(split_version("@team/kit"), ("@team/kit".into(), "*".into()));
+        assert_eq!(split_version("kit@^1"), ("kit", Some("^1")));
+        assert_eq!(split_version("@team/kit@1.2"), ("@team/kit", Some("1.2")));
+        assert_eq!(split_version("@team/kit"), ("@team/kit", None));
     }
 
     #[test]

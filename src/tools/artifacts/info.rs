@@ -182,7 +182,9 @@ impl Tool for Info {
 /// The package name in `name@version` (`@scope/name@1.0` included), when
 /// `name` is written so: such a name that no package has is no artifact either.
 fn versionless(name: &str) -> Option<&str> {
-    let (package, version) = name.rsplit_once('@')?;
+    let (package, Some(version)) = crate::install::specs::split_version(name) else {
+        return None;
+    };
     let is_version = version
         .chars()
         .next()
