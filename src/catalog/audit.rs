@@ -267,9 +267,9 @@ pub struct Orphan {
 impl Catalog {
     /// Writes a consistent copy of the catalog into the empty or missing file
     /// `dest` (SQLite's `VACUUM INTO`: one read transaction, so writers that
-    /// commit meanwhile are not in it), as a plain rollback-journal database.
-    /// Returns what the copy holds.
-    pub fn snapshot_into(&self, dest: &Path) -> Result<ExportCounts> {
+    /// commit meanwhile are not in it), as a plain rollback-journal database
+    /// whose header carries `application_id`. Returns what the copy holds.
+    pub fn snapshot_into(&self, dest: &Path, application_id: i32) -> Result<ExportCounts> {
         let target = dest.to_str().ok_or_else(|| {
             Error::invalid_argument(format!("`{}` is not a UTF-8 path", dest.display()))
                 .with_hint("export to a path made of UTF-8 characters")
@@ -277,6 +277,8 @@ impl Catalog {
         self.conn.execute("VACUUM INTO ?1", params![target]).map_err(db_error)?;
         let copy = rusqlite::Connection::open(dest).map_err(db_error)?;
         copy.query_row("PRAGMA journal_mode = DELETE", [], |_| Ok(()))
+            .map_err(db_error)?;
+        copy.execute_batch(&format!("PRAGMA application_id = {application_id}"))
             .map_err(db_error)?;
         copy.query_row(
             "SELECT (SELECT COUNT(*) FROM artifacts WHERE removed_commit_id IS NULL), (SELECT COUNT(*) FROM sources),

@@ -47,7 +47,7 @@ pub(super) struct CatalogExportArgs {
     /// sqlite (every table), jsonl (a record per artifact, then sources, commits, packages, installs) or csv (artifacts).
     #[arg(long, value_enum, default_value_t = ExportFormat::Sqlite)]
     format: ExportFormat,
-    /// File to write (default `aam-catalog.<db|jsonl|csv>`); `-` prints jsonl or csv to stdout.
+    /// File to write (default `aam-catalog.<db|jsonl|csv>`); `-` prints jsonl or csv to stdout. An existing file is replaced only when it is an earlier export.
     #[arg(long, short, value_name = "PATH")]
     output: Option<String>,
 }

@@ -220,27 +220,6 @@ pub fn manifest_text(archive: &[u8]) -> Result<String> {
     String::from_utf8(manifest).map_err(|_| archive_error(format!("`{MANIFEST_FILE}` is not UTF-8")))
 }
 
-/// Unpacks a checked archive into `dest` (which must not exist yet), returning the
-/// file paths written.
-pub fn unpack(archive: &[u8], dest: &Path) -> Result<Vec<String>> {
-    let entries = read_entries(archive)?;
-    let mut written = Vec::with_capacity(entries.len());
-    for entry in entries {
-        let target = dest.join(&entry.path);
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
-        }
-        std::fs::write(&target, &entry.bytes).map_err(|e| Error::io("write", &target, e))?;
-        if entry.executable {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755))
-                .map_err(|e| Error::io("write", &target, e))?;
-        }
-        written.push(entry.path);
-    }
-    Ok(written)
-}
-
 /// Writes an archive file (atomically) and reports its size and blake3.
 pub fn write_archive(path: &Path, bytes: &[u8]) -> Result<(u64, String)> {
     crate::atomic::write_file(path, bytes)?;
@@ -370,21 +349,19 @@ mod tests {
             hostile("skills/x/.Git/config", tar::EntryType::Regular, None),
         ];
         for archive in cases {
-            let dest = tempfile::tempdir().unwrap();
-            let err = unpack(&archive, &dest.path().join("out")).unwrap_err();
+            let err = files(&archive).unwrap_err();
             assert_eq!(err.code(), ErrorCode::ArchiveInvalid);
             assert!(err.message().contains("archive entry `"), "{}", err.message());
-            assert!(!dest.path().join("out").exists(), "nothing written");
         }
         // A line break in a name is shown escaped: it cannot forge a line.
         let forged = hostile("x\nhint: run this/../../y", tar::EntryType::Regular, None);
-        let err = unpack(&forged, Path::new("/nonexistent/out")).unwrap_err();
+        let err = files(&forged).unwrap_err();
         assert!(
             !err.message().contains('\n') && err.message().contains("x\\nhint"),
             "{}",
             err.message()
         );
-        let err = unpack(b"not an archive", Path::new("/nonexistent")).unwrap_err();
+        let err = files(b"not an archive").unwrap_err();
         assert_eq!(err.code(), ErrorCode::ArchiveInvalid);
     }
 
@@ -400,7 +377,7 @@ mod tests {
         // Only the header: the claimed size alone must stop extraction.
         tar.get_mut().write_all(header.as_bytes()).unwrap();
         let bytes = tar.into_inner().unwrap().finish().unwrap();
-        let err = unpack(&bytes, Path::new("/nonexistent/out")).unwrap_err();
+        let err = files(&bytes).unwrap_err();
         assert!(
             err.message()
                 .contains("archive entry `bomb.bin` takes the unpacked size over"),
@@ -428,13 +405,16 @@ mod tests {
         let two = pack(&super::super::layout::package_files(dir.path()).unwrap(), "name: x\n").unwrap();
         assert_eq!(one, two, "same input, same bytes");
         assert_eq!(manifest_text(&one).unwrap(), "name: x\n");
-        let out = dir.path().join("out");
-        let written = unpack(&one, &out).unwrap();
-        assert_eq!(written, ["aam.yaml", "skills/a/SKILL.md", "skills/a/run.sh"]);
-        let mode = std::fs::metadata(out.join("skills/a/run.sh"))
+        let read: Vec<(String, bool)> = super::files(&one)
             .unwrap()
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o111, 0o111);
+            .into_iter()
+            .map(|(path, _, x)| (path, x))
+            .collect();
+        let expected = [
+            ("aam.yaml", false),
+            ("skills/a/SKILL.md", false),
+            ("skills/a/run.sh", true),
+        ];
+        assert_eq!(read, expected.map(|(path, x)| (path.to_string(), x)));
     }
 }

@@ -122,10 +122,13 @@ pub fn validate_archive(bytes: &[u8]) -> Result<Validation> {
     let checked = manifest::check(&archive::manifest_text(bytes)?);
     let mut errors = Vec::new();
     if let Some(manifest) = &checked.manifest {
-        let staging = tempfile::tempdir().map_err(|e| Error::io("create", Path::new("temporary folder"), e))?;
-        let root = staging.path().join("package");
-        archive::unpack(bytes, &root)?;
-        let actual = layout::checksums(&layout::package_files(&root)?)?;
+        // Every entry, as install reads them: a file the folder walk of `pack`
+        // leaves out (a name starting with `.`) is still checked here.
+        let actual: std::collections::BTreeMap<String, String> = archive::files(bytes)?
+            .into_iter()
+            .filter(|(path, _, _)| path != MANIFEST_FILE)
+            .map(|(path, bytes, _)| (path, blake3::hash(&bytes).to_hex().to_string()))
+            .collect();
         let recorded = manifest
             .file_checksums
             .as_ref()
@@ -136,7 +139,7 @@ pub fn validate_archive(bytes: &[u8]) -> Result<Validation> {
                 let why = match recorded.get(path) {
                     Some(listed) if listed == digest => continue,
                     Some(_) => "does not match the file in the archive",
-                    None => "is missing: the archive holds this file, which the manifest does not list",
+                    None => "is not listed: the archive holds this file, which the manifest's checksums leave out",
                 };
                 errors.push(issue(format!("file_checksums.files.{path}"), why));
             }
@@ -269,7 +272,7 @@ mod tests {
             validate_archive_bytes(&bytes).unwrap_err().code(),
             ErrorCode::ManifestInvalid
         );
-        // A file the manifest does not list is called missing, not mismatched.
+        // A file the manifest does not list is called unlisted, not mismatched.
         forged
             .file_checksums
             .as_mut()
@@ -279,6 +282,24 @@ mod tests {
         let bytes = archive::pack(&files, &manifest::to_yaml(&forged)).unwrap();
         let (_, errors, _) = validate_archive(&bytes).unwrap();
         assert_eq!(errors[0].field, "file_checksums.files.skills/pdf/SKILL.md");
-        assert!(errors[0].message.starts_with("is missing"), "{:?}", errors[0]);
+        assert!(errors[0].message.starts_with("is not listed"), "{:?}", errors[0]);
+
+        // So is a file `pack` would leave out of a folder (a name starting
+        // with `.`), put into the archive by hand: install would deploy it.
+        let hidden = dir.path().join("skills/pdf/.hidden.md");
+        std::fs::write(&hidden, "curl x | sh\n").unwrap();
+        let mut with_hidden = files.clone();
+        with_hidden.push(layout::PackageFile {
+            path: "skills/pdf/.hidden.md".to_string(),
+            source: hidden,
+            executable: false,
+        });
+        let bytes = archive::pack(&with_hidden, &manifest::to_yaml(&manifest)).unwrap();
+        let (_, errors, _) = validate_archive(&bytes).unwrap();
+        assert_eq!(errors[0].field, "file_checksums.files.skills/pdf/.hidden.md");
+        assert_eq!(
+            validate_archive_bytes(&bytes).unwrap_err().code(),
+            ErrorCode::ManifestInvalid
+        );
     }
 }

@@ -466,6 +466,32 @@ mod tests {
         assert!(outer.join("notes.txt").is_file());
     }
 
+    /// A `source add` killed while its cache was being made left git's
+    /// entries without a `HEAD` (no fetch ever wrote there): the next add
+    /// makes the cache anew instead of stopping at AAM_CACHE_CORRUPTED.
+    #[test]
+    fn a_cache_whose_creation_was_killed_is_made_anew() {
+        let home = tempfile::tempdir().unwrap();
+        let dir = home.path().join("cache/_local/repo");
+        for left in [
+            &["hooks", "info"][..],
+            &["hooks", "info", "objects", "refs", "config"],
+            &[STAGING],
+        ] {
+            for entry in left {
+                std::fs::create_dir_all(dir.join(entry)).unwrap();
+            }
+            let (_, created) = GitCache::open_or_create(&dir).unwrap();
+            assert!(created && is_cache(&dir), "{left:?}");
+            assert!(!dir.join(STAGING).exists());
+            remove_dir(&dir, home.path()).unwrap();
+        }
+        // A whole cache is opened as it is.
+        GitCache::open_or_create(&dir).unwrap();
+        let (_, created) = GitCache::open_or_create(&dir).unwrap();
+        assert!(!created);
+    }
+
     /// Nested repositories named like git's entries: `logs` is a cache like
     /// any other; `objects` keeps the outer folder from being a repository.
     #[test]

@@ -335,10 +335,6 @@ fn with_alloc_limit(repo: &Repository, limit: usize) -> std::io::Result<Reposito
     Ok(limited)
 }
 
-/// Whether `dir` holds, besides the caches of repositories inside this one,
-/// only what a killed [`init_around`] left: its staging
-/// folder, and entries of a new bare repository (all of them files or
-/// folders of no cache).
 /// Refuses to make a cache at `dir` inside another cache's own entries (a
 /// repository at `outer/objects/pack`): deleting it (a purge) would take
 /// the outer cache's packs with it. A cache nested in another's folder under
@@ -367,26 +363,28 @@ fn refuse_inside_git_folder(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-fn holds_only_caches(dir: &Path) -> bool {
+/// Whether `dir`, a folder without `HEAD`, holds only the caches of
+/// repositories inside this one and what a killed [`init_around`] left: its
+/// staging folder and entries of a new bare repository. Without a `HEAD` no
+/// fetch ever wrote there, so those entries hold nothing to keep.
+fn holds_no_repository_yet(dir: &Path) -> bool {
     const NEW_REPOSITORY: [&str; 6] = ["config", "description", "hooks", "info", "objects", "refs"];
-    let mut nested = false;
-    let only = std::fs::read_dir(dir).into_iter().flatten().all(|entry| {
+    std::fs::read_dir(dir).into_iter().flatten().all(|entry| {
         entry.is_ok_and(|entry| {
             let name = entry.file_name();
             let folder = entry.file_type().is_ok_and(|t| t.is_dir());
             if folder && name != cache::STAGING && !cache::caches_in(&entry.path()).is_empty() {
-                nested = true;
                 return true;
             }
             name == cache::STAGING || NEW_REPOSITORY.iter().any(|own| name == *own)
         })
-    });
-    only && nested
+    })
 }
 
-/// Makes an empty bare repository in `dir`, which holds the caches of
+/// Makes an empty bare repository in `dir`, which may hold the caches of
 /// repositories inside this one (see [`GitCache::open_or_create`]): in a
-/// staging folder inside it first, whose entries then move up, `HEAD` last.
+/// staging folder inside it first, whose entries then move up, `HEAD` last,
+/// so a folder with a `HEAD` is always a whole repository.
 fn init_around(dir: &Path) -> Result<()> {
     let staging = dir.join(cache::STAGING);
     let _ = std::fs::remove_dir_all(&staging);
@@ -469,12 +467,12 @@ impl GitCache {
     /// Opens the cache at `dir`, creating an empty bare repository when there is
     /// none. Returns whether it was created.
     ///
-    /// A folder holding only the caches of repositories inside this one
-    /// (`outer/inner`, restored from a lock file before `outer` was added)
-    /// gets the repository around them: gix creates one only in an empty
-    /// folder, so it is made in a staging folder inside `dir` and its entries
-    /// moved up, `HEAD` last (a folder with a `HEAD` is a repository). What a
-    /// killed move left (the staging folder, entries without a `HEAD`) is
+    /// The repository is made in a staging folder inside `dir` and its
+    /// entries moved up, `HEAD` last (a folder with a `HEAD` is a repository):
+    /// gix creates one only in an empty folder, and a folder holding the caches
+    /// of repositories inside this one (`outer/inner`, restored from a lock
+    /// file before `outer` was added) gets the repository around them. What a
+    /// killed creation left (the staging folder, entries without a `HEAD`) is
     /// replaced the next time.
     pub fn open_or_create(dir: &Path) -> Result<(Self, bool)> {
         let empty = std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(true);
@@ -482,11 +480,9 @@ impl GitCache {
             refuse_inside_git_folder(dir)?;
         }
         // A repository already (the usual case) is never walked.
-        let around = !empty && !dir.join("HEAD").exists() && holds_only_caches(dir);
-        if empty {
+        let create = empty || (!dir.join("HEAD").exists() && holds_no_repository_yet(dir));
+        if create {
             std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
-            gix::init_bare(dir).map_err(|e| cache_not_created(dir, e))?;
-        } else if around {
             init_around(dir)?;
         } else if !dir.join("HEAD").exists() {
             return Err(Error::new(
@@ -500,7 +496,7 @@ impl GitCache {
                 "move that folder out of `AAM_HOME` and run the command again: aam fetches the repository anew",
             ));
         }
-        Ok((Self::open(dir)?, empty || around))
+        Ok((Self::open(dir)?, create))
     }
 
     /// Fetches `want` from `url` into the local ref `dst`. Local repositories

@@ -343,6 +343,26 @@ impl Context {
         Ok(())
     }
 
+    /// Refuses filling the folder `dir` with `files` (paths relative to it)
+    /// when one of them lands where [`Self::refuse_managed`] refuses: a package
+    /// made in `.claude` would put its skills where Claude reads them, past the
+    /// install's audit and with no lock entry. A package that is a project
+    /// itself (its root, or a folder holding `.git` or `.aam`) keeps its skills
+    /// in its own `skills/`, which OpenClaw reads as that project's.
+    pub fn refuse_managed_files<'f>(&self, dir: &Path, files: impl IntoIterator<Item = &'f str>) -> Result<()> {
+        let real = |p: &Path| crate::paths::resolve_links(p).unwrap_or_else(|| p.to_path_buf());
+        let a_project =
+            real(dir) == real(&self.project_root()) || dir.join(".git").exists() || dir.join(".aam").exists();
+        if a_project {
+            return Ok(());
+        }
+        for file in files {
+            let path = dir.join(file);
+            self.refuse_managed(&path, &path.display().to_string())?;
+        }
+        Ok(())
+    }
+
     /// Refuses a folder (shown as `shown`) whose files a tool reads whole, such
     /// as a package folder to pack, when it is AAM_HOME, lies in it or holds
     /// it: the archive would carry the catalog, the caches and the MCP token.

@@ -361,6 +361,48 @@ fn outputs_never_replace_what_aam_keeps_or_installed() {
     // Exports may still go under AAM_HOME's `exports/`.
     let export = json!({ "format": "csv", "output": env.home().join("exports/a.csv") }).to_string();
     call(&env, &[], "aam_catalog_export", &export).ok_json();
+    // An export replaces an earlier export of its format, never a file of the
+    // user's, another database, a link or a folder.
+    std::fs::write(env.path("NOTES.md"), "my notes\n").unwrap();
+    std::fs::write(env.path(".mcp.json"), "{\"mcpServers\": {}}\n").unwrap();
+    let other_db = rusqlite::Connection::open(env.path("app.db")).unwrap();
+    other_db
+        .execute_batch("CREATE TABLE t (x); PRAGMA application_id = 7;")
+        .unwrap();
+    drop(other_db);
+    std::os::unix::fs::symlink(env.path("NOTES.md"), env.path("notes.csv")).unwrap();
+    for (format, output) in [
+        ("csv", "NOTES.md"),
+        ("jsonl", ".mcp.json"),
+        ("sqlite", "app.db"),
+        ("csv", "notes.csv"),
+    ] {
+        let export = json!({ "format": format, "output": output }).to_string();
+        let body = call(&env, &[], "aam_catalog_export", &export).err("AAM_CONFLICT");
+        assert!(body["message"].as_str().unwrap().contains("not an earlier"), "{body}");
+    }
+    assert_eq!(std::fs::read_to_string(env.path("NOTES.md")).unwrap(), "my notes\n");
+    assert!(std::fs::symlink_metadata(env.path("notes.csv")).unwrap().is_symlink());
+    let run = env.aam(&["catalog", "export", "--format", "jsonl", "--output", ".mcp.json"]);
+    assert!(run.stderr.contains("AAM_CONFLICT"), "{run:?}");
+    assert_eq!(
+        std::fs::read_to_string(env.path(".mcp.json")).unwrap(),
+        "{\"mcpServers\": {}}\n"
+    );
+    for format in ["csv", "jsonl", "sqlite"] {
+        let export = json!({ "format": format, "output": format!("audit/again.{format}") }).to_string();
+        call(&env, &[], "aam_catalog_export", &export).ok_json();
+        call(&env, &[], "aam_catalog_export", &export).ok_json();
+        // ...but not one of another format.
+        let other = if format == "csv" { "jsonl" } else { "csv" };
+        let export = json!({ "format": other, "output": format!("audit/again.{format}") }).to_string();
+        call(&env, &[], "aam_catalog_export", &export).err("AAM_CONFLICT");
+    }
+    for output in ["audit", "", "-"] {
+        let export = json!({ "format": "csv", "output": output }).to_string();
+        call(&env, &[], "aam_catalog_export", &export).err("AAM_INVALID_ARGUMENT");
+    }
+    assert!(!env.path("-").exists());
 
     let home = json!({ "path": env.home() }).to_string();
     call(&env, &[], "aam_pack", &home).err("AAM_FORBIDDEN");
@@ -431,6 +473,29 @@ fn outputs_are_checked_where_they_land() {
     let installed = std::fs::read(&global).unwrap();
     refused(env.aam(&["catalog", "export", "-o", global.to_str().unwrap()]));
     assert_eq!(std::fs::read(&global).unwrap(), installed);
+
+    // A package made in an agent's folder would put its skills where that
+    // agent reads them, past the install's audit and with no lock entry.
+    for dir in [".cursor", ".agents", ".github", ".claude"] {
+        let create = json!({ "artifacts": ["code-review"], "name": "planted", "output_dir": dir }).to_string();
+        if dir != ".claude" {
+            let body = call(&env, &[], "aam_create_package", &create).err("AAM_FORBIDDEN");
+            assert!(
+                body["message"].as_str().unwrap().contains("/skills/code-review"),
+                "{body}"
+            );
+        }
+        call(
+            &env,
+            &[],
+            "aam_init_package",
+            &json!({ "name": "planted", "dir": dir }).to_string(),
+        )
+        .err("AAM_FORBIDDEN");
+        assert!(!env.path(dir).join("skills/planted").exists() && !env.path(dir).join("aam.yaml").exists());
+    }
+    assert!(!env.path(".cursor").exists() && !env.path(".agents").exists());
+    refused(env.aam(&["pkg", "init", "planted", "--yes", "--dir", ".agents"]));
 
     let fresh = env.path("fresh");
     std::fs::create_dir_all(&fresh).unwrap();

@@ -51,7 +51,7 @@ pub struct ExportInput {
     /// Format (default `sqlite`).
     #[serde(default)]
     pub format: ExportFormat,
-    /// File to write (default `aam-catalog.<db|jsonl|csv>` in the current folder); replaced atomically.
+    /// File to write (default `aam-catalog.<db|jsonl|csv>` in the current folder). An existing file is replaced, atomically, only when it is empty or an earlier export in this format.
     #[serde(default)]
     pub output: Option<String>,
 }
@@ -102,10 +102,17 @@ impl Tool for Export {
     const DESCRIPTION: &'static str = "Write the catalog to one file for offline audits, as a consistent snapshot even while other aam processes write: `sqlite` (every table; open it with any SQLite tool), `jsonl` (one self-contained record per artifact with source URL, ref, commit, path, type, name, description and every file's size and blake3 and its content-audit findings, then sources, commits, packages and installs; each record names its kind in `record`) or `csv` (a flat artifacts table with finding count, highest severity and findings as JSON). Returns the path, record counts and size.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
-    const ERRORS: &'static [ErrorCode] = &[ErrorCode::IoError, ErrorCode::CatalogError, ErrorCode::Forbidden];
+    const ERRORS: &'static [ErrorCode] = &[
+        ErrorCode::IoError,
+        ErrorCode::CatalogError,
+        ErrorCode::Forbidden,
+        ErrorCode::Conflict,
+        ErrorCode::InvalidArgument,
+    ];
     const CONSTRAINTS: &'static [&'static str] = &[
         "`output` must lie inside the project or AAM_HOME when called over MCP or `aam tool call`",
         "inside AAM_HOME, `output` may only be under `exports/`; never in `.aam/`, an agent's folder or a file installs add sections to: aam's own files and installed files are never replaced",
+        "an existing `output` is replaced only when it is empty or an earlier export in the same format; any other file, a link or a folder is refused",
     ];
     const EXAMPLES: &'static [Example] = &[
         Example {
@@ -134,12 +141,21 @@ impl Tool for Export {
         let given = input
             .output
             .unwrap_or_else(|| format!("aam-catalog.{}", input.format.extension()));
+        match given.as_str() {
+            "" => return Err(Error::invalid_argument("`output` is empty").with_hint("name the file to write")),
+            "-" => {
+                return Err(Error::invalid_argument("`-` (standard output) is for the command line")
+                    .with_hint("name the file to write, or run `aam catalog export --output -`"));
+            }
+            _ => {}
+        }
         let path = ctx.output_path(&given)?;
+        refuse_replacing_others(&path, input.format, &given)?;
         let catalog = ctx.catalog()?;
         let records = crate::atomic::write_with(&path, |temp| match input.format {
             ExportFormat::Sqlite => {
                 ctx.progress.start("writing a snapshot of the catalog", None);
-                let counts = catalog.snapshot_into(temp);
+                let counts = catalog.snapshot_into(temp, EXPORT_APPLICATION_ID);
                 ctx.progress.finish();
                 counts
             }
@@ -209,6 +225,64 @@ impl Tool for Export {
     }
 }
 
+/// Refuses an output that holds something other than an earlier export of
+/// `format`: a folder, a link, or a file of the user's (over MCP an agent
+/// names the output, and `NOTES.md` or `.mcp.json` must not become a CSV).
+fn refuse_replacing_others(path: &Path, format: ExportFormat, shown: &str) -> Result<()> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io("read", path, e)),
+    };
+    if meta.is_dir() {
+        return Err(
+            Error::invalid_argument(format!("`{shown}` is a folder")).with_hint(format!(
+                "name a file in it, such as `{shown}/aam-catalog.{}`",
+                format.extension()
+            )),
+        );
+    }
+    let earlier = meta.is_file() && is_earlier_export(path, format).map_err(|e| Error::io("read", path, e))?;
+    if !earlier {
+        return Err(Error::new(
+            ErrorCode::Conflict,
+            format!(
+                "`{shown}` exists and is not an earlier {} export: an export replaces only what an export wrote",
+                format.as_str()
+            ),
+        )
+        .with_hint("name another file, or remove that one first"));
+    }
+    Ok(())
+}
+
+/// The application id a SQLite export carries in its header (`aamc`), which
+/// tells an earlier export from another database.
+const EXPORT_APPLICATION_ID: i32 = 0x6161_6d63;
+
+/// Whether the plain file at `path` is empty or starts as an export of
+/// `format` does: a SQLite database with aam's application id, JSON lines
+/// whose first record names its kind, a CSV with the export's header.
+fn is_earlier_export(path: &Path, format: ExportFormat) -> std::io::Result<bool> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    std::fs::File::open(path)?.take(64 * 1024).read_to_end(&mut head)?;
+    if head.is_empty() {
+        return Ok(true);
+    }
+    let first_line = head.split(|b| *b == b'\n').next().unwrap_or_default();
+    Ok(match format {
+        ExportFormat::Sqlite => {
+            head.len() >= 72
+                && head.starts_with(b"SQLite format 3\0")
+                && head[68..72] == EXPORT_APPLICATION_ID.to_be_bytes()
+        }
+        ExportFormat::Jsonl => serde_json::from_slice::<serde_json::Value>(first_line)
+            .is_ok_and(|record| record.get("record").is_some_and(serde_json::Value::is_string)),
+        ExportFormat::Csv => first_line.strip_suffix(b"\r").unwrap_or(first_line) == CSV_COLUMNS.join(",").as_bytes(),
+    })
+}
+
 fn create(path: &Path) -> Result<std::fs::File> {
     std::fs::File::create(path).map_err(|e| write_error(path, e))
 }
@@ -229,6 +303,51 @@ fn spreadsheet_safe(cell: &str) -> std::borrow::Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_an_empty_file_or_an_export_of_the_format_counts_as_an_earlier_export() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str, bytes: &[u8]| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            path
+        };
+        let csv = file("a.csv", format!("{}\r\nteam,...\r\n", CSV_COLUMNS.join(",")).as_bytes());
+        let jsonl = file(
+            "a.jsonl",
+            b"{\"record\":\"artifact\",\"name\":\"x\"}\n{\"record\":\"source\"}\n",
+        );
+        let empty = file("empty", b"");
+        let mut sqlite = b"SQLite format 3\0".to_vec();
+        sqlite.resize(100, 0);
+        sqlite[68..72].copy_from_slice(&EXPORT_APPLICATION_ID.to_be_bytes());
+        let sqlite_export = file("a.db", &sqlite);
+        sqlite[68..72].copy_from_slice(&0i32.to_be_bytes());
+        let other_db = file("other.db", &sqlite);
+        let notes = file("notes.md", b"# notes\n");
+        let other_json = file("other.jsonl", b"{\"kind\":\"x\"}\n");
+        let shorter_csv = file("b.csv", b"source,source_url\n");
+        let cases = [
+            (&csv, ExportFormat::Csv, true),
+            (&jsonl, ExportFormat::Jsonl, true),
+            (&sqlite_export, ExportFormat::Sqlite, true),
+            (&empty, ExportFormat::Sqlite, true),
+            (&csv, ExportFormat::Jsonl, false),
+            (&jsonl, ExportFormat::Csv, false),
+            (&other_db, ExportFormat::Sqlite, false),
+            (&notes, ExportFormat::Csv, false),
+            (&other_json, ExportFormat::Jsonl, false),
+            (&shorter_csv, ExportFormat::Csv, false),
+        ];
+        for (path, format, expected) in cases {
+            assert_eq!(
+                is_earlier_export(path, format).unwrap(),
+                expected,
+                "{} as {format:?}",
+                path.display()
+            );
+        }
+    }
 
     #[test]
     fn cells_that_start_like_formulas_are_shown_not_run() {

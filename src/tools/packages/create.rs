@@ -97,7 +97,7 @@ impl Tool for PkgCreate {
     ];
     const CONSTRAINTS: &'static [&'static str] = &[
         "the output folder must not exist or be empty",
-        "the output folder is never inside AAM_HOME (but under `exports/`), `.aam/` or an agent's folder",
+        "the output folder is never inside AAM_HOME (but under `exports/`) or `.aam/`, and no file of the package lands in an agent's folder (a package made in `.claude` would put its skills in `.claude/skills`)",
     ];
     const EXAMPLES: &'static [Example] = &[
         Example {
@@ -165,6 +165,7 @@ impl Tool for PkgCreate {
             input.description.clone(),
             input.platforms.iter().map(|p| p.as_str().to_string()).collect(),
         )?;
+        ctx.refuse_managed_files(&output_dir, files.keys().map(String::as_str).chain([MANIFEST_FILE]))?;
         // Gathering read the sources; the last point to stop before writing.
         ctx.cancel.check()?;
         let manifest_path = output_dir.join(MANIFEST_FILE);

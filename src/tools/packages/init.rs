@@ -66,7 +66,7 @@ impl Tool for PkgInit {
     const ERRORS: &'static [ErrorCode] = &[ErrorCode::ManifestInvalid, ErrorCode::Conflict, ErrorCode::UnsafePath];
     const CONSTRAINTS: &'static [&'static str] = &[
         "writes only new files: an existing `aam.yaml` or example skill is a conflict",
-        "the folder is never inside AAM_HOME (but under `exports/`), `.aam/` or an agent's folder, and the skill is not written beyond a link",
+        "the folder is never inside AAM_HOME (but under `exports/`) or `.aam/`, no file lands in an agent's folder (a package made in `.claude` would put its skill in `.claude/skills`), and the skill is not written beyond a link",
     ];
     const EXAMPLES: &'static [Example] = &[
         Example {
@@ -124,6 +124,7 @@ impl Tool for PkgInit {
             }
             ctx.check_path(path, &path.display().to_string())?;
         }
+        ctx.refuse_managed_files(&dir, [MANIFEST_FILE, skill_file.as_str()])?;
         let real_dir = crate::paths::resolve_links(&dir);
         if real_dir.as_ref().map(|d| d.join(&skill_file)) != crate::paths::resolve_links(&dir.join(&skill_file)) {
             return Err(Error::new(
