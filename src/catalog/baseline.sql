@@ -191,6 +191,11 @@ CREATE INDEX artifact_findings_artifact ON artifact_findings (artifact_id, path)
 
 CREATE INDEX artifact_findings_rule ON artifact_findings (rule);
 
+CREATE TABLE registry_mirrors (
+    registry     TEXT PRIMARY KEY,
+    index_stamp  TEXT NOT NULL
+) WITHOUT ROWID;
+
 CREATE TABLE projects (
     id          INTEGER PRIMARY KEY,
     root        TEXT    NOT NULL UNIQUE,          -- canonical absolute path

@@ -57,10 +57,25 @@ pub enum PackageFilter<'a> {
 }
 
 impl Catalog {
-    /// Replaces what the catalog holds for `registry` with `packages`, in one
-    /// transaction. Returns the new generation.
-    pub fn sync_registry(&mut self, registry: &str, packages: &[RegistryPackageRecord]) -> Result<u64> {
+    /// Replaces what the catalog holds for `registry` with `packages`, read
+    /// from the index `stamp` describes, in one transaction. Returns the new
+    /// generation.
+    pub fn sync_registry(
+        &mut self,
+        registry: &str,
+        packages: &[RegistryPackageRecord],
+        stamp: Option<&str>,
+    ) -> Result<u64> {
         let tx = self.write()?;
+        match stamp {
+            Some(stamp) => tx.execute(
+                "INSERT INTO registry_mirrors (registry, index_stamp) VALUES (?1, ?2)
+                 ON CONFLICT (registry) DO UPDATE SET index_stamp = excluded.index_stamp",
+                params![registry, stamp],
+            ),
+            None => tx.execute("DELETE FROM registry_mirrors WHERE registry = ?1", [registry]),
+        }
+        .map_err(db_error)?;
         let names: Vec<&str> = packages.iter().map(|p| p.name.as_str()).collect();
         {
             let mut existing = tx
@@ -144,9 +159,22 @@ impl Catalog {
         let tx = self.write()?;
         tx.execute("DELETE FROM registry_packages WHERE registry = ?1", [registry])
             .map_err(db_error)?;
+        tx.execute("DELETE FROM registry_mirrors WHERE registry = ?1", [registry])
+            .map_err(db_error)?;
         let generation = bump_generation(&tx)?;
         tx.commit().map_err(db_error)?;
         Ok(generation)
+    }
+
+    /// The stamp of the index `registry` was last mirrored from (see
+    /// [`Catalog::sync_registry`]), `None` when it was never mirrored.
+    pub fn registry_stamp(&self, registry: &str) -> Result<Option<String>> {
+        self.conn
+            .prepare_cached("SELECT index_stamp FROM registry_mirrors WHERE registry = ?1")
+            .map_err(db_error)?
+            .query_row([registry], |r| r.get(0))
+            .optional()
+            .map_err(db_error)
     }
 
     /// How many packages the catalog mirrors for `registry`.

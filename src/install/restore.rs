@@ -186,13 +186,7 @@ fn registry(env: &RestoreEnv<'_>, name: &str, entry: &LockedPackage) -> Result<P
         )]));
     }
     let requested = entry.requested.clone().unwrap_or_else(|| "*".to_string());
-    specs::registry_package(
-        &bytes,
-        (name, &entry.version),
-        &entry.source_name,
-        &entry.checksum,
-        requested,
-    )
+    specs::registry_package(&bytes, (name, &entry.version), &entry.source_name, version, requested)
 }
 
 fn source(

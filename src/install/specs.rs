@@ -358,7 +358,7 @@ fn prepare_registry(
             &bytes,
             (&name, &version.to_string()),
             &registry_name,
-            &entry.checksum,
+            &entry,
             resolved.constraint,
         )?);
     }
@@ -366,16 +366,20 @@ fn prepare_registry(
 }
 
 /// The package a registry archive holds (its bytes already checked against
-/// `checksum`), which must be the `name` and `version` the registry's index
-/// filed it under: an index can point any entry at any archive.
+/// the checksum of `filed`, its index entry), which must be the `name` and
+/// `version` the registry's index filed it under, with the dependencies the
+/// index gave the resolver: an index can point any entry at any archive, and
+/// say any dependencies.
 pub(super) fn registry_package(
     bytes: &[u8],
     (name, version): (&str, &str),
     registry: &str,
-    checksum: &str,
+    filed: &VersionEntry,
     requested: String,
 ) -> Result<Prepared> {
     let manifest = validate_archive_bytes(bytes)?;
+    let hint =
+        "the registry's index was changed by hand or is not one aam made; restore it, or publish the package again";
     if manifest.name != name || manifest.version != version {
         return Err(Error::new(
             ErrorCode::RegistryInvalid,
@@ -384,9 +388,26 @@ pub(super) fn registry_package(
                 manifest.name, manifest.version
             ),
         )
-        .with_hint(
-            "the registry's index was changed by hand or is not one aam made; restore it, or publish the package again",
-        ));
+        .with_hint(hint));
+    }
+    if manifest.dependencies != filed.dependencies {
+        let shown = |deps: &std::collections::BTreeMap<String, String>| match deps.is_empty() {
+            true => "none".to_string(),
+            false => deps
+                .iter()
+                .map(|(n, c)| format!("{n} {c}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        return Err(Error::new(
+            ErrorCode::RegistryInvalid,
+            format!(
+                "registry `{registry}` gives `{name}@{version}` the dependencies {}, its archive {}",
+                shown(&filed.dependencies),
+                shown(&manifest.dependencies)
+            ),
+        )
+        .with_hint(hint));
     }
     Ok(Prepared {
         files: files_map(archive::files(bytes)?),
@@ -394,7 +415,7 @@ pub(super) fn registry_package(
         source_name: registry.to_string(),
         source_commit: None,
         source_url: None,
-        checksum: checksum.to_string(),
+        checksum: filed.checksum.clone(),
         requested: Some(requested),
         artifacts: Vec::new(),
         members: members_of(&manifest),
@@ -417,16 +438,37 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         package(dir.path());
         let (bytes, manifest, _) = crate::packages::validate::pack_dir(&dir.path().join("kit")).unwrap();
-        let checksum = blake3::hash(&bytes).to_hex().to_string();
-        let filed = |name: &str, version: &str| registry_package(&bytes, (name, version), "reg", &checksum, "*".into());
+        let mut entry = VersionEntry {
+            archive: "packages/kit/1.0.0/package.aam".into(),
+            checksum: blake3::hash(&bytes).to_hex().to_string(),
+            size: bytes.len() as u64,
+            description: String::new(),
+            artifact_types: Vec::new(),
+            artifacts: manifest.artifacts.clone(),
+            dependencies: manifest.dependencies.clone(),
+            published_at: String::new(),
+        };
+        let filed = |name: &str, version: &str, entry: &VersionEntry| {
+            registry_package(&bytes, (name, version), "reg", entry, "*".into())
+        };
         assert_eq!(
-            filed(&manifest.name, &manifest.version).unwrap().manifest.name,
+            filed(&manifest.name, &manifest.version, &entry).unwrap().manifest.name,
             manifest.name
         );
         for (name, version) in [("other", manifest.version.as_str()), (manifest.name.as_str(), "9.9.9")] {
-            let err = filed(name, version).err().unwrap();
+            let err = filed(name, version, &entry).err().unwrap();
             assert_eq!(err.code(), ErrorCode::RegistryInvalid, "{name}@{version}");
         }
+        // Dependencies the index says and the archive does not (or the other
+        // way round) would steer the resolver: refused too.
+        entry.dependencies.insert("extra".into(), "^1".into());
+        let err = filed(&manifest.name, &manifest.version, &entry).err().unwrap();
+        assert_eq!(err.code(), ErrorCode::RegistryInvalid);
+        assert!(
+            err.message().contains("the dependencies extra ^1, its archive none"),
+            "{}",
+            err.message()
+        );
     }
 
     fn prepare(dir: &Path, allow: &dyn Fn(&Path, &str) -> Result<()>, specs: &[&str]) -> Result<Vec<Prepared>> {

@@ -184,6 +184,24 @@ impl Registry {
         &self.root
     }
 
+    /// What `index.json` is on disk: its size, change times and inode (a
+    /// publish replaces it by renaming a new file over it), `None` when it
+    /// cannot be told. Taken before reading the index, a stamp that differs
+    /// later means the index changed since.
+    pub fn index_stamp(&self) -> Option<String> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::symlink_metadata(self.root.join(INDEX)).ok()?;
+        Some(format!(
+            "{}:{}.{}:{}.{}:{}",
+            meta.len(),
+            meta.mtime(),
+            meta.mtime_nsec(),
+            meta.ctime(),
+            meta.ctime_nsec(),
+            meta.ino()
+        ))
+    }
+
     /// Reads `index.json`: a plain file (never read through a link) of at
     /// most [`MAX_INDEX_BYTES`].
     pub fn index(&self) -> Result<RegistryIndex> {

@@ -38,7 +38,7 @@ pub use crate::sources::{qualified_name, registered_sources_hint, split_qualifie
 pub use call::{call, invoke, logged, next_request_id, read_only_mode, read_only_refusal};
 pub use context::{Context, PooledCatalog};
 pub use registry::{ToolSpec, find, registry};
-pub(crate) use writes::{indexed_write, mirror_registry, streamed_write};
+pub(crate) use writes::{indexed_write, mirror_registry, streamed_write, with_fresh_registries};
 
 use crate::error::{ErrorCode, Result};
 

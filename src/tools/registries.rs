@@ -7,7 +7,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Context, Example, Expect, Risk, Tool, indexed_write, mirror_registry};
+use super::{Context, Example, Expect, Risk, Tool, indexed_write, mirror_registry, with_fresh_registries};
 use crate::catalog::Catalog;
 use crate::config::{RegistrySetting, Settings};
 use crate::error::{Error, ErrorCode, Result};
@@ -215,7 +215,7 @@ impl Tool for RegistryList {
 
     fn run(ctx: &Context, _input: RegistryListInput) -> Result<RegistryListOutput> {
         let settings: Settings = ctx.home.load_settings()?;
-        let catalog = ctx.catalog()?;
+        let catalog = with_fresh_registries(ctx, &settings)?;
         let registries = settings
             .registries
             .iter()

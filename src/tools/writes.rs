@@ -1,8 +1,9 @@
 //! Catalog writes that keep the search index in step: the catalog is the truth,
 //! the index follows it under its writer lock (see docs/architecture.md, "Search").
 
-use super::Context;
+use super::{Context, PooledCatalog};
 use crate::catalog::{Catalog, SearchRow};
+use crate::config::Settings;
 use crate::error::{Error, Result};
 use crate::packages::registry::Registry;
 use crate::search::IndexChange;
@@ -149,6 +150,7 @@ impl Drop for RowBatch {
 /// A version whose archive changed since it was mirrored keeps the entry
 /// mirrored first (see [`crate::packages::registry::keep_published`]), with a warning.
 pub(crate) fn mirror_registry(ctx: &Context, catalog: &mut Catalog, name: &str, registry: &Registry) -> Result<()> {
+    let stamp = registry.index_stamp();
     let mut records = registry.catalog_records()?;
     let changed = crate::packages::registry::keep_published(&mut records, &catalog.registry_entries(name)?);
     if !changed.is_empty() {
@@ -159,9 +161,35 @@ pub(crate) fn mirror_registry(ctx: &Context, catalog: &mut Catalog, name: &str, 
         );
     }
     indexed_write(ctx, catalog, |catalog| {
-        let generation = catalog.sync_registry(name, &records)?;
+        let generation = catalog.sync_registry(name, &records, stamp.as_deref())?;
         Ok(((), IndexChange::RegistrySynced(name.to_string()), generation))
     })
+}
+
+/// The catalog, with every configured registry whose index changed since it
+/// was mirrored mirrored again: versions published from another machine or
+/// AAM_HOME, or whose mirror a concurrent publish raced, are then seen. A
+/// registry that cannot be read now keeps its mirror (with a warning), and
+/// what needs it fails on its own terms.
+pub(crate) fn with_fresh_registries(ctx: &Context, settings: &Settings) -> Result<PooledCatalog> {
+    let mut catalog = ctx.catalog()?;
+    for setting in &settings.registries {
+        let Ok(registry) = Registry::configured(setting) else {
+            continue;
+        };
+        let stamp = registry.index_stamp();
+        if stamp.is_none() || catalog.registry_stamp(&setting.name)? == stamp {
+            continue;
+        }
+        if let Err(e) = mirror_registry(ctx, &mut catalog, &setting.name, &registry) {
+            tracing::warn!(
+                "registry `{}` changed but could not be read again: {}",
+                setting.name,
+                e.message()
+            );
+        }
+    }
+    Ok(catalog)
 }
 
 #[cfg(test)]

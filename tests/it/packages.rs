@@ -160,6 +160,64 @@ fn versions_are_immutable_and_tags_move() {
     );
 }
 
+/// What another AAM_HOME (a teammate, CI) publishes to a shared registry is
+/// seen here without re-adding it: info, outdated, install and registry list
+/// mirror a registry again once its index changed. So are packages whose
+/// mirror concurrent publishes raced (the last mirror to commit had read an
+/// older index).
+#[test]
+fn a_registry_changed_elsewhere_is_mirrored_again() {
+    let env = TestEnv::new();
+    env.json(&["registry", "init", "shared", "--default"]);
+    env.json(&["pkg", "init", "rk", "--yes"]);
+    env.json(&["pkg", "publish", "rk"]);
+    let proj = env.repo("proj");
+    proj.write(".claude/.keep", "");
+    env.aam_in(&proj.dir, &["--json", "install", "rk", "--platform", "claude"])
+        .ok_json();
+    let teammate = env.path("teammate-home");
+    let as_teammate = |args: &[&str]| env.aam_with(env.root.path(), &[("AAM_HOME", teammate.to_str().unwrap())], args);
+    let registry = env.path("shared").display().to_string();
+    as_teammate(&["--json", "registry", "add", "shared", &registry, "--default"]).ok_json();
+    let manifest = env.path("rk/aam.yaml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, text.replace("version: 0.1.0", "version: 0.2.0")).unwrap();
+    as_teammate(&["--json", "pkg", "publish", "rk"]).ok_json();
+
+    let info = env.json(&["info", "rk@0.2.0"]);
+    assert_eq!(info["shown_version"], "0.2.0", "{info}");
+    let outdated = env.aam_in(&proj.dir, &["--json", "outdated"]).ok_json();
+    assert_eq!(outdated["packages"][0]["latest"], "0.2.0", "{outdated}");
+    let upgraded = env.aam_in(&proj.dir, &["--json", "upgrade"]).ok_json();
+    assert_eq!(upgraded["packages"][0]["to"], "0.2.0", "{upgraded}");
+
+    // Eight packages published at once: each publish mirrors the index it
+    // read, and the last to commit may have read an older one.
+    for i in 1..=8 {
+        env.json(&["pkg", "init", &format!("p{i}"), "--yes"]);
+    }
+    let publishes: Vec<_> = (1..=8)
+        .map(|i| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_aam"))
+                .args(["--json", "pkg", "publish", &format!("p{i}")])
+                .current_dir(env.root.path())
+                .env("AAM_HOME", env.home())
+                .env("HOME", env.user_home())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut publish in publishes {
+        assert!(publish.wait().unwrap().success());
+    }
+    let listed = env.json(&["registry", "list"]);
+    assert_eq!(listed["registries"][0]["package_count"], 9, "{listed}");
+    env.aam_in(&proj.dir, &["--json", "install", "p5", "--platform", "claude"])
+        .ok_json();
+}
+
 #[test]
 fn outdated_asks_the_registry_a_package_came_from() {
     let env = TestEnv::new();

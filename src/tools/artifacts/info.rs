@@ -4,6 +4,7 @@
 //! that name installed here or published ([`crate::install::package_info`]),
 //! else an artifact.
 
+use crate::tools::with_fresh_registries;
 use std::borrow::Cow;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
@@ -164,7 +165,7 @@ impl Tool for Info {
             let roots = ctx.install_roots(false)?;
             let lock = roots.read_lock()?;
             let settings = ctx.home.load_settings()?;
-            let catalog = ctx.catalog()?;
+            let catalog = with_fresh_registries(ctx, &settings)?;
             if let Some(package) = package_info::describe(&catalog, &settings, &roots, &lock, &input.name)? {
                 return Ok(InfoOutput::Package(Box::new(package)));
             }

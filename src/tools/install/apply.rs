@@ -1,6 +1,7 @@
 //! `aam_install`: resolve specs, plan the change list, protect edited files and apply
 //! it through the journal (also how an installed package is upgraded).
 
+use crate::tools::with_fresh_registries;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -215,7 +216,7 @@ impl Tool for Install {
 /// upgrade is), with edits protected by `on_edited`.
 pub(super) fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited) -> Result<InstallOutput> {
     let (prepared, audit_warnings) = {
-        let catalog = ctx.catalog()?;
+        let catalog = with_fresh_registries(ctx, &ctx.home.load_settings()?)?;
         // A name is looked up afresh (the default registry first): what the
         // lock file records does not steer what the user asks for.
         let mut prepared = prepare(ctx, &catalog, &input.specs, &KeptRegistries::new())?;

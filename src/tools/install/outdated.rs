@@ -1,6 +1,7 @@
 //! `aam_outdated`: which installed packages have newer content or versions
 //! (answered from the catalog by [`crate::install::freshness`]).
 
+use crate::tools::with_fresh_registries;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -77,8 +78,8 @@ impl Tool for Outdated {
     fn run(ctx: &Context, input: OutdatedInput) -> Result<OutdatedOutput> {
         let roots = roots(ctx, input.global)?;
         let lock = roots.read_lock()?;
-        let catalog = ctx.catalog()?;
         let settings = ctx.home.load_settings()?;
+        let catalog = with_fresh_registries(ctx, &settings)?;
         let mut packages = Vec::new();
         for (name, entry) in &lock.packages {
             let fresh = freshness::check(&catalog, &settings, name, entry)?;

@@ -1,6 +1,7 @@
 //! `aam_package_info`: one package, installed here and published (worked out
 //! by [`crate::install::package_info`]).
 
+use crate::tools::with_fresh_registries;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -54,8 +55,8 @@ impl Tool for PackageInfo {
     fn run(ctx: &Context, input: PackageInfoInput) -> Result<PackageInfoOutput> {
         let roots = roots(ctx, input.global)?;
         let lock = roots.read_lock()?;
-        let catalog = ctx.catalog()?;
         let settings = ctx.home.load_settings()?;
+        let catalog = with_fresh_registries(ctx, &settings)?;
         package_info::describe(&catalog, &settings, &roots, &lock, &input.name)?
             .ok_or_else(|| package_not_found(package_info::package_name(&input.name)))
     }

@@ -14,6 +14,7 @@ use crate::install::restore::{self, Need, RestoreEnv};
 use crate::install::{Roots, mirror, state};
 use crate::packages::lock::LockedPackage;
 use crate::tools::Context;
+use crate::tools::with_fresh_registries;
 
 /// Restores every package the lock file records whose files are not all as
 /// recorded, as one unit under the project lock.
@@ -87,7 +88,7 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
         return Ok(output);
     }
     let prepared: Vec<Prepared> = {
-        let catalog = ctx.catalog()?;
+        let catalog = with_fresh_registries(ctx, &ctx.home.load_settings()?)?;
         let fetch_limits = ctx.fetch_limits()?;
         let mut prepared = prepare_env(ctx, |spec| {
             let env = RestoreEnv {

@@ -1,6 +1,7 @@
 //! `aam_upgrade`: install newer versions of installed packages, keeping or merging
 //! edited files.
 
+use crate::tools::with_fresh_registries;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -150,7 +151,7 @@ impl Tool for Upgrade {
             None => lock.packages.keys().cloned().collect(),
         };
         let settings = ctx.home.load_settings()?;
-        let catalog = ctx.catalog()?;
+        let catalog = with_fresh_registries(ctx, &settings)?;
         // Installed registry packages (and the dependencies among them) stay
         // with the registry they came from while it still has them.
         let kept = kept_registries(&catalog, &lock)?;
