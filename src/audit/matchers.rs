@@ -272,6 +272,14 @@ pub fn scan_file(info: FileInfo<'_>, bytes: &[u8]) -> Vec<Finding> {
                 &mut in_allowed_tools,
                 &mut out,
             );
+            // What YAML escapes spell (`"\u202E"`) is what the parsed value
+            // holds, and what aam, agents and clients show.
+            if let Some(decoded) = yaml_unescaped(line) {
+                if !decoded.is_ascii() {
+                    hidden(&decoded, number, &mut out);
+                }
+                instructions(&decoded, &decoded.to_ascii_lowercase(), number, false, &mut out);
+            }
         }
         let Groups {
             instructions: instruction_words,
@@ -515,6 +523,49 @@ fn is_lookalike(c: char) -> bool {
             | 'Υ'
             | 'Χ'
     )
+}
+
+/// `line` with YAML's double-quoted escapes decoded (`\u202E`, `\x41`,
+/// `\N`...), `None` when it holds none. An escape that names no character
+/// reads as U+FFFD; any other backslash stays as it is.
+fn yaml_unescaped(line: &str) -> Option<String> {
+    if !line.contains('\\') {
+        return None;
+    }
+    let hex = |chars: &mut std::str::Chars<'_>, digits: usize| {
+        let text: String = chars.by_ref().take(digits).collect();
+        u32::from_str_radix(&text, 16).ok().and_then(char::from_u32)
+    };
+    let mut out = String::with_capacity(line.len());
+    let mut decoded_any = false;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let decoded = match chars.next() {
+            Some('x') => hex(&mut chars, 2),
+            Some('u') => hex(&mut chars, 4),
+            Some('U') => hex(&mut chars, 8),
+            Some('0') => Some('\0'),
+            Some('N') => Some('\u{85}'),
+            Some('_') => Some('\u{A0}'),
+            Some('L') => Some('\u{2028}'),
+            Some('P') => Some('\u{2029}'),
+            Some(other) => {
+                out.extend(['\\', other]);
+                continue;
+            }
+            None => {
+                out.push('\\');
+                break;
+            }
+        };
+        out.push(decoded.unwrap_or('\u{FFFD}'));
+        decoded_any = true;
+    }
+    decoded_any.then_some(out)
 }
 
 /// Hidden and deceptive characters in a line that is not pure ASCII.
@@ -1154,6 +1205,20 @@ mod tests {
         assert!(shown.contains("| sudo bash"), "{shown}");
         assert!(shown.chars().count() < 200, "{shown}");
         assert_eq!(excerpt("curl -o x.sh https://x.example/i | tee log"), None);
+    }
+
+    #[test]
+    fn yaml_escapes_are_read_as_the_characters_they_spell() {
+        assert_eq!(
+            yaml_unescaped(r#"d: "a\u202Eb\x41\U0001F600\N\_""#).unwrap(),
+            "d: \"a\u{202E}bA\u{1F600}\u{85}\u{A0}\""
+        );
+        assert_eq!(
+            yaml_unescaped(r#"d: "\uZZZZ\uD800""#).unwrap(),
+            "d: \"\u{FFFD}\u{FFFD}\""
+        );
+        assert_eq!(yaml_unescaped(r#"path: C:\dir\"#), None);
+        assert_eq!(yaml_unescaped("plain"), None);
     }
 
     /// Lines are split exactly as `str::lines` splits them.
