@@ -6,7 +6,7 @@
 use crate::catalog::Catalog;
 use crate::config::Settings;
 use crate::error::Result;
-use crate::packages::lock::{LockedPackage, Origin};
+use crate::packages::lock::{LockFile, LockedPackage, Origin};
 use crate::packages::manifest;
 use crate::sources::spec::redact;
 
@@ -84,8 +84,16 @@ fn add_command_args(entry: &LockedPackage) -> String {
     )
 }
 
-/// Compares an installed package with what the catalog knows now.
-pub fn check(catalog: &Catalog, settings: &Settings, name: &str, entry: &LockedPackage) -> Result<Freshness> {
+/// Compares an installed package with what the catalog knows now. `lock`
+/// holds the other installed packages: a version one of them excludes (its
+/// dependency constraint on `name`) is neither wanted nor suggested.
+pub fn check(
+    catalog: &Catalog,
+    settings: &Settings,
+    lock: &LockFile,
+    name: &str,
+    entry: &LockedPackage,
+) -> Result<Freshness> {
     let mut out = Freshness {
         wanted: None,
         latest: None,
@@ -124,7 +132,18 @@ pub fn check(catalog: &Catalog, settings: &Settings, name: &str, entry: &LockedP
             out.latest = catalog
                 .registry_tag(&registry, name, "latest")?
                 .or(versions.last().map(|v| v.to_string()));
-            let wanted = versions.iter().rev().find(|v| req.matches(v)).cloned();
+            // What the installed packages that depend on it require of it.
+            let held: Vec<(&str, &str, semver::VersionReq)> = lock
+                .packages
+                .iter()
+                .filter(|(other, _)| other.as_str() != name)
+                .filter_map(|(other, e)| {
+                    let text = e.dependencies.get(name)?;
+                    Some((other.as_str(), text.as_str(), manifest::parse_constraint(text).ok()?))
+                })
+                .collect();
+            let allowed = |v: &semver::Version| held.iter().all(|(_, _, req)| req.matches(v));
+            let wanted = versions.iter().rev().find(|v| req.matches(v) && allowed(v)).cloned();
             out.wanted = wanted.as_ref().map(|v| v.to_string());
             if let (Some(wanted), Some(current)) = (wanted, current)
                 && wanted > current
@@ -135,10 +154,15 @@ pub fn check(catalog: &Catalog, settings: &Settings, name: &str, entry: &LockedP
                 && *newest > current
             {
                 out.pinned = true;
-                out.reason = format!(
-                    "pinned by `{}`; {newest} is available (`aam install {name}@{newest}` moves to it)",
-                    entry.requested.as_deref().unwrap_or("*")
-                );
+                out.reason = match held.iter().find(|(_, _, req)| !req.matches(newest)) {
+                    Some((dependent, text, _)) => format!(
+                        "held at `{text}` by the installed `{dependent}`; {newest} is available once `{dependent}` allows it"
+                    ),
+                    None => format!(
+                        "pinned by `{}`; {newest} is available (`aam install {name}@{newest}` moves to it)",
+                        entry.requested.as_deref().unwrap_or("*")
+                    ),
+                };
             }
         }
         Origin::Source => {

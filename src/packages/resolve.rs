@@ -153,9 +153,71 @@ pub fn resolve(
         .collect())
 }
 
+/// A constraint an installed package puts on another, which the version an
+/// install brings would break.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokenConstraint {
+    /// The installed package that depends on `dependency`, and its version.
+    pub dependent: (String, String),
+    /// The package being installed.
+    pub dependency: String,
+    /// What `dependent` requires of it.
+    pub constraint: String,
+    /// The version the install brings.
+    pub version: Version,
+}
+
+/// The constraints of installed packages that the versions in `installing`
+/// break: installing `dy@2.0.0` while an installed `dx` needs `dy ^1`.
+/// `installed` yields each installed package kept as it is (name, version,
+/// dependencies); a constraint that does not parse breaks nothing here (the
+/// manifest check reports it).
+pub fn broken_constraints<'a>(
+    installed: impl IntoIterator<Item = (&'a str, &'a str, &'a BTreeMap<String, String>)>,
+    installing: &BTreeMap<String, Version>,
+) -> Vec<BrokenConstraint> {
+    let mut broken = Vec::new();
+    for (name, version, dependencies) in installed {
+        for (dependency, constraint) in dependencies {
+            let Some(new) = installing.get(dependency) else {
+                continue;
+            };
+            if parse_constraint(constraint).is_ok_and(|req| !req.matches(new)) {
+                broken.push(BrokenConstraint {
+                    dependent: (name.to_string(), version.to_string()),
+                    dependency: dependency.clone(),
+                    constraint: constraint.clone(),
+                    version: new.clone(),
+                });
+            }
+        }
+    }
+    broken
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_install_breaks_the_constraints_installed_packages_put_on_it() {
+        let deps = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs.iter().map(|(n, c)| (n.to_string(), c.to_string())).collect()
+        };
+        let dx = deps(&[("dy", "^1")]);
+        let dz = deps(&[("dy", ">=1.5"), ("other", "^2")]);
+        let installing: BTreeMap<String, Version> = [("dy".to_string(), Version::new(2, 0, 0))].into();
+        let installed = [("dx", "1.0.0", &dx), ("dz", "3.0.0", &dz)];
+        let broken = broken_constraints(installed, &installing);
+        assert_eq!(broken.len(), 1, "{broken:?}");
+        assert_eq!(broken[0].dependent, ("dx".to_string(), "1.0.0".to_string()));
+        assert_eq!(
+            (broken[0].dependency.as_str(), broken[0].constraint.as_str()),
+            ("dy", "^1")
+        );
+        let within: BTreeMap<String, Version> = [("dy".to_string(), Version::new(1, 6, 0))].into();
+        assert!(broken_constraints(installed, &within).is_empty());
+    }
 
     fn registry(name: &str) -> Result<Vec<Candidate>> {
         let c = |v: &str, deps: &[(&str, &str)]| Candidate {

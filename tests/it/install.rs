@@ -1125,6 +1125,31 @@ fn dependencies_resolve_transitively_and_conflicts_say_who_requires_what() {
     let tree_view = env.aam_in(&proj.dir, &["list", "--tree"]);
     assert_eq!(tree_view.stdout, "app 1.0.0\n  mid 1.0.0\n    base 1.1.0\n");
 
+    // A dependency asked for at a version its installed dependent excludes is
+    // refused, naming the dependent (the lock would record `base` 2.0.0 under
+    // a `mid` that needs `^1.0`), and outdated says what holds it instead of
+    // suggesting that install.
+    let outdated = run_in(&env, &proj.dir, &["outdated"]).ok_json();
+    let packages = outdated["packages"].as_array().unwrap();
+    let base = packages.iter().find(|p| p["name"] == "base").unwrap();
+    assert!(
+        base["reason"]
+            .as_str()
+            .unwrap()
+            .contains("held at `^1.0` by the installed `mid`"),
+        "{outdated}"
+    );
+    let body =
+        run_in(&env, &proj.dir, &["install", "base@2.0.0", "--platform", "claude"]).err("AAM_DEPENDENCY_CONFLICT");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("which the installed `mid` 1.0.0 requires"),
+        "{body}"
+    );
+    assert_eq!(lock(&proj.dir)["packages"]["base"]["version"], "1.1.0");
+
     // Removing a dependency names who still needs it.
     let removed = run_in(&env, &proj.dir, &["uninstall", "base"]).ok_json();
     assert_eq!(strings(&removed["dependents"]), ["mid"]);

@@ -223,6 +223,7 @@ pub(super) fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
         let roots = roots(ctx, input.global)?;
         let lock = crate::packages::lock::read(&roots.root)?;
         roots.check_lock(&lock)?;
+        refuse_breaking_dependents(&lock, &prepared)?;
         // Installing an installed package replaces it, as an upgrade does.
         if on_edited != OnEdited::Force {
             for package in &prepared {
@@ -242,6 +243,44 @@ pub(super) fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
     let mut output = install_prepared(ctx, input, prepared, on_edited)?;
     output.audit_warnings = audit_warnings;
     Ok(output)
+}
+
+/// Refuses an install whose versions break what installed packages it does
+/// not replace require of them (`dy@2.0.0` while `dx` needs `dy ^1`): the lock
+/// would record a dependency its dependent excludes.
+fn refuse_breaking_dependents(lock: &crate::packages::lock::LockFile, prepared: &[Prepared]) -> Result<()> {
+    let installing: std::collections::BTreeMap<String, semver::Version> = prepared
+        .iter()
+        .filter_map(|p| {
+            Some((
+                p.manifest.name.clone(),
+                semver::Version::parse(&p.manifest.version).ok()?,
+            ))
+        })
+        .collect();
+    let kept = lock
+        .packages
+        .iter()
+        .filter(|(name, _)| !installing.contains_key(*name))
+        .map(|(name, entry)| (name.as_str(), entry.version.as_str(), &entry.dependencies));
+    let Some(broken) = crate::packages::resolve::broken_constraints(kept, &installing)
+        .into_iter()
+        .next()
+    else {
+        return Ok(());
+    };
+    let (dependent, dependent_version) = &broken.dependent;
+    Err(Error::new(
+        ErrorCode::DependencyConflict,
+        format!(
+            "`{}` {} does not satisfy `{}`, which the installed `{dependent}` {dependent_version} requires",
+            broken.dependency, broken.version, broken.constraint
+        ),
+    )
+    .with_hint(format!(
+        "install a version that does (`aam install {}@{}`), or upgrade or uninstall `{dependent}` first",
+        broken.dependency, broken.constraint
+    )))
 }
 
 /// Whether the source `source` still has the artifact a lock entry records, at

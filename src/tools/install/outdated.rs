@@ -82,7 +82,7 @@ impl Tool for Outdated {
         let catalog = with_fresh_registries(ctx, &settings)?;
         let mut packages = Vec::new();
         for (name, entry) in &lock.packages {
-            let fresh = freshness::check(&catalog, &settings, name, entry)?;
+            let fresh = freshness::check(&catalog, &settings, &lock, name, entry)?;
             packages.push(OutdatedPackage {
                 name: name.clone(),
                 current: entry.version.clone(),

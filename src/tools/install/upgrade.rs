@@ -160,7 +160,7 @@ impl Tool for Upgrade {
         let mut moving = Vec::new();
         for name in names {
             let entry = &lock.packages[&name];
-            let fresh = freshness::check(&catalog, &settings, &name, entry)?;
+            let fresh = freshness::check(&catalog, &settings, &lock, &name, entry)?;
             let mut report = UpgradeReport {
                 name: name.clone(),
                 from: entry.version.clone(),
