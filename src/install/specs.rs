@@ -334,7 +334,38 @@ fn prepare_registry(
             None => Ok(Vec::new()),
         }
     };
-    let resolved = resolve(requests, |name| {
+    // A dist-tag (`kit@next`) names one version: asked for as exactly that
+    // version (`=2.1.0-rc.1`, which the lock records).
+    let mut asked = Vec::with_capacity(requests.len());
+    for (name, text) in requests {
+        let Err(why) = manifest::parse_constraint(text) else {
+            asked.push((name.clone(), text.clone()));
+            continue;
+        };
+        let Some(registry) = registry_of(name)? else {
+            // Not published anywhere: the resolver says so.
+            asked.push((name.clone(), "*".to_string()));
+            continue;
+        };
+        match catalog.registry_tag(&registry, name, text)? {
+            Some(version) => asked.push((name.clone(), format!("={version}"))),
+            None => {
+                let tags: Vec<String> = catalog
+                    .registry_tags(&registry, name)?
+                    .into_iter()
+                    .map(|(t, _)| t)
+                    .collect();
+                return Err(Error::invalid_argument(format!(
+                    "`{name}@{text}` names no version, range or dist-tag of `{name}` ({why})"
+                ))
+                .with_hint(format!(
+                    "write a version (`{name}@1.2.0`), a range (`{name}@^1`) or one of its dist-tags: {}",
+                    tags.join(", ")
+                )));
+            }
+        }
+    }
+    let resolved = resolve(&asked, |name| {
         Ok(entries(name)?
             .into_iter()
             .map(|(version, e)| Candidate {

@@ -1192,6 +1192,25 @@ fn every_spec_form_resolves() {
     assert_eq!(install("kit").ok_json()["installed"][0]["version"], "0.9.0");
     let missing = install("kit@^2").err("AAM_DEPENDENCY_CONFLICT");
     assert!(missing["message"].as_str().unwrap().contains("^2"), "{missing}");
+    // A dist-tag names its version; a word that is none is refused with the
+    // tags there are, and a tag cannot read as a version or a range.
+    let dir = env.path("src-kit-rc");
+    package(&dir, "kit", "1.0.0-rc.1", &[]);
+    env.json(&["pkg", "publish", dir.to_str().unwrap(), "--tag", "next"]);
+    let tagged = install("kit@next").ok_json();
+    assert_eq!(tagged["installed"][0]["version"], "1.0.0-rc.1", "{tagged}");
+    assert_eq!(lock(&proj.dir)["packages"]["kit"]["requested"], "=1.0.0-rc.1");
+    let unknown = install("kit@nightly").err("AAM_INVALID_ARGUMENT");
+    assert!(unknown["hint"].as_str().unwrap().contains("latest, next"), "{unknown}");
+    package(&dir, "kit", "1.0.0-rc.2", &[]);
+    let body = env.json_err(
+        &["pkg", "publish", dir.to_str().unwrap(), "--tag", "0.9.0"],
+        "AAM_INVALID_ARGUMENT",
+    );
+    assert!(
+        body["message"].as_str().unwrap().contains("reads as a version"),
+        "{body}"
+    );
 
     // Source artifacts: qualified, unique by name, and ambiguous.
     let docx = install("docx").ok_json();

@@ -98,6 +98,13 @@ impl Tool for PkgPublish {
         let tag = input.tag.unwrap_or_else(|| "latest".to_string());
         crate::sources::spec::validate_ref(&tag)
             .map_err(|_| Error::invalid_argument(format!("`{tag}` is not a valid tag")))?;
+        // `kit@2.0.1` or `kit@x` would then name the tag, not the version or range.
+        if crate::packages::manifest::parse_constraint(&tag).is_ok() {
+            return Err(Error::invalid_argument(format!(
+                "`{tag}` reads as a version or a range, so it cannot be a tag"
+            ))
+            .with_hint("name tags with words, such as `next` or `beta`"));
+        }
         let settings = ctx.home.load_settings()?;
         let setting = settings.registry(input.registry.as_deref())?.clone();
         let registry = Registry::configured(&setting)?;
