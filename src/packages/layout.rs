@@ -19,6 +19,17 @@ const LEFT_OUT_DIRS: [&str; 8] = [
     ".git",
 ];
 
+/// Whether packing a folder leaves the package path `path` out: a part
+/// starting with `.`, an `.aam` file, or anything in a top-level build or
+/// dependency folder (see [`package_files`]).
+pub fn left_out(path: &str) -> bool {
+    let first = path.split('/').next().unwrap_or_default();
+    LEFT_OUT_DIRS.contains(&first)
+        || path
+            .split('/')
+            .any(|part| part.starts_with('.') || part.ends_with(".aam"))
+}
+
 /// The path of an artifact inside a package: `skills/<n>`, `agents/<n>.md`,
 /// `prompts/<n>.md` or `instructions/<n>.md`.
 pub fn package_path(kind: ArtifactKind, name: &str) -> String {
@@ -69,13 +80,13 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<PackageFile>, total: &mut u64) ->
         let entry = entry.map_err(|e| Error::io("read", dir, e))?;
         let name = entry.file_name().to_string_lossy().into_owned();
         let path = entry.path();
-        if name.starts_with('.') || name.ends_with(".aam") {
-            continue;
-        }
         let relative = path
             .strip_prefix(root)
             .map(|p| p.to_string_lossy().replace('\\', "/"))
             .unwrap_or_else(|_| name.clone());
+        if left_out(&relative) {
+            continue;
+        }
         let file_type = entry.file_type().map_err(|e| Error::io("read", &path, e))?;
         let (source, metadata) = if file_type.is_symlink() {
             let target = std::fs::canonicalize(&path).map_err(|_| broken_link(&relative))?;
@@ -94,9 +105,6 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<PackageFile>, total: &mut u64) ->
             (path.clone(), metadata)
         };
         if metadata.is_dir() {
-            if dir == root && LEFT_OUT_DIRS.contains(&name.as_str()) {
-                continue;
-            }
             walk(root, &path, out, total)?;
         } else if metadata.is_file() {
             use std::os::unix::fs::PermissionsExt;

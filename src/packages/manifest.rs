@@ -454,7 +454,7 @@ fn check_artifacts(checked: &mut Checked, value: Option<&Value>) {
             }
             match entry.get("path").map(Value::as_str) {
                 Some(Some(path)) => {
-                    if let Err(message) = check_relative_path(path) {
+                    if let Err(message) = check_relative_path(path).and_then(|()| check_packed_path(path)) {
                         checked.error(format!("{at}.path"), message);
                     }
                 }
@@ -666,6 +666,27 @@ pub fn check_relative_path(path: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks an artifact's path as packing lays files out: plain `/`-separated
+/// parts (no `.`, no empty part, no trailing `/`), and nothing a packed
+/// archive leaves out (hidden names, `.aam` files, build folders, the
+/// manifest itself): a folder that validates must pack into an archive that
+/// installs.
+fn check_packed_path(path: &str) -> Result<(), String> {
+    if path.split('/').any(|part| part.is_empty() || part == ".") {
+        let plain: Vec<&str> = path
+            .split('/')
+            .filter(|part| !part.is_empty() && *part != ".")
+            .collect();
+        return Err(format!("`{path}` must be written plainly, as `{}`", plain.join("/")));
+    }
+    if path == MANIFEST_FILE || crate::packages::layout::left_out(path) {
+        return Err(format!(
+            "`{path}` is left out of archives (hidden names, `.aam` files, build folders and `{MANIFEST_FILE}` are never packed)"
+        ));
+    }
+    Ok(())
+}
+
 /// Parses a dependency constraint: `*`, `1.2.3` (exactly that version), `=`, `>=`,
 /// `>`, `<=`, `<`, `^`, `~`, and comma-joined combinations (all must hold).
 pub fn parse_constraint(text: &str) -> Result<semver::VersionReq, String> {
@@ -689,7 +710,7 @@ pub fn parse_constraint(text: &str) -> Result<semver::VersionReq, String> {
             .any(|op| part.starts_with(op));
         if !known {
             return Err(format!(
-                "`{part}` does not start with one of `=`, `>=`, `>`, `<=`, `<`, `^`, `~`"
+                "`{part}` is no version or range: write a version (`1.2.3`) or start with one of `=`, `>=`, `>`, `<=`, `<`, `^`, `~`"
             ));
         }
         parts.push(part);
@@ -748,6 +769,31 @@ mod tests {
     )]
     #[case("artifacts: {skills: [{name: a, path: ../up}]}", "artifacts.skills[0].path", "`..`")]
     #[case(
+        "artifacts: {skills: [{name: a, path: ./skills/a/}]}",
+        "artifacts.skills[0].path",
+        "plainly, as `skills/a`"
+    )]
+    #[case(
+        "artifacts: {skills: [{name: a, path: skills//a}]}",
+        "artifacts.skills[0].path",
+        "plainly"
+    )]
+    #[case(
+        "artifacts: {skills: [{name: a, path: .git}]}",
+        "artifacts.skills[0].path",
+        "left out"
+    )]
+    #[case(
+        "artifacts: {instructions: [{name: a, path: aam.yaml}]}",
+        "artifacts.instructions[0].path",
+        "left out"
+    )]
+    #[case(
+        "artifacts: {agents: [{name: a, path: dist/a.md}]}",
+        "artifacts.agents[0].path",
+        "left out"
+    )]
+    #[case(
         "artifacts: {skills: [{name: a, path: a}, {name: a, path: b}]}",
         "artifacts.skills[1].name",
         "twice"
@@ -757,7 +803,7 @@ mod tests {
         "artifacts.skills[0].name",
         "not a valid artifact name"
     )]
-    #[case("dependencies: {other: 'bogus'}", "dependencies.other", "does not start with")]
+    #[case("dependencies: {other: 'bogus'}", "dependencies.other", "is no version or range")]
     #[case("dependencies: {Bad_Name: '*'}", "dependencies.Bad_Name", "not a valid package name")]
     #[case("provenance: [x]", "provenance", "must be a mapping")]
     #[case(
