@@ -198,10 +198,11 @@ impl<'c> Snapshot<'c> {
     ) -> impl Iterator<Item = Result<IndexedArtifact>> + 's {
         progress.start("indexing", Some(detection.detected.len() as u64));
         let none = KnownBlobs::new();
-        self.pack_order(detection).into_iter().map(move |i| {
-            let artifact = self.read_new(&detection.detected[i], &detection.files, &none, cancel);
+        self.pack_order(detection).into_iter().filter_map(move |i| {
+            let found = &detection.detected[i];
+            let artifact = self.read_new(found, &detection.files, &none, cancel);
             progress.advance(1);
-            artifact
+            unless_oversized(artifact, || self.to_repo_path(&found.path))
         })
     }
 
@@ -330,21 +331,31 @@ impl<'c> Snapshot<'c> {
         let mut old: HashMap<(ArtifactKind, String), LiveArtifact> =
             before.into_iter().map(|a| ((a.kind, a.path.clone()), a)).collect();
         let mut changes = SourceChanges::default();
+        // Artifacts that now hold a file too large to read: no longer indexed.
+        let mut unreadable = Vec::new();
         for found in &detection.detected {
             cancel.check()?;
             let prepared = self.prepare(found, &detection.files)?;
-            match old.remove(&(found.kind, self.to_repo_path(&found.path))) {
-                None => changes.added.push(self.read_prepared(prepared, &KnownBlobs::new())?),
+            let path = self.to_repo_path(&found.path);
+            match old.remove(&(found.kind, path.clone())) {
+                None => {
+                    if let Some(artifact) =
+                        unless_oversized(self.read_prepared(prepared, &KnownBlobs::new()), || path.clone())
+                    {
+                        changes.added.push(artifact?);
+                    }
+                }
                 Some(previous) if previous.content_digest != prepared.digest => {
                     let known = known_blobs(previous.id)?;
-                    changes
-                        .modified
-                        .push((previous.id, self.read_prepared(prepared, &known)?));
+                    match unless_oversized(self.read_prepared(prepared, &known), || path.clone()) {
+                        Some(artifact) => changes.modified.push((previous.id, artifact?)),
+                        None => unreadable.push(previous),
+                    }
                 }
                 Some(_) => {}
             }
         }
-        let mut removed: Vec<LiveArtifact> = old.into_values().collect();
+        let mut removed: Vec<LiveArtifact> = old.into_values().chain(unreadable).collect();
         removed.sort_by_key(|a| a.id);
         changes.removed = removed;
         Ok(changes)
@@ -663,6 +674,20 @@ fn scan_blob(file: &TreeFile, main: bool, bytes: &[u8]) -> Vec<Finding> {
     audit::scan_file(info, bytes)
 }
 
+/// `read` unless it failed on a file larger than aam reads from a source (or
+/// one a partial fetch left on the server): that artifact, at `path()`, stays
+/// out of the catalog with a warning naming the file, so one oversized file
+/// does not stop the whole source from being indexed.
+fn unless_oversized(read: Result<IndexedArtifact>, path: impl FnOnce() -> String) -> Option<Result<IndexedArtifact>> {
+    match read {
+        Err(e) if e.code() == crate::error::ErrorCode::SourceFileTooLarge => {
+            tracing::warn!("`{}` is left out of the catalog: {}", path(), e.message());
+            None
+        }
+        other => Some(other),
+    }
+}
+
 /// Where a symlinked main file leads.
 #[derive(Debug, Default)]
 struct Link {
@@ -743,7 +768,11 @@ impl SnapshotPlace {
             let cache = GitCache::open(&self.dir)?;
             let reader = self.snapshot(&cache);
             for found in part {
-                if !deliver(reader.read_new(&found, &files, &none, cancel)) {
+                let read = reader.read_new(&found, &files, &none, cancel);
+                let Some(artifact) = unless_oversized(read, || reader.to_repo_path(&found.path)) else {
+                    continue;
+                };
+                if !deliver(artifact) {
                     return Ok(false);
                 }
             }

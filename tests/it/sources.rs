@@ -1165,23 +1165,45 @@ fn a_fetch_refuses_an_object_over_a_gigabyte_before_allocating_it() {
     let _ = server.wait();
 }
 
+/// A skill holding a file over the limit is left out of the catalog with a
+/// warning naming the file, whether or not the server filters large blobs:
+/// the rest of the source is indexed (one large file used to stop the add).
+/// An update that brings such a file removes the skill it is in.
 #[test]
-fn a_skill_holding_a_file_over_the_limit_is_refused_whether_or_not_the_server_filters() {
+fn a_skill_holding_a_file_over_the_limit_is_left_out_whether_or_not_the_server_filters() {
     for allow_filter in [true, false] {
         let env = TestEnv::new();
         let work = env.repo("work");
         work.write("skills/heavy/SKILL.md", skill("heavy", "Heavy"))
             .write("skills/heavy/weights.bin", vec![0u8; 17 * 1024 * 1024])
+            .write("skills/light/SKILL.md", skill("light", "Light"))
             .commit("a skill with a large file");
         let (mut server, url) = serve_bare_clone(&env, &work, allow_filter, &[]);
-        let refused = env
-            .aam(&["--json", "source", "add", &url])
-            .err("AAM_SOURCE_FILE_TOO_LARGE");
-        let message = refused["message"].as_str().unwrap_or_default().to_string();
-        assert!(message.contains("skills/heavy/weights.bin"), "{refused}");
+        let added = env.aam(&["--json", "source", "add", &url, "--name", "work"]);
+        assert_eq!(added.code, 0, "{added:?}");
+        assert!(
+            added.stderr.contains("`skills/heavy` is left out of the catalog")
+                && added.stderr.contains("skills/heavy/weights.bin"),
+            "{added:?}"
+        );
+        let indexed = env.artifacts("work");
+        assert!(
+            indexed.len() == 1 && indexed[0].starts_with("skill skills/light "),
+            "{indexed:?}"
+        );
         let _ = server.kill();
         let _ = server.wait();
     }
+    let env = TestEnv::new();
+    let work = env.repo("work");
+    work.write("skills/light/SKILL.md", skill("light", "Light"))
+        .commit("c1");
+    env.json(&["source", "add", work.path(), "--name", "work"]);
+    work.write("skills/light/model.bin", vec![0u8; 17 * 1024 * 1024])
+        .commit("c2");
+    let updated = env.json(&["source", "update", "work"]);
+    assert_eq!(updated["sources"][0]["removed_count"], 1, "{updated}");
+    assert!(env.artifacts("work").is_empty());
 }
 
 /// `git http-backend` behind a small Python server on 127.0.0.1, serving the bare
