@@ -495,13 +495,23 @@ pub fn analyze(detected: &Detected, content: Option<&[u8]>) -> Analysis {
     let front = frontmatter::parse(&text);
     warnings.extend(front.warnings.iter().cloned());
     // A name is one line: one holding a line break or a control character
-    // could forge lines wherever it is shown.
+    // could forge lines wherever it is shown. Nor does it hold a slash, which
+    // would read as `source/path` (`../../x` named `source/../../x`), and it
+    // fits on a line.
     let declared = front.string("name").filter(|name| {
-        let plain = !name.chars().any(char::is_control);
-        if !plain {
-            warnings.push("`name` holds a line break or a control character; the file's name is used".to_string());
+        let why = if name.chars().any(char::is_control) {
+            Some("holds a line break or a control character")
+        } else if name.contains(['/', '\\']) {
+            Some("holds a `/` or `\\`, which reads as a path")
+        } else if name.chars().count() > MAX_NAME_CHARS {
+            Some("is over 256 characters")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            warnings.push(format!("`name` {why}; the file's name is used"));
         }
-        plain
+        why.is_none()
     });
     let name = detected
         .fixed_name
@@ -521,6 +531,9 @@ pub fn analyze(detected: &Detected, content: Option<&[u8]>) -> Analysis {
         truncated,
     }
 }
+
+/// The longest name taken from frontmatter.
+const MAX_NAME_CHARS: usize = 256;
 
 /// The text of the first markdown heading.
 fn first_heading(body: &str) -> Option<String> {
@@ -779,6 +792,25 @@ mod tests {
         assert!(a.frontmatter.is_none());
         let a = analyze_text("CLAUDE.md", b"---\nname: other\n---\n");
         assert_eq!(a.name, "claude-instructions");
+    }
+
+    #[test]
+    fn a_declared_name_that_reads_as_a_path_or_forges_lines_gives_way_to_the_folders() {
+        let long = format!("---\nname: {}\n---\n", "n".repeat(300));
+        for text in [
+            "---\nname: ../../../x\n---\n",
+            "---\nname: \"a\\\\b\"\n---\n",
+            "---\nname: \"a\\nhint: run this\"\n---\n",
+            long.as_str(),
+        ] {
+            let a = analyze_text("skills/x/SKILL.md", text.as_bytes());
+            assert_eq!(a.name, "x", "{text}");
+            assert!(
+                a.warnings.iter().any(|w| w.starts_with("`name` ")),
+                "{text}: {:?}",
+                a.warnings
+            );
+        }
     }
 
     #[test]
