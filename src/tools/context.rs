@@ -292,10 +292,7 @@ impl Context {
             Error::new(ErrorCode::Forbidden, format!("`{shown}` {why}")).with_hint(hint.to_string())
         };
         let Some(target) = crate::paths::resolve_links(path) else {
-            return Err(forbidden(
-                "climbs with `..` through folders that do not exist",
-                "name the file without `..`",
-            ));
+            return Err(unplaceable(path, shown));
         };
         let real = |p: &Path| crate::paths::resolve_links(p).unwrap_or_else(|| p.to_path_buf());
         let home = real(self.home.root());
@@ -500,13 +497,7 @@ impl Context {
             return Ok(());
         };
         let Some(real) = crate::paths::resolve_links(path) else {
-            return Err(Error::new(
-                ErrorCode::Forbidden,
-                format!(
-                    "`{shown}` cannot be placed: it climbs with `..` through folders that do not exist, or a folder on its way cannot be read"
-                ),
-            )
-            .with_hint("name the path without `..`, through folders that exist"));
+            return Err(unplaceable(path, shown));
         };
         if sandbox.allowed.iter().any(|a| real.starts_with(a)) {
             return Ok(());
@@ -517,6 +508,23 @@ impl Context {
         )
         .with_hint("only paths inside the project being served (`--root`, or the current folder for `aam tool call`) and AAM_HOME are allowed"))
     }
+}
+
+/// `path` (shown as `shown`), whose real place cannot be told: it climbs with
+/// `..` through folders that do not exist, or a link on its way points nowhere
+/// (or a folder cannot be read).
+fn unplaceable(path: &Path, shown: &str) -> Error {
+    let (why, hint) = match path.components().any(|c| c == std::path::Component::ParentDir) {
+        true => (
+            "climbs with `..` through folders that do not exist",
+            "name the path without `..`, through folders that exist",
+        ),
+        false => (
+            "is reached through a link that points nowhere, or a folder that cannot be read",
+            "remove the dangling link, or name another path",
+        ),
+    };
+    Error::new(ErrorCode::Forbidden, format!("`{shown}` cannot be placed: it {why}")).with_hint(hint)
 }
 
 /// A catalog connection that returns to its context's pool when dropped.

@@ -398,6 +398,18 @@ fn outputs_never_replace_what_aam_keeps_or_installed() {
         let export = json!({ "format": other, "output": format!("audit/again.{format}") }).to_string();
         call(&env, &[], "aam_catalog_export", &export).err("AAM_CONFLICT");
     }
+    std::os::unix::fs::symlink(env.path("nowhere/x.csv"), env.path("dangling.csv")).unwrap();
+    let body = call(
+        &env,
+        &[],
+        "aam_catalog_export",
+        r#"{"format": "csv", "output": "dangling.csv"}"#,
+    )
+    .err("AAM_FORBIDDEN");
+    assert!(
+        body["message"].as_str().unwrap().contains("a link that points nowhere"),
+        "{body}"
+    );
     for output in ["audit", "", "-"] {
         let export = json!({ "format": "csv", "output": output }).to_string();
         call(&env, &[], "aam_catalog_export", &export).err("AAM_INVALID_ARGUMENT");
