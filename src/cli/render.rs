@@ -446,8 +446,16 @@ pub fn upgraded(o: &UpgradeOutput) -> String {
         if let Some(dir) = &p.backup_dir {
             out.push_str(&format!("  replaced files backed up to {dir}\n"));
         }
+        // An upgrade writes over an edit it neither merged nor marked (`--force`
+        // or `--backup`): say so, not only that the file was edited.
+        let merged = |f: &String| p.merged_files.contains(f) || p.conflict_markers.contains(f);
         for f in &p.modified_files {
-            out.push_str(&format!("  edited: {f}\n"));
+            let what = match p.status {
+                UpgradeStatus::Upgraded if !merged(f) => "edited file replaced",
+                UpgradeStatus::WouldUpgrade if !merged(f) => "edited file it would replace",
+                _ => "edited",
+            };
+            out.push_str(&format!("  {what}: {f}\n"));
         }
         for f in &p.replaced_untracked {
             out.push_str(&format!("  file no package recorded replaced: {f}\n"));

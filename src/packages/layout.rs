@@ -99,6 +99,14 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<PackageFile>, total: &mut u64) ->
                 .with_hint("copy the file into the package instead of linking to it"));
             }
             let metadata = std::fs::metadata(&target).map_err(|e| Error::io("read", &target, e))?;
+            // A link to a folder it lies in would be walked for ever.
+            if metadata.is_dir() && dir.canonicalize().is_ok_and(|here| here.starts_with(&target)) {
+                return Err(Error::new(
+                    ErrorCode::ArchiveInvalid,
+                    format!("`{relative}` is a link to a folder it lies in: a loop"),
+                )
+                .with_hint("remove the link, or point it at a folder beside it"));
+            }
             (target, metadata)
         } else {
             let metadata = entry.metadata().map_err(|e| Error::io("read", &path, e))?;
@@ -167,6 +175,13 @@ mod tests {
         assert_eq!(err.code(), ErrorCode::ArchiveInvalid);
         assert!(err.message().contains("escape.md"));
         std::fs::remove_file(dir.path().join("escape.md")).unwrap();
+        std::os::unix::fs::symlink("..", dir.path().join("skills/a/loop")).unwrap();
+        let err = package_files(dir.path()).unwrap_err();
+        assert_eq!(
+            err.message(),
+            "`skills/a/loop` is a link to a folder it lies in: a loop"
+        );
+        std::fs::remove_file(dir.path().join("skills/a/loop")).unwrap();
         // Files larger in all than an archive may unpack to: refused unread
         // (a sparse file takes no disk).
         let big = std::fs::File::create(dir.path().join("skills/a/big.bin")).unwrap();

@@ -305,11 +305,17 @@ pub fn check(text: &str) -> Checked {
         Some(v) => match scalar_text(v) {
             Some(version) => {
                 checked.version = Some(version.clone());
-                if let Err(e) = semver::Version::parse(&version) {
-                    checked.error(
+                match semver::Version::parse(&version) {
+                    Err(e) => checked.error(
                         "version",
                         format!("`{version}` is not a semantic version ({e}); use e.g. `1.0.0`"),
-                    );
+                    ),
+                    // Installs from a folder take it; a registry does not.
+                    Ok(_) => {
+                        if let Err(why) = published_version(&version) {
+                            checked.warn("version", format!("{why}: a registry refuses to publish it"));
+                        }
+                    }
                 }
             }
             None => checked.error("version", "must be text such as `1.0.0`"),
@@ -488,6 +494,8 @@ fn check_dependencies(checked: &mut Checked, value: Option<&Value>) {
         let field = format!("dependencies.{name}");
         if let Err(message) = check_package_name(name) {
             checked.error(&field, message);
+        } else if checked.name.as_deref() == Some(name) {
+            checked.error(&field, "a package does not depend on itself");
         }
         match scalar_text(constraint) {
             Some(text) => {
@@ -740,6 +748,18 @@ mod tests {
     }
 
     #[test]
+    fn a_version_a_registry_refuses_is_a_warning() {
+        let checked = check(&VALID.replace("1.0.0", "1.0.0+build.5"));
+        assert!(checked.errors.is_empty(), "{:?}", checked.errors);
+        assert!(
+            checked
+                .warnings
+                .iter()
+                .any(|w| w.field == "version" && w.message.contains("refuses to publish"))
+        );
+    }
+
+    #[test]
     fn a_valid_manifest_reads_back() {
         let checked = check(VALID);
         assert!(checked.errors.is_empty(), "{:?}", checked.errors);
@@ -805,6 +825,7 @@ mod tests {
     )]
     #[case("dependencies: {other: 'bogus'}", "dependencies.other", "is no version or range")]
     #[case("dependencies: {Bad_Name: '*'}", "dependencies.Bad_Name", "not a valid package name")]
+    #[case("dependencies: {my-pkg: '*'}", "dependencies.my-pkg", "does not depend on itself")]
     #[case("provenance: [x]", "provenance", "must be a mapping")]
     #[case(
         "file_checksums: {algorithm: md5, files: {}}",

@@ -1044,9 +1044,16 @@ fn upgrade_skips_backs_up_or_forces_over_local_edits() {
         "constraint kept"
     );
 
-    // Force: overwritten without a copy.
+    // Force: overwritten without a copy, and the report says so.
     publish(&env, "kit", "1.2.0", &[]);
     std::fs::write(&agent, text(&agent) + "Again mine.\n").unwrap();
+    let shown = env.aam_in(&proj.dir, &["upgrade", "--force", "--dry-run"]);
+    assert!(
+        shown
+            .stdout
+            .contains("edited file it would replace: .claude/agents/kit-agent.md"),
+        "{shown:?}"
+    );
     let forced = run_in(&env, &proj.dir, &["upgrade", "--force"]).ok_json();
     assert_eq!(forced["packages"][0]["status"], "upgraded");
     assert_eq!(forced["packages"][0]["backup_dir"], Value::Null);

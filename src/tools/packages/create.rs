@@ -222,8 +222,11 @@ impl From<&PkgCreateInput> for Selection {
     }
 }
 
+/// A package name the manifest rules refuse, from `pkg create --name` or
+/// `pkg init NAME` (or the folder's name).
 pub(super) fn invalid_manifest_field(message: String) -> Error {
-    Error::new(ErrorCode::ManifestInvalid, message).with_hint("pass a valid `--name`")
+    Error::new(ErrorCode::ManifestInvalid, message)
+        .with_hint("choose a name like `my-kit`: `aam pkg init my-kit`, or `aam pkg create --name my-kit`")
 }
 
 /// The files aam installed into the project at `root` (canonical) from other

@@ -89,7 +89,8 @@ impl Tool for PkgInit {
         let dir = match (&input.dir, &input.name) {
             (Some(dir), _) => ctx.output_path(dir)?,
             (None, Some(name)) => ctx.output_path(name.rsplit('/').next().unwrap_or(name))?,
-            (None, None) => ctx.output_path(".")?,
+            // `components` drops the `.`: the files show as `kit/aam.yaml`, not `kit/./aam.yaml`.
+            (None, None) => ctx.output_path(".")?.components().collect(),
         };
         let name = match input.name {
             Some(name) => name,
