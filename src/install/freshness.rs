@@ -212,8 +212,24 @@ pub fn check(
             out.wanted = Some(version.clone());
             out.latest = Some(version);
         }
-        Origin::Local => out.reason = "installed from a package folder; nothing to compare with".to_string(),
-        Origin::Archive => out.reason = "installed from an archive; nothing to compare with".to_string(),
+        // aam does not track a folder or an archive (nor reads where a lock
+        // file says one is): what it holds now is the user's to install.
+        Origin::Local | Origin::Archive => {
+            let what = match entry.source {
+                Origin::Local => "a package folder",
+                _ => "an archive",
+            };
+            out.unknown = true;
+            out.reason = match plain(&entry.source_name) {
+                true => format!(
+                    "installed from {what}, which aam does not track: `aam install {}` installs what it holds now",
+                    entry.source_name
+                ),
+                false => format!(
+                    "installed from {what}, which aam does not track: install it again to take what it holds now"
+                ),
+            };
+        }
     }
     Ok(out)
 }

@@ -1079,6 +1079,38 @@ fn publish_only_index(env: &TestEnv) {
     std::fs::remove_dir_all(env.path("reg/packages/kit/1.3.0")).unwrap();
 }
 
+/// A package installed from a folder is not tracked: outdated says so
+/// (`unknown`, with the install that takes what the folder holds now) instead
+/// of `ok`, and upgrade leaves it, saying why.
+#[test]
+fn a_folder_install_is_not_reported_up_to_date() {
+    let env = TestEnv::new();
+    let proj = project_with_kit(&env);
+    package(&env.path("kit"), "kit", "1.0.1", &[]);
+    let outdated = run_in(&env, &proj.dir, &["outdated"]).ok_json();
+    let kit = &outdated["packages"][0];
+    assert_eq!(
+        (&kit["unknown"], &kit["outdated"]),
+        (&json!(true), &json!(false)),
+        "{outdated}"
+    );
+    let kit_path = env.path("kit").canonicalize().unwrap();
+    assert!(
+        kit["reason"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("`aam install {}`", kit_path.display())),
+        "{outdated}"
+    );
+    let upgrade = env.aam_in(&proj.dir, &["upgrade"]);
+    assert!(
+        upgrade
+            .stdout
+            .contains("`kit`: left at 1.0.0: installed from a package folder"),
+        "{upgrade:?}"
+    );
+}
+
 #[test]
 fn dependencies_resolve_transitively_and_conflicts_say_who_requires_what() {
     let env = TestEnv::new();

@@ -40,7 +40,7 @@ pub struct OutdatedPackage {
     pub pinned: bool,
     /// Its origin no longer has it (the artifact was removed upstream): nothing to upgrade to; it stays as it is unless uninstalled.
     pub gone: bool,
-    /// Its origin is not known on this machine (source not registered here, registry not configured or not listing it): nothing to compare with until it is added (`reason` says how).
+    /// Its origin is not known on this machine (source not registered here, registry not configured or not listing it; or a package folder or archive, which aam does not track): nothing to compare with (`reason` says what to run).
     pub unknown: bool,
     /// Why, in words.
     pub reason: String,
