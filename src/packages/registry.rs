@@ -228,8 +228,10 @@ impl Registry {
     }
 
     /// Reads `index.json` and checks every package name and version in it (a
-    /// name or version that is not one is `AAM_REGISTRY_INVALID`, naming it):
-    /// what `registry add` asks before it configures anything.
+    /// name or version that is not one is `AAM_REGISTRY_INVALID`, naming it),
+    /// that each archive is where publish files it, and that each dist-tag
+    /// names a listed version: what `registry add` asks before it configures
+    /// anything.
     pub fn checked_index(&self) -> Result<RegistryIndex> {
         let index = self.index()?;
         for (name, package) in &index.packages {
@@ -244,6 +246,25 @@ impl Registry {
             for version in package.versions.keys().chain(package.dist_tags.values()) {
                 semver::Version::parse(version)
                     .map_err(|e| bad(format!("`{name}@{version}`"), format!("not a version ({e})")))?;
+            }
+            // Where publish files every archive, and nowhere else.
+            for (version, entry) in &package.versions {
+                let filed = format!("packages/{name}/{version}/package.aam");
+                if entry.archive != filed {
+                    let why = format!(
+                        "its archive is `{}`, not `{filed}`",
+                        crate::error::quoted(&entry.archive)
+                    );
+                    return Err(bad(format!("`{name}@{version}`"), why));
+                }
+            }
+            for (tag, version) in &package.dist_tags {
+                if !package.versions.contains_key(version) {
+                    return Err(bad(
+                        format!("`{name}`"),
+                        format!("its tag `{tag}` names {version}, which it does not list"),
+                    ));
+                }
             }
         }
         Ok(index)
@@ -522,6 +543,57 @@ mod tests {
         assert_eq!(kit.dist_tags["beta"], "2.0.0-beta.1");
         std::fs::write(registry.root().join(&entry.archive), b"tampered").unwrap();
         assert_eq!(registry.archive(&entry).unwrap_err().code(), ErrorCode::RegistryInvalid);
+    }
+
+    /// An index whose archive is not where publish files it, or whose tag
+    /// names a version it does not list, is refused when read whole (`registry
+    /// add`, a mirror), not only at the install that meets it.
+    #[test]
+    fn an_index_must_file_archives_where_publish_does_and_tag_listed_versions() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = Registry::init(&dir.path().join("reg"), false).unwrap();
+        registry
+            .publish(b"archive-1", &manifest("1.0.0"), "latest", false)
+            .unwrap();
+        let good = registry.index().unwrap();
+        assert!(registry.checked_index().is_ok());
+        let forge = |change: &dyn Fn(&mut RegistryIndex)| {
+            let mut index = good.clone();
+            change(&mut index);
+            registry.write_index(&index).unwrap();
+            registry.checked_index().unwrap_err()
+        };
+        for archive in ["../../etc/passwd", "/etc/passwd", "packages/other/1.0.0/package.aam"] {
+            let err = forge(&|index| {
+                index
+                    .packages
+                    .get_mut("kit")
+                    .unwrap()
+                    .versions
+                    .get_mut("1.0.0")
+                    .unwrap()
+                    .archive = archive.into();
+            });
+            assert_eq!(err.code(), ErrorCode::RegistryInvalid);
+            assert!(
+                err.message().contains("not `packages/kit/1.0.0/package.aam`"),
+                "{}",
+                err.message()
+            );
+        }
+        let err = forge(&|index| {
+            index
+                .packages
+                .get_mut("kit")
+                .unwrap()
+                .dist_tags
+                .insert("latest".into(), "9.9.9".into());
+        });
+        assert!(
+            err.message().contains("its tag `latest` names 9.9.9"),
+            "{}",
+            err.message()
+        );
     }
 
     #[test]
