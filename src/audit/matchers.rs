@@ -206,6 +206,9 @@ pub fn scan_file(info: FileInfo<'_>, bytes: &[u8]) -> Vec<Finding> {
     let mut in_frontmatter = false;
     let mut in_comment = false;
     let mut in_allowed_tools = false;
+    // Whether a frontmatter line holds an escape or continues a value, so the
+    // parsed values may differ from the lines they were written on.
+    let mut frontmatter_reshaped = false;
     let lines = lines_of(&text);
     let groups = groups_by_line(&text, &lines);
     for (index, &line) in lines.iter().enumerate() {
@@ -272,13 +275,8 @@ pub fn scan_file(info: FileInfo<'_>, bytes: &[u8]) -> Vec<Finding> {
                 &mut in_allowed_tools,
                 &mut out,
             );
-            // What YAML escapes spell (`"\u202E"`) is what the parsed value
-            // holds, and what aam, agents and clients show.
-            if let Some(decoded) = yaml_unescaped(line) {
-                if !decoded.is_ascii() {
-                    hidden(&decoded, number, &mut out);
-                }
-                instructions(&decoded, &decoded.to_ascii_lowercase(), number, false, &mut out);
+            if reshapes_values(line) {
+                frontmatter_reshaped = true;
             }
         }
         let Groups {
@@ -304,7 +302,54 @@ pub fn scan_file(info: FileInfo<'_>, bytes: &[u8]) -> Vec<Finding> {
             commands(line, &lower, number, lowered, &mut out);
         }
     }
+    if frontmatter_reshaped && out.findings.len() < MAX_FINDINGS_PER_FILE {
+        parsed_values(&text, &mut out);
+    }
     out.findings
+}
+
+/// Whether a frontmatter line holds a backslash (a YAML escape in a quoted
+/// value) or is indented (a folded, continued or nested value).
+fn reshapes_values(line: &str) -> bool {
+    line.contains('\\') || line.starts_with([' ', '\t'])
+}
+
+/// Scans the frontmatter's values as YAML reads them: escapes decoded
+/// (`"\u202E"`, `"Ignore\tall"`) and continued lines joined. What aam, agents
+/// and clients show is the parsed value; a value found as it is in the text
+/// was already scanned line by line.
+fn parsed_values(text: &str, out: &mut Out) {
+    let Some(fields) = crate::scan::frontmatter::parse(text).fields else {
+        return;
+    };
+    let mut values = Vec::new();
+    collect_strings(&serde_json::Value::Object(fields), &mut values);
+    let mut found = Out::default();
+    for value in values.into_iter().filter(|v| !text.contains(v.as_str())) {
+        // Tabs and line breaks read as the spaces the matchers look for.
+        let value = value.split_whitespace().collect::<Vec<_>>().join(" ");
+        if !value.is_ascii() {
+            hidden(&value, None, &mut found);
+        }
+        instructions(&value, &value.to_ascii_lowercase(), None, false, &mut found);
+    }
+    // A rule the lines already showed (a folded value whose first line held
+    // it) is not counted twice.
+    for finding in found.findings {
+        if !out.findings.iter().any(|f| f.rule == finding.rule) {
+            out.push(finding.rule, None, Some(finding.severity), finding.excerpt);
+        }
+    }
+}
+
+/// Every string in `value`, at any depth.
+fn collect_strings(value: &serde_json::Value, into: &mut Vec<String>) {
+    match value {
+        serde_json::Value::String(text) => into.push(text.clone()),
+        serde_json::Value::Array(items) => items.iter().for_each(|item| collect_strings(item, into)),
+        serde_json::Value::Object(map) => map.values().for_each(|item| collect_strings(item, into)),
+        _ => {}
+    }
 }
 
 /// A code fence line: its character and run length (three or more).
@@ -523,49 +568,6 @@ fn is_lookalike(c: char) -> bool {
             | 'Υ'
             | 'Χ'
     )
-}
-
-/// `line` with YAML's double-quoted escapes decoded (`\u202E`, `\x41`,
-/// `\N`...), `None` when it holds none. An escape that names no character
-/// reads as U+FFFD; any other backslash stays as it is.
-fn yaml_unescaped(line: &str) -> Option<String> {
-    if !line.contains('\\') {
-        return None;
-    }
-    let hex = |chars: &mut std::str::Chars<'_>, digits: usize| {
-        let text: String = chars.by_ref().take(digits).collect();
-        u32::from_str_radix(&text, 16).ok().and_then(char::from_u32)
-    };
-    let mut out = String::with_capacity(line.len());
-    let mut decoded_any = false;
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        let decoded = match chars.next() {
-            Some('x') => hex(&mut chars, 2),
-            Some('u') => hex(&mut chars, 4),
-            Some('U') => hex(&mut chars, 8),
-            Some('0') => Some('\0'),
-            Some('N') => Some('\u{85}'),
-            Some('_') => Some('\u{A0}'),
-            Some('L') => Some('\u{2028}'),
-            Some('P') => Some('\u{2029}'),
-            Some(other) => {
-                out.extend(['\\', other]);
-                continue;
-            }
-            None => {
-                out.push('\\');
-                break;
-            }
-        };
-        out.push(decoded.unwrap_or('\u{FFFD}'));
-        decoded_any = true;
-    }
-    decoded_any.then_some(out)
 }
 
 /// Hidden and deceptive characters in a line that is not pure ASCII.
@@ -1205,20 +1207,6 @@ mod tests {
         assert!(shown.contains("| sudo bash"), "{shown}");
         assert!(shown.chars().count() < 200, "{shown}");
         assert_eq!(excerpt("curl -o x.sh https://x.example/i | tee log"), None);
-    }
-
-    #[test]
-    fn yaml_escapes_are_read_as_the_characters_they_spell() {
-        assert_eq!(
-            yaml_unescaped(r#"d: "a\u202Eb\x41\U0001F600\N\_""#).unwrap(),
-            "d: \"a\u{202E}bA\u{1F600}\u{85}\u{A0}\""
-        );
-        assert_eq!(
-            yaml_unescaped(r#"d: "\uZZZZ\uD800""#).unwrap(),
-            "d: \"\u{FFFD}\u{FFFD}\""
-        );
-        assert_eq!(yaml_unescaped(r#"path: C:\dir\"#), None);
-        assert_eq!(yaml_unescaped("plain"), None);
     }
 
     /// Lines are split exactly as `str::lines` splits them.
