@@ -341,21 +341,36 @@ impl Context {
     }
 
     /// Refuses filling the folder `dir` with `files` (paths relative to it)
-    /// when one of them lands where [`Self::refuse_managed`] refuses: a package
-    /// made in `.claude` would put its skills where Claude reads them, past the
-    /// install's audit and with no lock entry. A package that is a project
-    /// itself (its root, or a folder holding `.git` or `.aam`) keeps its skills
-    /// in its own `skills/`, which OpenClaw reads as that project's.
+    /// when one of them lands in an agent's folder as seen from a folder above
+    /// `dir`: a package made in `.claude` would put its skills where Claude
+    /// reads them, past the install's audit and with no lock entry. Hidden
+    /// agent folders (`.claude`, `.agents`...) count under any folder, a
+    /// project or not; a plain one (OpenClaw's `skills/`) under a project's
+    /// root. The package's own layout below `dir` is the package itself.
     pub fn refuse_managed_files<'f>(&self, dir: &Path, files: impl IntoIterator<Item = &'f str>) -> Result<()> {
-        let real = |p: &Path| crate::paths::resolve_links(p).unwrap_or_else(|| p.to_path_buf());
-        let a_project =
-            real(dir) == real(&self.project_root()) || dir.join(".git").exists() || dir.join(".aam").exists();
-        if a_project {
-            return Ok(());
-        }
+        let real_dir = crate::paths::resolve_links(dir).unwrap_or_else(|| dir.to_path_buf());
+        let user_home = self.user_home().and_then(crate::paths::resolve_links);
+        let working_project = crate::paths::resolve_links(&self.project_root());
+        let is_project = |dir: &Path| {
+            working_project.as_deref() == Some(dir) || dir.join(".git").exists() || dir.join(".aam").exists()
+        };
         for file in files {
-            let path = dir.join(file);
-            self.refuse_managed(&path, &path.display().to_string())?;
+            let path = real_dir.join(file);
+            for above in real_dir.ancestors().skip(1) {
+                let Some(key) = path.strip_prefix(above).ok().and_then(|k| k.to_str()) else {
+                    continue;
+                };
+                let in_home =
+                    user_home.as_deref() == Some(above) && crate::install::keys::managed(&format!("~/{key}"), true);
+                let counts = key.starts_with('.') || is_project(above);
+                if in_home || (counts && crate::install::keys::managed(key, false)) {
+                    return Err(Error::new(
+                        ErrorCode::Forbidden,
+                        format!("`{}` would land in an agent's folder (`{key}` under `{}`)", dir.join(file).display(), above.display()),
+                    )
+                    .with_hint("make the package in a folder of its own, outside the agents' folders (`.claude`, `.agents`, `.github`...)"));
+                }
+            }
         }
         Ok(())
     }

@@ -508,6 +508,17 @@ fn outputs_are_checked_where_they_land() {
     }
     assert!(!env.path(".cursor").exists() && !env.path(".agents").exists());
     refused(env.aam(&["pkg", "init", "planted", "--yes", "--dir", ".agents"]));
+    // Nor does a marker of a project inside the agent's folder make it a
+    // package's own root, and a folder outside any repository is no exception.
+    std::fs::create_dir_all(env.path(".claude/.aam")).unwrap();
+    call(&env, &[], "aam_init_package", r#"{"name": "kit", "dir": ".claude"}"#).err("AAM_FORBIDDEN");
+    let bare = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(bare.path().join(".claude")).unwrap();
+    refused(env.aam_in(
+        &bare.path().join(".claude"),
+        &["pkg", "init", "planted", "--yes", "--dir", "."],
+    ));
+    assert!(!bare.path().join(".claude/skills").exists() && !env.path(".claude/skills/kit").exists());
 
     let fresh = env.path("fresh");
     std::fs::create_dir_all(&fresh).unwrap();
