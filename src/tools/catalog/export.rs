@@ -256,6 +256,9 @@ fn refuse_replacing_others(path: &Path, format: ExportFormat, shown: &str) -> Re
     Ok(())
 }
 
+/// The longest first line read to tell an earlier export.
+const MAX_FIRST_LINE: u64 = 16 * 1024 * 1024;
+
 /// The application id a SQLite export carries in its header (`aamc`), which
 /// tells an earlier export from another database.
 const EXPORT_APPLICATION_ID: i32 = 0x6161_6d63;
@@ -264,21 +267,27 @@ const EXPORT_APPLICATION_ID: i32 = 0x6161_6d63;
 /// `format` does: a SQLite database with aam's application id, JSON lines
 /// whose first record names its kind, a CSV with the export's header.
 fn is_earlier_export(path: &Path, format: ExportFormat) -> std::io::Result<bool> {
-    use std::io::Read;
+    use std::io::{BufRead, Read};
+    // The first line, whole: an artifact record with many files runs long.
     let mut head = Vec::new();
-    std::fs::File::open(path)?.take(64 * 1024).read_to_end(&mut head)?;
+    std::io::BufReader::new(std::fs::File::open(path)?.take(MAX_FIRST_LINE)).read_until(b'\n', &mut head)?;
     if head.is_empty() {
         return Ok(true);
     }
-    let first_line = head.split(|b| *b == b'\n').next().unwrap_or_default();
+    let first_line = head.strip_suffix(b"\n").unwrap_or(&head);
     Ok(match format {
         ExportFormat::Sqlite => {
             head.len() >= 72
                 && head.starts_with(b"SQLite format 3\0")
                 && head[68..72] == EXPORT_APPLICATION_ID.to_be_bytes()
         }
-        ExportFormat::Jsonl => serde_json::from_slice::<serde_json::Value>(first_line)
-            .is_ok_and(|record| record.get("record").is_some_and(serde_json::Value::is_string)),
+        ExportFormat::Jsonl => serde_json::from_slice::<serde_json::Value>(first_line).is_ok_and(|record| {
+            match record.get("record").and_then(serde_json::Value::as_str) {
+                Some("artifact") => record.get("content_digest").is_some() && record.get("source_url").is_some(),
+                Some(kind) => ["source", "commit", "package", "install"].contains(&kind),
+                None => false,
+            }
+        }),
         ExportFormat::Csv => first_line.strip_suffix(b"\r").unwrap_or(first_line) == CSV_COLUMNS.join(",").as_bytes(),
     })
 }
@@ -313,10 +322,12 @@ mod tests {
             path
         };
         let csv = file("a.csv", format!("{}\r\nteam,...\r\n", CSV_COLUMNS.join(",")).as_bytes());
-        let jsonl = file(
-            "a.jsonl",
-            b"{\"record\":\"artifact\",\"name\":\"x\"}\n{\"record\":\"source\"}\n",
+        let long = format!(
+            "{{\"record\":\"artifact\",\"source_url\":\"u\",\"content_digest\":\"d\",\"files\":\"{}\"}}\n",
+            "x".repeat(200_000)
         );
+        let jsonl = file("a.jsonl", long.as_bytes());
+        let customers = file("customers.jsonl", b"{\"record\":\"cust-0001\",\"name\":\"Alice\"}\n");
         let empty = file("empty", b"");
         let mut sqlite = b"SQLite format 3\0".to_vec();
         sqlite.resize(100, 0);
@@ -337,6 +348,7 @@ mod tests {
             (&other_db, ExportFormat::Sqlite, false),
             (&notes, ExportFormat::Csv, false),
             (&other_json, ExportFormat::Jsonl, false),
+            (&customers, ExportFormat::Jsonl, false),
             (&shorter_csv, ExportFormat::Csv, false),
         ];
         for (path, format, expected) in cases {
