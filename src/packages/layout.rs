@@ -78,14 +78,26 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<PackageFile>, total: &mut u64) ->
     let entries = std::fs::read_dir(dir).map_err(|e| Error::io("read", dir, e))?;
     for entry in entries {
         let entry = entry.map_err(|e| Error::io("read", dir, e))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
         let path = entry.path();
         let relative = path
             .strip_prefix(root)
-            .map(|p| p.to_string_lossy().replace('\\', "/"))
-            .unwrap_or_else(|_| name.clone());
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| entry.file_name().to_string_lossy().into_owned());
         if left_out(&relative) {
             continue;
+        }
+        // A name an archive entry may not have (checked as install checks
+        // entries) would pack into an archive nothing installs.
+        let unpackable = match entry.file_name().to_str() {
+            None => Some("it is not UTF-8".to_string()),
+            Some(_) => crate::paths::check_relative(&relative).err(),
+        };
+        if let Some(why) = unpackable {
+            return Err(Error::new(
+                ErrorCode::ArchiveInvalid,
+                format!("`{}` cannot go into an archive: {why}", crate::error::quoted(&relative)),
+            )
+            .with_hint("rename the file, or move it out of the package folder"));
         }
         let file_type = entry.file_type().map_err(|e| Error::io("read", &path, e))?;
         let (source, metadata) = if file_type.is_symlink() {
@@ -182,6 +194,12 @@ mod tests {
             "`skills/a/loop` is a link to a folder it lies in: a loop"
         );
         std::fs::remove_file(dir.path().join("skills/a/loop")).unwrap();
+        for bad in ["skills/a/a:b.md", "skills/a/a\\b.md", "skills/a/line\nbreak.md"] {
+            std::fs::write(dir.path().join(bad), "x").unwrap();
+            let err = package_files(dir.path()).unwrap_err();
+            assert!(err.message().contains("cannot go into an archive"), "{}", err.message());
+            std::fs::remove_file(dir.path().join(bad)).unwrap();
+        }
         // Files larger in all than an archive may unpack to: refused unread
         // (a sparse file takes no disk).
         let big = std::fs::File::create(dir.path().join("skills/a/big.bin")).unwrap();

@@ -259,6 +259,12 @@ impl Registry {
                 }
             }
             for (tag, version) in &package.dist_tags {
+                if let Err(why) = check_tag(tag) {
+                    return Err(bad(
+                        format!("`{name}`"),
+                        format!("its tag `{}` {why}", crate::error::quoted(tag)),
+                    ));
+                }
                 if !package.versions.contains_key(version) {
                     return Err(bad(
                         format!("`{name}`"),
@@ -461,6 +467,17 @@ pub fn url_to_path(url: &str) -> Result<PathBuf> {
     }
 }
 
+/// Checks a dist-tag's name: a plain ref-like word (no control character,
+/// nothing a shell or a terminal reads), and not a version or a range, which
+/// `name@tag` would then no longer name.
+pub fn check_tag(tag: &str) -> std::result::Result<(), String> {
+    crate::sources::spec::validate_ref(tag).map_err(|_| "is not a valid tag".to_string())?;
+    if super::manifest::parse_constraint(tag).is_ok() {
+        return Err("reads as a version or a range, so it cannot be a tag".to_string());
+    }
+    Ok(())
+}
+
 impl Registry {
     /// Opens the registry a setting configures.
     pub fn configured(setting: &RegistrySetting) -> Result<Registry> {
@@ -594,6 +611,18 @@ mod tests {
             "{}",
             err.message()
         );
+        for tag in ["evil\nhint: run this", "1.0.0"] {
+            let err = forge(&|index| {
+                index
+                    .packages
+                    .get_mut("kit")
+                    .unwrap()
+                    .dist_tags
+                    .insert(tag.into(), "1.0.0".into());
+            });
+            assert!(!err.message().contains('\n'), "{}", err.message());
+            assert_eq!(err.code(), ErrorCode::RegistryInvalid);
+        }
     }
 
     #[test]

@@ -501,8 +501,8 @@ pub fn analyze(detected: &Detected, content: Option<&[u8]>) -> Analysis {
     let declared = front.string("name").filter(|name| {
         let why = if name.chars().any(char::is_control) {
             Some("holds a line break or a control character")
-        } else if name.contains(['/', '\\']) {
-            Some("holds a `/` or `\\`, which reads as a path")
+        } else if name.contains(['/', '\\']) || name == "." || name == ".." {
+            Some("reads as a path (`/`, `\\`, `.` or `..`)")
         } else if name.chars().count() > MAX_NAME_CHARS {
             Some("is over 256 characters")
         } else {
@@ -799,6 +799,7 @@ mod tests {
         let long = format!("---\nname: {}\n---\n", "n".repeat(300));
         for text in [
             "---\nname: ../../../x\n---\n",
+            "---\nname: ..\n---\n",
             "---\nname: \"a\\\\b\"\n---\n",
             "---\nname: \"a\\nhint: run this\"\n---\n",
             long.as_str(),

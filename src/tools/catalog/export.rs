@@ -281,12 +281,13 @@ fn is_earlier_export(path: &Path, format: ExportFormat) -> std::io::Result<bool>
                 && head.starts_with(b"SQLite format 3\0")
                 && head[68..72] == EXPORT_APPLICATION_ID.to_be_bytes()
         }
-        ExportFormat::Jsonl => serde_json::from_slice::<serde_json::Value>(first_line).is_ok_and(|record| {
-            match record.get("record").and_then(serde_json::Value::as_str) {
-                Some("artifact") => record.get("content_digest").is_some() && record.get("source_url").is_some(),
-                Some(kind) => ["source", "commit", "package", "install"].contains(&kind),
-                None => false,
-            }
+        ExportFormat::Jsonl => serde_json::from_slice::<serde_json::Value>(first_line).is_ok_and(|record| match record
+            .get("record")
+            .and_then(serde_json::Value::as_str)
+        {
+            Some("artifact") => record.get("content_digest").is_some() && record.get("source_url").is_some(),
+            Some(kind) => ["source", "commit", "package", "install"].contains(&kind),
+            None => false,
         }),
         ExportFormat::Csv => first_line.strip_suffix(b"\r").unwrap_or(first_line) == CSV_COLUMNS.join(",").as_bytes(),
     })

@@ -96,15 +96,10 @@ impl Tool for PkgPublish {
         };
         let manifest = validate_archive_bytes(&bytes)?;
         let tag = input.tag.unwrap_or_else(|| "latest".to_string());
-        crate::sources::spec::validate_ref(&tag)
-            .map_err(|_| Error::invalid_argument(format!("`{tag}` is not a valid tag")))?;
-        // `kit@2.0.1` or `kit@x` would then name the tag, not the version or range.
-        if crate::packages::manifest::parse_constraint(&tag).is_ok() {
-            return Err(Error::invalid_argument(format!(
-                "`{tag}` reads as a version or a range, so it cannot be a tag"
-            ))
-            .with_hint("name tags with words, such as `next` or `beta`"));
-        }
+        crate::packages::registry::check_tag(&tag).map_err(|why| {
+            Error::invalid_argument(format!("`{}` {why}", crate::error::quoted(&tag)))
+                .with_hint("name tags with words, such as `next` or `beta`")
+        })?;
         let settings = ctx.home.load_settings()?;
         let setting = settings.registry(input.registry.as_deref())?.clone();
         let registry = Registry::configured(&setting)?;
