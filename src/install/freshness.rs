@@ -8,14 +8,17 @@ use crate::config::Settings;
 use crate::error::Result;
 use crate::packages::lock::{LockFile, LockedPackage, Origin};
 use crate::packages::manifest;
+use crate::packages::resolve::{Candidate, preferred};
 use crate::sources::spec::redact;
 
 /// One installed package's freshness.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Freshness {
-    /// Newest version its constraint allows (registry packages).
+    /// The version its constraint takes (registry packages): the one the
+    /// `latest` dist-tag names when allowed, else the newest allowed.
     pub wanted: Option<String>,
-    /// Newest published version (registry packages).
+    /// The version the `latest` dist-tag names, else the newest published
+    /// (registry packages).
     pub latest: Option<String>,
     /// Whether an upgrade would change it.
     pub outdated: bool,
@@ -129,9 +132,12 @@ pub fn check(
             let req = manifest::parse_constraint(entry.requested.as_deref().unwrap_or("*"))
                 .unwrap_or(semver::VersionReq::STAR);
             let current = semver::Version::parse(&entry.version).ok();
-            out.latest = catalog
+            let tagged_latest = catalog
                 .registry_tag(&registry, name, "latest")?
-                .or(versions.last().map(|v| v.to_string()));
+                .and_then(|v| semver::Version::parse(&v).ok())
+                .filter(|v| versions.contains(v));
+            let latest = tagged_latest.clone().or(versions.last().cloned());
+            out.latest = latest.as_ref().map(|v| v.to_string());
             // What the installed packages that depend on it require of it.
             let held: Vec<(&str, &str, semver::VersionReq)> = lock
                 .packages
@@ -142,16 +148,25 @@ pub fn check(
                     Some((other.as_str(), text.as_str(), manifest::parse_constraint(text).ok()?))
                 })
                 .collect();
-            let allowed = |v: &semver::Version| held.iter().all(|(_, _, req)| req.matches(v));
-            let wanted = versions.iter().rev().find(|v| req.matches(v) && allowed(v)).cloned();
+            let allowed = |v: &semver::Version| req.matches(v) && held.iter().all(|(_, _, req)| req.matches(v));
+            let candidates = versions
+                .iter()
+                .rev()
+                .map(|v| Candidate {
+                    version: v.clone(),
+                    dependencies: Default::default(),
+                    tagged_latest: Some(v) == tagged_latest.as_ref(),
+                })
+                .collect();
+            let wanted = preferred(candidates, allowed).map(|c| c.version);
             out.wanted = wanted.as_ref().map(|v| v.to_string());
-            if let (Some(wanted), Some(current)) = (wanted, current)
-                && wanted > current
+            if let (Some(wanted), Some(current)) = (wanted, current.as_ref())
+                && wanted > *current
             {
                 out.outdated = true;
                 out.reason = format!("{wanted} satisfies `{}`", entry.requested.as_deref().unwrap_or("*"));
-            } else if let (Some(newest), Some(current)) = (versions.last(), semver::Version::parse(&entry.version).ok())
-                && *newest > current
+            } else if let (Some(newest), Some(current)) = (latest.as_ref(), current.as_ref())
+                && newest > current
             {
                 out.pinned = true;
                 out.reason = match held.iter().find(|(_, _, req)| !req.matches(newest)) {

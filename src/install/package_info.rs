@@ -44,7 +44,7 @@ pub struct PackageDetails {
     pub versions: Vec<String>,
     /// Dist-tags.
     pub dist_tags: BTreeMap<String, String>,
-    /// The version whose description, artifacts and dependencies are shown: the newest one matching what was asked for (`name@1.2.0`, `name@^1`, `name@latest`), else the installed one, else the latest published.
+    /// The version whose description, artifacts and dependencies are shown: the one matching what was asked for (`name@1.2.0`, `name@^1`, `name@next`; of a range, the `latest` dist-tag's version when it matches, else the newest), else the installed one, else the `latest` dist-tag's.
     pub shown_version: Option<String>,
     /// Artifacts of the version shown: `type/name`.
     pub artifacts: Vec<String>,
@@ -82,6 +82,7 @@ pub fn describe(
         Some(wanted) => Some(pick_version(name, wanted, &published, &dist_tags, installed)?),
         None => installed
             .map(str::to_string)
+            .or(dist_tags.get("latest").cloned())
             .or(published.last().map(|(v, _)| v.to_string())),
     };
     let shows_installed = entry.is_some() && shown_version.as_deref() == installed;
@@ -149,7 +150,9 @@ fn pick_version(
     })?;
     let installed = installed.and_then(|v| semver::Version::parse(v).ok());
     let known = published.iter().map(|(v, _)| v).chain(installed.as_ref());
-    match known.filter(|v| constraint.matches(v)).max() {
+    let latest = dist_tags.get("latest").and_then(|v| semver::Version::parse(v).ok());
+    let matching = || known.clone().filter(|v| constraint.matches(v));
+    match matching().find(|v| Some(*v) == latest.as_ref()).or(matching().max()) {
         Some(version) => Ok(version.to_string()),
         None => {
             let versions: Vec<String> = published.iter().map(|(v, _)| v.to_string()).collect();
@@ -210,9 +213,16 @@ mod tests {
             .iter()
             .map(|v| (semver::Version::parse(v).unwrap(), entry.clone()))
             .collect();
-        let tags = BTreeMap::from([("stable".to_string(), "1.0.0".to_string())]);
+        let mut tags = BTreeMap::from([("stable".to_string(), "1.0.0".to_string())]);
+        let pick = |wanted: &str, installed: Option<&str>, tags: &BTreeMap<String, String>| {
+            pick_version("kit", wanted, &published, tags, installed)
+        };
+        assert_eq!(pick("^1", None, &tags).unwrap(), "1.2.0");
+        // The `latest` tag wins where it matches, as installs pick.
+        tags.insert("latest".into(), "1.0.0".into());
+        assert_eq!(pick("^1", None, &tags).unwrap(), "1.0.0");
+        assert_eq!(pick(">=1.1", None, &tags).unwrap(), "2.0.0");
         let pick = |wanted: &str, installed: Option<&str>| pick_version("kit", wanted, &published, &tags, installed);
-        assert_eq!(pick("^1", None).unwrap(), "1.2.0");
         assert_eq!(pick("1.0.0", None).unwrap(), "1.0.0");
         assert_eq!(pick("stable", None).unwrap(), "1.0.0");
         assert_eq!(pick(">=2", None).unwrap(), "2.0.0");

@@ -328,10 +328,14 @@ fn prepare_registry(
         }
         registry_for(catalog, settings, name)
     };
-    let entries = |name: &str| -> Result<Vec<(semver::Version, VersionEntry)>> {
+    // Each published version, and the one the `latest` dist-tag names.
+    let entries = |name: &str| -> Result<(Vec<(semver::Version, VersionEntry)>, Option<String>)> {
         match registry_of(name)? {
-            Some(registry) => catalog.registry_versions(&registry, name),
-            None => Ok(Vec::new()),
+            Some(registry) => Ok((
+                catalog.registry_versions(&registry, name)?,
+                catalog.registry_tag(&registry, name, "latest")?,
+            )),
+            None => Ok((Vec::new(), None)),
         }
     };
     // A dist-tag (`kit@next`) names one version: asked for as exactly that
@@ -366,9 +370,11 @@ fn prepare_registry(
         }
     }
     let resolved = resolve(&asked, |name| {
-        Ok(entries(name)?
+        let (versions, latest) = entries(name)?;
+        Ok(versions
             .into_iter()
             .map(|(version, e)| Candidate {
+                tagged_latest: latest.as_deref() == Some(version.to_string().as_str()),
                 version,
                 dependencies: e.dependencies,
             })
@@ -381,6 +387,7 @@ fn prepare_registry(
         let setting = settings.registry(Some(&registry_name))?;
         let registry = Registry::configured(setting)?;
         let (_, entry) = entries(&name)?
+            .0
             .into_iter()
             .find(|(v, _)| *v == version)
             .ok_or_else(|| Error::internal(format!("resolved `{name}@{version}` vanished")))?;

@@ -699,9 +699,13 @@ fn read_project_file(path: &Path, shown: &str) -> Result<Vec<u8>> {
     }
 }
 
-/// Writes a package folder atomically: staged next to `dir`, then renamed into
-/// place. Staging folders older than ten minutes beside it (a killed
-/// command's: no write takes that long) are deleted first.
+/// Writes a package folder: staged next to `dir`, then renamed into place in
+/// one step. An existing empty `dir` (the working directory, say) stays where
+/// it is, so a shell inside it keeps seeing it: it receives the staged entries
+/// one by one, never over one that appeared meanwhile, the manifest last (a
+/// killed write leaves no `aam.yaml`: nothing takes the folder for a package).
+/// Staging folders older than ten minutes beside it (a killed command's: no
+/// write takes that long) are deleted first.
 pub fn write_package_dir(dir: &Path, manifest: &Manifest, files: &BTreeMap<String, (Vec<u8>, bool)>) -> Result<()> {
     let parent = dir.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
@@ -724,15 +728,52 @@ pub fn write_package_dir(dir: &Path, manifest: &Manifest, files: &BTreeMap<Strin
     }
     let manifest_path = staging.path().join(MANIFEST_FILE);
     std::fs::write(&manifest_path, manifest::to_yaml(manifest)).map_err(|e| Error::io("write", &manifest_path, e))?;
-    if dir.exists() {
-        std::fs::remove_dir(dir).map_err(|e| Error::io("replace", dir, e))?;
-    }
     let staged = staging.keep();
-    std::fs::rename(&staged, dir).map_err(|e| {
+    let placed = match dir.exists() {
+        true => fill_empty_dir(&staged, dir),
+        false => std::fs::rename(&staged, dir).map_err(|e| Error::io("create", dir, e)),
+    };
+    if placed.is_err() {
         let _ = std::fs::remove_dir_all(&staged);
-        Error::io("create", dir, e)
-    })?;
-    Ok(())
+    }
+    placed
+}
+
+/// Moves the entries of `staged` into the empty folder `dir`, the manifest
+/// last, then removes `staged`.
+fn fill_empty_dir(staged: &Path, dir: &Path) -> Result<()> {
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    if std::fs::read_dir(dir)
+        .map_err(|e| Error::io("read", dir, e))?
+        .next()
+        .is_some()
+    {
+        return Err(not_empty(dir));
+    }
+    let mut names: Vec<std::ffi::OsString> = std::fs::read_dir(staged)
+        .map_err(|e| Error::io("read", staged, e))?
+        .map(|entry| entry.map(|e| e.file_name()))
+        .collect::<std::io::Result<_>>()
+        .map_err(|e| Error::io("read", staged, e))?;
+    names.sort_by_key(|name| name == MANIFEST_FILE);
+    for name in names {
+        let target = dir.join(&name);
+        match renameat_with(CWD, &staged.join(&name), CWD, &target, RenameFlags::NOREPLACE) {
+            Ok(()) => {}
+            Err(rustix::io::Errno::EXIST) => return Err(not_empty(dir)),
+            Err(e) => return Err(Error::io("create", &target, e.into())),
+        }
+    }
+    std::fs::remove_dir(staged).map_err(|e| Error::io("remove", staged, e))
+}
+
+/// The folder a new package must not be written into.
+pub fn not_empty(dir: &Path) -> Error {
+    Error::new(
+        ErrorCode::Conflict,
+        format!("`{}` exists and is not empty", dir.display()),
+    )
+    .with_hint("pass `--output-dir` with a new folder, or remove that one")
 }
 
 /// Deletes the staging folders a killed [`write_package_dir`] left in
@@ -901,8 +942,27 @@ mod tests {
             Vec::new(),
         )
         .unwrap();
-        assert!(write_package_dir(&package, &built.manifest, &built.files).is_err());
+        let refused = write_package_dir(&package, &built.manifest, &built.files).unwrap_err();
+        assert_eq!(refused.code(), ErrorCode::Conflict);
         assert_eq!(std::fs::read_to_string(package.join("mine.txt")).unwrap(), "keep");
+        assert_eq!(std::fs::read_dir(&package).unwrap().count(), 1);
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no staging folder is left"
+        );
+
+        // An empty folder is filled where it is: a shell inside it keeps seeing it.
+        let empty = dir.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        let before = std::fs::metadata(&empty).unwrap();
+        write_package_dir(&empty, &built.manifest, &built.files).unwrap();
+        let after = std::fs::metadata(&empty).unwrap();
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(before.ino(), after.ino());
+        assert!(empty.join(MANIFEST_FILE).is_file() && empty.join("skills/a/SKILL.md").is_file());
+        std::fs::remove_dir_all(&empty).unwrap();
+        std::fs::remove_dir_all(&package).unwrap();
 
         // A project file larger than aam packages is refused unread.
         let big = dir.path().join("big.bin");

@@ -1,5 +1,7 @@
-//! Dependency resolution: one version per package, the highest that satisfies
-//! every constraint on it, found transitively. A package no version can satisfy
+//! Dependency resolution: one version per package, found transitively: the
+//! one the registry's `latest` dist-tag names when it satisfies every
+//! constraint on the package (a publisher's `--tag next` does not reach plain
+//! installs), else the highest that does. A package no version can satisfy
 //! is reported with every constraint and who asked for it.
 
 use std::collections::{BTreeMap, VecDeque};
@@ -16,6 +18,8 @@ pub struct Candidate {
     pub version: Version,
     /// Name to constraint.
     pub dependencies: BTreeMap<String, String>,
+    /// Whether the registry's `latest` dist-tag names it.
+    pub tagged_latest: bool,
 }
 
 /// The version chosen for a package, and every constraint it had to meet.
@@ -45,6 +49,16 @@ pub fn newest_first(a: &semver::Version, b: &semver::Version) -> std::cmp::Order
     b.cmp_precedence(a)
         .then_with(|| b.build.is_empty().cmp(&a.build.is_empty()))
         .then_with(|| b.cmp(a))
+}
+
+/// The candidate a constraint takes from `candidates` (newest first): the
+/// one tagged `latest` when it satisfies, else the newest that does.
+pub fn preferred(candidates: Vec<Candidate>, satisfies: impl Fn(&Version) -> bool) -> Option<Candidate> {
+    let latest = candidates.iter().position(|c| c.tagged_latest && satisfies(&c.version));
+    match latest {
+        Some(at) => candidates.into_iter().nth(at),
+        None => candidates.into_iter().find(|c| satisfies(&c.version)),
+    }
 }
 
 pub fn resolve(
@@ -87,10 +101,7 @@ pub fn resolve(
         }
         versions.sort_by(|a, b| newest_first(&a.version, &b.version));
         let constraints = wanted.get(&name).cloned().unwrap_or_default();
-        let Some(pick) = versions
-            .into_iter()
-            .find(|c| constraints.iter().all(|w| w.req.matches(&c.version)))
-        else {
+        let Some(pick) = preferred(versions, |v| constraints.iter().all(|w| w.req.matches(v))) else {
             let who: Vec<String> = constraints
                 .iter()
                 .map(|w| format!("`{}` (required by {})", w.text, w.by))
@@ -223,6 +234,8 @@ mod tests {
         let c = |v: &str, deps: &[(&str, &str)]| Candidate {
             version: Version::parse(v).unwrap(),
             dependencies: deps.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
+            // `latest` lags behind `2.0.0`, which a publisher tagged `next`.
+            tagged_latest: name == "tagged" && v == "1.1.0",
         };
         Ok(match name {
             "app" => vec![c("1.0.0", &[("lib", "^1.0"), ("util", ">=1.1")])],
@@ -233,6 +246,7 @@ mod tests {
             ],
             "util" => vec![c("1.0.0", &[]), c("1.1.0", &[]), c("1.2.5", &[]), c("2.0.0", &[])],
             "strict" => vec![c("1.0.0", &[("util", "=1.0.0")])],
+            "tagged" => vec![c("1.0.0", &[]), c("1.1.0", &[]), c("1.2.0", &[]), c("2.0.0", &[])],
             _ => vec![],
         })
     }
@@ -266,6 +280,22 @@ mod tests {
         );
         let pinned = resolve(&[("lib".into(), "1.0.0".into())], registry).unwrap();
         assert_eq!(versions(&pinned), ["lib@1.0.0", "util@1.2.5"]);
+    }
+
+    #[test]
+    fn the_latest_tag_wins_wherever_it_satisfies() {
+        let pick = |constraint: &str| {
+            let got = resolve(&[("tagged".into(), constraint.into())], registry).unwrap();
+            versions(&got)
+        };
+        assert_eq!(pick("*"), ["tagged@1.1.0"]);
+        assert_eq!(pick("^1"), ["tagged@1.1.0"]);
+        assert_eq!(
+            pick(">=1.2"),
+            ["tagged@2.0.0"],
+            "the newest that satisfies when latest does not"
+        );
+        assert_eq!(pick("=2.0.0"), ["tagged@2.0.0"]);
     }
 
     #[test]

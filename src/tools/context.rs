@@ -262,10 +262,11 @@ impl Context {
         Ok(index)
     }
 
-    /// `given` resolved against the working directory. Under a sandbox it must
-    /// lead, after following links, into the project or `AAM_HOME`.
+    /// `given` resolved against the working directory, without its `.`
+    /// parts. Under a sandbox it must lead, after following links, into the
+    /// project or `AAM_HOME`.
     pub fn path(&self, given: &str) -> Result<PathBuf> {
-        let path = self.cwd.join(given);
+        let path: PathBuf = self.cwd.join(given).components().collect();
         self.check_path(&path, given)?;
         Ok(path)
     }

@@ -1250,6 +1250,26 @@ fn every_spec_form_resolves() {
         body["message"].as_str().unwrap().contains("reads as a version"),
         "{body}"
     );
+    // A plain name takes what `latest` names: a newer version published
+    // under another tag reaches only those who ask for it, and `outdated`
+    // does not offer it.
+    package(&dir, "kit", "1.1.0", &[]);
+    env.json(&["pkg", "publish", dir.to_str().unwrap(), "--tag", "next"]);
+    assert_eq!(install("kit").ok_json()["installed"][0]["version"], "0.9.0");
+    let kit = run_in(&env, &proj.dir, &["outdated"]).ok_json()["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "kit")
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        (&kit["wanted"], &kit["latest"], &kit["outdated"], &kit["pinned"]),
+        (&"0.9.0".into(), &"0.9.0".into(), &false.into(), &false.into()),
+        "{kit}"
+    );
+    assert_eq!(install("kit@^1").ok_json()["installed"][0]["version"], "1.1.0");
+    install("kit@0.9.0").ok_json();
 
     // Source artifacts: qualified, unique by name, and ambiguous.
     let docx = install("docx").ok_json();

@@ -794,6 +794,24 @@ fn create_from_a_source_at_its_commit() {
         .map(|c| c["name"].as_str().unwrap())
         .collect();
     assert_eq!(left, ["reviewer", "codex-instructions"]);
+
+    // Into the empty working directory: filled where it is.
+    let here = env.path("here");
+    std::fs::create_dir(&here).unwrap();
+    let args = ["--json", "pkg", "create", "--from-source", "up", "--artifacts", "pdf"];
+    let created = env
+        .aam_in(&here, &[&args[..], &["--output-dir", "."]].concat())
+        .ok_json();
+    assert_eq!(
+        created["manifest_path"],
+        here.join("aam.yaml").display().to_string(),
+        "{created}"
+    );
+    assert!(here.join("skills/pdf/SKILL.md").is_file());
+    let taken = env
+        .aam_in(&here, &[&args[..], &["--output-dir", "."]].concat())
+        .err("AAM_CONFLICT");
+    assert!(taken["message"].as_str().unwrap().contains("is not empty"), "{taken}");
 }
 
 #[test]

@@ -11,7 +11,9 @@ use super::DEFAULT_VERSION;
 use crate::catalog::{NewPackage, PackageMember};
 use crate::error::{Error, ErrorCode, Result};
 use crate::packages::build::IncludedArtifact;
-use crate::packages::build::{Built, Selection, assemble, gather_from_project, gather_from_source, write_package_dir};
+use crate::packages::build::{
+    Built, Selection, assemble, gather_from_project, gather_from_source, not_empty, write_package_dir,
+};
 use crate::packages::manifest::{MANIFEST_FILE, Provenance, check_package_name};
 use crate::scan::{ArtifactKind, Platform};
 use crate::tools::{Context, Example, Expect, Risk, Tool};
@@ -147,11 +149,7 @@ impl Tool for PkgCreate {
             .map(|mut d| d.next().is_some())
             .unwrap_or(false);
         if occupied {
-            return Err(Error::new(
-                ErrorCode::Conflict,
-                format!("`{}` exists and is not empty", output_dir.display()),
-            )
-            .with_hint("pass `--output-dir` with a new folder, or remove that one"));
+            return Err(not_empty(&output_dir));
         }
 
         let Built {
