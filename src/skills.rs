@@ -21,7 +21,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::catalog::{Catalog, SkillRow};
+use crate::audit::Policy;
+use crate::catalog::{ArtifactId, Catalog, FindingCounts, FindingFilter, SkillRow};
 use crate::error::Result;
 use crate::install::Roots;
 use crate::packages::lock::LockFile;
@@ -60,11 +61,13 @@ pub enum SkillProblem {
     Nested,
     /// Frontmatter no YAML parser reads as given (read line by line): a client parsing `SKILL.md` finds other fields than the entry, and rejects it.
     FrontmatterNotYaml,
+    /// A content-audit finding at or above `audit.block` (what would block installing it).
+    AuditBlocked,
 }
 
 impl SkillProblem {
     /// Every problem.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::NameMissing,
         Self::NameInvalid,
         Self::NameNotFolder,
@@ -72,6 +75,7 @@ impl SkillProblem {
         Self::DescriptionTooLong,
         Self::Nested,
         Self::FrontmatterNotYaml,
+        Self::AuditBlocked,
     ];
 
     /// Its name in JSON.
@@ -84,6 +88,7 @@ impl SkillProblem {
             Self::DescriptionTooLong => "description_too_long",
             Self::Nested => "nested",
             Self::FrontmatterNotYaml => "frontmatter_not_yaml",
+            Self::AuditBlocked => "audit_blocked",
         }
     }
 
@@ -97,6 +102,7 @@ impl SkillProblem {
             Self::DescriptionTooLong => "`description` is longer than 1024 characters",
             Self::Nested => "the skill sits inside another skill's folder",
             Self::FrontmatterNotYaml => "frontmatter is not valid YAML (see `aam info`)",
+            Self::AuditBlocked => "the content audit finds what `audit.block` blocks (see `aam audit`)",
         }
     }
 }
@@ -306,13 +312,27 @@ pub struct LeftOut {
     pub count: u64,
 }
 
+/// Whether the content audit found in the artifact `id` what `policy` blocks.
+pub fn blocked(catalog: &Catalog, id: ArtifactId, policy: &Policy) -> Result<bool> {
+    let counts = catalog.finding_counts(&[id])?;
+    Ok(counts
+        .get(&id)
+        .and_then(FindingCounts::highest)
+        .is_some_and(|highest| policy.block.reached(highest)))
+}
+
 /// Counts every live skill of every source: what `skills/list` serves, and
-/// what it leaves out, why. Reads the tally the catalog keeps per source.
-pub fn census(catalog: &Catalog) -> Result<Census> {
+/// what it leaves out, why. Reads the tally the catalog keeps per source,
+/// then moves the skills it counts as served that `policy` blocks (found
+/// through the findings at or above `audit.block`, which are few).
+pub fn census(catalog: &Catalog, policy: &Policy) -> Result<Census> {
     let mut total = Tally::default();
     for tally in catalog.skill_tallies()? {
         total.merge(&tally);
     }
+    let blocked = blocked_but_otherwise_served(catalog, policy)?;
+    total.add(None, -blocked);
+    total.add(Some(SkillProblem::AuditBlocked), blocked);
     Ok(Census {
         served: total.0.get(&None).copied().unwrap_or_default().max(0) as u64,
         left_out: total
@@ -327,6 +347,37 @@ pub fn census(catalog: &Catalog) -> Result<Census> {
             })
             .collect(),
     })
+}
+
+/// How many live skills follow the rules but hold a finding `policy` blocks.
+fn blocked_but_otherwise_served(catalog: &Catalog, policy: &Policy) -> Result<i64> {
+    let Some(min_severity) = policy.block.0 else {
+        return Ok(0);
+    };
+    let findings = catalog.findings(&FindingFilter {
+        min_severity: Some(min_severity),
+        ..Default::default()
+    })?;
+    let skills: std::collections::BTreeSet<(String, String)> = findings
+        .into_iter()
+        .filter(|f| f.kind == ArtifactKind::Skill)
+        .map(|f| (f.source, f.artifact_path))
+        .collect();
+    let mut count = 0;
+    for (source_name, path) in skills {
+        let source = catalog.source_named(&source_name)?;
+        let enclosing = catalog.skills_at(source.id, ancestors(&path))?;
+        for row in catalog.skills_at(source.id, [&path])? {
+            if problem(&row, &source.scope_path, |folder| {
+                enclosing.iter().any(|s| s.path == folder)
+            })
+            .is_none()
+            {
+                count += 1;
+            }
+        }
+    }
+    Ok(count)
 }
 
 /// A skill installed in the project, as its files are now.

@@ -186,6 +186,22 @@ impl Key {
         self.set.is_some()
     }
 
+    /// Whether changing it from `before` to `after` weakens the content audit:
+    /// `audit.block` or `audit.warn` moved to a laxer threshold (`off` the
+    /// laxest; an unset one counts as its default).
+    pub fn weakens_audit(&self, before: &Settings, after: &Settings) -> bool {
+        if !self.name.starts_with("audit.") {
+            return false;
+        }
+        let strictness = |settings: &Settings| {
+            let value = Some(self.get(settings)).filter(is_set).unwrap_or_else(self.default);
+            let threshold = value.as_str().and_then(crate::audit::Threshold::parse);
+            // Blocking or warning from a lower severity up is stricter.
+            threshold.map_or(0, |t| t.0.map_or(0, |s| 4 - s as u8))
+        };
+        strictness(after) < strictness(before)
+    }
+
     /// Sets it in `settings` from text, validated first.
     pub fn set(&self, settings: &mut Settings, value: &str) -> Result<()> {
         let set = self.set.ok_or_else(|| {
@@ -272,6 +288,40 @@ mod tests {
         assert!(key("audit.block").unwrap().set(&mut settings, "loud").is_err());
         assert!(key("registries").unwrap().set(&mut settings, "x").is_err());
         assert!(key("colour").is_err());
+    }
+
+    #[test]
+    fn laxer_audit_thresholds_weaken_the_audit() {
+        let block = key("audit.block").unwrap();
+        let changed = |from: &str, to: &str| {
+            let mut before = Settings::default();
+            block.set(&mut before, from).unwrap();
+            let mut after = before.clone();
+            block.set(&mut after, to).unwrap();
+            block.weakens_audit(&before, &after)
+        };
+        for (from, to) in [
+            ("", "off"),
+            ("high", "off"),
+            ("warn", "high"),
+            ("info", ""),
+            ("warn", ""),
+        ] {
+            assert!(changed(from, to), "{from:?} -> {to:?}");
+        }
+        for (from, to) in [
+            ("", "high"),
+            ("", "warn"),
+            ("off", "info"),
+            ("high", "high"),
+            ("off", "off"),
+        ] {
+            assert!(!changed(from, to), "{from:?} -> {to:?}");
+        }
+        let platforms = key("default_platforms").unwrap();
+        let mut after = Settings::default();
+        platforms.set(&mut after, "claude").unwrap();
+        assert!(!platforms.weakens_audit(&Settings::default(), &after));
     }
 
     #[test]

@@ -20,6 +20,7 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value, json};
 
+use crate::audit::Policy;
 use crate::catalog::{Catalog, SkillFile, SkillRow, SourceRecord};
 use crate::error::{Error, ErrorCode, Result};
 use crate::skills::{self, Cursor, InstalledSkill, SKILL_MD};
@@ -46,6 +47,7 @@ pub(super) fn list(ctx: &Context, cursor: Option<&str>) -> std::result::Result<L
 
 fn page(ctx: &Context, start: Option<Cursor>, size: usize) -> Result<ListSkillsResult> {
     let catalog = ctx.catalog()?;
+    let policy = ctx.audit_policy(false)?;
     let mut sources = catalog.list_sources()?;
     sources.sort_by_key(|s| s.id);
     // The project's own skills (a handful) open the first page, on top of its size.
@@ -69,7 +71,7 @@ fn page(ctx: &Context, start: Option<Cursor>, size: usize) -> Result<ListSkillsR
             let exhausted = rows.len() < size - skills.len();
             for row in rows {
                 after = Some(row.path.clone());
-                if !served(&catalog, source, &row)? {
+                if !served(&catalog, source, &row, &policy)? {
                     continue;
                 }
                 match entry(&catalog, source, &row, &mut git) {
@@ -349,9 +351,10 @@ fn find(ctx: &Context, source: &str, segments: &[String], max: usize) -> Result<
     // skill is named by its first segment).
     let mut candidates: Vec<String> = (1..=max).map(|n| segments[..n].join("/")).collect();
     candidates.push(source.scope_path.clone());
+    let policy = ctx.audit_policy(false)?;
     let mut best: Option<(usize, SkillRow)> = None;
     for row in catalog.skills_at(source.id, &candidates)? {
-        if !served(&catalog, &source, &row)? {
+        if !served(&catalog, &source, &row, &policy)? {
             continue;
         }
         let depth = folder_segments(&source, &row).len();
@@ -410,13 +413,16 @@ fn name_of(row: &SkillRow) -> Option<String> {
     frontmatter(row).get("name").and_then(Value::as_str).map(str::to_string)
 }
 
-/// Whether a live skill follows the rules (and no other skill's folder holds it).
-fn served(catalog: &Catalog, source: &SourceRecord, row: &SkillRow) -> Result<bool> {
+/// Whether a live skill follows the rules (and no other skill's folder holds
+/// it), and the content audit finds nothing in it that `audit.block` blocks:
+/// serving a skill hands its text to an agent, as installing it would.
+fn served(catalog: &Catalog, source: &SourceRecord, row: &SkillRow, policy: &Policy) -> Result<bool> {
     let enclosing = catalog.skills_at(source.id, skills::ancestors(&row.path))?;
-    Ok(skills::problem(row, &source.scope_path, |folder| {
+    let follows_rules = skills::problem(row, &source.scope_path, |folder| {
         enclosing.iter().any(|s| s.path == folder)
     })
-    .is_none())
+    .is_none();
+    Ok(follows_rules && !skills::blocked(catalog, row.id, policy)?)
 }
 
 /// The `skills/list` entry of a served skill, and its recorded files.

@@ -140,8 +140,9 @@ impl Tool for ConfigSet {
     const DESCRIPTION: &'static str = "Change one of aam's settings in `$AAM_HOME/config.yaml` (see `aam_config_get` for the keys), validating the value first; the settings file is rewritten atomically. Returns the value before and after, and the project settings file that overrides it here, if any.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
-    const ERRORS: &'static [ErrorCode] = &[];
+    const ERRORS: &'static [ErrorCode] = &[ErrorCode::Forbidden];
     const CONSTRAINTS: &'static [&'static str] = &[
+        "`audit.block` and `audit.warn` may only be made stricter by a tool call (`AAM_FORBIDDEN` otherwise): a person lowers them with `aam config set` in a terminal",
         "`default_platforms` takes agent ids (`aam_agents` lists them: cursor, claude, copilot, codex, gemini-cli, ...), comma-separated",
     ];
     const EXAMPLES: &'static [Example] = &[
@@ -165,8 +166,21 @@ impl Tool for ConfigSet {
             return Err(Error::invalid_argument(format!("`{}` cannot be set here", key.name)).with_hint(key.about));
         }
         let mut settings = ctx.home.load_settings()?;
+        let before = settings.clone();
         let previous = key.get(&settings);
         key.set(&mut settings, &input.value)?;
+        // Text an agent reads (a skill, a tool result) may ask it to do this:
+        // only a person at a terminal turns the audit down.
+        if ctx.is_tool_call() && key.weakens_audit(&before, &settings) {
+            return Err(Error::new(
+                ErrorCode::Forbidden,
+                format!("`{}` may not be lowered by a tool call", key.name),
+            )
+            .with_hint(format!(
+                "run `aam config set {} <value>` in a terminal yourself; tool calls may only make the audit stricter",
+                key.name
+            )));
+        }
         ctx.home.save_settings(&settings)?;
         let project_path = project_settings_path(&ctx.project_root());
         let shadowed_by = (key.per_project && keys::is_set(&key.get(&read_settings(&project_path)?)))

@@ -493,6 +493,12 @@ impl Context {
         Ok(self.sandbox_folders())
     }
 
+    /// Whether a tool call made this context (MCP or `aam tool call`, both
+    /// sandboxed), not a command a person typed.
+    pub fn is_tool_call(&self) -> bool {
+        self.sandbox.is_some()
+    }
+
     /// The folders a sandbox allows (the project and AAM_HOME), if set.
     pub fn sandbox_folders(&self) -> Option<Vec<PathBuf>> {
         self.sandbox.as_ref().map(|sandbox| sandbox.allowed.clone())

@@ -411,6 +411,29 @@ async fn write_tools_are_hidden_refused_and_confined() {
         assert!(message.contains("`.git` folder"), "{tool} {arguments}: {message}");
     }
     assert!(!env.root.path().join(".git/HEAD").exists() && !env.root.path().join(".GIT").exists());
+    // An agent may make the audit stricter, never laxer (a skill's text may ask it to).
+    let stricter = ok(
+        &client,
+        "aam_config_set",
+        json!({"key": "audit.block", "value": "warn"}),
+    )
+    .await;
+    assert_eq!(stricter["value"], "warn");
+    for (key, value) in [("audit.block", "off"), ("audit.block", "high"), ("audit.warn", "off")] {
+        let body = fails(
+            &client,
+            "aam_config_set",
+            json!({"key": key, "value": value}),
+            "AAM_FORBIDDEN",
+        )
+        .await;
+        assert!(body["hint"].as_str().unwrap().contains("in a terminal"), "{body}");
+    }
+    assert_eq!(
+        env.json(&["config", "get", "audit.block"])["settings"][0]["value"],
+        "warn"
+    );
+    env.json(&["config", "set", "audit.block", ""]);
     client.cancel().await.unwrap();
 
     // A call over its time limit returns TIMEOUT.

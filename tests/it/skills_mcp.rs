@@ -346,6 +346,12 @@ async fn skills_breaking_the_naming_rules_are_left_out_and_counted() {
         .write("skills/none/SKILL.md", "No frontmatter at all.\n")
         .write("skills/wordy/SKILL.md", skill("wordy", &"w".repeat(1025)))
         .write("skills/fine/SKILL.md", skill("fine", &"w".repeat(1024)))
+        // What the install gate blocks is not handed to an agent either.
+        .write(
+            "skills/hidden/SKILL.md",
+            skill("hidden", "Helpful \u{202e}gnirts neddih\u{202c} skill"),
+        )
+        .write("skills/hidden/notes.md", "# Notes\n")
         // An unquoted `: ` in a value is not YAML: aam reads it line by line, a
         // client's parser refuses it, so an entry for it would be rejected.
         .write(
@@ -368,6 +374,7 @@ async fn skills_breaking_the_naming_rules_are_left_out_and_counted() {
         reasons,
         BTreeMap::from(
             [
+                ("audit_blocked", 1),
                 ("description_missing", 1),
                 ("description_too_long", 1),
                 ("frontmatter_not_yaml", 1),
@@ -387,6 +394,11 @@ async fn skills_breaking_the_naming_rules_are_left_out_and_counted() {
         "{}",
         human.stdout
     );
+
+    // With the audit set to block nothing, the skill is served.
+    env.json(&["config", "set", "audit.block", "off"]);
+    assert_eq!(stats(&env)["served"], 3);
+    env.json(&["config", "set", "audit.block", ""]);
 
     let client = connect(&env, options(false), Surface::Full, ()).await;
     let skills = client.list_all_skills().await.unwrap();
@@ -428,9 +440,20 @@ async fn skills_breaking_the_naming_rules_are_left_out_and_counted() {
         "skill://rules/skills/pdf/inner/SKILL.md",
         "skill://rules/skills/mismatch/SKILL.md",
         "skill://rules/skills/colon/SKILL.md",
+        "skill://rules/skills/hidden/SKILL.md",
     ] {
         let error = client.get_skill(GetSkillRequestParams::new(uri)).await.unwrap_err();
         assert_eq!(error_code(error), ErrorCode::INVALID_PARAMS, "{uri}");
+    }
+    for uri in [
+        "skill://rules/skills/hidden/SKILL.md",
+        "skill://rules/skills/hidden/notes.md",
+    ] {
+        let error = client
+            .read_resource(ReadResourceRequestParams::new(uri))
+            .await
+            .unwrap_err();
+        assert_eq!(error_code(error), ErrorCode::RESOURCE_NOT_FOUND, "{uri}");
     }
     // The same skill spelled with other escapes names the URI it is served as
     // (it was an internal error: found by an MCP helper).

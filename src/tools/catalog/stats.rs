@@ -178,7 +178,8 @@ impl Tool for Stats {
             last_indexed_at: stats.last_indexed_at,
             sources,
             index: index_stat(ctx, stats.generation),
-            mcp_skills: crate::skills::census(&catalog)?,
+            // Settings that do not read are doctor's to report: counted with the defaults.
+            mcp_skills: crate::skills::census(&catalog, &ctx.audit_policy(false).unwrap_or_default())?,
             disk: DiskUsage {
                 catalog: file_size(&catalog_path) + file_size(&wal),
                 index: dir_size(&root.join(INDEX_DIR)),
