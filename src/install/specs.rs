@@ -329,7 +329,8 @@ fn prepare_registry(
         registry_for(catalog, settings, name)
     };
     // Each published version, and the one the `latest` dist-tag names.
-    let entries = |name: &str| -> Result<(Vec<(semver::Version, VersionEntry)>, Option<String>)> {
+    type Published = (Vec<(semver::Version, VersionEntry)>, Option<String>);
+    let entries = |name: &str| -> Result<Published> {
         match registry_of(name)? {
             Some(registry) => Ok((
                 catalog.registry_versions(&registry, name)?,

@@ -758,7 +758,7 @@ fn fill_empty_dir(staged: &Path, dir: &Path) -> Result<()> {
     names.sort_by_key(|name| name == MANIFEST_FILE);
     for name in names {
         let target = dir.join(&name);
-        match renameat_with(CWD, &staged.join(&name), CWD, &target, RenameFlags::NOREPLACE) {
+        match renameat_with(CWD, staged.join(&name), CWD, &target, RenameFlags::NOREPLACE) {
             Ok(()) => {}
             Err(rustix::io::Errno::EXIST) => return Err(not_empty(dir)),
             Err(e) => return Err(Error::io("create", &target, e.into())),
