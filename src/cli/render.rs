@@ -195,8 +195,14 @@ pub fn uninstalled(o: &UninstallOutput) -> String {
     };
     let mut out = format!("Uninstalled `{}` {} ({removed} removed)\n", o.removed, o.version);
     if !o.kept_modified.is_empty() {
-        out.push_str("Kept because you edited them (`--force` removes them, except beyond a link leading out):\n");
+        out.push_str("Kept because you edited them (`--force` removes them):\n");
         for f in &o.kept_modified {
+            out.push_str(&format!("  {f}\n"));
+        }
+    }
+    if !o.kept_beyond_links.is_empty() {
+        out.push_str("Kept because a link on the way leads out of the project or away from the agent folders (aam never reads or removes there):\n");
+        for f in &o.kept_beyond_links {
             out.push_str(&format!("  {f}\n"));
         }
     }

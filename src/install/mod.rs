@@ -282,23 +282,24 @@ impl Roots {
     }
 
     /// `location` made absolute, to read (`verify`, `diff`, `inventory`):
-    /// refused only when a folder on the way is a link leading out of its root
-    /// or the front end's confinement refuses it, so what an earlier install
-    /// wrote through a link the user made can still be checked.
+    /// refused where [`Roots::resolve`] refuses to write. A link on the way
+    /// that lands anywhere but where installs write (a skill folder linked to
+    /// `.git`, or to the project's root to reach its `.env`) would have a diff
+    /// print what aam never wrote.
     pub fn resolve_to_read(&self, location: &crate::deploy::Location, shown: &str) -> Result<PathBuf> {
-        self.inside_root(location, shown).map(|(path, _, _)| path)
+        self.resolve(location, shown)
     }
 
     /// Opens the plain file at `location` to read, after the checks of
     /// [`Roots::resolve_to_read`], which are made again on the opened folder
     /// ([`crate::paths::open_inside`]): a folder swapped for a link leading out
     /// after the check is not read through. Returns the path beside what it found.
-    /// A folder on the way leading out of the root is [`Inside::Outside`]:
+    /// A file beyond a link (see [`Roots::beyond_link`]) is [`Inside::Outside`]:
     /// nothing there is read, and what aam recorded there counts as changed.
     pub fn open_to_read(&self, location: &crate::deploy::Location, shown: &str) -> Result<(PathBuf, Inside)> {
         let (path, real, real_base) = self.locate(location);
         self.confine(&path, shown)?;
-        if real.is_none() {
+        if real.is_none_or(|real| !self.lands_where_it_installs(location, &real, &real_base)) {
             return Ok((path, Inside::Outside));
         }
         let found = crate::paths::open_inside(&path, &real_base).map_err(|e| Error::io("read", &path, e))?;
@@ -330,15 +331,18 @@ impl Roots {
         (path, real, real_base)
     }
 
-    /// Whether a folder on the way to `location` is a link leading out of its root.
-    pub fn leads_out(&self, location: &crate::deploy::Location) -> bool {
-        self.locate(location).1.is_none()
+    /// Whether `location` lies beyond a link: a folder on the way is a link
+    /// leading out of its root, or landing where installs never write.
+    pub fn beyond_link(&self, location: &crate::deploy::Location) -> bool {
+        let (_, real, real_base) = self.locate(location);
+        real.is_none_or(|real| !self.lands_where_it_installs(location, &real, &real_base))
     }
 
-    /// Whether the file a lock key lives in lies beyond a link leading out of
-    /// its root: never read, written or removed, forced or not.
-    pub fn key_leads_out(&self, key: &str) -> bool {
-        self.check_key(key).is_ok_and(|checked| self.leads_out(checked.file()))
+    /// Whether the file a lock key lives in lies beyond a link (see
+    /// [`Roots::beyond_link`]): never read, written or removed, forced or not.
+    pub fn key_beyond_link(&self, key: &str) -> bool {
+        self.check_key(key)
+            .is_ok_and(|checked| self.beyond_link(checked.file()))
     }
 
     /// Refuses a path the front end's confinement refuses.
@@ -705,7 +709,7 @@ mod tests {
     }
 
     #[test]
-    fn package_copies_are_never_reached_through_a_link_but_recorded_files_can_be_read() {
+    fn nothing_is_reached_through_a_link_to_where_installs_do_not_write() {
         let dir = tempfile::tempdir().unwrap();
         let project = dir.path().join("project");
         std::fs::create_dir_all(project.join(".aam/packages/pdf")).unwrap();
@@ -717,14 +721,19 @@ mod tests {
         // Another package's copy, reached from an agent folder.
         let to_copy = crate::deploy::Location::Project(".claude/skills/pdf/aam.yaml".into());
         assert_eq!(roots.resolve(&to_copy, "x").unwrap_err().code(), ErrorCode::UnsafePath);
-        // A link the user made inside the project: what was written through it
-        // can still be read (verify, diff), not written or removed.
+        // A link the user made inside the project, to a folder installs do not
+        // write: nothing beyond it is written, removed or read (a skill folder
+        // linked to `.git` had `diff` print its config).
         let mine = crate::deploy::Location::Project(".cursor/skills/pdf/SKILL.md".into());
         assert_eq!(roots.resolve(&mine, "x").unwrap_err().code(), ErrorCode::UnsafePath);
         assert_eq!(
-            roots.resolve_to_read(&mine, "x").unwrap(),
-            project.join(".cursor/skills/pdf/SKILL.md")
+            roots.resolve_to_read(&mine, "x").unwrap_err().code(),
+            ErrorCode::UnsafePath
         );
+        assert!(roots.beyond_link(&mine));
+        std::fs::create_dir_all(project.join("config/cursor/skills/pdf")).unwrap();
+        std::fs::write(project.join("config/cursor/skills/pdf/SKILL.md"), "x").unwrap();
+        assert!(matches!(roots.open_to_read(&mine, "x").unwrap().1, Inside::Outside));
         let outside = crate::deploy::Location::Project("../x/SKILL.md".into());
         assert!(roots.resolve_to_read(&outside, "x").is_err());
     }

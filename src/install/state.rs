@@ -157,7 +157,10 @@ pub fn file_status(roots: &Roots, entry: &LockedPackage) -> Result<BTreeMap<Stri
 /// The keys of `status` edited since install: modified, unless what is there
 /// holds bytes aam wrote at that key on this machine (`written_here(key,
 /// digest)`), which were written for another lock (a teammate's upgrade
-/// pulled since): out of date, with nobody's edit in them.
+/// pulled since): out of date, with nobody's edit in them. A key beyond a
+/// link (see [`Roots::beyond_link`]) is `AAM_UNSAFE_PATH` saying where the
+/// link leads: an install can neither check nor write it, and calling what
+/// was never read an edit would send the user looking for one.
 pub fn edited_keys(
     roots: &Roots,
     status: &BTreeMap<String, FileState>,
@@ -165,6 +168,9 @@ pub fn edited_keys(
 ) -> Result<Vec<String>> {
     let mut edited = Vec::new();
     for key in keys_in(status, FileState::Modified) {
+        if roots.key_beyond_link(&key) {
+            roots.key_path(&key)?;
+        }
         if !current_digest(roots, &key)?.is_some_and(|digest| written_here(&key, &digest)) {
             edited.push(key);
         }
@@ -373,9 +379,10 @@ pub fn untracked_walk(roots: &Roots, name: &str, entry: &LockedPackage) -> Resul
         let CheckedKey::File(location) = roots.check_key(&format!("{dir}/x"))? else {
             continue;
         };
-        // A folder replaced by a link leading out is not walked: nothing is
-        // read there, and its recorded files count as changed.
-        if roots.leads_out(&location) {
+        // A folder beyond a link (leading out, or to where installs do not
+        // write) is not walked: nothing is read there, and its recorded files
+        // count as changed.
+        if roots.beyond_link(&location) {
             continue;
         }
         let base = roots

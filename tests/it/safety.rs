@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::install::{lock, package, project, project_with_kit, run_in, text, tree};
 use crate::support::{Repo, TestEnv, copy_tree, skill};
@@ -123,7 +123,8 @@ fn links_in_the_project_are_never_read_through_or_followed_out() {
     assert_eq!(verified.code, 1);
     assert_eq!(verified.json()["modified_files"][0], key);
     let removed = run_in(&env, &proj.dir, &["uninstall", "kit", "--force"]).ok_json();
-    assert_eq!(removed["kept_modified"][0], key);
+    assert_eq!(removed["kept_beyond_links"][0], key);
+    assert_eq!(removed["kept_modified"], json!([]));
     assert_eq!(text(outside.join("skills/kit-skill/SKILL.md")), "the secret");
     let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
     std::fs::remove_file(proj.dir.join(".aam/aam-lock.yaml")).unwrap();
@@ -176,6 +177,52 @@ fn a_link_that_stays_in_the_project_never_takes_an_install_out_of_the_agent_fold
     .err("AAM_UNSAFE_PATH");
     assert_eq!(tree(&proj.dir.join(".git")), git_before, "nothing written into .git");
     assert!(!proj.dir.join(".git/kit-skill").exists());
+}
+
+/// A repository can ship a skill folder that is a link into the project
+/// (`.git`, or the root with its `.env`) beside a lock entry claiming a file
+/// there and a package copy to diff it against: nothing beyond such a link is
+/// read, so `diff` prints none of it (it printed `.git/config`'s token).
+#[test]
+fn a_skill_folder_linked_elsewhere_in_the_project_is_never_read_through() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    std::fs::write(proj.dir.join(".env"), "API_KEY=sk-live-SECRET\n").unwrap();
+    let git_config = proj.dir.join(".git/config");
+    let mut config = std::fs::read_to_string(&git_config).unwrap();
+    config.push_str("[remote \"origin\"]\n\turl = https://bob:ghp_SECRET@example.com/x\n");
+    std::fs::write(&git_config, config).unwrap();
+    std::fs::create_dir_all(proj.dir.join(".claude/skills")).unwrap();
+    for (target, file) in [("../../.git", "config"), ("../..", ".env")] {
+        let link = proj.dir.join(".claude/skills/kit-skill");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(target, &link).unwrap();
+        let copy = proj.dir.join(".aam/packages/kit/skills/kit-skill");
+        std::fs::create_dir_all(&copy).unwrap();
+        std::fs::write(copy.join(file), "x\n").unwrap();
+        write_lock(
+            &proj.dir,
+            &[
+                (&format!(".claude/skills/kit-skill/{file}"), digest(b"x\n")),
+                (&format!(".aam/packages/kit/skills/kit-skill/{file}"), digest(b"x\n")),
+            ],
+        );
+        for args in [&["diff", "kit"][..], &["diff", "--all"], &["verify", "kit"]] {
+            let run = run_in(&env, &proj.dir, args);
+            let out = format!("{}{}", run.stdout, run.stderr);
+            assert!(!out.contains("SECRET"), "{args:?} through {target}: {out}");
+            assert!(!out.contains("objects/"), "{args:?} walked .git: {out}");
+        }
+        let verified = run_in(&env, &proj.dir, &["verify", "kit"]).json();
+        assert_eq!(
+            verified["modified_files"][0],
+            format!(".claude/skills/kit-skill/{file}")
+        );
+        // An install can neither check nor write there: it says so.
+        let refused = run_in(&env, &proj.dir, &["install"]).err("AAM_UNSAFE_PATH");
+        assert!(refused["message"].as_str().unwrap().contains("kit-skill"), "{refused}");
+    }
+    assert!(text(proj.dir.join(".env")).contains("SECRET"));
 }
 
 /// `.claude/skills` linked to `.agents/skills` (followed, as the docs say):
@@ -367,7 +414,7 @@ fn a_skill_folder_linked_out_of_the_project_counts_as_changed_and_is_kept() {
 
     let removed = run_in(&env, &proj.dir, &["uninstall", "kit", "--force"]).ok_json();
     assert!(
-        removed["kept_modified"]
+        removed["kept_beyond_links"]
             .to_string()
             .contains(".claude/skills/kit-skill/SKILL.md"),
         "{removed}"

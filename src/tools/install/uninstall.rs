@@ -46,8 +46,10 @@ pub struct UninstallOutput {
     pub version: String,
     /// Files and sections removed.
     pub removed_files: Vec<String>,
-    /// Files and sections kept because they were edited (pass `force` to remove them), and, forced or not, files beyond a link leading out of the project.
+    /// Files and sections kept because they were edited (pass `force` to remove them).
     pub kept_modified: Vec<String>,
+    /// Files kept, forced or not, because they lie beyond a link leading out of the project or to a folder aam does not install into: never read, so never removed.
+    pub kept_beyond_links: Vec<String>,
     /// Files already gone.
     pub missing_files: Vec<String>,
     /// Files the package did not install that are in its folders (added by you or another tool): never removed, so their folders stay too.
@@ -164,16 +166,15 @@ impl Tool for Uninstall {
             .collect();
         let kept_untracked = state::untracked(&roots, &input.package, &entry)?;
         let mut remove = state::keys_in(&status, FileState::Ok);
-        let mut kept = state::keys_in(&status, FileState::Modified);
+        // What lies beyond a link (a skill folder the user linked to their
+        // own copy) is theirs, forced or not.
+        let (mut kept, kept_beyond_links): (Vec<String>, Vec<String>) = state::keys_in(&status, FileState::Modified)
+            .into_iter()
+            .partition(|key| !roots.key_beyond_link(key));
         if input.force {
-            // What lies beyond a link leading out (a skill folder the user
-            // linked to their own copy) is theirs, forced or not.
-            let (mut edited, beyond_links): (Vec<String>, Vec<String>) =
-                kept.into_iter().partition(|key| !roots.key_leads_out(key));
-            plan.replacing_edits(&edited);
-            remove.append(&mut edited);
+            plan.replacing_edits(&kept);
+            remove.append(&mut kept);
             remove.sort();
-            kept = beyond_links;
         }
         plan.remove_package(&input.package, &remove)?;
         let kept_shared = plan.kept_shared().to_vec();
@@ -188,6 +189,7 @@ impl Tool for Uninstall {
             version: entry.version,
             removed_files: remove,
             kept_modified: kept,
+            kept_beyond_links,
             missing_files: state::keys_in(&status, FileState::Missing),
             kept_untracked,
             kept_shared,
