@@ -218,6 +218,12 @@ pub fn uninstalled(o: &UninstallOutput) -> String {
             out.push_str(&format!("  {f}\n"));
         }
     }
+    if !o.kept_unrecorded.is_empty() {
+        out.push_str("Kept because no install on this machine wrote them (the lock file names them):\n");
+        for f in &o.kept_unrecorded {
+            out.push_str(&format!("  {f}\n"));
+        }
+    }
     out
 }
 

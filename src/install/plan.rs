@@ -129,6 +129,9 @@ pub struct Plan<'r> {
     /// Home-folder files left in place because other installs on this
     /// machine record them too (see [`WrittenHere::shared_with`]).
     kept_shared: Vec<String>,
+    /// Home-folder files a project's lock names that no install on this
+    /// machine wrote: never removed on that lock's word, forced or not.
+    kept_unrecorded: Vec<String>,
     force: bool,
     /// Adopting a copy the user made: deployed files already on disk are
     /// recorded with the package's digests and left as they are.
@@ -176,6 +179,7 @@ impl<'r> Plan<'r> {
             prune: Vec::new(),
             written_here: WrittenHere::default(),
             kept_shared: Vec::new(),
+            kept_unrecorded: Vec::new(),
             replacing_shared: false,
             saving_unowned: false,
             in_the_way: Vec::new(),
@@ -257,7 +261,8 @@ impl<'r> Plan<'r> {
 
     /// Marks `keys` as edited files this command replaces as the user decided
     /// (saved to a backup first, forced, or merged): at the end their old
-    /// versions are deleted as they are. Every other file replaced or removed
+    /// versions are deleted as they are, and a package added after this call
+    /// removes those it no longer writes. Every other file replaced or removed
     /// is deleted only while it still holds bytes aam wrote there (what the
     /// lock records, or what the catalog says aam wrote at that path on this
     /// machine), so an edit saved while the command runs is kept (see
@@ -298,6 +303,19 @@ impl<'r> Plan<'r> {
     /// machine use them too.
     pub fn kept_shared(&self) -> &[String] {
         &self.kept_shared
+    }
+
+    /// The home-folder files this plan leaves because no install on this
+    /// machine wrote them (a project's lock file names them).
+    pub fn kept_unrecorded(&self) -> &[String] {
+        &self.kept_unrecorded
+    }
+
+    /// Whether `key` is a home-folder file a project's lock names that no
+    /// install on this machine wrote: a lock file comes with a repository,
+    /// and may name a file of the user's there (`~/.codex/prompts/notes.md`).
+    fn unrecorded_in_home(&self, key: &str) -> bool {
+        !self.roots.global && key.starts_with("~/") && self.written_here.digests_at(key).next().is_none()
     }
 
     /// Whether aam wrote `digest`'s bytes at `key` on this machine.
@@ -430,12 +448,22 @@ impl<'r> Plan<'r> {
     /// forced; `Ok(true)` when it is to be saved first and replaced
     /// ([`Plan::saving_what_is_in_the_way`]).
     fn unowned_exists(&self, key: &str, package: &str, exists: bool) -> Result<bool> {
-        let ours = self.lock.packages.get(package).is_some_and(|p| {
+        let entry = self.lock.packages.get(package);
+        let mut ours = entry.is_some_and(|p| {
             p.deployed.iter().any(|d| d.target == key)
                 || p.file_checksums
                     .keys()
                     .any(|k| k == key || k.starts_with(&format!("{key}/")))
         });
+        // A home-folder file no install here wrote is the package's only while
+        // it holds what the lock records (a restore in a fresh AAM_HOME).
+        if ours && exists && self.unrecorded_in_home(key) {
+            let recorded = entry.and_then(|p| p.file_checksums.get(key));
+            ours = match recorded {
+                Some(digest) => state::key_state(self.roots, key, digest)? == FileState::Ok,
+                None => false,
+            };
+        }
         // A home-folder file other installs share is checked by content when written.
         let shared = !self.written_here.shared_with(key).is_empty();
         if exists && !ours && !shared && !self.force {
@@ -695,7 +723,7 @@ impl<'r> Plan<'r> {
                 .iter()
                 .filter(|(k, _)| !checksums.contains_key(*k))
             {
-                if self.force || self.written_here(key, digest) {
+                if self.force || self.replacing_edits.contains(key) || self.written_here(key, digest) {
                     self.remove_key(key)?;
                 }
             }
@@ -845,6 +873,10 @@ impl<'r> Plan<'r> {
     fn remove_key(&mut self, key: &str) -> Result<()> {
         if !self.written_here.shared_with(key).is_empty() {
             self.kept_shared.push(key.to_string());
+            return Ok(());
+        }
+        if self.unrecorded_in_home(key) {
+            self.kept_unrecorded.push(key.to_string());
             return Ok(());
         }
         match self.roots.check_key(key)? {

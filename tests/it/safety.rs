@@ -225,6 +225,39 @@ fn a_skill_folder_linked_elsewhere_in_the_project_is_never_read_through() {
     assert!(text(proj.dir.join(".env")).contains("SECRET"));
 }
 
+/// A project's lock may name home-folder files (Codex prompts), but one no
+/// install on this machine wrote is the user's: a forged entry never has it
+/// removed or reported replaced, by `--force`, `--backup` or an uninstall.
+#[test]
+fn a_home_folder_file_no_install_wrote_is_never_removed_on_a_lock_files_word() {
+    let env = TestEnv::new();
+    let proj = project_with_kit(&env);
+    let mine = env.user_home().join(".codex/prompts/secret.md");
+    std::fs::create_dir_all(mine.parent().unwrap()).unwrap();
+    std::fs::write(&mine, "HOME PRIVATE PROMPT\n").unwrap();
+    let lock_path = proj.dir.join(".aam/aam-lock.yaml");
+    let mut forged: serde_yaml_ng::Value = serde_yaml_ng::from_slice(&std::fs::read(&lock_path).unwrap()).unwrap();
+    let checksums = forged["packages"]["kit"]["file_checksums"].as_mapping_mut().unwrap();
+    checksums.insert("~/.codex/prompts/secret.md".into(), "a".repeat(64).into());
+    let forged = serde_yaml_ng::to_string(&forged).unwrap();
+    for args in [&["install", "--force"][..], &["install", "--backup"]] {
+        std::fs::write(&lock_path, &forged).unwrap();
+        let out = run_in(&env, &proj.dir, args).ok_json();
+        let replaced = &out["installed"][0]["replaced_edits"];
+        assert!(!replaced.to_string().contains("secret"), "{args:?}: {out}");
+        assert_eq!(text(&mine), "HOME PRIVATE PROMPT\n", "{args:?}");
+    }
+    std::fs::write(&lock_path, &forged).unwrap();
+    let removed = run_in(&env, &proj.dir, &["uninstall", "kit", "--force"]).ok_json();
+    assert_eq!(
+        removed["kept_unrecorded"],
+        json!(["~/.codex/prompts/secret.md"]),
+        "{removed}"
+    );
+    assert!(!removed["removed_files"].to_string().contains("secret"), "{removed}");
+    assert_eq!(text(&mine), "HOME PRIVATE PROMPT\n");
+}
+
 /// `.claude/skills` linked to `.agents/skills` (followed, as the docs say):
 /// Claude Code and Codex get one copy of a skill, recorded once; dropping one
 /// of them keeps the file the other reads, and an uninstall removes it once.

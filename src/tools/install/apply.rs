@@ -373,8 +373,12 @@ pub(super) fn install_prepared(
             } => (platforms, existing, modified, merged),
         };
         let name = &package.manifest.name;
-        let entry = plan.add(package, &platforms)?;
         plan.replacing_edits(modified.iter().chain(merged.writes.keys()));
+        let entry = plan.add(package, &platforms)?;
+        // What the plan leaves of them (a home-folder file no install here wrote) stays.
+        let (modified, kept_edits): (Vec<String>, Vec<String>) = modified
+            .into_iter()
+            .partition(|key| !plan.kept_unrecorded().contains(key));
         let in_the_way = plan.take_in_the_way();
         for (key, bytes) in &merged.writes {
             plan.replace_planned(key, bytes)?;
@@ -409,7 +413,7 @@ pub(super) fn install_prepared(
             deployed_to: entry.targets(),
             backup_dir: None,
             merged_edits: merged.merged,
-            kept_edits: Vec::new(),
+            kept_edits,
             conflict_markers: merged.marked,
             undeployed,
         });

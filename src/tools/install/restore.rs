@@ -120,11 +120,17 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
     }
     let (mut content, mut mirror, mut backups) = (Vec::new(), Vec::new(), Vec::new());
     for ((name, entry, edited, keep), package) in todo.iter().zip(&prepared) {
-        let mut planned = plan.add(package, &entry.platforms)?;
         plan.replacing_edits(edited);
+        let mut planned = plan.add(package, &entry.platforms)?;
         for key in keep {
             plan.leave_as_is(key)?;
         }
+        // What the plan leaves of them (a home-folder file no install here wrote) stays.
+        let (edited, unrecorded): (Vec<String>, Vec<String>) = edited
+            .iter()
+            .cloned()
+            .partition(|key| !plan.kept_unrecorded().contains(key));
+        let keep: Vec<String> = keep.iter().cloned().chain(unrecorded).collect();
         plan.set_created_dirs(name, entry.created_dirs.clone());
         planned.created_dirs = entry.created_dirs.clone();
         plan.keep_deployment_order(name, &entry.deployed);
@@ -145,10 +151,10 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
             replaced_untracked: Vec::new(),
             nothing_for: package.platforms_taking_none(&planned.platforms, roots.global),
             deployed_to: planned.targets(),
-            replaced_edits: edited.clone(),
+            replaced_edits: edited,
             backup_dir: None,
             merged_edits: Vec::new(),
-            kept_edits: keep.clone(),
+            kept_edits: keep,
             conflict_markers: Vec::new(),
             undeployed: Vec::new(),
         });

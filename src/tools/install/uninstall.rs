@@ -56,6 +56,8 @@ pub struct UninstallOutput {
     pub kept_untracked: Vec<String>,
     /// Files in the home folder kept because other installs on this machine use them too (Codex prompts: one `~/.codex/prompts` for every project).
     pub kept_shared: Vec<String>,
+    /// Files in the home folder the project's lock names that no install on this machine wrote: never removed on a lock file's word, forced or not.
+    pub kept_unrecorded: Vec<String>,
     /// Installed packages that depend on it.
     pub dependents: Vec<String>,
 }
@@ -178,7 +180,8 @@ impl Tool for Uninstall {
         }
         plan.remove_package(&input.package, &remove)?;
         let kept_shared = plan.kept_shared().to_vec();
-        remove.retain(|key| !kept_shared.contains(key));
+        let kept_unrecorded = plan.kept_unrecorded().to_vec();
+        remove.retain(|key| !kept_shared.contains(key) && !kept_unrecorded.contains(key));
         let mirror = vec![MirrorOp::Remove {
             project_root: roots.root_text(),
             package: input.package.clone(),
@@ -193,6 +196,7 @@ impl Tool for Uninstall {
             missing_files: state::keys_in(&status, FileState::Missing),
             kept_untracked,
             kept_shared,
+            kept_unrecorded,
             dependents,
         })
     }
