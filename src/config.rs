@@ -136,7 +136,24 @@ fn parse_settings(path: &Path, read: std::io::Result<Option<Vec<u8>>>) -> Result
     let text = String::from_utf8(bytes).map_err(|_| invalid("it is not UTF-8 text".to_string()))?;
     // Bounded before the YAML parser sees it.
     crate::yaml::check(&text, MAX_SETTINGS as usize).map_err(|refusal| invalid(format!("it {refusal}")))?;
-    serde_yaml_ng::from_str(&text).map_err(|e| invalid(e.to_string()))
+    serde_yaml_ng::from_str(&text).map_err(|e| invalid(without_values(&e.to_string())))
+}
+
+/// A settings parse error without the value it quotes (`invalid type:
+/// string "ghp_..."`): a settings file may hold a token, and errors end up
+/// in terminals and CI logs.
+fn without_values(message: &str) -> String {
+    for kind in ["invalid type", "invalid value", "invalid length"] {
+        // After the field's path (`audit.block: invalid type: ...`).
+        if let Some(start) = message.find(&format!("{kind}: ")) {
+            let field = &message[..start];
+            return match message.rfind(", expected ") {
+                Some(at) if at > start => format!("{field}{kind}{}", &message[at..]),
+                _ => format!("{field}{kind}"),
+            };
+        }
+    }
+    message.to_string()
 }
 
 /// Largest settings file handed to the YAML parser, in bytes.
@@ -371,6 +388,23 @@ mod tests {
         let err = home.load_settings().unwrap_err();
         assert_eq!(err.code(), ErrorCode::SettingsInvalid);
         assert!(err.message().ends_with("it is not UTF-8 text"), "{}", err.message());
+    }
+
+    /// A value of the wrong type is named by where it is, never quoted.
+    #[test]
+    fn settings_errors_do_not_quote_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.yaml");
+        std::fs::write(&path, "default_platforms: ghp_PROJECTSECRET\n").unwrap();
+        let err = read_settings(&path).unwrap_err();
+        assert!(!err.message().contains("SECRET"), "{}", err.message());
+        assert!(
+            err.message().contains("invalid type, expected a sequence"),
+            "{}",
+            err.message()
+        );
+        assert!(err.message().contains("line 1"), "{}", err.message());
+        assert_eq!(without_values("missing field `x`"), "missing field `x`");
     }
 
     /// A key this aam does not know survives a rewrite, at the top and in a

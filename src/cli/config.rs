@@ -7,6 +7,7 @@
 //! value alone.
 
 use super::Output;
+use crate::config::keys;
 use crate::error::Result;
 use crate::tools::config::{
     ConfigGet, ConfigGetInput, ConfigGetOutput, ConfigSet, ConfigSetInput, ConfigSetOutput, Setting,
@@ -130,7 +131,11 @@ fn setting_text(value: &serde_json::Value) -> String {
     }
 }
 
-/// `aam config set`.
+/// `aam config set`: an unset value shown as the default it stands for.
 fn changed(o: &ConfigSetOutput) -> String {
-    format!("{}: {} -> {}\n", o.key, o.previous, o.value)
+    let shown = |value: &serde_json::Value| match keys::key(&o.key) {
+        Ok(key) if !keys::is_set(value) => format!("{} (default)", key.default_value()),
+        _ => value.to_string(),
+    };
+    format!("{}: {} -> {}\n", o.key, shown(&o.previous), shown(&o.value))
 }

@@ -181,6 +181,11 @@ impl Key {
         (self.get)(settings)
     }
 
+    /// Its value when set nowhere.
+    pub fn default_value(&self) -> Value {
+        (self.default)()
+    }
+
     /// Whether `aam config set` can change it (others are owned by other commands).
     pub fn settable(&self) -> bool {
         self.set.is_some()
@@ -218,7 +223,7 @@ impl Key {
             v if self.per_project && is_set(&v) => (v, SettingOrigin::Project),
             _ => match self.get(home) {
                 v if is_set(&v) => (v, SettingOrigin::Home),
-                _ => ((self.default)(), SettingOrigin::Default),
+                _ => (self.default_value(), SettingOrigin::Default),
             },
         }
     }
