@@ -289,9 +289,17 @@ fn percent_decode(path: &str) -> String {
 /// Checks a user-chosen source name.
 pub fn validate_name(name: &str) -> Result<()> {
     let ok_char = |c: char| c.is_ascii_alphanumeric() || "-_./:@+".contains(c);
-    if name.is_empty() || name.len() > 128 || name.starts_with(['-', '.']) || !name.chars().all(ok_char) {
+    // Parts between slashes are path segments in qualified names and
+    // `skill://` URIs: none empty, none `.` or `..` (`x/../y/pdf`).
+    let plain_parts = name.split('/').all(|part| !part.is_empty() && !part.starts_with('.'));
+    if name.is_empty()
+        || name.len() > 128
+        || name.starts_with('-')
+        || !plain_parts
+        || !name.chars().all(ok_char)
+    {
         return Err(Error::invalid_argument(format!("`{name}` is not a valid source name"))
-            .with_hint("use up to 128 letters, digits and `-_./:@+`, not starting with `-` or `.`"));
+            .with_hint("use up to 128 letters, digits and `-_./:@+`, not starting with `-`; parts between slashes are not empty and do not start with `.`"));
     }
     Ok(())
 }
@@ -1080,6 +1088,12 @@ mod tests {
     #[case("-bad", false)]
     #[case("has space", false)]
     #[case("", false)]
+    #[case("x/../y", false)]
+    #[case("q/./r", false)]
+    #[case("z//w", false)]
+    #[case("team/", false)]
+    #[case(".hidden", false)]
+    #[case("team/.hidden", false)]
     fn names(#[case] name: &str, #[case] ok: bool) {
         assert_eq!(validate_name(name).is_ok(), ok, "{name}");
     }
