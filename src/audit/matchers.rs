@@ -186,6 +186,16 @@ pub fn scan_file(info: FileInfo<'_>, bytes: &[u8]) -> Vec<Finding> {
     if info.executable {
         out.push(rule::FILE_EXECUTABLE, None, None, visible(name, 0, name.len()));
     }
+    // Names hide things too (`\u{202E}txt.exe` shows as `exe.txt`): each
+    // file's own name, and the main file's whole path, which holds the
+    // artifact's folder (checked once, not with every file).
+    let shown_path = match info.main {
+        true => info.path,
+        false => name,
+    };
+    if !shown_path.is_ascii() {
+        hidden(shown_path, None, &mut out);
+    }
     let head = &bytes[..bytes.len().min(8192)];
     if head.contains(&0) {
         if !is_media(&ext) {
@@ -1160,6 +1170,28 @@ fn frontmatter(line: &str, lower: &str, number: Option<u32>, in_allowed_tools: &
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A name hides what its characters reorder or hide: each file's name,
+    /// and the artifact's folder through the main file's path only.
+    #[test]
+    fn hidden_characters_in_names_are_found_once() {
+        let scan = |path: &str, main: bool| -> Vec<(&str, Option<u32>)> {
+            let info = FileInfo {
+                path,
+                executable: false,
+                main,
+            };
+            scan_file(info, b"plain\n")
+                .into_iter()
+                .map(|f| (f.rule, f.line))
+                .collect()
+        };
+        assert_eq!(scan("skills/nm/\u{202E}txt.exe", false), [("hidden-bidi", None)]);
+        assert_eq!(scan("prompts/\u{202E}cod\u{200B}.prompt.md", true).len(), 2);
+        assert!(scan("skills/\u{200B}x/notes.md", false).is_empty());
+        assert_eq!(scan("skills/\u{200B}x/SKILL.md", true), [("hidden-zero-width", None)]);
+        assert!(scan("skills/café/SKILL.md", true).is_empty());
+    }
 
     /// One pass finds what looking for each phrase on its own finds: the
     /// earliest start, and of phrases starting there the one listed first.

@@ -292,12 +292,7 @@ pub fn validate_name(name: &str) -> Result<()> {
     // Parts between slashes are path segments in qualified names and
     // `skill://` URIs: none empty, none `.` or `..` (`x/../y/pdf`).
     let plain_parts = name.split('/').all(|part| !part.is_empty() && !part.starts_with('.'));
-    if name.is_empty()
-        || name.len() > 128
-        || name.starts_with('-')
-        || !plain_parts
-        || !name.chars().all(ok_char)
-    {
+    if name.is_empty() || name.len() > 128 || name.starts_with('-') || !plain_parts || !name.chars().all(ok_char) {
         return Err(Error::invalid_argument(format!("`{name}` is not a valid source name"))
             .with_hint("use up to 128 letters, digits and `-_./:@+`, not starting with `-`; parts between slashes are not empty and do not start with `.`"));
     }
