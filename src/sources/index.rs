@@ -53,6 +53,11 @@ const ARTIFACTS_PER_MAPPING: usize = 2048;
 /// How many symlinks are followed in a row before giving up.
 const MAX_LINK_HOPS: usize = 8;
 
+/// Most files an artifact may hold to be catalogued: every one is listed in
+/// `aam info`, a Skills over MCP entry and a package manifest, so a skill of
+/// 30,000 files made answers of many megabytes. Real skills hold dozens.
+pub const MAX_FILES_PER_ARTIFACT: usize = 1000;
+
 /// One commit of a cached repository, limited to a scope folder.
 pub struct Snapshot<'c> {
     cache: &'c GitCache,
@@ -533,6 +538,16 @@ impl<'c> Snapshot<'c> {
             content,
             digest,
         } = prepared;
+        if found.files.len() > MAX_FILES_PER_ARTIFACT {
+            return Err(crate::error::Error::new(
+                crate::error::ErrorCode::SourceFileTooLarge,
+                format!(
+                    "it holds {} files; aam catalogs artifacts of at most {MAX_FILES_PER_ARTIFACT}",
+                    found.files.len()
+                ),
+            )
+            .with_hint("keep data sets and dependencies outside skill folders"));
+        }
         let mut records = Vec::with_capacity(found.files.len());
         // The content file's bytes and sha256, when it is one of the artifact's files.
         let mut main_bytes = None;
@@ -675,9 +690,10 @@ fn scan_blob(file: &TreeFile, main: bool, bytes: &[u8]) -> Vec<Finding> {
 }
 
 /// `read` unless it failed on a file larger than aam reads from a source (or
-/// one a partial fetch left on the server): that artifact, at `path()`, stays
-/// out of the catalog with a warning naming the file, so one oversized file
-/// does not stop the whole source from being indexed.
+/// one a partial fetch left on the server), or on more files than an artifact
+/// may hold: that artifact, at `path()`, stays out of the catalog with a
+/// warning saying why, so one oversized artifact does not stop the whole
+/// source from being indexed.
 fn unless_oversized(read: Result<IndexedArtifact>, path: impl FnOnce() -> String) -> Option<Result<IndexedArtifact>> {
     match read {
         Err(e) if e.code() == crate::error::ErrorCode::SourceFileTooLarge => {

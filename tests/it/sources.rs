@@ -1204,6 +1204,29 @@ fn a_skill_holding_a_file_over_the_limit_is_left_out_whether_or_not_the_server_f
     let updated = env.json(&["source", "update", "work"]);
     assert_eq!(updated["sources"][0]["removed_count"], 1, "{updated}");
     assert!(env.artifacts("work").is_empty());
+
+    // So is a skill of more files than an artifact may hold (a 30,000-file
+    // skill made `aam info` and a skills/get answer of many megabytes).
+    let many = env.repo("many");
+    many.write("skills/ok/SKILL.md", skill("ok", "Fine"))
+        .write("skills/huge/SKILL.md", skill("huge", "Huge"));
+    for i in 0..1000 {
+        many.write(&format!("skills/huge/data/{i}.txt"), "x\n");
+    }
+    many.commit("c1");
+    let added = env.aam(&["--json", "source", "add", many.path(), "--name", "many"]);
+    assert_eq!(added.code, 0, "{added:?}");
+    assert!(
+        added
+            .stderr
+            .contains("`skills/huge` is left out of the catalog: it holds 1001 files"),
+        "{added:?}"
+    );
+    let indexed = env.artifacts("many");
+    assert!(
+        indexed.len() == 1 && indexed[0].starts_with("skill skills/ok "),
+        "{indexed:?}"
+    );
 }
 
 /// `git http-backend` behind a small Python server on 127.0.0.1, serving the bare
