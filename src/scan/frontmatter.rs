@@ -210,7 +210,12 @@ pub fn parse(text: &str) -> Frontmatter {
                 .location()
                 .map(|l| format!(" at line {}", l.line() + 1))
                 .unwrap_or_default();
-            warnings.push(format!("frontmatter is not valid YAML{location}; {READ_LINE_BY_LINE}"));
+            // Valid YAML, but a number past 64 bits has no JSON form here.
+            let what = match err.to_string().contains("number out of range") {
+                true => "holds a number too large to read",
+                false => "is not valid YAML",
+            };
+            warnings.push(format!("frontmatter {what}{location}; {READ_LINE_BY_LINE}"));
             Some(lenient(&yaml))
         }
     };
@@ -336,6 +341,17 @@ fn repeated_key(yaml: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_number_past_64_bits_is_named_as_such() {
+        let fm = parse("---\nname: x\nversion: 123456789012345678901234567890\n---\n");
+        assert_eq!(fm.string("name").as_deref(), Some("x"));
+        assert!(
+            fm.warnings[0].starts_with("frontmatter holds a number too large to read at line 3"),
+            "{:?}",
+            fm.warnings
+        );
+    }
 
     #[test]
     fn valid_yaml() {
