@@ -767,13 +767,14 @@ fn fill_empty_dir(staged: &Path, dir: &Path) -> Result<()> {
     std::fs::remove_dir(staged).map_err(|e| Error::io("remove", staged, e))
 }
 
-/// The folder a new package must not be written into.
+/// The folder a new package must not be written into (or the file in its place).
 pub fn not_empty(dir: &Path) -> Error {
-    Error::new(
-        ErrorCode::Conflict,
-        format!("`{}` exists and is not empty", dir.display()),
-    )
-    .with_hint("pass `--output-dir` with a new folder, or remove that one")
+    let what = match dir.is_dir() {
+        true => "exists and is not empty",
+        false => "exists and is not a folder",
+    };
+    Error::new(ErrorCode::Conflict, format!("`{}` {what}", dir.display()))
+        .with_hint("pass `--output-dir` with a new folder, or remove that one")
 }
 
 /// Deletes the staging folders a killed [`write_package_dir`] left in

@@ -812,6 +812,10 @@ fn create_from_a_source_at_its_commit() {
         .aam_in(&here, &[&args[..], &["--output-dir", "."]].concat())
         .err("AAM_CONFLICT");
     assert!(taken["message"].as_str().unwrap().contains("is not empty"), "{taken}");
+    let file = env
+        .aam_in(&here, &[&args[..], &["--output-dir", "aam.yaml"]].concat())
+        .err("AAM_CONFLICT");
+    assert!(file["message"].as_str().unwrap().contains("is not a folder"), "{file}");
 }
 
 #[test]

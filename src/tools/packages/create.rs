@@ -145,9 +145,12 @@ impl Tool for PkgCreate {
         let version = input.version.clone().unwrap_or_else(|| DEFAULT_VERSION.to_string());
         let bare = name.rsplit('/').next().unwrap_or(&name).to_string();
         let output_dir = ctx.output_path(input.output_dir.as_deref().unwrap_or(&bare))?;
-        let occupied = std::fs::read_dir(&output_dir)
-            .map(|mut d| d.next().is_some())
-            .unwrap_or(false);
+        let occupied = match std::fs::metadata(&output_dir) {
+            Ok(meta) if meta.is_dir() => std::fs::read_dir(&output_dir).is_ok_and(|mut d| d.next().is_some()),
+            // A file (or anything else) there is not replaced either.
+            Ok(_) => true,
+            Err(_) => false,
+        };
         if occupied {
             return Err(not_empty(&output_dir));
         }
