@@ -185,6 +185,26 @@ impl Serialize for ErrorCode {
 /// path) an error quotes; the rest is cut, with `…`.
 pub const QUOTED_CHARS: usize = 200;
 
+/// Longest message or hint an error carries, in bytes: an input echoed in
+/// one (a 500,000-character key) is cut, so an answer to an MCP client or a
+/// log line stays readable.
+pub const MAX_MESSAGE_BYTES: usize = 16 * 1024;
+
+/// `text` cut to [`MAX_MESSAGE_BYTES`] at a character boundary, saying how much was left out.
+fn bounded(mut text: String) -> String {
+    if text.len() <= MAX_MESSAGE_BYTES {
+        return text;
+    }
+    let mut end = MAX_MESSAGE_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let left_out = text.len() - end;
+    text.truncate(end);
+    text.push_str(&format!("… ({left_out} more bytes)"));
+    text
+}
+
 /// `text` as an error quotes it: control and invisible characters escaped
 /// (`\n`, `\u{202e}`), so a line break or a bidi override in a hostile value
 /// cannot forge or reorder a line of aam's output, and cut after
@@ -277,7 +297,7 @@ impl Error {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
             code,
-            message: mask_credentials(message.into()),
+            message: bounded(mask_credentials(message.into())),
             hint: None,
             source: None,
         }
@@ -285,14 +305,14 @@ impl Error {
 
     /// Attaches what the user should do next.
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(mask_credentials(hint.into()));
+        self.hint = Some(bounded(mask_credentials(hint.into())));
         self
     }
 
     /// The same error, its message told as part of `context` (what was being
     /// done, and to what).
     pub fn in_context(mut self, context: impl std::fmt::Display) -> Self {
-        self.message = format!("{context}: {}", self.message);
+        self.message = bounded(format!("{context}: {}", self.message));
         self
     }
 
@@ -406,6 +426,17 @@ mod tests {
         let long = "é".repeat(QUOTED_CHARS + 5);
         assert_eq!(quoted(&long), format!("{}…", "é".repeat(QUOTED_CHARS)));
         assert_eq!(quoted(&long[..2 * QUOTED_CHARS]), "é".repeat(QUOTED_CHARS));
+    }
+
+    #[test]
+    fn long_messages_and_hints_are_cut_at_a_character() {
+        let key = "é".repeat(300_000);
+        let error = Error::invalid_argument(format!("`{key}` is not a setting")).with_hint(key.clone());
+        for text in [error.message(), error.hint().unwrap()] {
+            assert!(text.len() < MAX_MESSAGE_BYTES + 40, "{}", text.len());
+            assert!(text.ends_with(" more bytes)"), "{}", &text[text.len() - 30..]);
+        }
+        assert_eq!(Error::invalid_argument("short").message(), "short");
     }
 
     #[test]
