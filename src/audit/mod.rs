@@ -198,6 +198,16 @@ impl Threshold {
     pub fn reached(self, severity: Severity) -> bool {
         self.0.is_some_and(|t| severity >= t)
     }
+
+    /// Whether it lets through findings `other` catches (`off` the laxest;
+    /// from a higher severity up is laxer than from a lower one).
+    pub fn laxer_than(self, other: Threshold) -> bool {
+        match (self.0, other.0) {
+            (None, theirs) => theirs.is_some(),
+            (Some(_), None) => false,
+            (Some(mine), Some(theirs)) => mine > theirs,
+        }
+    }
 }
 
 /// What installs do with findings: refuse (`block`) or report (`warn`).
@@ -219,6 +229,18 @@ impl Default for Policy {
 }
 
 impl Policy {
+    /// The settings of `self` that are laxer than `other`'s, by key (`audit.block`, `audit.warn`).
+    pub fn laxer_than(&self, other: &Policy) -> Vec<&'static str> {
+        let mut keys = Vec::new();
+        if self.block.laxer_than(other.block) {
+            keys.push("audit.block");
+        }
+        if self.warn.laxer_than(other.warn) {
+            keys.push("audit.warn");
+        }
+        keys
+    }
+
     /// The policy from settings layers, most specific first (the project's, then
     /// the home's); each key falls back to the next layer, then to the default.
     /// `Err` carries the key and value that is not a threshold.
@@ -277,6 +299,18 @@ pub fn rule_id(text: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use rstest::rstest;
+
+    #[test]
+    fn off_is_laxer_than_any_severity_and_high_than_warn() {
+        let t = |text: &str| Threshold::parse(text).unwrap();
+        assert!(t("off").laxer_than(t("high")) && t("high").laxer_than(t("warn")));
+        assert!(!t("warn").laxer_than(t("high")) && !t("off").laxer_than(t("off")));
+        let lax = Policy {
+            block: t("off"),
+            warn: t("warn"),
+        };
+        assert_eq!(lax.laxer_than(&Policy::default()), ["audit.block"]);
+    }
 
     use super::*;
 

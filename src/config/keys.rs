@@ -198,13 +198,14 @@ impl Key {
         if !self.name.starts_with("audit.") {
             return false;
         }
-        let strictness = |settings: &Settings| {
+        let threshold = |settings: &Settings| {
             let value = Some(self.get(settings)).filter(is_set).unwrap_or_else(self.default);
-            let threshold = value.as_str().and_then(crate::audit::Threshold::parse);
-            // Blocking or warning from a lower severity up is stricter.
-            threshold.map_or(0, |t| t.0.map_or(0, |s| 4 - s as u8))
+            value.as_str().and_then(crate::audit::Threshold::parse)
         };
-        strictness(after) < strictness(before)
+        match (threshold(after), threshold(before)) {
+            (Some(after), Some(before)) => after.laxer_than(before),
+            _ => false,
+        }
     }
 
     /// Sets it in `settings` from text, validated first.

@@ -421,6 +421,22 @@ impl Context {
         crate::audit::gate::policy(&home, project.as_ref())
     }
 
+    /// [`Self::audit_policy`] for an install, warning (on stderr and in the
+    /// log) when the project's `.aam/config.yaml` makes it laxer than the
+    /// home's settings alone: that file comes with the repository.
+    pub fn install_audit_policy(&self, global: bool) -> Result<crate::audit::Policy> {
+        let policy = self.audit_policy(global)?;
+        if !global {
+            let home = crate::audit::gate::policy(&self.home.load_settings()?, None)?;
+            for key in policy.laxer_than(&home) {
+                tracing::warn!(
+                    "this project's `.aam/config.yaml` sets `{key}` laxer than your own settings: installs here let through what yours would stop (`aam config get {key}` shows where it comes from)"
+                );
+            }
+        }
+        Ok(policy)
+    }
+
     /// The time limits of remote fetches: `$AAM_HOME/config.yaml`'s `fetch.*`, each
     /// overridden by its environment variable, then the defaults.
     pub fn fetch_limits(&self) -> Result<crate::sources::git::FetchLimits> {

@@ -342,6 +342,23 @@ fn the_project_policy_wins_over_the_home_policy() {
     // Home: block nothing. The evil skill installs.
     env.json(&["config", "set", "audit.block", "off"]);
     install("src/evil").ok_json();
+    // A project that lowers the audit below the home's settings installs so, and says so.
+    env.json(&["config", "set", "audit.block", ""]);
+    std::fs::write(project.join(".aam/config.yaml"), "audit:\n  block: \"off\"\n").unwrap();
+    let lowered = install("src/evil");
+    assert!(
+        lowered
+            .stderr
+            .contains("sets `audit.block` laxer than your own settings"),
+        "{}",
+        lowered.stderr
+    );
+    lowered.ok_json();
+    env.json(&["config", "set", "audit.block", "off"]);
+    assert!(
+        !install("src/evil").stderr.contains("laxer"),
+        "as lax as the home's: nothing to say"
+    );
     // The project blocks warn and above: the home setting no longer applies.
     std::fs::write(project.join(".aam/config.yaml"), "audit:\n  block: warn\n").unwrap();
     install("src/evil").err("AAM_AUDIT_BLOCKED");

@@ -232,7 +232,7 @@ pub(super) fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
                 }
             }
         }
-        let policy = ctx.audit_policy(input.global)?;
+        let policy = ctx.install_audit_policy(input.global)?;
         let recorded = |package: &Prepared| super::recorded_allowance(&roots, &lock, package);
         let warnings = crate::audit::gate::gate(&catalog, &mut prepared, &input.allow_findings, recorded, &policy)?;
         (prepared, warnings)

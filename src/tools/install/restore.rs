@@ -101,7 +101,7 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
                 .map(|(name, entry, _, _)| restore::prepare(&env, &catalog, &roots, name, entry))
                 .collect::<Result<Vec<_>>>()
         })?;
-        let policy = ctx.audit_policy(input.global)?;
+        let policy = ctx.install_audit_policy(input.global)?;
         let allowance = |package: &Prepared| super::recorded_allowance(&roots, &recorded, package);
         output.audit_warnings =
             crate::audit::gate::gate(&catalog, &mut prepared, &input.allow_findings, allowance, &policy)?;

@@ -216,7 +216,7 @@ impl Tool for Upgrade {
         let recorded = |package: &Prepared| super::recorded_allowance(&roots, &lock, package);
         let gated = match prepared.is_empty() {
             true => Ok(Vec::new()),
-            false => ctx.audit_policy(input.global).and_then(|policy| {
+            false => ctx.install_audit_policy(input.global).and_then(|policy| {
                 crate::audit::gate::gate(&catalog, &mut prepared, &input.allow_findings, recorded, &policy)
             }),
         };
