@@ -18,20 +18,26 @@ pub(super) const DESCRIPTION_WIDTH: usize = 60;
 /// `text` safe to show on a terminal: the control characters a file name or a
 /// repository's text can carry (an escape sequence that recolours or clears
 /// the screen, a carriage return that overwrites a line, a bidirectional
-/// override that reorders one) are shown escaped (`\u{1b}`), so only aam's own
-/// layout reaches the terminal. Line ends and tabs stay when `keep_lines`; a
-/// table cell keeps to its line.
+/// override that reorders one, a zero-width or tag character that hides text)
+/// are shown escaped (`\u{1b}`), so only aam's own layout and visible text
+/// reach the terminal. Line ends and tabs stay when `keep_lines`; a table cell
+/// keeps to its line. Joiners stay (emoji and scripts need them), and so do
+/// the tag characters of a flag emoji (they follow U+1F3F4).
 pub(super) fn terminal_safe(text: &str, keep_lines: bool) -> std::borrow::Cow<'_, str> {
     let hidden = |c: char| {
         (c.is_control() && !(keep_lines && matches!(c, '\n' | '\t')))
             || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+            || matches!(c, '\u{200b}' | '\u{2060}'..='\u{2064}' | '\u{feff}')
     };
-    if !text.chars().any(hidden) {
+    let tag = |c: char| matches!(c, '\u{e0000}'..='\u{e007f}');
+    if !text.chars().any(|c| hidden(c) || tag(c)) {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut shown = String::with_capacity(text.len() + 8);
+    let mut in_flag = false;
     for c in text.chars() {
-        if hidden(c) {
+        in_flag = c == '\u{1f3f4}' || (in_flag && tag(c));
+        if hidden(c) || (tag(c) && !in_flag) {
             shown.extend(c.escape_default());
         } else {
             shown.push(c);
@@ -603,6 +609,15 @@ mod tests {
         let text = table(&["NAME", "STATUS"], &[vec![name.into(), "untracked".into()]]);
         assert_eq!(text.lines().count(), 2, "{text}");
         assert!(!text.contains(['\u{1b}', '\r', '\u{202e}']), "{text}");
+        // Zero-width and tag characters hide text: escaped, but a flag's tags stay.
+        let hiding = terminal_safe(
+            "co\u{200b}de \u{e0072}\u{e006d} \u{1f3f4}\u{e0067}\u{e0062}\u{e007f}",
+            false,
+        );
+        assert_eq!(
+            hiding,
+            "co\\u{200b}de \\u{e0072}\\u{e006d} \u{1f3f4}\u{e0067}\u{e0062}\u{e007f}"
+        );
         assert!(
             text.contains("lint\\nFAKE  skill  installed\\u{1b}[2J\\r\\u{202e}txt"),
             "{text}"
