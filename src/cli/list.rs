@@ -78,7 +78,7 @@ fn available(o: &ListOutput, command: &str) -> String {
             .iter()
             .map(|a| {
                 vec![
-                    a.name.clone(),
+                    format!("{}{}", a.name, super::render::audit_badge(a.findings, a.max_severity)),
                     a.kind.as_str().to_string(),
                     cut(a.description.as_deref().unwrap_or(""), DESCRIPTION_WIDTH),
                 ]

@@ -46,6 +46,18 @@ pub(super) fn terminal_safe(text: &str, keep_lines: bool) -> std::borrow::Cow<'_
     std::borrow::Cow::Owned(shown)
 }
 
+/// Findings worth a look before installing, as a badge after a name
+/// (` [audit: high, 2 findings]`); empty below `warn`.
+pub(super) fn audit_badge(findings: u64, max_severity: Option<crate::audit::Severity>) -> String {
+    match max_severity.filter(|s| *s >= crate::audit::Severity::Warn) {
+        Some(severity) => {
+            let plural = if findings == 1 { "" } else { "s" };
+            format!(" [audit: {severity}, {findings} finding{plural}]")
+        }
+        None => String::new(),
+    }
+}
+
 /// Left-aligned columns separated by two spaces, trailing spaces trimmed.
 /// A cell never breaks its line (see [`terminal_safe`]).
 pub(super) fn table(headers: &[&str], rows: &[Vec<String>]) -> String {

@@ -129,11 +129,7 @@ fn rendered(o: &SearchOutput, next: Option<&str>) -> String {
             if r.installed {
                 name.push_str(" (installed)");
             }
-            // Findings worth a look before installing show as a badge.
-            if let Some(severity) = r.max_severity.filter(|s| *s >= crate::audit::Severity::Warn) {
-                let plural = if r.findings == 1 { "" } else { "s" };
-                name.push_str(&format!(" [audit: {severity}, {} finding{plural}]", r.findings));
-            }
+            name.push_str(&super::render::audit_badge(r.findings, r.max_severity));
             let kind = if r.artifact_types.is_empty() {
                 r.kind.as_str().to_string()
             } else {

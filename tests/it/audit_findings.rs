@@ -88,6 +88,31 @@ fn audit_lists_what_indexing_found_and_clean_look_alikes_stay_quiet() {
     let first = &all["findings"][0];
     assert!(!first["reason"].as_str().unwrap().is_empty() && !first["fix"].as_str().unwrap().is_empty());
 
+    // Listings count them as search does, and show a badge on a terminal.
+    let listed = env.json(&["list", "--available"]);
+    let counted: BTreeSet<String> = listed["sources"][0]["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            format!(
+                "{} {} {}",
+                a["name"].as_str().unwrap(),
+                a["findings"],
+                a["max_severity"]
+            )
+        })
+        .collect();
+    assert_eq!(
+        counted,
+        ["evil 6 \"high\"", "fine 0 null", "look-alike 1 \"info\""]
+            .map(String::from)
+            .into(),
+        "{listed}"
+    );
+    let shown = env.aam(&["list", "--available"]).stdout;
+    assert!(shown.contains("evil [audit: high, 6 findings]"), "{shown}");
+
     // One source, one artifact, a minimum severity.
     let high = env.json(&["audit", "src/evil", "--min-severity", "high"]);
     assert_eq!(high["findings"].as_array().unwrap().len(), 4);

@@ -43,6 +43,10 @@ pub struct AvailableArtifact {
     pub path: String,
     /// One-line description.
     pub description: Option<String>,
+    /// Content-audit findings in its files (`aam_audit` lists them).
+    pub findings: u64,
+    /// The highest severity among them: `info`, `warn` or `high`.
+    pub max_severity: Option<crate::audit::Severity>,
 }
 
 /// Available artifacts of one source.
@@ -102,13 +106,18 @@ impl Tool for ListAvailable {
             None => None,
         };
         let (rows, next) = catalog_page(&catalog, &filter, after.as_ref(), limit)?;
+        let ids: Vec<_> = rows.iter().map(|r| r.id).collect();
+        let finding_counts = catalog.finding_counts(&ids)?;
         let mut sources: Vec<SourceGroup> = Vec::new();
         for row in rows {
+            let counts = finding_counts.get(&row.id);
             let artifact = AvailableArtifact {
                 name: row.name,
                 kind: row.kind,
                 path: row.path,
                 description: row.description,
+                findings: counts.map_or(0, |c| c.total()),
+                max_severity: counts.and_then(|c| c.highest()),
             };
             match sources.last_mut() {
                 Some(group) if group.source == row.source => group.artifacts.push(artifact),
