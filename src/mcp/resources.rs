@@ -104,6 +104,20 @@ pub(super) async fn read(server: &AamServer, uri: &str) -> Result<ReadResourceRe
                 .read_with("aam_info", json!({ "name": qualified, "full": true }))
                 .await;
             return match info {
+                // No text, and the index said why (a main file that is a link
+                // to nothing in the repository): that, not an empty text.
+                Ok(info)
+                    if info["preview"].as_str().is_none_or(str::is_empty)
+                        && info["warnings"].as_array().is_some_and(|w| !w.is_empty()) =>
+                {
+                    Err(ErrorData::resource_not_found(
+                        format!(
+                            "`{uri}` has no text to read: {}",
+                            info["warnings"][0].as_str().unwrap_or_default()
+                        ),
+                        Some(json!({ "uri": uri, "warnings": info["warnings"] })),
+                    ))
+                }
                 Ok(info) => Ok(ReadResourceResult::new(vec![
                     ResourceContents::text(info["preview"].as_str().unwrap_or_default(), uri)
                         .with_mime_type("text/markdown"),

@@ -586,6 +586,19 @@ async fn resources_and_prompts() {
     let text = read(&client, "aam://artifacts/team%2Ftools/docx").await;
     assert!(text.contains("Edit Word files"));
 
+    // A main file that is a link out of the repository has no text: said so,
+    // as `aam info` says it, not served as an empty text.
+    let linked = env.repo("linked");
+    linked.symlink("skills/linkout/SKILL.md", "/etc/hostname");
+    linked.commit("c1");
+    env.json(&["source", "add", linked.path(), "--name", "linked"]);
+    let err = client
+        .read_resource(ReadResourceRequestParams::new("aam://artifacts/linked/linkout"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("-32002") && err.contains("has no text to read"), "{err}");
+
     for missing in [
         "aam://nope",
         "aam://sources/ghost",
