@@ -138,6 +138,9 @@ pub fn installed_packages(o: &InstallOutput) -> String {
         for target in &p.undeployed {
             out.push_str(&format!("  undeployed: {target}\n"));
         }
+        for key in &p.kept_untracked {
+            out.push_str(&format!("  kept, with its folder (it did not install it): {key}\n"));
+        }
         if !p.nothing_for.is_empty() {
             out.push_str(&format!(
                 "  nothing deployed for {}: they take none of its artifact types (`aam agents` shows what each takes)\n",

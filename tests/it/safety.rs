@@ -480,6 +480,27 @@ fn a_skill_folder_linked_out_of_the_project_counts_as_changed_and_is_kept() {
     assert!(lock(&proj.dir)["packages"].get("kit").is_none());
 }
 
+/// A file the user added to a skill folder an install stops deploying stays
+/// with its folder, and the install says so.
+#[test]
+fn an_install_names_the_files_it_keeps_in_folders_it_no_longer_deploys() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    let kit = kit.to_str().unwrap();
+    run_in(&env, &proj.dir, &["install", kit, "--platform", "claude,codex"]).ok_json();
+    let notes = proj.dir.join(".agents/skills/kit-skill/NOTES.md");
+    std::fs::write(&notes, "mine\n").unwrap();
+    let narrowed = run_in(&env, &proj.dir, &["install", kit, "--platform", "claude"]).ok_json();
+    assert_eq!(
+        narrowed["installed"][0]["kept_untracked"],
+        json!([".agents/skills/kit-skill/NOTES.md"]),
+        "{narrowed}"
+    );
+    assert_eq!(text(&notes), "mine\n");
+    assert!(!proj.dir.join(".agents/skills/kit-skill/SKILL.md").exists());
+}
+
 /// A file the user added to an installed skill folder stays with its folder
 /// through an uninstall, which says so, and through the next install.
 #[test]

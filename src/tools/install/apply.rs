@@ -86,8 +86,10 @@ pub struct InstalledPackage {
     pub backup_dir: Option<String>,
     /// Edited files and sections merged with the new version (`on_edited: merge`).
     pub merged_edits: Vec<String>,
-    /// Edited files and sections a restore left as they are while it wrote the missing ones.
+    /// Edited files and sections left as they are: a restore writing the missing ones around them, or home-folder files the lock names that no install on this machine wrote.
     pub kept_edits: Vec<String>,
+    /// Files it did not install found in folders of the replaced version it no longer deploys (a skill renamed or dropped): kept, with their folders.
+    pub kept_untracked: Vec<String>,
     /// Edited files and sections written with conflict markers (`merge_markers`).
     pub conflict_markers: Vec<String>,
     /// Targets of the replaced version it no longer deploys (platforms dropped).
@@ -395,6 +397,14 @@ pub(super) fn install_prepared(
             })
             .map(|d| d.target.clone())
             .collect();
+        // Files of the user's in a folder no longer deployed stay, with that folder: said so.
+        let kept_untracked = match &existing {
+            Some(previous) if !undeployed.is_empty() => state::untracked(&roots, name, previous)?
+                .into_iter()
+                .filter(|key| undeployed.iter().any(|t| key.starts_with(&format!("{t}/"))))
+                .collect(),
+            _ => Vec::new(),
+        };
         if on_edited == OnEdited::Backup && !(modified.is_empty() && in_the_way.is_empty()) {
             let saved: Vec<String> = modified.iter().chain(&in_the_way).cloned().collect();
             backups.push((output.installed.len(), name.clone(), saved));
@@ -414,6 +424,7 @@ pub(super) fn install_prepared(
             backup_dir: None,
             merged_edits: merged.merged,
             kept_edits,
+            kept_untracked,
             conflict_markers: merged.marked,
             undeployed,
         });

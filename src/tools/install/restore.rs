@@ -155,6 +155,7 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
             backup_dir: None,
             merged_edits: Vec::new(),
             kept_edits: keep,
+            kept_untracked: Vec::new(),
             conflict_markers: Vec::new(),
             undeployed: Vec::new(),
         });
