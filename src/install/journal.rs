@@ -857,14 +857,10 @@ fn finish(roots: &Roots, journal: &Journal) -> Option<Unreached> {
     unreached
 }
 
-/// Removes the folders (deepest first) that are empty; never others, and
-/// never a top-level one (`.claude`, `.cursor`, `.github`): the lock file that
-/// says an install made it comes with the repository, and platform detection
-/// reads those folders.
+/// Removes the folders (deepest first) that are empty; never others.
 fn prune(roots: &Roots, dirs: &[String], open: &mut OpenFolders) {
     let mut dirs: Vec<&String> = dirs
         .iter()
-        .filter(|d| d.strip_prefix("~/").unwrap_or(d).contains('/'))
         .filter(|d| keys::check_dir(d, roots.global).is_ok())
         .collect();
     dirs.sort_by_key(|d| std::cmp::Reverse(d.matches('/').count()));

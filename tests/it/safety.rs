@@ -258,29 +258,6 @@ fn a_home_folder_file_no_install_wrote_is_never_removed_on_a_lock_files_word() {
     assert_eq!(text(&mine), "HOME PRIVATE PROMPT\n");
 }
 
-/// A lock's `created_dirs` comes with the repository: the top-level agent
-/// folders it names are never removed (platform detection reads them).
-#[test]
-fn forged_created_dirs_never_remove_top_level_folders() {
-    let env = TestEnv::new();
-    let proj = project_with_kit(&env);
-    std::fs::create_dir_all(proj.dir.join(".cursor")).unwrap();
-    let lock_path = proj.dir.join(".aam/aam-lock.yaml");
-    let mut forged: serde_yaml_ng::Value = serde_yaml_ng::from_slice(&std::fs::read(&lock_path).unwrap()).unwrap();
-    let dirs = forged["packages"]["kit"]["created_dirs"].as_sequence_mut().unwrap();
-    dirs.extend([".claude".into(), ".cursor".into(), ".github".into()]);
-    std::fs::write(&lock_path, serde_yaml_ng::to_string(&forged).unwrap()).unwrap();
-    std::fs::create_dir_all(proj.dir.join(".github")).unwrap();
-    run_in(&env, &proj.dir, &["uninstall", "kit"]).ok_json();
-    for top in [".claude", ".cursor", ".github"] {
-        assert!(proj.dir.join(top).is_dir(), "{top} kept");
-    }
-    assert!(
-        !proj.dir.join(".claude/skills/kit-skill").exists(),
-        "what the install made goes"
-    );
-}
-
 /// `.claude/skills` linked to `.agents/skills` (followed, as the docs say):
 /// Claude Code and Codex get one copy of a skill, recorded once; dropping one
 /// of them keeps the file the other reads, and an uninstall removes it once.
