@@ -240,7 +240,9 @@ pub fn uninstalled(o: &UninstallOutput) -> String {
         }
     }
     if !o.kept_unrecorded.is_empty() {
-        out.push_str("Kept because no install on this machine wrote them (the lock file names them):\n");
+        out.push_str(
+            "Kept because they hold what no install on this machine wrote there (the lock file names them):\n",
+        );
         for f in &o.kept_unrecorded {
             out.push_str(&format!("  {f}\n"));
         }

@@ -124,13 +124,15 @@ pub struct Plan<'r> {
     /// Save files and sections aam did not install that are where a package
     /// deploys, then replace them (else they are a conflict, unless forced).
     saving_unowned: bool,
+    /// The edited files this command replaces are saved first (`--backup`).
+    backing_up_edits: bool,
     /// Those found so far (see [`Plan::take_in_the_way`]).
     in_the_way: Vec<String>,
     /// Home-folder files left in place because other installs on this
     /// machine record them too (see [`WrittenHere::shared_with`]).
     kept_shared: Vec<String>,
-    /// Home-folder files a project's lock names that no install on this
-    /// machine wrote: never removed on that lock's word, forced or not.
+    /// Home-folder files a project's lock names that hold bytes no install on
+    /// this machine wrote there: never removed on that lock's word, forced or not.
     kept_unrecorded: Vec<String>,
     force: bool,
     /// Adopting a copy the user made: deployed files already on disk are
@@ -182,6 +184,7 @@ impl<'r> Plan<'r> {
             kept_unrecorded: Vec::new(),
             replacing_shared: false,
             saving_unowned: false,
+            backing_up_edits: false,
             in_the_way: Vec::new(),
             force,
             adopting: false,
@@ -290,6 +293,15 @@ impl<'r> Plan<'r> {
     /// them), instead of refusing them (`--backup`).
     pub fn saving_what_is_in_the_way(mut self) -> Self {
         self.saving_unowned = true;
+        self.backing_up_edits = true;
+        self
+    }
+
+    /// Says the caller saves the edited files it replaces first (a restore's
+    /// `--backup`): a home-folder file of the user's among them may then be
+    /// replaced (see [`Plan::foreign_in_home`]).
+    pub fn backing_up_edits(mut self) -> Self {
+        self.backing_up_edits = true;
         self
     }
 
@@ -305,17 +317,30 @@ impl<'r> Plan<'r> {
         &self.kept_shared
     }
 
-    /// The home-folder files this plan leaves because no install on this
-    /// machine wrote them (a project's lock file names them).
+    /// The home-folder files this plan leaves because they hold what no
+    /// install on this machine wrote there (a project's lock file names them).
     pub fn kept_unrecorded(&self) -> &[String] {
         &self.kept_unrecorded
     }
 
-    /// Whether `key` is a home-folder file a project's lock names that no
-    /// install on this machine wrote: a lock file comes with a repository,
-    /// and may name a file of the user's there (`~/.codex/prompts/notes.md`).
-    fn unrecorded_in_home(&self, key: &str) -> bool {
-        !self.roots.global && key.starts_with("~/") && self.written_here.digests_at(key).next().is_none()
+    /// Whether `key` is a home-folder file a project's lock names that holds
+    /// bytes no install on this machine wrote there (and, with `package`,
+    /// not what that package's lock entry records either: a restore in a
+    /// fresh `AAM_HOME`). A lock file comes with a repository and may name a
+    /// file of the user's there (`~/.codex/prompts/notes.md`), or one the
+    /// user edited since aam wrote it: neither is aam's to replace or remove
+    /// on that lock's word, forced or not.
+    fn foreign_in_home(&self, key: &str, package: Option<&str>) -> Result<bool> {
+        if self.roots.global || !key.starts_with("~/") {
+            return Ok(false);
+        }
+        let Some(digest) = state::current_digest(self.roots, key)? else {
+            return Ok(false);
+        };
+        let recorded = package
+            .and_then(|p| self.lock.packages.get(p))
+            .and_then(|p| p.file_checksums.get(key));
+        Ok(!self.written_here.wrote(key, &digest) && recorded != Some(&digest))
     }
 
     /// Whether aam wrote `digest`'s bytes at `key` on this machine.
@@ -448,20 +473,17 @@ impl<'r> Plan<'r> {
     /// forced; `Ok(true)` when it is to be saved first and replaced
     /// ([`Plan::saving_what_is_in_the_way`]).
     fn unowned_exists(&self, key: &str, package: &str, exists: bool) -> Result<bool> {
-        let entry = self.lock.packages.get(package);
-        let mut ours = entry.is_some_and(|p| {
+        let ours = self.lock.packages.get(package).is_some_and(|p| {
             p.deployed.iter().any(|d| d.target == key)
                 || p.file_checksums
                     .keys()
                     .any(|k| k == key || k.starts_with(&format!("{key}/")))
         });
-        // A home-folder file no install here wrote is the package's only while
-        // it holds what the lock records (a restore in a fresh AAM_HOME).
-        if ours && exists && self.unrecorded_in_home(key) {
-            let recorded = entry.and_then(|p| p.file_checksums.get(key));
-            ours = match recorded {
-                Some(digest) => state::key_state(self.roots, key, digest)? == FileState::Ok,
-                None => false,
+        let saved_edit = self.backing_up_edits && self.replacing_edits.contains(key);
+        if exists && !saved_edit && self.foreign_in_home(key, Some(package))? {
+            return match self.saving_unowned {
+                true => Ok(true),
+                false => Err(foreign_home_file(key)),
             };
         }
         // A home-folder file other installs share is checked by content when written.
@@ -505,6 +527,14 @@ impl<'r> Plan<'r> {
         // lost or merged away) that already holds these bytes is a stale copy:
         // writing it again changes nothing.
         self.conflict(key, package)?;
+        let saved_edit = self.backing_up_edits && self.replacing_edits.contains(key);
+        if !saved_edit && self.foreign_in_home(key, Some(package))? {
+            match self.saving_unowned {
+                true if !self.in_the_way.iter().any(|k| k == key) => self.in_the_way.push(key.to_string()),
+                true => {}
+                false => return Err(foreign_home_file(key)),
+            }
+        }
         let ours = self
             .lock
             .packages
@@ -875,7 +905,7 @@ impl<'r> Plan<'r> {
             self.kept_shared.push(key.to_string());
             return Ok(());
         }
-        if self.unrecorded_in_home(key) {
+        if self.foreign_in_home(key, None)? {
             self.kept_unrecorded.push(key.to_string());
             return Ok(());
         }
@@ -1101,6 +1131,14 @@ pub fn deployed_as_the_table_says(
 }
 
 /// Something aam did not install is where a package deploys.
+fn foreign_home_file(key: &str) -> Error {
+    Error::new(
+        ErrorCode::Conflict,
+        format!("`{key}` is in your home folder and holds what no install on this machine wrote there (yours, or edited since)"),
+    )
+    .with_hint("a project's lock file cannot have it replaced, even with `--force`: move it away, or pass `--backup` to save it to $AAM_HOME/backups and replace it")
+}
+
 fn not_installed(key: &str) -> Error {
     Error::new(
         ErrorCode::Conflict,

@@ -256,6 +256,43 @@ fn a_home_folder_file_no_install_wrote_is_never_removed_on_a_lock_files_word() {
     );
     assert!(!removed["removed_files"].to_string().contains("secret"), "{removed}");
     assert_eq!(text(&mine), "HOME PRIVATE PROMPT\n");
+
+    // A prompt an install here wrote and the user edited since is theirs too:
+    // another project's lock naming it has it neither replaced nor removed.
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    let legit = env.repo("legit");
+    run_in(
+        &env,
+        &legit.dir,
+        &["install", kit.to_str().unwrap(), "--platform", "codex"],
+    )
+    .ok_json();
+    let prompt = env.user_home().join(".codex/prompts/kit-prompt.md");
+    std::fs::write(&prompt, "my edited prompt\n").unwrap();
+    let hostile = env.repo("hostile");
+    std::fs::create_dir_all(hostile.dir.join(".aam")).unwrap();
+    let legit_lock = std::fs::read(legit.dir.join(".aam/aam-lock.yaml")).unwrap();
+    std::fs::write(hostile.dir.join(".aam/aam-lock.yaml"), &legit_lock).unwrap();
+    let refused = run_in(&env, &hostile.dir, &["install", "--force"]).err("AAM_CONFLICT");
+    assert!(
+        refused["message"].as_str().unwrap().contains("kit-prompt.md"),
+        "{refused}"
+    );
+    assert_eq!(text(&prompt), "my edited prompt\n");
+    let removed = run_in(&env, &hostile.dir, &["uninstall", "kit", "--force"]).ok_json();
+    assert!(
+        !removed["removed_files"].to_string().contains("kit-prompt.md"),
+        "{removed}"
+    );
+    assert_eq!(text(&prompt), "my edited prompt\n");
+    // Once no other install shares it, --backup saves it first, then replaces it.
+    let kept = run_in(&env, &legit.dir, &["uninstall", "kit"]).ok_json();
+    assert!(kept["kept_modified"].to_string().contains("kit-prompt.md"), "{kept}");
+    std::fs::write(hostile.dir.join(".aam/aam-lock.yaml"), &legit_lock).unwrap();
+    let saved = run_in(&env, &hostile.dir, &["install", "--backup"]).ok_json();
+    let backup = saved["installed"][0]["backup_dir"].as_str().unwrap().to_string();
+    assert!(std::fs::read_dir(&backup).is_ok(), "{saved}");
+    assert_ne!(text(&prompt), "my edited prompt\n", "{saved}");
 }
 
 /// `.claude/skills` linked to `.agents/skills` (followed, as the docs say):

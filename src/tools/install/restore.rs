@@ -43,7 +43,10 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
         true => None,
         false => Some(begin_write(ctx, &roots, input.no_wait)?),
     };
-    let plan = Plan::new(&roots, input.force)?.keeping_recorded_places();
+    let mut plan = Plan::new(&roots, input.force)?.keeping_recorded_places();
+    if on_edited == OnEdited::Backup {
+        plan = plan.backing_up_edits();
+    }
     let written = written_here(ctx, &roots, plan.lock())?;
     let mut plan = plan.with_ownership(written);
     let recorded = plan.lock().clone();

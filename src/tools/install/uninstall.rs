@@ -56,7 +56,7 @@ pub struct UninstallOutput {
     pub kept_untracked: Vec<String>,
     /// Files in the home folder kept because other installs on this machine use them too (Codex prompts: one `~/.codex/prompts` for every project).
     pub kept_shared: Vec<String>,
-    /// Files in the home folder the project's lock names that no install on this machine wrote: never removed on a lock file's word, forced or not.
+    /// Files in the home folder the project's lock names that hold bytes no install on this machine wrote there (yours, or edited since): never removed on a lock file's word, forced or not.
     pub kept_unrecorded: Vec<String>,
     /// Installed packages that depend on it.
     pub dependents: Vec<String>,
