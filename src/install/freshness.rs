@@ -158,7 +158,8 @@ pub fn check(
                     tagged_latest: Some(v) == tagged_latest.as_ref(),
                 })
                 .collect();
-            let wanted = preferred(candidates, allowed).map(|c| c.version);
+            let plain = entry.requested.as_deref().unwrap_or("*").trim() == "*" && held.is_empty();
+            let wanted = preferred(candidates, plain, allowed).map(|c| c.version);
             out.wanted = wanted.as_ref().map(|v| v.to_string());
             if let (Some(wanted), Some(current)) = (wanted, current.as_ref())
                 && wanted > *current

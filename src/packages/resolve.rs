@@ -52,9 +52,14 @@ pub fn newest_first(a: &semver::Version, b: &semver::Version) -> std::cmp::Order
 }
 
 /// The candidate a constraint takes from `candidates` (newest first): the
-/// one tagged `latest` when it satisfies, else the newest that does.
-pub fn preferred(candidates: Vec<Candidate>, satisfies: impl Fn(&Version) -> bool) -> Option<Candidate> {
-    let latest = candidates.iter().position(|c| c.tagged_latest && satisfies(&c.version));
+/// one tagged `latest` when it satisfies, else the newest that does. A
+/// `plain` request (no constraint but `*`) takes the tagged one even when it
+/// is a prerelease, which `*` does not match: what a publisher tagged
+/// `latest` is what a plain install gets, as with npm.
+pub fn preferred(candidates: Vec<Candidate>, plain: bool, satisfies: impl Fn(&Version) -> bool) -> Option<Candidate> {
+    let latest = candidates
+        .iter()
+        .position(|c| c.tagged_latest && (plain || satisfies(&c.version)));
     match latest {
         Some(at) => candidates.into_iter().nth(at),
         None => candidates.into_iter().find(|c| satisfies(&c.version)),
@@ -101,7 +106,8 @@ pub fn resolve(
         }
         versions.sort_by(|a, b| newest_first(&a.version, &b.version));
         let constraints = wanted.get(&name).cloned().unwrap_or_default();
-        let Some(pick) = preferred(versions, |v| constraints.iter().all(|w| w.req.matches(v))) else {
+        let plain = constraints.iter().all(|w| w.text.trim() == "*");
+        let Some(pick) = preferred(versions, plain, |v| constraints.iter().all(|w| w.req.matches(v))) else {
             let who: Vec<String> = constraints
                 .iter()
                 .map(|w| format!("`{}` (required by {})", w.text, w.by))
@@ -296,6 +302,19 @@ mod tests {
             "the newest that satisfies when latest does not"
         );
         assert_eq!(pick("=2.0.0"), ["tagged@2.0.0"]);
+        // A prerelease tagged `latest` is what a plain request gets, not what a range does.
+        let beta = |name: &str| -> Result<Vec<Candidate>> {
+            Ok(["1.0.0", "1.1.0", "2.0.0-beta.1"]
+                .map(|v| Candidate {
+                    version: Version::parse(v).unwrap(),
+                    dependencies: BTreeMap::new(),
+                    tagged_latest: name == "kit" && v == "2.0.0-beta.1",
+                })
+                .to_vec())
+        };
+        let got = |constraint: &str| versions(&resolve(&[("kit".into(), constraint.into())], beta).unwrap());
+        assert_eq!(got("*"), ["kit@2.0.0-beta.1"]);
+        assert_eq!(got("^1"), ["kit@1.1.0"]);
     }
 
     #[test]
