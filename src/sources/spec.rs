@@ -225,9 +225,22 @@ impl SourceSpec {
     /// remote path has one level), `owner/repo:<last path component>` when scoped, or
     /// the folder name for local repositories.
     pub fn default_name(&self) -> String {
+        // A name's parts do not start with a dot (see `validate_name`): the
+        // `org/.github` repository is named `org/github`.
+        let plain_parts = |path: &str| {
+            path.split('/')
+                .map(|part| match part.trim_start_matches('.') {
+                    "" => "_",
+                    rest => rest,
+                })
+                .collect::<Vec<_>>()
+                .join("/")
+        };
         let base = match self.kind {
-            SourceKind::Git if !self.repo_path.contains('/') => format!("{}/{}", self.host, self.repo_path),
-            SourceKind::Git => self.repo_path.clone(),
+            SourceKind::Git if !self.repo_path.contains('/') => {
+                format!("{}/{}", self.host, plain_parts(&self.repo_path))
+            }
+            SourceKind::Git => plain_parts(&self.repo_path),
             SourceKind::Local => {
                 let folder = Path::new(&self.repo_path)
                     .file_name()
@@ -810,6 +823,14 @@ mod tests {
         "g/repo"
     )]
     #[case("git@host:repo.git", "git@host:repo.git", "host/repo", None, "", "host/repo")]
+    #[case(
+        "https://github.com/org/.github",
+        "https://github.com/org/.github.git",
+        "github.com/org/.github",
+        None,
+        "",
+        "org/github"
+    )]
     #[case(
         "ssh://git@host:2222/o/r",
         "ssh://git@host:2222/o/r.git",
