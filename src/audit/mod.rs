@@ -29,8 +29,10 @@ pub use matchers::scan_file;
 /// Version of the rule set; findings recorded under another version may differ.
 pub const RULES_VERSION: u32 = 3;
 
-/// Bytes of a file that are scanned.
-pub const SCAN_CAP: usize = 1024 * 1024;
+/// Bytes of a file that are scanned: every byte aam reads from a source (a
+/// file past the first MiB was read by agents but not by the audit, so
+/// padding hid an instruction from the install gate).
+pub const SCAN_CAP: usize = crate::sources::git::MAX_SOURCE_FILE_BYTES as usize;
 
 /// Findings kept per file (the rest are dropped).
 pub const MAX_FINDINGS_PER_FILE: usize = 50;

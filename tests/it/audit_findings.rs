@@ -785,10 +785,11 @@ fn audit_installed_is_not_steered_by_the_lock() {
         format!("{}{}{hostile}", "---\nname: helper\n---\n", " ".repeat(1 << 20)),
     )
     .unwrap();
+    // Scanned whole: padding no longer hides what follows the first MiB.
     let padded = gate("the payload past the first MiB");
-    assert_eq!(
-        padded["not_scanned"],
-        serde_json::json!([".claude/agents/helper.md"]),
+    assert_eq!(padded["not_scanned"], serde_json::json!([]), "{padded}");
+    assert!(
+        padded["findings"].to_string().contains(".claude/agents/helper.md"),
         "{padded}"
     );
     std::fs::remove_file(&agent).unwrap();
