@@ -711,6 +711,7 @@ impl ServerHandler for AamServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<ReadResourceResponse, ErrorData> {
+        resources::check_length(&request.uri)?;
         if request.uri.starts_with(crate::skills::SCHEME) {
             let uri = request.uri.clone();
             let read = self
@@ -741,6 +742,7 @@ impl ServerHandler for AamServer {
         request: GetSkillRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<GetSkillResult, ErrorData> {
+        resources::check_length(&request.uri)?;
         self.skills(move |ctx| skills::get(ctx, &request.uri)).await
     }
 
@@ -749,6 +751,7 @@ impl ServerHandler for AamServer {
         request: ReadResourceDirectoryRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<ReadResourceDirectoryResult, ErrorData> {
+        resources::check_length(&request.uri)?;
         self.skills(move |ctx| skills::directory(ctx, &request.uri)).await
     }
 

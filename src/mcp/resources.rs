@@ -167,6 +167,26 @@ fn decode(part: &str) -> Result<String, ErrorData> {
         .map_err(|_| ErrorData::invalid_params(format!("`{part}` is not valid percent-encoded UTF-8"), None))
 }
 
+/// Longest URI a resource or skill request may name, in bytes: none aam
+/// serves comes near it, and errors quote the URI (a 45,000-character one
+/// made an answer the client never got).
+pub const MAX_URI_BYTES: usize = 4096;
+
+/// `-32602` for a URI longer than [`MAX_URI_BYTES`], quoting only its start.
+pub(super) fn check_length(uri: &str) -> Result<(), ErrorData> {
+    if uri.len() <= MAX_URI_BYTES {
+        return Ok(());
+    }
+    Err(ErrorData::invalid_params(
+        format!(
+            "a URI of {} bytes is longer than any aam serves ({MAX_URI_BYTES} at most): `{}`",
+            uri.len(),
+            crate::error::quoted(uri)
+        ),
+        Some(json!({ "uri_bytes": uri.len() })),
+    ))
+}
+
 pub(super) fn not_found(uri: &str) -> ErrorData {
     ErrorData::resource_not_found(format!("no resource `{uri}`"), Some(json!({ "uri": uri })))
 }

@@ -253,6 +253,18 @@ async fn every_valid_skill_of_real_repositories_is_served_and_verified() {
         .await
         .unwrap_err();
     assert_eq!(error_code(missing), ErrorCode::INVALID_PARAMS);
+    // A URI longer than any served is refused with a short error (one of
+    // 45,000 characters got no answer at all).
+    let long = format!("skill://wshobson/{}", "a".repeat(45_000));
+    let error = client
+        .read_resource(ReadResourceRequestParams::new(&long))
+        .await
+        .unwrap_err();
+    let shown = format!("{error:?}");
+    assert!(shown.len() < 2000, "{}", shown.len());
+    assert_eq!(error_code(error), ErrorCode::INVALID_PARAMS);
+    let error = client.get_skill(GetSkillRequestParams::new(&long)).await.unwrap_err();
+    assert_eq!(error_code(error), ErrorCode::INVALID_PARAMS);
     for uri in [
         "skill://wshobson/no/such/file.md",
         "skill://ghost/a/SKILL.md",
