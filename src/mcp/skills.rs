@@ -47,7 +47,7 @@ pub(super) fn list(ctx: &Context, cursor: Option<&str>) -> std::result::Result<L
 
 fn page(ctx: &Context, start: Option<Cursor>, size: usize) -> Result<ListSkillsResult> {
     let catalog = ctx.catalog()?;
-    let policy = ctx.audit_policy(false)?;
+    let policy = ctx.serving_audit_policy()?;
     let mut sources = catalog.list_sources()?;
     sources.sort_by_key(|s| s.id);
     // The project's own skills (a handful) open the first page, on top of its size.
@@ -351,7 +351,7 @@ fn find(ctx: &Context, source: &str, segments: &[String], max: usize) -> Result<
     // skill is named by its first segment).
     let mut candidates: Vec<String> = (1..=max).map(|n| segments[..n].join("/")).collect();
     candidates.push(source.scope_path.clone());
-    let policy = ctx.audit_policy(false)?;
+    let policy = ctx.serving_audit_policy()?;
     let mut best: Option<(usize, SkillRow)> = None;
     for row in catalog.skills_at(source.id, &candidates)? {
         if !served(&catalog, &source, &row, &policy)? {

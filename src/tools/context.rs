@@ -437,6 +437,19 @@ impl Context {
         Ok(policy)
     }
 
+    /// The audit policy of what the MCP server hands an agent unasked (Skills
+    /// over MCP): [`Self::audit_policy`], but never laxer than the home's
+    /// settings alone. A project's `.aam/config.yaml` comes with its
+    /// repository, and nobody would see a warning that it turned serving's gate off.
+    pub fn serving_audit_policy(&self) -> Result<crate::audit::Policy> {
+        let mut policy = self.audit_policy(false)?;
+        let home = crate::audit::gate::policy(&self.home.load_settings()?, None)?;
+        if policy.block.laxer_than(home.block) {
+            policy.block = home.block;
+        }
+        Ok(policy)
+    }
+
     /// The time limits of remote fetches: `$AAM_HOME/config.yaml`'s `fetch.*`, each
     /// overridden by its environment variable, then the defaults.
     pub fn fetch_limits(&self) -> Result<crate::sources::git::FetchLimits> {

@@ -411,6 +411,11 @@ async fn skills_breaking_the_naming_rules_are_left_out_and_counted() {
     env.json(&["config", "set", "audit.block", "off"]);
     assert_eq!(stats(&env)["served"], 3);
     env.json(&["config", "set", "audit.block", ""]);
+    // A project's own settings cannot lower it for serving.
+    std::fs::create_dir_all(env.path(".aam")).unwrap();
+    std::fs::write(env.path(".aam/config.yaml"), "audit:\n  block: \"off\"\n").unwrap();
+    assert_eq!(stats(&env)["served"], 2);
+    std::fs::remove_file(env.path(".aam/config.yaml")).unwrap();
 
     let client = connect(&env, options(false), Surface::Full, ()).await;
     let skills = client.list_all_skills().await.unwrap();

@@ -179,7 +179,7 @@ impl Tool for Stats {
             sources,
             index: index_stat(ctx, stats.generation),
             // Settings that do not read are doctor's to report: counted with the defaults.
-            mcp_skills: crate::skills::census(&catalog, &ctx.audit_policy(false).unwrap_or_default())?,
+            mcp_skills: crate::skills::census(&catalog, &ctx.serving_audit_policy().unwrap_or_default())?,
             disk: DiskUsage {
                 catalog: file_size(&catalog_path) + file_size(&wal),
                 index: dir_size(&root.join(INDEX_DIR)),
