@@ -156,6 +156,20 @@ fn without_values(message: &str) -> String {
     message.to_string()
 }
 
+/// A settings value as an error shows it: a short plain word as it is
+/// (`hgih`: a typo to fix), anything else by its length alone, since a
+/// settings file may hold a token and errors end up in CI logs.
+pub fn shown_value(value: &str) -> String {
+    let word = value.len() <= 24
+        && value
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    match word {
+        true => format!("`{value}`"),
+        false => format!("a value of {} characters", value.chars().count()),
+    }
+}
+
 /// Largest settings file handed to the YAML parser, in bytes.
 const MAX_SETTINGS: u64 = 1024 * 1024;
 
@@ -405,6 +419,8 @@ mod tests {
         );
         assert!(err.message().contains("line 1"), "{}", err.message());
         assert_eq!(without_values("missing field `x`"), "missing field `x`");
+        assert_eq!(shown_value("hgih"), "`hgih`");
+        assert_eq!(shown_value("ghp_SECRETAAAA"), "a value of 14 characters");
     }
 
     /// A key this aam does not know survives a rewrite, at the top and in a

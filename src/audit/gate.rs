@@ -19,7 +19,7 @@ pub fn policy(home: &Settings, project: Option<&Settings>) -> Result<Policy> {
     Policy::from_layers(&layers).map_err(|(key, value)| {
         Error::new(
             ErrorCode::SettingsInvalid,
-            format!("`{key}` is `{}`, which is not a severity", value.escape_debug()),
+            format!("`{key}` is {}, which is not a severity", crate::config::shown_value(&value)),
         )
         .with_hint(format!(
             "fix `{key}` in the project's `.aam/config.yaml` when it sets it (it wins over yours), else set it with `aam config set {key} high` (info, warn, high, off)"

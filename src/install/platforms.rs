@@ -32,8 +32,8 @@ pub fn choose(roots: &Roots, home_settings: &Settings, asked: &[Platform]) -> Re
                 Error::new(
                     ErrorCode::SettingsInvalid,
                     format!(
-                        "`default_platforms` names `{}`, which is not a platform",
-                        name.escape_debug()
+                        "`default_platforms` names {}, which is not a platform",
+                        crate::config::shown_value(&name)
                     ),
                 )
                 .with_hint(format!("{fix}; {}", crate::agents::unknown_hint(&name)))

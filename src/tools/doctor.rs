@@ -94,9 +94,9 @@ fn settings_check(ctx: &Context) -> HealthCheck {
             return HealthCheck::fail(
                 "settings",
                 format!(
-                    "`default_platforms` in {} names `{}`, which is not a platform",
+                    "`default_platforms` in {} names {}, which is not a platform",
                     path.display(),
-                    name.escape_debug()
+                    crate::config::shown_value(name)
                 ),
                 crate::agents::unknown_hint(name),
             );
