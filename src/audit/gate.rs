@@ -2,7 +2,7 @@
 //! against the audit policy (`audit.block` and `audit.warn`, the project's
 //! settings over the home's).
 
-use crate::audit::{FileInfo, Policy, Severity, find_rule, scan_file};
+use crate::audit::{FileInfo, Policy, Severity, find_rule, scan_file, scan_name};
 use crate::catalog::{Catalog, FindingFilter};
 use crate::config::Settings;
 use crate::error::{Error, ErrorCode, Result};
@@ -101,6 +101,22 @@ pub fn gate(
                     severity: finding.severity,
                     line: finding.line,
                 });
+            }
+        }
+        // The folders the files lie in, each once (a file's own name is scanned with it).
+        let mut seen = std::collections::HashSet::new();
+        for path in package.files.keys() {
+            let folders = path.rsplit_once('/').map_or("", |(folders, _)| folders);
+            for folder in folders.split('/').filter(|f| !f.is_ascii() && seen.insert(*f)) {
+                for finding in scan_name(folder) {
+                    met.push(Met {
+                        package: name.clone(),
+                        path: path.clone(),
+                        rule: finding.rule.to_string(),
+                        severity: finding.severity,
+                        line: None,
+                    });
+                }
             }
         }
     }

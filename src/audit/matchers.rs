@@ -175,6 +175,16 @@ enum Place {
     Code,
 }
 
+/// Hidden characters in one name of an artifact that is no file's own (a
+/// folder inside it, a link): whole-file findings.
+pub fn scan_name(name: &str) -> Vec<Finding> {
+    let mut out = Out::default();
+    if !name.is_ascii() {
+        hidden(name, None, &mut out);
+    }
+    out.findings
+}
+
 /// Scans one file of an artifact. Never fails: unreadable text is read lossily.
 pub fn scan_file(info: FileInfo<'_>, bytes: &[u8]) -> Vec<Finding> {
     let mut out = Out::default();

@@ -24,7 +24,7 @@ pub mod report;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use matchers::scan_file;
+pub use matchers::{scan_file, scan_name};
 
 /// Version of the rule set; findings recorded under another version may differ.
 pub const RULES_VERSION: u32 = 3;

@@ -588,6 +588,7 @@ impl<'c> Snapshot<'c> {
                 findings,
             });
         }
+        name_findings(&self.to_repo_path(&found.path), &mut records);
         let (content_path, content_bytes) = match content {
             Some((path, oid)) => {
                 let bytes = match main_bytes {
@@ -687,6 +688,34 @@ fn scan_blob(file: &TreeFile, main: bool, bytes: &[u8]) -> Vec<Finding> {
         main,
     };
     audit::scan_file(info, bytes)
+}
+
+/// Names hide things too (`a\u{202E}b/` shows reordered): every folder
+/// below the artifact's `root` and every link's own name (a file's own name
+/// is scanned with its bytes) is checked once, its findings on the first
+/// record that holds it.
+fn name_findings(root: &str, records: &mut [FileRecord]) {
+    let mut seen = std::collections::HashSet::new();
+    for record in records {
+        let inside = match root {
+            "" => record.path.as_str(),
+            root => record
+                .path
+                .strip_prefix(root)
+                .and_then(|p| p.strip_prefix('/'))
+                .unwrap_or(&record.path),
+        };
+        let mut names: Vec<&str> = inside.split('/').collect();
+        if record.mode != FileMode::Symlink {
+            names.pop();
+        }
+        let found: Vec<_> = names
+            .into_iter()
+            .filter(|name| !name.is_ascii() && seen.insert(name.to_string()))
+            .flat_map(audit::scan_name)
+            .collect();
+        record.findings.extend(found);
+    }
 }
 
 /// `read` unless it failed on a file larger than aam reads from a source (or

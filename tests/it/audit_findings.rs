@@ -800,3 +800,30 @@ fn audit_installed_is_not_steered_by_the_lock() {
     let walked = gate("a skill folder too large to walk");
     assert!(walked["not_scanned"].to_string().contains("too many files"), "{walked}");
 }
+
+/// Names hide text as file contents do: a folder inside a skill and a
+/// link's own name are checked once each, on the first file that holds them.
+#[test]
+fn hidden_characters_in_folder_and_link_names_are_found() {
+    let env = TestEnv::new();
+    let repo = env.repo("names");
+    repo.write("skills/deep/SKILL.md", skill("deep", "Deep"))
+        .write("skills/deep/a\u{202E}b/c.md", "plain\n")
+        .write("skills/deep/a\u{202E}b/d.md", "plain\n")
+        .write("skills/oklink/SKILL.md", skill("oklink", "Link"));
+    repo.symlink("skills/oklink/\u{2066}link", "SKILL.md");
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--name", "names"]);
+    let audit = env.json(&["audit", "names"]);
+    let found: BTreeSet<String> = findings(&audit);
+    assert_eq!(
+        found,
+        [
+            "names/deep skills/deep/a\u{202E}b/c.md:null hidden-bidi high",
+            "names/oklink skills/oklink/\u{2066}link:null hidden-bidi high",
+        ]
+        .map(String::from)
+        .into(),
+        "{audit}"
+    );
+}
