@@ -335,7 +335,8 @@ impl<'r> Plan<'r> {
             return Ok(false);
         }
         let Some(digest) = state::current_digest(self.roots, key)? else {
-            return Ok(false);
+            // Nothing there is nobody's; a link or a folder there is the user's.
+            return state::key_exists(self.roots, key);
         };
         let recorded = package
             .and_then(|p| self.lock.packages.get(p))

@@ -239,6 +239,13 @@ fn a_home_folder_file_no_install_wrote_is_never_removed_on_a_lock_files_word() {
     let mut forged: serde_yaml_ng::Value = serde_yaml_ng::from_slice(&std::fs::read(&lock_path).unwrap()).unwrap();
     let checksums = forged["packages"]["kit"]["file_checksums"].as_mapping_mut().unwrap();
     checksums.insert("~/.codex/prompts/secret.md".into(), "a".repeat(64).into());
+    // A link the user made there (to their dotfiles) is theirs as well.
+    let dotfile = env.user_home().join("dotfiles/linked.md");
+    std::fs::create_dir_all(dotfile.parent().unwrap()).unwrap();
+    std::fs::write(&dotfile, "mine\n").unwrap();
+    let link = env.user_home().join(".codex/prompts/linked.md");
+    std::os::unix::fs::symlink(&dotfile, &link).unwrap();
+    checksums.insert("~/.codex/prompts/linked.md".into(), "b".repeat(64).into());
     let forged = serde_yaml_ng::to_string(&forged).unwrap();
     for args in [&["install", "--force"][..], &["install", "--backup"]] {
         std::fs::write(&lock_path, &forged).unwrap();
@@ -251,11 +258,12 @@ fn a_home_folder_file_no_install_wrote_is_never_removed_on_a_lock_files_word() {
     let removed = run_in(&env, &proj.dir, &["uninstall", "kit", "--force"]).ok_json();
     assert_eq!(
         removed["kept_unrecorded"],
-        json!(["~/.codex/prompts/secret.md"]),
+        json!(["~/.codex/prompts/linked.md", "~/.codex/prompts/secret.md"]),
         "{removed}"
     );
     assert!(!removed["removed_files"].to_string().contains("secret"), "{removed}");
     assert_eq!(text(&mine), "HOME PRIVATE PROMPT\n");
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
 
     // A prompt an install here wrote and the user edited since is theirs too:
     // another project's lock naming it has it neither replaced nor removed.
