@@ -103,7 +103,19 @@ pub(super) async fn read(server: &AamServer, uri: &str) -> Result<ReadResourceRe
             let info = server
                 .read_with("aam_info", json!({ "name": qualified, "full": true }))
                 .await;
+            let policy = server.ctx().serving_audit_policy().map_err(|e| to_protocol(uri, &e))?;
             return match info {
+                // The text of what the install gate would block is not handed
+                // out either (Skills over MCP leaves it out too); `aam_info`
+                // shows it beside its findings.
+                Ok(info) if let Some(severity) = blocking(&policy, &info["finding_counts"]) => {
+                    Err(ErrorData::resource_not_found(
+                        format!(
+                            "`{uri}` is not served: the content audit found `{severity}` findings in it, which `audit.block` blocks (`aam audit {qualified}` lists them)"
+                        ),
+                        Some(json!({ "uri": uri, "finding_counts": info["finding_counts"] })),
+                    ))
+                }
                 // No text, and the index said why (a main file that is a link
                 // to nothing in the repository): that, not an empty text.
                 Ok(info)
@@ -185,6 +197,14 @@ pub(super) fn check_length(uri: &str) -> Result<(), ErrorData> {
         ),
         Some(json!({ "uri_bytes": uri.len() })),
     ))
+}
+
+/// The highest severity among `counts` (an artifact's `finding_counts`) that `policy` blocks.
+fn blocking(policy: &crate::audit::Policy, counts: &Value) -> Option<crate::audit::Severity> {
+    crate::audit::Severity::ALL
+        .into_iter()
+        .rev()
+        .find(|s| policy.block.reached(*s) && counts[s.as_str()].as_u64().unwrap_or(0) > 0)
 }
 
 pub(super) fn not_found(uri: &str) -> ErrorData {

@@ -465,6 +465,7 @@ async fn skills_breaking_the_naming_rules_are_left_out_and_counted() {
     for uri in [
         "skill://rules/skills/hidden/SKILL.md",
         "skill://rules/skills/hidden/notes.md",
+        "aam://artifacts/rules/hidden",
     ] {
         let error = client
             .read_resource(ReadResourceRequestParams::new(uri))
