@@ -392,6 +392,33 @@ pub struct InstalledSkill {
     pub files: Vec<(String, Vec<u8>)>,
 }
 
+impl InstalledSkill {
+    /// The first rule the content audit finds in its files (as they are now)
+    /// that `policy` blocks: a lock file comes with its repository, so a
+    /// skill it names was not necessarily let through by an install here.
+    pub fn blocked_by(&self, policy: &Policy) -> Option<&'static str> {
+        let mut folders = std::collections::HashSet::new();
+        self.files.iter().find_map(|(path, bytes)| {
+            let info = crate::audit::FileInfo {
+                path,
+                executable: false,
+                main: path == SKILL_MD,
+            };
+            let in_folders = path
+                .rsplit_once('/')
+                .into_iter()
+                .flat_map(|(dirs, _)| dirs.split('/'))
+                .filter(|dir| folders.insert(dir.to_string()))
+                .flat_map(crate::audit::scan_name);
+            crate::audit::scan_file(info, bytes)
+                .into_iter()
+                .chain(in_folders)
+                .find(|f| policy.block.reached(f.severity))
+                .map(|f| f.rule)
+        })
+    }
+}
+
 /// The skills installed in the project the lock file describes that follow the
 /// naming rules (the folder's name is the skill's name), with their files read
 /// as they are now. Files that are gone, edited into links, too big, or that

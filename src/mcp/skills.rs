@@ -162,10 +162,22 @@ fn in_project(ctx: &Context, uri: &str) -> Result<Option<InProject>> {
 fn project_skills(ctx: &Context) -> Result<Vec<InstalledSkill>> {
     let roots = crate::tools::install::roots(ctx, false)?;
     let installed = crate::packages::lock::read(&ctx.project_root()).and_then(|lock| skills::installed(&roots, &lock));
-    Ok(installed.unwrap_or_else(|e| {
+    let installed = installed.unwrap_or_else(|e| {
         tracing::warn!(code = %e.code(), "the project's installed skills are not served: {}", e.message());
         Vec::new()
-    }))
+    });
+    // Held to the same gate as the catalog's skills, as their files are now.
+    let policy = ctx.serving_audit_policy()?;
+    Ok(installed
+        .into_iter()
+        .filter(|skill| match skill.blocked_by(&policy) {
+            Some(rule) => {
+                tracing::info!(skill = %skill.root, rule, "an installed skill is not served: the content audit finds what `audit.block` blocks");
+                false
+            }
+            None => true,
+        })
+        .collect())
 }
 
 /// The `skills/list` entry of an installed skill, digests from its bytes now.
