@@ -641,18 +641,20 @@ impl ServerHandler for AamServer {
     ) -> std::result::Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         let Some((spec, _)) = self.inner.tools.iter().find(|(spec, _)| spec.name == name) else {
-            // A write tool this server hides says how to get it.
+            // A write tool this server hides says how to get it. A name no
+            // tool has is quoted cut short: it may be a megabyte long.
             let hidden =
                 !self.options().allow_write && registry().iter().any(|t| t.name == name && t.risk != Risk::Read);
+            let shown = crate::error::quoted(&name);
             let message = match hidden {
                 true => format!(
                     "tool not found: `{name}` changes things, and this server serves read tools only (start it with `--allow-write`)"
                 ),
-                false => format!("tool not found: `{name}`"),
+                false => format!("tool not found: `{shown}`"),
             };
             return Err(ErrorData::invalid_params(
                 message,
-                Some(serde_json::json!({ "name": name })),
+                Some(serde_json::json!({ "name": shown })),
             ));
         };
         let input = Value::Object(request.arguments.unwrap_or_default());
@@ -773,7 +775,10 @@ impl ServerHandler for AamServer {
     ) -> std::result::Result<GetPromptResponse, ErrorData> {
         if self.skills_only() {
             return Err(ErrorData::invalid_params(
-                format!("prompt not found: `{}` (this server serves skills only)", request.name),
+                format!(
+                    "prompt not found: `{}` (this server serves skills only)",
+                    crate::error::quoted(&request.name)
+                ),
                 None,
             ));
         }

@@ -154,7 +154,10 @@ pub(super) fn get(name: &str, arguments: Option<&JsonObject>, allow_write: bool)
     };
     let Some((description, template)) = template(name) else {
         return Err(ErrorData::invalid_params(
-            format!("no prompt `{name}`; prompts: find_artifacts, package_from_source, audit_installed"),
+            format!(
+                "no prompt `{}`; prompts: find_artifacts, package_from_source, audit_installed",
+                crate::error::quoted(name)
+            ),
             None,
         ));
     };

@@ -339,6 +339,12 @@ async fn write_tools_are_hidden_refused_and_confined() {
         .await
         .unwrap_err();
     assert!(!err.to_string().contains("--allow-write"), "{err}");
+    // A name of a megabyte is quoted cut short.
+    let err = reader
+        .call_tool(CallToolRequestParams::new("x".repeat(1 << 20)))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().len() < 2000, "{}", err.to_string().len());
     reader.cancel().await.unwrap();
 
     // Read-only mode refuses every write, even with --allow-write.
