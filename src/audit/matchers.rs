@@ -517,6 +517,11 @@ fn is_joiner(c: char) -> bool {
     matches!(c, '\u{200C}' | '\u{200D}')
 }
 
+/// Direction marks (left-to-right, right-to-left, Arabic letter) and the soft hyphen.
+fn is_mark(c: char) -> bool {
+    matches!(c, '\u{200E}' | '\u{200F}' | '\u{061C}' | '\u{00AD}')
+}
+
 /// Characters that take no space and show nothing (joiners excluded).
 fn is_zero_width(c: char) -> bool {
     matches!(
@@ -608,9 +613,11 @@ fn hidden(line: &str, number: Option<u32>, out: &mut Out) {
             }
         } else if is_zero_width(c) {
             out.push(rule::HIDDEN_ZERO_WIDTH, number, None, visible(line, at, end));
-        } else if is_joiner(c) {
-            // Joiners inside emoji sequences and non-Latin scripts are legitimate;
-            // next to ASCII (or at either end of a line) they only hide things.
+        } else if is_joiner(c) || is_mark(c) {
+            // Joiners inside emoji sequences and non-Latin scripts, and
+            // direction marks and soft hyphens in right-to-left text, are
+            // legitimate; next to ASCII (or at either end of a line) they only
+            // hide things (`ig\u{AD}nore` slips past a reader's search).
             let before = i.checked_sub(1).map(|p| chars[p].1);
             let after = chars.get(i + 1).map(|&(_, c)| c);
             if before.is_none_or(|c| c.is_ascii()) || after.is_none_or(|c| c.is_ascii()) {
@@ -1201,6 +1208,11 @@ mod tests {
         assert!(scan("skills/\u{200B}x/notes.md", false).is_empty());
         assert_eq!(scan("skills/\u{200B}x/SKILL.md", true), [("hidden-zero-width", None)]);
         assert!(scan("skills/café/SKILL.md", true).is_empty());
+        // Direction marks and soft hyphens next to ASCII hide things; in
+        // right-to-left text they belong.
+        assert_eq!(scan("skills/ig\u{AD}nore/x.md", true), [("hidden-zero-width", None)]);
+        assert_eq!(scan("skills/a\u{200F}b/x.md", true), [("hidden-zero-width", None)]);
+        assert!(scan("skills/שלום\u{200F}עולם/x.md", true).is_empty());
     }
 
     /// One pass finds what looking for each phrase on its own finds: the

@@ -107,7 +107,7 @@ rules! {
         "bidirectional control characters can make text display differently from what it says",
         "remove the U+202A..U+202E and U+2066..U+2069 characters";
     HIDDEN_ZERO_WIDTH = "hidden-zero-width", Warn,
-        "zero-width or invisible characters hide text from a reader",
+        "zero-width or invisible characters (direction marks and soft hyphens among ASCII too) hide text from a reader",
         "remove the invisible characters (emoji sequences and non-Latin scripts are not flagged)";
     HIDDEN_TAG_CHARS = "hidden-tag-chars", High,
         "Unicode tag characters (U+E0000 block) carry text no reader sees but models read",
