@@ -1269,6 +1269,19 @@ fn every_spec_form_resolves() {
         "{kit}"
     );
     assert_eq!(install("kit@^1").ok_json()["installed"][0]["version"], "1.1.0");
+    // Above what `latest` names (installed plainly before the tag moved
+    // down), an upgrade has nothing to move to.
+    let lock_path = proj.dir.join(".aam/aam-lock.yaml");
+    let text = std::fs::read_to_string(&lock_path).unwrap();
+    std::fs::write(&lock_path, text.replace("requested: ^1", "requested: '*'")).unwrap();
+    assert_eq!(lock(&proj.dir)["packages"]["kit"]["requested"], "*");
+    let upgrade = run_in(&env, &proj.dir, &["upgrade", "kit", "--dry-run"]).ok_json();
+    let report = &upgrade["packages"][0];
+    assert_eq!(
+        (&report["from"], &report["to"]),
+        (&"1.1.0".into(), &"1.1.0".into()),
+        "{upgrade}"
+    );
     install("kit@0.9.0").ok_json();
 
     // Source artifacts: qualified, unique by name, and ambiguous.

@@ -164,7 +164,12 @@ impl Tool for Upgrade {
             let mut report = UpgradeReport {
                 name: name.clone(),
                 from: entry.version.clone(),
-                to: fresh.wanted.clone().unwrap_or_else(|| entry.version.clone()),
+                // Only what moves names another version: a `latest` tag moved
+                // below the installed version leaves it where it is.
+                to: match fresh.outdated {
+                    true => fresh.wanted.clone().unwrap_or_else(|| entry.version.clone()),
+                    false => entry.version.clone(),
+                },
                 status: UpgradeStatus::UpToDate,
                 modified_files: Vec::new(),
                 backup_dir: None,
