@@ -220,6 +220,36 @@ pub fn manifest_text(archive: &[u8]) -> Result<String> {
     String::from_utf8(manifest).map_err(|_| archive_error(format!("`{MANIFEST_FILE}` is not UTF-8")))
 }
 
+/// Refuses to write an archive at `path` (shown as `shown`) over anything but
+/// an earlier `.aam` archive or an empty file: a folder, a link, or a file of
+/// the user's (`--output aam.yaml` replaced the package's own manifest, and
+/// over MCP an agent names the output).
+pub fn check_replaceable(path: &Path, shown: &str) -> Result<()> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io("read", path, e)),
+    };
+    if meta.is_dir() {
+        return Err(Error::invalid_argument(format!("`{shown}` is a folder"))
+            .with_hint(format!("name a file in it, such as `{shown}/package.aam`")));
+    }
+    let earlier = meta.is_file()
+        && (meta.len() == 0
+            || (meta.len() <= MAX_ARCHIVE_BYTES && {
+                let bytes = std::fs::read(path).map_err(|e| Error::io("read", path, e))?;
+                read_entries(&bytes).is_ok_and(|entries| entries.iter().any(|e| e.path == MANIFEST_FILE))
+            }));
+    if !earlier {
+        return Err(Error::new(
+            ErrorCode::Conflict,
+            format!("`{shown}` exists and is not an earlier package archive: packing replaces only an archive"),
+        )
+        .with_hint("name another file, or remove that one first"));
+    }
+    Ok(())
+}
+
 /// Writes an archive file (atomically) and reports its size and blake3.
 pub fn write_archive(path: &Path, bytes: &[u8]) -> Result<(u64, String)> {
     crate::atomic::write_file(path, bytes)?;

@@ -411,6 +411,13 @@ impl Context {
     /// The audit policy: the project's `.aam/config.yaml` (unless `global`),
     /// then `$AAM_HOME/config.yaml`, then the defaults (block `high`, warn `warn`).
     pub fn audit_policy(&self, global: bool) -> Result<crate::audit::Policy> {
+        Ok(self.audit_policies(global)?.0)
+    }
+
+    /// [`Self::audit_policy`] beside the policy of the home's settings alone,
+    /// read once: what a project's `.aam/config.yaml` (which comes with the
+    /// repository) is held against.
+    fn audit_policies(&self, global: bool) -> Result<(crate::audit::Policy, crate::audit::Policy)> {
         let home = self.home.load_settings()?;
         let project = match global {
             true => None,
@@ -418,21 +425,23 @@ impl Context {
                 &self.project_root(),
             ))?),
         };
-        crate::audit::gate::policy(&home, project.as_ref())
+        let policy = crate::audit::gate::policy(&home, project.as_ref())?;
+        let home_only = match project {
+            Some(_) => crate::audit::gate::policy(&home, None)?,
+            None => policy,
+        };
+        Ok((policy, home_only))
     }
 
     /// [`Self::audit_policy`] for an install, warning (on stderr and in the
     /// log) when the project's `.aam/config.yaml` makes it laxer than the
     /// home's settings alone: that file comes with the repository.
     pub fn install_audit_policy(&self, global: bool) -> Result<crate::audit::Policy> {
-        let policy = self.audit_policy(global)?;
-        if !global {
-            let home = crate::audit::gate::policy(&self.home.load_settings()?, None)?;
-            for key in policy.laxer_than(&home) {
-                tracing::warn!(
-                    "this project's `.aam/config.yaml` sets `{key}` laxer than your own settings: installs here let through what yours would stop (`aam config get {key}` shows where it comes from)"
-                );
-            }
+        let (policy, home) = self.audit_policies(global)?;
+        for key in policy.laxer_than(&home) {
+            tracing::warn!(
+                "this project's `.aam/config.yaml` sets `{key}` laxer than your own settings: installs here let through what yours would stop (`aam config get {key}` shows where it comes from)"
+            );
         }
         Ok(policy)
     }
@@ -442,8 +451,7 @@ impl Context {
     /// settings alone. A project's `.aam/config.yaml` comes with its
     /// repository, and nobody would see a warning that it turned serving's gate off.
     pub fn serving_audit_policy(&self) -> Result<crate::audit::Policy> {
-        let mut policy = self.audit_policy(false)?;
-        let home = crate::audit::gate::policy(&self.home.load_settings()?, None)?;
+        let (mut policy, home) = self.audit_policies(false)?;
         if policy.block.laxer_than(home.block) {
             policy.block = home.block;
         }

@@ -219,6 +219,36 @@ fn a_registry_changed_elsewhere_is_mirrored_again() {
 }
 
 #[test]
+fn pack_replaces_only_an_earlier_archive() {
+    let env = TestEnv::new();
+    env.json(&["pkg", "init", "kit", "--yes"]);
+    let manifest = std::fs::read(env.path("kit/aam.yaml")).unwrap();
+    // The package's own manifest, a file of the user's, a folder, a link: all kept.
+    env.json_err(&["pkg", "pack", "kit", "--output", "kit/aam.yaml"], "AAM_CONFLICT");
+    assert_eq!(std::fs::read(env.path("kit/aam.yaml")).unwrap(), manifest);
+    std::fs::write(env.path("notes.txt"), "mine\n").unwrap();
+    env.json_err(&["pkg", "pack", "kit", "--output", "notes.txt"], "AAM_CONFLICT");
+    assert_eq!(std::fs::read_to_string(env.path("notes.txt")).unwrap(), "mine\n");
+    std::fs::create_dir(env.path("out")).unwrap();
+    env.json_err(&["pkg", "pack", "kit", "--output", "out"], "AAM_INVALID_ARGUMENT");
+    std::os::unix::fs::symlink(env.path("notes.txt"), env.path("link.aam")).unwrap();
+    env.json_err(&["pkg", "pack", "kit", "--output", "link.aam"], "AAM_CONFLICT");
+    assert_eq!(std::fs::read_to_string(env.path("notes.txt")).unwrap(), "mine\n");
+    // An earlier archive and an empty file are replaced.
+    let first = env.json(&["pkg", "pack", "kit", "--output", "kit.aam"]);
+    env.json(&["pkg", "pack", "kit", "--output", "kit.aam"]);
+    std::fs::write(env.path("empty.aam"), "").unwrap();
+    let again = env.json(&["pkg", "pack", "kit", "--output", "empty.aam"]);
+    assert_eq!(again["blake3"], first["blake3"]);
+
+    // A `dist` the package ships as a link is not followed.
+    std::fs::create_dir(env.path("elsewhere")).unwrap();
+    std::os::unix::fs::symlink(env.path("elsewhere"), env.path("kit/dist")).unwrap();
+    env.json_err(&["pkg", "pack", "kit"], "AAM_UNSAFE_PATH");
+    assert_eq!(std::fs::read_dir(env.path("elsewhere")).unwrap().count(), 0);
+}
+
+#[test]
 fn outdated_asks_the_registry_a_package_came_from() {
     let env = TestEnv::new();
     env.json(&["registry", "init", "pub", "--default"]);

@@ -3,7 +3,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{ErrorCode, Result};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, ErrorCode, Result};
 use crate::packages::archive;
 use crate::packages::validate::{archive_file_name, pack_dir};
 use crate::tools::{Context, Example, Expect, Risk, Tool};
@@ -47,12 +49,19 @@ impl Tool for PkgPack {
     const DESCRIPTION: &'static str = "Pack a valid package folder into a reproducible `.aam` archive (sorted entries, fixed metadata: the same files give the same bytes), with checksums recomputed over exactly what the archive holds. Hidden files, build folders and earlier archives are left out. Returns the archive path, size and blake3. Next: `aam_publish`.";
     const RISK: Risk = Risk::Write;
     const IDEMPOTENT: bool = true;
-    const ERRORS: &'static [ErrorCode] = &[ErrorCode::ManifestInvalid, ErrorCode::ArchiveInvalid];
+    const ERRORS: &'static [ErrorCode] = &[
+        ErrorCode::ManifestInvalid,
+        ErrorCode::ArchiveInvalid,
+        ErrorCode::Conflict,
+        ErrorCode::UnsafePath,
+    ];
     const CONSTRAINTS: &'static [&'static str] = &[
         "archives are reproducible: same files, same bytes",
         "at most 64 MiB and 20,000 entries",
         "a folder that is, holds or lies in AAM_HOME is never packed",
         "`output` is never inside AAM_HOME (but under `exports/`), `.aam/`, an agent's folder or a file installs add sections to",
+        "`output` replaces only an earlier archive: never a folder, a link or another file",
+        "the default output is refused when the package's `dist` is a link",
     ];
     const EXAMPLES: &'static [Example] = &[Example {
         title: "pack a package folder",
@@ -69,9 +78,11 @@ impl Tool for PkgPack {
         let (bytes, manifest, file_count) = pack_dir(&dir)?;
         let output = match &input.output {
             Some(out) => ctx.output_path(out)?,
-            None => dir.join("dist").join(archive_file_name(&manifest)),
+            None => default_output(&dir, &archive_file_name(&manifest))?,
         };
-        ctx.refuse_managed(&output, &output.display().to_string())?;
+        let shown = output.display().to_string();
+        ctx.refuse_managed(&output, &shown)?;
+        archive::check_replaceable(&output, &shown)?;
         ctx.cancel.check()?;
         let (size, blake3) = archive::write_archive(&output, &bytes)?;
         Ok(PkgPackOutput {
@@ -83,4 +94,19 @@ impl Tool for PkgPack {
             file_count,
         })
     }
+}
+
+/// `dist/<file_name>` in the package folder `dir`. A `dist` that is a link
+/// (a cloned package can ship one to anywhere) is refused: the archive would
+/// land wherever it leads.
+fn default_output(dir: &Path, file_name: &str) -> Result<PathBuf> {
+    let dist = dir.join("dist");
+    if std::fs::symlink_metadata(&dist).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(Error::new(
+            ErrorCode::UnsafePath,
+            format!("`{}` is a link: the archive would be written wherever it leads", dist.display()),
+        )
+        .with_hint("remove the link, or name the archive with `--output`"));
+    }
+    Ok(dist.join(file_name))
 }
