@@ -599,11 +599,27 @@ fn is_busy(e: &rusqlite::Error) -> bool {
 }
 
 /// Wraps a SQLite failure without showing SQL to the user.
+/// Whether `e` is a foreign key a write could not satisfy.
+fn removed_meanwhile(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(failure, _)
+        if failure.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY)
+}
+
 fn db_error(e: rusqlite::Error) -> Error {
     if is_busy(&e) {
         return Error::new(ErrorCode::CatalogBusy, "the catalog is locked by another aam process")
             .with_hint("wait for the other command to finish and try again")
             .with_source(e);
+    }
+    if removed_meanwhile(&e) {
+        // Every row a write refers to was read first: one gone by the time of
+        // the write was removed by another process (an install racing `source remove`).
+        return Error::new(
+            ErrorCode::Conflict,
+            "another aam process removed what this command refers to (a source, an artifact or a package) while it ran",
+        )
+        .with_hint("run the command again; `aam source list` shows the sources there are now")
+        .with_source(e);
     }
     let damaged = matches!(
         e.sqlite_error_code(),
@@ -997,6 +1013,22 @@ mod tests {
         drop(catalog);
         let err = Catalog::open(&path).err().unwrap();
         assert_eq!(err.code(), ErrorCode::CatalogTooNew);
+    }
+
+    #[test]
+    fn a_row_removed_before_a_write_refers_to_it_is_a_conflict() {
+        let dir = tempfile::tempdir().unwrap();
+        let catalog = Catalog::open(&dir.path().join("c.db")).unwrap();
+        let e = catalog
+            .conn
+            .execute(
+                "INSERT INTO commits (source_id, sha, tree_sha, committed_at, indexed_at) VALUES (999, 'a', 'b', 0, '')",
+                [],
+            )
+            .unwrap_err();
+        let error = db_error(e);
+        assert_eq!(error.code(), ErrorCode::Conflict);
+        assert!(error.message().contains("removed"), "{}", error.message());
     }
 
     #[test]

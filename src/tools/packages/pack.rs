@@ -104,7 +104,10 @@ fn default_output(dir: &Path, file_name: &str) -> Result<PathBuf> {
     if std::fs::symlink_metadata(&dist).is_ok_and(|m| m.file_type().is_symlink()) {
         return Err(Error::new(
             ErrorCode::UnsafePath,
-            format!("`{}` is a link: the archive would be written wherever it leads", dist.display()),
+            format!(
+                "`{}` is a link: the archive would be written wherever it leads",
+                dist.display()
+            ),
         )
         .with_hint("remove the link, or name the archive with `--output`"));
     }
