@@ -149,8 +149,36 @@ impl Drop for RowBatch {
 /// and the search index.
 /// A version whose archive changed since it was mirrored keeps the entry
 /// mirrored first (see [`crate::packages::registry::keep_published`]), with a warning.
+///
+/// The registry's index may change while it is mirrored (another process
+/// publishes), and a slower mirror of an older index may land after the
+/// mirror of a newer one: each mirror checks, after its write, that the index
+/// is still the one it read, and mirrors again when not. The last write is
+/// then always of the index as it stands (twelve publishes at once left the
+/// catalog with two to twelve versions, and search missed the others).
 pub(crate) fn mirror_registry(ctx: &Context, catalog: &mut Catalog, name: &str, registry: &Registry) -> Result<()> {
-    let stamp = registry.index_stamp();
+    const ATTEMPTS: usize = 8;
+    for _ in 0..ATTEMPTS {
+        let stamp = registry.index_stamp();
+        mirror_once(ctx, catalog, name, registry, stamp.as_deref())?;
+        if registry.index_stamp() == stamp {
+            return Ok(());
+        }
+    }
+    tracing::warn!(
+        "registry `{name}` kept changing while it was mirrored; the next command that reads it mirrors it again"
+    );
+    Ok(())
+}
+
+/// One mirror of `registry`'s index, recorded as read at `stamp`.
+fn mirror_once(
+    ctx: &Context,
+    catalog: &mut Catalog,
+    name: &str,
+    registry: &Registry,
+    stamp: Option<&str>,
+) -> Result<()> {
     let mut records = registry.catalog_records()?;
     let changed = crate::packages::registry::keep_published(&mut records, &catalog.registry_entries(name)?);
     if !changed.is_empty() {
@@ -161,7 +189,7 @@ pub(crate) fn mirror_registry(ctx: &Context, catalog: &mut Catalog, name: &str, 
         );
     }
     indexed_write(ctx, catalog, |catalog| {
-        let generation = catalog.sync_registry(name, &records, stamp.as_deref())?;
+        let generation = catalog.sync_registry(name, &records, stamp)?;
         Ok(((), IndexChange::RegistrySynced(name.to_string()), generation))
     })
 }

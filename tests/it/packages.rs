@@ -249,6 +249,32 @@ fn pack_replaces_only_an_earlier_archive() {
 }
 
 #[test]
+fn publishes_at_once_all_reach_the_catalog_mirror() {
+    let env = TestEnv::new();
+    env.json(&["registry", "init", "registry", "--default"]);
+    let names: Vec<String> = (0..8).map(|n| format!("rush-{n}")).collect();
+    for name in &names {
+        env.json(&["pkg", "init", name, "--yes", "--description", "Rush hour kit"]);
+    }
+    std::thread::scope(|scope| {
+        for name in &names {
+            let env = &env;
+            scope.spawn(move || env.json(&["pkg", "publish", name]));
+        }
+    });
+    // Search reads the mirror as it is: every published package must be in it.
+    let found = env.json(&["search", "rush", "--type", "package", "--limit", "50"]);
+    let mut hits: Vec<&str> = found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|hit| hit["name"].as_str().unwrap())
+        .collect();
+    hits.sort();
+    assert_eq!(hits, names.iter().map(String::as_str).collect::<Vec<_>>());
+}
+
+#[test]
 fn outdated_asks_the_registry_a_package_came_from() {
     let env = TestEnv::new();
     env.json(&["registry", "init", "pub", "--default"]);
