@@ -348,6 +348,11 @@ impl Registry {
             .or_insert_with(|| version.clone());
         package.description = manifest.description.clone();
         self.write_index(&index)?;
+        // A publish killed mid-way left its temporary files; under the lock no
+        // other write of these files is under way.
+        for path in [&entry.archive, &format!("{folder}/metadata.json"), &INDEX.to_string()] {
+            atomic::remove_temporaries_of(&self.root.join(path));
+        }
         Ok(entry)
     }
 
@@ -560,6 +565,30 @@ mod tests {
         assert_eq!(kit.dist_tags["beta"], "2.0.0-beta.1");
         std::fs::write(registry.root().join(&entry.archive), b"tampered").unwrap();
         assert_eq!(registry.archive(&entry).unwrap_err().code(), ErrorCode::RegistryInvalid);
+    }
+
+    #[test]
+    fn a_publish_sweeps_what_a_killed_publish_of_that_version_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = Registry::init(&dir.path().join("reg"), false).unwrap();
+        let folder = registry.root().join("packages/kit/1.0.0");
+        std::fs::create_dir_all(&folder).unwrap();
+        let left = [
+            folder.join(".metadata.json.aam-Ab12Cd.tmp"),
+            folder.join(".package.aam.aam-Ef34Gh.tmp"),
+            registry.root().join(".index.json.aam-Ij56Kl.tmp"),
+        ];
+        for path in &left {
+            std::fs::write(path, "half").unwrap();
+        }
+        std::fs::write(folder.join("notes.tmp"), "mine").unwrap();
+        registry
+            .publish(b"archive-1", &manifest("1.0.0"), "latest", false)
+            .unwrap();
+        for path in &left {
+            assert!(!path.exists(), "{} is left", path.display());
+        }
+        assert!(folder.join("notes.tmp").exists());
     }
 
     /// An index whose archive is not where publish files it, or whose tag
