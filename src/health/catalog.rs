@@ -129,7 +129,7 @@ pub fn catalog_checks(home: &AamHome, catalog: std::result::Result<&Catalog, &Er
             HealthCheck::warn(
                 FILES_CHECK,
                 found.join("; "),
-                "`aam catalog check --repair` deletes them (a killed `source add` or purge leaves a cache; a restore keeps the commits its lock file names)",
+                "`aam catalog check --repair` deletes them (`source remove` without `--purge-cache` keeps a source's cache, so adding it again is quick; a killed `source add` or purge leaves one too; a restore keeps the commits its lock file names)",
             )
         }
     });

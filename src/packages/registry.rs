@@ -234,6 +234,17 @@ impl Registry {
     /// anything.
     pub fn checked_index(&self) -> Result<RegistryIndex> {
         let index = self.index()?;
+        if index.format != FORMAT {
+            return Err(Error::new(
+                ErrorCode::RegistryInvalid,
+                format!(
+                    "the registry index `{}` has layout {}, which this aam does not read (it reads {FORMAT})",
+                    self.root.join(INDEX).display(),
+                    index.format
+                ),
+            )
+            .with_hint("use the aam that made the registry, or upgrade aam"));
+        }
         for (name, package) in &index.packages {
             let bad = |what: String, why: String| {
                 Error::new(
@@ -243,6 +254,16 @@ impl Registry {
                 .with_hint("the registry was changed by hand or is not one aam made; restore its index.json")
             };
             super::manifest::check_package_name(name).map_err(|why| bad(format!("package `{name}`"), why))?;
+            // The index steers the resolver: a dependency it gives must be one a manifest could.
+            for (version, entry) in &package.versions {
+                for (dependency, constraint) in &entry.dependencies {
+                    let what = || format!("`{name}@{}`", crate::error::quoted(version));
+                    super::manifest::check_package_name(dependency)
+                        .map_err(|why| bad(what(), format!("its dependency: {why}")))?;
+                    super::manifest::parse_constraint(constraint)
+                        .map_err(|why| bad(what(), format!("its dependency `{dependency}`: {why}")))?;
+                }
+            }
             for version in package.versions.keys().chain(package.dist_tags.values()) {
                 semver::Version::parse(version)
                     .map_err(|e| bad(format!("`{name}@{version}`"), format!("not a version ({e})")))?;
@@ -591,8 +612,9 @@ mod tests {
         assert!(folder.join("notes.tmp").exists());
     }
 
-    /// An index whose archive is not where publish files it, or whose tag
-    /// names a version it does not list, is refused when read whole (`registry
+    /// An index whose archive is not where publish files it, whose tag names
+    /// a version it does not list, whose dependency no manifest could give, or
+    /// of another layout, is refused when read whole (`registry
     /// add`, a mirror), not only at the install that meets it.
     #[test]
     fn an_index_must_file_archives_where_publish_does_and_tag_listed_versions() {
@@ -627,6 +649,26 @@ mod tests {
                 err.message()
             );
         }
+        // Dependencies steer the resolver: names and constraints a manifest could give.
+        for (dependency, constraint, says) in [
+            ("../x", "*", "not a valid package name"),
+            ("other", "bogus", "is no version or range"),
+        ] {
+            let err = forge(&|index| {
+                let entry = index
+                    .packages
+                    .get_mut("kit")
+                    .unwrap()
+                    .versions
+                    .get_mut("1.0.0")
+                    .unwrap();
+                entry.dependencies.insert(dependency.into(), constraint.into());
+            });
+            assert_eq!(err.code(), ErrorCode::RegistryInvalid);
+            assert!(err.message().contains(says), "{}", err.message());
+        }
+        let err = forge(&|index| index.format = 2);
+        assert!(err.message().contains("layout 2"), "{}", err.message());
         let err = forge(&|index| {
             index
                 .packages

@@ -1853,7 +1853,7 @@ fn cache_corrupted(dir: &Path) -> Error {
         ErrorCode::CacheCorrupted,
         format!("the git cache `{}` is missing or damaged", dir.display()),
     )
-    .with_hint("run `aam source update <name>` to fetch it again")
+    .with_hint("run `aam catalog check --repair` to fetch it again, or `aam source update` the source that uses it")
 }
 
 fn is_commit_like(name: &str) -> bool {

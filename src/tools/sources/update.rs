@@ -15,7 +15,7 @@ use crate::tools::{Context, Example, Expect, Risk, Tool, indexed_write};
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SourceUpdateInput {
-    /// Source to update; omit (or set `all`) to update every source.
+    /// Source to update; omit it (or set the `all` flag) to update every source.
     #[serde(default)]
     pub name: Option<String>,
     /// Update every source, going on past failures.
