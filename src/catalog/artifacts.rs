@@ -232,6 +232,20 @@ impl Catalog {
         commit: &CommitInfo,
         changes: &SourceChanges,
     ) -> Result<WriteOutcome> {
+        // Every row this write makes refers to the source (checked first, under
+        // the write lock), the commit it makes, or an artifact row it writes
+        // (a modified row that is not there fails the write), and holds typed values.
+        self.unchecked(|catalog| catalog.write_update(source_id, expected_head, resolved_ref, commit, changes))
+    }
+
+    fn write_update(
+        &mut self,
+        source_id: SourceId,
+        expected_head: Option<&str>,
+        resolved_ref: Option<&str>,
+        commit: &CommitInfo,
+        changes: &SourceChanges,
+    ) -> Result<WriteOutcome> {
         let tx = self.write()?;
         let (name, head, scope): (String, Option<String>, String) = tx
             .query_row(

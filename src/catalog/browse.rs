@@ -188,8 +188,8 @@ impl Catalog {
                     each(row.map_err(db_error)?)?;
                 }
             }
-            RowFilter::Ids(ids) => {
-                let mut stmt = self
+            RowFilter::Ids(ids) => self.reading(|catalog| {
+                let mut stmt = catalog
                     .conn
                     .prepare_cached(&format!("{base} AND a.id = ?2"))
                     .map_err(db_error)?;
@@ -202,7 +202,8 @@ impl Catalog {
                         each(row)?;
                     }
                 }
-            }
+                Ok(())
+            })?,
         }
         Ok(())
     }

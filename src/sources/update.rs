@@ -86,23 +86,7 @@ pub fn plan(
             changes: None,
         });
     }
-    let regions = match old.filter(|id| cache.has_commit(*id)) {
-        Some(old) => {
-            let (old_root, _) = cache.commit_tree(old)?;
-            let changed = cache.changed_paths(old_root, new_root)?;
-            tracing::debug!(elapsed = ?started.elapsed(), "{} paths changed", changed.len());
-            let by_content: Vec<String> = catalog
-                .live_artifacts_in(source.id, &[], &changed)?
-                .into_iter()
-                .map(|a| a.path)
-                .collect();
-            snapshot.regions_for(&changed, &by_content)?
-        }
-        None => vec![source.scope_path.clone()],
-    };
-    tracing::debug!(elapsed = ?started.elapsed(), "{} regions to index", regions.len());
-    let before = catalog.live_artifacts_in(source.id, &regions, &[])?;
-    let changes = snapshot.changes(&regions, before, |id| catalog.known_blobs(id), cancel)?;
+    let changes = catalog.reading(|catalog| changes_since(catalog, cache, source, &snapshot, old, new_root, cancel))?;
     tracing::debug!(
         elapsed = ?started.elapsed(),
         "{} new, {} modified, {} removed",
@@ -115,6 +99,36 @@ pub fn plan(
         commit,
         changes: Some(changes),
     })
+}
+
+/// The artifacts new, modified or removed in the tree `new_root` against what
+/// the catalog records of `source` (indexed at `old`, when the cache still holds it).
+fn changes_since(
+    catalog: &Catalog,
+    cache: &GitCache,
+    source: &SourceRecord,
+    snapshot: &Snapshot,
+    old: Option<Oid>,
+    new_root: Oid,
+    cancel: &Cancel,
+) -> Result<SourceChanges> {
+    let regions = match old.filter(|id| cache.has_commit(*id)) {
+        Some(old) => {
+            let (old_root, _) = cache.commit_tree(old)?;
+            let changed = cache.changed_paths(old_root, new_root)?;
+            tracing::debug!("{} paths changed", changed.len());
+            let by_content: Vec<String> = catalog
+                .live_artifacts_in(source.id, &[], &changed)?
+                .into_iter()
+                .map(|a| a.path)
+                .collect();
+            snapshot.regions_for(&changed, &by_content)?
+        }
+        None => vec![source.scope_path.clone()],
+    };
+    tracing::debug!("{} regions to index", regions.len());
+    let before = catalog.live_artifacts_in(source.id, &regions, &[])?;
+    snapshot.changes(&regions, before, |id| catalog.known_blobs(id), cancel)
 }
 
 /// A source pinned to a commit id (full or abbreviated) already in the cache needs no fetch.
