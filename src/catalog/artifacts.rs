@@ -203,7 +203,7 @@ impl Catalog {
                 tally.add(&artifact.path, artifact.frontmatter());
             }
             let id = writer.write(&artifact, Change::Added)?;
-            on_row(search_row(id, source_id, source.name, writer.commit_id, artifact));
+            on_row(search_row(id, source_id, source.name, writer.commit_id, &artifact));
             if written % WRITEBACK_EVERY == WRITEBACK_EVERY - 1 {
                 writeback.start();
             }
@@ -224,6 +224,9 @@ impl Catalog {
     /// `changes`. Fails with `AAM_CONFLICT`, writing nothing, when another process
     /// moved the source first: the changes were computed against a stale state;
     /// with `AAM_SOURCE_NOT_FOUND` when another process removed it meanwhile.
+    /// Each new or modified artifact's search row goes to `on_row` as it is
+    /// written (see [`Catalog::add_indexed_source`]); `on_row` is dropped once
+    /// the last one is handed over, before the commit.
     pub fn record_update(
         &mut self,
         source_id: SourceId,
@@ -231,11 +234,12 @@ impl Catalog {
         resolved_ref: Option<&str>,
         commit: &CommitInfo,
         changes: &SourceChanges,
+        on_row: impl FnMut(SearchRow),
     ) -> Result<WriteOutcome> {
         // Every row this write makes refers to the source (checked first, under
         // the write lock), the commit it makes, or an artifact row it writes
         // (a modified row that is not there fails the write), and holds typed values.
-        self.unchecked(|catalog| catalog.write_update(source_id, expected_head, resolved_ref, commit, changes))
+        self.unchecked(|catalog| catalog.write_update(source_id, expected_head, resolved_ref, commit, changes, on_row))
     }
 
     fn write_update(
@@ -245,6 +249,7 @@ impl Catalog {
         resolved_ref: Option<&str>,
         commit: &CommitInfo,
         changes: &SourceChanges,
+        mut on_row: impl FnMut(SearchRow),
     ) -> Result<WriteOutcome> {
         let tx = self.write()?;
         let (name, head, scope): (String, Option<String>, String) = tx
@@ -273,7 +278,8 @@ impl Catalog {
         let untallied = untally_changes(&tx, source_id, &scope, changes)?;
         let mut writer = ChangeWriter::new(&tx, source_id, commit, false)?;
         for artifact in &changes.added {
-            writer.write(artifact, Change::Added)?;
+            let id = writer.write(artifact, Change::Added)?;
+            on_row(search_row(id, source_id, &name, writer.commit_id, artifact));
         }
         // In id order, the rows of every table keyed by artifact come in the
         // order they lie (path order took 13.6 s instead of 10.8 s at 100,000).
@@ -281,7 +287,10 @@ impl Catalog {
         modified.sort_by_key(|(id, _)| *id);
         for (id, artifact) in modified {
             writer.write(artifact, Change::Modified(*id))?;
+            on_row(search_row(*id, source_id, &name, writer.commit_id, artifact));
         }
+        // Every row is handed over: whoever receives them may finish meanwhile.
+        drop(on_row);
         for artifact in &changes.removed {
             writer.remove(artifact)?;
         }
@@ -551,25 +560,27 @@ fn search_row(
     source_id: SourceId,
     source: &str,
     commit_id: i64,
-    artifact: IndexedArtifact,
+    artifact: &IndexedArtifact,
 ) -> SearchRow {
-    let mut body = artifact.text;
+    let text = &artifact.text;
     // No more bytes than the cap means no more characters either: nothing to count.
-    if body.len() > SEARCH_BODY_CHARS as usize
-        && let Some((end, _)) = body.char_indices().nth(SEARCH_BODY_CHARS as usize)
-    {
-        body.truncate(end);
-    }
+    let end = match text.len() > SEARCH_BODY_CHARS as usize {
+        true => text
+            .char_indices()
+            .nth(SEARCH_BODY_CHARS as usize)
+            .map_or(text.len(), |(end, _)| end),
+        false => text.len(),
+    };
     SearchRow {
         id,
         source_id,
         source: source.to_string(),
         kind: artifact.kind,
-        name: artifact.name,
+        name: artifact.name.clone(),
         platform: artifact.platform,
-        path: artifact.path,
-        description: artifact.description,
-        body,
+        path: artifact.path.clone(),
+        description: artifact.description.clone(),
+        body: text[..end].to_string(),
         changed_seq: commit_id,
     }
 }
@@ -1147,6 +1158,7 @@ mod tests {
                 None,
                 &crate::catalog::test_data::commit('b'),
                 &changes,
+                |_| {},
             )
             .unwrap();
         assert_eq!(catalog.stats().unwrap().artifacts_ever, 4);
@@ -1162,6 +1174,7 @@ mod tests {
                 None,
                 &crate::catalog::test_data::commit('c'),
                 &changes,
+                |_| {},
             )
             .unwrap();
         assert_eq!(catalog.stats().unwrap().artifacts_ever, 4);
@@ -1290,6 +1303,40 @@ mod tests {
             .unwrap();
         read.sort_by_key(|r| r.id);
         assert_eq!(handed.len(), 6);
+        assert_eq!(handed, read);
+
+        // An update hands over the rows of what it adds and modifies, as read back.
+        let source_id = read[0].source_id;
+        let modified = catalog
+            .live_artifacts_in(source_id, &["skills/s-2".into()], &[])
+            .unwrap()[0]
+            .id;
+        let changes = SourceChanges {
+            added: vec![artifact(9, "ü".repeat(cap + 1), Some("new"), None)],
+            modified: vec![(modified, artifact(2, "changed".into(), Some("again"), None))],
+            removed: Vec::new(),
+        };
+        let mut handed = Vec::new();
+        let outcome = catalog
+            .record_update(
+                source_id,
+                Some(&commit.sha),
+                None,
+                &crate::catalog::test_data::commit('b'),
+                &changes,
+                |row| handed.push(row),
+            )
+            .unwrap();
+        let mut read = Vec::new();
+        catalog
+            .for_each_search_row(crate::catalog::RowFilter::Ids(&outcome.written), |row| {
+                read.push(row);
+                Ok(())
+            })
+            .unwrap();
+        handed.sort_by_key(|r| r.id);
+        read.sort_by_key(|r| r.id);
+        assert_eq!(handed.len(), 2);
         assert_eq!(handed, read);
     }
 

@@ -1064,6 +1064,7 @@ mod tests {
                 Some("main"),
                 &commit('b'),
                 &SourceChanges::default(),
+                |_| {},
             )
             .unwrap_err();
         assert_eq!(stale.code(), ErrorCode::Conflict);
@@ -1079,6 +1080,7 @@ mod tests {
                 Some("main"),
                 &commit('b'),
                 &SourceChanges::default(),
+                |_| {},
             )
             .unwrap();
         assert_eq!(catalog.generation().unwrap(), generation + 1);
@@ -1095,6 +1097,7 @@ mod tests {
                 Some("main"),
                 &commit('c'),
                 &SourceChanges::default(),
+                |_| {},
             )
             .unwrap_err();
         assert_eq!(gone.code(), ErrorCode::SourceNotFound);

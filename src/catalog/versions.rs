@@ -441,7 +441,7 @@ mod tests {
             ..Default::default()
         };
         catalog
-            .record_update(id, Some(&commit('a').sha), None, &commit('b'), &changes)
+            .record_update(id, Some(&commit('a').sha), None, &commit('b'), &changes, |_| {})
             .unwrap();
         catalog
             .record_update(
@@ -450,6 +450,7 @@ mod tests {
                 None,
                 &commit('c'),
                 &SourceChanges::default(),
+                |_| {},
             )
             .unwrap();
         let before = catalog.artifact_version(old).unwrap();
@@ -473,7 +474,7 @@ mod tests {
             ..Default::default()
         };
         catalog
-            .record_update(id, Some(&commit('c').sha), None, &commit('d'), &removed)
+            .record_update(id, Some(&commit('c').sha), None, &commit('d'), &removed, |_| {})
             .unwrap();
         let gone = catalog.artifact_version(new).unwrap();
         assert_eq!((gone.live, gone.behind_commits), (false, 1));
@@ -513,7 +514,7 @@ mod tests {
             ..Default::default()
         };
         catalog
-            .record_update(id, Some(&commit('a').sha), None, &commit('b'), &at_b("two"))
+            .record_update(id, Some(&commit('a').sha), None, &commit('b'), &at_b("two"), |_| {})
             .unwrap();
         assert_eq!(version_file_rows(&catalog), 2);
         // The same commit recorded again with other content: its version is written anew.
@@ -525,7 +526,7 @@ mod tests {
             )
             .unwrap();
         catalog
-            .record_update(id, Some(&commit('a').sha), None, &commit('b'), &at_b("three"))
+            .record_update(id, Some(&commit('a').sha), None, &commit('b'), &at_b("three"), |_| {})
             .unwrap();
         assert!(catalog.versions_with_file(&digest("two"), 10).unwrap().is_empty());
         let [three] = catalog.versions_with_file(&digest("three"), 10).unwrap()[..] else {

@@ -471,6 +471,16 @@ impl IndexUpdater<'_> {
             .try_for_each(|row| add_row(&self.writer, self.index.fields, row, &self.index.dir))
     }
 
+    /// Deletes the documents of `ids`, ahead of the documents a catalog write
+    /// in progress adds for the new content of some of them (tantivy deletes
+    /// only what was added before the delete).
+    pub fn remove(&self, ids: &[ArtifactId]) {
+        for id in ids {
+            self.writer
+                .delete_term(Term::from_field_u64(self.index.fields.id, id.0 as u64));
+        }
+    }
+
     /// Writes the documents added since the lock was taken into a segment (the
     /// slow half of a commit, which can run while the catalog commits), then asks
     /// `decide` whether the catalog write committed: `Some(generation)` publishes

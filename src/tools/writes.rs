@@ -2,7 +2,7 @@
 //! the index follows it under its writer lock (see docs/architecture.md, "Search").
 
 use super::{Context, PooledCatalog};
-use crate::catalog::{Catalog, SearchRow};
+use crate::catalog::{ArtifactId, Catalog, SearchRow};
 use crate::config::Settings;
 use crate::error::{Error, Result};
 use crate::packages::registry::Registry;
@@ -42,7 +42,8 @@ pub(crate) fn indexed_write<T>(
 pub(crate) type RowSink<'s> = Box<dyn FnMut(SearchRow) + 's>;
 
 /// [`indexed_write`] for a write that hands over each artifact's search row as it
-/// writes it (a new source): the rows go to the index writer while the catalog
+/// writes it (a new source, an update): the documents of `replacing` (the
+/// artifacts it modifies or removes) are deleted first, then the rows go to the index writer while the catalog
 /// transaction runs, so tantivy indexes beside SQLite instead of after it, and
 /// writes its segment (the slow half of its commit) while SQLite commits. The index
 /// commits only after the catalog did, and is rolled back when the catalog write
@@ -51,6 +52,7 @@ pub(crate) type RowSink<'s> = Box<dyn FnMut(SearchRow) + 's>;
 pub(crate) fn streamed_write<T>(
     ctx: &Context,
     catalog: &mut Catalog,
+    replacing: &[ArtifactId],
     write: impl FnOnce(&mut Catalog, RowSink<'_>) -> Result<(T, IndexChange, u64)>,
 ) -> Result<T> {
     ctx.cancel.check()?;
@@ -76,6 +78,7 @@ pub(crate) fn streamed_write<T>(
         // drop it when the catalog write failed (no verdict). An index error stops
         // the feeding but not the catalog write, which stands alone.
         let indexing = scope.spawn(move || {
+            updater.remove(replacing);
             let mut failed = None;
             for batch in received {
                 if failed.is_none()
@@ -255,12 +258,17 @@ mod tests {
         std::thread::spawn(move || {
             let mut catalog = ctx.catalog().unwrap();
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                streamed_write(&ctx, &mut catalog, |_, mut on_row| -> Result<((), IndexChange, u64)> {
-                    for id in 1..=100 {
-                        on_row(row(id));
-                    }
-                    panic!("a bug halfway through the write");
-                })
+                streamed_write(
+                    &ctx,
+                    &mut catalog,
+                    &[],
+                    |_, mut on_row| -> Result<((), IndexChange, u64)> {
+                        for id in 1..=100 {
+                            on_row(row(id));
+                        }
+                        panic!("a bug halfway through the write");
+                    },
+                )
             }));
             let _ = done.send(outcome.is_err());
         });

@@ -245,7 +245,7 @@ impl Tool for SourceAdd {
             scope_path: &spec.scope,
             is_default: false,
         };
-        let outcome = streamed_write(ctx, &mut catalog, |catalog, on_row| {
+        let outcome = streamed_write(ctx, &mut catalog, &[], |catalog, on_row| {
             let (_, outcome) = std::thread::scope(|scope| {
                 let artifacts = snapshot.read_on_thread(scope, detection, ctx.progress.as_ref(), &ctx.cancel);
                 catalog.add_indexed_source(&new_source, Some(&fetched.resolved_ref), &commit, artifacts, on_row)

@@ -4,12 +4,12 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{Catalog, SourceRecord};
+use crate::catalog::{ArtifactId, Catalog, SourceRecord};
 use crate::error::{Error, ErrorBody, ErrorCode, Result};
 use crate::search::IndexChange;
 use crate::sources::cache;
 use crate::sources::update;
-use crate::tools::{Context, Example, Expect, Risk, Tool, indexed_write};
+use crate::tools::{Context, Example, Expect, Risk, Tool, streamed_write};
 
 /// Input of `aam_source_update`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -212,13 +212,21 @@ fn update_one(
         (None, true) => UpdateStatus::UpToDate,
         (Some(_), true) => UpdateStatus::WouldUpdate,
         (Some(changes), false) => {
-            indexed_write(ctx, catalog, |catalog| {
+            // The documents of what changes go; the new ones come as they are written.
+            let replacing: Vec<ArtifactId> = changes
+                .modified
+                .iter()
+                .map(|(id, _)| *id)
+                .chain(changes.removed.iter().map(|a| a.id))
+                .collect();
+            streamed_write(ctx, catalog, &replacing, |catalog, on_row| {
                 let outcome = catalog.record_update(
                     source.id,
                     source.head_commit.as_deref(),
                     Some(&plan.fetched.resolved_ref),
                     &plan.commit,
                     changes,
+                    on_row,
                 )?;
                 let change = IndexChange::Artifacts {
                     written: outcome.written,
