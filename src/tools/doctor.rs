@@ -197,7 +197,10 @@ fn installs_check(ctx: &Context) -> HealthCheck {
         HealthCheck::fail(
             "installs",
             format!("{count} installed; files missing from {}", missing.join(", ")),
-            format!("see `aam verify {}`; reinstall with `aam install --force`", missing[0]),
+            format!(
+                "see `aam verify {}`; `aam install` restores missing files from the lock file and keeps your edits",
+                missing[0]
+            ),
         )
     } else if !modified.is_empty() {
         HealthCheck::warn(

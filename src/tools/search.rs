@@ -29,13 +29,13 @@ pub struct SearchInput {
     /// Literal text (no query syntax); empty browses everything. `source/name` ranks that artifact first.
     #[serde(default)]
     pub query: String,
-    /// Only these types (`skill`, `agent`, `prompt`, `instruction`, `package`); unknown ones are ignored with a warning.
+    /// Only these types (`skill`, `agent`, `prompt`, `instruction`, `package`); unknown ones are ignored with a warning, and `AAM_INVALID_ARGUMENT` when none is known.
     #[serde(default, rename = "type")]
     pub types: Vec<String>,
-    /// Only these sources; unknown ones are ignored with a warning.
+    /// Only these sources; unknown ones are ignored with a warning, and `AAM_INVALID_ARGUMENT` when none is known.
     #[serde(default)]
     pub source: Vec<String>,
-    /// Only artifacts for this platform (`cursor`, `claude`, `copilot`, `codex`) and platform-neutral ones.
+    /// Only artifacts for this platform (an agent id `aam agents` lists, such as `cursor`, `claude-code`, `codex`) and platform-neutral ones; an unknown one is `AAM_INVALID_ARGUMENT`.
     #[serde(default)]
     pub platform: Option<String>,
     /// Page size, 1 to 1000.
@@ -145,8 +145,8 @@ impl Tool for Search {
         let source_names = catalog.source_names()?;
         let mut warnings = Vec::new();
         let kinds = known(&input.types, ResultKind::parse, &mut warnings, "type", || {
-            "skill, agent, prompt, instruction, package".to_string()
-        });
+            "skill, agent, prompt, instruction (rules), package".to_string()
+        })?;
         let sources = known(
             &input.source,
             |s| source_names.iter().find(|n| *n == s).cloned(),
@@ -159,16 +159,15 @@ impl Tool for Search {
                     source_names.join(", ")
                 }
             },
-        );
-        let platform = input.platform.as_deref().and_then(|p| {
-            let found = Platform::parse(p);
-            if found.is_none() {
-                warnings.push(format!(
-                    "unknown platform `{p}` ignored; valid platforms: the agent ids `aam agents` lists (cursor, claude-code, github-copilot, codex, gemini-cli, ...)"
-                ));
-            }
-            found
-        });
+        )?;
+        let platform = match input.platform.as_deref() {
+            None => None,
+            Some(p) => Some(Platform::parse(p).ok_or_else(|| {
+                Error::invalid_argument(format!("unknown platform `{}`", crate::error::quoted(p))).with_hint(
+                    "pass an agent id `aam agents` lists (cursor, claude-code, github-copilot, codex, gemini-cli, ...)",
+                )
+            })?),
+        };
         let index = ctx.search_index()?;
         index.ensure_current(&catalog, ctx.progress.as_ref())?;
         let query = input.query.trim();
@@ -246,13 +245,26 @@ fn known<T>(
     warnings: &mut Vec<String>,
     what: &str,
     valid: impl Fn() -> String,
-) -> Vec<T> {
+) -> Result<Vec<T>> {
     let mut out = Vec::new();
     for value in values {
         match parse(value) {
             Some(v) => out.push(v),
-            None => warnings.push(format!("unknown {what} `{value}` ignored; valid {what}s: {}", valid())),
+            None => warnings.push(format!(
+                "unknown {what} `{}` ignored; valid {what}s: {}",
+                crate::error::quoted(value),
+                valid()
+            )),
         }
     }
-    out
+    // Ignoring every value would search everything: the opposite of the ask.
+    if out.is_empty()
+        && let Some(value) = values.first()
+    {
+        return Err(
+            Error::invalid_argument(format!("unknown {what} `{}`", crate::error::quoted(value)))
+                .with_hint(format!("valid {what}s: {}", valid())),
+        );
+    }
+    Ok(out)
 }

@@ -293,8 +293,12 @@ fn filters_and_warnings() {
         ["auditor", "triage"]
     );
 
-    let warned = env.json(&["search", "review", "--type", "widget", "--source", "nope"]);
-    assert_eq!(warned["total"], 6, "unknown filters are ignored");
+    // An unknown value beside a known one is ignored with a warning; a filter
+    // of unknown values only would search everything, and is refused.
+    let warned = env.json(&[
+        "search", "review", "--type", "widget", "--type", "agent", "--source", "nope", "--source", "rank",
+    ]);
+    assert_eq!(names(&warned), ["auditor"]);
     let warnings = warned["warnings"].as_array().unwrap();
     assert!(
         warnings[0]
@@ -303,12 +307,16 @@ fn filters_and_warnings() {
             .contains("valid types: skill, agent, prompt, instruction")
     );
     assert!(warnings[1].as_str().unwrap().contains("valid sources: rank"));
-    let human = env.aam(&["search", "review", "--source", "nope"]);
+    let human = env.aam(&["search", "review", "--source", "nope", "--source", "rank"]);
     assert!(
         human.stderr.contains("warning: unknown source `nope` ignored"),
         "{}",
         human.stderr
     );
+    for filter in [["--type", "rule"], ["--source", "nope"], ["--platform", "word"]] {
+        let refused = env.json_err(&["search", "review", filter[0], filter[1]], "AAM_INVALID_ARGUMENT");
+        assert!(refused["message"].as_str().unwrap().contains(filter[1]), "{refused}");
+    }
 
     let claude = names(&env.json(&["search", "--platform", "claude", "--limit", "100"]));
     assert!(claude.contains(&"claude-only".to_string()));
@@ -317,12 +325,10 @@ fn filters_and_warnings() {
         claude.contains(&"review".to_string()),
         "platform-neutral artifacts stay"
     );
-    let bad_platform = env.json(&["search", "--platform", "emacs"]);
+    let bad_platform = env.json_err(&["search", "--platform", "emacs"], "AAM_INVALID_ARGUMENT");
     assert!(
-        bad_platform["warnings"][0]
-            .as_str()
-            .unwrap()
-            .contains("valid platforms")
+        bad_platform["hint"].as_str().unwrap().contains("aam agents"),
+        "{bad_platform}"
     );
 
     repo.write("skills/review-c/SKILL.md", skill("review-c", "Another"));
