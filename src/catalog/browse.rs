@@ -460,6 +460,18 @@ impl Catalog {
         let rows = stmt.query_map([], |r| r.get(0)).map_err(db_error)?;
         rows.collect::<rusqlite::Result<_>>().map_err(db_error)
     }
+
+    /// Names of the registered sources never indexed (`aam init` registers
+    /// default sources without fetching them): their artifacts are not in
+    /// any answer yet.
+    pub fn unfetched_source_names(&self) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT name FROM sources WHERE head_commit_id IS NULL ORDER BY name")
+            .map_err(db_error)?;
+        let rows = stmt.query_map([], |r| r.get(0)).map_err(db_error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
+    }
 }
 
 fn placeholders(n: usize) -> String {

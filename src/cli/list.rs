@@ -66,10 +66,20 @@ pub(super) fn run(ctx: &Context, out: &Output, args: ListArgs) -> Result<i32> {
 
 /// `aam list --available`.
 fn available(o: &ListOutput, command: &str) -> String {
+    let unfetched = match o.unfetched_sources.as_slice() {
+        [] => String::new(),
+        names => format!(
+            "Not indexed yet: {}. Fetch them with `aam source update --all`.\n",
+            names.join(", ")
+        ),
+    };
     if o.sources.is_empty() {
-        return "No artifacts available. Add a source with `aam source add`.\n".to_string();
+        return match unfetched.is_empty() {
+            true => "No artifacts available. Add a source with `aam source add`.\n".to_string(),
+            false => format!("No artifacts available yet. {unfetched}"),
+        };
     }
-    let mut out = String::new();
+    let mut out = unfetched;
     let mut shown = 0;
     for group in &o.sources {
         out.push_str(&format!("{}\n", group.source));

@@ -144,6 +144,18 @@ impl Tool for Search {
         let catalog = ctx.catalog()?;
         let source_names = catalog.source_names()?;
         let mut warnings = Vec::new();
+        let unfetched = catalog.unfetched_source_names()?;
+        if !unfetched.is_empty() {
+            warnings.push(format!(
+                "{} not indexed yet, so none of {} artifacts is searched: `aam source update --all` fetches {}",
+                match unfetched.len() {
+                    1 => format!("source `{}` is registered but", unfetched[0]),
+                    n => format!("{n} registered sources ({}) are", unfetched.join(", ")),
+                },
+                if unfetched.len() == 1 { "its" } else { "their" },
+                if unfetched.len() == 1 { "it" } else { "them" },
+            ));
+        }
         let kinds = known(&input.types, ResultKind::parse, &mut warnings, "type", || {
             "skill, agent, prompt, instruction (rules), package".to_string()
         })?;

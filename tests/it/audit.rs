@@ -663,6 +663,20 @@ fn init_detects_platforms_and_settings_are_validated() {
             .iter()
             .all(|s| s["last_commit"].is_null())
     );
+    // Searching and listing say those sources are not indexed yet, and how to fetch them.
+    let unfetched = env.json(&["list", "--available"])["unfetched_sources"].clone();
+    assert_eq!(
+        unfetched.as_array().unwrap().len(),
+        sources["sources"].as_array().unwrap().len()
+    );
+    let listed = env.aam(&["list", "--available"]);
+    assert!(listed.stdout.contains("Not indexed yet: "), "{}", listed.stdout);
+    assert!(listed.stdout.contains("aam source update --all"), "{}", listed.stdout);
+    let searched = env.json(&["search", "pdf"]);
+    assert!(
+        searched["warnings"][0].as_str().unwrap().contains("not indexed yet"),
+        "{searched}"
+    );
 
     let project = std::fs::read_to_string(env.path(".aam/config.yaml")).unwrap();
     assert!(project.contains("cursor"), "{project}");

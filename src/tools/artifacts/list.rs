@@ -69,6 +69,8 @@ pub struct ListOutput {
     pub total: u64,
     /// Pass as `cursor` for the next page; `null` on the last page.
     pub next_cursor: Option<String>,
+    /// Registered sources never fetched (`aam source update` indexes them): none of their artifacts is listed yet.
+    pub unfetched_sources: Vec<String>,
 }
 
 /// Lists available artifacts by source, paged.
@@ -131,6 +133,7 @@ impl Tool for ListAvailable {
             sources,
             total: catalog.count_listed(&filter)?,
             next_cursor: next.map(|k| Cursor::Catalog(k).encode()),
+            unfetched_sources: catalog.unfetched_source_names()?,
         })
     }
 }
