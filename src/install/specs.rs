@@ -91,7 +91,17 @@ pub fn prepare_specs(
                 };
                 return Err(Error::new(ErrorCode::ArtifactNotFound, message).with_hint(hint));
             };
-            prepared.push(prepare_source_artifact(env, catalog, source, rest, spec)?);
+            match prepare_source_artifact(env, catalog, source, rest, spec) {
+                Ok(artifact) => prepared.push(artifact),
+                // `source/artifact@2.0`: a version asked of what has none.
+                Err(e) if e.code() == ErrorCode::ArtifactNotFound => match split_version(rest) {
+                    (name, Some(constraint)) if prepare_source_artifact(env, catalog, source, name, spec).is_ok() => {
+                        return Err(unversioned(&format!("{source}/{name}"), constraint));
+                    }
+                    _ => return Err(e),
+                },
+                Err(e) => return Err(e),
+            }
             continue;
         }
         let (name, constraint) = split_version(spec);
@@ -108,6 +118,9 @@ pub fn prepare_specs(
         match matches.as_slice() {
             [one] => {
                 let spec = qualified_name(&one.source, &one.path);
+                if let Some(constraint) = constraint {
+                    return Err(unversioned(&spec, constraint));
+                }
                 prepared.push(prepare_source_artifact(env, catalog, &one.source, &one.path, &spec)?);
             }
             [] => {
@@ -151,6 +164,18 @@ pub fn prepare_specs(
         prepared.extend(prepare_registry(catalog, settings, kept, &registry_requests)?);
     }
     Ok(prepared)
+}
+
+/// A version asked of a source artifact, which has none: it is what its
+/// source holds at the indexed commit.
+fn unversioned(qualified: &str, constraint: &str) -> Error {
+    Error::invalid_argument(format!(
+        "`{qualified}` is an artifact of a source, which has no versions to match `@{}`",
+        crate::error::quoted(constraint)
+    ))
+    .with_hint(format!(
+        "install `{qualified}` without a version: it is what its source holds now (`aam source update` moves it along); versions are for registry packages"
+    ))
 }
 
 /// `name@constraint`: the name and what follows its last `@` (the `@` of a

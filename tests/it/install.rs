@@ -868,6 +868,29 @@ fn upstream(env: &TestEnv) -> Repo {
 }
 
 #[test]
+fn a_version_asked_of_a_source_artifact_is_refused() {
+    let env = TestEnv::new();
+    upstream(&env);
+    let proj = project(&env);
+    for spec in ["pdf@^9", "upstream/pdf@2.0"] {
+        let refused = run_in(&env, &proj.dir, &["install", spec, "--platform", "claude"]).err("AAM_INVALID_ARGUMENT");
+        assert!(
+            refused["message"]
+                .as_str()
+                .unwrap()
+                .contains("is an artifact of a source"),
+            "{refused}"
+        );
+        assert!(
+            refused["hint"].as_str().unwrap().contains("without a version"),
+            "{refused}"
+        );
+    }
+    assert!(!proj.dir.join(".claude").exists());
+    run_in(&env, &proj.dir, &["install", "pdf", "--platform", "claude"]).ok_json();
+}
+
+#[test]
 fn outdated_tracks_the_artifacts_not_the_commits() {
     let env = TestEnv::new();
     let repo = upstream(&env);
