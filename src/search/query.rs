@@ -401,7 +401,7 @@ impl Plan {
         let f = index.fields;
         let query_lc = request.query.trim().to_lowercase();
         let mut stemmer = Stemmer::default();
-        let words: Vec<QueryWord> = query_words(index, &query_lc)?
+        let words: Vec<QueryWord> = without_stop_words(query_words(index, &query_lc)?)
             .into_iter()
             .map(|text| QueryWord {
                 stem: stemmer.stem(&text).to_string(),
@@ -577,6 +577,26 @@ impl Forms {
     fn is_empty(&self) -> bool {
         self.same_stem.is_empty() && self.longer_stem.is_empty()
     }
+}
+
+/// Words a question or request is phrased with that say nothing of what is
+/// wanted: `how do I write a commit message` asks for `write commit message`.
+/// Every word must match, so each of these would keep out whatever does not
+/// happen to hold it.
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "an", "and", "any", "are", "at", "be", "by", "can", "could", "do", "does", "for", "from", "how", "i",
+    "in", "into", "is", "it", "its", "me", "my", "need", "of", "on", "or", "our", "please", "should", "some", "that",
+    "the", "these", "this", "those", "to", "want", "we", "what", "which", "with", "would", "you", "your",
+];
+
+/// `words` without [`STOP_WORDS`], unless that leaves none (a search for `the`).
+fn without_stop_words(words: Vec<String>) -> Vec<String> {
+    let meaningful: Vec<String> = words
+        .iter()
+        .filter(|w| !STOP_WORDS.iter().any(|stop| stop == w))
+        .cloned()
+        .collect();
+    if meaningful.is_empty() { words } else { meaningful }
 }
 
 /// The query's words, lowercase and as written, each once.

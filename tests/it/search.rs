@@ -283,6 +283,25 @@ fn typos_of_any_indexed_word_get_suggestions() {
 }
 
 #[test]
+fn a_question_searches_for_its_words_not_its_phrasing() {
+    let env = TestEnv::new();
+    let repo = ranking_repo(&env);
+    env.json(&["source", "add", repo.path()]);
+    // `how`, `do`, `i`, `a`, `of` are in no artifact: a question of the words
+    // finds what the words alone find.
+    let asked = names(&env.json(&["search", "how do I sort incoming issues"]));
+    assert_eq!(asked, names(&env.json(&["search", "sort incoming issues"])));
+    assert_eq!(asked, ["triage"]);
+    assert_eq!(
+        names(&env.json(&["search", "I need a careful review of diffs"])),
+        ["auditor"]
+    );
+    // A query of such words only is searched as it is.
+    let to = names(&env.json(&["search", "to"]));
+    assert!(to.contains(&"unrelated".to_string()), "`Nothing to see`: {to:?}");
+}
+
+#[test]
 fn filters_and_warnings() {
     let env = TestEnv::new();
     let repo = ranking_repo(&env);
