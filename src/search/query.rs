@@ -252,15 +252,22 @@ impl SearchIndex {
         names.sort();
         names.dedup_by(|a, b| a.1 == b.1);
         let mut suggestions: Vec<String> = names.into_iter().take(MAX_SUGGESTIONS).map(|(_, name)| name).collect();
-        if suggestions.len() < MAX_SUGGESTIONS
+        let phrase = plan.words.len() > 1;
+        if (phrase || suggestions.len() < MAX_SUGGESTIONS)
             && let Some(corrected) = self.corrected_query(searcher, plan)?
         {
             // `kubernetes helper` adds nothing next to the name `kubernetes-helper`.
             let same_words = |name: &String| query_words(self, &name.to_lowercase()).ok().as_ref() == Some(&corrected);
             if !suggestions.iter().any(same_words) {
-                suggestions.push(corrected.join(" "));
+                // A phrase is meant whole: `write tests` for `write tetss` goes
+                // before names one of its words resembles (`test-automator`).
+                match phrase {
+                    true => suggestions.insert(0, corrected.join(" ")),
+                    false => suggestions.push(corrected.join(" ")),
+                }
             }
         }
+        suggestions.truncate(MAX_SUGGESTIONS);
         Ok(suggestions)
     }
 

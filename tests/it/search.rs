@@ -280,6 +280,11 @@ fn typos_of_any_indexed_word_get_suggestions() {
     assert!(human.stdout.contains("Did you mean: playwright?"), "{}", human.stdout);
     // A word nothing resembles gets no suggestion.
     assert_eq!(env.json(&["search", "playwrite xylophonist"])["suggestions"], json!([]));
+    // A phrase is meant whole: its correction comes before names a word of it resembles.
+    assert_eq!(
+        env.json(&["search", "drives playwrite"])["suggestions"][0],
+        "drives playwright"
+    );
 }
 
 #[test]
