@@ -446,7 +446,23 @@ pub fn outdated(o: &OutdatedOutput) -> String {
             ]
         })
         .collect();
-    table(&["NAME", "CURRENT", "WANTED", "LATEST", "STATUS", "WHY"], &rows)
+    let mut out = table(&["NAME", "CURRENT", "WANTED", "LATEST", "STATUS", "WHY"], &rows);
+    if !o.sources.is_empty() {
+        // Answered from the catalog: say as of when, and how to look again.
+        let fetched: Vec<String> = o
+            .sources
+            .iter()
+            .map(|s| match &s.fetched_at {
+                Some(at) => format!("{} at {at}", s.name),
+                None => format!("{} never", s.name),
+            })
+            .collect();
+        out.push_str(&format!(
+            "Sources as last fetched: {}. `aam source update` fetches newer commits.\n",
+            fetched.join(", ")
+        ));
+    }
+    out
 }
 
 /// `aam upgrade`.

@@ -909,6 +909,17 @@ fn outdated_tracks_the_artifacts_not_the_commits() {
     );
     let outdated = |env: &TestEnv| run_in(env, &proj.dir, &["outdated"]).ok_json()["packages"][0].clone();
     assert_eq!(outdated(&env)["outdated"], false);
+    // The answer is as of the source's last fetch, and says when that was.
+    let compared = run_in(&env, &proj.dir, &["outdated"]).ok_json()["sources"].clone();
+    assert_eq!(compared[0]["name"], "upstream", "{compared}");
+    assert!(compared[0]["fetched_at"].is_string(), "{compared}");
+    let human = env.aam_in(&proj.dir, &["outdated"]);
+    assert!(
+        human.stdout.contains("Sources as last fetched: upstream at ")
+            && human.stdout.contains("`aam source update` fetches newer commits"),
+        "{}",
+        human.stdout
+    );
 
     // A commit touching another skill: still up to date.
     repo.write("skills/docx/SKILL.md", skill("docx", "DOCX v2"));

@@ -52,6 +52,19 @@ pub struct OutdatedPackage {
 pub struct OutdatedOutput {
     /// Every installed package.
     pub packages: Vec<OutdatedPackage>,
+    /// The registered sources the installed source artifacts are compared with,
+    /// and when each was last fetched: the answer is as of then.
+    pub sources: Vec<ComparedSource>,
+}
+
+/// A source as the catalog last fetched it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ComparedSource {
+    /// Source name.
+    pub name: String,
+    /// When it was last fetched (RFC 3339); `null` when never.
+    pub fetched_at: Option<String>,
 }
 
 /// Tells which installed packages have newer content or versions.
@@ -96,6 +109,20 @@ impl Tool for Outdated {
                 reason: fresh.reason,
             });
         }
-        Ok(OutdatedOutput { packages })
+        let mut sources: Vec<ComparedSource> = Vec::new();
+        for entry in lock.packages.values().filter(|e| e.source == Origin::Source) {
+            if sources.iter().any(|s| s.name == entry.source_name) {
+                continue;
+            }
+            // A source not registered here is named in the package's `reason`.
+            if let Some(source) = catalog.find_source(&entry.source_name)? {
+                sources.push(ComparedSource {
+                    name: source.name,
+                    fetched_at: source.fetched_at,
+                });
+            }
+        }
+        sources.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(OutdatedOutput { packages, sources })
     }
 }
