@@ -121,11 +121,11 @@ pub(super) fn uninstall(ctx: &Context, out: &Output, args: UninstallArgs) -> Res
 
 /// `aam verify`.
 #[derive(Debug, clap::Args)]
-#[command(group = clap::ArgGroup::new("which").required(true).args(["package", "all"]))]
+#[command(group = clap::ArgGroup::new("which").args(["package", "all"]))]
 pub(super) struct VerifyArgs {
-    /// Package name.
+    /// Package name (default: every installed package).
     package: Option<String>,
-    /// Verify every installed package.
+    /// Verify every installed package (as with no package named).
     #[arg(long)]
     all: bool,
     /// Check the home-folder installs.
@@ -209,11 +209,11 @@ pub(super) fn adopt(ctx: &Context, out: &Output, args: AdoptArgs) -> Result<i32>
 
 /// `aam diff`.
 #[derive(Debug, clap::Args)]
-#[command(group = clap::ArgGroup::new("which").required(true).args(["package", "all"]))]
+#[command(group = clap::ArgGroup::new("which").args(["package", "all"]))]
 pub(super) struct DiffArgs {
-    /// Package name.
+    /// Package name (default: every installed package).
     package: Option<String>,
-    /// Show the changes of every installed package.
+    /// Show the changes of every installed package (as with no package named).
     #[arg(long)]
     all: bool,
     /// Check the home-folder installs.

@@ -196,9 +196,10 @@ fn usage_errors_exit_2() {
     // They carry their code like every other error, then clap's usage and
     // suggestions; `verify` names `--all` beside the package.
     assert!(run.stderr.starts_with("error[AAM_INVALID_ARGUMENT]: "), "{run:?}");
-    let run = env.aam(&["verify"]);
+    let run = env.aam(&["verify", "kit", "--all"]);
+    assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.starts_with("error[AAM_INVALID_ARGUMENT]: "), "{run:?}");
-    assert!(run.stderr.contains("aam verify <PACKAGE|--all>"), "{run:?}");
+    assert!(run.stderr.contains("cannot be used with"), "{run:?}");
 }
 
 #[test]
