@@ -99,11 +99,11 @@ pub(super) fn run(ctx: &Context, out: &Output, args: SearchArgs) -> Result<i32> 
     let next_offset = u64::from(offset) + output.results.len() as u64;
     let next =
         (!output.results.is_empty() && next_offset < output.total).then(|| format!("{again} --offset {next_offset}"));
-    out.emit(&output, |o| rendered(o, next.as_deref()))
+    out.emit(&output, |o| rendered(o, u64::from(offset), next.as_deref()))
 }
 
 /// `aam search`.
-fn rendered(o: &SearchOutput, next: Option<&str>) -> String {
+fn rendered(o: &SearchOutput, offset: u64, next: Option<&str>) -> String {
     if o.results.is_empty() {
         let mut out = if o.total > 0 {
             format!("No results on this page; {} match in total.\n", o.total)
@@ -144,9 +144,14 @@ fn rendered(o: &SearchOutput, next: Option<&str>) -> String {
         })
         .collect();
     let mut out = table(&["NAME", "TYPE", "SOURCE", "DESCRIPTION"], &rows);
+    // A later page says which results it holds: `showing 341-342 of 342`.
+    let shown = match offset {
+        0 => o.results.len().to_string(),
+        _ => format!("{}-{}", offset + 1, offset + o.results.len() as u64),
+    };
     out.push_str(&match next {
-        Some(command) => format!("showing {} of {}; next page: {command}\n", o.results.len(), o.total),
-        None => format!("showing {} of {}\n", o.results.len(), o.total),
+        Some(command) => format!("showing {shown} of {}; next page: {command}\n", o.total),
+        None => format!("showing {shown} of {}\n", o.total),
     });
     out
 }

@@ -28,7 +28,7 @@ fn page_footers_give_the_exact_next_command() {
     let footer = "showing 20 of 25; next page: aam search tool --type skill --offset 20\n";
     assert!(first.stdout.ends_with(footer), "{first:?}");
     let next = env.aam(&["search", "tool", "--type", "skill", "--offset", "20"]);
-    assert!(next.stdout.ends_with("showing 5 of 25\n"), "{next:?}");
+    assert!(next.stdout.ends_with("showing 21-25 of 25\n"), "{next:?}");
 
     let listed = env.aam(&["list", "--available", "--limit", "10", "--source", "composio"]);
     let last = listed.stdout.lines().last().unwrap().to_string();
