@@ -131,5 +131,8 @@ fn package(o: &PackageInfoOutput) -> String {
     for (dep, c) in &o.dependencies {
         out.push_str(&format!("  requires: {dep} {c}\n"));
     }
+    if let Some(artifact) = &o.from_artifact {
+        out.push_str(&format!("\nFiles, preview and audit: `aam info {artifact}`\n"));
+    }
     out
 }

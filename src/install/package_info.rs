@@ -19,6 +19,7 @@ use crate::catalog::Catalog;
 use crate::config::Settings;
 use crate::error::{Error, ErrorCode, Result};
 use crate::packages::lock::LockFile;
+use crate::packages::lock::Origin;
 use crate::packages::manifest::{self, MANIFEST_FILE, ManifestArtifacts};
 use crate::packages::registry::VersionEntry;
 use crate::scan::Platform;
@@ -50,6 +51,9 @@ pub struct PackageDetails {
     pub artifacts: Vec<String>,
     /// Dependencies of the version shown.
     pub dependencies: BTreeMap<String, String>,
+    /// The source artifact (`source/path`) it was installed from, whose files,
+    /// preview and content audit `aam_info` shows under that name.
+    pub from_artifact: Option<String>,
 }
 
 /// The package `asked` names (`name`, or `name@` a version, constraint or
@@ -122,6 +126,9 @@ pub fn describe(
             (_, Some(shown)) => shown.dependencies,
             _ => BTreeMap::new(),
         },
+        from_artifact: entry
+            .filter(|e| e.source == Origin::Source)
+            .and_then(|e| e.requested.clone()),
     }))
 }
 

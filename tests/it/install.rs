@@ -888,6 +888,17 @@ fn a_version_asked_of_a_source_artifact_is_refused() {
     }
     assert!(!proj.dir.join(".claude").exists());
     run_in(&env, &proj.dir, &["install", "pdf", "--platform", "claude"]).ok_json();
+    // Installed, the name answers with the package, which names the artifact's details.
+    let info = run_in(&env, &proj.dir, &["info", "pdf"]).ok_json();
+    assert_eq!(info["from_artifact"], "upstream/skills/pdf", "{info}");
+    let human = env.aam_in(&proj.dir, &["info", "pdf"]);
+    assert!(
+        human
+            .stdout
+            .contains("Files, preview and audit: `aam info upstream/skills/pdf`"),
+        "{}",
+        human.stdout
+    );
 }
 
 #[test]
