@@ -20,7 +20,7 @@ pub(super) struct SearchArgs {
     /// Only this source (repeatable).
     #[arg(long = "source", value_name = "SOURCE")]
     sources: Vec<String>,
-    /// Only artifacts for this platform (and platform-neutral ones): cursor, claude, copilot, codex.
+    /// Only artifacts for this platform (and platform-neutral ones): an agent id `aam agents` lists, such as cursor, claude-code, github-copilot, codex.
     #[arg(long)]
     platform: Option<String>,
     /// Results per page (1 to 1000).
