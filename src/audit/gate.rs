@@ -209,6 +209,7 @@ mod tests {
             settings: &home,
             allow_path: &|_, _| Ok(()),
             local_within: None,
+            close_artifacts: &|_| Vec::new(),
         };
         prepare_specs(&env, catalog, &["./kit".to_string()], &KeptRegistries::new()).unwrap_or_else(|e| panic!("{e}"))
     }

@@ -630,6 +630,7 @@ mod tests {
                 settings: &settings,
                 allow_path: &allow,
                 local_within: None,
+                close_artifacts: &|_| Vec::new(),
             },
             offline,
             fetch_limits: crate::sources::git::FetchLimits::resolve(None, None),

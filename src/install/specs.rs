@@ -36,6 +36,9 @@ pub struct SpecEnv<'a> {
     /// The folders a fetch may read a local repository's objects from (a
     /// machine front end's confinement); `None`: anywhere.
     pub local_within: Option<Vec<std::path::PathBuf>>,
+    /// Qualified names of artifacts close to a name no package or artifact
+    /// has, for its error's "did you mean" (none when they cannot be told).
+    pub close_artifacts: &'a dyn Fn(&str) -> Vec<String>,
 }
 
 /// The registry each named package keeps coming from while that registry still
@@ -129,7 +132,13 @@ pub fn prepare_specs(
                         "`{name}` is a source: install its artifacts as `{name}/<artifact>` (list them with `aam source scan {name}`), or all of them as one package made with `aam pkg create --from-source {name} --all`"
                     )
                 } else {
-                    "find one with `aam search`, or add the registry or source that has it".to_string()
+                    let close = (env.close_artifacts)(&name);
+                    if close.is_empty() {
+                        "find one with `aam search`, or add the registry or source that has it".to_string()
+                    } else {
+                        let close: Vec<String> = close.iter().map(|c| format!("`{c}`")).collect();
+                        format!("did you mean {}?", close.join(", "))
+                    }
                 };
                 return Err(Error::new(
                     ErrorCode::PackageNotFound,
@@ -546,6 +555,7 @@ mod tests {
             settings: &settings,
             allow_path: allow,
             local_within: None,
+            close_artifacts: &|_| Vec::new(),
         };
         let specs: Vec<String> = specs.iter().map(|s| s.to_string()).collect();
         prepare_specs(&env, &catalog, &specs, &KeptRegistries::new())

@@ -43,7 +43,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::progress::Progress;
 
 pub use query::{Hit, SearchRequest, SearchResults, SortOrder};
-pub use resolve::{artifact_not_found, resolve_artifact};
+pub use resolve::{artifact_not_found, close_artifacts, resolve_artifact};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -48,7 +48,7 @@ pub fn resolve_artifact(
             }
             Err(artifact_not_found(
                 text,
-                suggestions(&*index()?, catalog, progress, text)?,
+                close_artifacts(&*index()?, catalog, progress, text)?,
             ))
         }
         _ => {
@@ -62,8 +62,15 @@ pub fn resolve_artifact(
     }
 }
 
-/// Qualified names of artifacts close to `text`, from the search index.
-fn suggestions(index: &SearchIndex, catalog: &Catalog, progress: &dyn Progress, text: &str) -> Result<Vec<String>> {
+/// Qualified names of up to three artifacts whose names are close to `text`
+/// (or to its last part, after a `/`), from the search index: the "did you
+/// mean" of a name no artifact has.
+pub fn close_artifacts(
+    index: &SearchIndex,
+    catalog: &Catalog,
+    progress: &dyn Progress,
+    text: &str,
+) -> Result<Vec<String>> {
     let name = text.rsplit('/').next().unwrap_or(text);
     // No name is that long: nothing to look for.
     if name.chars().count() > super::MAX_QUERY_CHARS {

@@ -793,6 +793,14 @@ fn info_shows_everything_recorded_about_an_artifact() {
     // is in one's text (`pdf` says "Work with PDFs"; it was suggested).
     let unlike = env.json_err(&["info", "inf/work"], "AAM_ARTIFACT_NOT_FOUND");
     assert!(!unlike["hint"].as_str().unwrap().contains("did you mean"), "{unlike}");
+    // `install` of a mistyped bare name suggests the same way.
+    let mistyped = env.json_err(&["install", "pfd"], "AAM_PACKAGE_NOT_FOUND");
+    assert!(
+        mistyped["hint"].as_str().unwrap().starts_with("did you mean `inf/pdf`"),
+        "{mistyped}"
+    );
+    let unknown = env.json_err(&["install", "xqzwv"], "AAM_PACKAGE_NOT_FOUND");
+    assert!(unknown["hint"].as_str().unwrap().contains("aam search"), "{unknown}");
 
     let human = env.aam(&["info", "inf/pdf"]);
     assert!(

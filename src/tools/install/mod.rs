@@ -31,6 +31,7 @@ use crate::install::plan::Prepared;
 use crate::install::specs::{KeptRegistries, SpecEnv, prepare_specs};
 use crate::packages::lock::LockedPackage;
 use crate::packages::store::ObjectStore;
+use crate::search::close_artifacts;
 
 pub use crate::install::decision::{OnEdited, SkipReason, SkippedPackage};
 pub use crate::install::package_info::PackageDetails as PackageInfoOutput;
@@ -135,6 +136,14 @@ fn prepare_env<T>(ctx: &Context, f: impl FnOnce(SpecEnv<'_>) -> Result<T>) -> Re
         }
         Ok(())
     };
+    // Only a hint: a catalog or index that cannot be read suggests nothing.
+    let close_artifacts = |name: &str| {
+        let close = ctx.catalog().and_then(|catalog| {
+            let index = ctx.search_index()?;
+            close_artifacts(&index, &catalog, ctx.progress.as_ref(), name)
+        });
+        close.unwrap_or_default()
+    };
     f(SpecEnv {
         cwd: &ctx.cwd,
         caches: &caches,
@@ -142,6 +151,7 @@ fn prepare_env<T>(ctx: &Context, f: impl FnOnce(SpecEnv<'_>) -> Result<T>) -> Re
         settings: &settings,
         allow_path: &allow_path,
         local_within: ctx.sandbox_folders(),
+        close_artifacts: &close_artifacts,
     })
 }
 
