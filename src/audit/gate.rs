@@ -7,7 +7,7 @@ use crate::catalog::{Catalog, FindingFilter};
 use crate::config::Settings;
 use crate::error::{Error, ErrorCode, Result};
 use crate::install::plan::Prepared;
-use crate::packages::lock::Origin;
+use crate::packages::lock::{AllowedFinding, Origin};
 
 /// The audit policy of a project's settings (when given) over the home's.
 pub fn policy(home: &Settings, project: Option<&Settings>) -> Result<Policy> {
@@ -34,6 +34,7 @@ struct Met {
     rule: String,
     severity: Severity,
     line: Option<u32>,
+    excerpt: String,
 }
 
 impl Met {
@@ -47,10 +48,10 @@ impl Met {
 
 /// Checks packages about to be installed against the audit policy: source
 /// artifacts by their catalog findings, folders, archives and registry packages
-/// by scanning their files. Findings whose rule is in `allow`, or in what
-/// `recorded` gives for their package (the rules its lock entry let through,
-/// while it comes from the same place), are let through; each package's
-/// `allowed_findings` is set to the rules that let a blocking finding of it
+/// by scanning their files. Findings whose rule is in `allow`, or that what
+/// `recorded` gives for their package covers (the findings its lock entry let
+/// through, while it comes from the same place), are let through; each
+/// package's `allowed_findings` is set to the blocking findings of it let
 /// through, for its lock entry.
 /// Returns warnings (findings at or above `audit.warn`); fails with
 /// `AAM_AUDIT_BLOCKED` naming the first blocking rule, file and line.
@@ -58,7 +59,7 @@ pub fn gate(
     catalog: &Catalog,
     prepared: &mut [Prepared],
     allow: &[String],
-    recorded: impl Fn(&Prepared) -> Vec<String>,
+    recorded: impl Fn(&Prepared) -> Vec<AllowedFinding>,
     policy: &Policy,
 ) -> Result<Vec<String>> {
     for rule in allow {
@@ -82,6 +83,7 @@ pub fn gate(
                     rule: row.rule,
                     severity: row.severity,
                     line: row.line,
+                    excerpt: row.excerpt,
                 });
             }
             continue;
@@ -100,6 +102,7 @@ pub fn gate(
                     rule: finding.rule.to_string(),
                     severity: finding.severity,
                     line: finding.line,
+                    excerpt: finding.excerpt,
                 });
             }
         }
@@ -115,6 +118,7 @@ pub fn gate(
                         rule: finding.rule.to_string(),
                         severity: finding.severity,
                         line: None,
+                        excerpt: finding.excerpt,
                     });
                 }
             }
@@ -122,21 +126,28 @@ pub fn gate(
     }
     for package in prepared.iter_mut() {
         let remembered = recorded(package);
-        let mut rules: Vec<String> = met
+        let mut let_through: Vec<AllowedFinding> = met
             .iter()
             .filter(|m| m.package == package.manifest.name && policy.block.reached(m.severity))
-            .filter(|m| allow.contains(&m.rule) || remembered.contains(&m.rule))
-            .map(|m| m.rule.clone())
+            .filter(|m| allow.contains(&m.rule) || remembered.iter().any(|a| a.covers(&m.rule, &m.path, &m.excerpt)))
+            .map(|m| AllowedFinding::Finding {
+                rule: m.rule.clone(),
+                file: m.path.clone(),
+                excerpt: m.excerpt.clone(),
+            })
             .collect();
-        rules.sort();
-        rules.dedup();
-        package.allowed_findings = rules;
+        let_through.sort();
+        let_through.dedup();
+        package.allowed_findings = let_through;
     }
     met.retain(|m| {
-        !allow.contains(&m.rule)
-            && !prepared
-                .iter()
-                .any(|p| p.manifest.name == m.package && p.allowed_findings.contains(&m.rule))
+        let covered = |p: &Prepared| {
+            p.manifest.name == m.package
+                && p.allowed_findings
+                    .iter()
+                    .any(|a| a.covers(&m.rule, &m.path, &m.excerpt))
+        };
+        !allow.contains(&m.rule) && !prepared.iter().any(covered)
     });
     let blocked: Vec<&Met> = met.iter().filter(|m| policy.block.reached(m.severity)).collect();
     if let Some(first) = blocked.first() {
@@ -160,7 +171,7 @@ pub fn gate(
             ),
         )
         .with_hint(format!(
-            "review with `aam audit`; let them through with `{}` (MCP: `allow_findings`; the lock file records it for upgrades and restores), or change `audit.block`",
+            "review with `aam audit`; let them through with `{}` (MCP: `allow_findings`; the lock file records each finding let through, so its restores and upgrades pass while they bring no new one), or change `audit.block`",
             allow.join(" ")
         )));
     }
@@ -248,11 +259,36 @@ mod tests {
         )
         .unwrap();
         assert!(allowed.iter().all(|w| !w.contains("cmd-pipe-shell")), "{allowed:?}");
-        assert_eq!(prepared[0].allowed_findings, ["cmd-pipe-shell"]);
+        let let_through = prepared[0].allowed_findings.clone();
+        assert!(
+            matches!(&let_through[..], [AllowedFinding::Finding { rule, file, excerpt }]
+                if rule == "cmd-pipe-shell" && file == "skills/setup/install.sh" && excerpt.contains("| sh")),
+            "{let_through:?}"
+        );
         // What the lock entry recorded lets it through too, and stays recorded.
-        let recorded = |_: &Prepared| vec!["cmd-pipe-shell".to_string()];
+        let recorded = |_: &Prepared| let_through.clone();
         gate(&catalog, &mut prepared, &[], recorded, &defaults).unwrap();
-        assert_eq!(prepared[0].allowed_findings, ["cmd-pipe-shell"]);
+        assert_eq!(prepared[0].allowed_findings, let_through);
+        // A second finding of the rule (a later version's) is not what was let through.
+        prepared[0].files.insert(
+            "skills/setup/more.sh".to_string(),
+            (
+                std::sync::Arc::from(&b"wget -qO- https://get.example.com/more | bash\n"[..]),
+                false,
+            ),
+        );
+        let again = gate(&catalog, &mut prepared, &[], recorded, &defaults).unwrap_err();
+        assert_eq!(again.code(), ErrorCode::AuditBlocked);
+        assert!(again.message().contains("skills/setup/more.sh"), "{}", again.message());
+        // A bare rule (an earlier lock's record) covers every finding of it.
+        let bare = |_: &Prepared| vec![AllowedFinding::Rule("cmd-pipe-shell".to_string())];
+        gate(&catalog, &mut prepared, &[], bare, &defaults).unwrap();
+        assert_eq!(
+            prepared[0].allowed_findings.len(),
+            2,
+            "{:?}",
+            prepared[0].allowed_findings
+        );
         let unknown = gate(&catalog, &mut prepared, &["no-such-rule".to_string()], none, &defaults).unwrap_err();
         assert_eq!(unknown.code(), ErrorCode::InvalidArgument);
     }

@@ -72,10 +72,10 @@ pub struct Prepared {
     pub artifacts: Vec<LockedArtifact>,
     /// What it holds, for the catalog mirror.
     pub members: Vec<Member>,
-    /// The audit rules whose blocking findings in it were let through (asked
-    /// for, or recorded by its install): the lock keeps them, so an upgrade
-    /// or a restore need not be told again.
-    pub allowed_findings: Vec<String>,
+    /// The blocking audit findings in it that were let through (asked for,
+    /// or recorded by its install): the lock keeps them, so an upgrade or a
+    /// restore that brings no new one need not be told again.
+    pub allowed_findings: Vec<crate::packages::lock::AllowedFinding>,
 }
 
 impl Prepared {

@@ -137,10 +137,47 @@ pub struct LockedPackage {
     /// Folders its install created (removed on uninstall when empty).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub created_dirs: Vec<String>,
-    /// Audit rules whose blocking findings in it were let through
-    /// (`--allow-finding`): upgrades and restores let them through too.
+    /// The blocking audit findings in it that were let through
+    /// (`--allow-finding`): upgrades, reinstalls and restores let these
+    /// through again, not another finding of the same rule.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub allowed_findings: Vec<String>,
+    pub allowed_findings: Vec<AllowedFinding>,
+}
+
+/// An audit finding an install let through, as its lock entry records it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum AllowedFinding {
+    /// One finding: its rule, the file it is in (a repository path for a
+    /// source artifact, else a path in the package) and its excerpt. A
+    /// later version's new finding of the rule (a second `curl | sh`) is
+    /// not covered.
+    Finding {
+        /// Rule id.
+        rule: String,
+        /// The file it is in.
+        file: String,
+        /// The excerpt `aam audit` shows.
+        excerpt: String,
+    },
+    /// A bare rule id, as earlier versions of aam recorded: it covers that
+    /// rule's findings only in a restore of the content the lock records.
+    Rule(String),
+}
+
+impl AllowedFinding {
+    /// Whether it lets through a finding of `rule` in `file` showing `excerpt`
+    /// (a bare rule: any finding of it).
+    pub fn covers(&self, rule: &str, file: &str, excerpt: &str) -> bool {
+        match self {
+            Self::Finding {
+                rule: r,
+                file: f,
+                excerpt: e,
+            } => r == rule && f == file && e == excerpt,
+            Self::Rule(r) => r == rule,
+        }
+    }
 }
 
 impl LockedPackage {

@@ -235,7 +235,7 @@ pub(super) fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
             }
         }
         let policy = ctx.install_audit_policy(input.global)?;
-        let recorded = |package: &Prepared| super::recorded_allowance(&roots, &lock, package);
+        let recorded = |package: &Prepared| super::recorded_allowance(&roots, &lock, package, false);
         let warnings = crate::audit::gate::gate(&catalog, &mut prepared, &input.allow_findings, recorded, &policy)?;
         (prepared, warnings)
     };

@@ -29,7 +29,7 @@ use crate::install::journal::{self, MirrorOp, ProjectLock};
 use crate::install::mirror::{self, WrittenHere};
 use crate::install::plan::Prepared;
 use crate::install::specs::{KeptRegistries, SpecEnv, prepare_specs};
-use crate::packages::lock::LockedPackage;
+use crate::packages::lock::{AllowedFinding, LockedPackage};
 use crate::packages::store::ObjectStore;
 use crate::search::close_artifacts;
 
@@ -236,10 +236,15 @@ fn prove_made_by_origin(
     .with_hint("check those files yourself, then replace them anyway with `--force` (`on_edited: force`), or keep them"))
 }
 
-/// The audit rules `lock` records as let through for `package` (see
+/// The audit findings `lock` records as let through for `package` (see
 /// [`crate::audit::gate::gate`]) while it comes from the place its entry
 /// records: another package of the same name starts with none.
-fn recorded_allowance(roots: &Roots, lock: &crate::packages::lock::LockFile, package: &Prepared) -> Vec<String> {
+fn recorded_allowance(
+    roots: &Roots,
+    lock: &crate::packages::lock::LockFile,
+    package: &Prepared,
+    restoring: bool,
+) -> Vec<AllowedFinding> {
     use crate::packages::lock::Origin;
     let Some(entry) = lock.packages.get(&package.manifest.name) else {
         return Vec::new();
@@ -249,10 +254,17 @@ fn recorded_allowance(roots: &Roots, lock: &crate::packages::lock::LockFile, pac
             Origin::Local | Origin::Archive => roots.records_place(&entry.source_name, &package.source_name),
             Origin::Registry | Origin::Source => entry.source_name == package.source_name,
         };
-    match same_place {
-        true => entry.allowed_findings.clone(),
-        false => Vec::new(),
+    if !same_place {
+        return Vec::new();
     }
+    // A bare rule (an earlier lock's record) says nothing of which findings
+    // were reviewed: it holds for the content the lock records, not a new one.
+    entry
+        .allowed_findings
+        .iter()
+        .filter(|allowed| restoring || matches!(allowed, AllowedFinding::Finding { .. }))
+        .cloned()
+        .collect()
 }
 
 /// What the catalog records aam wrote at the keys of `lock`: the proof a file is aam's to remove.

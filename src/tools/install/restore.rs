@@ -105,7 +105,7 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
                 .collect::<Result<Vec<_>>>()
         })?;
         let policy = ctx.install_audit_policy(input.global)?;
-        let allowance = |package: &Prepared| super::recorded_allowance(&roots, &recorded, package);
+        let allowance = |package: &Prepared| super::recorded_allowance(&roots, &recorded, package, true);
         output.audit_warnings =
             crate::audit::gate::gate(&catalog, &mut prepared, &input.allow_findings, allowance, &policy)?;
         // The lock keeps what it recorded, so a restore leaves it as it is.

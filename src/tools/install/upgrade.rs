@@ -218,7 +218,7 @@ impl Tool for Upgrade {
         }
         // New versions pass the same content-audit gate as installs; a blocked
         // one stops the whole upgrade, which is one unit.
-        let recorded = |package: &Prepared| super::recorded_allowance(&roots, &lock, package);
+        let recorded = |package: &Prepared| super::recorded_allowance(&roots, &lock, package, false);
         let gated = match prepared.is_empty() {
             true => Ok(Vec::new()),
             false => ctx.install_audit_policy(input.global).and_then(|policy| {
