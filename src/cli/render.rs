@@ -273,8 +273,17 @@ pub fn verified(o: &VerifyOutput) -> String {
         ("untracked", &o.untracked_files),
     ] {
         for f in files.iter() {
+            let label = match o.conflicted_files.contains(f) {
+                true => "conflict",
+                false => label,
+            };
             out.push_str(&format!("  {label:<9} {f}\n"));
         }
+    }
+    if !o.conflicted_files.is_empty() {
+        out.push_str(
+            "  (conflict: an upgrade's merge left `<<<<<<< yours` … `>>>>>>> upstream` markers to resolve by hand)\n",
+        );
     }
     out
 }
@@ -545,7 +554,7 @@ pub fn upgraded(o: &UpgradeOutput) -> String {
             .any(|p| p.status == status && !p.conflict_markers.is_empty())
     };
     if marked(UpgradeStatus::Upgraded) {
-        out.push_str("Conflict markers were written: resolve them by hand; `aam verify --all` lists those files as edited until then.\n");
+        out.push_str("Conflict markers were written: resolve them by hand (`aam verify --all` lists those files as conflicts until then, and `aam install --frozen` fails); once resolved they are your edits.\n");
     }
     if marked(UpgradeStatus::WouldUpgrade) {
         out.push_str("Conflict markers would be written (dry run, nothing changed): the upgrade would leave them to resolve by hand.\n");

@@ -26,6 +26,11 @@ use crate::packages::store::ObjectStore;
 /// real file looks like one, so hunks are read back without ambiguity.
 const PROBE_MARKER: usize = 41;
 
+/// The lines around each hunk of a merge written with conflict markers.
+const YOURS_MARKER: &str = "<<<<<<< yours";
+const MIDDLE_MARKER: &str = "=======";
+const UPSTREAM_MARKER: &str = ">>>>>>> upstream";
+
 /// Lines of each side shown per conflict hunk.
 const SHOWN_LINES: usize = 8;
 
@@ -224,11 +229,14 @@ fn read_conflicts(probed: &str) -> (Vec<Hunk>, String) {
                     yours: shorten(yours),
                     upstream: shorten(upstream),
                 });
-                marked.push_str("<<<<<<< yours\n");
+                marked.push_str(YOURS_MARKER);
+                marked.push('\n');
                 yours.iter().for_each(|l| marked.push_str(l));
-                marked.push_str("=======\n");
+                marked.push_str(MIDDLE_MARKER);
+                marked.push('\n');
                 upstream.iter().for_each(|l| marked.push_str(l));
-                marked.push_str(">>>>>>> upstream\n");
+                marked.push_str(UPSTREAM_MARKER);
+                marked.push('\n');
                 line += 3 + (yours.len() + upstream.len()) as u64;
                 side = None;
             }
@@ -239,6 +247,24 @@ fn read_conflicts(probed: &str) -> (Vec<Hunk>, String) {
         }
     }
     (hunks, marked)
+}
+
+/// Whether `text` still holds a hunk as a merge with conflict markers
+/// writes it: a `<<<<<<< yours` line, then `=======`, then `>>>>>>> upstream`
+/// (line endings LF or CRLF). Such a file is a merge left to resolve by hand,
+/// not an edit to keep.
+pub fn has_conflict_markers(text: &[u8]) -> bool {
+    let markers = [YOURS_MARKER, MIDDLE_MARKER, UPSTREAM_MARKER];
+    let mut found = 0;
+    for line in text.split(|&b| b == b'\n') {
+        if line.strip_suffix(b"\r").unwrap_or(line) == markers[found].as_bytes() {
+            found += 1;
+            if found == markers.len() {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// Lines of one side of a hunk, cut to a few for showing.
@@ -306,6 +332,26 @@ mod tests {
             String::from_utf8(marked).unwrap(),
             "# Title\n\none\ntwo\n<<<<<<< yours\nthree, mine\n=======\nthree, theirs\n>>>>>>> upstream\nfour\nfive\nsix\nseven\n"
         );
+    }
+
+    #[test]
+    fn conflict_markers_are_found_until_resolved() {
+        let Merged::Conflicts { marked, .. } = merge(
+            BASE.as_bytes(),
+            BASE.replace("three", "three, mine").as_bytes(),
+            BASE.replace("three", "three, theirs").as_bytes(),
+        ) else {
+            panic!("the same line changed on both sides is a conflict")
+        };
+        assert!(has_conflict_markers(&marked));
+        let crlf = String::from_utf8(marked.clone()).unwrap().replace('\n', "\r\n");
+        assert!(has_conflict_markers(crlf.as_bytes()));
+        // Resolved (the markers taken out), or only some of them left: an edit.
+        assert!(!has_conflict_markers(BASE.as_bytes()));
+        assert!(!has_conflict_markers(b"<<<<<<< yours\nmine\n"));
+        assert!(!has_conflict_markers(b"=======\n<<<<<<< yours\n>>>>>>> upstream\n"));
+        // Another tool's markers are not a merge aam left.
+        assert!(!has_conflict_markers(b"<<<<<<< HEAD\na\n=======\nb\n>>>>>>> main\n"));
     }
 
     #[test]

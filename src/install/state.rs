@@ -134,6 +134,32 @@ pub fn current_digest(roots: &Roots, key: &str) -> Result<Option<String>> {
     })
 }
 
+/// Those of `keys` (edited files and sections) that still hold the conflict
+/// markers of an `upgrade --merge=markers` (see
+/// [`super::merge::has_conflict_markers`]): merges left to resolve by hand.
+/// A file is read up to the largest one `aam diff` shows.
+pub fn conflicted_keys(roots: &Roots, keys: &[String]) -> Result<Vec<String>> {
+    let mut conflicted = Vec::new();
+    for key in keys {
+        let marked = match current(roots, key)? {
+            Current::File(file, path) => {
+                let mut bytes = Vec::new();
+                (&file)
+                    .take(DIFF_LIMIT)
+                    .read_to_end(&mut bytes)
+                    .map_err(|e| Error::io("read", &path, e))?;
+                super::merge::has_conflict_markers(&bytes)
+            }
+            Current::Section(content) => super::merge::has_conflict_markers(content.as_bytes()),
+            Current::Missing | Current::Link(_) | Current::Damaged(_) | Current::Foreign => false,
+        };
+        if marked {
+            conflicted.push(key.clone());
+        }
+    }
+    Ok(conflicted)
+}
+
 /// Whether what is at `key` is a plain file or an intact section: what a
 /// write can leave as it is (a link, a folder or a damaged section cannot be).
 pub fn is_plain(roots: &Roots, key: &str) -> Result<bool> {

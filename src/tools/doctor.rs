@@ -166,17 +166,20 @@ fn installs_check(ctx: &Context) -> HealthCheck {
     if lock.packages.is_empty() {
         return HealthCheck::pass("installs", "no packages installed in this project");
     }
-    let (mut modified, mut missing) = (Vec::new(), Vec::new());
+    let (mut modified, mut missing, mut conflicted) = (Vec::new(), Vec::new(), Vec::new());
     for (name, entry) in &lock.packages {
-        // What `aam verify` reports: files missing, edited, or added to a
-        // deployed folder (doctor said "as installed" where verify failed).
-        let checked =
-            state::file_status(&roots, entry).and_then(|status| Ok((status, state::untracked(&roots, name, entry)?)));
+        // What `aam verify` reports: files missing, edited (some with an
+        // upgrade's conflict markers left), or added to a deployed folder
+        // (doctor said "as installed" where verify failed).
+        let checked = state::file_status(&roots, entry).and_then(|status| {
+            let edited = state::keys_in(&status, FileState::Modified);
+            let marked = state::conflicted_keys(&roots, &edited)?;
+            Ok((status, edited, marked, state::untracked(&roots, name, entry)?))
+        });
         match checked {
-            Ok((status, _)) if !state::keys_in(&status, FileState::Missing).is_empty() => missing.push(name.clone()),
-            Ok((status, added)) if !state::keys_in(&status, FileState::Modified).is_empty() || !added.is_empty() => {
-                modified.push(name.clone())
-            }
+            Ok((status, ..)) if !state::keys_in(&status, FileState::Missing).is_empty() => missing.push(name.clone()),
+            Ok((_, _, marked, _)) if !marked.is_empty() => conflicted.push(name.clone()),
+            Ok((_, edited, _, added)) if !edited.is_empty() || !added.is_empty() => modified.push(name.clone()),
             Ok(_) => {}
             Err(e) => {
                 return HealthCheck::fail(
@@ -200,6 +203,18 @@ fn installs_check(ctx: &Context) -> HealthCheck {
             format!(
                 "see `aam verify {}`; `aam install` restores missing files from the lock file and keeps your edits",
                 missing[0]
+            ),
+        )
+    } else if !conflicted.is_empty() {
+        HealthCheck::fail(
+            "installs",
+            format!(
+                "{count} installed; an upgrade's conflict markers are left to resolve in {}",
+                conflicted.join(", ")
+            ),
+            format!(
+                "resolve the `<<<<<<< yours` … `>>>>>>> upstream` hunks of the files `aam verify {}` lists as conflicts",
+                conflicted[0]
             ),
         )
     } else if !modified.is_empty() {

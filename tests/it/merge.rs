@@ -215,6 +215,45 @@ fn overlapping_edits_are_listed_and_nothing_is_written_unless_markers_are_asked_
         "{agent}"
     );
     assert_eq!(lock(&proj.dir)["packages"]["kit"]["version"], "1.1.0");
+
+    // Until resolved, the file is a conflict, not an edit: `verify` and
+    // `doctor` say so and a CI restore fails (all three took it for an edit
+    // and `install --frozen` passed: found by a user helper).
+    let verified = env.aam_in(&proj.dir, &["--json", "verify", "kit"]).json();
+    assert_eq!(strings(&verified["conflicted_files"]), [AGENT], "{verified}");
+    let human = env.aam_in(&proj.dir, &["verify", "kit"]);
+    assert!(human.stdout.contains(&format!("conflict  {AGENT}")), "{}", human.stdout);
+    let doctor = env.aam_in(&proj.dir, &["--json", "doctor"]).json();
+    let installs = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "installs")
+        .unwrap();
+    assert_eq!(installs["status"], "fail", "{installs}");
+    assert!(
+        installs["message"].as_str().unwrap().contains("conflict markers"),
+        "{installs}"
+    );
+    let frozen = env
+        .aam_in(&proj.dir, &["--json", "install", "--frozen"])
+        .err("AAM_CONFLICT");
+    assert!(frozen["message"].as_str().unwrap().contains(AGENT), "{frozen}");
+    // Resolved, it is the user's edit.
+    std::fs::write(
+        proj.dir.join(AGENT),
+        agent
+            .replace("<<<<<<< yours\n", "")
+            .replace("=======\nLine 5, theirs.\n>>>>>>> upstream\n", ""),
+    )
+    .unwrap();
+    let verified = env.aam_in(&proj.dir, &["--json", "verify", "kit"]).json();
+    assert!(strings(&verified["conflicted_files"]).is_empty(), "{verified}");
+    assert!(
+        strings(&verified["modified_files"]).contains(&AGENT.to_string()),
+        "{verified}"
+    );
+    env.aam_in(&proj.dir, &["--json", "install", "--frozen"]).ok_json();
 }
 
 #[test]

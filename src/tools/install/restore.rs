@@ -8,7 +8,7 @@ use super::{
     InstallInput, InstallOutput, InstalledPackage, OnEdited, SkipReason, SkippedPackage, apply_mirror, begin_write,
     object_store, prepare_env, roots, written_here,
 };
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 use crate::install::plan::{Plan, Prepared};
 use crate::install::restore::{self, Need, RestoreEnv};
 use crate::install::{Roots, mirror, state};
@@ -83,6 +83,26 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
             }
             Need::Write => todo.push((name, entry, Vec::new(), Vec::new())),
         }
+    }
+    // A merge left with conflict markers is no edit to keep: a CI restore
+    // (`--frozen`) must not pass over it.
+    let kept: Vec<String> = (output.skipped.iter().flat_map(|s| s.modified_files.iter().cloned()))
+        .chain(todo.iter().flat_map(|(_, _, _, keep)| keep.iter().cloned()))
+        .collect();
+    let conflicted = state::conflicted_keys(&roots, &kept)?;
+    if !conflicted.is_empty() {
+        let shown: Vec<String> = conflicted.iter().map(|key| format!("`{key}`")).collect();
+        let message = format!(
+            "{} still hold{} the conflict markers of an upgrade's merge",
+            shown.join(", "),
+            if conflicted.len() == 1 { "s" } else { "" }
+        );
+        if input.frozen {
+            return Err(Error::new(ErrorCode::Conflict, message).with_hint(
+                "resolve them by hand (keep what each `<<<<<<< yours` … `>>>>>>> upstream` hunk should say and delete the marker lines), then run again; `aam verify --all` lists them",
+            ));
+        }
+        tracing::warn!("{message}: resolve them by hand");
     }
     if !input.dry_run {
         record_in_place(ctx, &roots, &in_place);

@@ -36,6 +36,9 @@ pub struct VerifyOutput {
     pub ok_files: Vec<String>,
     /// Files and sections changed since install.
     pub modified_files: Vec<String>,
+    /// Those of `modified_files` that still hold the conflict markers of an
+    /// `upgrade --merge=markers`: merges to resolve by hand.
+    pub conflicted_files: Vec<String>,
     /// Files and sections gone.
     pub missing_files: Vec<String>,
     /// Files in the package's folders that it did not install.
@@ -55,7 +58,7 @@ pub struct Verify;
 impl Tool for Verify {
     const NAME: &'static str = "aam_verify";
     const TITLE: &'static str = "Verify an installed package";
-    const DESCRIPTION: &'static str = "Compare every file an installed package wrote (its copy and each deployed file or section) with the checksum recorded in the lock file: which are unchanged, modified or missing, and which files appeared in its folders. Next: `aam_diff` to see the changes.";
+    const DESCRIPTION: &'static str = "Compare every file an installed package wrote (its copy and each deployed file or section) with the checksum recorded in the lock file: which are unchanged, modified (and of those, which still hold an `upgrade --merge=markers` merge's conflict markers) or missing, and which files appeared in its folders. Next: `aam_diff` to see the changes.";
     const RISK: Risk = Risk::Read;
     const IDEMPOTENT: bool = true;
     const ERRORS: &'static [ErrorCode] = &[
@@ -88,6 +91,7 @@ fn verify(roots: &Roots, lock: &LockFile, package: &str) -> Result<VerifyOutput>
     let untracked_files = state::untracked(roots, package, entry)?;
     let (ok_files, modified_files, missing_files) =
         (pick(FileState::Ok), pick(FileState::Modified), pick(FileState::Missing));
+    let conflicted_files = state::conflicted_keys(roots, &modified_files)?;
     let interrupted = journal::pending(&roots.root);
     Ok(VerifyOutput {
         package_name: package.to_string(),
@@ -97,6 +101,7 @@ fn verify(roots: &Roots, lock: &LockFile, package: &str) -> Result<VerifyOutput>
         has_checksums: !entry.file_checksums.is_empty(),
         ok_files,
         modified_files,
+        conflicted_files,
         missing_files,
         untracked_files,
     })
