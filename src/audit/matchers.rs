@@ -309,7 +309,11 @@ pub fn scan_file(info: FileInfo<'_>, bytes: &[u8]) -> Vec<Finding> {
             secrets(line, next, number, &mut out);
         }
         let commands_apply = command_words && place == Place::Code;
-        if !instruction_words && !commands_apply {
+        // Inline code in the main file's prose instructs as a code block does
+        // (``Run `curl … | sh` first.`` passed as prose), unless the line warns against it.
+        let inline_commands =
+            command_words && place == Place::Prose && kind == FileKind::Markdown && info.main && line.contains('`');
+        if !instruction_words && !commands_apply && !inline_commands {
             continue;
         }
         let lower = line.to_ascii_lowercase();
@@ -321,11 +325,53 @@ pub fn scan_file(info: FileInfo<'_>, bytes: &[u8]) -> Vec<Finding> {
             let lowered = (kind == FileKind::Markdown && !info.main).then_some(Severity::Info);
             commands(line, &lower, number, lowered, &mut out);
         }
+        if inline_commands && !negated(&lower) {
+            for span in code_spans(line) {
+                commands(span, &span.to_ascii_lowercase(), number, None, &mut out);
+            }
+        }
     }
     if frontmatter_reshaped && out.findings.len() < MAX_FINDINGS_PER_FILE {
         parsed_values(&text, &mut out);
     }
     out.findings
+}
+
+/// The inline code spans of a Markdown line, without their backticks: a run
+/// of backticks opens one that the next run of the same length closes
+/// (CommonMark); a run never closed is text.
+fn code_spans(line: &str) -> Vec<&str> {
+    let runs: Vec<(usize, usize)> = {
+        let bytes = line.as_bytes();
+        let mut runs = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == b'`' {
+                let start = i;
+                while i < bytes.len() && bytes[i] == b'`' {
+                    i += 1;
+                }
+                runs.push((start, i - start));
+            } else {
+                i += 1;
+            }
+        }
+        runs
+    };
+    let mut spans = Vec::new();
+    let mut open = 0;
+    while open < runs.len() {
+        let (start, len) = runs[open];
+        match runs[open + 1..].iter().position(|&(_, n)| n == len) {
+            Some(offset) => {
+                let close = open + 1 + offset;
+                spans.push(&line[start + len..runs[close].0]);
+                open = close + 1;
+            }
+            None => open += 1,
+        }
+    }
+    spans
 }
 
 /// Whether a frontmatter line holds a backslash (a YAML escape in a quoted
