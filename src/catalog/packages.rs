@@ -118,7 +118,9 @@ impl Catalog {
             insert
                 .execute(params![install.project_root, install.package.name, path, digest])
                 .map_err(db_error)?;
-            written.execute(params![path, digest]).map_err(db_error)?;
+            if !install.found_in_place.contains(path) {
+                written.execute(params![path, digest]).map_err(db_error)?;
+            }
         }
         drop((insert, written));
         tx.commit().map_err(db_error)
@@ -284,6 +286,9 @@ pub struct InstallRecord<'a> {
     pub source_url: Option<&'a str>,
     /// (lock key, blake3) of every file written.
     pub files: &'a [(String, String)],
+    /// The keys of `files` found in place rather than written (an adoption's
+    /// copies): recorded as the install's, not as written by aam.
+    pub found_in_place: &'a [String],
 }
 
 fn delete_install(tx: &Transaction<'_>, project_root: &str, package: &str) -> Result<()> {

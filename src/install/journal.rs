@@ -110,6 +110,11 @@ pub struct InstallMirror {
     pub source_url: Option<String>,
     /// (key, blake3) of every file written.
     pub files: Vec<(String, String)>,
+    /// The keys of `files` found on disk as they are instead of written (the
+    /// copies an adoption records): this install's files, but no proof that
+    /// aam wrote those bytes there.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub found_in_place: Vec<String>,
 }
 
 /// Where the catalog says an installed package came from: a registry, or a

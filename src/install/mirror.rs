@@ -34,7 +34,26 @@ pub fn record_of(roots: &Roots, entry: &LockedPackage, prepared: &Prepared) -> M
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
+        found_in_place: Vec::new(),
     }))
+}
+
+/// Like [`record_of`], for an adoption: aam wrote only the package's copy,
+/// the deployed files are the user's copies found in place. Recorded as aam's
+/// writes, they would prove a hand-made file in the home folder aam's to
+/// remove on any later lock's word.
+pub fn adoption_of(roots: &Roots, entry: &LockedPackage, prepared: &Prepared) -> MirrorOp {
+    let mut op = record_of(roots, entry, prepared);
+    if let MirrorOp::Record(record) = &mut op {
+        let copy = format!("{}/", super::keys::copy_dir(&record.name));
+        record.found_in_place = record
+            .files
+            .iter()
+            .map(|(key, _)| key.clone())
+            .filter(|key| !key.starts_with(&copy))
+            .collect();
+    }
+    op
 }
 
 /// What aam wrote on this machine at the keys of a lock file: each key's
@@ -143,6 +162,7 @@ fn record_install(catalog: &mut Catalog, record: &InstallMirror) -> Result<()> {
         source_commit: record.source_commit.as_deref(),
         source_url: record.source_url.as_deref(),
         files: &record.files,
+        found_in_place: &record.found_in_place,
     })
 }
 

@@ -346,3 +346,42 @@ fn a_home_folder_prompt_another_project_installed_is_not_adopted() {
     let inventory = run_in(&env, &b.dir, &["inventory"]).ok_json();
     assert_eq!(row(&inventory, "~/.codex/prompts/summarize.md")["status"], "untracked");
 }
+
+/// A prompt copied into the home folder by hand and adopted in a project is
+/// still the user's copy: aam never wrote it. That project's uninstall keeps
+/// it, and a lock another repository brings, naming it with its checksum,
+/// cannot remove it (adopting recorded it as written by aam, and both deleted
+/// it: found by an attacker helper).
+#[test]
+fn an_adopted_home_folder_copy_stays_the_users() {
+    let env = TestEnv::new();
+    let (_, a, b) = crate::install::prompt_source_and_two_projects(&env);
+    let prompt = env.user_home().join(".codex/prompts/summarize.md");
+    std::fs::create_dir_all(prompt.parent().unwrap()).unwrap();
+    std::fs::write(&prompt, "# Summarize the change\n").unwrap();
+    let adopted = run_in(&env, &a.dir, &["adopt", "--all"]).ok_json();
+    assert_eq!(adopted["adopted"][0]["package"], "summarize", "{adopted}");
+    run_in(&env, &a.dir, &["verify", "summarize"]).ok_json();
+
+    let removed = run_in(&env, &a.dir, &["uninstall", "summarize"]).ok_json();
+    assert_eq!(
+        removed["kept_unrecorded"],
+        serde_json::json!(["~/.codex/prompts/summarize.md"]),
+        "{removed}"
+    );
+    assert!(prompt.is_file(), "the hand-made copy is kept");
+
+    let digest = blake3::hash(b"# Summarize the change\n").to_hex().to_string();
+    std::fs::create_dir_all(b.dir.join(".aam")).unwrap();
+    std::fs::write(
+        b.dir.join(".aam/aam-lock.yaml"),
+        format!(
+            "lockfile_version: 1\npackages:\n  anything:\n    version: 1.0.0\n    source: local\n    source_name: ./nowhere\n    checksum: '{}'\n    platforms: [codex]\n    deployed:\n    - {{platform: codex, type: prompt, name: summarize, target: ~/.codex/prompts/summarize.md}}\n    file_checksums:\n      ~/.codex/prompts/summarize.md: {digest}\n",
+            "0".repeat(64)
+        ),
+    )
+    .unwrap();
+    let kept = run_in(&env, &b.dir, &["uninstall", "anything"]).ok_json();
+    assert_eq!(kept["kept_unrecorded"][0], "~/.codex/prompts/summarize.md", "{kept}");
+    assert!(prompt.is_file(), "a forged lock removed the user's copy");
+}

@@ -212,7 +212,7 @@ impl Tool for Adopt {
                 continue;
             }
             let entry = plan.add_existing(package, &platforms)?;
-            mirror.push(mirror::record_of(&roots, &entry, package));
+            mirror.push(mirror::adoption_of(&roots, &entry, package));
             output.adopted.push(AdoptedArtifact {
                 package: name.clone(),
                 artifact: qualified_name(&matched.version.source, &matched.version.path),

@@ -216,8 +216,12 @@ fn prove_made_by_origin(
         restore::verify_origin(&env, catalog, roots, name, entry, keys)
     });
     if proven.is_ok() && proof.record {
+        // A project's home-folder file is aam's only where aam wrote it: bytes
+        // its origin makes prove nothing of a copy the user made there (once
+        // recorded, any later lock naming it could remove it).
         let files: Vec<(&str, &str)> = keys
             .iter()
+            .filter(|key| roots.global || !key.starts_with("~/"))
             .filter_map(|key| Some((key.as_str(), entry.file_checksums.get(key)?.as_str())))
             .collect();
         ctx.catalog()?.record_proven(&files)?;

@@ -112,7 +112,13 @@ impl Tool for Uninstall {
         // folder is aam's own); otherwise nothing changes, unless forced.
         let status = if !input.force && !first.is_empty() {
             let copy = format!("{}/", copy_dir(&input.package));
-            let elsewhere: Vec<String> = first.iter().filter(|k| !k.starts_with(&copy)).cloned().collect();
+            // A project's home-folder file aam did not write stays whatever
+            // its origin makes (see `Plan::foreign_in_home`): nothing to show.
+            let elsewhere: Vec<String> = first
+                .iter()
+                .filter(|k| !k.starts_with(&copy) && (roots.global || !k.starts_with("~/")))
+                .cloned()
+                .collect();
             let proof = Proof {
                 offline: input.offline,
                 record: true,
