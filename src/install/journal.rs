@@ -508,11 +508,19 @@ fn make_changes(
 }
 
 /// Writes `bytes` to a new file `name` in the anchored folder (never through
-/// a link, never over a file); `path` names it in errors.
+/// a link, never over a file); `path` names it in errors. It replaces the
+/// anchored file, when one is there, never more open to others than that one
+/// was: a `CLAUDE.md` kept private (600) stays so when a section is written
+/// into it.
 fn stage(anchor: &Anchor, name: &str, path: &Path, bytes: &[u8], executable: bool) -> Result<()> {
-    use rustix::fs::{Mode, OFlags};
+    use rustix::fs::{AtFlags, FileType, Mode, OFlags};
     use std::io::Write;
-    let mode = if executable { 0o755 } else { 0o644 };
+    let mut mode = if executable { 0o755 } else { 0o644 };
+    if let Ok(existing) = rustix::fs::statat(&anchor.folder, &anchor.name, AtFlags::SYMLINK_NOFOLLOW)
+        && FileType::from_raw_mode(existing.st_mode) == FileType::RegularFile
+    {
+        mode &= (existing.st_mode & 0o777) | 0o700;
+    }
     let created = rustix::fs::openat(
         &anchor.folder,
         name,
@@ -1368,6 +1376,26 @@ mod tests {
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o755);
+    }
+
+    /// A file replaced is never more open to others than it was (writing a
+    /// section into a private `CLAUDE.md` made it 644: found by an attacker
+    /// helper); a new file gets the usual mode.
+    #[test]
+    fn a_replaced_file_keeps_its_privacy() {
+        use std::os::unix::fs::PermissionsExt;
+        let (_dir, roots) = project();
+        let mode_of = |key: &str| std::fs::metadata(roots.root.join(key)).unwrap().permissions().mode() & 0o777;
+        for (before, after) in [(0o600, 0o600), (0o640, 0o640), (0o750, 0o640), (0o666, 0o644)] {
+            std::fs::set_permissions(roots.root.join("CLAUDE.md"), std::fs::Permissions::from_mode(before)).unwrap();
+            let change = FileChange {
+                key: "CLAUDE.md".into(),
+                content: Some((Bytes::from(format!("Mine {before:o}\n").as_bytes()), false)),
+                expected: Vec::new(),
+            };
+            apply(&roots, vec![change], Vec::new(), Vec::new(), &Cancel::new(), |_| Ok(())).unwrap();
+            assert_eq!(mode_of("CLAUDE.md"), after, "from {before:o}");
+        }
     }
 
     /// A file whose name fits on disk but leaves no room for `.<name>.aam-...`
