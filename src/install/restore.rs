@@ -294,7 +294,26 @@ fn source(
             let (cache, created) = GitCache::open_or_create(&dir)?;
             let cache = cache.reading_local_within(env.spec.local_within.clone());
             let want = RefWant::Named(commit_text.to_string());
-            cache.fetch(&spec.url, &want, &locked_ref, created, env.fetch_limits, env.cancel)?;
+            cache
+                .fetch(&spec.url, &want, &locked_ref, created, env.fetch_limits, env.cancel)
+                .map_err(|e| match e.code() {
+                    // The repository no longer has it (rewritten history, or a
+                    // lock edited by hand): say whose commit, and the way on.
+                    ErrorCode::GitRefNotFound => Error::new(
+                        ErrorCode::GitRefNotFound,
+                        format!(
+                            "the lock file installs `{name}` at commit `{}` of `{}`, which that repository does not have",
+                            crate::sources::short_id(commit_text),
+                            redact(&spec.url)
+                        ),
+                    )
+                    .with_hint(format!(
+                        "check `source_commit` of `{name}` in `.aam/aam-lock.yaml`; to take what the repository has now instead, install it again from a source of it: `aam install {}/{} --force`",
+                        crate::error::quoted(&entry.source_name),
+                        crate::error::quoted(&artifact.path)
+                    )),
+                    _ => e,
+                })?;
             cache
         }
     };

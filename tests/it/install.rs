@@ -2465,3 +2465,32 @@ fn a_lock_from_before_an_agent_took_a_type_restores_as_it_is() {
     let again = run_in(&env, &proj.dir, &install).ok_json();
     assert_eq!(again["skipped"][0]["reason"], "already_installed", "{again}");
 }
+
+/// A restore whose recorded commit the repository no longer has names the
+/// package and the commit, and the install that takes what it has now (it
+/// said only "not found", with a hint to pass `--ref`, an option of
+/// `source add`: found by a user helper).
+#[test]
+fn a_restore_of_a_commit_the_repository_lost_names_the_package() {
+    let env = TestEnv::new();
+    upstream(&env);
+    let proj = project(&env);
+    run_in(&env, &proj.dir, &["install", "upstream/pdf", "--platform", "claude"]).ok_json();
+    let lock_file = proj.dir.join(".aam/aam-lock.yaml");
+    let head = lock(&proj.dir)["packages"]["pdf"]["source_commit"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let text = std::fs::read_to_string(&lock_file)
+        .unwrap()
+        .replace(&head, &"1".repeat(40));
+    std::fs::write(&lock_file, text).unwrap();
+    std::fs::remove_dir_all(proj.dir.join(".claude/skills/pdf")).unwrap();
+    let lost = run_in(&env, &proj.dir, &["install", "--frozen"]).err("AAM_GIT_REF_NOT_FOUND");
+    let message = lost["message"].as_str().unwrap();
+    assert!(message.contains("`pdf`") && message.contains("111111111111"), "{lost}");
+    let hint = lost["hint"].as_str().unwrap();
+    assert!(hint.contains("`aam install upstream/skills/pdf --force`"), "{lost}");
+    run_in(&env, &proj.dir, &["install", "upstream/skills/pdf", "--force"]).ok_json();
+    assert!(proj.dir.join(".claude/skills/pdf/SKILL.md").is_file());
+}
