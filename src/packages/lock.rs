@@ -73,22 +73,49 @@ impl Default for LockFile {
 }
 
 impl LockFile {
-    /// The installed package `name`; `AAM_PACKAGE_NOT_INSTALLED`, naming what is
-    /// installed, when there is none.
-    pub fn installed(&self, name: &str) -> Result<&LockedPackage> {
-        self.packages.get(name).ok_or_else(|| {
-            let names: Vec<String> = self.packages.keys().map(|n| format!("`{n}`")).collect();
-            let hint = if names.is_empty() {
-                "nothing is installed here; install with `aam install <package>`".to_string()
-            } else {
+    /// The installed package `given` names, with its name: a package name,
+    /// or the `source/artifact` (by name or path) a source install was made
+    /// from. `AAM_PACKAGE_NOT_INSTALLED` when none, naming the closest
+    /// installed names, else what is installed.
+    pub fn installed(&self, given: &str) -> Result<(&str, &LockedPackage)> {
+        if let Some((name, entry)) = self.packages.get_key_value(given) {
+            return Ok((name, entry));
+        }
+        let from_source = |(name, entry): &(&String, &LockedPackage)| {
+            entry.source == Origin::Source
+                && (entry.requested.as_deref() == Some(given)
+                    || given
+                        .strip_prefix(&format!("{}/", entry.source_name))
+                        .is_some_and(|rest| rest == name.as_str() || entry.artifacts.iter().any(|a| a.path == rest)))
+        };
+        let mut found = self.packages.iter().filter(from_source);
+        if let (Some((name, entry)), None) = (found.next(), found.next()) {
+            return Ok((name, entry));
+        }
+        let names: Vec<&str> = self.packages.keys().map(String::as_str).collect();
+        let wanted = given.rsplit('/').next().unwrap_or(given);
+        let close: Vec<String> = names
+            .iter()
+            .filter(|n| strsim::osa_distance(wanted, n) <= 1 || strsim::jaro_winkler(wanted, n) >= 0.85)
+            .map(|n| format!("`{n}`"))
+            .collect();
+        let hint = match (names.is_empty(), close.is_empty()) {
+            (true, _) => "nothing is installed here; install with `aam install <package>`".to_string(),
+            (false, false) => format!(
+                "did you mean {}? (`aam list` shows what is installed)",
+                close.join(", ")
+            ),
+            (false, true) if names.len() <= 10 => {
+                let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
                 format!("installed packages: {}", names.join(", "))
-            };
-            Error::new(
-                ErrorCode::PackageNotInstalled,
-                format!("`{name}` is not installed here"),
-            )
-            .with_hint(hint)
-        })
+            }
+            (false, true) => format!("`aam list` shows the {} installed packages", names.len()),
+        };
+        Err(Error::new(
+            ErrorCode::PackageNotInstalled,
+            format!("`{}` is not installed here", crate::error::quoted(given)),
+        )
+        .with_hint(hint))
     }
 }
 

@@ -2494,3 +2494,31 @@ fn a_restore_of_a_commit_the_repository_lost_names_the_package() {
     run_in(&env, &proj.dir, &["install", "upstream/skills/pdf", "--force"]).ok_json();
     assert!(proj.dir.join(".claude/skills/pdf/SKILL.md").is_file());
 }
+
+/// The commands on an installed package take the `source/artifact` it was
+/// installed as, by name or path, as `install` does (they said "not
+/// installed"), and a mistyped name gets the closest (the hint listed every
+/// installed package: found by a user helper).
+#[test]
+fn installed_source_artifacts_are_named_as_they_were_installed() {
+    let env = TestEnv::new();
+    upstream(&env);
+    let proj = project(&env);
+    run_in(&env, &proj.dir, &["install", "upstream/pdf", "--platform", "claude"]).ok_json();
+    for given in ["upstream/pdf", "upstream/skills/pdf"] {
+        let verified = run_in(&env, &proj.dir, &["verify", given]).ok_json();
+        assert_eq!(verified["package_name"], "pdf", "{verified}");
+        run_in(&env, &proj.dir, &["diff", given]).ok_json();
+    }
+    run_in(&env, &proj.dir, &["upgrade", "upstream/pdf"]).ok_json();
+    let typo = run_in(&env, &proj.dir, &["verify", "pfd"]).err("AAM_PACKAGE_NOT_INSTALLED");
+    assert!(
+        typo["hint"].as_str().unwrap().starts_with("did you mean `pdf`?"),
+        "{typo}"
+    );
+    let other = run_in(&env, &proj.dir, &["verify", "elsewhere/pdf"]).err("AAM_PACKAGE_NOT_INSTALLED");
+    assert!(other["message"].as_str().unwrap().contains("elsewhere/pdf"), "{other}");
+    let removed = run_in(&env, &proj.dir, &["uninstall", "upstream/skills/pdf"]).ok_json();
+    assert_eq!(removed["removed"], "pdf", "{removed}");
+    assert!(!proj.dir.join(".claude/skills/pdf").exists());
+}

@@ -136,7 +136,7 @@ fn diff(
     written: &WrittenHere,
     package: &str,
 ) -> Result<DiffOutput> {
-    let entry = lock.installed(package)?;
+    let (package, entry) = lock.installed(package)?;
     let status = state::file_status(roots, entry)?;
     let edited = state::keys_in(&status, FileState::Modified);
     let modified = state::diffs(roots, store, entry, &edited, |key, digest| written.wrote(key, digest))?

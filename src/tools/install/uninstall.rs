@@ -103,7 +103,8 @@ impl Tool for Uninstall {
         let roots = roots(ctx, input.global)?;
         let _lock = begin_write(ctx, &roots, input.no_wait)?;
         let mut plan = owned_plan(ctx, &roots, input.force)?;
-        let entry = plan.lock().installed(&input.package)?.clone();
+        let (package, entry) = plan.lock().installed(&input.package)?;
+        let (package, entry) = (package.to_string(), entry.clone());
         let status = state::file_status(&roots, &entry)?;
         let first = unwritten(&plan, &entry, &status);
         // Files as recorded that this machine never wrote (a teammate's
@@ -111,7 +112,7 @@ impl Tool for Uninstall {
         // once its recorded origin is shown to make exactly them (its copy
         // folder is aam's own); otherwise nothing changes, unless forced.
         let status = if !input.force && !first.is_empty() {
-            let copy = format!("{}/", copy_dir(&input.package));
+            let copy = format!("{}/", copy_dir(&package));
             // A project's home-folder file aam did not write stays whatever
             // its origin makes (see `Plan::foreign_in_home`): nothing to show.
             let elsewhere: Vec<String> = first
@@ -123,7 +124,7 @@ impl Tool for Uninstall {
                 offline: input.offline,
                 record: true,
             };
-            prove_made_by_origin(ctx, &*ctx.catalog()?, &roots, (&input.package, &entry), &elsewhere, proof).map_err(
+            prove_made_by_origin(ctx, &*ctx.catalog()?, &roots, (&package, &entry), &elsewhere, proof).map_err(
                 |e| {
                     // One code for "not shown to be the package's", whatever stopped the check.
                     let code = match e.code() {
@@ -131,7 +132,7 @@ impl Tool for Uninstall {
                         code @ (ErrorCode::ChecksumMismatch | ErrorCode::OfflineMissing) => code,
                         _ => ErrorCode::Conflict,
                     };
-                    let name = &input.package;
+                    let name = &package;
                     let hint = if code == ErrorCode::OfflineMissing {
                         format!("nothing was changed. Run `aam uninstall {name}` without `--offline` to fetch the origin and check them, or check them yourself and remove them with `--force`")
                     } else {
@@ -148,13 +149,13 @@ impl Tool for Uninstall {
                     ErrorCode::Conflict,
                     format!(
                         "{what} changed while aam checked `{}`'s files against their origin",
-                        input.package
+                        package
                     ),
                 )
                 .with_hint("nothing was changed; run the command again")
             };
             plan = owned_plan(ctx, &roots, input.force)?;
-            if plan.lock().packages.get(&input.package) != Some(&entry) {
+            if plan.lock().packages.get(&package) != Some(&entry) {
                 return Err(changed("the lock file"));
             }
             let again = state::file_status(&roots, &entry)?;
@@ -169,10 +170,10 @@ impl Tool for Uninstall {
             .lock()
             .packages
             .iter()
-            .filter(|(_, p)| p.dependencies.contains_key(&input.package))
+            .filter(|(_, p)| p.dependencies.contains_key(&package))
             .map(|(n, _)| n.clone())
             .collect();
-        let kept_untracked = state::untracked(&roots, &input.package, &entry)?;
+        let kept_untracked = state::untracked(&roots, &package, &entry)?;
         let mut remove = state::keys_in(&status, FileState::Ok);
         // What lies beyond a link (a skill folder the user linked to their
         // own copy) is theirs, forced or not.
@@ -184,17 +185,17 @@ impl Tool for Uninstall {
             remove.append(&mut kept);
             remove.sort();
         }
-        plan.remove_package(&input.package, &remove)?;
+        plan.remove_package(&package, &remove)?;
         let kept_shared = plan.kept_shared().to_vec();
         let kept_unrecorded = plan.kept_unrecorded().to_vec();
         remove.retain(|key| !kept_shared.contains(key) && !kept_unrecorded.contains(key));
         let mirror = vec![MirrorOp::Remove {
             project_root: roots.root_text(),
-            package: input.package.clone(),
+            package: package.clone(),
         }];
         plan.execute(&object_store(ctx), mirror, &ctx.cancel, |ops| apply_mirror(ctx, ops))?;
         Ok(UninstallOutput {
-            removed: input.package,
+            removed: package,
             version: entry.version,
             removed_files: remove,
             kept_modified: kept,

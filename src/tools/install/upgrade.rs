@@ -144,10 +144,7 @@ impl Tool for Upgrade {
         let lock = lock::read(&roots.root)?;
         roots.check_lock(&lock)?;
         let names: Vec<String> = match &input.package {
-            Some(name) => {
-                lock.installed(name)?;
-                vec![name.clone()]
-            }
+            Some(given) => vec![lock.installed(given)?.0.to_string()],
             None => lock.packages.keys().cloned().collect(),
         };
         let settings = ctx.home.load_settings()?;

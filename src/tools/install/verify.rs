@@ -85,7 +85,7 @@ impl Tool for Verify {
 
 /// Checks one installed package of a checked lock.
 fn verify(roots: &Roots, lock: &LockFile, package: &str) -> Result<VerifyOutput> {
-    let entry = lock.installed(package)?;
+    let (package, entry) = lock.installed(package)?;
     let status = state::file_status(roots, entry)?;
     let pick = |s: FileState| state::keys_in(&status, s);
     let untracked_files = state::untracked(roots, package, entry)?;
