@@ -247,6 +247,12 @@ pub fn uninstalled(o: &UninstallOutput) -> String {
             out.push_str(&format!("  {f}\n"));
         }
     }
+    if !o.kept_for_other_packages.is_empty() {
+        out.push_str("Kept because another installed package has them under another name (a linked agent folder):\n");
+        for f in &o.kept_for_other_packages {
+            out.push_str(&format!("  {f}\n"));
+        }
+    }
     out
 }
 

@@ -151,6 +151,12 @@ pub struct Plan<'r> {
     /// What a file written under a new name must still hold when it is
     /// replaced: the digests its package records for it under its other name.
     expected_elsewhere: BTreeMap<String, Vec<String>>,
+    /// Where each key looked up so far really is (see [`Plan::same_place`]):
+    /// resolved once per plan, however many keys it is compared with.
+    real_places: std::cell::RefCell<BTreeMap<String, Option<PathBuf>>>,
+    /// Files left in place because another package records them under
+    /// another name (see [`Plan::kept_for_other_packages`]).
+    kept_for_others: Vec<String>,
 }
 
 impl<'r> Plan<'r> {
@@ -193,6 +199,8 @@ impl<'r> Plan<'r> {
             writing_places: Default::default(),
             removing_places: Default::default(),
             expected_elsewhere: BTreeMap::new(),
+            real_places: Default::default(),
+            kept_for_others: Vec::new(),
         }
     }
 
@@ -424,17 +432,52 @@ impl<'r> Plan<'r> {
         }
     }
 
-    /// Which package (other than `except`) deployed `key`.
+    /// The files this plan leaves in place because another installed package
+    /// records them under another name (an agent folder linked to another).
+    pub fn kept_for_other_packages(&self) -> &[String] {
+        &self.kept_for_others
+    }
+
+    /// Which package (other than `except`) deployed `key`, under that name or
+    /// under another one a link joins to it (`.claude/skills` linked to
+    /// `.agents/skills` shows one file under both).
     fn owner(&self, key: &str, except: &str) -> Option<String> {
+        let others = || self.lock.packages.iter().filter(|(name, _)| *name != except);
+        let claims = |p: &LockedPackage, same: &dyn Fn(&str) -> bool| {
+            p.deployed.iter().any(|d| same(&d.target)) || p.file_checksums.keys().any(|k| same(k))
+        };
+        let literal = |k: &str| k == key;
         if let Some(owner) = self.claimed.get(key).filter(|o| *o != except) {
             return Some(owner.clone());
         }
-        self.lock
-            .packages
-            .iter()
-            .filter(|(name, _)| *name != except)
-            .find(|(_, p)| p.deployed.iter().any(|d| d.target == key) || p.file_checksums.contains_key(key))
-            .map(|(name, _)| name.clone())
+        if let Some((name, _)) = others().find(|(_, p)| claims(p, &literal)) {
+            return Some(name.clone());
+        }
+        let linked = |k: &str| self.same_place(k, key);
+        if let Some((_, owner)) = self.claimed.iter().find(|(k, o)| *o != except && linked(k)) {
+            return Some(owner.clone());
+        }
+        others().find(|(_, p)| claims(p, &linked)).map(|(name, _)| name.clone())
+    }
+
+    /// Whether the keys `a` and `b` lead to one file or folder: the same key,
+    /// or the same name in folders a link joins (a section is only itself).
+    /// Each key is resolved once per plan, and only keys of the same file
+    /// name are compared.
+    fn same_place(&self, a: &str, b: &str) -> bool {
+        let name = |k: &'_ str| k.rsplit('/').next().unwrap_or_default().to_string();
+        if a == b || name(a) != name(b) {
+            return a == b;
+        }
+        let mut places = self.real_places.borrow_mut();
+        let mut place = |k: &str| {
+            places
+                .entry(k.to_string())
+                .or_insert_with(|| self.roots.real_place(k))
+                .clone()
+        };
+        let first = place(a);
+        first.is_some() && first == place(b)
     }
 
     /// The digests `package`'s entry records for the file `key` under another
@@ -755,7 +798,7 @@ impl<'r> Plan<'r> {
                 .filter(|(k, _)| !checksums.contains_key(*k))
             {
                 if self.force || self.replacing_edits.contains(key) || self.written_here(key, digest) {
-                    self.remove_key(key)?;
+                    self.remove_key(key, &name)?;
                 }
             }
             self.prune.extend(previous.created_dirs.iter().cloned());
@@ -901,7 +944,7 @@ impl<'r> Plan<'r> {
     /// Removes one recorded file or section. A damaged section (markers doubled
     /// or moved) cannot be cut out safely: that is `AAM_CONFLICT`, as for an
     /// install, rather than a removal reported while the section stays.
-    fn remove_key(&mut self, key: &str) -> Result<()> {
+    fn remove_key(&mut self, key: &str, package: &str) -> Result<()> {
         if !self.written_here.shared_with(key).is_empty() {
             self.kept_shared.push(key.to_string());
             return Ok(());
@@ -921,6 +964,10 @@ impl<'r> Plan<'r> {
             }
             CheckedKey::File(_) => {
                 self.roots.key_path(key)?;
+                if self.owner(key, package).is_some() {
+                    self.kept_for_others.push(key.to_string());
+                    return Ok(());
+                }
                 // The file is written here under another name, or removed already.
                 if let Some(place) = self.roots.real_place(key)
                     && (self.writing_places.contains(&place) || !self.removing_places.insert(place))
@@ -940,7 +987,7 @@ impl<'r> Plan<'r> {
     /// Forgets a package: removes the files and sections in `keys`.
     pub fn remove_package(&mut self, name: &str, keys: &[String]) -> Result<()> {
         for key in keys {
-            self.remove_key(key)?;
+            self.remove_key(key, name)?;
         }
         if let Some(entry) = self.lock.packages.remove(name) {
             self.prune.extend(entry.created_dirs);

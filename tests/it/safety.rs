@@ -385,6 +385,73 @@ fn agent_folders_linked_to_one_another_hold_one_copy() {
     assert!(!skill_file.exists());
 }
 
+/// Another package's file is its own under any name a link gives it: with
+/// `.claude/skills` linked to `.agents/skills`, a second package's skill of
+/// the same name for Claude Code lands on the first one's file for Codex, which
+/// is a conflict even forced; and an entry naming that file under the linked
+/// name (a forged lock) does not take it away with it on uninstall.
+#[test]
+fn a_file_another_package_owns_stays_its_own_through_a_linked_folder() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    std::fs::create_dir_all(proj.dir.join(".agents/skills")).unwrap();
+    std::fs::create_dir_all(proj.dir.join(".claude")).unwrap();
+    std::os::unix::fs::symlink("../.agents/skills", proj.dir.join(".claude/skills")).unwrap();
+    let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    let team_kit = package(&env.path("team-kit"), "@team/kit", "2.0.0", &[]);
+    run_in(
+        &env,
+        &proj.dir,
+        &["install", kit.to_str().unwrap(), "--platform", "codex"],
+    )
+    .ok_json();
+    let skill_file = proj.dir.join(".agents/skills/kit-skill/SKILL.md");
+    let installed = text(&skill_file);
+
+    for force in [false, true] {
+        let mut args = vec!["install", team_kit.to_str().unwrap(), "--platform", "claude"];
+        args.extend(force.then_some("--force"));
+        let clash = run_in(&env, &proj.dir, &args).err("AAM_CONFLICT");
+        assert!(
+            clash["message"].as_str().unwrap().contains("package `kit`"),
+            "forced {force}: {clash}"
+        );
+        assert_eq!(text(&skill_file), installed, "forced {force}");
+    }
+
+    // A forged entry names kit's skill file under the linked name, with its bytes.
+    let mut recorded = lock(&proj.dir);
+    let kit_entry = recorded["packages"]["kit"].clone();
+    let mut forged = kit_entry.clone();
+    let mut claimed = serde_yaml_ng::Mapping::new();
+    for (key, digest) in kit_entry["file_checksums"].as_mapping().unwrap() {
+        if let Some(rest) = key.as_str().unwrap().strip_prefix(".agents/skills/") {
+            claimed.insert(format!(".claude/skills/{rest}").into(), digest.clone());
+        }
+    }
+    assert!(claimed.len() >= 2, "{kit_entry:?}");
+    forged["file_checksums"] = claimed.into();
+    forged["deployed"] =
+        serde_yaml_ng::from_str("[{platform: claude, type: skill, name: kit-skill, target: .claude/skills/kit-skill}]")
+            .unwrap();
+    forged["platforms"] = serde_yaml_ng::from_str("[claude]").unwrap();
+    forged["created_dirs"] = serde_yaml_ng::from_str("[]").unwrap();
+    recorded["packages"]["@team/kit"] = forged;
+    std::fs::write(
+        proj.dir.join(".aam/aam-lock.yaml"),
+        serde_yaml_ng::to_string(&recorded).unwrap(),
+    )
+    .unwrap();
+
+    let removed = run_in(&env, &proj.dir, &["uninstall", "@team/kit", "--force"]).ok_json();
+    let kept = removed["kept_for_other_packages"].as_array().unwrap();
+    assert!(kept.contains(&".claude/skills/kit-skill/SKILL.md".into()), "{removed}");
+    assert_eq!(removed["removed_files"], json!([]), "{removed}");
+    assert_eq!(text(&skill_file), installed, "{removed}");
+    let verified = run_in(&env, &proj.dir, &["verify", "kit"]);
+    assert_eq!(verified.code, 0, "{verified:?}");
+}
+
 /// A lock entry cannot make a file of the user's the package's by naming it
 /// under another name: a key below it, or one through a link that no longer
 /// holds what the entry records.

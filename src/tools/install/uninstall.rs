@@ -58,6 +58,8 @@ pub struct UninstallOutput {
     pub kept_shared: Vec<String>,
     /// Files in the home folder the project's lock names that hold bytes no install on this machine wrote there (yours, or edited since): never removed on a lock file's word, forced or not.
     pub kept_unrecorded: Vec<String>,
+    /// Files another installed package records under another name (an agent folder linked to another one shows one file under both): they stay that package's.
+    pub kept_for_other_packages: Vec<String>,
     /// Installed packages that depend on it.
     pub dependents: Vec<String>,
 }
@@ -188,7 +190,10 @@ impl Tool for Uninstall {
         plan.remove_package(&package, &remove)?;
         let kept_shared = plan.kept_shared().to_vec();
         let kept_unrecorded = plan.kept_unrecorded().to_vec();
-        remove.retain(|key| !kept_shared.contains(key) && !kept_unrecorded.contains(key));
+        let kept_for_other_packages = plan.kept_for_other_packages().to_vec();
+        remove.retain(|key| {
+            !kept_shared.contains(key) && !kept_unrecorded.contains(key) && !kept_for_other_packages.contains(key)
+        });
         let mirror = vec![MirrorOp::Remove {
             project_root: roots.root_text(),
             package: package.clone(),
@@ -204,6 +209,7 @@ impl Tool for Uninstall {
             kept_untracked,
             kept_shared,
             kept_unrecorded,
+            kept_for_other_packages,
             dependents,
         })
     }
