@@ -4,18 +4,24 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::json;
 
-/// MCP clients aam knows how to configure.
+/// MCP clients aam knows how to configure. Each also goes by the id `aam
+/// agents` gives the agent (`claude-code`, `github-copilot`, `gemini-cli`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Client {
     /// Claude Code and Claude Desktop.
+    #[value(alias = "claude-code")]
     Claude,
     /// Cursor.
     Cursor,
     /// Visual Studio Code (Copilot agent mode).
+    #[value(alias = "github-copilot", alias = "copilot")]
     Vscode,
     /// OpenAI Codex CLI.
     Codex,
+    /// Gemini CLI.
+    #[value(alias = "gemini-cli")]
+    Gemini,
 }
 
 /// How the client reaches the server.
@@ -157,6 +163,26 @@ pub fn config(client: Client, reach: &Reach) -> ClientConfig {
             ),
             String::new(),
         ),
+        (
+            Client::Gemini,
+            Reach::Stdio {
+                binary, allow_write, ..
+            },
+        ) => (
+            ".gemini/settings.json (project) or ~/.gemini/settings.json",
+            "json",
+            pretty(
+                &json!({ "mcpServers": { "aam": with_env(json!({ "command": binary, "args": args(*allow_write) })) } }),
+            ),
+            String::new(),
+        ),
+        (Client::Gemini, Reach::Http { url }) => (
+            ".gemini/settings.json (project) or ~/.gemini/settings.json",
+            "json",
+            pretty(&json!({ "mcpServers": { "aam": {
+                "httpUrl": url, "headers": { "Authorization": "Bearer $AAM_MCP_TOKEN" } } } })),
+            token_note.to_string(),
+        ),
         (Client::Codex, Reach::Http { url }) => (
             "~/.codex/config.toml",
             "toml",
@@ -198,7 +224,7 @@ mod tests {
             allow_write: false,
             home: Some("/srv/aam home".to_string()),
         };
-        for client in [Client::Claude, Client::Cursor, Client::Vscode] {
+        for client in [Client::Claude, Client::Cursor, Client::Vscode, Client::Gemini] {
             let value: serde_json::Value = serde_json::from_str(&config(client, &reach).snippet).unwrap();
             let servers = value.get("mcpServers").or(value.get("servers")).unwrap();
             assert_eq!(servers["aam"]["env"]["AAM_HOME"], "/srv/aam home", "{client:?}");
@@ -217,7 +243,7 @@ mod tests {
         let http = Reach::Http {
             url: "http://127.0.0.1:8765/mcp".to_string(),
         };
-        for client in [Client::Claude, Client::Cursor, Client::Vscode, Client::Codex] {
+        for client in <Client as clap::ValueEnum>::value_variants().iter().copied() {
             for reach in [&stdio, &http] {
                 let out = config(client, reach);
                 let text = &out.snippet;

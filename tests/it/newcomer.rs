@@ -288,6 +288,25 @@ fn usage_errors_under_json_are_json() {
     assert_eq!(value.stdout, "", "{value:?}");
 }
 
+/// `--client` takes the ids `aam agents` lists, so the agent a user installs
+/// for is the client they configure.
+#[test]
+fn mcp_config_takes_the_agent_ids() {
+    let env = TestEnv::new();
+    for (id, client, file) in [
+        ("claude-code", "claude", ".mcp.json"),
+        ("github-copilot", "vscode", ".vscode/mcp.json"),
+        ("gemini-cli", "gemini", ".gemini/settings.json"),
+    ] {
+        let config = env.json(&["mcp", "config", "--client", id]);
+        assert_eq!(config["client"], client, "{config}");
+        assert!(config["file"].as_str().unwrap().starts_with(file), "{config}");
+    }
+    let unknown = env.aam(&["mcp", "config", "--client", "emacs"]);
+    assert_eq!(unknown.code, 2, "{unknown:?}");
+    assert!(unknown.stderr.contains("gemini"), "lists the clients: {unknown:?}");
+}
+
 #[test]
 fn mcp_config_carries_a_non_default_home() {
     let env = TestEnv::new();
