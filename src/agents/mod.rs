@@ -328,7 +328,15 @@ agents! {
         // not one place: only project prompts.
         prompts: files(Some(".github/prompts"), None, ".prompt.md", Format::Verbatim),
         rules: files(Some(".github/instructions"), Some("~/.copilot/instructions"), ".instructions.md", Format::CopilotInstruction),
-        project_markers: &[".github"],
+        // Not `.github` alone: nearly every repository on GitHub has one for its workflows.
+        project_markers: &[
+            ".github/copilot-instructions.md",
+            ".github/instructions",
+            ".github/prompts",
+            ".github/agents",
+            ".github/chatmodes",
+            ".github/skills",
+        ],
         home_markers: &["~/.copilot"],
     };
     /// OpenAI Codex.

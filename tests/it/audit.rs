@@ -640,15 +640,20 @@ fn doctor_on_a_healthy_and_a_broken_home() {
 #[test]
 fn init_detects_platforms_and_settings_are_validated() {
     let env = TestEnv::new();
-    std::fs::create_dir_all(env.path(".github")).unwrap();
+    // A `.github` of workflows alone is no sign of Copilot.
+    std::fs::create_dir_all(env.path(".github/workflows")).unwrap();
     std::fs::write(env.path("AGENTS.md"), "# Agents\n").unwrap();
+    let out = env.json(&["init"]);
+    assert_eq!(out["default_platforms"], serde_json::json!(["codex"]), "{out}");
+    std::fs::write(env.path(".github/copilot-instructions.md"), "Be brief.\n").unwrap();
+    std::fs::remove_file(env.path(".aam/config.yaml")).unwrap(); // else init keeps what it saved
     let out = env.json(&["init"]);
     assert_eq!(
         out["default_platforms"],
         serde_json::json!(["codex", "copilot"]),
         "{out}"
     );
-    assert_eq!(out["detected"][0]["marker"], ".github", "{out}");
+    assert_eq!(out["detected"][0]["marker"], ".github/copilot-instructions.md", "{out}");
     assert_eq!(out["default_sources_added"], serde_json::json!([]));
     assert!(env.home().join("catalog.db").is_file());
 
