@@ -91,6 +91,9 @@ pub(super) struct UninstallArgs {
     /// Never fetch: check files this machine never wrote only against what is in $AAM_HOME.
     #[arg(long)]
     offline: bool,
+    /// Show what would be removed and kept, and change nothing.
+    #[arg(long)]
+    dry_run: bool,
 }
 
 impl From<UninstallArgs> for UninstallInput {
@@ -101,6 +104,7 @@ impl From<UninstallArgs> for UninstallInput {
             global: a.global,
             no_wait: a.no_wait,
             offline: a.offline,
+            dry_run: a.dry_run,
         }
     }
 }
@@ -110,8 +114,9 @@ pub(super) fn uninstall(ctx: &Context, out: &Output, args: UninstallArgs) -> Res
     let output = invoke::<Uninstall>(ctx, args.into())?;
     if !out.json && !output.dependents.is_empty() {
         let dependents: Vec<String> = output.dependents.iter().map(|d| format!("`{d}`")).collect();
+        let is = if output.dry_run { "would still be" } else { "is still" };
         eprintln!(
-            "warning: `{}` is still needed by {}; reinstall it, or uninstall them too",
+            "warning: `{}` {is} needed by {}; reinstall it, or uninstall them too",
             output.removed,
             dependents.join(", ")
         );

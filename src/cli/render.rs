@@ -214,7 +214,18 @@ pub fn uninstalled(o: &UninstallOutput) -> String {
             plural(n, "section")
         ),
     };
-    let mut out = format!("Uninstalled `{}` {} ({removed} removed)\n", o.removed, o.version);
+    let mut out = match o.dry_run {
+        true => format!(
+            "Would uninstall `{}` {} ({removed} to remove; nothing changed)\n",
+            o.removed, o.version
+        ),
+        false => format!("Uninstalled `{}` {} ({removed} removed)\n", o.removed, o.version),
+    };
+    if o.dry_run {
+        for f in &o.removed_files {
+            out.push_str(&format!("  remove {f}\n"));
+        }
+    }
     if !o.kept_modified.is_empty() {
         out.push_str("Kept because you edited them (`--force` removes them):\n");
         for f in &o.kept_modified {

@@ -590,6 +590,40 @@ fn an_install_names_the_files_it_keeps_in_folders_it_no_longer_deploys() {
     assert!(!proj.dir.join(".agents/skills/kit-skill/SKILL.md").exists());
 }
 
+/// `uninstall --dry-run` says what the uninstall would remove and keep, and
+/// changes nothing: not the files, not the lock, not the catalog.
+#[test]
+fn an_uninstall_dry_run_says_what_would_go_and_changes_nothing() {
+    let env = TestEnv::new();
+    let proj = project_with_kit(&env);
+    let edited = proj.dir.join(".claude/agents/kit-agent.md");
+    std::fs::write(&edited, "my edit\n").unwrap();
+    let (before, catalog_before) = (tree(&proj.dir), env.state());
+    let dry = run_in(&env, &proj.dir, &["uninstall", "kit", "--dry-run"]).ok_json();
+    assert_eq!(dry["dry_run"], true, "{dry}");
+    assert_eq!(tree(&proj.dir), before, "{dry}");
+    assert_eq!(env.state(), catalog_before, "{dry}");
+    let human = env.aam_in(&proj.dir, &["uninstall", "kit", "--dry-run"]);
+    assert!(human.stdout.starts_with("Would uninstall `kit` 1.0.0"), "{human:?}");
+    assert!(
+        human.stdout.contains("  remove .claude/skills/kit-skill/SKILL.md\n"),
+        "{human:?}"
+    );
+
+    let done = run_in(&env, &proj.dir, &["uninstall", "kit"]).ok_json();
+    assert_eq!(done["dry_run"], false, "{done}");
+    for list in ["removed_files", "kept_modified", "kept_untracked"] {
+        assert_eq!(dry[list], done[list], "{list}");
+    }
+    assert!(
+        done["kept_modified"]
+            .as_array()
+            .unwrap()
+            .contains(&".claude/agents/kit-agent.md".into()),
+        "{done}"
+    );
+}
+
 /// A file the user added to an installed skill folder stays with its folder
 /// through an uninstall, which says so, and through the next install.
 #[test]

@@ -34,14 +34,19 @@ pub struct UninstallInput {
     /// Never fetch: checking files this machine never wrote against their origin uses only what is in `AAM_HOME` (`AAM_OFFLINE_MISSING` when that is not enough).
     #[serde(default)]
     pub offline: bool,
+    /// Work out what would be removed and kept, and change nothing.
+    #[serde(default)]
+    pub dry_run: bool,
 }
 
 /// Output of `aam_uninstall`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UninstallOutput {
-    /// Package removed.
+    /// Package removed (or that would be, with `dry_run`).
     pub removed: String,
+    /// Nothing was changed: the lists say what the uninstall would do.
+    pub dry_run: bool,
     /// Its version.
     pub version: String,
     /// Files and sections removed.
@@ -103,7 +108,10 @@ impl Tool for Uninstall {
 
     fn run(ctx: &Context, input: UninstallInput) -> Result<UninstallOutput> {
         let roots = roots(ctx, input.global)?;
-        let _lock = begin_write(ctx, &roots, input.no_wait)?;
+        let _lock = match input.dry_run {
+            true => None,
+            false => Some(begin_write(ctx, &roots, input.no_wait)?),
+        };
         let mut plan = owned_plan(ctx, &roots, input.force)?;
         let (package, entry) = plan.lock().installed(&input.package)?;
         let (package, entry) = (package.to_string(), entry.clone());
@@ -124,7 +132,7 @@ impl Tool for Uninstall {
                 .collect();
             let proof = Proof {
                 offline: input.offline,
-                record: true,
+                record: !input.dry_run,
             };
             prove_made_by_origin(ctx, &*ctx.catalog()?, &roots, (&package, &entry), &elsewhere, proof).map_err(
                 |e| {
@@ -198,9 +206,12 @@ impl Tool for Uninstall {
             project_root: roots.root_text(),
             package: package.clone(),
         }];
-        plan.execute(&object_store(ctx), mirror, &ctx.cancel, |ops| apply_mirror(ctx, ops))?;
+        if !input.dry_run {
+            plan.execute(&object_store(ctx), mirror, &ctx.cancel, |ops| apply_mirror(ctx, ops))?;
+        }
         Ok(UninstallOutput {
             removed: package,
+            dry_run: input.dry_run,
             version: entry.version,
             removed_files: remove,
             kept_modified: kept,
