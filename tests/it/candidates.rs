@@ -372,3 +372,30 @@ fn another_package_of_the_same_name_and_version_inherits_no_links() {
         .cloned();
     assert_eq!(a.map(|a| a["installed"].clone()), Some(json!(false)), "{found} ({p})");
 }
+
+/// Each available artifact carries the name `info` and `install` take, as
+/// search gives it: `source/name`, or `source/path` for a name its source
+/// holds twice.
+#[test]
+fn list_available_gives_the_name_to_type() {
+    let env = TestEnv::new();
+    let repo = env.repo("kit");
+    repo.write("skills/pdf/SKILL.md", skill("pdf", "PDF"))
+        .write("skills/one/SKILL.md", skill("twin", "One twin"))
+        .write("extra/two/SKILL.md", skill("twin", "Another twin"));
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path()]);
+    let listed = env.json(&["list", "--available"]);
+    let names: BTreeSet<String> = listed["sources"][0]["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["qualified_name"].as_str().unwrap().to_string())
+        .collect();
+    let expected: BTreeSet<String> = ["kit/pdf", "kit/skills/one", "kit/extra/two"].map(String::from).into();
+    assert_eq!(names, expected, "{listed}");
+    for name in &names {
+        let info = env.json(&["info", name]);
+        assert_eq!(info["qualified_name"], *name, "{info}");
+    }
+}

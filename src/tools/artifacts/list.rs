@@ -7,7 +7,7 @@ use super::{Cursor, catalog_page, check_limit, default_page, invalid_cursor, sou
 use crate::catalog::ListFilter;
 use crate::error::{ErrorCode, Result};
 use crate::scan::ArtifactKind;
-use crate::tools::{Context, Example, Expect, Risk, Tool};
+use crate::tools::{Context, Example, Expect, Risk, Tool, qualified_name};
 
 // ---------------------------------------------------------------- list --available
 
@@ -34,6 +34,9 @@ pub struct ListInput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AvailableArtifact {
+    /// What `aam_info` and `aam_install` take, as search gives it: `source/name`,
+    /// or `source/path` where its source holds that name more than once.
+    pub qualified_name: String,
     /// Display name.
     pub name: String,
     /// Artifact type.
@@ -110,10 +113,15 @@ impl Tool for ListAvailable {
         let (rows, next) = catalog_page(&catalog, &filter, after.as_ref(), limit)?;
         let ids: Vec<_> = rows.iter().map(|r| r.id).collect();
         let finding_counts = catalog.finding_counts(&ids)?;
+        let ambiguous = catalog.sharing_a_name(&ids)?;
         let mut sources: Vec<SourceGroup> = Vec::new();
         for row in rows {
             let counts = finding_counts.get(&row.id);
             let artifact = AvailableArtifact {
+                qualified_name: match ambiguous.contains(&row.id) {
+                    true => qualified_name(&row.source, &row.path),
+                    false => qualified_name(&row.source, &row.name),
+                },
                 name: row.name,
                 kind: row.kind,
                 path: row.path,
