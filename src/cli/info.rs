@@ -2,7 +2,7 @@
 //! a package reads for people. Which one a name means is `aam_info`'s choice.
 
 use super::Output;
-use super::render::{platform_list, table};
+use super::render::{indented_table, platform_list};
 use crate::error::Result;
 use crate::sources::short_id;
 use crate::tools::artifacts::{ArtifactInfo, Info, InfoInput, InfoOutput};
@@ -68,9 +68,7 @@ fn artifact(o: &ArtifactInfo) -> String {
         .iter()
         .map(|f| vec![f.path.clone(), f.size.to_string(), short_id(&f.blake3).to_string()])
         .collect();
-    for line in table(&["PATH", "SIZE", "BLAKE3"], &rows).lines() {
-        out.push_str(&format!("  {line}\n"));
-    }
+    out.push_str(&indented_table(&["PATH", "SIZE", "BLAKE3"], &rows));
     if !o.warnings.is_empty() {
         out.push_str("\nWarnings\n");
         for w in &o.warnings {

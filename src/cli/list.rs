@@ -1,7 +1,7 @@
 //! `aam list`: its arguments, the tool input they become (installed packages, or
 //! with `--available` the artifacts sources offer), and how each reads for people.
 
-use super::render::{DESCRIPTION_WIDTH, cut, page_footer, platform_list, table};
+use super::render::{DESCRIPTION_WIDTH, cut, indented_table, page_footer, platform_list, table};
 use super::{Output, paged_command, parse_kind};
 use crate::error::Result;
 use crate::tools::artifacts::{ListAvailable, ListInput, ListOutput};
@@ -95,9 +95,7 @@ fn available(o: &ListOutput, command: &str) -> String {
             })
             .collect();
         shown += rows.len();
-        for line in table(&["NAME", "TYPE", "DESCRIPTION"], &rows).lines() {
-            out.push_str(&format!("  {line}\n"));
-        }
+        out.push_str(&indented_table(&["NAME", "TYPE", "DESCRIPTION"], &rows));
     }
     out.push_str(&page_footer(shown, o.total, o.next_cursor.as_deref(), command));
     out

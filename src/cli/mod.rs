@@ -258,6 +258,7 @@ fn run(cli: Cli) -> Result<i32> {
         ctx.progress = Arc::new(progress::TerminalProgress::default());
     }
     let out = Output { json: cli.json };
+    render::measure_line_width();
     // An interrupted install, upgrade or uninstall is finished or undone before
     // anything else looks at the project (the server does it for the project it
     // serves, which `--root` may name).

@@ -6,7 +6,7 @@
 //! picks the tool and the renderer. Questions asked on a terminal fill the input
 //! before the one tool call.
 
-use super::render::{plural, table};
+use super::render::{indented_table, plural};
 use super::{Output, interactive, parse_kind, platform_arg, prompts};
 use crate::error::Result;
 use crate::scan::Platform;
@@ -264,9 +264,7 @@ fn created(o: &PkgCreateOutput) -> String {
             ]
         })
         .collect();
-    for line in table(&["TYPE", "NAME", "PATH", "FROM"], &rows).lines() {
-        out.push_str(&format!("  {line}\n"));
-    }
+    out.push_str(&indented_table(&["TYPE", "NAME", "PATH", "FROM"], &rows));
     if let Some(commit) = &o.provenance.source_commit {
         let url = o.provenance.source_url.as_deref().unwrap_or("");
         out.push_str(&format!("Provenance: {url} at {}\n", short_id(commit)));

@@ -58,10 +58,45 @@ pub(super) fn audit_badge(findings: u64, max_severity: Option<crate::audit::Seve
     }
 }
 
-/// Left-aligned columns separated by two spaces, trailing spaces trimmed.
+/// How wide the lines of tables may be: `COLUMNS` when set, else the width of
+/// the terminal standard output is, else unbounded (output piped to a file or
+/// to `grep` keeps whole lines).
+static LINE_WIDTH: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+
+/// Reads [`LINE_WIDTH`] once, at the start of a command.
+pub(super) fn measure_line_width() {
+    LINE_WIDTH.get_or_init(|| {
+        let columns = std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.trim().parse::<usize>().ok());
+        columns
+            .filter(|&c| c > 0)
+            .or_else(|| terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| usize::from(w.0)))
+    });
+}
+
+/// The narrowest a table's last column (a description, most often) is cut
+/// to so its lines fit the terminal: below it, lines wrap instead.
+const NARROWEST_LAST_COLUMN: usize = 20;
+
+/// Left-aligned columns separated by two spaces, trailing spaces trimmed; the
+/// last column is cut to fit the terminal's width (see [`LINE_WIDTH`]).
 /// A cell never breaks its line (see [`terminal_safe`]).
 pub(super) fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
-    let rows: Vec<Vec<String>> = rows
+    table_within(headers, rows, LINE_WIDTH.get().copied().flatten())
+}
+
+/// [`table`] with every line after two spaces (a table under a heading).
+pub(super) fn indented_table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    let line_width = LINE_WIDTH.get().copied().flatten().map(|w| w.saturating_sub(2));
+    table_within(headers, rows, line_width)
+        .lines()
+        .map(|line| format!("  {line}\n"))
+        .collect()
+}
+
+fn table_within(headers: &[&str], rows: &[Vec<String>], line_width: Option<usize>) -> String {
+    let mut rows: Vec<Vec<String>> = rows
         .iter()
         .map(|row| row.iter().map(|cell| terminal_safe(cell, false).into_owned()).collect())
         .collect();
@@ -69,6 +104,18 @@ pub(super) fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     for row in &rows {
         for (width, cell) in widths.iter_mut().zip(row) {
             *width = (*width).max(cell.chars().count());
+        }
+    }
+    if let (Some(line_width), Some((last, before))) = (line_width, widths.split_last_mut()) {
+        let room = line_width.saturating_sub(before.iter().map(|w| w + 2).sum::<usize>());
+        if *last > room {
+            *last = room
+                .max(NARROWEST_LAST_COLUMN)
+                .max(headers.last().map_or(0, |h| h.chars().count()));
+            let at = before.len();
+            for cell in rows.iter_mut().filter_map(|row| row.get_mut(at)) {
+                *cell = cut(cell, *last);
+            }
         }
     }
     let line = |cells: Vec<&str>| {
@@ -683,6 +730,33 @@ mod tests {
         );
         assert_eq!(terminal_safe("two\nlines\tkept", true), "two\nlines\tkept");
         assert_eq!(terminal_safe("a\u{7}b", true), "a\\u{7}b");
+    }
+
+    #[test]
+    fn the_last_column_is_cut_to_the_line_width() {
+        let rows = [
+            vec!["short".into(), "a description far too long for the line".into()],
+            vec!["a-longer-name".into(), "fits".into()],
+        ];
+        let fitted = table_within(&["NAME", "DESCRIPTION"], &rows, Some(40));
+        assert!(fitted.lines().all(|l| l.chars().count() <= 40), "{fitted}");
+        assert!(
+            fitted.contains("short          a description far too lo…\n"),
+            "{fitted}"
+        );
+        assert_eq!(
+            table_within(&["NAME", "DESCRIPTION"], &rows, None),
+            table_within(&["NAME", "DESCRIPTION"], &rows, Some(200))
+        );
+        // Too narrow for the other columns: the last keeps a readable width and the line wraps.
+        let narrow = table_within(&["NAME", "DESCRIPTION"], &rows, Some(10));
+        assert!(
+            narrow.contains(&format!(
+                "short          {}\n",
+                cut("a description far too long for the line", 20)
+            )),
+            "{narrow}"
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! or a small function when the conversion can fail or needs more than the
 //! arguments); the match in [`run`] only picks the tool and the renderer.
 
-use super::render::{DESCRIPTION_WIDTH, cut, page_footer, plural, table};
+use super::render::{DESCRIPTION_WIDTH, cut, indented_table, page_footer, plural, table};
 use super::{Output, paged_command, parse_kind};
 use crate::error::Result;
 use crate::sources::short_id;
@@ -350,11 +350,7 @@ fn scanned(o: &SourceScanOutput) -> String {
                 ]
             })
             .collect();
-        for line in table(&["NAME", "PATH", "DESCRIPTION"], &rows).lines() {
-            out.push_str("  ");
-            out.push_str(line);
-            out.push('\n');
-        }
+        out.push_str(&indented_table(&["NAME", "PATH", "DESCRIPTION"], &rows));
     }
     out
 }

@@ -75,3 +75,28 @@ fn human_output_of_the_main_commands() {
     snapshot(&env, "doctor", &["doctor"]);
     snapshot(&env, "uninstall", &["uninstall", "pdf-tools", "--force"]);
 }
+
+/// Tables fit the terminal's width (`COLUMNS` here): the description is cut,
+/// never the names a user types; without a width, lines stay whole.
+#[test]
+fn tables_fit_the_terminal_width() {
+    let env = TestEnv::new();
+    let repo = env.repo("team");
+    let long = "Fill, merge, split, stamp and sign PDF forms with every field kept as it was";
+    repo.write("skills/pdf-form-filler/SKILL.md", skill("pdf-form-filler", long));
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--name", "team"]);
+    for args in [&["search", "pdf"][..], &["list", "--available"][..]] {
+        let narrow = env.aam_with(env.root.path(), &[("COLUMNS", "70")], args);
+        assert_eq!(narrow.code, 0, "{narrow:?}");
+        assert!(
+            narrow.stdout.lines().all(|l| l.chars().count() <= 70),
+            "{args:?}: {}",
+            narrow.stdout
+        );
+        assert!(narrow.stdout.contains("pdf-form-filler"), "{}", narrow.stdout);
+        assert!(narrow.stdout.contains('…'), "{}", narrow.stdout);
+        let whole = env.aam(args);
+        assert!(whole.stdout.lines().any(|l| l.chars().count() > 70), "{}", whole.stdout);
+    }
+}

@@ -101,6 +101,7 @@ impl TestEnv {
             .env_remove("READ_ONLY")
             .env_remove("AAM_PROJECT_WATCH")
             .env_remove("AAM_PROJECT_AUTO_WATCH")
+            .env_remove("COLUMNS")
             .envs(vars.iter().copied())
             .output()
             .expect("run aam");
