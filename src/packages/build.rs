@@ -244,6 +244,23 @@ fn choose<T>(
         )
         .with_hint(hint));
     }
+    // A name two artifacts share (and no path) means neither in particular.
+    for wanted in &input.artifacts {
+        let named: Vec<&str> = items
+            .iter()
+            .map(&key)
+            .filter(|(_, name, path)| name == wanted && path != wanted)
+            .map(|(_, _, path)| path)
+            .collect();
+        if named.len() > 1 && !items.iter().any(|i| key(i).2 == wanted.as_str()) {
+            let paths: Vec<String> = named.iter().map(|p| format!("`{p}`")).collect();
+            return Err(Error::new(
+                ErrorCode::ArtifactAmbiguous,
+                format!("`{wanted}` names {} artifacts in {within}", named.len()),
+            )
+            .with_hint(format!("name one of them by its path: {}", paths.join(", "))));
+        }
+    }
     Ok(items
         .into_iter()
         .filter(|i| {
@@ -881,6 +898,31 @@ mod tests {
             choose(items, &selection, "source `team`", |i| (ArtifactKind::Skill, i, i)).unwrap(),
             vec!["review"]
         );
+    }
+
+    #[test]
+    fn a_name_two_artifacts_share_is_ambiguous_and_a_path_is_not() {
+        let items = vec![
+            ("pr-enhance", "tools/pr-enhance.md"),
+            ("pr-enhance", "commands/pr-enhance.md"),
+        ];
+        let pick = |wanted: &str| {
+            let selection = Selection {
+                artifacts: vec![wanted.to_string()],
+                ..Default::default()
+            };
+            choose(items.clone(), &selection, "source `team`", |i| {
+                (ArtifactKind::Prompt, i.0, i.1)
+            })
+        };
+        let err = pick("pr-enhance").unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ArtifactAmbiguous);
+        assert!(
+            err.hint().unwrap().contains("`commands/pr-enhance.md`"),
+            "{:?}",
+            err.hint()
+        );
+        assert_eq!(pick("commands/pr-enhance.md").unwrap(), vec![items[1]]);
     }
 
     #[test]
