@@ -241,6 +241,13 @@ pub fn scan_file(info: FileInfo<'_>, bytes: &[u8]) -> Vec<Finding> {
         } else {
             line
         };
+        // Every excerpt quotes the line with its secrets cut, whatever rule it is for.
+        let original = line;
+        let masked = match groups[index].secrets {
+            true => secrets_masked(line),
+            false => std::borrow::Cow::Borrowed(line),
+        };
+        let line: &str = &masked;
         if !line.is_ascii() {
             hidden(line, number, &mut out);
         }
@@ -306,7 +313,7 @@ pub fn scan_file(info: FileInfo<'_>, bytes: &[u8]) -> Vec<Finding> {
         } = groups[index];
         if secret_words {
             let next = lines.get(index + 1).copied().unwrap_or("");
-            secrets(line, next, number, &mut out);
+            secrets(original, next, number, &mut out);
         }
         let commands_apply = command_words && place == Place::Code;
         // Inline code in the main file's prose instructs as a code block does
@@ -394,6 +401,7 @@ fn parsed_values(text: &str, out: &mut Out) {
     for value in values.into_iter().filter(|v| !text.contains(v.as_str())) {
         // Tabs and line breaks read as the spaces the matchers look for.
         let value = value.split_whitespace().collect::<Vec<_>>().join(" ");
+        let value = secrets_masked(&value);
         if !value.is_ascii() {
             hidden(&value, None, &mut found);
         }
@@ -1111,8 +1119,10 @@ fn raw_ip_url(lower: &str) -> Option<(usize, usize)> {
     None
 }
 
-/// Secrets committed in text; excerpts keep only the first characters.
-fn secrets(line: &str, next: &str, number: Option<u32>, out: &mut Out) {
+/// The tokens of `line` that are secrets (an access key, a token), with the
+/// rule each breaks.
+fn secret_tokens(line: &str) -> Vec<(&'static str, std::ops::Range<usize>)> {
+    let mut found = Vec::new();
     let bytes = line.as_bytes();
     let token_end = |from: usize, allowed: &dyn Fn(u8) -> bool| {
         bytes[from..]
@@ -1121,13 +1131,12 @@ fn secrets(line: &str, next: &str, number: Option<u32>, out: &mut Out) {
             .map_or(bytes.len(), |n| from + n)
     };
     let boundary = |at: usize| at == 0 || !(bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_');
-    let cut = |at: usize| format!("{}…", &line[at..(at + 8).min(line.len())]);
     for prefix in ["AKIA", "ASIA"] {
         for (at, _) in line.match_indices(prefix) {
             let end = token_end(at + 4, &|b| b.is_ascii_uppercase() || b.is_ascii_digit());
             let token = &line[at..end];
             if boundary(at) && end - at == 20 && !token.contains("EXAMPLE") {
-                out.push(rule::SECRET_AWS, number, None, cut(at));
+                found.push((rule::SECRET_AWS, at..end));
             }
         }
     }
@@ -1137,7 +1146,7 @@ fn secrets(line: &str, next: &str, number: Option<u32>, out: &mut Out) {
             let end = token_end(start, &|b| b.is_ascii_alphanumeric() || b == b'_');
             let min = if prefix == "github_pat_" { 22 } else { 36 };
             if boundary(at) && end - start >= min && !is_placeholder(&line[start..end]) {
-                out.push(rule::SECRET_GITHUB, number, None, cut(at));
+                found.push((rule::SECRET_GITHUB, at..end));
             }
         }
     }
@@ -1152,7 +1161,7 @@ fn secrets(line: &str, next: &str, number: Option<u32>, out: &mut Out) {
             && mixed
             && !is_placeholder(token)
         {
-            out.push(rule::SECRET_OPENAI, number, None, cut(at));
+            found.push((rule::SECRET_OPENAI, at..end));
         }
     }
     for (at, _) in line.match_indices("xox") {
@@ -1163,8 +1172,35 @@ fn secrets(line: &str, next: &str, number: Option<u32>, out: &mut Out) {
         let end = token_end(at + 5, &|b| b.is_ascii_alphanumeric() || b == b'-');
         let token = &line[at + 5..end];
         if boundary(at) && token.len() >= 10 && token.bytes().any(|b| b.is_ascii_digit()) && !is_placeholder(token) {
-            out.push(rule::SECRET_SLACK, number, None, cut(at));
+            found.push((rule::SECRET_SLACK, at..end));
         }
+    }
+    found
+}
+
+/// `line` with every secret in it cut to its first characters (the rest
+/// `*`, so positions hold): what the other rules' excerpts quote.
+fn secrets_masked(line: &str) -> std::borrow::Cow<'_, str> {
+    let tokens = secret_tokens(line);
+    if tokens.is_empty() {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let mut bytes = line.as_bytes().to_vec();
+    for (_, token) in tokens {
+        // A token is ASCII: replacing its bytes keeps the text UTF-8.
+        bytes[(token.start + SECRET_SHOWN).min(token.end)..token.end].fill(b'*');
+    }
+    std::borrow::Cow::Owned(String::from_utf8(bytes).unwrap_or_else(|_| line.to_string()))
+}
+
+/// Characters of a secret an excerpt keeps: enough to tell which one it is.
+const SECRET_SHOWN: usize = 8;
+
+/// Secrets committed in text; excerpts keep only their first characters.
+fn secrets(line: &str, next: &str, number: Option<u32>, out: &mut Out) {
+    for (rule, token) in secret_tokens(line) {
+        let shown = &line[token.start..(token.start + SECRET_SHOWN).min(token.end)];
+        out.push(rule, number, None, format!("{shown}…"));
     }
     // A key block whose body is elided (`...`, `<key>`) is an example.
     let next = next.trim();
