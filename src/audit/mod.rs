@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 pub use matchers::{scan_file, scan_name};
 
 /// Version of the rule set; findings recorded under another version may differ.
-pub const RULES_VERSION: u32 = 3;
+pub const RULES_VERSION: u32 = 4;
 
 /// Bytes of a file that are scanned: every byte aam reads from a source (a
 /// file past the first MiB was read by agents but not by the audit, so

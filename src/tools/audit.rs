@@ -80,7 +80,7 @@ impl Tool for Audit {
         Example {
             title: "every finding of a source at warn or above",
             input: r#"{"target": "sample", "min_severity": "warn"}"#,
-            expect: Expect::Output(r#"{"rules_version": 3, "truncated": false}"#),
+            expect: Expect::Output(r#"{"rules_version": 4, "truncated": false}"#),
         },
         Example {
             title: "an artifact no source has",
