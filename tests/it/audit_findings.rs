@@ -84,7 +84,7 @@ fn audit_lists_what_indexing_found_and_clean_look_alikes_stay_quiet() {
     assert_eq!(findings(&all), expected);
     assert_eq!(all["counts"], serde_json::json!({"high": 4, "warn": 1, "info": 2}));
     assert_eq!(all["artifacts_with_findings"], 2);
-    assert_eq!(all["rules_version"], 3);
+    assert_eq!(all["rules_version"], 4);
     let first = &all["findings"][0];
     assert!(!first["reason"].as_str().unwrap().is_empty() && !first["fix"].as_str().unwrap().is_empty());
 
