@@ -302,6 +302,17 @@ impl Catalog {
         Ok(outcome)
     }
 
+    /// Makes the source track `git_ref` (a branch, tag or commit) from now on.
+    pub fn set_tracked_ref(&mut self, source_id: SourceId, git_ref: &str) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE sources SET ref_name = ?2 WHERE id = ?1",
+                params![source_id, git_ref],
+            )
+            .map_err(db_error)?;
+        Ok(())
+    }
+
     /// Records a fetch that found nothing new.
     pub fn touch_fetched(&mut self, source_id: SourceId, resolved_ref: Option<&str>) -> Result<()> {
         self.conn

@@ -116,6 +116,9 @@ pub(super) struct SourceUpdateArgs {
     /// Report what would change without changing the catalog.
     #[arg(long)]
     dry_run: bool,
+    /// Track this branch, tag or commit from now on (one named source; its installs stay its own).
+    #[arg(long = "ref", value_name = "REF", requires = "name")]
+    git_ref: Option<String>,
 }
 
 impl From<SourceUpdateArgs> for SourceUpdateInput {
@@ -124,6 +127,7 @@ impl From<SourceUpdateArgs> for SourceUpdateInput {
             name: a.name,
             all: a.all,
             dry_run: a.dry_run,
+            git_ref: a.git_ref,
         }
     }
 }

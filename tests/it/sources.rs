@@ -596,6 +596,50 @@ fn branches_tags_and_commits_as_refs() {
     );
 }
 
+/// A source whose branch is gone upstream is pointed at another with
+/// `source update NAME --ref`: it keeps its name, so what was installed from
+/// it still upgrades from it; a ref that is not there changes nothing.
+#[test]
+fn an_update_can_track_another_ref() {
+    let env = TestEnv::new();
+    let repo = env.repo("team");
+    repo.write("skills/pdf/SKILL.md", skill("pdf", "PDF v1"));
+    repo.commit("c1");
+    repo.git(&["checkout", "-q", "-b", "feature"]);
+    repo.write("skills/feature/SKILL.md", skill("feature", "Feature"));
+    repo.commit("c2");
+    env.json(&["source", "add", repo.path(), "--ref", "feature", "--name", "team"]);
+    repo.git(&["checkout", "-q", "main"]);
+    repo.git(&["branch", "-q", "-D", "feature"]);
+    repo.write("skills/pdf/SKILL.md", skill("pdf", "PDF v2"));
+    let c3 = repo.commit("c3");
+
+    let gone = env.aam(&["--json", "source", "update", "team"]);
+    let body = gone.err("AAM_GIT_REF_NOT_FOUND");
+    assert!(body["hint"].as_str().unwrap().contains("--ref"), "{body}");
+    let missing = env.aam(&["--json", "source", "update", "team", "--ref", "nope"]);
+    missing.err("AAM_GIT_REF_NOT_FOUND");
+    let listed = env.json(&["source", "list"]);
+    assert_eq!(listed["sources"][0]["ref"], "feature", "{listed}");
+
+    let dry = env.json(&["source", "update", "team", "--ref", "main", "--dry-run"]);
+    assert_eq!(dry["sources"][0]["status"], "would_update", "{dry}");
+    assert_eq!(env.json(&["source", "list"])["sources"][0]["ref"], "feature");
+    let moved = env.json(&["source", "update", "team", "--ref", "main"]);
+    assert_eq!(moved["sources"][0]["new_commit"], json!(c3), "{moved}");
+    assert_eq!(moved["sources"][0]["removed_count"], 1, "{moved}");
+    assert_eq!(env.json(&["source", "list"])["sources"][0]["ref"], "main");
+    assert_eq!(env.json(&["info", "team/pdf"])["description"], "PDF v2");
+    // It follows the new branch from now on.
+    assert_eq!(
+        env.json(&["source", "update", "team"])["sources"][0]["status"],
+        "up_to_date"
+    );
+
+    let everywhere = env.aam(&["--json", "source", "update", "--all", "--ref", "main"]);
+    assert_ne!(everywhere.code, 0, "{everywhere:?}");
+}
+
 #[test]
 fn update_all_goes_on_past_a_failing_source() {
     let env = TestEnv::new();

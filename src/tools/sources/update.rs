@@ -24,6 +24,10 @@ pub struct SourceUpdateInput {
     /// Fetch and report what would change without changing the catalog.
     #[serde(default)]
     pub dry_run: bool,
+    /// Track this branch, tag or commit from now on (one named source only):
+    /// the source is fetched at it, and keeps its name and the installs made from it.
+    #[serde(default, rename = "ref")]
+    pub git_ref: Option<String>,
 }
 
 /// How one source's update went.
@@ -123,12 +127,16 @@ impl Tool for SourceUpdate {
                 return Err(Error::invalid_argument("give a source `name` or `all`, not both"));
             }
             (Some(name), false) => vec![catalog.source_named(name)?],
+            (None, _) if input.git_ref.is_some() => {
+                return Err(Error::invalid_argument("`ref` changes what one source tracks: name it")
+                    .with_hint("pass the source's name with the new ref: `aam source update NAME --ref BRANCH`"));
+            }
             (None, _) => catalog.list_sources()?,
         };
         let single = input.name.is_some();
         let mut reports = Vec::with_capacity(targets.len());
         for source in targets {
-            match update_one(ctx, &mut catalog, &source, input.dry_run) {
+            match update_one(ctx, &mut catalog, &source, input.dry_run, input.git_ref.as_deref()) {
                 Ok(report) => reports.push(report),
                 // A cancelled call stops here: the sources not yet updated stay as they were.
                 Err(e) if single || e.code() == ErrorCode::Cancelled => return Err(e),
@@ -167,12 +175,28 @@ impl Tool for SourceUpdate {
     }
 }
 
+/// Updates one source; with `new_ref`, fetched at that branch, tag or commit,
+/// which it tracks from then on (recorded once the fetch found it, before the
+/// new commit's rows: a write cut short is finished by the next update).
 fn update_one(
     ctx: &Context,
     catalog: &mut Catalog,
     source: &SourceRecord,
     dry_run: bool,
+    new_ref: Option<&str>,
 ) -> Result<SourceUpdateReport> {
+    let retargeted;
+    let source = match new_ref {
+        Some(git_ref) => {
+            crate::sources::spec::validate_ref(git_ref)?;
+            retargeted = SourceRecord {
+                ref_name: Some(git_ref.to_string()),
+                ..source.clone()
+            };
+            &retargeted
+        }
+        None => source,
+    };
     let bounds = ctx.local_fetch_bounds(source)?;
     let limits = ctx.fetch_limits()?;
     let _cache_lock = cache::lock(&ctx.home.locks_dir(), &ctx.home.git_cache_dir(), &source.cache_key)?;
@@ -204,6 +228,9 @@ fn update_one(
     }
     let plan = plan?;
     cleanup.disarm();
+    if let (Some(git_ref), false) = (new_ref, dry_run) {
+        catalog.set_tracked_ref(source.id, git_ref)?;
+    }
     let status = match (&plan.changes, dry_run) {
         (None, false) => {
             catalog.touch_fetched(source.id, Some(&plan.fetched.resolved_ref))?;
