@@ -341,9 +341,9 @@ fn paged_command(base: &str, sources: &[String], types: &[String], limit: u32) -
 }
 
 fn parse_kind(text: &str) -> Result<ArtifactKind> {
-    ArtifactKind::parse(text).ok_or_else(|| {
+    ArtifactKind::parse_typed(text).ok_or_else(|| {
         Error::invalid_argument(format!("`{text}` is not an artifact type"))
-            .with_hint("use one of `skill`, `agent`, `prompt`, `instruction`")
+            .with_hint("use one of `skill`, `agent`, `prompt`, `instruction` (or `rule`)")
     })
 }
 

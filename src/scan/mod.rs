@@ -70,6 +70,15 @@ impl ArtifactKind {
             .into_iter()
             .find(|k| k.as_str() == lower || k.plural() == lower)
     }
+
+    /// Parses a type a person typed: a name [`ArtifactKind::parse`] takes, or
+    /// `rule`/`rules`, as agents call instructions.
+    pub fn parse_typed(text: &str) -> Option<Self> {
+        match text.to_ascii_lowercase().as_str() {
+            "rule" | "rules" => Some(Self::Instruction),
+            _ => Self::parse(text),
+        }
+    }
 }
 
 /// The agent platform an artifact was written for, when its location says so
@@ -564,6 +573,13 @@ fn one_line(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn typed_types_take_rules_for_instructions() {
+        assert_eq!(ArtifactKind::parse_typed("Rules"), Some(ArtifactKind::Instruction));
+        assert_eq!(ArtifactKind::parse_typed("skills"), Some(ArtifactKind::Skill));
+        assert_eq!(ArtifactKind::parse("rule"), None, "stored types stay canonical");
+    }
     use std::collections::BTreeSet;
 
     fn owned_paths<'a>(detected: &Detected, paths: &[&'a str]) -> BTreeSet<&'a str> {

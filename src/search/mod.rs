@@ -78,11 +78,11 @@ impl ResultKind {
         }
     }
 
-    /// Parses a singular or plural name.
+    /// Parses a singular or plural name (`rule` too, for instructions).
     pub fn parse(text: &str) -> Option<Self> {
         match text.to_ascii_lowercase().as_str() {
             "package" | "packages" => Some(Self::Package),
-            other => ArtifactKind::parse(other).map(Self::from),
+            other => ArtifactKind::parse_typed(other).map(Self::from),
         }
     }
 }
