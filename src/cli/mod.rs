@@ -134,6 +134,16 @@ pub fn main() -> i32 {
             write_usage_error(&e.render().to_string());
             return e.exit_code();
         }
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            // `aam` or `aam source` alone: the help, as `--help` shows it, on
+            // stdout and not as an error; the exit code still says nothing ran.
+            let help = match help::described().try_get_matches() {
+                Err(described) => described.render().to_string(),
+                Ok(_) => e.render().to_string(),
+            };
+            let _ = write_stdout(&help);
+            return e.exit_code();
+        }
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
             // Help is rendered from the described command: flags say what their
             // tool input fields say.

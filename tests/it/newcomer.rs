@@ -469,3 +469,24 @@ fn git_status_shows_what_to_commit_and_not_the_runtime_lock() {
     }
     assert!(!listed.contains(&".aam/lock"), "{status}");
 }
+
+/// `aam` or `aam source` alone shows the help on stdout, as `--help` does,
+/// not as an error; the exit code (2) still says nothing ran. With `--json`
+/// it is the usual JSON error.
+#[test]
+fn a_command_group_alone_shows_its_help() {
+    let env = TestEnv::new();
+    for (args, usage) in [
+        (&[][..], "Usage: aam [OPTIONS] <COMMAND>"),
+        (&["source"][..], "Usage: aam source"),
+    ] {
+        let run = env.aam(args);
+        assert_eq!(run.code, 2, "{run:?}");
+        assert!(run.stdout.contains(usage), "{run:?}");
+        assert!(run.stdout.contains("Commands:"), "{run:?}");
+        assert!(!run.stdout.contains("error"), "{run:?}");
+    }
+    let json = env.aam(&["--json", "source"]);
+    assert_eq!(json.code, 2, "{json:?}");
+    assert_eq!(json.json()["error"]["code"], "AAM_INVALID_ARGUMENT", "{json:?}");
+}
