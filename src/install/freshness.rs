@@ -27,6 +27,9 @@ pub struct Freshness {
     /// Its origin no longer has it (the artifact was removed upstream):
     /// nothing to upgrade to.
     pub gone: bool,
+    /// Where upstream moved it, when it is gone from its path: the path in its
+    /// source of the one artifact there of its type and name.
+    pub moved_to: Option<String>,
     /// Its origin is not known on this machine (its source is not registered
     /// here, or its registry is not configured or does not list it): nothing
     /// to compare with until it is added.
@@ -87,6 +90,35 @@ fn add_command_args(entry: &LockedPackage) -> String {
     )
 }
 
+/// Where upstream moved `artifact`, the one source artifact a package holds,
+/// now gone from its path: the path of the one live artifact of its source
+/// with its type and the name it was installed as (a folder renamed or moved
+/// keeps the name its frontmatter gives). `None` when there is no such one
+/// artifact, or the package holds several.
+fn moved_to(
+    catalog: &Catalog,
+    source_id: crate::catalog::SourceId,
+    entry: &LockedPackage,
+    artifact: &crate::packages::lock::LockedArtifact,
+) -> Result<Option<String>> {
+    let [_] = entry.artifacts.as_slice() else {
+        return Ok(None);
+    };
+    let Some(name) = entry.deployed.iter().find(|d| d.kind == artifact.kind).map(|d| &d.name) else {
+        return Ok(None);
+    };
+    let elsewhere: Vec<String> = catalog
+        .artifacts_named(Some(source_id), name)?
+        .into_iter()
+        .filter(|a| a.kind == artifact.kind && a.path != artifact.path)
+        .map(|a| a.path)
+        .collect();
+    Ok(match elsewhere.as_slice() {
+        [path] => Some(path.clone()),
+        _ => None,
+    })
+}
+
 /// Compares an installed package with what the catalog knows now. `lock`
 /// holds the other installed packages: a version one of them excludes (its
 /// dependency constraint on `name`) is neither wanted nor suggested.
@@ -103,6 +135,7 @@ pub fn check(
         outdated: false,
         pinned: false,
         gone: false,
+        moved_to: None,
         unknown: false,
         reason: "up to date".to_string(),
     };
@@ -199,12 +232,19 @@ pub fn check(
                 let now = live.iter().find(|l| l.kind == artifact.kind && l.path == artifact.path);
                 let changed = match now {
                     None => {
+                        let at = &head[..12.min(head.len())];
                         out.gone = true;
-                        out.reason = format!(
-                            "`{}` was removed upstream at {}: nothing to upgrade to (`aam uninstall {name}` removes it; it stays as it is otherwise)",
-                            artifact.path,
-                            &head[..12.min(head.len())]
-                        );
+                        out.moved_to = moved_to(catalog, source.id, entry, artifact)?;
+                        out.reason = match &out.moved_to {
+                            Some(path) => format!(
+                                "`{}` moved upstream to `{path}` at {at}: `aam uninstall {name}`, then `aam install {}/{path}`, follows it",
+                                artifact.path, source.name
+                            ),
+                            None => format!(
+                                "`{}` was removed upstream at {at}: nothing to upgrade to (`aam uninstall {name}` removes it; it stays as it is otherwise)",
+                                artifact.path
+                            ),
+                        };
                         return Ok(out);
                     }
                     Some(l) if l.content_digest != artifact.digest => Some(format!(

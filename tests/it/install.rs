@@ -1791,6 +1791,49 @@ fn backup_saves_what_no_package_records_before_replacing_it() {
     assert_eq!(run_in(&env, &proj.dir, &["verify", "kit"]).ok_json()["is_clean"], true);
 }
 
+/// An installed skill whose folder moved upstream (renamed, the name in its
+/// frontmatter kept) is `gone` with where it went (`moved_to`), and the reason
+/// names the commands that follow it; they do.
+#[test]
+fn an_artifact_moved_upstream_says_where_it_went() {
+    let env = TestEnv::new();
+    let repo = env.repo("upstream");
+    repo.write("skills/writing-plans/SKILL.md", skill("writing-plans", "Plans"))
+        .write("skills/other/SKILL.md", skill("other", "Other"));
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--name", "up"]);
+    let proj = project(&env);
+    run_in(
+        &env,
+        &proj.dir,
+        &["install", "up/writing-plans", "--platform", "claude"],
+    )
+    .ok_json();
+    repo.git(&["mv", "skills/writing-plans", "skills/plan-writing"]);
+    repo.commit("c2");
+    env.json(&["source", "update", "up"]);
+
+    let outdated = run_in(&env, &proj.dir, &["outdated"]).ok_json();
+    let moved = &outdated["packages"][0];
+    assert_eq!(moved["gone"], true, "{outdated}");
+    assert_eq!(moved["moved_to"], "skills/plan-writing", "{outdated}");
+    let reason = moved["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("`aam uninstall writing-plans`, then `aam install up/skills/plan-writing`"),
+        "{reason}"
+    );
+    run_in(&env, &proj.dir, &["uninstall", "writing-plans"]).ok_json();
+    run_in(
+        &env,
+        &proj.dir,
+        &["install", "up/skills/plan-writing", "--platform", "claude"],
+    )
+    .ok_json();
+    let again = run_in(&env, &proj.dir, &["outdated"]).ok_json();
+    assert_eq!(again["packages"][0]["gone"], false, "{again}");
+    assert!(proj.dir.join(".claude/skills/writing-plans/SKILL.md").is_file());
+}
+
 /// An installed source artifact its origin no longer has (removed upstream,
 /// or its source removed) is `gone`, not `outdated`: `upgrade` leaves it and
 /// says why, exit 0 (it failed every run with AAM_ARTIFACT_NOT_FOUND), and
@@ -1820,6 +1863,7 @@ fn an_artifact_gone_from_its_origin_is_left_as_it_is_and_says_so() {
         alpha["reason"].as_str().unwrap().contains("removed upstream"),
         "{outdated}"
     );
+    assert_eq!(alpha["moved_to"], Value::Null, "{outdated}");
     assert!(
         alpha["reason"].as_str().unwrap().contains("aam uninstall alpha"),
         "{outdated}"

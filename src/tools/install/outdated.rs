@@ -40,6 +40,8 @@ pub struct OutdatedPackage {
     pub pinned: bool,
     /// Its origin no longer has it (the artifact was removed upstream): nothing to upgrade to; it stays as it is unless uninstalled.
     pub gone: bool,
+    /// Where upstream moved it, when `gone` from its path: the path in its source of the one artifact there of its type and name (`reason` gives the commands that follow it).
+    pub moved_to: Option<String>,
     /// Its origin is not known on this machine (source not registered here, registry not configured or not listing it; or a package folder or archive, which aam does not track): nothing to compare with (`reason` says what to run).
     pub unknown: bool,
     /// Why, in words.
@@ -105,6 +107,7 @@ impl Tool for Outdated {
                 outdated: fresh.outdated,
                 pinned: fresh.pinned,
                 gone: fresh.gone,
+                moved_to: fresh.moved_to,
                 unknown: fresh.unknown,
                 reason: fresh.reason,
             });
