@@ -90,6 +90,44 @@ fn add_command_args(entry: &LockedPackage) -> String {
     )
 }
 
+/// The registered source a source install is compared with and upgraded
+/// from: the one its lock entry names, else the one source here of the
+/// repository the entry records (its URL) whose folder holds the entry's
+/// artifacts: the same repository added under another name (removed and
+/// added again, or a teammate's name for it).
+pub fn origin_source(catalog: &Catalog, entry: &LockedPackage) -> Result<Option<crate::catalog::SourceRecord>> {
+    if let Some(source) = catalog.find_source(&entry.source_name)? {
+        return Ok(Some(source));
+    }
+    let Some(url) = entry.source_url.as_deref() else {
+        return Ok(None);
+    };
+    let holds = |scope: &str| {
+        entry
+            .artifacts
+            .iter()
+            .all(|a| scope.is_empty() || a.path == scope || a.path.starts_with(&format!("{scope}/")))
+    };
+    let mut same: Vec<crate::catalog::SourceRecord> = catalog
+        .list_sources()?
+        .into_iter()
+        .filter(|s| crate::sources::spec::same_repository(&s.url, url) && holds(&s.scope_path))
+        .collect();
+    Ok(match same.len() {
+        1 => same.pop(),
+        _ => None,
+    })
+}
+
+/// What `aam install` takes to install a source install's artifact again
+/// from `source`, its origin here under another name than the lock records:
+/// the requested `source/artifact` with that name.
+pub fn requested_from(entry: &LockedPackage, source: &str) -> Option<String> {
+    let requested = entry.requested.as_deref()?;
+    let rest = requested.strip_prefix(&format!("{}/", entry.source_name))?;
+    Some(format!("{source}/{rest}"))
+}
+
 /// Where upstream moved `artifact`, the one source artifact a package holds,
 /// now gone from its path: the path of the one live artifact of its source
 /// with its type and the name it was installed as (a folder renamed or moved
@@ -215,7 +253,7 @@ pub fn check(
             }
         }
         Origin::Source => {
-            let Some(source) = catalog.find_source(&entry.source_name)? else {
+            let Some(source) = origin_source(catalog, entry)? else {
                 // Removed here, or never added on this machine (a teammate's install).
                 out.unknown = true;
                 out.reason = format!(

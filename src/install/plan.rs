@@ -1236,14 +1236,21 @@ pub fn same_origin(
                 .any(|a| package.artifacts.iter().any(|b| a.kind == b.kind && a.path == b.path))
             || !existing.artifacts.iter().any(&live)
     };
+    // One repository may be registered under another name than the lock
+    // records (removed and added again, a teammate's name): it is the same source.
+    let same_source = existing.source_name == package.source_name
+        || (origin == Origin::Source
+            && existing
+                .source_url
+                .as_deref()
+                .zip(package.source_url.as_deref())
+                .is_some_and(|(a, b)| crate::sources::spec::same_repository(a, b)));
     let same = existing.checksum == package.checksum
         || (existing.source == Origin::Registry
             && origin == Origin::Registry
             && existing.source_name == package.source_name)
         || (files(existing.source) && files(origin))
-        || (existing.source == origin
-            && existing.source_name == package.source_name
-            && (origin != Origin::Source || same_artifact()));
+        || (existing.source == origin && same_source && (origin != Origin::Source || same_artifact()));
     if same {
         return Ok(());
     }

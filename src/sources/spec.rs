@@ -263,6 +263,16 @@ impl SourceSpec {
     }
 }
 
+/// Whether two credential-free clone URLs name one repository: the same
+/// URL, with or without a trailing `/` or `.git`.
+pub fn same_repository(a: &str, b: &str) -> bool {
+    let identity = |url: &str| {
+        let url = url.trim_end_matches('/');
+        url.strip_suffix(".git").unwrap_or(url).to_string()
+    };
+    identity(a) == identity(b)
+}
+
 /// A valid source name made from a folder name: other characters become `-`.
 fn name_from_folder(folder: &str) -> String {
     let mut name = String::new();
@@ -687,6 +697,13 @@ fn parse_local(path: &Path, cwd: &Path) -> Result<SourceSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_repository_with_or_without_git_and_slash() {
+        assert!(same_repository("https://github.com/o/r", "https://github.com/o/r.git"));
+        assert!(same_repository("file:///srv/r/", "file:///srv/r"));
+        assert!(!same_repository("https://github.com/o/r", "https://github.com/o/r2"));
+    }
     use rstest::rstest;
 
     fn parse(spec: &str) -> SourceSpec {

@@ -1791,6 +1791,43 @@ fn backup_saves_what_no_package_records_before_replacing_it() {
     assert_eq!(run_in(&env, &proj.dir, &["verify", "kit"]).ok_json()["is_clean"], true);
 }
 
+/// A source install follows its repository, not the name the source had:
+/// removed and added again under another name (or a teammate's name for
+/// it), it is compared with it and upgraded from it, and the lock then
+/// records the new name.
+#[test]
+fn a_source_added_again_under_another_name_still_upgrades_its_installs() {
+    let env = TestEnv::new();
+    let repo = env.repo("upstream");
+    repo.write("skills/alpha/SKILL.md", skill("alpha", "Alpha v1"));
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--name", "sp"]);
+    let proj = project(&env);
+    run_in(&env, &proj.dir, &["install", "sp/alpha", "--platform", "claude"]).ok_json();
+    env.json(&["source", "remove", "sp"]);
+    env.json(&["source", "add", repo.path(), "--name", "superpowers"]);
+    repo.write("skills/alpha/SKILL.md", skill("alpha", "Alpha v2"));
+    repo.commit("c2");
+    env.json(&["source", "update", "superpowers"]);
+
+    let outdated = run_in(&env, &proj.dir, &["outdated"]).ok_json();
+    let alpha = &outdated["packages"][0];
+    assert_eq!(
+        (alpha["outdated"].clone(), alpha["unknown"].clone()),
+        (json!(true), json!(false)),
+        "{outdated}"
+    );
+    assert_eq!(outdated["sources"][0]["name"], "superpowers", "{outdated}");
+    run_in(&env, &proj.dir, &["upgrade"]).ok_json();
+    assert!(text(&proj.dir.join(".claude/skills/alpha/SKILL.md")).contains("Alpha v2"));
+    let entry = lock(&proj.dir)["packages"]["alpha"].clone();
+    assert_eq!(entry["source_name"].as_str(), Some("superpowers"), "{entry:?}");
+    assert_eq!(
+        run_in(&env, &proj.dir, &["outdated"]).ok_json()["packages"][0]["outdated"],
+        false
+    );
+}
+
 /// An installed skill whose folder moved upstream (renamed, the name in its
 /// frontmatter kept) is `gone` with where it went (`moved_to`), and the reason
 /// names the commands that follow it; they do.

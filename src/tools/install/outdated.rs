@@ -114,11 +114,10 @@ impl Tool for Outdated {
         }
         let mut sources: Vec<ComparedSource> = Vec::new();
         for entry in lock.packages.values().filter(|e| e.source == Origin::Source) {
-            if sources.iter().any(|s| s.name == entry.source_name) {
-                continue;
-            }
             // A source not registered here is named in the package's `reason`.
-            if let Some(source) = catalog.find_source(&entry.source_name)? {
+            if let Some(source) = freshness::origin_source(&catalog, entry)?
+                && !sources.iter().any(|s| s.name == source.name)
+            {
                 sources.push(ComparedSource {
                     name: source.name,
                     fetched_at: source.fetched_at,

@@ -193,6 +193,11 @@ impl Tool for Upgrade {
             if fresh.outdated {
                 let spec = match entry.source {
                     Origin::Registry => format!("{name}@{}", entry.requested.as_deref().unwrap_or("*")),
+                    // Its source may be registered here under another name.
+                    Origin::Source => freshness::origin_source(&catalog, entry)?
+                        .and_then(|source| freshness::requested_from(entry, &source.name))
+                        .or_else(|| entry.requested.clone())
+                        .unwrap_or_else(|| name.clone()),
                     _ => entry.requested.clone().unwrap_or_else(|| name.clone()),
                 };
                 // A package that cannot be prepared fails alone; the others go on.
