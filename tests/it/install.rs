@@ -1819,7 +1819,7 @@ fn a_source_added_again_under_another_name_still_upgrades_its_installs() {
     );
     assert_eq!(outdated["sources"][0]["name"], "superpowers", "{outdated}");
     run_in(&env, &proj.dir, &["upgrade"]).ok_json();
-    assert!(text(&proj.dir.join(".claude/skills/alpha/SKILL.md")).contains("Alpha v2"));
+    assert!(text(proj.dir.join(".claude/skills/alpha/SKILL.md")).contains("Alpha v2"));
     let entry = lock(&proj.dir)["packages"]["alpha"].clone();
     assert_eq!(entry["source_name"].as_str(), Some("superpowers"), "{entry:?}");
     assert_eq!(
