@@ -337,7 +337,7 @@ fn filters_and_warnings() {
         "{}",
         human.stderr
     );
-    for filter in [["--type", "rule"], ["--source", "nope"], ["--platform", "word"]] {
+    for filter in [["--type", "tool"], ["--source", "nope"], ["--platform", "word"]] {
         let refused = env.json_err(&["search", "review", filter[0], filter[1]], "AAM_INVALID_ARGUMENT");
         assert!(refused["message"].as_str().unwrap().contains(filter[1]), "{refused}");
     }

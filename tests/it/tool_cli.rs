@@ -489,7 +489,8 @@ fn outputs_are_checked_where_they_land() {
     // A package made in an agent's folder would put its skills where that
     // agent reads them, past the install's audit and with no lock entry.
     for dir in [".cursor", ".agents", ".github", ".claude"] {
-        let create = json!({ "artifacts": ["code-review"], "name": "planted", "output_dir": dir }).to_string();
+        let create =
+            json!({ "artifacts": ["team-repo/skills/code-review"], "name": "planted", "output_dir": dir }).to_string();
         if dir != ".claude" {
             let body = call(&env, &[], "aam_create_package", &create).err("AAM_FORBIDDEN");
             assert!(

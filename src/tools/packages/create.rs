@@ -91,6 +91,7 @@ impl Tool for PkgCreate {
     const ERRORS: &'static [ErrorCode] = &[
         ErrorCode::SourceNotFound,
         ErrorCode::ArtifactNotFound,
+        ErrorCode::ArtifactAmbiguous,
         ErrorCode::ManifestInvalid,
         ErrorCode::Conflict,
         ErrorCode::CacheCorrupted,
