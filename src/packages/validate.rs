@@ -59,6 +59,7 @@ pub fn validate_dir(dir: &Path) -> Result<Validation> {
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
     if let Some(manifest) = &checked.manifest {
+        let files = layout::package_files(dir)?;
         for (i, (kind, artifact)) in manifest.artifacts.all().enumerate() {
             let field = format!("artifacts.{}[{}].path", kind.plural(), position(manifest, kind, i));
             let path = dir.join(&artifact.path);
@@ -70,7 +71,16 @@ pub fn validate_dir(dir: &Path) -> Result<Validation> {
                 ArtifactKind::Skill if !path.join("SKILL.md").is_file() => {
                     warnings.push(issue(field, format!("`{}` has no SKILL.md", artifact.path)))
                 }
-                ArtifactKind::Skill => {}
+                ArtifactKind::Skill => {
+                    let main = format!("{}/SKILL.md", artifact.path);
+                    if let Some(file) = files.iter().find(|f| f.path == main) {
+                        let bytes = std::fs::read(&file.source).map_err(|e| Error::io("read", &file.source, e))?;
+                        let text = String::from_utf8_lossy(&bytes);
+                        for problem in skill_file_problems(&artifact.name, &text) {
+                            warnings.push(issue(field.clone(), format!("`{main}`: {problem}")));
+                        }
+                    }
+                }
                 _ if !path.is_file() => errors.push(issue(
                     field,
                     format!("`{}` is not a file in the package", artifact.path),
@@ -78,7 +88,6 @@ pub fn validate_dir(dir: &Path) -> Result<Validation> {
                 _ => {}
             }
         }
-        let files = layout::package_files(dir)?;
         let actual = layout::checksums(&files)?;
         if let Some(recorded) = &manifest.file_checksums {
             for (path, digest) in &recorded.files {
@@ -103,6 +112,31 @@ pub fn validate_dir(dir: &Path) -> Result<Validation> {
         }
     }
     Ok((checked, errors, warnings))
+}
+
+/// What agents need of a skill's `SKILL.md` that `text` lacks: frontmatter
+/// that parses, with a `description` (agents choose skills by it) and a
+/// `name` that is the skill's (`name`: the folder it is installed as).
+fn skill_file_problems(name: &str, text: &str) -> Vec<String> {
+    let parsed = crate::scan::frontmatter::parse(text.strip_prefix('\u{feff}').unwrap_or(text));
+    let mut problems = parsed.warnings.clone();
+    if parsed.fields.is_none() {
+        if problems.is_empty() {
+            problems.push("it has no frontmatter: agents read a skill's `name` and `description` there".to_string());
+        }
+        return problems;
+    }
+    match parsed.string("name") {
+        None => problems.push(format!("its frontmatter has no `name` (the skill's, `{name}`)")),
+        Some(found) if found != name => problems.push(format!(
+            "its frontmatter names the skill `{found}`, but it is installed as `{name}`: agents expect them to match"
+        )),
+        Some(_) => {}
+    }
+    if parsed.string("description").is_none() {
+        problems.push("its frontmatter has no `description`: agents choose skills by it".to_string());
+    }
+    problems
 }
 
 /// Checks an archive and returns its manifest; any problem is an error.
@@ -205,6 +239,20 @@ pub fn archive_file_name(manifest: &Manifest) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_skill_file_agents_cannot_read_is_named() {
+        let good = "---\nname: pdf\ndescription: Fill PDF forms\n---\nBody\n";
+        assert!(skill_file_problems("pdf", good).is_empty());
+        let none = skill_file_problems("pdf", "# PDF\nBody\n");
+        assert!(none[0].contains("no frontmatter"), "{none:?}");
+        let broken = skill_file_problems("pdf", "---\ndescription: [broken\n---\n");
+        assert!(!broken.is_empty(), "{broken:?}");
+        let other = skill_file_problems("pdf", "---\nname: pdf-tools\ndescription: d\n---\n");
+        assert!(other[0].contains("`pdf-tools`"), "{other:?}");
+        let bare = skill_file_problems("pdf", "---\nname: pdf\n---\n");
+        assert!(bare[0].contains("no `description`"), "{bare:?}");
+    }
 
     fn package(dir: &Path) {
         crate::packages::sample_package(dir, "pdf", &[]);
