@@ -243,10 +243,11 @@ pub fn scan_file(info: FileInfo<'_>, bytes: &[u8]) -> Vec<Finding> {
         };
         // Every excerpt quotes the line with its secrets cut, whatever rule it is for.
         let original = line;
-        let masked = match groups[index].secrets {
-            true => secrets_masked(line),
-            false => std::borrow::Cow::Borrowed(line),
+        let tokens = match groups[index].secrets {
+            true => secret_tokens(line),
+            false => Vec::new(),
         };
+        let masked = secrets_masked(line, &tokens);
         let line: &str = &masked;
         if !line.is_ascii() {
             hidden(line, number, &mut out);
@@ -313,7 +314,7 @@ pub fn scan_file(info: FileInfo<'_>, bytes: &[u8]) -> Vec<Finding> {
         } = groups[index];
         if secret_words {
             let next = lines.get(index + 1).copied().unwrap_or("");
-            secrets(original, next, number, &mut out);
+            secrets(original, &tokens, next, number, &mut out);
         }
         let commands_apply = command_words && place == Place::Code;
         // Inline code in the main file's prose instructs as a code block does
@@ -401,7 +402,7 @@ fn parsed_values(text: &str, out: &mut Out) {
     for value in values.into_iter().filter(|v| !text.contains(v.as_str())) {
         // Tabs and line breaks read as the spaces the matchers look for.
         let value = value.split_whitespace().collect::<Vec<_>>().join(" ");
-        let value = secrets_masked(&value);
+        let value = secrets_masked(&value, &secret_tokens(&value));
         if !value.is_ascii() {
             hidden(&value, None, &mut found);
         }
@@ -1121,7 +1122,7 @@ fn raw_ip_url(lower: &str) -> Option<(usize, usize)> {
 
 /// The tokens of `line` that are secrets (an access key, a token), with the
 /// rule each breaks.
-fn secret_tokens(line: &str) -> Vec<(&'static str, std::ops::Range<usize>)> {
+fn secret_tokens(line: &str) -> Vec<SecretToken> {
     let mut found = Vec::new();
     let bytes = line.as_bytes();
     let token_end = |from: usize, allowed: &dyn Fn(u8) -> bool| {
@@ -1178,15 +1179,17 @@ fn secret_tokens(line: &str) -> Vec<(&'static str, std::ops::Range<usize>)> {
     found
 }
 
-/// `line` with every secret in it cut to its first characters (the rest
+/// A secret found in a line: the rule it breaks and where its token is.
+type SecretToken = (&'static str, std::ops::Range<usize>);
+
+/// `line` with its secret `tokens` cut to their first characters (the rest
 /// `*`, so positions hold): what the other rules' excerpts quote.
-fn secrets_masked(line: &str) -> std::borrow::Cow<'_, str> {
-    let tokens = secret_tokens(line);
+fn secrets_masked<'l>(line: &'l str, tokens: &[SecretToken]) -> std::borrow::Cow<'l, str> {
     if tokens.is_empty() {
         return std::borrow::Cow::Borrowed(line);
     }
     let mut bytes = line.as_bytes().to_vec();
-    for (_, token) in tokens {
+    for (_, token) in tokens.iter().cloned() {
         // A token is ASCII: replacing its bytes keeps the text UTF-8.
         bytes[(token.start + SECRET_SHOWN).min(token.end)..token.end].fill(b'*');
     }
@@ -1197,8 +1200,8 @@ fn secrets_masked(line: &str) -> std::borrow::Cow<'_, str> {
 const SECRET_SHOWN: usize = 8;
 
 /// Secrets committed in text; excerpts keep only their first characters.
-fn secrets(line: &str, next: &str, number: Option<u32>, out: &mut Out) {
-    for (rule, token) in secret_tokens(line) {
+fn secrets(line: &str, tokens: &[SecretToken], next: &str, number: Option<u32>, out: &mut Out) {
+    for (rule, token) in tokens.iter().cloned() {
         let shown = &line[token.start..(token.start + SECRET_SHOWN).min(token.end)];
         out.push(rule, number, None, format!("{shown}…"));
     }
