@@ -89,17 +89,37 @@ pub fn close_artifacts(
     })?;
     // Hits whose name looks like the one asked for: a hit for a word in some
     // artifact's text is no answer to a mistyped name.
+    // The closest first: `review-kti` means the package `review-kit` before
+    // an artifact `review` whose name it holds. A package is named alone.
     let wanted = name.to_lowercase();
-    let alike: Vec<String> = found
+    let mut alike: Vec<(f64, String)> = found
         .hits
         .iter()
-        .filter(|h| {
+        .filter_map(|h| {
             let theirs = h.name.to_lowercase();
-            theirs.contains(&wanted) || wanted.contains(&theirs) || strsim::jaro_winkler(&wanted, &theirs) >= 0.85
+            let score = strsim::jaro_winkler(&wanted, &theirs);
+            (theirs.contains(&wanted) || wanted.contains(&theirs) || score >= 0.85).then(|| {
+                let shown = match h.kind {
+                    super::ResultKind::Package => h.name.clone(),
+                    _ => qualified_name(&h.source, &h.name),
+                };
+                (score, shown)
+            })
         })
-        .take(3)
-        .map(|h| qualified_name(&h.source, &h.name))
         .collect();
+    // A name suggested from the vocabulary that a registry publishes is a package.
+    for suggested in &found.suggestions {
+        if !catalog.registries_with(suggested)?.is_empty() {
+            alike.push((
+                strsim::jaro_winkler(&wanted, &suggested.to_lowercase()),
+                suggested.clone(),
+            ));
+        }
+    }
+    alike.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut alike: Vec<String> = alike.into_iter().map(|(_, shown)| shown).collect();
+    alike.dedup();
+    alike.truncate(3);
     if !alike.is_empty() {
         return Ok(alike);
     }

@@ -1013,6 +1013,26 @@ fn publish(env: &TestEnv, name: &str, version: &str, dependencies: &[(&str, &str
     env.json(&["pkg", "publish", dir.to_str().unwrap()]);
 }
 
+/// A mistyped package name is answered with the package, named as `install`
+/// takes it, before an artifact whose name it holds (`review-kti` suggested
+/// the artifact `review` and not the package `review-kit`).
+#[test]
+fn a_mistyped_package_name_suggests_the_package_first() {
+    let env = TestEnv::new();
+    env.json(&["registry", "init", "reg", "--default"]);
+    publish(&env, "review-kit", "1.0.0", &[]);
+    let repo = env.repo("team");
+    repo.write("skills/review/SKILL.md", skill("review", "Review code"));
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--name", "team"]);
+    let proj = project(&env);
+    let typo = run_in(&env, &proj.dir, &["install", "review-kti"]).err("AAM_PACKAGE_NOT_FOUND");
+    assert!(
+        typo["hint"].as_str().unwrap().starts_with("did you mean `review-kit`"),
+        "{typo}"
+    );
+}
+
 #[test]
 fn upgrade_skips_backs_up_or_forces_over_local_edits() {
     let env = TestEnv::new();
