@@ -465,8 +465,7 @@ impl<'r> Plan<'r> {
     /// Each key is resolved once per plan, and only keys of the same file
     /// name are compared.
     fn same_place(&self, a: &str, b: &str) -> bool {
-        let name = |k: &'_ str| k.rsplit('/').next().unwrap_or_default().to_string();
-        if a == b || name(a) != name(b) {
+        if a == b || a.rsplit('/').next() != b.rsplit('/').next() {
             return a == b;
         }
         let mut places = self.real_places.borrow_mut();
