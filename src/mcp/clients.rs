@@ -76,6 +76,10 @@ pub fn config(client: Client, reach: &Reach) -> ClientConfig {
         }
         server
     };
+    // The `mcpServers` entry of a client that starts the server (Claude, Cursor, Gemini CLI).
+    let started_by_client = |binary: &str, allow_write: bool| {
+        pretty(&json!({ "mcpServers": { "aam": with_env(json!({ "command": binary, "args": args(allow_write) })) } }))
+    };
     let (file, format, snippet, note) = match (client, reach) {
         (
             Client::Claude,
@@ -85,9 +89,7 @@ pub fn config(client: Client, reach: &Reach) -> ClientConfig {
         ) => (
             ".mcp.json (project) or `claude mcp add-json aam '<snippet's aam entry>'`",
             "json",
-            pretty(
-                &json!({ "mcpServers": { "aam": with_env(json!({ "command": binary, "args": args(*allow_write) })) } }),
-            ),
+            started_by_client(binary, *allow_write),
             "Claude Desktop: the same entry under `mcpServers` in claude_desktop_config.json".to_string(),
         ),
         (Client::Claude, Reach::Http { url }) => (
@@ -105,9 +107,7 @@ pub fn config(client: Client, reach: &Reach) -> ClientConfig {
         ) => (
             ".cursor/mcp.json (project) or ~/.cursor/mcp.json",
             "json",
-            pretty(
-                &json!({ "mcpServers": { "aam": with_env(json!({ "command": binary, "args": args(*allow_write) })) } }),
-            ),
+            started_by_client(binary, *allow_write),
             String::new(),
         ),
         (Client::Cursor, Reach::Http { url }) => (
@@ -171,9 +171,7 @@ pub fn config(client: Client, reach: &Reach) -> ClientConfig {
         ) => (
             ".gemini/settings.json (project) or ~/.gemini/settings.json",
             "json",
-            pretty(
-                &json!({ "mcpServers": { "aam": with_env(json!({ "command": binary, "args": args(*allow_write) })) } }),
-            ),
+            started_by_client(binary, *allow_write),
             String::new(),
         ),
         (Client::Gemini, Reach::Http { url }) => (
