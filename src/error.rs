@@ -205,6 +205,18 @@ fn bounded(mut text: String) -> String {
     text
 }
 
+/// The name of `known` closest to `wanted` (ignoring case), when it is close
+/// enough to be a typo of it: what a "did you mean" offers.
+pub fn closest_name<'a>(wanted: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let wanted = wanted.to_lowercase();
+    known
+        .into_iter()
+        .map(|name| (strsim::jaro_winkler(&wanted, &name.to_lowercase()), name))
+        .filter(|(score, _)| *score >= 0.85)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, name)| name)
+}
+
 /// `text` as an error quotes it: control and invisible characters escaped
 /// (`\n`, `\u{202e}`), so a line break or a bidi override in a hostile value
 /// cannot forge or reorder a line of aam's output, and cut after
@@ -416,6 +428,15 @@ pub struct ErrorBody {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_closest_name_is_offered_only_when_close() {
+        let known = ["cursor", "claude-code", "codex"];
+        assert_eq!(closest_name("cursr", known), Some("cursor"));
+        assert_eq!(closest_name("Claude-Cod", known), Some("claude-code"));
+        assert_eq!(closest_name("zed", known), None);
+        assert_eq!(closest_name("x", []), None);
+    }
 
     #[test]
     fn quoted_values_are_escaped_and_cut() {

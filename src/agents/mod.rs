@@ -1023,15 +1023,9 @@ pub fn accepted_names() -> Vec<&'static str> {
 /// The hint for `text`, a name that is no agent's: the closest name, when one is close.
 pub fn unknown_hint(text: &str) -> String {
     let every = "run `aam agents` for every agent id (cursor, claude-code, github-copilot, codex, gemini-cli, ...)";
-    let wanted = text.to_lowercase();
-    let closest = Platform::ALL
-        .iter()
-        .flat_map(|p| p.agent().names())
-        .map(|name| (strsim::jaro_winkler(&wanted, name), name))
-        .filter(|(score, _)| *score >= 0.85)
-        .max_by(|a, b| a.0.total_cmp(&b.0));
+    let closest = crate::error::closest_name(text, Platform::ALL.iter().flat_map(|p| p.agent().names()));
     match closest {
-        Some((_, name)) => format!("did you mean `{name}`? {every}"),
+        Some(name) => format!("did you mean `{name}`? {every}"),
         None => every.to_string(),
     }
 }

@@ -121,7 +121,7 @@ pub struct ExportSource {
     /// Name.
     pub name: String,
     /// `git` or `local`.
-    pub kind: String,
+    pub kind: crate::sources::spec::SourceKind,
     /// Credential-free URL.
     pub url: String,
     /// Requested ref.

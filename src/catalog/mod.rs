@@ -675,7 +675,7 @@ pub(crate) mod test_data {
     pub fn source(name: &str) -> NewSource<'_> {
         NewSource {
             name,
-            kind: "git",
+            kind: crate::sources::spec::SourceKind::Git,
             url: "https://example.invalid/o/r.git",
             cache_key: "example.invalid/o/r",
             ref_name: None,

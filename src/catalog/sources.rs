@@ -5,6 +5,7 @@ use rusqlite::{OptionalExtension, Row, params};
 use super::SourceId;
 use super::{Catalog, bump_generation, db_error, now_timestamp};
 use crate::error::{Error, ErrorCode, Result};
+use crate::sources::spec::SourceKind;
 
 /// A registered source as the catalog knows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,8 +14,8 @@ pub struct SourceRecord {
     pub id: SourceId,
     /// Unique name.
     pub name: String,
-    /// `git` or `local`.
-    pub kind: String,
+    /// Remote or local.
+    pub kind: SourceKind,
     /// Credential-free URL.
     pub url: String,
     /// Folder under `cache/git/` holding its objects.
@@ -44,8 +45,8 @@ pub struct SourceRecord {
 pub struct NewSource<'a> {
     /// Unique name.
     pub name: &'a str,
-    /// `git` or `local`.
-    pub kind: &'a str,
+    /// Remote or local.
+    pub kind: SourceKind,
     /// Credential-free URL.
     pub url: &'a str,
     /// Folder under `cache/git/`.
@@ -61,6 +62,26 @@ pub struct NewSource<'a> {
 const SOURCE_COLUMNS: &str = "s.id, s.name, s.kind, s.url, s.cache_key, s.ref_name, s.resolved_ref, s.scope_path, \
      s.is_default, c.sha, s.head_commit_id, s.added_at, s.fetched_at, \
      s.skill_count + s.agent_count + s.prompt_count + s.instruction_count";
+
+impl SourceRecord {
+    /// The folder of a local repository (`None` for a remote).
+    pub fn local_folder(&self) -> Option<&std::path::Path> {
+        match self.kind {
+            SourceKind::Local => self.url.strip_prefix("file://").map(std::path::Path::new),
+            SourceKind::Git => None,
+        }
+    }
+}
+
+impl rusqlite::types::FromSql for SourceKind {
+    fn column_result(value: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        match value.as_str()? {
+            "git" => Ok(SourceKind::Git),
+            "local" => Ok(SourceKind::Local),
+            _ => Err(rusqlite::types::FromSqlError::InvalidType),
+        }
+    }
+}
 
 fn source_from_row(row: &Row<'_>) -> rusqlite::Result<SourceRecord> {
     Ok(SourceRecord {
@@ -109,6 +130,8 @@ impl Catalog {
         let names: Vec<String> = self.list_sources()?.into_iter().map(|s| s.name).collect();
         let hint = if names.is_empty() {
             "no sources are registered; add one with `aam source add <spec>`".to_string()
+        } else if let Some(close) = crate::error::closest_name(name, names.iter().map(String::as_str)) {
+            format!("did you mean `{close}`? registered sources: {}", quoted_list(&names))
         } else {
             format!("registered sources: {}; see `aam source list`", quoted_list(&names))
         };
@@ -218,7 +241,7 @@ pub(super) fn insert_source(tx: &rusqlite::Transaction<'_>, source: &NewSource<'
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         params![
             source.name,
-            source.kind,
+            source.kind.as_str(),
             source.url,
             source.cache_key,
             source.ref_name,

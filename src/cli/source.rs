@@ -297,7 +297,7 @@ fn listed(o: &SourceListOutput) -> String {
         .map(|s| {
             vec![
                 format!("{}{}", s.name, if s.default { " (default)" } else { "" }),
-                s.kind.clone(),
+                s.kind.as_str().to_string(),
                 s.git_ref.clone().unwrap_or_else(|| "-".into()),
                 if s.path.is_empty() { "/".into() } else { s.path.clone() },
                 s.artifact_count.to_string(),

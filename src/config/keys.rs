@@ -164,12 +164,8 @@ fn count(value: &str) -> Result<Option<u64>> {
 pub fn key(name: &str) -> Result<&'static Key> {
     KEYS.iter().find(|k| k.name == name).ok_or_else(|| {
         let known: Vec<String> = KEYS.iter().map(|k| format!("`{}`", k.name)).collect();
-        let closest = KEYS
-            .iter()
-            .map(|k| (strsim::jaro_winkler(name, k.name), k.name))
-            .filter(|(score, _)| *score >= 0.85)
-            .max_by(|a, b| a.0.total_cmp(&b.0));
-        let guess = closest.map_or(String::new(), |(_, key)| format!("did you mean `{key}`? "));
+        let closest = crate::error::closest_name(name, KEYS.iter().map(|k| k.name));
+        let guess = closest.map_or(String::new(), |key| format!("did you mean `{key}`? "));
         Error::invalid_argument(format!("`{name}` is not a setting"))
             .with_hint(format!("{guess}settings: {}", known.join(", ")))
     })

@@ -361,16 +361,41 @@ fn caches_check(home: &AamHome, sources: &[SourceRecord]) -> HealthCheck {
             .filter(|s| s.head_commit.is_none())
             .map(|s| s.name.as_str())
             .collect();
-        HealthCheck::pass(
-            CACHES_CHECK,
-            match unfetched.len() {
-                0 => held,
-                _ => format!(
-                    "{held}; never fetched, so not searched yet: {} (`aam source update --all` fetches them)",
-                    unfetched.join(", ")
-                ),
-            },
-        )
+        let held = match unfetched.len() {
+            0 => held,
+            _ => format!(
+                "{held}; never fetched, so not searched yet: {} (`aam source update --all` fetches them)",
+                unfetched.join(", ")
+            ),
+        };
+        // The cache still serves a local source whose folder is gone, but its
+        // next update fails: said here rather than at that update.
+        let gone: Vec<(&str, &Path)> = sources
+            .iter()
+            .filter_map(|s| Some((s.name.as_str(), s.local_folder()?)))
+            .filter(|(_, folder)| !folder.is_dir())
+            .collect();
+        match gone.as_slice() {
+            [] => HealthCheck::pass(CACHES_CHECK, held),
+            _ => {
+                let named: Vec<String> = gone
+                    .iter()
+                    .map(|(name, folder)| format!("`{name}` ({})", folder.display()))
+                    .collect();
+                let remove = match gone.as_slice() {
+                    [(name, _)] => format!("`aam source remove {}`", crate::paths::shell_word(name)),
+                    _ => "`aam source remove NAME`".to_string(),
+                };
+                HealthCheck::warn(
+                    CACHES_CHECK,
+                    format!(
+                        "{held}; the folder of {} is gone: what was indexed stays searchable, but `aam source update` fails",
+                        named.join(", ")
+                    ),
+                    format!("put the repository back at that path, or {remove} if you no longer use it"),
+                )
+            }
+        }
     } else {
         HealthCheck::fail(
             CACHES_CHECK,

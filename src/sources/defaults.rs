@@ -54,7 +54,7 @@ pub fn enable(catalog: &mut Catalog, cwd: &Path, restore: bool) -> Result<Enable
         }
         catalog.insert_unfetched_source(&NewSource {
             name,
-            kind: spec.kind.as_str(),
+            kind: spec.kind,
             url: &spec.url,
             cache_key: &spec.cache_key(),
             ref_name: None,
@@ -92,7 +92,7 @@ mod tests {
         catalog
             .insert_unfetched_source(&NewSource {
                 name: "mine",
-                kind: spec.kind.as_str(),
+                kind: spec.kind,
                 url: &spec.url,
                 cache_key: &spec.cache_key(),
                 ref_name: None,

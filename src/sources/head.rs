@@ -55,15 +55,13 @@ pub struct WorkFile<'a> {
 /// has files in the source's scope that no commit holds yet: the answer to
 /// "why did my edit not show up?" (committing moves a pinned tag or commit nowhere).
 pub fn has_uncommitted_files(source: &crate::catalog::SourceRecord) -> bool {
-    source.kind == crate::sources::spec::SourceKind::Local.as_str()
-        && source.url.strip_prefix("file://").is_some_and(|path| {
-            let path = Path::new(path);
-            source
-                .resolved_ref
-                .as_deref()
-                .is_some_and(|branch| crate::sources::git::has_branch(path, branch))
-                && uncommitted_changes(path, &source.scope_path) == Some(true)
-        })
+    source.local_folder().is_some_and(|path| {
+        source
+            .resolved_ref
+            .as_deref()
+            .is_some_and(|branch| crate::sources::git::has_branch(path, branch))
+            && uncommitted_changes(path, &source.scope_path) == Some(true)
+    })
 }
 
 /// Whether the work tree of the local repository at `work_tree` has files under

@@ -23,7 +23,8 @@ pub const CREDENTIALS_HINT: &str = "aam never uses credentials written in a URL;
 const LOCAL_HOST: &str = "_local";
 
 /// Whether a source lives on a remote host or in a local folder.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum SourceKind {
     /// A remote reached over https or ssh.
     Git,
@@ -650,6 +651,11 @@ fn parse_shorthand(spec: &str) -> Result<SourceSpec> {
     })
 }
 
+/// Whether `folder` (relative to `cwd` unless absolute) is a folder.
+fn joined_dir(cwd: &Path, folder: &str) -> bool {
+    !folder.is_empty() && cwd.join(folder).is_dir()
+}
+
 fn parse_local(path: &Path, cwd: &Path) -> Result<SourceSpec> {
     let joined = if path.is_absolute() {
         path.to_path_buf()
@@ -659,11 +665,23 @@ fn parse_local(path: &Path, cwd: &Path) -> Result<SourceSpec> {
     let absolute: PathBuf = match joined.canonicalize() {
         Ok(p) => p,
         Err(_) => {
-            return Err(Error::new(
+            let missing = Error::new(
                 ErrorCode::SourceUrlInvalid,
                 format!("`{}` does not exist", path.display()),
-            )
-            .with_hint("pass the path of a git repository on this machine"));
+            );
+            // `./repo@v1` or `./repo#abc`: a ref written as a remote's would be.
+            let text = path.to_string_lossy();
+            let with_ref = text
+                .rsplit_once(['@', '#'])
+                .filter(|(folder, git_ref)| !git_ref.is_empty() && joined_dir(cwd, folder));
+            return Err(match with_ref {
+                Some((folder, git_ref)) => missing.with_hint(format!(
+                    "for `{git_ref}` of the repository `{folder}`, pass the ref apart: `aam source add {} --ref {}`",
+                    crate::paths::shell_word(folder),
+                    crate::paths::shell_word(git_ref)
+                )),
+                None => missing.with_hint("pass the path of a git repository on this machine"),
+            });
         }
     };
     if !absolute.is_dir() {
@@ -1062,6 +1080,17 @@ mod tests {
         let scoped = parsed.with_overrides(None, Some("./fixtures/")).unwrap();
         assert_eq!(scoped.scope, "fixtures");
         assert_eq!(scoped.default_name(), "my-repo:fixtures");
+        // A ref written after the folder, as a remote's would be, is pointed at `--ref`.
+        let with_ref = SourceSpec::parse("./my-repo@v1", dir.path()).unwrap_err();
+        assert_eq!(
+            with_ref.hint(),
+            Some("for `v1` of the repository `./my-repo`, pass the ref apart: `aam source add ./my-repo --ref v1`")
+        );
+        let missing = SourceSpec::parse("./other@v1", dir.path()).unwrap_err();
+        assert_eq!(
+            missing.hint(),
+            Some("pass the path of a git repository on this machine")
+        );
     }
 
     #[test]

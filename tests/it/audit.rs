@@ -611,6 +611,14 @@ fn doctor_on_a_healthy_and_a_broken_home() {
         caches["message"].as_str().unwrap().contains("anthropics/skills"),
         "{caches}"
     );
+    // A local source whose folder is gone still serves its cache, but its next
+    // update fails: doctor warns, naming it (it passed).
+    std::fs::rename(env.path("team"), env.path("team-moved")).unwrap();
+    let gone = check_named(&env.json(&["doctor"]), "caches").clone();
+    assert_eq!(gone["status"], "warn", "{gone}");
+    assert!(gone["message"].as_str().unwrap().contains("`team`"), "{gone}");
+    assert!(gone["suggestion"].as_str().unwrap().contains("source remove"), "{gone}");
+    std::fs::rename(env.path("team-moved"), env.path("team")).unwrap();
 
     // A file added to a deployed skill folder fails verify: doctor says so too
     // (it said every file was as installed; found by a user helper).

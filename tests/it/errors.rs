@@ -165,6 +165,11 @@ fn unknown_sources_list_the_registered_ones() {
         assert_eq!(body["message"], "no source named `nope`");
         assert!(body["hint"].as_str().unwrap().contains("`seed`"), "{body}");
     }
+    let typo = fails_cleanly(&env, &["source", "remove", "sed"], "AAM_SOURCE_NOT_FOUND");
+    assert!(
+        typo["hint"].as_str().unwrap().starts_with("did you mean `seed`?"),
+        "{typo}"
+    );
     let empty = TestEnv::new();
     let body = empty.json_err(&["source", "scan", "nope"], "AAM_SOURCE_NOT_FOUND");
     assert!(body["hint"].as_str().unwrap().contains("aam source add"));

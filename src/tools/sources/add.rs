@@ -238,7 +238,7 @@ impl Tool for SourceAdd {
         };
         let new_source = NewSource {
             name: &name,
-            kind: spec.kind.as_str(),
+            kind: spec.kind,
             url: &spec.url,
             cache_key: &spec.cache_key(),
             ref_name: spec.git_ref.as_deref(),

@@ -20,7 +20,7 @@ pub struct SourceListEntry {
     pub name: String,
     /// `git` for remotes, `local` for repositories on this machine.
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: crate::sources::spec::SourceKind,
     /// Credential-free URL.
     pub url: String,
     /// The branch, tag or commit it follows (`null` until first fetched when following the default branch).
