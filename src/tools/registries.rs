@@ -55,12 +55,29 @@ fn register(ctx: &Context, name: &str, registry: &Registry, default: bool) -> Re
         .root()
         .canonicalize()
         .map_err(|e| Error::io("read", registry.root(), e))?;
+    let url = format!("file://{}", root.display());
+    // One folder under two names would mirror each package twice, and a
+    // publish to either would change what both serve.
+    if let Some(other) = settings.registries.iter().find(|r| r.url == url) {
+        return Err(Error::new(
+            ErrorCode::RegistryExists,
+            format!(
+                "the registry at {} is already configured as `{}`",
+                root.display(),
+                other.name
+            ),
+        )
+        .with_hint(format!(
+            "use `{0}`, or remove it first with `aam registry remove {0}`",
+            other.name
+        )));
+    }
     if default {
         settings.registries.iter_mut().for_each(|r| r.default = false);
     }
     let setting = RegistrySetting {
         name: name.to_string(),
-        url: format!("file://{}", root.display()),
+        url,
         default,
     };
     settings.registries.push(setting.clone());

@@ -387,8 +387,12 @@ fn registries_are_configured_listed_and_removed() {
         &["registry", "init", "elsewhere", "--name", "two"],
         "AAM_REGISTRY_EXISTS",
     );
+    // One folder under a second name would mirror its packages twice.
+    let twice = env.json_err(&["registry", "add", "again", "./two"], "AAM_REGISTRY_EXISTS");
+    assert!(twice["message"].as_str().unwrap().contains("as `two`"), "{twice}");
 
-    // Another home can add the same registry folder and see its packages.
+    // Removed, the folder can be configured again under another name.
+    env.json(&["registry", "remove", "two"]);
     let other = env.json(&[
         "registry",
         "add",
@@ -405,12 +409,13 @@ fn registries_are_configured_listed_and_removed() {
         .iter()
         .map(|r| (r["name"].as_str().unwrap(), r["default"].as_bool().unwrap()))
         .collect();
-    assert_eq!(names, [("one", false), ("two", false), ("copy", true)]);
-    assert_eq!(env.json(&["search", "kit", "--type", "package"])["total"], 2);
+    assert_eq!(names, [("one", false), ("copy", true)]);
+    assert_eq!(env.json(&["search", "kit", "--type", "package"])["total"], 1);
     let removed = env.json(&["registry", "remove", "copy"]);
     assert_eq!(removed, json!({"removed": "copy", "was_default": true}));
-    assert_eq!(env.json(&["search", "kit", "--type", "package"])["total"], 1);
+    assert_eq!(env.json(&["search", "kit", "--type", "package"])["total"], 0);
     assert!(env.path("two/index.json").exists(), "the folder is left alone");
+    env.json(&["registry", "add", "two", "./two"]);
     let gone = env.json_err(&["registry", "remove", "copy"], "AAM_REGISTRY_NOT_FOUND");
     // The names to pass, not flags `remove` does not take.
     assert_eq!(gone["hint"], "configured registries: `one`, `two`");
