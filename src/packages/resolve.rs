@@ -51,6 +51,16 @@ pub fn newest_first(a: &semver::Version, b: &semver::Version) -> std::cmp::Order
         .then_with(|| b.cmp(a))
 }
 
+/// The newest few of `candidates` (sorted newest first), for a hint.
+fn published_versions(candidates: &[Candidate]) -> String {
+    const SHOWN: usize = 8;
+    let mut text: Vec<String> = candidates.iter().take(SHOWN).map(|c| c.version.to_string()).collect();
+    if candidates.len() > SHOWN {
+        text.push(format!("and {} older", candidates.len() - SHOWN));
+    }
+    text.join(", ")
+}
+
 /// The candidate a constraint takes from `candidates` (newest first): the
 /// one tagged `latest` when it satisfies, else the newest that does. A
 /// `plain` request (no constraint but `*`) takes the tagged one even when it
@@ -107,16 +117,21 @@ pub fn resolve(
         versions.sort_by(|a, b| newest_first(&a.version, &b.version));
         let constraints = wanted.get(&name).cloned().unwrap_or_default();
         let plain = constraints.iter().all(|w| w.text.trim() == "*");
+        let published = published_versions(&versions);
         let Some(pick) = preferred(versions, plain, |v| constraints.iter().all(|w| w.req.matches(v))) else {
             let who: Vec<String> = constraints
                 .iter()
                 .map(|w| format!("`{}` (required by {})", w.text, w.by))
                 .collect();
+            let hint = match constraints.len() {
+                1 => format!("published versions: {published}; ask for one of them"),
+                _ => format!("published versions: {published}; change one of the constraints so they overlap"),
+            };
             return Err(Error::new(
                 ErrorCode::DependencyConflict,
                 format!("no version of `{name}` satisfies {}", who.join(" and ")),
             )
-            .with_hint("change one of the constraints so they overlap"));
+            .with_hint(hint));
         };
         if chosen.get(&name) == Some(&pick) {
             continue;
@@ -325,6 +340,16 @@ mod tests {
         assert!(message.contains("no version of `util` satisfies"), "{message}");
         assert!(message.contains("`=1.0.0` (required by `strict@1.0.0`)"), "{message}");
         assert!(message.contains("(required by `app@1.0.0`)"), "{message}");
+        let hint = err.hint().unwrap();
+        assert!(
+            hint.starts_with("published versions: 2.0.0, 1.2.5, 1.1.0, 1.0.0;"),
+            "{hint}"
+        );
+        let unpublished = resolve(&[("lib".into(), "^3".into())], registry).unwrap_err();
+        assert_eq!(
+            unpublished.hint(),
+            Some("published versions: 2.0.0, 1.4.0, 1.0.0; ask for one of them")
+        );
         let missing = resolve(&[("ghost".into(), "*".into())], registry).unwrap_err();
         assert_eq!(missing.code(), ErrorCode::PackageNotFound);
     }
