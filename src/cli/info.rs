@@ -5,7 +5,7 @@ use super::Output;
 use super::render::{indented_table, platform_list};
 use crate::error::Result;
 use crate::sources::short_id;
-use crate::tools::artifacts::{ArtifactInfo, Info, InfoInput, InfoOutput};
+use crate::tools::artifacts::{ArtifactInfo, Info, InfoInput, InfoOutput, InstallScope};
 use crate::tools::install::PackageInfoOutput;
 use crate::tools::{Context, invoke};
 
@@ -61,6 +61,19 @@ fn artifact(o: &ArtifactInfo) -> String {
     ];
     for (key, value) in fields {
         out.push_str(&format!("{key:>9}: {value}\n"));
+    }
+    for installed in &o.installed_here {
+        let scope = match installed.scope {
+            InstallScope::Project => "",
+            InstallScope::Global => ", globally",
+        };
+        out.push_str(&format!(
+            "{:>9}: as `{}` {} ({}{scope})\n",
+            "installed",
+            installed.package,
+            installed.version,
+            platform_list(&installed.platforms)
+        ));
     }
     out.push_str(&format!("\nFiles ({})\n", o.files.len()));
     let rows: Vec<Vec<String>> = o

@@ -73,6 +73,24 @@ impl Default for LockFile {
 }
 
 impl LockFile {
+    /// The installed packages made from the artifact at `path` (of `kind`) of
+    /// the source called `source`, with their names.
+    pub fn made_from<'a>(
+        &'a self,
+        source: &'a str,
+        kind: ArtifactKind,
+        path: &'a str,
+    ) -> impl Iterator<Item = (&'a str, &'a LockedPackage)> + 'a {
+        self.packages
+            .iter()
+            .filter(move |(_, entry)| {
+                entry.source == Origin::Source
+                    && entry.source_name == source
+                    && entry.artifacts.iter().any(|a| a.kind == kind && a.path == path)
+            })
+            .map(|(name, entry)| (name.as_str(), entry))
+    }
+
     /// The installed package `given` names, with its name: a package name,
     /// or the `source/artifact` (by name or path) a source install was made
     /// from. `AAM_PACKAGE_NOT_INSTALLED` when none, naming the closest
@@ -266,22 +284,44 @@ pub fn read(root: &Path) -> Result<LockFile> {
     };
     let text = String::from_utf8(bytes).map_err(|_| invalid("it is not UTF-8 text".to_string()))?;
     crate::yaml::check(&text, MAX_LOCK_BYTES).map_err(|refusal| invalid(format!("it {refusal}")))?;
-    serde_yaml_ng::from_str(&text).map_err(|e| {
-        // The parser's own words may quote the text; only ours are passed on.
-        let why = match e.to_string().contains(KEY_TWICE) {
-            true => KEY_TWICE,
-            false => "it does not have the lock file's layout",
+    let lock: LockFile = serde_yaml_ng::from_str(&text).map_err(|e| {
+        // The parser's own words may quote the text; only ours, and the name
+        // of a field the layout requires, are passed on.
+        let said = e.to_string();
+        let missing = said
+            .split_once("missing field `")
+            .and_then(|(_, rest)| rest.split_once('`'))
+            .map(|(field, _)| field)
+            .filter(|field| field.chars().all(|c| c.is_ascii_lowercase() || c == '_'));
+        let why = match (said.contains(KEY_TWICE), missing) {
+            (true, _) => KEY_TWICE.to_string(),
+            (false, Some(field)) => format!("an entry lacks its `{field}`"),
+            (false, None) => "it does not have the lock file's layout".to_string(),
         };
         // A key given twice is reported where its mapping starts.
-        let at = match why {
-            KEY_TWICE => "in the mapping at line",
-            _ => "line",
+        let at = match why == KEY_TWICE {
+            true => "in the mapping at line",
+            false => "line",
         };
         invalid(match e.location() {
             Some(place) => format!("{why} ({at} {}, column {})", place.line(), place.column()),
-            None => why.to_string(),
+            None => why,
         })
-    })
+    })?;
+    // A newer aam's layout read as this one's would be written back without
+    // what this aam does not know.
+    if lock.lockfile_version > LOCKFILE_VERSION {
+        return Err(Error::new(
+            ErrorCode::LockInvalid,
+            format!(
+                "the lock file `{}` has layout version {}, written by a newer aam (this one reads version {LOCKFILE_VERSION})",
+                path.display(),
+                lock.lockfile_version
+            ),
+        )
+        .with_hint("upgrade aam to the version the project uses"));
+    }
+    Ok(lock)
 }
 
 /// What a key given twice is refused with (YAML itself keeps the last one).
@@ -399,5 +439,25 @@ mod tests {
         let single = format!("{head}{}", entry("kit", one));
         crate::atomic::write_file(&lock_path(dir.path()), single.as_bytes()).unwrap();
         assert_eq!(read(dir.path()).unwrap().packages["kit"].file_checksums.len(), 1);
+
+        // A missing field is named; a newer layout is refused, not rewritten.
+        let no_checksum = single.replace("    checksum: c\n", "");
+        assert_ne!(no_checksum, single);
+        crate::atomic::write_file(&lock_path(dir.path()), no_checksum.as_bytes()).unwrap();
+        let err = read(dir.path()).unwrap_err();
+        assert!(
+            err.message().contains("an entry lacks its `checksum` (line"),
+            "{}",
+            err.message()
+        );
+        let newer = single.replace("lockfile_version: 1", "lockfile_version: 2");
+        crate::atomic::write_file(&lock_path(dir.path()), newer.as_bytes()).unwrap();
+        let err = read(dir.path()).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::LockInvalid);
+        assert!(
+            err.message().contains("layout version 2, written by a newer aam"),
+            "{}",
+            err.message()
+        );
     }
 }

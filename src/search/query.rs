@@ -406,7 +406,7 @@ struct Plan {
 impl Plan {
     fn new(index: &SearchIndex, searcher: &Searcher, request: &SearchRequest<'_>) -> Result<Self> {
         let f = index.fields;
-        let query_lc = request.query.trim().to_lowercase();
+        let query_lc = spelled_out(&request.query.trim().to_lowercase());
         let mut stemmer = Stemmer::default();
         let words: Vec<QueryWord> = without_stop_words(query_words(index, &query_lc)?)
             .into_iter()
@@ -596,6 +596,28 @@ const STOP_WORDS: &[&str] = &[
     "the", "these", "this", "those", "to", "want", "we", "what", "which", "with", "would", "you", "your",
 ];
 
+/// Languages whose names the tokenizer would cut to one letter (`c#` and
+/// `c++` both to `c`), with the word names and descriptions spell them with.
+const SPELLED_OUT: &[(&str, &str)] = &[("c#", "csharp"), ("c++", "cpp"), ("f#", "fsharp")];
+
+/// `query` (lowercase) with each word of [`SPELLED_OUT`] spelled out, so
+/// `c#` finds `csharp-pro` and not every artifact that mentions C.
+fn spelled_out(query: &str) -> String {
+    if !query.contains(['#', '+']) {
+        return query.to_string();
+    }
+    let words: Vec<&str> = query
+        .split_whitespace()
+        .map(|word| {
+            SPELLED_OUT
+                .iter()
+                .find(|(symbol, _)| *symbol == word)
+                .map_or(word, |(_, spelled)| *spelled)
+        })
+        .collect();
+    words.join(" ")
+}
+
 /// `words` without [`STOP_WORDS`], unless that leaves none (a search for `the`).
 fn without_stop_words(words: Vec<String>) -> Vec<String> {
     let meaningful: Vec<String> = words
@@ -620,4 +642,19 @@ fn query_words(index: &SearchIndex, text: &str) -> Result<Vec<String>> {
         }
     }
     Ok(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spelled_out;
+
+    #[test]
+    fn languages_written_with_symbols_are_spelled_out() {
+        assert_eq!(spelled_out("c#"), "csharp");
+        assert_eq!(spelled_out("c++ review"), "cpp review");
+        assert_eq!(spelled_out("f#  tests"), "fsharp tests");
+        // Only whole words, and text without symbols stays as written.
+        assert_eq!(spelled_out("c#x a+b"), "c#x a+b");
+        assert_eq!(spelled_out("code  review "), "code  review ");
+    }
 }

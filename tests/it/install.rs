@@ -899,6 +899,17 @@ fn a_version_asked_of_a_source_artifact_is_refused() {
         "{}",
         human.stdout
     );
+    // The artifact itself says what it is installed as (it said nothing).
+    let artifact = run_in(&env, &proj.dir, &["info", "upstream/pdf"]).ok_json();
+    assert_eq!(
+        artifact["installed_here"],
+        serde_json::json!([{"package": "pdf", "version": artifact["installed_here"][0]["version"], "scope": "project", "platforms": ["claude"]}]),
+        "{artifact}"
+    );
+    let human = env.aam_in(&proj.dir, &["info", "upstream/pdf"]);
+    assert!(human.stdout.contains("installed: as `pdf`"), "{}", human.stdout);
+    let elsewhere = env.json(&["info", "upstream/pdf"]);
+    assert_eq!(elsewhere["installed_here"], serde_json::json!([]), "{elsewhere}");
 }
 
 #[test]

@@ -222,7 +222,16 @@ fn word_forms_repo(env: &TestEnv) -> Repo {
     )
     .write("skills/security/SKILL.md", skill("security", "Threat models"))
     .write("skills/audit-log/SKILL.md", skill("audit-log", "Keeps a trail"))
-    .write("skills/flaky/SKILL.md", skill("flaky", "Retry flaky requests"));
+    .write("skills/flaky/SKILL.md", skill("flaky", "Retry flaky requests"))
+    .write(
+        "agents/csharp-pro.md",
+        "---\nname: csharp-pro\ndescription: Writes C# code\n---\n",
+    )
+    .write(
+        "agents/cpp-pro.md",
+        "---\nname: cpp-pro\ndescription: Writes C++ code\n---\n",
+    )
+    .write("agents/c-pro.md", "---\nname: c-pro\ndescription: Writes C code\n---\n");
     repo.commit("c1");
     repo
 }
@@ -251,6 +260,9 @@ fn word_forms_meet_and_hyphenated_names_match_word_by_word() {
     assert_eq!(names(&env.json(&["search", "security"]))[0], "security");
     // Short words match only exactly: `go` is not the start of every `good`.
     assert_eq!(names(&env.json(&["search", "inputs go"])), ["go-fuzzer"]);
+    // Languages written with symbols are told apart (all three read as `c`).
+    assert_eq!(names(&env.json(&["search", "c#"])), ["csharp-pro"]);
+    assert_eq!(names(&env.json(&["search", "C++ code"])), ["cpp-pro"]);
 }
 
 #[test]

@@ -118,6 +118,32 @@ pub struct ArtifactInfo {
     pub findings: Vec<AuditFinding>,
     /// The command that installs it.
     pub install_command: String,
+    /// The installed packages made from it, in this project and globally.
+    pub installed_here: Vec<InstalledAs>,
+}
+
+/// An installed package made from the artifact.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InstalledAs {
+    /// Package name in the lock file.
+    pub package: String,
+    /// Installed version.
+    pub version: String,
+    /// Where the lock file is: `project` or `global`.
+    pub scope: InstallScope,
+    /// Platforms it was deployed to.
+    pub platforms: Vec<Platform>,
+}
+
+/// Which lock file records an install.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum InstallScope {
+    /// The project's `.aam/aam-lock.yaml`.
+    Project,
+    /// The home folder's.
+    Global,
 }
 
 /// Shows one artifact in full, or the package a name means.
@@ -219,7 +245,28 @@ fn artifact(ctx: &Context, input: InfoInput) -> Result<ArtifactInfo> {
         true => qualified_name(&detail.source, &detail.name),
         false => qualified_name(&detail.source, &detail.path),
     };
+    let mut installed_here = Vec::new();
+    // The global lock is not looked at where a sandbox keeps calls out of the
+    // home folder.
+    let roots = [
+        (InstallScope::Project, Some(ctx.install_roots(false)?)),
+        (InstallScope::Global, ctx.install_roots(true).ok()),
+    ];
+    for (scope, roots) in roots {
+        let Some(roots) = roots else { continue };
+        let lock = roots.read_lock()?;
+        installed_here.extend(
+            lock.made_from(&detail.source, detail.kind, &detail.path)
+                .map(|(package, entry)| InstalledAs {
+                    package: package.to_string(),
+                    version: entry.version.clone(),
+                    scope,
+                    platforms: entry.platforms.clone(),
+                }),
+        );
+    }
     Ok(ArtifactInfo {
+        installed_here,
         finding_counts,
         findings,
         install_command: format!("aam install {}", shell_word(&qualified)),

@@ -9,7 +9,7 @@ mod list;
 
 pub use crate::paths::shell_word;
 pub use candidates::{Candidate, CandidatesInput, CandidatesOutput, PROJECT_SOURCE, SourceCandidates, SourceType};
-pub use info::{ArtifactInfo, Info, InfoFile, InfoInput, InfoOutput};
+pub use info::{ArtifactInfo, Info, InfoFile, InfoInput, InfoOutput, InstallScope, InstalledAs};
 pub use list::{AvailableArtifact, ListAvailable, ListInput, ListOutput, SourceGroup};
 
 use crate::catalog::{Catalog, Keyset, ListFilter, ListedArtifact, SourceId};
