@@ -318,7 +318,7 @@ pub fn uninstalled(o: &UninstallOutput) -> String {
 pub fn verified(o: &VerifyOutput) -> String {
     let mut out = if !o.has_checksums {
         format!(
-            "`{}` {}: the lock file records no checksums to verify\n",
+            "`{0}` {1}: the lock file records no checksums to verify its files by; `aam install` makes it again and records them\n",
             o.package_name, o.version
         )
     } else if o.is_clean {

@@ -62,6 +62,12 @@ pub enum Need {
 /// file holding bytes aam wrote at its key on this machine is out of date,
 /// not edited: see [`state::edited_keys`]).
 pub fn need(roots: &Roots, entry: &LockedPackage, written_here: impl Fn(&str, &str) -> bool) -> Result<Need> {
+    // An entry that records no files (every install records some: a lock
+    // edited by hand or damaged) cannot be found intact: made again, it
+    // records them.
+    if entry.file_checksums.is_empty() {
+        return Ok(Need::Write);
+    }
     let status = state::file_status(roots, entry)?;
     let edited = state::edited_keys(roots, &status, written_here)?;
     let missing = status.values().any(|s| *s == FileState::Missing);
@@ -430,7 +436,10 @@ pub fn compare(roots: &Roots, name: &str, recorded: &LockedPackage, planned: &Lo
             (None, Some(_)) => format!("`{key}` is new"),
             _ => continue,
         };
-        let list = if key.starts_with(&copy) {
+        // An entry that records no files has only its package checksum
+        // (compared below) to vouch for the content: each file is a change
+        // of the lock, not of the content.
+        let list = if key.starts_with(&copy) && !recorded.file_checksums.is_empty() {
             &mut out.content
         } else {
             &mut out.lock

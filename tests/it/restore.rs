@@ -564,6 +564,56 @@ fn the_restore_is_a_tool_call_like_any_other() {
     // It says there is no lock file (it said the lock file recorded no packages).
     assert!(err["message"].as_str().unwrap().contains("no lock file"), "{err}");
     assert!(!empty.join(".aam").exists(), "nothing made (it left `.aam/lock`)");
+    // A lock file that records no packages (the last one uninstalled) restores
+    // by doing nothing: a CI restore stays green (it failed).
+    std::fs::create_dir_all(empty.join(".aam")).unwrap();
+    std::fs::write(empty.join(".aam/aam-lock.yaml"), "lockfile_version: 1\npackages: {}\n").unwrap();
+    let restored = run(&env, &env.home(), &empty, &["install", "--frozen"]).ok_json();
+    assert_eq!(restored["installed"], serde_json::json!([]), "{restored}");
+}
+
+#[test]
+fn an_entry_without_checksums_is_made_again_not_found_intact() {
+    let env = TestEnv::new();
+    upstream(&env);
+    let proj = project(&env);
+    run(
+        &env,
+        &env.home(),
+        &proj.dir,
+        &["install", "upstream/reviewer", "--platform", "claude"],
+    )
+    .ok_json();
+    let lock_file = proj.dir.join(".aam/aam-lock.yaml");
+    let text = std::fs::read_to_string(&lock_file).unwrap();
+    // The `file_checksums:` line and the lines below it, indented deeper.
+    let mut in_checksums = false;
+    let stripped: String = text
+        .lines()
+        .filter(|line| {
+            if *line == "    file_checksums:" {
+                in_checksums = true;
+            } else if !line.starts_with("      ") {
+                in_checksums = false;
+            }
+            !in_checksums
+        })
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert!(!stripped.contains("file_checksums"), "{stripped}");
+    std::fs::write(&lock_file, &stripped).unwrap();
+    keep_only_the_lock(&proj.dir);
+
+    // Nothing vouches for its files: verify is not clean, a frozen restore
+    // fails (the lock gains them), a restore makes the package again.
+    let fresh = env.path("fresh-home");
+    assert_eq!(run(&env, &fresh, &proj.dir, &["verify"]).code, 1);
+    run(&env, &fresh, &proj.dir, &["install", "--frozen"]).err("AAM_LOCK_OUTDATED");
+    let restored = run(&env, &fresh, &proj.dir, &["install"]).ok_json();
+    assert_eq!(restored["installed"][0]["name"], "reviewer", "{restored}");
+    assert!(proj.dir.join(".claude/agents/reviewer.md").is_file());
+    assert!(lock(&proj.dir)["packages"]["reviewer"]["file_checksums"].is_mapping());
+    run(&env, &fresh, &proj.dir, &["verify"]).ok_json();
 }
 
 fn project_without_lock(env: &TestEnv) -> PathBuf {

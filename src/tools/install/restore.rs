@@ -26,18 +26,20 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
         );
     }
     let roots = roots(ctx, input.global)?;
+    // A lock file that records no packages (the last one was uninstalled) is
+    // restored by doing nothing, as `npm ci` does; no lock file at all is a
+    // mistake: there is nothing to say what the project wants.
     let nothing = || {
-        let why = match crate::packages::lock::lock_path(&roots.root).exists() {
-            true => "the lock file records no packages",
-            false => "there is no lock file (`.aam/aam-lock.yaml`) here",
-        };
-        Error::invalid_argument(format!("nothing to install: {why}"))
-            .with_hint("name a package, an artifact, a folder or an archive; with none, `aam install` restores what `.aam/aam-lock.yaml` records")
+        match crate::packages::lock::lock_path(&roots.root).exists() {
+        true => Ok(InstallOutput::empty(&roots, input.dry_run)),
+        false => Err(Error::invalid_argument("nothing to install: there is no lock file (`.aam/aam-lock.yaml`) here")
+            .with_hint("name a package, an artifact, a folder or an archive; with none, `aam install` restores what `.aam/aam-lock.yaml` records")),
+    }
     };
     // Asked before the project lock is taken, which makes `.aam/`: a folder
     // with nothing to restore is left as it was.
     if roots.read_lock()?.packages.is_empty() {
-        return Err(nothing());
+        return nothing();
     }
     let _lock = match input.dry_run {
         true => None,
@@ -51,7 +53,7 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
     let mut plan = plan.with_ownership(written);
     let recorded = plan.lock().clone();
     if recorded.packages.is_empty() {
-        return Err(nothing());
+        return nothing();
     }
     let mut output = InstallOutput::empty(&roots, input.dry_run);
     // Each package to write, with the edited keys it replaces (`backup`,

@@ -93,12 +93,18 @@ fn verify(roots: &Roots, lock: &LockFile, package: &str) -> Result<VerifyOutput>
         (pick(FileState::Ok), pick(FileState::Modified), pick(FileState::Missing));
     let conflicted_files = state::conflicted_keys(roots, &modified_files)?;
     let interrupted = journal::pending(&roots.root);
+    let has_checksums = !entry.file_checksums.is_empty();
     Ok(VerifyOutput {
         package_name: package.to_string(),
         version: entry.version.clone(),
-        is_clean: modified_files.is_empty() && missing_files.is_empty() && untracked_files.is_empty() && !interrupted,
+        // Files no checksum vouches for are not known to be as installed.
+        is_clean: has_checksums
+            && modified_files.is_empty()
+            && missing_files.is_empty()
+            && untracked_files.is_empty()
+            && !interrupted,
         interrupted,
-        has_checksums: !entry.file_checksums.is_empty(),
+        has_checksums,
         ok_files,
         modified_files,
         conflicted_files,
