@@ -590,7 +590,8 @@ impl Cursor {
     }
 }
 
-/// A MIME type for a skill file, by extension (text files are served as text).
+/// A MIME type for a skill file, by extension alone, so a listing and a read
+/// of the file agree: what no extension says is text is `text/plain`.
 pub fn mime_type(path: &str) -> &'static str {
     let extension = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
     match extension.as_deref() {
@@ -603,10 +604,26 @@ pub fn mime_type(path: &str) -> &'static str {
         Some("png") => "image/png",
         Some("jpg" | "jpeg") => "image/jpeg",
         Some("gif") => "image/gif",
+        Some("webp") => "image/webp",
+        Some("ico") => "image/vnd.microsoft.icon",
         Some("svg") => "image/svg+xml",
         Some("pdf") => "application/pdf",
+        Some("zip") => "application/zip",
+        Some("gz" | "tgz") => "application/gzip",
+        Some("wasm") => "application/wasm",
+        Some(
+            "bin" | "exe" | "dll" | "so" | "dylib" | "o" | "a" | "class" | "jar" | "tar" | "xz" | "zst" | "woff"
+            | "woff2" | "ttf" | "otf" | "mp3" | "mp4" | "wav" | "ogg" | "xlsx" | "docx" | "pptx" | "sqlite" | "db",
+        ) => "application/octet-stream",
         _ => "text/plain",
     }
+}
+
+/// Whether a file of `mime` (from [`mime_type`]) is served as text when its
+/// bytes are UTF-8; other files, and text files whose bytes are not, are
+/// served as bytes (base64), under the same type.
+pub fn is_textual(mime: &str) -> bool {
+    mime.starts_with("text/") || matches!(mime, "application/json" | "application/yaml" | "image/svg+xml")
 }
 
 #[cfg(test)]

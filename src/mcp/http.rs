@@ -50,6 +50,9 @@ const LINGER_BYTES: usize = 16 * MAX_BODY_BYTES;
 /// The environment variable that supplies the bearer token.
 pub const TOKEN_ENV: &str = "AAM_MCP_TOKEN";
 
+/// The fewest characters a token from the environment may have.
+const MIN_TOKEN_CHARS: usize = 32;
+
 /// Where the HTTP server listens.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
@@ -203,7 +206,7 @@ pub async fn serve(server: AamServer, home: &AamHome, options: &HttpOptions) -> 
 
     let signalled = shutdown.clone();
     tokio::spawn(async move {
-        shutdown_signal().await;
+        super::shutdown_signal().await;
         signalled.cancel();
     });
     serve_connections(listener, app, shutdown).await;
@@ -262,28 +265,23 @@ async fn serve_connections(
     while connections.join_next().await.is_some() {}
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(mut term) => {
-            tokio::select! {
-                _ = ctrl_c => {}
-                _ = term.recv() => {}
-            }
-        }
-        Err(_) => {
-            let _ = ctrl_c.await;
-        }
-    }
-}
-
 /// The token from `AAM_MCP_TOKEN`, or a new random one saved to
 /// `$AAM_HOME/mcp-token` (mode 0600).
+/// Refused when shorter than [`MIN_TOKEN_CHARS`]: a short token can be guessed.
 fn token(home: &AamHome) -> Result<(String, TokenOrigin)> {
     if let Ok(token) = std::env::var(TOKEN_ENV)
         && !token.trim().is_empty()
     {
-        return Ok((token.trim().to_string(), TokenOrigin::Environment));
+        let token = token.trim();
+        if token.chars().count() < MIN_TOKEN_CHARS {
+            return Err(Error::invalid_argument(format!(
+                "`{TOKEN_ENV}` is shorter than {MIN_TOKEN_CHARS} characters: anyone who can reach the port could guess it"
+            ))
+            .with_hint(format!(
+                "set it to a random value of at least {MIN_TOKEN_CHARS} characters (`openssl rand -hex 32`), or unset it and the server makes one"
+            )));
+        }
+        return Ok((token.to_string(), TokenOrigin::Environment));
     }
     let (token, path) = new_token(home)?;
     Ok((token, TokenOrigin::File(path)))

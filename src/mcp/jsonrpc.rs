@@ -84,7 +84,17 @@ pub fn screen(message: &[u8]) -> Screened {
     let id = match object.get("id") {
         Some(id @ Value::String(_)) => Some(id.clone()),
         Some(id @ Value::Number(n)) if n.is_i64() => Some(id.clone()),
-        Some(Value::Null) | None => None,
+        // MCP forbids a null id; taken for a notification, the request would
+        // go unanswered. A response with one answers nothing the server sent.
+        Some(Value::Null) if object.contains_key("method") => {
+            return Screened::Reject(Rejection::new(
+                INVALID_REQUEST,
+                Value::Null,
+                "`id` must be a string or an integer, never null (a notification has no `id`)",
+            ));
+        }
+        Some(Value::Null) => return Screened::Drop("a response with a null `id`".to_string()),
+        None => None,
         Some(_) => {
             return Screened::Reject(Rejection::new(
                 INVALID_REQUEST,
@@ -187,6 +197,15 @@ mod tests {
             rejected(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#),
             (INVALID_REQUEST, Value::Null)
         );
+        // A null id was taken for a notification and left unanswered.
+        assert_eq!(
+            rejected(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#),
+            (INVALID_REQUEST, Value::Null)
+        );
+        assert!(matches!(
+            screen(br#"{"jsonrpc":"2.0","id":null,"result":{}}"#),
+            Screened::Drop(_)
+        ));
         assert_eq!(
             rejected(r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{}}"#),
             (INVALID_PARAMS, json!(8))

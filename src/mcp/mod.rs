@@ -42,6 +42,9 @@ use crate::tools::{Context, Risk, ToolSpec, read_only_mode, registry};
 /// Tools whose success changes `resources/list` (one resource per source).
 const CHANGE_RESOURCE_LIST: &[&str] = &["aam_source_add", "aam_source_remove", "aam_source_enable_defaults"];
 
+/// How long a tool's reply waits for its `list_changed` notice to be sent.
+const NOTICE_WAIT: Duration = Duration::from_millis(200);
+
 /// Default time limit of one tool call.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -150,7 +153,16 @@ pub fn serve(ctx: Context, allow_write: bool, surface: Surface, transport: Trans
         .map_err(|e| Error::internal(format!("cannot start the async runtime: {e}")))?;
     let outcome = runtime.block_on(async move {
         match transport {
-            Transport::Stdio => server.serve_stdio().await,
+            // Clients stop a stdio server by closing stdin, then with SIGTERM:
+            // the signal ends it as the end of input does, running calls
+            // stopped below (it killed the process where it stood).
+            Transport::Stdio => tokio::select! {
+                outcome = server.serve_stdio() => outcome,
+                () = shutdown_signal() => {
+                    tracing::info!("stopping: SIGTERM or Ctrl-C");
+                    Ok(())
+                }
+            },
             Transport::Http(options) => http::serve(server, &home, &options).await,
         }
     });
@@ -166,6 +178,22 @@ pub fn serve(ctx: Context, allow_write: bool, surface: Surface, transport: Trans
     // Don't wait for a read of stdin that will never finish.
     runtime.shutdown_background();
     outcome
+}
+
+/// Completes when the process is told to stop: SIGTERM or Ctrl-C.
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = ctrl_c => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = ctrl_c.await;
+        }
+    }
 }
 
 /// Answers the commands run in the served project from this server's watches
@@ -676,7 +704,10 @@ impl ServerHandler for AamServer {
             }
         };
         if outcome.is_ok() && CHANGE_RESOURCE_LIST.contains(&name.as_str()) && self.options().transport == "stdio" {
-            let _ = context.peer.notify_resource_list_changed().await;
+            // Sent before the reply, but never in its way: once stdin has
+            // closed, rmcp writes no notification, and waiting for this one
+            // held the reply back until the shutdown gave up on it.
+            let _ = tokio::time::timeout(NOTICE_WAIT, context.peer.notify_resource_list_changed()).await;
         }
         let result = match outcome {
             Ok(value) => CallToolResult::structured(value),

@@ -230,16 +230,17 @@ pub(super) fn read(ctx: &Context, uri: &str) -> Result<Option<ReadResourceResult
         };
         (located.relative, bytes)
     };
+    // The type the listing gave; only the encoding depends on the bytes.
     let mime = skills::mime_type(&relative);
-    let contents = match String::from_utf8(bytes) {
-        Ok(text) => ResourceContents::text(text, uri).with_mime_type(mime),
-        // Bytes that are not text are not the text type their name suggests.
-        Err(e) => ResourceContents::blob(base64::engine::general_purpose::STANDARD.encode(e.into_bytes()), uri)
-            .with_mime_type(match mime.starts_with("text/") {
-                true => "application/octet-stream",
-                false => mime,
-            }),
+    let text = match skills::is_textual(mime) {
+        true => String::from_utf8(bytes).map_err(|e| e.into_bytes()),
+        false => Err(bytes),
     };
+    let contents = match text {
+        Ok(text) => ResourceContents::text(text, uri),
+        Err(bytes) => ResourceContents::blob(base64::engine::general_purpose::STANDARD.encode(bytes), uri),
+    }
+    .with_mime_type(mime);
     Ok(Some(ReadResourceResult::new(vec![contents])))
 }
 

@@ -653,10 +653,12 @@ async fn tool_list_snapshot() {
     client.cancel().await.unwrap();
 }
 
-/// SIGTERM stops a stdio server whose client keeps stdin open, as it always
-/// did: the CLI's stop-at-a-safe-point handling is not the server's.
+/// SIGTERM stops a stdio server whose client keeps stdin open (clients send
+/// it after closing stdin): as the end of input does, with exit code 0 and the
+/// project's command socket removed (it died of the signal and left it).
 #[test]
 fn sigterm_stops_a_stdio_server() {
+    use std::io::{BufRead, Write};
     let env = TestEnv::new();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_aam"))
         .args(["mcp", "serve"])
@@ -664,21 +666,44 @@ fn sigterm_stops_a_stdio_server() {
         .env("AAM_HOME", env.home())
         .env("HOME", env.user_home())
         .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Serving (the signal is handled from then on).
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{}", initialize()).unwrap();
+    let mut reply = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut reply)
+        .unwrap();
+    assert!(reply.contains("\"serverInfo\""), "{reply}");
+    let sockets = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(env.home().join("run"))
+            .map(|dir| {
+                dir.map(|e| e.unwrap().path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "sock"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(sockets().len(), 1, "the server answers the project's commands");
     let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
     let started = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() {
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
         assert!(
             started.elapsed() < std::time::Duration::from_secs(5),
             "the server outlived SIGTERM"
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    };
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert_eq!(sockets(), Vec::<std::path::PathBuf>::new());
+    drop(stdin);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -742,7 +767,7 @@ impl Drop for HttpServer {
     }
 }
 
-pub(crate) const TOKEN: &str = "test-token-0123456789abcdef";
+pub(crate) const TOKEN: &str = "test-token-0123456789abcdef-0123456789";
 
 fn start_http(env: &TestEnv) -> HttpServer {
     start_http_with(env, &[])
@@ -774,6 +799,24 @@ pub(crate) fn start_http_with(env: &TestEnv, extra: &[&str]) -> HttpServer {
     // Keep draining stderr so the server never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
     HttpServer { child, url }
+}
+
+#[test]
+fn a_guessable_token_is_refused_before_listening() {
+    let env = world();
+    let run = env.aam_with(
+        env.root.path(),
+        &[("AAM_MCP_TOKEN", "hunter2")],
+        &["mcp", "serve", "--transport", "http", "--port", "0"],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("AAM_INVALID_ARGUMENT"), "{}", run.stderr);
+    assert!(run.stderr.contains("openssl rand -hex 32"), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("hunter2"),
+        "the token is never printed: {}",
+        run.stderr
+    );
 }
 
 pub(crate) fn initialize() -> Value {

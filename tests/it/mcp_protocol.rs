@@ -224,6 +224,30 @@ fn closing_stdin_at_any_point_exits_0(#[case] lines: &[&str], #[case] partial: &
     }
 }
 
+/// A call that changes the resource list, still running when stdin closes,
+/// gets its reply before the exit (the change was kept and the reply lost).
+#[test]
+fn a_source_add_running_when_stdin_closes_is_answered() {
+    let env = TestEnv::new();
+    let repo = env.repo("team");
+    repo.write("skills/pdf/SKILL.md", crate::support::skill("pdf", "PDF"));
+    repo.commit("c1");
+    let mut server = RawStdio::start(&env, &["--allow-write"]);
+    server.send(INIT);
+    server.send(INITIALIZED);
+    server.send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"aam_source_add","arguments":{"spec":"./team"}}}"#);
+    let started = Instant::now();
+    let (status, replies, stderr) = server.close();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    let reply = replies
+        .iter()
+        .find(|m| m["id"] == json!(5))
+        .unwrap_or_else(|| panic!("the add is answered: {replies:?}\n{stderr}"));
+    assert_eq!(reply["result"]["structuredContent"]["name"], "team", "{reply}");
+    assert!(!stderr.contains("timed out draining"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(4), "{:?}", started.elapsed());
+}
+
 /// POSTs `body` to `url` with the token in `authorization` (verbatim) and an
 /// optional `Host`.
 async fn post(url: &str, authorization: &str, host: Option<&str>, body: &str) -> (u16, String) {

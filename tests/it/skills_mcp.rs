@@ -154,6 +154,18 @@ async fn walk(client: &Peer<RoleClient>, folder: &str, out: &mut BTreeSet<String
         if child.mime_type.as_deref() == Some(DIRECTORY_MIME_TYPE) {
             Box::pin(walk(client, &child.uri, out)).await;
         } else {
+            // A read gives the type the listing gave (they differed for a
+            // file whose bytes are not text).
+            let read = client
+                .read_resource(ReadResourceRequestParams::new(&child.uri))
+                .await
+                .unwrap_or_else(|e| panic!("{}: {e}", child.uri));
+            let (ResourceContents::TextResourceContents { mime_type, .. }
+            | ResourceContents::BlobResourceContents { mime_type, .. }) = &read.contents[0]
+            else {
+                panic!("a file's contents: {read:?}");
+            };
+            assert_eq!(mime_type, &child.mime_type, "{}", child.uri);
             out.insert(child.uri.clone());
         }
     }
@@ -350,6 +362,7 @@ async fn skills_breaking_the_naming_rules_are_left_out_and_counted() {
         .write("skills/pdf/reference/forms.md", "# Forms\n")
         .write("skills/pdf/scripts/fill.py", "print('fill')\n")
         .write("skills/pdf/logo.bin", [0u8, 159, 146, 150, 255])
+        .write("skills/pdf/notes.txt", b"caf\xe9\n".as_slice())
         .write("skills/pdf/inner/SKILL.md", skill("inner", "Nested in pdf"))
         .write("skills/Bad_Name/SKILL.md", skill("Bad_Name", "Upper case"))
         .write("skills/double--dash/SKILL.md", skill("double--dash", "Two hyphens"))
@@ -429,6 +442,7 @@ async fn skills_breaking_the_naming_rules_are_left_out_and_counted() {
         [
             "skill://rules/skills/pdf/SKILL.md",
             "skill://rules/skills/pdf/logo.bin",
+            "skill://rules/skills/pdf/notes.txt",
             "skill://rules/skills/pdf/reference/forms.md",
             "skill://rules/skills/pdf/scripts/fill.py",
         ],
@@ -447,6 +461,15 @@ async fn skills_breaking_the_naming_rules_are_left_out_and_counted() {
         panic!("a blob: {read:?}");
     };
     assert_eq!(mime_type.as_deref(), Some("application/octet-stream"), "not text/plain");
+    // Text that is not UTF-8 comes as bytes, under the type its name gives.
+    let notes = client
+        .read_resource(ReadResourceRequestParams::new("skill://rules/skills/pdf/notes.txt"))
+        .await
+        .unwrap();
+    let ResourceContents::BlobResourceContents { mime_type, .. } = &notes.contents[0] else {
+        panic!("a blob: {notes:?}");
+    };
+    assert_eq!(mime_type.as_deref(), Some("text/plain"));
     let mut walked = BTreeSet::new();
     walk(&client, "skill://rules/skills/pdf", &mut walked).await;
     assert_eq!(walked, uris.iter().map(|u| u.to_string()).collect());
@@ -494,7 +517,7 @@ async fn skills_breaking_the_naming_rules_are_left_out_and_counted() {
     let again = client.list_all_skills().await.unwrap();
     assert_eq!(names, again.iter().map(|s| s.name()).collect::<Vec<_>>());
     verify_all(&client, &again, &repos).await;
-    assert_ne!(files(&again[1])[2].digest, files(pdf)[2].digest, "forms.md changed");
+    assert_ne!(files(&again[1])[3].digest, files(pdf)[3].digest, "forms.md changed");
     assert_eq!(files(&again[1])[0], files(pdf)[0], "SKILL.md did not");
 
     // Quoted, the value is YAML: the next update serves it, and counts it.
