@@ -112,7 +112,8 @@ pub fn declares<T: Tool>(code: ErrorCode) -> bool {
 /// world (source `sample` from `fixtures/sample`; registry `local`, the default,
 /// with `review-kit` 1.0.0 and 1.1.0; `review-kit@1.0.0` installed for claude in
 /// the project; an unpublished package folder `team-rules`; a second registry
-/// folder `extra-registry`) and runs every example through the registry: read
+/// `extra-registry`; a registry folder `spare-registry` configured under no
+/// name) and runs every example through the registry: read
 /// tools first, then write tools, then destructive ones, each group by name.
 pub struct Example {
     /// What it shows.

@@ -176,7 +176,7 @@ impl Tool for RegistryAdd {
     const EXAMPLES: &'static [Example] = &[
         Example {
             title: "configure an existing registry folder",
-            input: r#"{"name": "mirror", "url": "extra-registry"}"#,
+            input: r#"{"name": "mirror", "url": "spare-registry"}"#,
             expect: Expect::Output(r#"{"name": "mirror", "default": false}"#),
         },
         Example {

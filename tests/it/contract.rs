@@ -50,6 +50,9 @@ fn fixture_world() -> TestEnv {
     env.json(&["pkg", "publish", "review-kit"]);
     env.json(&["pkg", "init", "team-rules", "--yes"]);
     env.json(&["registry", "init", "extra-registry"]);
+    // A registry folder no name is configured for.
+    env.json(&["registry", "init", "spare-registry"]);
+    env.json(&["registry", "remove", "spare-registry"]);
     env
 }
 
