@@ -207,9 +207,13 @@ impl From<AdoptArgs> for AdoptInput {
     }
 }
 
-/// Records identified copies in the lock file.
+/// Records identified copies in the lock file; exit 1 when one named was
+/// left as it was (an explicit request refused; `--all` skips quietly).
 pub(super) fn adopt(ctx: &Context, out: &Output, args: AdoptArgs) -> Result<i32> {
-    out.emit(&invoke::<Adopt>(ctx, args.into())?, render::adopted)
+    let named = !args.names.is_empty();
+    let output = invoke::<Adopt>(ctx, args.into())?;
+    out.emit(&output, render::adopted)?;
+    Ok(if named && !output.skipped.is_empty() { 1 } else { 0 })
 }
 
 /// `aam diff`.

@@ -219,9 +219,10 @@ pub fn installed_packages(o: &InstallOutput) -> String {
                 "`{}` {} is already installed, every file as installed\n",
                 s.name, s.version
             )),
-            SkipReason::EditedFiles | SkipReason::EditsKept => {
+            SkipReason::EditedFiles | SkipReason::EditsKept | SkipReason::EditsOnAnotherVersion => {
                 let what = match s.reason {
                     SkipReason::EditsKept => "is installed, your edits kept as they are".to_string(),
+                    SkipReason::EditsOnAnotherVersion => "is not installed as the lock file records it: these files were edited after another version was installed here, and are kept as they are, without this version's changes".to_string(),
                     _ => format!("was left as it is{wanted}: files were edited since install"),
                 };
                 out.push_str(&format!("`{}` {} {what}\n", s.name, s.version));

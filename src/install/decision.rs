@@ -68,12 +68,20 @@ pub enum SkipReason {
     /// A restore found every file and section it records, some edited since
     /// install: they stay as they are (not a failure: nothing was missing).
     EditsKept,
+    /// A restore found files edited since aam installed another version of
+    /// them here than the lock file records (a teammate's upgrade pulled):
+    /// they stay as they are, without that version's changes.
+    EditsOnAnotherVersion,
 }
 
 impl SkipReason {
-    /// Whether the package was left alone to keep local edits.
+    /// Whether the package was left alone to keep local edits, not at the
+    /// version asked for.
     pub fn kept_edits(self) -> bool {
-        matches!(self, Self::EditedFiles | Self::MergeConflicts)
+        matches!(
+            self,
+            Self::EditedFiles | Self::MergeConflicts | Self::EditsOnAnotherVersion
+        )
     }
 }
 

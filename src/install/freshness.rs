@@ -91,12 +91,20 @@ fn add_command_args(entry: &LockedPackage) -> String {
 }
 
 /// The registered source a source install is compared with and upgraded
-/// from: the one its lock entry names, else the one source here of the
-/// repository the entry records (its URL) whose folder holds the entry's
-/// artifacts: the same repository added under another name (removed and
-/// added again, or a teammate's name for it).
+/// from: the one its lock entry names, when it is the repository the entry
+/// records (its URL), else the one source here of that repository whose
+/// folder holds the entry's artifacts: the same repository added under
+/// another name (removed and added again, or a teammate's name for it). A
+/// source of the entry's name that is another repository (a teammate's
+/// `team` is not yours) is never its origin: upgrading from it would swap
+/// the package's content for another repository's.
 pub fn origin_source(catalog: &Catalog, entry: &LockedPackage) -> Result<Option<crate::catalog::SourceRecord>> {
-    if let Some(source) = catalog.find_source(&entry.source_name)? {
+    if let Some(source) = catalog.find_source(&entry.source_name)?
+        && entry
+            .source_url
+            .as_deref()
+            .is_none_or(|url| crate::sources::spec::same_repository(&source.url, url))
+    {
         return Ok(Some(source));
     }
     let Some(url) = entry.source_url.as_deref() else {
@@ -254,13 +262,28 @@ pub fn check(
         }
         Origin::Source => {
             let Some(source) = origin_source(catalog, entry)? else {
-                // Removed here, or never added on this machine (a teammate's install).
+                // Removed here, never added on this machine (a teammate's
+                // install), or the name is another repository's here.
                 out.unknown = true;
-                out.reason = format!(
-                    "source `{}` is not registered here: add it with `aam source add {}` to check for updates (with `--ref <branch>` when it followed another branch than the repository's default: the lock records only the commit)",
-                    entry.source_name,
-                    add_command_args(entry)
-                );
+                out.reason = match catalog.find_source(&entry.source_name)? {
+                    Some(other) => format!(
+                        "source `{}` here is another repository ({}) than the one the lock file records ({}): add that one under another name with `aam source add {} --name <name>` to check for updates",
+                        entry.source_name,
+                        redact(&other.url),
+                        entry.source_url.as_deref().map(redact).unwrap_or_default(),
+                        entry
+                            .source_url
+                            .as_deref()
+                            .map(redact)
+                            .filter(|url| plain(url))
+                            .unwrap_or("<url>".to_string())
+                    ),
+                    None => format!(
+                        "source `{}` is not registered here: add it with `aam source add {}` to check for updates (with `--ref <branch>` when it followed another branch than the repository's default: the lock records only the commit)",
+                        entry.source_name,
+                        add_command_args(entry)
+                    ),
+                };
                 return Ok(out);
             };
             let paths: Vec<String> = entry.artifacts.iter().map(|a| a.path.clone()).collect();

@@ -115,6 +115,15 @@ impl WrittenHere {
         self.digests.get(key).is_some_and(|written| written.contains(digest))
     }
 
+    /// Whether aam wrote other bytes at `key` on this machine, never those of
+    /// `digest`: a file there was installed from another version than the
+    /// one `digest` is of.
+    pub fn wrote_only_others(&self, key: &str, digest: &str) -> bool {
+        self.digests
+            .get(key)
+            .is_some_and(|written| !written.is_empty() && !written.contains(digest))
+    }
+
     /// The other installs on this machine that record the home-folder file
     /// at `key` (`pkg` in `/project`), none for any other key.
     pub fn shared_with(&self, key: &str) -> &[String] {

@@ -357,6 +357,12 @@ impl<'r> Plan<'r> {
         self.written_here.wrote(key, digest)
     }
 
+    /// Whether aam wrote only other bytes than `digest`'s at `key` on this
+    /// machine (see [`WrittenHere::wrote_only_others`]).
+    pub fn written_from_another_version(&self, key: &str, digest: &str) -> bool {
+        self.written_here.wrote_only_others(key, digest)
+    }
+
     /// The project or home folder the plan writes in.
     pub fn roots(&self) -> &'r Roots {
         self.roots

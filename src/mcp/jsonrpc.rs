@@ -116,6 +116,18 @@ pub fn screen(message: &[u8]) -> Screened {
         }
         None => return reject(INVALID_REQUEST, "missing `method`".to_string()),
     };
+    // rmcp reads a cursor that is not a string as none, and a client asking
+    // for page 2 would get page 1 again.
+    if id.is_some()
+        && let Some(cursor) = object.get("params").and_then(|p| p.get("cursor"))
+        && !cursor.is_string()
+        && !cursor.is_null()
+    {
+        return reject(
+            INVALID_PARAMS,
+            format!("`params.cursor` of `{method}` must be a string, as `nextCursor` gave it"),
+        );
+    }
     if id.is_some() && method == "tools/call" {
         let name = object.get("params").and_then(|p| p.get("name"));
         if !name.is_some_and(Value::is_string) {
@@ -196,6 +208,10 @@ mod tests {
         assert_eq!(
             rejected(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#),
             (INVALID_REQUEST, Value::Null)
+        );
+        assert_eq!(
+            rejected(r#"{"jsonrpc":"2.0","id":12,"method":"skills/list","params":{"cursor":12}}"#),
+            (INVALID_PARAMS, json!(12))
         );
         // A null id was taken for a notification and left unanswered.
         assert_eq!(

@@ -747,9 +747,7 @@ impl ServerHandler for AamServer {
         resources::check_length(&request.uri)?;
         if request.uri.starts_with(crate::skills::SCHEME) {
             let uri = request.uri.clone();
-            let read = self
-                .skills(move |ctx| skills::read(ctx, &uri).map_err(|e| resources::to_protocol(&uri, &e)))
-                .await?;
+            let read = self.skills(move |ctx| skills::read(ctx, &uri)).await?;
             return match read {
                 Some(result) => Ok(result.into()),
                 None => Err(resources::not_found(&request.uri)),

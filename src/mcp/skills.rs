@@ -42,6 +42,19 @@ pub(super) fn list(ctx: &Context, cursor: Option<&str>) -> std::result::Result<L
         })?),
         None => None,
     };
+    // A cursor names a position (a source, a path in it), not a page: one of
+    // a source no longer registered continues nothing.
+    if let (Some(start), Some(text)) = (&start, cursor) {
+        let sources = ctx.catalog().and_then(|c| c.list_sources()).map_err(internal)?;
+        if sources.iter().all(|s| s.id != start.source_id) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "`{text}` continues the skills of a source that is not registered (any more): list again without a cursor"
+                ),
+                Some(json!({ "cursor": text })),
+            ));
+        }
+    }
     page(ctx, start, PAGE_SIZE).map_err(internal)
 }
 
@@ -120,17 +133,22 @@ pub(super) fn get(ctx: &Context, uri: &str) -> std::result::Result<GetSkillResul
     };
     match entry {
         Some(skill) if skill.uri == uri => Ok(GetSkillResult::new(skill)),
-        // The same skill spelled with other escapes (`%2D` for `-`): an entry
-        // must carry the URI asked for, so the caller is told the one to ask.
-        Some(skill) => Err(ErrorData::invalid_params(
-            format!("`{uri}` is served as `{}`: ask for that URI", skill.uri),
-            Some(json!({ "uri": uri, "served_as": skill.uri })),
-        )),
+        Some(skill) => Err(served_as(uri, &skill.uri)),
         None => Err(ErrorData::invalid_params(
             format!("no skill is served at `{uri}`"),
             Some(json!({ "uri": uri })),
         )),
     }
+}
+
+/// The same file spelled with other escapes (`%2D` for `-`) than the URI it
+/// is served as: what is returned must carry the URI the listing gave, so the
+/// caller is told the one to ask for.
+fn served_as(uri: &str, served: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!("`{uri}` is served as `{served}`: ask for that URI"),
+        Some(json!({ "uri": uri, "served_as": served })),
+    )
 }
 
 /// A skill of the project's and the path a URI names inside it.
@@ -207,29 +225,35 @@ fn frontmatter_of(mut fields: Map<String, Value>) -> SkillFrontmatter {
     front
 }
 
-/// The bytes of a skill file, `None` when no served skill has a file at `uri`.
-pub(super) fn read(ctx: &Context, uri: &str) -> Result<Option<ReadResourceResult>> {
-    let (relative, bytes) = if let Some(found) = in_project(ctx, uri)? {
+/// The bytes of a skill file, `None` when no served skill has a file at
+/// `uri`; `-32602` for a file spelled otherwise than it is served as.
+pub(super) fn read(ctx: &Context, uri: &str) -> std::result::Result<Option<ReadResourceResult>, ErrorData> {
+    let protocol = |e: Error| super::resources::to_protocol(uri, &e);
+    let (root, relative, bytes) = if let Some(found) = in_project(ctx, uri).map_err(protocol)? {
         let Some((_, bytes)) = found.skill.files.into_iter().find(|(path, _)| *path == found.relative) else {
             return Ok(None);
         };
-        (found.relative, bytes)
+        (found.skill.root, found.relative, bytes)
     } else {
-        let Some(located) = locate(ctx, uri)? else {
+        let Some(located) = locate(ctx, uri).map_err(protocol)? else {
             return Ok(None);
         };
         let mut git = Git::new(ctx, &located.source);
         let bytes = if located.relative == SKILL_MD {
-            git.main_content(&located.row)?
+            git.main_content(&located.row).map_err(protocol)?
         } else {
             let path = join(&located.row.path, &located.relative);
             let Some(file) = located.files.iter().find(|f| f.path == path && !f.symlink) else {
                 return Ok(None);
             };
-            git.blob(&file.git_blob, &file.path)?
+            git.blob(&file.git_blob, &file.path).map_err(protocol)?
         };
-        (located.relative, bytes)
+        (located.root, located.relative, bytes)
     };
+    let served = skills::file_uri(&root, &relative);
+    if served != uri {
+        return Err(served_as(uri, &served));
+    }
     // The type the listing gave; only the encoding depends on the bytes.
     let mime = skills::mime_type(&relative);
     let text = match skills::is_textual(mime) {

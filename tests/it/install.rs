@@ -1859,6 +1859,45 @@ fn a_source_added_again_under_another_name_still_upgrades_its_installs() {
     );
 }
 
+/// Another repository registered under the name a lock entry records (a
+/// teammate's `up` is not yours) is never its origin: the install is
+/// `unknown`, says why, and `upgrade` leaves it as it is (it switched it to
+/// the other repository's content without a word).
+#[test]
+fn a_source_of_the_same_name_from_another_repository_is_not_the_origin() {
+    let env = TestEnv::new();
+    let repo = env.repo("upstream");
+    repo.write("skills/alpha/SKILL.md", skill("alpha", "Alpha v1"));
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--name", "up"]);
+    let proj = project(&env);
+    run_in(&env, &proj.dir, &["install", "up/alpha", "--platform", "claude"]).ok_json();
+    env.json(&["source", "remove", "up"]);
+    let other = env.repo("other");
+    other.write("skills/alpha/SKILL.md", skill("alpha", "Someone else's alpha"));
+    other.commit("o1");
+    env.json(&["source", "add", other.path(), "--name", "up"]);
+
+    let outdated = run_in(&env, &proj.dir, &["outdated"]).ok_json();
+    let alpha = &outdated["packages"][0];
+    assert_eq!(alpha["unknown"], true, "{outdated}");
+    assert_eq!(alpha["outdated"], false, "{outdated}");
+    let reason = alpha["reason"].as_str().unwrap();
+    assert!(reason.contains("is another repository"), "{reason}");
+    assert!(
+        reason.contains(&format!("aam source add file://{}", repo.path())),
+        "{reason}"
+    );
+    assert_eq!(outdated["sources"], json!([]), "{outdated}");
+    run_in(&env, &proj.dir, &["upgrade"]).ok_json();
+    assert!(text(proj.dir.join(".claude/skills/alpha/SKILL.md")).contains("Alpha v1"));
+    let entry = lock(&proj.dir)["packages"]["alpha"].clone();
+    assert_eq!(
+        entry["source_url"].as_str(),
+        Some(format!("file://{}", repo.path()).as_str())
+    );
+}
+
 /// An installed skill whose folder moved upstream (renamed, the name in its
 /// frontmatter kept) is `gone` with where it went (`moved_to`), and the reason
 /// names the commands that follow it; they do.

@@ -214,6 +214,10 @@ fn copies_made_by_hand_are_identified_adopted_and_verified() {
     let rest = run_in(&env, &dir, &["adopt", "--all"]).ok_json();
     assert_eq!(rest["adopted"], serde_json::json!([]));
     assert_eq!(rest["skipped"][0]["reason"], "no_origin", "{rest:#}");
+    // Named, it is a request refused: exit 1 (it exited 0 having adopted nothing).
+    let named = run_in(&env, &dir, &["adopt", "mine"]);
+    assert_eq!(named.code, 1, "{named:?}");
+    assert_eq!(named.json()["skipped"][0]["reason"], "no_origin", "{named:?}");
     run_in(&env, &dir, &["adopt", "ghost"]).err("AAM_ARTIFACT_NOT_FOUND");
 }
 

@@ -807,19 +807,35 @@ fn a_pulled_upgrade_updates_what_aam_wrote_for_the_earlier_lock() {
 
     let bob_repo = Repo { dir: bob.clone() };
     bob_repo.git(&["pull", "-q"]);
-    // Bob's own edit of docx stays his.
+    // Bob's own edit of docx stays his; made to v1, it lacks v2's changes:
+    // said so, exit 1 (it said "your edits kept" as if docx were v2).
     let bob_docx = bob.join(".claude/skills/docx/SKILL.md");
     std::fs::write(&bob_docx, "Bob's notes\n").unwrap();
-    let restored = as_bob(&["install", "--frozen"]).ok_json();
+    let run_restore = as_bob(&["install", "--frozen"]);
+    assert_eq!(run_restore.code, 1, "{run_restore:?}");
+    let restored = run_restore.json();
     let skipped: Vec<&str> = restored["skipped"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|s| s["reason"] == "edits_kept")
+        .filter(|s| s["reason"] == "edits_on_another_version")
         .map(|s| s["name"].as_str().unwrap())
         .collect();
     assert_eq!(skipped, ["docx"], "{restored}");
     assert_eq!(text(&bob_docx), "Bob's notes\n");
+    let human = env.aam_with(
+        &bob,
+        &[
+            ("AAM_HOME", bob_home.to_str().unwrap()),
+            ("HOME", bob_user.to_str().unwrap()),
+        ],
+        &["install", "--frozen"],
+    );
+    assert!(
+        human.stdout.contains("without this version's changes"),
+        "{}",
+        human.stdout
+    );
     assert!(
         text(bob.join(".claude/skills/pdf/SKILL.md")).contains("PDF v2"),
         "{restored}"

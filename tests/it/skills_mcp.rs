@@ -298,13 +298,13 @@ async fn every_valid_skill_of_real_repositories_is_served_and_verified() {
         .await
         .unwrap_err();
     assert_eq!(error_code(error), ErrorCode::INVALID_PARAMS, "a file is not a folder");
-    let forged = client
-        .list_skills(Some(
-            PaginatedRequestParams::default().with_cursor(Some("v9.nope".into())),
-        ))
-        .await
-        .unwrap_err();
-    assert_eq!(error_code(forged), ErrorCode::INVALID_PARAMS);
+    for cursor in ["v9.nope", "v1.999.00"] {
+        let forged = client
+            .list_skills(Some(PaginatedRequestParams::default().with_cursor(Some(cursor.into()))))
+            .await
+            .unwrap_err();
+        assert_eq!(error_code(forged), ErrorCode::INVALID_PARAMS, "{cursor}");
+    }
     client.cancel().await.unwrap();
 }
 
@@ -505,6 +505,20 @@ async fn skills_breaking_the_naming_rules_are_left_out_and_counted() {
     let message = format!("{error:?}");
     assert_eq!(error_code(error), ErrorCode::INVALID_PARAMS);
     assert!(message.contains("skill://rules/skills/pdf/SKILL.md"), "{message}");
+    // A read of a file so spelled is refused alike (it was served under the
+    // spelling asked for, which no listing gives).
+    for uri in [
+        "skill://rules/skills/p%64f/SKILL.md",
+        "skill://%72ules/skills/pdf/reference/forms.md",
+    ] {
+        let error = client
+            .read_resource(ReadResourceRequestParams::new(uri))
+            .await
+            .unwrap_err();
+        let message = format!("{error:?}");
+        assert_eq!(error_code(error), ErrorCode::INVALID_PARAMS, "{uri}");
+        assert!(message.contains("served_as"), "{message}");
+    }
 
     // Digests follow updates; rows indexed before V8 (no sha256) are served from git.
     repo.write("skills/pdf/reference/forms.md", "# Forms, revised\n");

@@ -75,7 +75,21 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
                 output.skipped.push(skip(SkipReason::AlreadyInstalled, Vec::new()));
                 in_place.push((name, entry));
             }
-            Need::Edited(keys) if on_edited == OnEdited::Skip => output.skipped.push(skip(SkipReason::EditsKept, keys)),
+            Need::Edited(keys) if on_edited == OnEdited::Skip => {
+                // Edits of what aam installed here before the lock file moved
+                // on (`git pull`) lack the recorded version's changes: said so.
+                let behind = keys.iter().any(|key| {
+                    entry
+                        .file_checksums
+                        .get(key)
+                        .is_some_and(|digest| plan.written_from_another_version(key, digest))
+                });
+                let reason = match behind {
+                    true => SkipReason::EditsOnAnotherVersion,
+                    false => SkipReason::EditsKept,
+                };
+                output.skipped.push(skip(reason, keys))
+            }
             Need::WriteAround(keys) if on_edited == OnEdited::Skip => todo.push((name, entry, Vec::new(), keys)),
             Need::Blocked(keys) if on_edited == OnEdited::Skip => {
                 output.skipped.push(skip(SkipReason::EditedFiles, keys))
