@@ -57,7 +57,7 @@ fn synthetic_catalog(work: &Path, artifacts: usize) -> PathBuf {
     let mut catalog = Catalog::open(&home.join("catalog.db")).unwrap();
     let source = NewSource {
         name: "bench",
-        kind: "git",
+        kind: aam::sources::spec::SourceKind::Git,
         url: "https://example.invalid/bench.git",
         cache_key: "example.invalid/bench",
         ref_name: None,

@@ -195,7 +195,13 @@ pub fn installed_packages(o: &InstallOutput) -> String {
             ));
         }
         for key in &p.replaced_edits {
-            out.push_str(&format!("  edited file replaced: {key}\n"));
+            // A target the install no longer deploys is removed, not replaced.
+            let undeployed = p
+                .undeployed
+                .iter()
+                .any(|target| key == target || key.starts_with(&format!("{target}/")));
+            let verb = if undeployed { "removed" } else { "replaced" };
+            out.push_str(&format!("  edited file {verb}: {key}\n"));
         }
         for key in &p.replaced_untracked {
             out.push_str(&format!("  file no package recorded replaced: {key}\n"));

@@ -245,6 +245,58 @@ fn source(
     };
     crate::paths::check_relative(&artifact.path)
         .map_err(|why| invalid(format!("names artifact path `{}`: {why}", artifact.path)))?;
+    let wanted = WantedCommit {
+        package: name,
+        source_name: &entry.source_name,
+        artifact_path: &artifact.path,
+        commit,
+        text: commit_text,
+    };
+    let (_cache_lock, cache) = match cached_elsewhere(env, catalog, project_root, &spec.cache_key(), &wanted)? {
+        Some(found) => found,
+        None => url_cache(env, catalog, project_root, &spec, &wanted)?,
+    };
+    let gathered = gather_at_commit(
+        &cache,
+        commit,
+        &entry.source_name,
+        &spec.url,
+        artifact.kind,
+        &artifact.path,
+    )?;
+    specs::source_package(
+        gathered,
+        &entry.source_name,
+        &spec.url,
+        commit_text,
+        entry.artifacts.clone(),
+    )
+}
+
+/// The commit a source install's lock entry records, and what it is for.
+struct WantedCommit<'a> {
+    /// The package's name.
+    package: &'a str,
+    /// The source name the entry records.
+    source_name: &'a str,
+    /// The artifact's repository path.
+    artifact_path: &'a str,
+    commit: Oid,
+    /// The commit id as the entry writes it.
+    text: &'a str,
+}
+
+/// The cache of the recorded URL's repository, under its lock, holding the
+/// commit: as it is, or fetched into it (never offline, and a local
+/// repository only where the caller may read).
+fn url_cache(
+    env: &RestoreEnv<'_>,
+    catalog: &Catalog,
+    project_root: &std::path::Path,
+    spec: &SourceSpec,
+    wanted: &WantedCommit<'_>,
+) -> Result<(crate::sources::cache::CacheLock, GitCache)> {
+    let (name, commit, commit_text) = (wanted.package, wanted.commit, wanted.text);
     // Recorded before the cache is looked at, so a repair running meanwhile
     // finds the lock file that wants it (a root that is no UTF-8 text is never
     // recorded: its commits are kept).
@@ -254,7 +306,7 @@ fn source(
     let dir = env.spec.caches.join(spec.cache_key());
     // Held while the commit is read: a repair deleting an unused commit or
     // cache asks under this lock, and finds the commit kept for this lock file.
-    let _cache_lock = crate::sources::cache::lock(env.spec.locks, env.spec.caches, &spec.cache_key())?;
+    let cache_lock = crate::sources::cache::lock(env.spec.locks, env.spec.caches, &spec.cache_key())?;
     let locked_ref = crate::sources::cache::locked_ref(commit_text);
     let cached = GitCache::open(&dir).ok().filter(|cache| cache.has_commit(commit));
     let cache = match cached {
@@ -285,59 +337,87 @@ fn source(
                 (env.spec.allow_path)(repository, &spec.url)?;
                 if !repository.is_dir() {
                     return Err(Error::new(
-                        ErrorCode::SourceUrlInvalid,
-                        format!(
-                            "the lock file installs `{name}` from the local repository `{}`, which is not on this machine, and its commit `{}` is not in the git cache",
-                            spec.repo_path,
-                            crate::sources::short_id(commit_text)
-                        ),
-                    )
-                    .with_hint(format!(
-                        "put the repository at that path and run `aam install` again, or install `{name}` from a source this machine has (`aam install <source>/<artifact> --force`)"
-                    )));
+                ErrorCode::SourceUrlInvalid,
+                format!(
+                    "the lock file installs `{name}` from the local repository `{}`, which is not on this machine, and its commit `{}` is not in the git cache",
+                    spec.repo_path,
+                    crate::sources::short_id(commit_text)
+                ),
+            )
+            .with_hint(format!(
+                "put the repository at that path and run `aam install` again, or install `{name}` from a source this machine has (`aam install <source>/<artifact> --force`)"
+            )));
                 }
             }
             let (cache, created) = GitCache::open_or_create(&dir)?;
             let cache = cache.reading_local_within(env.spec.local_within.clone());
             let want = RefWant::Named(commit_text.to_string());
             cache
-                .fetch(&spec.url, &want, &locked_ref, created, env.fetch_limits, env.cancel)
-                .map_err(|e| match e.code() {
-                    // The repository no longer has it (rewritten history, or a
-                    // lock edited by hand): say whose commit, and the way on.
-                    ErrorCode::GitRefNotFound => Error::new(
-                        ErrorCode::GitRefNotFound,
-                        format!(
-                            "the lock file installs `{name}` at commit `{}` of `{}`, which that repository does not have",
-                            crate::sources::short_id(commit_text),
-                            redact(&spec.url)
-                        ),
-                    )
-                    .with_hint(format!(
-                        "check `source_commit` of `{name}` in `.aam/aam-lock.yaml`; to take what the repository has now instead, install it again from a source of it: `aam install {}/{} --force`",
-                        crate::error::quoted(&entry.source_name),
-                        crate::error::quoted(&artifact.path)
-                    )),
-                    _ => e,
-                })?;
+        .fetch(&spec.url, &want, &locked_ref, created, env.fetch_limits, env.cancel)
+        .map_err(|e| match e.code() {
+            // The repository no longer has it (rewritten history, or a
+            // lock edited by hand): say whose commit, and the way on.
+            ErrorCode::GitRefNotFound => Error::new(
+                ErrorCode::GitRefNotFound,
+                format!(
+                    "the lock file installs `{name}` at commit `{}` of `{}`, which that repository does not have",
+                    crate::sources::short_id(commit_text),
+                    redact(&spec.url)
+                ),
+            )
+            .with_hint(format!(
+                "check `source_commit` of `{name}` in `.aam/aam-lock.yaml`; to take what the repository has now instead, install it again from a source of it: `aam install {}/{} --force`",
+                crate::error::quoted(wanted.source_name),
+                crate::error::quoted(wanted.artifact_path)
+            )),
+            _ => e,
+        })?;
             cache
         }
     };
-    let gathered = gather_at_commit(
-        &cache,
-        commit,
-        &entry.source_name,
-        &spec.url,
-        artifact.kind,
-        &artifact.path,
-    )?;
-    specs::source_package(
-        gathered,
-        &entry.source_name,
-        &spec.url,
-        commit_text,
-        entry.artifacts.clone(),
-    )
+    Ok((cache_lock, cache))
+}
+
+/// The cache of a registered source other than `own_key`'s (the recorded
+/// URL's) that holds `commit_text`, under its lock, with the commit kept for
+/// the lock file there; `None` when the URL's own cache holds it, or none
+/// does. A commit id names its content, so any copy serves: the repository
+/// moved and was added again from its new place, or is registered under
+/// another URL of it (ssh and https), and nothing is fetched.
+fn cached_elsewhere(
+    env: &RestoreEnv<'_>,
+    catalog: &Catalog,
+    project_root: &std::path::Path,
+    own_key: &str,
+    wanted: &WantedCommit<'_>,
+) -> Result<Option<(crate::sources::cache::CacheLock, GitCache)>> {
+    let (commit, commit_text) = (wanted.commit, wanted.text);
+    let holding = |key: &str| {
+        GitCache::open(&env.spec.caches.join(key))
+            .ok()
+            .filter(|cache| cache.has_commit(commit))
+    };
+    if holding(own_key).is_some() {
+        return Ok(None);
+    }
+    for source in catalog.list_sources()? {
+        if source.cache_key == own_key || holding(&source.cache_key).is_none() {
+            continue;
+        }
+        if let Some(root) = project_root.to_str().filter(|_| project_root.is_absolute()) {
+            catalog.record_restored_commit(&source.cache_key, commit_text, root)?;
+        }
+        let lock = crate::sources::cache::lock(env.spec.locks, env.spec.caches, &source.cache_key)?;
+        // Looked at again under the lock: a repair may have dropped it meanwhile.
+        if let Some(cache) = holding(&source.cache_key) {
+            let locked_ref = crate::sources::cache::locked_ref(commit_text);
+            if !cache.has_ref(&locked_ref) {
+                cache.set_ref(&locked_ref, commit)?;
+            }
+            return Ok(Some((lock, cache)));
+        }
+    }
+    Ok(None)
 }
 
 /// The deployed files of `entry` that are on disk as it records but that aam

@@ -616,6 +616,34 @@ fn an_entry_without_checksums_is_made_again_not_found_intact() {
     run(&env, &fresh, &proj.dir, &["verify"]).ok_json();
 }
 
+/// A repository moved since the lock was written: once added again from its
+/// new place, the restore reads the recorded commit from that source's cache
+/// (a commit id names its content), with nothing fetched from the old place
+/// (it failed package after package).
+#[test]
+fn a_moved_repository_added_again_restores_from_its_new_place() {
+    let env = TestEnv::new();
+    let repo = upstream(&env);
+    let proj = project(&env);
+    run(&env, &env.home(), &proj.dir, &["install", "upstream/pdf", "upstream/reviewer", "--platform", "claude"]).ok_json();
+    let before = tree(&proj.dir);
+    keep_only_the_lock(&proj.dir);
+    let moved = env.path("moved-upstream");
+    std::fs::rename(&repo.dir, &moved).unwrap();
+
+    let fresh = env.path("fresh-home");
+    let gone = run(&env, &fresh, &proj.dir, &["install", "--frozen"]).err("AAM_SOURCE_URL_INVALID");
+    assert!(gone["message"].as_str().unwrap().contains("not on this machine"), "{gone}");
+    run(&env, &fresh, &proj.dir, &["source", "add", moved.to_str().unwrap(), "--name", "upstream"]).ok_json();
+    run(&env, &fresh, &proj.dir, &["install", "--frozen"]).ok_json();
+    same_tree(&proj.dir, &before);
+    // The lock still records where it was: nothing was rewritten.
+    assert_eq!(
+        lock(&proj.dir)["packages"]["pdf"]["source_url"].as_str(),
+        Some(format!("file://{}", env.path("upstream").display()).as_str())
+    );
+}
+
 fn project_without_lock(env: &TestEnv) -> PathBuf {
     env.repo("empty").dir.clone()
 }
