@@ -310,7 +310,8 @@ fn writes_what_is_recorded(
 /// to install, as `aam outdated` says.
 fn same_source_content(existing: &LockedPackage, package: &Prepared) -> bool {
     use crate::packages::lock::Origin;
-    existing.source == Origin::Source
+    !package.replaces_lost_commit
+        && existing.source == Origin::Source
         && package.origin == Origin::Source
         && existing.source_url.is_some()
         && existing.source_url == package.source_url

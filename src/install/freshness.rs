@@ -34,6 +34,10 @@ pub struct Freshness {
     /// here, or its registry is not configured or does not list it): nothing
     /// to compare with until it is added.
     pub unknown: bool,
+    /// Its files are the same upstream, but the commit it records is no
+    /// longer in the history its source follows: upgrading records them at
+    /// the head.
+    pub lost_commit: bool,
     /// Why, in words.
     pub reason: String,
 }
@@ -88,6 +92,20 @@ fn add_command_args(entry: &LockedPackage) -> String {
         url.as_deref().unwrap_or("<url>"),
         name.unwrap_or("<name>")
     )
+}
+
+/// Whether the git cache of `source` holds `locked` and it is not in the
+/// history of `head` (a cache that cannot tell says no).
+fn rewritten(caches: &std::path::Path, source: &crate::catalog::SourceRecord, locked: &str, head: &str) -> bool {
+    let (Ok(locked), Ok(head)) = (
+        crate::sources::git::Oid::from_hex(locked.as_bytes()),
+        crate::sources::git::Oid::from_hex(head.as_bytes()),
+    ) else {
+        return false;
+    };
+    crate::sources::git::GitCache::open(&caches.join(&source.cache_key))
+        .and_then(|cache| cache.in_history(locked, head))
+        .is_ok_and(|found| found == Some(false))
 }
 
 /// The registered source a source install is compared with and upgraded
@@ -171,6 +189,7 @@ fn moved_to(
 pub fn check(
     catalog: &Catalog,
     settings: &Settings,
+    caches: &std::path::Path,
     lock: &LockFile,
     name: &str,
     entry: &LockedPackage,
@@ -183,6 +202,7 @@ pub fn check(
         gone: false,
         moved_to: None,
         unknown: false,
+        lost_commit: false,
         reason: "up to date".to_string(),
     };
     match entry.source {
@@ -319,6 +339,23 @@ pub fn check(
                     out.outdated = true;
                     out.reason = reason;
                 }
+            }
+            // The same files at a commit the source no longer has in its
+            // history (force-pushed, or another ref followed now): a clone's
+            // restore would fetch that commit, which the repository may have
+            // dropped. Upgrading records the same files at the head.
+            if !out.outdated
+                && let Some(locked) = entry.source_commit.as_deref().filter(|c| *c != head)
+                && rewritten(caches, &source, locked, &head)
+            {
+                out.outdated = true;
+                out.lost_commit = true;
+                out.reason = format!(
+                    "commit {} is no longer in the history `{}` follows (rewritten upstream, or another ref followed now): a restore elsewhere may not find it; `aam upgrade {name}` records the same files at {}",
+                    crate::sources::short_id(locked),
+                    source.name,
+                    crate::sources::short_id(&head)
+                );
             }
             // What `upgrade` would install: the source's head, as a source
             // install names its version, or what is installed when nothing changed.

@@ -76,6 +76,10 @@ pub struct Prepared {
     /// or recorded by its install): the lock keeps them, so an upgrade or a
     /// restore that brings no new one need not be told again.
     pub allowed_findings: Vec<crate::packages::lock::AllowedFinding>,
+    /// Installed over an entry whose commit its source no longer has in its
+    /// history (see `aam outdated`): written even when the files are the
+    /// same, so the lock records a commit a clone's restore can fetch.
+    pub replaces_lost_commit: bool,
 }
 
 impl Prepared {
@@ -1308,6 +1312,7 @@ mod tests {
                 .collect(),
             members: Vec::new(),
             allowed_findings: Vec::new(),
+            replaces_lost_commit: false,
         }
     }
 

@@ -227,6 +227,7 @@ pub(super) fn prepare_path(env: &SpecEnv<'_>, path: &Path, spec: &str) -> Result
         members: members_of(&manifest),
         manifest,
         allowed_findings: Vec::new(),
+        replaces_lost_commit: false,
     })
 }
 
@@ -345,6 +346,7 @@ pub(super) fn source_package(
         checksum: blake3::hash(manifest_text.as_bytes()).to_hex().to_string(),
         requested: Some(qualified_name(source, &chosen.source_path)),
         allowed_findings: Vec::new(),
+        replaces_lost_commit: false,
     })
 }
 
@@ -494,6 +496,7 @@ pub(super) fn registry_package(
         members: members_of(&manifest),
         manifest,
         allowed_findings: Vec::new(),
+        replaces_lost_commit: false,
     })
 }
 

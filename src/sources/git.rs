@@ -982,6 +982,36 @@ impl GitCache {
         matches!(self.repo.try_find_header(id), Ok(Some(h)) if h.kind() == gix::objs::Kind::Commit)
     }
 
+    /// Whether `commit` is `head` or one of its ancestors: `None` when the
+    /// cache does not hold `commit` (it cannot tell). The walk goes back only
+    /// to a week before `commit` was made (a child made before its parent by
+    /// a skewed clock is still found), so it stays short in a long history.
+    pub fn in_history(&self, commit: ObjectId, head: ObjectId) -> Result<Option<bool>> {
+        if commit == head {
+            return Ok(Some(true));
+        }
+        let Ok(found) = self.repo.find_commit(commit) else {
+            return Ok(None);
+        };
+        const SLACK_SECONDS: i64 = 7 * 86_400;
+        let made = found.time().map_err(|e| self.corrupted(e))?.seconds;
+        let walk = self
+            .repo
+            .rev_walk([head])
+            .sorting(gix::revision::walk::Sorting::ByCommitTimeCutoff {
+                order: Default::default(),
+                seconds: made.saturating_sub(SLACK_SECONDS),
+            })
+            .all()
+            .map_err(|e| self.corrupted(e))?;
+        for info in walk {
+            if info.map_err(|e| self.corrupted(e))?.id == commit {
+                return Ok(Some(true));
+            }
+        }
+        Ok(Some(false))
+    }
+
     /// The root tree and commit time of `commit`.
     pub fn commit_tree(&self, commit: ObjectId) -> Result<(ObjectId, Option<String>)> {
         let commit = self.repo.find_commit(commit).map_err(|e| self.corrupted(e))?;
@@ -2217,6 +2247,66 @@ mod tests {
         // Everything is already there the second time.
         let again = link_objects(&source.join(".git"), &cache.dir.join("objects"), None).unwrap();
         assert_eq!(again, 0);
+    }
+
+    /// A commit amended away (a force-pushed branch) is no longer in the
+    /// history of the new head, though the cache still holds it.
+    #[test]
+    fn a_commit_amended_away_is_out_of_the_new_history() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join("source");
+        std::fs::create_dir(&source).unwrap();
+        run_git(&source, &["init", "-q", "-b", "main"]);
+        std::fs::write(source.join("SKILL.md"), "# one\n").unwrap();
+        commit_all(&source, "one");
+        std::fs::write(source.join("SKILL.md"), "# two\n").unwrap();
+        commit_all(&source, "two");
+        let (cache, _) = GitCache::open_or_create(&dir.path().join("cache")).unwrap();
+        let fetch = |dst: &str| {
+            GitCache::open(&cache.dir)
+                .unwrap()
+                .fetch(
+                    &format!("file://{}", source.display()),
+                    &RefWant::DefaultBranch,
+                    dst,
+                    false,
+                    T,
+                    &Cancel::new(),
+                )
+                .unwrap()
+                .commit
+        };
+        let two = fetch("refs/aam/t/two");
+        let one = GitCache::open(&cache.dir)
+            .unwrap()
+            .repo
+            .find_commit(two)
+            .unwrap()
+            .parent_ids()
+            .next()
+            .unwrap()
+            .detach();
+        run_git(
+            &source,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-q",
+                "--amend",
+                "-m",
+                "rewritten",
+            ],
+        );
+        let rewritten = fetch("refs/aam/t/rewritten");
+        let cache = GitCache::open(&cache.dir).unwrap();
+        assert_eq!(cache.in_history(two, rewritten).unwrap(), Some(false));
+        assert_eq!(cache.in_history(one, rewritten).unwrap(), Some(true));
+        assert_eq!(cache.in_history(rewritten, rewritten).unwrap(), Some(true));
+        let absent = ObjectId::from_hex(b"1111111111111111111111111111111111111111").unwrap();
+        assert_eq!(cache.in_history(absent, rewritten).unwrap(), None);
     }
 
     /// A hostile repository's object store may hold links to files outside it,

@@ -1898,6 +1898,53 @@ fn a_source_of_the_same_name_from_another_repository_is_not_the_origin() {
     );
 }
 
+/// A force-push that drops the locked commit from the branch, the files the
+/// same: `outdated` says the commit is out of the history and `upgrade`
+/// records the same files at the new head (every check passed, and a clone's
+/// restore failed once the repository dropped the commit).
+#[test]
+fn a_locked_commit_rewritten_away_upstream_is_outdated() {
+    let env = TestEnv::new();
+    let repo = env.repo("upstream");
+    repo.write("skills/alpha/SKILL.md", skill("alpha", "Alpha"));
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--name", "up"]);
+    let proj = project(&env);
+    run_in(&env, &proj.dir, &["install", "up/alpha", "--platform", "claude"]).ok_json();
+    let locked = lock(&proj.dir)["packages"]["alpha"]["source_commit"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        run_in(&env, &proj.dir, &["outdated"]).ok_json()["packages"][0]["outdated"],
+        false
+    );
+
+    repo.git(&["commit", "-q", "--amend", "-m", "c1 reworded"]);
+    env.json(&["source", "update", "up"]);
+    let outdated = run_in(&env, &proj.dir, &["outdated"]).ok_json();
+    let alpha = &outdated["packages"][0];
+    assert_eq!(alpha["outdated"], true, "{outdated}");
+    assert!(
+        alpha["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no longer in the history `up` follows"),
+        "{outdated}"
+    );
+    run_in(&env, &proj.dir, &["upgrade"]).ok_json();
+    let now = lock(&proj.dir)["packages"]["alpha"]["source_commit"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_ne!(now, locked);
+    assert!(text(proj.dir.join(".claude/skills/alpha/SKILL.md")).contains("Alpha"));
+    assert_eq!(
+        run_in(&env, &proj.dir, &["outdated"]).ok_json()["packages"][0]["outdated"],
+        false
+    );
+}
+
 /// An installed skill whose folder moved upstream (renamed, the name in its
 /// frontmatter kept) is `gone` with where it went (`moved_to`), and the reason
 /// names the commands that follow it; they do.

@@ -625,7 +625,13 @@ fn a_moved_repository_added_again_restores_from_its_new_place() {
     let env = TestEnv::new();
     let repo = upstream(&env);
     let proj = project(&env);
-    run(&env, &env.home(), &proj.dir, &["install", "upstream/pdf", "upstream/reviewer", "--platform", "claude"]).ok_json();
+    run(
+        &env,
+        &env.home(),
+        &proj.dir,
+        &["install", "upstream/pdf", "upstream/reviewer", "--platform", "claude"],
+    )
+    .ok_json();
     let before = tree(&proj.dir);
     keep_only_the_lock(&proj.dir);
     let moved = env.path("moved-upstream");
@@ -633,8 +639,17 @@ fn a_moved_repository_added_again_restores_from_its_new_place() {
 
     let fresh = env.path("fresh-home");
     let gone = run(&env, &fresh, &proj.dir, &["install", "--frozen"]).err("AAM_SOURCE_URL_INVALID");
-    assert!(gone["message"].as_str().unwrap().contains("not on this machine"), "{gone}");
-    run(&env, &fresh, &proj.dir, &["source", "add", moved.to_str().unwrap(), "--name", "upstream"]).ok_json();
+    assert!(
+        gone["message"].as_str().unwrap().contains("not on this machine"),
+        "{gone}"
+    );
+    run(
+        &env,
+        &fresh,
+        &proj.dir,
+        &["source", "add", moved.to_str().unwrap(), "--name", "upstream"],
+    )
+    .ok_json();
     run(&env, &fresh, &proj.dir, &["install", "--frozen"]).ok_json();
     same_tree(&proj.dir, &before);
     // The lock still records where it was: nothing was rewritten.

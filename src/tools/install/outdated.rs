@@ -97,7 +97,7 @@ impl Tool for Outdated {
         let catalog = with_fresh_registries(ctx, &settings)?;
         let mut packages = Vec::new();
         for (name, entry) in &lock.packages {
-            let fresh = freshness::check(&catalog, &settings, &lock, name, entry)?;
+            let fresh = freshness::check(&catalog, &settings, &ctx.home.git_cache_dir(), &lock, name, entry)?;
             packages.push(OutdatedPackage {
                 name: name.clone(),
                 current: entry.version.clone(),

@@ -157,7 +157,7 @@ impl Tool for Upgrade {
         let mut moving = Vec::new();
         for name in names {
             let entry = &lock.packages[&name];
-            let fresh = freshness::check(&catalog, &settings, &lock, &name, entry)?;
+            let fresh = freshness::check(&catalog, &settings, &ctx.home.git_cache_dir(), &lock, &name, entry)?;
             let mut report = UpgradeReport {
                 name: name.clone(),
                 from: entry.version.clone(),
@@ -204,9 +204,10 @@ impl Tool for Upgrade {
                 match prepare(ctx, &catalog, &[spec], &kept) {
                     Ok(packages) => {
                         moving.push(name.clone());
-                        for package in packages {
+                        for mut package in packages {
                             if package.manifest.name == name {
                                 report.to = package.manifest.version.clone();
+                                package.replaces_lost_commit = fresh.lost_commit;
                             }
                             if !prepared.iter().any(|p| p.manifest.name == package.manifest.name) {
                                 prepared.push(package);
