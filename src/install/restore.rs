@@ -337,41 +337,41 @@ fn url_cache(
                 (env.spec.allow_path)(repository, &spec.url)?;
                 if !repository.is_dir() {
                     return Err(Error::new(
-                ErrorCode::SourceUrlInvalid,
-                format!(
-                    "the lock file installs `{name}` from the local repository `{}`, which is not on this machine, and its commit `{}` is not in the git cache",
-                    spec.repo_path,
-                    crate::sources::short_id(commit_text)
-                ),
-            )
-            .with_hint(format!(
-                "put the repository at that path and run `aam install` again, or install `{name}` from a source this machine has (`aam install <source>/<artifact> --force`)"
-            )));
+                        ErrorCode::SourceUrlInvalid,
+                        format!(
+                            "the lock file installs `{name}` from the local repository `{}`, which is not on this machine, and its commit `{}` is not in the git cache",
+                            spec.repo_path,
+                            crate::sources::short_id(commit_text)
+                        ),
+                    )
+                    .with_hint(format!(
+                        "put the repository at that path and run `aam install` again, or install `{name}` from a source this machine has (`aam install <source>/<artifact> --force`)"
+                    )));
                 }
             }
             let (cache, created) = GitCache::open_or_create(&dir)?;
             let cache = cache.reading_local_within(env.spec.local_within.clone());
             let want = RefWant::Named(commit_text.to_string());
             cache
-        .fetch(&spec.url, &want, &locked_ref, created, env.fetch_limits, env.cancel)
-        .map_err(|e| match e.code() {
-            // The repository no longer has it (rewritten history, or a
-            // lock edited by hand): say whose commit, and the way on.
-            ErrorCode::GitRefNotFound => Error::new(
-                ErrorCode::GitRefNotFound,
-                format!(
-                    "the lock file installs `{name}` at commit `{}` of `{}`, which that repository does not have",
-                    crate::sources::short_id(commit_text),
-                    redact(&spec.url)
-                ),
-            )
-            .with_hint(format!(
-                "check `source_commit` of `{name}` in `.aam/aam-lock.yaml`; to take what the repository has now instead, install it again from a source of it: `aam install {}/{} --force`",
-                crate::error::quoted(wanted.source_name),
-                crate::error::quoted(wanted.artifact_path)
-            )),
-            _ => e,
-        })?;
+                .fetch(&spec.url, &want, &locked_ref, created, env.fetch_limits, env.cancel)
+                .map_err(|e| match e.code() {
+                    // The repository no longer has it (rewritten history, or a
+                    // lock edited by hand): say whose commit, and the way on.
+                    ErrorCode::GitRefNotFound => Error::new(
+                        ErrorCode::GitRefNotFound,
+                        format!(
+                            "the lock file installs `{name}` at commit `{}` of `{}`, which that repository does not have",
+                            crate::sources::short_id(commit_text),
+                            redact(&spec.url)
+                        ),
+                    )
+                    .with_hint(format!(
+                        "check `source_commit` of `{name}` in `.aam/aam-lock.yaml`; to take what the repository has now instead, install it again from a source of it: `aam install {}/{} --force`",
+                        crate::error::quoted(wanted.source_name),
+                        crate::error::quoted(wanted.artifact_path)
+                    )),
+                    _ => e,
+                })?;
             cache
         }
     };
