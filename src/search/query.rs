@@ -406,9 +406,10 @@ struct Plan {
 impl Plan {
     fn new(index: &SearchIndex, searcher: &Searcher, request: &SearchRequest<'_>) -> Result<Self> {
         let f = index.fields;
-        let query_lc = spelled_out(&request.query.trim().to_lowercase());
+        let query_lc = request.query.trim().to_lowercase();
         let mut stemmer = Stemmer::default();
-        let words: Vec<QueryWord> = without_stop_words(query_words(index, &query_lc)?)
+        // Names are matched as written (`c++ guide`), words spelled out.
+        let words: Vec<QueryWord> = without_stop_words(query_words(index, &spelled_out(&query_lc))?)
             .into_iter()
             .map(|text| QueryWord {
                 stem: stemmer.stem(&text).to_string(),
