@@ -328,6 +328,20 @@ impl Error {
         self
     }
 
+    /// The same error, its message followed by those of `others` (failures of
+    /// the same command on other items, each prefixed with its code), so one
+    /// run tells every one.
+    pub fn with_also(mut self, others: &[Error]) -> Self {
+        if !others.is_empty() {
+            let more: Vec<String> = others
+                .iter()
+                .map(|e| format!("{}: {}", e.code(), e.message()))
+                .collect();
+            self.message = bounded(format!("{}; also: {}", self.message, more.join("; ")));
+        }
+        self
+    }
+
     /// Keeps the underlying cause for logs; it is never shown as the message.
     pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
         self.source = Some(Box::new(source));
@@ -428,6 +442,15 @@ pub struct ErrorBody {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn other_failures_follow_the_first() {
+        let first = Error::new(ErrorCode::SourceNotFound, "a failed").with_hint("fix a");
+        let all = first.with_also(&[Error::new(ErrorCode::Conflict, "b failed")]);
+        assert_eq!(all.code(), ErrorCode::SourceNotFound);
+        assert_eq!(all.message(), "a failed; also: AAM_CONFLICT: b failed");
+        assert_eq!(all.hint(), Some("fix a"));
+    }
 
     #[test]
     fn the_closest_name_is_offered_only_when_close() {

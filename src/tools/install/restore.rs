@@ -136,9 +136,24 @@ pub(super) fn restore(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
                 fetch_limits,
                 cancel: &ctx.cancel,
             };
-            todo.iter()
-                .map(|(name, entry, _, _)| restore::prepare(&env, &catalog, &roots, name, entry))
-                .collect::<Result<Vec<_>>>()
+            // Every package is tried, so one run names every one that cannot
+            // be made (a cancel stops at once).
+            let mut made = Vec::new();
+            let mut failed: Vec<Error> = Vec::new();
+            for (name, entry, _, _) in &todo {
+                match restore::prepare(&env, &catalog, &roots, name, entry) {
+                    Ok(package) => made.push(package),
+                    Err(e) if e.code() == ErrorCode::Cancelled => return Err(e),
+                    Err(e) => failed.push(e),
+                }
+            }
+            match failed.is_empty() {
+                true => Ok(made),
+                false => {
+                    let first = failed.remove(0);
+                    Err(first.with_also(&failed))
+                }
+            }
         })?;
         let policy = ctx.install_audit_policy(input.global)?;
         let allowance = |package: &Prepared| super::recorded_allowance(&roots, &recorded, package, true);
