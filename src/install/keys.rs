@@ -116,6 +116,46 @@ pub fn managed(key: &str, global: bool) -> bool {
     key == ".aam" || key.starts_with(".aam/") || check_file(key, global).is_ok()
 }
 
+/// Files agents read as instructions wherever they are in a project.
+const INSTRUCTION_FILE_NAMES: &[&str] = &["agents.md", "claude.md", "gemini.md"];
+
+/// Files at a project's root agents read as rules or instructions.
+const ROOT_INSTRUCTION_FILES: &[&str] = &[
+    ".cursorrules",
+    ".windsurfrules",
+    ".clinerules",
+    ".github/copilot-instructions.md",
+];
+
+/// Whether a file at `key` (as [`managed`] takes it) is in an agent's
+/// territory, where a file aam makes for the user (an export, an archive)
+/// would be read by an agent as its settings or instructions, or replace
+/// what installs keep: what [`managed`] says, and anything inside an agent's
+/// own folder (`.claude/settings.json`, `.cursor/...`), an instruction file
+/// (`AGENTS.md`, `CLAUDE.md` in any folder; `.cursorrules` at the root). Case
+/// does not matter: on a file system that ignores it (macOS's), `.Claude` is
+/// `.claude`.
+pub fn agent_territory(key: &str, global: bool) -> bool {
+    let key = key.to_lowercase();
+    if managed(&key, global) {
+        return true;
+    }
+    let (rest, in_home) = match key.strip_prefix("~/") {
+        Some(rest) => (rest, true),
+        None => (key.as_str(), false),
+    };
+    let top = rest.split('/').next().unwrap_or_default();
+    // An agent's own dot-folder, but `.github`, which holds more than agents' files.
+    let agent_folder = top.starts_with('.')
+        && top != ".github"
+        && owned_folders(global).iter().any(|folder| match folder {
+            Location::Project(p) => (global || !in_home) && p.split('/').next() == Some(top),
+            Location::Home(p) => (global || in_home) && p.split('/').next() == Some(top),
+        });
+    let name = rest.rsplit('/').next().unwrap_or_default();
+    agent_folder || ROOT_INSTRUCTION_FILES.contains(&rest) || INSTRUCTION_FILE_NAMES.contains(&name)
+}
+
 /// Checks a folder key aam may remove when it is empty: a plain relative path
 /// on the way to, or inside, a folder the layouts own (`.claude`,
 /// `.claude/skills/x`, `~/.codex` ...).
@@ -336,6 +376,36 @@ mod tests {
             assert!(!managed(key, false), "{key}");
         }
         assert!(!managed("~/notes/x.md", true));
+    }
+
+    /// Where a file made for the user would be read by an agent: more than
+    /// installs own, and in any case.
+    #[test]
+    fn agent_territory_holds_agents_folders_and_instruction_files_in_any_case() {
+        for key in [
+            ".AAM/x.db",
+            ".Claude/Skills/x.db",
+            ".claude/x.db",
+            ".claude/settings.json",
+            ".cursor/x.csv",
+            ".cursorrules",
+            ".github/copilot-instructions.md",
+            "docs/CLAUDE.md",
+            "AGENTS.md",
+        ] {
+            assert!(agent_territory(key, false), "{key}");
+        }
+        for key in ["~/.claude/x.db", "~/.Codex/notes.csv"] {
+            assert!(agent_territory(key, true), "{key}");
+        }
+        for key in [
+            "audit.csv",
+            "exports/.cursorrules-notes",
+            ".github/workflows/x.csv",
+            "docs/agents.csv",
+        ] {
+            assert!(!agent_territory(key, false), "{key}");
+        }
     }
 
     #[test]

@@ -319,11 +319,11 @@ impl Context {
             .ancestors()
             .skip(1)
             .filter(|dir| *dir == working_project || dir.join(".git").exists() || dir.join(".aam").exists())
-            .any(|root| key_under(root).is_some_and(|key| crate::install::keys::managed(&key, false)));
+            .any(|root| key_under(root).is_some_and(|key| crate::install::keys::agent_territory(&key, false)));
         let in_home = self
             .user_home()
             .and_then(|dir| key_under(&real(dir)))
-            .is_some_and(|key| crate::install::keys::managed(&format!("~/{key}"), true));
+            .is_some_and(|key| crate::install::keys::agent_territory(&format!("~/{key}"), true));
         // A repository's own folder: `HEAD`, `config` or a hook written there
         // breaks the repository or runs at the next commit.
         if target.iter().any(|part| part.eq_ignore_ascii_case(".git")) {
@@ -332,10 +332,10 @@ impl Context {
                 "write it elsewhere in the project, outside `.git`",
             ));
         }
-        if in_a_project || in_home || target.iter().any(|part| part == ".aam") {
+        if in_a_project || in_home || target.iter().any(|part| part.eq_ignore_ascii_case(".aam")) {
             return Err(forbidden(
-                "is where aam keeps installed files or a lock file",
-                "write it outside `.aam/`, the agents' folders (`.claude/skills`, `.agents/skills`...) and the files installs add sections to (`AGENTS.md`...)",
+                "is where aam keeps installed files or a lock file, or where agents read their settings or instructions",
+                "write it outside `.aam/`, the agents' folders (`.claude/`, `.agents/skills`...) and their instruction files (`AGENTS.md`, `CLAUDE.md`, `.cursorrules`...)",
             ));
         }
         Ok(())

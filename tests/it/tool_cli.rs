@@ -345,6 +345,13 @@ fn outputs_never_replace_what_aam_keeps_or_installed() {
         env.home().join("mcp-token").display().to_string(),
         ".aam/aam-lock.yaml".to_string(),
         ".claude/skills/code-review/SKILL.md".to_string(),
+        // Where agents read settings or instructions, in any case (they were written).
+        ".AAM/x.db".to_string(),
+        ".Claude/Skills/x.csv".to_string(),
+        ".claude/settings.json".to_string(),
+        ".cursorrules".to_string(),
+        ".github/copilot-instructions.md".to_string(),
+        "docs/CLAUDE.md".to_string(),
     ];
     for output in &refused {
         let export = json!({ "format": "jsonl", "output": output }).to_string();
@@ -492,11 +499,14 @@ fn outputs_are_checked_where_they_land() {
         let create =
             json!({ "artifacts": ["team-repo/skills/code-review"], "name": "planted", "output_dir": dir }).to_string();
         if dir != ".claude" {
+            // An agent's own folder is refused as a whole; in `.github`, which
+            // holds more, where the skill would land is.
             let body = call(&env, &[], "aam_create_package", &create).err("AAM_FORBIDDEN");
-            assert!(
-                body["message"].as_str().unwrap().contains("/skills/code-review"),
-                "{body}"
-            );
+            let named = match dir {
+                ".github" => "/skills/code-review",
+                _ => dir,
+            };
+            assert!(body["message"].as_str().unwrap().contains(named), "{body}");
         }
         call(
             &env,
