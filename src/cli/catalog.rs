@@ -44,9 +44,9 @@ pub(super) fn run(ctx: &Context, out: &Output, command: CatalogCommand) -> Resul
 /// `aam catalog export`.
 #[derive(Debug, clap::Args)]
 pub(super) struct CatalogExportArgs {
-    /// sqlite (every table), jsonl (a record per artifact, then sources, commits, packages, installs) or csv (artifacts).
-    #[arg(long, value_enum, default_value_t = ExportFormat::Sqlite)]
-    format: ExportFormat,
+    /// sqlite (every table), jsonl (a record per artifact, then sources, commits, packages, installs) or csv (artifacts); default: what `--output`'s extension says (`.csv`, `.jsonl`, `.db`), else sqlite.
+    #[arg(long, value_enum)]
+    format: Option<ExportFormat>,
     /// File to write (default `aam-catalog.<db|jsonl|csv>`); `-` prints jsonl or csv to stdout. An existing file is replaced only when it is an earlier export.
     #[arg(long, short, value_name = "PATH")]
     output: Option<String>,
@@ -66,7 +66,7 @@ fn export(ctx: &Context, out: &Output, args: CatalogExportArgs) -> Result<i32> {
     if args.output.as_deref() != Some("-") {
         return out.emit(&invoke::<Export>(ctx, args.into())?, exported);
     }
-    let format = args.format;
+    let format = ExportFormat::chosen(args.format, None);
     if format == ExportFormat::Sqlite {
         return Err(Error::invalid_argument("a SQLite export cannot go to stdout")
             .with_hint("pass `--output FILE`, or `--format jsonl` or `--format csv` for stdout"));
@@ -74,7 +74,7 @@ fn export(ctx: &Context, out: &Output, args: CatalogExportArgs) -> Result<i32> {
     let dir = tempfile::tempdir().map_err(|e| Error::io("create", &std::env::temp_dir(), e))?;
     let file = dir.path().join(format!("export.{}", format.extension()));
     let input = ExportInput {
-        format,
+        format: Some(format),
         output: Some(file.display().to_string()),
     };
     invoke::<Export>(ctx, input)?;

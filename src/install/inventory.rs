@@ -378,7 +378,8 @@ const CANDIDATES: usize = 16;
 
 /// Finds the version `found` was copied from: an exact match of its file
 /// digests when there is one (the current version first, then the newest),
-/// else the version sharing the most digests.
+/// else the version sharing the most digests, of which the copy holds at
+/// least half.
 pub fn identify(catalog: &Catalog, found: &Found) -> Result<Option<Match>> {
     let local: BTreeSet<&str> = found.files.values().map(String::as_str).collect();
     if local.is_empty() {
@@ -407,6 +408,13 @@ pub fn identify(catalog: &Catalog, found: &Found) -> Result<Option<Match>> {
         let union = local.len() + theirs.len() - shared;
         let score = shared as f64 / union.max(1) as f64;
         let exact = shared == local.len() && shared == theirs.len();
+        // A copy modified from a version holds at least half of its files
+        // unchanged. Less is no evidence of an origin, and adopting would
+        // write the whole version into the project's package copy: a planted
+        // copy sharing one file with a private skill would pull in the rest.
+        if !exact && shared * 2 < theirs.len() {
+            continue;
+        }
         let current = version.replaced_commit.is_none() && version.live;
         let better = match &best {
             None => true,

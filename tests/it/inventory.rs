@@ -56,6 +56,36 @@ fn upstream(env: &TestEnv) -> (Repo, [String; 3]) {
     (repo, [c1, c2, c3])
 }
 
+/// A copy sharing less than half of a version's files is given no origin:
+/// adopting it wrote the whole version (a private skill's other files)
+/// into the project's package copy (found by an attacker helper).
+#[test]
+fn a_copy_sharing_one_file_of_three_has_no_origin() {
+    let env = TestEnv::new();
+    let private = env.repo("private");
+    private
+        .write("skills/secret/SKILL.md", skill("secret", "Private"))
+        .write("skills/secret/config.env", "API_TOKEN=not-for-you\n")
+        .write("skills/secret/helper.py", "print('help')\n");
+    private.commit("c1");
+    env.json(&["source", "add", private.path(), "--name", "priv"]);
+    let proj = project(&env);
+    let planted = proj.dir.join(".claude/skills/secret");
+    std::fs::create_dir_all(&planted).unwrap();
+    std::fs::write(planted.join("SKILL.md"), skill("secret", "Planted")).unwrap();
+    std::fs::copy(private.dir.join("skills/secret/helper.py"), planted.join("helper.py")).unwrap();
+
+    let inventory = run_in(&env, &proj.dir, &["inventory"]).ok_json();
+    assert_eq!(
+        row(&inventory, ".claude/skills/secret")["origin"],
+        Value::Null,
+        "{inventory:#}"
+    );
+    let adopted = run_in(&env, &proj.dir, &["adopt", "--all"]).ok_json();
+    assert_eq!(adopted["adopted"], serde_json::json!([]), "{adopted:#}");
+    assert!(!proj.dir.join(".aam/packages/secret").exists());
+}
+
 #[test]
 fn copies_made_by_hand_are_identified_adopted_and_verified() {
     let env = TestEnv::new();

@@ -42,15 +42,32 @@ impl ExportFormat {
             Self::Csv => "csv",
         }
     }
+
+    /// The format a file name's extension says (`.csv`, `.jsonl` or
+    /// `.ndjson`, `.db`, `.sqlite` or `.sqlite3`), when it says one.
+    pub fn of_file(name: &str) -> Option<Self> {
+        let extension = name.rsplit_once('.')?.1.to_ascii_lowercase();
+        match extension.as_str() {
+            "csv" => Some(Self::Csv),
+            "jsonl" | "ndjson" => Some(Self::Jsonl),
+            "db" | "sqlite" | "sqlite3" => Some(Self::Sqlite),
+            _ => None,
+        }
+    }
+
+    /// The format asked for, else the one `output`'s name says, else SQLite.
+    pub fn chosen(asked: Option<Self>, output: Option<&str>) -> Self {
+        asked.or_else(|| output.and_then(Self::of_file)).unwrap_or_default()
+    }
 }
 
 /// Input of `aam_catalog_export`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExportInput {
-    /// Format (default `sqlite`).
+    /// Format (default: the one `output`'s extension names, `.csv`, `.jsonl` or `.db`; else `sqlite`).
     #[serde(default)]
-    pub format: ExportFormat,
+    pub format: Option<ExportFormat>,
     /// File to write (default `aam-catalog.<db|jsonl|csv>` in the current folder). An existing file is replaced, atomically, only when it is empty or an earlier export in this format.
     #[serde(default)]
     pub output: Option<String>,
@@ -138,9 +155,10 @@ impl Tool for Export {
 
     fn run(ctx: &Context, input: ExportInput) -> Result<ExportOutput> {
         let started = std::time::Instant::now();
+        let format = ExportFormat::chosen(input.format, input.output.as_deref());
         let given = input
             .output
-            .unwrap_or_else(|| format!("aam-catalog.{}", input.format.extension()));
+            .unwrap_or_else(|| format!("aam-catalog.{}", format.extension()));
         match given.as_str() {
             "" => return Err(Error::invalid_argument("`output` is empty").with_hint("name the file to write")),
             "-" => {
@@ -150,9 +168,9 @@ impl Tool for Export {
             _ => {}
         }
         let path = ctx.output_path(&given)?;
-        refuse_replacing_others(&path, input.format, &given)?;
+        refuse_replacing_others(&path, format, &given)?;
         let catalog = ctx.catalog()?;
-        let records = crate::atomic::write_with(&path, |temp| match input.format {
+        let records = crate::atomic::write_with(&path, |temp| match format {
             ExportFormat::Sqlite => {
                 ctx.progress.start("writing a snapshot of the catalog", None);
                 let counts = catalog.snapshot_into(temp, EXPORT_APPLICATION_ID);
@@ -216,7 +234,7 @@ impl Tool for Export {
         })?;
         let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
         Ok(ExportOutput {
-            format: input.format,
+            format,
             path: path.display().to_string(),
             records,
             bytes,
