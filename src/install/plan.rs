@@ -810,7 +810,7 @@ impl<'r> Plan<'r> {
                     self.remove_key(key, &name)?;
                 }
             }
-            self.prune.extend(previous.created_dirs.iter().cloned());
+            self.prune.extend(prunable_dirs(&previous));
             created_dirs.extend(previous.created_dirs);
         }
         let mut platforms = platforms.to_vec();
@@ -999,7 +999,7 @@ impl<'r> Plan<'r> {
             self.remove_key(key, name)?;
         }
         if let Some(entry) = self.lock.packages.remove(name) {
-            self.prune.extend(entry.created_dirs);
+            self.prune.extend(prunable_dirs(&entry));
         }
         Ok(())
     }
@@ -1283,6 +1283,26 @@ pub fn same_origin(
     )))
 }
 
+/// The folders `entry` records creating that hold a file or target it
+/// records: only those are removed when empty. A lock file can name any
+/// folder on the way to where installs write (`~/.codex/prompts/mine`),
+/// which no install of it made.
+fn prunable_dirs(entry: &LockedPackage) -> Vec<String> {
+    let file = |key: &str| -> String { key.split_once('#').map_or(key, |(file, _)| file).to_string() };
+    let recorded: Vec<String> = entry
+        .file_checksums
+        .keys()
+        .map(|key| file(key))
+        .chain(entry.deployed.iter().map(|d| file(&d.target)))
+        .collect();
+    entry
+        .created_dirs
+        .iter()
+        .filter(|dir| recorded.iter().any(|key| key.starts_with(&format!("{dir}/"))))
+        .cloned()
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1314,6 +1334,34 @@ mod tests {
             allowed_findings: Vec::new(),
             replaces_lost_commit: false,
         }
+    }
+
+    #[test]
+    fn only_folders_holding_what_an_entry_records_are_pruned() {
+        let mut entry: LockedPackage = serde_json::from_value(serde_json::json!({
+            "version": "1.0.0", "source": "local", "source_name": "./kit", "checksum": "c",
+            "file_checksums": {
+                ".claude/skills/pdf/scripts/fill.sh": "a",
+                "~/.codex/prompts/sum.md": "b",
+                "AGENTS.md#kit-rules instruction": "c"
+            },
+            "created_dirs": [
+                ".claude", ".claude/skills/pdf", ".claude/skills/pdf/scripts",
+                "~/.codex/prompts", "~/.codex/prompts/victim", ".claude/skills/other"
+            ]
+        }))
+        .unwrap();
+        assert_eq!(
+            prunable_dirs(&entry),
+            [
+                ".claude",
+                ".claude/skills/pdf",
+                ".claude/skills/pdf/scripts",
+                "~/.codex/prompts"
+            ]
+        );
+        entry.file_checksums.clear();
+        assert!(prunable_dirs(&entry).is_empty());
     }
 
     #[test]

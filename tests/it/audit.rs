@@ -143,6 +143,22 @@ fn jsonl_and_csv_round_trip_every_artifact() {
     assert_eq!(piped.stdout, text);
 
     env.json(&["catalog", "export", "--format", "csv", "--output", "out/catalog.csv"]);
+    // Without `--format`, the extension says it (a database was written to `.csv`).
+    for (file, format) in [
+        ("out/by-name.csv", "csv"),
+        ("out/by-name.ndjson", "jsonl"),
+        ("out/by-name.x", "sqlite"),
+    ] {
+        assert_eq!(
+            env.json(&["catalog", "export", "--output", file])["format"],
+            format,
+            "{file}"
+        );
+    }
+    assert_eq!(
+        std::fs::read(env.path("out/by-name.csv")).unwrap(),
+        std::fs::read(env.path("out/catalog.csv")).unwrap()
+    );
     let mut reader = csv::Reader::from_path(env.path("out/catalog.csv")).unwrap();
     let headers = reader.headers().unwrap().clone();
     assert_eq!(&headers[0], "source");
