@@ -70,7 +70,8 @@ impl SearchArgs {
     /// The same search as a command line, without `--offset`.
     fn again_command(&self) -> String {
         let mut again = vec!["aam search".to_string()];
-        again.extend(self.query.iter().map(|w| shell_word(w)));
+        // An empty query (`aam search ""`) lists everything, as no query does.
+        again.extend(self.query.iter().filter(|w| !w.is_empty()).map(|w| shell_word(w)));
         again.extend(flags("--type", &self.types));
         again.extend(flags("--source", &self.sources));
         again.extend(flags("--platform", self.platform.as_slice()));

@@ -42,8 +42,16 @@ pub fn folder_package_name(dir: &Path) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    manifest::suggest_package_name(&folder)
-        .or_else(|| check_package_name(&folder).ok().map(|_| folder.clone()))
+    package_name_from(&folder)
+}
+
+/// `name` (a folder's or a source's) as a package name: as it is when it is
+/// one, else made into one, else `package`.
+pub fn package_name_from(name: &str) -> String {
+    check_package_name(name)
+        .ok()
+        .map(|_| name.to_string())
+        .or_else(|| manifest::suggest_package_name(name))
         .unwrap_or_else(|| "package".to_string())
 }
 
@@ -529,7 +537,7 @@ pub fn gather_from_source(
             source_commit: Some(commit),
             fetched_at: source.fetched_at.clone(),
         },
-        default_name: manifest::suggest_package_name(&source.name).unwrap_or_else(|| "package".to_string()),
+        default_name: package_name_from(&source.name),
         origin_label: format!("source {}", source.name),
         project_root: None,
     })
@@ -664,7 +672,7 @@ pub fn gather_at_commit(
             files,
         }],
         provenance: Provenance::remote_git_at(url, &commit.to_string()),
-        default_name: manifest::suggest_package_name(source_name).unwrap_or_else(|| "package".to_string()),
+        default_name: package_name_from(source_name),
         origin_label: format!("source {source_name}"),
         project_root: None,
     })
@@ -850,6 +858,13 @@ pub fn invalid_manifest(errors: &[Issue], first: &Issue) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_package_name_is_taken_as_it_is_or_made_into_one() {
+        assert_eq!(package_name_from("wsh"), "wsh", "it was `package`");
+        assert_eq!(package_name_from("My Skills"), "my-skills");
+        assert_eq!(package_name_from("???"), "package");
+    }
 
     fn skill(name: &str, files: &[(&str, &str)]) -> Chosen {
         Chosen {

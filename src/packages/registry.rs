@@ -167,6 +167,13 @@ impl Registry {
 
     /// Opens the registry at `root`.
     pub fn open(root: &Path) -> Result<Self> {
+        if !root.is_dir() {
+            return Err(Error::new(
+                ErrorCode::RegistryInvalid,
+                format!("`{}` is not a folder on this machine", root.display()),
+            )
+            .with_hint("check the path, or create a registry there with `aam registry init <path>`"));
+        }
         if !root.join(MARKER).is_file() {
             return Err(Error::new(
                 ErrorCode::RegistryInvalid,

@@ -312,12 +312,18 @@ fn percent_decode(path: &str) -> String {
 
 /// Checks a user-chosen source name.
 pub fn validate_name(name: &str) -> Result<()> {
+    validate_name_of(name, "source")
+}
+
+/// Checks a user-chosen name of a `what` (`source`, `registry`): the same
+/// rules for both, as both are named in qualified names.
+pub fn validate_name_of(name: &str, what: &str) -> Result<()> {
     let ok_char = |c: char| c.is_ascii_alphanumeric() || "-_./:@+".contains(c);
     // Parts between slashes are path segments in qualified names and
     // `skill://` URIs: none empty, none `.` or `..` (`x/../y/pdf`).
     let plain_parts = name.split('/').all(|part| !part.is_empty() && !part.starts_with('.'));
     if name.is_empty() || name.len() > 128 || name.starts_with('-') || !plain_parts || !name.chars().all(ok_char) {
-        return Err(Error::invalid_argument(format!("`{name}` is not a valid source name"))
+        return Err(Error::invalid_argument(format!("`{name}` is not a valid {what} name"))
             .with_hint("use up to 128 letters, digits and `-_./:@+`, not starting with `-`; parts between slashes are not empty and do not start with `.`"));
     }
     Ok(())

@@ -40,7 +40,7 @@ fn entry(catalog: &Catalog, setting: &RegistrySetting) -> Result<RegistryEntry> 
 
 /// Adds a registry to the settings (and makes it the only default when asked).
 fn register(ctx: &Context, name: &str, registry: &Registry, default: bool) -> Result<RegistryEntry> {
-    crate::sources::spec::validate_name(name)?;
+    crate::sources::spec::validate_name_of(name, "registry")?;
     // A registry whose index aam cannot use is refused before anything is configured.
     registry.checked_index()?;
     let mut settings = ctx.home.load_settings()?;
@@ -134,13 +134,26 @@ impl Tool for RegistryInit {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "local".to_string())
         });
-        crate::sources::spec::validate_name(&name)?;
-        if ctx.home.load_settings()?.registries.iter().any(|r| r.name == name) {
-            return Err(Error::new(
-                ErrorCode::RegistryExists,
-                format!("a registry named `{name}` is already configured"),
-            )
-            .with_hint("pass `--name` with another name"));
+        crate::sources::spec::validate_name_of(&name, "registry")?;
+        if let Some(existing) = ctx
+            .home
+            .load_settings()?
+            .registries
+            .into_iter()
+            .find(|r| r.name == name)
+        {
+            let here = root
+                .canonicalize()
+                .is_ok_and(|real| existing.url == format!("file://{}", real.display()));
+            let hint = match here {
+                true => "nothing to do: `aam registry list` shows it".to_string(),
+                false => "pass `--name` with another name".to_string(),
+            };
+            let message = match here {
+                true => format!("this folder is already configured as the registry `{name}`"),
+                false => format!("a registry named `{name}` is already configured"),
+            };
+            return Err(Error::new(ErrorCode::RegistryExists, message).with_hint(hint));
         }
         let registry = Registry::init(&root, input.force)?;
         register(ctx, &name, &registry, input.default)

@@ -1187,6 +1187,34 @@ fn a_folder_install_is_not_reported_up_to_date() {
     );
 }
 
+/// A version asked for (`base@1.0.0`) is not moved by another package's
+/// dependency on another range: refused, naming both (it was replaced, the
+/// lock recording the dependency's range instead).
+#[test]
+fn a_dependency_does_not_move_a_version_asked_for() {
+    let env = TestEnv::new();
+    env.json(&["registry", "init", "reg", "--default"]);
+    publish(&env, "base", "1.0.0", &[]);
+    publish(&env, "base", "2.0.0", &[]);
+    publish(&env, "mid", "1.0.0", &[("base", "^2")]);
+    let proj = project(&env);
+    run_in(&env, &proj.dir, &["install", "base@1.0.0", "--platform", "claude"]).ok_json();
+    let body = run_in(&env, &proj.dir, &["install", "mid", "--platform", "claude"]).err("AAM_DEPENDENCY_CONFLICT");
+    let message = body["message"].as_str().unwrap();
+    assert!(
+        message.contains("`base` 1.0.0 asked for as `1.0.0` with 2.0.0"),
+        "{body}"
+    );
+    assert!(
+        body["hint"].as_str().unwrap().contains("aam install mid base@^2"),
+        "{body}"
+    );
+    assert_eq!(lock(&proj.dir)["packages"]["base"]["version"], "1.0.0");
+    // Named again with a version both allow, it moves.
+    run_in(&env, &proj.dir, &["install", "mid", "base@^2", "--platform", "claude"]).ok_json();
+    assert_eq!(lock(&proj.dir)["packages"]["base"]["version"], "2.0.0");
+}
+
 #[test]
 fn dependencies_resolve_transitively_and_conflicts_say_who_requires_what() {
     let env = TestEnv::new();

@@ -255,7 +255,8 @@ fn refuse_replacing_others(path: &Path, format: ExportFormat, shown: &str) -> Re
     if meta.is_dir() {
         return Err(
             Error::invalid_argument(format!("`{shown}` is a folder")).with_hint(format!(
-                "name a file in it, such as `{shown}/aam-catalog.{}`",
+                "name a file in it, such as `{}/aam-catalog.{}`",
+                shown.trim_end_matches('/'),
                 format.extension()
             )),
         );

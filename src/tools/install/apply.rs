@@ -226,6 +226,7 @@ pub(super) fn install(ctx: &Context, input: &InstallInput, on_edited: OnEdited) 
         let lock = crate::packages::lock::read(&roots.root)?;
         roots.check_lock(&lock)?;
         refuse_breaking_dependents(&lock, &prepared)?;
+        refuse_overriding_requests(&lock, &prepared, &input.specs)?;
         // Installing an installed package replaces it, as an upgrade does.
         if on_edited != OnEdited::Force {
             for package in &prepared {
@@ -283,6 +284,57 @@ fn refuse_breaking_dependents(lock: &crate::packages::lock::LockFile, prepared: 
         "install a version that does (`aam install {}@{}`), or upgrade or uninstall `{dependent}` first",
         broken.dependency, broken.constraint
     )))
+}
+
+/// Refuses an install that would move a package installed from a registry
+/// out of the version range it was asked for (`base@0.1.0`), as a dependency
+/// of another package (`mid` needing `base ^1`): what the user asked for is
+/// changed only by naming it again.
+fn refuse_overriding_requests(
+    lock: &crate::packages::lock::LockFile,
+    prepared: &[Prepared],
+    specs: &[String],
+) -> Result<()> {
+    let named = |name: &str| {
+        specs
+            .iter()
+            .any(|spec| crate::install::specs::split_version(spec).0 == name)
+    };
+    for package in prepared.iter().filter(|p| !named(&p.manifest.name)) {
+        let name = &package.manifest.name;
+        let Some(entry) = lock
+            .packages
+            .get(name)
+            .filter(|e| e.source == crate::packages::lock::Origin::Registry)
+        else {
+            continue;
+        };
+        let Some(asked) = entry.requested.as_deref() else {
+            continue;
+        };
+        let (Ok(range), Ok(version)) = (
+            crate::packages::manifest::parse_constraint(asked),
+            semver::Version::parse(&package.manifest.version),
+        ) else {
+            continue;
+        };
+        if range.matches(&version) {
+            continue;
+        }
+        let wanted = package.requested.as_deref().unwrap_or("*");
+        return Err(Error::new(
+            ErrorCode::DependencyConflict,
+            format!(
+                "a package being installed requires `{name}` `{wanted}`, which would replace the installed `{name}` {} asked for as `{asked}` with {version}",
+                entry.version
+            ),
+        )
+        .with_hint(format!(
+            "name it with a version both allow (`aam install {} {name}@{wanted}`), or keep `{name}` as it is",
+            specs.join(" ")
+        )));
+    }
+    Ok(())
 }
 
 /// Whether the source `source` still has the artifact a lock entry records, at
