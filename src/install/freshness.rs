@@ -212,6 +212,20 @@ pub fn check(
                 Some(registry) => registry,
                 None => registry_for(catalog, settings, name)?.unwrap_or_else(|| entry.source_name.clone()),
             };
+            // Another registry than the one it came from, which is not
+            // configured here, is no origin: an upgrade from it is refused
+            // (it would swap the package for another publisher's).
+            if registry != entry.source_name && !settings.registries.iter().any(|r| r.name == entry.source_name) {
+                out.unknown = true;
+                out.reason = format!(
+                    "registry `{}`, which it was installed from, is not configured here: add it with `aam registry add {} <url>` to check for updates (registry `{registry}` has a `{name}` too; `aam install {name} --force` takes that one instead)",
+                    entry.source_name,
+                    Some(entry.source_name.as_str())
+                        .filter(|r| plain(r))
+                        .unwrap_or("<name>")
+                );
+                return Ok(out);
+            }
             let versions: Vec<semver::Version> = catalog
                 .registry_versions(&registry, name)?
                 .into_iter()

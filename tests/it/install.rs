@@ -1187,6 +1187,41 @@ fn a_folder_install_is_not_reported_up_to_date() {
     );
 }
 
+/// A package whose registry is no longer configured is `unknown`, even when
+/// another registry has one of its name: `upgrade` would refuse to take it
+/// from there (outdated said `outdated`, and upgrade then failed).
+#[test]
+fn another_registry_with_the_name_is_not_the_origin() {
+    let env = TestEnv::new();
+    env.json(&["registry", "init", "reg1", "--default"]);
+    env.json(&["registry", "init", "reg2"]);
+    publish(&env, "kit", "1.0.0", &[]);
+    let proj = project(&env);
+    run_in(&env, &proj.dir, &["install", "kit", "--platform", "claude"]).ok_json();
+    let newer = env.path("src-kit-1.1.0");
+    package(&newer, "kit", "1.1.0", &[]);
+    env.json(&["pkg", "publish", newer.to_str().unwrap(), "--registry", "reg2"]);
+    env.json(&["registry", "remove", "reg1"]);
+
+    let outdated = run_in(&env, &proj.dir, &["outdated"]).ok_json();
+    let kit = &outdated["packages"][0];
+    assert_eq!(
+        (kit["unknown"].clone(), kit["outdated"].clone()),
+        (json!(true), json!(false)),
+        "{outdated}"
+    );
+    assert!(
+        kit["reason"]
+            .as_str()
+            .unwrap()
+            .contains("registry `reg1`, which it was installed from"),
+        "{outdated}"
+    );
+    let upgraded = run_in(&env, &proj.dir, &["upgrade"]);
+    assert_eq!(upgraded.code, 0, "{upgraded:?}");
+    assert_eq!(lock(&proj.dir)["packages"]["kit"]["version"], "1.0.0");
+}
+
 /// A version asked for (`base@1.0.0`) is not moved by another package's
 /// dependency on another range: refused, naming both (it was replaced, the
 /// lock recording the dependency's range instead).
