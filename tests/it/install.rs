@@ -838,6 +838,9 @@ fn a_lock_entry_without_checksums_is_reported_not_refused() {
     let env = TestEnv::new();
     let proj = project(&env);
     let kit = package(&env.path("kit"), "kit", "1.0.0", &[]);
+    // No platform to deploy to: refused before `.aam/` is made (it was left behind).
+    run_in(&env, &proj.dir, &["install", kit.to_str().unwrap()]).err("AAM_INVALID_ARGUMENT");
+    assert!(!proj.dir.join(".aam").exists());
     run_in(&env, &proj.dir, &["install", kit.to_str().unwrap(), "--no-deploy"]).ok_json();
     let path = proj.dir.join(".aam/aam-lock.yaml");
     let mut locked = lock(&proj.dir);

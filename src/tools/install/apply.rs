@@ -363,12 +363,25 @@ pub(super) fn install_prepared(
     on_edited: OnEdited,
 ) -> Result<InstallOutput> {
     let roots = roots(ctx, input.global)?;
+    let home_settings = ctx.home.load_settings()?;
+    // No platform to deploy a new package to is said before the project lock
+    // is taken, which makes `.aam/`: a folder that is no project stays as it was.
+    if !input.no_deploy
+        && input.platforms.is_empty()
+        && !input.dry_run
+        && prepared.iter().any(|p| {
+            !roots
+                .read_lock()
+                .is_ok_and(|lock| lock.packages.contains_key(&p.manifest.name))
+        })
+    {
+        platforms::choose(&roots, &home_settings, &[])?;
+    }
     let _lock = if input.dry_run {
         None
     } else {
         Some(begin_write(ctx, &roots, input.no_wait)?)
     };
-    let home_settings = ctx.home.load_settings()?;
     let mut default_platforms: Option<Vec<Platform>> = None;
     let plan = Plan::new(&roots, input.force)?;
     let written = written_here(ctx, &roots, plan.lock())?;
