@@ -32,7 +32,7 @@ pub struct SearchInput {
     /// Only these types (`skill`, `agent`, `prompt`, `instruction`, `package`); unknown ones are ignored with a warning, and `AAM_INVALID_ARGUMENT` when none is known.
     #[serde(default, rename = "type")]
     pub types: Vec<String>,
-    /// Only these sources; unknown ones are ignored with a warning, and `AAM_INVALID_ARGUMENT` when none is known.
+    /// Only these sources (a registry's name filters its packages); unknown ones are ignored with a warning, and `AAM_INVALID_ARGUMENT` when none is known.
     #[serde(default)]
     pub source: Vec<String>,
     /// Only artifacts for this platform (an agent id `aam agents` lists, such as `cursor`, `claude-code`, `codex`) and platform-neutral ones; an unknown one is `AAM_INVALID_ARGUMENT`.
@@ -143,6 +143,8 @@ impl Tool for Search {
         crate::search::check_query(&input.query)?;
         let catalog = ctx.catalog()?;
         let source_names = catalog.source_names()?;
+        // A package's source is its registry: its name filters as a source's does.
+        let registry_names: Vec<String> = ctx.home.load_settings()?.registries.into_iter().map(|r| r.name).collect();
         let mut warnings = Vec::new();
         let unfetched = catalog.unfetched_source_names()?;
         if !unfetched.is_empty() {
@@ -161,14 +163,14 @@ impl Tool for Search {
         })?;
         let sources = known(
             &input.source,
-            |s| source_names.iter().find(|n| *n == s).cloned(),
+            |s| source_names.iter().chain(&registry_names).find(|n| *n == s).cloned(),
             &mut warnings,
             "source",
             || {
-                if source_names.is_empty() {
-                    "none registered".to_string()
-                } else {
-                    source_names.join(", ")
+                let names: Vec<&str> = source_names.iter().chain(&registry_names).map(String::as_str).collect();
+                match names.is_empty() {
+                    true => "none registered".to_string(),
+                    false => names.join(", "),
                 }
             },
         )?;

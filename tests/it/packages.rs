@@ -411,6 +411,9 @@ fn registries_are_configured_listed_and_removed() {
         .collect();
     assert_eq!(names, [("one", false), ("copy", true)]);
     assert_eq!(env.json(&["search", "kit", "--type", "package"])["total"], 1);
+    // The SOURCE column's registry name filters as a source's does (it was unknown).
+    assert_eq!(env.json(&["search", "kit", "--source", "copy"])["total"], 1);
+    assert_eq!(env.json(&["search", "kit", "--source", "one"])["total"], 0);
     let removed = env.json(&["registry", "remove", "copy"]);
     assert_eq!(removed, json!({"removed": "copy", "was_default": true}));
     assert_eq!(env.json(&["search", "kit", "--type", "package"])["total"], 0);
