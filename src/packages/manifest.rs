@@ -702,6 +702,9 @@ pub fn parse_constraint(text: &str) -> Result<semver::VersionReq, String> {
     if text == "*" {
         return Ok(semver::VersionReq::STAR);
     }
+    if text.is_empty() {
+        return Err("no version, range or dist-tag is written (after `@`)".to_string());
+    }
     let mut parts = Vec::new();
     for part in text.split(',') {
         let part = part.trim();
@@ -887,6 +890,15 @@ mod tests {
     fn constraints(#[case] req: &str, #[case] version: &str, #[case] matches: bool) {
         let req = parse_constraint(req).unwrap();
         assert_eq!(req.matches(&semver::Version::parse(version).unwrap()), matches);
+    }
+
+    #[test]
+    fn an_empty_constraint_says_nothing_is_written() {
+        assert_eq!(
+            parse_constraint(" ").unwrap_err(),
+            "no version, range or dist-tag is written (after `@`)"
+        );
+        assert!(parse_constraint("1.0,").unwrap_err().contains("empty part"));
     }
 
     #[test]
