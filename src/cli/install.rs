@@ -262,6 +262,20 @@ pub(super) fn outdated(ctx: &Context, out: &Output, args: OutdatedArgs) -> Resul
     let exit_code = args.exit_code;
     let output = invoke::<Outdated>(ctx, args.into())?;
     let code = out.emit(&output, render::outdated)?;
+    // A check that could not look at some packages passes only for the
+    // others: said on stderr, so a CI log shows it.
+    let unknown: Vec<&str> = output
+        .packages
+        .iter()
+        .filter(|p| p.unknown)
+        .map(|p| p.name.as_str())
+        .collect();
+    if exit_code && !unknown.is_empty() {
+        eprintln!(
+            "warning: not checked, their origin is not known here: {} (see `reason`)",
+            unknown.join(", ")
+        );
+    }
     Ok(match exit_code && output.packages.iter().any(|p| p.outdated) {
         true => 1,
         false => code,

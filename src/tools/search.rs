@@ -144,7 +144,13 @@ impl Tool for Search {
         let catalog = ctx.catalog()?;
         let source_names = catalog.source_names()?;
         // A package's source is its registry: its name filters as a source's does.
-        let registry_names: Vec<String> = ctx.home.load_settings()?.registries.into_iter().map(|r| r.name).collect();
+        let registry_names: Vec<String> = ctx
+            .home
+            .load_settings()?
+            .registries
+            .into_iter()
+            .map(|r| r.name)
+            .collect();
         let mut warnings = Vec::new();
         let unfetched = catalog.unfetched_source_names()?;
         if !unfetched.is_empty() {

@@ -1223,6 +1223,15 @@ fn another_registry_with_the_name_is_not_the_origin() {
     let upgraded = run_in(&env, &proj.dir, &["upgrade"]);
     assert_eq!(upgraded.code, 0, "{upgraded:?}");
     assert_eq!(lock(&proj.dir)["packages"]["kit"]["version"], "1.0.0");
+    // A CI check that could not look at it says so (it passed in silence).
+    let check = env.aam_in(&proj.dir, &["outdated", "--exit-code"]);
+    assert_eq!(check.code, 0, "{check:?}");
+    assert!(
+        check
+            .stderr
+            .contains("warning: not checked, their origin is not known here: kit"),
+        "{check:?}"
+    );
 }
 
 /// A version asked for (`base@1.0.0`) is not moved by another package's
