@@ -90,7 +90,14 @@ impl SourceSpec {
     pub fn parse_recorded(url: &str, cwd: &Path) -> Result<Self> {
         let recorded = url.trim().strip_prefix("file://").map(percent_decode);
         let Some(path) = recorded.filter(|p| std::fs::symlink_metadata(p).is_err()) else {
-            return Self::parse(url, cwd);
+            let parsed = Self::parse(url, cwd)?;
+            // Installs record a local repository as a `file://` URL: a bare
+            // path (`../private`), resolved against wherever the command runs,
+            // names a repository the lock's writer picked on this machine.
+            if parsed.kind == SourceKind::Local && !url.trim().starts_with("file://") {
+                return Err(invalid(format!("`{}` is a path, not a `file://` URL", redact(url))));
+            }
+            return Ok(parsed);
         };
         let trimmed = path.trim_end_matches('/');
         let plain = path.starts_with('/')
@@ -1068,6 +1075,14 @@ mod tests {
             SourceSpec::parse_recorded(&url, Path::new("/")).unwrap().repo_path,
             canonical.to_str().unwrap()
         );
+        // A bare path is no recorded URL, relative or not (it was resolved
+        // against the working folder).
+        let parent = dir.path().parent().unwrap();
+        let name = dir.path().file_name().unwrap().to_str().unwrap();
+        for bare in [dir.path().to_str().unwrap().to_string(), format!("./{name}")] {
+            let err = SourceSpec::parse_recorded(&bare, parent).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::SourceUrlInvalid, "{bare}");
+        }
     }
 
     #[test]
