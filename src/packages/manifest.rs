@@ -697,6 +697,12 @@ fn check_packed_path(path: &str) -> Result<(), String> {
 
 /// Parses a dependency constraint: `*`, `1.2.3` (exactly that version), `=`, `>=`,
 /// `>`, `<=`, `<`, `^`, `~`, and comma-joined combinations (all must hold).
+/// The description `aam pkg init` writes for the package, to be replaced.
+pub const PLACEHOLDER_DESCRIPTION: &str = "Describe what this package gives an agent.";
+
+/// The description `aam pkg init` writes in its skill's `SKILL.md`, to be replaced.
+pub const PLACEHOLDER_SKILL_DESCRIPTION: &str = "Describe when an agent should use this skill.";
+
 pub fn parse_constraint(text: &str) -> Result<semver::VersionReq, String> {
     let text = text.trim();
     if text == "*" {

@@ -59,6 +59,12 @@ pub fn validate_dir(dir: &Path) -> Result<Validation> {
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
     if let Some(manifest) = &checked.manifest {
+        if manifest.description == manifest::PLACEHOLDER_DESCRIPTION {
+            warnings.push(issue(
+                "description",
+                "it is still the placeholder `aam pkg init` wrote: say what the package gives an agent",
+            ));
+        }
         let files = layout::package_files(dir)?;
         for (i, (kind, artifact)) in manifest.artifacts.all().enumerate() {
             let field = format!("artifacts.{}[{}].path", kind.plural(), position(manifest, kind, i));
@@ -133,8 +139,12 @@ fn skill_file_problems(name: &str, text: &str) -> Vec<String> {
         )),
         Some(_) => {}
     }
-    if parsed.string("description").is_none() {
-        problems.push("its frontmatter has no `description`: agents choose skills by it".to_string());
+    match parsed.string("description") {
+        None => problems.push("its frontmatter has no `description`: agents choose skills by it".to_string()),
+        Some(found) if found == manifest::PLACEHOLDER_SKILL_DESCRIPTION => problems.push(
+            "its `description` is still the placeholder `aam pkg init` wrote: agents choose skills by it".to_string(),
+        ),
+        Some(_) => {}
     }
     problems
 }

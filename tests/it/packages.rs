@@ -59,6 +59,12 @@ fn init_validate_pack_publish_and_read_back() {
     let valid = env.json(&["pkg", "validate", "review-kit"]);
     assert_eq!(valid["valid"], true);
     assert_eq!(valid["artifact_count"], 1);
+    // The skill's placeholder `init` wrote is valid, and pointed out.
+    let warned = valid["warnings"].to_string();
+    assert!(
+        warned.contains("`description` is still the placeholder `aam pkg init` wrote"),
+        "{valid}"
+    );
 
     // Pack twice, a second apart with the files touched: identical bytes.
     let first = env.json(&["pkg", "pack", "review-kit"]);
@@ -129,6 +135,14 @@ fn init_validate_pack_publish_and_read_back() {
 fn versions_are_immutable_and_tags_move() {
     let env = TestEnv::new();
     env.json(&["pkg", "init", "kit", "--yes"]);
+    // Without `--description`, the package's placeholder is pointed out too.
+    let fields: Vec<String> = env.json(&["pkg", "validate", "kit"])["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["field"].as_str().unwrap().to_string())
+        .collect();
+    assert!(fields.contains(&"description".to_string()), "{fields:?}");
     env.json(&["registry", "init", "reg", "--default"]);
     env.json(&["pkg", "publish", "kit"]);
     let before = std::fs::read(env.path("reg/index.json")).unwrap();

@@ -104,7 +104,8 @@ impl Tool for PkgInit {
         let skill_path = package_path(ArtifactKind::Skill, &skill);
         let skill_file = format!("{skill_path}/SKILL.md");
         let skill_text = format!(
-            "---\nname: {skill}\ndescription: Describe when an agent should use this skill.\n---\n\n# {skill}\n\nWrite the instructions here.\n"
+            "---\nname: {skill}\ndescription: {}\n---\n\n# {skill}\n\nWrite the instructions here.\n",
+            crate::packages::manifest::PLACEHOLDER_SKILL_DESCRIPTION
         );
         // The example skill exactly as this writes it, with no manifest: an
         // init killed between its two writes, which this one finishes.
@@ -139,7 +140,7 @@ impl Tool for PkgInit {
             version: version.clone(),
             description: input
                 .description
-                .unwrap_or_else(|| "Describe what this package gives an agent.".to_string()),
+                .unwrap_or_else(|| crate::packages::manifest::PLACEHOLDER_DESCRIPTION.to_string()),
             author: input.author,
             license: input.license,
             repository: None,
