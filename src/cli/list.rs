@@ -20,11 +20,11 @@ pub(super) struct ListArgs {
     /// List the home-folder installs.
     #[arg(short = 'g', long = "global", conflicts_with = "available")]
     global: bool,
-    /// Only this source (repeatable).
-    #[arg(long = "source", value_name = "SOURCE")]
+    /// Only this source (repeatable, or a comma list).
+    #[arg(long = "source", value_name = "SOURCE", value_delimiter = ',')]
     sources: Vec<String>,
-    /// Only this type (repeatable).
-    #[arg(long = "type", value_name = "TYPE")]
+    /// Only this type (repeatable, or a comma list).
+    #[arg(long = "type", value_name = "TYPE", value_delimiter = ',')]
     types: Vec<String>,
     /// Artifacts per page (1 to 1000).
     #[arg(long, default_value_t = 50)]

@@ -106,8 +106,8 @@ pub(super) struct PkgCreateArgs {
     /// Include every artifact found.
     #[arg(long)]
     all: bool,
-    /// Include every artifact of this type (repeatable).
-    #[arg(long = "type", value_name = "TYPE")]
+    /// Include every artifact of this type (repeatable, or a comma list).
+    #[arg(long = "type", value_name = "TYPE", value_delimiter = ',')]
     types: Vec<String>,
     /// Platform the package targets (repeatable): an agent id (`aam agents` lists them).
     #[arg(long = "platform", value_name = "PLATFORM", value_parser = platform_arg, value_delimiter = ',')]

@@ -14,11 +14,11 @@ use crate::tools::{Context, invoke};
 pub(super) struct SearchArgs {
     /// Words to look for; empty lists everything. `source/name` ranks that artifact first.
     query: Vec<String>,
-    /// Only this type (repeatable): skill, agent, prompt, instruction.
-    #[arg(long = "type", value_name = "TYPE")]
+    /// Only this type (repeatable, or a comma list): skill, agent, prompt, instruction.
+    #[arg(long = "type", value_name = "TYPE", value_delimiter = ',')]
     types: Vec<String>,
-    /// Only this source (repeatable).
-    #[arg(long = "source", value_name = "SOURCE")]
+    /// Only this source (repeatable, or a comma list).
+    #[arg(long = "source", value_name = "SOURCE", value_delimiter = ',')]
     sources: Vec<String>,
     /// Only artifacts for this platform (and platform-neutral ones): an agent id `aam agents` lists, such as cursor, claude-code, github-copilot, codex.
     #[arg(long)]

@@ -328,6 +328,11 @@ fn filters_and_warnings() {
         names(&env.json(&["search", "review", "--type", "agent", "--type", "prompt"])),
         ["auditor", "triage"]
     );
+    // A comma list is the same filter (`--platform` took one; `--type` did not).
+    assert_eq!(
+        names(&env.json(&["search", "review", "--type", "agent,prompt"])),
+        ["auditor", "triage"]
+    );
 
     // An unknown value beside a known one is ignored with a warning; a filter
     // of unknown values only would search everything, and is refused.
