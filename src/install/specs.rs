@@ -16,7 +16,7 @@ use crate::packages::lock::{LockedArtifact, Origin};
 use crate::packages::manifest::{self, MANIFEST_FILE, Manifest, artifact_file_name};
 use crate::packages::registry::Registry;
 use crate::packages::registry::VersionEntry;
-use crate::packages::resolve::{Candidate, resolve};
+use crate::packages::resolve::{Candidate, YOUR_REQUEST, resolve_asked};
 use crate::packages::validate::{pack_dir, validate_archive_bytes};
 use crate::sources::{qualified_name, split_qualified};
 
@@ -60,7 +60,7 @@ pub fn prepare_specs(
     let settings = env.settings;
     let source_names = catalog.source_names()?;
     let mut prepared = Vec::new();
-    let mut registry_requests: Vec<(String, String)> = Vec::new();
+    let mut registry_requests: Vec<(String, String, String)> = Vec::new();
     // Explicit paths first, then registry packages, then package folders, then
     // source artifacts: a package's own folder next to you does not hide the
     // published package of the same name.
@@ -73,7 +73,11 @@ pub fn prepare_specs(
         }
         if let Some(rest) = spec.strip_prefix('@') {
             let (name, constraint) = split_version(rest);
-            registry_requests.push((format!("@{name}"), constraint.unwrap_or("*").to_string()));
+            registry_requests.push((
+                format!("@{name}"),
+                constraint.unwrap_or("*").to_string(),
+                YOUR_REQUEST.to_string(),
+            ));
             continue;
         }
         if spec.contains('/') {
@@ -110,7 +114,7 @@ pub fn prepare_specs(
         let (name, constraint) = split_version(spec);
         let name = name.to_string();
         if !catalog.registries_with(&name)?.is_empty() {
-            registry_requests.push((name, constraint.unwrap_or("*").to_string()));
+            registry_requests.push((name, constraint.unwrap_or("*").to_string(), YOUR_REQUEST.to_string()));
             continue;
         }
         if is_folder() {
@@ -165,7 +169,11 @@ pub fn prepare_specs(
     for package in &prepared {
         for (dependency, constraint) in &package.manifest.dependencies {
             if !by_path.contains(dependency) {
-                registry_requests.push((dependency.clone(), constraint.clone()));
+                registry_requests.push((
+                    dependency.clone(),
+                    constraint.clone(),
+                    format!("`{}@{}`", package.manifest.name, package.manifest.version),
+                ));
             }
         }
     }
@@ -354,7 +362,7 @@ fn prepare_registry(
     catalog: &Catalog,
     settings: &Settings,
     kept: &KeptRegistries,
-    requests: &[(String, String)],
+    requests: &[(String, String, String)],
 ) -> Result<Vec<Prepared>> {
     let registry_of = |name: &str| -> Result<Option<String>> {
         if let Some(registry) = kept.get(name)
@@ -378,18 +386,18 @@ fn prepare_registry(
     // A dist-tag (`kit@next`) names one version: asked for as exactly that
     // version (`=2.1.0-rc.1`, which the lock records).
     let mut asked = Vec::with_capacity(requests.len());
-    for (name, text) in requests {
+    for (name, text, by) in requests {
         let Err(why) = manifest::parse_constraint(text) else {
-            asked.push((name.clone(), text.clone()));
+            asked.push((name.clone(), text.clone(), by.clone()));
             continue;
         };
         let Some(registry) = registry_of(name)? else {
             // Not published anywhere: the resolver says so.
-            asked.push((name.clone(), "*".to_string()));
+            asked.push((name.clone(), "*".to_string(), by.clone()));
             continue;
         };
         match catalog.registry_tag(&registry, name, text)? {
-            Some(version) => asked.push((name.clone(), format!("={version}"))),
+            Some(version) => asked.push((name.clone(), format!("={version}"), by.clone())),
             None => {
                 let tags: Vec<String> = catalog
                     .registry_tags(&registry, name)?
@@ -406,7 +414,7 @@ fn prepare_registry(
             }
         }
     }
-    let resolved = resolve(&asked, |name| {
+    let resolved = resolve_asked(&asked, |name| {
         let (versions, latest) = entries(name)?;
         Ok(versions
             .into_iter()

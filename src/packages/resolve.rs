@@ -76,18 +76,36 @@ pub fn preferred(candidates: Vec<Candidate>, plain: bool, satisfies: impl Fn(&Ve
     }
 }
 
+/// Who made a request the user typed, as a conflict names it.
+pub const YOUR_REQUEST: &str = "your request";
+
+/// The version each of `requests` (name, constraint, all the user's) and
+/// their dependencies resolve to, from `versions_of`.
 pub fn resolve(
     requests: &[(String, String)],
     versions_of: impl Fn(&str) -> Result<Vec<Candidate>>,
 ) -> Result<BTreeMap<String, Resolved>> {
+    let asked: Vec<(String, String, String)> = requests
+        .iter()
+        .map(|(name, text)| (name.clone(), text.clone(), YOUR_REQUEST.to_string()))
+        .collect();
+    resolve_asked(&asked, versions_of)
+}
+
+/// [`resolve`], each request `(name, constraint, by)` saying who made it
+/// (`your request`, or a package installed from a folder that depends on it).
+pub fn resolve_asked(
+    requests: &[(String, String, String)],
+    versions_of: impl Fn(&str) -> Result<Vec<Candidate>>,
+) -> Result<BTreeMap<String, Resolved>> {
     let mut wanted: BTreeMap<String, Vec<Wanted>> = BTreeMap::new();
     let mut queue = VecDeque::new();
-    for (name, text) in requests {
+    for (name, text, by) in requests {
         let req = parse_constraint(text).map_err(|m| Error::invalid_argument(format!("`{name}@{text}`: {m}")))?;
         wanted.entry(name.clone()).or_default().push(Wanted {
             req,
             text: text.clone(),
-            by: "your request".to_string(),
+            by: by.clone(),
         });
         queue.push_back(name.clone());
     }

@@ -1234,6 +1234,26 @@ fn another_registry_with_the_name_is_not_the_origin() {
     );
 }
 
+/// A folder's dependency that exists nowhere names the folder's package as
+/// who requires it (it said "your request").
+#[test]
+fn a_missing_dependency_of_a_folder_names_the_folder_package() {
+    let env = TestEnv::new();
+    env.json(&["registry", "init", "reg", "--default"]);
+    let proj = project(&env);
+    let kit = package(&env.path("kit-d"), "kit-d", "0.1.0", &[("ghost", "^1")]);
+    let body = run_in(
+        &env,
+        &proj.dir,
+        &["install", kit.to_str().unwrap(), "--platform", "claude"],
+    )
+    .err("AAM_PACKAGE_NOT_FOUND");
+    assert_eq!(
+        body["message"], "no package named `ghost` (required by `kit-d@0.1.0`)",
+        "{body}"
+    );
+}
+
 /// A version asked for (`base@1.0.0`) is not moved by another package's
 /// dependency on another range: refused, naming both (it was replaced, the
 /// lock recording the dependency's range instead).
