@@ -142,6 +142,14 @@ fn package(o: &PackageInfoOutput) -> String {
     for (dep, c) in &o.dependencies {
         out.push_str(&format!("  requires: {dep} {c}\n"));
     }
+    // A published package not installed here says how to install it, as an artifact's card does.
+    if o.installed_version.is_none() && o.registry.is_some() {
+        let version = o.shown_version.as_deref().map(|v| format!("@{v}")).unwrap_or_default();
+        out.push_str(&format!(
+            "   install: aam install {}\n",
+            crate::paths::shell_word(&format!("{}{version}", o.name))
+        ));
+    }
     if let Some(artifact) = &o.from_artifact {
         out.push_str(&format!("\nFiles, preview and audit: `aam info {artifact}`\n"));
     }

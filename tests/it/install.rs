@@ -1556,6 +1556,13 @@ fn info_of_a_package_version_shows_that_version() {
         human.stdout.contains("showing: 1.1.0") && human.stdout.contains("requires: base ^1"),
         "{human:?}"
     );
+    assert!(!human.stdout.contains("install: "), "installed here: {human:?}");
+    // Where it is not installed, the card ends with the command that installs it.
+    let elsewhere = env.aam(&["info", "kit@1.1.0"]);
+    assert!(
+        elsewhere.stdout.contains("   install: aam install kit@1.1.0\n"),
+        "{elsewhere:?}"
+    );
 }
 
 /// Source `p` holding the prompt `summarize`, and two projects, `a` and `b`.
