@@ -366,16 +366,11 @@ pub(super) fn install_prepared(
     let home_settings = ctx.home.load_settings()?;
     // No platform to deploy a new package to is said before the project lock
     // is taken, which makes `.aam/`: a folder that is no project stays as it was.
-    if !input.no_deploy
-        && input.platforms.is_empty()
-        && !input.dry_run
-        && prepared.iter().any(|p| {
-            !roots
-                .read_lock()
-                .is_ok_and(|lock| lock.packages.contains_key(&p.manifest.name))
-        })
-    {
-        platforms::choose(&roots, &home_settings, &[])?;
+    if !input.no_deploy && input.platforms.is_empty() && !input.dry_run {
+        let installed = roots.read_lock().map(|lock| lock.packages).unwrap_or_default();
+        if prepared.iter().any(|p| !installed.contains_key(&p.manifest.name)) {
+            platforms::choose(&roots, &home_settings, &[])?;
+        }
     }
     let _lock = if input.dry_run {
         None
