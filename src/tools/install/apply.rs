@@ -300,7 +300,12 @@ fn refuse_overriding_requests(
             .iter()
             .any(|spec| crate::install::specs::split_version(spec).0 == name)
     };
-    for package in prepared.iter().filter(|p| !named(&p.manifest.name)) {
+    // Only what registries resolve comes in as a dependency: a folder or an
+    // archive is asked for by its path.
+    let dependencies = prepared
+        .iter()
+        .filter(|p| p.origin == crate::packages::lock::Origin::Registry && !named(&p.manifest.name));
+    for package in dependencies {
         let name = &package.manifest.name;
         let Some(entry) = lock
             .packages
