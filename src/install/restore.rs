@@ -297,25 +297,10 @@ fn url_cache(
     wanted: &WantedCommit<'_>,
 ) -> Result<(crate::sources::cache::CacheLock, GitCache)> {
     let (name, commit, commit_text) = (wanted.package, wanted.commit, wanted.text);
-    // Recorded before the cache is looked at, so a repair running meanwhile
-    // finds the lock file that wants it (a root that is no UTF-8 text is never
-    // recorded: its commits are kept).
-    if let Some(root) = project_root.to_str().filter(|_| project_root.is_absolute()) {
-        catalog.record_restored_commit(&spec.cache_key(), commit_text, root)?;
-    }
+    let cache_lock = lock_for_restore(env, catalog, project_root, &spec.cache_key(), commit_text)?;
     let dir = env.spec.caches.join(spec.cache_key());
-    // Held while the commit is read: a repair deleting an unused commit or
-    // cache asks under this lock, and finds the commit kept for this lock file.
-    let cache_lock = crate::sources::cache::lock(env.spec.locks, env.spec.caches, &spec.cache_key())?;
-    let locked_ref = crate::sources::cache::locked_ref(commit_text);
-    let cached = GitCache::open(&dir).ok().filter(|cache| cache.has_commit(commit));
-    let cache = match cached {
-        Some(cache) => {
-            if !cache.has_ref(&locked_ref) {
-                cache.set_ref(&locked_ref, commit)?;
-            }
-            cache
-        }
+    let cache = match holding(env, &spec.cache_key(), commit) {
+        Some(cache) => keeping(cache, wanted)?,
         None if env.offline => {
             return Err(Error::new(
                 ErrorCode::OfflineMissing,
@@ -352,6 +337,7 @@ fn url_cache(
             let (cache, created) = GitCache::open_or_create(&dir)?;
             let cache = cache.reading_local_within(env.spec.local_within.clone());
             let want = RefWant::Named(commit_text.to_string());
+            let locked_ref = crate::sources::cache::locked_ref(commit_text);
             cache
                 .fetch(&spec.url, &want, &locked_ref, created, env.fetch_limits, env.cancel)
                 .map_err(|e| match e.code() {
@@ -391,33 +377,54 @@ fn cached_elsewhere(
     own_key: &str,
     wanted: &WantedCommit<'_>,
 ) -> Result<Option<(crate::sources::cache::CacheLock, GitCache)>> {
-    let (commit, commit_text) = (wanted.commit, wanted.text);
-    let holding = |key: &str| {
-        GitCache::open(&env.spec.caches.join(key))
-            .ok()
-            .filter(|cache| cache.has_commit(commit))
-    };
-    if holding(own_key).is_some() {
+    if holding(env, own_key, wanted.commit).is_some() {
         return Ok(None);
     }
     for source in catalog.list_sources()? {
-        if source.cache_key == own_key || holding(&source.cache_key).is_none() {
+        if source.cache_key == own_key || holding(env, &source.cache_key, wanted.commit).is_none() {
             continue;
         }
-        if let Some(root) = project_root.to_str().filter(|_| project_root.is_absolute()) {
-            catalog.record_restored_commit(&source.cache_key, commit_text, root)?;
-        }
-        let lock = crate::sources::cache::lock(env.spec.locks, env.spec.caches, &source.cache_key)?;
+        let lock = lock_for_restore(env, catalog, project_root, &source.cache_key, wanted.text)?;
         // Looked at again under the lock: a repair may have dropped it meanwhile.
-        if let Some(cache) = holding(&source.cache_key) {
-            let locked_ref = crate::sources::cache::locked_ref(commit_text);
-            if !cache.has_ref(&locked_ref) {
-                cache.set_ref(&locked_ref, commit)?;
-            }
-            return Ok(Some((lock, cache)));
+        if let Some(cache) = holding(env, &source.cache_key, wanted.commit) {
+            return Ok(Some((lock, keeping(cache, wanted)?)));
         }
     }
     Ok(None)
+}
+
+/// Records that the project at `project_root` restores `commit_text` from
+/// the cache `key`, then takes that cache's lock, held while the commit is
+/// read. Recorded first, so a repair running meanwhile (it deletes unused
+/// commits and caches under this lock) finds the lock file that wants it; a
+/// root that is no UTF-8 text is never recorded, and its commits are kept.
+fn lock_for_restore(
+    env: &RestoreEnv<'_>,
+    catalog: &Catalog,
+    project_root: &std::path::Path,
+    key: &str,
+    commit_text: &str,
+) -> Result<crate::sources::cache::CacheLock> {
+    if let Some(root) = project_root.to_str().filter(|_| project_root.is_absolute()) {
+        catalog.record_restored_commit(key, commit_text, root)?;
+    }
+    crate::sources::cache::lock(env.spec.locks, env.spec.caches, key)
+}
+
+/// The cache `key` when it holds `commit`.
+fn holding(env: &RestoreEnv<'_>, key: &str, commit: Oid) -> Option<GitCache> {
+    GitCache::open(&env.spec.caches.join(key))
+        .ok()
+        .filter(|cache| cache.has_commit(commit))
+}
+
+/// `cache`, with the wanted commit kept under its locked ref.
+fn keeping(cache: GitCache, wanted: &WantedCommit<'_>) -> Result<GitCache> {
+    let locked_ref = crate::sources::cache::locked_ref(wanted.text);
+    if !cache.has_ref(&locked_ref) {
+        cache.set_ref(&locked_ref, wanted.commit)?;
+    }
+    Ok(cache)
 }
 
 /// The deployed files of `entry` that are on disk as it records but that aam
