@@ -143,14 +143,18 @@ impl Tool for Search {
         crate::search::check_query(&input.query)?;
         let catalog = ctx.catalog()?;
         let source_names = catalog.source_names()?;
-        // A package's source is its registry: its name filters as a source's does.
-        let registry_names: Vec<String> = ctx
-            .home
-            .load_settings()?
-            .registries
-            .into_iter()
-            .map(|r| r.name)
-            .collect();
+        // A package's source is its registry: its name filters as a source's
+        // does (settings are read only when a source is asked for).
+        let registry_names: Vec<String> = match input.source.is_empty() {
+            true => Vec::new(),
+            false => ctx
+                .home
+                .load_settings()?
+                .registries
+                .into_iter()
+                .map(|r| r.name)
+                .collect(),
+        };
         let mut warnings = Vec::new();
         let unfetched = catalog.unfetched_source_names()?;
         if !unfetched.is_empty() {
