@@ -265,6 +265,11 @@ CREATE TABLE restored_commits (
     PRIMARY KEY (cache_key, commit_id, project_root)
 ) WITHOUT ROWID;
 
+CREATE TABLE install_places (
+    path     TEXT NOT NULL PRIMARY KEY,
+    used_at  TEXT NOT NULL   -- RFC 3339: the last install or restore from it
+) WITHOUT ROWID;
+
 INSERT INTO meta VALUES ('generation', '0');
 
 PRAGMA analysis_limit = 2000;

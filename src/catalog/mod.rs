@@ -424,7 +424,7 @@ fn bump_generation(tx: &Transaction<'_>) -> Result<u64> {
 /// Every process opening the catalog compares it with the catalog's version, and
 /// building refinery's runner to read it compiles a regex (half a millisecond of
 /// a 10 ms lookup).
-const LATEST_MIGRATION: i64 = 23;
+const LATEST_MIGRATION: i64 = 24;
 
 fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
     let latest = LATEST_MIGRATION;
@@ -1132,7 +1132,7 @@ mod tests {
                  DROP TABLE artifact_version_files; DROP TABLE artifact_versions;
                  DROP INDEX project_artifacts_main_file; ALTER TABLE project_files DROP COLUMN ctime_ns;
                  DROP TABLE written_files; DROP INDEX package_artifacts_awaiting_source; ALTER TABLE package_artifacts DROP COLUMN source_url;
-                 DROP TABLE restored_commits; DELETE FROM refinery_schema_history WHERE version >= 11",
+                 DROP TABLE restored_commits; DROP TABLE install_places; DELETE FROM refinery_schema_history WHERE version >= 11",
             )
             .unwrap();
         assert_eq!(analyzed(&catalog), 0);
@@ -1170,7 +1170,7 @@ mod tests {
             .execute_batch(
                 "ALTER TABLE projects DROP COLUMN artifact_count; ALTER TABLE project_files DROP COLUMN ctime_ns;
                  DROP TABLE written_files; ALTER TABLE artifact_versions DROP COLUMN digests;
-                 DROP INDEX package_artifacts_awaiting_source; ALTER TABLE package_artifacts DROP COLUMN source_url; DROP TABLE restored_commits; DELETE FROM refinery_schema_history WHERE version >= 15",
+                 DROP INDEX package_artifacts_awaiting_source; ALTER TABLE package_artifacts DROP COLUMN source_url; DROP TABLE restored_commits; DROP TABLE install_places; DELETE FROM refinery_schema_history WHERE version >= 15",
             )
             .unwrap();
         drop(catalog);

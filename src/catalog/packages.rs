@@ -123,7 +123,25 @@ impl Catalog {
             }
         }
         drop((insert, written));
+        if let Some(place) = install.place {
+            tx.execute(
+                "INSERT INTO install_places (path, used_at) VALUES (?1, ?2)
+                 ON CONFLICT (path) DO UPDATE SET used_at = excluded.used_at",
+                params![place, now_timestamp()],
+            )
+            .map_err(db_error)?;
+        }
         tx.commit().map_err(db_error)
+    }
+
+    /// Whether a package was installed from the folder, archive or local
+    /// repository at `path` (absolute, as recorded) on this machine: the only
+    /// places outside a project a lock file may have a restore read.
+    pub fn installs_from(&self, path: &str) -> Result<bool> {
+        self.conn
+            .prepare_cached("SELECT EXISTS (SELECT 1 FROM install_places WHERE path = ?1)")
+            .and_then(|mut stmt| stmt.query_row([path], |r| r.get(0)))
+            .map_err(db_error)
     }
 
     /// Records `files` (lock key, blake3) as shown to be what a package's
@@ -289,6 +307,9 @@ pub struct InstallRecord<'a> {
     /// The keys of `files` found in place rather than written (an adoption's
     /// copies): recorded as the install's, not as written by aam.
     pub found_in_place: &'a [String],
+    /// The package folder, archive or local repository outside the project it
+    /// was read from, by absolute path: a place this machine installs from.
+    pub place: Option<&'a str>,
 }
 
 fn delete_install(tx: &Transaction<'_>, project_root: &str, package: &str) -> Result<()> {

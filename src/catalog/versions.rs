@@ -625,7 +625,7 @@ mod tests {
             .conn
             .execute_batch(
                 "ALTER TABLE artifact_versions DROP COLUMN digests; DROP INDEX package_artifacts_awaiting_source; ALTER TABLE package_artifacts DROP COLUMN source_url;
-                 DROP TABLE restored_commits; DELETE FROM refinery_schema_history WHERE version >= 20",
+                 DROP TABLE restored_commits; DROP TABLE install_places; DELETE FROM refinery_schema_history WHERE version >= 20",
             )
             .unwrap();
         drop(catalog);

@@ -115,6 +115,10 @@ pub struct InstallMirror {
     /// aam wrote those bytes there.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub found_in_place: Vec<String>,
+    /// The package folder, archive or local repository outside the project it
+    /// was read from, by absolute path (see [`super::mirror::place_of`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<String>,
 }
 
 /// Where the catalog says an installed package came from: a registry, or a

@@ -10,7 +10,8 @@ use super::journal::{InstallMirror, MirrorOp, MirrorOrigin};
 use super::plan::Prepared;
 use crate::catalog::{Catalog, InstallRecord, NewPackage, PackageMember};
 use crate::error::Result;
-use crate::packages::lock::{LockFile, LockedPackage};
+use crate::packages::lock::{LockFile, LockedPackage, Origin};
+use crate::sources::spec::SourceSpec;
 
 /// What the catalog records of `prepared`, installed under `roots` as `entry`.
 pub fn record_of(roots: &Roots, entry: &LockedPackage, prepared: &Prepared) -> MirrorOp {
@@ -26,7 +27,7 @@ pub fn record_of(roots: &Roots, entry: &LockedPackage, prepared: &Prepared) -> M
         platforms: entry.platforms.clone(),
         source_commit: entry.source_commit.clone(),
         source_url: match prepared.origin {
-            crate::packages::lock::Origin::Source => prepared.source_url.clone(),
+            Origin::Source => prepared.source_url.clone(),
             _ => None,
         },
         files: entry
@@ -35,7 +36,22 @@ pub fn record_of(roots: &Roots, entry: &LockedPackage, prepared: &Prepared) -> M
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
         found_in_place: Vec::new(),
+        place: place_of(entry, prepared),
     }))
+}
+
+/// The place outside the project `prepared` was read from, by absolute path:
+/// the package folder or archive of an entry not recorded below the root
+/// (`./kit`), or the repository of a local source. What lets a later restore
+/// read there again (see [`super::restore`]).
+pub fn place_of(entry: &LockedPackage, prepared: &Prepared) -> Option<String> {
+    match prepared.origin {
+        Origin::Local | Origin::Archive => {
+            Some(prepared.source_name.clone()).filter(|_| !entry.source_name.starts_with("./"))
+        }
+        Origin::Source => SourceSpec::recorded_local_path(prepared.source_url.as_deref()?),
+        Origin::Registry => None,
+    }
 }
 
 /// Like [`record_of`], for an adoption: aam wrote only the package's copy,
@@ -172,13 +188,13 @@ fn record_install(catalog: &mut Catalog, record: &InstallMirror) -> Result<()> {
         source_url: record.source_url.as_deref(),
         files: &record.files,
         found_in_place: &record.found_in_place,
+        place: record.place.as_deref(),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packages::lock::Origin;
 
     /// Journals written before the type read the same: the catalog keeps
     /// `registry` or `source`, folders and archives counting as sources.

@@ -103,10 +103,10 @@ pub fn prepare(
         Origin::Source => source(env, catalog, &roots.root, name, entry)?,
         Origin::Local | Origin::Archive => {
             let path = roots.recorded_location(&entry.source_name);
-            // A `./` path leads below the root, links included (a committed
-            // link could lead anywhere).
-            if entry.source_name.starts_with("./") {
-                let root = roots.root.canonicalize().unwrap_or_else(|_| roots.root.clone());
+            let root = roots.root.canonicalize().unwrap_or_else(|_| roots.root.clone());
+            if lexically_below(&path, &root) {
+                // `./kit`, or the absolute path an older aam recorded: it leads
+                // below the root, links included (a committed link could lead anywhere).
                 if path.canonicalize().is_ok_and(|real| !real.starts_with(&root)) {
                     return Err(Error::new(
                         ErrorCode::LockInvalid,
@@ -117,6 +117,17 @@ pub fn prepare(
                     )
                     .with_hint("the lock file or the project may have been changed by someone else: check the link and the entry"));
                 }
+            } else if !catalog.installs_from(&entry.source_name)? {
+                // Outside the project, only a place this machine installed from.
+                let what = match entry.source {
+                    Origin::Local => "package folder",
+                    _ => "archive",
+                };
+                let use_it = format!(
+                    "install from it once (`aam install {}`)",
+                    crate::error::quoted(&entry.source_name)
+                );
+                return Err(unknown_place(name, what, &entry.source_name, &use_it));
             }
             let prepared = specs::prepare_path(&env.spec, &path, &entry.source_name).map_err(|e| {
                 let origin = format!("{} `{}`", entry.source.as_str(), entry.source_name);
@@ -228,10 +239,20 @@ fn source(
             }
         },
     };
+    // A local repository is read only when this machine uses it: registered
+    // as a source, or installed from before. Asked of the URL's text, and
+    // another one is never looked at: its commit may still be in a cache.
+    let unknown_repository = match SourceSpec::recorded_local_path(&url) {
+        Some(path) if !uses_repository(catalog, &path)? => Some(path),
+        _ => None,
+    };
     // The same checks as `aam source add`: accepted transports only, and a
     // URL that carries credentials is refused without echoing them.
-    let spec = SourceSpec::parse_recorded(&url, env.spec.cwd)
-        .map_err(|e| invalid(format!("names a source URL aam does not take ({})", e.message())))?;
+    let spec = match unknown_repository {
+        Some(_) => SourceSpec::parse_recorded_as_written(&url),
+        None => SourceSpec::parse_recorded(&url, env.spec.cwd),
+    }
+    .map_err(|e| invalid(format!("names a source URL aam does not take ({})", e.message())))?;
     if spec.had_credentials {
         return Err(invalid(format!("names a URL with credentials (`{}`)", redact(&url))));
     }
@@ -251,6 +272,7 @@ fn source(
         artifact_path: &artifact.path,
         commit,
         text: commit_text,
+        unknown_repository: unknown_repository.as_deref(),
     };
     let (_cache_lock, cache) = match cached_elsewhere(env, catalog, project_root, &spec.cache_key(), &wanted)? {
         Some(found) => found,
@@ -273,6 +295,31 @@ fn source(
     )
 }
 
+/// Whether `path` lies below `root` as written: no `..` or `.` part after it.
+fn lexically_below(path: &std::path::Path, root: &std::path::Path) -> bool {
+    path.strip_prefix(root).is_ok_and(|rest| {
+        rest.components().next().is_some() && rest.components().all(|c| matches!(c, std::path::Component::Normal(_)))
+    })
+}
+
+/// `AAM_UNSAFE_PATH`: the lock entry of `name` has a restore read the `what`
+/// at `path`, outside the project, which no install on this machine used. A
+/// lock file comes with the project, written by whoever committed it: were it
+/// followed anywhere, a cloned lock would have aam read any folder, archive or
+/// repository of the user's. `use_it` says how to use it here.
+fn unknown_place(name: &str, what: &str, path: &str, use_it: &str) -> Error {
+    Error::new(
+        ErrorCode::UnsafePath,
+        format!(
+            "the lock file installs `{name}` from the {what} `{}`, outside the project, which no install on this machine used",
+            crate::error::quoted(path)
+        ),
+    )
+    .with_hint(format!(
+        "aam reads a place outside the project only once you have used it here: if it is yours, {use_it}, then run `aam install` again"
+    ))
+}
+
 /// The commit a source install's lock entry records, and what it is for.
 struct WantedCommit<'a> {
     /// The package's name.
@@ -284,6 +331,19 @@ struct WantedCommit<'a> {
     commit: Oid,
     /// The commit id as the entry writes it.
     text: &'a str,
+    /// The entry's local repository, when this machine never used it: never
+    /// fetched from (see [`uses_repository`]).
+    unknown_repository: Option<&'a str>,
+}
+
+/// Whether this machine uses the local repository at `path` (as a recorded
+/// `file://` URL names it): a registered source's, or installed from before.
+fn uses_repository(catalog: &Catalog, path: &str) -> Result<bool> {
+    let registered = catalog
+        .list_sources()?
+        .iter()
+        .any(|source| SourceSpec::recorded_local_path(&source.url).as_deref() == Some(path));
+    Ok(registered || catalog.installs_from(path)?)
 }
 
 /// The cache of the recorded URL's repository, under its lock, holding the
@@ -313,6 +373,10 @@ fn url_cache(
             .with_hint("run `aam install` without `--offline` to fetch it"));
         }
         None => {
+            if let Some(path) = wanted.unknown_repository {
+                let use_it = format!("register it (`aam source add {}`)", crate::error::quoted(path));
+                return Err(unknown_place(name, "local repository", path, &use_it));
+            }
             // A local repository is read only where the caller may read (a
             // restore served over MCP fetched a lock's `file://` URL from anywhere).
             if spec.kind == crate::sources::spec::SourceKind::Local {
@@ -356,7 +420,7 @@ fn url_cache(
                         crate::error::quoted(wanted.source_name),
                         crate::error::quoted(wanted.artifact_path)
                     )),
-                    _ => e,
+                    _ => e.in_context(format!("restoring `{name}`")),
                 })?;
             cache
         }
@@ -627,6 +691,25 @@ mod tests {
     use super::*;
     use crate::packages::lock::{Deployment, LockedArtifact};
     use crate::scan::{ArtifactKind, Platform};
+
+    /// A recorded place counts as the project's only when it lies below the
+    /// root as written: `..` parts climb out, whatever they start with.
+    #[test]
+    fn only_a_path_below_the_root_as_written_is_the_projects() {
+        let root = std::path::Path::new("/work/proj");
+        let cases = [
+            ("/work/proj/kit", true),
+            ("/work/proj/a/b.aam", true),
+            ("/work/proj", false),
+            ("/work/proj/../secret", false),
+            ("/work/proj/./kit", true),
+            ("/work/project-two/kit", false),
+            ("/etc", false),
+        ];
+        for (path, below) in cases {
+            assert_eq!(lexically_below(std::path::Path::new(path), root), below, "{path}");
+        }
+    }
 
     fn entry() -> LockedPackage {
         LockedPackage {

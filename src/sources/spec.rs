@@ -83,22 +83,48 @@ impl SourceSpec {
         Ok(())
     }
 
+    /// The folder a recorded `file://` URL names (`file:///a/b/` is `/a/b`),
+    /// worked out from the text alone, without looking at the file system:
+    /// what a restore asks about a lock's local repository before it reads
+    /// anything there. `None` for any other URL.
+    pub fn recorded_local_path(url: &str) -> Option<String> {
+        let url = url.trim();
+        let scheme = url.get(..7).filter(|s| s.eq_ignore_ascii_case("file://"))?;
+        let path = percent_decode(&url[scheme.len()..]);
+        match path.trim_end_matches('/') {
+            "" => Some("/".to_string()),
+            trimmed => Some(trimmed.to_string()),
+        }
+    }
+
     /// Parses a URL a lock file recorded. A `file://` URL whose folder is not
     /// on this machine is taken as written (absolute, with no `.` or `..`
     /// part): its cache may still hold the commit, and a fetch from it fails
     /// only when one is needed.
     pub fn parse_recorded(url: &str, cwd: &Path) -> Result<Self> {
         let recorded = url.trim().strip_prefix("file://").map(percent_decode);
-        let Some(path) = recorded.filter(|p| std::fs::symlink_metadata(p).is_err()) else {
-            let parsed = Self::parse(url, cwd)?;
-            // Installs record a local repository as a `file://` URL: a bare
-            // path (`../private`), resolved against wherever the command runs,
-            // names a repository the lock's writer picked on this machine.
-            if parsed.kind == SourceKind::Local && !url.trim().starts_with("file://") {
-                return Err(invalid(format!("`{}` is a path, not a `file://` URL", redact(url))));
-            }
-            return Ok(parsed);
-        };
+        if recorded.is_some_and(|p| std::fs::symlink_metadata(p).is_err()) {
+            return Self::parse_recorded_as_written(url);
+        }
+        let parsed = Self::parse(url, cwd)?;
+        // Installs record a local repository as a `file://` URL: a bare
+        // path (`../private`), resolved against wherever the command runs,
+        // names a repository the lock's writer picked on this machine.
+        if parsed.kind == SourceKind::Local && !url.trim().starts_with("file://") {
+            return Err(invalid(format!("`{}` is a path, not a `file://` URL", redact(url))));
+        }
+        Ok(parsed)
+    }
+
+    /// Parses a recorded `file://` URL as written (an absolute path with no
+    /// `.` or `..` part), never looking at that path: a repository not on this
+    /// machine, or one a restore may not read.
+    pub fn parse_recorded_as_written(url: &str) -> Result<Self> {
+        let path = url
+            .trim()
+            .strip_prefix("file://")
+            .map(percent_decode)
+            .ok_or_else(|| invalid(format!("`{}` is not a `file://` URL", redact(url))))?;
         let trimmed = path.trim_end_matches('/');
         let plain = path.starts_with('/')
             && trimmed
@@ -728,6 +754,31 @@ fn parse_local(path: &Path, cwd: &Path) -> Result<SourceSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a restore asks of a lock's URL before it looks at any path.
+    #[test]
+    fn a_recorded_local_path_is_read_from_the_url_text_alone() {
+        let cases = [
+            ("file:///srv/skills", Some("/srv/skills")),
+            ("file:///srv/skills/", Some("/srv/skills")),
+            ("  FILE:///srv/my%20skills ", Some("/srv/my skills")),
+            ("file:///", Some("/")),
+            ("https://github.com/o/r", None),
+            ("/srv/skills", None),
+            ("file:", None),
+        ];
+        for (url, path) in cases {
+            assert_eq!(SourceSpec::recorded_local_path(url).as_deref(), path, "{url}");
+        }
+        let missing = "file:///nowhere/at/all";
+        let spec = SourceSpec::parse_recorded_as_written(missing).unwrap();
+        assert_eq!(
+            (spec.kind, spec.repo_path.as_str()),
+            (SourceKind::Local, "/nowhere/at/all")
+        );
+        assert!(SourceSpec::parse_recorded_as_written("file:///a/../b").is_err());
+        assert!(SourceSpec::parse_recorded_as_written("https://h/o/r").is_err());
+    }
 
     #[test]
     fn one_repository_with_or_without_git_and_slash() {

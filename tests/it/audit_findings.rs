@@ -760,12 +760,10 @@ fn allowed_findings_are_recorded_for_upgrades_and_restores() {
     project.git(&["clone", "-q", project.dir.to_str().unwrap(), ci.to_str().unwrap()]);
     let fresh = env.path("ci-home");
     std::fs::remove_dir_all(ci.join(".claude")).unwrap();
-    env.aam_with(
-        &ci,
-        &[("AAM_HOME", fresh.to_str().unwrap())],
-        &["--json", "install", "--frozen"],
-    )
-    .ok_json();
+    let in_ci = |args: &[&str]| env.aam_with(&ci, &[("AAM_HOME", fresh.to_str().unwrap())], args);
+    // A local repository is read only where it is registered.
+    in_ci(&["--json", "source", "add", repo.path(), "--name", "src"]).ok_json();
+    in_ci(&["--json", "install", "--frozen"]).ok_json();
     assert!(ci.join(".claude/skills/evil/SKILL.md").is_file());
 
     // A lock of an earlier aam records bare rules: a restore of its content

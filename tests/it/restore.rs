@@ -10,6 +10,34 @@ use crate::support::{Repo, Run, TestEnv, skill};
 /// A source repository `upstream` with two skills (one with an executable
 /// script) and an agent, added as source `upstream`.
 fn upstream(env: &TestEnv) -> Repo {
+    let repo = upstream_repo(env);
+    env.json(&["source", "add", repo.path(), "--name", "upstream"]);
+    repo
+}
+
+/// A smart-HTTP server of a test, stopped when this goes.
+struct Served(std::process::Child);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// [`upstream`], served over smart HTTP from a bare clone and added as source
+/// `upstream` by that URL: a lock names it as a CI machine meets it, a
+/// repository to fetch (a local repository a lock names is read only where
+/// this machine uses it).
+fn served_upstream(env: &TestEnv) -> (Repo, Served) {
+    let repo = upstream_repo(env);
+    let (server, url) = crate::sources::serve_bare_clone(env, &repo, false, &[]);
+    env.json(&["source", "add", &url, "--name", "upstream"]);
+    (repo, Served(server))
+}
+
+/// The repository of [`upstream`], committed, not added.
+fn upstream_repo(env: &TestEnv) -> Repo {
     let repo = env.repo("upstream");
     repo.write("skills/pdf/SKILL.md", skill("pdf", "PDF v1"))
         .write("skills/pdf/scripts/fill.sh", "#!/bin/sh\necho fill\n")
@@ -22,7 +50,6 @@ fn upstream(env: &TestEnv) -> Repo {
     let script = repo.dir.join("skills/pdf/scripts/fill.sh");
     std::fs::set_permissions(script, std::fs::Permissions::from_mode(0o755)).unwrap();
     repo.commit("c1");
-    env.json(&["source", "add", repo.path(), "--name", "upstream"]);
     repo
 }
 
@@ -109,9 +136,10 @@ fn mode(path: PathBuf) -> u32 {
 }
 
 /// A project with two source skills, a source agent and a registry package
-/// (every artifact type) for claude and codex.
-fn installed_project(env: &TestEnv) -> Repo {
-    upstream(env);
+/// (every artifact type) for claude and codex; the source is served over HTTP
+/// while the guard lives.
+fn installed_project(env: &TestEnv) -> (Repo, Served) {
+    let (_, served) = served_upstream(env);
     env.json(&["registry", "init", "reg", "--default"]);
     let kit = env.path("kit-src");
     package(&kit, "kit", "1.0.0", &[]);
@@ -121,13 +149,13 @@ fn installed_project(env: &TestEnv) -> Repo {
     let mut args = vec!["install", "--platform", "claude", "--platform", "codex"];
     args.extend(specs);
     run(env, &env.home(), &proj.dir, &args).ok_json();
-    proj
+    (proj, served)
 }
 
 #[test]
 fn a_project_with_only_its_lock_is_restored_byte_for_byte_in_a_fresh_home() {
     let env = TestEnv::new();
-    let proj = installed_project(&env);
+    let (proj, _served) = installed_project(&env);
     let before = tree(&proj.dir);
     assert!(
         before.contains_key(".claude/skills/pdf/scripts/fill.sh"),
@@ -136,9 +164,10 @@ fn a_project_with_only_its_lock_is_restored_byte_for_byte_in_a_fresh_home() {
     );
     assert_eq!(mode(proj.dir.join(".claude/skills/pdf/scripts/fill.sh")), 0o755);
     let entry = lock(&proj.dir)["packages"]["pdf"].clone();
-    assert_eq!(
-        entry["source_url"].as_str(),
-        Some(format!("file://{}", env.path("upstream").display()).as_str())
+    let url = entry["source_url"].as_str().unwrap();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with("/repo.git"),
+        "{url}"
     );
 
     keep_only_the_lock(&proj.dir);
@@ -242,6 +271,20 @@ fn edit_lock(dir: &Path, from: &str, to: &str) {
     let original = text(&path);
     assert!(original.contains(from), "{from:?} not in {original}");
     std::fs::write(&path, original.replacen(from, to, 1)).unwrap();
+}
+
+/// [`pdf_installed`] from [`served_upstream`], served while the guard lives.
+fn pdf_installed_served(env: &TestEnv) -> (Repo, Served) {
+    let (_, served) = served_upstream(env);
+    let proj = project(env);
+    run(
+        env,
+        &env.home(),
+        &proj.dir,
+        &["install", "upstream/pdf", "--platform", "claude"],
+    )
+    .ok_json();
+    (proj, served)
 }
 
 /// A project with the `pdf` skill of [`upstream`] installed for claude.
@@ -367,7 +410,7 @@ fn frozen_fails_naming_what_differs_and_checksums_are_always_verified() {
 #[test]
 fn the_caches_a_restore_fetched_stay_for_the_next_offline_restore() {
     let env = TestEnv::new();
-    let proj = pdf_installed(&env);
+    let (proj, served) = pdf_installed_served(&env);
     let before = tree(&proj.dir);
     keep_only_the_lock(&proj.dir);
     // CI: a fresh home, no sources, a restore that fetches what the lock names.
@@ -387,20 +430,19 @@ fn the_caches_a_restore_fetched_stay_for_the_next_offline_restore() {
     run(&env, &ci, &proj.dir, &["catalog", "check", "--repair"]).ok_json();
 
     // The repository is gone; the next restore is offline.
-    std::fs::remove_dir_all(env.path("upstream")).unwrap();
+    drop(served);
     keep_only_the_lock(&proj.dir);
     run(&env, &ci, &proj.dir, &["install", "--frozen", "--offline"]).ok_json();
     same_tree(&proj.dir, &before);
 
-    // Where nothing is cached, the error names the package and the way out.
+    // Where nothing is cached, the error names the package.
     keep_only_the_lock(&proj.dir);
-    let err = run(&env, &env.path("other-home"), &proj.dir, &["install", "--frozen"]).err("AAM_SOURCE_URL_INVALID");
-    let message = err["message"].as_str().unwrap();
+    let failed = run(&env, &env.path("other-home"), &proj.dir, &["install", "--frozen"]);
+    assert_eq!(failed.code, 1, "{failed:?}");
     assert!(
-        message.contains("`pdf`") && message.contains("not on this machine"),
-        "{err}"
+        failed.json()["error"]["message"].as_str().unwrap().contains("`pdf`"),
+        "{failed:?}"
     );
-    assert!(err["hint"].as_str().unwrap().contains("--force"), "{err}");
 }
 
 /// The `files` check of `aam catalog check` run in `dir` with `home`.
@@ -422,7 +464,7 @@ fn files_check(env: &TestEnv, home: &Path, dir: &Path) -> serde_json::Value {
 #[test]
 fn a_restored_commit_is_kept_while_a_lock_file_names_it_and_collected_after() {
     let env = TestEnv::new();
-    let proj = pdf_installed(&env);
+    let (proj, _served) = pdf_installed_served(&env);
     let commit = lock(&proj.dir)["packages"]["pdf"]["source_commit"]
         .as_str()
         .unwrap()
@@ -436,9 +478,14 @@ fn a_restored_commit_is_kept_while_a_lock_file_names_it_and_collected_after() {
     let ci = env.path("ci-home");
     run(&env, &ci, &proj.dir, &["install", "--frozen"]).ok_json();
     run(&env, &ci, &twin, &["install", "--frozen"]).ok_json();
-    let cache = ci
-        .join("cache/git/_local")
-        .join(env.path("upstream").strip_prefix("/").unwrap());
+    let caches: Vec<PathBuf> = std::fs::read_dir(ci.join("cache/git"))
+        .unwrap()
+        .flat_map(|host| std::fs::read_dir(host.unwrap().path()).unwrap())
+        .map(|repo| repo.unwrap().path())
+        .collect();
+    let [cache] = caches.as_slice() else {
+        panic!("one cache: {caches:?}")
+    };
     assert!(cache.join("HEAD").is_file(), "{}", cache.display());
 
     // Kept while either lock file names it, or one cannot be read; a project
@@ -607,6 +654,8 @@ fn an_entry_without_checksums_is_made_again_not_found_intact() {
     // Nothing vouches for its files: verify is not clean, a frozen restore
     // fails (the lock gains them), a restore makes the package again.
     let fresh = env.path("fresh-home");
+    let upstream = env.path("upstream");
+    run(&env, &fresh, &proj.dir, &["source", "add", upstream.to_str().unwrap()]).ok_json();
     assert_eq!(run(&env, &fresh, &proj.dir, &["verify"]).code, 1);
     run(&env, &fresh, &proj.dir, &["install", "--frozen"]).err("AAM_LOCK_OUTDATED");
     let restored = run(&env, &fresh, &proj.dir, &["install"]).ok_json();
@@ -638,15 +687,17 @@ fn a_moved_repository_added_again_restores_from_its_new_place() {
     std::fs::rename(&repo.dir, &moved).unwrap();
 
     let fresh = env.path("fresh-home");
-    let gone = run(&env, &fresh, &proj.dir, &["install", "--frozen"]).err("AAM_SOURCE_URL_INVALID");
-    let message = gone["message"].as_str().unwrap();
-    assert!(message.contains("not on this machine"), "{gone}");
+    let unknown = run(&env, &fresh, &proj.dir, &["install", "--frozen"]).err("AAM_UNSAFE_PATH");
+    let message = unknown["message"].as_str().unwrap();
+    assert!(message.contains("which no install on this machine used"), "{unknown}");
+    assert!(
+        unknown["hint"].as_str().unwrap().contains("aam source add"),
+        "{unknown}"
+    );
     // Both packages are named in one run (it stopped at the first).
     assert!(
-        message.contains("`pdf`")
-            && message.contains("`reviewer`")
-            && message.contains("; also: AAM_SOURCE_URL_INVALID: "),
-        "{gone}"
+        message.contains("`pdf`") && message.contains("`reviewer`") && message.contains("; also: AAM_UNSAFE_PATH: "),
+        "{unknown}"
     );
     run(
         &env,
@@ -693,7 +744,10 @@ fn a_scoped_source_and_a_linked_skill_file_restore_alike() {
         Some(skill("tool", "A linked tool").as_bytes())
     );
     keep_only_the_lock(&proj.dir);
-    run(&env, &env.path("fresh-home"), &proj.dir, &["install", "--frozen"]).ok_json();
+    let fresh = env.path("fresh-home");
+    let add = ["source", "add", repo.path(), "--path", "vendor", "--name", "scoped"];
+    run(&env, &fresh, &proj.dir, &add).ok_json();
+    run(&env, &fresh, &proj.dir, &["install", "--frozen"]).ok_json();
     same_tree(&proj.dir, &before);
 }
 
@@ -840,6 +894,7 @@ fn a_pulled_upgrade_updates_what_aam_wrote_for_the_earlier_lock() {
             &all,
         )
     };
+    as_bob(&["source", "add", upstream.path(), "--name", "upstream"]).ok_json();
     as_bob(&["install", "--frozen"]).ok_json();
     let bob_prompt = bob_user.join(".codex/prompts/summarize.md");
     assert_eq!(text(&bob_prompt), "# Summarize v1\n");
@@ -902,7 +957,7 @@ fn a_pulled_upgrade_updates_what_aam_wrote_for_the_earlier_lock() {
     run(&env, &env.home(), &alice.dir, &["upgrade"]).ok_json();
     alice.commit("upgrade again");
     bob_repo.git(&["pull", "-q"]);
-    as_bob(&["source", "add", upstream.path(), "--name", "upstream"]).ok_json();
+    as_bob(&["source", "update", "upstream"]).ok_json();
     let installed = as_bob(&["install", "upstream/pdf"]).ok_json();
     assert_eq!(installed["skipped"], serde_json::json!([]), "{installed}");
     assert!(
@@ -997,8 +1052,8 @@ fn installs_on_two_branches_merge_cleanly() {
     assert_eq!(listed["packages"].as_array().map(Vec::len), Some(3), "{listed}");
 }
 
-/// A restore fetched the repository `outer/inner` (nested in another one)
-/// into a cache inside the folder `outer`'s cache takes: adding `outer` as a
+/// A restore took the repository `outer/inner` (nested in another one) from
+/// a cache inside the folder `outer`'s cache takes: adding `outer` as a
 /// source afterwards makes its cache around the inner one, which stays for
 /// the next offline restore.
 #[test]
@@ -1023,6 +1078,13 @@ fn a_source_added_after_a_restore_of_a_repository_inside_it_keeps_both_caches() 
 
     let ci = env.path("ci-home");
     keep_only_the_lock(&proj.dir);
+    run(
+        &env,
+        &ci,
+        &proj.dir,
+        &["source", "add", inner.path(), "--name", "inner"],
+    )
+    .ok_json();
     run(&env, &ci, &proj.dir, &["install", "--frozen"]).ok_json();
     let added = run(
         &env,
@@ -1051,11 +1113,14 @@ fn a_restore_names_the_package_whose_folder_fails() {
         .as_str()
         .unwrap()
         .to_string();
-    edit_lock(&proj.dir, &format!("source_name: {recorded}"), "source_name: /etc");
+    std::fs::remove_file(env.path("kit/aam.yaml")).unwrap();
     std::fs::remove_dir_all(proj.dir.join(".claude/skills/kit-skill")).unwrap();
     let failed = run_in(&env, &proj.dir, &["install"]).err("AAM_MANIFEST_INVALID");
     let message = failed["message"].as_str().unwrap();
-    assert!(message.starts_with("restoring `kit` from local `/etc`"), "{failed}");
+    assert!(
+        message.starts_with(&format!("restoring `kit` from local `{recorded}`")),
+        "{failed}"
+    );
     assert!(
         failed["hint"]
             .as_str()
@@ -1063,4 +1128,73 @@ fn a_restore_names_the_package_whose_folder_fails() {
             .contains("aam install <folder or archive>"),
         "{failed}"
     );
+}
+
+/// A lock file comes with the project, written by whoever committed it: a
+/// restore reads a package folder, an archive or a local repository outside
+/// the project only where this machine installed from or registered it (a
+/// forged lock had aam pack `/etc` or any folder of the user's, fetch any
+/// repository of theirs into the cache, and print what it found).
+#[test]
+fn a_lock_names_no_place_outside_the_project_this_machine_never_used() {
+    let env = TestEnv::new();
+    let proj = crate::install::project_with_kit(&env);
+    let kit = lock(&proj.dir)["packages"]["kit"].clone();
+    let recorded = kit["source_name"].as_str().unwrap().to_string();
+    let private = package(&env.path("private-kit"), "kit", "1.0.0", &[]);
+    let private_text = private.canonicalize().unwrap().display().to_string();
+    // The private folder makes exactly what the lock records: only its place
+    // stops the restore.
+    let lock_text = text(proj.dir.join(".aam/aam-lock.yaml"));
+    for (place, what) in [("/etc", "package folder"), (private_text.as_str(), "package folder")] {
+        edit_lock(
+            &proj.dir,
+            &format!("source_name: {recorded}"),
+            &format!("source_name: {place}"),
+        );
+        std::fs::remove_dir_all(proj.dir.join(".claude/skills/kit-skill")).unwrap();
+        let refused = run_in(&env, &proj.dir, &["install"]).err("AAM_UNSAFE_PATH");
+        let message = refused["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!("from the {what} `{place}`, outside the project")),
+            "{refused}"
+        );
+        assert!(
+            refused["hint"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("`aam install {place}`")),
+            "{refused}"
+        );
+        assert!(!proj.dir.join(".claude/skills/kit-skill").exists());
+        std::fs::write(proj.dir.join(".aam/aam-lock.yaml"), &lock_text).unwrap();
+        run_in(&env, &proj.dir, &["install"]).ok_json();
+    }
+    // Installed from once, the place is this machine's: restored from there.
+    run_in(&env, &proj.dir, &["install", &private_text, "--force"]).ok_json();
+    std::fs::remove_dir_all(proj.dir.join(".claude/skills/kit-skill")).unwrap();
+    let restored = run_in(&env, &proj.dir, &["install"]).ok_json();
+    assert_eq!(restored["installed"][0]["name"], "kit", "{restored}");
+
+    // A local repository: refused before anything is fetched from it, in a
+    // home that never used it; its cache is never made.
+    let repo = upstream_repo(&env);
+    run_in(&env, &proj.dir, &["source", "add", repo.path(), "--name", "upstream"]).ok_json();
+    run_in(&env, &proj.dir, &["install", "upstream/pdf", "--platform", "claude"]).ok_json();
+    let fresh = env.path("fresh-home");
+    std::fs::remove_dir_all(proj.dir.join(".claude/skills/pdf")).unwrap();
+    let refused = run(&env, &fresh, &proj.dir, &["install", "--frozen"]).err("AAM_UNSAFE_PATH");
+    assert!(
+        refused["message"].as_str().unwrap().contains(&format!(
+            "from the local repository `{}`, outside the project",
+            repo.path()
+        )),
+        "{refused}"
+    );
+    assert!(!fresh.join("cache/git/_local").exists(), "nothing fetched");
+    assert!(!proj.dir.join(".claude/skills/pdf").exists());
+    // Registered there, it restores.
+    run(&env, &fresh, &proj.dir, &["source", "add", repo.path()]).ok_json();
+    run(&env, &fresh, &proj.dir, &["install", "--frozen"]).ok_json();
+    assert!(proj.dir.join(".claude/skills/pdf/SKILL.md").is_file());
 }

@@ -1358,27 +1358,50 @@ fn tools_reading_a_hostile_lock_file_fail_with_a_declared_code() {
 fn a_restore_reads_only_a_plain_archive_of_bounded_size_whatever_the_lock_names() {
     let env = TestEnv::new();
     let proj = project(&env);
-    let fifo = env.path("pipe.aam");
+    // A place this machine installed an archive from, then made a FIFO.
+    package(&env.path("kit"), "kit", "1.0.0", &[]);
+    let packed = run_in(
+        &env,
+        &env.path("."),
+        &["pkg", "pack", env.path("kit").to_str().unwrap()],
+    )
+    .ok_json();
+    let archive = env.path(".").join(packed["archive"].as_str().unwrap());
+    run_in(
+        &env,
+        &proj.dir,
+        &["install", archive.to_str().unwrap(), "--platform", "claude"],
+    )
+    .ok_json();
+    std::fs::remove_file(&archive).unwrap();
     rustix::fs::mknodat(
         rustix::fs::CWD,
-        &fifo,
+        &archive,
         rustix::fs::FileType::Fifo,
         rustix::fs::Mode::from_raw_mode(0o600),
         0,
     )
     .unwrap();
-    for named in [fifo.to_str().unwrap(), "/dev/zero"] {
-        let lock = format!(
+    let lock_for = |named: &str| {
+        format!(
             "lockfile_version: 1\nresolved_at: '2026-01-01T00:00:00Z'\npackages:\n  kit:\n    version: 1.0.0\n    \
              source: archive\n    source_name: {named}\n    checksum: c\n    platforms: [claude]\n    \
              file_checksums:\n      '.claude/agents/kit.md': '{}'\n",
             digest(b"kit")
-        );
-        std::fs::create_dir_all(proj.dir.join(".aam")).unwrap();
-        std::fs::write(proj.dir.join(".aam/aam-lock.yaml"), lock).unwrap();
-        // Hung on the FIFO; read /dev/zero until memory ran out.
-        run_in(&env, &proj.dir, &["install", "--frozen"]).err("AAM_ARCHIVE_INVALID");
-    }
+        )
+    };
+    let recorded = archive.canonicalize().unwrap();
+    std::fs::write(
+        proj.dir.join(".aam/aam-lock.yaml"),
+        lock_for(recorded.to_str().unwrap()),
+    )
+    .unwrap();
+    // Hung on the FIFO.
+    run_in(&env, &proj.dir, &["install", "--frozen"]).err("AAM_ARCHIVE_INVALID");
+    // A place no install used is never opened: read, `/dev/zero` ran until
+    // memory ran out.
+    std::fs::write(proj.dir.join(".aam/aam-lock.yaml"), lock_for("/dev/zero")).unwrap();
+    run_in(&env, &proj.dir, &["install", "--frozen"]).err("AAM_UNSAFE_PATH");
 }
 
 /// The project's own `deploy` skill, the file it lives in, and a scratch

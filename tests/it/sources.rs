@@ -1067,7 +1067,7 @@ fn large_blob_server(env: &TestEnv, allow_filter: bool) -> (std::process::Child,
 /// Serves a bare clone of `work` over smart HTTP, with or without the server's
 /// permission to filter blobs, the server started with `vars` (see
 /// [`http_backend`]); returns the server and the URL.
-fn serve_bare_clone(
+pub(crate) fn serve_bare_clone(
     env: &TestEnv,
     work: &Repo,
     allow_filter: bool,
