@@ -336,6 +336,40 @@ pub fn remove_all_but(dir: &Path, kept: &[std::ffi::OsString]) -> Result<()> {
     Ok(())
 }
 
+/// Deletes the refs of `cache` (the cache `cache_key`) in a source namespace
+/// ([`head_ref`], [`pending_ref`]) of no source the catalog registers with that
+/// cache: what a `source add` killed before the catalog took the source left
+/// (its `head`, keeping every object it fetched), which [`Cleanup`] had no
+/// chance to delete. Called with the cache's lock held by a command that
+/// writes into it (`source add`, `update`): an add holds that lock until its
+/// source is in the catalog, so no namespace of a source still being added is
+/// taken for one. Best effort: what cannot be deleted now is tried next time.
+pub fn forget_unregistered(cache: &GitCache, catalog: &crate::catalog::Catalog, cache_key: &str) {
+    let registered: Vec<String> = match catalog.list_sources() {
+        Ok(sources) => sources
+            .into_iter()
+            .filter(|source| source.cache_key == cache_key)
+            .map(|source| ref_namespace(&source.name))
+            .collect(),
+        Err(_) => return,
+    };
+    let Ok(names) = cache.ref_names_under("refs/aam/") else {
+        return;
+    };
+    for name in names {
+        let namespace = name.rsplit_once('/').map_or("", |(namespace, _)| namespace);
+        let hex = namespace.strip_prefix("refs/aam/").unwrap_or_default();
+        let in_a_source_namespace =
+            hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        if in_a_source_namespace && !registered.iter().any(|kept| kept == namespace) {
+            match cache.delete_ref(&name) {
+                Ok(()) => tracing::debug!("deleted `{name}`, left by a source add that did not finish"),
+                Err(e) => tracing::debug!("could not delete `{name}`: {e}"),
+            }
+        }
+    }
+}
+
 /// Undoes cache changes of a failed `source add`: deletes a cache it created, or
 /// the refs it wrote into a shared one.
 pub struct Cleanup<'c> {

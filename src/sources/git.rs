@@ -977,6 +977,18 @@ impl GitCache {
         found.unwrap_or(true)
     }
 
+    /// The full names of the refs below `prefix` (`refs/aam/`).
+    pub fn ref_names_under(&self, prefix: &str) -> Result<Vec<String>> {
+        let platform = self.repo.references().map_err(|e| self.write_error(e))?;
+        let refs = platform.prefixed(prefix).map_err(|e| self.write_error(e))?;
+        let mut names = Vec::new();
+        for found in refs {
+            let found = found.map_err(|e| self.write_error(e))?;
+            names.push(found.name().as_bstr().to_string());
+        }
+        Ok(names)
+    }
+
     /// Whether `id` is a commit present in the cache.
     pub fn has_commit(&self, id: ObjectId) -> bool {
         matches!(self.repo.try_find_header(id), Ok(Some(h)) if h.kind() == gix::objs::Kind::Commit)

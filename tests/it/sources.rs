@@ -1611,6 +1611,70 @@ fn git_lock_files_a_killed_command_left_in_the_cache_are_cleared() {
     );
 }
 
+/// A `source add` killed after its fetch wrote the new source's ref into a
+/// cache another source shares, and before the catalog took the source,
+/// leaves that ref (and every object it keeps): the next command writing into
+/// that cache deletes it.
+#[test]
+fn a_ref_a_killed_add_left_in_a_shared_cache_goes_with_the_next_update() {
+    let env = TestEnv::new();
+    let repo = env.repo("shared");
+    repo.write_skills((0..1500).map(|i| format!("s-{i:04}")), "A skill of many");
+    repo.commit("c1");
+    env.json(&["source", "add", repo.path(), "--name", "first"]);
+    let cache = env
+        .home()
+        .join("cache/git/_local")
+        .join(repo.path().trim_start_matches('/'));
+    let namespaces = || -> Vec<String> {
+        let listed = repo.git(&[
+            "--git-dir",
+            cache.to_str().unwrap(),
+            "for-each-ref",
+            "--format=%(refname)",
+            "refs/aam/",
+        ]);
+        listed
+            .lines()
+            .map(|line| line.rsplit_once('/').unwrap().0.to_string())
+            .collect()
+    };
+    assert_eq!(namespaces().len(), 1);
+    let mut landed = false;
+    for _ in 0..20 {
+        let mut add = std::process::Command::new(env!("CARGO_BIN_EXE_aam"))
+            .args(["source", "add", repo.path(), "--name", "second"])
+            .env("AAM_HOME", env.home())
+            .env("HOME", env.user_home())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        while namespaces().len() < 2 && add.try_wait().unwrap().is_none() {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        add.kill().unwrap();
+        add.wait().unwrap();
+        let registered = env.json(&["source", "list"]).to_string().contains("\"second\"");
+        if registered {
+            env.json(&["source", "remove", "second"]);
+            continue;
+        }
+        landed = namespaces().len() == 2;
+        if landed {
+            break;
+        }
+    }
+    assert!(landed, "no kill landed between the fetch and the catalog write");
+    repo.write("skills/extra/SKILL.md", skill("extra", "One more"));
+    repo.commit("c2");
+    env.json(&["source", "update", "first"]);
+    assert_eq!(namespaces().len(), 1, "the killed add's ref is gone");
+    let added = env.json(&["source", "add", repo.path(), "--name", "second"]);
+    assert_eq!(added["artifact_count"], 1501, "{added}");
+    assert_eq!(namespaces().len(), 2);
+}
+
 /// A tree written by hand naming one entry twice (side by side, or apart in a
 /// folder out of git's order) or an entry with an empty name is read with
 /// those entries left out and a warning, on add and on update alike: it ended

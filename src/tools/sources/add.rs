@@ -210,6 +210,7 @@ impl Tool for SourceAdd {
         let cache_dir = ctx.home.git_cache_dir().join(spec.cache_key());
         let _cache_lock = cache::lock(&ctx.home.locks_dir(), &ctx.home.git_cache_dir(), &spec.cache_key())?;
         let (cache, created) = GitCache::open_or_create(&cache_dir)?;
+        cache::forget_unregistered(&cache, &catalog, &spec.cache_key());
         // What is read must lie inside too, not only the path checked before.
         let cache = cache.reading_local_within(ctx.sandbox_folders());
         let head = cache::head_ref(&name);

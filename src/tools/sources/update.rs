@@ -201,6 +201,7 @@ fn update_one(
     let limits = ctx.fetch_limits()?;
     let _cache_lock = cache::lock(&ctx.home.locks_dir(), &ctx.home.git_cache_dir(), &source.cache_key)?;
     let (cache, fresh) = cache::open_repairing(&ctx.home.git_cache_dir(), source)?;
+    cache::forget_unregistered(&cache, catalog, &source.cache_key);
     let cache = cache.reading_local_within(bounds);
     let target = if dry_run {
         cache::pending_ref(&source.name)
