@@ -384,13 +384,20 @@ fn prepare_registry(
         }
     };
     // A dist-tag (`kit@next`) names one version: asked for as exactly that
-    // version (`=2.1.0-rc.1`, which the lock records).
+    // version (`=2.1.0-rc.1`, which the lock records). `latest` asks what no
+    // constraint does (the version that tag names, which the resolver takes
+    // first): recorded as `*`, so an upgrade follows the tag (it pinned the
+    // version the tag named that day).
     let mut asked = Vec::with_capacity(requests.len());
     for (name, text, by) in requests {
         let Err(why) = manifest::parse_constraint(text) else {
             asked.push((name.clone(), text.clone(), by.clone()));
             continue;
         };
+        if text == "latest" {
+            asked.push((name.clone(), "*".to_string(), by.clone()));
+            continue;
+        }
         let Some(registry) = registry_of(name)? else {
             // Not published anywhere: the resolver says so.
             asked.push((name.clone(), "*".to_string(), by.clone()));

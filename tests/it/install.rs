@@ -1410,6 +1410,12 @@ fn every_spec_form_resolves() {
     let tagged = install("kit@next").ok_json();
     assert_eq!(tagged["installed"][0]["version"], "1.0.0-rc.1", "{tagged}");
     assert_eq!(lock(&proj.dir)["packages"]["kit"]["requested"], "=1.0.0-rc.1");
+    // `latest` is what a plain name asks: recorded as no constraint, so
+    // upgrades follow the tag (it pinned the version it named that day).
+    let latest = install("kit@latest").ok_json();
+    assert_eq!(latest["installed"][0]["version"], "0.9.0", "{latest}");
+    assert_eq!(lock(&proj.dir)["packages"]["kit"]["requested"], "*");
+    install("kit@next").ok_json();
     let unknown = install("kit@nightly").err("AAM_INVALID_ARGUMENT");
     assert!(unknown["hint"].as_str().unwrap().contains("latest, next"), "{unknown}");
     package(&dir, "kit", "1.0.0-rc.2", &[]);
