@@ -2,6 +2,7 @@
 //! into packages ready to install, with dependencies resolved from registries
 //! the same way whatever the spec named.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -364,24 +365,44 @@ fn prepare_registry(
     kept: &KeptRegistries,
     requests: &[(String, String, String)],
 ) -> Result<Vec<Prepared>> {
+    // A dependency comes from the registry of the package that depends on
+    // it when that registry has it, never from whichever registry comes first
+    // (a public registry's `base` stood in for a team registry's own, as in a
+    // dependency-confusion attack). What is installed stays with its registry,
+    // and what you ask for comes from the default one first.
+    let by_dependents: RefCell<BTreeMap<String, String>> = RefCell::default();
     let registry_of = |name: &str| -> Result<Option<String>> {
         if let Some(registry) = kept.get(name)
             && catalog.registries_with(name)?.contains(registry)
         {
             return Ok(Some(registry.clone()));
         }
+        if let Some(registry) = by_dependents.borrow().get(name) {
+            return Ok(Some(registry.clone()));
+        }
         registry_for(catalog, settings, name)
     };
+    for (name, _, _) in requests {
+        if let Some(registry) = registry_of(name)? {
+            by_dependents.borrow_mut().insert(name.clone(), registry);
+        }
+    }
     // Each published version, and the one the `latest` dist-tag names.
     type Published = (Vec<(semver::Version, VersionEntry)>, Option<String>);
     let entries = |name: &str| -> Result<Published> {
-        match registry_of(name)? {
-            Some(registry) => Ok((
-                catalog.registry_versions(&registry, name)?,
-                catalog.registry_tag(&registry, name, "latest")?,
-            )),
-            None => Ok((Vec::new(), None)),
+        let Some(registry) = registry_of(name)? else {
+            return Ok((Vec::new(), None));
+        };
+        let versions = catalog.registry_versions(&registry, name)?;
+        for (_, entry) in &versions {
+            for dependency in entry.dependencies.keys() {
+                let placed = by_dependents.borrow().contains_key(dependency);
+                if !placed && catalog.registries_with(dependency)?.contains(&registry) {
+                    by_dependents.borrow_mut().insert(dependency.clone(), registry.clone());
+                }
+            }
         }
+        Ok((versions, catalog.registry_tag(&registry, name, "latest")?))
     };
     // A dist-tag (`kit@next`) names one version: asked for as exactly that
     // version (`=2.1.0-rc.1`, which the lock records). `latest` asks what no

@@ -1234,6 +1234,48 @@ fn another_registry_with_the_name_is_not_the_origin() {
     );
 }
 
+/// A dependency comes from the registry of the package that depends on it
+/// when that registry has one of its name, not from whichever registry comes
+/// first: a public registry's `base` took the place of the team's own (a
+/// dependency-confusion attack). One the dependent's registry lacks comes
+/// from the others, the default first.
+#[test]
+fn a_dependency_comes_from_its_dependents_registry() {
+    let env = TestEnv::new();
+    env.json(&["registry", "init", "public", "--default"]);
+    env.json(&["registry", "init", "team"]);
+    let publish_to = |registry: &str, name: &str, version: &str, deps: &[(&str, &str)]| {
+        let dir = env.path(&format!("src-{registry}-{name}-{version}"));
+        package(&dir, name, version, deps);
+        env.json(&["pkg", "publish", dir.to_str().unwrap(), "--registry", registry]);
+    };
+    publish_to("public", "base", "9.0.0", &[]);
+    publish_to("team", "base", "1.0.0", &[]);
+    publish_to("public", "util", "1.0.0", &[]);
+    publish_to("team", "app", "1.0.0", &[("base", "*"), ("util", "^1")]);
+    let proj = project(&env);
+    run_in(&env, &proj.dir, &["install", "app", "--platform", "claude"]).ok_json();
+    let lock = lock(&proj.dir);
+    let from = |name: &str| {
+        let entry = &lock["packages"][name];
+        (
+            entry["source_name"].as_str().unwrap().to_string(),
+            entry["version"].as_str().unwrap().to_string(),
+        )
+    };
+    assert_eq!(from("app"), ("team".to_string(), "1.0.0".to_string()));
+    assert_eq!(
+        from("base"),
+        ("team".to_string(), "1.0.0".to_string()),
+        "the team's own"
+    );
+    assert_eq!(
+        from("util"),
+        ("public".to_string(), "1.0.0".to_string()),
+        "only public has it"
+    );
+}
+
 /// A folder's dependency that exists nowhere names the folder's package as
 /// who requires it (it said "your request").
 #[test]
