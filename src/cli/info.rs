@@ -129,6 +129,9 @@ fn package(o: &PackageInfoOutput) -> String {
     }
     if let Some(r) = &o.registry {
         out.push_str(&format!("  registry: {r}\n  versions: {}\n", o.versions.join(", ")));
+        if !o.also_in.is_empty() {
+            out.push_str(&format!("   also in: {}\n", o.also_in.join(", ")));
+        }
         for (tag, v) in &o.dist_tags {
             out.push_str(&format!("{tag:>10}: {v}\n"));
         }

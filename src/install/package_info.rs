@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::Roots;
-use super::freshness::registry_for;
+use super::freshness::{recorded_registry, registry_for};
 use super::keys::copy_dir;
 use super::specs::split_version;
 use crate::catalog::Catalog;
@@ -39,8 +39,11 @@ pub struct PackageDetails {
     pub source: Option<String>,
     /// Platforms it is deployed to here.
     pub platforms: Vec<Platform>,
-    /// Registry that publishes it, if any.
+    /// Registry whose versions are shown: the one the installed version came
+    /// from, else the one an install takes it from (the default first).
     pub registry: Option<String>,
+    /// Other configured registries that publish a package of this name.
+    pub also_in: Vec<String>,
     /// Published versions, oldest first.
     pub versions: Vec<String>,
     /// Dist-tags.
@@ -70,7 +73,19 @@ pub fn describe(
 ) -> Result<Option<PackageDetails>> {
     let (name, wanted) = split_version(asked);
     let entry = lock.packages.get(name);
-    let registry = registry_for(catalog, settings, name)?;
+    let recorded = match entry {
+        Some(entry) => recorded_registry(catalog, name, entry)?,
+        None => None,
+    };
+    let registry = match recorded {
+        Some(recorded) => Some(recorded),
+        None => registry_for(catalog, settings, name)?,
+    };
+    let also_in: Vec<String> = catalog
+        .registries_with(name)?
+        .into_iter()
+        .filter(|r| Some(r) != registry.as_ref() && settings.registries.iter().any(|s| &s.name == r))
+        .collect();
     if entry.is_none() && registry.is_none() {
         return Ok(None);
     }
@@ -117,6 +132,7 @@ pub fn describe(
         source: entry.map(|e| format!("{} {}", e.source.as_str(), e.source_name)),
         platforms: entry.map(|e| e.platforms.clone()).unwrap_or_default(),
         registry,
+        also_in,
         versions: published.iter().map(|(v, _)| v.to_string()).collect(),
         dist_tags,
         shown_version,

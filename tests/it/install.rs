@@ -1274,6 +1274,24 @@ fn a_dependency_comes_from_its_dependents_registry() {
         ("public".to_string(), "1.0.0".to_string()),
         "only public has it"
     );
+    // `info` shows the versions of the registry it came from, and names the others.
+    let info = run_in(&env, &proj.dir, &["info", "base"]).ok_json();
+    assert_eq!(
+        (&info["registry"], &info["versions"], &info["also_in"]),
+        (&json!("team"), &json!(["1.0.0"]), &json!(["public"])),
+        "{info}"
+    );
+    let card = env.aam_in(&proj.dir, &["info", "base"]).stdout;
+    assert!(
+        card.contains("  registry: team\n") && card.contains("   also in: public\n"),
+        "{card}"
+    );
+    let info = run_in(&env, &proj.dir, &["info", "util"]).ok_json();
+    assert_eq!(
+        (&info["registry"], &info["also_in"]),
+        (&json!("public"), &json!([])),
+        "{info}"
+    );
 }
 
 /// A folder's dependency that exists nowhere names the folder's package as
