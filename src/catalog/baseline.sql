@@ -266,8 +266,10 @@ CREATE TABLE restored_commits (
 ) WITHOUT ROWID;
 
 CREATE TABLE install_places (
-    path     TEXT NOT NULL PRIMARY KEY,
-    used_at  TEXT NOT NULL   -- RFC 3339: the last install or restore from it
+    path     TEXT NOT NULL,
+    kind     TEXT NOT NULL CHECK (kind IN ('folder', 'archive', 'repository')),
+    used_at  TEXT NOT NULL,   -- RFC 3339: the last install from it
+    PRIMARY KEY (path, kind)
 ) WITHOUT ROWID;
 
 INSERT INTO meta VALUES ('generation', '0');

@@ -47,7 +47,7 @@ pub use audit::{
 pub use browse::{ArtifactDetail, Keyset, ListFilter, ListedArtifact, RowFilter, SEARCH_BODY_CHARS, SearchRow};
 pub use findings::{FindingCounts, FindingFilter, FindingRow};
 pub use ids::{ArtifactId, PackageId, ProjectId, SourceId};
-pub use packages::{InstallRecord, NewPackage, PackageMember};
+pub use packages::{InstallPlace, InstallRecord, NewPackage, PackageMember, PlaceKind};
 pub use projects::{ProjectArtifactRow, ProjectChanges, ProjectFilter};
 pub use registries::{PackageFilter, PackageSearchRow, RegistryPackageRecord};
 pub use restores::RestoredCommit;

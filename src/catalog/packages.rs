@@ -125,22 +125,23 @@ impl Catalog {
         drop((insert, written));
         if let Some(place) = install.place {
             tx.execute(
-                "INSERT INTO install_places (path, used_at) VALUES (?1, ?2)
-                 ON CONFLICT (path) DO UPDATE SET used_at = excluded.used_at",
-                params![place, now_timestamp()],
+                "INSERT INTO install_places (path, kind, used_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (path, kind) DO UPDATE SET used_at = excluded.used_at",
+                params![place.path, place.kind.as_str(), now_timestamp()],
             )
             .map_err(db_error)?;
         }
         tx.commit().map_err(db_error)
     }
 
-    /// Whether a package was installed from the folder, archive or local
-    /// repository at `path` (absolute, as recorded) on this machine: the only
-    /// places outside a project a lock file may have a restore read.
-    pub fn installs_from(&self, path: &str) -> Result<bool> {
+    /// Whether a package was installed from the `kind` of place at `path`
+    /// (absolute, as recorded) on this machine: the only places outside a
+    /// project a lock file may have a restore read, and only as that kind (a
+    /// repository's folder read as a package folder holds its uncommitted files).
+    pub fn installs_from(&self, path: &str, kind: PlaceKind) -> Result<bool> {
         self.conn
-            .prepare_cached("SELECT EXISTS (SELECT 1 FROM install_places WHERE path = ?1)")
-            .and_then(|mut stmt| stmt.query_row([path], |r| r.get(0)))
+            .prepare_cached("SELECT EXISTS (SELECT 1 FROM install_places WHERE path = ?1 AND kind = ?2)")
+            .and_then(|mut stmt| stmt.query_row(params![path, kind.as_str()], |r| r.get(0)))
             .map_err(db_error)
     }
 
@@ -308,8 +309,40 @@ pub struct InstallRecord<'a> {
     /// copies): recorded as the install's, not as written by aam.
     pub found_in_place: &'a [String],
     /// The package folder, archive or local repository outside the project it
-    /// was read from, by absolute path: a place this machine installs from.
-    pub place: Option<&'a str>,
+    /// was read from: a place this machine installs from.
+    pub place: Option<&'a InstallPlace>,
+}
+
+/// A place outside a project a package was installed from.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct InstallPlace {
+    /// Its absolute path, as the lock file records it.
+    pub path: String,
+    /// What it is.
+    pub kind: PlaceKind,
+}
+
+/// What kind of place a package was installed from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PlaceKind {
+    /// A package folder.
+    Folder,
+    /// A package archive.
+    Archive,
+    /// A local git repository (a source's).
+    Repository,
+}
+
+impl PlaceKind {
+    /// The catalog's name for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlaceKind::Folder => "folder",
+            PlaceKind::Archive => "archive",
+            PlaceKind::Repository => "repository",
+        }
+    }
 }
 
 fn delete_install(tx: &Transaction<'_>, project_root: &str, package: &str) -> Result<()> {

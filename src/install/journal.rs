@@ -116,9 +116,9 @@ pub struct InstallMirror {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub found_in_place: Vec<String>,
     /// The package folder, archive or local repository outside the project it
-    /// was read from, by absolute path (see [`super::mirror::place_of`]).
+    /// was read from (see [`super::mirror::place_of`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub place: Option<String>,
+    pub place: Option<crate::catalog::InstallPlace>,
 }
 
 /// Where the catalog says an installed package came from: a registry, or a

@@ -8,7 +8,7 @@ use std::path::Path;
 use super::Roots;
 use super::journal::{InstallMirror, MirrorOp, MirrorOrigin};
 use super::plan::Prepared;
-use crate::catalog::{Catalog, InstallRecord, NewPackage, PackageMember};
+use crate::catalog::{Catalog, InstallPlace, InstallRecord, NewPackage, PackageMember, PlaceKind};
 use crate::error::Result;
 use crate::packages::lock::{LockFile, LockedPackage, Origin};
 use crate::sources::spec::SourceSpec;
@@ -36,22 +36,36 @@ pub fn record_of(roots: &Roots, entry: &LockedPackage, prepared: &Prepared) -> M
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
         found_in_place: Vec::new(),
-        place: place_of(entry, prepared),
+        place: place_of(roots, entry, prepared),
     }))
 }
 
-/// The place outside the project `prepared` was read from, by absolute path:
-/// the package folder or archive of an entry not recorded below the root
-/// (`./kit`), or the repository of a local source. What lets a later restore
-/// read there again (see [`super::restore`]).
-pub fn place_of(entry: &LockedPackage, prepared: &Prepared) -> Option<String> {
-    match prepared.origin {
+/// The place outside the project `prepared` was read from, when the user
+/// named it: the package folder or archive of an install whose lock entry
+/// records the very path it was read from (a restore that followed a link
+/// reads another, and one below the root is the project's own, which a pull
+/// can turn into a link), or the repository of a local source. What lets a
+/// later restore read there again (see [`super::restore`]).
+pub fn place_of(roots: &Roots, entry: &LockedPackage, prepared: &Prepared) -> Option<InstallPlace> {
+    let (path, kind) = match prepared.origin {
         Origin::Local | Origin::Archive => {
-            Some(prepared.source_name.clone()).filter(|_| !entry.source_name.starts_with("./"))
+            let named = entry.source_name == prepared.source_name;
+            if !named || roots.lies_below(Path::new(&entry.source_name)) {
+                return None;
+            }
+            let kind = match prepared.origin {
+                Origin::Local => PlaceKind::Folder,
+                _ => PlaceKind::Archive,
+            };
+            (prepared.source_name.clone(), kind)
         }
-        Origin::Source => SourceSpec::recorded_local_path(prepared.source_url.as_deref()?),
-        Origin::Registry => None,
-    }
+        Origin::Source => (
+            SourceSpec::recorded_local_path(prepared.source_url.as_deref()?)?,
+            PlaceKind::Repository,
+        ),
+        Origin::Registry => return None,
+    };
+    Some(InstallPlace { path, kind })
 }
 
 /// Like [`record_of`], for an adoption: aam wrote only the package's copy,
@@ -188,7 +202,7 @@ fn record_install(catalog: &mut Catalog, record: &InstallMirror) -> Result<()> {
         source_url: record.source_url.as_deref(),
         files: &record.files,
         found_in_place: &record.found_in_place,
-        place: record.place.as_deref(),
+        place: record.place.as_ref(),
     })
 }
 

@@ -131,6 +131,16 @@ impl Roots {
         }
     }
 
+    /// Whether `path` lies below the root as written (no `..` part after it;
+    /// the root itself is not below it): a place of the project's own.
+    pub fn lies_below(&self, path: &Path) -> bool {
+        let root = self.root.canonicalize().unwrap_or_else(|_| self.root.clone());
+        path.strip_prefix(&root).is_ok_and(|rest| {
+            rest.components().next().is_some()
+                && rest.components().all(|c| matches!(c, std::path::Component::Normal(_)))
+        })
+    }
+
     /// Whether the package folder or archive the lock file records as
     /// `recorded` is the one at `path` (a canonical path, as packages are
     /// prepared with).
@@ -628,6 +638,25 @@ pub fn unsafe_path(key: &str, why: &str) -> Error {
 
 #[cfg(test)]
 mod tests {
+    /// A recorded place counts as the project's only when it lies below the
+    /// root as written: `..` parts climb out, whatever they start with.
+    #[test]
+    fn only_a_path_below_the_root_as_written_is_the_projects() {
+        let roots = Roots::new(PathBuf::from("/work/proj"), PathBuf::from("/home/u"), false);
+        let cases = [
+            ("/work/proj/kit", true),
+            ("/work/proj/a/b.aam", true),
+            ("/work/proj/./kit", true),
+            ("/work/proj", false),
+            ("/work/proj/../secret", false),
+            ("/work/project-two/kit", false),
+            ("/etc", false),
+        ];
+        for (path, below) in cases {
+            assert_eq!(roots.lies_below(Path::new(path)), below, "{path}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -18,7 +18,7 @@ use super::keys;
 use super::plan::Prepared;
 use super::specs::{self, SpecEnv};
 use super::state::{self, FileState};
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, PlaceKind};
 use crate::error::{Error, ErrorCode, Result};
 use crate::packages::build::gather_at_commit;
 use crate::packages::lock::{LockedPackage, Origin};
@@ -104,7 +104,11 @@ pub fn prepare(
         Origin::Local | Origin::Archive => {
             let path = roots.recorded_location(&entry.source_name);
             let root = roots.root.canonicalize().unwrap_or_else(|_| roots.root.clone());
-            if lexically_below(&path, &root) {
+            let kind = match entry.source {
+                Origin::Local => PlaceKind::Folder,
+                _ => PlaceKind::Archive,
+            };
+            if roots.lies_below(&path) {
                 // `./kit`, or the absolute path an older aam recorded: it leads
                 // below the root, links included (a committed link could lead anywhere).
                 if path.canonicalize().is_ok_and(|real| !real.starts_with(&root)) {
@@ -117,17 +121,24 @@ pub fn prepare(
                     )
                     .with_hint("the lock file or the project may have been changed by someone else: check the link and the entry"));
                 }
-            } else if !catalog.installs_from(&entry.source_name)? {
+            } else if !catalog.installs_from(&entry.source_name, kind)? {
                 // Outside the project, only a place this machine installed from.
-                let what = match entry.source {
-                    Origin::Local => "package folder",
-                    _ => "archive",
-                };
                 let use_it = format!(
                     "install from it once (`aam install {}`)",
                     crate::error::quoted(&entry.source_name)
                 );
-                return Err(unknown_place(name, what, &entry.source_name, &use_it));
+                return Err(unknown_place(name, kind, &entry.source_name, &use_it));
+            } else if path.canonicalize().is_ok_and(|real| real != path) {
+                // Installed from, it was recorded as itself: a link in its
+                // place now leads somewhere no install used.
+                return Err(Error::new(
+                    ErrorCode::UnsafePath,
+                    format!(
+                        "the lock file installs `{name}` from `{}`, which now leads to another place through a link",
+                        crate::error::quoted(&entry.source_name)
+                    ),
+                )
+                .with_hint("install the package again from where it is now (`aam install <folder or archive>`)"));
             }
             let prepared = specs::prepare_path(&env.spec, &path, &entry.source_name).map_err(|e| {
                 let origin = format!("{} `{}`", entry.source.as_str(), entry.source_name);
@@ -295,19 +306,17 @@ fn source(
     )
 }
 
-/// Whether `path` lies below `root` as written: no `..` or `.` part after it.
-fn lexically_below(path: &std::path::Path, root: &std::path::Path) -> bool {
-    path.strip_prefix(root).is_ok_and(|rest| {
-        rest.components().next().is_some() && rest.components().all(|c| matches!(c, std::path::Component::Normal(_)))
-    })
-}
-
 /// `AAM_UNSAFE_PATH`: the lock entry of `name` has a restore read the `what`
 /// at `path`, outside the project, which no install on this machine used. A
 /// lock file comes with the project, written by whoever committed it: were it
 /// followed anywhere, a cloned lock would have aam read any folder, archive or
 /// repository of the user's. `use_it` says how to use it here.
-fn unknown_place(name: &str, what: &str, path: &str, use_it: &str) -> Error {
+fn unknown_place(name: &str, kind: PlaceKind, path: &str, use_it: &str) -> Error {
+    let what = match kind {
+        PlaceKind::Folder => "package folder",
+        PlaceKind::Archive => "archive",
+        PlaceKind::Repository => "local repository",
+    };
     Error::new(
         ErrorCode::UnsafePath,
         format!(
@@ -343,7 +352,7 @@ fn uses_repository(catalog: &Catalog, path: &str) -> Result<bool> {
         .list_sources()?
         .iter()
         .any(|source| SourceSpec::recorded_local_path(&source.url).as_deref() == Some(path));
-    Ok(registered || catalog.installs_from(path)?)
+    Ok(registered || catalog.installs_from(path, PlaceKind::Repository)?)
 }
 
 /// The cache of the recorded URL's repository, under its lock, holding the
@@ -375,7 +384,7 @@ fn url_cache(
         None => {
             if let Some(path) = wanted.unknown_repository {
                 let use_it = format!("register it (`aam source add {}`)", crate::error::quoted(path));
-                return Err(unknown_place(name, "local repository", path, &use_it));
+                return Err(unknown_place(name, PlaceKind::Repository, path, &use_it));
             }
             // A local repository is read only where the caller may read (a
             // restore served over MCP fetched a lock's `file://` URL from anywhere).
@@ -400,6 +409,8 @@ fn url_cache(
             }
             let (cache, created) = GitCache::open_or_create(&dir)?;
             let cache = cache.reading_local_within(env.spec.local_within.clone());
+            // A cache this restore made goes again when its fetch fails.
+            let mut cleanup = crate::sources::cache::Cleanup::new(env.spec.caches, &cache, &dir, created, Vec::new());
             let want = RefWant::Named(commit_text.to_string());
             let locked_ref = crate::sources::cache::locked_ref(commit_text);
             cache
@@ -422,6 +433,8 @@ fn url_cache(
                     )),
                     _ => e.in_context(format!("restoring `{name}`")),
                 })?;
+            cleanup.disarm();
+            drop(cleanup);
             cache
         }
     };
@@ -691,25 +704,6 @@ mod tests {
     use super::*;
     use crate::packages::lock::{Deployment, LockedArtifact};
     use crate::scan::{ArtifactKind, Platform};
-
-    /// A recorded place counts as the project's only when it lies below the
-    /// root as written: `..` parts climb out, whatever they start with.
-    #[test]
-    fn only_a_path_below_the_root_as_written_is_the_projects() {
-        let root = std::path::Path::new("/work/proj");
-        let cases = [
-            ("/work/proj/kit", true),
-            ("/work/proj/a/b.aam", true),
-            ("/work/proj", false),
-            ("/work/proj/../secret", false),
-            ("/work/proj/./kit", true),
-            ("/work/project-two/kit", false),
-            ("/etc", false),
-        ];
-        for (path, below) in cases {
-            assert_eq!(lexically_below(std::path::Path::new(path), root), below, "{path}");
-        }
-    }
 
     fn entry() -> LockedPackage {
         LockedPackage {

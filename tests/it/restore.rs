@@ -435,14 +435,20 @@ fn the_caches_a_restore_fetched_stay_for_the_next_offline_restore() {
     run(&env, &ci, &proj.dir, &["install", "--frozen", "--offline"]).ok_json();
     same_tree(&proj.dir, &before);
 
-    // Where nothing is cached, the error names the package.
+    // Where nothing is cached, the error names the package, and the cache
+    // the failed fetch made goes with it.
     keep_only_the_lock(&proj.dir);
-    let failed = run(&env, &env.path("other-home"), &proj.dir, &["install", "--frozen"]);
+    let other = env.path("other-home");
+    let failed = run(&env, &other, &proj.dir, &["install", "--frozen"]);
     assert_eq!(failed.code, 1, "{failed:?}");
     assert!(
         failed.json()["error"]["message"].as_str().unwrap().contains("`pdf`"),
         "{failed:?}"
     );
+    let left: Vec<_> = std::fs::read_dir(other.join("cache/git"))
+        .map(|d| d.collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
 }
 
 /// The `files` check of `aam catalog check` run in `dir` with `home`.
@@ -1006,6 +1012,14 @@ fn a_package_folder_inside_the_project_restores_in_any_clone() {
     std::fs::remove_dir_all(bob.join(".claude")).unwrap();
     run(&env, &bob_home, &bob, &["install", "--frozen"]).ok_json();
     assert_eq!(text(bob.join(".aam/aam-lock.yaml")), absolute);
+    // A place of the project's own is never taken for one this machine
+    // installs from: a pull could make it a link, and another project's lock
+    // naming it would be read through that link.
+    let catalog = rusqlite::Connection::open(bob_home.join("catalog.db")).unwrap();
+    let places: i64 = catalog
+        .query_row("SELECT COUNT(*) FROM install_places", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(places, 0);
 
     // A `./` path that climbs out is refused before anything is read (a
     // forged lock read a sibling folder and named what it held; found by a
@@ -1175,6 +1189,33 @@ fn a_lock_names_no_place_outside_the_project_this_machine_never_used() {
     std::fs::remove_dir_all(proj.dir.join(".claude/skills/kit-skill")).unwrap();
     let restored = run_in(&env, &proj.dir, &["install"]).ok_json();
     assert_eq!(restored["installed"][0]["name"], "kit", "{restored}");
+    // A link put in its place leads elsewhere: refused, and where it leads
+    // is never taken for a place this machine uses (a restore that followed
+    // it recorded the link's target).
+    let elsewhere = package(&env.path("elsewhere-kit"), "kit", "1.0.0", &[]);
+    std::fs::rename(&private, env.path("private-kit.real")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &private).unwrap();
+    std::fs::remove_dir_all(proj.dir.join(".claude/skills/kit-skill")).unwrap();
+    let linked = run_in(&env, &proj.dir, &["install"]).err("AAM_UNSAFE_PATH");
+    assert!(
+        linked["message"]
+            .as_str()
+            .unwrap()
+            .contains("now leads to another place through a link"),
+        "{linked}"
+    );
+    let places = env.query("SELECT path || ' ' || kind FROM install_places ORDER BY path", &[]);
+    assert_eq!(
+        places,
+        [
+            format!("{} folder", env.path("kit").canonicalize().unwrap().display()),
+            format!("{private_text} folder")
+        ],
+        "{places:?}"
+    );
+    std::fs::remove_file(&private).unwrap();
+    std::fs::rename(env.path("private-kit.real"), &private).unwrap();
+    run_in(&env, &proj.dir, &["install"]).ok_json();
 
     // A local repository: refused before anything is fetched from it, in a
     // home that never used it; its cache is never made.
@@ -1197,4 +1238,19 @@ fn a_lock_names_no_place_outside_the_project_this_machine_never_used() {
     run(&env, &fresh, &proj.dir, &["source", "add", repo.path()]).ok_json();
     run(&env, &fresh, &proj.dir, &["install", "--frozen"]).ok_json();
     assert!(proj.dir.join(".claude/skills/pdf/SKILL.md").is_file());
+    // A repository installed from is no package folder: read as one, its
+    // uncommitted files would be taken.
+    let lock_text = text(proj.dir.join(".aam/aam-lock.yaml"));
+    edit_lock(
+        &proj.dir,
+        &format!("source_name: {private_text}"),
+        &format!("source_name: {}", repo.path()),
+    );
+    std::fs::remove_dir_all(proj.dir.join(".claude/skills/kit-skill")).unwrap();
+    let as_folder = run_in(&env, &proj.dir, &["install"]).err("AAM_UNSAFE_PATH");
+    assert!(
+        as_folder["message"].as_str().unwrap().contains("package folder"),
+        "{as_folder}"
+    );
+    std::fs::write(proj.dir.join(".aam/aam-lock.yaml"), lock_text).unwrap();
 }
