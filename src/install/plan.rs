@@ -598,17 +598,16 @@ impl<'r> Plan<'r> {
         let replace_shared = self.force || self.replacing_shared;
         if !replace_shared && !others.is_empty() && std::fs::symlink_metadata(&path).is_ok() {
             // A home-folder file other installs share: written only when it
-            // is already these bytes, as aam wrote them.
+            // is already these bytes, as aam wrote them, or once saved (`--backup`).
             let digest = blake3::hash(&bytes).to_hex().to_string();
-            if !(self.written_here(key, &digest) && state::key_state(self.roots, key, &digest)? == FileState::Ok) {
-                return Err(Error::new(
-                    ErrorCode::Conflict,
-                    format!(
-                        "`{key}` is in your home folder, shared with {}, and holds other content there",
-                        others.join(", ")
-                    ),
-                )
-                .with_hint("every project that installs it uses that one file: install the same version in both, uninstall it there first, or pass `--force` to replace it for both"));
+            let same = self.written_here(key, &digest) && state::key_state(self.roots, key, &digest)? == FileState::Ok;
+            if !same && !saved_edit {
+                if !self.saving_unowned {
+                    return Err(self.shared_file_differs(key, others));
+                }
+                if !self.in_the_way.iter().any(|k| k == key) {
+                    self.in_the_way.push(key.to_string());
+                }
             }
         } else if !self.force && !ours && std::fs::symlink_metadata(&path).is_ok() {
             if let Some(digests) = self.recorded_under_another_name(package, key) {
@@ -630,6 +629,25 @@ impl<'r> Plan<'r> {
             expected: Vec::new(),
         });
         Ok(())
+    }
+
+    /// `AAM_CONFLICT`: the home-folder file `key`, which the installs `others`
+    /// share, holds other bytes than this install writes: another version aam
+    /// wrote there, or the user's edits.
+    fn shared_file_differs(&self, key: &str, others: &[String]) -> Error {
+        let now = state::current_digest(self.roots, key).ok().flatten();
+        let what = match now.is_some_and(|digest| self.written_here(key, &digest)) {
+            true => "another version aam wrote there",
+            false => "edits of yours",
+        };
+        Error::new(
+            ErrorCode::Conflict,
+            format!(
+                "`{key}` is in your home folder, shared with {}, and holds {what}",
+                others.join(", ")
+            ),
+        )
+        .with_hint("every project that installs it uses that one file: pass `--backup` to save what it holds in `$AAM_HOME/backups/` and replace it for all of them, or `--force` to replace it without a copy; or install the same version everywhere, or uninstall it there first")
     }
 
     /// How the lock records where `package` (named `name`) comes from. A

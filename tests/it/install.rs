@@ -1723,6 +1723,58 @@ fn projects_share_a_codex_prompt_in_the_home_folder() {
     assert!(!prompt.exists());
 }
 
+/// An edit to a prompt two installs share is never lost: the install that
+/// would replace it says the file holds edits (it said "install the same
+/// version in both", although both were that version), and `--backup`, which
+/// it refused for a shared file, saves the edit first (only `--force`, which
+/// keeps no copy, replaced it).
+#[test]
+fn an_edit_to_a_shared_prompt_is_saved_before_it_is_replaced() {
+    let env = TestEnv::new();
+    let (_repo, a, _) = prompt_source_and_two_projects(&env);
+    let prompt = env.user_home().join(".codex/prompts/summarize.md");
+    run_in(&env, &a.dir, &["install", "p/summarize", "--platform", "codex"]).ok_json();
+    std::fs::write(&prompt, "# Summarize the change\nMy own line.\n").unwrap();
+    let home = env.user_home();
+    let global = ["install", "-g", "p/summarize", "--platform", "codex"];
+    let refused = run_in(&env, &home, &global).err("AAM_CONFLICT");
+    assert!(
+        refused["message"].as_str().unwrap().contains("holds edits of yours"),
+        "{refused}"
+    );
+    assert!(refused["hint"].as_str().unwrap().contains("--backup"), "{refused}");
+    assert_eq!(text(&prompt), "# Summarize the change\nMy own line.\n");
+
+    let mut backed = global.to_vec();
+    backed.push("--backup");
+    let out = run_in(&env, &home, &backed).ok_json();
+    assert_eq!(text(&prompt), "# Summarize the change\n", "{out}");
+    let saved: Vec<String> = walk(&env.home().join("backups"))
+        .into_iter()
+        .filter(|f| f.ends_with("summarize.md"))
+        .collect();
+    let [copy] = saved.as_slice() else {
+        panic!("one copy of the edit: {saved:?} {out}")
+    };
+    assert_eq!(text(copy), "# Summarize the change\nMy own line.\n");
+}
+
+/// Every file below `dir`, by full path.
+fn walk(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        match path.is_dir() {
+            true => out.extend(walk(&path)),
+            false => out.push(path.display().to_string()),
+        }
+    }
+    out
+}
+
 /// Installing a source artifact again after a commit that did not change it
 /// leaves it as installed, lock file and edits included, as `outdated` says:
 /// it was installed again at the new commit (the lock's version, commit and
