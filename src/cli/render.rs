@@ -280,8 +280,13 @@ pub fn uninstalled(o: &UninstallOutput) -> String {
             out.push_str(&format!("  remove {f}\n"));
         }
     }
+    if let Some(dir) = &o.backup_dir {
+        out.push_str(&format!(
+            "Saved what you edited, or aam never wrote, before removing it: {dir}\n"
+        ));
+    }
     if !o.kept_modified.is_empty() {
-        out.push_str("Kept because you edited them (`--force` removes them):\n");
+        out.push_str("Kept because you edited them (`--force` removes them, after saving a copy):\n");
         for f in &o.kept_modified {
             out.push_str(&format!("  {f}\n"));
         }

@@ -1404,6 +1404,39 @@ fn a_restore_reads_only_a_plain_archive_of_bounded_size_whatever_the_lock_names(
     run_in(&env, &proj.dir, &["install", "--frozen"]).err("AAM_UNSAFE_PATH");
 }
 
+/// `uninstall --force` removes what aam did not write as it is (an edit, or a
+/// file of the user's a lock entry claims, as a bad merge or a hand edit can
+/// make one), but saves each first: it deleted them with no copy.
+#[test]
+fn a_forced_uninstall_saves_what_aam_did_not_write_before_removing_it() {
+    let env = TestEnv::new();
+    let proj = project_with_kit(&env);
+    let skill_file = proj.dir.join(".claude/skills/kit-skill/SKILL.md");
+    std::fs::write(&skill_file, "my edit\n").unwrap();
+    let mine = proj.dir.join(".claude/agents/mine.md");
+    std::fs::create_dir_all(mine.parent().unwrap()).unwrap();
+    std::fs::write(&mine, "my own agent\n").unwrap();
+    let lock_file = proj.dir.join(".aam/aam-lock.yaml");
+    let claimed = text(&lock_file).replacen(
+        "    file_checksums:\n",
+        &format!(
+            "    file_checksums:\n      .claude/agents/mine.md: {}\n",
+            digest(b"my own agent\n")
+        ),
+        1,
+    );
+    std::fs::write(&lock_file, claimed).unwrap();
+
+    let out = run_in(&env, &proj.dir, &["uninstall", "kit", "--force"]).ok_json();
+    assert!(!skill_file.exists() && !mine.exists(), "{out}");
+    let saved = std::path::PathBuf::from(out["backup_dir"].as_str().unwrap());
+    assert!(saved.starts_with(env.home().join("backups")), "{out}");
+    assert_eq!(text(saved.join(".claude/skills/kit-skill/SKILL.md")), "my edit\n");
+    assert_eq!(text(saved.join(".claude/agents/mine.md")), "my own agent\n");
+    let human = std::fs::read_dir(env.home().join("backups")).unwrap().count();
+    assert_eq!(human, 1, "one backup");
+}
+
 /// The project's own `deploy` skill, the file it lives in, and a scratch
 /// project where an attacker's source `evil` installed its own `deploy`
 /// skill there for claude (the lock entry a forged lock starts from).

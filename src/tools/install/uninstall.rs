@@ -22,7 +22,7 @@ use crate::tools::{Context, Example, Expect, Risk, Tool};
 pub struct UninstallInput {
     /// Package name.
     pub package: String,
-    /// Remove files even when they were edited since install.
+    /// Remove files even when they were edited since install, or this machine never wrote them (saved to `$AAM_HOME/backups/` first).
     #[serde(default)]
     pub force: bool,
     /// Uninstall from the home folder.
@@ -67,6 +67,9 @@ pub struct UninstallOutput {
     pub kept_for_other_packages: Vec<String>,
     /// Installed packages that depend on it.
     pub dependents: Vec<String>,
+    /// Where the files `force` removed that aam did not write as they are (edited since, or never written by this machine) were saved first: `$AAM_HOME/backups/<package>--<time>/`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backup_dir: Option<String>,
 }
 
 /// Removes an installed package.
@@ -88,7 +91,7 @@ impl Tool for Uninstall {
         ErrorCode::OfflineMissing,
     ];
     const CONSTRAINTS: &'static [&'static str] = &[
-        "files edited since install are kept unless `force`",
+        "files edited since install are kept unless `force`, which saves them to `$AAM_HOME/backups/` first",
         "files this machine never wrote are removed only when the package's recorded origin makes exactly them (it may be fetched, unless `offline`); otherwise nothing changes, unless `force`",
     ];
     const EXAMPLES: &'static [Example] = &[
@@ -146,7 +149,7 @@ impl Tool for Uninstall {
                     let hint = if code == ErrorCode::OfflineMissing {
                         format!("nothing was changed. Run `aam uninstall {name}` without `--offline` to fetch the origin and check them, or check them yourself and remove them with `--force`")
                     } else {
-                        format!("nothing was changed. Check those files: if they are the package's, `aam uninstall {name} --force` removes them; if they are yours, remove the package's entry from `.aam/aam-lock.yaml` instead")
+                        format!("nothing was changed. Check those files: if they are the package's, `aam uninstall {name} --force` removes them (after saving a copy); if they are yours, remove the package's entry from `.aam/aam-lock.yaml` instead")
                     };
                     Error::new(code, e.message()).with_hint(hint)
                 },
@@ -190,8 +193,13 @@ impl Tool for Uninstall {
         let (mut kept, kept_beyond_links): (Vec<String>, Vec<String>) = state::keys_in(&status, FileState::Modified)
             .into_iter()
             .partition(|key| !roots.key_beyond_link(key));
+        // Forced, what aam did not write as it is now (an edit, or a file
+        // this machine never wrote that the lock names) is saved first.
+        let mut saving: Vec<String> = Vec::new();
         if input.force {
             plan.replacing_edits(&kept);
+            saving.extend(kept.iter().cloned());
+            saving.extend(first.iter().filter(|key| remove.contains(key)).cloned());
             remove.append(&mut kept);
             remove.sort();
         }
@@ -202,6 +210,17 @@ impl Tool for Uninstall {
         remove.retain(|key| {
             !kept_shared.contains(key) && !kept_unrecorded.contains(key) && !kept_for_other_packages.contains(key)
         });
+        saving.retain(|key| remove.contains(key));
+        saving.sort();
+        saving.dedup();
+        let backup_dir = match (saving.is_empty(), input.dry_run) {
+            (true, _) => None,
+            (false, true) => {
+                state::check_backup(&roots, &saving)?;
+                None
+            }
+            (false, false) => Some(state::backup(ctx.home.root(), &roots, &package, &saving)?),
+        };
         let mirror = vec![MirrorOp::Remove {
             project_root: roots.root_text(),
             package: package.clone(),
@@ -222,6 +241,7 @@ impl Tool for Uninstall {
             kept_unrecorded,
             kept_for_other_packages,
             dependents,
+            backup_dir,
         })
     }
 }
