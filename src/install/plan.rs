@@ -1215,11 +1215,19 @@ fn foreign_home_file(key: &str) -> Error {
 }
 
 fn not_installed(key: &str) -> Error {
+    // A section lives in a shared file with the user's text: it goes by its marker lines.
+    let (what, away) = match key.contains('#') {
+        true => (
+            "section",
+            "delete the section (its `<!-- BEGIN AAM: ... -->` and `<!-- END AAM: ... -->` lines and what is between them) or rename it in its marker lines",
+        ),
+        false => ("file", "move it away"),
+    };
     Error::new(
         ErrorCode::Conflict,
-        format!("`{key}` exists, and no installed package records it (a file of yours, or one an uninstall kept because you had edited it)"),
+        format!("`{key}` exists, and no installed package records it (a {what} of yours, or one an uninstall kept because you had edited it)"),
     )
-    .with_hint("move it away, pass `--backup` to save it to $AAM_HOME/backups and replace it, or `--force` to overwrite it")
+    .with_hint(format!("{away}, pass `--backup` to save it to $AAM_HOME/backups and replace it, or `--force` to overwrite it"))
 }
 
 fn damaged(key: &str) -> Error {
@@ -1324,6 +1332,21 @@ fn prunable_dirs(entry: &LockedPackage) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A section in the way is no file to move away: the hint says how to
+    /// take it out of the shared file.
+    #[test]
+    fn what_is_in_the_way_is_moved_or_taken_out_by_its_markers() {
+        let section = not_installed("CLAUDE.md#review agent");
+        assert!(
+            section.message().contains("a section of yours"),
+            "{}",
+            section.message()
+        );
+        assert!(section.hint().is_some_and(|h| h.contains("BEGIN AAM")), "{section:?}");
+        let file = not_installed(".claude/agents/review.md");
+        assert!(file.hint().is_some_and(|h| h.starts_with("move it away")), "{file:?}");
+    }
 
     /// A package arriving from `origin` `source`, with `checksum`, asked for as
     /// `requested` and made of the skills at `paths`.

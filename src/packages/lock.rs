@@ -274,7 +274,7 @@ pub fn read(root: &Path) -> Result<LockFile> {
             ErrorCode::LockInvalid,
             format!("the lock file `{}` is invalid: {why}", path.display()),
         )
-        .with_hint("restore it from version control, or delete it and install the packages again")
+        .with_hint("restore it from version control or a backup; or delete it, then run `aam adopt --all` (`-g` for the home folder's) to record the copies already in the agent folders, which `aam install` would refuse as files it did not write")
     };
     let bytes = match crate::paths::read_plain(&path, MAX_LOCK_BYTES as u64) {
         Ok(Some(bytes)) => bytes,
@@ -283,6 +283,9 @@ pub fn read(root: &Path) -> Result<LockFile> {
         Err(e) => return Err(Error::io("read", &path, e)),
     };
     let text = String::from_utf8(bytes).map_err(|_| invalid("it is not UTF-8 text".to_string()))?;
+    if text.trim().is_empty() {
+        return Err(invalid("it is empty".to_string()));
+    }
     crate::yaml::check(&text, MAX_LOCK_BYTES).map_err(|refusal| invalid(format!("it {refusal}")))?;
     let lock: LockFile = serde_yaml_ng::from_str(&text).map_err(|e| {
         // The parser's own words may quote the text; only ours, and the name
@@ -295,6 +298,7 @@ pub fn read(root: &Path) -> Result<LockFile> {
             .filter(|field| field.chars().all(|c| c.is_ascii_lowercase() || c == '_'));
         let why = match (said.contains(KEY_TWICE), missing) {
             (true, _) => KEY_TWICE.to_string(),
+            (false, Some("lockfile_version")) => "it lacks its `lockfile_version`".to_string(),
             (false, Some(field)) => format!("an entry lacks its `{field}`"),
             (false, None) => "it does not have the lock file's layout".to_string(),
         };
@@ -450,6 +454,20 @@ mod tests {
             "{}",
             err.message()
         );
+        // A lock without its version, or empty, says so (it said "an entry
+        // lacks its `lockfile_version`"), and the hint names `adopt`.
+        for (text, said) in [
+            (
+                single.replace("lockfile_version: 1\n", ""),
+                "it lacks its `lockfile_version`",
+            ),
+            (" \n".to_string(), "it is empty"),
+        ] {
+            crate::atomic::write_file(&lock_path(dir.path()), text.as_bytes()).unwrap();
+            let err = read(dir.path()).unwrap_err();
+            assert!(err.message().contains(said), "{}", err.message());
+            assert!(err.hint().is_some_and(|h| h.contains("aam adopt --all")), "{err:?}");
+        }
         let newer = single.replace("lockfile_version: 1", "lockfile_version: 2");
         crate::atomic::write_file(&lock_path(dir.path()), newer.as_bytes()).unwrap();
         let err = read(dir.path()).unwrap_err();

@@ -22,6 +22,8 @@ fn assert_human(env: &TestEnv, name: &str, run: &Run) {
             // Migrations move the schema version; the layout is what is under review.
             (r"schema( version)? \d+", "schema$1 <n>"),
             (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "<time>"),
+            // A backup folder's name spells the time without colons.
+            (r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ", "<time>"),
             (r"\b\d+(\.\d+)? ?(ms|s)\b", "<duration>"),
             (r"\b\d+(\.\d+)? ?(B|KiB|MiB|GiB|kB|MB|GB)\b", "<size>"),
         ],

@@ -1759,6 +1759,29 @@ fn an_edit_to_a_shared_prompt_is_saved_before_it_is_replaced() {
     assert_eq!(text(copy), "# Summarize the change\nMy own line.\n");
 }
 
+/// A package installed only with `-g` is not installed in a project: the
+/// error there points to `-g` (it said only "not installed here").
+#[test]
+fn a_package_installed_only_in_the_home_folder_is_pointed_to_with_g() {
+    let env = TestEnv::new();
+    let (_repo, a, _) = prompt_source_and_two_projects(&env);
+    let home = env.user_home();
+    std::fs::create_dir_all(&home).unwrap();
+    run_in(&env, &home, &["install", "-g", "p/summarize", "--platform", "codex"]).ok_json();
+    for command in ["verify", "diff", "uninstall", "upgrade"] {
+        let err = run_in(&env, &a.dir, &[command, "summarize"]).err("AAM_PACKAGE_NOT_INSTALLED");
+        assert!(
+            err["hint"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("`aam {command} -g summarize`")),
+            "{command}: {err}"
+        );
+    }
+    let other = run_in(&env, &a.dir, &["verify", "nothing-like-it"]).err("AAM_PACKAGE_NOT_INSTALLED");
+    assert!(!other["hint"].as_str().unwrap().contains("-g"), "{other}");
+}
+
 /// Every file below `dir`, by full path.
 fn walk(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();

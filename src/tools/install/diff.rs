@@ -72,6 +72,7 @@ impl Tool for Diff {
     fn run(ctx: &Context, input: VerifyInput) -> Result<DiffOutput> {
         let roots = roots(ctx, input.global)?;
         let lock = roots.read_lock()?;
+        super::installed(ctx, &roots, &lock, &input.package, "diff")?;
         let written = written_here(ctx, &roots, &lock)?;
         diff(&roots, &lock, &object_store(ctx), &written, &input.package)
     }

@@ -29,7 +29,7 @@ use crate::install::journal::{self, MirrorOp, ProjectLock};
 use crate::install::mirror::{self, WrittenHere};
 use crate::install::plan::Prepared;
 use crate::install::specs::{KeptRegistries, SpecEnv, prepare_specs};
-use crate::packages::lock::{AllowedFinding, LockedPackage};
+use crate::packages::lock::{AllowedFinding, LockFile, LockedPackage};
 use crate::packages::store::ObjectStore;
 use crate::search::close_artifacts;
 
@@ -53,6 +53,32 @@ pub use verify::{Verify, VerifyAll, VerifyAllInput, VerifyAllOutput, VerifyInput
 /// The install roots of a call (see [`Context::install_roots`]).
 pub(crate) fn roots(ctx: &Context, global: bool) -> Result<Roots> {
     ctx.install_roots(global)
+}
+
+/// The package `name` names in `lock` (the lock of `roots`), for `command`.
+/// In a project, a package only the home folder has installed is pointed to
+/// with `-g` (it said only "not installed here"), when the caller may read
+/// the home folder.
+fn installed<'l>(
+    ctx: &Context,
+    roots: &Roots,
+    lock: &'l LockFile,
+    name: &str,
+    command: &str,
+) -> Result<(&'l str, &'l LockedPackage)> {
+    lock.installed(name).map_err(|e| {
+        if roots.global || e.code() != ErrorCode::PackageNotInstalled || ctx.check_path(&roots.home, "~").is_err() {
+            return e;
+        }
+        let home = Roots::new(roots.home.clone(), roots.home.clone(), true);
+        match home.read_lock() {
+            Ok(global) if global.installed(name).is_ok() => e.with_hint(format!(
+                "`{name}` is installed in your home folder: `aam {command} -g {}`",
+                crate::paths::shell_word(name)
+            )),
+            _ => e,
+        }
+    })
 }
 
 /// Takes the project lock for a write and finishes or undoes an interrupted

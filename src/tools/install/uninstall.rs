@@ -116,7 +116,7 @@ impl Tool for Uninstall {
             false => Some(begin_write(ctx, &roots, input.no_wait)?),
         };
         let mut plan = owned_plan(ctx, &roots, input.force)?;
-        let (package, entry) = plan.lock().installed(&input.package)?;
+        let (package, entry) = super::installed(ctx, &roots, plan.lock(), &input.package, "uninstall")?;
         let (package, entry) = (package.to_string(), entry.clone());
         let status = state::file_status(&roots, &entry)?;
         let first = unwritten(&plan, &entry, &status);

@@ -144,7 +144,7 @@ impl Tool for Upgrade {
         let lock = lock::read(&roots.root)?;
         roots.check_lock(&lock)?;
         let names: Vec<String> = match &input.package {
-            Some(given) => vec![lock.installed(given)?.0.to_string()],
+            Some(given) => vec![super::installed(ctx, &roots, &lock, given, "upgrade")?.0.to_string()],
             None => lock.packages.keys().cloned().collect(),
         };
         let settings = ctx.home.load_settings()?;

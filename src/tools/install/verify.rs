@@ -79,6 +79,7 @@ impl Tool for Verify {
     fn run(ctx: &Context, input: VerifyInput) -> Result<VerifyOutput> {
         let roots = roots(ctx, input.global)?;
         let lock = roots.read_lock()?;
+        super::installed(ctx, &roots, &lock, &input.package, "verify")?;
         verify(&roots, &lock, &input.package)
     }
 }
