@@ -361,6 +361,14 @@ impl<'r> Plan<'r> {
         self.written_here.wrote(key, digest)
     }
 
+    /// Whether the file or section at `key` holds bytes aam wrote at that
+    /// very place on this machine: nobody's work to protect, though no lock
+    /// records it any more (the lock file was lost, or the last install
+    /// sharing a home-folder file is gone), so an install replaces it.
+    fn holds_own_bytes(&self, key: &str) -> Result<bool> {
+        Ok(state::current_digest(self.roots, key)?.is_some_and(|digest| self.written_here(key, &digest)))
+    }
+
     /// Whether aam wrote only other bytes than `digest`'s at `key` on this
     /// machine (see [`WrittenHere::wrote_only_others`]).
     pub fn written_from_another_version(&self, key: &str, digest: &str) -> bool {
@@ -541,7 +549,7 @@ impl<'r> Plan<'r> {
         }
         // A home-folder file other installs share is checked by content when written.
         let shared = !self.written_here.shared_with(key).is_empty();
-        if exists && !ours && !shared && !self.force {
+        if exists && !ours && !shared && !self.force && !self.holds_own_bytes(key)? {
             if self.saving_unowned {
                 return Ok(true);
             }
@@ -609,7 +617,7 @@ impl<'r> Plan<'r> {
                     self.in_the_way.push(key.to_string());
                 }
             }
-        } else if !self.force && !ours && std::fs::symlink_metadata(&path).is_ok() {
+        } else if !self.force && !ours && std::fs::symlink_metadata(&path).is_ok() && !self.holds_own_bytes(key)? {
             if let Some(digests) = self.recorded_under_another_name(package, key) {
                 // Replaced only while it still holds what the entry records there.
                 self.expected_elsewhere.insert(key.to_string(), digests);

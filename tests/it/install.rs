@@ -1782,6 +1782,33 @@ fn a_package_installed_only_in_the_home_folder_is_pointed_to_with_g() {
     assert!(!other["hint"].as_str().unwrap().contains("-g"), "{other}");
 }
 
+/// A home-folder prompt aam wrote, which no lock records any more (the last
+/// project sharing it is gone), is installed over: it failed with "a file of
+/// yours", though no byte there was anyone's work. One of the user's is not.
+#[test]
+fn a_home_prompt_aam_wrote_that_no_lock_records_any_more_is_installed_over() {
+    let env = TestEnv::new();
+    let (_repo, a, b) = prompt_source_and_two_projects(&env);
+    let home = env.user_home();
+    let global = ["install", "-g", "p/summarize", "--platform", "codex"];
+    run_in(&env, &a.dir, &["install", "p/summarize", "--platform", "codex"]).ok_json();
+    run_in(&env, &home, &global).ok_json();
+    let removed = run_in(&env, &home, &["uninstall", "-g", "summarize"]).ok_json();
+    assert_eq!(removed["kept_shared"].as_array().unwrap().len(), 1, "{removed}");
+    std::fs::remove_dir_all(&a.dir).unwrap();
+    run_in(&env, &home, &global).ok_json();
+    assert_eq!(
+        run_in(&env, &home, &["verify", "-g", "summarize"]).ok_json()["is_clean"],
+        true
+    );
+    // Bytes of the user's in its place are still refused.
+    run_in(&env, &home, &["uninstall", "-g", "summarize"]).ok_json();
+    let prompt = home.join(".codex/prompts/summarize.md");
+    std::fs::write(&prompt, "mine\n").unwrap();
+    run_in(&env, &b.dir, &["install", "p/summarize", "--platform", "codex"]).err("AAM_CONFLICT");
+    assert_eq!(text(&prompt), "mine\n");
+}
+
 /// Every file below `dir`, by full path.
 fn walk(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
