@@ -69,8 +69,9 @@ impl From<InstallArgs> for InstallInput {
 
 /// Installs (or restores); exit 1 when edited files kept a package as it was.
 pub(super) fn install(ctx: &Context, out: &Output, args: InstallArgs) -> Result<i32> {
+    let global = args.global;
     let output = invoke::<Install>(ctx, args.into())?;
-    out.emit(&output, render::installed_packages)?;
+    out.emit(&output, |o| render::installed_packages(o, global))?;
     Ok(if output.kept_edits() { 1 } else { 0 })
 }
 
@@ -392,6 +393,6 @@ pub(super) fn upgrade(ctx: &Context, out: &Output, args: UpgradeArgs) -> Result<
         .packages
         .iter()
         .any(|p| matches!(p.status, UpgradeStatus::Failed | UpgradeStatus::Skipped) || !p.conflict_markers.is_empty());
-    out.emit(&output, render::upgraded)?;
+    out.emit(&output, |o| render::upgraded(o, global))?;
     Ok(if failed { 1 } else { 0 })
 }

@@ -158,7 +158,7 @@ pub(super) fn page_footer(shown: usize, total: u64, next: Option<&str>, command:
 }
 
 /// `aam install`.
-pub fn installed_packages(o: &InstallOutput) -> String {
+pub fn installed_packages(o: &InstallOutput, global: bool) -> String {
     let mut out = String::new();
     let verb = if o.dry_run { "Would install" } else { "Installed" };
     for p in &o.installed {
@@ -252,9 +252,20 @@ pub fn installed_packages(o: &InstallOutput) -> String {
         }
     }
     if o.kept_edits() {
-        out.push_str("`aam diff <package>` shows the edits; install with `--backup` to keep a copy of them, or `--force` to replace them.\n");
+        out.push_str(&format!(
+            "`aam diff{} <package>` shows the edits; install with `--backup` to keep a copy of them, or `--force` to replace them.\n",
+            global_flag(global)
+        ));
     }
     out
+}
+
+/// ` -g` in a command to paste, for an install into the home folder.
+fn global_flag(global: bool) -> &'static str {
+    match global {
+        true => " -g",
+        false => "",
+    }
 }
 
 /// `aam uninstall`.
@@ -551,7 +562,7 @@ pub fn outdated(o: &OutdatedOutput) -> String {
 }
 
 /// `aam upgrade`.
-pub fn upgraded(o: &UpgradeOutput) -> String {
+pub fn upgraded(o: &UpgradeOutput, global: bool) -> String {
     if o.packages.is_empty() {
         return "Nothing is installed here.\n".to_string();
     }
@@ -605,7 +616,10 @@ pub fn upgraded(o: &UpgradeOutput) -> String {
             .any(|p| p.status == UpgradeStatus::Skipped && p.conflicts.is_empty() != conflicted)
     };
     if skipped(false) {
-        out.push_str("Edited files were left alone: `aam diff <package>` shows the edits; upgrade with `--merge` to merge them with the new version (`--merge=markers` writes conflict markers), `--backup` to keep a copy of them, or `--force` to overwrite them.\n");
+        out.push_str(&format!(
+            "Edited files were left alone: `aam diff{} <package>` shows the edits; upgrade with `--merge` to merge them with the new version (`--merge=markers` writes conflict markers), `--backup` to keep a copy of them, or `--force` to overwrite them.\n",
+            global_flag(global)
+        ));
     }
     if skipped(true) {
         // `--merge` was just tried: the way on is the markers where lines overlap

@@ -1764,7 +1764,7 @@ fn an_edit_to_a_shared_prompt_is_saved_before_it_is_replaced() {
 #[test]
 fn a_package_installed_only_in_the_home_folder_is_pointed_to_with_g() {
     let env = TestEnv::new();
-    let (_repo, a, _) = prompt_source_and_two_projects(&env);
+    let (repo, a, _) = prompt_source_and_two_projects(&env);
     let home = env.user_home();
     std::fs::create_dir_all(&home).unwrap();
     run_in(&env, &home, &["install", "-g", "p/summarize", "--platform", "codex"]).ok_json();
@@ -1780,6 +1780,13 @@ fn a_package_installed_only_in_the_home_folder_is_pointed_to_with_g() {
     }
     let other = run_in(&env, &a.dir, &["verify", "nothing-like-it"]).err("AAM_PACKAGE_NOT_INSTALLED");
     assert!(!other["hint"].as_str().unwrap().contains("-g"), "{other}");
+    // What an upgrade of the home folder's install says to run next says `-g` too.
+    std::fs::write(home.join(".codex/prompts/summarize.md"), "# My summary\n").unwrap();
+    repo.write("prompts/summarize.md", "# Summarize, v2\n");
+    repo.commit("c2");
+    env.json(&["source", "update", "p"]);
+    let upgrade = env.aam_in(&home, &["upgrade", "-g"]);
+    assert!(upgrade.stdout.contains("`aam diff -g <package>`"), "{upgrade:?}");
 }
 
 /// A home-folder prompt aam wrote, which no lock records any more (the last
