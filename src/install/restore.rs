@@ -306,8 +306,8 @@ fn source(
     )
 }
 
-/// `AAM_UNSAFE_PATH`: the lock entry of `name` has a restore read the `what`
-/// at `path`, outside the project, which no install on this machine used. A
+/// `AAM_UNSAFE_PATH`: the lock entry of `name` has a restore read the `kind`
+/// of place at `path`, outside the project, which no install on this machine used. A
 /// lock file comes with the project, written by whoever committed it: were it
 /// followed anywhere, a cloned lock would have aam read any folder, archive or
 /// repository of the user's. `use_it` says how to use it here.
@@ -370,6 +370,11 @@ fn url_cache(
     let dir = env.spec.caches.join(spec.cache_key());
     let cache = match holding(env, &spec.cache_key(), commit) {
         Some(cache) => keeping(cache, wanted)?,
+        // Said before `--offline` would suggest a fetch that is refused anyway.
+        None if let Some(path) = wanted.unknown_repository => {
+            let use_it = format!("register it (`aam source add {}`)", crate::error::quoted(path));
+            return Err(unknown_place(name, PlaceKind::Repository, path, &use_it));
+        }
         None if env.offline => {
             return Err(Error::new(
                 ErrorCode::OfflineMissing,
@@ -382,10 +387,6 @@ fn url_cache(
             .with_hint("run `aam install` without `--offline` to fetch it"));
         }
         None => {
-            if let Some(path) = wanted.unknown_repository {
-                let use_it = format!("register it (`aam source add {}`)", crate::error::quoted(path));
-                return Err(unknown_place(name, PlaceKind::Repository, path, &use_it));
-            }
             // A local repository is read only where the caller may read (a
             // restore served over MCP fetched a lock's `file://` URL from anywhere).
             if spec.kind == crate::sources::spec::SourceKind::Local {

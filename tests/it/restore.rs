@@ -557,7 +557,7 @@ fn a_restored_commit_is_kept_while_a_lock_file_names_it_and_collected_after() {
 #[test]
 fn offline_uses_only_what_is_in_aam_home() {
     let env = TestEnv::new();
-    let proj = pdf_installed(&env);
+    let (proj, served) = pdf_installed_served(&env);
     let before = tree(&proj.dir);
     keep_only_the_lock(&proj.dir);
 
@@ -574,10 +574,9 @@ fn offline_uses_only_what_is_in_aam_home() {
                 == 0
     );
 
-    // With the cache: restored without reading the repository, which is now
-    // an empty one (a fetch would not find the commit).
-    std::fs::remove_dir_all(env.path("upstream")).unwrap();
-    env.repo("upstream");
+    // With the cache: restored without reading the repository, which is
+    // gone now (a fetch would fail).
+    drop(served);
     let restored = run(&env, &env.home(), &proj.dir, &["install", "--offline"]).ok_json();
     assert_eq!(restored["installed"][0]["name"], "pdf", "{restored}");
     same_tree(&proj.dir, &before);
@@ -760,7 +759,7 @@ fn a_scoped_source_and_a_linked_skill_file_restore_alike() {
 #[test]
 fn a_teammates_committed_install_is_uninstalled_once_its_origin_makes_those_files() {
     let env = TestEnv::new();
-    let proj = pdf_installed(&env);
+    let (proj, _served) = pdf_installed_served(&env);
     let fresh = env.path("fresh-home");
     // A clone whose files are there as committed: the restore writes nothing.
     run(&env, &fresh, &proj.dir, &["install"]).ok_json();
@@ -781,8 +780,11 @@ fn a_teammates_committed_install_is_uninstalled_once_its_origin_makes_those_file
     same_tree(&proj.dir, &before);
     assert!(!fresh.join("cache").exists() || std::fs::read_dir(fresh.join("cache")).unwrap().next().is_none());
     // Once the origin is in this machine's git cache, offline is enough.
-    let origin = env.path("upstream");
-    run(&env, &fresh, &proj.dir, &["source", "add", origin.to_str().unwrap()]).ok_json();
+    let origin = lock(&proj.dir)["packages"]["pdf"]["source_url"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    run(&env, &fresh, &proj.dir, &["source", "add", &origin]).ok_json();
     let removed = run(&env, &fresh, &proj.dir, &["uninstall", "pdf", "--offline"]).ok_json();
     assert_eq!(
         removed["kept_modified"],
@@ -1233,6 +1235,12 @@ fn a_lock_names_no_place_outside_the_project_this_machine_never_used() {
         "{refused}"
     );
     assert!(!fresh.join("cache/git/_local").exists(), "nothing fetched");
+    let offline = run(&env, &fresh, &proj.dir, &["install", "--frozen", "--offline"]);
+    assert_eq!(
+        offline.json()["error"]["code"],
+        "AAM_UNSAFE_PATH",
+        "the blocker, not a fetch to make"
+    );
     assert!(!proj.dir.join(".claude/skills/pdf").exists());
     // Registered there, it restores.
     run(&env, &fresh, &proj.dir, &["source", "add", repo.path()]).ok_json();
