@@ -886,12 +886,18 @@ mod tests {
         assert_eq!(two, ErrorCode::LockInvalid);
         let (escape, _) = code(&|e| e.artifacts[0].path = "../outside".into(), false).unwrap();
         assert_eq!(escape, ErrorCode::LockInvalid);
-        let (offline, message) = code(&|_| {}, true).unwrap();
+        let (offline, message) = code(&|e| e.source_url = Some("https://example.com/o/r".into()), true).unwrap();
         assert_eq!(offline, ErrorCode::OfflineMissing);
         assert!(message.contains("`kit`") && message.contains("aaaaaaa"), "{message}");
         assert!(!dir.path().join("cache").exists(), "offline creates no cache");
         let (unknown, _) = code(&|e| e.source_url = None, false).unwrap();
         assert_eq!(unknown, ErrorCode::SourceNotFound);
+        // A local repository this machine never used is the blocker, offline or not.
+        for offline in [true, false] {
+            let (local, _) = code(&|_| {}, offline).unwrap();
+            assert_eq!(local, ErrorCode::UnsafePath);
+        }
+        assert!(!dir.path().join("cache").exists(), "nothing fetched");
     }
 
     #[test]
