@@ -5,7 +5,9 @@
 # `aam install` restores it:
 #
 #   cold   a fresh AAM_HOME each run: no catalog, no git cache (the commit is
-#          fetched from the corpus repository, every skill detected and read at it)
+#          fetched from the corpus repository, served over smart HTTP on loopback
+#          as a CI machine meets a remote, every skill detected and read at it; a
+#          local repository a lock names is read only where it is registered)
 #   warm   the AAM_HOME that installed it: the git cache holds the commit
 #   intact nothing is missing: every recorded file is hashed, nothing written
 #
@@ -34,10 +36,17 @@ corpus="$work/corpus"
 ensure_corpus "$gen" "$n" "$corpus"
 home="$work/home"
 project="$work/project"
-rm -rf "$home" "$project"
-mkdir -p "$project"
+rm -rf "$home" "$project" "$work/served"
+mkdir -p "$project" "$work/served"
 git -C "$project" init -q
-AAM_HOME="$home" "$aam" source add "$corpus" --name bench > /dev/null 2>&1
+# The corpus served over smart HTTP (`git http-backend` behind the tests' server).
+git clone -q --bare "$corpus" "$work/served/corpus.git"
+python3 "$root/tests/it/http_backend.py" "$work/served" > "$work/port" &
+server=$!
+trap 'kill "$server" 2> /dev/null' EXIT
+until [ -s "$work/port" ]; do sleep 0.05; done
+url="http://127.0.0.1:$(head -1 "$work/port")/corpus.git"
+AAM_HOME="$home" "$aam" source add "$url" --name bench > /dev/null 2>&1
 mapfile -t specs < <(ls "$corpus/skills" | head -n "$n" | sed 's|^|bench/skills/|')
 (cd "$project" && AAM_HOME="$home" "$aam" install --platform claude "${specs[@]}" > /dev/null)
 echo "installed ${#specs[@]} skills"
