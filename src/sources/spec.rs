@@ -102,8 +102,7 @@ impl SourceSpec {
     /// part): its cache may still hold the commit, and a fetch from it fails
     /// only when one is needed.
     pub fn parse_recorded(url: &str, cwd: &Path) -> Result<Self> {
-        let recorded = url.trim().strip_prefix("file://").map(percent_decode);
-        if recorded.is_some_and(|p| std::fs::symlink_metadata(p).is_err()) {
+        if Self::recorded_local_path(url).is_some_and(|p| std::fs::symlink_metadata(p).is_err()) {
             return Self::parse_recorded_as_written(url);
         }
         let parsed = Self::parse(url, cwd)?;
@@ -120,21 +119,15 @@ impl SourceSpec {
     /// `.` or `..` part), never looking at that path: a repository not on this
     /// machine, or one a restore may not read.
     pub fn parse_recorded_as_written(url: &str) -> Result<Self> {
-        let path = url
-            .trim()
-            .strip_prefix("file://")
-            .map(percent_decode)
+        let path = Self::recorded_local_path(url)
             .ok_or_else(|| invalid(format!("`{}` is not a `file://` URL", redact(url))))?;
-        let trimmed = path.trim_end_matches('/');
-        let plain = path.starts_with('/')
-            && trimmed
-                .split('/')
-                .skip(1)
-                .all(|part| !part.is_empty() && part != "." && part != "..");
-        if trimmed.is_empty() || !plain || path.chars().any(char::is_control) {
+        let plain = path
+            .split('/')
+            .skip(1)
+            .all(|part| !part.is_empty() && part != "." && part != "..");
+        if !path.starts_with('/') || !plain || path.chars().any(char::is_control) {
             return Err(invalid(format!("`{}` is not a plain absolute path", redact(url))));
         }
-        let path = trimmed.to_string();
         Ok(SourceSpec {
             kind: SourceKind::Local,
             url: format!("file://{path}"),
