@@ -103,7 +103,6 @@ pub fn prepare(
         Origin::Source => source(env, catalog, &roots.root, name, entry)?,
         Origin::Local | Origin::Archive => {
             let path = roots.recorded_location(&entry.source_name);
-            let root = roots.root.canonicalize().unwrap_or_else(|_| roots.root.clone());
             let kind = match entry.source {
                 Origin::Local => PlaceKind::Folder,
                 _ => PlaceKind::Archive,
@@ -111,6 +110,7 @@ pub fn prepare(
             if roots.lies_below(&path) {
                 // `./kit`, or the absolute path an older aam recorded: it leads
                 // below the root, links included (a committed link could lead anywhere).
+                let root = roots.root.canonicalize().unwrap_or_else(|_| roots.root.clone());
                 if path.canonicalize().is_ok_and(|real| !real.starts_with(&root)) {
                     return Err(Error::new(
                         ErrorCode::LockInvalid,

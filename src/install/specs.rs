@@ -394,12 +394,15 @@ fn prepare_registry(
             return Ok((Vec::new(), None));
         };
         let versions = catalog.registry_versions(&registry, name)?;
-        for (_, entry) in &versions {
-            for dependency in entry.dependencies.keys() {
-                let placed = by_dependents.borrow().contains_key(dependency);
-                if !placed && catalog.registries_with(dependency)?.contains(&registry) {
-                    by_dependents.borrow_mut().insert(dependency.clone(), registry.clone());
-                }
+        // Each dependency name once, however many versions name it.
+        let unplaced: std::collections::BTreeSet<&String> = versions
+            .iter()
+            .flat_map(|(_, entry)| entry.dependencies.keys())
+            .filter(|dependency| !by_dependents.borrow().contains_key(*dependency))
+            .collect();
+        for dependency in unplaced {
+            if catalog.registries_with(dependency)?.contains(&registry) {
+                by_dependents.borrow_mut().insert(dependency.clone(), registry.clone());
             }
         }
         Ok((versions, catalog.registry_tag(&registry, name, "latest")?))
